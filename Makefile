@@ -1,0 +1,30 @@
+# The two quick-start commands: `make demo` and `make test`. Both create .venv when it is missing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench reproduce clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/incrowd demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+reproduce: $(STAMP)
+	$(BIN)/python bench/reproduce_mdav.py
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_speed.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache

@@ -1,0 +1,46 @@
+"""incrowd: publish microdata so that every person hides in a crowd of at least k look-alikes.
+
+Public names are exactly those in ``__all__``; everything else is private.
+"""
+
+from __future__ import annotations
+
+from ._microaggregate import MicroaggregationResult, microaggregate
+from .data import read_table, write_table
+from .exceptions import (
+    DataError,
+    DataWarning,
+    IncrowdError,
+    IncrowdWarning,
+    ParameterError,
+    PrivacyWarning,
+    VerificationError,
+)
+from .metrics import information_loss, sse, sst, verify_k_anonymity
+from .microaggregation import MDAV, METHODS, VMDAV, MDAVPlus, MDAVStar
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "microaggregate",
+    "MicroaggregationResult",
+    "METHODS",
+    "MDAV",
+    "MDAVPlus",
+    "VMDAV",
+    "MDAVStar",
+    "information_loss",
+    "sse",
+    "sst",
+    "verify_k_anonymity",
+    "read_table",
+    "write_table",
+    "IncrowdError",
+    "ParameterError",
+    "DataError",
+    "VerificationError",
+    "IncrowdWarning",
+    "DataWarning",
+    "PrivacyWarning",
+    "__version__",
+]

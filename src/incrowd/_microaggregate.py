@@ -1,0 +1,174 @@
+"""The one-call path: ``microaggregate(data, k, method=...)`` and its result object."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .data import numeric_matrix, resolve_roles
+from .exceptions import DataError, ParameterError, VerificationError
+from .metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
+from .microaggregation import METHODS
+
+
+@dataclass
+class MicroaggregationResult:
+    """What a microaggregation produced, and what was checked about it.
+
+    ``labels``: one group id per input row (row order kept); ``aggregated``: the publishable data
+    in the input's type (a DataFrame keeps its non-QI columns unchanged and drops identifiers);
+    ``information_loss``: SSE/SST on standardized QIs, in [0, 1]; ``group_sizes``: size per
+    group id; ``seconds``: time of the microaggregation itself; ``verification``: the
+    k-anonymity check of ``aggregated``.
+    """
+
+    method: str
+    k: int
+    params: dict[str, Any]
+    labels: np.ndarray
+    information_loss: float
+    group_sizes: np.ndarray
+    aggregated: Any
+    seconds: float
+    quasi_identifiers: list[str] | None
+    identifiers: list[str]
+    centroids: np.ndarray
+    verification: KAnonymityReport
+    timings: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.labels.shape[0])
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.group_sizes.shape[0])
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready report (the CLI's ``--json`` prints exactly this)."""
+        stats = group_size_stats(self.labels)
+        return {
+            "method": self.method,
+            "k": self.k,
+            "params": self.params,
+            "quasi_identifiers": self.quasi_identifiers,
+            "identifiers_dropped": self.identifiers,
+            "rows": self.n_rows,
+            "groups": self.n_groups,
+            "min_group_size": stats.min,
+            "max_group_size": stats.max,
+            "mean_group_size": stats.mean,
+            "group_size_histogram": stats.to_dict()["histogram"],
+            "information_loss": self.information_loss,
+            "information_loss_percent": 100.0 * self.information_loss,
+            "seconds": self.seconds,
+            "timings": self.timings,
+            "k_anonymous": bool(self.verification.ok),
+            "min_class_size": self.verification.min_class_size,
+            "warnings": self.warnings,
+        }
+
+
+def method_names() -> list[str]:
+    return list(METHODS)
+
+
+def make_estimator(method: str, k: int, random_state=None, **params):
+    """The estimator for a method name, with unknown names and parameters refused clearly."""
+    if not isinstance(method, str) or method not in METHODS:
+        raise ParameterError(f"unknown method {method!r}; known methods: {', '.join(METHODS)}")
+    cls = METHODS[method]
+    allowed = sorted(set(cls().get_params()) - {"k", "random_state"})
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        hint = ", ".join(allowed) if allowed else "none"
+        raise ParameterError(
+            f"method {method!r} has no parameter(s) {unknown}; its parameters: {hint}"
+        )
+    return cls(k=k, random_state=random_state, **params)
+
+
+def microaggregate(
+    data,
+    k: int,
+    method: str = "mdav",
+    *,
+    quasi_identifiers: Sequence[str] | str | None = None,
+    identifiers: Sequence[str] | str | None = None,
+    random_state=None,
+    **params,
+) -> MicroaggregationResult:
+    """Microaggregate the quasi-identifiers of ``data`` into groups of at least ``k`` rows.
+
+    ``data``: a DataFrame (``quasi_identifiers`` names the numeric columns to aggregate, default
+    every column that is not an identifier; ``identifiers`` are dropped from the output; other
+    columns pass through unchanged) or a numpy array (every column a quasi-identifier).
+    ``method``: one of :data:`incrowd.METHODS`; ``params``: the method's own parameters (e.g.
+    ``gamma`` for ``v-mdav``). Returns a :class:`MicroaggregationResult`; the aggregated data
+    has been verified k-anonymous.
+    """
+    t0 = time.perf_counter()
+    estimator = make_estimator(method, k, random_state, **params)
+    if isinstance(data, pd.DataFrame):
+        if data.shape[0] == 0:
+            raise DataError("the data has no rows")
+        roles = resolve_roles(data, quasi_identifiers, identifiers)
+        qis = list(roles.quasi_identifiers)
+        values = numeric_matrix(data, qis)
+        fit_input = pd.DataFrame(values, columns=qis, copy=False)
+        ids = list(roles.identifiers)
+    else:
+        if quasi_identifiers is not None or identifiers is not None:
+            raise ParameterError(
+                "quasi_identifiers and identifiers name DataFrame columns; with an array every "
+                "column is a quasi-identifier (pass a DataFrame to choose columns)"
+            )
+        fit_input = data
+        qis, ids = None, []
+    t1 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        estimator.fit(fit_input)
+    for w in caught:
+        warnings.warn(w.message, w.category, stacklevel=2)
+    t2 = time.perf_counter()
+    labels = estimator.labels_
+    centroids = estimator.centroids_
+    published = centroids[labels]
+    if isinstance(data, pd.DataFrame):
+        aggregated = data.drop(columns=ids)
+        for j, name in enumerate(qis):
+            aggregated[name] = published[:, j]
+        verification = verify_k_anonymity(aggregated, qis, estimator.k)
+    else:
+        aggregated = published[:, 0] if np.ndim(data) == 1 else published
+        verification = verify_k_anonymity(published, None, estimator.k)
+    t3 = time.perf_counter()
+    if not verification.ok:
+        raise VerificationError(
+            f"the aggregated data is not {estimator.k}-anonymous (smallest class "
+            f"{verification.min_class_size}); nothing is returned"
+        )
+    params_used = {p: v for p, v in estimator.get_params().items() if p not in ("k", "random_state")}
+    return MicroaggregationResult(
+        method=method,
+        k=int(estimator.k),
+        params=params_used,
+        labels=labels,
+        information_loss=float(estimator.information_loss_),
+        group_sizes=estimator.group_sizes_,
+        aggregated=aggregated,
+        seconds=float(estimator.seconds_),
+        quasi_identifiers=qis,
+        identifiers=ids,
+        centroids=centroids,
+        verification=verification,
+        timings={"validate": t1 - t0, "microaggregate": t2 - t1, "aggregate_and_verify": t3 - t2},
+        warnings=[str(w.message) for w in caught],
+    )

@@ -1,0 +1,269 @@
+"""Reading and writing tables, column roles, and standardization of quasi-identifiers.
+
+Roles: *identifiers* are dropped from every output; *quasi-identifiers* are aggregated; every
+other column passes through unchanged and in its place. Row order is always preserved.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .exceptions import DataError, DataWarning, ParameterError
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+CSV_DELIMITERS = ",;\t|"
+
+
+def _suffixes(path: Path) -> str:
+    name = path.name.lower()
+    return name[:-3] if name.endswith(".gz") else name
+
+
+def table_format(path: str | os.PathLike) -> str:
+    """'parquet' or 'csv', decided by the file name (``.csv.gz`` is CSV)."""
+    return "parquet" if _suffixes(Path(path)).endswith(PARQUET_SUFFIXES) else "csv"
+
+
+def _open_text_head(path: Path, n_bytes: int = 64 * 1024) -> str:
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rb") as fh:
+            head = fh.read(n_bytes)
+    except (OSError, EOFError) as exc:
+        raise DataError(f"cannot read input file {str(path)!r}: {exc}") from exc
+    return head.decode("utf-8", errors="replace")
+
+
+def sniff_delimiter(path: str | os.PathLike) -> str:
+    """The delimiter of a CSV file among ``, ; TAB |`` (a single-column file gives ',')."""
+    head = _open_text_head(Path(path))
+    lines = [ln for ln in head.splitlines() if ln.strip()][:50]
+    if not lines:
+        return ","
+    try:
+        return csv.Sniffer().sniff("\n".join(lines), delimiters=CSV_DELIMITERS).delimiter
+    except csv.Error:
+        # The sniffer gives up on single-column files and on ragged quoting; count instead.
+        counts = {d: lines[0].count(d) for d in CSV_DELIMITERS}
+        best = max(counts, key=counts.get)
+        return best if counts[best] > 0 else ","
+
+
+def read_table(path: str | os.PathLike, *, sep: str | None = None) -> pd.DataFrame:
+    """Read a CSV (any of ``, ; TAB |``, optionally gzip-compressed) or Parquet file.
+
+    Raises :class:`DataError` for a missing, unreadable or empty file.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise DataError(f"input file {str(p)!r} does not exist")
+    if p.is_dir():
+        raise DataError(f"input {str(p)!r} is a directory; expected a CSV or Parquet file")
+    if p.stat().st_size == 0:
+        raise DataError(f"input file {str(p)!r} is empty (0 bytes)")
+    if table_format(p) == "parquet":
+        try:
+            frame = pd.read_parquet(p)
+        except Exception as exc:  # pyarrow raises many types; the user needs the file named
+            raise DataError(f"cannot read Parquet file {str(p)!r}: {exc}") from exc
+    else:
+        delimiter = sep if sep is not None else sniff_delimiter(p)
+        try:
+            frame = pd.read_csv(p, sep=delimiter)
+        except pd.errors.EmptyDataError as exc:
+            raise DataError(f"input file {str(p)!r} is empty (no header row)") from exc
+        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise DataError(f"cannot parse CSV file {str(p)!r}: {exc}") from exc
+        frame.attrs["csv_sep"] = delimiter
+    if frame.shape[0] == 0:
+        raise DataError(f"input file {str(p)!r} has a header but no data rows")
+    return frame
+
+
+def write_table(frame: pd.DataFrame, path: str | os.PathLike, *, sep: str | None = None) -> Path:
+    """Write atomically: a temporary file in the target directory, then a rename.
+
+    A reader never sees a half-written file, and a failure leaves any earlier file intact.
+    """
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.exists():
+        raise DataError(f"output directory {str(directory)!r} does not exist")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    os.close(fd)
+    try:
+        if table_format(target) == "parquet":
+            frame.to_parquet(tmp_name, index=False)
+        else:
+            delimiter = sep if sep is not None else frame.attrs.get("csv_sep", ",")
+            compression = "gzip" if target.name.lower().endswith(".gz") else None
+            frame.to_csv(tmp_name, sep=delimiter, index=False, compression=compression)
+        os.replace(tmp_name, target)
+    except BaseException:
+        if os.path.exists(tmp_name):
+            os.unlink(tmp_name)
+        raise
+    return target
+
+
+# ---------------------------------------------------------------------------------------------
+# Column roles
+
+
+def _as_name_list(value: str | Sequence[str] | None, what: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    try:
+        return [str(v) for v in value]
+    except TypeError as exc:
+        raise ParameterError(f"{what} must be a list of column names; got {value!r}") from exc
+
+
+@dataclass(frozen=True)
+class ColumnRoles:
+    """Which columns are quasi-identifiers, which are identifiers, and the rest (passed on)."""
+
+    quasi_identifiers: tuple[str, ...]
+    identifiers: tuple[str, ...]
+    other: tuple[str, ...]
+
+
+def resolve_roles(
+    frame: pd.DataFrame,
+    quasi_identifiers: str | Sequence[str] | None = None,
+    identifiers: str | Sequence[str] | None = None,
+) -> ColumnRoles:
+    """Check the named columns exist and split the frame's columns into roles.
+
+    ``quasi_identifiers=None`` means every column that is not an identifier.
+    """
+    columns = [str(c) for c in frame.columns]
+    if len(set(columns)) != len(columns):
+        dup = sorted({c for c in columns if columns.count(c) > 1})
+        raise DataError(f"column names must be unique; duplicated: {dup}")
+    ids = _as_name_list(identifiers, "identifiers")
+    qis = _as_name_list(quasi_identifiers, "quasi_identifiers")
+    for role, names in (("identifier", ids), ("quasi-identifier", qis)):
+        for name in names:
+            if name not in columns:
+                raise DataError(
+                    f"unknown {role} column {name!r}; the data has columns {columns}"
+                )
+    both = sorted(set(ids) & set(qis))
+    if both:
+        raise DataError(f"columns {both} are named both identifier and quasi-identifier")
+    if not qis:
+        qis = [c for c in columns if c not in ids]
+    if not qis:
+        raise DataError("no quasi-identifier columns: every column is an identifier")
+    if len(set(qis)) != len(qis):
+        raise DataError(f"quasi-identifiers must be distinct; got {qis}")
+    other = [c for c in columns if c not in qis and c not in ids]
+    return ColumnRoles(tuple(qis), tuple(ids), tuple(other))
+
+
+def numeric_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """The named columns as a float64 (n, m) array, or a DataError naming column and row.
+
+    Rows are reported 1-based, counting data rows only (header excluded), which is the line
+    number in a CSV file minus one.
+    """
+    out = np.empty((frame.shape[0], len(columns)), dtype=np.float64)
+    for j, name in enumerate(columns):
+        col = frame[name]
+        if pd.api.types.is_bool_dtype(col.dtype):
+            values = col.astype(np.float64)
+        elif pd.api.types.is_numeric_dtype(col.dtype):
+            values = col
+        else:
+            values = pd.to_numeric(col, errors="coerce")
+            bad = values.isna() & col.notna()
+            if bad.any():
+                pos = int(np.flatnonzero(bad.to_numpy())[0])
+                raise DataError(
+                    f"quasi-identifier column {name!r} must be numeric; data row {pos + 1} "
+                    f"holds {col.iloc[pos]!r} ({int(bad.sum())} non-numeric value(s) in all)"
+                )
+        arr = np.asarray(values, dtype=np.float64)
+        missing = ~np.isfinite(arr)
+        if missing.any():
+            pos = int(np.flatnonzero(missing)[0])
+            what = "a missing value" if np.isnan(arr[pos]) else f"the value {arr[pos]!r}"
+            raise DataError(
+                f"quasi-identifier column {name!r} has {what} in data row {pos + 1} "
+                f"({int(missing.sum())} such row(s) in all); remove or impute them first"
+            )
+        out[:, j] = arr
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Standardization
+
+
+@dataclass(frozen=True)
+class Standardizer:
+    """Maps quasi-identifiers to mean 0 and variance 1 (population variance) and back."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    constant_columns: tuple[int, ...] = ()
+
+    @classmethod
+    def fit(cls, X: np.ndarray, names: Sequence[str] | None = None) -> "Standardizer":
+        mean = X.mean(axis=0)
+        std = X.std(axis=0)
+        constant = tuple(int(j) for j in np.flatnonzero(~(std > 0)))
+        if constant:
+            labels = [names[j] if names is not None else f"column {j}" for j in constant]
+            warnings.warn(
+                f"quasi-identifier(s) {labels} are constant; they get scale 1 and add nothing "
+                "to the clustering",
+                DataWarning,
+                stacklevel=3,
+            )
+        scale = np.where(std > 0, std, 1.0)
+        return cls(mean=mean, scale=scale, constant_columns=constant)
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray((X - self.mean) / self.scale)
+
+    def inverse_transform(self, Z: np.ndarray) -> np.ndarray:
+        return Z * self.scale + self.mean
+
+
+def standardize(X: np.ndarray, names: Sequence[str] | None = None) -> tuple[np.ndarray, Standardizer]:
+    """Standardized copy of X and the fitted :class:`Standardizer`."""
+    st = Standardizer.fit(X, names)
+    return st.transform(X), st
+
+
+def group_means(X: np.ndarray, labels: np.ndarray, n_groups: int | None = None) -> np.ndarray:
+    """Per-group column means in the units of X, shape (n_groups, m)."""
+    labels = np.asarray(labels)
+    g = int(labels.max()) + 1 if n_groups is None else n_groups
+    counts = np.bincount(labels, minlength=g).astype(np.float64)
+    sums = np.zeros((g, X.shape[1]))
+    np.add.at(sums, labels, X)
+    return sums / counts[:, None]
+
+
+def data_dir() -> Path:
+    """Benchmark data folder: ``$INCROWD_DATA`` or ``../shared/data`` beside the checkout."""
+    env = os.environ.get("INCROWD_DATA")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[3] / "shared" / "data"

@@ -1,0 +1,121 @@
+"""Estimator base shared by every microaggregation method.
+
+scikit-learn conventions: ``__init__`` only stores parameters; ``fit`` validates, standardizes
+the quasi-identifiers, clusters, and sets trailing-underscore attributes; ``fit_transform``
+returns the aggregated data in the type it was given.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClusterMixin
+
+from ..data import Standardizer, group_means, numeric_matrix
+from ..exceptions import DataError, IncrowdError, ParameterError
+from ..metrics import information_loss
+
+
+def check_k(k, n_rows: int) -> int:
+    """k as an int in [2, n_rows], else a ParameterError in the one message shape."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise ParameterError(f"k must be an integer in [2, n_rows={n_rows}]; got {k!r}")
+    k = int(k)
+    if n_rows < 2:
+        raise DataError(f"microaggregation needs at least 2 rows; got {n_rows}")
+    if not 2 <= k <= n_rows:
+        raise ParameterError(f"k must be an integer in [2, n_rows={n_rows}]; got {k}")
+    return k
+
+
+def check_real(value, name: str, low: float, high: float | None = None) -> float:
+    allowed = f"in [{low}, {high}]" if high is not None else f">= {low}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise ParameterError(f"{name} must be a real number {allowed}; got {value!r}")
+    if value < low or (high is not None and value > high):
+        raise ParameterError(f"{name} must be {allowed}; got {value!r}")
+    return float(value)
+
+
+def as_quasi_identifier_matrix(X) -> tuple[np.ndarray, list[str] | None]:
+    """A float64 (n, m) matrix from a DataFrame (every column a QI) or an array-like."""
+    if isinstance(X, pd.DataFrame):
+        if X.shape[1] == 0:
+            raise DataError("the data has no columns")
+        return numeric_matrix(X, list(X.columns)), [str(c) for c in X.columns]
+    if isinstance(X, pd.Series):
+        return numeric_matrix(X.to_frame(), [X.name]), [str(X.name)]
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"quasi-identifiers must be numeric; {exc}") from exc
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise DataError(f"data must be 1-D or 2-D (rows x quasi-identifiers); got {arr.ndim}-D")
+    if arr.shape[1] == 0:
+        raise DataError("the data has no columns")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        row, col = (int(v) for v in np.argwhere(bad)[0])
+        raise DataError(
+            f"quasi-identifier column {col} has a missing or infinite value in row {row + 1} "
+            f"({int(bad.sum())} such value(s) in all)"
+        )
+    return np.ascontiguousarray(arr), None
+
+
+class MicroaggregationEstimator(ClusterMixin, BaseEstimator):
+    """Base class: subclasses implement ``_labels(Z, k, rng)`` on standardized data Z."""
+
+    def __init__(self, k: int = 5, *, random_state=None):
+        self.k = k
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        """Subclasses validate their own parameters here (raise ParameterError)."""
+
+    def _labels(self, Z: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+        raise NotImplementedError
+
+    def fit(self, X, y=None):
+        start = time.perf_counter()
+        values, names = as_quasi_identifier_matrix(X)
+        k = check_k(self.k, values.shape[0])
+        self._check_params()
+        scaler = Standardizer.fit(values, names)
+        Z = scaler.transform(values)
+        rng = np.random.default_rng(self.random_state)
+        labels = np.asarray(self._labels(Z, k, rng), dtype=np.int64)
+        self.labels_ = labels
+        self.n_groups_ = int(labels.max()) + 1
+        self.group_sizes_ = np.bincount(labels, minlength=self.n_groups_)
+        if labels.min() < 0 or self.group_sizes_.min() < k:
+            # A kernel bug must surface as an error, never as an output.
+            raise IncrowdError("internal error: a row was left unassigned or a group has < k rows")
+        self.centroids_ = group_means(values, labels, self.n_groups_)
+        self.information_loss_ = information_loss(Z, labels, standardized=True)
+        self.scaler_ = scaler
+        self.n_features_in_ = values.shape[1]
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        self.seconds_ = time.perf_counter() - start
+        return self
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+    def fit_transform(self, X, y=None):
+        """Aggregated data: each row replaced by its group's centroid, in original units."""
+        self.fit(X)
+        agg = self.centroids_[self.labels_]
+        if isinstance(X, pd.DataFrame):
+            return pd.DataFrame(agg, index=X.index, columns=X.columns)
+        if isinstance(X, pd.Series):
+            return pd.Series(agg[:, 0], index=X.index, name=X.name)
+        if np.ndim(X) == 1:
+            return agg[:, 0]
+        return agg

@@ -1,0 +1,170 @@
+"""Numba building blocks shared by the MDAV family.
+
+Exactness contract: every kernel reproduces, bit for bit, the plain textbook computation it
+replaces, so the groups equal those of a straightforward implementation:
+
+* squared distances are summed over the columns in column order, starting from 0;
+* a centroid of "the remaining rows" is the sequential sum of those rows in row order, divided
+  by their count;
+* ties are broken by the lowest row index, both for "farthest" and for "k nearest".
+
+The speed comes from the layout and from doing less, never from reordering arithmetic: the
+points live column-major (one contiguous vector per attribute, so a distance pass vectorizes
+across rows without changing any row's summation order), assigned rows are compacted away
+lazily (scans stay dense and order-preserving), distances to a point are computed once and
+reused (P's neighbours and the farthest point Q from P), and the k nearest are found by a
+single partial-selection scan instead of a sort.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Compact when this fraction of the slots is dead: wasted distance work stays under it, and the
+# amortized copying cost stays a small multiple of one pass.
+_DEAD_FRACTION = 0.25
+
+
+@njit(cache=True)
+def sq_dist_to(Xt, n_slots, point, out):
+    """out[i] = sum_j (Xt[j, i] - point[j])**2 for the first n_slots slots, summed in j order."""
+    m = Xt.shape[0]
+    for i in range(n_slots):
+        out[i] = 0.0
+    for j in range(m):
+        pj = point[j]
+        col = Xt[j]
+        for i in range(n_slots):
+            diff = col[i] - pj
+            out[i] += diff * diff
+
+
+@njit(cache=True)
+def farthest_alive(d, alive, n_slots):
+    """Slot of the largest d among alive slots (lowest slot on ties); -1 when none is alive."""
+    best = -1
+    best_d = -1.0
+    for i in range(n_slots):
+        if alive[i] and (best < 0 or d[i] > best_d):
+            best = i
+            best_d = d[i]
+    return best
+
+
+@njit(cache=True)
+def nearest_alive(d, alive, n_slots, exclude_a, exclude_b, count, out):
+    """The ``count`` alive slots with the smallest d, ascending by (d, slot), into out.
+
+    Slots ``exclude_a`` and ``exclude_b`` (use -1 for none) are skipped. Returns how many were
+    found (fewer than ``count`` only when fewer alive slots exist). A single scan with a sorted
+    buffer: a slot enters only if strictly closer than the current worst, which keeps the lower
+    slot on ties because slots are scanned in increasing order.
+    """
+    if count <= 0:
+        return 0
+    buf_d = np.empty(count)
+    filled = 0
+    for i in range(n_slots):
+        if not alive[i] or i == exclude_a or i == exclude_b:
+            continue
+        di = d[i]
+        if filled == count and di >= buf_d[count - 1]:
+            continue
+        pos = filled if filled < count else count - 1
+        while pos > 0 and buf_d[pos - 1] > di:
+            if pos < count:
+                buf_d[pos] = buf_d[pos - 1]
+                out[pos] = out[pos - 1]
+            pos -= 1
+        buf_d[pos] = di
+        out[pos] = i
+        if filled < count:
+            filled += 1
+    return filled
+
+
+@njit(cache=True)
+def compact(Xt, ids, slot_of, alive, n_slots):
+    """Move the alive slots to the front, keeping their order. Returns the new slot count.
+
+    ``ids[slot]`` is the row held by a slot and ``slot_of[row]`` its inverse; both follow.
+    """
+    m = Xt.shape[0]
+    w = 0
+    for i in range(n_slots):
+        if alive[i]:
+            if w != i:
+                for j in range(m):
+                    Xt[j, w] = Xt[j, i]
+                ids[w] = ids[i]
+                slot_of[ids[w]] = w
+            alive[w] = True
+            w += 1
+    for i in range(w, n_slots):
+        alive[i] = False
+    return w
+
+
+@njit(cache=True)
+def maybe_compact(Xt, ids, slot_of, alive, n_slots, n_live):
+    if n_slots - n_live > _DEAD_FRACTION * n_slots:
+        return compact(Xt, ids, slot_of, alive, n_slots)
+    return n_slots
+
+
+@njit(cache=True)
+def centroid_alive(Xt, alive, n_slots, n_live, out):
+    """Mean of the alive slots: sequential sum in slot (= row) order, then one division."""
+    m = Xt.shape[0]
+    for j in range(m):
+        out[j] = 0.0
+    for i in range(n_slots):
+        if alive[i]:
+            for j in range(m):
+                out[j] += Xt[j, i]
+    for j in range(m):
+        out[j] /= n_live
+
+
+@njit(cache=True)
+def sequential_mean(X):
+    """Column means of a row-major array by sequential summation in row order."""
+    n, m = X.shape
+    out = np.zeros(m)
+    for i in range(n):
+        for j in range(m):
+            out[j] += X[i, j]
+    for j in range(m):
+        out[j] /= n
+    return out
+
+
+@njit(cache=True)
+def sse_of_slots(Xt, slots, count):
+    """Sum of squared distances of the given slots to their own mean."""
+    m = Xt.shape[0]
+    total = 0.0
+    for j in range(m):
+        s = 0.0
+        for t in range(count):
+            s += Xt[j, slots[t]]
+        mu = s / count
+        for t in range(count):
+            diff = Xt[j, slots[t]] - mu
+            total += diff * diff
+    return total
+
+
+@njit(cache=True)
+def order_by_distance_desc(X, center):
+    """Row indices sorted by decreasing squared distance to ``center``, lowest index on ties."""
+    n, m = X.shape
+    d = np.zeros(n)
+    for j in range(m):
+        cj = center[j]
+        for i in range(n):
+            diff = X[i, j] - cj
+            d[i] += diff * diff
+    # argsort of -d is stable with kind="mergesort", so equal distances keep row order.
+    return np.argsort(-d, kind="mergesort")

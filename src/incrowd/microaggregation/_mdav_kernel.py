@@ -1,0 +1,74 @@
+"""MDAV "generic" (paper 003, Algorithm 1) as a numba kernel; exact, see ``_kernels``."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._kernels import (
+    centroid_alive,
+    farthest_alive,
+    maybe_compact,
+    nearest_alive,
+    sq_dist_to,
+)
+
+
+@njit(cache=True)
+def _take_group(Xt, ids, alive, labels, d, center_slot, k, sel, group):
+    """Assign center_slot and its k-1 nearest alive slots (by d) to ``group``."""
+    nearest_alive(d, alive, Xt.shape[1], center_slot, -1, k - 1, sel)
+    labels[ids[center_slot]] = group
+    alive[center_slot] = False
+    for t in range(k - 1):
+        s = sel[t]
+        labels[ids[s]] = group
+        alive[s] = False
+
+
+@njit(cache=True)
+def mdav_labels(X, k):
+    """Group id per row (ids in order of creation) for row-major float64 X."""
+    n, m = X.shape
+    labels = np.full(n, -1, np.int64)
+    if n < 2 * k:
+        labels[:] = 0
+        return labels
+    Xt = np.ascontiguousarray(X.T)
+    ids = np.arange(n)
+    slot_of = np.arange(n)
+    alive = np.ones(n, np.bool_)
+    d = np.empty(n)
+    c = np.empty(m)
+    point = np.empty(m)
+    sel = np.empty(max(k - 1, 1), np.int64)
+    n_slots = n
+    n_live = n
+    group = 0
+    while n_live >= 2 * k:
+        centroid_alive(Xt, alive, n_slots, n_live, c)
+        sq_dist_to(Xt, n_slots, c, d)
+        p = farthest_alive(d, alive, n_slots)
+        for j in range(m):
+            point[j] = Xt[j, p]
+        sq_dist_to(Xt, n_slots, point, d)
+        _take_group(Xt[:, :n_slots], ids, alive, labels, d, p, k, sel, group)
+        group += 1
+        # Distance reuse: Q is the farthest remaining row from P, read off the same distances.
+        q = farthest_alive(d, alive, n_slots)
+        for j in range(m):
+            point[j] = Xt[j, q]
+        sq_dist_to(Xt, n_slots, point, d)
+        _take_group(Xt[:, :n_slots], ids, alive, labels, d, q, k, sel, group)
+        group += 1
+        n_live -= 2 * k
+        n_slots = maybe_compact(Xt, ids, slot_of, alive, n_slots, n_live)
+    if n_live >= k:
+        rest = group
+        group += 1
+    else:
+        rest = group - 1
+    for i in range(n_slots):
+        if alive[i]:
+            labels[ids[i]] = rest
+    return labels

@@ -1,0 +1,15 @@
+"""MDAV+ (paper 001 section 2, after Solanas et al. 2006)."""
+
+from __future__ import annotations
+
+from ._base import MicroaggregationEstimator
+from ._greedy_kernels import mdav_plus_labels
+
+
+class MDAVPlus(MicroaggregationEstimator):
+    """One group per round around the unassigned row farthest from the fixed global centroid;
+    fewer than k leftovers each join the group with the nearest centroid, so every group has
+    between k and 2k-1 rows. Deterministic: ``random_state`` has no effect."""
+
+    def _labels(self, Z, k, rng):
+        return mdav_plus_labels(Z, k)

@@ -1,0 +1,21 @@
+"""MDAV* (paper 001 section 3, paper 000 Algorithm 1)."""
+
+from __future__ import annotations
+
+from ._base import MicroaggregationEstimator
+from ._greedy_kernels import mdav_star_labels
+
+
+class MDAVStar(MicroaggregationEstimator):
+    """MDAV with a marginal-cost decision between a new group and extending an old one.
+
+    For the unassigned row x farthest from the global centroid: cost (1) = SSE of x with its
+    k-1 nearest unassigned rows, per row; cost (2) = growth of SSE of clos(x) when x joins it
+    plus SSE of the group around x's nearest unassigned neighbour y (in U - x), per k+1 rows.
+    clos(x) is the group whose SSE grows least. A new group is made when (1) <= (2). Leftovers
+    join clos(x) one after another. Option (2) is only weighed when a group exists and at least
+    k rows would remain for y's group. Deterministic: ``random_state`` has no effect.
+    """
+
+    def _labels(self, Z, k, rng):
+        return mdav_star_labels(Z, k)

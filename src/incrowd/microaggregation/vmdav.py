@@ -1,0 +1,26 @@
+"""V-MDAV, variable group size MDAV (paper 001 section 2, after Solanas et al. 2006)."""
+
+from __future__ import annotations
+
+from ._base import MicroaggregationEstimator, check_real
+from ._greedy_kernels import vmdav_labels
+
+
+class VMDAV(MicroaggregationEstimator):
+    """MDAV+ whose groups may grow up to 2k-1 rows.
+
+    After a group G is formed, the unassigned row x closest to any member of G (squared
+    distance d_in) joins G while ``d_in < gamma * d_out``, d_out being x's squared distance to
+    its nearest unassigned neighbour. ``gamma=0`` is MDAV+; Solanas et al. suggest 0.2 for
+    scattered and 1.1 for clustered data. Deterministic: ``random_state`` has no effect.
+    """
+
+    def __init__(self, k: int = 5, *, gamma: float = 0.2, random_state=None):
+        super().__init__(k, random_state=random_state)
+        self.gamma = gamma
+
+    def _check_params(self) -> None:
+        check_real(self.gamma, "gamma", 0.0)
+
+    def _labels(self, Z, k, rng):
+        return vmdav_labels(Z, k, float(self.gamma))
