@@ -1,0 +1,5 @@
+"""``python -m incrowd.cli`` runs the same command line as ``incrowd``."""
+
+from . import main
+
+main()

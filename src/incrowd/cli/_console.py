@@ -1,0 +1,154 @@
+"""Terminal plumbing for the CLI: consoles, the stage spinner, error lines, JSON output.
+
+stdout carries the result (a report, a table, or exactly one JSON object); stderr carries
+progress, ``warning:`` lines and ``error:`` lines. Progress is drawn only on an interactive
+stderr, so pipes, files and tests see none of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import warnings
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import typer
+from pyarrow import ArrowException
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from ..exceptions import IncrowdError
+
+#: exit status of an error the user can fix (bad parameter, bad data, unreadable file);
+#: the same status typer gives a usage error
+EXIT_USER_ERROR = 2
+
+
+def stdout_console() -> Console:
+    """Plain console for reports and tables (no syntax highlighting of numbers)."""
+    return Console(highlight=False)
+
+
+def stderr_console() -> Console:
+    """Console for progress; progress is shown only where this is a terminal."""
+    return Console(stderr=True, highlight=False)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def echo_err(prefix: str, message: Any) -> None:
+    """``prefix: message`` on one line of stderr (no markup: messages hold brackets)."""
+    typer.echo(f"{prefix}: {_one_line(message)}", err=True)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f" {str(exc.filename)!r}" if exc.filename is not None else ""
+        return f"cannot access{where}: {exc.strerror}"
+    if isinstance(exc, ArrowException):
+        return f"cannot write Parquet: {exc}"
+    return str(exc)
+
+
+@contextlib.contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn errors the user can fix into ``error: <message>`` on stderr and exit status 2.
+
+    Warnings raised inside are printed as ``warning: <message>`` lines on stderr (the default
+    warning format would show incrowd's source lines, which mean nothing to a CLI user).
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        except (IncrowdError, OSError, ArrowException) as exc:
+            _print_warnings(caught)
+            echo_err("error", _describe(exc))
+            raise typer.Exit(EXIT_USER_ERROR) from None
+    _print_warnings(caught)
+
+
+def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
+    seen: set[str] = set()
+    for w in caught:
+        text = _one_line(w.message)
+        if text not in seen:
+            seen.add(text)
+            echo_err("warning", text)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def print_json(obj: Any) -> None:
+    """Exactly one JSON document on stdout, nothing else."""
+    sys.stdout.write(json.dumps(obj, default=_json_default, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+class Stages:
+    """A spinner with a step counter on stderr naming the stage being worked on, or nothing.
+
+    ``Stages(None, n)`` is a no-op, so commands call ``stage()`` unconditionally.
+    """
+
+    def __init__(self, console: Console | None, total: int):
+        self._console = console
+        self._total = total
+        self._progress: Progress | None = None
+        self._task = None
+        self._started = 0
+
+    def __enter__(self) -> "Stages":
+        if self._console is not None:
+            self._progress = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self._console,
+                transient=True,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task("starting", total=self._total)
+        return self
+
+    def stage(self, description: str) -> None:
+        """Mark the previous stage done and show ``description`` as the current one."""
+        if self._progress is not None:
+            self._progress.update(
+                self._task, completed=self._started, description=description
+            )
+        self._started += 1
+
+    def __exit__(self, *exc_info) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, completed=self._total)
+            self._progress.stop()
+
+
+def stages(total: int, *, quiet: bool) -> Stages:
+    """Progress on stderr unless ``quiet`` or stderr is not a terminal."""
+    console = stderr_console()
+    show = not quiet and console.is_terminal
+    return Stages(console if show else None, total)

@@ -1,0 +1,51 @@
+"""Shared fixtures: benchmark data from $INCROWD_DATA or ../shared/data (skip when absent)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # so tests can import reference.py
+
+from incrowd.data import data_dir, standardize  # noqa: E402
+
+EIA_COLUMNS = [
+    "UTILITYID", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",
+    "INDSALES", "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES",
+]
+ADULT_COLUMNS = ["age", "education-num", "hours-per-week"]
+
+_FILES = {
+    "census": ("census.csv", None),
+    "tarragona": ("tarragona.csv", None),
+    "eia": ("eia.csv", EIA_COLUMNS),
+    "cloud1": ("cloud1.csv", None),
+    "cloud2": ("cloud2.csv", None),
+    "adult": ("adult.csv.gz", ADULT_COLUMNS),
+}
+
+_cache: dict[str, np.ndarray] = {}
+
+
+def benchmark_matrix(name: str) -> np.ndarray:
+    """The quasi-identifiers of a benchmark file as used in the papers, standardized."""
+    if name not in _cache:
+        folder = data_dir()
+        if not folder.is_dir():
+            pytest.skip(f"benchmark data folder {folder} is absent (set INCROWD_DATA)")
+        file, cols = _FILES[name]
+        frame = pd.read_csv(folder / file)
+        values = (frame[cols] if cols else frame).to_numpy(dtype=np.float64)
+        _cache[name] = standardize(values)[0]
+    return _cache[name]
+
+
+@pytest.fixture
+def census_frame() -> pd.DataFrame:
+    from incrowd.datasets import load_census
+
+    return load_census()
