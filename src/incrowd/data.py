@@ -262,8 +262,16 @@ def group_means(X: np.ndarray, labels: np.ndarray, n_groups: int | None = None) 
 
 
 def data_dir() -> Path:
-    """Benchmark data folder: ``$INCROWD_DATA`` or ``../shared/data`` beside the checkout."""
+    """Benchmark data folder: ``$INCROWD_DATA``, else ``../shared/data`` beside the checkout.
+
+    "Beside the checkout" is tried from the working directory first, then from this source file
+    (an editable install run from elsewhere). The returned folder may not exist.
+    """
     env = os.environ.get("INCROWD_DATA")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3] / "shared" / "data"
+    candidates = [Path.cwd().parent / "shared" / "data", Path(__file__).resolve().parents[3] / "shared" / "data"]
+    for folder in candidates:
+        if folder.is_dir():
+            return folder
+    return candidates[0]

@@ -1,0 +1,299 @@
+"""Shared helpers of the bench/ scripts: machine description, data loading, Markdown output.
+
+The scripts are run from the repository root as ``.venv/bin/python bench/<script>.py``. The
+benchmark data are read from :func:`incrowd.data.data_dir` (``$INCROWD_DATA`` or
+``../shared/data`` beside the checkout). Several scripts write into the same Markdown files
+(``docs/reproduction.md``, ``docs/benchmarks.md``); each owns one section delimited by
+``<!-- BEGIN name -->`` / ``<!-- END name -->`` and :func:`update_section` replaces only that
+section, under a file lock, with an atomic write.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fcntl
+import os
+import platform
+import re
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from incrowd.data import data_dir
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
+FIGURES = DOCS / "figures"
+
+# ---------------------------------------------------------------------------------------------
+# Machine
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _ram_gib() -> float | None:
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) / 1024**2
+    except OSError:
+        pass
+    return None
+
+
+def machine() -> dict[str, str]:
+    """CPU, cores, RAM, OS and the versions that matter for the numbers."""
+    import numba
+
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        usable = os.cpu_count() or 0
+    ram = _ram_gib()
+    return {
+        "cpu": _cpu_model(),
+        "cores": f"{usable} usable ({os.cpu_count()} logical CPUs)",
+        "ram": f"{ram:.1f} GiB" if ram is not None else "unknown",
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "pandas": pd.__version__,
+    }
+
+
+def machine_line() -> str:
+    m = machine()
+    return (
+        f"{m['cpu']}, {m['cores']}, {m['ram']} RAM; {m['os']}; Python {m['python']}, "
+        f"numpy {m['numpy']}, numba {m['numba']}, pandas {m['pandas']}"
+    )
+
+
+def now_utc() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+
+EIA_COLUMNS = [
+    "UTILITYID", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",
+    "INDSALES", "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES",
+]  # attributes 1 and 6..15, as in paper 000's appendix and paper 001 section 5
+ADULT_COLUMNS = ["age", "education-num", "hours-per-week"]  # paper 000 appendix
+
+
+def _read(name: str, columns: list[str] | None = None) -> np.ndarray:
+    path = data_dir() / name
+    if not path.exists():
+        raise SystemExit(
+            f"benchmark file {path} not found; set INCROWD_DATA to the folder holding it"
+        )
+    frame = pd.read_csv(path)
+    if columns is not None:
+        frame = frame[columns]
+    return np.ascontiguousarray(frame.to_numpy(dtype=np.float64))
+
+
+def load_census() -> np.ndarray:
+    """1080 x 13, all columns."""
+    return _read("census.csv")
+
+
+def load_tarragona() -> np.ndarray:
+    """834 x 13, all columns."""
+    return _read("tarragona.csv")
+
+
+def load_eia() -> np.ndarray:
+    """4092 x 11: attributes 1 and 6..15."""
+    return _read("eia.csv", EIA_COLUMNS)
+
+
+def load_cloud1() -> np.ndarray:
+    """1024 x 10, all columns."""
+    return _read("cloud1.csv")
+
+
+def load_cloud2() -> np.ndarray:
+    """1024 x 10, all columns."""
+    return _read("cloud2.csv")
+
+
+def load_adult() -> np.ndarray:
+    """48842 x 3: age, education-num, hours-per-week (adult.data then adult.test)."""
+    return _read("adult.csv.gz", ADULT_COLUMNS)
+
+
+LOADERS: dict[str, Callable[[], np.ndarray]] = {
+    "census": load_census,
+    "tarragona": load_tarragona,
+    "eia": load_eia,
+    "cloud1": load_cloud1,
+    "cloud2": load_cloud2,
+    "adult": load_adult,
+}
+
+DISPLAY = {
+    "census": "Census",
+    "tarragona": "Tarragona",
+    "eia": "EIA",
+    "cloud1": "Cloud1",
+    "cloud2": "Cloud2",
+    "adult": "Adult",
+}
+
+DATA_NOTES = {
+    "census": "census.csv, 1080 x 13 (all columns)",
+    "tarragona": "tarragona.csv, 834 x 13 (all columns)",
+    "eia": "eia.csv, 4092 x 11 (attributes 1 and 6..15: " + ", ".join(EIA_COLUMNS) + ")",
+    "cloud1": "cloud1.csv, 1024 x 10 (all columns)",
+    "cloud2": "cloud2.csv, 1024 x 10 (all columns)",
+    "adult": "adult.csv.gz, 48842 x 3 (" + ", ".join(ADULT_COLUMNS) + ")",
+}
+
+
+def load(name: str) -> np.ndarray:
+    return LOADERS[name]()
+
+
+def gaussian(n: int, m: int = 15, seed: int = 0) -> np.ndarray:
+    """n x m standard Gaussian rows from ``np.random.default_rng(seed)``."""
+    return np.random.default_rng(seed).standard_normal((n, m))
+
+
+# ---------------------------------------------------------------------------------------------
+# Timing and comparison
+
+
+def time_runs(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> tuple[list[float], object]:
+    """Wall times of ``repeats`` calls after ``warmup`` untimed calls, and the last result."""
+    result = None
+    for _ in range(warmup):
+        result = fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return times, result
+
+
+def median(values: list[float]) -> float:
+    return float(np.median(values))
+
+
+def same_groups(a: np.ndarray, b: np.ndarray) -> bool:
+    """True when two labelings define the same partition of the rows (ids may differ)."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if np.array_equal(a, b):
+        return True
+    # Same partition iff the pairs (a_i, b_i) form a bijection between the two id sets.
+    pairs = np.unique(np.stack([a, b]), axis=1)
+    return len(np.unique(pairs[0])) == pairs.shape[1] == len(np.unique(pairs[1]))
+
+
+def fmt_s(seconds: float) -> str:
+    if seconds >= 100:
+        return f"{seconds:.0f} s"
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 0.01:
+        return f"{seconds * 1000:.0f} ms"
+    return f"{seconds * 1000:.2f} ms"
+
+
+def md_table(header: list[str], rows: list[list[object]], align: str | None = None) -> str:
+    """A GitHub Markdown table; ``align`` is one char per column: l, r or c."""
+    align = align or "l" * len(header)
+    marks = {"l": "---", "r": "---:", "c": ":---:"}
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(marks[a] for a in align) + " |"]
+    for row in rows:
+        lines.append("| " + " | ".join(str(c) for c in row) + " |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown output
+
+
+def write_markdown(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` atomically: a temporary file in the same folder, then ``os.replace``."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text if text.endswith("\n") else text + "\n")
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return target
+
+
+@contextmanager
+def _locked(path: Path):
+    """An exclusive lock beside ``path`` so concurrent scripts do not lose each other's edits."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = path.parent / f".{path.name}.lock"
+    with open(lock_path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def update_section(path: str | os.PathLike, name: str, body: str, title: str) -> Path:
+    """Replace the section ``name`` of a Markdown file, leaving every other section alone.
+
+    The section is everything between ``<!-- BEGIN name -->`` and ``<!-- END name -->``. A file
+    that does not exist yet is created with ``# title``; a section that is not in the file yet
+    is appended at the end.
+    """
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise ValueError(f"section name must be [A-Za-z0-9_.-]+; got {name!r}")
+    target = Path(path)
+    begin, end = f"<!-- BEGIN {name} -->", f"<!-- END {name} -->"
+    block = f"{begin}\n{body.strip()}\n{end}"
+    with _locked(target):
+        text = target.read_text(encoding="utf-8") if target.exists() else f"# {title}\n"
+        pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.DOTALL)
+        if pattern.search(text):
+            text = pattern.sub(lambda _m: block, text, count=1)
+        else:
+            text = text.rstrip("\n") + "\n\n" + block + "\n"
+        write_markdown(target, text)
+    return target
+
+
+def reference_module():
+    """tests/reference.py (the plain numpy MDAV), importable without making tests a package."""
+    tests = str(REPO / "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    import reference  # noqa: E402
+
+    return reference
