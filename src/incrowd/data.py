@@ -109,6 +109,10 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike, *, sep: str | None
             delimiter = sep if sep is not None else frame.attrs.get("csv_sep", ",")
             compression = "gzip" if target.name.lower().endswith(".gz") else None
             frame.to_csv(tmp_name, sep=delimiter, index=False, compression=compression)
+        # mkstemp creates the file 0600; a published table gets the permissions of any new file.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp_name, 0o666 & ~umask)
         os.replace(tmp_name, target)
     except BaseException:
         if os.path.exists(tmp_name):

@@ -81,9 +81,6 @@ def _method_params(gamma: float | None) -> dict[str, Any]:
 
 def _report(result: MicroaggregationResult, input_path: Path, output: Path) -> None:
     s = result.summary()
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column()
     params = ", ".join(f"{p}={v}" for p, v in s["params"].items())
     rows = [
         ("input", str(input_path)),
@@ -101,9 +98,10 @@ def _report(result: MicroaggregationResult, input_path: Path, output: Path) -> N
          if s["k_anonymous"] else "NO"),
         ("output", str(output)),
     ]
-    for key, value in rows:
-        grid.add_row(key, Text(value))
-    stdout_console().print(grid, soft_wrap=True)
+    console = stdout_console()
+    width = max(len(key) for key, _ in rows) + 2
+    for key, value in rows:  # plain lines, not a table: a long path must never be cut short
+        console.print(Text.assemble((key.ljust(width), "bold"), value), soft_wrap=True)
 
 
 @app.command("microaggregate")

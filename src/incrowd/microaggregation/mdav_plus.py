@@ -7,9 +7,13 @@ from ._greedy_kernels import mdav_plus_labels
 
 
 class MDAVPlus(MicroaggregationEstimator):
-    """One group per round around the unassigned row farthest from the fixed global centroid;
-    fewer than k leftovers each join the group with the nearest centroid, so every group has
-    between k and 2k-1 rows. Deterministic: ``random_state`` has no effect."""
+    """MDAV with one group per round around a fixed global centroid.
+
+    Each round groups the unassigned row farthest from the centroid of the whole data with its
+    k-1 nearest unassigned rows; fewer than k leftovers each join the group with the nearest
+    centroid, so every group has between k and 2k-1 rows. Deterministic: ``random_state`` has
+    no effect.
+    """
 
     def _labels(self, Z, k, rng):
         return mdav_plus_labels(Z, k)
