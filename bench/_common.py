@@ -241,10 +241,17 @@ def write_markdown(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` atomically: a temporary file in the same folder, then ``os.replace``."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        mode = target.stat().st_mode & 0o777
+    else:  # what open() would give a new file (mkstemp's own files are 0600)
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text if text.endswith("\n") else text + "\n")
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
@@ -255,15 +262,16 @@ def write_markdown(path: str | os.PathLike, text: str) -> Path:
 
 @contextmanager
 def _locked(path: Path):
-    """An exclusive lock beside ``path`` so concurrent scripts do not lose each other's edits."""
+    """An exclusive lock on the folder of ``path`` (flock on the directory itself, so no lock
+    file is left behind), so concurrent scripts do not lose each other's sections."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock_path = path.parent / f".{path.name}.lock"
-    with open(lock_path, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
 
 def update_section(path: str | os.PathLike, name: str, body: str, title: str) -> Path:

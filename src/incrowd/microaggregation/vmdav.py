@@ -7,11 +7,12 @@ from ._greedy_kernels import vmdav_labels
 
 
 class VMDAV(MicroaggregationEstimator):
-    """MDAV+ whose groups may grow up to 2k-1 rows.
+    """MDAV+ whose groups may grow towards 2k-1 rows when the data suggest it.
 
     After a group G is formed, the unassigned row x closest to any member of G (squared
-    distance d_in) joins G while ``d_in < gamma * d_out``, d_out being x's squared distance to
-    its nearest unassigned neighbour. ``gamma=0`` is MDAV+; Solanas et al. suggest 0.2 for
+    distance d_in) joins G while ``d_in < gamma * d_out`` and G has fewer than 2k-1 rows, d_out
+    being x's squared distance to its nearest unassigned neighbour (infinite when x is the last
+    one). Fewer than k leftovers at the end join the group with the nearest centroid. ``gamma=0`` is MDAV+; Solanas et al. suggest 0.2 for
     scattered and 1.1 for clustered data. Deterministic: ``random_state`` has no effect.
     """
 
