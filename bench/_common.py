@@ -16,7 +16,6 @@ import os
 import platform
 import re
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from incrowd._atomic import write_text_atomic
 from incrowd.data import data_dir
 
 REPO = Path(__file__).resolve().parents[1]
@@ -241,23 +241,7 @@ def write_markdown(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` atomically: a temporary file in the same folder, then ``os.replace``."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists():
-        mode = target.stat().st_mode & 0o777
-    else:  # what open() would give a new file (mkstemp's own files are 0600)
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text if text.endswith("\n") else text + "\n")
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return target
+    return write_text_atomic(target, text if text.endswith("\n") else text + "\n")
 
 
 @contextmanager

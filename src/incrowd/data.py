@@ -10,7 +10,6 @@ import csv
 import gzip
 import io
 import os
-import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ._atomic import atomic_output
 from .exceptions import DataError, DataWarning, ParameterError
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -100,24 +100,13 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike, *, sep: str | None
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.exists():
         raise DataError(f"output directory {str(directory)!r} does not exist")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    os.close(fd)
-    try:
+    with atomic_output(target) as tmp_name:
         if table_format(target) == "parquet":
             frame.to_parquet(tmp_name, index=False)
         else:
             delimiter = sep if sep is not None else frame.attrs.get("csv_sep", ",")
             compression = "gzip" if target.name.lower().endswith(".gz") else None
             frame.to_csv(tmp_name, sep=delimiter, index=False, compression=compression)
-        # mkstemp creates the file 0600; a published table gets the permissions of any new file.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp_name, 0o666 & ~umask)
-        os.replace(tmp_name, target)
-    except BaseException:
-        if os.path.exists(tmp_name):
-            os.unlink(tmp_name)
-        raise
     return target
 
 
