@@ -17,7 +17,20 @@ from .exceptions import (
     VerificationError,
 )
 from .metrics import information_loss, sse, sst, verify_k_anonymity
-from .microaggregation import MDAV, METHODS, VMDAV, MDAVPlus, MDAVStar
+from .microaggregation import (
+    MDAV,
+    METHODS,
+    MONA,
+    MONA2D,
+    ONA,
+    VMDAV,
+    MDAVPlus,
+    MDAVStar,
+    Mondrian,
+    MondrianV,
+    MondrianV2D,
+    ONAStar,
+)
 
 __version__ = "0.1.0"
 
@@ -29,6 +42,13 @@ __all__ = [
     "MDAVPlus",
     "VMDAV",
     "MDAVStar",
+    "ONA",
+    "ONAStar",
+    "Mondrian",
+    "MondrianV",
+    "MondrianV2D",
+    "MONA",
+    "MONA2D",
     "information_loss",
     "sse",
     "sst",

@@ -74,9 +74,9 @@ def _check_output_path(output: Path) -> None:
         raise DataError(f"output directory {str(parent)!r} does not exist")
 
 
-def _method_params(gamma: float | None) -> dict[str, Any]:
+def _method_params(**given: Any) -> dict[str, Any]:
     # Only parameters the user gave are passed: a method without them then refuses them by name.
-    return {} if gamma is None else {"gamma": gamma}
+    return {name: value for name, value in given.items() if value is not None}
 
 
 def _report(result: MicroaggregationResult, input_path: Path, output: Path) -> None:
@@ -153,9 +153,35 @@ def microaggregate_command(
         typer.Option("--gamma", help="v-mdav only: group extension threshold (>= 0; 0.2 if not given).",
                      show_default=False),
     ] = None,
+    rho: Annotated[
+        Optional[float],
+        typer.Option("--rho", help="mona, mona-2d only: split limit exponent in [0, 1] (0.5 if not "
+                     "given); parts of at most n^rho rows are clustered by ONA*.", show_default=False),
+    ] = None,
+    runs: Annotated[
+        Optional[int],
+        typer.Option("--runs", help="ona only: keep the best of this many seeded runs (100 if not given).",
+                     show_default=False),
+    ] = None,
+    max_rounds: Annotated[
+        Optional[int],
+        typer.Option("--max-rounds", help="ona, ona-star, mona, mona-2d: cap on improvement rounds "
+                     "(ona 30, the others 100 if not given).", show_default=False),
+    ] = None,
+    diagonals: Annotated[
+        Optional[str],
+        typer.Option("--diagonals", help="mondrian-v2d, mona-2d: score diagonals by x_a+-x_b ('sum', "
+                     "default) or along the unit vector ('unit').", show_default=False),
+    ] = None,
+    split_2k: Annotated[
+        Optional[bool],
+        typer.Option("--split-2k/--no-split-2k", help="mondrian*, mona*: split parts of exactly 2k "
+                     "rows (default: yes, groups of k..2k-1; no: paper 000 Table 6's rule, k..2k).",
+                     show_default=False),
+    ] = None,
     seed: Annotated[
         Optional[int],
-        typer.Option("--seed", help="Random seed (random_state); the four methods are deterministic.",
+        typer.Option("--seed", help="Random seed (random_state); only ona is randomized.",
                      show_default=False),
     ] = None,
     json_output: Annotated[
@@ -183,7 +209,11 @@ def microaggregate_command(
             progress.stage(f"microaggregating {data.shape[0]} rows with {method}, k={k}")
             result = microaggregate(
                 data, k, method, quasi_identifiers=qis, identifiers=ids,
-                random_state=seed, **_method_params(gamma),
+                random_state=seed,
+                **_method_params(
+                    gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
+                    diagonals=diagonals, split_2k=split_2k,
+                ),
             )
             progress.stage("verifying k-anonymity")
             if not result.verification.ok:  # microaggregate raises first; never write unverified data

@@ -40,6 +40,13 @@ def check_real(value, name: str, low: float, high: float | None = None) -> float
     return float(value)
 
 
+def check_int(value, name: str, low: int) -> int:
+    """value as an int >= low, else a ParameterError in the one message shape."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ParameterError(f"{name} must be an integer >= {low}; got {value!r}")
+    return int(value)
+
+
 def as_quasi_identifier_matrix(X) -> tuple[np.ndarray, list[str] | None]:
     """A float64 (n, m) matrix from a DataFrame (every column a QI) or an array-like."""
     if isinstance(X, pd.DataFrame):

@@ -1,0 +1,158 @@
+"""MONA_rho and MONA 2D_rho (paper 000, section 5, Algorithm 6): Mondrian V cuts, then ONA*.
+
+The fast method cuts the data into parts, the good one clusters each part:
+
+* a part of more than n^rho rows (n: all rows) is cut at the median as by Mondrian V (MONA) or
+  Mondrian V2D (MONA 2D), with the same direction, cut and tie rules (see :mod:`.mondrian`);
+* a part of at most n^rho rows is clustered by ONA* on its own;
+* a part that Mondrian would not cut any more (fewer than 2k rows; with ``split_2k=False``,
+  at most 2k) is one group, as in Mondrian, when n^rho is smaller than that.
+
+So MONA_0 is Mondrian V (n^0 = 1 row: no part reaches ONA*) and MONA_1 is ONA* (the whole data
+set is one part of n <= n^1 rows), exactly. The printed Algorithm 6 hands a part to ONA* when
+|X| < n^rho, which would cut the root once even at rho = 1; the prose ("clusters of size larger
+than n^rho are iteratively split") and the stated identity MONA_1 = ONA* need |X| <= n^rho.
+
+ONA* sees a part's rows in ascending row order and the data standardized once, globally (a part
+is not standardized again, so distances and the information loss are those of the whole data;
+the rounding margin of ONA*'s decisions is the whole data's too).
+The groups of part p come after those of the parts before it in Mondrian's depth-first order.
+Runtime O(n d log n) for the cuts plus ONA* on n^(1-rho) parts of at most n^rho rows
+(paper 000 Lemma 2: O(n^(1+rho) d) for 0 < rho <= 1).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._base import MicroaggregationEstimator, check_int, check_real
+from ._mondrian_kernel import RULE_V2D, RULE_VARIANCE, mondrian_labels
+from ._ona_kernel import ona_star_labels, sst_per_row
+from .mondrian import _check_diagonals, _check_split_2k
+from .ona import _use_tree
+
+
+def split_limit(n_rows: int, rho: float) -> int:
+    """The largest part size handed to ONA*: floor(n^rho), exact at rho = 0 and rho = 1."""
+    if rho == 1.0:
+        return n_rows
+    return int(math.floor(n_rows**rho))
+
+
+def mona_labels(Z, k, rule, rho, *, unit_diagonals=False, split_2k=True, max_rounds=100):
+    """(labels, number of parts given to ONA*, most ONA* rounds in a part, all converged)."""
+    n = Z.shape[0]
+    limit = split_limit(n, rho)
+    parts = mondrian_labels(Z, k, rule, unit_diagonals, split_2k, limit)
+    order = np.argsort(parts, kind="stable")  # rows by part, ascending row index inside
+    bounds = np.searchsorted(parts[order], np.arange(parts.max() + 2))
+    labels = np.empty(n, np.int64)
+    scale = sst_per_row(Z)  # the whole data's, for every part (see ona_star_labels)
+    next_group = 0
+    n_ona, most_rounds, converged = 0, 0, True
+    for p in range(bounds.shape[0] - 1):
+        rows = order[bounds[p] : bounds[p + 1]]
+        # Parts Mondrian would still cut can only be here because they fit under n^rho; smaller
+        # ones are one group either way (ONA* of fewer than 2k rows is a single cluster).
+        if rows.shape[0] <= limit and rows.shape[0] >= 2 * k:
+            sub = np.ascontiguousarray(Z[rows])
+            sub_labels, rounds, done = ona_star_labels(
+                sub, k, max_rounds, _use_tree(rows.shape[0], k), -1, scale
+            )
+            n_ona += 1
+            most_rounds = max(most_rounds, int(rounds))
+            converged = converged and bool(done)
+            labels[rows] = sub_labels + next_group
+            next_group += int(sub_labels.max()) + 1
+        else:
+            labels[rows] = next_group
+            next_group += 1
+    return labels, n_ona, most_rounds, converged
+
+
+class MONA(MicroaggregationEstimator):
+    """MONA_rho: Mondrian V cuts parts of more than n^rho rows, ONA* clusters the rest.
+
+    ``rho`` in [0, 1] (default 0.5) sets the trade-off: 0 is Mondrian V (O(n d log n)), 1 is
+    ONA* (quadratic), in between the ONA* phase costs O(n^(1+rho) d). ``split_2k`` and the
+    median-cut rules are those of :class:`MondrianV`; ``max_rounds`` caps ONA*'s rounds in each
+    part. Deterministic: ``random_state`` has no effect.
+
+    Attributes set by ``fit`` besides those of every method: ``split_limit_`` (floor(n^rho), the
+    largest part given to ONA*), ``n_parts_`` (parts clustered by ONA*), ``n_rounds_`` (most
+    ONA* rounds in one part), ``converged_`` (every part's ONA* converged).
+    """
+
+    _rule = RULE_VARIANCE
+
+    def __init__(
+        self,
+        k: int = 5,
+        *,
+        rho: float = 0.5,
+        split_2k: bool = True,
+        max_rounds: int = 100,
+        random_state=None,
+    ):
+        super().__init__(k, random_state=random_state)
+        self.rho = rho
+        self.split_2k = split_2k
+        self.max_rounds = max_rounds
+
+    def _check_params(self) -> None:
+        check_real(self.rho, "rho", 0.0, 1.0)
+        _check_split_2k(self.split_2k)
+        check_int(self.max_rounds, "max_rounds", 1)
+
+    def _unit_diagonals(self) -> bool:
+        return False
+
+    def _labels(self, Z, k, rng):
+        labels, n_parts, rounds, converged = mona_labels(
+            Z,
+            k,
+            self._rule,
+            float(self.rho),
+            unit_diagonals=self._unit_diagonals(),
+            split_2k=bool(self.split_2k),
+            max_rounds=int(self.max_rounds),
+        )
+        self.split_limit_ = split_limit(Z.shape[0], float(self.rho))
+        self.n_parts_ = n_parts
+        self.n_rounds_ = rounds
+        self.converged_ = converged
+        return labels
+
+
+class MONA2D(MONA):
+    """MONA 2D_rho: as :class:`MONA`, with the cuts of Mondrian V2D (axes and diagonals).
+
+    ``diagonals`` as in :class:`MondrianV2D` (``"sum"``, the default, reproduces Table 6).
+    MONA 2D_0 is Mondrian V2D and MONA 2D_1 is ONA*.
+    """
+
+    _rule = RULE_V2D
+
+    def __init__(
+        self,
+        k: int = 5,
+        *,
+        rho: float = 0.5,
+        diagonals: str = "sum",
+        split_2k: bool = True,
+        max_rounds: int = 100,
+        random_state=None,
+    ):
+        super().__init__(
+            k, rho=rho, split_2k=split_2k, max_rounds=max_rounds, random_state=random_state
+        )
+        self.diagonals = diagonals
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        _check_diagonals(self.diagonals)
+
+    def _unit_diagonals(self) -> bool:
+        return self.diagonals == "unit"
