@@ -107,6 +107,20 @@ def test_parquet_round_trip_with_gamma(runner, tmp_path, people):
     check_published(out, people, 4)
 
 
+@pytest.mark.parametrize("method,options,params", [
+    ("mona-2d", ["--rho", "0.6", "--no-split-2k", "--diagonals", "unit"],
+     {"rho": 0.6, "split_2k": False, "diagonals": "unit"}),
+    ("ona", ["--runs", "3", "--max-rounds", "5", "--seed", "11"], {"runs": 3, "max_rounds": 5}),
+])
+def test_method_parameters(runner, tmp_path, semicolon_csv, people, method, options, params):
+    output = tmp_path / "published.csv"
+    summary = run_json(runner, ["microaggregate", str(semicolon_csv), "-o", str(output), "--k", "3",
+                                "--method", method, "--qi", ",".join(QIS), "--id", "name", *options])
+    for name, value in params.items():
+        assert summary["params"][name] == value
+    check_published(read_table(output), people, 3)
+
+
 def test_gzip_tab_csv_in_and_out(runner, tmp_path, people):
     source = tmp_path / "people.tsv.gz"
     with gzip.open(source, "wt") as fh:
@@ -213,6 +227,9 @@ ERROR_CASES = {
     "negative gamma": (
         _csv(), {"--method": "v-mdav", "--gamma": "-1"}, ["gamma must be >= 0.0; got -1.0"],
     ),
+    "rho out of range": (_csv(), {"--method": "mona", "--rho": "1.5"}, ["rho must be in [0.0, 1.0]; got 1.5"]),
+    "runs below 1": (_csv(), {"--method": "ona", "--runs": "0"}, ["runs must be an integer >= 1; got 0"]),
+    "rho with mdav": (_csv(), {"--method": "mdav", "--rho": "0.5"}, ["method 'mdav' has no parameter(s) ['rho']"]),
     "empty file": (_text(""), {}, ["is empty"]),
     "header only": (_text("name;age;income;weight\n"), {}, ["no data rows"]),
     "missing input": (lambda directory, people: directory / "absent.csv", {}, ["does not exist"]),
