@@ -63,6 +63,33 @@ def _gain_exceeds(gain_side, loss_side, scale):
 
 
 @njit(cache=True)
+def _dissolve_cost(X, members, k, tg, ls, n_l, size, sums, cent, tsum, tcent):
+    """sum over the targets l of Cost(C_l + its new members) - Cost(C_l), when the k
+    ``members`` of a dissolved cluster join their targets ``tg`` (distinct targets in ``ls``),
+    each target taking its new members one at a time in member order."""
+    m = X.shape[1]
+    inc_total = 0.0
+    for q in range(n_l):
+        g = ls[q]
+        sz = size[g]
+        for j in range(m):
+            tsum[j] = sums[g, j]
+            tcent[0, j] = cent[g, j]
+        inc = 0.0
+        for t in range(k):
+            if tg[t] != g:
+                continue
+            r = members[t]
+            inc += sz / (sz + 1.0) * _sqdist_row(X, r, tcent, 0)
+            sz += 1
+            for j in range(m):
+                tsum[j] += X[r, j]
+                tcent[0, j] = tsum[j] / sz
+        inc_total += inc
+    return inc_total
+
+
+@njit(cache=True)
 def sst_per_row(X):
     """SST / n: sum over columns (in order) of squared deviations from the sequential mean."""
     n, m = X.shape
@@ -486,24 +513,7 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0):
                 ls[pos] = g
                 n_l += 1
             # Cost1 > Cost2  <=>  SSE(C_i) > sum over l of [Cost(C'_l) - Cost(C_l)]
-            inc_total = 0.0
-            for q in range(n_l):
-                g = ls[q]
-                sz = size[g]
-                for j in range(m):
-                    tsum[j] = sums[g, j]
-                    tcent[0, j] = cent[g, j]
-                inc = 0.0
-                for t in range(k):
-                    if tg[t] != g:
-                        continue
-                    r = mem[i, t]
-                    inc += sz / (sz + 1.0) * _sqdist_row(X, r, tcent, 0)
-                    sz += 1
-                    for j in range(m):
-                        tsum[j] += X[r, j]
-                        tcent[0, j] = tsum[j] / sz
-                inc_total += inc
+            inc_total = _dissolve_cost(X, mem[i], k, tg, ls, n_l, size, sums, cent, tsum, tcent)
             if not _gain_exceeds(sse[i], inc_total, scale):
                 i += 1
                 continue
@@ -796,24 +806,7 @@ def _ona_round(F, k, scale):
                     ls[n_l] = g
                     n_l += 1
             # Cost1 > Cost2  <=>  Cost(C_i) > sum over l of [Cost(C'_l) - Cost(C_l)]
-            inc_total = 0.0
-            for q in range(n_l):
-                g = ls[q]
-                sz = size[g]
-                for j in range(m):
-                    tsum[j] = sums[g, j]
-                    tcent[0, j] = cent[g, j]
-                inc = 0.0
-                for t in range(k):
-                    if tg[t] != g:
-                        continue
-                    r = mb[t]
-                    inc += sz / (sz + 1.0) * _sqdist_row(X, r, tcent, 0)
-                    sz += 1
-                    for j in range(m):
-                        tsum[j] += X[r, j]
-                        tcent[0, j] = tsum[j] / sz
-                inc_total += inc
+            inc_total = _dissolve_cost(X, mb, k, tg, ls, n_l, size, sums, cent, tsum, tcent)
             if not _gain_exceeds(sse[i], inc_total, scale):
                 seen[i] = version
                 continue
