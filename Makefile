@@ -22,9 +22,13 @@ test: $(STAMP)
 
 reproduce: $(STAMP)
 	$(BIN)/python bench/reproduce_mdav.py
+	$(BIN)/python bench/reproduce_ona.py
+	$(BIN)/python bench/reproduce_mondrian.py
+	$(BIN)/python bench/reproduce_table6.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_speed.py
+	$(BIN)/python bench/bench_paper000.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache
