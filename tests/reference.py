@@ -697,3 +697,66 @@ def mona(X, k, rho, rule="variance", split_2k=True):
 
     part(np.arange(n))
     return labels
+
+
+# ---------------------------------------------------------------------------------------------
+# Incremental adjoining (paper 002 section 4.2.2 and 3.2.6). Groups are kept as running sums;
+# a split runs MDAV on the members in ascending row order.
+
+
+def incremental_adjoin(P_old, labels_old, Z_new, k, inertial=False, split="none"):
+    """Labels of stored + new rows after adjoining Z_new one row at a time.
+
+    ``split``: "none" (nn), "mid" (split a group by MDAV once it has 2k rows) or "end" (split
+    every group of >= 2k rows by MDAV after all rows are placed).
+    """
+    points = np.concatenate([P_old, Z_new]) if P_old is not None and P_old.size else None
+    n_old = labels_old.shape[0]
+    labels = np.concatenate([labels_old, np.full(Z_new.shape[0], -1)]).astype(np.int64)
+    g = int(labels_old.max()) + 1
+    sizes = [int(np.count_nonzero(labels_old == q)) for q in range(g)]
+    sums = [np.zeros(Z_new.shape[1]) for _ in range(g)]
+    for r in range(n_old):  # sequential, as np.add.at accumulates
+        sums[labels_old[r]] = sums[labels_old[r]] + P_old[r]
+    centroids = [sums[q] / sizes[q] for q in range(g)]
+
+    def split_group(q):
+        members = np.sort(np.flatnonzero(labels == q))
+        sub = mdav(points[members], k)
+        ids = [q] + list(range(len(sizes), len(sizes) + int(sub.max())))
+        for _ in range(int(sub.max())):
+            sizes.append(0)
+            sums.append(None)
+            centroids.append(None)
+        for p, gid in enumerate(ids):
+            rows = members[sub == p]
+            labels[rows] = gid
+            sizes[gid] = rows.size
+            total = np.zeros(Z_new.shape[1])
+            for r in rows:
+                total = total + points[r]
+            sums[gid] = total
+            centroids[gid] = total / rows.size
+
+    for i in range(Z_new.shape[0]):
+        z = Z_new[i]
+        best, best_q = np.inf, -1
+        for q in range(len(sizes)):
+            w = sizes[q] / (sizes[q] + 1.0) if inertial else 1.0
+            d = 0.0
+            for j in range(z.shape[0]):
+                d += (z[j] - centroids[q][j]) ** 2
+            if w * d < best:
+                best, best_q = w * d, q
+        q = best_q
+        labels[n_old + i] = q
+        sums[q] = sums[q] + z
+        sizes[q] += 1
+        centroids[q] = sums[q] / sizes[q]
+        if split == "mid" and sizes[q] >= 2 * k:
+            split_group(q)
+    if split == "end":
+        for q in range(len(sizes)):
+            if sizes[q] >= 2 * k:
+                split_group(q)
+    return labels

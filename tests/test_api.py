@@ -161,7 +161,7 @@ def test_public_names_are_exactly_these():
         "MDAVStar", "ONA", "ONAStar", "Mondrian", "MondrianV", "MondrianV2D", "MONA", "MONA2D",
         "information_loss", "sse", "sst", "verify_k_anonymity", "read_table",
         "write_table", "IncrowdError", "ParameterError", "DataError", "VerificationError",
-        "IncrowdWarning", "DataWarning", "PrivacyWarning", "__version__",
+        "IncrowdWarning", "DataWarning", "PrivacyWarning", "incremental", "__version__",
     ])
     for name in incrowd.__all__:
         assert hasattr(incrowd, name)

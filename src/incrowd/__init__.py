@@ -34,6 +34,8 @@ from .microaggregation import (
 
 __version__ = "0.1.0"
 
+from . import incremental  # noqa: E402  (after __version__, which it reads)
+
 __all__ = [
     "microaggregate",
     "MicroaggregationResult",
@@ -62,5 +64,6 @@ __all__ = [
     "IncrowdWarning",
     "DataWarning",
     "PrivacyWarning",
+    "incremental",
     "__version__",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -16,7 +16,25 @@ from ..data import read_table, table_format, write_table
 from ..datasets import load_census
 from ..exceptions import DataError, ParameterError, VerificationError
 from ..microaggregation import METHODS
-from ._console import print_json, stages, stdout_console, user_errors
+from ._console import check_output_path, print_json, stages, stdout_console, user_errors
+from ._incremental import incremental_app
+from ._options import (
+    DiagonalsOption,
+    GammaOption,
+    IdOption,
+    JsonOption,
+    KOption,
+    MaxRoundsOption,
+    MethodOption,
+    QiOption,
+    QuietOption,
+    RhoOption,
+    RunsOption,
+    SeedOption,
+    Split2kOption,
+    method_params,
+    names,
+)
 
 app = typer.Typer(
     name="incrowd",
@@ -27,6 +45,9 @@ app = typer.Typer(
 )
 
 DEMO_GAMMA = 0.2  # V-MDAV's gamma in the demo (Solanas et al.'s value for scattered data)
+
+
+app.add_typer(incremental_app, name="incremental")
 
 
 def main() -> None:
@@ -53,30 +74,6 @@ def _root(
 
     Errors the user can fix print one line 'error: <message>' on stderr and exit with code 2.
     """
-
-
-def _names(values: list[str] | None, option: str) -> list[str] | None:
-    """Column names from repeatable, comma-separated options; None when not given."""
-    if values is None:
-        return None
-    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
-    if not names:
-        raise ParameterError(f"{option} must name at least one column; got {values!r}")
-    return names
-
-
-def _check_output_path(output: Path) -> None:
-    """Fail before any work when the output cannot be written where asked."""
-    if output.is_dir():
-        raise DataError(f"output {str(output)!r} is a directory; expected a file name")
-    parent = output.parent
-    if not parent.is_dir():
-        raise DataError(f"output directory {str(parent)!r} does not exist")
-
-
-def _method_params(**given: Any) -> dict[str, Any]:
-    # Only parameters the user gave are passed: a method without them then refuses them by name.
-    return {name: value for name, value in given.items() if value is not None}
 
 
 def _report(result: MicroaggregationResult, input_path: Path, output: Path) -> None:
@@ -123,75 +120,19 @@ def microaggregate_command(
             show_default=False,
         ),
     ],
-    k: Annotated[
-        int,
-        typer.Option("--k", help="Minimum group size (>= 2).", show_default=False),
-    ],
-    method: Annotated[
-        str,
-        typer.Option("--method", help=f"One of: {', '.join(METHODS)}."),
-    ] = "mdav",
-    qi: Annotated[
-        Optional[list[str]],
-        typer.Option(
-            "--qi",
-            help="Quasi-identifier columns, comma-separated (repeatable). "
-                 "Default: every column not named by --id.",
-            show_default=False,
-        ),
-    ] = None,
-    identifiers: Annotated[
-        Optional[list[str]],
-        typer.Option(
-            "--id",
-            help="Identifier columns to drop from the output, comma-separated (repeatable).",
-            show_default=False,
-        ),
-    ] = None,
-    gamma: Annotated[
-        Optional[float],
-        typer.Option("--gamma", help="v-mdav only: group extension threshold (>= 0; 0.2 if not given).",
-                     show_default=False),
-    ] = None,
-    rho: Annotated[
-        Optional[float],
-        typer.Option("--rho", help="mona, mona-2d only: split limit exponent in [0, 1] (0.5 if not "
-                     "given); parts of at most n^rho rows are clustered by ONA*.", show_default=False),
-    ] = None,
-    runs: Annotated[
-        Optional[int],
-        typer.Option("--runs", help="ona only: keep the best of this many seeded runs (100 if not given).",
-                     show_default=False),
-    ] = None,
-    max_rounds: Annotated[
-        Optional[int],
-        typer.Option("--max-rounds", help="ona, ona-star, mona, mona-2d: cap on improvement rounds "
-                     "(ona 30, the others 100 if not given).", show_default=False),
-    ] = None,
-    diagonals: Annotated[
-        Optional[str],
-        typer.Option("--diagonals", help="mondrian-v2d, mona-2d: score diagonals by x_a+-x_b ('sum', "
-                     "default) or along the unit vector ('unit').", show_default=False),
-    ] = None,
-    split_2k: Annotated[
-        Optional[bool],
-        typer.Option("--split-2k/--no-split-2k", help="mondrian*, mona*: split parts of exactly 2k "
-                     "rows (default: yes, groups of k..2k-1; no: paper 000 Table 6's rule, k..2k).",
-                     show_default=False),
-    ] = None,
-    seed: Annotated[
-        Optional[int],
-        typer.Option("--seed", help="Random seed (random_state); only ona is randomized.",
-                     show_default=False),
-    ] = None,
-    json_output: Annotated[
-        bool,
-        typer.Option("--json", help="Print one JSON object (the result summary) on stdout, nothing else."),
-    ] = False,
-    quiet: Annotated[
-        bool,
-        typer.Option("--quiet", "-q", help="Do not show progress on stderr."),
-    ] = False,
+    k: KOption,
+    method: MethodOption = "mdav",
+    qi: QiOption = None,
+    identifiers: IdOption = None,
+    gamma: GammaOption = None,
+    rho: RhoOption = None,
+    runs: RunsOption = None,
+    max_rounds: MaxRoundsOption = None,
+    diagonals: DiagonalsOption = None,
+    split_2k: Split2kOption = None,
+    seed: SeedOption = None,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Microaggregate the quasi-identifiers of INPUT into groups of >= k rows and write OUTPUT.
 
@@ -200,9 +141,9 @@ def microaggregate_command(
     OUTPUT is written atomically, and only after the aggregated table was verified k-anonymous.
     """
     with user_errors():
-        qis = _names(qi, "--qi")
-        ids = _names(identifiers, "--id")
-        _check_output_path(output)
+        qis = names(qi, "--qi")
+        ids = names(identifiers, "--id")
+        check_output_path(output)
         with stages(4, quiet=quiet or json_output) as progress:
             progress.stage(f"reading {input_path.name}")
             data = read_table(input_path)
@@ -210,7 +151,7 @@ def microaggregate_command(
             result = microaggregate(
                 data, k, method, quasi_identifiers=qis, identifiers=ids,
                 random_state=seed,
-                **_method_params(
+                **method_params(
                     gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
                     diagonals=diagonals, split_2k=split_2k,
                 ),

@@ -27,7 +27,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from ..exceptions import IncrowdError
+from ..exceptions import DataError, IncrowdError
 
 #: exit status of an error the user can fix (bad parameter, bad data, unreadable file);
 #: the same status typer gives a usage error
@@ -152,3 +152,12 @@ def stages(total: int, *, quiet: bool) -> Stages:
     console = stderr_console()
     show = not quiet and console.is_terminal
     return Stages(console if show else None, total)
+
+
+def check_output_path(output: Path) -> None:
+    """Fail before any work when the output cannot be written where asked."""
+    if output.is_dir():
+        raise DataError(f"output {str(output)!r} is a directory; expected a file name")
+    parent = output.parent
+    if not parent.is_dir():
+        raise DataError(f"output directory {str(parent)!r} does not exist")

@@ -1,0 +1,301 @@
+"""Paper 002's experiments (section 5.2): relative increment time tau+ and distortion delta vs nu.
+
+Writes docs/incremental.md (the whole file) and docs/figures/incremental_*.png.
+
+For each data set (50,000 x 15 standard Gaussian rows; the 48,842 UCI Adult rows with their 6
+numeric attributes, shuffled), k = 10, and nu = 0.05 .. 0.95: the first (1 - nu) n rows are the
+base (MDAV, stored in a state file), the rest is adjoined by every strategy from a copy of the
+same base state, and the release is compared with one-shot MDAV on all rows. tau+ = time of
+the increment algorithm / time of one-shot MDAV (medians of repeated runs; the state file
+I/O is reported separately, it is not part of the algorithm).
+
+Usage: .venv/bin/python bench/reproduce_incremental.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import DOCS, FIGURES, data_dir, machine_line, md_table, median, now_utc, write_markdown  # noqa: E402
+
+from incrowd import microaggregate  # noqa: E402
+from incrowd._atomic import atomic_output  # noqa: E402
+from incrowd.incremental import IncrementalMicroaggregation, fit_runtime_model, plan  # noqa: E402
+
+K = 10
+NUS = [round(0.05 * i, 2) for i in range(1, 20)]
+VARIANTS = [  # (label, strategy, inertial)
+    ("2mdav", "2mdav", False),
+    ("nn", "nn", False),
+    ("nn-split-mid", "nn-split-mid", False),
+    ("nn-split-end", "nn-split-end", False),
+    ("nn (inertial)", "nn", True),
+    ("nn-split-mid (inertial)", "nn-split-mid", True),
+    ("nn-split-end (inertial)", "nn-split-end", True),
+]
+TIMED = ("2mdav", "nn-split-end")  # repeated for tau+; the others are timed once
+ADULT_NUMERIC = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
+
+
+def gaussian_frame() -> pd.DataFrame:
+    X = np.random.default_rng(0).standard_normal((50_000, 15))
+    return pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(15)])
+
+
+def adult_frame() -> pd.DataFrame:
+    path = data_dir() / "adult.csv.gz"
+    if not path.exists():
+        raise SystemExit(f"{path} not found; set INCROWD_DATA to the folder holding adult.csv.gz")
+    frame = pd.read_csv(path)[ADULT_NUMERIC].astype(np.float64)
+    order = np.random.default_rng(0).permutation(frame.shape[0])  # random arrival order
+    return frame.iloc[order].reset_index(drop=True)
+
+
+def run_dataset(name: str, frame: pd.DataFrame, nus: list[float], repeats: int, work: Path) -> dict:
+    n = frame.shape[0]
+    qis = list(frame.columns)
+    # warm-up: compile every kernel outside the timings
+    warm = IncrementalMicroaggregation.from_base(frame.iloc[:200], work / "warm.duckdb", K, overwrite=True)
+    for _, strategy, inertial in VARIANTS:
+        shutil.copy(work / "warm.duckdb", work / "warm2.duckdb")
+        IncrementalMicroaggregation.open(work / "warm2.duckdb").add(frame.iloc[200:400], strategy, inertial=inertial)
+    del warm
+    one_shot_times = []
+    for _ in range(repeats):
+        res = microaggregate(frame, K, "mdav")
+        one_shot_times.append(res.seconds)
+    t_one = median(one_shot_times)
+    d_one = res.information_loss
+    rows = []
+    for nu in nus:
+        n0 = int(round((1 - nu) * n))
+        base_path = work / f"{name}-base.duckdb"
+        base_times = []
+        for _ in range(repeats):
+            session = IncrementalMicroaggregation.from_base(frame.iloc[:n0], base_path, K, overwrite=True)
+            base_times.append(session.batches[0]["seconds"])
+        t0 = median(base_times)
+        entry = {"nu": nu, "n0": n0, "tau0": t0 / t_one, "variants": {}}
+        for label, strategy, inertial in VARIANTS:
+            times, io_times = [], []
+            for _ in range(repeats if label in TIMED else 1):
+                path = work / f"{name}-inc.duckdb"
+                shutil.copy(base_path, path)
+                t_wall = time.perf_counter()
+                session = IncrementalMicroaggregation.open(path)
+                report = session.add(frame.iloc[n0:], strategy, inertial=inertial)
+                wall = time.perf_counter() - t_wall
+                times.append(report["seconds"])
+                io_times.append(wall - report["seconds"])
+            dist = session.distortion()
+            entry["variants"][label] = {
+                "tau_plus": median(times) / t_one,
+                "io_seconds": median(io_times),
+                "delta": dist["DT"] / d_one - 1.0,
+                "DT": dist["DT"],
+                "D0": dist["D0"],
+                "D_plus": dist["D_plus"],
+                "groups": session.n_groups,
+                "splits": report["splits"],
+            }
+        rows.append(entry)
+        print(f"{name} nu={nu:.2f}: tau0={entry['tau0']:.3f} "
+              + " ".join(f"{lab}: d={v['delta'] * 100:.2f}% t+={v['tau_plus']:.3f}"
+                         for lab, v in entry["variants"].items() if lab in TIMED), flush=True)
+    return {"name": name, "n": n, "m": len(qis), "t_one": t_one, "D": d_one, "rows": rows}
+
+
+def fit_exponent(nus, taus) -> tuple[float, float]:
+    """tau+ = a * nu^b on log-log axes (least squares)."""
+    b, log_a = np.polyfit(np.log(nus), np.log(taus), 1)
+    return float(np.exp(log_a)), float(b)
+
+
+def draw(result: dict, path: Path, title: str) -> None:
+    nus = [r["nu"] for r in result["rows"]]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=110)
+    grid = np.linspace(min(nus), max(nus), 200)
+    ax1.plot(grid, grid**2, color="0.6", ls="--", label="ν² (thesis model)")
+    ax1.plot(grid, [1 - (1 - g) ** 2 + g for g in grid], color="0.8", ls=":",
+             label="bound τ̄0 + τ− (ς = 1)")
+    for label, style in (("2mdav", dict(marker="o", color="C0")),
+                         ("nn-split-end", dict(marker="s", color="C3"))):
+        ax1.plot(nus, [r["variants"][label]["tau_plus"] for r in result["rows"]], label=label, **style)
+    ax1.set_xlabel("ν (increment share)")
+    ax1.set_ylabel("τ+ = t_increment / t_one-shot")
+    ax1.set_ylim(0, 1.05)
+    ax1.grid(True, alpha=0.3)
+    ax1.legend(fontsize=8)
+    ax1.set_title("relative increment time")
+    styles = {"2mdav": "o-", "nn": "^-", "nn-split-mid": "v-", "nn-split-end": "s-",
+              "nn (inertial)": "^:", "nn-split-mid (inertial)": "v:", "nn-split-end (inertial)": "s:"}
+    for label in styles:
+        ax2.plot(nus, [100 * r["variants"][label]["delta"] for r in result["rows"]], styles[label],
+                 label=label, ms=4)
+    ax2.set_xlabel("ν (increment share)")
+    ax2.set_ylabel("δ = DT/D − 1 in %")
+    ax2.set_yscale("symlog", linthresh=10)
+    ax2.grid(True, alpha=0.3)
+    ax2.legend(fontsize=7)
+    ax2.set_title("relative distortion")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, format="png")
+    plt.close(fig)
+
+
+def section(result: dict, label: str, figure: str) -> str:
+    rows_t, rows_d = [], []
+    for r in result["rows"]:
+        v = r["variants"]
+        rows_t.append([f"{r['nu']:.2f}", f"{r['n0']:,}", f"{r['tau0']:.3f}",
+                       f"{v['2mdav']['tau_plus']:.4f}", f"{r['nu'] ** 2:.4f}",
+                       f"{v['nn-split-end']['tau_plus']:.4f}", f"{v['nn']['tau_plus']:.4f}",
+                       f"{v['nn-split-mid']['tau_plus']:.4f}",
+                       f"{v['nn-split-end']['io_seconds']:.2f}"])
+        rows_d.append([f"{r['nu']:.2f}"] + [f"{100 * v[lab]['delta']:.2f}" for lab, _, _ in VARIANTS])
+    nus = np.array([r["nu"] for r in result["rows"]])
+    a, b = fit_exponent(nus, np.array([r["variants"]["2mdav"]["tau_plus"] for r in result["rows"]]))
+    text = [
+        f"### {label}: n = {result['n']:,}, m = {result['m']}, k = {K}",
+        "",
+        f"One-shot MDAV: D = {100 * result['D']:.4f} %, t = {result['t_one']:.3f} s (median).",
+        f"2mdav's tau+ fitted as a * nu^b: a = {a:.3f}, b = {b:.3f} (the thesis' model: a = 1, b = 2).",
+        "",
+        f"![tau+ and delta against nu]({figure})",
+        "",
+        "Relative times (tau0 = base MDAV / one-shot; tau+ = increment algorithm / one-shot; the "
+        "last column is the state-file I/O of one `add`, open + save, not part of tau+):",
+        "",
+        md_table(["nu", "base rows", "tau0", "tau+ 2mdav", "nu^2", "tau+ nn-split-end", "tau+ nn",
+                  "tau+ nn-split-mid", "add I/O s"], rows_t, "rrrrrrrrr"),
+        "",
+        "Relative distortion delta = DT/D - 1 in % (D: one-shot MDAV on all rows):",
+        "",
+        md_table(["nu"] + [lab for lab, _, _ in VARIANTS], rows_d, "r" * (1 + len(VARIANTS))),
+    ]
+    return "\n".join(text)
+
+
+def at(result: dict, nu: float, label: str) -> dict:
+    return next(r for r in result["rows"] if abs(r["nu"] - nu) < 1e-9)["variants"][label]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="3 values of nu, 1 repeat (a smoke run)")
+    args = parser.parse_args()
+    nus = [0.05, 0.1, 0.5] if args.quick else NUS
+    repeats = 1 if args.quick else 3
+    warnings.simplefilter("ignore")
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="incrowd-incremental-") as tmp:
+        work = Path(tmp)
+        gauss = run_dataset("gaussian", gaussian_frame(), nus, repeats, work)
+        adult = run_dataset("adult", adult_frame(), nus, repeats, work)
+    model = fit_runtime_model("mdav", K, columns=15, sizes=(4000, 8000, 16000, 32000))
+    p_fit = plan(50_000, varsigma=5, tau_end=0.5, model=model)
+    p_thesis = plan(50_000, varsigma=5, tau_end=0.5)
+    elapsed = time.perf_counter() - started
+
+    draw(gauss, FIGURES / "incremental_gaussian.png", "50,000 x 15 standard Gaussian, k = 10 (our runs)")
+    draw(adult, FIGURES / "incremental_adult.png", "48,842 x 6 Adult (numeric attributes), k = 10 (our runs)")
+
+    g10 = {lab: at(gauss, 0.1, lab) for lab in ("2mdav", "nn-split-end", "nn-split-end (inertial)", "nn")}
+    a_g, b_g = fit_exponent(np.array([r["nu"] for r in gauss["rows"]]),
+                            np.array([r["variants"]["2mdav"]["tau_plus"] for r in gauss["rows"]]))
+    compare_rows = [
+        ["Gaussian, nu = 0.10: delta of nn-split-end", "about 2 %", f"{100 * g10['nn-split-end']['delta']:.2f} %"],
+        ["Gaussian, nu = 0.10: delta of 2mdav", "about 5 %", f"{100 * g10['2mdav']['delta']:.2f} %"],
+        ["2mdav: tau+ against nu", "tau+ ~ nu^2", f"tau+ = {a_g:.2f} nu^{b_g:.2f}"],
+        ["nn-split-end: tau+ for large nu", "stays below 10 %",
+         f"max {100 * max(r['variants']['nn-split-end']['tau_plus'] for r in gauss['rows']):.1f} %"],
+        ["inertial coefficient", "no real improvement, sometimes worse",
+         f"nn-split-end at nu = 0.10: {100 * g10['nn-split-end']['delta']:.2f} % plain, "
+         f"{100 * g10['nn-split-end (inertial)']['delta']:.2f} % inertial"],
+        ["plain nn (no splitting)", "not a practical method; delta grows fast with nu",
+         f"{100 * at(gauss, 0.5, 'nn')['delta']:.1f} % at nu = 0.5, "
+         f"{100 * at(gauss, 0.9, 'nn')['delta']:.0f} % at nu = 0.9" if not args.quick else "n/a (quick run)"],
+    ]
+    body = [
+        "# Incremental publication: paper 002's experiments on our implementation",
+        "",
+        f"Generated by `bench/reproduce_incremental.py` on {now_utc()}, in {elapsed:.0f} s.",
+        f"Machine: {machine_line()}.",
+        "",
+        "Method: base = MDAV (`incrowd.incremental.IncrementalMicroaggregation.from_base`), "
+        "increment = each strategy of `add` started from a copy of the same base state file; "
+        "one-shot = MDAV on all rows (`incrowd.microaggregate`). Distortion is SSE/SST on the "
+        "quasi-identifiers standardized over all rows (DT = the release's information loss, D = "
+        "one-shot MDAV's), delta = DT/D - 1 (paper 002 section 3.2.4). tau0 and tau+ are the "
+        f"base and increment algorithm times over the one-shot time, medians of {repeats} runs "
+        "(2mdav and nn-split-end; the other strategies once). Data: `numpy.random.default_rng(0)"
+        ".standard_normal((50000, 15))`; Adult = adult.csv.gz (adult.data + adult.test), the 6 "
+        "numeric attributes " + ", ".join(ADULT_NUMERIC) + ", rows shuffled with "
+        "`default_rng(0).permutation` (the thesis' second data set, 50,000 rows of 'Large "
+        "Census', is not available here; Adult has 48,842 rows).",
+        "",
+        "## Comparison with the thesis' findings",
+        "",
+        md_table(["finding", "thesis", "ours"], compare_rows, "lll"),
+        "",
+        "Why ours differ where they do:",
+        "",
+        "- *Time ratios.* Our one-shot MDAV is the fast exact kernel (about "
+        f"{gauss['t_one']:.2f} s on the Gaussian data against the thesis' 46 s), so every fixed "
+        "cost of an increment weighs more in tau+; nn-split-end's nearest-centroid scan is "
+        "O(n+ * n0/k) and does not shrink with MDAV's speed-ups. MDAV's own time grows slower "
+        "than n^2 here (the fitted exponent below), so 2mdav's tau+ lies above nu^2 for small nu "
+        "(tau+ = nu^b with b < 2 is larger than nu^2 when nu < 1).",
+        "- *Distortion.* delta depends on the data and on the arrival order, not on the machine; "
+        "the Gaussian rows follow the thesis' recipe exactly, so the Gaussian deltas are the ones "
+        "to compare. Adult's numeric attributes are heavily tied (age, education-num and "
+        "hours-per-week take few values; capital-gain and capital-loss are mostly 0), which makes "
+        "MDAV's one-shot D small and relative changes large.",
+        "",
+        "## The planner on this machine",
+        "",
+        "`incrowd incremental plan --rows 50000 --varsigma 5 --tau-end 0.5` (the thesis' running "
+        "example: a 10-hour vote, a one-shot run of 2 hours, a one-hour deadline) with the thesis' "
+        "quadratic model and with MDAV timed on this machine (4,000 .. 32,000 Gaussian rows, "
+        "15 columns, k = 10):",
+        "",
+        md_table(
+            ["model", "exponent", "nu-", "nu*", "nu_end (tau_end = 0.5)", "predicted one-shot"],
+            [["thesis t ~ n^2", "2", f"{p_thesis.nu_minus:.4f}", f"{p_thesis.nu_star:.4f}",
+              f"{p_thesis.nu_end:.4f}", "-"],
+             ["fitted here", f"{model.exponent:.3f}", f"{p_fit.nu_minus:.4f}", f"{p_fit.nu_star:.4f}",
+              "none" if p_fit.nu_end is None else f"{p_fit.nu_end:.4f}",
+              f"{p_fit.seconds_one_shot:.2f} s"]],
+            "lrrrrr"),
+        "",
+        "## Gaussian data",
+        "",
+        section(gauss, "Gaussian", "figures/incremental_gaussian.png"),
+        "",
+        "## Adult",
+        "",
+        section(adult, "Adult", "figures/incremental_adult.png"),
+    ]
+    write_markdown(DOCS / "incremental.md", "\n".join(body))
+    print(f"wrote {DOCS / 'incremental.md'} in {elapsed:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

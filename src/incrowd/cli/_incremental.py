@@ -1,0 +1,365 @@
+"""``incrowd incremental base | add | publish | plan | show``: incremental publication (paper 002)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.text import Text
+
+from ..data import numeric_matrix, read_table, resolve_roles
+from ..exceptions import DataError, ParameterError
+from ..incremental import STRATEGIES, IncrementalMicroaggregation, RuntimeModel, fit_runtime_model, plan
+from ._console import check_output_path, print_json, stages, stdout_console, user_errors
+from ._options import (
+    DiagonalsOption,
+    GammaOption,
+    IdOption,
+    JsonOption,
+    KOption,
+    MaxRoundsOption,
+    MethodOption,
+    QiOption,
+    QuietOption,
+    RhoOption,
+    RunsOption,
+    SeedOption,
+    Split2kOption,
+    method_params,
+    names,
+)
+
+incremental_app = typer.Typer(
+    help="Incremental publication: anonymize a base early, adjoin late rows, publish once "
+         "(paper 002). State lives in one DuckDB file between the steps.",
+    no_args_is_help=True,
+)
+
+StateArgument = Annotated[
+    Path,
+    typer.Argument(metavar="STATE", help="State file written by 'incrowd incremental base'.",
+                   show_default=False),
+]
+InputArgument = Annotated[
+    Path,
+    typer.Argument(metavar="INPUT", help="CSV (delimiter sniffed; .gz ok) or Parquet file.",
+                   show_default=False),
+]
+
+
+def _print_lines(rows: list[tuple[str, str]]) -> None:
+    console = stdout_console()
+    width = max(len(key) for key, _ in rows) + 2
+    for key, value in rows:  # plain lines, not a table: a long path must never be cut short
+        console.print(Text.assemble((key.ljust(width), "bold"), value), soft_wrap=True)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100.0 * value:.3f} %"
+
+
+@incremental_app.command("base")
+def base_command(
+    input_path: InputArgument,
+    state: Annotated[
+        Path,
+        typer.Option("--state", "-o", help="State file to create (DuckDB).", show_default=False),
+    ],
+    k: KOption,
+    method: MethodOption = "mdav",
+    qi: QiOption = None,
+    identifiers: IdOption = None,
+    gamma: GammaOption = None,
+    rho: RhoOption = None,
+    runs: RunsOption = None,
+    max_rounds: MaxRoundsOption = None,
+    diagonals: DiagonalsOption = None,
+    split_2k: Split2kOption = None,
+    seed: SeedOption = None,
+    keep_points: Annotated[
+        bool,
+        typer.Option("--keep-points/--no-points",
+                     help="Keep the rows' standardized QI values in the state (needed by "
+                          "nn-split-mid, nn-split-end and publish --compare). --no-points keeps "
+                          "only group sums."),
+    ] = True,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing state file.")] = False,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Microaggregate the base rows of INPUT and store what the increments need in STATE.
+
+    Identifiers (--id) are the row keys (they must be unique) and are dropped from the release.
+    """
+    with user_errors():
+        if state.exists() and not force:
+            raise DataError(f"state file {str(state)!r} already exists; use --force to overwrite it")
+        with stages(3, quiet=quiet or json_output) as progress:
+            progress.stage(f"reading {input_path.name}")
+            data = read_table(input_path)
+            progress.stage(f"microaggregating {data.shape[0]} base rows with {method}, k={k}")
+            session = IncrementalMicroaggregation.from_base(
+                data, state, k, method,
+                quasi_identifiers=names(qi, "--qi"), identifiers=names(identifiers, "--id"),
+                keep_points=keep_points, random_state=seed, overwrite=force,
+                **method_params(gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
+                                diagonals=diagonals, split_2k=split_2k),
+            )
+            progress.stage("state written")
+    info = session.describe()
+    base = info["batches"][0]
+    if json_output:
+        print_json({**info, "input": str(input_path), "information_loss": base["information_loss"],
+                    "seconds": base["seconds"]})
+        return
+    _print_lines([
+        ("input", str(input_path)),
+        ("method", f"{info['method']} (k={info['k']})"),
+        ("rows", str(info["rows"])),
+        ("groups", str(info["groups"])),
+        ("information loss", _pct(base["information_loss"]) + " (base rows alone)"),
+        ("seconds", f"{base['seconds']:.3f}"),
+        ("state", str(state)),
+        ("keeps points", "yes" if info["keeps_points"] else "no (nn and 2mdav only)"),
+    ])
+
+
+@incremental_app.command("add")
+def add_command(
+    state: StateArgument,
+    input_path: InputArgument,
+    strategy: Annotated[
+        str,
+        typer.Option("--strategy", help=f"One of: {', '.join(STRATEGIES)}."),
+    ] = "nn-split-end",
+    inertial: Annotated[
+        bool,
+        typer.Option("--inertial", help="Weight the squared distance to a group of n_q rows by "
+                                        "n_q/(n_q+1) (nn strategies)."),
+    ] = False,
+    k: Annotated[
+        Optional[int],
+        typer.Option("--k", help="Check that the state was built with this k.", show_default=False),
+    ] = None,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Adjoin the rows of INPUT to STATE (same columns as the base) and save STATE."""
+    with user_errors():
+        with stages(3, quiet=quiet or json_output) as progress:
+            progress.stage(f"opening {state.name}")
+            session = IncrementalMicroaggregation.open(state)
+            progress.stage(f"reading {input_path.name}")
+            data = read_table(input_path)
+            progress.stage(f"adjoining {data.shape[0]} rows with {strategy}")
+            report = session.add(data, strategy, inertial=inertial, k=k)
+    if json_output:
+        print_json({**report, "state": str(state), "input": str(input_path),
+                    "rows_total": session.n_rows})
+        return
+    lines = [
+        ("input", str(input_path)),
+        ("strategy", strategy + (" (inertial)" if inertial else "")),
+        ("rows adjoined", str(report["rows"])),
+        ("groups", f"{report['groups_before']} -> {report['groups_after']} "
+                   f"({report['splits']} split(s))"),
+        ("seconds", f"{report['seconds']:.3f}"),
+        ("rows in state", str(session.n_rows)),
+        ("state", str(state)),
+    ]
+    if report["note"]:
+        lines.append(("note", report["note"]))
+    _print_lines(lines)
+
+
+@incremental_app.command("publish")
+def publish_command(
+    state: StateArgument,
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", help="Release file; .parquet/.pq or CSV (.gz compresses).",
+                     show_default=False),
+    ],
+    compare: Annotated[
+        bool,
+        typer.Option("--compare", help="Also microaggregate all rows at once and report "
+                                       "D, delta = DT/D - 1, tau0 and tau+."),
+    ] = False,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Verify the combined release (base + increments) k-anonymous and write it atomically."""
+    with user_errors():
+        check_output_path(output)
+        with stages(2 + compare, quiet=quiet or json_output) as progress:
+            progress.stage(f"opening {state.name}")
+            session = IncrementalMicroaggregation.open(state)
+            progress.stage("verifying and writing the release" + (" (and the one-shot run)" if compare else ""))
+            result = session.publish(output, compare=compare)
+    r = result.report
+    if json_output:
+        print_json(r)
+        return
+    lines = [
+        ("state", str(state)),
+        ("method", f"{r['method']} (k={r['k']}), {len(r['batches']) - 1} increment(s)"),
+        ("rows", f"{r['rows']} (base {r['rows_base']}, increments {r['rows_increment']}, "
+                 f"nu = {r['nu']:.4f})"),
+        ("groups", f"{r['groups']} (sizes {r['min_group_size']}..{r['max_group_size']})"),
+        ("D0 / D+ / DT", f"{_pct(r['D0'])} / {_pct(r['D_plus'])} / {_pct(r['DT'])}"),
+    ]
+    if compare:
+        lines += [
+            ("one-shot D", _pct(r["D"])),
+            ("delta", "n/a" if r["delta"] is None else f"{100.0 * r['delta']:+.2f} %"),
+            ("tau0 / tau+", f"{r['tau0']:.3f} / {r['tau_plus']:.3f} (relative to the one-shot "
+                            f"run, {r['seconds_one_shot']:.3f} s)"),
+        ]
+    lines += [
+        ("k-anonymous", f"yes (verified: smallest class has {r['min_class_size']} rows, k={r['k']})"),
+        ("output", str(output)),
+    ]
+    _print_lines(lines)
+
+
+def _read_arrivals(path: Path) -> tuple[list[float], list[float]]:
+    frame = read_table(path)
+    cols = [str(c) for c in frame.columns]
+    if "time" in cols and "rows" in cols:
+        tcol, rcol = "time", "rows"
+    elif len(cols) == 2:
+        tcol, rcol = cols
+    else:
+        raise DataError(f"arrival file {str(path)!r} needs columns 'time' (seconds) and 'rows' "
+                        f"(rows arrived so far); it has {cols}")
+    values = numeric_matrix(frame, [tcol, rcol])
+    return values[:, 0].tolist(), values[:, 1].tolist()
+
+
+@incremental_app.command("plan")
+def plan_command(
+    rows: Annotated[
+        Optional[int],
+        typer.Option("--rows", help="Number of rows in all (default with --arrivals: its last count).",
+                     show_default=False),
+    ] = None,
+    varsigma: Annotated[
+        Optional[float],
+        typer.Option("--varsigma", help="Head-start coefficient: collection time / one-shot "
+                                        "runtime, arrivals uniform.", show_default=False),
+    ] = None,
+    arrivals: Annotated[
+        Optional[Path],
+        typer.Option("--arrivals", help="Arrival schedule file with columns time (seconds) and "
+                                        "rows (arrived so far).", show_default=False),
+    ] = None,
+    tau_end: Annotated[
+        Optional[float],
+        typer.Option("--tau-end", help="Time available after the last arrival, relative to the "
+                                       "one-shot runtime.", show_default=False),
+    ] = None,
+    deadline: Annotated[
+        Optional[float],
+        typer.Option("--deadline", help="Time available after the last arrival, in seconds "
+                                        "(needs --model fit).", show_default=False),
+    ] = None,
+    model: Annotated[
+        str,
+        typer.Option("--model", help="'quadratic' (the thesis' t ~ n^2, relative times only) or "
+                                     "'fit' (measure the method on this machine)."),
+    ] = "fit",
+    method: MethodOption = "mdav",
+    k: Annotated[int, typer.Option("--k", help="k for the measured runtime model.")] = 10,
+    columns: Annotated[
+        int, typer.Option("--columns", help="Quasi-identifiers of the Gaussian rows timed by --model fit.")
+    ] = 15,
+    fit_on: Annotated[
+        Optional[Path],
+        typer.Option("--fit-on", help="Time the method on rows of this file instead of Gaussian "
+                                      "rows (with --qi).", show_default=False),
+    ] = None,
+    qi: QiOption = None,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """How much to leave for the increment: nu- (critical), nu* (optimal), nu_end (deadline).
+
+    The base and the increment are both run with --method (2MDAV when it is mdav).
+    """
+    with user_errors():
+        if model not in ("quadratic", "fit"):
+            raise ParameterError(f"--model must be 'quadratic' or 'fit'; got {model!r}")
+        schedule = _read_arrivals(arrivals) if arrivals is not None else None
+        if rows is None:
+            if schedule is None:
+                raise ParameterError("give --rows (or --arrivals, whose last count is the row total)")
+            rows = int(round(schedule[1][-1]))
+        with stages(2, quiet=quiet or json_output) as progress:
+            if model == "quadratic":
+                runtime = RuntimeModel.quadratic()
+            else:
+                progress.stage(f"timing {method} (k={k}) on this machine")
+                data = None
+                if fit_on is not None:
+                    frame = read_table(fit_on)
+                    roles = resolve_roles(frame, names(qi, "--qi"), None)
+                    data = numeric_matrix(frame, list(roles.quasi_identifiers))
+                runtime = fit_runtime_model(method, k, columns=columns, data=data)
+            progress.stage("solving")
+            result = plan(rows, varsigma=varsigma, arrivals=schedule, tau_end=tau_end,
+                          deadline_seconds=deadline, model=runtime)
+    out = result.to_dict()
+    if json_output:
+        print_json(out)
+        return
+    m = result.model
+    lines = [
+        ("rows", str(result.rows)),
+        ("arrivals", f"uniform, varsigma = {result.varsigma:g}" if result.varsigma is not None
+         else f"schedule {arrivals}"),
+        ("runtime model", f"t ~ n^{m.exponent:.3f} ({m.source}"
+                          + (f", one-shot {result.seconds_one_shot:.3f} s)" if result.seconds_one_shot else ")")),
+        ("solved", result.solved),
+    ]
+    if result.varsigma_minus is not None:
+        lines.append(("varsigma-", f"{result.varsigma_minus:.4f}"))
+    lines += [
+        ("nu- (critical)", f"{result.nu_minus:.4f}"),
+        ("nu* (optimal)", f"{result.nu_star:.4f}  (relative gain {result.delta_tau_star:.4f}, "
+                          f"finish {result.at['nu_star']['finish_after_last_arrival']:.4f} after "
+                          "the last arrival)"),
+    ]
+    if result.tau_end is not None:
+        lines.append(("nu_end (deadline)", "none" if result.nu_end is None else f"{result.nu_end:.4f}"))
+    for key, point in result.at.items():
+        if "seconds" in point:
+            s = point["seconds"]
+            lines.append((f"at {key}", f"base {point['rows_base']} rows from "
+                          f"{s['start_base_before_last_arrival']:.3g} s before the last arrival, "
+                          f"finished {s['finish_after_last_arrival']:.3g} s after it"))
+    for note in result.notes:
+        lines.append(("note", note))
+    _print_lines(lines)
+
+
+@incremental_app.command("show")
+def show_command(state: StateArgument, json_output: JsonOption = False) -> None:
+    """Say what a state file holds: format, roles, groups, batches, and each table."""
+    with user_errors():
+        info = IncrementalMicroaggregation.open(state).describe()
+    if json_output:
+        print_json(info)
+        return
+    lines: list[tuple[str, Any]] = [
+        ("state", str(state)),
+        ("format", f"{info['format']} v{info['format_version']} (incrowd {info['incrowd_version']})"),
+        ("method", f"{info['method']} (k={info['k']})"),
+        ("quasi-identifiers", ", ".join(info["quasi_identifiers"])),
+        ("row keys", ", ".join(info["identifiers"]) or "row numbers"),
+        ("rows / groups", f"{info['rows']} / {info['groups']}"),
+        ("batches", "; ".join(f"{b['batch']}: {b['rows']} rows, "
+                              f"{b.get('strategy') or b.get('method')}" for b in info["batches"])),
+    ]
+    lines += [(f"table {name}", text) for name, text in info["tables"].items()]
+    _print_lines(lines)

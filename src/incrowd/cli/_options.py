@@ -1,0 +1,86 @@
+"""Option declarations shared by several commands, so each flag means the same everywhere."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ..exceptions import ParameterError
+from ..microaggregation import METHODS
+
+KOption = Annotated[int, typer.Option("--k", help="Minimum group size (>= 2).", show_default=False)]
+MethodOption = Annotated[str, typer.Option("--method", help=f"One of: {', '.join(METHODS)}.")]
+QiOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--qi",
+        help="Quasi-identifier columns, comma-separated (repeatable). "
+             "Default: every column not named by --id.",
+        show_default=False,
+    ),
+]
+IdOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--id",
+        help="Identifier columns to drop from the output, comma-separated (repeatable).",
+        show_default=False,
+    ),
+]
+GammaOption = Annotated[
+    Optional[float],
+    typer.Option("--gamma", help="v-mdav only: group extension threshold (>= 0; 0.2 if not given).",
+                 show_default=False),
+]
+RhoOption = Annotated[
+    Optional[float],
+    typer.Option("--rho", help="mona, mona-2d only: split limit exponent in [0, 1] (0.5 if not "
+                 "given); parts of at most n^rho rows are clustered by ONA*.", show_default=False),
+]
+RunsOption = Annotated[
+    Optional[int],
+    typer.Option("--runs", help="ona only: keep the best of this many seeded runs (100 if not given).",
+                 show_default=False),
+]
+MaxRoundsOption = Annotated[
+    Optional[int],
+    typer.Option("--max-rounds", help="ona, ona-star, mona, mona-2d: cap on improvement rounds "
+                 "(ona 30, the others 100 if not given).", show_default=False),
+]
+DiagonalsOption = Annotated[
+    Optional[str],
+    typer.Option("--diagonals", help="mondrian-v2d, mona-2d: score diagonals by x_a+-x_b ('sum', "
+                 "default) or along the unit vector ('unit').", show_default=False),
+]
+Split2kOption = Annotated[
+    Optional[bool],
+    typer.Option("--split-2k/--no-split-2k", help="mondrian*, mona*: split parts of exactly 2k "
+                 "rows (default: yes, groups of k..2k-1; no: paper 000 Table 6's rule, k..2k).",
+                 show_default=False),
+]
+SeedOption = Annotated[
+    Optional[int],
+    typer.Option("--seed", help="Random seed (random_state); only ona is randomized.",
+                 show_default=False),
+]
+JsonOption = Annotated[
+    bool,
+    typer.Option("--json", help="Print one JSON object (the result summary) on stdout, nothing else."),
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Do not show progress on stderr.")]
+
+
+def names(values: list[str] | None, option: str) -> list[str] | None:
+    """Column names from repeatable, comma-separated options; None when not given."""
+    if values is None:
+        return None
+    out = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    if not out:
+        raise ParameterError(f"{option} must name at least one column; got {values!r}")
+    return out
+
+
+def method_params(**given: Any) -> dict[str, Any]:
+    # Only parameters the user gave are passed: a method without them then refuses them by name.
+    return {name: value for name, value in given.items() if value is not None}

@@ -1,0 +1,39 @@
+"""Incremental publication (paper 002): anonymize a base early, adjoin late rows, publish once.
+
+- :class:`IncrementalMicroaggregation`: the state on disk (a DuckDB file), created from base
+  data (:meth:`~IncrementalMicroaggregation.from_base`), reopened
+  (:meth:`~IncrementalMicroaggregation.open`), fed increments
+  (:meth:`~IncrementalMicroaggregation.add`) and published
+  (:meth:`~IncrementalMicroaggregation.publish`);
+- :func:`plan`: the critical, optimal and deadline ratios nu-, nu*, nu_end with a runtime model
+  (:func:`fit_runtime_model` measures one on this machine) and the thesis' closed forms
+  (:func:`critical_ratio`, :func:`optimal_ratio`, :func:`deadline_ratio`).
+"""
+
+from ._plan import (
+    VARSIGMA_MINUS,
+    Plan,
+    RuntimeModel,
+    critical_ratio,
+    deadline_ratio,
+    earliest_finish,
+    fit_runtime_model,
+    optimal_ratio,
+    plan,
+)
+from ._session import STRATEGIES, IncrementalMicroaggregation, PublishResult
+
+__all__ = [
+    "IncrementalMicroaggregation",
+    "PublishResult",
+    "STRATEGIES",
+    "plan",
+    "Plan",
+    "RuntimeModel",
+    "fit_runtime_model",
+    "critical_ratio",
+    "optimal_ratio",
+    "deadline_ratio",
+    "earliest_finish",
+    "VARSIGMA_MINUS",
+]

@@ -1,0 +1,470 @@
+"""The incremental publication object: anonymize a base early, adjoin increments, publish once.
+
+Paper 002 (sections 3.2.4, 3.2.6, 4.2; Table 4.1). The base is microaggregated with any method
+of the library; each increment is adjoined by one strategy:
+
+- ``2mdav``: MDAV on the increment alone, its groups added to the base's (an increment of
+  fewer than k rows cannot form a group: its rows join their nearest groups, and the report
+  says so);
+- ``nn``: every new row joins the group with the nearest centroid, which is then updated;
+- ``nn-split-mid``: as ``nn``, and a group is split by MDAV as soon as it reaches 2k rows;
+- ``nn-split-end``: as ``nn``, then every group of more than 2k-1 rows is split by MDAV.
+
+``inertial=True`` weights the squared distance to a group of n_q rows by n_q/(n_q+1), the SSE
+growth of adjoining the row with the centroid updated (section 3.2.6).
+
+All distances are taken in the base's standardization, which is stored with the state and
+applied to every increment.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from .._microaggregate import make_estimator, microaggregate
+from ..data import Standardizer, numeric_matrix, resolve_roles, write_table
+from ..exceptions import DataError, IncrowdError, ParameterError, VerificationError
+from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
+from ..microaggregation._base import check_k
+from ..microaggregation._mdav_kernel import mdav_labels
+from . import _state
+from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
+from ._state import State
+
+#: strategy name -> split mode of the nearest-centroid kernel (2mdav has its own path)
+STRATEGIES: dict[str, int | None] = {
+    "2mdav": None,
+    "nn": NO_SPLIT,
+    "nn-split-mid": SPLIT_MID,
+    "nn-split-end": SPLIT_END,
+}
+_SPLITTING = ("nn-split-mid", "nn-split-end")
+
+
+def _as_frame(data, what: str) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        frame = data
+    else:
+        arr = np.asarray(data)
+        if arr.ndim == 1:
+            arr = arr[:, None]
+        if arr.ndim != 2:
+            raise DataError(f"{what} must be a DataFrame or a 2-D array; got {arr.ndim}-D")
+        frame = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+    if frame.shape[0] == 0:
+        raise DataError(f"the {what} has no rows")
+    return frame
+
+
+def _group_stats(Z: np.ndarray, labels: np.ndarray, n_groups: int):
+    sizes = np.bincount(labels, minlength=n_groups).astype(np.int64)
+    sums = np.zeros((n_groups, Z.shape[1]))
+    sumsq = np.zeros((n_groups, Z.shape[1]))
+    np.add.at(sums, labels, Z)
+    np.add.at(sumsq, labels, Z * Z)
+    return sizes, sums, sumsq
+
+
+def _check_unique_keys(keys: pd.DataFrame, what: str) -> None:
+    if keys.shape[1] == 0:
+        return
+    dup = keys.duplicated(keep="first")
+    if dup.any():
+        pos = int(np.flatnonzero(dup.to_numpy())[0])
+        value = keys.iloc[pos].tolist()
+        raise DataError(
+            f"identifier value {value if len(value) > 1 else value[0]!r} occurs more than once "
+            f"in the {what} (data row {pos + 1}); row keys must be unique"
+        )
+
+
+def _check_random_state(random_state) -> Any:
+    # The state file stores the seed as JSON, so it must be an int (or None).
+    if random_state is None:
+        return None
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
+        raise ParameterError(
+            f"random_state must be an integer seed or None for an incremental state; got {random_state!r}"
+        )
+    return int(random_state)
+
+
+@dataclass
+class PublishResult:
+    """The combined release (verified k-anonymous) and its report."""
+
+    release: pd.DataFrame
+    verification: KAnonymityReport
+    report: dict[str, Any]
+
+    def summary(self) -> dict[str, Any]:
+        return self.report
+
+
+class IncrementalMicroaggregation:
+    """Anonymization state on disk: created from base data, reopened, fed increments, published.
+
+    Create with :meth:`from_base` (runs the base microaggregation and writes the state file),
+    reopen with :meth:`open`, adjoin late rows with :meth:`add`, and write the release with
+    :meth:`publish`. Every change is saved to the file before the call returns, so a process
+    may stop between any two calls; another process picks up from the file.
+    """
+
+    def __init__(self, state: State, path: Path):
+        self._state = state
+        self.path = path
+
+    # ------------------------------------------------------------------ creation and reopening
+
+    @classmethod
+    def from_base(
+        cls,
+        data,
+        path: str | os.PathLike,
+        k: int,
+        method: str = "mdav",
+        *,
+        quasi_identifiers: Sequence[str] | str | None = None,
+        identifiers: Sequence[str] | str | None = None,
+        keep_points: bool = True,
+        random_state=None,
+        overwrite: bool = False,
+        **params,
+    ) -> "IncrementalMicroaggregation":
+        """Microaggregate the base data with ``method`` and store the state in ``path``.
+
+        ``identifiers`` (dropped from the release) serve as row keys and must be unique;
+        without them rows are keyed by their number. ``keep_points=False`` stores no
+        quasi-identifier value of any row: the nn-split strategies and the one-shot comparison
+        are then unavailable. An existing file is kept unless ``overwrite``.
+        """
+        target = Path(path)
+        if target.exists() and not overwrite:
+            raise DataError(
+                f"state file {str(target)!r} already exists; choose another name or overwrite it "
+                "explicitly (overwrite=True, CLI --force)"
+            )
+        if not isinstance(keep_points, (bool, np.bool_)):
+            raise ParameterError(f"keep_points must be True or False; got {keep_points!r}")
+        seed = _check_random_state(random_state)
+        frame = _as_frame(data, "base data")
+        make_estimator(method, 2, seed, **params)  # unknown method or parameter: fail first
+        roles = resolve_roles(frame, quasi_identifiers, identifiers)
+        qis, ids = list(roles.quasi_identifiers), list(roles.identifiers)
+        X = numeric_matrix(frame, qis)
+        check_k(k, X.shape[0])
+        keys = frame[ids].reset_index(drop=True)
+        _check_unique_keys(keys, "base data")
+        result = microaggregate(frame, k, method, quasi_identifiers=qis, identifiers=ids,
+                                random_state=seed, **params)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # microaggregate has warned about constant columns
+            scaler = Standardizer.fit(X, qis)
+        Z = scaler.transform(X)
+        labels = np.asarray(result.labels, dtype=np.int64)
+        sizes, sums, sumsq = _group_stats(Z, labels, result.n_groups)
+        centroids = sums / sizes[:, None]
+        base_sse = ((Z - centroids[labels]) ** 2).sum(axis=0)
+        state = State(
+            k=int(result.k), method=method, params=result.params, random_state=seed,
+            quasi_identifiers=qis, identifiers=ids, passthrough_columns=list(roles.other),
+            column_order=[str(c) for c in frame.columns],
+            mean=scaler.mean, scale=scaler.scale, sizes=sizes, sums=sums, sumsq=sumsq,
+            labels=labels, batch=np.zeros(labels.shape[0], np.int64), keys=keys,
+            passthrough=frame[list(roles.other)].reset_index(drop=True),
+            points=Z if keep_points else None, base_sse=base_sse,
+            batches=[{
+                "batch": 0, "kind": "base", "rows": int(labels.shape[0]), "method": method,
+                "seconds": float(result.seconds), "groups": int(result.n_groups),
+                "information_loss": float(result.information_loss),
+            }],
+            incrowd_version=__version__,
+        )
+        _state.save(state, target)
+        return cls(_state.load(target), target)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> "IncrementalMicroaggregation":
+        """Reopen a state file written by :meth:`from_base` (in this or another process)."""
+        target = Path(path)
+        return cls(_state.load(target), target)
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def k(self) -> int:
+        return self._state.k
+
+    @property
+    def method(self) -> str:
+        return self._state.method
+
+    @property
+    def n_rows(self) -> int:
+        return self._state.n_rows
+
+    @property
+    def n_groups(self) -> int:
+        return self._state.n_groups
+
+    @property
+    def labels(self) -> np.ndarray:
+        return self._state.labels.copy()
+
+    @property
+    def batches(self) -> list[dict[str, Any]]:
+        return [dict(b) for b in self._state.batches]
+
+    def describe(self) -> dict[str, Any]:
+        """What the state file holds (format, roles, groups, batches, tables)."""
+        return {"path": str(self.path), **self._state.describe()}
+
+    # ------------------------------------------------------------------ increments
+
+    def _increment_frame(self, data) -> pd.DataFrame:
+        st = self._state
+        frame = _as_frame(data, "increment")
+        columns = [str(c) for c in frame.columns]
+        missing = [c for c in st.column_order if c not in columns]
+        extra = [c for c in columns if c not in st.column_order]
+        if missing or extra or len(set(columns)) != len(columns):
+            parts = []
+            if missing:
+                parts.append(f"missing {missing}")
+            if extra:
+                parts.append(f"not in the base {extra}")
+            if len(set(columns)) != len(columns):
+                parts.append("duplicated column names")
+            raise DataError(
+                "the increment's columns differ from the base's: " + "; ".join(parts)
+                + f" (the base has {st.column_order})"
+            )
+        return frame[st.column_order].reset_index(drop=True)
+
+    def add(self, data, strategy: str = "nn-split-end", *, inertial: bool = False,
+            k: int | None = None) -> dict[str, Any]:
+        """Adjoin late rows with ``strategy`` and save the state; returns the batch report.
+
+        ``k``, when given, must equal the state's k (a guard against mixing up files).
+        Nothing is saved if anything fails.
+        """
+        st = self._state
+        if not isinstance(strategy, str) or strategy not in STRATEGIES:
+            raise ParameterError(f"unknown strategy {strategy!r}; known strategies: {', '.join(STRATEGIES)}")
+        if not isinstance(inertial, (bool, np.bool_)):
+            raise ParameterError(f"inertial must be True or False; got {inertial!r}")
+        if k is not None and k != st.k:
+            raise ParameterError(
+                f"k={k!r} differs from the state's k={st.k} (state file {str(self.path)!r}); "
+                "an increment is adjoined with the k of its base"
+            )
+        if strategy in _SPLITTING and not st.keep_points:
+            raise ParameterError(
+                f"strategy {strategy!r} splits cells and needs the rows' values, but the state "
+                f"file {str(self.path)!r} was built without them (keep_points=False); use 'nn' "
+                "or '2mdav'"
+            )
+        frame = self._increment_frame(data)
+        X = numeric_matrix(frame, st.quasi_identifiers)
+        Z = np.ascontiguousarray((X - st.mean) / st.scale)
+        keys = frame[st.identifiers].reset_index(drop=True)
+        _check_unique_keys(keys, "increment")
+        if st.identifiers:
+            seen = pd.MultiIndex.from_frame(st.keys) if len(st.identifiers) > 1 else pd.Index(st.keys.iloc[:, 0])
+            new = pd.MultiIndex.from_frame(keys) if len(st.identifiers) > 1 else pd.Index(keys.iloc[:, 0])
+            again = new.isin(seen)
+            if again.any():
+                pos = int(np.flatnonzero(again)[0])
+                raise DataError(
+                    f"identifier value {new[pos]!r} (increment data row {pos + 1}) is already in "
+                    f"the state; {int(again.sum())} row(s) of this increment were adjoined before"
+                )
+
+        n_old, n_new, g0, m = st.n_rows, Z.shape[0], st.n_groups, Z.shape[1]
+        cap = g0 + (n_old + n_new) // st.k + 1
+        sizes = np.zeros(cap, np.int64)
+        sums = np.zeros((cap, m))
+        sumsq = np.zeros((cap, m))
+        sizes[:g0], sums[:g0], sumsq[:g0] = st.sizes, st.sums, st.sumsq
+        labels = np.empty(n_old + n_new, np.int64)
+        labels[:n_old] = st.labels
+        note = None
+        splits = 0
+        start = time.perf_counter()
+        if strategy == "2mdav" and n_new >= st.k:
+            new_labels = mdav_labels(Z, st.k) + g0
+            labels[n_old:] = new_labels
+            n_groups = int(new_labels.max()) + 1
+            s, su, sq = _group_stats(Z, new_labels - g0, n_groups - g0)
+            sizes[g0:n_groups], sums[g0:n_groups], sumsq[g0:n_groups] = s, su, sq
+        else:
+            if strategy == "2mdav":
+                note = (f"the increment has {n_new} row(s), fewer than k={st.k}: they were "
+                        "adjoined to their nearest groups instead of forming a group of their own")
+            P_old = st.points if st.points is not None else np.empty((0, m))
+            mode = NO_SPLIT if strategy == "2mdav" else STRATEGIES[strategy]
+            n_groups, splits = adjoin(P_old, Z, labels, sums, sumsq, sizes, g0, st.k,
+                                      bool(inertial), mode)
+            n_groups, splits = int(n_groups), int(splits)
+        seconds = time.perf_counter() - start
+        sizes, sums, sumsq = sizes[:n_groups].copy(), sums[:n_groups].copy(), sumsq[:n_groups].copy()
+        if sizes.min() < st.k or labels.min() < 0:
+            raise IncrowdError("internal error: an increment left a row unassigned or a group below k")
+        batch_no = int(st.batch.max()) + 1
+        report = {
+            "batch": batch_no, "kind": "increment", "rows": int(n_new), "strategy": strategy,
+            "inertial": bool(inertial), "seconds": float(seconds),
+            "groups_before": int(g0), "groups_after": int(n_groups), "splits": splits,
+            "note": note,
+        }
+        new_state = State(
+            k=st.k, method=st.method, params=st.params, random_state=st.random_state,
+            quasi_identifiers=st.quasi_identifiers, identifiers=st.identifiers,
+            passthrough_columns=st.passthrough_columns, column_order=st.column_order,
+            mean=st.mean, scale=st.scale, sizes=sizes, sums=sums, sumsq=sumsq, labels=labels,
+            batch=np.concatenate([st.batch, np.full(n_new, batch_no, np.int64)]),
+            keys=pd.concat([st.keys, keys], ignore_index=True),
+            passthrough=pd.concat([st.passthrough, frame[st.passthrough_columns]], ignore_index=True),
+            points=None if st.points is None else np.concatenate([st.points, Z]),
+            base_sse=st.base_sse, batches=st.batches + [report],
+            created=st.created, incrowd_version=__version__,
+        )
+        _state.save(new_state, self.path)
+        self._state = _state.load(self.path)
+        return dict(report)
+
+    # ------------------------------------------------------------------ publishing
+
+    def release(self) -> tuple[pd.DataFrame, KAnonymityReport]:
+        """The combined release (identifiers dropped, QIs replaced by group centroids in the
+        original units, other columns unchanged; base rows first, then each increment in
+        order) and its k-anonymity check. Raises VerificationError if the check fails."""
+        st = self._state
+        published = (st.centroids() * st.scale + st.mean)[st.labels]
+        out = pd.DataFrame(index=pd.RangeIndex(st.n_rows))
+        for name in st.column_order:
+            if name in st.identifiers:
+                continue
+            if name in st.quasi_identifiers:
+                out[name] = published[:, st.quasi_identifiers.index(name)]
+            else:
+                out[name] = st.passthrough[name].to_numpy()
+        check = verify_k_anonymity(out, st.quasi_identifiers, st.k)
+        if not check.ok:
+            raise VerificationError(
+                f"the combined release is not {st.k}-anonymous (smallest class "
+                f"{check.min_class_size}); nothing was written"
+            )
+        return out, check
+
+    def distortion(self) -> dict[str, float]:
+        """D0, D+, DT of paper 002 section 3.2.4 in the release's own standardization.
+
+        SSE and SST are taken on the quasi-identifiers standardized over all rows (base and
+        increments), as a one-shot run would; with SST = m*n this gives DT = SSE/SST (the
+        release's information loss), D0 = SSE of the base partition over its rows / (m*n0),
+        and D+ = (SSE_T - SSE_0) / (m*n+), so that DT = (1-nu) D0 + nu D+ exactly.
+        """
+        st = self._state
+        n = st.n_rows
+        n0 = int(np.count_nonzero(st.batch == 0))
+        total = st.sums.sum(axis=0)
+        total_sq = st.sumsq.sum(axis=0)
+        var = np.maximum(total_sq / n - (total / n) ** 2, 0.0)
+        live = var > 1e-12 * np.maximum(total_sq / n, 1.0)  # constant columns add nothing
+        sse_cols = st.sumsq - st.sums**2 / st.sizes[:, None]
+        sse_t = float((np.maximum(sse_cols.sum(axis=0), 0.0)[live] / var[live]).sum())
+        sse_0 = float((st.base_sse[live] / var[live]).sum())
+        m_eff = int(live.sum())
+        n_plus = n - n0
+        if m_eff == 0:
+            return {"D0": 0.0, "D_plus": 0.0, "DT": 0.0, "nu": n_plus / n}
+        return {
+            "D0": sse_0 / (m_eff * n0),
+            "D_plus": (sse_t - sse_0) / (m_eff * n_plus) if n_plus else 0.0,
+            "DT": sse_t / (m_eff * n),
+            "nu": n_plus / n,
+        }
+
+    def publish(self, output: str | os.PathLike | None = None, *, compare: bool = False,
+                sep: str | None = None) -> PublishResult:
+        """Verify the combined release k-anonymous and write it atomically to ``output``.
+
+        ``compare=True`` also microaggregates all rows at once with the base method (needs the
+        state's points) and reports D, delta = DT/D - 1 and the relative times tau0, tau+.
+        """
+        st = self._state
+        if compare and not st.keep_points:
+            raise ParameterError(
+                f"compare needs the rows' values, but the state file {str(self.path)!r} was "
+                "built without them (keep_points=False)"
+            )
+        if output is not None:
+            target = Path(output)
+            if target.is_dir():
+                raise DataError(f"output {str(target)!r} is a directory; expected a file name")
+            if not target.parent.is_dir():
+                raise DataError(f"output directory {str(target.parent)!r} does not exist")
+        release, check = self.release()
+        dist = self.distortion()
+        sizes = group_size_stats(st.labels)
+        n0 = int(np.count_nonzero(st.batch == 0))
+        t0 = float(st.batches[0]["seconds"])
+        t_plus = float(sum(b["seconds"] for b in st.batches[1:]))
+        report: dict[str, Any] = {
+            "state": str(self.path),
+            "k": st.k,
+            "method": st.method,
+            "params": st.params,
+            "quasi_identifiers": st.quasi_identifiers,
+            "identifiers_dropped": st.identifiers,
+            "rows": st.n_rows,
+            "rows_base": n0,
+            "rows_increment": st.n_rows - n0,
+            "nu": dist["nu"],
+            "groups": st.n_groups,
+            "min_group_size": sizes.min,
+            "max_group_size": sizes.max,
+            "batches": st.batches,
+            "D0": dist["D0"],
+            "D_plus": dist["D_plus"],
+            "DT": dist["DT"],
+            "information_loss": dist["DT"],
+            "information_loss_percent": 100.0 * dist["DT"],
+            "seconds_base": t0,
+            "seconds_increment": t_plus,
+            "k_anonymous": bool(check.ok),
+            "min_class_size": check.min_class_size,
+        }
+        if compare:
+            original = pd.DataFrame(st.points * st.scale + st.mean, columns=st.quasi_identifiers)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the base run has reported constant columns
+                one_shot = microaggregate(original, st.k, st.method, random_state=st.random_state,
+                                          **st.params)
+            d = float(one_shot.information_loss)
+            t = float(one_shot.seconds)
+            report.update({
+                "D": d,
+                "delta": dist["DT"] / d - 1.0 if d > 0 else None,
+                "seconds_one_shot": t,
+                "tau0": t0 / t if t > 0 else None,
+                "tau_plus": t_plus / t if t > 0 else None,
+            })
+        if output is not None:
+            write_table(release, output, sep=sep)
+            report["output"] = str(output)
+        return PublishResult(release=release, verification=check, report=report)
+
+
+__all__ = ["IncrementalMicroaggregation", "PublishResult", "STRATEGIES"]

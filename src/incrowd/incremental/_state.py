@@ -1,0 +1,316 @@
+"""The anonymization state that lives between the base run and the increments: one DuckDB file.
+
+What the file holds (table ``contents`` says the same in words):
+
+- ``meta``: format name and version, the incrowd version that wrote it, k, base method and its
+  parameters, column roles, the standardization (mean and scale per quasi-identifier), the
+  batches adjoined so far with their strategy and timings;
+- ``groups``: per group, its size and the per-column sums and sums of squares of the
+  standardized quasi-identifiers (centroids and SSE follow from them);
+- ``members``: per row, its row number in the release, its batch, its group, and its key (the
+  identifier columns' values when the data has identifiers, else the row number alone);
+- ``passthrough``: the columns that are neither identifiers nor quasi-identifiers, which the
+  release publishes unchanged;
+- ``points`` (only with ``keep_points``): the standardized quasi-identifier values of every row.
+  They are needed to split cells (nn-split-mid, nn-split-end) and to compare with a one-shot
+  run; without them the file holds no quasi-identifier value of any single row.
+
+A file is always written whole to a temporary name and renamed into place, so a process killed
+at any moment leaves either the old state or the new one, never a mixture.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._atomic import atomic_output
+from ..exceptions import DataError
+
+FORMAT = "incrowd.incremental-state"
+FORMAT_VERSION = 1
+_TABLES = ("meta", "contents", "groups", "members", "passthrough", "points")
+
+
+@dataclass
+class State:
+    """In-memory form of the state file; the arrays are indexed by group id and row number."""
+
+    k: int
+    method: str
+    params: dict[str, Any]
+    random_state: Any
+    quasi_identifiers: list[str]
+    identifiers: list[str]
+    passthrough_columns: list[str]
+    column_order: list[str]  # the base input's columns, identifiers included
+    mean: np.ndarray
+    scale: np.ndarray
+    sizes: np.ndarray  # (G,) int64
+    sums: np.ndarray  # (G, m) standardized
+    sumsq: np.ndarray  # (G, m) standardized
+    labels: np.ndarray  # (n,) group of each row, release order
+    batch: np.ndarray  # (n,) 0 = base, 1.. = increments
+    keys: pd.DataFrame  # identifier columns per row (no columns when the data has none)
+    passthrough: pd.DataFrame  # pass-through columns per row
+    points: np.ndarray | None  # (n, m) standardized QIs, or None
+    base_sse: np.ndarray  # (m,) per-column SSE of the base partition (standardized, base rows)
+    batches: list[dict[str, Any]] = field(default_factory=list)
+    created: str = ""
+    incrowd_version: str = ""
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.labels.shape[0])
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.sizes.shape[0])
+
+    @property
+    def keep_points(self) -> bool:
+        return self.points is not None
+
+    def centroids(self) -> np.ndarray:
+        return self.sums / self.sizes[:, None]
+
+    def contents(self) -> list[tuple[str, str]]:
+        rows = [
+            ("meta", "format, version, k, method and parameters, column roles, standardization "
+                     "(mean, scale), batches with strategy and timings"),
+            ("groups", "per group: size, per-column sums and sums of squares of the standardized "
+                       "quasi-identifiers"),
+            ("members", "per row: release row number, batch (0 = base), group, and the "
+                        "identifier values as row key"
+                        + ("" if self.identifiers else " (none: the data has no identifiers)")),
+            ("passthrough", "the columns published unchanged: "
+                            + (", ".join(self.passthrough_columns) or "none")),
+        ]
+        if self.keep_points:
+            rows.append(("points", "standardized quasi-identifier values of every row (kept to "
+                                   "split cells and to compare with a one-shot run)"))
+        return rows
+
+    def describe(self) -> dict[str, Any]:
+        """What the file holds, JSON-ready."""
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "incrowd_version": self.incrowd_version,
+            "created": self.created,
+            "k": self.k,
+            "method": self.method,
+            "params": self.params,
+            "quasi_identifiers": self.quasi_identifiers,
+            "identifiers": self.identifiers,
+            "passthrough_columns": self.passthrough_columns,
+            "rows": self.n_rows,
+            "groups": self.n_groups,
+            "keeps_points": self.keep_points,
+            "batches": self.batches,
+            "tables": {name: text for name, text in self.contents()},
+        }
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _meta_dict(state: State) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "incrowd_version": state.incrowd_version,
+        "created": state.created or _now(),
+        "saved": _now(),
+        "k": state.k,
+        "method": state.method,
+        "params": state.params,
+        "random_state": state.random_state,
+        "quasi_identifiers": state.quasi_identifiers,
+        "identifiers": state.identifiers,
+        "passthrough_columns": state.passthrough_columns,
+        "column_order": state.column_order,
+        "mean": state.mean.tolist(),
+        "scale": state.scale.tolist(),
+        "base_sse": state.base_sse.tolist(),
+        "keeps_points": state.keep_points,
+        "batches": state.batches,
+    }
+
+
+def _numbered(prefix: str, values: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame({f"{prefix}{j}": values[:, j] for j in range(values.shape[1])})
+
+
+def save(state: State, path: str | os.PathLike) -> Path:
+    """Write the whole state to ``path`` atomically (temporary file, then rename)."""
+    import duckdb
+
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise DataError(f"state file folder {str(target.parent)!r} does not exist")
+    if target.is_dir():
+        raise DataError(f"state file {str(target)!r} is a directory; expected a file name")
+    meta = _meta_dict(state)
+    groups = pd.concat(
+        [pd.DataFrame({"group_id": np.arange(state.n_groups), "size": state.sizes}),
+         _numbered("sum_", state.sums), _numbered("sumsq_", state.sumsq)], axis=1)
+    members = pd.concat(
+        [pd.DataFrame({"row": np.arange(state.n_rows), "batch": state.batch,
+                       "group_id": state.labels}),
+         state.keys.reset_index(drop=True).add_prefix("key:")], axis=1)
+    passthrough = pd.concat(
+        [pd.DataFrame({"row": np.arange(state.n_rows)}),
+         state.passthrough.reset_index(drop=True).add_prefix("col:")], axis=1)
+    contents = pd.DataFrame(state.contents(), columns=["table_name", "holds"])
+    with atomic_output(target) as tmp:
+        os.unlink(tmp)  # DuckDB creates the file itself; an empty file is not a database
+        con = duckdb.connect(tmp)
+        try:
+            con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+            con.executemany("INSERT INTO meta VALUES (?, ?)",
+                            [(key, json.dumps(value)) for key, value in meta.items()])
+            for name, frame in (("contents", contents), ("groups", groups),
+                                ("members", members), ("passthrough", passthrough)):
+                con.register("frame_view", frame)
+                con.execute(f"CREATE TABLE {name} AS SELECT * FROM frame_view")
+                con.unregister("frame_view")
+            if state.points is not None:
+                points = pd.concat([pd.DataFrame({"row": np.arange(state.n_rows)}),
+                                    _numbered("z_", state.points)], axis=1)
+                con.register("frame_view", points)
+                con.execute("CREATE TABLE points AS SELECT * FROM frame_view")
+                con.unregister("frame_view")
+            con.execute("CHECKPOINT")
+        except Exception as exc:  # DuckDB and pandas conversion errors; the user needs the file named
+            raise DataError(f"cannot write state file {str(target)!r}: {exc}") from exc
+        finally:
+            con.close()
+        wal = Path(tmp + ".wal")
+        if wal.exists():  # checkpointed above; a stale log must not travel with the rename
+            wal.unlink()
+    return target
+
+
+def _damaged(path: Path, why: str) -> DataError:
+    return DataError(f"state file {str(path)!r} is damaged or not an incrowd state file: {why}")
+
+
+def load(path: str | os.PathLike) -> State:
+    """Read a state file, refusing other formats, other versions and damaged files clearly."""
+    import duckdb
+
+    p = Path(path)
+    if not p.exists():
+        raise DataError(f"state file {str(p)!r} does not exist")
+    if p.is_dir() or p.stat().st_size == 0:
+        raise _damaged(p, "empty or a directory")
+    try:
+        con = duckdb.connect(str(p), read_only=True)
+    except Exception as exc:  # duckdb.IOException, SerializationException, ... on a bad file
+        raise _damaged(p, str(exc).splitlines()[0]) from exc
+    try:
+        tables = {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        if "meta" not in tables:
+            raise _damaged(p, "it has no 'meta' table")
+        meta = {key: json.loads(value) for key, value in con.execute("SELECT key, value FROM meta").fetchall()}
+        if meta.get("format") != FORMAT:
+            raise _damaged(p, f"format is {meta.get('format')!r}, expected {FORMAT!r}")
+        version = meta.get("format_version")
+        if version != FORMAT_VERSION:
+            raise DataError(
+                f"state file {str(p)!r} has format version {version!r} (written by incrowd "
+                f"{meta.get('incrowd_version', '?')}); this incrowd reads version {FORMAT_VERSION} "
+                "only: rebuild the state with 'incrowd incremental base'"
+            )
+        needed = {"groups", "members", "passthrough"} | ({"points"} if meta.get("keeps_points") else set())
+        missing = sorted(needed - tables)
+        if missing:
+            raise _damaged(p, f"table(s) {missing} are missing")
+        groups = con.execute("SELECT * FROM groups ORDER BY group_id").df()
+        members = con.execute("SELECT * FROM members ORDER BY row").df()
+        passthrough = con.execute("SELECT * FROM passthrough ORDER BY row").df()
+        points_frame = con.execute("SELECT * FROM points ORDER BY row").df() if meta.get("keeps_points") else None
+    except DataError:
+        raise
+    except Exception as exc:  # a damaged file fails somewhere inside DuckDB
+        raise _damaged(p, str(exc).splitlines()[0]) from exc
+    finally:
+        con.close()
+    try:
+        state = _assemble(meta, groups, members, passthrough, points_frame)
+    except (KeyError, ValueError, TypeError) as exc:
+        raise _damaged(p, f"{type(exc).__name__}: {exc}") from exc
+    _check_consistent(state, p)
+    return state
+
+
+def _assemble(meta, groups, members, passthrough, points_frame) -> State:
+    qis = list(meta["quasi_identifiers"])
+    m = len(qis)
+    sums = groups[[f"sum_{j}" for j in range(m)]].to_numpy(np.float64)
+    sumsq = groups[[f"sumsq_{j}" for j in range(m)]].to_numpy(np.float64)
+    ids = list(meta["identifiers"])
+    keys = members[[f"key:{c}" for c in ids]].copy()
+    keys.columns = ids
+    others = list(meta["passthrough_columns"])
+    pt = passthrough[[f"col:{c}" for c in others]].copy()
+    pt.columns = others
+    points = None
+    if points_frame is not None:
+        points = np.ascontiguousarray(points_frame[[f"z_{j}" for j in range(m)]].to_numpy(np.float64))
+    return State(
+        k=int(meta["k"]),
+        method=str(meta["method"]),
+        params=dict(meta["params"]),
+        random_state=meta["random_state"],
+        quasi_identifiers=qis,
+        identifiers=ids,
+        passthrough_columns=others,
+        column_order=list(meta["column_order"]),
+        mean=np.asarray(meta["mean"], dtype=np.float64),
+        scale=np.asarray(meta["scale"], dtype=np.float64),
+        sizes=groups["size"].to_numpy(np.int64),
+        sums=np.ascontiguousarray(sums),
+        sumsq=np.ascontiguousarray(sumsq),
+        labels=members["group_id"].to_numpy(np.int64),
+        batch=members["batch"].to_numpy(np.int64),
+        keys=keys,
+        passthrough=pt,
+        points=points,
+        base_sse=np.asarray(meta["base_sse"], dtype=np.float64),
+        batches=list(meta["batches"]),
+        created=str(meta["created"]),
+        incrowd_version=str(meta["incrowd_version"]),
+    )
+
+
+def _check_consistent(state: State, path: Path) -> None:
+    """Cheap cross-checks between the tables, so a tampered or truncated file is caught."""
+    n, g = state.n_rows, state.n_groups
+    m = len(state.quasi_identifiers)
+    problems = []
+    if state.mean.shape != (m,) or state.scale.shape != (m,) or not np.all(state.scale > 0):
+        problems.append("standardization does not match the quasi-identifiers")
+    if n == 0 or g == 0:
+        problems.append("no rows or no groups")
+    elif state.labels.min() < 0 or state.labels.max() >= g:
+        problems.append("a row belongs to a group that does not exist")
+    elif not np.array_equal(np.bincount(state.labels, minlength=g), state.sizes):
+        problems.append("group sizes disagree with the member rows")
+    if state.passthrough.shape[0] != n or state.keys.shape[0] != n:
+        problems.append("row counts of the tables disagree")
+    if state.points is not None and state.points.shape != (n, m):
+        problems.append("the points table does not match the member rows")
+    if g and state.sizes.min() < state.k:
+        problems.append(f"a group has fewer than k={state.k} rows")
+    if problems:
+        raise _damaged(path, "; ".join(problems))
