@@ -348,3 +348,18 @@ def test_any_library_method_can_be_the_base(tmp_path):
         session.add(data.iloc[150:], "nn-split-end")
         r = session.publish(compare=True).report
         assert r["method"] == method and r["k_anonymous"]
+
+
+@pytest.mark.parametrize("strategy", ["nn", "nn-split-mid", "nn-split-end"])
+def test_reference_equality_across_row_blocks(tmp_path, strategy):
+    # 900 new rows span two blocks of the kernel's matrix-product pruning
+    data = people(2100, seed=9)
+    session = IncrementalMicroaggregation.from_base(
+        data.iloc[:1200], tmp_path / "s.duckdb", 5, identifiers="pid", quasi_identifiers=QIS)
+    st_ = session._state
+    Z_old, base_labels = st_.points.copy(), session.labels
+    session.add(data.iloc[1200:], strategy, inertial=strategy == "nn-split-mid")
+    Z_new = (data.iloc[1200:][QIS].to_numpy(float) - st_.mean) / st_.scale
+    split = {"nn": "none", "nn-split-mid": "mid", "nn-split-end": "end"}[strategy]
+    expected = reference.incremental_adjoin(Z_old, base_labels, Z_new, 5, strategy == "nn-split-mid", split)
+    np.testing.assert_array_equal(session.labels, expected)

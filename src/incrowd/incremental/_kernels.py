@@ -18,27 +18,77 @@ NO_SPLIT, SPLIT_MID, SPLIT_END = 0, 1, 2
 
 
 @njit(cache=True)
-def _nearest_group(z, centroids, sizes, n_groups, inertial):
-    """Index of the group minimizing w_q * ||z - c_q||^2 (w_q = n_q/(n_q+1) when inertial).
+def _weighted_sq_dist(z, centroids, q, sizes, inertial, best):
+    """w_q * ||z - c_q||^2, summed over columns in order; inf once it exceeds ``best``."""
+    w = sizes[q] / (sizes[q] + 1.0) if inertial else 1.0
+    d = 0.0
+    for j in range(z.shape[0]):
+        diff = z[j] - centroids[q, j]
+        d += diff * diff
+        if w * d > best:  # partial sums only grow; equality must finish (a tie may win)
+            return np.inf
+    return w * d
 
-    Ties go to the lowest group id, so the choice does not depend on anything but the data.
+
+@njit(cache=True)
+def _nearest_group(z, zn, approx, c0n, drift, n_block_groups, centroids, sizes, n_groups, inertial):
+    """The group minimizing w_q * ||z - c_q||^2 (w_q = n_q/(n_q+1) when inertial, else 1).
+
+    Exact: the value of every candidate is the plain column-order sum, and ties go to the lowest
+    group id, so the result is that of a scan over all groups. Speed: ``approx[q]`` = z . C0_q
+    from one matrix product per block of rows, where C0 are the centroids at the block's start
+    and ``drift[q]`` bounds how far centroid q has moved since; ||z - c_q|| >= ||z - C0_q|| -
+    drift[q] rules most groups out without touching their coordinates. Groups created during
+    the block (ids >= n_block_groups) are always evaluated.
     """
-    m = z.shape[0]
+    # a first candidate: the nearest block-start centroid by the cheap estimate
+    guess = 0
+    guess_v = np.inf
+    for q in range(n_block_groups):
+        a = c0n[q] - 2.0 * approx[q]
+        if a < guess_v:
+            guess_v = a
+            guess = q
     best = np.inf
     best_q = -1
-    for q in range(n_groups):
-        w = sizes[q] / (sizes[q] + 1.0) if inertial else 1.0
-        d = 0.0
-        for j in range(m):
-            diff = z[j] - centroids[q, j]
-            d += diff * diff
-            if w * d >= best:  # partial sums only grow: q cannot win (a tie goes to the lower id)
-                break
-        v = w * d
-        if v < best:
+    if n_block_groups > 0:
+        best = _weighted_sq_dist(z, centroids, guess, sizes, inertial, np.inf)
+        best_q = guess
+    for q in range(n_block_groups, n_groups):
+        v = _weighted_sq_dist(z, centroids, q, sizes, inertial, best)
+        if v < best or (v == best and q < best_q):
+            best = v
+            best_q = q
+    for q in range(n_block_groups):
+        if q == guess:
+            continue
+        # lower bound of ||z - c_q||, with a margin for the rounding of the matrix product
+        a = zn + c0n[q] - 2.0 * approx[q]
+        a -= 1e-9 * (zn + c0n[q]) + 1e-300
+        if a > 0.0:
+            w = sizes[q] / (sizes[q] + 1.0) if inertial else 1.0
+            if drift[q] == 0.0:  # untouched in this block: no square root needed
+                if w * a > best * (1.0 + 1e-9):
+                    continue
+            else:
+                lb = np.sqrt(a) - drift[q]
+                if lb > 0.0 and w * lb * lb > best * (1.0 + 1e-9):
+                    continue
+        v = _weighted_sq_dist(z, centroids, q, sizes, inertial, best)
+        if v < best or (v == best and q < best_q):
             best = v
             best_q = q
     return best_q
+
+
+@njit(cache=True)
+def _drift(centroids, C0, q):
+    """||c_q - C0_q|| rounded up a little, so it stays an upper bound."""
+    s = 0.0
+    for j in range(C0.shape[1]):
+        diff = centroids[q, j] - C0[q, j]
+        s += diff * diff
+    return np.sqrt(s) * (1.0 + 1e-9) + 1e-300
 
 
 @njit(cache=True)
@@ -140,24 +190,46 @@ def adjoin(P_old, P_new, labels, sums, sumsq, sizes, n_groups, k, inertial, spli
         head = np.full(1, -1, np.int64)
         nxt = np.full(1, -1, np.int64)
     splits = 0
-    for i in range(P_new.shape[0]):
-        r = first_new + i
-        q = _nearest_group(P_new[i], centroids, sizes, n_groups, inertial)
-        labels[r] = q
-        n = sizes[q]
-        for j in range(m):
-            v = P_new[i, j]
-            sums[q, j] += v
-            sumsq[q, j] += v * v
-            centroids[q, j] = sums[q, j] / (n + 1)
-        sizes[q] = n + 1
-        if splitting:  # list order does not matter: a split sorts the members first
-            nxt[r] = head[q]
-            head[q] = r
-        if split_mode == SPLIT_MID and sizes[q] >= 2 * k:
-            n_groups = _split_group(P_old, P_new, first_new, q, k, n_groups, head, nxt, labels,
-                                    sums, sumsq, sizes, centroids)
-            splits += 1
+    n_new = P_new.shape[0]
+    # rows per block: the block's product with the centroids stays below 2^24 entries (128 MB)
+    block = max(16, min(512, (1 << 24) // max(n_groups, 1)))
+    for b0 in range(0, n_new, block):
+        b1 = min(b0 + block, n_new)
+        n_block_groups = n_groups
+        C0 = centroids[:n_block_groups].copy()
+        c0n = np.empty(n_block_groups)
+        for q in range(n_block_groups):
+            s = 0.0
+            for j in range(m):
+                s += C0[q, j] * C0[q, j]
+            c0n[q] = s
+        approx = np.dot(np.ascontiguousarray(P_new[b0:b1]), C0.T)
+        drift = np.zeros(n_block_groups)
+        for i in range(b0, b1):
+            r = first_new + i
+            z = P_new[i]
+            zn = 0.0
+            for j in range(m):
+                zn += z[j] * z[j]
+            q = _nearest_group(z, zn, approx[i - b0], c0n, drift, n_block_groups, centroids,
+                               sizes, n_groups, inertial)
+            labels[r] = q
+            n = sizes[q]
+            for j in range(m):
+                v = z[j]
+                sums[q, j] += v
+                sumsq[q, j] += v * v
+                centroids[q, j] = sums[q, j] / (n + 1)
+            sizes[q] = n + 1
+            if splitting:  # list order does not matter: a split sorts the members first
+                nxt[r] = head[q]
+                head[q] = r
+            if split_mode == SPLIT_MID and sizes[q] >= 2 * k:
+                n_groups = _split_group(P_old, P_new, first_new, q, k, n_groups, head, nxt, labels,
+                                        sums, sumsq, sizes, centroids)
+                splits += 1
+            if q < n_block_groups:
+                drift[q] = _drift(centroids, C0, q)
     if split_mode == SPLIT_END:
         n_before = n_groups
         for q in range(n_before):
