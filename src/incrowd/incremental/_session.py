@@ -340,6 +340,8 @@ class IncrementalMicroaggregation:
             created=st.created, incrowd_version=__version__,
         )
         _state.save(new_state, self.path)
+        # Continue from what the file holds (not the in-memory copy), so this process and one
+        # that reopens the file publish byte-identical releases (dtypes come back from DuckDB).
         self._state = _state.load(self.path)
         return dict(report)
 
