@@ -760,3 +760,81 @@ def incremental_adjoin(P_old, labels_old, Z_new, k, inertial=False, split="none"
             if sizes[q] >= 2 * k:
                 split_group(q)
     return labels
+
+
+# ---------------------------------------------------------------------------------------------
+# Generalization lattice (paper 004): generalize with plain pandas, group, count.
+
+
+def read_arx_hierarchy(path):
+    """An ARX hierarchy file as a table of strings (column j = level j)."""
+    import pandas as pd
+
+    return pd.read_csv(path, sep=";", header=None, dtype=str, keep_default_na=False)
+
+
+def generalized_frame(frame, tables, levels):
+    """The QI columns of ``frame`` replaced by their labels at ``levels`` (attr -> level)."""
+    out = frame.copy()
+    for attr, level in levels.items():
+        table = tables[attr]
+        out[attr] = frame[attr].astype(str).map(dict(zip(table[0], table[level])))
+        assert not out[attr].isna().any(), f"value of {attr} missing from its hierarchy"
+    return out
+
+
+def brute_histograms(frame, tables, levels, sensitive=None):
+    """({class size: classes}, {distinct sensitive values: (classes, rows)} or None)."""
+    qis = list(levels)
+    g = generalized_frame(frame, tables, levels)
+    sizes = g.groupby(qis).size()
+    k_hist = {int(s): int(c) for s, c in sizes.value_counts().items()}
+    if sensitive is None:
+        return k_hist, None
+    distinct = g.groupby(qis)[sensitive].nunique()
+    l_hist = {}
+    for d in sorted(set(distinct.tolist())):
+        mask = distinct == d
+        l_hist[int(d)] = (int(mask.sum()), int(sizes[mask].sum()))
+    return k_hist, l_hist
+
+
+def suppressed_from(hist, t, criterion):
+    """Rows under the threshold t in a brute-force histogram."""
+    if criterion == "k":
+        return sum(size * classes for size, classes in hist.items() if size < t)
+    return sum(rows for d, (_, rows) in hist.items() if d < t)
+
+
+def brute_negotiation(nodes, supp, vmax, t, limit, n_rows, available=None):
+    """Definitions of the issue, by enumeration. ``nodes``: level tuples; ``supp(node, t)``;
+    ``available``: the nodes with histograms (a partial lattice), None for all. A node that
+    suppresses all ``n_rows`` rows publishes nothing and is never an answer.
+
+    Returns {"exact" | "max_suppression" | "height" | "k": (levels, suppressed, threshold) or None}.
+    """
+    avail = [v for v in nodes if available is None or v in available]
+    sub = [v for v in avail if all(a <= b for a, b in zip(v, vmax))]
+    limit = min(limit, n_rows - 1)
+
+    def lowest(cands, tt, lim):
+        feasible = [(sum(v), supp(v, tt), v) for v in cands if supp(v, tt) <= lim]
+        if not feasible:
+            return None
+        _, s, v = min(feasible)
+        return (v, s, tt)
+
+    answer = {"exact": lowest(sub, t, limit), "max_suppression": None, "height": None, "k": None}
+    if answer["exact"] is not None:
+        return answer
+    publishing = [v for v in sub if supp(v, t) < n_rows]
+    if publishing:
+        s, _, v = min((supp(v, t), sum(v), v) for v in publishing)
+        answer["max_suppression"] = (v, s, t)
+    answer["height"] = lowest(avail, t, limit)
+    for tt in range(t - 1, 1, -1):
+        found = lowest(sub, tt, limit)
+        if found is not None:
+            answer["k"] = found
+            break
+    return answer

@@ -16,7 +16,7 @@ from .exceptions import (
     PrivacyWarning,
     VerificationError,
 )
-from .metrics import information_loss, sse, sst, verify_k_anonymity
+from .metrics import information_loss, sse, sst, verify_k_anonymity, verify_l_diversity
 from .microaggregation import (
     MDAV,
     METHODS,
@@ -34,7 +34,7 @@ from .microaggregation import (
 
 __version__ = "0.1.0"
 
-from . import incremental  # noqa: E402  (after __version__, which it reads)
+from . import generalization, incremental  # noqa: E402  (after __version__, which they read)
 
 __all__ = [
     "microaggregate",
@@ -55,6 +55,7 @@ __all__ = [
     "sse",
     "sst",
     "verify_k_anonymity",
+    "verify_l_diversity",
     "read_table",
     "write_table",
     "IncrowdError",
@@ -65,5 +66,6 @@ __all__ = [
     "DataWarning",
     "PrivacyWarning",
     "incremental",
+    "generalization",
     "__version__",
 ]

@@ -146,3 +146,47 @@ def verify_k_anonymity(table, quasi_identifiers: Sequence[str] | None, k: int) -
         min_class_size=int(sizes.min()),
         n_rows_in_small_classes=int(sizes[small].sum()),
     )
+
+
+@dataclass(frozen=True)
+class LDiversityReport:
+    """Outcome of checking a published table for naive l-diversity: truthy when every class of
+    equal quasi-identifier values holds at least l distinct sensitive values."""
+
+    l: int
+    ok: bool
+    n_rows: int
+    n_classes: int
+    min_distinct: int
+    n_rows_in_poor_classes: int
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def verify_l_diversity(table: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive: str,
+                       l: int) -> LDiversityReport:
+    """Check the published table itself: every QI class has >= l distinct ``sensitive`` values.
+
+    Missing values count as a value of their own, in the QIs and in the sensitive column.
+    """
+    if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 1:
+        raise ParameterError(f"l must be a positive integer; got {l!r}")
+    cols = list(quasi_identifiers)
+    missing = [c for c in [*cols, sensitive] if c not in table.columns]
+    if missing:
+        raise DataError(f"unknown column(s) {missing}; table has {list(table.columns)}")
+    n = int(table.shape[0])
+    if n == 0:
+        return LDiversityReport(int(l), True, 0, 0, 0, 0)
+    grouped = table.groupby(cols, dropna=False, sort=False)[sensitive]
+    distinct = grouped.nunique(dropna=False).to_numpy()
+    sizes = grouped.size().to_numpy()
+    poor = distinct < l
+    return LDiversityReport(
+        l=int(l), ok=not bool(poor.any()), n_rows=n, n_classes=int(distinct.size),
+        min_distinct=int(distinct.min()), n_rows_in_poor_classes=int(sizes[poor].sum()),
+    )

@@ -17,6 +17,7 @@ from ..datasets import load_census
 from ..exceptions import DataError, ParameterError, VerificationError
 from ..microaggregation import METHODS
 from ._console import check_output_path, print_json, stages, stdout_console, user_errors
+from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
 from ._options import (
     DiagonalsOption,
@@ -48,6 +49,9 @@ DEMO_GAMMA = 0.2  # V-MDAV's gamma in the demo (Solanas et al.'s value for scatt
 
 
 app.add_typer(incremental_app, name="incremental")
+app.add_typer(lattice_app, name="lattice")
+app.command("negotiate")(negotiate_command)
+app.command("generalize")(generalize_command)
 
 
 def main() -> None:

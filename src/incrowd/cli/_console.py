@@ -18,6 +18,7 @@ import numpy as np
 import typer
 from pyarrow import ArrowException
 from rich.console import Console
+from rich.text import Text
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -42,6 +43,14 @@ def stdout_console() -> Console:
 def stderr_console() -> Console:
     """Console for progress; progress is shown only where this is a terminal."""
     return Console(stderr=True, highlight=False)
+
+
+def print_lines(rows: list[tuple[str, str]]) -> None:
+    """``key  value`` lines on stdout; plain lines, not a table, so a long path is never cut."""
+    console = stdout_console()
+    width = max(len(key) for key, _ in rows) + 2
+    for key, value in rows:
+        console.print(Text.assemble((key.ljust(width), "bold"), value), soft_wrap=True)
 
 
 def _one_line(text: str) -> str:

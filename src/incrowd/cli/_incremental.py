@@ -6,12 +6,11 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.text import Text
 
 from ..data import numeric_matrix, read_table, resolve_roles
 from ..exceptions import DataError, ParameterError
 from ..incremental import STRATEGIES, IncrementalMicroaggregation, RuntimeModel, fit_runtime_model, plan
-from ._console import check_output_path, print_json, stages, stdout_console, user_errors
+from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._options import (
     DiagonalsOption,
     GammaOption,
@@ -46,13 +45,6 @@ InputArgument = Annotated[
     typer.Argument(metavar="INPUT", help="CSV (delimiter sniffed; .gz ok) or Parquet file.",
                    show_default=False),
 ]
-
-
-def _print_lines(rows: list[tuple[str, str]]) -> None:
-    console = stdout_console()
-    width = max(len(key) for key, _ in rows) + 2
-    for key, value in rows:  # plain lines, not a table: a long path must never be cut short
-        console.print(Text.assemble((key.ljust(width), "bold"), value), soft_wrap=True)
 
 
 def _pct(value: float | None) -> str:
@@ -113,7 +105,7 @@ def base_command(
         print_json({**info, "input": str(input_path), "information_loss": base["information_loss"],
                     "seconds": base["seconds"]})
         return
-    _print_lines([
+    print_lines([
         ("input", str(input_path)),
         ("method", f"{info['method']} (k={info['k']})"),
         ("rows", str(info["rows"])),
@@ -170,7 +162,7 @@ def add_command(
     ]
     if report["note"]:
         lines.append(("note", report["note"]))
-    _print_lines(lines)
+    print_lines(lines)
 
 
 @incremental_app.command("publish")
@@ -220,7 +212,7 @@ def publish_command(
         ("k-anonymous", f"yes (verified: smallest class has {r['min_class_size']} rows, k={r['k']})"),
         ("output", str(output)),
     ]
-    _print_lines(lines)
+    print_lines(lines)
 
 
 def _read_arrivals(path: Path) -> tuple[list[float], list[float]]:
@@ -340,7 +332,7 @@ def plan_command(
                           f"finished {s['finish_after_last_arrival']:.3g} s after it"))
     for note in result.notes:
         lines.append(("note", note))
-    _print_lines(lines)
+    print_lines(lines)
 
 
 @incremental_app.command("show")
@@ -362,4 +354,4 @@ def show_command(state: StateArgument, json_output: JsonOption = False) -> None:
                               f"{b.get('strategy') or b.get('method')}" for b in info["batches"])),
     ]
     lines += [(f"table {name}", text) for name, text in info["tables"].items()]
-    _print_lines(lines)
+    print_lines(lines)

@@ -1,0 +1,264 @@
+"""``incrowd lattice build | show``, ``incrowd negotiate``, ``incrowd generalize`` (paper 004)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from ..data import read_table, write_table
+from ..exceptions import DataError, ParameterError
+from ..generalization import Lattice, Negotiation, generalize, negotiate, parse_assignments
+from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
+from ._options import IdOption, JsonOption, QiOption, QuietOption, names
+
+lattice_app = typer.Typer(
+    help="Generalization lattices with suppression histograms (paper 004): build once, then "
+         "negotiate requests in milliseconds.",
+    no_args_is_help=True,
+)
+
+DataArgument = Annotated[
+    Path,
+    typer.Argument(metavar="DATA", help="CSV (delimiter sniffed; .gz ok) or Parquet file.", show_default=False),
+]
+LatticeArgument = Annotated[
+    Path,
+    typer.Argument(metavar="LATTICE", help="Lattice file written by 'incrowd lattice build'.", show_default=False),
+]
+HierarchiesOption = Annotated[
+    Optional[Path],
+    typer.Option("--hierarchies", help="Folder of ARX-style hierarchy files, one per attribute "
+                 "('<attribute>.csv' or '<name>_hierarchy_<attribute>.csv').", show_default=False),
+]
+IntervalsOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--intervals", help="Interval hierarchies for numeric columns without a file, "
+                 "e.g. 'age=5,10,20' (nested widths; repeatable).", show_default=False),
+]
+SensitiveOption = Annotated[
+    Optional[str],
+    typer.Option("--sensitive", help="Sensitive attribute (for naive l-diversity).", show_default=False),
+]
+OptionalK = Annotated[Optional[int], typer.Option("--k", help="k-anonymity: minimum class size (>= 2).",
+                                                  show_default=False)]
+OptionalL = Annotated[Optional[int], typer.Option("--l", help="Naive l-diversity: minimum distinct "
+                                                  "sensitive values per class (>= 2).", show_default=False)]
+
+
+def _intervals(values: list[str] | None) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for text in values or []:
+        for name, widths in parse_assignments(text, "--intervals").items():
+            try:
+                out[name] = [float(w) for w in widths.split(",")]
+            except ValueError:
+                raise ParameterError(f"--intervals: widths of {name!r} must be numbers; got {widths!r}") from None
+    return out
+
+
+def _levels(text: str | None, option: str) -> dict[str, str]:
+    return parse_assignments(text, option) if text else {}
+
+
+@lattice_app.command("build")
+def build_command(
+    data_path: DataArgument,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Lattice file to write (DuckDB).",
+                                         show_default=False)],
+    qi: QiOption = None,
+    hierarchies: HierarchiesOption = None,
+    intervals: IntervalsOption = None,
+    sensitive: SensitiveOption = None,
+    partial: Annotated[
+        Optional[str],
+        typer.Option("--partial", help="Build only this share of the nodes, ranked by Lambda "
+                     "(e.g. '5%' or 0.05); default: the full lattice.", show_default=False),
+    ] = None,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Compute every node's suppression histograms for the quasi-identifiers (--qi) of DATA."""
+    with user_errors():
+        qis = names(qi, "--qi")
+        if not qis:
+            raise ParameterError("--qi must name the quasi-identifier columns, e.g. --qi age,sex,race")
+        fraction = _fraction(partial)
+        check_output_path(output)
+        with stages(3, quiet=quiet or json_output) as progress:
+            progress.stage(f"reading {data_path.name}")
+            data = read_table(data_path)
+            progress.stage(f"building the lattice of {len(qis)} quasi-identifiers")
+            lattice = Lattice.build(data, qis, hierarchies=str(hierarchies) if hierarchies else None,
+                                    intervals=_intervals(intervals), sensitive=sensitive,
+                                    fraction=fraction, source=str(data_path))
+            progress.stage(f"writing {output.name}")
+            lattice.save(output)
+    info = {**lattice.describe(), "input": str(data_path), "output": str(output)}
+    if json_output:
+        print_json(info)
+        return
+    print_lines([
+        ("input", str(data_path)),
+        ("quasi-identifiers", ", ".join(f"{a} (0..{lv})" for a, lv in info["levels"].items())),
+        ("rows", str(info["rows"])),
+        ("nodes", f"{info['materialized_nodes']} of {info['nodes']}" + (" (partial)" if info["partial"] else "")),
+        ("sensitive", str(info["sensitive"]) if info["sensitive"] else "none"),
+        ("build time", f"{info['seconds']['total']:.3f} s"),
+        ("written", str(output)),
+    ])
+
+
+def _fraction(text: str | None) -> float:
+    if text is None:
+        return 1.0
+    t = text.strip()
+    try:
+        value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 1:
+        raise ParameterError(f"--partial must be a share of the nodes in (0, 1] or (0%, 100%]; got {text!r}")
+    return value
+
+
+@lattice_app.command("show")
+def show_command(lattice_path: LatticeArgument, json_output: JsonOption = False) -> None:
+    """Describe a lattice file: attributes, levels, nodes, rows, build time, level scores."""
+    with user_errors():
+        lattice = Lattice.open(lattice_path)
+    info = {**lattice.describe(), "file": str(lattice_path),
+            "level_scores": lattice.level_scores.to_dict(orient="records")}
+    if json_output:
+        print_json(info)
+        return
+    print_lines([
+        ("file", str(lattice_path)),
+        ("source", lattice.source or "?"),
+        ("quasi-identifiers", ", ".join(f"{a} (0..{lv})" for a, lv in info["levels"].items())),
+        ("rows", str(info["rows"])),
+        ("nodes", f"{info['materialized_nodes']} of {info['nodes']}" + (" (partial)" if info["partial"] else "")),
+        ("sensitive", str(info["sensitive"]) if info["sensitive"] else "none"),
+    ])
+    table = Table(title="level scores (gamma = average class size, mu = relative importance)")
+    for col in ("attribute", "level", "classes", "gamma", "mu"):
+        table.add_column(col, justify="left" if col == "attribute" else "right")
+    for rec in info["level_scores"]:
+        table.add_row(rec["attribute"], str(rec["level"]), str(rec["classes"]),
+                      f"{rec['average_class_size']:.2f}", f"{rec['relative_importance']:.2f}")
+    stdout_console().print(table)
+
+
+def _levels_text(levels: dict[str, int]) -> str:
+    return ", ".join(f"{a}={v}" for a, v in levels.items())
+
+
+def _print_negotiation(result: Negotiation) -> None:
+    crit = result.criterion
+    print_lines([
+        ("request", f"{crit}={result.value}, max levels {_levels_text(result.max_levels)}, "
+                    f"max suppression {result.max_suppression} of {result.n_rows} rows"),
+        ("status", result.status),
+        ("answered in", f"{result.seconds * 1000:.2f} ms, {result.nodes_visited} nodes visited"),
+    ])
+    table = Table()
+    for col in ("answer", "levels", "height", "suppressed", crit, "classes"):
+        table.add_column(col, justify="left" if col in ("answer", "levels") else "right")
+    rows = [("exact", result.exact)] if result.exact is not None else [
+        (f"relax {name if name != 'k' else crit}", node) for name, node in result.relaxations.items()]
+    for label, node in rows:
+        if node is None:
+            table.add_row(label, "no solution", "", "", "", "")
+        else:
+            table.add_row(label, _levels_text(node.levels), str(node.height), str(node.suppressed),
+                          str(node.value), str(node.classes))
+    stdout_console().print(table)
+
+
+def negotiate_command(
+    lattice_path: LatticeArgument,
+    k: OptionalK = None,
+    l: OptionalL = None,
+    max_levels: Annotated[
+        Optional[str],
+        typer.Option("--max-levels", help="Highest tolerable level per attribute (v_max), e.g. "
+                     "'age=2,education=1'; attributes left out may go to their top.", show_default=False),
+    ] = None,
+    max_suppression: Annotated[
+        str,
+        typer.Option("--max-suppression", help="Rows that may be removed: a count (301), a "
+                     "fraction (0.01) or a percentage (1%)."),
+    ] = "0",
+    runtime_histogram: Annotated[
+        bool,
+        typer.Option("--runtime-histogram", help="Partial lattices: compute v_max's histogram now "
+                     "if the lattice lacks it."),
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Answer a request exactly, or with the three relaxations (suppression, height, k or l)."""
+    with user_errors():
+        lattice = Lattice.open(lattice_path)
+        result = negotiate(lattice, k=k, l=l, max_levels=_levels(max_levels, "--max-levels"),
+                           max_suppression=max_suppression, runtime_histogram=runtime_histogram)
+    if json_output:
+        print_json(result.to_dict())
+        return
+    _print_negotiation(result)
+
+
+def generalize_command(
+    data_path: DataArgument,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Anonymized table to write (CSV or "
+                                         "Parquet by its name).", show_default=False)],
+    levels: Annotated[
+        str,
+        typer.Option("--levels", help="Level per quasi-identifier, e.g. 'age=2,sex=0,education=1'.",
+                     show_default=False),
+    ],
+    k: OptionalK = None,
+    l: OptionalL = None,
+    sensitive: SensitiveOption = None,
+    hierarchies: HierarchiesOption = None,
+    intervals: IntervalsOption = None,
+    qi: QiOption = None,
+    identifiers: IdOption = None,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Generalize DATA to the given levels, remove the rows of classes below k (or l), verify,
+    and write the table atomically."""
+    with user_errors():
+        check_output_path(output)
+        level_map = _levels(levels, "--levels")
+        with stages(4, quiet=quiet or json_output) as progress:
+            progress.stage(f"reading {data_path.name}")
+            data = read_table(data_path)
+            progress.stage("generalizing and suppressing")
+            result = generalize(data, level_map, k=k, l=l, sensitive=sensitive,
+                                hierarchies=str(hierarchies) if hierarchies else None,
+                                intervals=_intervals(intervals), quasi_identifiers=names(qi, "--qi"),
+                                identifiers=names(identifiers, "--id"))
+            if result.table.shape[0] == 0:
+                raise DataError("every row would be suppressed; choose higher levels or a smaller k/l")
+            progress.stage(f"writing {output.name}")
+            write_table(result.table, output)
+    info = {**result.to_dict(), "input": str(data_path), "output": str(output)}
+    if json_output:
+        print_json(info)
+        return
+    lines = [
+        ("input", str(data_path)),
+        ("levels", f"{_levels_text(result.levels)} (height {result.height})"),
+        ("privacy", ", ".join(p for p in (f"k={result.k}" if result.k else "",
+                                           f"l={result.l} on {result.sensitive}" if result.l else "") if p)),
+        ("rows", f"{result.n_rows} in, {result.n_rows - result.suppressed} out"),
+        ("suppressed", f"{result.suppressed} rows ({100 * result.suppressed / result.n_rows:.3f} %)"),
+        ("classes", f"{result.classes}, smallest {result.min_class_size} rows"),
+        ("verified", " and ".join(p for p in ("k-anonymous" if result.k else "",
+                                              "l-diverse" if result.l else "") if p) + " before writing"),
+        ("written", str(output)),
+    ]
+    print_lines(lines)

@@ -1,0 +1,54 @@
+"""Generalization and suppression, negotiated in user time (paper 004, the slides).
+
+- :class:`Hierarchy`, :func:`read_hierarchy`, :func:`load_hierarchies` (ARX-style CSV files,
+  validated), :func:`interval_hierarchy` (nested bins for numeric columns);
+- :class:`Lattice`: every level vector of the quasi-identifiers with its class-size histogram
+  and, with a sensitive attribute, its distinct-values histogram; built in one pass
+  (:meth:`Lattice.build`, full or partial), stored in a DuckDB file (:meth:`Lattice.save`,
+  :meth:`Lattice.open`);
+- :func:`negotiate`: a request (k or l, maximum levels, maximum suppression) answered exactly
+  or with the three relaxations (:class:`Negotiation`, :class:`Node`);
+- :func:`generalize`: apply a node to the data, suppress, verify (:class:`GeneralizationResult`).
+"""
+
+from ._apply import GeneralizationResult, generalize
+from ._hierarchy import (
+    Hierarchy,
+    find_hierarchy_file,
+    interval_hierarchy,
+    load_hierarchies,
+    parse_assignments,
+    read_hierarchy,
+)
+from ._lattice import Lattice
+from ._negotiate import RELAXATIONS, Negotiation, Node, max_suppression_count, negotiate
+
+
+def build_lattice(data, quasi_identifiers, **kwargs) -> Lattice:
+    """Same as :meth:`Lattice.build`."""
+    return Lattice.build(data, quasi_identifiers, **kwargs)
+
+
+def open_lattice(path) -> Lattice:
+    """Same as :meth:`Lattice.open`."""
+    return Lattice.open(path)
+
+
+__all__ = [
+    "Hierarchy",
+    "read_hierarchy",
+    "load_hierarchies",
+    "find_hierarchy_file",
+    "interval_hierarchy",
+    "parse_assignments",
+    "Lattice",
+    "build_lattice",
+    "open_lattice",
+    "negotiate",
+    "Negotiation",
+    "Node",
+    "RELAXATIONS",
+    "max_suppression_count",
+    "generalize",
+    "GeneralizationResult",
+]

@@ -1,0 +1,320 @@
+"""Generalization hierarchies: ARX-style CSV files, interval hierarchies, dictionary encoding.
+
+A hierarchy file has one row per original value followed by its generalizations up to the top
+(usually ``*``), no header, ``;``-separated as ARX writes them (``,`` and TAB are accepted too)::
+
+    39;35-39;30-39;20-39;*
+
+Level j of an attribute is column j. Values are dictionary-encoded once per level, so the rest of
+the package works on ``int32`` codes and one parent array per level (ARX's ``int[value, level]``).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DataError, ParameterError
+
+_DELIMITERS = (";", ",", "\t")
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """One attribute's generalization levels, dictionary-encoded.
+
+    ``labels[j]`` holds the distinct values of level j (index = code); ``parents[j]`` maps a
+    code of level j to its code at level j + 1 (one array per level below the top).
+    """
+
+    attribute: str
+    labels: tuple[np.ndarray, ...]
+    parents: tuple[np.ndarray, ...]
+    source: str
+
+    @property
+    def depth(self) -> int:
+        """Number of levels, the original values included (max level = depth - 1)."""
+        return len(self.labels)
+
+    @property
+    def max_level(self) -> int:
+        return self.depth - 1
+
+    def code_map(self, level: int) -> np.ndarray:
+        """Level-0 code -> code at ``level`` (composed parent maps)."""
+        self._check_level(level)
+        mapping = np.arange(self.labels[0].size, dtype=np.int32)
+        for j in range(level):
+            mapping = self.parents[j][mapping]
+        return mapping
+
+    def encode(self, column: pd.Series) -> np.ndarray:
+        """Level-0 codes of a data column; a value missing from the hierarchy is a DataError."""
+        values = value_labels(column)
+        index = {label: code for code, label in enumerate(self.labels[0].tolist())}
+        codes = pd.Series(values).map(index)
+        unknown = codes.isna().to_numpy()
+        if unknown.any():
+            rows = np.flatnonzero(unknown)
+            distinct = list(dict.fromkeys(values[rows].tolist()))
+            shown = ", ".join(repr(v) for v in distinct[:5]) + (", ..." if len(distinct) > 5 else "")
+            raise DataError(
+                f"column {self.attribute!r}, data row {rows[0] + 1}: value {values[rows[0]]!r} is "
+                f"not in hierarchy {self.source}; {len(distinct)} distinct value(s) missing there "
+                f"({shown}) in {rows.size} row(s)"
+            )
+        return codes.to_numpy(np.int32)
+
+    def generalize(self, codes0: np.ndarray, level: int) -> np.ndarray:
+        """The labels at ``level`` of rows given by their level-0 codes."""
+        return self.labels[level][self.code_map(level)[codes0]]
+
+    def _check_level(self, level: int) -> None:
+        if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 0 <= level <= self.max_level:
+            raise ParameterError(
+                f"level of {self.attribute!r} must be an integer in [0, {self.max_level}]; got {level!r}"
+            )
+
+
+def value_labels(column: pd.Series) -> np.ndarray:
+    """The data values as the strings a hierarchy file holds (integers without a '.0').
+
+    A missing value is a DataError naming the column and the row: no hierarchy has a level-0
+    entry for it, and dropping the row silently would change the published table.
+    """
+    name = column.name
+    missing = column.isna().to_numpy()
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0]) + 1
+        raise DataError(
+            f"column {name!r} has a missing value in data row {row} ({int(missing.sum())} such "
+            "row(s) in all); generalization needs a value in every row: fill or remove them first"
+        )
+    if pd.api.types.is_bool_dtype(column):
+        return column.astype(str).to_numpy(object)
+    if pd.api.types.is_integer_dtype(column):
+        return column.astype(np.int64).astype(str).to_numpy(object)
+    if pd.api.types.is_float_dtype(column):
+        values = column.to_numpy(np.float64)
+        if np.all(np.isfinite(values)) and np.all(values == np.round(values)) and np.all(np.abs(values) < 2**53):
+            return values.astype(np.int64).astype(str).astype(object)
+        return np.array([repr(float(v)) for v in values], dtype=object)
+    return column.astype(str).to_numpy(object)
+
+
+def _sniff(first_line: str) -> str:
+    for delimiter in _DELIMITERS:
+        if delimiter in first_line:
+            return delimiter
+    return ";"
+
+
+def hierarchy_from_rows(attribute: str, rows: Sequence[Sequence[str]], source: str,
+                        row_numbers: Sequence[int] | None = None) -> Hierarchy:
+    """Validate rows (value, generalization 1, ..., top) and encode them level by level.
+
+    Errors name the source, the row and the value: rows of unequal depth, empty cells, and a
+    value that maps to two different parents (the levels would not form a tree).
+    """
+    if not rows:
+        raise DataError(f"hierarchy {source} is empty; expected one row per original value")
+    numbers = list(row_numbers) if row_numbers is not None else list(range(1, len(rows) + 1))
+    depth = len(rows[0])
+    if depth < 2:
+        raise DataError(
+            f"hierarchy {source}, row {numbers[0]}: {depth} level; each row needs the original "
+            "value followed by at least one generalization (e.g. 'Male;*')"
+        )
+    for number, row in zip(numbers, rows):
+        if len(row) != depth:
+            raise DataError(
+                f"hierarchy {source}, row {number}: {len(row)} levels, expected {depth} as in row "
+                f"{numbers[0]}; every value needs the same number of generalization levels"
+            )
+        for level, cell in enumerate(row):
+            if cell == "":
+                raise DataError(f"hierarchy {source}, row {number}: level {level} is empty")
+    table = np.array([list(r) for r in rows], dtype=object)
+    labels: list[np.ndarray] = []
+    codes_by_level: list[np.ndarray] = []
+    for level in range(depth):
+        codes, uniques = pd.factorize(table[:, level], sort=False)
+        labels.append(np.asarray(uniques, dtype=object))
+        codes_by_level.append(codes.astype(np.int32))
+    # every level-0 value once: a repeated value with the same generalizations is harmless
+    # (duplicate line), one with other generalizations is caught as two parents below
+    parents: list[np.ndarray] = []
+    for level in range(depth - 1):
+        child, parent = codes_by_level[level], codes_by_level[level + 1]
+        mapping = np.full(labels[level].size, -1, dtype=np.int32)
+        first_row = np.full(labels[level].size, -1, dtype=np.int64)
+        for r in range(child.size):
+            c = child[r]
+            if mapping[c] == -1:
+                mapping[c] = parent[r]
+                first_row[c] = r
+            elif mapping[c] != parent[r]:
+                value = labels[level][c]
+                raise DataError(
+                    f"hierarchy {source}: value {value!r} at level {level} has two parents, "
+                    f"{labels[level + 1][mapping[c]]!r} (row {numbers[first_row[c]]}) and "
+                    f"{labels[level + 1][parent[r]]!r} (row {numbers[r]}); a value must "
+                    "generalize to one value only"
+                )
+        parents.append(mapping)
+    return Hierarchy(attribute, tuple(labels), tuple(parents), source)
+
+
+def read_hierarchy(path: str | os.PathLike, attribute: str | None = None) -> Hierarchy:
+    """Read and validate one ARX-style hierarchy file."""
+    p = Path(path)
+    name = attribute if attribute is not None else p.stem
+    source = f"file {str(p)!r}"
+    if not p.is_file():
+        raise DataError(f"hierarchy file {str(p)!r} does not exist")
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read hierarchy file {str(p)!r}: {exc}") from exc
+    lines = text.splitlines()
+    numbered = [(i + 1, ln) for i, ln in enumerate(lines) if ln.strip() != ""]
+    if not numbered:
+        raise DataError(f"hierarchy {source} is empty; expected one row per original value")
+    delimiter = _sniff(numbered[0][1])
+    parsed = list(csv.reader([ln for _, ln in numbered], delimiter=delimiter))
+    # ARX sometimes ends rows with a delimiter; a trailing empty cell is not a level
+    rows = [row[:-1] if len(row) > 1 and row[-1] == "" else row for row in parsed]
+    return hierarchy_from_rows(name, rows, source, [n for n, _ in numbered])
+
+
+def _candidates(directory: Path, attribute: str) -> list[Path]:
+    files = [f for f in directory.iterdir() if f.is_file() and f.suffix.lower() == ".csv"]
+    exact = [f for f in files if f.stem == attribute]
+    if exact:
+        return exact
+    arx = [f for f in files if f.stem.endswith(f"hierarchy_{attribute}")]
+    if arx:
+        return arx
+    return [f for f in files if f.stem.endswith(f"_{attribute}")]
+
+
+def find_hierarchy_file(directory: str | os.PathLike, attribute: str) -> Path:
+    """The file for ``attribute`` in ``directory``: ``<attribute>.csv`` or ARX's
+    ``<dataset>_hierarchy_<attribute>.csv``."""
+    d = Path(directory)
+    if not d.is_dir():
+        raise DataError(f"hierarchy folder {str(d)!r} does not exist or is not a folder")
+    found = _candidates(d, attribute)
+    if not found:
+        names = sorted(f.name for f in d.iterdir() if f.suffix.lower() == ".csv")
+        raise DataError(
+            f"no hierarchy file for attribute {attribute!r} in {str(d)!r} (looked for "
+            f"'{attribute}.csv' and '*_hierarchy_{attribute}.csv'); CSV files there: {names}"
+        )
+    if len(found) > 1:
+        raise DataError(
+            f"several hierarchy files could belong to attribute {attribute!r} in {str(d)!r}: "
+            f"{sorted(f.name for f in found)}; rename all but one to '{attribute}.csv'"
+        )
+    return found[0]
+
+
+def load_hierarchies(directory: str | os.PathLike, attributes: Sequence[str]) -> dict[str, Hierarchy]:
+    """One validated hierarchy per attribute, found by name in ``directory``."""
+    return {a: read_hierarchy(find_hierarchy_file(directory, a), a) for a in attributes}
+
+
+def _format_bound(value: float, integral: bool) -> str:
+    return str(int(value)) if integral else f"{value:g}"
+
+
+def interval_hierarchy(column: pd.Series, widths: Sequence[float], attribute: str | None = None) -> Hierarchy:
+    """A hierarchy of nested intervals for a numeric column: level j groups values into bins of
+    ``widths[j-1]``, the top level is ``*``.
+
+    Each width must be a multiple of the one before, so every bin lies inside one bin of the next
+    level (a value never gets two parents). All bins start at a multiple of the widest width at or
+    below the minimum. Integer data get inclusive labels like ``35-39`` (ARX's style); other data
+    get half-open ``[35, 40)``.
+    """
+    name = attribute if attribute is not None else str(column.name)
+    source = f"intervals {list(widths)} for column {name!r}"
+    if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+        raise DataError(f"interval hierarchy needs a numeric column; column {name!r} has dtype {column.dtype}")
+    if len(widths) == 0:
+        raise ParameterError(f"interval widths for {name!r} must name at least one width; got {list(widths)}")
+    ws: list[float] = []
+    for w in widths:
+        if isinstance(w, bool) or not isinstance(w, (int, float, np.integer, np.floating)) or not math.isfinite(w) or w <= 0:
+            raise ParameterError(f"interval widths for {name!r} must be positive numbers; got {list(widths)}")
+        ws.append(float(w))
+    for a, b in zip(ws, ws[1:]):
+        ratio = b / a
+        if b <= a or abs(ratio - round(ratio)) > 1e-9:
+            raise ParameterError(
+                f"interval widths for {name!r} must each be a multiple of the one before (so bins "
+                f"nest); got {list(widths)}"
+            )
+    labels0 = value_labels(column)
+    values = column.to_numpy(np.float64)
+    distinct_labels, first = np.unique(labels0, return_index=True)
+    distinct_values = values[first]
+    integral = bool(np.all(distinct_values == np.round(distinct_values))) and all(w == round(w) for w in ws)
+    origin = math.floor(float(distinct_values.min()) / ws[-1]) * ws[-1]
+    rows = []
+    for label, value in zip(distinct_labels.tolist(), distinct_values.tolist()):
+        row = [label]
+        for w in ws:
+            lo = origin + math.floor((value - origin) / w) * w
+            if integral:
+                row.append(f"{_format_bound(lo, True)}-{_format_bound(lo + w - 1, True)}")
+            else:
+                row.append(f"[{_format_bound(lo, False)}, {_format_bound(lo + w, False)})")
+        row.append("*")
+        rows.append(row)
+    return hierarchy_from_rows(name, rows, source)
+
+
+_PAIR = re.compile(r"^\s*([^=]+?)\s*=\s*(.*?)\s*$")
+
+
+def parse_assignments(text: str | Mapping[str, object] | None, what: str) -> dict[str, str]:
+    """``"age=2,education=1"`` -> ``{"age": "2", "education": "1"}``; a mapping passes through.
+
+    A part without ``=`` continues the value before it, so interval widths read naturally:
+    ``"age=5,10,20,hours-per-week=10,20"`` -> ``{"age": "5,10,20", "hours-per-week": "10,20"}``.
+    """
+    if text is None:
+        return {}
+    if isinstance(text, Mapping):
+        return {str(k): v for k, v in text.items()}
+    out: dict[str, str] = {}
+    last: str | None = None
+    for part in (p for p in str(text).split(",") if p.strip()):
+        m = _PAIR.match(part)
+        if m is None:
+            if last is None:
+                raise ParameterError(
+                    f"{what}: expected attribute=value pairs separated by commas; got {text!r}"
+                )
+            out[last] += "," + part.strip()
+            continue
+        name, value = m.group(1), m.group(2)
+        if name in out:
+            raise ParameterError(f"{what}: attribute {name!r} is named twice in {text!r}")
+        if value == "":
+            raise ParameterError(f"{what}: attribute {name!r} has no value in {text!r}")
+        out[name] = value
+        last = name
+    if not out:
+        raise ParameterError(f"{what}: expected attribute=value pairs separated by commas; got {text!r}")
+    return out

@@ -1,0 +1,152 @@
+"""numba kernels: group-by on code tuples, per-node histograms, suppression look-ups.
+
+A node's working table is its equivalence classes as rows of level codes (plus, with a sensitive
+attribute, one row per distinct (class, sensitive value) pair) and a row count each. A coarser
+node's table comes from a finer node's by mapping one column to the next level and grouping
+again, so no step after the first ever touches the raw rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_EMPTY = -1
+
+
+@njit(cache=True)
+def _row_hash(codes, r, n_key):
+    h = np.uint64(14695981039346656037)
+    for c in range(n_key):
+        h ^= np.uint64(codes[r, c]) + np.uint64(0x9E3779B97F4A7C15) + (h << np.uint64(6)) + (h >> np.uint64(2))
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    return h
+
+
+@njit(cache=True)
+def group_rows(codes, counts, n_key):
+    """Group rows by their first ``n_key`` columns (open-addressing hash on the code tuple).
+
+    Returns (first row of each group, summed counts, group id of every row, number of groups);
+    groups are numbered in order of first appearance, so the result is deterministic.
+    """
+    n = codes.shape[0]
+    cap = 16
+    while cap < 2 * n:
+        cap <<= 1
+    mask = np.uint64(cap - 1)
+    table = np.full(cap, _EMPTY, np.int64)
+    first = np.empty(n, np.int64)
+    sums = np.zeros(n, np.int64)
+    inverse = np.empty(n, np.int64)
+    g = 0
+    for r in range(n):
+        pos = _row_hash(codes, r, n_key) & mask
+        while True:
+            gid = table[pos]
+            if gid == _EMPTY:
+                table[pos] = g
+                first[g] = r
+                sums[g] = counts[r]
+                inverse[r] = g
+                g += 1
+                break
+            f = first[gid]
+            same = True
+            for c in range(n_key):
+                if codes[f, c] != codes[r, c]:
+                    same = False
+                    break
+            if same:
+                sums[gid] += counts[r]
+                inverse[r] = gid
+                break
+            pos = (pos + np.uint64(1)) & mask
+    return first[:g], sums[:g], inverse, g
+
+
+@njit(cache=True)
+def rollup(codes, counts, column, mapping):
+    """The table one level up in ``column``: map that column, then merge equal rows."""
+    mapped = codes.copy()
+    for r in range(codes.shape[0]):
+        mapped[r, column] = mapping[codes[r, column]]
+    first, sums, _, _ = group_rows(mapped, counts, codes.shape[1])
+    out = np.empty((first.size, codes.shape[1]), codes.dtype)
+    for g in range(first.size):
+        out[g] = mapped[first[g]]
+    return out, sums
+
+
+@njit(cache=True)
+def generalize_table(codes, counts, maps, offsets, levels, n_qi):
+    """A node's table straight from a finer table (usually the bottom node's): map every QI
+    column j to its level (row ``offsets[j] + levels[j]`` of ``maps`` is column j's level-0 ->
+    level map), then merge equal rows."""
+    mapped = codes.copy()
+    for j in range(n_qi):
+        row = offsets[j] + levels[j]
+        for r in range(codes.shape[0]):
+            mapped[r, j] = maps[row, codes[r, j]]
+    first, sums, _, _ = group_rows(mapped, counts, codes.shape[1])
+    out = np.empty((first.size, codes.shape[1]), codes.dtype)
+    for g in range(first.size):
+        out[g] = mapped[first[g]]
+    return out, sums
+
+
+@njit(cache=True)
+def _count_by_value(values, weights, n):
+    """Distinct values ascending, how many items have each, and their summed weights."""
+    top = 0
+    for i in range(n):
+        if values[i] > top:
+            top = values[i]
+    items = np.zeros(top + 1, np.int64)
+    total = np.zeros(top + 1, np.int64)
+    for i in range(n):
+        items[values[i]] += 1
+        total[values[i]] += weights[i]
+    k = 0
+    for v in range(top + 1):
+        if items[v] > 0:
+            k += 1
+    keys = np.empty(k, np.int64)
+    out_items = np.empty(k, np.int64)
+    out_total = np.empty(k, np.int64)
+    k = 0
+    for v in range(top + 1):
+        if items[v] > 0:
+            keys[k] = v
+            out_items[k] = items[v]
+            out_total[k] = total[v]
+            k += 1
+    return keys, out_items, out_total
+
+
+@njit(cache=True)
+def node_histograms(codes, counts, n_qi, with_sensitive):
+    """(class sizes -> classes) and, with a sensitive column, (distinct values -> classes, rows).
+
+    Without a sensitive attribute the table rows are the classes; with one they are the distinct
+    (class, value) pairs, grouped once more by the QI columns.
+    """
+    if not with_sensitive:
+        sizes = counts
+        n_classes = counts.size
+        distinct = np.zeros(0, np.int64)
+    else:
+        _, sizes, inverse, n_classes = group_rows(codes, counts, n_qi)
+        distinct = np.zeros(n_classes, np.int64)
+        for r in range(inverse.size):
+            distinct[inverse[r]] += 1
+    k_size, k_classes, _ = _count_by_value(sizes, sizes, n_classes)
+    if with_sensitive:
+        l_distinct, l_classes, l_rows = _count_by_value(distinct, sizes, n_classes)
+    else:
+        l_distinct = np.zeros(0, np.int64)
+        l_classes = np.zeros(0, np.int64)
+        l_rows = np.zeros(0, np.int64)
+    return n_classes, k_size, k_classes, l_distinct, l_classes, l_rows

@@ -1,0 +1,508 @@
+"""The lattice of full-domain generalization schemes and each node's suppression histograms.
+
+A node is a level vector (one level per quasi-identifier); its id is the level vector read as a
+mixed-radix number with the first attribute most significant, so ids sort like level vectors.
+Height = sum of levels. Histograms per node (slides 004, "Histograms"):
+
+- class sizes: how many equivalence classes have each size. Rows suppressed for k = rows in
+  classes smaller than k.
+- with a sensitive attribute, distinct sensitive values per class: how many classes (and rows)
+  have each count. Rows suppressed for naive l-diversity = rows in classes with fewer than l.
+
+Build: values are dictionary-encoded once, DuckDB groups the data once at the bottom node, and
+every other node is rolled up from a finer node's classes along a spanning tree of the lattice
+(node v comes from v minus one level in its first non-zero attribute), so each step works on
+grouped counts, never raw rows. A partial lattice computes only the nodes ranked highest by
+Lambda(v) = sum_i log2(gamma_i) * mu_i (slides 004, "Important nodes").
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DataError, ParameterError
+from ._hierarchy import Hierarchy, interval_hierarchy, load_hierarchies, value_labels
+from ._kernels import generalize_table, node_histograms, rollup
+
+
+@dataclass
+class Histograms:
+    """Histograms of many nodes in CSR form: entries ``offsets[v]:offsets[v+1]`` are node v's,
+    keyed ascending (class size, or distinct sensitive values), with classes and rows per key."""
+
+    offsets: np.ndarray
+    keys: np.ndarray
+    classes: np.ndarray
+    rows: np.ndarray
+    cum_rows: np.ndarray = field(init=False, repr=False)
+    cum_classes: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.offsets = np.ascontiguousarray(self.offsets, np.int64)
+        self.keys = np.ascontiguousarray(self.keys, np.int64)
+        self.classes = np.ascontiguousarray(self.classes, np.int64)
+        self.rows = np.ascontiguousarray(self.rows, np.int64)
+        # running sums restart at each node, so a look-up is one binary search in the segment
+        starts = np.repeat(self.offsets[:-1], np.diff(self.offsets))
+        for name, values in (("cum_rows", self.rows), ("cum_classes", self.classes)):
+            total = np.cumsum(values)
+            base = np.concatenate([[0], total])[starts] if values.size else total
+            setattr(self, name, total - base)
+
+    @classmethod
+    def from_parts(cls, parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray] | None]) -> "Histograms":
+        lengths = [0 if p is None else p[0].size for p in parts]
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        present = [p for p in parts if p is not None]
+        if present:
+            keys, classes, rows = (np.concatenate([p[i] for p in present]) for i in range(3))
+        else:
+            keys = classes = rows = np.zeros(0, np.int64)
+        return cls(offsets, keys, classes, rows)
+
+    def segment(self, node: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        a, b = self.offsets[node], self.offsets[node + 1]
+        return self.keys[a:b], self.classes[a:b], self.rows[a:b]
+
+    def below(self, node: int, threshold: int) -> tuple[int, int]:
+        """(rows, classes) of node ``node`` with a key below ``threshold``."""
+        a, b = int(self.offsets[node]), int(self.offsets[node + 1])
+        pos = a + int(np.searchsorted(self.keys[a:b], threshold, side="left"))
+        if pos == a:
+            return 0, 0
+        return int(self.cum_rows[pos - 1]), int(self.cum_classes[pos - 1])
+
+
+@dataclass
+class Lattice:
+    """Generalization lattice over ``attributes`` with per-node histograms.
+
+    Build with :meth:`build`, store with :meth:`save`, reopen with :meth:`open`, ask with
+    :meth:`negotiate`; :meth:`suppressed` and :meth:`histogram` read single nodes.
+    """
+
+    attributes: tuple[str, ...]
+    hierarchies: dict[str, Hierarchy]
+    n_rows: int
+    sensitive: str | None
+    sensitive_values: int
+    materialized: np.ndarray
+    n_classes: np.ndarray
+    k_histograms: Histograms
+    l_histograms: Histograms | None
+    score: np.ndarray
+    level_scores: pd.DataFrame
+    bottom_codes: np.ndarray
+    bottom_counts: np.ndarray
+    fraction: float = 1.0
+    timings: dict[str, float] = field(default_factory=dict)
+    source: str = ""
+
+    # -- shape -----------------------------------------------------------------------------
+
+    @property
+    def depths(self) -> np.ndarray:
+        return np.array([self.hierarchies[a].depth for a in self.attributes], dtype=np.int64)
+
+    @property
+    def strides(self) -> np.ndarray:
+        d = self.depths
+        return np.array([int(np.prod(d[i + 1:])) for i in range(d.size)], dtype=np.int64)
+
+    @property
+    def n_nodes(self) -> int:
+        return int(np.prod(self.depths))
+
+    @property
+    def levels(self) -> np.ndarray:
+        """(n_nodes, n_attributes) level vectors in id order."""
+        return node_levels(self.depths)
+
+    @property
+    def heights(self) -> np.ndarray:
+        return self.levels.sum(axis=1)
+
+    @property
+    def is_partial(self) -> bool:
+        return not bool(self.materialized.all())
+
+    def node_id(self, levels: Mapping[str, int] | Sequence[int]) -> int:
+        vector = self.level_vector(levels)
+        return int(np.dot(vector, self.strides))
+
+    def level_vector(self, levels: Mapping[str, int] | Sequence[int], *, default: str = "error") -> np.ndarray:
+        """Levels as a vector in attribute order, checked against each hierarchy's depth.
+
+        ``default`` fills attributes a mapping leaves out: "error", "top" (max level) or "bottom".
+        """
+        if isinstance(levels, Mapping):
+            unknown = [a for a in levels if a not in self.attributes]
+            if unknown:
+                raise ParameterError(
+                    f"unknown attribute(s) {unknown}; the lattice has attributes {list(self.attributes)}"
+                )
+            out = []
+            for a in self.attributes:
+                if a in levels:
+                    out.append(_as_level(levels[a], a, self.hierarchies[a].max_level))
+                elif default == "top":
+                    out.append(self.hierarchies[a].max_level)
+                elif default == "bottom":
+                    out.append(0)
+                else:
+                    raise ParameterError(f"no level given for attribute {a!r}; give one for each of {list(self.attributes)}")
+            return np.array(out, dtype=np.int64)
+        seq = list(levels)
+        if len(seq) != len(self.attributes):
+            raise ParameterError(
+                f"a level vector needs {len(self.attributes)} levels ({list(self.attributes)}); got {seq}"
+            )
+        return np.array([_as_level(v, a, self.hierarchies[a].max_level) for v, a in zip(seq, self.attributes)],
+                        dtype=np.int64)
+
+    def level_dict(self, node: int) -> dict[str, int]:
+        vector = self.levels[node]
+        return {a: int(v) for a, v in zip(self.attributes, vector)}
+
+    # -- single-node look-ups --------------------------------------------------------------
+
+    def histogram(self, levels: Mapping[str, int] | Sequence[int]) -> dict:
+        """Class-size histogram ``{size: classes}`` and, with a sensitive attribute,
+        ``{distinct values: (classes, rows)}`` of one node."""
+        node = self.node_id(levels)
+        if not self.materialized[node]:
+            raise ParameterError(
+                f"node {self.level_dict(node)} is not in this partial lattice; build the full "
+                "lattice or negotiate with runtime_histogram=True"
+            )
+        keys, classes, _ = self.k_histograms.segment(node)
+        out = {"class_sizes": {int(s): int(c) for s, c in zip(keys, classes)}}
+        if self.l_histograms is not None:
+            keys, classes, rows = self.l_histograms.segment(node)
+            out["distinct_sensitive"] = {int(d): (int(c), int(r)) for d, c, r in zip(keys, classes, rows)}
+        return out
+
+    def suppressed(self, levels: Mapping[str, int] | Sequence[int], *, k: int | None = None,
+                   l: int | None = None) -> int:
+        """Rows to suppress at a node so the rest is k-anonymous (or naively l-diverse)."""
+        criterion, value = check_criterion(self, k, l)
+        node = self.node_id(levels)
+        if not self.materialized[node]:
+            raise ParameterError(f"node {self.level_dict(node)} is not in this partial lattice")
+        hist = self.k_histograms if criterion == "k" else self.l_histograms
+        return hist.below(node, value)[0]
+
+    def negotiate(self, *, k: int | None = None, l: int | None = None,
+                  max_levels: Mapping[str, int] | None = None,
+                  max_suppression: int | float | str = 0, runtime_histogram: bool = False):
+        """Answer a request; see :func:`incrowd.generalization.negotiate`."""
+        from ._negotiate import negotiate
+
+        return negotiate(self, k=k, l=l, max_levels=max_levels, max_suppression=max_suppression,
+                         runtime_histogram=runtime_histogram)
+
+    # -- persistence -----------------------------------------------------------------------
+
+    def save(self, path) -> "object":
+        from ._store import save_lattice
+
+        return save_lattice(self, path)
+
+    @classmethod
+    def open(cls, path) -> "Lattice":
+        from ._store import load_lattice
+
+        return load_lattice(path)
+
+    def describe(self) -> dict:
+        return {
+            "attributes": list(self.attributes),
+            "levels": {a: self.hierarchies[a].max_level for a in self.attributes},
+            "nodes": self.n_nodes,
+            "materialized_nodes": int(self.materialized.sum()),
+            "partial": self.is_partial,
+            "fraction": self.fraction,
+            "rows": self.n_rows,
+            "sensitive": self.sensitive,
+            "sensitive_values": self.sensitive_values if self.sensitive else None,
+            "bottom_classes": int(self.n_classes[0]) if self.materialized[0] else None,
+            "seconds": dict(self.timings),
+        }
+
+    # -- building --------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, data: pd.DataFrame, quasi_identifiers: Sequence[str] | str, *,
+              hierarchies: Mapping[str, Hierarchy] | str | None = None,
+              intervals: Mapping[str, Sequence[float]] | None = None,
+              sensitive: str | None = None, fraction: float = 1.0,
+              progress: Callable[[int, int], None] | None = None,
+              source: str = "") -> "Lattice":
+        """Build the lattice of ``quasi_identifiers`` over ``data``.
+
+        ``hierarchies``: a folder of ARX-style files or a mapping attribute -> :class:`Hierarchy`;
+        ``intervals``: attribute -> widths for numeric columns without a file; ``fraction`` < 1
+        builds a partial lattice of the top ``fraction`` of nodes by Lambda (plus the top node);
+        ``progress(done, total)`` is called as nodes are computed.
+        """
+        t0 = time.perf_counter()
+        qis, hier = resolve_hierarchies(data, quasi_identifiers, hierarchies, intervals, sensitive)
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
+            raise ParameterError(f"fraction (share of lattice nodes to build) must be in (0, 1]; got {fraction!r}")
+        if data.shape[0] == 0:
+            raise DataError("the data has no rows")
+        codes0 = np.column_stack([hier[a].encode(data[a]) for a in qis]).astype(np.int32)
+        n_sensitive = 0
+        if sensitive is not None:
+            s_labels = value_labels(data[sensitive])
+            s_codes, s_uniques = pd.factorize(s_labels, sort=True)
+            n_sensitive = int(len(s_uniques))
+            codes0 = np.column_stack([codes0, s_codes.astype(np.int32)])
+        t1 = time.perf_counter()
+        bottom_codes, bottom_counts = _group_bottom(codes0)
+        t2 = time.perf_counter()
+        m = len(qis)
+        depths = np.array([hier[a].depth for a in qis], dtype=np.int64)
+        level_scores = _level_scores(qis, hier, bottom_codes, bottom_counts, m, data.shape[0])
+        score = _node_scores(depths, level_scores)
+        n_nodes = int(np.prod(depths))
+        if fraction >= 1:
+            chosen = np.ones(n_nodes, dtype=bool)
+        else:
+            chosen = _top_nodes(score, fraction)
+        t3 = time.perf_counter()
+        parts = _compute_nodes(hier, qis, depths, bottom_codes, bottom_counts, chosen,
+                               sensitive is not None, progress)
+        t4 = time.perf_counter()
+        n_classes = np.full(n_nodes, -1, dtype=np.int64)
+        k_parts: list = [None] * n_nodes
+        l_parts: list = [None] * n_nodes
+        for node, (classes, k_part, l_part) in parts.items():
+            n_classes[node] = classes
+            k_parts[node] = k_part
+            l_parts[node] = l_part
+        lattice = cls(
+            attributes=tuple(qis), hierarchies=hier, n_rows=int(data.shape[0]), sensitive=sensitive,
+            sensitive_values=n_sensitive, materialized=chosen, n_classes=n_classes,
+            k_histograms=Histograms.from_parts(k_parts),
+            l_histograms=Histograms.from_parts(l_parts) if sensitive is not None else None,
+            score=score, level_scores=level_scores, bottom_codes=bottom_codes,
+            bottom_counts=bottom_counts, fraction=float(fraction), source=source,
+        )
+        lattice.timings = {
+            "encode": t1 - t0, "group_bottom": t2 - t1, "rank_nodes": t3 - t2,
+            "histograms": t4 - t3, "total": time.perf_counter() - t0,
+        }
+        return lattice
+
+    def node_histograms(self, node: int):
+        """Compute one node's histograms from the stored bottom classes (no raw data needed)."""
+        maps, offsets = code_map_table(self.hierarchies, self.attributes)
+        codes, counts = generalize_table(self.bottom_codes, self.bottom_counts, maps, offsets,
+                                         self.levels[node], len(self.attributes))
+        return _histogram_parts(codes, counts, len(self.attributes), self.sensitive is not None)
+
+
+def _as_level(value, attribute: str, max_level: int) -> int:
+    try:
+        level = int(str(value).strip()) if not isinstance(value, (int, np.integer)) else int(value)
+    except ValueError:
+        raise ParameterError(f"level of {attribute!r} must be an integer in [0, {max_level}]; got {value!r}") from None
+    if isinstance(value, bool) or not 0 <= level <= max_level:
+        raise ParameterError(f"level of {attribute!r} must be an integer in [0, {max_level}]; got {value!r}")
+    return level
+
+
+def node_levels(depths: np.ndarray) -> np.ndarray:
+    grids = np.meshgrid(*[np.arange(d) for d in depths], indexing="ij")
+    return np.stack([g.ravel() for g in grids], axis=1).astype(np.int64)
+
+
+def check_criterion(lattice: Lattice, k: int | None, l: int | None) -> tuple[str, int]:
+    """('k', k) or ('l', l), checked against the lattice: one of them, an integer >= 2."""
+    if (k is None) == (l is None):
+        raise ParameterError("give exactly one of k (k-anonymity) and l (naive l-diversity)")
+    if k is not None:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= lattice.n_rows:
+            raise ParameterError(f"k must be an integer in [2, n_rows={lattice.n_rows}]; got {k!r}")
+        return "k", int(k)
+    if lattice.sensitive is None:
+        raise ParameterError("l-diversity needs a lattice built with a sensitive attribute (--sensitive)")
+    top = lattice.sensitive_values
+    if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or not 2 <= l <= max(top, 2):
+        raise ParameterError(
+            f"l must be an integer in [2, {top}] (distinct values of {lattice.sensitive!r}); got {l!r}"
+        )
+    return "l", int(l)
+
+
+def resolve_hierarchies(data: pd.DataFrame, quasi_identifiers, hierarchies, intervals, sensitive):
+    """Check the QI and sensitive columns and return (QI list, attribute -> Hierarchy)."""
+    columns = [str(c) for c in data.columns]
+    if isinstance(quasi_identifiers, str):
+        qis = [q.strip() for q in quasi_identifiers.split(",") if q.strip()]
+    else:
+        qis = [str(q) for q in (quasi_identifiers or [])]
+    if not qis:
+        raise ParameterError("name at least one quasi-identifier column")
+    if len(set(qis)) != len(qis):
+        raise ParameterError(f"quasi-identifiers must be distinct; got {qis}")
+    for q in qis:
+        if q not in columns:
+            raise DataError(f"unknown quasi-identifier column {q!r}; the data has columns {columns}")
+    if sensitive is not None:
+        if sensitive not in columns:
+            raise DataError(f"unknown sensitive column {sensitive!r}; the data has columns {columns}")
+        if sensitive in qis:
+            raise ParameterError(f"column {sensitive!r} cannot be both quasi-identifier and sensitive")
+    intervals = dict(intervals or {})
+    for a in intervals:
+        if a not in qis:
+            raise ParameterError(f"interval widths given for {a!r}, which is not a quasi-identifier ({qis})")
+    given: dict[str, Hierarchy] = {}
+    if isinstance(hierarchies, Mapping):
+        given = dict(hierarchies)
+    need = [q for q in qis if q not in given and q not in intervals]
+    if need:
+        if hierarchies is None or isinstance(hierarchies, Mapping):
+            raise ParameterError(
+                f"no hierarchy for quasi-identifier(s) {need}: give a hierarchy folder or interval widths"
+            )
+        given.update(load_hierarchies(hierarchies, need))
+    for a, widths in intervals.items():
+        given[a] = interval_hierarchy(data[a], widths, a)
+    return qis, {q: given[q] for q in qis}
+
+
+def code_map_table(hierarchies: Mapping[str, Hierarchy], attributes: Sequence[str]):
+    """All level-0 -> level maps in one padded 2-D array; row ``offsets[j] + level`` is column
+    j's map (numba wants one array, not a list of them)."""
+    width = max(hierarchies[a].labels[0].size for a in attributes)
+    rows, offsets = [], []
+    for a in attributes:
+        h = hierarchies[a]
+        offsets.append(len(rows))
+        for level in range(h.depth):
+            row = np.zeros(width, dtype=np.int32)
+            row[: h.labels[0].size] = h.code_map(level)
+            rows.append(row)
+    return np.vstack(rows), np.array(offsets, dtype=np.int64)
+
+
+def _group_bottom(codes0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The bottom node's classes: one DuckDB GROUP BY over the encoded rows."""
+    import duckdb
+
+    names = [f"c{j}" for j in range(codes0.shape[1])]
+    frame = pd.DataFrame({name: codes0[:, j] for j, name in enumerate(names)})
+    con = duckdb.connect()
+    try:
+        con.register("codes", frame)
+        cols = ", ".join(names)
+        grouped = con.execute(
+            f"SELECT {cols}, COUNT(*)::BIGINT AS n FROM codes GROUP BY {cols} ORDER BY {cols}"
+        ).fetchnumpy()
+    finally:
+        con.close()
+    codes = np.column_stack([np.asarray(grouped[n], dtype=np.int32) for n in names])
+    return np.ascontiguousarray(codes), np.asarray(grouped["n"], dtype=np.int64)
+
+
+def _level_scores(qis, hier, bottom_codes, bottom_counts, m, n_rows) -> pd.DataFrame:
+    """gamma (average class size) and mu (relative importance) of every attribute level.
+
+    gamma(A^h): group with A at level h and every other QI at level 0 (slides 004, "Crux & main
+    techniques"); mu(A^h) = gamma(A^h) / gamma(A^(h-1)) and mu(A^0) = 1 / mu(A^1).
+    """
+    qi_codes = np.ascontiguousarray(bottom_codes[:, :m])
+    maps, offsets = code_map_table(hier, qis)
+    records = []
+    for j, a in enumerate(qis):
+        gammas = []
+        for h in range(hier[a].depth):
+            levels = np.zeros(m, dtype=np.int64)
+            levels[j] = h
+            codes, _ = generalize_table(qi_codes, bottom_counts, maps, offsets, levels, m)
+            gammas.append(n_rows / codes.shape[0])
+        mus = [gammas[h] / gammas[h - 1] if h else None for h in range(len(gammas))]
+        mus[0] = 1.0 / mus[1] if len(mus) > 1 else 1.0
+        for h, (g, mu) in enumerate(zip(gammas, mus)):
+            records.append((a, h, int(round(n_rows / g)), g, mu))
+    return pd.DataFrame(records, columns=["attribute", "level", "classes", "average_class_size",
+                                          "relative_importance"])
+
+
+def _node_scores(depths: np.ndarray, level_scores: pd.DataFrame) -> np.ndarray:
+    """Lambda(v) = sum over attributes of log2(gamma) * mu at v's level."""
+    levels = node_levels(depths)
+    total = np.zeros(levels.shape[0])
+    for j, (_, block) in enumerate(level_scores.groupby("attribute", sort=False)):
+        block = block.sort_values("level")
+        per_level = np.log2(block["average_class_size"].to_numpy()) * block["relative_importance"].to_numpy()
+        total += per_level[levels[:, j]]
+    return total
+
+
+def _top_nodes(score: np.ndarray, fraction: float) -> np.ndarray:
+    """The ceil(fraction * n) best nodes by Lambda (ties to the lower id), plus the top node,
+    which always has an answer for k <= n, so a height relaxation never comes back empty."""
+    n = score.size
+    count = max(1, math.ceil(fraction * n))
+    order = np.lexsort((np.arange(n), -score))
+    chosen = np.zeros(n, dtype=bool)
+    chosen[order[:count]] = True
+    chosen[n - 1] = True
+    return chosen
+
+
+def _histogram_parts(codes, counts, m, with_sensitive):
+    n_classes, k_size, k_classes, l_distinct, l_classes, l_rows = node_histograms(codes, counts, m, with_sensitive)
+    k_part = (k_size, k_classes, k_size * k_classes)
+    l_part = (l_distinct, l_classes, l_rows) if with_sensitive else None
+    return int(n_classes), k_part, l_part
+
+
+def _compute_nodes(hier, qis, depths, bottom_codes, bottom_counts, chosen, with_sensitive, progress):
+    """Histograms of the chosen nodes: a depth-first walk of the spanning tree for the full
+    lattice (each node rolled up from its tree parent's classes), straight from the bottom
+    classes for a partial one."""
+    m = len(qis)
+    n_nodes = int(chosen.size)
+    total = int(chosen.sum())
+    parts: dict[int, tuple] = {}
+    strides = np.array([int(np.prod(depths[i + 1:])) for i in range(m)], dtype=np.int64)
+    if total < n_nodes:
+        maps, offsets = code_map_table(hier, qis)
+        levels = node_levels(depths)
+        for done, node in enumerate(np.flatnonzero(chosen)):
+            codes, counts = generalize_table(bottom_codes, bottom_counts, maps, offsets, levels[node], m)
+            parts[int(node)] = _histogram_parts(codes, counts, m, with_sensitive)
+            if progress is not None:
+                progress(done + 1, total)
+        return parts
+    parents = [hier[a].parents for a in qis]
+    # stack entries: (node id, level vector, table to roll up from, column to lift or -1)
+    stack: list[tuple[int, tuple[int, ...], np.ndarray, np.ndarray, int]] = [
+        (0, (0,) * m, bottom_codes, bottom_counts, -1)
+    ]
+    done = 0
+    while stack:
+        node, lv, codes, counts, column = stack.pop()
+        if column >= 0:
+            codes, counts = rollup(codes, counts, column, parents[column][lv[column] - 1])
+        parts[node] = _histogram_parts(codes, counts, m, with_sensitive)
+        done += 1
+        if progress is not None and (done % 64 == 0 or done == n_nodes):
+            progress(done, n_nodes)
+        first_nonzero = next((i for i in range(m) if lv[i] > 0), m - 1)
+        for i in range(first_nonzero, -1, -1):
+            if lv[i] + 1 < depths[i]:
+                child = lv[:i] + (lv[i] + 1,) + lv[i + 1:]
+                stack.append((node + int(strides[i]), child, codes, counts, i))
+    return parts

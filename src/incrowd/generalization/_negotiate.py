@@ -1,0 +1,223 @@
+"""Negotiation: answer (k or l, v_max, max suppression) exactly, or with three relaxations.
+
+Exact answer: among the nodes of v_max's sublattice whose suppression is within the limit, the
+lowest height, ties to the lowest suppression, then to the smallest level vector. When there is
+none (slides 004, "Approximate Solutions"):
+
+- ``max_suppression``: keep k and v_max, take the least suppression the sublattice allows (then
+  lowest height, then level vector);
+- ``height``: keep k and the limit, take the lowest height anywhere in the lattice (ties: least
+  suppression, then level vector);
+- ``k`` (or ``l``): keep v_max and the limit, take the largest k (or l) >= 2 some node of the
+  sublattice meets, and the lowest node meeting it.
+
+Each relaxation may have no solution (``None``). A node that would suppress every row publishes
+nothing, so it is never an answer (the limit is at most n_rows - 1).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from ..exceptions import ParameterError
+from ._lattice import Histograms, Lattice, check_criterion
+from ._search import FIELDS, negotiate_kernel
+
+RELAXATIONS = ("max_suppression", "height", "k")
+_WARM: list[bool] = []
+
+
+@dataclass(frozen=True)
+class Node:
+    """One generalization scheme with its suppression for a privacy threshold."""
+
+    levels: dict[str, int]
+    height: int
+    suppressed: int
+    criterion: str
+    value: int
+    classes: int
+
+    def to_dict(self) -> dict:
+        return {"levels": dict(self.levels), "height": self.height, "suppressed": self.suppressed,
+                self.criterion: self.value, "classes": self.classes}
+
+
+@dataclass(frozen=True)
+class Negotiation:
+    """The answer to one request: ``status`` is "exact" or "relaxed"."""
+
+    status: str
+    exact: Node | None
+    relaxations: dict[str, Node | None]
+    criterion: str
+    value: int
+    max_levels: dict[str, int]
+    max_suppression: int
+    n_rows: int
+    visited: dict[str, int]
+    seconds: float
+    partial: bool
+    runtime_histogram_seconds: float | None = None
+
+    @property
+    def nodes_visited(self) -> int:
+        return int(sum(self.visited.values()))
+
+    def to_dict(self) -> dict:
+        relax = {name: (node.to_dict() if node is not None else None) for name, node in self.relaxations.items()}
+        if self.criterion == "l":
+            relax["l"] = relax["k"]
+        return {
+            "status": self.status,
+            "exact": self.exact.to_dict() if self.exact is not None else None,
+            "relaxations": relax,
+            "request": {self.criterion: self.value, "max_levels": dict(self.max_levels),
+                        "max_suppression": self.max_suppression, "rows": self.n_rows},
+            "nodes_visited": self.nodes_visited,
+            "visited": dict(self.visited),
+            "seconds": self.seconds,
+            "partial_lattice": self.partial,
+            "runtime_histogram_seconds": self.runtime_histogram_seconds,
+        }
+
+
+_PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*%\s*$")
+_COUNT = re.compile(r"^\s*[0-9]+\s*$")
+
+
+def max_suppression_count(value: int | float | str, n_rows: int) -> int:
+    """Rows that may be suppressed: an int is a count, a float a fraction of the rows, a string
+    ``"1%"``, ``"0.01"`` or ``"301"``. A fraction rounds down (the limit is never exceeded)."""
+    allowed = (f"max_suppression must be a row count in [0, n_rows={n_rows}], a fraction in [0, 1] "
+               f"or a percentage in [0%, 100%]; got {value!r}")
+    if isinstance(value, bool) or value is None:
+        raise ParameterError(allowed)
+    if isinstance(value, (int, np.integer)):
+        if not 0 <= value <= n_rows:
+            raise ParameterError(allowed)
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value) or not 0 <= value <= 1:
+            raise ParameterError(allowed)
+        return int(math.floor(value * n_rows + 1e-9))
+    if isinstance(value, str):
+        m = _PERCENT.match(value)
+        if m:
+            pct = float(m.group(1))
+            if not 0 <= pct <= 100:
+                raise ParameterError(allowed)
+            return int(math.floor(pct / 100 * n_rows + 1e-9))
+        if _COUNT.match(value):
+            return max_suppression_count(int(value), n_rows)
+        try:
+            fraction = float(value)
+        except ValueError:
+            raise ParameterError(allowed) from None
+        return max_suppression_count(fraction, n_rows)
+    raise ParameterError(allowed)
+
+
+class _SearchArrays:
+    """Arrays the kernel reads, derived once per lattice."""
+
+    def __init__(self, lattice: Lattice):
+        self.levels = np.ascontiguousarray(lattice.levels)
+        self.strides = lattice.strides
+        self.heights = self.levels.sum(axis=1)
+        self.h_order = np.lexsort((np.arange(self.heights.size), self.heights)).astype(np.int64)
+        counts = np.bincount(self.heights, minlength=int(self.heights.max()) + 1)
+        self.h_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+
+def _arrays(lattice: Lattice) -> _SearchArrays:
+    cached = lattice.__dict__.get("_search_arrays")
+    if cached is None:
+        cached = _SearchArrays(lattice)
+        lattice.__dict__["_search_arrays"] = cached
+    return cached
+
+
+def _with_node(hist: Histograms, node: int, part) -> Histograms:
+    """A copy of ``hist`` with ``node``'s (empty) segment filled by ``part``."""
+    keys, classes, rows = part
+    a, b = int(hist.offsets[node]), int(hist.offsets[node + 1])
+    offsets = hist.offsets.copy()
+    offsets[node + 1:] += keys.size - (b - a)
+    return Histograms(offsets,
+                      np.concatenate([hist.keys[:a], keys, hist.keys[b:]]),
+                      np.concatenate([hist.classes[:a], classes, hist.classes[b:]]),
+                      np.concatenate([hist.rows[:a], rows, hist.rows[b:]]))
+
+
+def negotiate(lattice: Lattice, *, k: int | None = None, l: int | None = None,
+              max_levels: Mapping[str, int] | None = None,
+              max_suppression: int | float | str = 0,
+              runtime_histogram: bool = False) -> Negotiation:
+    """Answer a request on ``lattice``.
+
+    ``max_levels`` maps attributes to their highest tolerable level (v_max); attributes left out
+    may go to their top level. ``max_suppression`` is a count, a fraction, or a string such as
+    ``"1%"``. ``runtime_histogram`` (partial lattices): compute v_max's histogram now when the
+    lattice lacks it (slides 004, "v_max histogram at runtime").
+    """
+    criterion, value = check_criterion(lattice, k, l)
+    vmax_vector = lattice.level_vector(dict(max_levels or {}), default="top")
+    limit = max_suppression_count(max_suppression, lattice.n_rows)
+    arrays = _arrays(lattice)
+    vmax = int(np.dot(vmax_vector, arrays.strides))
+    hist = lattice.k_histograms if criterion == "k" else lattice.l_histograms
+    materialized = lattice.materialized
+    runtime_seconds = None
+    t0 = time.perf_counter()
+    if runtime_histogram and not materialized[vmax]:
+        _, k_part, l_part = lattice.node_histograms(vmax)
+        hist = _with_node(hist, vmax, k_part if criterion == "k" else l_part)
+        materialized = materialized.copy()
+        materialized[vmax] = True
+        runtime_seconds = time.perf_counter() - t0
+    args = (vmax, value, limit, lattice.n_rows, arrays.levels, arrays.strides, arrays.heights,
+            arrays.h_order, arrays.h_offsets, materialized, hist.offsets, hist.keys, hist.cum_rows,
+            not bool(materialized.all()))
+    if not _WARM:
+        # the first call loads (or compiles) the kernel; time the answer, not the loading
+        negotiate_kernel(*args)
+        _WARM.append(True)
+    t1 = time.perf_counter()
+    out = negotiate_kernel(*args)
+    got = dict(zip(FIELDS, (int(x) for x in out)))
+
+    def node(node_id: int, supp: int, threshold: int) -> Node | None:
+        if node_id < 0:
+            return None
+        below_rows, below_classes = hist.below(node_id, threshold)
+        a, b = int(hist.offsets[node_id]), int(hist.offsets[node_id + 1])
+        total_classes = int(hist.cum_classes[b - 1]) if b > a else 0
+        return Node(lattice.level_dict(node_id), int(arrays.heights[node_id]), supp, criterion,
+                    threshold, total_classes - below_classes)
+
+    exact = node(got["exact"], got["exact_supp"], value)
+    if exact is not None:
+        relaxations = {name: None for name in RELAXATIONS}
+        visited = {"exact": got["exact_visited"]}
+    else:
+        relaxations = {
+            "max_suppression": node(got["r_supp"], got["r_supp_supp"], value),
+            "height": node(got["r_height"], got["r_height_supp"], value),
+            "k": node(got["r_t"], got["r_t_supp"], got["r_t_value"]) if got["r_t_value"] >= 2 else None,
+        }
+        visited = {"exact": got["exact_visited"], "max_suppression": got["r_supp_visited"],
+                   "height": got["r_height_visited"], "k": got["r_t_visited"]}
+    seconds = time.perf_counter() - t1
+    return Negotiation(
+        status="exact" if exact is not None else "relaxed", exact=exact, relaxations=relaxations,
+        criterion=criterion, value=value, max_levels=lattice.level_dict(vmax),
+        max_suppression=limit, n_rows=lattice.n_rows, visited=visited, seconds=seconds,
+        partial=lattice.is_partial, runtime_histogram_seconds=runtime_seconds,
+    )

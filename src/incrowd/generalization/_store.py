@@ -1,0 +1,211 @@
+"""The lattice file: one DuckDB database, written whole to a temporary name and renamed.
+
+Tables (``contents`` repeats this in words inside the file):
+
+- ``meta``: key/JSON value pairs (format, version, attributes, rows, sensitive attribute, build
+  timings, fraction of nodes built)
+- ``hierarchy``: attribute, level, code, label, parent code (the encoded hierarchies)
+- ``nodes``: node id, one level column per attribute, height, materialized, classes, Lambda score
+- ``k_histogram``: node id, class size, classes, rows
+- ``l_histogram``: node id, distinct sensitive values, classes, rows (with a sensitive attribute)
+- ``level_scores``: gamma and mu of every attribute level (the partial lattice's ranking)
+- ``bottom``: the bottom node's classes as level-0 codes with their row counts, so a missing
+  node's histogram can be computed later without the data
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._atomic import atomic_output
+from ..exceptions import DataError
+from ._hierarchy import Hierarchy
+from ._lattice import Histograms, Lattice
+
+FORMAT = "incrowd.lattice"
+FORMAT_VERSION = 1
+
+CONTENTS = [
+    ("meta", "format, version, attributes, rows, sensitive attribute, build timings"),
+    ("hierarchy", "encoded hierarchies: attribute, level, code, label, parent code"),
+    ("nodes", "every lattice node: id, levels, height, materialized, classes, Lambda score"),
+    ("k_histogram", "per node: class size -> number of classes and rows"),
+    ("l_histogram", "per node: distinct sensitive values -> classes and rows"),
+    ("level_scores", "average class size (gamma) and relative importance (mu) of each level"),
+    ("bottom", "bottom-node classes (level-0 codes) and their row counts"),
+]
+
+
+def _histogram_frame(hist: Histograms, key: str) -> pd.DataFrame:
+    node = np.repeat(np.arange(hist.offsets.size - 1), np.diff(hist.offsets))
+    return pd.DataFrame({"node_id": node, key: hist.keys, "classes": hist.classes, "rows": hist.rows})
+
+
+def _frames(lattice: Lattice) -> dict[str, pd.DataFrame]:
+    records = []
+    for a in lattice.attributes:
+        h = lattice.hierarchies[a]
+        for level in range(h.depth):
+            parent = h.parents[level] if level < h.depth - 1 else np.full(h.labels[level].size, -1)
+            for code, label in enumerate(h.labels[level].tolist()):
+                records.append((a, level, code, str(label), int(parent[code])))
+    hierarchy = pd.DataFrame(records, columns=["attribute", "level", "code", "label", "parent"])
+    levels = lattice.levels
+    nodes = pd.DataFrame({"node_id": np.arange(lattice.n_nodes)})
+    for j, a in enumerate(lattice.attributes):
+        nodes[f"level:{a}"] = levels[:, j]
+    nodes["height"] = levels.sum(axis=1)
+    nodes["materialized"] = lattice.materialized
+    nodes["classes"] = lattice.n_classes
+    nodes["score"] = lattice.score
+    width = lattice.bottom_codes.shape[1]
+    bottom = pd.DataFrame({f"c{j}": lattice.bottom_codes[:, j] for j in range(width)})
+    bottom["rows"] = lattice.bottom_counts
+    frames = {
+        "contents": pd.DataFrame(CONTENTS, columns=["table_name", "holds"]),
+        "hierarchy": hierarchy,
+        "nodes": nodes,
+        "k_histogram": _histogram_frame(lattice.k_histograms, "class_size"),
+        "level_scores": lattice.level_scores,
+        "bottom": bottom,
+    }
+    if lattice.l_histograms is not None:
+        frames["l_histogram"] = _histogram_frame(lattice.l_histograms, "distinct_values")
+    return frames
+
+
+def save_lattice(lattice: Lattice, path: str | os.PathLike) -> Path:
+    """Write the lattice file atomically; an existing file is replaced only on success."""
+    import duckdb
+
+    from .. import __version__
+
+    target = Path(path)
+    if target.is_dir():
+        raise DataError(f"lattice file {str(target)!r} is a directory; expected a file name")
+    if not target.parent.is_dir():
+        raise DataError(f"lattice file folder {str(target.parent)!r} does not exist")
+    meta = {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "incrowd_version": __version__,
+        "attributes": list(lattice.attributes), "rows": lattice.n_rows,
+        "sensitive": lattice.sensitive, "sensitive_values": lattice.sensitive_values,
+        "fraction": lattice.fraction, "timings": lattice.timings, "source": lattice.source,
+        "hierarchy_sources": {a: lattice.hierarchies[a].source for a in lattice.attributes},
+    }
+    frames = _frames(lattice)
+    with atomic_output(target) as tmp:
+        os.unlink(tmp)  # DuckDB creates the file itself; an empty file is not a database
+        con = duckdb.connect(tmp)
+        try:
+            con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+            con.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
+            for name, frame in frames.items():
+                con.register("frame_view", frame)
+                con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM frame_view')
+                con.unregister("frame_view")
+            con.execute("CHECKPOINT")
+        except Exception as exc:  # DuckDB and pandas conversion errors; the user needs the file named
+            raise DataError(f"cannot write lattice file {str(target)!r}: {exc}") from exc
+        finally:
+            con.close()
+        wal = Path(tmp + ".wal")
+        if wal.exists():
+            wal.unlink()
+    return target
+
+
+def _damaged(path: Path, why: str) -> DataError:
+    return DataError(f"lattice file {str(path)!r} is damaged or not an incrowd lattice file: {why}")
+
+
+def _histograms(frame: pd.DataFrame, key: str, n_nodes: int) -> Histograms:
+    node = frame["node_id"].to_numpy(np.int64)
+    counts = np.bincount(node, minlength=n_nodes)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    return Histograms(offsets, frame[key].to_numpy(), frame["classes"].to_numpy(), frame["rows"].to_numpy())
+
+
+def load_lattice(path: str | os.PathLike) -> Lattice:
+    """Read a lattice file, refusing other formats, versions and damaged files clearly."""
+    import duckdb
+
+    p = Path(path)
+    if not p.exists():
+        raise DataError(f"lattice file {str(p)!r} does not exist")
+    if p.is_dir() or p.stat().st_size == 0:
+        raise _damaged(p, "empty or a directory")
+    try:
+        con = duckdb.connect(str(p), read_only=True)
+    except Exception as exc:  # duckdb raises several types on a file that is not a database
+        raise _damaged(p, str(exc).splitlines()[0]) from exc
+    try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        if "meta" not in tables:
+            raise _damaged(p, "it has no 'meta' table")
+        meta = {k: json.loads(v) for k, v in con.execute("SELECT key, value FROM meta").fetchall()}
+        if meta.get("format") != FORMAT:
+            raise _damaged(p, f"format is {meta.get('format')!r}, expected {FORMAT!r}")
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise DataError(
+                f"lattice file {str(p)!r} has format version {meta.get('format_version')!r}; this "
+                f"incrowd reads version {FORMAT_VERSION}: rebuild it with 'incrowd lattice build'"
+            )
+        needed = {"hierarchy", "nodes", "k_histogram", "level_scores", "bottom"}
+        if meta.get("sensitive"):
+            needed.add("l_histogram")
+        missing = sorted(needed - tables)
+        if missing:
+            raise _damaged(p, f"table(s) {missing} are missing")
+        hierarchy = con.execute("SELECT * FROM hierarchy ORDER BY attribute, level, code").df()
+        nodes = con.execute("SELECT * FROM nodes ORDER BY node_id").df()
+        k_hist = con.execute("SELECT * FROM k_histogram ORDER BY node_id, class_size").df()
+        l_hist = (con.execute("SELECT * FROM l_histogram ORDER BY node_id, distinct_values").df()
+                  if meta.get("sensitive") else None)
+        level_scores = con.execute("SELECT * FROM level_scores").df()
+        bottom = con.execute("SELECT * FROM bottom").df()
+    except DataError:
+        raise
+    except Exception as exc:  # a damaged file fails somewhere inside DuckDB
+        raise _damaged(p, str(exc).splitlines()[0]) from exc
+    finally:
+        con.close()
+    try:
+        attributes = tuple(meta["attributes"])
+        sources = meta.get("hierarchy_sources", {})
+        hierarchies = {}
+        for a in attributes:
+            block = hierarchy[hierarchy["attribute"] == a]
+            depth = int(block["level"].max()) + 1
+            labels, parents = [], []
+            for level in range(depth):
+                rows = block[block["level"] == level]
+                labels.append(rows["label"].to_numpy(object))
+                if level < depth - 1:
+                    parents.append(rows["parent"].to_numpy(np.int32))
+            hierarchies[a] = Hierarchy(a, tuple(labels), tuple(parents), sources.get(a, f"lattice file {str(p)!r}"))
+        n_nodes = len(nodes)
+        width = sum(1 for c in bottom.columns if c.startswith("c"))
+        lattice = Lattice(
+            attributes=attributes, hierarchies=hierarchies, n_rows=int(meta["rows"]),
+            sensitive=meta.get("sensitive"), sensitive_values=int(meta.get("sensitive_values") or 0),
+            materialized=nodes["materialized"].to_numpy(bool),
+            n_classes=nodes["classes"].to_numpy(np.int64),
+            k_histograms=_histograms(k_hist, "class_size", n_nodes),
+            l_histograms=_histograms(l_hist, "distinct_values", n_nodes) if l_hist is not None else None,
+            score=nodes["score"].to_numpy(np.float64), level_scores=level_scores,
+            bottom_codes=np.ascontiguousarray(
+                np.column_stack([bottom[f"c{j}"].to_numpy(np.int32) for j in range(width)])),
+            bottom_counts=bottom["rows"].to_numpy(np.int64),
+            fraction=float(meta.get("fraction", 1.0)), timings=dict(meta.get("timings", {})),
+            source=meta.get("source", ""),
+        )
+    except (KeyError, ValueError, TypeError) as exc:
+        raise _damaged(p, f"{type(exc).__name__}: {exc}") from exc
+    if lattice.n_nodes != n_nodes:
+        raise _damaged(p, f"{n_nodes} nodes stored, the hierarchies give {lattice.n_nodes}")
+    return lattice
