@@ -26,6 +26,7 @@ reproduce: $(STAMP)
 	$(BIN)/python bench/reproduce_mondrian.py
 	$(BIN)/python bench/reproduce_table6.py
 	$(BIN)/python bench/reproduce_incremental.py
+	$(BIN)/python bench/reproduce_negotiation.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_speed.py

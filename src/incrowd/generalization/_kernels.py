@@ -68,16 +68,21 @@ def group_rows(codes, counts, n_key):
 
 
 @njit(cache=True)
+def _merge_equal_rows(mapped, counts):
+    first, sums, _, _ = group_rows(mapped, counts, mapped.shape[1])
+    out = np.empty((first.size, mapped.shape[1]), mapped.dtype)
+    for g in range(first.size):
+        out[g] = mapped[first[g]]
+    return out, sums
+
+
+@njit(cache=True)
 def rollup(codes, counts, column, mapping):
     """The table one level up in ``column``: map that column, then merge equal rows."""
     mapped = codes.copy()
     for r in range(codes.shape[0]):
         mapped[r, column] = mapping[codes[r, column]]
-    first, sums, _, _ = group_rows(mapped, counts, codes.shape[1])
-    out = np.empty((first.size, codes.shape[1]), codes.dtype)
-    for g in range(first.size):
-        out[g] = mapped[first[g]]
-    return out, sums
+    return _merge_equal_rows(mapped, counts)
 
 
 @njit(cache=True)
@@ -90,11 +95,7 @@ def generalize_table(codes, counts, maps, offsets, levels, n_qi):
         row = offsets[j] + levels[j]
         for r in range(codes.shape[0]):
             mapped[r, j] = maps[row, codes[r, j]]
-    first, sums, _, _ = group_rows(mapped, counts, codes.shape[1])
-    out = np.empty((first.size, codes.shape[1]), codes.dtype)
-    for g in range(first.size):
-        out[g] = mapped[first[g]]
-    return out, sums
+    return _merge_equal_rows(mapped, counts)
 
 
 @njit(cache=True)

@@ -310,12 +310,17 @@ class Lattice:
 
 
 def _as_level(value, attribute: str, max_level: int) -> int:
+    """A level from an int or from CLI text ("2"), checked against the hierarchy's depth."""
+    message = (f"level of {attribute!r} must be an integer in [0, {max_level}]; got "
+               f"{value if isinstance(value, str) else repr(value)}")
+    if isinstance(value, bool):
+        raise ParameterError(message)
     try:
-        level = int(str(value).strip()) if not isinstance(value, (int, np.integer)) else int(value)
-    except ValueError:
-        raise ParameterError(f"level of {attribute!r} must be an integer in [0, {max_level}]; got {value!r}") from None
-    if isinstance(value, bool) or not 0 <= level <= max_level:
-        raise ParameterError(f"level of {attribute!r} must be an integer in [0, {max_level}]; got {value!r}")
+        level = int(value.strip()) if isinstance(value, str) else int(value)
+    except (TypeError, ValueError):
+        raise ParameterError(message) from None
+    if level != value and not isinstance(value, str) or not 0 <= level <= max_level:
+        raise ParameterError(message)
     return level
 
 

@@ -99,23 +99,9 @@ def descend(vmax, t, max_supp, levels, strides, heights, offsets, keys, cum_rows
 
 
 @njit(cache=True)
-def _height_feasible(h, t, max_supp, h_order, h_offsets, materialized, offsets, keys, cum_rows, seen):
-    """Whether some node of height h is within the limit (stops at the first); counts reads."""
-    visited = 0
-    for e in range(h_offsets[h], h_offsets[h + 1]):
-        v = h_order[e]
-        if not materialized[v]:
-            continue
-        if not seen[v]:
-            seen[v] = True
-            visited += 1
-        if suppressed(v, t, offsets, keys, cum_rows) <= max_supp:
-            return True, visited
-    return False, visited
-
-
-@njit(cache=True)
-def _best_at_height(h, t, max_supp, h_order, h_offsets, materialized, offsets, keys, cum_rows, seen):
+def _scan_height(h, t, max_supp, h_order, h_offsets, materialized, offsets, keys, cum_rows, seen, first_only):
+    """Nodes of height h within the limit: the first one found (``first_only``) or the best
+    (least suppression, then id). Returns (node or -1, suppression, nodes newly read)."""
     best, best_s, visited = NONE, 0, 0
     for e in range(h_offsets[h], h_offsets[h + 1]):
         v = h_order[e]
@@ -127,6 +113,8 @@ def _best_at_height(h, t, max_supp, h_order, h_offsets, materialized, offsets, k
         s = suppressed(v, t, offsets, keys, cum_rows)
         if s <= max_supp and (best < 0 or s < best_s or (s == best_s and v < best)):
             best, best_s = v, s
+            if first_only:
+                break
     return best, best_s, visited
 
 
@@ -142,23 +130,23 @@ def lowest_height(t, max_supp, h_order, h_offsets, materialized, offsets, keys, 
         lo, hi = 0, n_heights - 1
         while lo <= hi:
             mid = (lo + hi) // 2
-            ok, vis = _height_feasible(mid, t, max_supp, h_order, h_offsets, materialized, offsets, keys, cum_rows, seen)
+            node, _, vis = _scan_height(mid, t, max_supp, h_order, h_offsets, materialized, offsets, keys, cum_rows, seen, True)
             visited += vis
-            if ok:
+            if node >= 0:
                 found = mid
                 hi = mid - 1
             else:
                 lo = mid + 1
     else:
         for h in range(n_heights):
-            ok, vis = _height_feasible(h, t, max_supp, h_order, h_offsets, materialized, offsets, keys, cum_rows, seen)
+            node, _, vis = _scan_height(h, t, max_supp, h_order, h_offsets, materialized, offsets, keys, cum_rows, seen, True)
             visited += vis
-            if ok:
+            if node >= 0:
                 found = h
                 break
     if found < 0:
         return NONE, 0, visited
-    best, best_s, vis = _best_at_height(found, t, max_supp, h_order, h_offsets, materialized, offsets, keys, cum_rows, seen)
+    best, best_s, vis = _scan_height(found, t, max_supp, h_order, h_offsets, materialized, offsets, keys, cum_rows, seen, False)
     return best, best_s, visited + vis
 
 

@@ -15,20 +15,19 @@ Tables (``contents`` repeats this in words inside the file):
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .._atomic import atomic_output
-from ..exceptions import DataError
+from .._duckdb_file import damaged, read_database, write_database
 from ._hierarchy import Hierarchy
 from ._lattice import Histograms, Lattice
 
 FORMAT = "incrowd.lattice"
 FORMAT_VERSION = 1
+_WHAT = "lattice file"
 
 CONTENTS = [
     ("meta", "format, version, attributes, rows, sensitive attribute, build timings"),
@@ -81,15 +80,8 @@ def _frames(lattice: Lattice) -> dict[str, pd.DataFrame]:
 
 def save_lattice(lattice: Lattice, path: str | os.PathLike) -> Path:
     """Write the lattice file atomically; an existing file is replaced only on success."""
-    import duckdb
-
     from .. import __version__
 
-    target = Path(path)
-    if target.is_dir():
-        raise DataError(f"lattice file {str(target)!r} is a directory; expected a file name")
-    if not target.parent.is_dir():
-        raise DataError(f"lattice file folder {str(target.parent)!r} does not exist")
     meta = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "incrowd_version": __version__,
         "attributes": list(lattice.attributes), "rows": lattice.n_rows,
@@ -97,30 +89,7 @@ def save_lattice(lattice: Lattice, path: str | os.PathLike) -> Path:
         "fraction": lattice.fraction, "timings": lattice.timings, "source": lattice.source,
         "hierarchy_sources": {a: lattice.hierarchies[a].source for a in lattice.attributes},
     }
-    frames = _frames(lattice)
-    with atomic_output(target) as tmp:
-        os.unlink(tmp)  # DuckDB creates the file itself; an empty file is not a database
-        con = duckdb.connect(tmp)
-        try:
-            con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
-            con.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
-            for name, frame in frames.items():
-                con.register("frame_view", frame)
-                con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM frame_view')
-                con.unregister("frame_view")
-            con.execute("CHECKPOINT")
-        except Exception as exc:  # DuckDB and pandas conversion errors; the user needs the file named
-            raise DataError(f"cannot write lattice file {str(target)!r}: {exc}") from exc
-        finally:
-            con.close()
-        wal = Path(tmp + ".wal")
-        if wal.exists():
-            wal.unlink()
-    return target
-
-
-def _damaged(path: Path, why: str) -> DataError:
-    return DataError(f"lattice file {str(path)!r} is damaged or not an incrowd lattice file: {why}")
+    return write_database(Path(path), meta, _frames(lattice), _WHAT)
 
 
 def _histograms(frame: pd.DataFrame, key: str, n_nodes: int) -> Histograms:
@@ -130,50 +99,30 @@ def _histograms(frame: pd.DataFrame, key: str, n_nodes: int) -> Histograms:
     return Histograms(offsets, frame[key].to_numpy(), frame["classes"].to_numpy(), frame["rows"].to_numpy())
 
 
+def _needed(meta: dict) -> set[str]:
+    return {"hierarchy", "nodes", "k_histogram", "level_scores", "bottom"} | (
+        {"l_histogram"} if meta.get("sensitive") else set())
+
+
+def _read_tables(con, meta: dict):
+    return (
+        meta,
+        con.execute("SELECT * FROM hierarchy ORDER BY attribute, level, code").df(),
+        con.execute("SELECT * FROM nodes ORDER BY node_id").df(),
+        con.execute("SELECT * FROM k_histogram ORDER BY node_id, class_size").df(),
+        con.execute("SELECT * FROM l_histogram ORDER BY node_id, distinct_values").df()
+        if meta.get("sensitive") else None,
+        con.execute("SELECT * FROM level_scores").df(),
+        con.execute("SELECT * FROM bottom").df(),
+    )
+
+
 def load_lattice(path: str | os.PathLike) -> Lattice:
     """Read a lattice file, refusing other formats, versions and damaged files clearly."""
-    import duckdb
-
     p = Path(path)
-    if not p.exists():
-        raise DataError(f"lattice file {str(p)!r} does not exist")
-    if p.is_dir() or p.stat().st_size == 0:
-        raise _damaged(p, "empty or a directory")
-    try:
-        con = duckdb.connect(str(p), read_only=True)
-    except Exception as exc:  # duckdb raises several types on a file that is not a database
-        raise _damaged(p, str(exc).splitlines()[0]) from exc
-    try:
-        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-        if "meta" not in tables:
-            raise _damaged(p, "it has no 'meta' table")
-        meta = {k: json.loads(v) for k, v in con.execute("SELECT key, value FROM meta").fetchall()}
-        if meta.get("format") != FORMAT:
-            raise _damaged(p, f"format is {meta.get('format')!r}, expected {FORMAT!r}")
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise DataError(
-                f"lattice file {str(p)!r} has format version {meta.get('format_version')!r}; this "
-                f"incrowd reads version {FORMAT_VERSION}: rebuild it with 'incrowd lattice build'"
-            )
-        needed = {"hierarchy", "nodes", "k_histogram", "level_scores", "bottom"}
-        if meta.get("sensitive"):
-            needed.add("l_histogram")
-        missing = sorted(needed - tables)
-        if missing:
-            raise _damaged(p, f"table(s) {missing} are missing")
-        hierarchy = con.execute("SELECT * FROM hierarchy ORDER BY attribute, level, code").df()
-        nodes = con.execute("SELECT * FROM nodes ORDER BY node_id").df()
-        k_hist = con.execute("SELECT * FROM k_histogram ORDER BY node_id, class_size").df()
-        l_hist = (con.execute("SELECT * FROM l_histogram ORDER BY node_id, distinct_values").df()
-                  if meta.get("sensitive") else None)
-        level_scores = con.execute("SELECT * FROM level_scores").df()
-        bottom = con.execute("SELECT * FROM bottom").df()
-    except DataError:
-        raise
-    except Exception as exc:  # a damaged file fails somewhere inside DuckDB
-        raise _damaged(p, str(exc).splitlines()[0]) from exc
-    finally:
-        con.close()
+    meta, hierarchy, nodes, k_hist, l_hist, level_scores, bottom = read_database(
+        p, what=_WHAT, file_format=FORMAT, version=FORMAT_VERSION,
+        rebuild="rebuild it with 'incrowd lattice build'", needed=_needed, read=_read_tables)
     try:
         attributes = tuple(meta["attributes"])
         sources = meta.get("hierarchy_sources", {})
@@ -205,7 +154,7 @@ def load_lattice(path: str | os.PathLike) -> Lattice:
             source=meta.get("source", ""),
         )
     except (KeyError, ValueError, TypeError) as exc:
-        raise _damaged(p, f"{type(exc).__name__}: {exc}") from exc
+        raise damaged(_WHAT, p, f"{type(exc).__name__}: {exc}") from exc
     if lattice.n_nodes != n_nodes:
-        raise _damaged(p, f"{n_nodes} nodes stored, the hierarchies give {lattice.n_nodes}")
+        raise damaged(_WHAT, p, f"{n_nodes} nodes stored, the hierarchies give {lattice.n_nodes}")
     return lattice

@@ -22,7 +22,6 @@ at any moment leaves either the old state or the new one, never a mixture.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,12 +30,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._atomic import atomic_output
+from .._duckdb_file import damaged, read_database, write_database
 from ..exceptions import DataError
 
 FORMAT = "incrowd.incremental-state"
 FORMAT_VERSION = 1
 _TABLES = ("meta", "contents", "groups", "members", "passthrough", "points")
+_WHAT = "state file"
 
 
 @dataclass
@@ -152,14 +152,6 @@ def _numbered(prefix: str, values: np.ndarray) -> pd.DataFrame:
 
 def save(state: State, path: str | os.PathLike) -> Path:
     """Write the whole state to ``path`` atomically (temporary file, then rename)."""
-    import duckdb
-
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise DataError(f"state file folder {str(target.parent)!r} does not exist")
-    if target.is_dir():
-        raise DataError(f"state file {str(target)!r} is a directory; expected a file name")
-    meta = _meta_dict(state)
     groups = pd.concat(
         [pd.DataFrame({"group_id": np.arange(state.n_groups), "size": state.sizes}),
          _numbered("sum_", state.sums), _numbered("sumsq_", state.sumsq)], axis=1)
@@ -170,81 +162,40 @@ def save(state: State, path: str | os.PathLike) -> Path:
     passthrough = pd.concat(
         [pd.DataFrame({"row": np.arange(state.n_rows)}),
          state.passthrough.reset_index(drop=True).add_prefix("col:")], axis=1)
-    contents = pd.DataFrame(state.contents(), columns=["table_name", "holds"])
-    with atomic_output(target) as tmp:
-        os.unlink(tmp)  # DuckDB creates the file itself; an empty file is not a database
-        con = duckdb.connect(tmp)
-        try:
-            con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
-            con.executemany("INSERT INTO meta VALUES (?, ?)",
-                            [(key, json.dumps(value)) for key, value in meta.items()])
-            for name, frame in (("contents", contents), ("groups", groups),
-                                ("members", members), ("passthrough", passthrough)):
-                con.register("frame_view", frame)
-                con.execute(f"CREATE TABLE {name} AS SELECT * FROM frame_view")
-                con.unregister("frame_view")
-            if state.points is not None:
-                points = pd.concat([pd.DataFrame({"row": np.arange(state.n_rows)}),
-                                    _numbered("z_", state.points)], axis=1)
-                con.register("frame_view", points)
-                con.execute("CREATE TABLE points AS SELECT * FROM frame_view")
-                con.unregister("frame_view")
-            con.execute("CHECKPOINT")
-        except Exception as exc:  # DuckDB and pandas conversion errors; the user needs the file named
-            raise DataError(f"cannot write state file {str(target)!r}: {exc}") from exc
-        finally:
-            con.close()
-        wal = Path(tmp + ".wal")
-        if wal.exists():  # checkpointed above; a stale log must not travel with the rename
-            wal.unlink()
-    return target
+    frames = {
+        "contents": pd.DataFrame(state.contents(), columns=["table_name", "holds"]),
+        "groups": groups, "members": members, "passthrough": passthrough,
+    }
+    if state.points is not None:
+        frames["points"] = pd.concat([pd.DataFrame({"row": np.arange(state.n_rows)}),
+                                      _numbered("z_", state.points)], axis=1)
+    return write_database(Path(path), _meta_dict(state), frames, _WHAT)
 
 
 def _damaged(path: Path, why: str) -> DataError:
-    return DataError(f"state file {str(path)!r} is damaged or not an incrowd state file: {why}")
+    return damaged(_WHAT, path, why)
+
+
+def _needed(meta: dict) -> set[str]:
+    return {"groups", "members", "passthrough"} | ({"points"} if meta.get("keeps_points") else set())
+
+
+def _read_tables(con, meta: dict):
+    return (
+        meta,
+        con.execute("SELECT * FROM groups ORDER BY group_id").df(),
+        con.execute("SELECT * FROM members ORDER BY row").df(),
+        con.execute("SELECT * FROM passthrough ORDER BY row").df(),
+        con.execute("SELECT * FROM points ORDER BY row").df() if meta.get("keeps_points") else None,
+    )
 
 
 def load(path: str | os.PathLike) -> State:
     """Read a state file, refusing other formats, other versions and damaged files clearly."""
-    import duckdb
-
     p = Path(path)
-    if not p.exists():
-        raise DataError(f"state file {str(p)!r} does not exist")
-    if p.is_dir() or p.stat().st_size == 0:
-        raise _damaged(p, "empty or a directory")
-    try:
-        con = duckdb.connect(str(p), read_only=True)
-    except Exception as exc:  # duckdb.IOException, SerializationException, ... on a bad file
-        raise _damaged(p, str(exc).splitlines()[0]) from exc
-    try:
-        tables = {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-        if "meta" not in tables:
-            raise _damaged(p, "it has no 'meta' table")
-        meta = {key: json.loads(value) for key, value in con.execute("SELECT key, value FROM meta").fetchall()}
-        if meta.get("format") != FORMAT:
-            raise _damaged(p, f"format is {meta.get('format')!r}, expected {FORMAT!r}")
-        version = meta.get("format_version")
-        if version != FORMAT_VERSION:
-            raise DataError(
-                f"state file {str(p)!r} has format version {version!r} (written by incrowd "
-                f"{meta.get('incrowd_version', '?')}); this incrowd reads version {FORMAT_VERSION} "
-                "only: rebuild the state with 'incrowd incremental base'"
-            )
-        needed = {"groups", "members", "passthrough"} | ({"points"} if meta.get("keeps_points") else set())
-        missing = sorted(needed - tables)
-        if missing:
-            raise _damaged(p, f"table(s) {missing} are missing")
-        groups = con.execute("SELECT * FROM groups ORDER BY group_id").df()
-        members = con.execute("SELECT * FROM members ORDER BY row").df()
-        passthrough = con.execute("SELECT * FROM passthrough ORDER BY row").df()
-        points_frame = con.execute("SELECT * FROM points ORDER BY row").df() if meta.get("keeps_points") else None
-    except DataError:
-        raise
-    except Exception as exc:  # a damaged file fails somewhere inside DuckDB
-        raise _damaged(p, str(exc).splitlines()[0]) from exc
-    finally:
-        con.close()
+    meta, groups, members, passthrough, points_frame = read_database(
+        p, what=_WHAT, file_format=FORMAT, version=FORMAT_VERSION,
+        rebuild="rebuild the state with 'incrowd incremental base'", needed=_needed, read=_read_tables)
     try:
         state = _assemble(meta, groups, members, passthrough, points_frame)
     except (KeyError, ValueError, TypeError) as exc:
