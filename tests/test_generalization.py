@@ -70,6 +70,20 @@ def test_every_node_histogram_equals_brute_force(adult_lattice):
             assert lattice.suppressed(levels, l=l) == suppressed_from(l_hist, l, "l")
 
 
+def test_lattice_shape(adult_lattice):
+    lattice, _ = adult_lattice
+    assert lattice.attributes == tuple(QIS)
+    assert [lattice.hierarchies[a].max_level for a in QIS] == [4, 1, 1, 3]
+    assert lattice.node_id({"age": 0, "sex": 0, "race": 0, "education": 0}) == 0
+    assert lattice.node_id([4, 1, 1, 3]) == lattice.n_nodes - 1
+    assert lattice.heights.max() == 9
+    sub = lattice.sublattice({"age": 1, "education": 2})
+    assert sub.size == 2 * 2 * 2 * 3
+    assert all(lattice.levels[v][0] <= 1 and lattice.levels[v][3] <= 2 for v in sub)
+    for v in range(lattice.n_nodes):  # ids sort like level vectors
+        assert lattice.node_id(lattice.level_dict(v)) == v
+
+
 def test_histograms_do_not_depend_on_the_build_path(adult_arx):
     """A partial lattice computes each node straight from the bottom classes; the full one rolls
     up along a spanning tree. Both must give the same histograms."""

@@ -13,7 +13,7 @@ import pandas as pd
 from ..data import resolve_roles
 from ..exceptions import ParameterError, VerificationError
 from ..metrics import verify_k_anonymity, verify_l_diversity
-from ._hierarchy import Hierarchy, value_labels
+from ._hierarchy import Hierarchy, factorize_labels
 from ._lattice import _as_level, resolve_hierarchies
 
 
@@ -101,7 +101,7 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int], *, k: int | None =
         keep &= sizes[class_of] >= k
     min_distinct = None
     if l is not None:
-        s_codes, s_uniques = pd.factorize(value_labels(data[sensitive]))
+        s_codes, s_uniques = factorize_labels(data[sensitive])
         l = _check_threshold("l", l, max(len(s_uniques), 2), f"distinct values of {sensitive!r}")
         pairs = np.unique(np.column_stack([class_of, s_codes]), axis=0)
         distinct = np.bincount(pairs[:, 0], minlength=sizes.size)

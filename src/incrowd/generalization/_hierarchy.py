@@ -59,20 +59,21 @@ class Hierarchy:
 
     def encode(self, column: pd.Series) -> np.ndarray:
         """Level-0 codes of a data column; a value missing from the hierarchy is a DataError."""
-        values = value_labels(column)
+        factor, uniques = factorize_labels(column)
         index = {label: code for code, label in enumerate(self.labels[0].tolist())}
-        codes = pd.Series(values).map(index)
-        unknown = codes.isna().to_numpy()
+        unique_codes = pd.Series(uniques).map(index)
+        unknown = unique_codes.isna().to_numpy()
         if unknown.any():
-            rows = np.flatnonzero(unknown)
-            distinct = list(dict.fromkeys(values[rows].tolist()))
+            bad = np.flatnonzero(unknown)
+            rows = np.flatnonzero(np.isin(factor, bad))
+            distinct = [uniques[i] for i in bad]
             shown = ", ".join(repr(v) for v in distinct[:5]) + (", ..." if len(distinct) > 5 else "")
             raise DataError(
-                f"column {self.attribute!r}, data row {rows[0] + 1}: value {values[rows[0]]!r} is "
-                f"not in hierarchy {self.source}; {len(distinct)} distinct value(s) missing there "
+                f"column {self.attribute!r}, data row {rows[0] + 1}: value {uniques[factor[rows[0]]]!r} "
+                f"is not in hierarchy {self.source}; {len(distinct)} distinct value(s) missing there "
                 f"({shown}) in {rows.size} row(s)"
             )
-        return codes.to_numpy(np.int32)
+        return unique_codes.to_numpy(np.int32)[factor]
 
     def generalize(self, codes0: np.ndarray, level: int) -> np.ndarray:
         """The labels at ``level`` of rows given by their level-0 codes."""
@@ -109,6 +110,17 @@ def value_labels(column: pd.Series) -> np.ndarray:
             return values.astype(np.int64).astype(str).astype(object)
         return np.array([repr(float(v)) for v in values], dtype=object)
     return column.astype(str).to_numpy(object)
+
+
+def factorize_labels(column: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """(code per row, distinct values as hierarchy strings): only the distinct values are
+    converted to text, which is what makes encoding a large column cheap."""
+    missing = column.isna().to_numpy()
+    if missing.any():
+        value_labels(column)  # raises the missing-value error naming the row
+    factor, uniques = pd.factorize(column, sort=False)
+    labels = value_labels(pd.Series(uniques, name=column.name, dtype=column.dtype)).tolist()
+    return factor.astype(np.int64), labels
 
 
 def _sniff(first_line: str) -> str:

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError
-from ._hierarchy import Hierarchy, interval_hierarchy, load_hierarchies, value_labels
+from ._hierarchy import Hierarchy, factorize_labels, interval_hierarchy, load_hierarchies
 from ._kernels import generalize_table, node_histograms, rollup
 
 
@@ -166,6 +166,12 @@ class Lattice:
         return np.array([_as_level(v, a, self.hierarchies[a].max_level) for v, a in zip(seq, self.attributes)],
                         dtype=np.int64)
 
+    def sublattice(self, levels: Mapping[str, int] | Sequence[int]) -> np.ndarray:
+        """Ids of the nodes componentwise at or below ``levels`` (a mapping may leave attributes
+        out: they may go to their top), in id order."""
+        vector = self.level_vector(levels, default="top") if isinstance(levels, Mapping) else self.level_vector(levels)
+        return np.flatnonzero(np.all(self.levels <= vector, axis=1))
+
     def level_dict(self, node: int) -> dict[str, int]:
         vector = self.levels[node]
         return {a: int(v) for a, v in zip(self.attributes, vector)}
@@ -260,9 +266,8 @@ class Lattice:
         codes0 = np.column_stack([hier[a].encode(data[a]) for a in qis]).astype(np.int32)
         n_sensitive = 0
         if sensitive is not None:
-            s_labels = value_labels(data[sensitive])
-            s_codes, s_uniques = pd.factorize(s_labels, sort=True)
-            n_sensitive = int(len(s_uniques))
+            s_codes, s_uniques = factorize_labels(data[sensitive])
+            n_sensitive = len(s_uniques)
             codes0 = np.column_stack([codes0, s_codes.astype(np.int32)])
         t1 = time.perf_counter()
         bottom_codes, bottom_counts = _group_bottom(codes0)
