@@ -142,7 +142,7 @@ def load_lattice(path: str | os.PathLike) -> Lattice:
         lattice = Lattice(
             attributes=attributes, hierarchies=hierarchies, n_rows=int(meta["rows"]),
             sensitive=meta.get("sensitive"), sensitive_values=int(meta.get("sensitive_values") or 0),
-            materialized=nodes["materialized"].to_numpy(bool),
+            materialized=np.require(nodes["materialized"].to_numpy(bool), bool, ["C", "W"]),
             n_classes=nodes["classes"].to_numpy(np.int64),
             k_histograms=_histograms(k_hist, "class_size", n_nodes),
             l_histograms=_histograms(l_hist, "distinct_values", n_nodes) if l_hist is not None else None,
