@@ -19,6 +19,7 @@ from ..microaggregation import METHODS
 from ._console import check_output_path, print_json, stages, stdout_console, user_errors
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
+from ._serve import serve_command
 from ._options import (
     DiagonalsOption,
     GammaOption,
@@ -52,6 +53,7 @@ app.add_typer(incremental_app, name="incremental")
 app.add_typer(lattice_app, name="lattice")
 app.command("negotiate")(negotiate_command)
 app.command("generalize")(generalize_command)
+app.command("serve")(serve_command)
 
 
 def main() -> None:

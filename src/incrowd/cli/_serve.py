@@ -1,0 +1,44 @@
+"""``incrowd serve``: the web UI on this machine (optional extra ``incrowd[web]``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..exceptions import ParameterError
+from ._console import echo_err, user_errors
+
+
+def serve_command(
+    host: Annotated[str, typer.Option("--host", help="Address to bind; the default keeps the UI "
+                                      "on this machine.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
+    data_dir: Annotated[
+        Optional[Path],
+        typer.Option("--data-dir", help="Folder whose CSV and Parquet files are offered as samples.",
+                     show_default=False),
+    ] = None,
+    max_upload_mb: Annotated[float, typer.Option("--max-upload-mb", help="Largest upload accepted.")] = 200,
+    idle_minutes: Annotated[float, typer.Option("--idle-minutes", help="A session idle this long is "
+                                                "deleted with its files.")] = 60,
+) -> None:
+    """Serve the web UI (microaggregation in the browser) until interrupted."""
+    with user_errors():
+        try:
+            import uvicorn
+
+            from ..web import create_app
+        except ImportError as exc:
+            raise ParameterError(
+                f"the web UI needs the 'web' extra ({exc.name} is missing): pip install 'incrowd[web]'"
+            ) from None
+        if not 0 < port < 65536:
+            raise ParameterError(f"--port must be in [1, 65535]; got {port}")
+        if max_upload_mb <= 0 or idle_minutes <= 0:
+            raise ParameterError("--max-upload-mb and --idle-minutes must be positive")
+        app = create_app(max_upload_mb=max_upload_mb, idle_seconds=60 * idle_minutes, data_dir=data_dir)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        echo_err("warning", f"binding to {host}: other machines can reach the UI and its uploads")
+    uvicorn.run(app, host=host, port=port, log_level="warning")

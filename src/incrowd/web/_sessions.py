@@ -1,0 +1,107 @@
+"""Per-browser sessions: each has its own temporary folder, deleted when the session ends or
+has been idle too long. Files inside get random names chosen here; no name or path from a
+request ever reaches the filesystem.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..exceptions import DataError
+
+COOKIE = "incrowd_session"
+
+
+@dataclass
+class Dataset:
+    """An uploaded (or bundled) table: the name the user gave is shown, never used as a path."""
+
+    id: str
+    display_name: str
+    path: Path
+    frame: pd.DataFrame
+
+
+@dataclass
+class Result:
+    """A file this session produced and may download."""
+
+    id: str
+    path: Path
+    download_name: str
+    media_type: str
+
+
+@dataclass
+class Session:
+    id: str
+    folder: Path
+    last_seen: float = field(default_factory=time.monotonic)
+    datasets: dict[str, Dataset] = field(default_factory=dict)
+    results: dict[str, Result] = field(default_factory=dict)
+
+    def new_file(self, suffix: str) -> Path:
+        """A fresh path inside this session's folder (random name, allowed suffix only)."""
+        if suffix not in {".csv", ".parquet", ".duckdb", ".csv.gz"}:
+            raise DataError(f"file type {suffix!r} is not accepted; use .csv, .csv.gz or .parquet")
+        return self.folder / f"{secrets.token_hex(8)}{suffix}"
+
+
+class SessionStore:
+    """Sessions by cookie id, with a lock: the server runs requests on several threads."""
+
+    def __init__(self, idle_seconds: float = 3600.0, root: Path | None = None):
+        self.idle_seconds = float(idle_seconds)
+        self.root = Path(tempfile.mkdtemp(prefix="incrowd-web-", dir=root))
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def get(self, session_id: str | None) -> Session | None:
+        self.expire()
+        with self._lock:
+            session = self._sessions.get(session_id or "")
+            if session is not None:
+                session.last_seen = time.monotonic()
+            return session
+
+    def create(self) -> Session:
+        session_id = secrets.token_urlsafe(24)
+        folder = self.root / secrets.token_hex(12)
+        folder.mkdir(mode=0o700)
+        session = Session(session_id, folder)
+        with self._lock:
+            self._sessions[session_id] = session
+        return session
+
+    def end(self, session_id: str) -> None:
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is not None:
+            shutil.rmtree(session.folder, ignore_errors=True)
+
+    def expire(self) -> None:
+        """Delete sessions idle for longer than ``idle_seconds`` (checked on every request)."""
+        now = time.monotonic()
+        with self._lock:
+            stale = [s for s in self._sessions.values() if now - s.last_seen > self.idle_seconds]
+            for s in stale:
+                del self._sessions[s.id]
+        for s in stale:
+            shutil.rmtree(s.folder, ignore_errors=True)
+
+    def close(self) -> None:
+        with self._lock:
+            self._sessions.clear()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._sessions)
