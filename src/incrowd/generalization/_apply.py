@@ -93,7 +93,8 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int], *, k: int | None =
     n = int(data.shape[0])
     if k is not None:
         k = _check_threshold("k", k, n, "n_rows")
-    codes = np.column_stack([hier[a].code_map(chosen[a])[hier[a].encode(data[a])] for a in qis])
+    codes0 = {a: hier[a].encode(data[a]) for a in qis}
+    codes = np.column_stack([hier[a].code_map(chosen[a])[codes0[a]] for a in qis])
     _, class_of, sizes = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
     class_of = class_of.ravel()
     keep = np.ones(n, dtype=bool)
@@ -108,7 +109,7 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int], *, k: int | None =
         keep &= distinct[class_of] >= l
     out = data.drop(columns=list(roles.identifiers)).copy()
     for a in qis:
-        out[a] = hier[a].generalize(hier[a].encode(data[a]), chosen[a])
+        out[a] = hier[a].generalize(codes0[a], chosen[a])
     out = out.loc[keep].reset_index(drop=True)
     suppressed = int(n - keep.sum())
     verification: dict = {}

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -119,9 +120,9 @@ class Lattice:
     def n_nodes(self) -> int:
         return int(np.prod(self.depths))
 
-    @property
+    @cached_property
     def levels(self) -> np.ndarray:
-        """(n_nodes, n_attributes) level vectors in id order."""
+        """(n_nodes, n_attributes) level vectors in id order (the hierarchies never change)."""
         return node_levels(self.depths)
 
     @property

@@ -441,11 +441,7 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0):
         sl = mdav_plus_labels(np.ascontiguousarray(X[M]), k)
         n_parts = sl.max() + 1
         for p in range(n_parts):
-            c = 0
-            for t in range(cnt):
-                if sl[t] == p:
-                    rows[c] = M[t]
-                    c += 1
+            c = _gather_part(sl, M, p, rows)
             tgt = g
             if p > 0:
                 if nc + 1 > cap:
@@ -453,9 +449,7 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0):
                     mem, size, sums, cent, sse = _grow(mem, size, sums, cent, sse, cap)
                 tgt = nc
                 nc += 1
-            for t in range(c):
-                mem[tgt, t] = rows[t]
-            _set_from_rows(X, tgt, mem[tgt], c, size, sums, cent, sse)
+            _store_cluster(X, tgt, rows, c, mem, size, sums, cent, sse)
 
     if scale < 0.0:
         scale = sst_per_row(X)
@@ -597,6 +591,24 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0):
 
 
 @njit(cache=True)
+def _gather_part(sl, M, p, rows):
+    """Rows (ids from M, in order) whose split label is p, written to ``rows``; their count."""
+    c = 0
+    for t in range(sl.size):
+        if sl[t] == p:
+            rows[c] = M[t]
+            c += 1
+    return c
+
+
+@njit(cache=True)
+def _store_cluster(X, tgt, rows, c, mem, size, sums, cent, sse):
+    for t in range(c):
+        mem[tgt, t] = rows[t]
+    _set_from_rows(X, tgt, mem[tgt], c, size, sums, cent, sse)
+
+
+@njit(cache=True)
 def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T):
     """Replace cluster g (>= 2k rows) by MDAV* of its rows (ascending): the first part keeps id
     g, the others are appended. Returns the new cluster count."""
@@ -605,18 +617,12 @@ def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T):
     sl = mdav_star_labels(np.ascontiguousarray(X[M]), k)
     n_parts = sl.max() + 1
     for p in range(n_parts):
-        c = 0
-        for t in range(cnt):
-            if sl[t] == p:
-                rows[c] = M[t]
-                c += 1
+        c = _gather_part(sl, M, p, rows)
         tgt = g
         if p > 0:
             tgt = nc
             nc += 1
-        for t in range(c):
-            mem[tgt, t] = rows[t]
-        _set_from_rows(X, tgt, mem[tgt], c, size, sums, cent, sse)
+        _store_cluster(X, tgt, rows, c, mem, size, sums, cent, sse)
         _touch(T, tgt, cent, size, nc)
     return nc
 
