@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench reproduce clean
+.PHONY: demo test bench reproduce screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ reproduce: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bench_speed.py
 	$(BIN)/python bench/bench_paper000.py
+	$(BIN)/python bench/load_web.py
+
+# the browser tests save each page at 1280x800 (needs Debian's chromium)
+screenshots: $(STAMP)
+	INCROWD_SCREENSHOTS=docs/figures $(BIN)/python -m pytest -q tests/test_web_e2e.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

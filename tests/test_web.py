@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import time
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -12,8 +13,9 @@ pytest.importorskip("fastapi")
 pytest.importorskip("multipart")
 from fastapi.testclient import TestClient  # noqa: E402
 
-from incrowd import microaggregate, verify_k_anonymity  # noqa: E402
+from incrowd import microaggregate, verify_k_anonymity, verify_l_diversity  # noqa: E402
 from incrowd.datasets import load_census  # noqa: E402
+from incrowd.generalization import Lattice, negotiate, read_hierarchy  # noqa: E402
 from incrowd.web import create_app  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -139,3 +141,96 @@ def test_openapi_names_the_endpoints(app):
     assert {"/api/datasets", "/api/microaggregate", "/api/results/{result_id}"} <= set(schema["paths"])
     fields = schema["components"]["schemas"]["MicroaggregateRequest"]["properties"]
     assert {"k", "method", "quasi_identifiers", "identifiers"} <= set(fields)
+
+
+# -- negotiation --------------------------------------------------------------------------
+
+def _people_csv(n: int = 300) -> bytes:
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"name": [f"p{i}" for i in range(n)], "age": rng.integers(18, 80, n),
+                          "region": rng.choice(["n1", "n2", "s1", "s2"], n),
+                          "disease": rng.choice(["flu", "cold", "asthma", "none"], n)})
+    return frame.to_csv(index=False).encode()
+
+
+REGION = b"n1;north;*\nn2;north;*\ns1;south;*\ns2;south;*\n"
+
+
+def test_negotiation_round_trip_equals_the_api(app):
+    client = TestClient(app)
+    ds = client.post("/api/datasets", files={"file": ("people.csv", _people_csv())}).json()["dataset"]
+    up = client.post("/api/hierarchies", files=[("files", ("people_hierarchy_region.csv", REGION))])
+    assert up.status_code == 200, up.text
+    assert up.json()["hierarchies"] == [{"attribute": "region", "file": "people_hierarchy_region.csv",
+                                         "levels": 3, "max_level": 2, "values": 4}]
+    built = client.post("/api/lattice/build", json={"dataset": ds, "quasi_identifiers": ["age", "region"],
+                                                    "intervals": {"age": [5, 10, 20]}, "sensitive": "disease"})
+    assert built.status_code == 200, built.text
+    info = built.json()
+    assert info["nodes"] == 5 * 3 and info["sensitive"] == "disease"
+    assert info["command"] == ("incrowd lattice build people.csv -o people.lattice --qi age,region "
+                               "--hierarchies hierarchies/ --intervals age=5,10,20 --sensitive disease")
+    frame = pd.read_csv(io.BytesIO(_people_csv()))
+    hierarchy_path = app.state.sessions.root / "region.csv"
+    hierarchy_path.write_bytes(REGION)
+    lattice = Lattice.build(frame, ["age", "region"], hierarchies={"region": read_hierarchy(hierarchy_path, "region")},
+                            intervals={"age": [5, 10, 20]}, sensitive="disease")
+    statuses = []
+    for request in ({"k": 5, "max_suppression": "2%"}, {"k": 40, "max_suppression": 3, "max_levels": {"age": 1}},
+                    {"l": 4, "max_suppression": 0.01, "max_levels": {"region": 0, "age": 1}}):
+        r = client.post("/api/negotiate", json={"lattice": info["lattice"], **request})
+        assert r.status_code == 200, r.text
+        page = r.json()
+        api = negotiate(lattice, **request).to_dict()
+        for field in ("status", "exact", "relaxations", "request"):
+            assert page[field] == api[field], (request, field)
+        view = page["view"]
+        assert [v["height"] for v in view] == list(range(6, -1, -1))
+        assert sum(v["nodes"] for v in view) == 15
+        statuses.append(page["status"])
+        crit = "k" if "k" in request else "l"
+        vmax = page["request"]["max_levels"]
+        meet = [sum(lv.values()) for lv in (dict(zip(lattice.attributes, map(int, v))) for v in lattice.levels)
+                if all(lv[a] <= vmax[a] for a in lv)
+                and lattice.suppressed(lv, **{crit: request[crit]}) <= page["request"]["max_suppression"]]
+        assert [v["meet"] for v in view] == [meet.count(h) for h in range(6, -1, -1)]
+        marked = {h: v["answers"] for v in view for h in [v["height"]] if v["answers"]}
+        nodes = [page["exact"]] if page["exact"] else [n for n in page["relaxations"].values() if n]
+        assert sorted(marked) == sorted({n["height"] for n in nodes})
+    assert statuses == ["exact", "relaxed", "relaxed"]
+    node = page["relaxations"]["height"]
+    g = client.post("/api/generalize", json={"lattice": info["lattice"], "levels": node["levels"], "l": 4})
+    assert g.status_code == 200, g.text
+    table = pd.read_csv(io.BytesIO(client.get(g.json()["download"]).content))
+    assert table.shape[0] == 300 - node["suppressed"]
+    assert verify_l_diversity(table, ["age", "region"], "disease", 4).ok
+
+
+def test_negotiation_errors_and_isolation(app):
+    client, other = TestClient(app), TestClient(app)
+    ds = client.post("/api/datasets", files={"file": ("people.csv", _people_csv())}).json()["dataset"]
+    bad = client.post("/api/hierarchies", files=[("files", ("region.csv", b"n1;north\nn1;south\n"))])
+    assert bad.status_code == 400
+    assert bad.json()["error"].startswith("hierarchy file 'region.csv': value 'n1' at level 0 has two parents")
+    r = client.post("/api/lattice/build", json={"dataset": ds, "quasi_identifiers": ["age", "region"]})
+    assert r.status_code == 400 and "no hierarchy for quasi-identifier(s) ['age', 'region']" in r.json()["error"]
+    r = client.post("/api/lattice/build", json={"dataset": ds, "quasi_identifiers": ["age"],
+                                                "intervals": {"age": [5, 7]}})
+    assert r.status_code == 400 and "must each be a multiple of the one before" in r.json()["error"]
+    r = client.post("/api/lattice/build", json={"dataset": ds, "quasi_identifiers": ["age"],
+                                                "intervals": {"age": [5, 10]}, "partial": "150%"})
+    assert r.status_code == 400 and r.json()["error"].startswith("--partial must be a share")
+    lattice = client.post("/api/lattice/build", json={"dataset": ds, "quasi_identifiers": ["age"],
+                                                      "intervals": {"age": [5, 10]}}).json()["lattice"]
+    for request, message in (({"k": 1}, "k must be an integer in [2, n_rows=300]; got 1"),
+                             ({"k": 5, "max_levels": {"agex": 1}}, "unknown attribute(s) ['agex']"),
+                             ({"k": 5, "max_levels": {"age": 9}}, "level of 'age' must be an integer in [0, 3]"),
+                             ({"k": 5, "max_suppression": "150%"}, "max_suppression"),
+                             ({"l": 2}, "sensitive")):
+        r = client.post("/api/negotiate", json={"lattice": lattice, **request})
+        assert r.status_code == 400 and message in r.json()["error"], (request, r.json())
+    assert other.post("/api/negotiate", json={"lattice": lattice, "k": 5}).status_code == 400
+    r = other.post("/api/generalize", json={"lattice": lattice, "levels": {"age": 1}, "k": 5})
+    assert r.status_code == 400 and "unknown lattice" in r.json()["error"]
+    r = client.post("/api/generalize", json={"lattice": lattice, "levels": {"age": 0}, "k": 300})
+    assert r.status_code == 400 and "every row would be suppressed" in r.json()["error"]

@@ -24,7 +24,7 @@ def serve_command(
     idle_minutes: Annotated[float, typer.Option("--idle-minutes", help="A session idle this long is "
                                                 "deleted with its files.")] = 60,
 ) -> None:
-    """Serve the web UI (microaggregation in the browser) until interrupted."""
+    """Serve the web UI (microaggregation and generalization negotiation in the browser) until interrupted."""
     with user_errors():
         try:
             import uvicorn

@@ -71,6 +71,11 @@ class Histograms:
         a, b = self.offsets[node], self.offsets[node + 1]
         return self.keys[a:b], self.classes[a:b], self.rows[a:b]
 
+    def rows_below_all(self, threshold: int) -> np.ndarray:
+        """Rows with a key below ``threshold``, for every node at once."""
+        cum = np.concatenate([[0], np.cumsum(np.where(self.keys < threshold, self.rows, 0))])
+        return cum[self.offsets[1:]] - cum[self.offsets[:-1]]
+
     def below(self, node: int, threshold: int) -> tuple[int, int]:
         """(rows, classes) of node ``node`` with a key below ``threshold``."""
         a, b = int(self.offsets[node]), int(self.offsets[node + 1])
@@ -204,6 +209,12 @@ class Lattice:
             raise ParameterError(f"node {self.level_dict(node)} is not in this partial lattice")
         hist = self.k_histograms if criterion == "k" else self.l_histograms
         return hist.below(node, value)[0]
+
+    def suppressed_all(self, *, k: int | None = None, l: int | None = None) -> np.ndarray:
+        """Rows to suppress at every node, in id order; -1 where a partial lattice lacks the node."""
+        criterion, value = check_criterion(self, k, l)
+        hist = self.k_histograms if criterion == "k" else self.l_histograms
+        return np.where(self.materialized, hist.rows_below_all(value), -1)
 
     def negotiate(self, *, k: int | None = None, l: int | None = None,
                   max_levels: Mapping[str, int] | None = None,

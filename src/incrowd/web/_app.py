@@ -8,58 +8,30 @@ Endpoint and field names are the CLI's and the Python API's (``k``, ``method``,
 from __future__ import annotations
 
 import contextlib
-import shlex
-from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any, Optional
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from fastapi import FastAPI, File, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
-from fastapi.templating import Jinja2Templates
-from pydantic import BaseModel, ConfigDict
 
 from .. import __version__
-from .._microaggregate import microaggregate
 from ..data import read_table, write_table
 from ..datasets import load_census
 from ..exceptions import DataError, IncrowdError
 from ..microaggregation import METHODS
-from ._sessions import COOKIE, Dataset, Result, Session, SessionStore
+from . import _microaggregation, _negotiation
+from ._context import MB, TEMPLATES, base_name, dataset_of, error, session_for, session_of
+from ._sessions import COOKIE, Dataset, SessionStore
 
-MB = 1024 * 1024
-_TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 _PREVIEW_ROWS = 10
 _SUFFIXES = (".csv.gz", ".csv", ".parquet", ".pq")
 
 
-class MicroaggregateRequest(BaseModel):
-    """The fields of ``incrowd microaggregate`` (``--qi`` is ``quasi_identifiers``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    dataset: str
-    k: int
-    method: str = "mdav"
-    quasi_identifiers: Optional[list[str]] = None
-    identifiers: Optional[list[str]] = None
-    gamma: Optional[float] = None
-    rho: Optional[float] = None
-    runs: Optional[int] = None
-    max_rounds: Optional[int] = None
-    diagonals: Optional[str] = None
-    split_2k: Optional[bool] = None
-    seed: Optional[int] = None
-
-
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
-
-
 def _safe_name(filename: str | None) -> tuple[str, str]:
     """(display name, suffix) of an uploaded file's name; directories in it are dropped."""
-    raw = filename or "upload.csv"
-    name = PureWindowsPath(PurePosixPath(raw).name).name or "upload.csv"
+    name = base_name(filename, "upload.csv")
     lower = name.lower()
     suffix = next((s for s in _SUFFIXES if lower.endswith(s)), None)
     if suffix is None:
@@ -82,35 +54,6 @@ def _describe_dataset(ds: Dataset) -> dict[str, Any]:
         "preview": [[None if pd.isna(v) else (v.item() if hasattr(v, "item") else v) for v in row]
                     for row in preview.itertuples(index=False)],
     }
-
-
-def _command_line(req: MicroaggregateRequest, input_name: str, output_name: str) -> tuple[str, str]:
-    """The CLI line and the Python call that reproduce a microaggregation."""
-    args = ["incrowd", "microaggregate", input_name, "-o", output_name, "--k", str(req.k), "--method", req.method]
-    if req.quasi_identifiers:
-        args += ["--qi", ",".join(req.quasi_identifiers)]
-    if req.identifiers:
-        args += ["--id", ",".join(req.identifiers)]
-    params = {name: getattr(req, name) for name in ("gamma", "rho", "runs", "max_rounds", "diagonals")
-              if getattr(req, name) is not None}
-    for name, value in params.items():
-        args += [f"--{name.replace('_', '-')}", str(value)]
-    if req.split_2k is not None:
-        args.append("--split-2k" if req.split_2k else "--no-split-2k")
-        params["split_2k"] = req.split_2k
-    if req.seed is not None:
-        args += ["--seed", str(req.seed)]
-    py_args = [f"k={req.k}", f"method={req.method!r}"]
-    if req.quasi_identifiers:
-        py_args.append(f"quasi_identifiers={req.quasi_identifiers!r}")
-    if req.identifiers:
-        py_args.append(f"identifiers={req.identifiers!r}")
-    if req.seed is not None:
-        py_args.append(f"random_state={req.seed}")
-    py_args += [f"{name}={value!r}" for name, value in params.items()]
-    python = (f"import incrowd\nresult = incrowd.microaggregate(incrowd.read_table({input_name!r}), "
-              f"{', '.join(py_args)})\nincrowd.write_table(result.aggregated, {output_name!r})")
-    return shlex.join(args), python
 
 
 def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
@@ -145,38 +88,29 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
 
     @app.exception_handler(IncrowdError)
     async def _incrowd_error(_request: Request, exc: IncrowdError) -> JSONResponse:
-        return _error(400, str(exc))
+        return error(400, str(exc))
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "request"
         got = first.get("input")
-        return _error(400, f"{where}: {first.get('msg', 'invalid value')}; got {got!r}")
+        return error(400, f"{where}: {first.get('msg', 'invalid value')}; got {got!r}")
 
-    def session_of(request: Request) -> Session | None:
-        return store.get(request.cookies.get(COOKIE))
-
-    def session_for(request: Request, response: Response) -> Session:
-        session = session_of(request)
-        if session is None:
-            session = store.create()
-            response.set_cookie(COOKIE, session.id, httponly=True, samesite="strict")
-        return session
-
-    def dataset_of(session: Session | None, dataset_id: str) -> Dataset:
-        if session is None or dataset_id not in session.datasets:
-            raise DataError(f"unknown dataset {dataset_id!r} in this session; upload or pick a sample first")
-        return session.datasets[dataset_id]
-
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    async def index(request: Request) -> HTMLResponse:
-        response = _TEMPLATES.TemplateResponse(
-            request, "microaggregate.html",
-            {"methods": list(METHODS), "samples": list(samples), "version": __version__,
-             "max_upload_mb": max_upload_mb})
+    def page(request: Request, template: str, **context: Any) -> HTMLResponse:
+        response = TEMPLATES.TemplateResponse(
+            request, template,
+            {"samples": list(samples), "version": __version__, "max_upload_mb": max_upload_mb, **context})
         session_for(request, response)
         return response
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def microaggregation_page(request: Request) -> HTMLResponse:
+        return page(request, "microaggregate.html", methods=list(METHODS), active="microaggregate")
+
+    @app.get("/negotiate", response_class=HTMLResponse, include_in_schema=False)
+    async def negotiation_page(request: Request) -> HTMLResponse:
+        return page(request, "negotiate.html", active="negotiate")
 
     @app.get("/api/samples")
     async def list_samples() -> dict[str, list[str]]:
@@ -211,9 +145,9 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                 if size > limit:
                     out.close()
                     target.unlink(missing_ok=True)
-                    return _error(413, f"file {display!r} is larger than the upload limit of "
-                                       f"{limit / MB:g} MB; start the server with a larger "
-                                       "--max-upload-mb or upload a smaller file")
+                    return error(413, f"file {display!r} is larger than the upload limit of "
+                                      f"{limit / MB:g} MB; start the server with a larger "
+                                      "--max-upload-mb or upload a smaller file")
                 out.write(chunk)
         try:
             frame = read_table(target)
@@ -229,33 +163,15 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
         """Preview (first rows) and column types of a data set of this session."""
         return _describe_dataset(dataset_of(session_of(request), dataset_id))
 
-    @app.post("/api/microaggregate")
-    def run_microaggregate(req: MicroaggregateRequest, request: Request) -> dict[str, Any]:
-        """Microaggregate a data set of this session; the result is verified k-anonymous and
-        offered for download (this session only)."""
-        session = session_of(request)
-        ds = dataset_of(session, req.dataset)
-        params = {name: getattr(req, name) for name in ("gamma", "rho", "runs", "max_rounds", "diagonals", "split_2k")
-                  if getattr(req, name) is not None}
-        result = microaggregate(ds.frame, req.k, req.method, quasi_identifiers=req.quasi_identifiers,
-                                identifiers=req.identifiers, random_state=req.seed, **params)
-        stem = Path(ds.display_name).name.split(".")[0] or "data"
-        download = f"{stem}_{req.method}_k{req.k}.csv"
-        path = session.new_file(".csv")
-        write_table(result.aggregated, path, sep=",")
-        res = Result(path.stem, path, download, "text/csv")
-        session.results[res.id] = res
-        command, python = _command_line(req, ds.display_name, download)
-        return {**result.summary(), "dataset": ds.id, "result": res.id,
-                "download": f"/api/results/{res.id}", "download_name": download,
-                "command": command, "python": python}
+    app.include_router(_microaggregation.router)
+    app.include_router(_negotiation.router)
 
     @app.get("/api/results/{result_id}")
     async def download(result_id: str, request: Request) -> Response:
         """Download a result this session produced."""
         session = session_of(request)
         if session is None or result_id not in session.results:
-            return _error(404, f"no result {result_id!r} in this session")
+            return error(404, f"no result {result_id!r} in this session")
         res = session.results[result_id]
         return FileResponse(res.path, media_type=res.media_type, filename=res.download_name)
 

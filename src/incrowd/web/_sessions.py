@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..exceptions import DataError
+from ..generalization import Hierarchy, Lattice
 
 COOKIE = "incrowd_session"
 
@@ -32,12 +33,35 @@ class Dataset:
 
 @dataclass
 class Result:
-    """A file this session produced and may download."""
+    """A file this session produced and may download; ``before`` and ``after`` keep the
+    tables for the before/after plot."""
 
     id: str
     path: Path
     download_name: str
     media_type: str
+    before: pd.DataFrame | None = None
+    after: pd.DataFrame | None = None
+
+
+@dataclass
+class UploadedHierarchy:
+    """A hierarchy file the user uploaded, parsed and validated, for one attribute."""
+
+    attribute: str
+    display_name: str
+    hierarchy: Hierarchy
+
+
+@dataclass
+class BuiltLattice:
+    """A lattice built in this session over one of its data sets."""
+
+    id: str
+    dataset: str
+    lattice: Lattice
+    hierarchy_sources: dict[str, str]
+    intervals: dict[str, list[float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -47,6 +71,8 @@ class Session:
     last_seen: float = field(default_factory=time.monotonic)
     datasets: dict[str, Dataset] = field(default_factory=dict)
     results: dict[str, Result] = field(default_factory=dict)
+    hierarchies: dict[str, UploadedHierarchy] = field(default_factory=dict)
+    lattices: dict[str, BuiltLattice] = field(default_factory=dict)
 
     def new_file(self, suffix: str) -> Path:
         """A fresh path inside this session's folder (random name, allowed suffix only)."""

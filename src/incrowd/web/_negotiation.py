@@ -1,0 +1,263 @@
+"""Negotiation endpoints, named as the CLI commands: upload hierarchies, ``lattice build``,
+``negotiate`` (with a per-height view of where the answer lies), ``generalize``."""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import shlex
+import time
+from typing import Any, Optional, Union
+
+import numpy as np
+from fastapi import APIRouter, File, Form, Request, Response, UploadFile
+from pydantic import BaseModel, ConfigDict
+
+from ..cli._generalization import _fraction
+from ..data import write_table
+from ..exceptions import DataError, ParameterError
+from ..generalization import Lattice, Negotiation, generalize, negotiate, read_hierarchy
+from ._context import MB, base_name, dataset_of, lattice_of, session_for, session_of, stem_of
+from ._sessions import BuiltLattice, Result, UploadedHierarchy
+
+router = APIRouter()
+_HIERARCHY_LIMIT = 50 * MB
+_LATTICES_KEPT = 4
+
+
+class LatticeBuildRequest(BaseModel):
+    """The fields of ``incrowd lattice build``; hierarchies come from this session's uploads,
+    or from ``intervals`` (attribute -> nested widths) for numeric columns."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: str
+    quasi_identifiers: list[str]
+    intervals: Optional[dict[str, list[float]]] = None
+    sensitive: Optional[str] = None
+    partial: Optional[Union[float, str]] = None
+
+
+class NegotiateRequest(BaseModel):
+    """The fields of ``incrowd negotiate``: ``max_levels`` is v_max (attributes left out may
+    go to their top); ``max_suppression`` a count, a fraction or a percentage such as "1%"."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lattice: str
+    k: Optional[int] = None
+    l: Optional[int] = None
+    max_levels: Optional[dict[str, int]] = None
+    max_suppression: Union[int, float, str] = 0
+    runtime_histogram: bool = False
+
+
+class GeneralizeRequest(BaseModel):
+    """The fields of ``incrowd generalize``, applied to the data set a lattice was built on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lattice: str
+    levels: dict[str, int]
+    k: Optional[int] = None
+    l: Optional[int] = None
+    identifiers: Optional[list[str]] = None
+
+
+def attribute_from_filename(name: str) -> str:
+    """``age.csv`` and ARX's ``adult_hierarchy_age.csv`` both name attribute ``age``."""
+    stem = name[:-4] if name.lower().endswith(".csv") else name
+    marker = "hierarchy_"
+    return stem[stem.rfind(marker) + len(marker):] if marker in stem else stem
+
+
+@router.post("/api/hierarchies")
+async def upload_hierarchies(request: Request, response: Response,
+                             files: list[UploadFile] = File(...),
+                             attribute: Optional[str] = Form(None)) -> dict[str, Any]:
+    """Upload ARX-style hierarchy files (CSV, one row per value, one column per level). The
+    attribute is ``attribute`` (one file) or read off the name: ``age.csv`` or
+    ``*_hierarchy_age.csv``."""
+    if attribute is not None and len(files) != 1:
+        raise ParameterError("attribute names one hierarchy; upload one file with it, or name the files '<attribute>.csv'")
+    session = session_for(request, response)
+    parsed: list[UploadedHierarchy] = []
+    for upload in files:
+        display = base_name(upload.filename, "hierarchy.csv")
+        name = attribute or attribute_from_filename(display)
+        if not name:
+            raise DataError(f"cannot tell the attribute of hierarchy file {display!r}; name it '<attribute>.csv'")
+        content = await upload.read(_HIERARCHY_LIMIT + 1)
+        if len(content) > _HIERARCHY_LIMIT:
+            raise DataError(f"hierarchy file {display!r} is larger than {_HIERARCHY_LIMIT // MB} MB")
+        path = session.new_file(".csv")
+        path.write_bytes(content)
+        try:
+            hierarchy = read_hierarchy(path, name)
+        except DataError as exc:
+            raise DataError(str(exc).replace(str(path), display)) from None
+        finally:
+            path.unlink(missing_ok=True)
+        parsed.append(UploadedHierarchy(name, display, dataclasses.replace(hierarchy, source=f"file {display!r}")))
+    for h in parsed:  # all or nothing: one bad file keeps none of the batch
+        session.hierarchies[h.attribute] = h
+    return {"hierarchies": [_describe_hierarchy(h) for h in session.hierarchies.values()]}
+
+
+def _describe_hierarchy(h: UploadedHierarchy) -> dict[str, Any]:
+    return {"attribute": h.attribute, "file": h.display_name, "levels": h.hierarchy.depth,
+            "max_level": h.hierarchy.max_level, "values": int(h.hierarchy.labels[0].size)}
+
+
+@router.get("/api/hierarchies")
+def list_hierarchies(request: Request) -> dict[str, Any]:
+    """The hierarchies uploaded in this session."""
+    session = session_of(request)
+    return {"hierarchies": [] if session is None else [_describe_hierarchy(h) for h in session.hierarchies.values()]}
+
+
+def _build_command(req: LatticeBuildRequest, data_name: str, sources: dict[str, str]) -> str:
+    args = ["incrowd", "lattice", "build", data_name, "-o", f"{stem_of(data_name)}.lattice",
+            "--qi", ",".join(req.quasi_identifiers)]
+    if any(src != "intervals" for src in sources.values()):
+        args += ["--hierarchies", "hierarchies/"]
+    for attr, widths in (req.intervals or {}).items():
+        args += ["--intervals", f"{attr}={','.join(f'{w:g}' for w in widths)}"]
+    if req.sensitive:
+        args += ["--sensitive", req.sensitive]
+    if req.partial is not None:
+        args += ["--partial", str(req.partial)]
+    return shlex.join(args)
+
+
+@router.post("/api/lattice/build")
+def build_lattice(req: LatticeBuildRequest, request: Request) -> dict[str, Any]:
+    """Build the generalization lattice of a data set's quasi-identifiers (every node's
+    suppression histograms); kept in this session for negotiation."""
+    session = session_of(request)
+    ds = dataset_of(session, req.dataset)
+    intervals = dict(req.intervals or {})
+    missing = [q for q in req.quasi_identifiers if q not in intervals and q not in session.hierarchies]
+    if missing:
+        raise ParameterError(f"no hierarchy for quasi-identifier(s) {missing}: upload a hierarchy "
+                             "file or give interval widths")
+    given = {q: session.hierarchies[q].hierarchy for q in req.quasi_identifiers if q not in intervals}
+    fraction = 1.0 if req.partial is None else (
+        _fraction(req.partial) if isinstance(req.partial, str) else _fraction(f"{req.partial!r}"))
+    lattice = Lattice.build(ds.frame, req.quasi_identifiers, hierarchies=given, intervals=intervals,
+                            sensitive=req.sensitive, fraction=fraction, source=ds.display_name)
+    sources = {q: "intervals" if q in intervals else session.hierarchies[q].display_name
+               for q in req.quasi_identifiers}
+    built = BuiltLattice(_new_id(session.lattices), ds.id, lattice, sources, intervals)
+    session.lattices[built.id] = built
+    return {**lattice.describe(), "lattice": built.id, "dataset": ds.id, "hierarchy_files": sources,
+            "command": _build_command(req, ds.display_name, sources)}
+
+
+def _new_id(taken: dict) -> str:
+    # a session keeps its few newest lattices: each holds histograms of every node in memory
+    while len(taken) >= _LATTICES_KEPT:
+        del taken[next(iter(taken))]
+    return secrets.token_hex(8)
+
+
+def level_view(lattice: Lattice, answer: Negotiation) -> list[dict[str, Any]]:
+    """Per height, top first: nodes, nodes within v_max, built ones, those meeting the request,
+    the least suppression within v_max, and which answers lie there."""
+    levels = lattice.levels
+    heights = levels.sum(axis=1)
+    vmax = lattice.level_vector(answer.max_levels)
+    within = np.all(levels <= vmax, axis=1)
+    supp = lattice.suppressed_all(**{answer.criterion: answer.value})
+    built = within & (supp >= 0)
+    meet = built & (supp <= answer.max_suppression) & (supp < lattice.n_rows)
+    marks: dict[int, list[str]] = {}
+    if answer.exact is not None:
+        marks.setdefault(answer.exact.height, []).append("exact")
+    for name, node in answer.relaxations.items():
+        if node is not None:
+            label = answer.criterion if name == "k" else name
+            marks.setdefault(node.height, []).append(label)
+    rows = []
+    for h in range(int(heights.max()), -1, -1):
+        at = heights == h
+        least = supp[at & built]
+        rows.append({"height": h, "nodes": int(at.sum()), "within": int((at & within).sum()),
+                     "built": int((at & built).sum()), "meet": int((at & meet).sum()),
+                     "least_suppressed": int(least.min()) if least.size else None,
+                     "answers": marks.get(h, [])})
+    return rows
+
+
+def _negotiate_command(req: NegotiateRequest, lattice_file: str) -> str:
+    args = ["incrowd", "negotiate", lattice_file]
+    for name in ("k", "l"):
+        if getattr(req, name) is not None:
+            args += [f"--{name}", str(getattr(req, name))]
+    if req.max_levels:
+        args += ["--max-levels", ",".join(f"{a}={v}" for a, v in req.max_levels.items())]
+    args += ["--max-suppression", str(req.max_suppression)]
+    if req.runtime_histogram:
+        args.append("--runtime-histogram")
+    return shlex.join(args)
+
+
+@router.post("/api/negotiate")
+def run_negotiate(req: NegotiateRequest, request: Request) -> dict[str, Any]:
+    """Answer a request on a lattice of this session: the exact node, or the three relaxations
+    (max_suppression, height, k or l), each with its suppression and height."""
+    t0 = time.perf_counter()
+    built = lattice_of(session_of(request), req.lattice)
+    answer = negotiate(built.lattice, k=req.k, l=req.l, max_levels=req.max_levels or {},
+                       max_suppression=req.max_suppression, runtime_histogram=req.runtime_histogram)
+    view = level_view(built.lattice, answer)
+    data_name = built.lattice.source or "data.csv"
+    return {**answer.to_dict(), "lattice": built.id, "view": view,
+            "server_seconds": time.perf_counter() - t0,
+            "command": _negotiate_command(req, f"{stem_of(data_name)}.lattice")}
+
+
+def _generalize_command(req: GeneralizeRequest, built: BuiltLattice, data_name: str, output: str) -> str:
+    lattice = built.lattice
+    args = ["incrowd", "generalize", data_name, "-o", output,
+            "--levels", ",".join(f"{a}={v}" for a, v in req.levels.items())]
+    for name in ("k", "l"):
+        if getattr(req, name) is not None:
+            args += [f"--{name}", str(getattr(req, name))]
+    if lattice.sensitive:
+        args += ["--sensitive", lattice.sensitive]
+    if any(src != "intervals" for src in built.hierarchy_sources.values()):
+        args += ["--hierarchies", "hierarchies/"]
+    for attr, widths in built.intervals.items():
+        args += ["--intervals", f"{attr}={','.join(f'{w:g}' for w in widths)}"]
+    if req.identifiers:
+        args += ["--id", ",".join(req.identifiers)]
+    return shlex.join(args)
+
+
+@router.post("/api/generalize")
+def run_generalize(req: GeneralizeRequest, request: Request) -> dict[str, Any]:
+    """Apply a node (levels) to the data set the lattice was built on: generalize, suppress the
+    classes below k (or l), verify, and offer the table for download (this session only)."""
+    session = session_of(request)
+    built = lattice_of(session, req.lattice)
+    ds = dataset_of(session, built.dataset)
+    lattice = built.lattice
+    unknown = [a for a in req.levels if a not in lattice.attributes]
+    if unknown:
+        raise ParameterError(f"unknown attribute(s) {unknown}; the lattice has attributes {list(lattice.attributes)}")
+    result = generalize(ds.frame, req.levels, k=req.k, l=req.l, sensitive=lattice.sensitive,
+                        hierarchies=dict(lattice.hierarchies), quasi_identifiers=list(lattice.attributes),
+                        identifiers=req.identifiers)
+    if result.table.shape[0] == 0:
+        raise DataError("every row would be suppressed; choose higher levels or a smaller k/l")
+    levels_tag = "".join(str(v) for v in result.levels.values())
+    privacy = f"k{req.k}" if req.k is not None else f"l{req.l}"
+    download = f"{stem_of(ds.display_name)}_{levels_tag}_{privacy}.csv"
+    path = session.new_file(".csv")
+    write_table(result.table, path, sep=",")
+    res = Result(path.stem, path, download, "text/csv")
+    session.results[res.id] = res
+    return {**result.to_dict(), "lattice": built.id, "result": res.id,
+            "download": f"/api/results/{res.id}", "download_name": download,
+            "command": _generalize_command(req, built, ds.display_name, download)}

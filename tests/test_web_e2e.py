@@ -1,0 +1,227 @@
+"""The web UI in a real browser: Playwright drives Debian's headless Chromium against a server
+on loopback. Set INCROWD_SCREENSHOTS=DIR to also save each page at 1280x800 (``make
+screenshots`` writes them to docs/figures)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists() and not os.environ.get("INCROWD_REQUIRE_BROWSER"):
+    pytest.skip("Debian's chromium is not installed (apt-get install chromium chromium-driver)",
+                allow_module_level=True)
+sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+import uvicorn  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from incrowd import microaggregate, verify_k_anonymity  # noqa: E402
+from incrowd.cli import app as cli_app  # noqa: E402
+from incrowd.data import data_dir  # noqa: E402
+from incrowd.datasets import load_census  # noqa: E402
+from incrowd.web import create_app  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ADULT_QIS = ["age", "education", "marital-status", "native-country", "occupation", "race", "sex", "workclass"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    application = create_app()
+    config = uvicorn.Config(application, host="127.0.0.1", port=_free_port(), log_level="warning")
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{config.port}"
+    srv.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, tmp_path):
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
+    pg = context.new_page()
+    pg.set_default_timeout(60_000)
+    yield pg
+    context.close()
+
+
+def screenshot(page, name: str, top: str) -> None:
+    """The viewport (1280x800) with element ``top`` scrolled to its top edge."""
+    folder = os.environ.get("INCROWD_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.evaluate(f"document.getElementById({top!r}).scrollIntoView()")
+        page.screenshot(path=str(Path(folder) / name))
+
+
+def download(page, selector: str, tmp_path: Path) -> Path:
+    with page.expect_download() as info:
+        page.click(selector)
+    target = tmp_path / info.value.suggested_filename
+    info.value.save_as(target)
+    return target
+
+
+def test_microaggregate_census_in_the_browser(server, page, tmp_path):
+    census = tmp_path / "census.csv"
+    load_census().to_csv(census, index=False)
+    page.goto(server + "/")
+    page.set_input_files("#file", str(census))
+    page.click("#upload")
+    page.wait_for_selector("#data-rows")
+    assert page.text_content("#data-rows") == "1080"
+    page.select_option("#method", "mdav-star")
+    page.fill("#k", "5")
+    page.click("#run")
+    page.wait_for_selector("#il")
+    api = microaggregate(load_census(), 5, "mdav-star")
+    assert page.text_content("#il") == f"{api.summary()['information_loss_percent']:.4f} %"
+    assert page.text_content("#verified") == "5-anonymous"
+    assert page.text_content("#command").startswith("incrowd microaggregate census.csv -o census_mdav-star_k5.csv --k 5 --method mdav-star")
+    page.wait_for_selector("#scatter-after circle")
+    assert page.locator("#scatter-before circle").count() == page.locator("#scatter-after circle").count() == 1080
+    screenshot(page, "web_microaggregate.png", "report-section")
+    published = pd.read_csv(download(page, "#download", tmp_path))
+    assert published.shape == (1080, 13)
+    assert verify_k_anonymity(published, list(published.columns), 5).ok
+    assert published.drop_duplicates().shape[0] == api.n_groups
+
+
+def test_errors_are_shown_in_plain_words(server, page):
+    page.goto(server + "/")
+    page.click("#pick-sample")
+    page.wait_for_selector("#data-rows")
+    page.fill("#k", "1")
+    page.click("#run")
+    page.wait_for_function("document.getElementById('run-error').textContent.length > 0")
+    assert page.text_content("#run-error") == "k must be an integer in [2, n_rows=1080]; got 1"
+
+
+def _adult():
+    folder = data_dir() / "adult_arx"
+    if not (folder / "adult.csv").is_file():
+        pytest.skip(f"ARX Adult is not in {folder}")
+    return folder
+
+
+def _cli_json(args) -> dict:
+    out = CliRunner().invoke(cli_app, args)
+    assert out.exit_code == 0, out.output
+    return json.loads(out.stdout)
+
+
+def _page_answers(page) -> dict:
+    rows = {}
+    for row in page.locator("#answers tr[data-answer]").all():
+        name = row.get_attribute("data-answer")
+        if row.get_attribute("data-none"):
+            rows[name] = None
+        else:
+            rows[name] = {"levels": json.loads(row.get_attribute("data-levels")),
+                          "height": int(row.get_attribute("data-height")),
+                          "suppressed": int(row.get_attribute("data-suppressed")),
+                          "k": int(row.get_attribute("data-value"))}
+    return rows
+
+
+def _cli_answers(answer: dict) -> dict:
+    def strip(node):
+        return None if node is None else {f: node[f] for f in ("levels", "height", "suppressed", "k")}
+    if answer["exact"] is not None:
+        return {"exact": strip(answer["exact"])}
+    return {name: strip(node) for name, node in answer["relaxations"].items()}
+
+
+def _negotiate(page, k: int, max_suppression: str, max_levels: dict[str, int]) -> dict:
+    page.fill("#value", str(k))
+    page.fill("#max-suppression", max_suppression)
+    for attr in ADULT_QIS:
+        page.select_option(f".max-level[data-attr='{attr}']", str(max_levels.get(attr, -1))
+                           if attr in max_levels else page.locator(f".max-level[data-attr='{attr}'] option").last.text_content())
+    page.evaluate("document.getElementById('answers') && document.getElementById('answers').remove()")
+    page.click("#negotiate")
+    page.wait_for_selector("#answers")
+    return _page_answers(page)
+
+
+def test_negotiate_adult_in_the_browser(server, page, tmp_path):
+    folder = _adult()
+    hierarchy_files = sorted(folder.glob("adult_hierarchy_*.csv"))
+    hier = tmp_path / "hierarchies"
+    hier.mkdir()
+    for f in hierarchy_files:
+        shutil.copy(f, hier / f.name)
+    lattice_file = tmp_path / "adult.lattice"
+    _cli_json(["lattice", "build", str(folder / "adult.csv"), "-o", str(lattice_file), "--qi", ",".join(ADULT_QIS),
+               "--hierarchies", str(hier), "--json"])
+
+    page.goto(server + "/negotiate")
+    page.set_input_files("#file", str(folder / "adult.csv"))
+    page.click("#upload")
+    page.wait_for_selector("#data-rows")
+    page.set_input_files("#hierarchy-files", [str(f) for f in hierarchy_files])
+    page.click("#upload-hierarchies")
+    page.wait_for_function("document.querySelectorAll('.role').length > 0 && "
+                           "document.getElementById('hierarchy-list').textContent.includes('workclass')")
+    page.select_option(".role[data-col='8']", "other")  # salary-class: not a quasi-identifier here
+    page.click("#build")
+    page.wait_for_selector("#lattice-nodes")
+    assert page.text_content("#lattice-nodes") == "6480"
+
+    exact_request = {"k": 5, "max_suppression": "1%", "max_levels": {}}
+    got = _negotiate(page, 5, "1%", {})
+    cli = _cli_json(["negotiate", str(lattice_file), "--k", "5", "--max-suppression", "1%", "--json"])
+    assert cli["status"] == "exact" and page.text_content("#status") == "exact"
+    assert got == _cli_answers(cli)
+    assert float(page.text_content("#server-ms").split()[0]) < 1000
+    marks = page.locator(".answer-mark").all()
+    assert [m.get_attribute("data-height") for m in marks] == [str(cli["exact"]["height"])]
+    screenshot(page, "web_negotiate.png", "request-section")
+
+    low = {"age": 1, "education": 1, "marital-status": 1, "native-country": 1, "occupation": 1, "workclass": 1}
+    got = _negotiate(page, 10, "0.5%", low)
+    cli = _cli_json(["negotiate", str(lattice_file), "--k", "10", "--max-suppression", "0.5%", "--max-levels",
+                     ",".join(f"{a}={v}" for a, v in low.items()), "--json"])
+    assert cli["status"] == "relaxed" and page.text_content("#status") == "relaxed"
+    assert got == _cli_answers(cli)
+    assert exact_request  # the exact request above and this relaxed one both matched the CLI
+    screenshot(page, "web_negotiate_relaxed.png", "request-section")
+
+    page.click("button.apply[data-answer='height']")
+    page.wait_for_selector("#generalize-download")
+    table = pd.read_csv(download(page, "#generalize-download", tmp_path))
+    node = cli["relaxations"]["height"]
+    assert table.shape[0] == 30162 - node["suppressed"]
+    assert verify_k_anonymity(table, ADULT_QIS, 10).ok
