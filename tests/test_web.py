@@ -138,7 +138,10 @@ def test_idle_and_ended_sessions_lose_their_files():
 
 def test_openapi_names_the_endpoints(app):
     schema = TestClient(app).get("/openapi.json").json()
-    assert {"/api/datasets", "/api/microaggregate", "/api/results/{result_id}"} <= set(schema["paths"])
+    assert {"/api/datasets", "/api/microaggregate", "/api/results/{result_id}", "/api/hierarchies",
+            "/api/lattice/build", "/api/negotiate", "/api/generalize"} <= set(schema["paths"])
+    negotiate_fields = schema["components"]["schemas"]["NegotiateRequest"]["properties"]
+    assert {"lattice", "k", "l", "max_levels", "max_suppression", "runtime_histogram"} <= set(negotiate_fields)
     fields = schema["components"]["schemas"]["MicroaggregateRequest"]["properties"]
     assert {"k", "method", "quasi_identifiers", "identifiers"} <= set(fields)
 
