@@ -75,6 +75,29 @@ class MicroaggregationResult:
         }
 
 
+_DISTRIBUTED = ("mona", "mona-2d")
+
+
+def _fit_on_dask(estimator, fit_input, scheduler, timings: dict) -> None:
+    """Fill the estimator's fitted attributes from a distributed run (same groups)."""
+    from .distributed._mona import fit_distributed
+    from .microaggregation._base import as_quasi_identifier_matrix, check_k
+
+    values, _ = as_quasi_identifier_matrix(fit_input)
+    check_k(estimator.k, values.shape[0])
+    estimator._check_params()
+    result = fit_distributed(estimator, values, scheduler)
+    estimator.labels_ = result.labels
+    estimator.n_groups_ = result.n_groups
+    estimator.group_sizes_ = result.group_sizes
+    estimator.centroids_ = result.centroids
+    estimator.information_loss_ = result.information_loss
+    estimator.seconds_ = result.seconds["total"]
+    timings.update({f"dask_{name}": v for name, v in result.seconds.items()})
+    timings["distributed_cuts"] = float(result.distributed_cuts)
+    timings["leaf_parts"] = float(result.leaf_parts)
+
+
 def method_names() -> list[str]:
     return list(METHODS)
 
@@ -102,6 +125,7 @@ def microaggregate(
     quasi_identifiers: Sequence[str] | str | None = None,
     identifiers: Sequence[str] | str | None = None,
     random_state=None,
+    scheduler=None,
     **params,
 ) -> MicroaggregationResult:
     """Microaggregate the quasi-identifiers of ``data`` into groups of at least ``k`` rows.
@@ -110,11 +134,18 @@ def microaggregate(
     every column that is not an identifier; ``identifiers`` are dropped from the output; other
     columns pass through unchanged) or a numpy array (every column a quasi-identifier).
     ``method``: one of :data:`incrowd.METHODS`; ``params``: the method's own parameters (e.g.
-    ``gamma`` for ``v-mdav``). Returns a :class:`MicroaggregationResult`; the aggregated data
+    ``gamma`` for ``v-mdav``). ``scheduler`` (methods ``mona`` and ``mona-2d``): run on Dask,
+    "local:N" or a scheduler address or a ``distributed.Client`` (:mod:`incrowd.distributed`;
+    same groups as in process). Returns a :class:`MicroaggregationResult`; the aggregated data
     has been verified k-anonymous.
     """
     t0 = time.perf_counter()
     estimator = make_estimator(method, k, random_state, **params)
+    if scheduler is not None and method not in _DISTRIBUTED:
+        raise ParameterError(
+            f"--scheduler runs the MONA methods only ({', '.join(_DISTRIBUTED)}); method {method!r} "
+            "runs in process: leave --scheduler out"
+        )
     if isinstance(data, pd.DataFrame):
         if data.shape[0] == 0:
             raise DataError("the data has no rows")
@@ -132,9 +163,13 @@ def microaggregate(
         fit_input = data
         qis, ids = None, []
     t1 = time.perf_counter()
+    extra_timings: dict[str, float] = {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        estimator.fit(fit_input)
+        if scheduler is None:
+            estimator.fit(fit_input)
+        else:
+            _fit_on_dask(estimator, fit_input, scheduler, extra_timings)
     for w in caught:
         warnings.warn(w.message, w.category, stacklevel=2)
     t2 = time.perf_counter()
@@ -169,6 +204,6 @@ def microaggregate(
         identifiers=ids,
         centroids=centroids,
         verification=verification,
-        timings={"validate": t1 - t0, "microaggregate": t2 - t1, "aggregate_and_verify": t3 - t2},
+        timings={"validate": t1 - t0, "microaggregate": t2 - t1, "aggregate_and_verify": t3 - t2, **extra_timings},
         warnings=[str(w.message) for w in caught],
     )

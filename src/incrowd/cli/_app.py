@@ -32,6 +32,7 @@ from ._options import (
     QuietOption,
     RhoOption,
     RunsOption,
+    SchedulerOption,
     SeedOption,
     Split2kOption,
     method_params,
@@ -137,6 +138,7 @@ def microaggregate_command(
     diagonals: DiagonalsOption = None,
     split_2k: Split2kOption = None,
     seed: SeedOption = None,
+    scheduler: SchedulerOption = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -156,7 +158,7 @@ def microaggregate_command(
             progress.stage(f"microaggregating {data.shape[0]} rows with {method}, k={k}")
             result = microaggregate(
                 data, k, method, quasi_identifiers=qis, identifiers=ids,
-                random_state=seed,
+                random_state=seed, scheduler=scheduler,
                 **method_params(
                     gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
                     diagonals=diagonals, split_2k=split_2k,

@@ -64,6 +64,12 @@ SeedOption = Annotated[
     typer.Option("--seed", help="Random seed (random_state); only ona is randomized.",
                  show_default=False),
 ]
+SchedulerOption = Annotated[
+    Optional[str],
+    typer.Option("--scheduler", help="Run on Dask (extra incrowd[dask]): 'local:N' starts N local "
+                 "worker processes, else the address of a running scheduler (tcp://host:8786). "
+                 "Without it everything runs in process.", show_default=False),
+]
 JsonOption = Annotated[
     bool,
     typer.Option("--json", help="Print one JSON object (the result summary) on stdout, nothing else."),

@@ -257,6 +257,17 @@ def mondrian_labels(X, k, rule, unit_diagonals=False, split_2k=False, leaf_max=0
     part of exactly 2k rows. ``leaf_max``: a part of at most this many rows is not split
     either (MONA hands such parts to ONA*); 0 leaves the Mondrian rule alone.
     """
+    return mondrian_subtree_labels(X, k, rule, unit_diagonals, split_2k, leaf_max, np.empty(0, np.int64))
+
+
+@njit(cache=True)
+def mondrian_subtree_labels(X, k, rule, unit_diagonals, split_2k, leaf_max, ancestors):
+    """:func:`mondrian_labels` of a part that earlier cuts separated from a larger data set.
+
+    X holds the part's rows in increasing row index of the whole data; ``ancestors`` are the
+    direction ids (see :func:`directions`) of the cuts above it, root first, which order tied
+    rows exactly as in the run over the whole data.
+    """
     n, d = X.shape
     labels = np.empty(n, np.int64)
     min_split = 2 * k if split_2k else 2 * k + 1
@@ -285,7 +296,9 @@ def mondrian_labels(X, k, rule, unit_diagonals=False, split_2k=False, leaf_max=0
     st_s[0] = 0
     st_e[0] = n
     st_buf[0] = 0
-    st_depth[0] = 0
+    for level in range(ancestors.shape[0]):
+        path[level] = ancestors[level]
+    st_depth[0] = ancestors.shape[0]
     top = 1
     group = 0
     while top > 0:

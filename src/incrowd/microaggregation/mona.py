@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from ._base import MicroaggregationEstimator, check_int, check_real
-from ._mondrian_kernel import RULE_V2D, RULE_VARIANCE, mondrian_labels
+from ._mondrian_kernel import RULE_V2D, RULE_VARIANCE, mondrian_subtree_labels
 from ._ona_kernel import ona_star_labels, sst_per_row
 from .mondrian import _check_diagonals, _check_split_2k
 from .ona import _use_tree
@@ -43,13 +43,21 @@ def split_limit(n_rows: int, rho: float) -> int:
 
 def mona_labels(Z, k, rule, rho, *, unit_diagonals=False, split_2k=True, max_rounds=100):
     """(labels, number of parts given to ONA*, most ONA* rounds in a part, all converged)."""
+    return mona_part_labels(Z, k, rule, split_limit(Z.shape[0], rho), sst_per_row(Z),
+                            unit_diagonals=unit_diagonals, split_2k=split_2k, max_rounds=max_rounds)
+
+
+def mona_part_labels(Z, k, rule, limit, scale, *, unit_diagonals=False, split_2k=True, max_rounds=100,
+                     ancestors=None):
+    """MONA on Z, which may be one part of a larger data set (:mod:`incrowd.distributed`):
+    ``limit`` and ``scale`` (SST / n) are then the whole data's, and ``ancestors`` the direction
+    ids of the cuts above the part, root first. Returns what :func:`mona_labels` does."""
     n = Z.shape[0]
-    limit = split_limit(n, rho)
-    parts = mondrian_labels(Z, k, rule, unit_diagonals, split_2k, limit)
+    path = np.empty(0, np.int64) if ancestors is None else np.asarray(ancestors, np.int64)
+    parts = mondrian_subtree_labels(Z, k, rule, unit_diagonals, split_2k, limit, path)
     order = np.argsort(parts, kind="stable")  # rows by part, ascending row index inside
     bounds = np.searchsorted(parts[order], np.arange(parts.max() + 2))
     labels = np.empty(n, np.int64)
-    scale = sst_per_row(Z)  # the whole data's, for every part (see ona_star_labels)
     next_group = 0
     n_ona, most_rounds, converged = 0, 0, True
     for p in range(bounds.shape[0] - 1):

@@ -1,0 +1,135 @@
+"""Distributed MONA on a LocalCluster of 2 worker processes: the same groups as one machine,
+and a worker killed mid-run changes nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+from incrowd import MONA, MONA2D, microaggregate, verify_k_anonymity  # noqa: E402
+from incrowd.data import data_dir  # noqa: E402
+from incrowd.distributed import connect, mona  # noqa: E402
+from incrowd.exceptions import ParameterError  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with connect("local:2") as c:
+            yield c
+
+
+def single_machine(X, k, rho, diagonals):
+    est = MONA(k, rho=rho) if diagonals is None else MONA2D(k, rho=rho, diagonals=diagonals)
+    return est.fit(X)
+
+
+@pytest.mark.parametrize("shape,k,rho,diagonals,part_rows,blocks", [
+    ((12000, 4), 5, 0.5, None, 1000, 5),
+    ((6000, 3), 3, 0.4, "sum", 500, 4),
+    ((5000, 3), 4, 0.6, "unit", 800, 3),
+])
+def test_gaussian_groups_equal_single_machine(client, shape, k, rho, diagonals, part_rows, blocks):
+    X = np.random.default_rng(shape[0]).standard_normal(shape) * [1, 10, 100, 1000][: shape[1]]
+    got = mona(np.array_split(X, blocks), k, client=client, rho=rho, diagonals=diagonals, part_rows=part_rows)
+    ref = single_machine(X, k, rho, diagonals)
+    assert got.distributed_cuts > 0 and got.leaf_parts > 1
+    assert np.array_equal(got.labels, ref.labels_)
+    assert np.array_equal(got.group_sizes, ref.group_sizes_)
+    assert got.information_loss == pytest.approx(ref.information_loss_, rel=1e-9)
+    assert np.allclose(got.centroids, ref.centroids_, rtol=1e-12, atol=1e-9)
+
+
+def test_tied_integer_data_equal_single_machine(client):
+    # few distinct values: medians straddle runs of equal rows, ordered by the ancestors' cuts
+    X = np.random.default_rng(7).integers(0, 4, (6000, 3)).astype(float)
+    got = mona(np.array_split(X, 6), 4, client=client, rho=0.3, part_rows=400)
+    ref = single_machine(X, 4, 0.3, None)
+    assert got.tied_cuts > 0
+    assert np.array_equal(got.labels, ref.labels_)
+
+
+def test_adult_groups_equal_single_machine(client):
+    path = data_dir() / "adult.csv.gz"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent (set INCROWD_DATA)")
+    import pandas as pd
+
+    X = pd.read_csv(path)[["age", "education-num", "hours-per-week"]].to_numpy(float)
+    got = mona(np.array_split(X, 8), 5, client=client, rho=0.5, part_rows=3000)
+    ref = single_machine(X, 5, 0.5, None)
+    assert got.tied_cuts > 0
+    assert np.array_equal(got.labels, ref.labels_)
+
+
+def test_a_worker_killed_mid_run_changes_nothing(client):
+    X = np.random.default_rng(11).standard_normal((8000, 3))
+    pids = client.run(os.getpid)
+    killed = []
+
+    def kill_one(round_number):
+        if round_number == 1:  # after the first cut: blocks, Z and part ids live on the workers
+            victim = sorted(pids.values())[0]
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    got = mona(np.array_split(X, 4), 4, client=client, rho=0.5, part_rows=600, on_round=kill_one)
+    assert killed
+    client.wait_for_workers(2, timeout=60)
+    assert killed[0] not in client.run(os.getpid).values()  # the nanny started a fresh process
+    ref = single_machine(X, 4, 0.5, None)
+    assert np.array_equal(got.labels, ref.labels_)
+    assert got.group_sizes.min() >= 4 and got.group_sizes.sum() == 8000
+    assert verify_k_anonymity(got.centroids[got.labels], None, 4).ok
+
+
+def test_one_call_api_with_a_scheduler(client):
+    X = np.random.default_rng(3).standard_normal((3000, 3))
+    local = microaggregate(X, 5, "mona", rho=0.5)
+    spread = microaggregate(X, 5, "mona", rho=0.5, scheduler=client)
+    assert np.array_equal(local.labels, spread.labels)
+    assert spread.verification.ok and spread.timings.get("distributed_cuts") is not None
+    with pytest.raises(ParameterError, match="--scheduler runs the MONA methods only"):
+        microaggregate(X, 5, "mdav", scheduler=client)
+
+
+def test_bad_scheduler_specs():
+    for spec, message in (("local:0", "N >= 1"), ("nowhere", "must be 'local:N' or a scheduler address")):
+        with pytest.raises(ParameterError, match=message):
+            with connect(spec):
+                pass
+
+
+def test_cli_scheduler_option(tmp_path):
+    import json
+
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+
+    X = np.random.default_rng(5).standard_normal((2000, 3))
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(name=[f"p{i}" for i in range(2000)]).to_csv(
+        tmp_path / "in.csv", index=False)
+    out = CliRunner().invoke(app, ["microaggregate", str(tmp_path / "in.csv"), "-o", str(tmp_path / "out.csv"),
+                                   "--k", "4", "--method", "mona", "--qi", "a,b,c", "--id", "name",
+                                   "--scheduler", "local:2", "--json"])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    ref = MONA(4, rho=0.5).fit(X)
+    assert report["groups"] == ref.n_groups_ and report["k_anonymous"]
+    assert report["information_loss"] == pytest.approx(ref.information_loss_, rel=1e-9)
+    published = pd.read_csv(tmp_path / "out.csv")
+    assert list(published.columns) == ["a", "b", "c"] and verify_k_anonymity(published, None, 4).ok
+    bad = CliRunner().invoke(app, ["microaggregate", str(tmp_path / "in.csv"), "-o", str(tmp_path / "x.csv"),
+                                   "--k", "4", "--method", "mdav", "--scheduler", "local:2"])
+    assert bad.exit_code == 2 and "--scheduler runs the MONA methods only" in bad.stderr
+    assert not (tmp_path / "x.csv").exists()
