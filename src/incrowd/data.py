@@ -69,7 +69,16 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None) -> pd.DataFra
     if not p.exists():
         raise DataError(f"input file {str(p)!r} does not exist")
     if p.is_dir():
-        raise DataError(f"input {str(p)!r} is a directory; expected a CSV or Parquet file")
+        if not any(f.suffix in (".parquet", ".pq") for f in p.rglob("*") if f.is_file()):
+            raise DataError(f"input {str(p)!r} is a directory without .parquet files; expected a CSV "
+                            "or Parquet file, or a Parquet dataset folder")
+        try:
+            frame = pd.read_parquet(p)
+        except Exception as exc:  # pyarrow raises many types; the user needs the folder named
+            raise DataError(f"cannot read Parquet dataset {str(p)!r}: {exc}") from exc
+        if frame.shape[0] == 0:
+            raise DataError(f"Parquet dataset {str(p)!r} has no data rows")
+        return frame
     if p.stat().st_size == 0:
         raise DataError(f"input file {str(p)!r} is empty (0 bytes)")
     if table_format(p) == "parquet":

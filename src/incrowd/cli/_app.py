@@ -16,7 +16,7 @@ from ..data import read_table, table_format, write_table
 from ..datasets import load_census
 from ..exceptions import DataError, ParameterError, VerificationError
 from ..microaggregation import METHODS
-from ._console import check_output_path, print_json, stages, stdout_console, user_errors
+from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
 from ._serve import serve_command
@@ -151,6 +151,11 @@ def microaggregate_command(
     with user_errors():
         qis = names(qi, "--qi")
         ids = names(identifiers, "--id")
+        if scheduler is not None and input_path.is_dir():
+            _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet,
+                                    method_params(gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
+                                                  diagonals=diagonals, split_2k=split_2k))
+            return
         check_output_path(output)
         with stages(4, quiet=quiet or json_output) as progress:
             progress.stage(f"reading {input_path.name}")
@@ -177,6 +182,29 @@ def microaggregate_command(
         print_json({**result.summary(), "input": str(input_path), "output": str(output)})
     else:
         _report(result, input_path, output)
+
+
+def _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet, params):
+    """A Parquet dataset folder in, a Parquet dataset folder out, on Dask (never in memory)."""
+    from ..distributed import connect, microaggregate_dataset
+
+    with stages(2, quiet=quiet or json_output) as progress:
+        progress.stage(f"connecting to {scheduler}")
+        with connect(scheduler) as client:
+            progress.stage(f"microaggregating the partitions of {input_path.name} with {method}, k={k}")
+            info = microaggregate_dataset(input_path, output, k, method, client=client, quasi_identifiers=qis,
+                                          identifiers=ids, **params)
+    if json_output:
+        print_json({**info, "input": str(input_path)})
+        return
+    print_lines([
+        ("input", f"{input_path} ({info['partitions']} partitions, {info['rows']} rows)"),
+        ("method", f"{method}, k={k}, rho={info['rho']}"),
+        ("groups", f"{info['groups']} of {info['min_group_size']}..{info['max_group_size']} rows"),
+        ("information loss", f"{info['information_loss_percent']:.4f} %"),
+        ("verified", f"{k}-anonymous before the folder was renamed into place"),
+        ("written", f"{output}/ (one Parquet file per input partition)"),
+    ])
 
 
 def _describe_methods() -> list[dict[str, Any]]:

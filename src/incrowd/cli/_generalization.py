@@ -12,7 +12,7 @@ from ..data import read_table, write_table
 from ..exceptions import DataError, ParameterError
 from ..generalization import Lattice, Negotiation, generalize, negotiate, parse_assignments
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
-from ._options import IdOption, JsonOption, QiOption, QuietOption, names
+from ._options import IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, names
 
 lattice_app = typer.Typer(
     help="Generalization lattices with suppression histograms (paper 004): build once, then "
@@ -77,10 +77,14 @@ def build_command(
         typer.Option("--partial", help="Build only this share of the nodes, ranked by Lambda "
                      "(e.g. '5%' or 0.05); default: the full lattice.", show_default=False),
     ] = None,
+    scheduler: SchedulerOption = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
-    """Compute every node's suppression histograms for the quasi-identifiers (--qi) of DATA."""
+    """Compute every node's suppression histograms for the quasi-identifiers (--qi) of DATA.
+
+    DATA may be a Parquet dataset folder; with --scheduler its partitions are read lazily on the
+    workers and the bottom classes merged there (the same lattice as in process)."""
     with user_errors():
         qis = names(qi, "--qi")
         if not qis:
@@ -88,12 +92,23 @@ def build_command(
         fraction = _fraction(partial)
         check_output_path(output)
         with stages(3, quiet=quiet or json_output) as progress:
-            progress.stage(f"reading {data_path.name}")
-            data = read_table(data_path)
-            progress.stage(f"building the lattice of {len(qis)} quasi-identifiers")
-            lattice = Lattice.build(data, qis, hierarchies=str(hierarchies) if hierarchies else None,
-                                    intervals=_intervals(intervals), sensitive=sensitive,
-                                    fraction=fraction, source=str(data_path))
+            if scheduler is not None:
+                from ..distributed import build_lattice, connect
+
+                progress.stage(f"connecting to {scheduler}")
+                with connect(scheduler) as client:
+                    progress.stage(f"building the lattice of {len(qis)} quasi-identifiers on Dask")
+                    lattice = build_lattice(str(data_path), qis, client=client,
+                                            hierarchies=str(hierarchies) if hierarchies else None,
+                                            intervals=_intervals(intervals), sensitive=sensitive,
+                                            fraction=fraction, source=str(data_path))
+            else:
+                progress.stage(f"reading {data_path.name}")
+                data = read_table(data_path)
+                progress.stage(f"building the lattice of {len(qis)} quasi-identifiers")
+                lattice = Lattice.build(data, qis, hierarchies=str(hierarchies) if hierarchies else None,
+                                        intervals=_intervals(intervals), sensitive=sensitive,
+                                        fraction=fraction, source=str(data_path))
             progress.stage(f"writing {output.name}")
             lattice.save(output)
     info = {**lattice.describe(), "input": str(data_path), "output": str(output)}

@@ -65,6 +65,7 @@ class DistributedResult:
     ona_parts: int
     tied_cuts: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
+    label_blocks: list = field(default_factory=list, repr=False)  # futures, one per block
 
     @property
     def n_groups(self) -> int:
@@ -85,6 +86,8 @@ def _blocks_of(client, data) -> list:
         delayed = data.to_delayed()
         delayed = list(np.asarray(delayed, dtype=object).ravel()) if not isinstance(delayed, list) else delayed
         raw = client.compute(delayed)
+    elif isinstance(data, (list, tuple)) and data and all(type(b).__name__ == "Future" for b in data):
+        raw = list(data)
     elif isinstance(data, (list, tuple)):
         raw = [client.submit(np.asarray, block, pure=False) for block in data]
     else:
@@ -102,13 +105,16 @@ def _chain(client, fn, blocks, start, *args):
 
 def mona(data, k: int, *, client, rho: float = 0.5, diagonals: str | None = None, split_2k: bool = True,
          max_rounds: int = 100, part_rows: int = 1_000_000,
-         on_round: Callable[[int], None] | None = None) -> DistributedResult:
+         on_round: Callable[[int], None] | None = None, collect_labels: bool = True,
+         keep_label_blocks: bool = False) -> DistributedResult:
     """MONA_rho (or MONA 2D_rho when ``diagonals`` is "sum" or "unit") on ``data`` spread over
     ``client``'s workers; the groups equal ``incrowd.MONA`` / ``incrowd.MONA2D`` on the same rows.
 
     ``data``: a dask array or dataframe (every column a quasi-identifier) or a list of numpy row
     blocks; ``part_rows``: parts at most this large are finished on one worker (it bounds a
-    worker's memory for that phase); ``on_round(i)`` is called after each round of cuts.
+    worker's memory for that phase); ``on_round(i)`` is called after each round of cuts;
+    ``collect_labels=False`` leaves the labels on the workers (``keep_label_blocks`` keeps their
+    futures in the result, for writing the output block by block).
     """
     t0 = time.perf_counter()
     rho = check_real(rho, "rho", 0.0, 1.0)
@@ -257,14 +263,14 @@ def mona(data, k: int, *, client, rho: float = 0.5, diagonals: str | None = None
     sst_total = sst_per_row * n
     sse = zz - float(np.einsum("ij,ij->", sz, sz / group_sizes[:, None]))
     il = 0.0 if sst_total == 0 else max(0.0, sse / sst_total)
-    labels = np.concatenate(client.gather(labels_blocks))
+    labels = np.concatenate(client.gather(labels_blocks)) if collect_labels else np.zeros(0, np.int64)
     t4 = time.perf_counter()
     name = "mona" if rule == RULE_VARIANCE else "mona-2d"
     return DistributedResult(
         labels=labels, group_sizes=group_sizes, centroids=centroids, information_loss=il, k=k, rho=rho,
         method=name, n_rows=n, block_rows=[int(s) for s in sizes], leaf_parts=len(leaves),
         distributed_cuts=cuts, ona_parts=int(sum(i[1] for i in info)),
-        tied_cuts=tied_cuts,
+        tied_cuts=tied_cuts, label_blocks=labels_blocks if keep_label_blocks else [],
         seconds={"standardize": t1 - t0, "cuts": t2 - t1, "leaves": t3 - t2, "labels": t4 - t3, "total": t4 - t0},
     )
 

@@ -271,8 +271,7 @@ class Lattice:
         """
         t0 = time.perf_counter()
         qis, hier = resolve_hierarchies(data, quasi_identifiers, hierarchies, intervals, sensitive)
-        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
-            raise ParameterError(f"fraction (share of lattice nodes to build) must be in (0, 1]; got {fraction!r}")
+        check_fraction(fraction)
         if data.shape[0] == 0:
             raise DataError("the data has no rows")
         codes0 = np.column_stack([hier[a].encode(data[a]) for a in qis]).astype(np.int32)
@@ -284,9 +283,26 @@ class Lattice:
         t1 = time.perf_counter()
         bottom_codes, bottom_counts = _group_bottom(codes0)
         t2 = time.perf_counter()
+        return cls.from_bottom(qis, hier, bottom_codes, bottom_counts, n_rows=int(data.shape[0]),
+                               sensitive=sensitive, sensitive_values=n_sensitive, fraction=fraction,
+                               progress=progress, source=source,
+                               timings={"encode": t1 - t0, "group_bottom": t2 - t1}, started=t0)
+
+    @classmethod
+    def from_bottom(cls, qis: Sequence[str], hier: Mapping[str, Hierarchy], bottom_codes: np.ndarray,
+                    bottom_counts: np.ndarray, *, n_rows: int, sensitive: str | None = None,
+                    sensitive_values: int = 0, fraction: float = 1.0,
+                    progress: Callable[[int, int], None] | None = None, source: str = "",
+                    timings: Mapping[str, float] | None = None, started: float | None = None) -> "Lattice":
+        """The lattice from the bottom node's classes (level-0 codes, sorted, with row counts; the
+        sensitive code last when there is one): every other node is rolled up from them, so this
+        is where a partitioned build (``incrowd.distributed``) joins the single-machine one."""
+        t2 = time.perf_counter()
+        t0 = started if started is not None else t2
+        n_sensitive = sensitive_values
         m = len(qis)
         depths = np.array([hier[a].depth for a in qis], dtype=np.int64)
-        level_scores = _level_scores(qis, hier, bottom_codes, bottom_counts, m, data.shape[0])
+        level_scores = _level_scores(qis, hier, bottom_codes, bottom_counts, m, int(n_rows))
         score = _node_scores(depths, level_scores)
         n_nodes = int(np.prod(depths))
         if fraction >= 1:
@@ -305,7 +321,7 @@ class Lattice:
             k_parts[node] = k_part
             l_parts[node] = l_part
         lattice = cls(
-            attributes=tuple(qis), hierarchies=hier, n_rows=int(data.shape[0]), sensitive=sensitive,
+            attributes=tuple(qis), hierarchies=dict(hier), n_rows=int(n_rows), sensitive=sensitive,
             sensitive_values=n_sensitive, materialized=chosen, n_classes=n_classes,
             k_histograms=Histograms.from_parts(k_parts),
             l_histograms=Histograms.from_parts(l_parts) if sensitive is not None else None,
@@ -313,7 +329,7 @@ class Lattice:
             bottom_counts=bottom_counts, fraction=float(fraction), source=source,
         )
         lattice.timings = {
-            "encode": t1 - t0, "group_bottom": t2 - t1, "rank_nodes": t3 - t2,
+            **dict(timings or {}), "rank_nodes": t3 - t2,
             "histograms": t4 - t3, "total": time.perf_counter() - t0,
         }
         return lattice
@@ -324,6 +340,12 @@ class Lattice:
         codes, counts = generalize_table(self.bottom_codes, self.bottom_counts, maps, offsets,
                                          self.levels[node], len(self.attributes))
         return _histogram_parts(codes, counts, len(self.attributes), self.sensitive is not None)
+
+
+def check_fraction(fraction) -> float:
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
+        raise ParameterError(f"fraction (share of lattice nodes to build) must be in (0, 1]; got {fraction!r}")
+    return float(fraction)
 
 
 def _as_level(value, attribute: str, max_level: int) -> int:

@@ -1,0 +1,50 @@
+"""Partitioned inputs: a Parquet dataset (a folder of files) is read lazily, one partition per
+task; other inputs become row blocks of an in-memory table."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..data import read_table
+from ..exceptions import DataError
+
+
+def is_parquet_dataset(path: str | os.PathLike) -> bool:
+    p = Path(path)
+    return p.is_dir() and any(f.suffix in (".parquet", ".pq") for f in p.rglob("*") if f.is_file())
+
+
+def read_partitioned(path: str | os.PathLike, columns: list[str] | None = None):
+    """A lazy dask dataframe over a Parquet file or dataset folder."""
+    import dask.dataframe as dd
+
+    p = Path(path)
+    if p.is_dir() and not is_parquet_dataset(p):
+        raise DataError(f"folder {str(p)!r} holds no .parquet files")
+    if not p.exists():
+        raise DataError(f"input {str(p)!r} does not exist")
+    return dd.read_parquet(str(p), columns=columns)
+
+
+def frames_of(client, data) -> list:
+    """Futures of pandas frames, in row order, that Dask can recompute."""
+    if isinstance(data, (str, os.PathLike)):
+        p = Path(data)
+        if p.is_dir() or p.suffix in (".parquet", ".pq"):
+            data = read_partitioned(p)
+        else:
+            data = read_table(p)
+    if hasattr(data, "to_delayed"):
+        return client.compute(list(data.to_delayed()))
+    if isinstance(data, pd.DataFrame):
+        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        n_blocks = max(1, min(data.shape[0], max(2 * workers, -(-data.shape[0] // 1_000_000))))
+        bounds = np.linspace(0, data.shape[0], n_blocks + 1).astype(int)
+        data = [data.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    if isinstance(data, (list, tuple)) and all(isinstance(f, pd.DataFrame) for f in data):
+        return [client.submit(lambda f: f, frame, pure=False) for frame in data]
+    raise DataError("data must be a dask dataframe, a Parquet dataset folder, a file or a list of pandas frames")
