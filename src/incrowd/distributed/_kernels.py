@@ -47,12 +47,23 @@ def fold_sst_column(Z, j, mu, s):
     return s
 
 
+@njit(inline="always")
+def _add(out, slot, t, v, means, squares):
+    if squares:
+        dev = v - means[slot, t]
+        out[slot, t] += dev * dev
+    else:
+        out[slot, t] += v
+
+
 @njit(cache=True)
-def fold_direction_sums(Z, part, slot_of, diag, acc):
-    """acc[slot] + per direction the sequential sum over the rows of each part being cut.
+def fold_direction_moments(Z, part, slot_of, diag, means, squares, acc):
+    """acc[slot] + per direction the sequential sum over the rows of each part being cut of the
+    projection (``squares`` False) or of its squared deviation from ``means[slot]`` (True).
 
     ``slot_of[part id]`` is the part's row in acc, or -1 for parts not being cut; directions are
-    laid out as in ``_mondrian_kernel._best_variance`` (axes, then x_a + x_b, x_a - x_b).
+    laid out as in ``_mondrian_kernel._best_variance`` (axes, then x_a + x_b, x_a - x_b), and
+    each value is rounded exactly as there.
     """
     out = acc.copy()
     n, d = Z.shape
@@ -63,37 +74,12 @@ def fold_direction_sums(Z, part, slot_of, diag, acc):
         t = d
         for a in range(d):
             xa = Z[i, a]
-            out[slot, a] += xa
+            _add(out, slot, a, xa, means, squares)
             if diag:
                 for b in range(a + 1, d):
                     xb = Z[i, b]
-                    out[slot, t] += xa + xb
-                    out[slot, t + 1] += xa - xb
-                    t += 2
-    return out
-
-
-@njit(cache=True)
-def fold_direction_squares(Z, part, slot_of, diag, means, acc):
-    """acc[slot] + per direction the sequential sum of squared deviations from ``means[slot]``."""
-    out = acc.copy()
-    n, d = Z.shape
-    for i in range(n):
-        slot = slot_of[part[i]]
-        if slot < 0:
-            continue
-        t = d
-        for a in range(d):
-            xa = Z[i, a]
-            dev = xa - means[slot, a]
-            out[slot, a] += dev * dev
-            if diag:
-                for b in range(a + 1, d):
-                    xb = Z[i, b]
-                    dp = (xa + xb) - means[slot, t]
-                    dm = (xa - xb) - means[slot, t + 1]
-                    out[slot, t] += dp * dp
-                    out[slot, t + 1] += dm * dm
+                    _add(out, slot, t, xa + xb, means, squares)
+                    _add(out, slot, t + 1, xa - xb, means, squares)
                     t += 2
     return out
 

@@ -34,13 +34,7 @@ from ..microaggregation._base import check_int, check_k, check_real
 from ..microaggregation._mondrian_kernel import RULE_V2D, RULE_VARIANCE, directions
 from ..microaggregation.mona import split_limit
 from . import _blocks as B
-from ._kernels import (
-    fold_direction_squares,
-    fold_direction_sums,
-    fold_squared_deviations,
-    fold_sst_column,
-    fold_sums,
-)
+from ._kernels import fold_direction_moments, fold_squared_deviations, fold_sst_column, fold_sums
 
 _SAMPLE = 64  # values per block per selection round
 _GATHER = 4096  # a bracket this small is fetched and finished on the client
@@ -177,12 +171,13 @@ def mona(data, k: int, *, client, rho: float = 0.5, diagonals: str | None = None
         slot_of[ids] = np.arange(ids.size)
         m = np.array([p.size for p in frontier], np.float64)
         acc = np.zeros((ids.size, n_dirs))
+        unused = np.zeros((1, n_dirs))  # the sums pass reads no means
         for z, part in zip(Z, part_of):
-            acc = client.submit(fold_direction_sums, z, part, slot_of, rule == RULE_V2D, acc)
+            acc = client.submit(fold_direction_moments, z, part, slot_of, rule == RULE_V2D, unused, False, acc)
         means = client.gather(acc) / m[:, None]
         acc = np.zeros((ids.size, n_dirs))
         for z, part in zip(Z, part_of):
-            acc = client.submit(fold_direction_squares, z, part, slot_of, rule == RULE_V2D, means, acc)
+            acc = client.submit(fold_direction_moments, z, part, slot_of, rule == RULE_V2D, means, True, acc)
         sq = client.gather(acc)
         if rule == RULE_V2D and unit:
             sq[:, d:] *= 0.5
