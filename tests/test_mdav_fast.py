@@ -1,0 +1,62 @@
+"""The fast exact MDAV kernel against the plain scan kernel (itself tested against the numpy
+reference in test_reference_equality): the same group for every row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from incrowd import MDAV
+from incrowd.data import standardize
+from incrowd.microaggregation._mdav_fast import mdav_fast_labels
+from incrowd.microaggregation._mdav_kernel import mdav_labels
+
+
+def data(kind: str, n: int, m: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if kind == "gauss":
+        X = rng.standard_normal((n, m)) * np.linspace(1, 50, m)
+    elif kind == "ints":
+        X = rng.integers(0, 4, (n, m)).astype(float)
+    elif kind == "copies":
+        X = np.repeat(rng.standard_normal((max(n // 4, 1), m)), 4, axis=0)[:n]
+    else:  # heavy tails, mixed scales
+        X = rng.standard_cauchy((n, m)) * 10.0 ** rng.integers(-3, 4, m)
+    return standardize(X)[0]
+
+
+@pytest.mark.filterwarnings("ignore::incrowd.exceptions.DataWarning")
+@pytest.mark.parametrize("kind", ["gauss", "ints", "copies", "cauchy"])
+@pytest.mark.parametrize("n,m,k", [(1, 2, 2), (5, 3, 3), (6, 2, 3), (7, 2, 3), (400, 2, 3), (1500, 3, 5),
+                                   (2000, 15, 10), (3000, 6, 4), (2500, 13, 3)])
+def test_fast_kernels_equal_the_scan(kind, n, m, k):
+    Z = data(kind, n, m, n * m + k)
+    plain = mdav_labels(Z, k)
+    np.testing.assert_array_equal(mdav_fast_labels(Z, k)[0], plain)
+
+
+def test_near_ties_take_the_exact_centroid_path():
+    Z = standardize(np.random.default_rng(3000).integers(0, 4, (3000, 4)).astype(float))[0]
+    labels, fallbacks, _ = mdav_fast_labels(Z, 5)
+    assert fallbacks > 0  # the candidates for P differed: the scan's own centroid decided
+    np.testing.assert_array_equal(labels, mdav_labels(Z, 5))
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 300), m=st.integers(1, 6), k=st.integers(2, 6), levels=st.integers(2, 50),
+       seed=st.integers(0, 2**32 - 1))
+def test_random_small_data_equal_the_scan(n, m, k, levels, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, levels, (n, m)).astype(float)
+    Z = np.ascontiguousarray(X)  # unstandardized on purpose: ties, constant columns
+    plain = mdav_labels(Z, k)
+    np.testing.assert_array_equal(mdav_fast_labels(Z, k)[0], plain)
+
+
+def test_estimator_uses_an_exact_kernel():
+    for m in (3, 8):
+        X = np.random.default_rng(m).standard_normal((2000, m))
+        est = MDAV(5).fit(X)
+        np.testing.assert_array_equal(est.labels_, mdav_labels(standardize(X)[0], 5))
