@@ -60,3 +60,21 @@ def test_estimator_uses_an_exact_kernel():
         X = np.random.default_rng(m).standard_normal((2000, m))
         est = MDAV(5).fit(X)
         np.testing.assert_array_equal(est.labels_, mdav_labels(standardize(X)[0], 5))
+
+
+def test_float32_option_reports_what_changed():
+    from incrowd.exceptions import ParameterError
+    from incrowd.microaggregation.mdav import rows_regrouped
+
+    X = np.random.default_rng(4).standard_normal((3000, 6))
+    single = MDAV(5, dtype="float32").fit(X)
+    double = MDAV(5).fit(X)
+    Z32 = standardize(X)[0].astype(np.float32).astype(np.float64)
+    np.testing.assert_array_equal(single.labels_, mdav_labels(np.ascontiguousarray(Z32), 5))
+    assert single.rows_regrouped_ == rows_regrouped(single.labels_, double.labels_)
+    assert single.groups_changed_ == (single.rows_regrouped_ > 0)
+    assert single.group_sizes_.min() >= 5
+    assert rows_regrouped(np.array([0, 0, 1, 1]), np.array([1, 1, 0, 0])) == 0
+    assert rows_regrouped(np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])) == 4
+    with pytest.raises(ParameterError, match="dtype must be 'float64' or 'float32'"):
+        MDAV(5, dtype="float16").fit(X)

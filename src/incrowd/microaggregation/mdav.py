@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..exceptions import ParameterError
 from ._base import MicroaggregationEstimator
 from ._mdav_fast import mdav_fast_labels
 from ._mdav_kernel import mdav_labels
+
 
 def mdav_exact_labels(Z, k):
     """The groups of the plain scan kernel (``_mdav_kernel.mdav_labels``), exactly, faster
@@ -27,7 +29,37 @@ class MDAV(MicroaggregationEstimator):
 
     Attributes set by ``fit``: ``labels_``, ``n_groups_``, ``group_sizes_``, ``centroids_`` (in
     original units), ``information_loss_`` (SSE/SST on standardized data), ``seconds_``.
+
+    ``dtype="float32"`` (paper 003's fifth technique) clusters the standardized data rounded to
+    float32, as a single-precision implementation would see it, and reports what that changed
+    against float64: ``groups_changed_`` (the partitions differ) and ``rows_regrouped_`` (rows
+    whose group is not exactly a float64 group). The published groups are the float32 ones.
     """
 
+    def __init__(self, k: int = 5, *, dtype: str = "float64", random_state=None):
+        super().__init__(k, random_state=random_state)
+        self.dtype = dtype
+
+    def _check_params(self) -> None:
+        if self.dtype not in ("float64", "float32"):
+            raise ParameterError(f"dtype must be 'float64' or 'float32'; got {self.dtype!r}")
+
     def _labels(self, Z, k, rng):
-        return mdav_exact_labels(Z, k)
+        labels = mdav_exact_labels(Z, k)
+        if self.dtype == "float64":
+            return labels
+        single = mdav_exact_labels(np.ascontiguousarray(Z.astype(np.float32), dtype=np.float64), k)
+        self.rows_regrouped_ = rows_regrouped(single, labels)
+        self.groups_changed_ = self.rows_regrouped_ > 0
+        return single
+
+
+def rows_regrouped(labels: np.ndarray, reference: np.ndarray) -> int:
+    """Rows whose group under ``labels`` is not exactly one of the groups of ``reference``."""
+    def groups(lab):
+        order = np.argsort(lab, kind="stable")
+        bounds = np.flatnonzero(np.diff(lab[order])) + 1
+        return [tuple(g) for g in np.split(order, bounds)]
+
+    known = set(groups(reference))
+    return int(sum(len(g) for g in groups(labels) if g not in known))
