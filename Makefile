@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench reproduce screenshots clean
+.PHONY: demo test bench reproduce screenshots scale-out clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,12 @@ reproduce: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bench_speed.py
 	$(BIN)/python bench/bench_paper000.py
+	$(BIN)/python bench/bench_mdav_fast.py
 	$(BIN)/python bench/load_web.py
+
+# MONA on 10,000,000 rows in process and on 2 Dask workers (about 15 minutes): docs/scale-out.md
+scale-out: $(STAMP)
+	$(BIN)/python bench/scale_out.py
 
 # the browser tests save each page at 1280x800 (needs Debian's chromium)
 screenshots: $(STAMP)
