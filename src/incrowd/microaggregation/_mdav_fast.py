@@ -13,11 +13,13 @@ it (for P), distances to P (P's group and Q), distances to Q (Q's group). This k
   c0 (an earlier centroid); since |x - c| <= e(x) + |c - c0|, the search for P walks down that
   order and stops as soon as the bound falls below the best distance found. The order is rebuilt
   around the current centroid when the walks grow long.
-* The two passes left (distances to P and to Q) are screened in float32: a float32 copy of the
-  columns gives each row's distance to within a proven margin, so only the rows within two
+* The two passes left (distances to P and to Q) are screened on 16-bit codes of the columns
+  (30 bytes a row at 15 columns, so more of the data stays in cache): the screened distance is
+  within a proven margin of the float64 one (:func:`quantize`), so only the rows within two
   margins of the k-th nearest (or farthest) get their float64 distance, computed from the row
-  exactly as the scan computes it; the selection among them is the scan's. (Inputs must stay
-  below 1e15 in magnitude; ``incrowd.MDAV`` uses the scan kernel otherwise.)
+  exactly as the scan computes it; the selection among them is the scan's. Heavy tails widen
+  the margin (more rows get the float64 distance), never the answer. (Inputs must stay below
+  1e15 in magnitude; ``incrowd.MDAV`` uses the scan kernel otherwise.)
 
 Serial on purpose: numba's default threading layer aborts when two threads of one process (two
 web requests, say) enter a parallel kernel at once, and ``prange`` over chunks gained 1.45x at
@@ -108,17 +110,18 @@ def _outward32(value, direction):
 
 
 @njit(cache=True)
-def screened_pass(X, Xt32, ids, n_slots, alive, point, point32, exclude, n_near, n_far, margin,
+def screened_pass(X, codes, ids, n_slots, alive, point, point_codes, weights, exclude, n_near, n_far, margin,
                   near_out, far_out, cand, cand_d, tmp):
     """The n_near nearest live slots to ``point`` (``exclude`` skipped) and the n_far farthest,
     sorted by (distance, slot) as full sorts would give; distances screened in float32 and
     decided in float64.
 
-    A float32 distance is within ``margin`` of the float64 one (the caller's proven bound), so
-    rows whose float32 distance is beyond the n-th best plus 2 margins cannot be among the n
-    nearest (or farthest); the others get their float64 distance, computed from the row exactly
-    as the scan computes it, and the selection among them is the scan's selection."""
-    m = Xt32.shape[0]
+    The screened distance (int16 codes, float32 weights and sums) is within ``margin`` of the
+    float64 one (see :func:`quantize`), so rows whose screened distance is beyond the n-th best
+    plus 2 margins cannot be among the n nearest (or farthest); the others get their float64
+    distance, computed from the row exactly as the scan computes it, and the selection among
+    them is the scan's selection."""
+    m = codes.shape[0]
     near_buf = np.empty(max(n_near, 1), np.float32)
     far_buf = np.empty(max(n_far, 1), np.float32)
     fn = 0
@@ -134,11 +137,12 @@ def screened_pass(X, Xt32, ids, n_slots, alive, point, point32, exclude, n_near,
         for i in range(w):
             tmp[i] = np.float32(0.0)
         for j in range(m):
-            pj = point32[j]
-            col = Xt32[j, s:e]
+            pj = np.float32(point_codes[j])
+            wj = weights[j]
+            col = codes[j, s:e]
             for i in range(w):
-                diff = col[i] - pj
-                tmp[i] += diff * diff
+                diff = np.float32(col[i]) - pj  # exact: codes are small integers
+                tmp[i] += wj * (diff * diff)
         for i in range(w):
             v = tmp[i]
             if v > hi32 and v < lo32:
@@ -229,22 +233,47 @@ def _radius_order(X, alive_rows, n_alive, c0, order, radius):
 
 
 @njit(cache=True)
-def _screen(X, Xt32, ids, n_slots, alive_slot, row, seed_slot, n_near, n_far, norm2_max, point, point32,
-            sel, far, cand, cand_d, tmp):
-    """Distances from ``row``: its nearest and farthest live slots (see ``screened_pass``)."""
-    m = X.shape[1]
-    p2 = 0.0
-    for j in range(m):
+def _screen(X, codes, weights, margin, ids, n_slots, alive_slot, row, seed_slot, n_near, n_far, point,
+            point_codes, sel, far, cand, cand_d, tmp):
+    """Distances from ``row`` (in slot ``seed_slot``): its nearest and farthest live slots."""
+    for j in range(X.shape[1]):
         point[j] = X[row, j]
-        point32[j] = np.float32(X[row, j])
-        p2 += X[row, j] * X[row, j]
-    # |float32 distance - float64 distance| <= margin: the inputs' float32 rounding, the float32
-    # differences, squares and sum (m + 8 unit roundoffs of 2**-24 on sum (|x|+|p|)^2 <=
-    # 2(|x|^2 + |p|^2)), plus the float64 sum's own (m + 3) units of 2**-53
-    scale = 2.0 * (norm2_max + p2)
-    margin = 1.01 * ((m + 8) * _U32 * scale + (m + 3) * _U * scale) + 1e-300
-    screened_pass(X, Xt32, ids, n_slots, alive_slot, point, point32, seed_slot, n_near, n_far, margin,
-                  sel, far, cand, cand_d, tmp)
+        point_codes[j] = codes[j, seed_slot]
+    screened_pass(X, codes, ids, n_slots, alive_slot, point, point_codes, weights, seed_slot, n_near, n_far,
+                  margin, sel, far, cand, cand_d, tmp)
+
+
+@njit(cache=True)
+def quantize(X):
+    """Column-major int16 codes of X, the float32 weights, and the proven screening margin.
+
+    Column j is coded q = round((x - mid_j) / s_j) with s_j = range_j / 64000, so
+    |x - (mid_j + q s_j)| <= s_j / 2 (plus a rounding far below it), and for two rows
+    |(x_j - p_j) - s_j (q_x - q_p)| <= s_j. Summed over the columns, the real squared distance
+    differs from sum_j s_j^2 (q_x - q_p)^2 by at most sum_j s_j^2 (2 * 64001 + 1); float32
+    weights, squares and sums add (m + 4) units of 2**-24 on at most sum_j w_j 64001^2, and the
+    scan's float64 sum its own (m + 3) units of 2**-53 on the same. The margin is their total.
+    """
+    n, m = X.shape
+    codes = np.empty((m, n), np.int16)
+    weights = np.empty(m, np.float32)
+    margin = 0.0
+    top = 0.0
+    for j in range(m):
+        lo_j = X[0, j]
+        hi_j = X[0, j]
+        for i in range(n):
+            lo_j = min(lo_j, X[i, j])
+            hi_j = max(hi_j, X[i, j])
+        step = (hi_j - lo_j) / 64000.0 if hi_j > lo_j else 1.0
+        mid = (lo_j + hi_j) / 2.0
+        for i in range(n):
+            codes[j, i] = np.int16(np.round((X[i, j] - mid) / step))
+        weights[j] = np.float32(step * step)
+        margin += float(weights[j]) * (2.0 * 64001.0 + 1.0) * (1.0 + 1e-6)
+        top += float(weights[j]) * 64001.0 * 64001.0
+    margin += 1.01 * ((m + 4) * _U32 + (m + 3) * _U) * top
+    return codes, weights, margin
 
 
 @njit(cache=True)
@@ -266,14 +295,8 @@ def mdav_fast_labels(X, k):
     if n < 2 * k:
         labels[:] = 0
         return labels, 0, 0
-    Xt32 = np.ascontiguousarray(X.T).astype(np.float32)
-    norm2_max = 0.0
-    for i in range(n):
-        v = 0.0
-        for j in range(m):
-            v += X[i, j] * X[i, j]
-        norm2_max = max(norm2_max, v)
-    point32 = np.empty(m, np.float32)
+    codes, weights, margin = quantize(X)
+    point_codes = np.empty(m, np.int16)
     cand = np.empty(n, np.int64)
     cand_d = np.empty(n, np.float32)
     tmp = np.empty(_CHUNK, np.float32)
@@ -375,8 +398,8 @@ def mdav_fast_labels(X, k):
             walked_since = 0
         # -- P's group and the candidates for Q from one pass; Q's group from a second
         seed_slot = slot_of[p]
-        _screen(X, Xt32, ids, n_slots, alive_slot, p, seed_slot, k - 1, k + 1, norm2_max, point, point32,
-                sel, far, cand, cand_d, tmp)
+        _screen(X, codes, weights, margin, ids, n_slots, alive_slot, p, seed_slot, k - 1, k + 1, point,
+                point_codes, sel, far, cand, cand_d, tmp)
         _take(X, ids, seed_slot, sel, k, group, labels, alive_slot, alive, s_hi, s_lo, abs_sum)
         group += 1
         q_slot = -1
@@ -384,13 +407,13 @@ def mdav_fast_labels(X, k):
             if alive_slot[far[t]]:
                 q_slot = far[t]
                 break
-        _screen(X, Xt32, ids, n_slots, alive_slot, ids[q_slot], q_slot, k - 1, 0, norm2_max, point, point32,
-                sel, far, cand, cand_d, tmp)
+        _screen(X, codes, weights, margin, ids, n_slots, alive_slot, ids[q_slot], q_slot, k - 1, 0, point,
+                point_codes, sel, far, cand, cand_d, tmp)
         _take(X, ids, q_slot, sel, k, group, labels, alive_slot, alive, s_hi, s_lo, abs_sum)
         group += 1
         updates += 2 * k
         n_live -= 2 * k
-        n_slots = maybe_compact(Xt32, ids, slot_of, alive_slot, n_slots, n_live)
+        n_slots = maybe_compact(codes, ids, slot_of, alive_slot, n_slots, n_live)
     rest = group if n_live >= k else group - 1
     for i in range(n_slots):
         if alive_slot[i]:
