@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_speed.py
 	$(BIN)/python bench/bench_paper000.py
 	$(BIN)/python bench/bench_mdav_fast.py
+	$(BIN)/python bench/bench_scaling.py
 	$(BIN)/python bench/load_web.py
 
 # MONA on 10,000,000 rows in process and on 2 Dask workers (about 15 minutes): docs/scale-out.md
