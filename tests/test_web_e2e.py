@@ -200,7 +200,6 @@ def test_negotiate_adult_in_the_browser(server, page, tmp_path):
     page.wait_for_selector("#lattice-nodes")
     assert page.text_content("#lattice-nodes") == "6480"
 
-    exact_request = {"k": 5, "max_suppression": "1%", "max_levels": {}}
     got = _negotiate(page, 5, "1%", {})
     cli = _cli_json(["negotiate", str(lattice_file), "--k", "5", "--max-suppression", "1%", "--json"])
     assert cli["status"] == "exact" and page.text_content("#status") == "exact"
@@ -216,7 +215,6 @@ def test_negotiate_adult_in_the_browser(server, page, tmp_path):
                      ",".join(f"{a}={v}" for a, v in low.items()), "--json"])
     assert cli["status"] == "relaxed" and page.text_content("#status") == "relaxed"
     assert got == _cli_answers(cli)
-    assert exact_request  # the exact request above and this relaxed one both matched the CLI
     screenshot(page, "web_negotiate_relaxed.png", "request-section")
 
     page.click("button.apply[data-answer='height']")

@@ -78,6 +78,15 @@ class MicroaggregationResult:
 _DISTRIBUTED = ("mona", "mona-2d")
 
 
+def check_distributed_method(method: str) -> None:
+    """Only the MONA methods run on Dask; any other is refused in the one message shape."""
+    if method not in _DISTRIBUTED:
+        raise ParameterError(
+            f"--scheduler runs the MONA methods only ({', '.join(_DISTRIBUTED)}); method {method!r} "
+            "runs in process: leave --scheduler out"
+        )
+
+
 def _fit_on_dask(estimator, fit_input, scheduler, timings: dict) -> None:
     """Fill the estimator's fitted attributes from a distributed run (same groups)."""
     from .distributed._mona import fit_distributed
@@ -141,11 +150,8 @@ def microaggregate(
     """
     t0 = time.perf_counter()
     estimator = make_estimator(method, k, random_state, **params)
-    if scheduler is not None and method not in _DISTRIBUTED:
-        raise ParameterError(
-            f"--scheduler runs the MONA methods only ({', '.join(_DISTRIBUTED)}); method {method!r} "
-            "runs in process: leave --scheduler out"
-        )
+    if scheduler is not None:
+        check_distributed_method(method)
     if isinstance(data, pd.DataFrame):
         if data.shape[0] == 0:
             raise DataError("the data has no rows")

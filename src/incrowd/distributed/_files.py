@@ -13,10 +13,11 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .._microaggregate import _DISTRIBUTED, make_estimator
+from .._microaggregate import check_distributed_method, make_estimator
 from ..data import numeric_matrix, resolve_roles
-from ..exceptions import DataError, ParameterError, VerificationError
+from ..exceptions import DataError, VerificationError
 from ._io import frames_of
+from ._io import head as columns_of
 from ._mona import mona
 
 
@@ -50,9 +51,7 @@ def microaggregate_dataset(input_path: str | os.PathLike, output_path: str | os.
                            **params) -> dict[str, Any]:
     """Microaggregate a Parquet dataset (or file) with MONA / MONA 2D on ``client``'s workers
     and write a Parquet dataset folder, one file per input partition, rows in input order."""
-    if method not in _DISTRIBUTED:
-        raise ParameterError(f"--scheduler runs the MONA methods only ({', '.join(_DISTRIBUTED)}); "
-                             f"method {method!r} runs in process: leave --scheduler out")
+    check_distributed_method(method)
     estimator = make_estimator(method, k, None, **params)
     estimator._check_params()
     target = Path(output_path)
@@ -62,8 +61,7 @@ def microaggregate_dataset(input_path: str | os.PathLike, output_path: str | os.
     if not target.parent.is_dir():
         raise DataError(f"output directory {str(target.parent)!r} does not exist")
     frames = frames_of(client, input_path)
-    head = client.submit(lambda f: f.head(0), frames[0]).result()
-    roles = resolve_roles(head, quasi_identifiers, identifiers)
+    roles = resolve_roles(columns_of(client, frames), quasi_identifiers, identifiers)
     qis, ids = list(roles.quasi_identifiers), list(roles.identifiers)
     blocks = [client.submit(_qi_block, f, i, qis) for i, f in enumerate(frames)]
     result = mona(blocks, k, client=client, rho=float(estimator.rho),

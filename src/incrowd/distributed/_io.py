@@ -30,6 +30,22 @@ def read_partitioned(path: str | os.PathLike, columns: list[str] | None = None):
     return dd.read_parquet(str(p), columns=columns)
 
 
+def block_count(client, n_rows: int, block_rows: int = 1_000_000) -> int:
+    """Row blocks for an in-memory table: two per worker at least, at most ``block_rows`` rows
+    each, never more blocks than rows."""
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    return max(1, min(n_rows, max(2 * workers, -(-n_rows // block_rows))))
+
+
+def head(client, frames: list) -> pd.DataFrame:
+    """The columns and dtypes of partitioned data (its first partition, no rows)."""
+    return client.submit(_no_rows, frames[0]).result()
+
+
+def _no_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.head(0)
+
+
 def frames_of(client, data) -> list:
     """Futures of pandas frames, in row order, that Dask can recompute."""
     if isinstance(data, (str, os.PathLike)):
@@ -41,8 +57,7 @@ def frames_of(client, data) -> list:
     if hasattr(data, "to_delayed"):
         return client.compute(list(data.to_delayed()))
     if isinstance(data, pd.DataFrame):
-        workers = max(1, len(client.scheduler_info().get("workers", {})))
-        n_blocks = max(1, min(data.shape[0], max(2 * workers, -(-data.shape[0] // 1_000_000))))
+        n_blocks = block_count(client, data.shape[0])
         bounds = np.linspace(0, data.shape[0], n_blocks + 1).astype(int)
         data = [data.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
     if isinstance(data, (list, tuple)) and all(isinstance(f, pd.DataFrame) for f in data):

@@ -14,10 +14,7 @@ from ..exceptions import DataError
 from ..generalization._hierarchy import Hierarchy, interval_hierarchy, load_hierarchies, value_labels
 from ..generalization._lattice import Lattice, check_fraction, resolve_hierarchies
 from ._io import frames_of
-
-
-def _head(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.head(0)
+from ._io import head as columns_of
 
 
 def _distinct(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -66,7 +63,7 @@ def build_lattice(data, quasi_identifiers: Sequence[str] | str, *, client,
     t0 = time.perf_counter()
     check_fraction(fraction)
     frames = frames_of(client, data)
-    head = client.submit(_head, frames[0]).result()
+    head = columns_of(client, frames)
     intervals = dict(intervals or {})
     given: dict[str, Hierarchy] = dict(hierarchies) if isinstance(hierarchies, Mapping) else {}
     for a, widths in intervals.items():

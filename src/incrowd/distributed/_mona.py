@@ -34,6 +34,7 @@ from ..microaggregation._base import check_int, check_k, check_real
 from ..microaggregation._mondrian_kernel import RULE_V2D, RULE_VARIANCE, directions
 from ..microaggregation.mona import split_limit
 from . import _blocks as B
+from ._io import block_count
 from ._kernels import fold_direction_moments, fold_squared_deviations, fold_sst_column, fold_sums
 
 _SAMPLE = 64  # values per block per selection round
@@ -145,7 +146,7 @@ def mona(data, k: int, *, client, rho: float = 0.5, diagonals: str | None = None
     mu = client.gather(_chain(client, fold_sums, Z, np.zeros(d))) / n
     sst = 0.0
     for j in range(d):  # sst_per_row: column by column, rows in order, one running sum
-        sst = _sst_column(client, Z, j, mu[j], sst)
+        sst = _chain(client, fold_sst_column, Z, sst, j, mu[j])
     sst_per_row = float(client.gather(sst)) / n
     t1 = time.perf_counter()
 
@@ -270,12 +271,6 @@ def mona(data, k: int, *, client, rho: float = 0.5, diagonals: str | None = None
     )
 
 
-def _sst_column(client, Z, j, mu_j, s):
-    for z in Z:
-        s = client.submit(fold_sst_column, z, j, mu_j, s)
-    return s
-
-
 def _depth_first_leaves(parts: dict[int, _Part]) -> list[int]:
     out, stack = [], [0]
     while stack:
@@ -353,9 +348,7 @@ def fit_distributed(estimator, values: np.ndarray, scheduler, *, part_rows: int 
                   max_rounds=int(estimator.max_rounds), part_rows=part_rows)
 
     def run(client) -> DistributedResult:
-        workers = max(1, len(client.scheduler_info().get("workers", {})))
-        n_blocks = max(2 * workers, -(-values.shape[0] // part_rows))
-        blocks = np.array_split(values, min(n_blocks, values.shape[0]))
+        blocks = np.array_split(values, block_count(client, values.shape[0], part_rows))
         return mona(blocks, estimator.k, client=client, **kwargs)
 
     if isinstance(scheduler, str):

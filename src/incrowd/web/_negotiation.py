@@ -164,10 +164,9 @@ def _new_id(taken: dict) -> str:
 def level_view(lattice: Lattice, answer: Negotiation) -> list[dict[str, Any]]:
     """Per height, top first: nodes, nodes within v_max, built ones, those meeting the request,
     the least suppression within v_max, and which answers lie there."""
-    levels = lattice.levels
-    heights = levels.sum(axis=1)
+    heights = lattice.heights
     vmax = lattice.level_vector(answer.max_levels)
-    within = np.all(levels <= vmax, axis=1)
+    within = np.all(lattice.levels <= vmax, axis=1)
     supp = lattice.suppressed_all(**{answer.criterion: answer.value})
     built = within & (supp >= 0)
     meet = built & (supp <= answer.max_suppression) & (supp < lattice.n_rows)
