@@ -25,7 +25,8 @@ INF = np.inf
 @njit(cache=True)
 def _pool(X):
     n = X.shape[0]
-    return np.ascontiguousarray(X.T), np.arange(n), np.arange(n), np.ones(n, np.bool_)
+    # always a copy: compaction writes into it, and ascontiguousarray(X.T) of an F-ordered X is X
+    return X.T.copy(), np.arange(n), np.arange(n), np.ones(n, np.bool_)
 
 
 @njit(cache=True)

@@ -34,7 +34,7 @@ def mdav_labels(X, k):
     if n < 2 * k:
         labels[:] = 0
         return labels
-    Xt = np.ascontiguousarray(X.T)
+    Xt = X.T.copy()  # always a copy: compaction writes into it, and X.T of an F-ordered X is X
     ids = np.arange(n)
     slot_of = np.arange(n)
     alive = np.ones(n, np.bool_)
