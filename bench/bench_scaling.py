@@ -75,15 +75,27 @@ def main() -> None:
     saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     results: dict[str, list[tuple[int, float]]] = {}
     over: dict[str, int] = {}
+    predicted: dict[str, float] = {}
     for name in METHODS:
         if name not in args.methods:
             if name in saved:
                 results[name] = [tuple(p) for p in saved[name]["points"]]
                 over[name] = saved[name].get("over")
+                if saved[name].get("predicted"):
+                    predicted[name] = saved[name]["predicted"]
             continue
         points = []
         n = 10_000
         while n <= args.max_rows:
+            if len(points) >= 2:
+                # the last doubling's growth, carried one more doubling: a run predicted to take
+                # over twice the budget is not started (it would only be killed)
+                growth = points[-1][1] / points[-2][1]
+                if points[-1][1] * growth > 2 * args.budget:
+                    print(name, n, f"predicted {points[-1][1] * growth:.0f}s, not run", flush=True)
+                    over[name] = n
+                    predicted[name] = points[-1][1] * growth
+                    break
             seconds = _timed(name, n, args.k, args.budget)
             print(name, n, "over budget" if seconds is None else f"{seconds:.2f}s", flush=True)
             if seconds is None:
@@ -92,7 +104,7 @@ def main() -> None:
             points.append((n, seconds))
             n *= 2
         results[name] = points
-        saved[name] = {"points": points, "over": over.get(name), "k": args.k, "budget": args.budget,
+        saved[name] = {"points": points, "over": over.get(name), "predicted": predicted.get(name), "k": args.k, "budget": args.budget,
                        "when": now_utc(), "machine": machine_line()}
         RESULTS.parent.mkdir(exist_ok=True)
         RESULTS.write_text(json.dumps(saved, indent=1))
@@ -102,7 +114,10 @@ def main() -> None:
         ts = np.array([p[1] for p in points])
         slope = float(np.polyfit(np.log(ns), np.log(ts), 1)[0]) if len(points) > 1 else float("nan")
         tail = float(np.polyfit(np.log(ns[-3:]), np.log(ts[-3:]), 1)[0]) if len(points) > 2 else float("nan")
-        stop = f"{over[name]:,} > {args.budget:.0f} s" if over.get(name) else f"row cap {args.max_rows:,}"
+        stop = f"row cap {args.max_rows:,}"
+        if over.get(name):
+            stop = (f"{over[name]:,}: ~{fmt_s(predicted[name])} predicted" if name in predicted
+                    else f"{over[name]:,} > {args.budget:.0f} s")
         rows.append([name, f"{int(ns[0]):,} .. {int(ns[-1]):,}", fmt_s(ts[-1]), stop, f"{slope:.2f}",
                      f"{tail:.2f}"])
     table = md_table(["method", "n (finished)", "time at the largest n", "stopped at",
@@ -111,7 +126,7 @@ def main() -> None:
 
     def cell(name: str, n: int) -> str:
         if over.get(name) == n:
-            return f"> {args.budget:.0f} s"
+            return f"~{fmt_s(predicted[name])} predicted" if name in predicted else f"> {args.budget:.0f} s"
         return next((fmt_s(t) for m, t in results[name] if m == n), "—")
 
     detail_rows = [[f"{n:,}"] + [cell(name, n) for name in results] for n in sizes]
@@ -122,8 +137,9 @@ def main() -> None:
 Written by `bench/bench_scaling.py` on {now_utc()} ({(time.perf_counter() - t_start) / 60:.1f} min).
 Machine: {machine_line()}. Data: n x 15 standard Gaussian rows (`default_rng(0)`), k = {args.k};
 one run per size in a fresh process (warm kernels, generation not timed); a method stops at the
-first size that does not finish in {args.budget:.0f} s (the process is killed) or at the row cap of
-{args.max_rows:,} (memory). "Stopped at" names that size.
+first size that does not finish in {args.budget:.0f} s (the process is killed), or before a size whose
+time, carried from the last doubling, is predicted over twice the budget (not started), or at the
+row cap of {args.max_rows:,} (memory). "Stopped at" names that size.
 
 {table}
 

@@ -149,6 +149,27 @@ def row_index(X: np.ndarray, cuts, offsets, sizes):
     return order.astype(np.int64), point_start, point_cell, cell_start, point_of_row
 
 
+def row_grid(X: np.ndarray, rows_per_cell: int = 4):
+    """A quantile grid with about ``rows_per_cell`` distinct rows per cell, and the rows' index
+    on it: (cuts, offsets, sizes, point_rows, point_start, point_cell, cell_start, point_of_row,
+    distinct rows)."""
+    distinct = len(np.unique(X, axis=0)) if len(X) <= 5_000_000 else len(X)
+    cuts, offsets, sizes = grid_bounds(X, max(distinct // rows_per_cell, 1))
+    return (cuts, offsets, sizes, *row_index(X, cuts, offsets, sizes), distinct)
+
+
+@njit(cache=True)
+def alive_counts(point_start, point_cell, n_cells):
+    """Every row alive: the first row of each point, rows per point, rows per cell."""
+    n_points = point_start.shape[0] - 1
+    point_head = point_start[:-1].copy()
+    point_alive = np.diff(point_start)
+    cell_alive = np.zeros(n_cells, np.int64)
+    for u in range(n_points):
+        cell_alive[point_cell[u]] += point_alive[u]
+    return point_head, point_alive, cell_alive
+
+
 @njit(cache=True)
 def _cells_of_rows(X, cuts, offsets, sizes):
     n = X.shape[0]

@@ -19,13 +19,14 @@ from numba import njit
 from ._fixed_center import add_to_group, visiting_order
 from ._greedy_kernels import mdav_star_labels
 from ._grid import (
+    alive_counts,
     centroid_cell,
     grid_bounds,
     least_growth,
     link,
     nearest_rows,
     remove_row,
-    row_index,
+    row_grid,
     unlink,
 )
 
@@ -63,10 +64,8 @@ def mdav_star_fast_labels(X: np.ndarray, k: int) -> np.ndarray:
     n = X.shape[0]
     if n < 2 * k:
         return np.zeros(n, np.int64)
-    distinct = len(np.unique(X, axis=0)) if n <= 5_000_000 else n
-    row_cuts, row_offsets, row_sizes = grid_bounds(X, max(distinct // _ROWS_PER_CELL, 1))
-    point_rows, point_start, point_cell, cell_start, point_of_row = row_index(X, row_cuts, row_offsets,
-                                                                              row_sizes)
+    (row_cuts, row_offsets, row_sizes, point_rows, point_start, point_cell, cell_start, point_of_row,
+     distinct) = row_grid(X, _ROWS_PER_CELL)
     g_cuts, g_offsets, g_sizes = grid_bounds(X, max(min(distinct, n // k) // _GROUPS_PER_CELL, 1))
     return _mdav_star(X, k, row_cuts, row_offsets, row_sizes, point_rows, point_start, point_cell,
                       cell_start, point_of_row, g_cuts, g_offsets, g_sizes)
@@ -79,13 +78,8 @@ def _mdav_star(X, k, row_cuts, row_offsets, row_sizes, point_rows, point_start, 
     labels = np.full(n, -1, np.int64)
     order = visiting_order(X)
     alive = np.ones(n, np.bool_)
-    n_points = point_start.shape[0] - 1
-    point_head = point_start[:-1].copy()
-    point_alive = np.diff(point_start)
     n_cells = cell_start.shape[0] - 1
-    cell_alive = np.zeros(n_cells, np.int64)
-    for u in range(n_points):
-        cell_alive[point_cell[u]] += point_alive[u]
+    point_head, point_alive, cell_alive = alive_counts(point_start, point_cell, n_cells)
     row_ring = np.empty(n_cells, np.int64)
     n_gcells = 1
     for j in range(g_sizes.shape[0]):

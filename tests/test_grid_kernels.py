@@ -1,4 +1,5 @@
-"""The grid MDAV* kernel against the scan kernel: the same group for every row."""
+"""The grid kernels of MDAV*, MDAV+ and V-MDAV against the scan kernels: the same group for every
+row."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from incrowd import MDAVStar
+from incrowd import VMDAV, MDAVPlus, MDAVStar
 from incrowd.data import standardize
 from incrowd.microaggregation._greedy_kernels import mdav_plus_labels, mdav_star_labels, vmdav_labels
 from incrowd.microaggregation._grid import GRID_DIMS, grid_bounds, ring_cells
 from incrowd.microaggregation._mdav_kernel import mdav_labels
 from incrowd.microaggregation._mdav_star_fast import mdav_star_fast_labels
+from incrowd.microaggregation._vmdav_fast import mdav_plus_fast_labels, vmdav_fast_labels
 
 from conftest import benchmark_matrix
 
@@ -34,9 +36,12 @@ def data(kind: str, n: int, m: int, seed: int) -> np.ndarray:
 @pytest.mark.parametrize("kind", ["gauss", "ints", "copies", "cauchy"])
 @pytest.mark.parametrize("n,m,k", [(4, 1, 2), (7, 2, 3), (400, 1, 3), (1500, 3, 5), (3000, 2, 2), (2500, 3, 10),
                                    (1200, 5, 4), (800, 8, 3)])
-def test_grid_kernel_equals_the_scan(kind, n, m, k):
+def test_grid_kernels_equal_the_scans(kind, n, m, k):
     Z = data(kind, n, m, n * m + k)
     np.testing.assert_array_equal(mdav_star_fast_labels(Z, k), mdav_star_labels(Z, k))
+    np.testing.assert_array_equal(mdav_plus_fast_labels(Z, k), mdav_plus_labels(Z, k))
+    for gamma in (0.2, 1.1):
+        np.testing.assert_array_equal(vmdav_fast_labels(Z, k, gamma), vmdav_labels(Z, k, gamma))
 
 
 @settings(max_examples=60, deadline=None)
@@ -50,12 +55,18 @@ def test_random_small_data_equal_the_scan(n, m, k, levels, seed):
     np.testing.assert_array_equal(labels, mdav_star_labels(X, k))
     sizes = np.bincount(labels)
     assert sizes.min() >= k and labels.size == n
+    np.testing.assert_array_equal(mdav_plus_fast_labels(X, k), mdav_plus_labels(X, k))
+    for gamma in (0.0, 0.2, 5.0):  # 0: MDAV+; 5: most groups grow to 2k - 1
+        labels = vmdav_fast_labels(X, k, gamma)
+        np.testing.assert_array_equal(labels, vmdav_labels(X, k, gamma))
+        assert np.bincount(labels).min() >= k
 
 
 def test_adult_triples_equal_the_scan():
     Z = benchmark_matrix("adult")[:12_000]  # a few seconds for the scan; ties everywhere
     for k in (2, 5):
         np.testing.assert_array_equal(mdav_star_fast_labels(Z, k), mdav_star_labels(Z, k))
+    np.testing.assert_array_equal(vmdav_fast_labels(Z, 3, 0.2), vmdav_labels(Z, 3, 0.2))
 
 
 def test_rings_cover_every_cell_once():
@@ -70,15 +81,17 @@ def test_rings_cover_every_cell_once():
     assert sorted(seen) == list(range(int(np.prod(sizes))))
 
 
-def test_estimator_takes_the_grid_in_few_columns():
+def test_estimators_take_the_grid_in_few_columns():
     X = np.random.default_rng(5).standard_normal((3000, 3))
     Z = standardize(X)[0]
-    est = MDAVStar(4).fit(X)
-    np.testing.assert_array_equal(est.labels_, mdav_star_labels(Z, 4))
+    np.testing.assert_array_equal(MDAVStar(4).fit(X).labels_, mdav_star_labels(Z, 4))
+    np.testing.assert_array_equal(MDAVPlus(4).fit(X).labels_, mdav_plus_labels(Z, 4))
+    np.testing.assert_array_equal(VMDAV(4, gamma=1.1).fit(X).labels_, vmdav_labels(Z, 4, 1.1))
 
 
 @pytest.mark.parametrize("kernel", [mdav_labels, mdav_plus_labels, mdav_star_labels, mdav_star_fast_labels,
-                                    lambda X, k: vmdav_labels(X, k, 0.2)])
+                                    mdav_plus_fast_labels, lambda X, k: vmdav_labels(X, k, 0.2),
+                                    lambda X, k: vmdav_fast_labels(X, k, 0.2)])
 def test_column_major_input_is_left_alone(kernel):
     """pandas hands out column-major arrays; a kernel that compacts a transposed view in place
     would overwrite them (and group the overwritten rows)."""
