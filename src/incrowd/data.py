@@ -241,7 +241,10 @@ class Standardizer:
         return cls(mean=mean, scale=scale, constant_columns=constant)
 
     def transform(self, X: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray((X - self.mean) / self.scale)
+        # the same two operations as (X - mean) / scale, the second in place: one copy of X
+        Z = np.subtract(X, self.mean, order="C")
+        Z /= self.scale
+        return Z
 
     def inverse_transform(self, Z: np.ndarray) -> np.ndarray:
         return Z * self.scale + self.mean

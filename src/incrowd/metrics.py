@@ -12,6 +12,7 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from .data import group_means, standardize
 from .exceptions import DataError, ParameterError
@@ -37,13 +38,34 @@ def sse(X, labels) -> float:
     lab = _check_labels(labels, Xa.shape[0])
     _, dense = np.unique(lab, return_inverse=True)
     centroids = group_means(Xa, dense)
-    return float(((Xa - centroids[dense]) ** 2).sum())
+    return float(_squared_deviations(Xa, dense, centroids))
 
 
 def sst(X) -> float:
     """Sum of squared distances of each row to the global centroid (in the units of X)."""
     Xa = _as_2d(X)
-    return float(((Xa - Xa.mean(axis=0)) ** 2).sum())
+    return float(_squared_deviations(Xa, np.zeros(Xa.shape[0], np.int64), Xa.mean(axis=0)[None, :]))
+
+
+@njit(cache=True)
+def _squared_deviations(X, group, centers):
+    """Sum over rows of ||x - centers[group[x]]||^2, streamed (no n x m temporaries: SSE of a
+    large file would otherwise need three copies of it), compensated (Neumaier) over rows."""
+    total = 0.0
+    comp = 0.0
+    for i in range(X.shape[0]):
+        row = 0.0
+        c = group[i]
+        for j in range(X.shape[1]):
+            d = X[i, j] - centers[c, j]
+            row += d * d
+        t = total + row
+        if abs(total) >= abs(row):
+            comp += (total - t) + row
+        else:
+            comp += (row - t) + total
+        total = t
+    return total + comp
 
 
 def information_loss(X, labels, *, standardized: bool = False) -> float:

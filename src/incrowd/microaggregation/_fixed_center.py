@@ -6,7 +6,6 @@ the *whole* data, which never moves, so the visiting order is one sort done up f
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from ._kernels import order_by_distance_desc, sequential_mean
