@@ -32,6 +32,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_speed.py
 	$(BIN)/python bench/bench_paper000.py
 	$(BIN)/python bench/bench_mdav_fast.py
+	$(BIN)/python bench/bench_mdav_star_fast.py
+	$(BIN)/python bench/bench_ablation.py
+	$(BIN)/python bench/bench_memory.py
+	$(BIN)/python bench/bench_aims.py
 	$(BIN)/python bench/bench_scaling.py
 	$(BIN)/python bench/load_web.py
 

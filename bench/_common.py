@@ -196,6 +196,18 @@ def time_runs(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> tu
     return times, result
 
 
+def timed_kernel(fn: Callable, Z: np.ndarray, k: int, repeats: int = 3) -> tuple[float, object]:
+    """Median wall time of ``fn(Z, k)`` over ``repeats`` calls after a warm-up on at most 500 rows
+    (numba loading), and the last result."""
+    fn(Z[: min(len(Z), 500)], k)
+    times, out = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn(Z, k)
+        times.append(time.perf_counter() - t0)
+    return median(times), out
+
+
 def median(values: list[float]) -> float:
     return float(np.median(values))
 

@@ -30,7 +30,7 @@ from incrowd.metrics import information_loss  # noqa: E402
 from incrowd.microaggregation._mdav_fast import mdav_fast_labels  # noqa: E402
 from incrowd.microaggregation._mdav_kernel import mdav_labels  # noqa: E402
 
-from _common import DOCS, fmt_s, machine_line, md_table, median, now_utc, update_section  # noqa: E402
+from _common import DOCS, fmt_s, machine_line, md_table, now_utc, timed_kernel, update_section  # noqa: E402
 
 KERNELS = {
     "plain": lambda Z, k: mdav_labels(Z, k),
@@ -38,23 +38,13 @@ KERNELS = {
 }
 
 
-def timed(fn, Z, k, repeats=3):
-    fn(Z[: min(len(Z), 500)], k)  # load the kernels
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn(Z, k)
-        times.append(time.perf_counter() - t0)
-    return median(times), out
-
-
 def main() -> None:
     t_start = time.perf_counter()
     Z50 = standardize(np.random.default_rng(0).standard_normal((50000, 15)))[0]
     rows_a, times_a = [], []
     for k in (10, 3):
-        plain_t, plain = timed(KERNELS["plain"], Z50, k)
-        fused_t, fused = timed(KERNELS["fused"], Z50, k)
+        plain_t, plain = timed_kernel(KERNELS["plain"], Z50, k)
+        fused_t, fused = timed_kernel(KERNELS["fused"], Z50, k)
         il = information_loss(Z50, fused, standardized=True)
         times_a.append(fused_t)
         rows_a.append([k, fmt_s(plain_t), fmt_s(fused_t), f"{plain_t / fused_t:.1f}x",
@@ -66,8 +56,8 @@ def main() -> None:
     rows_b = []
     for m in (3, 6, 15):
         Z = standardize(np.random.default_rng(1).standard_normal((100_000, m)))[0]
-        plain_t, plain = timed(KERNELS["plain"], Z, 10, repeats=1)
-        fused_t, fused = timed(KERNELS["fused"], Z, 10)
+        plain_t, plain = timed_kernel(KERNELS["plain"], Z, 10, repeats=1)
+        fused_t, fused = timed_kernel(KERNELS["fused"], Z, 10)
         rows_b.append([m, fmt_s(plain_t), fmt_s(fused_t), f"{plain_t / fused_t:.1f}x",
                        "yes" if np.array_equal(plain, fused) else "NO"])
         print(rows_b[-1], flush=True)
@@ -76,7 +66,7 @@ def main() -> None:
     rows_c, ns, ts = [], [], []
     for n in (10_000, 20_000, 50_000, 100_000, 200_000, 400_000):
         Z = standardize(np.random.default_rng(2).standard_normal((n, 15)))[0]
-        t, _ = timed(KERNELS["fused"], Z, 10, repeats=1 if n > 100_000 else 3)
+        t, _ = timed_kernel(KERNELS["fused"], Z, 10, repeats=1 if n > 100_000 else 3)
         ns.append(n)
         ts.append(t)
         rows_c.append([f"{n:,}", fmt_s(t)])

@@ -28,17 +28,7 @@ from incrowd.metrics import information_loss  # noqa: E402
 from incrowd.microaggregation._greedy_kernels import mdav_star_labels  # noqa: E402
 from incrowd.microaggregation._mdav_star_fast import mdav_star_fast_labels  # noqa: E402
 
-from _common import DOCS, fmt_s, load_adult, machine_line, md_table, median, now_utc, update_section  # noqa: E402
-
-
-def timed(fn, Z, k, repeats):
-    fn(Z[: min(len(Z), 500)], k)  # load the kernels
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn(Z, k)
-        times.append(time.perf_counter() - t0)
-    return median(times), out
+from _common import DOCS, fmt_s, load_adult, machine_line, md_table, now_utc, timed_kernel, update_section  # noqa: E402
 
 
 def main() -> None:
@@ -50,8 +40,8 @@ def main() -> None:
     Z = standardize(adult)[0]
     rows_a = []
     for k in (2, 5, 10):
-        scan_t, scan = timed(mdav_star_labels, Z, k, 3)
-        grid_t, grid = timed(mdav_star_fast_labels, Z, k, 3)
+        scan_t, scan = timed_kernel(mdav_star_labels, Z, k, 3)
+        grid_t, grid = timed_kernel(mdav_star_fast_labels, Z, k, 3)
         rows_a.append([k, fmt_s(scan_t), fmt_s(grid_t), f"{scan_t / grid_t:.1f}x",
                        "yes" if np.array_equal(scan, grid) else "NO",
                        f"{100 * information_loss(Z, grid, standardized=True):.4f}", f"{grid.max() + 1:,}"])
@@ -62,8 +52,8 @@ def main() -> None:
     rows_b = []
     for m in (2, 3, 4, 5, 6):
         G = standardize(np.random.default_rng(m).standard_normal((40_000, m)))[0]
-        scan_t, scan = timed(mdav_star_labels, G, 10, 1)
-        grid_t, grid = timed(mdav_star_fast_labels, G, 10, 3)
+        scan_t, scan = timed_kernel(mdav_star_labels, G, 10, 1)
+        grid_t, grid = timed_kernel(mdav_star_fast_labels, G, 10, 3)
         rows_b.append([m, fmt_s(scan_t), fmt_s(grid_t), f"{scan_t / grid_t:.2f}x",
                        "yes" if np.array_equal(scan, grid) else "NO"])
         print(rows_b[-1], flush=True)
@@ -74,7 +64,7 @@ def main() -> None:
     distinct = len(np.unique(B, axis=0))
     rows_c, times_c = [], []
     for k in (2, 5, 10):
-        grid_t, grid = timed(mdav_star_fast_labels, B, k, 1)
+        grid_t, grid = timed_kernel(mdav_star_fast_labels, B, k, 1)
         sizes = np.bincount(grid)
         times_c.append(grid_t)
         rows_c.append([k, fmt_s(grid_t), f"{100 * information_loss(B, grid, standardized=True):.4f}",

@@ -44,6 +44,21 @@ def benchmark_matrix(name: str) -> np.ndarray:
     return _cache[name]
 
 
+def kernel_data(kind: str, n: int, m: int, seed: int) -> np.ndarray:
+    """Standardized test data for the exact kernels: Gaussian with mixed scales, small integers
+    (ties everywhere), copies of rows, or heavy tails with mixed scales."""
+    rng = np.random.default_rng(seed)
+    if kind == "gauss":
+        X = rng.standard_normal((n, m)) * np.linspace(1, 50, m)
+    elif kind == "ints":
+        X = rng.integers(0, 4, (n, m)).astype(float)
+    elif kind == "copies":
+        X = np.repeat(rng.standard_normal((max(n // 4, 1), m)), 4, axis=0)[:n]
+    else:  # heavy tails, mixed scales
+        X = rng.standard_cauchy((n, m)) * 10.0 ** rng.integers(-3, 4, m)
+    return standardize(X)[0]
+
+
 @pytest.fixture
 def census_frame() -> pd.DataFrame:
     from incrowd.datasets import load_census

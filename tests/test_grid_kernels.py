@@ -16,20 +16,7 @@ from incrowd.microaggregation._mdav_kernel import mdav_labels
 from incrowd.microaggregation._mdav_star_fast import mdav_star_fast_labels
 from incrowd.microaggregation._vmdav_fast import mdav_plus_fast_labels, vmdav_fast_labels
 
-from conftest import benchmark_matrix
-
-
-def data(kind: str, n: int, m: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    if kind == "gauss":
-        X = rng.standard_normal((n, m)) * np.linspace(1, 50, m)
-    elif kind == "ints":
-        X = rng.integers(0, 4, (n, m)).astype(float)
-    elif kind == "copies":
-        X = np.repeat(rng.standard_normal((max(n // 4, 1), m)), 4, axis=0)[:n]
-    else:  # heavy tails: most cells of a quantile grid stay near the middle
-        X = rng.standard_cauchy((n, m)) * 10.0 ** rng.integers(-3, 4, m)
-    return standardize(X)[0]
+from conftest import benchmark_matrix, kernel_data
 
 
 @pytest.mark.filterwarnings("ignore::incrowd.exceptions.DataWarning")
@@ -37,7 +24,7 @@ def data(kind: str, n: int, m: int, seed: int) -> np.ndarray:
 @pytest.mark.parametrize("n,m,k", [(4, 1, 2), (7, 2, 3), (400, 1, 3), (1500, 3, 5), (3000, 2, 2), (2500, 3, 10),
                                    (1200, 5, 4), (800, 8, 3)])
 def test_grid_kernels_equal_the_scans(kind, n, m, k):
-    Z = data(kind, n, m, n * m + k)
+    Z = kernel_data(kind, n, m, n * m + k)
     np.testing.assert_array_equal(mdav_star_fast_labels(Z, k), mdav_star_labels(Z, k))
     np.testing.assert_array_equal(mdav_plus_fast_labels(Z, k), mdav_plus_labels(Z, k))
     for gamma in (0.2, 1.1):

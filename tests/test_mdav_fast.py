@@ -13,18 +13,7 @@ from incrowd.data import standardize
 from incrowd.microaggregation._mdav_fast import mdav_fast_labels
 from incrowd.microaggregation._mdav_kernel import mdav_labels
 
-
-def data(kind: str, n: int, m: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    if kind == "gauss":
-        X = rng.standard_normal((n, m)) * np.linspace(1, 50, m)
-    elif kind == "ints":
-        X = rng.integers(0, 4, (n, m)).astype(float)
-    elif kind == "copies":
-        X = np.repeat(rng.standard_normal((max(n // 4, 1), m)), 4, axis=0)[:n]
-    else:  # heavy tails, mixed scales
-        X = rng.standard_cauchy((n, m)) * 10.0 ** rng.integers(-3, 4, m)
-    return standardize(X)[0]
+from conftest import kernel_data
 
 
 @pytest.mark.filterwarnings("ignore::incrowd.exceptions.DataWarning")
@@ -32,7 +21,7 @@ def data(kind: str, n: int, m: int, seed: int) -> np.ndarray:
 @pytest.mark.parametrize("n,m,k", [(1, 2, 2), (5, 3, 3), (6, 2, 3), (7, 2, 3), (400, 2, 3), (1500, 3, 5),
                                    (2000, 15, 10), (3000, 6, 4), (2500, 13, 3)])
 def test_fast_kernels_equal_the_scan(kind, n, m, k):
-    Z = data(kind, n, m, n * m + k)
+    Z = kernel_data(kind, n, m, n * m + k)
     plain = mdav_labels(Z, k)
     np.testing.assert_array_equal(mdav_fast_labels(Z, k)[0], plain)
 

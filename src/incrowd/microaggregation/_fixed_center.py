@@ -6,6 +6,7 @@ the *whole* data, which never moves, so the visiting order is one sort done up f
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from ._kernels import order_by_distance_desc, sequential_mean
@@ -22,6 +23,16 @@ def next_origin(order, pos, labels):
     while labels[order[pos]] >= 0:
         pos += 1
     return pos
+
+
+@njit(cache=True)
+def extension_accepts(d_in, d_out, gamma):
+    """V-MDAV's rule: the row closest to the group (squared distance d_in) joins when it is closer
+    than gamma times its distance to its own nearest unassigned neighbour (d_out, infinite when
+    it is the last row, then any gamma > 0 lets it join)."""
+    if d_out == np.inf:
+        return gamma > 0.0
+    return d_in < gamma * d_out
 
 
 @njit(cache=True)

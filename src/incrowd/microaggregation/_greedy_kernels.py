@@ -12,6 +12,7 @@ from numba import njit
 
 from ._fixed_center import (
     add_to_group,
+    extension_accepts,
     nearest_centroid,
     next_origin,
     sse_growth_closest,
@@ -133,11 +134,7 @@ def vmdav_labels(X, k, gamma):
             for i in range(n_slots):
                 if alive[i] and i != e and de[i] < d_out:
                     d_out = de[i]
-            if d_out == INF:
-                accept = gamma > 0.0
-            else:
-                accept = d_in < gamma * d_out
-            if not accept:
+            if not extension_accepts(d_in, d_out, gamma):
                 break
             add_to_group(X, ids[e], g, labels, sums, sizes)
             alive[e] = False

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._fixed_center import add_to_group, visiting_order
+from ._fixed_center import add_to_group, next_origin, visiting_order
 from ._greedy_kernels import mdav_star_labels
 from ._grid import (
     alive_counts,
@@ -99,8 +99,7 @@ def _mdav_star(X, k, row_cuts, row_offsets, row_sizes, point_rows, point_start, 
     g = 0
     pos = 0
     while n_live >= k:
-        while labels[order[pos]] >= 0:
-            pos += 1
+        pos = next_origin(order, pos, labels)
         r = order[pos]
         members[0] = r
         nearest_rows(X, X[r], k - 1, r, -1, alive, point_rows, point_start, point_head, point_alive,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._fixed_center import add_to_group, visiting_order
+from ._fixed_center import add_to_group, extension_accepts, next_origin, visiting_order
 from ._greedy_kernels import _leftovers_to_nearest_centroid, mdav_plus_labels, vmdav_labels
 from ._grid import alive_counts, nearest_rows, remove_row, row_grid
 from ._mdav_star_fast import _FAST_MIN_ROWS, FAST_MAX_COLUMNS
@@ -77,8 +77,7 @@ def _fixed_center(X, k, gamma, extend, cuts, offsets, sizes, point_rows, point_s
     g = 0
     pos = 0
     while n_live >= k:
-        while labels[order[pos]] >= 0:
-            pos += 1
+        pos = next_origin(order, pos, labels)
         r = order[pos]
         members[0] = r
         nearest_rows(X, X[r], k - 1, r, -1, alive, point_rows, point_start, point_head, point_alive, cell_start,
@@ -108,11 +107,7 @@ def _fixed_center(X, k, gamma, extend, cuts, offsets, sizes, point_rows, point_s
             found = nearest_rows(X, X[e], 1, e, -1, alive, point_rows, point_start, point_head, point_alive,
                                  cell_start, cell_alive, cuts, offsets, sizes, ring, one, one_d)
             d_out = one_d[0] if found > 0 else INF
-            if d_out == INF:
-                accept = gamma > 0.0
-            else:
-                accept = d_in < gamma * d_out
-            if not accept:
+            if not extension_accepts(d_in, d_out, gamma):
                 break
             add_to_group(X, e, g, labels, sums, group_sizes)
             remove_row(e, alive, point_of_row, point_rows, point_start, point_head, point_alive, point_cell,
