@@ -53,7 +53,7 @@ def kernel_data(kind: str, n: int, m: int, seed: int) -> np.ndarray:
     elif kind == "ints":
         X = rng.integers(0, 4, (n, m)).astype(float)
     elif kind == "copies":
-        X = np.repeat(rng.standard_normal((max(n // 4, 1), m)), 4, axis=0)[:n]
+        X = np.repeat(rng.standard_normal((-(-n // 4), m)), 4, axis=0)[:n]  # n rows, in fours
     else:  # heavy tails, mixed scales
         X = rng.standard_cauchy((n, m)) * 10.0 ** rng.integers(-3, 4, m)
     return standardize(X)[0]

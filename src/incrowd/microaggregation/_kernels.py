@@ -85,6 +85,13 @@ def nearest_alive(d, alive, n_slots, exclude_a, exclude_b, count, out):
 
 
 @njit(cache=True)
+def rest_group(group, n_left, k):
+    """The group of MDAV's last rows: a new one (id ``group``) when at least k are left, else
+    they join the last group formed (fewer than 2k rows are left at the end)."""
+    return group if n_left >= k else group - 1
+
+
+@njit(cache=True)
 def compact(Xt, ids, slot_of, alive, n_slots):
     """Move the alive slots to the front, keeping their order. Returns the new slot count.
 

@@ -10,6 +10,7 @@ from ._kernels import (
     farthest_alive,
     maybe_compact,
     nearest_alive,
+    rest_group,
     sq_dist_to,
 )
 
@@ -63,11 +64,7 @@ def mdav_labels(X, k):
         group += 1
         n_live -= 2 * k
         n_slots = maybe_compact(Xt, ids, slot_of, alive, n_slots, n_live)
-    if n_live >= k:
-        rest = group
-        group += 1
-    else:
-        rest = group - 1
+    rest = rest_group(group, n_live, k)
     for i in range(n_slots):
         if alive[i]:
             labels[ids[i]] = rest
