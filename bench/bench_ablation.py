@@ -76,6 +76,9 @@ TECHNIQUES = ["inner", "reuse", "partial", "subtract", "single", "fast"]
 SHORT = {"inner": "inner product", "reuse": "distance reuse", "partial": "partial sorting",
          "subtract": "centroid by subtraction", "single": "single precision",
          "fast": "all five (fast MDAV)"}
+TICKS = {"inner": "(1) inner\nproduct", "reuse": "(2) distance\nreuse",
+         "partial": "(3) partial\nsorting", "subtract": "(4) centroid by\nsubtraction",
+         "single": "(5) single\nprecision", "fast": "all five\n(fast MDAV)"}
 # Each technique added to partial-sorting MDAV, to see it without the full sort's weight.
 EXTRAS = {
     "p+inner": ("partial sorting + (1) inner product", (True, False, True, False), False),
@@ -188,7 +191,7 @@ def plot(raw) -> Path:
     import matplotlib.pyplot as plt
 
     sets = [ds for ds in DATASETS if raw.get(ds)]
-    fig, axes = plt.subplots(1, len(sets), figsize=(6.5 * len(sets), 4.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(sets), figsize=(7 * len(sets), 4.8), squeeze=False)
     for ax, ds in zip(axes[0], sets):
         ns = sorted(raw[ds], key=int)
         width = 0.8 / len(ns)
@@ -197,10 +200,10 @@ def plot(raw) -> Path:
             s = [speedup(raw[ds][n], key) for key in TECHNIQUES]
             bars = ax.bar(x + (i - (len(ns) - 1) / 2) * width, s, width,
                           label=f"n = {int(n):,}")
-            ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
+            ax.bar_label(bars, fmt="%.2f", fontsize=6, padding=1, rotation=90)
         ax.axhline(1.0, color="black", lw=0.8)
         ax.set_yscale("log")
-        ax.set_xticks(x, [SHORT[key].replace(" (", "\n(") for key in TECHNIQUES], fontsize=8)
+        ax.set_xticks(x, [TICKS[key] for key in TECHNIQUES], fontsize=8)
         ax.set_ylabel("speed-up s = t0 / t (log scale)")
         ax.set_title(f"{DATASETS[ds][1]}, k = {K}", fontsize=10)
         ax.grid(True, axis="y", which="both", alpha=0.3)
@@ -281,27 +284,29 @@ def render(raw, minutes: float, machine: str, when: str) -> str:
             for r in runs if not r["same"]]
     if differ:
         groups_text_ = (
-            "Only single precision changed the groups: " + "; ".join(
+            "Only the float32 variants changed the groups: " + "; ".join(
                 f"{lab} at {m} columns, n = {n:,}" for lab, m, n in differ)
             + f". The information loss moved by at most {max(dils):.4f} percentage points."
             + " Inner-product distances and centroid by subtraction round differently from"
             " the textbook formulas too, but gave the same groups on every Gaussian sample here"
-            " (on tie-rich integer data they do not; see the inner-product section above).")
+            " (on tie-rich integer data the inner product does not; see the inner-product"
+            " section above).")
     else:
         groups_text_ = "No variant changed the groups on these samples."
     mem_text = ""
     if all(c in cols for c in [("gauss13", "70000"), ("gauss13", "150000")]):
         a, b = raw["gauss13"]["70000"], raw["gauss13"]["150000"]
         mem_text = (
-            " At 150,000 rows the picture shifts: the 13 float64 columns take 15.6 MB (7.3 MB"
-            " at 70,000), more than this core's caches hold (2 MB L2, a shared L3), and each"
-            " distance or centroid pass streams its rows from memory. Partial-sorting MDAV"
-            f" takes {mean_t(b, 'partial') / mean_t(a, 'partial'):.1f}x longer for 2.1x the"
-            " rows (4.6x the work), so partial sorting's speed-up drops from"
-            f" {speedup(a, 'partial'):.1f}x to {speedup(b, 'partial'):.1f}x, while the"
-            " techniques that save passes (reuse, subtraction) or bytes (single precision)"
-            f" gain: {', '.join(f'{SHORT[k]} {speedup(b, k):.2f}x' for k in small)}."
-            f" On top of partial sorting they compound: fast MDAV is"
+            " At 150,000 rows the picture shifts. Partial-sorting MDAV takes"
+            f" {mean_t(b, 'partial') / mean_t(a, 'partial'):.1f}x longer than at 70,000 rows"
+            " for 2.1x the rows (4.6x the work); the 13 float64 columns take 15.6 MB there"
+            " (7.3 MB at 70,000), and the superlinear growth is consistent with the passes over"
+            " the remaining rows no longer being served from this core's caches. So partial"
+            f" sorting's speed-up drops from {speedup(a, 'partial'):.1f}x to"
+            f" {speedup(b, 'partial'):.1f}x, while the techniques that save passes (reuse,"
+            " subtraction) or bytes (single precision) gain:"
+            f" {', '.join(f'{SHORT[k]} {speedup(b, k):.2f}x' for k in small)}. On top of"
+            " partial sorting they compound: fast MDAV is"
             f" {mean_t(b, 'partial') / mean_t(b, 'fast'):.1f}x faster than partial sorting"
             f" alone at 150,000 rows, {mean_t(a, 'partial') / mean_t(a, 'fast'):.1f}x at"
             " 70,000.")
@@ -353,12 +358,12 @@ half. A sort is O(n log n) per round (numba's merge sort runs about as fast as n
 distance pass is a tight compiled loop over the columns, not Matlab's elementwise temporaries.
 So partial sorting gives far more than in the paper, and the four techniques that only touch
 distances, centroids or precision are diluted against t0: {small_text}. Below 150,000 rows
-these are within the noise of this machine (two runs of the script differed by up to 0.2x in
-the same cell); the inner-product form saves no time in a compiled loop at all (see the
-inner-product section above).{mem_text} The production kernels, exact and in float64, are as
-fast as fast MDAV (the plain scan kernel: a column-major copy whose distance passes vectorize
-across rows, lazy compaction) or several times faster (the fused kernel: two passes per round,
-screened on 16-bit codes).
+these are within the noise of this machine (two runs of the script on 2026-11-22 differed by
+up to 0.2x in the same cell); the inner-product form saves no time in a compiled loop at all
+(see the inner-product section above).{mem_text} The production kernels, exact and in float64,
+are about as fast as fast MDAV (the plain scan kernel: a column-major copy whose distance passes
+vectorize across rows, lazy compaction) or several times faster (the fused kernel: two passes
+per round, screened on 16-bit codes).
 
 {groups_text_}
 
@@ -377,7 +382,8 @@ slowed some calls.
 
 With the full sort gone, the other techniques act on a cost made of distance passes and the
 centroid. Speed-up over partial-sorting MDAV alone (n up to {EXTRA_MAX_N:,}; short calls, so
-noisy: a quiet re-measurement at 10,000 x 13 gave 1.05x, 1.22x, 1.12x and 1.05x):
+noisy: a quiet re-measurement at 10,000 x 13 on 2026-11-22, 10 interleaved calls each, gave
+1.05x, 1.22x, 1.12x and 1.05x):
 
 {table_x}
 """
