@@ -171,6 +171,14 @@ def alive_counts(point_start, point_cell, n_cells):
 
 
 @njit(cache=True)
+def fresh_rows(n, point_start, point_cell, cell_start):
+    """Every row alive: (alive by row, point_head, point_alive, cell_alive, a ring buffer)."""
+    n_cells = cell_start.shape[0] - 1
+    point_head, point_alive, cell_alive = alive_counts(point_start, point_cell, n_cells)
+    return np.ones(n, np.bool_), point_head, point_alive, cell_alive, np.empty(n_cells, np.int64)
+
+
+@njit(cache=True)
 def _cells_of_rows(X, cuts, offsets, sizes):
     n = X.shape[0]
     out = np.empty(n, np.int64)

@@ -19,8 +19,8 @@ from numba import njit
 from ._fixed_center import add_to_group, next_origin, visiting_order
 from ._greedy_kernels import mdav_star_labels
 from ._grid import (
-    alive_counts,
     centroid_cell,
+    fresh_rows,
     grid_bounds,
     least_growth,
     link,
@@ -77,10 +77,7 @@ def _mdav_star(X, k, row_cuts, row_offsets, row_sizes, point_rows, point_start, 
     n, m = X.shape
     labels = np.full(n, -1, np.int64)
     order = visiting_order(X)
-    alive = np.ones(n, np.bool_)
-    n_cells = cell_start.shape[0] - 1
-    point_head, point_alive, cell_alive = alive_counts(point_start, point_cell, n_cells)
-    row_ring = np.empty(n_cells, np.int64)
+    alive, point_head, point_alive, cell_alive, row_ring = fresh_rows(n, point_start, point_cell, cell_start)
     n_gcells = 1
     for j in range(g_sizes.shape[0]):
         n_gcells *= g_sizes[j]

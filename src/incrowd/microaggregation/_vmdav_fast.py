@@ -15,7 +15,7 @@ from numba import njit
 
 from ._fixed_center import add_to_group, extension_accepts, next_origin, visiting_order
 from ._greedy_kernels import _leftovers_to_nearest_centroid, mdav_plus_labels, vmdav_labels
-from ._grid import alive_counts, nearest_rows, remove_row, row_grid
+from ._grid import fresh_rows, nearest_rows, remove_row, row_grid
 from ._mdav_star_fast import _FAST_MIN_ROWS, FAST_MAX_COLUMNS
 
 INF = np.inf
@@ -60,10 +60,7 @@ def _fixed_center(X, k, gamma, extend, cuts, offsets, sizes, point_rows, point_s
     n, m = X.shape
     labels = np.full(n, -1, np.int64)
     order = visiting_order(X)
-    alive = np.ones(n, np.bool_)
-    n_cells = cell_start.shape[0] - 1
-    point_head, point_alive, cell_alive = alive_counts(point_start, point_cell, n_cells)
-    ring = np.empty(n_cells, np.int64)
+    alive, point_head, point_alive, cell_alive, ring = fresh_rows(n, point_start, point_cell, cell_start)
     max_groups = n // k + 1
     sums = np.zeros((max_groups, m))
     group_sizes = np.zeros(max_groups, np.int64)
