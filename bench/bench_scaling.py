@@ -89,9 +89,9 @@ def main() -> None:
         while n <= args.max_rows:
             if len(points) >= 2:
                 # the last doubling's growth, carried one more doubling: a run predicted to take
-                # over twice the budget is not started (it would only be killed)
+                # over 1.5 times the budget is not started (it would only be killed)
                 growth = points[-1][1] / points[-2][1]
-                if points[-1][1] * growth > 2 * args.budget:
+                if points[-1][1] * growth > 1.5 * args.budget:
                     print(name, n, f"predicted {points[-1][1] * growth:.0f}s, not run", flush=True)
                     over[name] = n
                     predicted[name] = points[-1][1] * growth
@@ -138,7 +138,7 @@ Written by `bench/bench_scaling.py` on {now_utc()} ({(time.perf_counter() - t_st
 Machine: {machine_line()}. Data: n x 15 standard Gaussian rows (`default_rng(0)`), k = {args.k};
 one run per size in a fresh process (warm kernels, generation not timed); a method stops at the
 first size that does not finish in {args.budget:.0f} s (the process is killed), or before a size whose
-time, carried from the last doubling, is predicted over twice the budget (not started), or at the
+time, carried from the last doubling, is predicted over 1.5 times the budget (not started), or at the
 row cap of {args.max_rows:,} (memory). "Stopped at" names that size.
 
 {table}
