@@ -208,6 +208,26 @@ def timed_kernel(fn: Callable, Z: np.ndarray, k: int, repeats: int = 3) -> tuple
     return median(times), out
 
 
+def run_child(script: str, *args: object, timeout: float | None = None) -> dict:
+    """Run ``python script --one *args`` in a fresh process; its last stdout line, read as JSON.
+    Raises subprocess.TimeoutExpired past ``timeout`` (the child is killed)."""
+    import json
+    import subprocess
+
+    done = subprocess.run([sys.executable, script, "--one", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def proc_status(field: str) -> int:
+    """A size field of /proc/self/status (VmRSS, VmHWM, ...) in bytes."""
+    with open("/proc/self/status", encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
 def median(values: list[float]) -> float:
     return float(np.median(values))
 

@@ -15,7 +15,6 @@ warm-up on 2,000 rows; peak memory is the process's peak resident set (``VmHWM``
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DOCS, fmt_s, load_adult, machine_line, md_table, now_utc, update_section  # noqa: E402
+from _common import DOCS, fmt_s, load_adult, machine_line, md_table, now_utc, proc_status, run_child, update_section  # noqa: E402
 
 AIMS = [
     # (key, label, data, k, aim seconds)
@@ -52,8 +51,7 @@ def _one(key: str) -> None:
     t0 = time.perf_counter()
     est = make().fit(X)
     seconds = time.perf_counter() - t0
-    with open("/proc/self/status", encoding="utf-8") as fh:
-        peak = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmHWM:"))
+    peak = proc_status("VmHWM")
     print(json.dumps({"seconds": seconds, "peak": peak, "il": est.information_loss_, "groups": est.n_groups_,
                       "min": int(est.group_sizes_.min()), "input": X.nbytes}))
 
@@ -65,8 +63,7 @@ def main() -> None:
     t_start = time.perf_counter()
     rows = []
     for key, label, data, k, aim in AIMS:
-        out = subprocess.run([sys.executable, __file__, "--one", key], capture_output=True, text=True, check=True)
-        got = json.loads(out.stdout.strip().splitlines()[-1])
+        got = run_child(__file__, key)
         rows.append([label, data, k, fmt_s(got["seconds"]), fmt_s(aim), "met" if got["seconds"] < aim else "**not met**",
                      f"{got['peak'] / 2**30:.2f} GiB", f"{got['input'] / 2**30:.2f} GiB",
                      f"{100 * got['il']:.4f}", f"{got['groups']:,}", got["min"]])

@@ -12,7 +12,6 @@ the bytes per row the call needed beyond its input. The input itself is 8 bytes 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DOCS, machine_line, md_table, now_utc, update_section  # noqa: E402
+from _common import DOCS, machine_line, md_table, now_utc, proc_status, run_child, update_section  # noqa: E402
 
 CASES = [
     # (label, what runs, n, columns)
@@ -33,14 +32,6 @@ CASES = [
     ("`MONA(10, rho=0.5).fit`", "mona", 2_000_000, 13),
     ("`MondrianV(10).fit`", "mondrian-v", 2_000_000, 13),
 ]
-
-
-def _status(field: str) -> int:
-    with open("/proc/self/status", encoding="utf-8") as fh:
-        for line in fh:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(field)
 
 
 def _runner(what: str):
@@ -68,11 +59,11 @@ def _one(what: str, n: int, m: int) -> None:
         X = np.ascontiguousarray(X)
     with open("/proc/self/clear_refs", "w", encoding="utf-8") as fh:
         fh.write("5")  # reset the peak RSS to the current RSS
-    before = _status("VmRSS")
+    before = proc_status("VmRSS")
     t0 = time.perf_counter()
     run(X)
     seconds = time.perf_counter() - t0
-    peak = _status("VmHWM")
+    peak = proc_status("VmHWM")
     print(json.dumps({"before": before, "peak": peak, "seconds": seconds}))
 
 
@@ -83,9 +74,7 @@ def main() -> None:
     t_start = time.perf_counter()
     rows = []
     for label, what, n, m in CASES:
-        out = subprocess.run([sys.executable, __file__, "--one", what, str(n), str(m)], capture_output=True,
-                             text=True, check=True)
-        got = json.loads(out.stdout.strip().splitlines()[-1])
+        got = run_child(__file__, what, n, m)
         extra = (got["peak"] - got["before"]) / n
         rows.append([label, f"{n:,} x {m}", f"{8 * m}", f"{extra:.0f}", f"{extra / (8 * m):.2f}",
                      f"{got['seconds']:.1f} s"])

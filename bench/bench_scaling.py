@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from incrowd import MDAV, MONA, MDAVStar, MondrianV, ONAStar  # noqa: E402
 
-from _common import DOCS, FIGURES, fmt_s, machine_line, md_table, now_utc, update_section  # noqa: E402
+from _common import DOCS, FIGURES, fmt_s, machine_line, md_table, now_utc, run_child, update_section  # noqa: E402
 
 METHODS = {
     "MDAV": lambda k: MDAV(k),
@@ -52,11 +52,9 @@ def _timed(name: str, n: int, k: int, budget: float) -> float | None:
     """Seconds of one fit in a fresh process, or None when it did not finish within the budget
     (the process is killed: its data generation and warm-up get a 60 s allowance on top)."""
     try:
-        done = subprocess.run([sys.executable, __file__, "--one", name, str(n), str(k)],
-                              capture_output=True, text=True, timeout=budget + 60, check=True)
+        seconds = run_child(__file__, name, n, k, timeout=budget + 60)["seconds"]
     except subprocess.TimeoutExpired:
         return None
-    seconds = json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
     return seconds if seconds <= budget else None
 
 

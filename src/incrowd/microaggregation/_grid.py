@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._kernels import row_sq_dist
+
 GRID_DIMS = 3
 # lower bounds are shrunk by this relative amount: far above the rounding of a sum of a few
 # squares (about 1e-15), far below any gap that would change which cells are visited
@@ -109,16 +111,6 @@ def beyond_ring(q, center, r, cuts, offsets, sizes):
         return -1.0
     best = max(best, 0.0)
     return best * best * (1.0 - _SLACK)
-
-
-@njit(cache=True)
-def sq_dist_rows(X, a, q):
-    """Squared distance of row a to point q, summed in column order (as the scan kernels do)."""
-    acc = 0.0
-    for j in range(X.shape[1]):
-        diff = X[a, j] - q[j]
-        acc += diff * diff
-    return acc
 
 
 # -- rows ---------------------------------------------------------------------------------------
@@ -230,7 +222,7 @@ def nearest_rows(X, q, count, skip_a, skip_b, alive, point_rows, point_start, po
             for u in range(cell_start[c], cell_start[c + 1]):
                 if point_alive[u] == 0:
                     continue
-                d = sq_dist_rows(X, point_rows[point_head[u]], q)
+                d = row_sq_dist(X, point_rows[point_head[u]], q)
                 if filled == count and d > out_d[count - 1]:
                     continue
                 for p in range(point_head[u], point_start[u + 1]):

@@ -41,6 +41,16 @@ def sq_dist_to(Xt, n_slots, point, out):
 
 
 @njit(cache=True)
+def row_sq_dist(X, r, q):
+    """Squared distance of row r of X to point q, summed in column order (as sq_dist_to sums)."""
+    acc = 0.0
+    for j in range(X.shape[1]):
+        diff = X[r, j] - q[j]
+        acc += diff * diff
+    return acc
+
+
+@njit(cache=True)
 def farthest_alive(d, alive, n_slots):
     """Slot of the largest d among alive slots (lowest slot on ties); -1 when none is alive."""
     best = -1

@@ -33,7 +33,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._kernels import maybe_compact
+from ._kernels import maybe_compact, row_sq_dist
 
 _U = 2.0**-53
 _REBUILD_MIN = 256
@@ -175,21 +175,12 @@ def screened_pass(X, codes, ids, n_slots, alive, point, point_codes, weights, ex
         if not (take_near or take_far):
             continue
         slot = cand[u]
-        d = _row_dist(X, ids[slot], point)
+        d = row_sq_dist(X, ids[slot], point)
         if take_near:
             gn = _insert(near_d, near_out, gn, n_near, d, slot, True)
         if take_far:
             gf = _insert(far_d, far_out, gf, n_far, d, slot, False)
     return gn, gf
-
-
-@njit(cache=True)
-def _row_dist(X, r, q):
-    acc = 0.0
-    for j in range(X.shape[1]):
-        diff = X[r, j] - q[j]
-        acc += diff * diff
-    return acc
 
 
 @njit(cache=True)
@@ -209,7 +200,7 @@ def _walk(X, c, order, radius, head, n_order, alive, shift, gamma, threshold, ou
         if bound * bound < (best_d if threshold < 0.0 else threshold):
             break
         walked += 1
-        dr = _row_dist(X, r, c)
+        dr = row_sq_dist(X, r, c)
         if threshold < 0.0:
             if dr > best_d:
                 best_d = dr
@@ -224,7 +215,7 @@ def _radius_order(X, alive_rows, n_alive, c0, order, radius):
     """Live rows by decreasing distance from c0 (lowest row first on ties), into order/radius."""
     e = np.empty(n_alive)
     for t in range(n_alive):
-        e[t] = math.sqrt(_row_dist(X, alive_rows[t], c0))
+        e[t] = math.sqrt(row_sq_dist(X, alive_rows[t], c0))
     idx = np.argsort(-e, kind="mergesort")
     for t in range(n_alive):
         order[t] = alive_rows[idx[t]]
@@ -376,7 +367,7 @@ def mdav_fast_labels(X, k):
                 exact_c[j] /= n_live
             best = -1.0
             for u in range(n_cand):
-                du = _row_dist(X, p_cand[u], exact_c)
+                du = row_sq_dist(X, p_cand[u], exact_c)
                 if du > best or (du == best and p_cand[u] < p):
                     best = du
                     p = p_cand[u]
