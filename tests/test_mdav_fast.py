@@ -24,6 +24,8 @@ def test_fast_kernels_equal_the_scan(kind, n, m, k):
     Z = kernel_data(kind, n, m, n * m + k)
     plain = mdav_labels(Z, k)
     np.testing.assert_array_equal(mdav_fast_labels(Z, k)[0], plain)
+    # every pass in shares on threads (the kernel does this from PARALLEL_FROM slots up)
+    np.testing.assert_array_equal(mdav_fast_labels(Z, k, 0, 3)[0], plain)
 
 
 def test_near_ties_take_the_exact_centroid_path():
@@ -44,11 +46,20 @@ def test_random_small_data_equal_the_scan(n, m, k, levels, seed):
     np.testing.assert_array_equal(mdav_fast_labels(Z, k)[0], plain)
 
 
-def test_estimator_uses_an_exact_kernel():
+def test_estimator_uses_an_exact_kernel(monkeypatch):
+    from incrowd.microaggregation import mdav
+    from incrowd.microaggregation._screen import PARALLEL_LOCK
+
     for m in (3, 8):
         X = np.random.default_rng(m).standard_normal((2000, m))
-        est = MDAV(5).fit(X)
-        np.testing.assert_array_equal(est.labels_, mdav_labels(standardize(X)[0], 5))
+        plain = mdav_labels(standardize(X)[0], 5)
+        np.testing.assert_array_equal(MDAV(5).fit(X).labels_, plain)
+        monkeypatch.setattr(mdav, "PARALLEL_FROM", 1000)  # the threaded passes, then the serial
+        np.testing.assert_array_equal(MDAV(5).fit(X).labels_, plain)
+        with PARALLEL_LOCK:  # another thread holds the threads: this fit runs serially
+            np.testing.assert_array_equal(MDAV(5).fit(X).labels_, plain)
+        assert not PARALLEL_LOCK.locked()
+        monkeypatch.undo()
 
 
 def test_float32_option_reports_what_changed():

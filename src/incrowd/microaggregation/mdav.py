@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ..exceptions import ParameterError
 from ._base import MicroaggregationEstimator
-from ._mdav_fast import mdav_fast_labels
+from ._mdav_fast import PARALLEL_FROM, mdav_fast_labels
 from ._mdav_kernel import mdav_labels
+from ._screen import PARALLEL_LOCK
 
 
 def mdav_exact_labels(Z, k):
@@ -15,8 +17,13 @@ def mdav_exact_labels(Z, k):
     (``_mdav_fast``; a k-d tree was tried too, and lost to it at 3 columns and to the scan at 6
     and 15: its box bounds prune little beyond a few dimensions)."""
     if Z.size and not np.abs(Z).max() < 1e15:
-        return mdav_labels(Z, k)  # the fast kernel's float32 screen and error bounds assume this range
-    return mdav_fast_labels(Z, k)[0]
+        return mdav_labels(Z, k)  # the fast kernel's error bounds assume this range
+    if Z.shape[0] < PARALLEL_FROM or not PARALLEL_LOCK.acquire(blocking=False):
+        return mdav_fast_labels(Z, k)[0]  # small, or another thread holds the second core: serial
+    try:
+        return mdav_fast_labels(Z, k, PARALLEL_FROM, numba.get_num_threads())[0]
+    finally:
+        PARALLEL_LOCK.release()
 
 
 class MDAV(MicroaggregationEstimator):

@@ -1,0 +1,150 @@
+"""The integer screen of the fast MDAV kernel: the int16 block products against numpy, the
+codes' proven error, and the screened selections (serial and in shares) against full sorts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numba import njit
+
+from incrowd.microaggregation import _blockdot
+from incrowd.microaggregation._blockdot import LANES, block_dot_avx2, block_dot_avx512, block_dot_generic
+from incrowd.microaggregation._screen import (
+    compact_blocked,
+    quantize,
+    screened_pass,
+    screened_pass_parallel,
+    slot_words,
+)
+
+from conftest import kernel_data
+
+_FEATURES = _blockdot._host_features()
+_VARIANTS = [block_dot_generic]
+if "avx2" in _FEATURES:
+    _VARIANTS.append(block_dot_avx2)
+if {"avx512f", "avx512bw"} <= _FEATURES:
+    _VARIANTS.append(block_dot_avx512)
+
+
+@njit
+def _all_blocks(dot, out, data, npairs, qwords):
+    for b in range(out.shape[0] // LANES):
+        dot(out, b * LANES, data, b * npairs * 2 * LANES, npairs, qwords)
+
+
+@pytest.mark.parametrize("dot", _VARIANTS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("npairs", [1, 2, 7, 8, 13])
+def test_block_products_equal_numpy(dot, npairs):
+    rng = np.random.default_rng(npairs)
+    n_blocks = 9
+    # the extremes the quantizer allows at one column (|q| <= 16384): no int32 sum overflows
+    limit = int(np.sqrt(2**29 / (2 * npairs)))
+    data = rng.integers(-limit, limit + 1, n_blocks * npairs * 2 * LANES).astype(np.int16)
+    data[: 2 * LANES] = limit
+    query = rng.integers(-limit, limit + 1, (npairs, 2)).astype(np.int16)
+    query[0] = -limit
+    out = np.zeros(n_blocks * LANES, np.int32)
+    _all_blocks(dot, out, data, npairs, query.view(np.int32).ravel().copy())
+    expected = (data.reshape(n_blocks, npairs, LANES, 2).astype(np.int64) * query[None, :, None, :]).sum(axis=(1, 3))
+    np.testing.assert_array_equal(out, expected.ravel())
+
+
+def test_the_host_gets_its_fastest_variant():
+    assert _blockdot.SIMD in ("avx512", "avx2", "generic")
+    assert _blockdot._choose({"avx2"}) == "avx2"
+    assert _blockdot._choose({"avx512f", "avx512bw", "avx2"}) == "avx512"
+    assert _blockdot._choose(set()) == "generic"
+
+
+def _codes(data, npairs, m, n):
+    c = data.reshape(-1, npairs, LANES, 2).transpose(0, 2, 1, 3).reshape(-1, 2 * npairs)
+    return c[:n, :m].astype(np.int64)
+
+
+@pytest.mark.parametrize("kind", ["gauss", "ints", "cauchy"])
+@pytest.mark.parametrize("m", [1, 2, 5, 15])
+def test_codes_are_within_the_proven_distance_error(kind, m):
+    X = np.ascontiguousarray(kernel_data(kind, 300, m, m))
+    data, norms, npairs, gap, step = quantize(X)
+    codes = _codes(data, npairs, m, len(X))
+    np.testing.assert_array_equal(norms[: len(X)], (codes**2).sum(axis=1))
+    assert (norms[: len(X)] < 2**29).all()
+    # each dequantized row is a translate of the real one up to s/2 per column
+    resid = X - step * codes
+    spread = resid.max(axis=0) - resid.min(axis=0)
+    assert (spread <= step * (1 + 1e-9)).all()
+    real = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    screened = step * np.sqrt(((codes[:, None, :] - codes[None, :, :]) ** 2).sum(-1))
+    assert np.abs(real - screened).max() <= step * gap / 2
+
+
+def _brute(X, alive, point, exclude, n_near, n_far):
+    slots = [i for i in np.flatnonzero(alive) if i != exclude]
+    d = {i: float(((X[i] - point) ** 2).sum()) for i in slots}
+    near = sorted(slots, key=lambda i: (d[i], i))[:n_near]
+    far = sorted(slots, key=lambda i: (-d[i], i))[:n_far]
+    return near, far
+
+
+def _pass(X, alive, seed, n_near, n_far, shares):
+    data, norms, npairs, gap, _ = quantize(X)
+    n = len(X)
+    mask = np.zeros(norms.shape[0], np.bool_)
+    mask[:n] = alive
+    ids = np.arange(n)
+    qwords = np.empty(npairs, np.int32)
+    slot_words(data, npairs, seed, qwords)
+    point = X[seed].copy()
+    near = np.empty(max(n_near, 1), np.int64)
+    far = np.empty(max(n_far, 1), np.int64)
+    cand = np.empty(n, np.int64)
+    cand_d = np.empty(n, np.int64)
+    args = (X, data, norms, npairs, ids, n, mask, point, qwords, np.int64(norms[seed]), seed, n_near, n_far, gap,
+            near, far, cand, cand_d)
+    gn, gf = screened_pass(*args) if shares == 0 else screened_pass_parallel(*args, shares)
+    return list(near[:gn]), list(far[:gf])
+
+
+@pytest.mark.parametrize("shares", [0, 1, 2, 5])
+@pytest.mark.parametrize("kind", ["gauss", "ints", "copies", "cauchy"])
+def test_screened_selections_equal_full_sorts(kind, shares):
+    rng = np.random.default_rng(7)
+    X = np.ascontiguousarray(kernel_data(kind, 1500, 6, 11))
+    alive = rng.random(len(X)) < 0.8
+    for seed in rng.choice(np.flatnonzero(alive), 12, replace=False):
+        for n_near, n_far in [(9, 11), (2, 0), (0, 4), (40, 40)]:
+            assert _pass(X, alive, seed, n_near, n_far, shares) == _brute(X, alive, X[seed], seed, n_near, n_far)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 200), m=st.integers(1, 9), levels=st.integers(2, 6), shares=st.integers(0, 4),
+       n_near=st.integers(0, 6), n_far=st.integers(0, 6), seed=st.integers(0, 2**32 - 1))
+def test_screened_selections_on_tied_data(n, m, levels, shares, n_near, n_far, seed):
+    rng = np.random.default_rng(seed)
+    X = np.ascontiguousarray(rng.integers(0, levels, (n, m)).astype(float))
+    alive = rng.random(n) < 0.7
+    alive[0] = True
+    live_others = int(alive.sum()) - 1
+    n_near, n_far = min(n_near, live_others), min(n_far, live_others)
+    near, far = _pass(X, alive, 0, n_near, n_far, shares)
+    assert (near, far) == _brute(X, alive, X[0], 0, n_near, n_far)
+
+
+def test_compaction_keeps_codes_with_their_rows():
+    X = np.ascontiguousarray(kernel_data("gauss", 100, 5, 3))
+    data, norms, npairs, _, _ = quantize(X)
+    before = _codes(data, npairs, 5, 100).copy()
+    alive = np.zeros(norms.shape[0], np.bool_)
+    alive[:100] = np.random.default_rng(0).random(100) < 0.5
+    ids = np.arange(100)
+    slot_of = np.arange(100)
+    kept = np.flatnonzero(alive[:100])
+    n_slots = compact_blocked(data, norms, npairs, ids, slot_of, alive, 100)
+    assert n_slots == len(kept)
+    np.testing.assert_array_equal(ids[:n_slots], kept)
+    np.testing.assert_array_equal(_codes(data, npairs, 5, n_slots), before[kept])
+    np.testing.assert_array_equal(norms[:n_slots], (before[kept] ** 2).sum(axis=1))
+    assert alive[:n_slots].all() and not alive[n_slots:].any()
