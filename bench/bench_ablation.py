@@ -88,7 +88,7 @@ EXTRAS = {
 }
 PRODUCTION = {
     "plain": "production: plain scan kernel (`_mdav_kernel.mdav_labels`)",
-    "fused": "production: fused exact kernel (`_mdav_fast.mdav_fast_labels`)",
+    "fused": "production: fast exact kernel, one thread (`_mdav_fast.mdav_fast_labels`)",
 }
 PAPER = {"inner": "up to 1.54x", "reuse": "1.14-1.31x", "partial": "up to ~2x",
          "subtract": "up to 1.15x", "single": "up to 1.35x", "fast": "up to 4x"}
@@ -362,8 +362,8 @@ these are within the noise of this machine (two runs of the script on 2026-11-22
 up to 0.2x in the same cell); the inner-product form saves no time in a compiled loop at all
 (see the inner-product section above).{mem_text} The production kernels, exact and in float64,
 are about as fast as fast MDAV (the plain scan kernel: a column-major copy whose distance passes
-vectorize across rows, lazy compaction) or several times faster (the fused kernel: two passes
-per round, screened on 16-bit codes).
+vectorize across rows, lazy compaction) or many times faster (the fast exact kernel, on one
+thread here: two passes per round, screened on exact integer distances between 16-bit codes).
 
 {groups_text_}
 
