@@ -90,11 +90,13 @@ the call over the resident set before it (the input already counted there), per 
 
 {table}
 
-Where the bytes go (15 columns, fast MDAV kernel): 2 bytes per column of 16-bit codes (30), the
-candidate buffers (12), slot/row maps and flags (18), the radius order and radii (16), the labels
-(8) and the P candidates (8); no n x n or n x m float64 copy. The estimators add the standardized
-copy of the input (8 per column) and the published centroids (8 per column); the plain scan
-kernel keeps a column-major float64 copy (8 per column) and a distance vector (8).
+Where the bytes go (15 columns, fast MDAV kernel): 16-bit codes for the columns padded to an
+even count (32) and their squared norms (4), the candidate buffers (16, reserved for the worst
+case and touched only as far as candidates come, which is why the total is under the sum), slot
+and row maps and flags (18), the radius order and radii (16), the labels (8) and the P
+candidates (8); no n x n or n x m float64 copy. The estimators add the standardized copy of the
+input (8 per column) and the published centroids (8 per column); the plain scan kernel keeps a
+column-major float64 copy (8 per column) and a distance vector (8).
 """
     update_section(DOCS / "benchmarks.md", "memory", body, "Benchmarks")
     print(body)
