@@ -33,7 +33,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_paper000.py
 	$(BIN)/python bench/bench_mdav_fast.py
 	$(BIN)/python bench/bench_mdav_star_fast.py
-	$(BIN)/python bench/bench_ablation.py
+	$(BIN)/python bench/bench_ablation.py --json bench/results/ablation.json
 	$(BIN)/python bench/bench_memory.py
 	$(BIN)/python bench/bench_aims.py
 	$(BIN)/python bench/bench_scaling.py
