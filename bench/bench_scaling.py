@@ -130,6 +130,8 @@ def main() -> None:
     detail_rows = [[f"{n:,}"] + [cell(name, n) for name in results] for n in sizes]
     detail = md_table(["n", *results], detail_rows, align="r" * (1 + len(results)))
     png = _plot(results)
+    notes = "".join(f"\n- {name}: {saved[name]['note']}." for name in results if saved.get(name, {}).get("note"))
+    notes = f"\nNotes:{notes}\n" if notes else ""
     body = f"""## Scaling exponents (issue 8)
 
 Written by `bench/bench_scaling.py` on {now_utc()} ({(time.perf_counter() - t_start) / 60:.1f} min).
@@ -140,7 +142,7 @@ time, carried from the last doubling, is predicted over 1.5 times the budget (no
 row cap of {args.max_rows:,} (memory). "Stopped at" names that size.
 
 {table}
-
+{notes}
 {detail}
 
 ![time against n, log-log](figures/{png.name})

@@ -26,6 +26,9 @@ def test_fast_kernels_equal_the_scan(kind, n, m, k):
     np.testing.assert_array_equal(mdav_fast_labels(Z, k)[0], plain)
     # every pass in shares on threads (the kernel does this from PARALLEL_FROM slots up)
     np.testing.assert_array_equal(mdav_fast_labels(Z, k, 0, 3)[0], plain)
+    # int8 codes (the estimator's choice for large files), serial and in shares
+    np.testing.assert_array_equal(mdav_fast_labels(Z, k, -1, 1, True)[0], plain)
+    np.testing.assert_array_equal(mdav_fast_labels(Z, k, 0, 2, True)[0], plain)
 
 
 def test_near_ties_take_the_exact_centroid_path():
@@ -55,6 +58,8 @@ def test_estimator_uses_an_exact_kernel(monkeypatch):
         plain = mdav_labels(standardize(X)[0], 5)
         np.testing.assert_array_equal(MDAV(5).fit(X).labels_, plain)
         monkeypatch.setattr(mdav, "PARALLEL_FROM", 1000)  # the threaded passes, then the serial
+        np.testing.assert_array_equal(MDAV(5).fit(X).labels_, plain)
+        monkeypatch.setattr(mdav, "NARROW_FROM", 1000)  # int8 codes
         np.testing.assert_array_equal(MDAV(5).fit(X).labels_, plain)
         with PARALLEL_LOCK:  # another thread holds the threads: this fit runs serially
             np.testing.assert_array_equal(MDAV(5).fit(X).labels_, plain)

@@ -14,6 +14,7 @@ from incrowd.microaggregation._blockdot import LANES, block_dot_avx2, block_dot_
 from incrowd.microaggregation._screen import (
     compact_blocked,
     quantize,
+    quantize_narrow,
     screened_pass,
     screened_pass_parallel,
     slot_words,
@@ -37,12 +38,13 @@ def _all_blocks(dot, out, data, npairs, qwords):
 
 @pytest.mark.parametrize("dot", _VARIANTS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("npairs", [1, 2, 7, 8, 13])
-def test_block_products_equal_numpy(dot, npairs):
+@pytest.mark.parametrize("dtype", [np.int16, np.int8])
+def test_block_products_equal_numpy(dot, npairs, dtype):
     rng = np.random.default_rng(npairs)
     n_blocks = 9
-    # the extremes the quantizer allows at one column (|q| <= 16384): no int32 sum overflows
-    limit = int(np.sqrt(2**29 / (2 * npairs)))
-    data = rng.integers(-limit, limit + 1, n_blocks * npairs * 2 * LANES).astype(np.int16)
+    # the extremes the quantizer allows (int16: the norm cap; int8: 127): no int32 sum overflows
+    limit = int(np.sqrt(2**29 / (2 * npairs))) if dtype == np.int16 else 127
+    data = rng.integers(-limit, limit + 1, n_blocks * npairs * 2 * LANES).astype(dtype)
     data[: 2 * LANES] = limit
     query = rng.integers(-limit, limit + 1, (npairs, 2)).astype(np.int16)
     query[0] = -limit
@@ -64,11 +66,13 @@ def _codes(data, npairs, m, n):
     return c[:n, :m].astype(np.int64)
 
 
+@pytest.mark.parametrize("quant", [quantize, quantize_narrow], ids=["int16", "int8"])
 @pytest.mark.parametrize("kind", ["gauss", "ints", "cauchy"])
 @pytest.mark.parametrize("m", [1, 2, 5, 15])
-def test_codes_are_within_the_proven_distance_error(kind, m):
+def test_codes_are_within_the_proven_distance_error(kind, m, quant):
     X = np.ascontiguousarray(kernel_data(kind, 300, m, m))
-    data, norms, npairs, gap, step = quantize(X)
+    data, norms, npairs, gap, step = quant(X)
+    assert np.abs(data).max() <= (127 if quant is quantize_narrow else 2**15 - 1)
     codes = _codes(data, npairs, m, len(X))
     np.testing.assert_array_equal(norms[: len(X)], (codes**2).sum(axis=1))
     assert (norms[: len(X)] < 2**29).all()
@@ -89,8 +93,8 @@ def _brute(X, alive, point, exclude, n_near, n_far):
     return near, far
 
 
-def _pass(X, alive, seed, n_near, n_far, shares):
-    data, norms, npairs, gap, _ = quantize(X)
+def _pass(X, alive, seed, n_near, n_far, shares, quant=quantize):
+    data, norms, npairs, gap, _ = quant(X)
     n = len(X)
     mask = np.zeros(norms.shape[0], np.bool_)
     mask[:n] = alive
@@ -108,28 +112,30 @@ def _pass(X, alive, seed, n_near, n_far, shares):
     return list(near[:gn]), list(far[:gf])
 
 
+@pytest.mark.parametrize("quant", [quantize, quantize_narrow], ids=["int16", "int8"])
 @pytest.mark.parametrize("shares", [0, 1, 2, 5])
 @pytest.mark.parametrize("kind", ["gauss", "ints", "copies", "cauchy"])
-def test_screened_selections_equal_full_sorts(kind, shares):
+def test_screened_selections_equal_full_sorts(kind, shares, quant):
     rng = np.random.default_rng(7)
     X = np.ascontiguousarray(kernel_data(kind, 1500, 6, 11))
     alive = rng.random(len(X)) < 0.8
     for seed in rng.choice(np.flatnonzero(alive), 12, replace=False):
         for n_near, n_far in [(9, 11), (2, 0), (0, 4), (40, 40)]:
-            assert _pass(X, alive, seed, n_near, n_far, shares) == _brute(X, alive, X[seed], seed, n_near, n_far)
+            assert _pass(X, alive, seed, n_near, n_far, shares, quant) == _brute(X, alive, X[seed], seed, n_near,
+                                                                                   n_far)
 
 
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(2, 200), m=st.integers(1, 9), levels=st.integers(2, 6), shares=st.integers(0, 4),
-       n_near=st.integers(0, 6), n_far=st.integers(0, 6), seed=st.integers(0, 2**32 - 1))
-def test_screened_selections_on_tied_data(n, m, levels, shares, n_near, n_far, seed):
+       n_near=st.integers(0, 6), n_far=st.integers(0, 6), seed=st.integers(0, 2**32 - 1), narrow=st.booleans())
+def test_screened_selections_on_tied_data(n, m, levels, shares, n_near, n_far, seed, narrow):
     rng = np.random.default_rng(seed)
     X = np.ascontiguousarray(rng.integers(0, levels, (n, m)).astype(float))
     alive = rng.random(n) < 0.7
     alive[0] = True
     live_others = int(alive.sum()) - 1
     n_near, n_far = min(n_near, live_others), min(n_far, live_others)
-    near, far = _pass(X, alive, 0, n_near, n_far, shares)
+    near, far = _pass(X, alive, 0, n_near, n_far, shares, quantize_narrow if narrow else quantize)
     assert (near, far) == _brute(X, alive, X[0], 0, n_near, n_far)
 
 

@@ -64,6 +64,9 @@ def _pmadd_intrinsic(width: int, name: str):
             data_s = context.make_array(signature.args[2])(context, builder, data_a)
             q_s = context.make_array(signature.args[5])(context, builder, q_a)
             fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vi32, [vi16, vi16]), name)
+            # int8 codes (half the bytes a pass reads) are widened to int16 in the register
+            narrow = signature.args[2].dtype.bitwidth == 8
+            vload = ir.VectorType(ir.IntType(8), 2 * words) if narrow else vi16
             accs = [cgutils.alloca_once_value(builder, ir.Constant(vi32, None)) for _ in range(parts)]
             with cgutils.for_range(builder, n_pairs) as loop:
                 p = loop.index
@@ -74,7 +77,9 @@ def _pmadd_intrinsic(width: int, name: str):
                 base = builder.add(d_off, builder.mul(p, ir.Constant(p.type, 2 * LANES)))
                 for h in range(parts):
                     ptr = builder.gep(data_s.data, [builder.add(base, ir.Constant(p.type, 2 * words * h))])
-                    codes = builder.load(builder.bitcast(ptr, vi16.as_pointer()), align=2)
+                    codes = builder.load(builder.bitcast(ptr, vload.as_pointer()), align=1)
+                    if narrow:
+                        codes = builder.sext(codes, vi16)
                     builder.store(builder.add(builder.load(accs[h]), builder.call(fn, [codes, qv])), accs[h])
             for h in range(parts):
                 ptr = builder.gep(out_s.data, [builder.add(o_off, ir.Constant(o_off.type, words * h))])

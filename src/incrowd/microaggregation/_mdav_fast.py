@@ -20,7 +20,8 @@ it (for P), distances to P (P's group and Q), distances to Q (Q's group). This k
   the scan's. Heavy tails widen the bars (more rows get the float64 distance), never the answer.
   (Inputs must stay below 1e15 in magnitude; ``incrowd.MDAV`` uses the scan kernel otherwise.)
 * Large passes are split over numba's threads (``parallel_from``): a pass over a million rows
-  is bound by memory bandwidth, and two cores stream twice the bytes of one.
+  is bound by memory bandwidth, and two cores stream twice the bytes of one; ``narrow`` int8
+  codes halve those bytes again (``incrowd.MDAV`` takes them from 500,000 rows on).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from ._kernels import _DEAD_FRACTION, row_sq_dist
-from ._screen import compact_blocked, quantize, screened_pass, screened_pass_parallel, slot_words
+from ._screen import compact_blocked, quantize, quantize_narrow, screened_pass, screened_pass_parallel, slot_words
 
 _U = 2.0**-53
 _REBUILD_MIN = 256
@@ -125,17 +126,25 @@ def _take(X, ids, seed_slot, sel, k, group, labels, alive_slot, alive, s_hi, s_l
 
 
 @njit(cache=True)
-def mdav_fast_labels(X, k, parallel_from=-1, shares=2):
+def mdav_fast_labels(X, k, parallel_from=-1, shares=2, narrow=False):
     """Group id per row, equal to ``mdav_labels(X, k)``; returns (labels, exact centroids needed,
     order rebuilds). Passes over at least ``parallel_from`` slots (when it is >= 0) screen in
     ``shares`` shares on numba's threads: hold ``_screen.PARALLEL_LOCK`` (``PARALLEL_FROM`` is the
-    measured break-even on 2 cores)."""
+    measured break-even on 2 cores). ``narrow``: int8 codes instead of int16."""
+    n = X.shape[0]
+    if n < 2 * k:
+        return np.zeros(n, np.int64), 0, 0
+    if narrow:
+        data, norms, npairs, gap, _ = quantize_narrow(X)
+        return _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares)
+    data, norms, npairs, gap, _ = quantize(X)
+    return _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares)
+
+
+@njit(cache=True)
+def _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares):
     n, m = X.shape
     labels = np.full(n, -1, np.int64)
-    if n < 2 * k:
-        labels[:] = 0
-        return labels, 0, 0
-    data, norms, npairs, gap, _ = quantize(X)
     qwords = np.empty(npairs, np.int32)
     cand = np.empty(n, np.int64)
     cand_d = np.empty(n, np.int64)
