@@ -31,8 +31,15 @@ import math
 import numpy as np
 from numba import njit
 
-from ._kernels import _DEAD_FRACTION, row_sq_dist
-from ._screen import compact_blocked, quantize, quantize_narrow, screened_pass, screened_pass_parallel, slot_words
+from ._kernels import row_sq_dist
+from ._screen import (
+    maybe_compact_blocked,
+    quantize,
+    quantize_narrow,
+    screened_pass,
+    screened_pass_parallel,
+    slot_words,
+)
 
 _U = 2.0**-53
 _REBUILD_MIN = 256
@@ -262,8 +269,7 @@ def _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares):
         group += 1
         updates += 2 * k
         n_live -= 2 * k
-        if n_slots - n_live > _DEAD_FRACTION * n_slots:
-            n_slots = compact_blocked(data, norms, npairs, ids, slot_of, alive_slot, n_slots)
+        n_slots = maybe_compact_blocked(data, norms, npairs, ids, slot_of, alive_slot, n_slots, n_live)
     rest = group if n_live >= k else group - 1
     for i in range(n_slots):
         if alive_slot[i]:

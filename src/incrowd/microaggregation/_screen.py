@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._blockdot import LANES, block_dot
-from ._kernels import row_sq_dist
+from ._kernels import _DEAD_FRACTION, row_sq_dist
 
 PARALLEL_LOCK = threading.Lock()
 
@@ -125,6 +125,14 @@ def compact_blocked(data, norms, npairs, ids, slot_of, alive, n_slots):
     for i in range(w, alive.shape[0]):
         alive[i] = False
     return w
+
+
+@njit(cache=True)
+def maybe_compact_blocked(data, norms, npairs, ids, slot_of, alive, n_slots, n_live):
+    """:func:`compact_blocked` under the rule of ``_kernels.maybe_compact`` (a quarter dead)."""
+    if n_slots - n_live > _DEAD_FRACTION * n_slots:
+        return compact_blocked(data, norms, npairs, ids, slot_of, alive, n_slots)
+    return n_slots
 
 
 @njit(cache=True)
