@@ -10,29 +10,32 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import pandas as pd
 
-from ._atomic import atomic_output
+from ._atomic import as_write_error, atomic_output, is_stdout
 from .exceptions import DataError
 
 
 def write_database(target: Path, meta: Mapping[str, Any], frames: Mapping[str, pd.DataFrame],
-                   what: str) -> Path:
+                   what: str, *, inputs: Iterable = ()) -> Path:
     """Write ``meta`` and the frames (one table each) to ``target`` atomically.
 
-    ``what`` names the file in errors ("state file", "lattice file").
+    ``what`` names the file in errors ("state file", "lattice file"); ``inputs`` are the files
+    and folders it was made from, which it must not replace.
     """
     import duckdb
 
-    if target.is_dir():
-        raise DataError(f"{what} {str(target)!r} is a directory; expected a file name")
-    if not target.parent.is_dir():
-        raise DataError(f"{what} folder {str(target.parent)!r} does not exist")
-    with atomic_output(target) as tmp:
-        os.unlink(tmp)  # DuckDB creates the file itself; an empty file is not a database
-        con = duckdb.connect(tmp)
+    if is_stdout(target):
+        raise DataError(f"a {what} is a DuckDB database and cannot go to standard output ('-'); "
+                        "name a file")
+    shown = str(target)
+    with atomic_output(target, inputs=inputs, what=what, create=False) as tmp:
+        try:
+            con = duckdb.connect(tmp)
+        except Exception as exc:  # duckdb.IOException on a full disk or a read-only folder
+            raise as_write_error(exc, shown, tmp, what) from None
         try:
             con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
             con.executemany("INSERT INTO meta VALUES (?, ?)",
@@ -43,7 +46,7 @@ def write_database(target: Path, meta: Mapping[str, Any], frames: Mapping[str, p
                 con.unregister("frame_view")
             con.execute("CHECKPOINT")
         except Exception as exc:  # DuckDB and pandas conversion errors; the user needs the file named
-            raise DataError(f"cannot write {what} {str(target)!r}: {exc}") from exc
+            raise as_write_error(exc, shown, tmp, what) from None
         finally:
             con.close()
         wal = Path(tmp + ".wal")

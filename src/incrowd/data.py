@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from ._atomic import atomic_output
+from ._atomic import atomic_output, is_stdout, write_csv_stdout
 from .exceptions import DataError, DataWarning, ParameterError
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -100,20 +100,23 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None) -> pd.DataFra
     return frame
 
 
-def write_table(frame: pd.DataFrame, path: str | os.PathLike, *, sep: str | None = None) -> Path:
+def write_table(frame: pd.DataFrame, path: str | os.PathLike, *, sep: str | None = None,
+                inputs: Sequence[str | os.PathLike] = ()) -> Path:
     """Write atomically: a temporary file in the target directory, then a rename.
 
     A reader never sees a half-written file, and a failure leaves any earlier file intact.
+    ``path="-"`` writes CSV to standard output. Only a regular file (or a link to one) is
+    replaced; ``inputs`` (files or folders the table was made from) are never overwritten.
     """
+    delimiter = sep if sep is not None else frame.attrs.get("csv_sep", ",")
+    if is_stdout(path):
+        write_csv_stdout(frame, delimiter)
+        return Path(path)
     target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.exists():
-        raise DataError(f"output directory {str(directory)!r} does not exist")
-    with atomic_output(target) as tmp_name:
+    with atomic_output(target, inputs=inputs) as tmp_name:
         if table_format(target) == "parquet":
             frame.to_parquet(tmp_name, index=False)
         else:
-            delimiter = sep if sep is not None else frame.attrs.get("csv_sep", ",")
             compression = "gzip" if target.name.lower().endswith(".gz") else None
             frame.to_csv(tmp_name, sep=delimiter, index=False, compression=compression)
     return target

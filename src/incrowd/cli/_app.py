@@ -12,6 +12,7 @@ from rich.text import Text
 
 from .. import __version__
 from .._microaggregate import MicroaggregationResult, microaggregate
+from .._atomic import is_stdout
 from ..data import read_table, table_format, write_table
 from ..datasets import load_census
 from ..exceptions import DataError, ParameterError, VerificationError
@@ -83,7 +84,7 @@ def _root(
     """
 
 
-def _report(result: MicroaggregationResult, input_path: Path, output: Path) -> None:
+def _report(result: MicroaggregationResult, input_path: Path, output: Path, err: bool = False) -> None:
     s = result.summary()
     params = ", ".join(f"{p}={v}" for p, v in s["params"].items())
     rows = [
@@ -100,9 +101,9 @@ def _report(result: MicroaggregationResult, input_path: Path, output: Path) -> N
         ("seconds", f"{s['seconds']:.3f}"),
         ("k-anonymous", f"yes (verified: smallest class has {s['min_class_size']} rows, k={s['k']})"
          if s["k_anonymous"] else "NO"),
-        ("output", str(output)),
+        ("output", "standard output" if err else str(output)),
     ]
-    console = stdout_console()
+    console = stdout_console(err)
     width = max(len(key) for key, _ in rows) + 2
     for key, value in rows:  # plain lines, not a table: a long path must never be cut short
         console.print(Text.assemble((key.ljust(width), "bold"), value), soft_wrap=True)
@@ -123,7 +124,9 @@ def microaggregate_command(
         typer.Option(
             "--output", "-o",
             help="Output file; its extension picks the format (.parquet/.pq, else CSV; .gz "
-                 "compresses). A CSV keeps the input's delimiter.",
+                 "compresses). A CSV keeps the input's delimiter. '-' writes CSV to stdout "
+                 "(the report goes to stderr). Never one of the inputs; only a regular file "
+                 "is replaced.",
             show_default=False,
         ),
     ],
@@ -156,7 +159,7 @@ def microaggregate_command(
                                     method_params(gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
                                                   diagonals=diagonals, split_2k=split_2k))
             return
-        check_output_path(output)
+        check_output_path(output, (input_path,))
         with stages(4, quiet=quiet or json_output) as progress:
             progress.stage(f"reading {input_path.name}")
             data = read_table(input_path)
@@ -177,11 +180,12 @@ def microaggregate_command(
                 )
             progress.stage(f"writing {output.name}")
             sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
-            write_table(result.aggregated, output, sep=sep)
+            write_table(result.aggregated, output, sep=sep, inputs=(input_path,))
+    to_stderr = is_stdout(output)
     if json_output:
-        print_json({**result.summary(), "input": str(input_path), "output": str(output)})
+        print_json({**result.summary(), "input": str(input_path), "output": str(output)}, err=to_stderr)
     else:
-        _report(result, input_path, output)
+        _report(result, input_path, output, err=to_stderr)
 
 
 def _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet, params):

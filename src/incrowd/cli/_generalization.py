@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
+from .._atomic import is_stdout
 from ..data import read_table, write_table
 from ..exceptions import DataError, ParameterError
 from ..generalization import Lattice, Negotiation, generalize, negotiate, parse_assignments
@@ -90,7 +91,7 @@ def build_command(
         if not qis:
             raise ParameterError("--qi must name the quasi-identifier columns, e.g. --qi age,sex,race")
         fraction = _fraction(partial)
-        check_output_path(output)
+        check_output_path(output, (data_path, hierarchies), what="lattice file", stdout_ok=False)
         with stages(3, quiet=quiet or json_output) as progress:
             if scheduler is not None:
                 from ..distributed import build_lattice, connect
@@ -110,7 +111,7 @@ def build_command(
                                         intervals=_intervals(intervals), sensitive=sensitive,
                                         fraction=fraction, source=str(data_path))
             progress.stage(f"writing {output.name}")
-            lattice.save(output)
+            lattice.save(output, inputs=(data_path, hierarchies))
     info = {**lattice.describe(), "input": str(data_path), "output": str(output)}
     if json_output:
         print_json(info)
@@ -227,7 +228,8 @@ def negotiate_command(
 def generalize_command(
     data_path: DataArgument,
     output: Annotated[Path, typer.Option("--output", "-o", help="Anonymized table to write (CSV or "
-                                         "Parquet by its name).", show_default=False)],
+                                         "Parquet by its name; '-' writes CSV to stdout and the "
+                                         "report to stderr).", show_default=False)],
     levels: Annotated[
         str,
         typer.Option("--levels", help="Level per quasi-identifier, e.g. 'age=2,sex=0,education=1'.",
@@ -246,7 +248,7 @@ def generalize_command(
     """Generalize DATA to the given levels, remove the rows of classes below k (or l), verify,
     and write the table atomically."""
     with user_errors():
-        check_output_path(output)
+        check_output_path(output, (data_path, hierarchies))
         level_map = _levels(levels, "--levels")
         with stages(4, quiet=quiet or json_output) as progress:
             progress.stage(f"reading {data_path.name}")
@@ -259,10 +261,11 @@ def generalize_command(
             if result.table.shape[0] == 0:
                 raise DataError("every row would be suppressed; choose higher levels or a smaller k/l")
             progress.stage(f"writing {output.name}")
-            write_table(result.table, output)
+            write_table(result.table, output, inputs=(data_path, hierarchies))
     info = {**result.to_dict(), "input": str(data_path), "output": str(output)}
+    to_stderr = is_stdout(output)
     if json_output:
-        print_json(info)
+        print_json(info, err=to_stderr)
         return
     lines = [
         ("input", str(data_path)),
@@ -274,6 +277,6 @@ def generalize_command(
         ("classes", f"{result.classes}, smallest {result.min_class_size} rows"),
         ("verified", " and ".join(p for p in ("k-anonymous" if result.k else "",
                                               "l-diverse" if result.l else "") if p) + " before writing"),
-        ("written", str(output)),
+        ("written", "standard output" if to_stderr else str(output)),
     ]
-    print_lines(lines)
+    print_lines(lines, err=to_stderr)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
+from .._atomic import is_stdout
 from ..data import numeric_matrix, read_table, resolve_roles
 from ..exceptions import DataError, ParameterError
 from ..incremental import STRATEGIES, IncrementalMicroaggregation, RuntimeModel, fit_runtime_model, plan
@@ -85,6 +87,7 @@ def base_command(
     Identifiers (--id) are the row keys (they must be unique) and are dropped from the release.
     """
     with user_errors():
+        check_output_path(state, (input_path,), what="state file", stdout_ok=False)
         if state.exists() and not force:
             raise DataError(f"state file {str(state)!r} already exists; use --force to overwrite it")
         with stages(3, quiet=quiet or json_output) as progress:
@@ -139,6 +142,9 @@ def add_command(
 ) -> None:
     """Adjoin the rows of INPUT to STATE (same columns as the base) and save STATE."""
     with user_errors():
+        if input_path.exists() and state.exists() and os.path.samefile(input_path, state):
+            raise DataError(f"the increment {str(input_path)!r} is the state file {str(state)!r}; "
+                            "name the file of new rows")
         with stages(3, quiet=quiet or json_output) as progress:
             progress.stage(f"opening {state.name}")
             session = IncrementalMicroaggregation.open(state)
@@ -170,8 +176,8 @@ def publish_command(
     state: StateArgument,
     output: Annotated[
         Path,
-        typer.Option("--output", "-o", help="Release file; .parquet/.pq or CSV (.gz compresses).",
-                     show_default=False),
+        typer.Option("--output", "-o", help="Release file; .parquet/.pq or CSV (.gz compresses); "
+                     "'-' writes CSV to stdout and the report to stderr.", show_default=False),
     ],
     compare: Annotated[
         bool,
@@ -183,15 +189,16 @@ def publish_command(
 ) -> None:
     """Verify the combined release (base + increments) k-anonymous and write it atomically."""
     with user_errors():
-        check_output_path(output)
+        check_output_path(output, (state,))
         with stages(2 + compare, quiet=quiet or json_output) as progress:
             progress.stage(f"opening {state.name}")
             session = IncrementalMicroaggregation.open(state)
             progress.stage("verifying and writing the release" + (" (and the one-shot run)" if compare else ""))
             result = session.publish(output, compare=compare)
     r = result.report
+    to_stderr = is_stdout(output)
     if json_output:
-        print_json(r)
+        print_json(r, err=to_stderr)
         return
     lines = [
         ("state", str(state)),
@@ -210,9 +217,9 @@ def publish_command(
         ]
     lines += [
         ("k-anonymous", f"yes (verified: smallest class has {r['min_class_size']} rows, k={r['k']})"),
-        ("output", str(output)),
+        ("output", "standard output" if to_stderr else str(output)),
     ]
-    print_lines(lines)
+    print_lines(lines, err=to_stderr)
 
 
 def _read_arrivals(path: Path) -> tuple[list[float], list[float]]:

@@ -227,10 +227,12 @@ class Lattice:
 
     # -- persistence -----------------------------------------------------------------------
 
-    def save(self, path) -> "object":
+    def save(self, path, *, inputs=()) -> "object":
+        """Write the lattice file atomically; never over its source data file (nor over
+        ``inputs``, files or folders)."""
         from ._store import save_lattice
 
-        return save_lattice(self, path)
+        return save_lattice(self, path, inputs=inputs)
 
     @classmethod
     def open(cls, path) -> "Lattice":

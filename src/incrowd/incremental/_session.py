@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from .._atomic import check_output_path, is_stdout
 from .._microaggregate import make_estimator, microaggregate
 from ..data import Standardizer, numeric_matrix, resolve_roles, write_table
 from ..exceptions import DataError, IncrowdError, ParameterError, VerificationError
@@ -411,12 +412,8 @@ class IncrementalMicroaggregation:
                 f"compare needs the rows' values, but the state file {str(self.path)!r} was "
                 "built without them (keep_points=False)"
             )
-        if output is not None:
-            target = Path(output)
-            if target.is_dir():
-                raise DataError(f"output {str(target)!r} is a directory; expected a file name")
-            if not target.parent.is_dir():
-                raise DataError(f"output directory {str(target.parent)!r} does not exist")
+        if output is not None and not is_stdout(output):
+            check_output_path(output, inputs=(self.path,))  # fail before the work
         release, check = self.release()
         dist = self.distortion()
         sizes = group_size_stats(st.labels)
@@ -464,7 +461,7 @@ class IncrementalMicroaggregation:
                 "tau_plus": t_plus / t if t > 0 else None,
             })
         if output is not None:
-            write_table(release, output, sep=sep)
+            write_table(release, output, sep=sep, inputs=(self.path,))
             report["output"] = str(output)
         return PublishResult(release=release, verification=check, report=report)
 
