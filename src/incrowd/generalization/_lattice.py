@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError
-from ._hierarchy import Hierarchy, factorize_labels, interval_hierarchy, load_hierarchies
+from ._hierarchy import Hierarchy, check_labels, factorize_labels, interval_hierarchy, load_hierarchies
 from ._kernels import generalize_table, node_histograms, rollup
 
 
@@ -412,6 +412,9 @@ def resolve_hierarchies(data: pd.DataFrame, quasi_identifiers, hierarchies, inte
     given: dict[str, Hierarchy] = {}
     if isinstance(hierarchies, Mapping):
         given = dict(hierarchies)
+        for a in qis:
+            if a in given:
+                check_labels(given[a])
     need = [q for q in qis if q not in given and q not in intervals]
     if need:
         if hierarchies is None or isinstance(hierarchies, Mapping):
