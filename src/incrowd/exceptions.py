@@ -10,7 +10,9 @@ Exception tree::
     +-- DataError (ValueError)      the data cannot be used: missing or non-numeric values in a
     |                               quasi-identifier, unknown column, empty input, bad file
     +-- VerificationError           a result failed its privacy check (k-anonymity); nothing was
-                                    written
+    |                               written
+    +-- BuildCancelled              a lattice build was stopped by its caller (cancel request,
+                                    client gone)
 
 Warnings::
 
@@ -40,6 +42,10 @@ class VerificationError(IncrowdError):
     """A result failed its privacy verification; no output was written."""
 
 
+class BuildCancelled(IncrowdError):
+    """A lattice build was stopped by its caller (a cancel request or a client that left)."""
+
+
 class IncrowdWarning(UserWarning):
     """Base class of incrowd's warnings."""
 
@@ -57,6 +63,7 @@ __all__ = [
     "ParameterError",
     "DataError",
     "VerificationError",
+    "BuildCancelled",
     "IncrowdWarning",
     "DataWarning",
     "PrivacyWarning",
