@@ -12,7 +12,9 @@ Exception tree::
     |   +-- OutputWriteError (OSError) an output could not be written (full disk, no
     |                               permission); names the user's path, nothing was left behind
     +-- VerificationError           a result failed its privacy check (k-anonymity); nothing was
-                                    written
+    |                               written
+    +-- BuildCancelled              a lattice build was stopped by its caller (cancel request,
+                                    client gone)
 
 Warnings::
 
@@ -76,6 +78,10 @@ class VerificationError(IncrowdError):
     """A result failed its privacy verification; no output was written."""
 
 
+class BuildCancelled(IncrowdError):
+    """A lattice build was stopped by its caller (a cancel request or a client that left)."""
+
+
 class IncrowdWarning(UserWarning):
     """Base class of incrowd's warnings."""
 
@@ -94,6 +100,7 @@ __all__ = [
     "DataError",
     "VerificationError",
     "OutputWriteError",
+    "BuildCancelled",
     "IncrowdWarning",
     "DataWarning",
     "PrivacyWarning",

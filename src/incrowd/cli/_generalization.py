@@ -12,6 +12,7 @@ from .._atomic import is_stdout
 from ..data import read_table, write_table
 from ..exceptions import DataError, ParameterError
 from ..generalization import Lattice, Negotiation, generalize, negotiate, parse_assignments
+from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._options import IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, names
 
@@ -43,6 +44,26 @@ SensitiveOption = Annotated[
     Optional[str],
     typer.Option("--sensitive", help="Sensitive attribute (for naive l-diversity).", show_default=False),
 ]
+MaxNodesOption = Annotated[
+    str,
+    typer.Option("--max-nodes", help="Refuse a lattice with more nodes to compute than this (checked "
+                 "before the data are read; 'none' lifts the limit)."),
+]
+MaxMemoryOption = Annotated[
+    str,
+    typer.Option("--max-memory", help="Refuse a build whose estimated memory (nodes and bottom "
+                 "classes) exceeds this, e.g. 8G or 512M ('none' lifts the limit)."),
+]
+DEFAULT_MAX_NODES_TEXT = f"{DEFAULT_MAX_NODES}"
+DEFAULT_MAX_MEMORY_TEXT = "8G"
+
+
+def lattice_limits(max_nodes: str, max_memory: str) -> tuple[int | None, int | None]:
+    """(node limit, byte limit) from the CLI's text; 'none' lifts either."""
+    memory = None if max_memory.strip().lower() == "none" else parse_size(max_memory, "--max-memory")
+    return parse_max_nodes(max_nodes, "--max-nodes"), memory
+
+
 OptionalK = Annotated[Optional[int], typer.Option("--k", help="k-anonymity: minimum class size (>= 2).",
                                                   show_default=False)]
 OptionalL = Annotated[Optional[int], typer.Option("--l", help="Naive l-diversity: minimum distinct "
@@ -79,19 +100,25 @@ def build_command(
                      "(e.g. '5%' or 0.05); default: the full lattice.", show_default=False),
     ] = None,
     scheduler: SchedulerOption = None,
+    max_nodes: MaxNodesOption = DEFAULT_MAX_NODES_TEXT,
+    max_memory: MaxMemoryOption = DEFAULT_MAX_MEMORY_TEXT,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
     """Compute every node's suppression histograms for the quasi-identifiers (--qi) of DATA.
 
     DATA may be a Parquet dataset folder; with --scheduler its partitions are read lazily on the
-    workers and the bottom classes merged there (the same lattice as in process)."""
+    workers and the bottom classes merged there (the same lattice as in process). A lattice
+    over --max-nodes nodes, or estimated over --max-memory, is refused before any work."""
     with user_errors():
         qis = names(qi, "--qi")
         if not qis:
             raise ParameterError("--qi must name the quasi-identifier columns, e.g. --qi age,sex,race")
         fraction = _fraction(partial)
+        node_limit, memory_limit = lattice_limits(max_nodes, max_memory)
         check_output_path(output, (data_path, hierarchies), what="lattice file", stdout_ok=False)
+        precheck_nodes(qis, str(hierarchies) if hierarchies else None, _intervals(intervals), fraction,
+                       node_limit)
         with stages(3, quiet=quiet or json_output) as progress:
             if scheduler is not None:
                 from ..distributed import build_lattice, connect
@@ -102,14 +129,16 @@ def build_command(
                     lattice = build_lattice(str(data_path), qis, client=client,
                                             hierarchies=str(hierarchies) if hierarchies else None,
                                             intervals=_intervals(intervals), sensitive=sensitive,
-                                            fraction=fraction, source=str(data_path))
+                                            fraction=fraction, source=str(data_path),
+                                            max_nodes=node_limit, max_memory=memory_limit)
             else:
                 progress.stage(f"reading {data_path.name}")
                 data = read_table(data_path)
                 progress.stage(f"building the lattice of {len(qis)} quasi-identifiers")
                 lattice = Lattice.build(data, qis, hierarchies=str(hierarchies) if hierarchies else None,
                                         intervals=_intervals(intervals), sensitive=sensitive,
-                                        fraction=fraction, source=str(data_path))
+                                        fraction=fraction, source=str(data_path),
+                                        max_nodes=node_limit, max_memory=memory_limit)
             progress.stage(f"writing {output.name}")
             lattice.save(output, inputs=(data_path, hierarchies))
     info = {**lattice.describe(), "input": str(data_path), "output": str(output)}
