@@ -8,13 +8,11 @@ stderr, so pipes, files and tests see none of it.
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
-import numpy as np
 import typer
 from pyarrow import ArrowException
 from rich.console import Console
@@ -28,6 +26,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from .._json import dumps as strict_json
 from ..exceptions import DataError, IncrowdError
 
 #: exit status of an error the user can fix (bad parameter, bad data, unreadable file);
@@ -98,19 +97,9 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
             echo_err("warning", text)
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
 def print_json(obj: Any) -> None:
-    """Exactly one JSON document on stdout, nothing else."""
-    sys.stdout.write(json.dumps(obj, default=_json_default, indent=2) + "\n")
+    """Exactly one strict JSON document on stdout, nothing else (non-finite numbers as null)."""
+    sys.stdout.write(strict_json(obj, indent=2) + "\n")
     sys.stdout.flush()
 
 
