@@ -8,13 +8,11 @@ stderr, so pipes, files and tests see none of it.
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
-import numpy as np
 import typer
 from pyarrow import ArrowException
 from rich.console import Console
@@ -30,6 +28,7 @@ from rich.progress import (
 
 from .._atomic import check_output_path as _check_output_path
 from .._atomic import is_stdout
+from .._json import dumps as strict_json
 from ..exceptions import DataError, IncrowdError
 
 #: exit status of an error the user can fix (bad parameter, bad data, unreadable file);
@@ -105,20 +104,11 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
             echo_err("warning", text)
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
 def print_json(obj: Any, err: bool = False) -> None:
-    """Exactly one JSON document on stdout (stderr with ``err``), nothing else."""
+    """Exactly one strict JSON document on stdout (stderr with ``err``), nothing else;
+    non-finite numbers become null."""
     stream = sys.stderr if err else sys.stdout
-    stream.write(json.dumps(obj, default=_json_default, indent=2) + "\n")
+    stream.write(strict_json(obj, indent=2) + "\n")
     stream.flush()
 
 

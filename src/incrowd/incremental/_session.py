@@ -277,7 +277,7 @@ class IncrementalMicroaggregation:
             )
         frame = self._increment_frame(data)
         X = numeric_matrix(frame, st.quasi_identifiers)
-        Z = np.ascontiguousarray((X - st.mean) / st.scale)
+        Z = Standardizer(st.mean, st.scale).transform(X)  # overflow-safe at the float64 limit
         keys = frame[st.identifiers].reset_index(drop=True)
         _check_unique_keys(keys, "increment")
         if st.identifiers:
@@ -353,7 +353,7 @@ class IncrementalMicroaggregation:
         original units, other columns unchanged; base rows first, then each increment in
         order) and its k-anonymity check. Raises VerificationError if the check fails."""
         st = self._state
-        published = (st.centroids() * st.scale + st.mean)[st.labels]
+        published = Standardizer(st.mean, st.scale).inverse_transform(st.centroids())[st.labels]
         out = pd.DataFrame(index=pd.RangeIndex(st.n_rows))
         for name in st.column_order:
             if name in st.identifiers:
@@ -446,7 +446,8 @@ class IncrementalMicroaggregation:
             "min_class_size": check.min_class_size,
         }
         if compare:
-            original = pd.DataFrame(st.points * st.scale + st.mean, columns=st.quasi_identifiers)
+            original = pd.DataFrame(Standardizer(st.mean, st.scale).inverse_transform(st.points),
+                                    columns=st.quasi_identifiers)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the base run has reported constant columns
                 one_shot = microaggregate(original, st.k, st.method, random_state=st.random_state,
