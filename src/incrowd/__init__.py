@@ -14,6 +14,7 @@ from .exceptions import (
     IncrowdWarning,
     ParameterError,
     PrivacyWarning,
+    StateLockedError,
     VerificationError,
 )
 from .metrics import information_loss, sse, sst, verify_k_anonymity, verify_l_diversity
@@ -62,6 +63,7 @@ __all__ = [
     "ParameterError",
     "DataError",
     "VerificationError",
+    "StateLockedError",
     "IncrowdWarning",
     "DataWarning",
     "PrivacyWarning",

@@ -10,7 +10,9 @@ Exception tree::
     +-- DataError (ValueError)      the data cannot be used: missing or non-numeric values in a
     |                               quasi-identifier, unknown column, empty input, bad file
     +-- VerificationError           a result failed its privacy check (k-anonymity); nothing was
-                                    written
+    |                               written
+    +-- StateLockedError            another process is writing the incremental state file and did
+                                    not finish within the wait; nothing was written
 
 Warnings::
 
@@ -40,6 +42,10 @@ class VerificationError(IncrowdError):
     """A result failed its privacy verification; no output was written."""
 
 
+class StateLockedError(IncrowdError):
+    """Another process holds the incremental state file's writer lock; nothing was written."""
+
+
 class IncrowdWarning(UserWarning):
     """Base class of incrowd's warnings."""
 
@@ -57,6 +63,7 @@ __all__ = [
     "ParameterError",
     "DataError",
     "VerificationError",
+    "StateLockedError",
     "IncrowdWarning",
     "DataWarning",
     "PrivacyWarning",
