@@ -15,6 +15,7 @@ from .exceptions import (
     OutputWriteError,
     ParameterError,
     PrivacyWarning,
+    StateLockedError,
     VerificationError,
 )
 from .metrics import information_loss, sse, sst, verify_k_anonymity, verify_l_diversity
@@ -64,6 +65,7 @@ __all__ = [
     "DataError",
     "VerificationError",
     "OutputWriteError",
+    "StateLockedError",
     "IncrowdWarning",
     "DataWarning",
     "PrivacyWarning",

@@ -14,7 +14,9 @@ Exception tree::
     +-- VerificationError           a result failed its privacy check (k-anonymity); nothing was
     |                               written
     +-- BuildCancelled              a lattice build was stopped by its caller (cancel request,
-                                    client gone)
+    |                               client gone)
+    +-- StateLockedError            another process is writing the incremental state file and did
+                                    not finish within the wait; nothing was written
 
 Warnings::
 
@@ -82,6 +84,10 @@ class BuildCancelled(IncrowdError):
     """A lattice build was stopped by its caller (a cancel request or a client that left)."""
 
 
+class StateLockedError(IncrowdError):
+    """Another process holds the incremental state file's writer lock; nothing was written."""
+
+
 class IncrowdWarning(UserWarning):
     """Base class of incrowd's warnings."""
 
@@ -101,6 +107,7 @@ __all__ = [
     "VerificationError",
     "OutputWriteError",
     "BuildCancelled",
+    "StateLockedError",
     "IncrowdWarning",
     "DataWarning",
     "PrivacyWarning",

@@ -12,6 +12,7 @@ from .._atomic import is_stdout
 from ..data import numeric_matrix, read_table, resolve_roles
 from ..exceptions import DataError, ParameterError
 from ..incremental import STRATEGIES, IncrementalMicroaggregation, RuntimeModel, fit_runtime_model, plan
+from ..incremental._lock import DEFAULT_WAIT, describe_as
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._options import (
     DiagonalsOption,
@@ -47,6 +48,11 @@ InputArgument = Annotated[
     typer.Argument(metavar="INPUT", help="CSV (delimiter sniffed; .gz ok) or Parquet file.",
                    show_default=False),
 ]
+WaitOption = Annotated[
+    float,
+    typer.Option("--wait", metavar="SECONDS",
+                 help="How long to wait for another process writing STATE before giving up."),
+]
 
 
 def _pct(value: float | None) -> str:
@@ -79,6 +85,7 @@ def base_command(
                           "only group sums."),
     ] = True,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing state file.")] = False,
+    wait: WaitOption = DEFAULT_WAIT,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -86,7 +93,7 @@ def base_command(
 
     Identifiers (--id) are the row keys (they must be unique) and are dropped from the release.
     """
-    with user_errors():
+    with user_errors(), describe_as("incrowd incremental base"):
         check_output_path(state, (input_path,), what="state file", stdout_ok=False)
         if state.exists() and not force:
             raise DataError(f"state file {str(state)!r} already exists; use --force to overwrite it")
@@ -97,7 +104,7 @@ def base_command(
             session = IncrementalMicroaggregation.from_base(
                 data, state, k, method,
                 quasi_identifiers=names(qi, "--qi"), identifiers=names(identifiers, "--id"),
-                keep_points=keep_points, random_state=seed, overwrite=force,
+                keep_points=keep_points, random_state=seed, overwrite=force, wait=wait,
                 **method_params(gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
                                 diagonals=diagonals, split_2k=split_2k),
             )
@@ -137,11 +144,15 @@ def add_command(
         Optional[int],
         typer.Option("--k", help="Check that the state was built with this k.", show_default=False),
     ] = None,
+    wait: WaitOption = DEFAULT_WAIT,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
-    """Adjoin the rows of INPUT to STATE (same columns as the base) and save STATE."""
-    with user_errors():
+    """Adjoin the rows of INPUT to STATE (same columns as the base) and save STATE.
+
+    One writer at a time: a concurrent add or base waits up to --wait seconds for the other.
+    """
+    with user_errors(), describe_as("incrowd incremental add"):
         if input_path.exists() and state.exists() and os.path.samefile(input_path, state):
             raise DataError(f"the increment {str(input_path)!r} is the state file {str(state)!r}; "
                             "name the file of new rows")
@@ -151,7 +162,7 @@ def add_command(
             progress.stage(f"reading {input_path.name}")
             data = read_table(input_path)
             progress.stage(f"adjoining {data.shape[0]} rows with {strategy}")
-            report = session.add(data, strategy, inertial=inertial, k=k)
+            report = session.add(data, strategy, inertial=inertial, k=k, wait=wait)
     if json_output:
         print_json({**report, "state": str(state), "input": str(input_path),
                     "rows_total": session.n_rows})

@@ -40,6 +40,7 @@ from ..microaggregation._base import check_k
 from ..microaggregation._mdav_kernel import mdav_labels
 from . import _state
 from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
+from ._lock import DEFAULT_WAIT, check_wait, state_lock
 from ._state import State
 
 #: strategy name -> split mode of the nearest-centroid kernel (2mdav has its own path)
@@ -89,6 +90,14 @@ def _check_unique_keys(keys: pd.DataFrame, what: str) -> None:
         )
 
 
+def _signature(path: Path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def _check_random_state(random_state) -> Any:
     # The state file stores the seed as JSON, so it must be an int (or None).
     if random_state is None:
@@ -121,9 +130,24 @@ class IncrementalMicroaggregation:
     may stop between any two calls; another process picks up from the file.
     """
 
-    def __init__(self, state: State, path: Path):
+    def __init__(self, state: State, path: Path, signature=None):
         self._state = state
         self.path = path
+        # which file version self._state came from: a writer re-reads the file under the lock
+        # when another process has replaced it since (every save renames a new file into place)
+        self._signature = signature
+
+    @classmethod
+    def _load(cls, target: Path) -> "IncrementalMicroaggregation":
+        signature = _signature(target)  # taken first: a newer file read after it only costs a re-read
+        return cls(_state.load(target), target, signature)
+
+    def _refresh(self) -> None:
+        """Continue from the file as it is now (called with the writer lock held)."""
+        signature = _signature(self.path)
+        if signature is None or signature != self._signature:
+            fresh = type(self)._load(self.path)
+            self._state, self._signature = fresh._state, fresh._signature
 
     # ------------------------------------------------------------------ creation and reopening
 
@@ -140,6 +164,7 @@ class IncrementalMicroaggregation:
         keep_points: bool = True,
         random_state=None,
         overwrite: bool = False,
+        wait: float = DEFAULT_WAIT,
         **params,
     ) -> "IncrementalMicroaggregation":
         """Microaggregate the base data with ``method`` and store the state in ``path``.
@@ -147,7 +172,9 @@ class IncrementalMicroaggregation:
         ``identifiers`` (dropped from the release) serve as row keys and must be unique;
         without them rows are keyed by their number. ``keep_points=False`` stores no
         quasi-identifier value of any row: the nn-split strategies and the one-shot comparison
-        are then unavailable. An existing file is kept unless ``overwrite``.
+        are then unavailable. An existing file is kept unless ``overwrite``. The file is written
+        holding its writer lock; another writer holding it longer than ``wait`` seconds makes
+        this raise :class:`~incrowd.StateLockedError`.
         """
         target = Path(path)
         if target.exists() and not overwrite:
@@ -155,6 +182,7 @@ class IncrementalMicroaggregation:
                 f"state file {str(target)!r} already exists; choose another name or overwrite it "
                 "explicitly (overwrite=True, CLI --force)"
             )
+        wait = check_wait(wait)
         if not isinstance(keep_points, (bool, np.bool_)):
             raise ParameterError(f"keep_points must be True or False; got {keep_points!r}")
         seed = _check_random_state(random_state)
@@ -191,14 +219,19 @@ class IncrementalMicroaggregation:
             }],
             incrowd_version=__version__,
         )
-        _state.save(state, target)
-        return cls(_state.load(target), target)
+        with state_lock(target, wait):
+            if target.exists() and not overwrite:  # created by another process meanwhile
+                raise DataError(
+                    f"state file {str(target)!r} already exists; choose another name or overwrite "
+                    "it explicitly (overwrite=True, CLI --force)"
+                )
+            _state.save(state, target)
+            return cls._load(target)
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> "IncrementalMicroaggregation":
         """Reopen a state file written by :meth:`from_base` (in this or another process)."""
-        target = Path(path)
-        return cls(_state.load(target), target)
+        return cls._load(Path(path))
 
     # ------------------------------------------------------------------ properties
 
@@ -253,17 +286,26 @@ class IncrementalMicroaggregation:
         return frame[st.column_order].reset_index(drop=True)
 
     def add(self, data, strategy: str = "nn-split-end", *, inertial: bool = False,
-            k: int | None = None) -> dict[str, Any]:
+            k: int | None = None, wait: float = DEFAULT_WAIT) -> dict[str, Any]:
         """Adjoin late rows with ``strategy`` and save the state; returns the batch report.
 
         ``k``, when given, must equal the state's k (a guard against mixing up files).
-        Nothing is saved if anything fails.
+        Nothing is saved if anything fails. The whole read-adjoin-write holds the state file's
+        writer lock and starts from the file as it is then, so increments that other processes
+        added since this object was opened are kept; another writer holding the lock longer
+        than ``wait`` seconds makes this raise :class:`~incrowd.StateLockedError`.
         """
-        st = self._state
         if not isinstance(strategy, str) or strategy not in STRATEGIES:
             raise ParameterError(f"unknown strategy {strategy!r}; known strategies: {', '.join(STRATEGIES)}")
         if not isinstance(inertial, (bool, np.bool_)):
             raise ParameterError(f"inertial must be True or False; got {inertial!r}")
+        wait = check_wait(wait)
+        with state_lock(self.path, wait):
+            self._refresh()
+            return self._add_locked(data, strategy, bool(inertial), k)
+
+    def _add_locked(self, data, strategy: str, inertial: bool, k: int | None) -> dict[str, Any]:
+        st = self._state
         if k is not None and k != st.k:
             raise ParameterError(
                 f"k={k!r} differs from the state's k={st.k} (state file {str(self.path)!r}); "
@@ -343,7 +385,8 @@ class IncrementalMicroaggregation:
         _state.save(new_state, self.path)
         # Continue from what the file holds (not the in-memory copy), so this process and one
         # that reopens the file publish byte-identical releases (dtypes come back from DuckDB).
-        self._state = _state.load(self.path)
+        fresh = type(self)._load(self.path)
+        self._state, self._signature = fresh._state, fresh._signature
         return dict(report)
 
     # ------------------------------------------------------------------ publishing
