@@ -327,3 +327,13 @@ def test_web_build_stops_when_the_client_goes_away(server):
     stopped_at = len(computed)
     time.sleep(0.3)
     assert len(computed) == stopped_at < 1296
+
+
+def test_serve_checks_its_limits_in_one_line():
+    pytest.importorskip("uvicorn")
+    for args, expected in ((["--max-memory", "lots"], "--max-memory must be a size such as 8G"),
+                           (["--max-nodes", "0"], "--max-nodes must be a positive integer")):
+        out = CliRunner().invoke(app, ["serve", *args])
+        assert out.exit_code == 2, out.output
+        lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error:") and expected in lines[0], out.stderr

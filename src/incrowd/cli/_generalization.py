@@ -46,12 +46,12 @@ SensitiveOption = Annotated[
 ]
 MaxNodesOption = Annotated[
     str,
-    typer.Option("--max-nodes", help="Refuse a lattice with more nodes to compute than this (checked "
+    typer.Option("--max-nodes", metavar="N", help="Refuse a lattice with more nodes to compute than this (checked "
                  "before the data are read; 'none' lifts the limit)."),
 ]
 MaxMemoryOption = Annotated[
     str,
-    typer.Option("--max-memory", help="Refuse a build whose estimated memory (nodes and bottom "
+    typer.Option("--max-memory", metavar="SIZE", help="Refuse a build whose estimated memory (nodes and bottom "
                  "classes) exceeds this, e.g. 8G or 512M ('none' lifts the limit)."),
 ]
 DEFAULT_MAX_NODES_TEXT = f"{DEFAULT_MAX_NODES}"

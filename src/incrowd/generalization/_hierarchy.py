@@ -200,10 +200,14 @@ def check_labels(hierarchy: Hierarchy, row_numbers: Sequence[int] | None = None)
     originals = {label: code for code, label in enumerate(hierarchy.labels[0].tolist())}
     for level in range(1, hierarchy.depth):
         mapping = hierarchy.code_map(level)
-        for code, label in enumerate(hierarchy.labels[level].tolist()):
-            other = originals.get(label)
-            if other is None or mapping[other] == code:
-                continue
+        labels = hierarchy.labels[level]
+        others = pd.Series(labels, dtype=object).map(originals).fillna(-1).to_numpy(np.int64)
+        used = np.zeros(labels.size, dtype=bool)
+        used[mapping] = True  # a label no value reaches is never published
+        reused = np.flatnonzero(used & (others >= 0) & (mapping[np.maximum(others, 0)] != np.arange(labels.size)))
+        if reused.size:
+            code = int(reused[0])
+            label, other = labels[code], int(others[code])
             child = int(np.flatnonzero(mapping == code)[0])
             where = f", row {row_numbers[child]}" if row_numbers is not None else ""
             its_row = f" (row {row_numbers[other]})" if row_numbers is not None else ""

@@ -13,6 +13,7 @@ The defaults suit a 24 GiB machine. The per-node and per-class costs below were 
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from typing import Callable, Mapping, Sequence
 
@@ -58,7 +59,7 @@ def parse_size(value: int | float | str | None, what: str = "--max-memory") -> i
 def check_max_nodes(value, what: str = "max_nodes") -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ParameterError(f"{what} must be a positive integer; got {value!r}")
     return int(value)
 
@@ -172,7 +173,7 @@ def cancel_check(cancel) -> Callable[[], None]:
 
 def parse_max_nodes(text: str | int | None, what: str = "--max-nodes") -> int | None:
     """A node limit from CLI text ("200000", "200,000", "200_000"); "none" lifts it."""
-    if text is None or isinstance(text, int) and not isinstance(text, bool):
+    if text is None or isinstance(text, numbers.Integral) and not isinstance(text, bool):
         return check_max_nodes(text, what)
     t = str(text).strip().replace(",", "").replace("_", "")
     if t.lower() == "none":

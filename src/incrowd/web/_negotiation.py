@@ -183,8 +183,9 @@ async def build_lattice(req: LatticeBuildRequest, request: Request) -> Any:
 
 
 @router.post("/api/lattice/cancel")
-def cancel_builds(request: Request) -> dict[str, Any]:
+async def cancel_builds(request: Request) -> dict[str, Any]:
     """Stop this session's running lattice builds (each stops at its next node)."""
+    # async: it runs on the event loop, as the build endpoint that adds and removes the flags
     session = session_of(request)
     return {"cancelled": 0 if session is None else session.cancel_builds()}
 
