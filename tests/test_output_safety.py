@@ -70,12 +70,16 @@ def one_error(result, *needles: str) -> str:
 
 
 def same_as(path: Path, form: str) -> str:
-    """``path`` spelt as itself, through a symbolic link, or through ``..``."""
+    """``path`` spelt as itself, through a symbolic or hard link, or through ``..``."""
     if form == "same":
         return str(path)
     if form == "link":
         link = path.parent / f"link-{path.name}"
         link.symlink_to(path.name)
+        return str(link)
+    if form == "hardlink":
+        link = path.parent / f"hard-{path.name}"
+        os.link(path, link)
         return str(link)
     sub = path.parent / "sub"
     sub.mkdir(exist_ok=True)
@@ -86,7 +90,7 @@ def same_as(path: Path, form: str) -> str:
 # An output that is one of the inputs is refused
 
 
-FORMS = ["same", "link", "dotdot"]
+FORMS = ["same", "link", "hardlink", "dotdot"]
 
 
 @pytest.mark.parametrize("form", FORMS)
