@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from ..data import read_table, write_table
+from ..data import read_table, table_format, write_table
 from ..exceptions import DataError, ParameterError
 from ..generalization import Lattice, Negotiation, generalize, negotiate, parse_assignments
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
@@ -22,7 +22,9 @@ lattice_app = typer.Typer(
 
 DataArgument = Annotated[
     Path,
-    typer.Argument(metavar="DATA", help="CSV (delimiter sniffed; .gz ok) or Parquet file.", show_default=False),
+    typer.Argument(metavar="DATA", help="CSV (delimiter sniffed; .gz, .bz2, .xz ok) or Parquet file; "
+                   "columns are matched to hierarchies as the file's text, --intervals columns are "
+                   "parsed as numbers.", show_default=False),
 ]
 LatticeArgument = Annotated[
     Path,
@@ -104,7 +106,7 @@ def build_command(
                                             fraction=fraction, source=str(data_path))
             else:
                 progress.stage(f"reading {data_path.name}")
-                data = read_table(data_path)
+                data = read_table(data_path, parse=list(_intervals(intervals)))
                 progress.stage(f"building the lattice of {len(qis)} quasi-identifiers")
                 lattice = Lattice.build(data, qis, hierarchies=str(hierarchies) if hierarchies else None,
                                         intervals=_intervals(intervals), sensitive=sensitive,
@@ -250,7 +252,7 @@ def generalize_command(
         level_map = _levels(levels, "--levels")
         with stages(4, quiet=quiet or json_output) as progress:
             progress.stage(f"reading {data_path.name}")
-            data = read_table(data_path)
+            data = read_table(data_path, parse=list(_intervals(intervals)))
             progress.stage("generalizing and suppressing")
             result = generalize(data, level_map, k=k, l=l, sensitive=sensitive,
                                 hierarchies=str(hierarchies) if hierarchies else None,
@@ -259,7 +261,8 @@ def generalize_command(
             if result.table.shape[0] == 0:
                 raise DataError("every row would be suppressed; choose higher levels or a smaller k/l")
             progress.stage(f"writing {output.name}")
-            write_table(result.table, output)
+            sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
+            write_table(result.table, output, sep=sep)
     info = {**result.to_dict(), "input": str(data_path), "output": str(output)}
     if json_output:
         print_json(info)

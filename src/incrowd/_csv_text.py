@@ -1,0 +1,92 @@
+"""CSV columns as the text the file holds, and back.
+
+Columns that are not parsed are read as strings with no NA guessing (``NA``, ``null``, an empty
+field all stay the text they are), and written back with minimal quoting in the input's
+delimiter, line terminator and byte-order mark, so a column nobody changed comes out
+byte-identical. Columns to be parsed (the quasi-identifiers) are parsed by pandas' C parser with
+the NA vocabulary of :data:`NA_VALUES` only.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Callable, Sequence, Union
+
+import pandas as pd
+
+from .exceptions import DataError
+
+#: the only texts a parsed (quasi-identifier) column reads as missing; anything else that is not
+#: a number is an error naming the column and row. Columns that are not parsed keep them as text.
+NA_VALUES: tuple[str, ...] = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "#N/A", ".")
+NA_HELP = ("Quasi-identifier cells reading " + ", ".join(repr(v) for v in NA_VALUES)
+           + " count as missing (refused); every other column passes through as the file's text.")
+
+#: which columns to parse as numbers: None (none), True (every column that parses), a list of
+#: names, or a function of the header's names giving that list
+Parse = Union[None, bool, Sequence[str], Callable[[list[str]], Sequence[str]]]
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def header_names(head: str, sep: str, path: str) -> list[str]:
+    """The first record's fields; a name given twice is a DataError naming it."""
+    try:
+        names = next(csv.reader(io.StringIO(head), delimiter=sep), [])
+    except csv.Error as exc:
+        raise DataError(f"cannot parse the header of CSV file {path!r}: {exc}") from exc
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise DataError(
+                f"CSV file {path!r} names column {name!r} more than once; column names must be "
+                "unique (rename one of them)"
+            )
+        seen.add(name)
+    return names
+
+
+def layout(head: bytes, sep: str) -> dict:
+    """What a writer needs to reproduce the file's framing: delimiter, line end, BOM."""
+    end = head.find(b"\n")
+    return {
+        "csv_sep": sep,
+        "csv_lineterminator": "\r\n" if end > 0 and head[end - 1:end] == b"\r" else "\n",
+        "csv_bom": head.startswith(_BOM),
+    }
+
+
+def _parsed(parse: Parse, columns: list[str]) -> list[str] | bool:
+    if parse is None or parse is False:
+        return []
+    if parse is True:
+        return True
+    names = parse(columns) if callable(parse) else parse
+    return [c for c in names if c in columns]
+
+
+def read(source, *, sep: str, parse: Parse, path: str) -> pd.DataFrame:
+    """Read ``source`` (a path or a bytes buffer): parsed columns numeric, the rest as text."""
+    common = {"sep": sep, "encoding": "utf-8-sig"}
+    if parse is None or parse is False:
+        return pd.read_csv(source, dtype=str, keep_default_na=False, na_filter=False, **common)
+    if parse is True:
+        return pd.read_csv(source, na_values=list(NA_VALUES), keep_default_na=False, **common)
+    columns = [str(c) for c in pd.read_csv(source, nrows=0, **common).columns]
+    if hasattr(source, "seek"):
+        source.seek(0)
+    numeric = set(_parsed(parse, columns))
+    return pd.read_csv(
+        source, dtype={c: str for c in columns if c not in numeric},
+        na_values={c: list(NA_VALUES) for c in numeric}, keep_default_na=False, **common)
+
+
+def write(frame: pd.DataFrame, target, *, sep: str, compression: dict | None) -> None:
+    """Minimal quoting in the layout the frame was read with (``frame.attrs``)."""
+    frame.to_csv(
+        target, sep=sep, index=False, quoting=csv.QUOTE_MINIMAL,
+        lineterminator=frame.attrs.get("csv_lineterminator", "\n"),
+        encoding="utf-8-sig" if frame.attrs.get("csv_bom") else "utf-8",
+        compression=compression,
+    )
