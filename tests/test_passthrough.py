@@ -275,3 +275,17 @@ def test_duplicated_column_names_refused_on_web_upload():
     resp = client.post("/api/datasets", files={"file": ("dup.csv", body, "text/csv")})
     assert resp.status_code == 400, resp.text
     assert "'a'" in resp.text and "more than once" in resp.text and "dup.csv" in resp.text
+
+
+def test_bom_and_padded_numbers_round_trip(runner, tmp_path):
+    body = cc.rows(N)
+    for i, row in enumerate(body):
+        row[cc.HEADER.index("age")] = f" {20 + i % 9} "  # padded numbers are still numbers
+    text = "\ufeff" + cc.to_text(cc.HEADER, body)
+    src, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    write_csv(src, text)
+    invoke_ok(runner, ["microaggregate", str(src), "-o", str(out), "--k", "3",
+                       "--qi", ",".join(cc.QIS), "--id", cc.ID])
+    got = out.read_bytes().decode("utf-8")
+    assert got.startswith("\ufeffzip,")
+    assert got[1:] == cc.expected_release(text[1:], got[1:])

@@ -66,8 +66,36 @@ def _parsed(parse: Parse, columns: list[str]) -> list[str] | bool:
     return [c for c in names if c in columns]
 
 
-def read(source, *, sep: str, parse: Parse, path: str) -> pd.DataFrame:
-    """Read ``source`` (a path or a bytes buffer): parsed columns numeric, the rest as text."""
+def _read_arrow(source, sep: str, names: list[str], numeric: set[str]) -> pd.DataFrame | None:
+    """pyarrow's multi-threaded reader (several times faster than pandas' on text columns), or
+    None for anything it does not read exactly as pandas would: then pandas reads the file and
+    gives the usual errors (ragged rows, a non-numeric quasi-identifier named by row, ...)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    types = {c: pa.float64() if c in numeric else pa.string() for c in names}
+    try:
+        table = pacsv.read_csv(
+            pa.BufferReader(source.getbuffer()) if hasattr(source, "getbuffer") else str(source),
+            parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),
+            convert_options=pacsv.ConvertOptions(
+                column_types=types, null_values=list(NA_VALUES), strings_can_be_null=False,
+                quoted_strings_can_be_null=False),
+        )
+    except (pa.ArrowException, OSError, ValueError):
+        return None
+    if table.column_names != names or any(table.schema.field(c).type != t for c, t in types.items()):
+        return None
+    return table.to_pandas()
+
+
+def read(source, *, sep: str, parse: Parse, path: str, names: list[str]) -> pd.DataFrame:
+    """Read ``source`` (a path or a bytes buffer) whose header is ``names``: parsed columns
+    numeric, the rest as text."""
+    if parse is not True:
+        frame = _read_arrow(source, sep, names, set(_parsed(parse, names)))
+        if frame is not None:
+            return frame
     common = {"sep": sep, "encoding": "utf-8-sig"}
     if parse is None or parse is False:
         return pd.read_csv(source, dtype=str, keep_default_na=False, na_filter=False, **common)

@@ -94,10 +94,10 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None, parse: Parse 
         head, content = _head_bytes(p)
         text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
         delimiter = sep if sep is not None else _sniff(text)
-        _csv_text.header_names(text, delimiter, str(p))
+        header = _csv_text.header_names(text, delimiter, str(p))
         source = p if content is None else io.BytesIO(content)
         try:
-            frame = _csv_text.read(source, sep=delimiter, parse=parse, path=str(p))
+            frame = _csv_text.read(source, sep=delimiter, parse=parse, path=str(p), names=header)
         except pd.errors.EmptyDataError as exc:
             raise DataError(f"input file {str(p)!r} is empty (no header row)") from exc
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
