@@ -289,3 +289,22 @@ def test_bom_and_padded_numbers_round_trip(runner, tmp_path):
     got = out.read_bytes().decode("utf-8")
     assert got.startswith("\ufeffzip,")
     assert got[1:] == cc.expected_release(text[1:], got[1:])
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+def test_carriage_return_inside_a_field_stays_quoted(tmp_path, suffix):
+    import gzip
+
+    body = cc.rows(N)
+    for row in body[:3]:
+        row[cc.HEADER.index("note")] = "one\rtwo"
+    text = cc.to_text(cc.HEADER, body)
+    assert '"one\rtwo"' in text
+    src, out = tmp_path / "in.csv", tmp_path / f"out{suffix}"
+    write_csv(src, text)
+    frame = read_table(src)
+    assert frame["note"].tolist()[:3] == ["one\rtwo"] * 3
+    write_table(frame, out)
+    raw = out.read_bytes()
+    got = (gzip.decompress(raw) if suffix.endswith(".gz") else raw).decode("utf-8")
+    assert got == text

@@ -17,7 +17,7 @@ NA_LIKE = ["NA", "N/A", "None", "null", "NULL", "#N/A", "nan", "NaN", "", " ", "
 LEADING_ZEROS = ["0", "00", "007", "02134", "0.50", "1.10", "-0", "+1", "1,000"]
 fields = st.one_of(
     st.sampled_from(NA_LIKE + LEADING_ZEROS),
-    st.text(alphabet=list('ab0 1,;|\t"\'\nZé東.-'), max_size=8),
+    st.text(alphabet=list('ab0 1,;|\t"\'\n\rZé東.-'), max_size=8),
 )
 HEADER = ["id", "age", "p1", "income", "p2", "p3"]
 QIS = ["age", "income"]

@@ -119,3 +119,19 @@ def pandas_compression(kind: str) -> dict:
     if kind == "zstd" and _zstandard() is None:
         raise DataError("writing a .zst file needs the 'zstandard' package (pip install zstandard)")
     return {"method": kind, "mtime": 0} if kind == "gzip" else {"method": kind}
+
+
+def open_for_writing(path, kind: str | None):
+    """A binary file object writing ``path`` compressed as ``kind`` (None: plain)."""
+    if kind is None:
+        return open(path, "wb")
+    if kind == "gzip":
+        return gzip.GzipFile(path, "wb", mtime=0)
+    if kind == "bz2":
+        return bz2.open(path, "wb")
+    if kind == "xz":
+        return lzma.open(path, "wb")
+    zstd = _zstandard()
+    if zstd is None:
+        raise DataError("writing a .zst file needs the 'zstandard' package (pip install zstandard)")
+    return zstd.open(path, "wb")

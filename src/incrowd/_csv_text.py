@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from typing import Callable, Sequence, Union
 
 import pandas as pd
 
+from . import _compression
 from .exceptions import DataError
 
 #: the only texts a parsed (quasi-identifier) column reads as missing; anything else that is not
@@ -110,11 +112,33 @@ def read(source, *, sep: str, parse: Parse, path: str, names: list[str]) -> pd.D
         na_values={c: list(NA_VALUES) for c in numeric}, keep_default_na=False, **common)
 
 
+# a quoted field (kept whole) or a record end
+_RECORD_END = re.compile(r'("(?:[^"]|"")*")|\r\n')
+
+
+def _has_bare_cr(frame: pd.DataFrame) -> bool:
+    for name in frame.columns:
+        col = frame[name]
+        if (col.dtype == object or isinstance(col.dtype, pd.StringDtype)) and \
+                col.astype(str).str.contains("\r", regex=False).any():
+            return True
+    return False
+
+
 def write(frame: pd.DataFrame, target, *, sep: str, compression: dict | None) -> None:
     """Minimal quoting in the layout the frame was read with (``frame.attrs``)."""
+    newline = frame.attrs.get("csv_lineterminator", "\n")
+    encoding = "utf-8-sig" if frame.attrs.get("csv_bom") else "utf-8"
+    if newline == "\n" and _has_bare_cr(frame):
+        # Python's csv writer quotes only the line terminator's characters, so a field holding
+        # a carriage return would go out unquoted and split the record for every reader: write
+        # with \r\n (which quotes it), then end records with \n outside the quoted fields.
+        text = frame.to_csv(None, sep=sep, index=False, quoting=csv.QUOTE_MINIMAL, lineterminator="\r\n")
+        text = _RECORD_END.sub(lambda m: m.group(1) or "\n", text)
+        with _compression.open_for_writing(target, None if compression is None else compression["method"]) as fh:
+            fh.write(text.encode(encoding))
+        return
     frame.to_csv(
-        target, sep=sep, index=False, quoting=csv.QUOTE_MINIMAL,
-        lineterminator=frame.attrs.get("csv_lineterminator", "\n"),
-        encoding="utf-8-sig" if frame.attrs.get("csv_bom") else "utf-8",
-        compression=compression,
+        target, sep=sep, index=False, quoting=csv.QUOTE_MINIMAL, lineterminator=newline,
+        encoding=encoding, compression=compression,
     )
