@@ -119,8 +119,10 @@ _RECORD_END = re.compile(r'("(?:[^"]|"")*")|\r\n')
 def _has_bare_cr(frame: pd.DataFrame) -> bool:
     for name in frame.columns:
         col = frame[name]
-        if (col.dtype == object or isinstance(col.dtype, pd.StringDtype)) and \
-                col.astype(str).str.contains("\r", regex=False).any():
+        if isinstance(col.dtype, pd.StringDtype):
+            if col.str.contains("\r", regex=False, na=False).any():
+                return True
+        elif col.dtype == object and col.astype(str).str.contains("\r", regex=False).any():
             return True
     return False
 
