@@ -126,3 +126,20 @@ def test_zst_read_with_zstandard(runner, tmp_path):
     plain = tmp_path / "in.csv"
     plain.write_bytes(RAW)
     assert read_table(src).equals(read_table(plain))
+
+
+def test_zst_truncated_refused_and_output_compressed_with_zstandard(runner, tmp_path):
+    zstandard = pytest.importorskip("zstandard")
+    packed = zstandard.ZstdCompressor().compress(RAW * 200)
+    bad = tmp_path / "truncated.csv.zst"
+    bad.write_bytes(packed[:-100])
+    out = tmp_path / "out.csv.zst"
+    result = runner.invoke(app, ["microaggregate", str(bad), "-o", str(out), "--k", "3", *QI_ARGS])
+    assert_one_error_line(result, "truncated.csv.zst")
+    assert not out.exists()
+    good = tmp_path / "in.csv"
+    good.write_bytes(RAW)
+    result = runner.invoke(app, ["microaggregate", str(good), "-o", str(out), "--k", "3", *QI_ARGS, "-q"])
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes().startswith(b"\x28\xb5\x2f\xfd")
+    assert read_table(out).shape[0] == N

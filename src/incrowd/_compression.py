@@ -82,9 +82,14 @@ def _decompress(kind: str, data: bytes) -> bytes:
     if kind == "xz":
         return lzma.decompress(data)
     zstd = _zstandard()
-    reader = zstd.ZstdDecompressor().stream_reader(data, read_across_frames=True)
-    out = reader.read()
-    return out
+    decompressor, parts, rest = zstd.ZstdDecompressor(), [], data
+    while rest:  # one frame at a time: a stream reader would stop quietly at a truncation
+        frame = decompressor.decompressobj()
+        parts.append(frame.decompress(rest))
+        if not frame.eof:
+            raise EOFError("compressed data ended before the end-of-frame marker")
+        rest = frame.unused_data
+    return b"".join(parts)
 
 
 def read_bytes(path: Path, kind: str) -> bytes:
