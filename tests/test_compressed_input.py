@@ -143,3 +143,17 @@ def test_zst_truncated_refused_and_output_compressed_with_zstandard(runner, tmp_
     assert result.exit_code == 0, result.output
     assert out.read_bytes().startswith(b"\x28\xb5\x2f\xfd")
     assert read_table(out).shape[0] == N
+
+
+def test_damaged_upload_is_refused_by_the_web_app():
+    pytest.importorskip("fastapi")
+    pytest.importorskip("multipart")
+    from fastapi.testclient import TestClient
+
+    from incrowd.web import create_app
+
+    client = TestClient(create_app(max_upload_mb=1))
+    resp = client.post("/api/datasets", files={"file": ("bad.csv.gz", DAMAGED["truncated.csv.gz"](),
+                                                        "application/gzip")})
+    assert resp.status_code == 400, resp.text
+    assert "bad.csv.gz" in resp.text and "truncated or corrupted" in resp.text
