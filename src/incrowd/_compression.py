@@ -23,7 +23,6 @@ FORMATS: dict[str, tuple[str, bytes]] = {
     "xz": (".xz", b"\xfd7zXZ\x00"),
     "zstd": (".zst", b"\x28\xb5\x2f\xfd"),
 }
-SUFFIXES = tuple(suffix for suffix, _ in FORMATS.values())
 
 
 def by_name(path: str | Path) -> str | None:
