@@ -305,13 +305,14 @@ def _silence_stdout() -> None:
         pass
 
 
-def write_csv_stdout(frame, sep: str) -> None:
-    """The table as CSV on standard output; a reader that leaves early is one clear error."""
+def write_csv_stdout(data: bytes) -> None:
+    """A table's CSV bytes on standard output; a reader that leaves early is one clear error."""
     import sys
 
     try:
-        frame.to_csv(sys.stdout, sep=sep, index=False)
         sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
     except BrokenPipeError:
         _silence_stdout()
         raise OutputWriteError("cannot write to standard output: the reader closed the pipe") from None

@@ -7,7 +7,7 @@ other column passes through unchanged and in its place. Row order is always pres
 from __future__ import annotations
 
 import csv
-import gzip
+import io
 import os
 import warnings
 from dataclasses import dataclass
@@ -18,36 +18,21 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
+from . import _arrow_types, _compression, _csv_text
 from ._atomic import atomic_output, is_stdout, write_csv_stdout
+from ._csv_text import NA_HELP, NA_VALUES, Parse
 from .exceptions import DataError, DataWarning, ParameterError
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CSV_DELIMITERS = ",;\t|"
 
 
-def _suffixes(path: Path) -> str:
-    name = path.name.lower()
-    return name[:-3] if name.endswith(".gz") else name
-
-
 def table_format(path: str | os.PathLike) -> str:
-    """'parquet' or 'csv', decided by the file name (``.csv.gz`` is CSV)."""
-    return "parquet" if _suffixes(Path(path)).endswith(PARQUET_SUFFIXES) else "csv"
+    """'parquet' or 'csv', decided by the file name (``.csv.gz``, ``.csv.xz`` ... are CSV)."""
+    return "parquet" if _compression.strip_suffix(Path(path).name.lower()).endswith(PARQUET_SUFFIXES) else "csv"
 
 
-def _open_text_head(path: Path, n_bytes: int = 64 * 1024) -> str:
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    try:
-        with opener(path, "rb") as fh:
-            head = fh.read(n_bytes)
-    except (OSError, EOFError) as exc:
-        raise DataError(f"cannot read input file {str(path)!r}: {exc}") from exc
-    return head.decode("utf-8", errors="replace")
-
-
-def sniff_delimiter(path: str | os.PathLike) -> str:
-    """The delimiter of a CSV file among ``, ; TAB |`` (a single-column file gives ',')."""
-    head = _open_text_head(Path(path))
+def _sniff(head: str) -> str:
     lines = [ln for ln in head.splitlines() if ln.strip()][:50]
     if not lines:
         return ","
@@ -60,10 +45,35 @@ def sniff_delimiter(path: str | os.PathLike) -> str:
         return best if counts[best] > 0 else ","
 
 
-def read_table(path: str | os.PathLike, *, sep: str | None = None) -> pd.DataFrame:
-    """Read a CSV (any of ``, ; TAB |``, optionally gzip-compressed) or Parquet file.
+def _head_bytes(path: Path, n_bytes: int = 64 * 1024) -> tuple[bytes, bytes | None]:
+    """(first bytes of the content, whole decompressed content or None for a plain file)."""
+    kind = _compression.detect(path)
+    if kind is not None:
+        content = _compression.read_bytes(path, kind)
+        return content[:n_bytes], content
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(n_bytes), None
+    except OSError as exc:
+        raise DataError(f"cannot read input file {str(path)!r}: {exc.strerror or exc}") from exc
 
-    Raises :class:`DataError` for a missing, unreadable or empty file.
+
+def sniff_delimiter(path: str | os.PathLike) -> str:
+    """The delimiter of a CSV file among ``, ; TAB |`` (a single-column file gives ',')."""
+    head, _ = _head_bytes(Path(path))
+    return _sniff(head.decode("utf-8", errors="replace"))
+
+
+def read_table(path: str | os.PathLike, *, sep: str | None = None, parse: Parse = None) -> pd.DataFrame:
+    """Read a CSV (any of ``, ; TAB |``; plain or compressed .gz, .bz2, .xz, .zst) or Parquet file.
+
+    CSV columns come back as the file's text (no NA guessing), so a column nobody changes is
+    written back byte-identical by :func:`write_table`. ``parse`` names the columns to read as
+    numbers (a list, a function of the header's names, or True for every column that parses),
+    with only :data:`NA_VALUES` read as missing. Parquet columns keep their Arrow types, and a
+    named pandas index becomes an ordinary column. Column names must be unique.
+
+    Raises :class:`DataError` for a missing, unreadable, damaged or empty file.
     """
     p = Path(path)
     if not p.exists():
@@ -72,29 +82,27 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None) -> pd.DataFra
         if not any(f.suffix in (".parquet", ".pq") for f in p.rglob("*") if f.is_file()):
             raise DataError(f"input {str(p)!r} is a directory without .parquet files; expected a CSV "
                             "or Parquet file, or a Parquet dataset folder")
-        try:
-            frame = pd.read_parquet(p)
-        except Exception as exc:  # pyarrow raises many types; the user needs the folder named
-            raise DataError(f"cannot read Parquet dataset {str(p)!r}: {exc}") from exc
+        frame = _arrow_types.read_parquet(p, what="Parquet dataset")
         if frame.shape[0] == 0:
             raise DataError(f"Parquet dataset {str(p)!r} has no data rows")
         return frame
     if p.stat().st_size == 0:
         raise DataError(f"input file {str(p)!r} is empty (0 bytes)")
     if table_format(p) == "parquet":
-        try:
-            frame = pd.read_parquet(p)
-        except Exception as exc:  # pyarrow raises many types; the user needs the file named
-            raise DataError(f"cannot read Parquet file {str(p)!r}: {exc}") from exc
+        frame = _arrow_types.read_parquet(p, what="Parquet file")
     else:
-        delimiter = sep if sep is not None else sniff_delimiter(p)
+        head, content = _head_bytes(p)
+        text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+        delimiter = sep if sep is not None else _sniff(text)
+        header = _csv_text.header_names(text, delimiter, str(p))
+        source = p if content is None else io.BytesIO(content)
         try:
-            frame = pd.read_csv(p, sep=delimiter)
+            frame = _csv_text.read(source, sep=delimiter, parse=parse, path=str(p), names=header)
         except pd.errors.EmptyDataError as exc:
             raise DataError(f"input file {str(p)!r} is empty (no header row)") from exc
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
             raise DataError(f"cannot parse CSV file {str(p)!r}: {exc}") from exc
-        frame.attrs["csv_sep"] = delimiter
+        frame.attrs.update(_csv_text.layout(head, delimiter))
     if frame.shape[0] == 0:
         raise DataError(f"input file {str(p)!r} has a header but no data rows")
     return frame
@@ -107,18 +115,23 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike, *, sep: str | None
     A reader never sees a half-written file, and a failure leaves any earlier file intact.
     ``path="-"`` writes CSV to standard output. Only a regular file (or a link to one) is
     replaced; ``inputs`` (files or folders the table was made from) are never overwritten.
+    A CSV keeps the layout ``frame`` was read with (delimiter, line end); text columns are
+    written as they are, quoted only where needed. ``.gz``, ``.bz2``, ``.xz`` (and ``.zst``
+    with ``zstandard``) compress. A Parquet column still of the type it was read with keeps
+    its Arrow type.
     """
     delimiter = sep if sep is not None else frame.attrs.get("csv_sep", ",")
     if is_stdout(path):
-        write_csv_stdout(frame, delimiter)
+        write_csv_stdout(_csv_text.render(frame, sep=delimiter))
         return Path(path)
     target = Path(path)
     with atomic_output(target, inputs=inputs) as tmp_name:
         if table_format(target) == "parquet":
-            frame.to_parquet(tmp_name, index=False)
+            _arrow_types.write_parquet(frame, tmp_name)
         else:
-            compression = "gzip" if target.name.lower().endswith(".gz") else None
-            frame.to_csv(tmp_name, sep=delimiter, index=False, compression=compression)
+            kind = _compression.by_name(target)
+            _csv_text.write(frame, tmp_name, sep=delimiter,
+                            compression=None if kind is None else _compression.pandas_compression(kind))
     return target
 
 
@@ -194,15 +207,18 @@ def numeric_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
         elif pd.api.types.is_numeric_dtype(col.dtype):
             values = col
         else:
-            values = pd.to_numeric(col, errors="coerce")
-            bad = values.isna() & col.notna()
+            # text (a CSV read without parsing): only the documented NA vocabulary is missing
+            na = col.isna() | col.isin(NA_VALUES)
+            values = pd.to_numeric(col.where(~na), errors="coerce")
+            bad = values.isna() & ~na
             if bad.any():
                 pos = int(np.flatnonzero(bad.to_numpy())[0])
                 raise DataError(
                     f"quasi-identifier column {name!r} must be numeric; data row {pos + 1} "
                     f"holds {col.iloc[pos]!r} ({int(bad.sum())} non-numeric value(s) in all)"
                 )
-        arr = np.asarray(values, dtype=np.float64)
+        # nullable and Arrow-backed columns: a missing value becomes NaN, reported below
+        arr = np.asarray(pd.Series(values).to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
         missing = ~np.isfinite(arr)
         if missing.any():
             pos = int(np.flatnonzero(missing)[0])

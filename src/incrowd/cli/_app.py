@@ -13,7 +13,7 @@ from rich.text import Text
 from .. import __version__
 from .._microaggregate import MicroaggregationResult, microaggregate
 from .._atomic import is_stdout
-from ..data import read_table, table_format, write_table
+from ..data import NA_HELP, read_table, table_format, write_table
 from ..datasets import load_census
 from ..exceptions import DataError, ParameterError, VerificationError
 from ..microaggregation import METHODS
@@ -38,6 +38,7 @@ from ._options import (
     Split2kOption,
     method_params,
     names,
+    parse_qis,
 )
 
 app = typer.Typer(
@@ -115,7 +116,8 @@ def microaggregate_command(
         Path,
         typer.Argument(
             metavar="INPUT",
-            help="CSV (delimiter , ; TAB or | sniffed; .gz ok) or Parquet (.parquet, .pq) file.",
+            help="CSV (delimiter , ; TAB or | sniffed; .gz, .bz2, .xz ok, .zst with zstandard) or "
+                 "Parquet (.parquet, .pq) file. " + NA_HELP,
             show_default=False,
         ),
     ],
@@ -147,7 +149,8 @@ def microaggregate_command(
 ) -> None:
     """Microaggregate the quasi-identifiers of INPUT into groups of >= k rows and write OUTPUT.
 
-    Identifiers (--id) are dropped; other columns pass through unchanged and in order.
+    Identifiers (--id) are dropped; other columns pass through unchanged and in order (a CSV
+    column as the file's exact text, a Parquet column with its type).
 
     OUTPUT is written atomically, and only after the aggregated table was verified k-anonymous.
     """
@@ -162,7 +165,7 @@ def microaggregate_command(
         check_output_path(output, (input_path,))
         with stages(4, quiet=quiet or json_output) as progress:
             progress.stage(f"reading {input_path.name}")
-            data = read_table(input_path)
+            data = read_table(input_path, parse=parse_qis(qis, ids))
             progress.stage(f"microaggregating {data.shape[0]} rows with {method}, k={k}")
             result = microaggregate(
                 data, k, method, quasi_identifiers=qis, identifiers=ids,

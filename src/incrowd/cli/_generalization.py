@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from .._atomic import is_stdout
-from ..data import read_table, write_table
+from ..data import read_table, table_format, write_table
 from ..exceptions import DataError, ParameterError
 from ..generalization import Lattice, Negotiation, generalize, negotiate, parse_assignments
 from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
@@ -24,7 +24,9 @@ lattice_app = typer.Typer(
 
 DataArgument = Annotated[
     Path,
-    typer.Argument(metavar="DATA", help="CSV (delimiter sniffed; .gz ok) or Parquet file.", show_default=False),
+    typer.Argument(metavar="DATA", help="CSV (delimiter sniffed; .gz, .bz2, .xz ok) or Parquet file; "
+                   "columns are matched to hierarchies as the file's text, --intervals columns are "
+                   "parsed as numbers.", show_default=False),
 ]
 LatticeArgument = Annotated[
     Path,
@@ -133,7 +135,7 @@ def build_command(
                                             max_nodes=node_limit, max_memory=memory_limit)
             else:
                 progress.stage(f"reading {data_path.name}")
-                data = read_table(data_path)
+                data = read_table(data_path, parse=list(_intervals(intervals)))
                 progress.stage(f"building the lattice of {len(qis)} quasi-identifiers")
                 lattice = Lattice.build(data, qis, hierarchies=str(hierarchies) if hierarchies else None,
                                         intervals=_intervals(intervals), sensitive=sensitive,
@@ -281,7 +283,7 @@ def generalize_command(
         level_map = _levels(levels, "--levels")
         with stages(4, quiet=quiet or json_output) as progress:
             progress.stage(f"reading {data_path.name}")
-            data = read_table(data_path)
+            data = read_table(data_path, parse=list(_intervals(intervals)))
             progress.stage("generalizing and suppressing")
             result = generalize(data, level_map, k=k, l=l, sensitive=sensitive,
                                 hierarchies=str(hierarchies) if hierarchies else None,
@@ -290,7 +292,8 @@ def generalize_command(
             if result.table.shape[0] == 0:
                 raise DataError("every row would be suppressed; choose higher levels or a smaller k/l")
             progress.stage(f"writing {output.name}")
-            write_table(result.table, output, inputs=(data_path, hierarchies))
+            sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
+            write_table(result.table, output, sep=sep, inputs=(data_path, hierarchies))
     info = {**result.to_dict(), "input": str(data_path), "output": str(output)}
     to_stderr = is_stdout(output)
     if json_output:

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from .._atomic import is_stdout
-from ..data import numeric_matrix, read_table, resolve_roles
+from ..data import NA_HELP, numeric_matrix, read_table, resolve_roles
 from ..exceptions import DataError, ParameterError
 from ..incremental import STRATEGIES, IncrementalMicroaggregation, RuntimeModel, fit_runtime_model, plan
 from ..incremental._lock import DEFAULT_WAIT, describe_as
@@ -30,6 +30,7 @@ from ._options import (
     Split2kOption,
     method_params,
     names,
+    parse_qis,
 )
 
 incremental_app = typer.Typer(
@@ -45,8 +46,8 @@ StateArgument = Annotated[
 ]
 InputArgument = Annotated[
     Path,
-    typer.Argument(metavar="INPUT", help="CSV (delimiter sniffed; .gz ok) or Parquet file.",
-                   show_default=False),
+    typer.Argument(metavar="INPUT", help="CSV (delimiter sniffed; .gz, .bz2, .xz ok) or Parquet "
+                   "file. " + NA_HELP, show_default=False),
 ]
 WaitOption = Annotated[
     float,
@@ -99,7 +100,7 @@ def base_command(
             raise DataError(f"state file {str(state)!r} already exists; use --force to overwrite it")
         with stages(3, quiet=quiet or json_output) as progress:
             progress.stage(f"reading {input_path.name}")
-            data = read_table(input_path)
+            data = read_table(input_path, parse=parse_qis(names(qi, "--qi"), names(identifiers, "--id")))
             progress.stage(f"microaggregating {data.shape[0]} base rows with {method}, k={k}")
             session = IncrementalMicroaggregation.from_base(
                 data, state, k, method,
@@ -160,7 +161,7 @@ def add_command(
             progress.stage(f"opening {state.name}")
             session = IncrementalMicroaggregation.open(state)
             progress.stage(f"reading {input_path.name}")
-            data = read_table(input_path)
+            data = read_table(input_path, parse=session.describe()["quasi_identifiers"])
             progress.stage(f"adjoining {data.shape[0]} rows with {strategy}")
             report = session.add(data, strategy, inertial=inertial, k=k, wait=wait)
     if json_output:
@@ -234,7 +235,7 @@ def publish_command(
 
 
 def _read_arrivals(path: Path) -> tuple[list[float], list[float]]:
-    frame = read_table(path)
+    frame = read_table(path, parse=True)
     cols = [str(c) for c in frame.columns]
     if "time" in cols and "rows" in cols:
         tcol, rcol = "time", "rows"
@@ -312,7 +313,7 @@ def plan_command(
                 progress.stage(f"timing {method} (k={k}) on this machine")
                 data = None
                 if fit_on is not None:
-                    frame = read_table(fit_on)
+                    frame = read_table(fit_on, parse=True)
                     roles = resolve_roles(frame, names(qi, "--qi"), None)
                     data = numeric_matrix(frame, list(roles.quasi_identifiers))
                 runtime = fit_runtime_model(method, k, columns=columns, data=data)

@@ -87,6 +87,13 @@ def names(values: list[str] | None, option: str) -> list[str] | None:
     return out
 
 
+def parse_qis(qis: list[str] | None, ids: list[str] | None):
+    """read_table's ``parse=`` for these roles: the named QIs, else every column but the ids."""
+    if qis:
+        return qis
+    return lambda columns: [c for c in columns if c not in (ids or [])]
+
+
 def method_params(**given: Any) -> dict[str, Any]:
     # Only parameters the user gave are passed: a method without them then refuses them by name.
     return {name: value for name, value in given.items() if value is not None}

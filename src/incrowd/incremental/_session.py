@@ -38,7 +38,7 @@ from ..exceptions import DataError, IncrowdError, ParameterError, VerificationEr
 from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
 from ..microaggregation._base import check_k
 from ..microaggregation._mdav_kernel import mdav_labels
-from . import _state
+from . import _layout, _state
 from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
 from ._lock import DEFAULT_WAIT, check_wait, state_lock
 from ._state import State
@@ -218,6 +218,7 @@ class IncrementalMicroaggregation:
                 "information_loss": float(result.information_loss),
             }],
             incrowd_version=__version__,
+            layout=_layout.of_input(frame, list(roles.other)),
         )
         with state_lock(target, wait):
             if target.exists() and not overwrite:  # created by another process meanwhile
@@ -380,7 +381,7 @@ class IncrementalMicroaggregation:
             passthrough=pd.concat([st.passthrough, frame[st.passthrough_columns]], ignore_index=True),
             points=None if st.points is None else np.concatenate([st.points, Z]),
             base_sse=st.base_sse, batches=st.batches + [report],
-            created=st.created, incrowd_version=__version__,
+            created=st.created, incrowd_version=__version__, layout=st.layout,
         )
         _state.save(new_state, self.path)
         # Continue from what the file holds (not the in-memory copy), so this process and one
@@ -404,7 +405,8 @@ class IncrementalMicroaggregation:
             if name in st.quasi_identifiers:
                 out[name] = published[:, st.quasi_identifiers.index(name)]
             else:
-                out[name] = st.passthrough[name].to_numpy()
+                out[name] = st.passthrough[name].array  # .to_numpy() would turn Int64 into float
+        _layout.apply(out, st.layout)
         check = verify_k_anonymity(out, st.quasi_identifiers, st.k)
         if not check.ok:
             raise VerificationError(

@@ -65,6 +65,8 @@ class State:
     batches: list[dict[str, Any]] = field(default_factory=list)
     created: str = ""
     incrowd_version: str = ""
+    # how the base input was framed, so the release looks like it (see _layout.py)
+    layout: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_rows(self) -> int:
@@ -143,6 +145,7 @@ def _meta_dict(state: State) -> dict[str, Any]:
         "base_sse": state.base_sse.tolist(),
         "keeps_points": state.keep_points,
         "batches": state.batches,
+        "layout": state.layout,
     }
 
 
@@ -241,6 +244,7 @@ def _assemble(meta, groups, members, passthrough, points_frame) -> State:
         batches=list(meta["batches"]),
         created=str(meta["created"]),
         incrowd_version=str(meta["incrowd_version"]),
+        layout=dict(meta.get("layout") or {}),
     )
 
 

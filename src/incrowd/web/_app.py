@@ -140,7 +140,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
             raise DataError(f"unknown sample {name!r}; samples: {list(samples)}")
         session = session_for(request, response)
         path = samples[name]
-        frame = load_census() if path is None else read_table(path)
+        frame = load_census() if path is None else read_table(path, parse=True)
         stored = session.new_file(".parquet")
         write_table(frame, stored)
         ds = Dataset(stored.stem, f"{name}.csv" if path is None else name, stored, frame)
@@ -166,7 +166,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                                       "--max-upload-mb or upload a smaller file")
                 out.write(chunk)
         try:
-            frame = read_table(target)
+            frame = read_table(target, parse=True)
         except DataError as exc:
             target.unlink(missing_ok=True)
             raise DataError(str(exc).replace(str(target), display)) from None
