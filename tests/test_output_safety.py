@@ -539,3 +539,14 @@ def test_reader_leaving_early_gives_at_most_one_line(tmp_path):
     proc.wait(timeout=120)
     assert "Traceback" not in err and "Exception ignored" not in err
     assert len(err.strip().splitlines()) <= 1
+
+
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+def test_dash_writes_every_row_of_a_table_larger_than_a_pipe(tmp_path, unbuffered):
+    big = tmp_path / "big.csv"
+    table(40000).to_csv(big, index=False)
+    env = {**os.environ, "PYTHONUNBUFFERED": unbuffered}
+    done = subprocess.run(CLI + ["generalize", str(big), "-o", "-", "--levels", "a=0,b=0", "--k", "2", *GEN],
+                          capture_output=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == big.read_bytes()

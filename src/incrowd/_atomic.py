@@ -311,8 +311,10 @@ def write_csv_stdout(data: bytes) -> None:
 
     try:
         sys.stdout.flush()
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        out, view = sys.stdout.buffer, memoryview(data)
+        while view:  # unbuffered stdout (python -u) is a raw file: one write may take only a part
+            view = view[out.write(view) or 0:]
+        out.flush()
     except BrokenPipeError:
         _silence_stdout()
         raise OutputWriteError("cannot write to standard output: the reader closed the pipe") from None
