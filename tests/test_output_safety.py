@@ -528,11 +528,13 @@ def test_api_write_table_dash_is_stdout(tmp_path, capsys, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
-def test_reader_leaving_early_gives_at_most_one_line(tmp_path):
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+def test_reader_leaving_early_gives_at_most_one_line(tmp_path, unbuffered):
     big = tmp_path / "big.csv"
     table(40000).to_csv(big, index=False)
     proc = subprocess.Popen(CLI + ["generalize", str(big), "-o", "-", "--levels", "a=0,b=0", "--k", "2", *GEN],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": unbuffered})
     assert proc.stdout.readline().strip() == "a,b,z"
     proc.stdout.close()
     err = proc.stderr.read()
