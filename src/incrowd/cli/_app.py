@@ -20,6 +20,7 @@ from ._console import check_output_path, print_json, print_lines, stages, stdout
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
 from ._serve import serve_command
+from ._usage import OneLineUsageErrors
 from ._options import (
     DiagonalsOption,
     GammaOption,
@@ -45,6 +46,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=OneLineUsageErrors,
 )
 
 DEMO_GAMMA = 0.2  # V-MDAV's gamma in the demo (Solanas et al.'s value for scattered data)

@@ -170,11 +170,17 @@ def _levels_text(levels: dict[str, int]) -> str:
     return ", ".join(f"{a}={v}" for a, v in levels.items())
 
 
+def _given(text: str | None, count: int) -> str:
+    """How --max-suppression was read, when the user wrote it as a fraction or a percentage."""
+    return "" if text is None or text.strip() == str(count) else f" (--max-suppression {text.strip()})"
+
+
 def _print_negotiation(result: Negotiation) -> None:
     crit = result.criterion
     print_lines([
         ("request", f"{crit}={result.value}, max levels {_levels_text(result.max_levels)}, "
-                    f"max suppression {result.max_suppression} of {result.n_rows} rows"),
+                    f"max suppression {result.max_suppression} of {result.n_rows} rows"
+                    f"{_given(result.max_suppression_given, result.max_suppression)}"),
         ("status", result.status),
         ("answered in", f"{result.seconds * 1000:.2f} ms, {result.nodes_visited} nodes visited"),
     ])
@@ -203,8 +209,9 @@ def negotiate_command(
     ] = None,
     max_suppression: Annotated[
         str,
-        typer.Option("--max-suppression", help="Rows that may be removed: a count (301), a "
-                     "fraction (0.01) or a percentage (1%)."),
+        typer.Option("--max-suppression", help="Rows that may be removed: a whole count (301), a "
+                     "fraction with a decimal point (0.01) or a percentage (1%); exponent "
+                     "notation (1e3) is refused."),
     ] = "0",
     runtime_histogram: Annotated[
         bool,

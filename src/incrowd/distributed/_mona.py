@@ -30,7 +30,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..exceptions import DataError, IncrowdError, ParameterError
-from ..microaggregation._base import check_int, check_k, check_real
+from ..microaggregation._base import MAX_ROUNDS, check_int, check_k, check_real
 from ..microaggregation._mondrian_kernel import RULE_V2D, RULE_VARIANCE, directions
 from ..microaggregation.mona import split_limit
 from . import _blocks as B
@@ -113,7 +113,7 @@ def mona(data, k: int, *, client, rho: float = 0.5, diagonals: str | None = None
     """
     t0 = time.perf_counter()
     rho = check_real(rho, "rho", 0.0, 1.0)
-    max_rounds = check_int(max_rounds, "max_rounds", 1)
+    max_rounds = check_int(max_rounds, "max_rounds", 1, MAX_ROUNDS)
     part_rows = check_int(part_rows, "part_rows", 2)
     if diagonals not in (None, "sum", "unit"):
         raise ParameterError(f"diagonals must be 'sum' or 'unit'; got {diagonals!r}")
