@@ -12,7 +12,8 @@ from ..data import read_table, write_table
 from ..exceptions import DataError, ParameterError
 from ..generalization import Lattice, Negotiation, generalize, negotiate, parse_assignments
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
-from ._options import IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, names
+from ._options import (IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, SchedulerTimeoutOption,
+                       check_scheduler, names)
 
 lattice_app = typer.Typer(
     help="Generalization lattices with suppression histograms (paper 004): build once, then "
@@ -78,6 +79,7 @@ def build_command(
                      "(e.g. '5%' or 0.05); default: the full lattice.", show_default=False),
     ] = None,
     scheduler: SchedulerOption = None,
+    scheduler_timeout: SchedulerTimeoutOption = 10.0,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -90,13 +92,14 @@ def build_command(
         if not qis:
             raise ParameterError("--qi must name the quasi-identifier columns, e.g. --qi age,sex,race")
         fraction = _fraction(partial)
+        check_scheduler(scheduler, scheduler_timeout)
         check_output_path(output)
         with stages(3, quiet=quiet or json_output) as progress:
             if scheduler is not None:
                 from ..distributed import build_lattice, connect
 
                 progress.stage(f"connecting to {scheduler}")
-                with connect(scheduler) as client:
+                with connect(scheduler, timeout=scheduler_timeout) as client:
                     progress.stage(f"building the lattice of {len(qis)} quasi-identifiers on Dask")
                     lattice = build_lattice(str(data_path), qis, client=client,
                                             hierarchies=str(hierarchies) if hierarchies else None,

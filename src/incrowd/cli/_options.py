@@ -75,8 +75,14 @@ SeedOption = Annotated[
 SchedulerOption = Annotated[
     Optional[str],
     typer.Option("--scheduler", help="Run on Dask (extra incrowd[dask]): 'local:N' starts N local "
-                 "worker processes, else the address of a running scheduler (tcp://host:8786). "
+                 "worker processes (N in [1, 4 x the cores]), else the tcp:// address of a running "
+                 "scheduler (tcp://host:8786). "
                  "Without it everything runs in process.", show_default=False),
+]
+SchedulerTimeoutOption = Annotated[
+    float,
+    typer.Option("--scheduler-timeout", help="Seconds to wait for a scheduler address to answer as a "
+                 "Dask scheduler (in (0, 3600]).", show_default=True),
 ]
 JsonOption = Annotated[
     bool,
@@ -109,3 +115,13 @@ def names(values: list[str] | None, option: str) -> list[str] | None:
 def method_params(**given: Any) -> dict[str, Any]:
     # Only parameters the user gave are passed: a method without them then refuses them by name.
     return {name: value for name, value in given.items() if value is not None}
+
+
+def check_scheduler(scheduler: str | None, timeout: float) -> None:
+    """Refuse a malformed --scheduler or --scheduler-timeout before any input is read."""
+    if scheduler is None:
+        return
+    from ..distributed._scheduler import check_timeout, parse_scheduler
+
+    parse_scheduler(scheduler)
+    check_timeout(timeout)
