@@ -103,6 +103,11 @@ def test_caps_are_checked_before_the_input_is_read(runner, tmp_path, command, fl
     assert "does not exist" not in line
 
 
+def test_plan_columns_are_capped_before_any_timing(runner):
+    one_error_line(runner.invoke(app, ["incremental", "plan", "--rows", "1000", "--columns", "100000000"]),
+                   "'--columns'", "[1, 1000]")
+
+
 def test_caps_in_the_api():
     with pytest.raises(ParameterError, match=r"runs must be an integer in \[1, 10000\]"):
         ONA(k=3, runs=10**12).fit(np.random.default_rng(0).normal(size=(20, 2)))
