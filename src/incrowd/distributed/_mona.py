@@ -140,8 +140,9 @@ def mona(data, k: int, *, client, rho: float = 0.5, diagonals: str | None = None
             raise DataError("the quasi-identifier has a missing or infinite value")
         mean, std = column.mean(axis=0), column.std(axis=0)
     if not (np.isfinite(mean).all() and np.isfinite(std).all()):
-        raise DataError("a quasi-identifier has a missing or infinite value, or values so large "
-                        "(near 1e308) that its mean or spread overflows; the distributed path "
+        j = int(np.flatnonzero(~(np.isfinite(mean) & np.isfinite(std)))[0])
+        raise DataError(f"quasi-identifier column {j} has a missing or infinite value, or values so "
+                        "large (near 1e308) that its mean or spread overflows; the distributed path "
                         "refuses such columns (without --scheduler they are standardized safely)")
     scale = np.where(std > 0, std, 1.0)
     Z = [client.submit(B.standardize, b, mean, scale) for b in blocks]
