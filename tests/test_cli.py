@@ -276,12 +276,14 @@ def test_output_location_errors(runner, tmp_path, semicolon_csv, where):
     assert result.stderr.startswith("error: ") and repr(str(named)) in result.stderr
 
 
-def test_usage_errors_keep_typer_behaviour(runner, semicolon_csv):
+def test_usage_errors_are_one_error_line(runner, semicolon_csv):
+    # typer's boxed usage panel became the one error shape of every command
     bad_int = runner.invoke(app, ["microaggregate", str(semicolon_csv), "-o", "x.csv", "--k", "five"])
     assert bad_int.exit_code == 2 and "--k" in bad_int.stderr
     missing = runner.invoke(app, ["microaggregate", str(semicolon_csv), "--k", "3"])
     assert missing.exit_code == 2 and "--output" in missing.stderr
-    assert not bad_int.stderr.startswith("error: ")
+    for out in (bad_int, missing):
+        assert out.stderr.startswith("error: ") and len(out.stderr.splitlines()) == 1, out.stderr
 
 
 # ---------------------------------------------------------------------------------------------

@@ -142,3 +142,17 @@ def test_incremental_release_at_the_edge_is_finite_and_its_json_strict(tmp_path)
     doc = strict_loads(published.stdout)
     assert doc["k_anonymous"] is True
     assert np.isfinite(read_table(out)[QIS].to_numpy(dtype=float)).all()
+
+
+def test_the_distributed_path_refuses_an_overflowing_column_by_name():
+    distributed = pytest.importorskip("distributed")
+    from incrowd import DataError
+    from incrowd.distributed import mona
+
+    X = edge_frame()[QIS].to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with distributed.Client(processes=False, n_workers=1, threads_per_worker=1,
+                                dashboard_address=None) as client:
+            with pytest.raises(DataError, match="quasi-identifier column 0 .* overflows"):
+                mona([X[:30], X[30:]], 5, client=client)

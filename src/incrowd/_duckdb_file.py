@@ -55,6 +55,21 @@ def write_database(target: Path, meta: Mapping[str, Any], frames: Mapping[str, p
     return target
 
 
+#: how to make each kind of file, for the refusal of a file of another kind (a CSV, say)
+_MAKE = {"lattice file": "build one with `incrowd lattice build`",
+         "state file": "create one with `incrowd incremental base`"}
+
+
+def _is_duckdb_database(path: Path) -> bool:
+    """DuckDB's file header carries the magic bytes ``DUCK`` at offset 8."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(12)
+    except OSError:
+        return True  # let the open below report what is wrong with the file
+    return head[8:12] == b"DUCK"
+
+
 def damaged(what: str, path: Path, why: str) -> DataError:
     return DataError(f"{what} {str(path)!r} is damaged or not an incrowd {what}: {why}")
 
@@ -74,6 +89,9 @@ def read_database(path: str | os.PathLike, *, what: str, file_format: str, versi
         raise DataError(f"{what} {str(p)!r} does not exist")
     if p.is_dir() or p.stat().st_size == 0:
         raise damaged(what, p, "empty or a directory")
+    if not _is_duckdb_database(p):
+        make = _MAKE.get(what, rebuild)
+        raise damaged(what, p, f"it is not a DuckDB database (a data file?); {make}")
     try:
         con = duckdb.connect(str(p), read_only=True)
     except Exception as exc:  # duckdb.IOException, SerializationException, ... on a bad file

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,8 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import __version__
-from .._microaggregate import MicroaggregationResult, microaggregate
 from .._atomic import is_stdout
+from .._microaggregate import MicroaggregationResult, check_distributed_method, microaggregate
 from ..data import NA_HELP, read_table, table_format, write_table
 from ..datasets import load_census
 from ..exceptions import DataError, ParameterError, VerificationError
@@ -21,6 +22,7 @@ from ._console import check_output_path, print_json, print_lines, stages, stdout
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
 from ._serve import serve_command
+from ._usage import OneLineUsageErrors
 from ._options import (
     DiagonalsOption,
     GammaOption,
@@ -34,8 +36,10 @@ from ._options import (
     RhoOption,
     RunsOption,
     SchedulerOption,
+    SchedulerTimeoutOption,
     SeedOption,
     Split2kOption,
+    check_scheduler,
     method_params,
     names,
     parse_qis,
@@ -47,6 +51,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=OneLineUsageErrors,
 )
 
 DEMO_GAMMA = 0.2  # V-MDAV's gamma in the demo (Solanas et al.'s value for scattered data)
@@ -144,6 +149,7 @@ def microaggregate_command(
     split_2k: Split2kOption = None,
     seed: SeedOption = None,
     scheduler: SchedulerOption = None,
+    scheduler_timeout: SchedulerTimeoutOption = 10.0,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -157,24 +163,34 @@ def microaggregate_command(
     with user_errors():
         qis = names(qi, "--qi")
         ids = names(identifiers, "--id")
+        check_scheduler(scheduler, scheduler_timeout)
+        if scheduler is not None:
+            check_distributed_method(method)
         if scheduler is not None and input_path.is_dir():
             _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet,
                                     method_params(gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
-                                                  diagonals=diagonals, split_2k=split_2k))
+                                                  diagonals=diagonals, split_2k=split_2k),
+                                    scheduler_timeout)
             return
         check_output_path(output, (input_path,))
         with stages(4, quiet=quiet or json_output) as progress:
             progress.stage(f"reading {input_path.name}")
             data = read_table(input_path, parse=parse_qis(qis, ids))
             progress.stage(f"microaggregating {data.shape[0]} rows with {method}, k={k}")
-            result = microaggregate(
-                data, k, method, quasi_identifiers=qis, identifiers=ids,
-                random_state=seed, scheduler=scheduler,
-                **method_params(
-                    gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
-                    diagonals=diagonals, split_2k=split_2k,
-                ),
-            )
+            with contextlib.ExitStack() as stack:
+                client = None
+                if scheduler is not None:
+                    from ..distributed import connect
+
+                    client = stack.enter_context(connect(scheduler, timeout=scheduler_timeout))
+                result = microaggregate(
+                    data, k, method, quasi_identifiers=qis, identifiers=ids,
+                    random_state=seed, scheduler=client,
+                    **method_params(
+                        gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
+                        diagonals=diagonals, split_2k=split_2k,
+                    ),
+                )
             progress.stage("verifying k-anonymity")
             if not result.verification.ok:  # microaggregate raises first; never write unverified data
                 raise VerificationError(
@@ -191,13 +207,14 @@ def microaggregate_command(
         _report(result, input_path, output, err=to_stderr)
 
 
-def _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet, params):
+def _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet, params,
+                            timeout):
     """A Parquet dataset folder in, a Parquet dataset folder out, on Dask (never in memory)."""
     from ..distributed import connect, microaggregate_dataset
 
     with stages(2, quiet=quiet or json_output) as progress:
         progress.stage(f"connecting to {scheduler}")
-        with connect(scheduler) as client:
+        with connect(scheduler, timeout=timeout) as client:
             progress.stage(f"microaggregating the partitions of {input_path.name} with {method}, k={k}")
             info = microaggregate_dataset(input_path, output, k, method, client=client, quasi_identifiers=qis,
                                           identifiers=ids, **params)

@@ -14,7 +14,8 @@ from ..exceptions import DataError, ParameterError
 from ..generalization import Lattice, Negotiation, generalize, negotiate, parse_assignments
 from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
-from ._options import IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, names
+from ._options import (IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, SchedulerTimeoutOption,
+                       check_scheduler, names)
 
 lattice_app = typer.Typer(
     help="Generalization lattices with suppression histograms (paper 004): build once, then "
@@ -102,6 +103,7 @@ def build_command(
                      "(e.g. '5%' or 0.05); default: the full lattice.", show_default=False),
     ] = None,
     scheduler: SchedulerOption = None,
+    scheduler_timeout: SchedulerTimeoutOption = 10.0,
     max_nodes: MaxNodesOption = DEFAULT_MAX_NODES_TEXT,
     max_memory: MaxMemoryOption = DEFAULT_MAX_MEMORY_TEXT,
     json_output: JsonOption = False,
@@ -118,6 +120,7 @@ def build_command(
             raise ParameterError("--qi must name the quasi-identifier columns, e.g. --qi age,sex,race")
         fraction = _fraction(partial)
         node_limit, memory_limit = lattice_limits(max_nodes, max_memory)
+        check_scheduler(scheduler, scheduler_timeout)
         check_output_path(output, (data_path, hierarchies), what="lattice file", stdout_ok=False)
         precheck_nodes(qis, str(hierarchies) if hierarchies else None, _intervals(intervals), fraction,
                        node_limit)
@@ -126,7 +129,7 @@ def build_command(
                 from ..distributed import build_lattice, connect
 
                 progress.stage(f"connecting to {scheduler}")
-                with connect(scheduler) as client:
+                with connect(scheduler, timeout=scheduler_timeout) as client:
                     progress.stage(f"building the lattice of {len(qis)} quasi-identifiers on Dask")
                     lattice = build_lattice(str(data_path), qis, client=client,
                                             hierarchies=str(hierarchies) if hierarchies else None,
@@ -202,11 +205,17 @@ def _levels_text(levels: dict[str, int]) -> str:
     return ", ".join(f"{a}={v}" for a, v in levels.items())
 
 
+def _given(text: str | None, count: int) -> str:
+    """How --max-suppression was read, when the user wrote it as a fraction or a percentage."""
+    return "" if text is None or text.strip() == str(count) else f" (--max-suppression {text.strip()})"
+
+
 def _print_negotiation(result: Negotiation) -> None:
     crit = result.criterion
     print_lines([
         ("request", f"{crit}={result.value}, max levels {_levels_text(result.max_levels)}, "
-                    f"max suppression {result.max_suppression} of {result.n_rows} rows"),
+                    f"max suppression {result.max_suppression} of {result.n_rows} rows"
+                    f"{_given(result.max_suppression_given, result.max_suppression)}"),
         ("status", result.status),
         ("answered in", f"{result.seconds * 1000:.2f} ms, {result.nodes_visited} nodes visited"),
     ])
@@ -235,8 +244,9 @@ def negotiate_command(
     ] = None,
     max_suppression: Annotated[
         str,
-        typer.Option("--max-suppression", help="Rows that may be removed: a count (301), a "
-                     "fraction (0.01) or a percentage (1%)."),
+        typer.Option("--max-suppression", help="Rows that may be removed: a whole count (301), a "
+                     "fraction with a decimal point (0.01) or a percentage (1%); exponent "
+                     "notation (1e3) is refused."),
     ] = "0",
     runtime_histogram: Annotated[
         bool,

@@ -32,6 +32,10 @@ from ._options import (
     names,
     parse_qis,
 )
+from ._usage import bounded
+
+#: --columns of the timed Gaussian rows: more only exhausts memory (rows x columns floats)
+MAX_PLAN_COLUMNS = 1000
 
 incremental_app = typer.Typer(
     help="Incremental publication: anonymize a base early, adjoin late rows, publish once "
@@ -283,7 +287,8 @@ def plan_command(
     method: MethodOption = "mdav",
     k: Annotated[int, typer.Option("--k", help="k for the measured runtime model.")] = 10,
     columns: Annotated[
-        int, typer.Option("--columns", help="Quasi-identifiers of the Gaussian rows timed by --model fit.")
+        int, typer.Option("--columns", help=f"Quasi-identifiers of the Gaussian rows timed by --model fit "
+                          f"(1 to {MAX_PLAN_COLUMNS}).", callback=bounded("--columns", MAX_PLAN_COLUMNS, 1))
     ] = 15,
     fit_on: Annotated[
         Optional[Path],
