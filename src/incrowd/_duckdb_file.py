@@ -19,10 +19,12 @@ from .exceptions import DataError
 
 
 def write_database(target: Path, meta: Mapping[str, Any], frames: Mapping[str, pd.DataFrame],
-                   what: str) -> Path:
+                   what: str, finish: Callable[[Any], Mapping[str, Any]] | None = None) -> Path:
     """Write ``meta`` and the frames (one table each) to ``target`` atomically.
 
-    ``what`` names the file in errors ("state file", "lattice file").
+    ``what`` names the file in errors ("state file", "lattice file"). ``finish(con)``, when
+    given, runs once the tables are written and returns more meta entries (a checksum of what
+    was written) to add before the file is renamed into place.
     """
     import duckdb
 
@@ -41,6 +43,9 @@ def write_database(target: Path, meta: Mapping[str, Any], frames: Mapping[str, p
                 con.register("frame_view", frame)
                 con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM frame_view')
                 con.unregister("frame_view")
+            if finish is not None:
+                con.executemany("INSERT INTO meta VALUES (?, ?)",
+                                [(key, json.dumps(value)) for key, value in finish(con).items()])
             con.execute("CHECKPOINT")
         except Exception as exc:  # DuckDB and pandas conversion errors; the user needs the file named
             raise DataError(f"cannot write {what} {str(target)!r}: {exc}") from exc

@@ -16,13 +16,17 @@ What the file holds (table ``contents`` says the same in words):
   run; without them the file holds no quasi-identifier value of any single row.
 
 A file is always written whole to a temporary name and renamed into place, so a process killed
-at any moment leaves either the old state or the new one, never a mixture.
+at any moment leaves either the old state or the new one, never a mixture. ``meta`` also holds a
+content checksum; on open, the file's invariants and the checksum are checked
+(:mod:`._integrity`), so a file edited outside incrowd is refused, never used.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from .._duckdb_file import damaged, read_database, write_database
-from ..exceptions import DataError
+from ..exceptions import DataError, DataWarning
+from . import _integrity
 
 FORMAT = "incrowd.incremental-state"
 FORMAT_VERSION = 1
@@ -169,7 +174,18 @@ def save(state: State, path: str | os.PathLike) -> Path:
     if state.points is not None:
         frames["points"] = pd.concat([pd.DataFrame({"row": np.arange(state.n_rows)}),
                                       _numbered("z_", state.points)], axis=1)
-    return write_database(Path(path), _meta_dict(state), frames, _WHAT)
+    return write_database(Path(path), _meta_dict(state), frames, _WHAT, finish=_checksum_entry)
+
+
+def _checksum_entry(con) -> dict[str, str]:
+    # computed on the tables as DuckDB returns them, exactly as load() will see them
+    meta = {key: json.loads(value) for key, value in con.execute("SELECT key, value FROM meta").fetchall()}
+    tables = _read_tables(con, meta)[1:]
+    return {_integrity.CHECKSUM_KEY: _integrity.content_checksum(meta, _named(tables))}
+
+
+def _named(tables) -> dict[str, pd.DataFrame | None]:
+    return dict(zip(("groups", "members", "passthrough", "points"), tables))
 
 
 def _damaged(path: Path, why: str) -> DataError:
@@ -196,11 +212,24 @@ def load(path: str | os.PathLike) -> State:
     meta, groups, members, passthrough, points_frame = read_database(
         p, what=_WHAT, file_format=FORMAT, version=FORMAT_VERSION,
         rebuild="rebuild the state with 'incrowd incremental base'", needed=_needed, read=_read_tables)
+    tables = _named((groups, members, passthrough, points_frame))
     try:
+        _integrity.check_meta(meta, p)
+        _integrity.check_columns(meta, tables, p)
         state = _assemble(meta, groups, members, passthrough, points_frame)
     except (KeyError, ValueError, TypeError) as exc:
+        if isinstance(exc, DataError):
+            raise
         raise _damaged(p, f"{type(exc).__name__}: {exc}") from exc
-    _check_consistent(state, p)
+    _integrity.check_state(state, p)
+    stored = meta.get(_integrity.CHECKSUM_KEY)
+    if stored is None:
+        warnings.warn(
+            f"state file {str(p)!r} has no content checksum (written by an older incrowd), so "
+            "an edit made outside incrowd cannot be detected; the next add writes one",
+            DataWarning, stacklevel=2)
+    elif stored != _integrity.content_checksum(meta, tables):
+        raise _integrity.modified(p, "its content does not match its checksum (checksum mismatch)")
     return state
 
 
@@ -242,26 +271,3 @@ def _assemble(meta, groups, members, passthrough, points_frame) -> State:
         created=str(meta["created"]),
         incrowd_version=str(meta["incrowd_version"]),
     )
-
-
-def _check_consistent(state: State, path: Path) -> None:
-    """Cheap cross-checks between the tables, so a tampered or truncated file is caught."""
-    n, g = state.n_rows, state.n_groups
-    m = len(state.quasi_identifiers)
-    problems = []
-    if state.mean.shape != (m,) or state.scale.shape != (m,) or not np.all(state.scale > 0):
-        problems.append("standardization does not match the quasi-identifiers")
-    if n == 0 or g == 0:
-        problems.append("no rows or no groups")
-    elif state.labels.min() < 0 or state.labels.max() >= g:
-        problems.append("a row belongs to a group that does not exist")
-    elif not np.array_equal(np.bincount(state.labels, minlength=g), state.sizes):
-        problems.append("group sizes disagree with the member rows")
-    if state.passthrough.shape[0] != n or state.keys.shape[0] != n:
-        problems.append("row counts of the tables disagree")
-    if state.points is not None and state.points.shape != (n, m):
-        problems.append("the points table does not match the member rows")
-    if g and state.sizes.min() < state.k:
-        problems.append(f"a group has fewer than k={state.k} rows")
-    if problems:
-        raise _damaged(path, "; ".join(problems))
