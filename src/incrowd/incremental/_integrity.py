@@ -43,10 +43,23 @@ def content_checksum(meta: Mapping[str, Any], tables: Mapping[str, pd.DataFrame 
             continue
         layout = [name, list(frame.shape), [str(c) for c in frame.columns], [str(t) for t in frame.dtypes]]
         h.update(b"\x00" + json.dumps(layout).encode())
-        if frame.shape[0] and frame.shape[1]:
-            # one 64-bit hash per row (vectorized, all columns), then sha256 over them all
-            h.update(np.ascontiguousarray(pd.util.hash_pandas_object(frame, index=False).to_numpy()).tobytes())
+        for column in frame.columns:
+            _hash_column(h, frame[column])
     return f"{_ALGORITHM}:{h.hexdigest()}"
+
+
+def _hash_column(h, col: pd.Series) -> None:
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind in "biuf":
+        h.update(np.ascontiguousarray(col.to_numpy()).tobytes())
+        return
+    # text and anything else: null mask, lengths and the concatenated text, so no separator
+    # inside a value can make two different columns hash alike
+    values = col.to_numpy(dtype=object, na_value=None)
+    null = pd.isna(values)
+    text = ["" if v is None else str(v) for v in values]
+    h.update(null.tobytes())
+    h.update(np.fromiter(map(len, text), np.int64, len(text)).tobytes())
+    h.update("".join(text).encode("utf-8", "surrogatepass"))
 
 
 def _is_int(value) -> bool:
@@ -93,6 +106,12 @@ def check_meta(meta: Mapping[str, Any], path: Path) -> None:
         raise modified(path, f"random_state is {meta.get('random_state')!r}, must be an integer or null")
     if not isinstance(meta.get("keeps_points"), bool):
         raise modified(path, f"keeps_points is {meta.get('keeps_points')!r}, must be true or false")
+    if meta.get("fingerprints", False) not in (True, False):
+        raise modified(path, f"fingerprints is {meta.get('fingerprints')!r}, must be true or false")
+    if meta.get("fingerprints"):
+        key = meta.get("fingerprint_key")
+        if not isinstance(key, str) or len(key.encode()) != 16 or roles["identifiers"]:
+            raise modified(path, "the row fingerprints' key is malformed")
     _check_batch_log(meta.get("batches"), meta["method"], path)
 
 
@@ -126,7 +145,8 @@ def check_columns(meta: Mapping[str, Any], tables: Mapping[str, pd.DataFrame | N
     m = len(meta["quasi_identifiers"])
     expected = {
         "groups": ["group_id", "size"] + [f"sum_{j}" for j in range(m)] + [f"sumsq_{j}" for j in range(m)],
-        "members": ["row", "batch", "group_id"] + [f"key:{c}" for c in meta["identifiers"]],
+        "members": ["row", "batch", "group_id"] + [f"key:{c}" for c in meta["identifiers"]]
+                   + (["fingerprint"] if meta.get("fingerprints") else []),
         "passthrough": ["row"] + [f"col:{c}" for c in meta["passthrough_columns"]],
         "points": ["row"] + [f"z_{j}" for j in range(m)],
     }

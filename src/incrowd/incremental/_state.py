@@ -70,6 +70,28 @@ class State:
     batches: list[dict[str, Any]] = field(default_factory=list)
     created: str = ""
     incrowd_version: str = ""
+    # (n,) keyed hash per row of its published values, when rows have no identifiers; None with
+    # identifiers, and in files written before incrowd kept them
+    fingerprints: np.ndarray | None = None
+    fingerprint_key: str | None = None
+
+    def distinct_records(self) -> np.ndarray | None:
+        """Distinct records per group: rows with identifiers are distinct people; without, rows
+        with equal fingerprints are copies of one record. None when the file cannot tell."""
+        if self.identifiers:
+            return self.sizes.copy()
+        if self.fingerprints is None:
+            return None
+        from ._fingerprint import distinct_per_group
+
+        return distinct_per_group(self.labels, self.fingerprints, self.n_groups)
+
+    def distinct_summary(self) -> dict[str, Any]:
+        counts = self.distinct_records()
+        if counts is None:
+            return {"min_distinct_records": None, "groups_below_k_distinct": None}
+        return {"min_distinct_records": int(counts.min()),
+                "groups_below_k_distinct": int(np.count_nonzero(counts < self.k))}
 
     @property
     def n_rows(self) -> int:
@@ -94,7 +116,9 @@ class State:
                        "quasi-identifiers"),
             ("members", "per row: release row number, batch (0 = base), group, and the "
                         "identifier values as row key"
-                        + ("" if self.identifiers else " (none: the data has no identifiers)")),
+                        + ("" if self.identifiers else " (none: the data has no identifiers)")
+                        + ("; a keyed hash of each row's published values, to recognise a record "
+                           "added twice" if self.fingerprints is not None else "")),
             ("passthrough", "the columns published unchanged: "
                             + (", ".join(self.passthrough_columns) or "none")),
         ]
@@ -120,6 +144,7 @@ class State:
             "groups": self.n_groups,
             "keeps_points": self.keep_points,
             "batches": self.batches,
+            **self.distinct_summary(),
             "tables": {name: text for name, text in self.contents()},
         }
 
@@ -148,6 +173,8 @@ def _meta_dict(state: State) -> dict[str, Any]:
         "base_sse": state.base_sse.tolist(),
         "keeps_points": state.keep_points,
         "batches": state.batches,
+        "fingerprints": state.fingerprints is not None,
+        **({"fingerprint_key": state.fingerprint_key} if state.fingerprints is not None else {}),
     }
 
 
@@ -157,6 +184,26 @@ def _numbered(prefix: str, values: np.ndarray) -> pd.DataFrame:
 
 def save(state: State, path: str | os.PathLike) -> Path:
     """Write the whole state to ``path`` atomically (temporary file, then rename)."""
+    return _write(state, path, _checksum_entry)
+
+
+def save_and_read(state: State, path: str | os.PathLike) -> State:
+    """:func:`save`, returning the state as a later :func:`load` of the file reads it.
+
+    The tables are read back from the new file before it is renamed into place (the checksum
+    needs them anyway), so the caller continues with DuckDB's dtypes without opening it again.
+    """
+    seen: dict[str, Any] = {}
+
+    def finish(con) -> dict[str, str]:
+        seen["meta"], seen["tables"] = _read_back(con)
+        return {_integrity.CHECKSUM_KEY: _integrity.content_checksum(seen["meta"], _named(seen["tables"]))}
+
+    _write(state, path, finish)
+    return _assemble(seen["meta"], *seen["tables"])
+
+
+def _write(state: State, path: str | os.PathLike, finish) -> Path:
     groups = pd.concat(
         [pd.DataFrame({"group_id": np.arange(state.n_groups), "size": state.sizes}),
          _numbered("sum_", state.sums), _numbered("sumsq_", state.sumsq)], axis=1)
@@ -164,6 +211,8 @@ def save(state: State, path: str | os.PathLike) -> Path:
         [pd.DataFrame({"row": np.arange(state.n_rows), "batch": state.batch,
                        "group_id": state.labels}),
          state.keys.reset_index(drop=True).add_prefix("key:")], axis=1)
+    if state.fingerprints is not None:
+        members["fingerprint"] = state.fingerprints
     passthrough = pd.concat(
         [pd.DataFrame({"row": np.arange(state.n_rows)}),
          state.passthrough.reset_index(drop=True).add_prefix("col:")], axis=1)
@@ -174,13 +223,17 @@ def save(state: State, path: str | os.PathLike) -> Path:
     if state.points is not None:
         frames["points"] = pd.concat([pd.DataFrame({"row": np.arange(state.n_rows)}),
                                       _numbered("z_", state.points)], axis=1)
-    return write_database(Path(path), _meta_dict(state), frames, _WHAT, finish=_checksum_entry)
+    return write_database(Path(path), _meta_dict(state), frames, _WHAT, finish=finish)
+
+
+def _read_back(con):
+    meta = {key: json.loads(value) for key, value in con.execute("SELECT key, value FROM meta").fetchall()}
+    return meta, _read_tables(con, meta)[1:]
 
 
 def _checksum_entry(con) -> dict[str, str]:
     # computed on the tables as DuckDB returns them, exactly as load() will see them
-    meta = {key: json.loads(value) for key, value in con.execute("SELECT key, value FROM meta").fetchall()}
-    tables = _read_tables(con, meta)[1:]
+    meta, tables = _read_back(con)
     return {_integrity.CHECKSUM_KEY: _integrity.content_checksum(meta, _named(tables))}
 
 
@@ -270,4 +323,6 @@ def _assemble(meta, groups, members, passthrough, points_frame) -> State:
         batches=list(meta["batches"]),
         created=str(meta["created"]),
         incrowd_version=str(meta["incrowd_version"]),
+        fingerprints=members["fingerprint"].to_numpy(np.int64) if meta.get("fingerprints") else None,
+        fingerprint_key=meta.get("fingerprint_key") if meta.get("fingerprints") else None,
     )
