@@ -89,14 +89,6 @@ def _check_unique_keys(keys: pd.DataFrame, what: str) -> None:
         )
 
 
-def _signature(path: Path):
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
 def _check_random_state(random_state) -> Any:
     # The state file stores the seed as JSON, so it must be an int (or None).
     if random_state is None:
@@ -129,24 +121,16 @@ class IncrementalMicroaggregation:
     may stop between any two calls; another process picks up from the file.
     """
 
-    def __init__(self, state: State, path: Path, signature=None):
+    def __init__(self, state: State, path: Path):
         self._state = state
         self.path = path
-        # which file version self._state came from: a writer re-reads the file under the lock
-        # when another process has replaced it since (every save renames a new file into place)
-        self._signature = signature
-
-    @classmethod
-    def _load(cls, target: Path) -> "IncrementalMicroaggregation":
-        signature = _signature(target)  # taken first: a newer file read after it only costs a re-read
-        return cls(_state.load(target), target, signature)
 
     def _refresh(self) -> None:
-        """Continue from the file as it is now (called with the writer lock held)."""
-        signature = _signature(self.path)
-        if signature is None or signature != self._signature:
-            fresh = type(self)._load(self.path)
-            self._state, self._signature = fresh._state, fresh._signature
+        """Continue from the file as it is now (called with the writer lock held): another
+        process may have replaced it since this object read it; its checksum tells."""
+        held = self._state.checksum
+        if held is None or _state.stored_checksum(self.path) != held:
+            self._state = _state.load(self.path, warn_unchecked=held is not None)
 
     # ------------------------------------------------------------------ creation and reopening
 
@@ -226,13 +210,13 @@ class IncrementalMicroaggregation:
                     f"state file {str(target)!r} already exists; choose another name or overwrite "
                     "it explicitly (overwrite=True, CLI --force)"
                 )
-            saved = _state.save_and_read(state, target)
-            return cls(saved, target, _signature(target))
+            return cls(_state.save_and_read(state, target), target)
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> "IncrementalMicroaggregation":
         """Reopen a state file written by :meth:`from_base` (in this or another process)."""
-        return cls._load(Path(path))
+        target = Path(path)
+        return cls(_state.load(target), target)
 
     # ------------------------------------------------------------------ properties
 
@@ -423,7 +407,6 @@ class IncrementalMicroaggregation:
         # Continue from what the file holds (not the in-memory copy), so this process and one
         # that reopens the file publish byte-identical releases (dtypes come back from DuckDB).
         self._state = _state.save_and_read(new_state, self.path)
-        self._signature = _signature(self.path)  # still under the lock: the file just written
         return dict(report)
 
     # ------------------------------------------------------------------ publishing

@@ -74,6 +74,7 @@ class State:
     # identifiers, and in files written before incrowd kept them
     fingerprints: np.ndarray | None = None
     fingerprint_key: str | None = None
+    checksum: str | None = None  # as stored in the file this state was read from
 
     def distinct_records(self) -> np.ndarray | None:
         """Distinct records per group: rows with identifiers are distinct people; without, rows
@@ -196,11 +197,29 @@ def save_and_read(state: State, path: str | os.PathLike) -> State:
     seen: dict[str, Any] = {}
 
     def finish(con) -> dict[str, str]:
-        seen["meta"], seen["tables"] = _read_back(con)
-        return {_integrity.CHECKSUM_KEY: _integrity.content_checksum(seen["meta"], _named(seen["tables"]))}
+        meta, seen["tables"] = _read_back(con)
+        seen["entry"] = {_integrity.CHECKSUM_KEY: _integrity.content_checksum(meta, _named(seen["tables"]))}
+        seen["meta"] = {**meta, **seen["entry"]}
+        return seen["entry"]
 
     _write(state, path, finish)
     return _assemble(seen["meta"], *seen["tables"])
+
+
+def stored_checksum(path: str | os.PathLike) -> str | None:
+    """The checksum in a state file's meta (None when absent or unreadable): which version of
+    the file a writer holds, compared cheaply before it decides to read the file again."""
+    import duckdb
+
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key = ?", [_integrity.CHECKSUM_KEY]).fetchone()
+        finally:
+            con.close()
+        return None if row is None else json.loads(row[0])
+    except Exception:  # any doubt means: read the file again
+        return None
 
 
 def _write(state: State, path: str | os.PathLike, finish) -> Path:
@@ -259,8 +278,11 @@ def _read_tables(con, meta: dict):
     )
 
 
-def load(path: str | os.PathLike) -> State:
-    """Read a state file, refusing other formats, other versions and damaged files clearly."""
+def load(path: str | os.PathLike, *, warn_unchecked: bool = True) -> State:
+    """Read a state file, refusing other formats, other versions and damaged files clearly.
+
+    ``warn_unchecked=False`` skips the warning about a file without a checksum (a writer
+    re-reading a file it has opened, and warned about, before)."""
     p = Path(path)
     meta, groups, members, passthrough, points_frame = read_database(
         p, what=_WHAT, file_format=FORMAT, version=FORMAT_VERSION,
@@ -277,10 +299,11 @@ def load(path: str | os.PathLike) -> State:
     _integrity.check_state(state, p)
     stored = meta.get(_integrity.CHECKSUM_KEY)
     if stored is None:
-        warnings.warn(
-            f"state file {str(p)!r} has no content checksum (written by an older incrowd), so "
-            "an edit made outside incrowd cannot be detected; the next add writes one",
-            DataWarning, stacklevel=2)
+        if warn_unchecked:
+            warnings.warn(
+                f"state file {str(p)!r} has no content checksum (written by an older incrowd), so "
+                "an edit made outside incrowd cannot be detected; the next add writes one",
+                DataWarning, stacklevel=2)
     elif stored != _integrity.content_checksum(meta, tables):
         raise _integrity.modified(p, "its content does not match its checksum (checksum mismatch)")
     return state
@@ -325,4 +348,5 @@ def _assemble(meta, groups, members, passthrough, points_frame) -> State:
         incrowd_version=str(meta["incrowd_version"]),
         fingerprints=members["fingerprint"].to_numpy(np.int64) if meta.get("fingerprints") else None,
         fingerprint_key=meta.get("fingerprint_key") if meta.get("fingerprints") else None,
+        checksum=meta.get(_integrity.CHECKSUM_KEY),
     )
