@@ -19,11 +19,14 @@ from .exceptions import DataError
 
 
 def write_database(target: Path, meta: Mapping[str, Any], frames: Mapping[str, pd.DataFrame],
-                   what: str, *, inputs: Iterable = ()) -> Path:
+                   what: str, finish: Callable[[Any], Mapping[str, Any]] | None = None, *,
+                   inputs: Iterable = ()) -> Path:
     """Write ``meta`` and the frames (one table each) to ``target`` atomically.
 
     ``what`` names the file in errors ("state file", "lattice file"); ``inputs`` are the files
-    and folders it was made from, which it must not replace.
+    and folders it was made from, which it must not replace. ``finish(con)``, when given, runs
+    once the tables are written and returns more meta entries (a checksum of what was written)
+    to add before the file is renamed into place.
     """
     import duckdb
 
@@ -44,6 +47,9 @@ def write_database(target: Path, meta: Mapping[str, Any], frames: Mapping[str, p
                 con.register("frame_view", frame)
                 con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM frame_view')
                 con.unregister("frame_view")
+            if finish is not None:
+                con.executemany("INSERT INTO meta VALUES (?, ?)",
+                                [(key, json.dumps(value)) for key, value in finish(con).items()])
             con.execute("CHECKPOINT")
         except Exception as exc:  # DuckDB and pandas conversion errors; the user needs the file named
             raise as_write_error(exc, shown, tmp, what) from None

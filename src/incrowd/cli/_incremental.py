@@ -149,6 +149,12 @@ def add_command(
         Optional[int],
         typer.Option("--k", help="Check that the state was built with this k.", show_default=False),
     ] = None,
+    allow_duplicates: Annotated[
+        bool,
+        typer.Option("--allow-duplicates",
+                     help="Without --id, adjoin rows equal to rows already in STATE (say they are "
+                          "different people); by default such an increment is refused."),
+    ] = False,
     wait: WaitOption = DEFAULT_WAIT,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
@@ -167,7 +173,8 @@ def add_command(
             progress.stage(f"reading {input_path.name}")
             data = read_table(input_path, parse=session.describe()["quasi_identifiers"])
             progress.stage(f"adjoining {data.shape[0]} rows with {strategy}")
-            report = session.add(data, strategy, inertial=inertial, k=k, wait=wait)
+            report = session.add(data, strategy, inertial=inertial, k=k, wait=wait,
+                                 allow_duplicates=allow_duplicates)
     if json_output:
         print_json({**report, "state": str(state), "input": str(input_path),
                     "rows_total": session.n_rows})
@@ -182,9 +189,20 @@ def add_command(
         ("rows in state", str(session.n_rows)),
         ("state", str(state)),
     ]
+    if report.get("duplicates_allowed"):
+        lines.append(("duplicates", f"{report['duplicates_allowed']} row(s) equal to rows already in "
+                                    "the state, adjoined as different people (--allow-duplicates)"))
     if report["note"]:
         lines.append(("note", report["note"]))
     print_lines(lines)
+
+
+def _distinct_line(info: dict[str, Any]) -> tuple[str, str]:
+    if info.get("min_distinct_records") is None:
+        return ("distinct records", "unknown (state written by an older incrowd without row fingerprints)")
+    below = info["groups_below_k_distinct"]
+    return ("distinct records", f"smallest group holds {info['min_distinct_records']} distinct "
+                                f"record(s); {below} group(s) hold fewer than k={info['k']}")
 
 
 @incremental_app.command("publish")
@@ -233,6 +251,7 @@ def publish_command(
         ]
     lines += [
         ("k-anonymous", f"yes (verified: smallest class has {r['min_class_size']} rows, k={r['k']})"),
+        _distinct_line(r),
         ("output", "standard output" if to_stderr else str(output)),
     ]
     print_lines(lines, err=to_stderr)
@@ -374,6 +393,7 @@ def show_command(state: StateArgument, json_output: JsonOption = False) -> None:
         ("quasi-identifiers", ", ".join(info["quasi_identifiers"])),
         ("row keys", ", ".join(info["identifiers"]) or "row numbers"),
         ("rows / groups", f"{info['rows']} / {info['groups']}"),
+        _distinct_line(info),
         ("batches", "; ".join(f"{b['batch']}: {b['rows']} rows, "
                               f"{b.get('strategy') or b.get('method')}" for b in info["batches"])),
     ]

@@ -34,11 +34,11 @@ from .. import __version__
 from .._atomic import check_output_path, is_stdout
 from .._microaggregate import make_estimator, microaggregate
 from ..data import Standardizer, numeric_matrix, resolve_roles, write_table
-from ..exceptions import DataError, IncrowdError, ParameterError, VerificationError
+from ..exceptions import DataError, DataWarning, IncrowdError, ParameterError, VerificationError
 from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
 from ..microaggregation._base import check_k
 from ..microaggregation._mdav_kernel import mdav_labels
-from . import _layout, _state
+from . import _fingerprint, _layout, _state
 from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
 from ._lock import DEFAULT_WAIT, check_wait, state_lock
 from ._state import State
@@ -90,14 +90,6 @@ def _check_unique_keys(keys: pd.DataFrame, what: str) -> None:
         )
 
 
-def _signature(path: Path):
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
 def _check_random_state(random_state) -> Any:
     # The state file stores the seed as JSON, so it must be an int (or None).
     if random_state is None:
@@ -130,24 +122,16 @@ class IncrementalMicroaggregation:
     may stop between any two calls; another process picks up from the file.
     """
 
-    def __init__(self, state: State, path: Path, signature=None):
+    def __init__(self, state: State, path: Path):
         self._state = state
         self.path = path
-        # which file version self._state came from: a writer re-reads the file under the lock
-        # when another process has replaced it since (every save renames a new file into place)
-        self._signature = signature
-
-    @classmethod
-    def _load(cls, target: Path) -> "IncrementalMicroaggregation":
-        signature = _signature(target)  # taken first: a newer file read after it only costs a re-read
-        return cls(_state.load(target), target, signature)
 
     def _refresh(self) -> None:
-        """Continue from the file as it is now (called with the writer lock held)."""
-        signature = _signature(self.path)
-        if signature is None or signature != self._signature:
-            fresh = type(self)._load(self.path)
-            self._state, self._signature = fresh._state, fresh._signature
+        """Continue from the file as it is now (called with the writer lock held): another
+        process may have replaced it since this object read it; its checksum tells."""
+        held = self._state.checksum
+        if held is None or _state.stored_checksum(self.path) != held:
+            self._state = _state.load(self.path, warn_unchecked=held is not None)
 
     # ------------------------------------------------------------------ creation and reopening
 
@@ -201,6 +185,8 @@ class IncrementalMicroaggregation:
             scaler = Standardizer.fit(X, qis)
         Z = scaler.transform(X)
         labels = np.asarray(result.labels, dtype=np.int64)
+        print_key = None if ids else _fingerprint.new_key()
+        prints = None if ids else _fingerprint.fingerprints(X, frame[list(roles.other)], print_key)
         sizes, sums, sumsq = _group_stats(Z, labels, result.n_groups)
         centroids = sums / sizes[:, None]
         base_sse = ((Z - centroids[labels]) ** 2).sum(axis=0)
@@ -217,7 +203,7 @@ class IncrementalMicroaggregation:
                 "seconds": float(result.seconds), "groups": int(result.n_groups),
                 "information_loss": float(result.information_loss),
             }],
-            incrowd_version=__version__,
+            incrowd_version=__version__, fingerprints=prints, fingerprint_key=print_key,
             layout=_layout.of_input(frame, list(roles.other)),
         )
         with state_lock(target, wait):
@@ -226,13 +212,13 @@ class IncrementalMicroaggregation:
                     f"state file {str(target)!r} already exists; choose another name or overwrite "
                     "it explicitly (overwrite=True, CLI --force)"
                 )
-            _state.save(state, target)
-            return cls._load(target)
+            return cls(_state.save_and_read(state, target), target)
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> "IncrementalMicroaggregation":
         """Reopen a state file written by :meth:`from_base` (in this or another process)."""
-        return cls._load(Path(path))
+        target = Path(path)
+        return cls(_state.load(target), target)
 
     # ------------------------------------------------------------------ properties
 
@@ -287,7 +273,8 @@ class IncrementalMicroaggregation:
         return frame[st.column_order].reset_index(drop=True)
 
     def add(self, data, strategy: str = "nn-split-end", *, inertial: bool = False,
-            k: int | None = None, wait: float = DEFAULT_WAIT) -> dict[str, Any]:
+            k: int | None = None, wait: float = DEFAULT_WAIT,
+            allow_duplicates: bool = False) -> dict[str, Any]:
         """Adjoin late rows with ``strategy`` and save the state; returns the batch report.
 
         ``k``, when given, must equal the state's k (a guard against mixing up files).
@@ -295,17 +282,48 @@ class IncrementalMicroaggregation:
         writer lock and starts from the file as it is then, so increments that other processes
         added since this object was opened are kept; another writer holding the lock longer
         than ``wait`` seconds makes this raise :class:`~incrowd.StateLockedError`.
+
+        Without identifiers, a row whose values (quasi-identifiers and other columns) equal a
+        row already in the state is taken for the same record added again, and the increment is
+        refused; ``allow_duplicates=True`` says such rows are different people and adjoins them.
+        Rows repeated within the increment itself are accepted.
         """
         if not isinstance(strategy, str) or strategy not in STRATEGIES:
             raise ParameterError(f"unknown strategy {strategy!r}; known strategies: {', '.join(STRATEGIES)}")
         if not isinstance(inertial, (bool, np.bool_)):
             raise ParameterError(f"inertial must be True or False; got {inertial!r}")
+        if not isinstance(allow_duplicates, (bool, np.bool_)):
+            raise ParameterError(f"allow_duplicates must be True or False; got {allow_duplicates!r}")
         wait = check_wait(wait)
         with state_lock(self.path, wait):
             self._refresh()
-            return self._add_locked(data, strategy, bool(inertial), k)
+            return self._add_locked(data, strategy, bool(inertial), k, bool(allow_duplicates))
 
-    def _add_locked(self, data, strategy: str, inertial: bool, k: int | None) -> dict[str, Any]:
+    def _duplicates(self, X: np.ndarray, frame: pd.DataFrame, allow: bool) -> tuple[np.ndarray | None, int]:
+        """The increment's fingerprints and how many of its rows are already in the state."""
+        st = self._state
+        if st.identifiers:
+            return None, 0
+        if st.fingerprints is None:
+            warnings.warn(
+                f"state file {str(self.path)!r} keeps no row fingerprints (written by an older "
+                "incrowd), so rows already in it cannot be recognised", DataWarning, stacklevel=3)
+            return None, 0
+        prints = _fingerprint.fingerprints(X, frame[st.passthrough_columns], st.fingerprint_key)
+        again = np.isin(prints, st.fingerprints)
+        count = int(again.sum())
+        if count and not allow:
+            first = int(np.flatnonzero(again)[0])
+            raise DataError(
+                f"{count} row(s) of the increment are already in state file {str(self.path)!r} "
+                f"(first: increment data row {first + 1}); the same record adjoined twice makes "
+                "groups of copies that hide no one. If these rows are different people with equal "
+                "values, pass --allow-duplicates (API allow_duplicates=True)"
+            )
+        return prints, count
+
+    def _add_locked(self, data, strategy: str, inertial: bool, k: int | None,
+                    allow_duplicates: bool) -> dict[str, Any]:
         st = self._state
         if k is not None and k != st.k:
             raise ParameterError(
@@ -333,6 +351,7 @@ class IncrementalMicroaggregation:
                     f"identifier value {new[pos]!r} (increment data row {pos + 1}) is already in "
                     f"the state; {int(again.sum())} row(s) of this increment were adjoined before"
                 )
+        prints, n_duplicates = self._duplicates(X, frame, allow_duplicates)
 
         n_old, n_new, g0, m = st.n_rows, Z.shape[0], st.n_groups, Z.shape[1]
         cap = g0 + (n_old + n_new) // st.k + 1
@@ -371,6 +390,8 @@ class IncrementalMicroaggregation:
             "groups_before": int(g0), "groups_after": int(n_groups), "splits": splits,
             "note": note,
         }
+        if n_duplicates:
+            report["duplicates_allowed"] = n_duplicates
         new_state = State(
             k=st.k, method=st.method, params=st.params, random_state=st.random_state,
             quasi_identifiers=st.quasi_identifiers, identifiers=st.identifiers,
@@ -382,12 +403,12 @@ class IncrementalMicroaggregation:
             points=None if st.points is None else np.concatenate([st.points, Z]),
             base_sse=st.base_sse, batches=st.batches + [report],
             created=st.created, incrowd_version=__version__, layout=st.layout,
+            fingerprints=None if prints is None else np.concatenate([st.fingerprints, prints]),
+            fingerprint_key=st.fingerprint_key,
         )
-        _state.save(new_state, self.path)
         # Continue from what the file holds (not the in-memory copy), so this process and one
         # that reopens the file publish byte-identical releases (dtypes come back from DuckDB).
-        fresh = type(self)._load(self.path)
-        self._state, self._signature = fresh._state, fresh._signature
+        self._state = _state.save_and_read(new_state, self.path)
         return dict(report)
 
     # ------------------------------------------------------------------ publishing
@@ -489,6 +510,7 @@ class IncrementalMicroaggregation:
             "seconds_increment": t_plus,
             "k_anonymous": bool(check.ok),
             "min_class_size": check.min_class_size,
+            **st.distinct_summary(),
         }
         if compare:
             original = pd.DataFrame(Standardizer(st.mean, st.scale).inverse_transform(st.points),

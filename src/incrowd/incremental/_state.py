@@ -16,13 +16,17 @@ What the file holds (table ``contents`` says the same in words):
   run; without them the file holds no quasi-identifier value of any single row.
 
 A file is always written whole to a temporary name and renamed into place, so a process killed
-at any moment leaves either the old state or the new one, never a mixture.
+at any moment leaves either the old state or the new one, never a mixture. ``meta`` also holds a
+content checksum; on open, the file's invariants and the checksum are checked
+(:mod:`._integrity`), so a file edited outside incrowd is refused, never used.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from .._duckdb_file import damaged, read_database, write_database
-from ..exceptions import DataError
+from ..exceptions import DataError, DataWarning
+from . import _integrity
 
 FORMAT = "incrowd.incremental-state"
 FORMAT_VERSION = 1
@@ -67,6 +72,29 @@ class State:
     incrowd_version: str = ""
     # how the base input was framed, so the release looks like it (see _layout.py)
     layout: dict[str, Any] = field(default_factory=dict)
+    # (n,) keyed hash per row of its published values, when rows have no identifiers; None with
+    # identifiers, and in files written before incrowd kept them
+    fingerprints: np.ndarray | None = None
+    fingerprint_key: str | None = None
+    checksum: str | None = None  # as stored in the file this state was read from
+
+    def distinct_records(self) -> np.ndarray | None:
+        """Distinct records per group: rows with identifiers are distinct people; without, rows
+        with equal fingerprints are copies of one record. None when the file cannot tell."""
+        if self.identifiers:
+            return self.sizes.copy()
+        if self.fingerprints is None:
+            return None
+        from ._fingerprint import distinct_per_group
+
+        return distinct_per_group(self.labels, self.fingerprints, self.n_groups)
+
+    def distinct_summary(self) -> dict[str, Any]:
+        counts = self.distinct_records()
+        if counts is None:
+            return {"min_distinct_records": None, "groups_below_k_distinct": None}
+        return {"min_distinct_records": int(counts.min()),
+                "groups_below_k_distinct": int(np.count_nonzero(counts < self.k))}
 
     @property
     def n_rows(self) -> int:
@@ -91,7 +119,9 @@ class State:
                        "quasi-identifiers"),
             ("members", "per row: release row number, batch (0 = base), group, and the "
                         "identifier values as row key"
-                        + ("" if self.identifiers else " (none: the data has no identifiers)")),
+                        + ("" if self.identifiers else " (none: the data has no identifiers)")
+                        + ("; a keyed hash of each row's published values, to recognise a record "
+                           "added twice" if self.fingerprints is not None else "")),
             ("passthrough", "the columns published unchanged: "
                             + (", ".join(self.passthrough_columns) or "none")),
         ]
@@ -117,6 +147,7 @@ class State:
             "groups": self.n_groups,
             "keeps_points": self.keep_points,
             "batches": self.batches,
+            **self.distinct_summary(),
             "tables": {name: text for name, text in self.contents()},
         }
 
@@ -146,6 +177,8 @@ def _meta_dict(state: State) -> dict[str, Any]:
         "keeps_points": state.keep_points,
         "batches": state.batches,
         "layout": state.layout,
+        "fingerprints": state.fingerprints is not None,
+        **({"fingerprint_key": state.fingerprint_key} if state.fingerprints is not None else {}),
     }
 
 
@@ -155,6 +188,44 @@ def _numbered(prefix: str, values: np.ndarray) -> pd.DataFrame:
 
 def save(state: State, path: str | os.PathLike) -> Path:
     """Write the whole state to ``path`` atomically (temporary file, then rename)."""
+    return _write(state, path, _checksum_entry)
+
+
+def save_and_read(state: State, path: str | os.PathLike) -> State:
+    """:func:`save`, returning the state as a later :func:`load` of the file reads it.
+
+    The tables are read back from the new file before it is renamed into place (the checksum
+    needs them anyway), so the caller continues with DuckDB's dtypes without opening it again.
+    """
+    seen: dict[str, Any] = {}
+
+    def finish(con) -> dict[str, str]:
+        meta, seen["tables"] = _read_back(con)
+        seen["entry"] = {_integrity.CHECKSUM_KEY: _integrity.content_checksum(meta, _named(seen["tables"]))}
+        seen["meta"] = {**meta, **seen["entry"]}
+        return seen["entry"]
+
+    _write(state, path, finish)
+    return _assemble(seen["meta"], *seen["tables"])
+
+
+def stored_checksum(path: str | os.PathLike) -> str | None:
+    """The checksum in a state file's meta (None when absent or unreadable): which version of
+    the file a writer holds, compared cheaply before it decides to read the file again."""
+    import duckdb
+
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key = ?", [_integrity.CHECKSUM_KEY]).fetchone()
+        finally:
+            con.close()
+        return None if row is None else json.loads(row[0])
+    except Exception:  # any doubt means: read the file again
+        return None
+
+
+def _write(state: State, path: str | os.PathLike, finish) -> Path:
     groups = pd.concat(
         [pd.DataFrame({"group_id": np.arange(state.n_groups), "size": state.sizes}),
          _numbered("sum_", state.sums), _numbered("sumsq_", state.sumsq)], axis=1)
@@ -162,6 +233,8 @@ def save(state: State, path: str | os.PathLike) -> Path:
         [pd.DataFrame({"row": np.arange(state.n_rows), "batch": state.batch,
                        "group_id": state.labels}),
          state.keys.reset_index(drop=True).add_prefix("key:")], axis=1)
+    if state.fingerprints is not None:
+        members["fingerprint"] = state.fingerprints
     passthrough = pd.concat(
         [pd.DataFrame({"row": np.arange(state.n_rows)}),
          state.passthrough.reset_index(drop=True).add_prefix("col:")], axis=1)
@@ -172,7 +245,22 @@ def save(state: State, path: str | os.PathLike) -> Path:
     if state.points is not None:
         frames["points"] = pd.concat([pd.DataFrame({"row": np.arange(state.n_rows)}),
                                       _numbered("z_", state.points)], axis=1)
-    return write_database(Path(path), _meta_dict(state), frames, _WHAT)
+    return write_database(Path(path), _meta_dict(state), frames, _WHAT, finish=finish)
+
+
+def _read_back(con):
+    meta = {key: json.loads(value) for key, value in con.execute("SELECT key, value FROM meta").fetchall()}
+    return meta, _read_tables(con, meta)[1:]
+
+
+def _checksum_entry(con) -> dict[str, str]:
+    # computed on the tables as DuckDB returns them, exactly as load() will see them
+    meta, tables = _read_back(con)
+    return {_integrity.CHECKSUM_KEY: _integrity.content_checksum(meta, _named(tables))}
+
+
+def _named(tables) -> dict[str, pd.DataFrame | None]:
+    return dict(zip(("groups", "members", "passthrough", "points"), tables))
 
 
 def _damaged(path: Path, why: str) -> DataError:
@@ -193,17 +281,34 @@ def _read_tables(con, meta: dict):
     )
 
 
-def load(path: str | os.PathLike) -> State:
-    """Read a state file, refusing other formats, other versions and damaged files clearly."""
+def load(path: str | os.PathLike, *, warn_unchecked: bool = True) -> State:
+    """Read a state file, refusing other formats, other versions and damaged files clearly.
+
+    ``warn_unchecked=False`` skips the warning about a file without a checksum (a writer
+    re-reading a file it has opened, and warned about, before)."""
     p = Path(path)
     meta, groups, members, passthrough, points_frame = read_database(
         p, what=_WHAT, file_format=FORMAT, version=FORMAT_VERSION,
         rebuild="rebuild the state with 'incrowd incremental base'", needed=_needed, read=_read_tables)
+    tables = _named((groups, members, passthrough, points_frame))
     try:
+        _integrity.check_meta(meta, p)
+        _integrity.check_columns(meta, tables, p)
         state = _assemble(meta, groups, members, passthrough, points_frame)
     except (KeyError, ValueError, TypeError) as exc:
+        if isinstance(exc, DataError):
+            raise
         raise _damaged(p, f"{type(exc).__name__}: {exc}") from exc
-    _check_consistent(state, p)
+    _integrity.check_state(state, p)
+    stored = meta.get(_integrity.CHECKSUM_KEY)
+    if stored is None:
+        if warn_unchecked:
+            warnings.warn(
+                f"state file {str(p)!r} has no content checksum (written by an older incrowd), so "
+                "an edit made outside incrowd cannot be detected; the next add writes one",
+                DataWarning, stacklevel=2)
+    elif stored != _integrity.content_checksum(meta, tables):
+        raise _integrity.modified(p, "its content does not match its checksum (checksum mismatch)")
     return state
 
 
@@ -245,27 +350,7 @@ def _assemble(meta, groups, members, passthrough, points_frame) -> State:
         created=str(meta["created"]),
         incrowd_version=str(meta["incrowd_version"]),
         layout=dict(meta.get("layout") or {}),
+        fingerprints=members["fingerprint"].to_numpy(np.int64) if meta.get("fingerprints") else None,
+        fingerprint_key=meta.get("fingerprint_key") if meta.get("fingerprints") else None,
+        checksum=meta.get(_integrity.CHECKSUM_KEY),
     )
-
-
-def _check_consistent(state: State, path: Path) -> None:
-    """Cheap cross-checks between the tables, so a tampered or truncated file is caught."""
-    n, g = state.n_rows, state.n_groups
-    m = len(state.quasi_identifiers)
-    problems = []
-    if state.mean.shape != (m,) or state.scale.shape != (m,) or not np.all(state.scale > 0):
-        problems.append("standardization does not match the quasi-identifiers")
-    if n == 0 or g == 0:
-        problems.append("no rows or no groups")
-    elif state.labels.min() < 0 or state.labels.max() >= g:
-        problems.append("a row belongs to a group that does not exist")
-    elif not np.array_equal(np.bincount(state.labels, minlength=g), state.sizes):
-        problems.append("group sizes disagree with the member rows")
-    if state.passthrough.shape[0] != n or state.keys.shape[0] != n:
-        problems.append("row counts of the tables disagree")
-    if state.points is not None and state.points.shape != (n, m):
-        problems.append("the points table does not match the member rows")
-    if g and state.sizes.min() < state.k:
-        problems.append(f"a group has fewer than k={state.k} rows")
-    if problems:
-        raise _damaged(path, "; ".join(problems))
