@@ -160,7 +160,8 @@ def test_public_names_are_exactly_these():
         "microaggregate", "MicroaggregationResult", "METHODS", "MDAV", "MDAVPlus", "VMDAV",
         "MDAVStar", "ONA", "ONAStar", "Mondrian", "MondrianV", "MondrianV2D", "MONA", "MONA2D",
         "information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity", "read_table",
-        "write_table", "IncrowdError", "ParameterError", "DataError", "VerificationError", "StateLockedError",
+        "write_table", "IncrowdError", "ParameterError", "DataError", "VerificationError", "OutputWriteError",
+            "StateLockedError",
         "IncrowdWarning", "DataWarning", "PrivacyWarning", "incremental", "generalization", "__version__",
     ])
     for name in incrowd.__all__:

@@ -16,7 +16,7 @@ def test_read_csv_any_delimiter(tmp_path, sep):
     path = tmp_path / "d.csv"
     path.write_text(sep.join(["a", "b", "c"]) + "\n" + sep.join(["1", "2.5", "x"]) + "\n")
     assert sniff_delimiter(path) == sep
-    frame = read_table(path)
+    frame = read_table(path, parse=True)
     assert list(frame.columns) == ["a", "b", "c"] and frame.iloc[0, 1] == 2.5
 
 
@@ -25,7 +25,7 @@ def test_read_gzip_and_parquet(tmp_path):
     gz = tmp_path / "d.csv.gz"
     with gzip.open(gz, "wt") as fh:
         frame.to_csv(fh, index=False, sep=";")
-    pd.testing.assert_frame_equal(read_table(gz), frame)
+    pd.testing.assert_frame_equal(read_table(gz, parse=True), frame)
     pq = tmp_path / "d.parquet"
     frame.to_parquet(pq)
     pd.testing.assert_frame_equal(read_table(pq), frame)

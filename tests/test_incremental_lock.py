@@ -175,8 +175,7 @@ def test_refused_writer_names_the_holder_and_writes_nothing(tmp_path, holder):
     with pytest.raises(StateLockedError, match=f"pid {proc.pid}"):
         IncrementalMicroaggregation.open(state).add(pd.read_csv(csv), "nn", wait=0)
     assert digest(state) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["s.duckdb", "s.duckdb.lock", "s.duckdb.lock.holder", "inc0.csv"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["s.duckdb", "s.duckdb.lock", "inc0.csv"])
 
 
 def test_base_force_takes_the_lock_too(tmp_path, holder):
@@ -207,10 +206,10 @@ def test_a_session_opened_before_another_add_keeps_that_add(tmp_path):
     assert [b["batch"] for b in session.batches] == [0, 1, 2]
 
 
-def test_lock_leaves_no_holder_note_behind(tmp_path):
+def test_lock_leaves_nothing_behind(tmp_path):
     state = make_base(tmp_path)
     IncrementalMicroaggregation.open(state).add(rows(4, "x", 3), "nn")
-    assert not (tmp_path / "s.duckdb.lock.holder").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.duckdb"]
 
 
 @settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))

@@ -10,31 +10,35 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import pandas as pd
 
-from ._atomic import atomic_output
+from ._atomic import as_write_error, atomic_output, is_stdout
 from .exceptions import DataError
 
 
 def write_database(target: Path, meta: Mapping[str, Any], frames: Mapping[str, pd.DataFrame],
-                   what: str, finish: Callable[[Any], Mapping[str, Any]] | None = None) -> Path:
+                   what: str, *, inputs: Iterable = (),
+                   finish: Callable[[Any], Mapping[str, Any]] | None = None) -> Path:
     """Write ``meta`` and the frames (one table each) to ``target`` atomically.
 
-    ``what`` names the file in errors ("state file", "lattice file"). ``finish(con)``, when
-    given, runs once the tables are written and returns more meta entries (a checksum of what
-    was written) to add before the file is renamed into place.
+    ``what`` names the file in errors ("state file", "lattice file"); ``inputs`` are the files
+    and folders it was made from, which it must not replace. ``finish(con)``, when given, runs
+    once the tables are written and returns more meta entries (a checksum of what was written)
+    to add before the file is renamed into place.
     """
     import duckdb
 
-    if target.is_dir():
-        raise DataError(f"{what} {str(target)!r} is a directory; expected a file name")
-    if not target.parent.is_dir():
-        raise DataError(f"{what} folder {str(target.parent)!r} does not exist")
-    with atomic_output(target) as tmp:
-        os.unlink(tmp)  # DuckDB creates the file itself; an empty file is not a database
-        con = duckdb.connect(tmp)
+    if is_stdout(target):
+        raise DataError(f"a {what} is a DuckDB database and cannot go to standard output ('-'); "
+                        "name a file")
+    shown = str(target)
+    with atomic_output(target, inputs=inputs, what=what, create=False) as tmp:
+        try:
+            con = duckdb.connect(tmp)
+        except Exception as exc:  # duckdb.IOException on a full disk or a read-only folder
+            raise as_write_error(exc, shown, tmp, what) from None
         try:
             con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
             con.executemany("INSERT INTO meta VALUES (?, ?)",
@@ -48,13 +52,28 @@ def write_database(target: Path, meta: Mapping[str, Any], frames: Mapping[str, p
                                 [(key, json.dumps(value)) for key, value in finish(con).items()])
             con.execute("CHECKPOINT")
         except Exception as exc:  # DuckDB and pandas conversion errors; the user needs the file named
-            raise DataError(f"cannot write {what} {str(target)!r}: {exc}") from exc
+            raise as_write_error(exc, shown, tmp, what) from None
         finally:
             con.close()
         wal = Path(tmp + ".wal")
         if wal.exists():  # checkpointed above; a stale log must not travel with the rename
             wal.unlink()
     return target
+
+
+#: how to make each kind of file, for the refusal of a file of another kind (a CSV, say)
+_MAKE = {"lattice file": "build one with `incrowd lattice build`",
+         "state file": "create one with `incrowd incremental base`"}
+
+
+def _is_duckdb_database(path: Path) -> bool:
+    """DuckDB's file header carries the magic bytes ``DUCK`` at offset 8."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(12)
+    except OSError:
+        return True  # let the open below report what is wrong with the file
+    return head[8:12] == b"DUCK"
 
 
 def damaged(what: str, path: Path, why: str) -> DataError:
@@ -76,6 +95,9 @@ def read_database(path: str | os.PathLike, *, what: str, file_format: str, versi
         raise DataError(f"{what} {str(p)!r} does not exist")
     if p.is_dir() or p.stat().st_size == 0:
         raise damaged(what, p, "empty or a directory")
+    if not _is_duckdb_database(p):
+        make = _MAKE.get(what, rebuild)
+        raise damaged(what, p, f"it is not a DuckDB database (a data file?); {make}")
     try:
         con = duckdb.connect(str(p), read_only=True)
     except Exception as exc:  # duckdb.IOException, SerializationException, ... on a bad file

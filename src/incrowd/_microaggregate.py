@@ -191,6 +191,9 @@ def microaggregate(
         aggregated = published[:, 0] if np.ndim(data) == 1 else published
         verification = verify_k_anonymity(published, None, estimator.k)
     t3 = time.perf_counter()
+    if not (np.isfinite(centroids).all() and np.isfinite(estimator.information_loss_)):
+        # the standardization is scale-safe, so this is a bug: never publish inf or NaN
+        raise VerificationError("the aggregated data holds a value that is not finite; nothing is returned")
     if not verification.ok:
         raise VerificationError(
             f"the aggregated data is not {estimator.k}-anonymous (smallest class "

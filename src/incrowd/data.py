@@ -7,7 +7,7 @@ other column passes through unchanged and in its place. Row order is always pres
 from __future__ import annotations
 
 import csv
-import gzip
+import io
 import os
 import warnings
 from dataclasses import dataclass
@@ -18,36 +18,21 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from ._atomic import atomic_output
+from . import _arrow_types, _compression, _csv_text
+from ._atomic import atomic_output, is_stdout, write_csv_stdout
+from ._csv_text import NA_HELP, NA_VALUES, Parse
 from .exceptions import DataError, DataWarning, ParameterError
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CSV_DELIMITERS = ",;\t|"
 
 
-def _suffixes(path: Path) -> str:
-    name = path.name.lower()
-    return name[:-3] if name.endswith(".gz") else name
-
-
 def table_format(path: str | os.PathLike) -> str:
-    """'parquet' or 'csv', decided by the file name (``.csv.gz`` is CSV)."""
-    return "parquet" if _suffixes(Path(path)).endswith(PARQUET_SUFFIXES) else "csv"
+    """'parquet' or 'csv', decided by the file name (``.csv.gz``, ``.csv.xz`` ... are CSV)."""
+    return "parquet" if _compression.strip_suffix(Path(path).name.lower()).endswith(PARQUET_SUFFIXES) else "csv"
 
 
-def _open_text_head(path: Path, n_bytes: int = 64 * 1024) -> str:
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    try:
-        with opener(path, "rb") as fh:
-            head = fh.read(n_bytes)
-    except (OSError, EOFError) as exc:
-        raise DataError(f"cannot read input file {str(path)!r}: {exc}") from exc
-    return head.decode("utf-8", errors="replace")
-
-
-def sniff_delimiter(path: str | os.PathLike) -> str:
-    """The delimiter of a CSV file among ``, ; TAB |`` (a single-column file gives ',')."""
-    head = _open_text_head(Path(path))
+def _sniff(head: str) -> str:
     lines = [ln for ln in head.splitlines() if ln.strip()][:50]
     if not lines:
         return ","
@@ -60,10 +45,35 @@ def sniff_delimiter(path: str | os.PathLike) -> str:
         return best if counts[best] > 0 else ","
 
 
-def read_table(path: str | os.PathLike, *, sep: str | None = None) -> pd.DataFrame:
-    """Read a CSV (any of ``, ; TAB |``, optionally gzip-compressed) or Parquet file.
+def _head_bytes(path: Path, n_bytes: int = 64 * 1024) -> tuple[bytes, bytes | None]:
+    """(first bytes of the content, whole decompressed content or None for a plain file)."""
+    kind = _compression.detect(path)
+    if kind is not None:
+        content = _compression.read_bytes(path, kind)
+        return content[:n_bytes], content
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(n_bytes), None
+    except OSError as exc:
+        raise DataError(f"cannot read input file {str(path)!r}: {exc.strerror or exc}") from exc
 
-    Raises :class:`DataError` for a missing, unreadable or empty file.
+
+def sniff_delimiter(path: str | os.PathLike) -> str:
+    """The delimiter of a CSV file among ``, ; TAB |`` (a single-column file gives ',')."""
+    head, _ = _head_bytes(Path(path))
+    return _sniff(head.decode("utf-8", errors="replace"))
+
+
+def read_table(path: str | os.PathLike, *, sep: str | None = None, parse: Parse = None) -> pd.DataFrame:
+    """Read a CSV (any of ``, ; TAB |``; plain or compressed .gz, .bz2, .xz, .zst) or Parquet file.
+
+    CSV columns come back as the file's text (no NA guessing), so a column nobody changes is
+    written back byte-identical by :func:`write_table`. ``parse`` names the columns to read as
+    numbers (a list, a function of the header's names, or True for every column that parses),
+    with only :data:`NA_VALUES` read as missing. Parquet columns keep their Arrow types, and a
+    named pandas index becomes an ordinary column. Column names must be unique.
+
+    Raises :class:`DataError` for a missing, unreadable, damaged or empty file.
     """
     p = Path(path)
     if not p.exists():
@@ -72,50 +82,56 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None) -> pd.DataFra
         if not any(f.suffix in (".parquet", ".pq") for f in p.rglob("*") if f.is_file()):
             raise DataError(f"input {str(p)!r} is a directory without .parquet files; expected a CSV "
                             "or Parquet file, or a Parquet dataset folder")
-        try:
-            frame = pd.read_parquet(p)
-        except Exception as exc:  # pyarrow raises many types; the user needs the folder named
-            raise DataError(f"cannot read Parquet dataset {str(p)!r}: {exc}") from exc
+        frame = _arrow_types.read_parquet(p, what="Parquet dataset")
         if frame.shape[0] == 0:
             raise DataError(f"Parquet dataset {str(p)!r} has no data rows")
         return frame
     if p.stat().st_size == 0:
         raise DataError(f"input file {str(p)!r} is empty (0 bytes)")
     if table_format(p) == "parquet":
-        try:
-            frame = pd.read_parquet(p)
-        except Exception as exc:  # pyarrow raises many types; the user needs the file named
-            raise DataError(f"cannot read Parquet file {str(p)!r}: {exc}") from exc
+        frame = _arrow_types.read_parquet(p, what="Parquet file")
     else:
-        delimiter = sep if sep is not None else sniff_delimiter(p)
+        head, content = _head_bytes(p)
+        text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+        delimiter = sep if sep is not None else _sniff(text)
+        header = _csv_text.header_names(text, delimiter, str(p))
+        source = p if content is None else io.BytesIO(content)
         try:
-            frame = pd.read_csv(p, sep=delimiter)
+            frame = _csv_text.read(source, sep=delimiter, parse=parse, path=str(p), names=header)
         except pd.errors.EmptyDataError as exc:
             raise DataError(f"input file {str(p)!r} is empty (no header row)") from exc
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
             raise DataError(f"cannot parse CSV file {str(p)!r}: {exc}") from exc
-        frame.attrs["csv_sep"] = delimiter
+        frame.attrs.update(_csv_text.layout(head, delimiter))
     if frame.shape[0] == 0:
         raise DataError(f"input file {str(p)!r} has a header but no data rows")
     return frame
 
 
-def write_table(frame: pd.DataFrame, path: str | os.PathLike, *, sep: str | None = None) -> Path:
+def write_table(frame: pd.DataFrame, path: str | os.PathLike, *, sep: str | None = None,
+                inputs: Sequence[str | os.PathLike] = ()) -> Path:
     """Write atomically: a temporary file in the target directory, then a rename.
 
     A reader never sees a half-written file, and a failure leaves any earlier file intact.
+    ``path="-"`` writes CSV to standard output. Only a regular file (or a link to one) is
+    replaced; ``inputs`` (files or folders the table was made from) are never overwritten.
+    A CSV keeps the layout ``frame`` was read with (delimiter, line end); text columns are
+    written as they are, quoted only where needed. ``.gz``, ``.bz2``, ``.xz`` (and ``.zst``
+    with ``zstandard``) compress. A Parquet column still of the type it was read with keeps
+    its Arrow type.
     """
+    delimiter = sep if sep is not None else frame.attrs.get("csv_sep", ",")
+    if is_stdout(path):
+        write_csv_stdout(_csv_text.render(frame, sep=delimiter))
+        return Path(path)
     target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.exists():
-        raise DataError(f"output directory {str(directory)!r} does not exist")
-    with atomic_output(target) as tmp_name:
+    with atomic_output(target, inputs=inputs) as tmp_name:
         if table_format(target) == "parquet":
-            frame.to_parquet(tmp_name, index=False)
+            _arrow_types.write_parquet(frame, tmp_name)
         else:
-            delimiter = sep if sep is not None else frame.attrs.get("csv_sep", ",")
-            compression = "gzip" if target.name.lower().endswith(".gz") else None
-            frame.to_csv(tmp_name, sep=delimiter, index=False, compression=compression)
+            kind = _compression.by_name(target)
+            _csv_text.write(frame, tmp_name, sep=delimiter,
+                            compression=None if kind is None else _compression.pandas_compression(kind))
     return target
 
 
@@ -191,15 +207,18 @@ def numeric_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
         elif pd.api.types.is_numeric_dtype(col.dtype):
             values = col
         else:
-            values = pd.to_numeric(col, errors="coerce")
-            bad = values.isna() & col.notna()
+            # text (a CSV read without parsing): only the documented NA vocabulary is missing
+            na = col.isna() | col.isin(NA_VALUES)
+            values = pd.to_numeric(col.where(~na), errors="coerce")
+            bad = values.isna() & ~na
             if bad.any():
                 pos = int(np.flatnonzero(bad.to_numpy())[0])
                 raise DataError(
                     f"quasi-identifier column {name!r} must be numeric; data row {pos + 1} "
                     f"holds {col.iloc[pos]!r} ({int(bad.sum())} non-numeric value(s) in all)"
                 )
-        arr = np.asarray(values, dtype=np.float64)
+        # nullable and Arrow-backed columns: a missing value becomes NaN, reported below
+        arr = np.asarray(pd.Series(values).to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
         missing = ~np.isfinite(arr)
         if missing.any():
             pos = int(np.flatnonzero(missing)[0])
@@ -216,9 +235,41 @@ def numeric_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
 # Standardization
 
 
+#: A column whose spread lies outside [2**-_SAFE_EXPONENT, 2**_SAFE_EXPONENT] is fitted again
+#: in units of a power of two near its largest magnitude: squares of values beyond 2**511
+#: overflow float64, those below 2**-511 underflow towards zero. The plain formulas run first,
+#: so ordinary data costs nothing extra and gets exactly the plain formulas' numbers.
+_SAFE_EXPONENT = 480
+_LARGEST = np.finfo(np.float64).max
+
+
+def _power_of_two_units(magnitude: np.ndarray) -> np.ndarray:
+    """Per column, a power of two within a factor 2 below ``magnitude`` (1.0 for 0).
+
+    Dividing by a power of two is exact (barring subnormals), so numbers computed in these
+    units and scaled back equal the plain formulas' bit for bit wherever those do not overflow.
+    """
+    magnitude = np.abs(np.asarray(magnitude, dtype=np.float64))
+    _, exponent = np.frexp(magnitude)  # magnitude = f * 2**exponent, f in [0.5, 1)
+    # 2**(exponent - 1) <= magnitude: finite even for the largest float64
+    return np.where(magnitude > 0, np.ldexp(1.0, exponent - 1), 1.0)
+
+
+def _magnitudes(X: np.ndarray) -> np.ndarray:
+    """max |x| per column, without an n x m temporary."""
+    if X.shape[0] == 0:
+        return np.zeros(X.shape[1])
+    return np.maximum(np.abs(X.max(axis=0)), np.abs(X.min(axis=0)))
+
+
 @dataclass(frozen=True)
 class Standardizer:
-    """Maps quasi-identifiers to mean 0 and variance 1 (population variance) and back."""
+    """Maps quasi-identifiers to mean 0 and variance 1 (population variance) and back.
+
+    ``mean`` and ``scale`` are in the units of the data. Columns of very large (or very small)
+    magnitude are fitted and transformed in units of a power of two, so every finite input gives
+    finite standardized values; for ordinary data the numbers are exactly the plain formulas'.
+    """
 
     mean: np.ndarray
     scale: np.ndarray
@@ -226,8 +277,23 @@ class Standardizer:
 
     @classmethod
     def fit(cls, X: np.ndarray, names: Sequence[str] | None = None) -> "Standardizer":
-        mean = X.mean(axis=0)
-        std = X.std(axis=0)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):  # detected below
+            mean = X.mean(axis=0)
+            std = X.std(axis=0)
+        # a zero spread is checked too: tiny values can underflow to it (a constant column stays 0)
+        redo = ~(np.isfinite(mean) & (std <= 2.0 ** _SAFE_EXPONENT) & (std >= 2.0 ** -_SAFE_EXPONENT))
+        if redo.any():
+            columns = np.flatnonzero(redo)
+            low, high = X[:, columns].min(axis=0), X[:, columns].max(axis=0)
+            units = np.ones(X.shape[1])
+            units[columns] = _power_of_two_units(np.maximum(np.abs(low), np.abs(high)))
+            # the whole matrix, so numpy sums in the same order as above (it sums a lone
+            # column pairwise, several columns row by row); exact: powers of two
+            scaled = X / units
+            mean, std = mean.copy(), std.copy()
+            # a last rounding must not carry a mean or a spread past the float64 limit
+            mean[columns] = np.clip(scaled.mean(axis=0)[columns] * units[columns], low, high)
+            std[columns] = np.minimum(scaled.std(axis=0)[columns] * units[columns], _LARGEST)
         constant = tuple(int(j) for j in np.flatnonzero(~(std > 0)))
         if constant:
             labels = [names[j] if names is not None else f"column {j}" for j in constant]
@@ -240,14 +306,29 @@ class Standardizer:
         scale = np.where(std > 0, std, 1.0)
         return cls(mean=mean, scale=scale, constant_columns=constant)
 
+    def _units(self) -> np.ndarray:
+        # From the fitted numbers alone (a state file stores only mean and scale): x - mean can
+        # overflow only where the mean or the spread is near the float64 limit.
+        size = np.maximum(np.abs(self.mean), self.scale)
+        return np.where(size > 2.0 ** _SAFE_EXPONENT, _power_of_two_units(size), 1.0)
+
     def transform(self, X: np.ndarray) -> np.ndarray:
-        # the same two operations as (X - mean) / scale, the second in place: one copy of X
-        Z = np.subtract(X, self.mean, order="C")
-        Z /= self.scale
+        units = self._units()
+        if np.all(units == 1.0):
+            # the same two operations as (X - mean) / scale, the second in place: one copy of X
+            Z = np.subtract(X, self.mean, order="C")
+            Z /= self.scale
+            return Z
+        Z = np.divide(X, units, order="C")
+        Z -= self.mean / units
+        Z /= self.scale / units
         return Z
 
     def inverse_transform(self, Z: np.ndarray) -> np.ndarray:
-        return Z * self.scale + self.mean
+        units = self._units()
+        if np.all(units == 1.0):
+            return Z * self.scale + self.mean
+        return np.clip((Z * (self.scale / units) + self.mean / units) * units, -_LARGEST, _LARGEST)
 
 
 def standardize(X: np.ndarray, names: Sequence[str] | None = None) -> tuple[np.ndarray, Standardizer]:
@@ -257,12 +338,28 @@ def standardize(X: np.ndarray, names: Sequence[str] | None = None) -> tuple[np.n
 
 
 def group_means(X: np.ndarray, labels: np.ndarray, n_groups: int | None = None) -> np.ndarray:
-    """Per-group column means in the units of X, shape (n_groups, m)."""
+    """Per-group column means in the units of X, shape (n_groups, m).
+
+    Never overflows: a column whose plain sums overflow is summed again in units of a power of
+    two (a finite plain sum never overflowed on the way, so it is kept as it is).
+    """
     labels = np.asarray(labels)
+    X = np.asarray(X, dtype=np.float64)
     g = int(labels.max()) + 1 if n_groups is None else n_groups
     counts = np.bincount(labels, minlength=g).astype(np.float64)
-    sums = _group_sums(np.asarray(X, dtype=np.float64), labels.astype(np.int64, copy=False), g)
-    return sums / counts[:, None]
+    lab = labels.astype(np.int64, copy=False)
+    sums = _group_sums(X, lab, g)
+    redo = ~np.isfinite(sums).all(axis=0)
+    if not redo.any():
+        return sums / counts[:, None]
+    columns = np.flatnonzero(redo)
+    part = np.ascontiguousarray(X[:, columns])
+    low, high = part.min(axis=0), part.max(axis=0)
+    units = _power_of_two_units(np.maximum(np.abs(low), np.abs(high)))
+    means = sums / counts[:, None]
+    scaled = _group_sums_in_units(part, lab, g, 1.0 / units) / counts[:, None] * units
+    means[:, columns] = np.clip(scaled, low, high)  # a mean lies in its column's range; rounding may not
+    return means
 
 
 @njit(cache=True)
@@ -273,6 +370,16 @@ def _group_sums(X, labels, g):
     for i in range(X.shape[0]):
         for j in range(X.shape[1]):
             sums[labels[i], j] += X[i, j]
+    return sums
+
+
+@njit(cache=True)
+def _group_sums_in_units(X, labels, g, inverse_units):
+    """As :func:`_group_sums`, of X * inverse_units (powers of two: exact)."""
+    sums = np.zeros((g, X.shape[1]))
+    for i in range(X.shape[0]):
+        for j in range(X.shape[1]):
+            sums[labels[i], j] += X[i, j] * inverse_units[j]
     return sums
 
 

@@ -9,8 +9,12 @@ Exception tree::
     +-- ParameterError (ValueError) a parameter is out of range, unknown, or of the wrong type
     +-- DataError (ValueError)      the data cannot be used: missing or non-numeric values in a
     |                               quasi-identifier, unknown column, empty input, bad file
+    |   +-- OutputWriteError (OSError) an output could not be written (full disk, no
+    |                               permission); names the user's path, nothing was left behind
     +-- VerificationError           a result failed its privacy check (k-anonymity); nothing was
     |                               written
+    +-- BuildCancelled              a lattice build was stopped by its caller (cancel request,
+    |                               client gone)
     +-- StateLockedError            another process is writing the incremental state file and did
                                     not finish within the wait; nothing was written
 
@@ -38,8 +42,46 @@ class DataError(IncrowdError, ValueError):
     """The input data cannot be used as asked (names the column and row where it can)."""
 
 
+class OutputWriteError(DataError, OSError):
+    """An output could not be written; the message names the path the user gave and the reason.
+
+    Also an :class:`OSError`, with ``errno``, ``strerror`` and ``filename`` (the user's path)
+    when the operating system gave them.
+    """
+
+    @classmethod
+    def of(cls, exc: BaseException, path: str, what: str = "output", hide: str | None = None) -> "OutputWriteError":
+        """``exc`` as an error about ``path``; ``hide`` (a temporary name) never appears."""
+        import errno as _errno
+        import os as _os
+
+        reason = getattr(exc, "strerror", None) if isinstance(exc, OSError) else None
+        code = getattr(exc, "errno", None) if isinstance(exc, OSError) else None
+        text = " ".join(str(exc).split())
+        for known in (_errno.ENOSPC, _errno.EDQUOT, _errno.EACCES, _errno.EROFS, _errno.EIO, _errno.EFBIG):
+            if not reason and _os.strerror(known) in text:  # DuckDB's and Arrow's messages wrap it
+                reason, code = _os.strerror(known), known
+        if not reason:
+            reason = text or type(exc).__name__
+            if hide:
+                reason = reason.replace(hide, path)
+        lead = f"cannot write {path!r}" if what == "output" else f"cannot write {what} {path!r}"
+        error = cls(f"{lead}: {reason}")
+        error.errno = code
+        error.strerror = reason
+        error.filename = path
+        return error
+
+    def __str__(self) -> str:  # OSError would print "[Errno n] ..." from the fields set above
+        return str(self.args[0]) if self.args else ""
+
+
 class VerificationError(IncrowdError):
     """A result failed its privacy verification; no output was written."""
+
+
+class BuildCancelled(IncrowdError):
+    """A lattice build was stopped by its caller (a cancel request or a client that left)."""
 
 
 class StateLockedError(IncrowdError):
@@ -63,6 +105,8 @@ __all__ = [
     "ParameterError",
     "DataError",
     "VerificationError",
+    "OutputWriteError",
+    "BuildCancelled",
     "StateLockedError",
     "IncrowdWarning",
     "DataWarning",

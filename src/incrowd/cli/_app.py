@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,8 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import __version__
-from .._microaggregate import MicroaggregationResult, microaggregate
-from ..data import read_table, table_format, write_table
+from .._atomic import is_stdout
+from .._microaggregate import MicroaggregationResult, check_distributed_method, microaggregate
+from ..data import NA_HELP, read_table, table_format, write_table
 from ..datasets import load_census
 from ..exceptions import DataError, ParameterError, VerificationError
 from ..microaggregation import METHODS
@@ -20,6 +22,7 @@ from ._console import check_output_path, print_json, print_lines, stages, stdout
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
 from ._serve import serve_command
+from ._usage import OneLineUsageErrors
 from ._options import (
     DiagonalsOption,
     GammaOption,
@@ -33,10 +36,13 @@ from ._options import (
     RhoOption,
     RunsOption,
     SchedulerOption,
+    SchedulerTimeoutOption,
     SeedOption,
     Split2kOption,
+    check_scheduler,
     method_params,
     names,
+    parse_qis,
 )
 
 app = typer.Typer(
@@ -45,6 +51,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=OneLineUsageErrors,
 )
 
 DEMO_GAMMA = 0.2  # V-MDAV's gamma in the demo (Solanas et al.'s value for scattered data)
@@ -83,7 +90,7 @@ def _root(
     """
 
 
-def _report(result: MicroaggregationResult, input_path: Path, output: Path) -> None:
+def _report(result: MicroaggregationResult, input_path: Path, output: Path, err: bool = False) -> None:
     s = result.summary()
     params = ", ".join(f"{p}={v}" for p, v in s["params"].items())
     rows = [
@@ -100,9 +107,9 @@ def _report(result: MicroaggregationResult, input_path: Path, output: Path) -> N
         ("seconds", f"{s['seconds']:.3f}"),
         ("k-anonymous", f"yes (verified: smallest class has {s['min_class_size']} rows, k={s['k']})"
          if s["k_anonymous"] else "NO"),
-        ("output", str(output)),
+        ("output", "standard output" if err else str(output)),
     ]
-    console = stdout_console()
+    console = stdout_console(err)
     width = max(len(key) for key, _ in rows) + 2
     for key, value in rows:  # plain lines, not a table: a long path must never be cut short
         console.print(Text.assemble((key.ljust(width), "bold"), value), soft_wrap=True)
@@ -114,7 +121,8 @@ def microaggregate_command(
         Path,
         typer.Argument(
             metavar="INPUT",
-            help="CSV (delimiter , ; TAB or | sniffed; .gz ok) or Parquet (.parquet, .pq) file.",
+            help="CSV (delimiter , ; TAB or | sniffed; .gz, .bz2, .xz ok, .zst with zstandard) or "
+                 "Parquet (.parquet, .pq) file. " + NA_HELP,
             show_default=False,
         ),
     ],
@@ -123,7 +131,9 @@ def microaggregate_command(
         typer.Option(
             "--output", "-o",
             help="Output file; its extension picks the format (.parquet/.pq, else CSV; .gz "
-                 "compresses). A CSV keeps the input's delimiter.",
+                 "compresses). A CSV keeps the input's delimiter. '-' writes CSV to stdout "
+                 "(the report goes to stderr). Never one of the inputs; only a regular file "
+                 "is replaced.",
             show_default=False,
         ),
     ],
@@ -139,36 +149,48 @@ def microaggregate_command(
     split_2k: Split2kOption = None,
     seed: SeedOption = None,
     scheduler: SchedulerOption = None,
+    scheduler_timeout: SchedulerTimeoutOption = 10.0,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
     """Microaggregate the quasi-identifiers of INPUT into groups of >= k rows and write OUTPUT.
 
-    Identifiers (--id) are dropped; other columns pass through unchanged and in order.
+    Identifiers (--id) are dropped; other columns pass through unchanged and in order (a CSV
+    column as the file's exact text, a Parquet column with its type).
 
     OUTPUT is written atomically, and only after the aggregated table was verified k-anonymous.
     """
     with user_errors():
         qis = names(qi, "--qi")
         ids = names(identifiers, "--id")
+        check_scheduler(scheduler, scheduler_timeout)
+        if scheduler is not None:
+            check_distributed_method(method)
         if scheduler is not None and input_path.is_dir():
             _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet,
                                     method_params(gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
-                                                  diagonals=diagonals, split_2k=split_2k))
+                                                  diagonals=diagonals, split_2k=split_2k),
+                                    scheduler_timeout)
             return
-        check_output_path(output)
+        check_output_path(output, (input_path,))
         with stages(4, quiet=quiet or json_output) as progress:
             progress.stage(f"reading {input_path.name}")
-            data = read_table(input_path)
+            data = read_table(input_path, parse=parse_qis(qis, ids))
             progress.stage(f"microaggregating {data.shape[0]} rows with {method}, k={k}")
-            result = microaggregate(
-                data, k, method, quasi_identifiers=qis, identifiers=ids,
-                random_state=seed, scheduler=scheduler,
-                **method_params(
-                    gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
-                    diagonals=diagonals, split_2k=split_2k,
-                ),
-            )
+            with contextlib.ExitStack() as stack:
+                client = None
+                if scheduler is not None:
+                    from ..distributed import connect
+
+                    client = stack.enter_context(connect(scheduler, timeout=scheduler_timeout))
+                result = microaggregate(
+                    data, k, method, quasi_identifiers=qis, identifiers=ids,
+                    random_state=seed, scheduler=client,
+                    **method_params(
+                        gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
+                        diagonals=diagonals, split_2k=split_2k,
+                    ),
+                )
             progress.stage("verifying k-anonymity")
             if not result.verification.ok:  # microaggregate raises first; never write unverified data
                 raise VerificationError(
@@ -177,20 +199,22 @@ def microaggregate_command(
                 )
             progress.stage(f"writing {output.name}")
             sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
-            write_table(result.aggregated, output, sep=sep)
+            write_table(result.aggregated, output, sep=sep, inputs=(input_path,))
+    to_stderr = is_stdout(output)
     if json_output:
-        print_json({**result.summary(), "input": str(input_path), "output": str(output)})
+        print_json({**result.summary(), "input": str(input_path), "output": str(output)}, err=to_stderr)
     else:
-        _report(result, input_path, output)
+        _report(result, input_path, output, err=to_stderr)
 
 
-def _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet, params):
+def _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet, params,
+                            timeout):
     """A Parquet dataset folder in, a Parquet dataset folder out, on Dask (never in memory)."""
     from ..distributed import connect, microaggregate_dataset
 
     with stages(2, quiet=quiet or json_output) as progress:
         progress.stage(f"connecting to {scheduler}")
-        with connect(scheduler) as client:
+        with connect(scheduler, timeout=timeout) as client:
             progress.stage(f"microaggregating the partitions of {input_path.name} with {method}, k={k}")
             info = microaggregate_dataset(input_path, output, k, method, client=client, quasi_identifiers=qis,
                                           identifiers=ids, **params)

@@ -8,13 +8,11 @@ stderr, so pipes, files and tests see none of it.
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
-import numpy as np
 import typer
 from pyarrow import ArrowException
 from rich.console import Console
@@ -28,6 +26,9 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from .._atomic import check_output_path as _check_output_path
+from .._atomic import is_stdout
+from .._json import dumps as strict_json
 from ..exceptions import DataError, IncrowdError
 
 #: exit status of an error the user can fix (bad parameter, bad data, unreadable file);
@@ -35,9 +36,12 @@ from ..exceptions import DataError, IncrowdError
 EXIT_USER_ERROR = 2
 
 
-def stdout_console() -> Console:
-    """Plain console for reports and tables (no syntax highlighting of numbers)."""
-    return Console(highlight=False)
+def stdout_console(err: bool = False) -> Console:
+    """Plain console for reports and tables (no syntax highlighting of numbers).
+
+    ``err=True`` sends the report to stderr, for ``-o -`` where stdout carries the table.
+    """
+    return Console(highlight=False, stderr=err)
 
 
 def stderr_console() -> Console:
@@ -45,9 +49,9 @@ def stderr_console() -> Console:
     return Console(stderr=True, highlight=False)
 
 
-def print_lines(rows: list[tuple[str, str]]) -> None:
+def print_lines(rows: list[tuple[str, str]], err: bool = False) -> None:
     """``key  value`` lines on stdout; plain lines, not a table, so a long path is never cut."""
-    console = stdout_console()
+    console = stdout_console(err)
     width = max(len(key) for key, _ in rows) + 2
     for key, value in rows:
         console.print(Text.assemble((key.ljust(width), "bold"), value), soft_wrap=True)
@@ -63,6 +67,8 @@ def echo_err(prefix: str, message: Any) -> None:
 
 
 def _describe(exc: BaseException) -> str:
+    if isinstance(exc, IncrowdError):
+        return str(exc)
     if isinstance(exc, OSError) and exc.strerror:
         where = f" {str(exc.filename)!r}" if exc.filename is not None else ""
         return f"cannot access{where}: {exc.strerror}"
@@ -98,20 +104,12 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
             echo_err("warning", text)
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
-def print_json(obj: Any) -> None:
-    """Exactly one JSON document on stdout, nothing else."""
-    sys.stdout.write(json.dumps(obj, default=_json_default, indent=2) + "\n")
-    sys.stdout.flush()
+def print_json(obj: Any, err: bool = False) -> None:
+    """Exactly one strict JSON document on stdout (stderr with ``err``), nothing else;
+    non-finite numbers become null."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(strict_json(obj, indent=2) + "\n")
+    stream.flush()
 
 
 class Stages:
@@ -163,10 +161,16 @@ def stages(total: int, *, quiet: bool) -> Stages:
     return Stages(console if show else None, total)
 
 
-def check_output_path(output: Path) -> None:
-    """Fail before any work when the output cannot be written where asked."""
-    if output.is_dir():
-        raise DataError(f"output {str(output)!r} is a directory; expected a file name")
-    parent = output.parent
-    if not parent.is_dir():
-        raise DataError(f"output directory {str(parent)!r} does not exist")
+def check_output_path(output: Path, inputs: tuple = (), *, what: str = "output",
+                      stdout_ok: bool = True) -> None:
+    """Fail before any work when the output cannot be written where asked.
+
+    ``inputs`` are the files and folders the command reads (never overwritten); ``-`` means
+    standard output where ``stdout_ok`` (a text table), and is refused otherwise.
+    """
+    if is_stdout(output):
+        if not stdout_ok:
+            raise DataError(f"a {what} is a DuckDB database and cannot go to standard output "
+                            "('-'); name a file")
+        return
+    _check_output_path(output, inputs=inputs, what=what)

@@ -8,11 +8,14 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from ..data import read_table, write_table
+from .._atomic import is_stdout
+from ..data import read_table, table_format, write_table
 from ..exceptions import DataError, ParameterError
 from ..generalization import Lattice, Negotiation, generalize, negotiate, parse_assignments
+from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
-from ._options import IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, names
+from ._options import (IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, SchedulerTimeoutOption,
+                       check_scheduler, names)
 
 lattice_app = typer.Typer(
     help="Generalization lattices with suppression histograms (paper 004): build once, then "
@@ -22,7 +25,9 @@ lattice_app = typer.Typer(
 
 DataArgument = Annotated[
     Path,
-    typer.Argument(metavar="DATA", help="CSV (delimiter sniffed; .gz ok) or Parquet file.", show_default=False),
+    typer.Argument(metavar="DATA", help="CSV (delimiter sniffed; .gz, .bz2, .xz ok) or Parquet file; "
+                   "columns are matched to hierarchies as the file's text, --intervals columns are "
+                   "parsed as numbers.", show_default=False),
 ]
 LatticeArgument = Annotated[
     Path,
@@ -42,6 +47,26 @@ SensitiveOption = Annotated[
     Optional[str],
     typer.Option("--sensitive", help="Sensitive attribute (for naive l-diversity).", show_default=False),
 ]
+MaxNodesOption = Annotated[
+    str,
+    typer.Option("--max-nodes", metavar="N", help="Refuse a lattice with more nodes to compute than this (checked "
+                 "before the data are read; 'none' lifts the limit)."),
+]
+MaxMemoryOption = Annotated[
+    str,
+    typer.Option("--max-memory", metavar="SIZE", help="Refuse a build whose estimated memory (nodes and bottom "
+                 "classes) exceeds this, e.g. 8G or 512M ('none' lifts the limit)."),
+]
+DEFAULT_MAX_NODES_TEXT = f"{DEFAULT_MAX_NODES}"
+DEFAULT_MAX_MEMORY_TEXT = "8G"
+
+
+def lattice_limits(max_nodes: str, max_memory: str) -> tuple[int | None, int | None]:
+    """(node limit, byte limit) from the CLI's text; 'none' lifts either."""
+    memory = None if max_memory.strip().lower() == "none" else parse_size(max_memory, "--max-memory")
+    return parse_max_nodes(max_nodes, "--max-nodes"), memory
+
+
 OptionalK = Annotated[Optional[int], typer.Option("--k", help="k-anonymity: minimum class size (>= 2).",
                                                   show_default=False)]
 OptionalL = Annotated[Optional[int], typer.Option("--l", help="Naive l-diversity: minimum distinct "
@@ -78,39 +103,49 @@ def build_command(
                      "(e.g. '5%' or 0.05); default: the full lattice.", show_default=False),
     ] = None,
     scheduler: SchedulerOption = None,
+    scheduler_timeout: SchedulerTimeoutOption = 10.0,
+    max_nodes: MaxNodesOption = DEFAULT_MAX_NODES_TEXT,
+    max_memory: MaxMemoryOption = DEFAULT_MAX_MEMORY_TEXT,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
     """Compute every node's suppression histograms for the quasi-identifiers (--qi) of DATA.
 
     DATA may be a Parquet dataset folder; with --scheduler its partitions are read lazily on the
-    workers and the bottom classes merged there (the same lattice as in process)."""
+    workers and the bottom classes merged there (the same lattice as in process). A lattice
+    over --max-nodes nodes, or estimated over --max-memory, is refused before any work."""
     with user_errors():
         qis = names(qi, "--qi")
         if not qis:
             raise ParameterError("--qi must name the quasi-identifier columns, e.g. --qi age,sex,race")
         fraction = _fraction(partial)
-        check_output_path(output)
+        node_limit, memory_limit = lattice_limits(max_nodes, max_memory)
+        check_scheduler(scheduler, scheduler_timeout)
+        check_output_path(output, (data_path, hierarchies), what="lattice file", stdout_ok=False)
+        precheck_nodes(qis, str(hierarchies) if hierarchies else None, _intervals(intervals), fraction,
+                       node_limit)
         with stages(3, quiet=quiet or json_output) as progress:
             if scheduler is not None:
                 from ..distributed import build_lattice, connect
 
                 progress.stage(f"connecting to {scheduler}")
-                with connect(scheduler) as client:
+                with connect(scheduler, timeout=scheduler_timeout) as client:
                     progress.stage(f"building the lattice of {len(qis)} quasi-identifiers on Dask")
                     lattice = build_lattice(str(data_path), qis, client=client,
                                             hierarchies=str(hierarchies) if hierarchies else None,
                                             intervals=_intervals(intervals), sensitive=sensitive,
-                                            fraction=fraction, source=str(data_path))
+                                            fraction=fraction, source=str(data_path),
+                                            max_nodes=node_limit, max_memory=memory_limit)
             else:
                 progress.stage(f"reading {data_path.name}")
-                data = read_table(data_path)
+                data = read_table(data_path, parse=list(_intervals(intervals)))
                 progress.stage(f"building the lattice of {len(qis)} quasi-identifiers")
                 lattice = Lattice.build(data, qis, hierarchies=str(hierarchies) if hierarchies else None,
                                         intervals=_intervals(intervals), sensitive=sensitive,
-                                        fraction=fraction, source=str(data_path))
+                                        fraction=fraction, source=str(data_path),
+                                        max_nodes=node_limit, max_memory=memory_limit)
             progress.stage(f"writing {output.name}")
-            lattice.save(output)
+            lattice.save(output, inputs=(data_path, hierarchies))
     info = {**lattice.describe(), "input": str(data_path), "output": str(output)}
     if json_output:
         print_json(info)
@@ -170,11 +205,17 @@ def _levels_text(levels: dict[str, int]) -> str:
     return ", ".join(f"{a}={v}" for a, v in levels.items())
 
 
+def _given(text: str | None, count: int) -> str:
+    """How --max-suppression was read, when the user wrote it as a fraction or a percentage."""
+    return "" if text is None or text.strip() == str(count) else f" (--max-suppression {text.strip()})"
+
+
 def _print_negotiation(result: Negotiation) -> None:
     crit = result.criterion
     print_lines([
         ("request", f"{crit}={result.value}, max levels {_levels_text(result.max_levels)}, "
-                    f"max suppression {result.max_suppression} of {result.n_rows} rows"),
+                    f"max suppression {result.max_suppression} of {result.n_rows} rows"
+                    f"{_given(result.max_suppression_given, result.max_suppression)}"),
         ("status", result.status),
         ("answered in", f"{result.seconds * 1000:.2f} ms, {result.nodes_visited} nodes visited"),
     ])
@@ -203,8 +244,9 @@ def negotiate_command(
     ] = None,
     max_suppression: Annotated[
         str,
-        typer.Option("--max-suppression", help="Rows that may be removed: a count (301), a "
-                     "fraction (0.01) or a percentage (1%)."),
+        typer.Option("--max-suppression", help="Rows that may be removed: a whole count (301), a "
+                     "fraction with a decimal point (0.01) or a percentage (1%); exponent "
+                     "notation (1e3) is refused."),
     ] = "0",
     runtime_histogram: Annotated[
         bool,
@@ -227,7 +269,8 @@ def negotiate_command(
 def generalize_command(
     data_path: DataArgument,
     output: Annotated[Path, typer.Option("--output", "-o", help="Anonymized table to write (CSV or "
-                                         "Parquet by its name).", show_default=False)],
+                                         "Parquet by its name; '-' writes CSV to stdout and the "
+                                         "report to stderr).", show_default=False)],
     levels: Annotated[
         str,
         typer.Option("--levels", help="Level per quasi-identifier, e.g. 'age=2,sex=0,education=1'.",
@@ -246,11 +289,11 @@ def generalize_command(
     """Generalize DATA to the given levels, remove the rows of classes below k (or l), verify,
     and write the table atomically."""
     with user_errors():
-        check_output_path(output)
+        check_output_path(output, (data_path, hierarchies))
         level_map = _levels(levels, "--levels")
         with stages(4, quiet=quiet or json_output) as progress:
             progress.stage(f"reading {data_path.name}")
-            data = read_table(data_path)
+            data = read_table(data_path, parse=list(_intervals(intervals)))
             progress.stage("generalizing and suppressing")
             result = generalize(data, level_map, k=k, l=l, sensitive=sensitive,
                                 hierarchies=str(hierarchies) if hierarchies else None,
@@ -259,10 +302,12 @@ def generalize_command(
             if result.table.shape[0] == 0:
                 raise DataError("every row would be suppressed; choose higher levels or a smaller k/l")
             progress.stage(f"writing {output.name}")
-            write_table(result.table, output)
+            sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
+            write_table(result.table, output, sep=sep, inputs=(data_path, hierarchies))
     info = {**result.to_dict(), "input": str(data_path), "output": str(output)}
+    to_stderr = is_stdout(output)
     if json_output:
-        print_json(info)
+        print_json(info, err=to_stderr)
         return
     lines = [
         ("input", str(data_path)),
@@ -274,6 +319,6 @@ def generalize_command(
         ("classes", f"{result.classes}, smallest {result.min_class_size} rows"),
         ("verified", " and ".join(p for p in ("k-anonymous" if result.k else "",
                                               "l-diverse" if result.l else "") if p) + " before writing"),
-        ("written", str(output)),
+        ("written", "standard output" if to_stderr else str(output)),
     ]
-    print_lines(lines)
+    print_lines(lines, err=to_stderr)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
-from ..data import numeric_matrix, read_table, resolve_roles
+from .._atomic import is_stdout
+from ..data import NA_HELP, numeric_matrix, read_table, resolve_roles
 from ..exceptions import DataError, ParameterError
 from ..incremental import STRATEGIES, IncrementalMicroaggregation, RuntimeModel, fit_runtime_model, plan
 from ..incremental._lock import DEFAULT_WAIT, describe_as
@@ -28,7 +30,12 @@ from ._options import (
     Split2kOption,
     method_params,
     names,
+    parse_qis,
 )
+from ._usage import bounded
+
+#: --columns of the timed Gaussian rows: more only exhausts memory (rows x columns floats)
+MAX_PLAN_COLUMNS = 1000
 
 incremental_app = typer.Typer(
     help="Incremental publication: anonymize a base early, adjoin late rows, publish once "
@@ -43,8 +50,8 @@ StateArgument = Annotated[
 ]
 InputArgument = Annotated[
     Path,
-    typer.Argument(metavar="INPUT", help="CSV (delimiter sniffed; .gz ok) or Parquet file.",
-                   show_default=False),
+    typer.Argument(metavar="INPUT", help="CSV (delimiter sniffed; .gz, .bz2, .xz ok) or Parquet "
+                   "file. " + NA_HELP, show_default=False),
 ]
 WaitOption = Annotated[
     float,
@@ -92,11 +99,12 @@ def base_command(
     Identifiers (--id) are the row keys (they must be unique) and are dropped from the release.
     """
     with user_errors(), describe_as("incrowd incremental base"):
+        check_output_path(state, (input_path,), what="state file", stdout_ok=False)
         if state.exists() and not force:
             raise DataError(f"state file {str(state)!r} already exists; use --force to overwrite it")
         with stages(3, quiet=quiet or json_output) as progress:
             progress.stage(f"reading {input_path.name}")
-            data = read_table(input_path)
+            data = read_table(input_path, parse=parse_qis(names(qi, "--qi"), names(identifiers, "--id")))
             progress.stage(f"microaggregating {data.shape[0]} base rows with {method}, k={k}")
             session = IncrementalMicroaggregation.from_base(
                 data, state, k, method,
@@ -156,11 +164,14 @@ def add_command(
     One writer at a time: a concurrent add or base waits up to --wait seconds for the other.
     """
     with user_errors(), describe_as("incrowd incremental add"):
+        if input_path.exists() and state.exists() and os.path.samefile(input_path, state):
+            raise DataError(f"the increment {str(input_path)!r} is the state file {str(state)!r}; "
+                            "name the file of new rows")
         with stages(3, quiet=quiet or json_output) as progress:
             progress.stage(f"opening {state.name}")
             session = IncrementalMicroaggregation.open(state)
             progress.stage(f"reading {input_path.name}")
-            data = read_table(input_path)
+            data = read_table(input_path, parse=session.describe()["quasi_identifiers"])
             progress.stage(f"adjoining {data.shape[0]} rows with {strategy}")
             report = session.add(data, strategy, inertial=inertial, k=k, wait=wait,
                                  allow_duplicates=allow_duplicates)
@@ -199,8 +210,8 @@ def publish_command(
     state: StateArgument,
     output: Annotated[
         Path,
-        typer.Option("--output", "-o", help="Release file; .parquet/.pq or CSV (.gz compresses).",
-                     show_default=False),
+        typer.Option("--output", "-o", help="Release file; .parquet/.pq or CSV (.gz compresses); "
+                     "'-' writes CSV to stdout and the report to stderr.", show_default=False),
     ],
     compare: Annotated[
         bool,
@@ -212,15 +223,16 @@ def publish_command(
 ) -> None:
     """Verify the combined release (base + increments) k-anonymous and write it atomically."""
     with user_errors():
-        check_output_path(output)
+        check_output_path(output, (state,))
         with stages(2 + compare, quiet=quiet or json_output) as progress:
             progress.stage(f"opening {state.name}")
             session = IncrementalMicroaggregation.open(state)
             progress.stage("verifying and writing the release" + (" (and the one-shot run)" if compare else ""))
             result = session.publish(output, compare=compare)
     r = result.report
+    to_stderr = is_stdout(output)
     if json_output:
-        print_json(r)
+        print_json(r, err=to_stderr)
         return
     lines = [
         ("state", str(state)),
@@ -240,13 +252,13 @@ def publish_command(
     lines += [
         ("k-anonymous", f"yes (verified: smallest class has {r['min_class_size']} rows, k={r['k']})"),
         _distinct_line(r),
-        ("output", str(output)),
+        ("output", "standard output" if to_stderr else str(output)),
     ]
-    print_lines(lines)
+    print_lines(lines, err=to_stderr)
 
 
 def _read_arrivals(path: Path) -> tuple[list[float], list[float]]:
-    frame = read_table(path)
+    frame = read_table(path, parse=True)
     cols = [str(c) for c in frame.columns]
     if "time" in cols and "rows" in cols:
         tcol, rcol = "time", "rows"
@@ -294,7 +306,8 @@ def plan_command(
     method: MethodOption = "mdav",
     k: Annotated[int, typer.Option("--k", help="k for the measured runtime model.")] = 10,
     columns: Annotated[
-        int, typer.Option("--columns", help="Quasi-identifiers of the Gaussian rows timed by --model fit.")
+        int, typer.Option("--columns", help=f"Quasi-identifiers of the Gaussian rows timed by --model fit "
+                          f"(1 to {MAX_PLAN_COLUMNS}).", callback=bounded("--columns", MAX_PLAN_COLUMNS, 1))
     ] = 15,
     fit_on: Annotated[
         Optional[Path],
@@ -324,7 +337,7 @@ def plan_command(
                 progress.stage(f"timing {method} (k={k}) on this machine")
                 data = None
                 if fit_on is not None:
-                    frame = read_table(fit_on)
+                    frame = read_table(fit_on, parse=True)
                     roles = resolve_roles(frame, names(qi, "--qi"), None)
                     data = numeric_matrix(frame, list(roles.quasi_identifiers))
                 runtime = fit_runtime_model(method, k, columns=columns, data=data)

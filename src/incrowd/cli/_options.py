@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import csv
 from typing import Annotated, Any, Optional
 
 import typer
 
 from ..exceptions import ParameterError
 from ..microaggregation import METHODS
+from ..microaggregation._base import MAX_ROUNDS, MAX_RUNS
+from ._usage import bounded
+
+#: seeds are 32-bit on the command line, as in most tools
+MAX_SEED = 2**32 - 1
 
 KOption = Annotated[int, typer.Option("--k", help="Minimum group size (>= 2).", show_default=False)]
 MethodOption = Annotated[str, typer.Option("--method", help=f"One of: {', '.join(METHODS)}.")]
@@ -15,8 +21,8 @@ QiOption = Annotated[
     Optional[list[str]],
     typer.Option(
         "--qi",
-        help="Quasi-identifier columns, comma-separated (repeatable). "
-             "Default: every column not named by --id.",
+        help="Quasi-identifier columns, comma-separated (repeatable); a name holding a comma "
+             "goes in double quotes: --qi '\"b,c\",a'. Default: every column not named by --id.",
         show_default=False,
     ),
 ]
@@ -24,7 +30,8 @@ IdOption = Annotated[
     Optional[list[str]],
     typer.Option(
         "--id",
-        help="Identifier columns to drop from the output, comma-separated (repeatable).",
+        help="Identifier columns to drop from the output, comma-separated (repeatable); a name "
+             "holding a comma goes in double quotes.",
         show_default=False,
     ),
 ]
@@ -40,13 +47,14 @@ RhoOption = Annotated[
 ]
 RunsOption = Annotated[
     Optional[int],
-    typer.Option("--runs", help="ona only: keep the best of this many seeded runs (100 if not given).",
-                 show_default=False),
+    typer.Option("--runs", help=f"ona only: keep the best of this many seeded runs (100 if not given, "
+                 f"at most {MAX_RUNS}).", show_default=False, callback=bounded("--runs", MAX_RUNS)),
 ]
 MaxRoundsOption = Annotated[
     Optional[int],
     typer.Option("--max-rounds", help="ona, ona-star, mona, mona-2d: cap on improvement rounds "
-                 "(ona 30, the others 100 if not given).", show_default=False),
+                 f"(ona 30, the others 100 if not given; at most {MAX_ROUNDS}).", show_default=False,
+                 callback=bounded("--max-rounds", MAX_ROUNDS)),
 ]
 DiagonalsOption = Annotated[
     Optional[str],
@@ -61,14 +69,20 @@ Split2kOption = Annotated[
 ]
 SeedOption = Annotated[
     Optional[int],
-    typer.Option("--seed", help="Random seed (random_state); only ona is randomized.",
-                 show_default=False),
+    typer.Option("--seed", help=f"Random seed (random_state), an integer in [0, {MAX_SEED}]; only ona is "
+                 "randomized.", show_default=False, callback=bounded("--seed", MAX_SEED, 0)),
 ]
 SchedulerOption = Annotated[
     Optional[str],
     typer.Option("--scheduler", help="Run on Dask (extra incrowd[dask]): 'local:N' starts N local "
-                 "worker processes, else the address of a running scheduler (tcp://host:8786). "
+                 "worker processes (N in [1, 4 x the cores]), else the tcp:// address of a running "
+                 "scheduler (tcp://host:8786). "
                  "Without it everything runs in process.", show_default=False),
+]
+SchedulerTimeoutOption = Annotated[
+    float,
+    typer.Option("--scheduler-timeout", help="Seconds to wait for a scheduler address to answer as a "
+                 "Dask scheduler (in (0, 3600]).", show_default=True),
 ]
 JsonOption = Annotated[
     bool,
@@ -78,15 +92,43 @@ QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Do not show pr
 
 
 def names(values: list[str] | None, option: str) -> list[str] | None:
-    """Column names from repeatable, comma-separated options; None when not given."""
+    """Column names from repeatable, comma-separated options; None when not given.
+
+    Each value is read as one CSV record, so a name holding a comma is written in double
+    quotes: ``--qi '"income, net",age'`` (a doubled quote "" inside stands for one quote).
+    """
     if values is None:
         return None
-    out = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    out: list[str] = []
+    for value in values:
+        try:
+            fields = next(csv.reader([value], skipinitialspace=True, strict=True), [])
+        except csv.Error as exc:
+            raise ParameterError(f"{option} {value!r} cannot be read as comma-separated names: {exc} "
+                                 "(a name holding a comma is quoted, e.g. '\"b,c\",a')") from None
+        out += [f.strip() for f in fields if f.strip()]
     if not out:
         raise ParameterError(f"{option} must name at least one column; got {values!r}")
     return out
 
 
+def parse_qis(qis: list[str] | None, ids: list[str] | None):
+    """read_table's ``parse=`` for these roles: the named QIs, else every column but the ids."""
+    if qis:
+        return qis
+    return lambda columns: [c for c in columns if c not in (ids or [])]
+
+
 def method_params(**given: Any) -> dict[str, Any]:
     # Only parameters the user gave are passed: a method without them then refuses them by name.
     return {name: value for name, value in given.items() if value is not None}
+
+
+def check_scheduler(scheduler: str | None, timeout: float) -> None:
+    """Refuse a malformed --scheduler or --scheduler-timeout before any input is read."""
+    if scheduler is None:
+        return
+    from ..distributed._scheduler import check_timeout, parse_scheduler
+
+    parse_scheduler(scheduler)
+    check_timeout(timeout)

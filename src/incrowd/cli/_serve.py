@@ -9,6 +9,8 @@ import typer
 
 from ..exceptions import ParameterError
 from ._console import echo_err, user_errors
+from ._generalization import (DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption,
+                              lattice_limits)
 
 
 def serve_command(
@@ -23,6 +25,8 @@ def serve_command(
     max_upload_mb: Annotated[float, typer.Option("--max-upload-mb", help="Largest upload accepted.")] = 200,
     idle_minutes: Annotated[float, typer.Option("--idle-minutes", help="A session idle this long is "
                                                 "deleted with its files.")] = 60,
+    max_nodes: MaxNodesOption = DEFAULT_MAX_NODES_TEXT,
+    max_memory: MaxMemoryOption = DEFAULT_MAX_MEMORY_TEXT,
 ) -> None:
     """Serve the web UI (microaggregation and generalization negotiation in the browser) until interrupted."""
     with user_errors():
@@ -38,7 +42,9 @@ def serve_command(
             raise ParameterError(f"--port must be in [1, 65535]; got {port}")
         if max_upload_mb <= 0 or idle_minutes <= 0:
             raise ParameterError("--max-upload-mb and --idle-minutes must be positive")
-        app = create_app(max_upload_mb=max_upload_mb, idle_seconds=60 * idle_minutes, data_dir=data_dir)
+        node_limit, memory_limit = lattice_limits(max_nodes, max_memory)
+        app = create_app(max_upload_mb=max_upload_mb, idle_seconds=60 * idle_minutes, data_dir=data_dir,
+                         max_nodes=node_limit, max_memory=memory_limit)
     if host not in ("127.0.0.1", "localhost", "::1"):
         echo_err("warning", f"binding to {host}: other machines can reach the UI and its uploads")
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -4,12 +4,10 @@ anything else is the address of a running ``dask.distributed`` scheduler."""
 from __future__ import annotations
 
 import contextlib
-import re
 from typing import Iterator
 
 from ..exceptions import ParameterError
-
-_LOCAL = re.compile(r"^local:(\d+)$")
+from ._scheduler import DEFAULT_TIMEOUT, check_timeout, parse_scheduler, probe_scheduler
 
 
 def _import_distributed():
@@ -23,28 +21,27 @@ def _import_distributed():
 
 
 @contextlib.contextmanager
-def connect(scheduler: str, *, memory_limit: str | None = None) -> Iterator["object"]:
-    """A ``distributed.Client`` for ``--scheduler`` (``local:N`` or an address), closed after."""
+def connect(scheduler: str, *, memory_limit: str | None = None,
+            timeout: float = DEFAULT_TIMEOUT) -> Iterator["object"]:
+    """A ``distributed.Client`` for ``--scheduler`` (``local:N`` or a tcp:// address), closed after.
+
+    The value is checked before anything starts (:func:`parse_scheduler`); an address must
+    answer as a Dask scheduler within ``timeout`` seconds (CLI ``--scheduler-timeout``).
+    """
+    spec = parse_scheduler(scheduler)
+    timeout = check_timeout(timeout)
     distributed = _import_distributed()
-    spec = (scheduler or "").strip()
-    match = _LOCAL.match(spec)
-    if match:
-        workers = int(match.group(1))
-        if workers < 1:
-            raise ParameterError(f"--scheduler local:N needs N >= 1 workers; got {spec!r}")
+    if spec.workers is not None:
         kwargs = {"memory_limit": memory_limit} if memory_limit else {}
-        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+        with distributed.LocalCluster(n_workers=spec.workers, threads_per_worker=1, processes=True,
                                       dashboard_address=None, **kwargs) as cluster:
             with distributed.Client(cluster) as client:
                 yield client
         return
-    if not spec or ":" not in spec:
-        raise ParameterError(
-            f"--scheduler must be 'local:N' or a scheduler address such as tcp://10.0.0.5:8786; got {scheduler!r}"
-        )
+    probe_scheduler(spec, timeout)
     try:
-        client = distributed.Client(spec, timeout="10s")
+        client = distributed.Client(spec.address, timeout=f"{timeout}s")
     except (OSError, TimeoutError) as exc:
-        raise ParameterError(f"cannot reach the Dask scheduler at {spec!r}: {exc}") from None
+        raise ParameterError(f"cannot reach the Dask scheduler at {spec.address}: {exc}") from None
     with client:
         yield client

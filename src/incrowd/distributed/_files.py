@@ -5,7 +5,6 @@ and the groups counted: each row carries its group's centroid and every group ha
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 from pathlib import Path
 from typing import Any, Sequence
@@ -13,6 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from .._atomic import is_stdout, sweep_stale, temp_path
 from .._microaggregate import check_distributed_method, make_estimator
 from ..data import numeric_matrix, resolve_roles
 from ..exceptions import DataError, VerificationError
@@ -26,6 +26,11 @@ def _qi_block(frame: pd.DataFrame, index: int, qis: list[str]) -> np.ndarray:
         return numeric_matrix(frame, qis)
     except DataError as exc:
         raise DataError(f"partition {index}: {exc} (rows count within the partition)") from None
+
+
+def _same_or_inside(target: Path, folder) -> bool:
+    real, base = os.path.realpath(target), os.path.realpath(folder)
+    return real == base or os.path.commonpath([real, base]) == base
 
 
 def _groups(labels: np.ndarray) -> np.ndarray:
@@ -54,8 +59,13 @@ def microaggregate_dataset(input_path: str | os.PathLike, output_path: str | os.
     check_distributed_method(method)
     estimator = make_estimator(method, k, None, **params)
     estimator._check_params()
+    if is_stdout(output_path):
+        raise DataError("a Parquet dataset folder cannot go to standard output ('-'); name a folder")
     target = Path(output_path)
-    if target.exists():
+    if os.path.exists(input_path) and (_same_or_inside(target, input_path)):
+        raise DataError(f"output {str(target)!r} is inside the input {str(input_path)!r}; choose an "
+                        "output outside it")
+    if target.exists() or target.is_symlink():
         raise DataError(f"output {str(target)!r} already exists; a dataset folder is never overwritten: "
                         "remove it or choose another name")
     if not target.parent.is_dir():
@@ -68,7 +78,8 @@ def microaggregate_dataset(input_path: str | os.PathLike, output_path: str | os.
                   diagonals=getattr(estimator, "diagonals", None), split_2k=bool(estimator.split_2k),
                   max_rounds=int(estimator.max_rounds), part_rows=part_rows, collect_labels=False,
                   keep_label_blocks=True)
-    staging = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    sweep_stale(target)
+    staging = temp_path(target)
     staging.mkdir()
     try:
         groups = client.gather([client.submit(_groups, lab) for lab in result.label_blocks])

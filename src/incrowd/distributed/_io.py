@@ -53,7 +53,7 @@ def frames_of(client, data) -> list:
         if p.is_dir() or p.suffix in (".parquet", ".pq"):
             data = read_partitioned(p)
         else:
-            data = read_table(p)
+            data = read_table(p, parse=True)
     if hasattr(data, "to_delayed"):
         return client.compute(list(data.to_delayed()))
     if isinstance(data, pd.DataFrame):

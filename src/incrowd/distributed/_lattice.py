@@ -13,6 +13,8 @@ import pandas as pd
 from ..exceptions import DataError
 from ..generalization._hierarchy import Hierarchy, interval_hierarchy, load_hierarchies, value_labels
 from ..generalization._lattice import Lattice, check_fraction, resolve_hierarchies
+from ..generalization._limits import (DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, check_nodes,
+                                      parse_size, precheck_nodes)
 from ._io import frames_of
 from ._io import head as columns_of
 
@@ -57,11 +59,20 @@ def _merge(a, b):
 def build_lattice(data, quasi_identifiers: Sequence[str] | str, *, client,
                   hierarchies: Mapping[str, Hierarchy] | str | None = None,
                   intervals: Mapping[str, Sequence[float]] | None = None,
-                  sensitive: str | None = None, fraction: float = 1.0, source: str = "") -> Lattice:
+                  sensitive: str | None = None, fraction: float = 1.0, source: str = "",
+                  max_nodes: int | None = DEFAULT_MAX_NODES, max_memory: int | str | None = DEFAULT_MAX_MEMORY,
+                  cancel=None) -> Lattice:
     """:meth:`Lattice.build` over partitioned data (a dask dataframe, a Parquet dataset folder
-    or a list of pandas frames in row order) on ``client``'s workers; the same lattice."""
+    or a list of pandas frames in row order) on ``client``'s workers; the same lattice. The node
+    limit is checked before any partition is read, the memory estimate once the bottom classes
+    are merged, before any node is computed."""
     t0 = time.perf_counter()
     check_fraction(fraction)
+    max_nodes = check_max_nodes(max_nodes)
+    max_memory = parse_size(max_memory, "max_memory")
+    names = ([q.strip() for q in quasi_identifiers.split(",") if q.strip()]
+             if isinstance(quasi_identifiers, str) else [str(q) for q in quasi_identifiers or []])
+    precheck_nodes(names, hierarchies, intervals, fraction, max_nodes)
     frames = frames_of(client, data)
     head = columns_of(client, frames)
     intervals = dict(intervals or {})
@@ -73,12 +84,11 @@ def build_lattice(data, quasi_identifiers: Sequence[str] | str, *, client,
         distinct = pd.Series(pd.unique(distinct), name=a, dtype=head[a].dtype)
         value_labels(distinct)  # a missing value is named here, before any bin is built
         given[a] = interval_hierarchy(distinct, widths, a)
-    names = ([q.strip() for q in quasi_identifiers.split(",") if q.strip()]
-             if isinstance(quasi_identifiers, str) else [str(q) for q in quasi_identifiers or []])
     need = [q for q in names if q not in given and q in head.columns]
     if need and hierarchies is not None and not isinstance(hierarchies, Mapping):
         given.update(load_hierarchies(hierarchies, need))
     qis, hier = resolve_hierarchies(head, names, given, {}, sensitive)
+    check_nodes([hier[a].depth for a in qis], fraction, max_nodes)
     sensitive_values: list = []
     if sensitive is not None:
         seen = client.gather([client.submit(_first_appearance, f, sensitive, i) for i, f in enumerate(frames)])
@@ -96,4 +106,5 @@ def build_lattice(data, quasi_identifiers: Sequence[str] | str, *, client,
     t2 = time.perf_counter()
     return Lattice.from_bottom(qis, hier, np.ascontiguousarray(codes, dtype=np.int32), counts, n_rows=n_rows,
                                sensitive=sensitive, sensitive_values=len(sensitive_values), fraction=fraction,
-                               source=source, timings={"encode": t1 - t0, "group_bottom": t2 - t1}, started=t0)
+                               source=source, timings={"encode": t1 - t0, "group_bottom": t2 - t1}, started=t0,
+                               max_nodes=max_nodes, max_memory=max_memory, cancel=cancel)

@@ -30,7 +30,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..exceptions import DataError, IncrowdError, ParameterError
-from ..microaggregation._base import check_int, check_k, check_real
+from ..microaggregation._base import MAX_ROUNDS, check_int, check_k, check_real
 from ..microaggregation._mondrian_kernel import RULE_V2D, RULE_VARIANCE, directions
 from ..microaggregation.mona import split_limit
 from . import _blocks as B
@@ -113,7 +113,7 @@ def mona(data, k: int, *, client, rho: float = 0.5, diagonals: str | None = None
     """
     t0 = time.perf_counter()
     rho = check_real(rho, "rho", 0.0, 1.0)
-    max_rounds = check_int(max_rounds, "max_rounds", 1)
+    max_rounds = check_int(max_rounds, "max_rounds", 1, MAX_ROUNDS)
     part_rows = check_int(part_rows, "part_rows", 2)
     if diagonals not in (None, "sum", "unit"):
         raise ParameterError(f"diagonals must be 'sum' or 'unit'; got {diagonals!r}")
@@ -140,7 +140,10 @@ def mona(data, k: int, *, client, rho: float = 0.5, diagonals: str | None = None
             raise DataError("the quasi-identifier has a missing or infinite value")
         mean, std = column.mean(axis=0), column.std(axis=0)
     if not (np.isfinite(mean).all() and np.isfinite(std).all()):
-        raise DataError("a quasi-identifier has a missing or infinite value")
+        j = int(np.flatnonzero(~(np.isfinite(mean) & np.isfinite(std)))[0])
+        raise DataError(f"quasi-identifier column {j} has a missing or infinite value, or values so "
+                        "large (near 1e308) that its mean or spread overflows; the distributed path "
+                        "refuses such columns (without --scheduler they are standardized safely)")
     scale = np.where(std > 0, std, 1.0)
     Z = [client.submit(B.standardize, b, mean, scale) for b in blocks]
     mu = client.gather(_chain(client, fold_sums, Z, np.zeros(d))) / n

@@ -21,6 +21,7 @@ from ._hierarchy import (
     read_hierarchy,
 )
 from ._lattice import Lattice
+from ._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, estimate_bytes, node_count, parse_size
 from ._negotiate import RELAXATIONS, Negotiation, Node, max_suppression_count, negotiate
 
 
@@ -42,6 +43,11 @@ __all__ = [
     "interval_hierarchy",
     "parse_assignments",
     "Lattice",
+    "DEFAULT_MAX_NODES",
+    "DEFAULT_MAX_MEMORY",
+    "node_count",
+    "estimate_bytes",
+    "parse_size",
     "build_lattice",
     "open_lattice",
     "negotiate",

@@ -183,7 +183,40 @@ def hierarchy_from_rows(attribute: str, rows: Sequence[Sequence[str]], source: s
                     "generalize to one value only"
                 )
         parents.append(mapping)
-    return Hierarchy(attribute, tuple(labels), tuple(parents), source)
+    hierarchy = Hierarchy(attribute, tuple(labels), tuple(parents), source)
+    first_rows = pd.Series(np.arange(len(numbers))).groupby(codes_by_level[0]).first().to_numpy()
+    check_labels(hierarchy, [numbers[r] for r in first_rows])
+    return hierarchy
+
+
+def check_labels(hierarchy: Hierarchy, row_numbers: Sequence[int] | None = None) -> None:
+    """Refuse a generalized label that is also an original value it does not generalize.
+
+    With ``red;blue`` and ``blue;red`` a published ``blue`` could be a red or a blue row, and
+    ``generalize`` would print red rows as "blue": the release would lie about the data. A label
+    equal to an original that maps to that very label (``red;red`` beside ``crimson;red``) is
+    fine. ``row_numbers[i]`` names the row of level-0 value ``i`` in the source, when known.
+    """
+    originals = {label: code for code, label in enumerate(hierarchy.labels[0].tolist())}
+    for level in range(1, hierarchy.depth):
+        mapping = hierarchy.code_map(level)
+        labels = hierarchy.labels[level]
+        others = pd.Series(labels, dtype=object).map(originals).fillna(-1).to_numpy(np.int64)
+        used = np.zeros(labels.size, dtype=bool)
+        used[mapping] = True  # a label no value reaches is never published
+        reused = np.flatnonzero(used & (others >= 0) & (mapping[np.maximum(others, 0)] != np.arange(labels.size)))
+        if reused.size:
+            code = int(reused[0])
+            label, other = labels[code], int(others[code])
+            child = int(np.flatnonzero(mapping == code)[0])
+            where = f", row {row_numbers[child]}" if row_numbers is not None else ""
+            its_row = f" (row {row_numbers[other]})" if row_numbers is not None else ""
+            raise DataError(
+                f"hierarchy {hierarchy.source}{where}: level {level} of value "
+                f"{hierarchy.labels[0][child]!r} is {label!r}, which is also an original value{its_row} "
+                f"that generalizes to {hierarchy.labels[level][mapping[other]]!r}; a generalized "
+                "label must not reuse another original value, or published rows would be mislabelled"
+            )
 
 
 def read_hierarchy(path: str | os.PathLike, attribute: str | None = None) -> Hierarchy:

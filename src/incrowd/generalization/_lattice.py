@@ -28,8 +28,10 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError
-from ._hierarchy import Hierarchy, factorize_labels, interval_hierarchy, load_hierarchies
+from ._hierarchy import Hierarchy, check_labels, factorize_labels, interval_hierarchy, load_hierarchies
 from ._kernels import generalize_table, node_histograms, rollup
+from ._limits import (DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, cancel_check, check_max_nodes, check_memory,
+                      check_nodes, count_bottom_classes, parse_size)
 
 
 @dataclass
@@ -227,10 +229,12 @@ class Lattice:
 
     # -- persistence -----------------------------------------------------------------------
 
-    def save(self, path) -> "object":
+    def save(self, path, *, inputs=()) -> "object":
+        """Write the lattice file atomically; never over its source data file (nor over
+        ``inputs``, files or folders)."""
         from ._store import save_lattice
 
-        return save_lattice(self, path)
+        return save_lattice(self, path, inputs=inputs)
 
     @classmethod
     def open(cls, path) -> "Lattice":
@@ -261,19 +265,36 @@ class Lattice:
               intervals: Mapping[str, Sequence[float]] | None = None,
               sensitive: str | None = None, fraction: float = 1.0,
               progress: Callable[[int, int], None] | None = None,
-              source: str = "") -> "Lattice":
+              source: str = "", max_nodes: int | None = DEFAULT_MAX_NODES,
+              max_memory: int | str | None = DEFAULT_MAX_MEMORY, cancel=None) -> "Lattice":
         """Build the lattice of ``quasi_identifiers`` over ``data``.
 
         ``hierarchies``: a folder of ARX-style files or a mapping attribute -> :class:`Hierarchy`;
         ``intervals``: attribute -> widths for numeric columns without a file; ``fraction`` < 1
         builds a partial lattice of the top ``fraction`` of nodes by Lambda (plus the top node);
         ``progress(done, total)`` is called as nodes are computed.
+
+        Before any data are encoded, a build computing more than ``max_nodes`` nodes, or whose
+        estimated memory (nodes and bottom classes) exceeds ``max_memory`` (bytes or "8G"), is
+        refused with a :class:`ParameterError`; None lifts a limit. ``cancel`` (a
+        ``threading.Event`` or a callable returning True to stop) is checked between nodes: the
+        build then raises :class:`BuildCancelled`.
         """
         t0 = time.perf_counter()
+        max_nodes = check_max_nodes(max_nodes)
+        max_memory = parse_size(max_memory, "max_memory")
+        stop = cancel_check(cancel)
         qis, hier = resolve_hierarchies(data, quasi_identifiers, hierarchies, intervals, sensitive)
         check_fraction(fraction)
         if data.shape[0] == 0:
             raise DataError("the data has no rows")
+        depths = [hier[a].depth for a in qis]
+        check_nodes(depths, fraction, max_nodes)
+        if max_memory is not None:
+            classes = count_bottom_classes(data, qis + ([sensitive] if sensitive is not None else []))
+            check_memory(depths, fraction, classes, max_memory, n_rows=int(data.shape[0]),
+                         sensitive=sensitive is not None)
+        stop()
         codes0 = np.column_stack([hier[a].encode(data[a]) for a in qis]).astype(np.int32)
         n_sensitive = 0
         if sensitive is not None:
@@ -281,28 +302,38 @@ class Lattice:
             n_sensitive = len(s_uniques)
             codes0 = np.column_stack([codes0, s_codes.astype(np.int32)])
         t1 = time.perf_counter()
+        stop()
         bottom_codes, bottom_counts = _group_bottom(codes0)
+        del codes0
         t2 = time.perf_counter()
         return cls.from_bottom(qis, hier, bottom_codes, bottom_counts, n_rows=int(data.shape[0]),
                                sensitive=sensitive, sensitive_values=n_sensitive, fraction=fraction,
                                progress=progress, source=source,
-                               timings={"encode": t1 - t0, "group_bottom": t2 - t1}, started=t0)
+                               timings={"encode": t1 - t0, "group_bottom": t2 - t1}, started=t0,
+                               max_nodes=max_nodes, max_memory=max_memory, cancel=cancel)
 
     @classmethod
     def from_bottom(cls, qis: Sequence[str], hier: Mapping[str, Hierarchy], bottom_codes: np.ndarray,
                     bottom_counts: np.ndarray, *, n_rows: int, sensitive: str | None = None,
                     sensitive_values: int = 0, fraction: float = 1.0,
                     progress: Callable[[int, int], None] | None = None, source: str = "",
-                    timings: Mapping[str, float] | None = None, started: float | None = None) -> "Lattice":
+                    timings: Mapping[str, float] | None = None, started: float | None = None,
+                    max_nodes: int | None = DEFAULT_MAX_NODES,
+                    max_memory: int | str | None = DEFAULT_MAX_MEMORY, cancel=None) -> "Lattice":
         """The lattice from the bottom node's classes (level-0 codes, sorted, with row counts; the
         sensitive code last when there is one): every other node is rolled up from them, so this
-        is where a partitioned build (``incrowd.distributed``) joins the single-machine one."""
+        is where a partitioned build (``incrowd.distributed``) joins the single-machine one.
+        Limits and ``cancel`` as in :meth:`build`, checked before any node is computed."""
         t2 = time.perf_counter()
         t0 = started if started is not None else t2
+        stop = cancel_check(cancel)
         n_sensitive = sensitive_values
         m = len(qis)
         depths = np.array([hier[a].depth for a in qis], dtype=np.int64)
-        level_scores = _level_scores(qis, hier, bottom_codes, bottom_counts, m, int(n_rows))
+        check_nodes(depths.tolist(), fraction, check_max_nodes(max_nodes))
+        check_memory(depths.tolist(), fraction, int(bottom_codes.shape[0]), parse_size(max_memory, "max_memory"),
+                     n_rows=int(n_rows), sensitive=sensitive is not None, encoding=False)
+        level_scores = _level_scores(qis, hier, bottom_codes, bottom_counts, m, int(n_rows), stop)
         score = _node_scores(depths, level_scores)
         n_nodes = int(np.prod(depths))
         if fraction >= 1:
@@ -310,8 +341,9 @@ class Lattice:
         else:
             chosen = _top_nodes(score, fraction)
         t3 = time.perf_counter()
+        stop()
         parts = _compute_nodes(hier, qis, depths, bottom_codes, bottom_counts, chosen,
-                               sensitive is not None, progress)
+                               sensitive is not None, progress, stop)
         t4 = time.perf_counter()
         n_classes = np.full(n_nodes, -1, dtype=np.int64)
         k_parts: list = [None] * n_nodes
@@ -412,6 +444,9 @@ def resolve_hierarchies(data: pd.DataFrame, quasi_identifiers, hierarchies, inte
     given: dict[str, Hierarchy] = {}
     if isinstance(hierarchies, Mapping):
         given = dict(hierarchies)
+        for a in qis:
+            if a in given:
+                check_labels(given[a])
     need = [q for q in qis if q not in given and q not in intervals]
     if need:
         if hierarchies is None or isinstance(hierarchies, Mapping):
@@ -458,7 +493,7 @@ def _group_bottom(codes0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(codes), np.asarray(grouped["n"], dtype=np.int64)
 
 
-def _level_scores(qis, hier, bottom_codes, bottom_counts, m, n_rows) -> pd.DataFrame:
+def _level_scores(qis, hier, bottom_codes, bottom_counts, m, n_rows, stop=lambda: None) -> pd.DataFrame:
     """gamma (average class size) and mu (relative importance) of every attribute level.
 
     gamma(A^h): group with A at level h and every other QI at level 0 (slides 004, "Crux & main
@@ -470,6 +505,7 @@ def _level_scores(qis, hier, bottom_codes, bottom_counts, m, n_rows) -> pd.DataF
     for j, a in enumerate(qis):
         gammas = []
         for h in range(hier[a].depth):
+            stop()
             levels = np.zeros(m, dtype=np.int64)
             levels[j] = h
             codes, _ = generalize_table(qi_codes, bottom_counts, maps, offsets, levels, m)
@@ -512,7 +548,8 @@ def _histogram_parts(codes, counts, m, with_sensitive):
     return int(n_classes), k_part, l_part
 
 
-def _compute_nodes(hier, qis, depths, bottom_codes, bottom_counts, chosen, with_sensitive, progress):
+def _compute_nodes(hier, qis, depths, bottom_codes, bottom_counts, chosen, with_sensitive, progress,
+                   stop=lambda: None):
     """Histograms of the chosen nodes: a depth-first walk of the spanning tree for the full
     lattice (each node rolled up from its tree parent's classes), straight from the bottom
     classes for a partial one."""
@@ -525,6 +562,7 @@ def _compute_nodes(hier, qis, depths, bottom_codes, bottom_counts, chosen, with_
         maps, offsets = code_map_table(hier, qis)
         levels = node_levels(depths)
         for done, node in enumerate(np.flatnonzero(chosen)):
+            stop()
             codes, counts = generalize_table(bottom_codes, bottom_counts, maps, offsets, levels[node], m)
             parts[int(node)] = _histogram_parts(codes, counts, m, with_sensitive)
             if progress is not None:
@@ -537,6 +575,7 @@ def _compute_nodes(hier, qis, depths, bottom_codes, bottom_counts, chosen, with_
     ]
     done = 0
     while stack:
+        stop()
         node, lv, codes, counts, column = stack.pop()
         if column >= 0:
             codes, counts = rollup(codes, counts, column, parents[column][lv[column] - 1])

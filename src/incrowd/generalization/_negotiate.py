@@ -64,6 +64,8 @@ class Negotiation:
     seconds: float
     partial: bool
     runtime_histogram_seconds: float | None = None
+    #: max_suppression as the caller gave it (e.g. "5%"), beside the row count it was read as
+    max_suppression_given: str | None = None
 
     @property
     def nodes_visited(self) -> int:
@@ -78,7 +80,8 @@ class Negotiation:
             "exact": self.exact.to_dict() if self.exact is not None else None,
             "relaxations": relax,
             "request": {self.criterion: self.value, "max_levels": dict(self.max_levels),
-                        "max_suppression": self.max_suppression, "rows": self.n_rows},
+                        "max_suppression": self.max_suppression, "rows": self.n_rows,
+                        "max_suppression_given": self.max_suppression_given},
             "nodes_visited": self.nodes_visited,
             "visited": dict(self.visited),
             "seconds": self.seconds,
@@ -87,15 +90,22 @@ class Negotiation:
         }
 
 
-_PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*%\s*$")
+_PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
 _COUNT = re.compile(r"^\s*[0-9]+\s*$")
+_FRACTION = re.compile(r"^\s*([0-9]*\.[0-9]*)\s*$")
 
 
 def max_suppression_count(value: int | float | str, n_rows: int) -> int:
     """Rows that may be suppressed: an int is a count, a float a fraction of the rows, a string
-    ``"1%"``, ``"0.01"`` or ``"301"``. A fraction rounds down (the limit is never exceeded)."""
-    allowed = (f"max_suppression must be a row count in [0, n_rows={n_rows}], a fraction in [0, 1] "
-               f"or a percentage in [0%, 100%]; got {value!r}")
+    ``"1%"``, ``"0.01"`` or ``"301"``. A fraction rounds down (the limit is never exceeded).
+
+    A string is read in exactly one of three forms: digits only (a row count), a number with a
+    decimal point (a fraction) or a number followed by ``%``. Anything else, exponent notation
+    such as ``1e3`` included (a count? a fraction?), is refused with the forms that are read.
+    """
+    allowed = (f"max_suppression must be a whole row count in [0, n_rows={n_rows}] (e.g. 300), a "
+               f"fraction in [0, 1] with a decimal point (e.g. 0.05) or a percentage in [0%, 100%] "
+               f"(e.g. 5%); got {value!r}")
     if isinstance(value, bool) or value is None:
         raise ParameterError(allowed)
     if isinstance(value, (int, np.integer)):
@@ -115,11 +125,15 @@ def max_suppression_count(value: int | float | str, n_rows: int) -> int:
             return int(math.floor(pct / 100 * n_rows + 1e-9))
         if _COUNT.match(value):
             return max_suppression_count(int(value), n_rows)
-        try:
-            fraction = float(value)
-        except ValueError:
-            raise ParameterError(allowed) from None
-        return max_suppression_count(fraction, n_rows)
+        m = _FRACTION.match(value)
+        if m and m.group(1) != ".":
+            fraction = float(m.group(1))
+            if not 0 <= fraction <= 1:
+                raise ParameterError(f"{allowed} (a number with a decimal point is a fraction)")
+            return int(math.floor(fraction * n_rows + 1e-9))
+        if re.match(r"^\s*[-+]?[0-9.]+[eE]", value):
+            raise ParameterError(f"{allowed}: exponent notation is not read, as it cannot say "
+                                 "whether a count or a fraction is meant")
     raise ParameterError(allowed)
 
 
@@ -221,4 +235,5 @@ def negotiate(lattice: Lattice, *, k: int | None = None, l: int | None = None,
         criterion=criterion, value=value, max_levels=lattice.level_dict(vmax),
         max_suppression=limit, n_rows=lattice.n_rows, visited=visited, seconds=seconds,
         partial=lattice.is_partial, runtime_histogram_seconds=runtime_seconds,
+        max_suppression_given=str(max_suppression),
     )

@@ -78,8 +78,11 @@ def _frames(lattice: Lattice) -> dict[str, pd.DataFrame]:
     return frames
 
 
-def save_lattice(lattice: Lattice, path: str | os.PathLike) -> Path:
-    """Write the lattice file atomically; an existing file is replaced only on success."""
+def save_lattice(lattice: Lattice, path: str | os.PathLike, *, inputs=()) -> Path:
+    """Write the lattice file atomically; an existing file is replaced only on success.
+
+    The data file it was built from (and ``inputs``) are never replaced.
+    """
     from .. import __version__
 
     meta = {
@@ -89,7 +92,10 @@ def save_lattice(lattice: Lattice, path: str | os.PathLike) -> Path:
         "fraction": lattice.fraction, "timings": lattice.timings, "source": lattice.source,
         "hierarchy_sources": {a: lattice.hierarchies[a].source for a in lattice.attributes},
     }
-    return write_database(Path(path), meta, _frames(lattice), _WHAT)
+    # the source is a display name where the data came from memory or the web: compare it only
+    # where it names a file
+    source = [lattice.source] if lattice.source and os.path.isfile(lattice.source) else []
+    return write_database(Path(path), meta, _frames(lattice), _WHAT, inputs=[*source, *inputs])
 
 
 def _histograms(frame: pd.DataFrame, key: str, n_nodes: int) -> Histograms:

@@ -2,13 +2,14 @@
 
 A state writer reads the file, changes it in memory and renames a new file into place; two
 writers that overlap would each start from the same old file, and the later rename would drop
-the earlier writer's rows. The lock (``filelock``: ``fcntl.flock`` on POSIX, released by the OS
-when the holder dies, so a killed writer never leaves it stuck) serialises the whole
-read-modify-write. The lock file itself stays behind after release: deleting it while another
-process waits on it would let a third process lock a new file of the same name.
+the earlier writer's rows. The lock (``fcntl.flock`` on POSIX, released by the OS when the holder
+dies, so a killed writer never leaves it stuck) serialises the whole read-modify-write.
 
-While held, ``<state>.lock.holder`` names the holder (pid, host, command, start time) so that a
-refused writer can say who is writing; the note is advisory and removed on release.
+The lock file holds a note naming the holder (pid, host, command, start time) so that a refused
+writer can say who is writing, and it is removed on release so that nothing is left beside the
+state. Removing it is safe because a writer that locked a file which has since been removed (it
+opened the name just before the previous holder removed it) sees that the name now points
+elsewhere and starts over; without ``flock`` (not POSIX) ``filelock`` is used and the file stays.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import math
 import os
 import socket
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -53,13 +55,9 @@ def lock_path(state: Path) -> Path:
     return state.with_name(state.name + ".lock")
 
 
-def holder_path(state: Path) -> Path:
-    return state.with_name(state.name + ".lock.holder")
-
-
 def _describe_holder(state: Path) -> str:
     try:
-        note = json.loads(holder_path(state).read_text())
+        note = json.loads(lock_path(state).read_text())
         who = f"pid {int(note['pid'])}"
         if note.get("host") and note["host"] != socket.gethostname():
             who += f" on {note['host']}"
@@ -73,40 +71,86 @@ def _hint() -> str:
     return "try again or pass --wait" if _command.get() else "try again or pass a longer wait="
 
 
+class _Timeout(Exception):
+    pass
+
+
+def _holder_note() -> bytes:
+    return json.dumps({
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "command": _command.get() or " ".join([Path(sys.argv[0]).name or "python"] + sys.argv[1:])[:200],
+        "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }).encode()
+
+
+@contextmanager
+def _flock(path: Path, wait: float) -> Iterator[None]:
+    import fcntl
+
+    deadline = time.monotonic() + wait
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            if time.monotonic() >= deadline:
+                raise _Timeout from None
+            time.sleep(0.02)
+            continue
+        try:
+            mine = os.fstat(fd).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            mine = False
+        if mine:
+            break
+        os.close(fd)  # locked a file the previous holder had already removed: start over
+    try:
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, _holder_note())
+        except OSError:
+            pass  # the note only helps a refused writer's message
+        yield
+    finally:
+        try:
+            path.unlink()  # while still locked, so no one can lock this file and think it current
+        except OSError:
+            pass
+        os.close(fd)
+
+
+@contextmanager
+def _filelock(path: Path, wait: float) -> Iterator[None]:
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(path))
+    try:
+        lock.acquire(timeout=wait)
+    except Timeout:
+        raise _Timeout from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 @contextmanager
 def state_lock(state: str | os.PathLike, wait: float = DEFAULT_WAIT) -> Iterator[None]:
     """Hold the writer lock of ``state`` for the body; wait up to ``wait`` seconds for it.
 
     Raises :class:`StateLockedError` (naming the holder) when another writer keeps it longer.
     """
-    from filelock import FileLock, Timeout
-
     wait = check_wait(wait)
     path = Path(state)
     if not path.parent.is_dir():  # filelock would create the folder; a state never does
         raise DataError(f"state file folder {str(path.parent)!r} does not exist")
-    lock = FileLock(str(lock_path(path)))
+    locker = _flock if os.name == "posix" else _filelock
     try:
-        lock.acquire(timeout=wait)
-    except Timeout:
+        with locker(lock_path(path), wait):
+            yield
+    except _Timeout:  # raised only while acquiring: the body never sees this private type
         raise StateLockedError(
             f"state file {str(path)!r} is being written by {_describe_holder(path)}; {_hint()}"
         ) from None
-    note = holder_path(path)
-    try:
-        try:
-            note.write_text(json.dumps({
-                "pid": os.getpid(),
-                "host": socket.gethostname(),
-                "command": _command.get() or " ".join([Path(sys.argv[0]).name or "python"] + sys.argv[1:])[:200],
-                "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            }))
-        except OSError:
-            pass  # the note only helps a refused writer's message
-        yield
-    finally:
-        try:
-            note.unlink()
-        except OSError:
-            pass
-        lock.release()

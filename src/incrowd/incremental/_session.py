@@ -31,13 +31,14 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from .._atomic import check_output_path, is_stdout
 from .._microaggregate import make_estimator, microaggregate
 from ..data import Standardizer, numeric_matrix, resolve_roles, write_table
 from ..exceptions import DataError, DataWarning, IncrowdError, ParameterError, VerificationError
 from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
 from ..microaggregation._base import check_k
 from ..microaggregation._mdav_kernel import mdav_labels
-from . import _fingerprint, _state
+from . import _fingerprint, _layout, _state
 from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
 from ._lock import DEFAULT_WAIT, check_wait, state_lock
 from ._state import State
@@ -203,6 +204,7 @@ class IncrementalMicroaggregation:
                 "information_loss": float(result.information_loss),
             }],
             incrowd_version=__version__, fingerprints=prints, fingerprint_key=print_key,
+            layout=_layout.of_input(frame, list(roles.other)),
         )
         with state_lock(target, wait):
             if target.exists() and not overwrite:  # created by another process meanwhile
@@ -336,7 +338,7 @@ class IncrementalMicroaggregation:
             )
         frame = self._increment_frame(data)
         X = numeric_matrix(frame, st.quasi_identifiers)
-        Z = np.ascontiguousarray((X - st.mean) / st.scale)
+        Z = Standardizer(st.mean, st.scale).transform(X)  # overflow-safe at the float64 limit
         keys = frame[st.identifiers].reset_index(drop=True)
         _check_unique_keys(keys, "increment")
         if st.identifiers:
@@ -400,7 +402,7 @@ class IncrementalMicroaggregation:
             passthrough=pd.concat([st.passthrough, frame[st.passthrough_columns]], ignore_index=True),
             points=None if st.points is None else np.concatenate([st.points, Z]),
             base_sse=st.base_sse, batches=st.batches + [report],
-            created=st.created, incrowd_version=__version__,
+            created=st.created, incrowd_version=__version__, layout=st.layout,
             fingerprints=None if prints is None else np.concatenate([st.fingerprints, prints]),
             fingerprint_key=st.fingerprint_key,
         )
@@ -416,7 +418,7 @@ class IncrementalMicroaggregation:
         original units, other columns unchanged; base rows first, then each increment in
         order) and its k-anonymity check. Raises VerificationError if the check fails."""
         st = self._state
-        published = (st.centroids() * st.scale + st.mean)[st.labels]
+        published = Standardizer(st.mean, st.scale).inverse_transform(st.centroids())[st.labels]
         out = pd.DataFrame(index=pd.RangeIndex(st.n_rows))
         for name in st.column_order:
             if name in st.identifiers:
@@ -424,7 +426,8 @@ class IncrementalMicroaggregation:
             if name in st.quasi_identifiers:
                 out[name] = published[:, st.quasi_identifiers.index(name)]
             else:
-                out[name] = st.passthrough[name].to_numpy()
+                out[name] = st.passthrough[name].array  # .to_numpy() would turn Int64 into float
+        _layout.apply(out, st.layout)
         check = verify_k_anonymity(out, st.quasi_identifiers, st.k)
         if not check.ok:
             raise VerificationError(
@@ -475,12 +478,8 @@ class IncrementalMicroaggregation:
                 f"compare needs the rows' values, but the state file {str(self.path)!r} was "
                 "built without them (keep_points=False)"
             )
-        if output is not None:
-            target = Path(output)
-            if target.is_dir():
-                raise DataError(f"output {str(target)!r} is a directory; expected a file name")
-            if not target.parent.is_dir():
-                raise DataError(f"output directory {str(target.parent)!r} does not exist")
+        if output is not None and not is_stdout(output):
+            check_output_path(output, inputs=(self.path,))  # fail before the work
         release, check = self.release()
         dist = self.distortion()
         sizes = group_size_stats(st.labels)
@@ -514,7 +513,8 @@ class IncrementalMicroaggregation:
             **st.distinct_summary(),
         }
         if compare:
-            original = pd.DataFrame(st.points * st.scale + st.mean, columns=st.quasi_identifiers)
+            original = pd.DataFrame(Standardizer(st.mean, st.scale).inverse_transform(st.points),
+                                    columns=st.quasi_identifiers)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the base run has reported constant columns
                 one_shot = microaggregate(original, st.k, st.method, random_state=st.random_state,
@@ -529,7 +529,7 @@ class IncrementalMicroaggregation:
                 "tau_plus": t_plus / t if t > 0 else None,
             })
         if output is not None:
-            write_table(release, output, sep=sep)
+            write_table(release, output, sep=sep, inputs=(self.path,))
             report["output"] = str(output)
         return PublishResult(release=release, verification=check, report=report)
 

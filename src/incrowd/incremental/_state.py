@@ -75,6 +75,8 @@ class State:
     fingerprints: np.ndarray | None = None
     fingerprint_key: str | None = None
     checksum: str | None = None  # as stored in the file this state was read from
+    # how the base input was framed, so the release looks like it (see _layout.py)
+    layout: dict[str, Any] = field(default_factory=dict)
 
     def distinct_records(self) -> np.ndarray | None:
         """Distinct records per group: rows with identifiers are distinct people; without, rows
@@ -176,6 +178,7 @@ def _meta_dict(state: State) -> dict[str, Any]:
         "batches": state.batches,
         "fingerprints": state.fingerprints is not None,
         **({"fingerprint_key": state.fingerprint_key} if state.fingerprints is not None else {}),
+        "layout": state.layout,
     }
 
 
@@ -349,4 +352,5 @@ def _assemble(meta, groups, members, passthrough, points_frame) -> State:
         fingerprints=members["fingerprint"].to_numpy(np.int64) if meta.get("fingerprints") else None,
         fingerprint_key=meta.get("fingerprint_key") if meta.get("fingerprints") else None,
         checksum=meta.get(_integrity.CHECKSUM_KEY),
+        layout=dict(meta.get("layout") or {}),
     )

@@ -40,11 +40,28 @@ def check_real(value, name: str, low: float, high: float | None = None) -> float
     return float(value)
 
 
-def check_int(value, name: str, low: int) -> int:
-    """value as an int >= low, else a ParameterError in the one message shape."""
+#: caps on the repetition parameters: beyond them a run allocates without bound (ONA keeps the
+#: labels of every run) or a count no longer fits the kernels' 64-bit integers
+MAX_RUNS = 10_000
+MAX_ROUNDS = 1_000_000
+
+
+def check_int(value, name: str, low: int, high: int | None = None) -> int:
+    """value as an int in [low, high] (no upper bound without high), else a ParameterError in
+    the one message shape."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
         raise ParameterError(f"{name} must be an integer >= {low}; got {value!r}")
+    if high is not None and value > high:
+        raise ParameterError(f"{name} must be an integer in [{low}, {high}]; got {value!r}")
     return int(value)
+
+
+def check_random_state(value):
+    """The seed for ``np.random.default_rng``: a negative or boolean seed is refused by name
+    (numpy would raise a bare ValueError); other seeds go to numpy as they are."""
+    if isinstance(value, bool) or (isinstance(value, numbers.Integral) and value < 0):
+        raise ParameterError(f"random_state must be a non-negative integer seed or None; got {value!r}")
+    return value
 
 
 def as_quasi_identifier_matrix(X) -> tuple[np.ndarray, list[str] | None]:
@@ -95,7 +112,7 @@ class MicroaggregationEstimator(ClusterMixin, BaseEstimator):
         self._check_params()
         scaler = Standardizer.fit(values, names)
         Z = scaler.transform(values)
-        rng = np.random.default_rng(self.random_state)
+        rng = np.random.default_rng(check_random_state(self.random_state))
         labels = np.asarray(self._labels(Z, k, rng), dtype=np.int64)
         self.labels_ = labels
         self.n_groups_ = int(labels.max()) + 1

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ._base import MicroaggregationEstimator, check_int, check_real
+from ._base import MAX_ROUNDS, MicroaggregationEstimator, check_int, check_real
 from ._mondrian_kernel import RULE_V2D, RULE_VARIANCE, mondrian_subtree_labels
 from ._ona_kernel import ona_star_labels, sst_per_row
 from .mondrian import _check_diagonals, _check_split_2k
@@ -112,7 +112,7 @@ class MONA(MicroaggregationEstimator):
     def _check_params(self) -> None:
         check_real(self.rho, "rho", 0.0, 1.0)
         _check_split_2k(self.split_2k)
-        check_int(self.max_rounds, "max_rounds", 1)
+        check_int(self.max_rounds, "max_rounds", 1, MAX_ROUNDS)
 
     def _unit_diagonals(self) -> bool:
         return False

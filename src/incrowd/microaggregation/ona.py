@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..metrics import sst
-from ._base import MicroaggregationEstimator, check_int
+from ._base import MAX_ROUNDS, MAX_RUNS, MicroaggregationEstimator, check_int
 from ._ona_kernel import ona_best_labels, ona_star_labels
 
 # Nearest-centroid search: a k-d tree pays off once there are many clusters (measured on the
@@ -49,7 +49,7 @@ class ONAStar(MicroaggregationEstimator):
         self.max_rounds = max_rounds
 
     def _check_params(self) -> None:
-        check_int(self.max_rounds, "max_rounds", 1)
+        check_int(self.max_rounds, "max_rounds", 1, MAX_ROUNDS)
 
     def _labels(self, Z, k, rng):
         labels, rounds, converged = ona_star_labels(
@@ -90,8 +90,8 @@ class ONA(MicroaggregationEstimator):
         self.max_rounds = max_rounds
 
     def _check_params(self) -> None:
-        check_int(self.runs, "runs", 1)
-        check_int(self.max_rounds, "max_rounds", 1)
+        check_int(self.runs, "runs", 1, MAX_RUNS)
+        check_int(self.max_rounds, "max_rounds", 1, MAX_ROUNDS)
 
     def _labels(self, Z, k, rng):
         seeds = rng.integers(0, np.iinfo(np.uint64).max, size=int(self.runs), dtype=np.uint64, endpoint=True)

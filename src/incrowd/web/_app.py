@@ -20,6 +20,7 @@ from .. import __version__
 from ..data import read_table, write_table
 from ..datasets import load_census
 from ..exceptions import DataError, IncrowdError
+from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from ..microaggregation import METHODS
 from . import _microaggregation, _negotiation
 from ._context import MB, TEMPLATES, base_name, dataset_of, error, session_for, session_of
@@ -56,11 +57,28 @@ def _describe_dataset(ds: Dataset) -> dict[str, Any]:
     }
 
 
+class _SweepIdle:
+    """Deletes idle sessions on every request, whoever makes it. A plain ASGI middleware:
+    Starlette's ``BaseHTTPMiddleware`` would hide a client's disconnect from the lattice build,
+    which must stop when its client goes away."""
+
+    def __init__(self, app, store: SessionStore):
+        self.app = app
+        self.store = store
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            self.store.expire()
+        await self.app(scope, receive, send)
+
+
 def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
-               data_dir: str | Path | None = None) -> FastAPI:
+               data_dir: str | Path | None = None, max_nodes: int | None = DEFAULT_MAX_NODES,
+               max_memory: int | str | None = DEFAULT_MAX_MEMORY) -> FastAPI:
     """The web application. ``max_upload_mb``: largest accepted upload; ``idle_seconds``: a
     session idle this long is deleted with its files; ``data_dir``: a folder whose CSV and
-    Parquet files are offered as samples beside the bundled Census data."""
+    Parquet files are offered as samples beside the bundled Census data; ``max_nodes`` and
+    ``max_memory``: the lattice size limits of :meth:`Lattice.build` (None lifts one)."""
     store = SessionStore(idle_seconds=idle_seconds)
 
     @contextlib.asynccontextmanager
@@ -72,6 +90,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                   description="Microaggregation and generalization for microdata, in the browser.")
     app.state.sessions = store
     app.state.max_upload_bytes = int(max_upload_mb * MB)
+    app.state.lattice_limits = (check_max_nodes(max_nodes), parse_size(max_memory, "max_memory"))
     samples: dict[str, Path | None] = {"census": None}
     if data_dir is not None:
         folder = Path(data_dir)
@@ -81,10 +100,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
             if f.is_file() and f.name.lower().endswith(_SUFFIXES):
                 samples.setdefault(f.name, f)
 
-    @app.middleware("http")
-    async def _sweep(request: Request, call_next):
-        store.expire()  # idle sessions go on the next request, whoever makes it
-        return await call_next(request)
+    app.add_middleware(_SweepIdle, store=store)
 
     @app.exception_handler(IncrowdError)
     async def _incrowd_error(_request: Request, exc: IncrowdError) -> JSONResponse:
@@ -124,7 +140,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
             raise DataError(f"unknown sample {name!r}; samples: {list(samples)}")
         session = session_for(request, response)
         path = samples[name]
-        frame = load_census() if path is None else read_table(path)
+        frame = load_census() if path is None else read_table(path, parse=True)
         stored = session.new_file(".parquet")
         write_table(frame, stored)
         ds = Dataset(stored.stem, f"{name}.csv" if path is None else name, stored, frame)
@@ -150,7 +166,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                                       "--max-upload-mb or upload a smaller file")
                 out.write(chunk)
         try:
-            frame = read_table(target)
+            frame = read_table(target, parse=True)
         except DataError as exc:
             target.unlink(missing_ok=True)
             raise DataError(str(exc).replace(str(target), display)) from None

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import functools
 import secrets
 import shlex
+import threading
 import time
 from typing import Any, Optional, Union
 
@@ -15,14 +18,15 @@ from pydantic import BaseModel, ConfigDict
 
 from ..cli._generalization import _fraction
 from ..data import write_table
-from ..exceptions import DataError, ParameterError
+from ..exceptions import BuildCancelled, DataError, ParameterError
 from ..generalization import Lattice, Negotiation, generalize, negotiate, read_hierarchy
-from ._context import MB, base_name, dataset_of, lattice_of, session_for, session_of, stem_of
+from ._context import MB, base_name, dataset_of, error, lattice_of, session_for, session_of, stem_of
 from ._sessions import BuiltLattice, Result, UploadedHierarchy
 
 router = APIRouter()
 _HIERARCHY_LIMIT = 50 * MB
 _LATTICES_KEPT = 4
+_WATCH_SECONDS = 0.2
 
 
 class LatticeBuildRequest(BaseModel):
@@ -131,9 +135,11 @@ def _build_command(req: LatticeBuildRequest, data_name: str, sources: dict[str, 
 
 
 @router.post("/api/lattice/build")
-def build_lattice(req: LatticeBuildRequest, request: Request) -> dict[str, Any]:
+async def build_lattice(req: LatticeBuildRequest, request: Request) -> Any:
     """Build the generalization lattice of a data set's quasi-identifiers (every node's
-    suppression histograms); kept in this session for negotiation."""
+    suppression histograms); kept in this session for negotiation. The server's size limits
+    refuse it before any work; it stops between nodes on ``/api/lattice/cancel`` or when the
+    client goes away (answer 409, nothing kept)."""
     session = session_of(request)
     ds = dataset_of(session, req.dataset)
     intervals = dict(req.intervals or {})
@@ -144,14 +150,44 @@ def build_lattice(req: LatticeBuildRequest, request: Request) -> dict[str, Any]:
     given = {q: session.hierarchies[q].hierarchy for q in req.quasi_identifiers if q not in intervals}
     fraction = 1.0 if req.partial is None else (
         _fraction(req.partial) if isinstance(req.partial, str) else _fraction(f"{req.partial!r}"))
-    lattice = Lattice.build(ds.frame, req.quasi_identifiers, hierarchies=given, intervals=intervals,
-                            sensitive=req.sensitive, fraction=fraction, source=ds.display_name)
+    max_nodes, max_memory = request.app.state.lattice_limits
+    cancel = threading.Event()
+    build_id = secrets.token_hex(8)
+    session.builds[build_id] = cancel
+    work = functools.partial(Lattice.build, ds.frame, req.quasi_identifiers, hierarchies=given,
+                             intervals=intervals, sensitive=req.sensitive, fraction=fraction,
+                             source=ds.display_name, max_nodes=max_nodes, max_memory=max_memory,
+                             cancel=cancel)
+    # a worker thread builds; this task watches the client meanwhile, so a closed tab or a
+    # dropped connection stops the build instead of leaving it to grow
+    future = asyncio.get_running_loop().run_in_executor(None, work)
+    try:
+        while not future.done():
+            await asyncio.wait({future}, timeout=_WATCH_SECONDS)
+            if not future.done() and await request.is_disconnected():
+                cancel.set()
+        lattice = future.result()
+    except BuildCancelled:
+        return error(409, "the lattice build was cancelled; nothing was kept")
+    except asyncio.CancelledError:
+        cancel.set()
+        raise
+    finally:
+        session.builds.pop(build_id, None)
     sources = {q: "intervals" if q in intervals else session.hierarchies[q].display_name
                for q in req.quasi_identifiers}
     built = BuiltLattice(_new_id(session.lattices), ds.id, lattice, sources, intervals)
     session.lattices[built.id] = built
     return {**lattice.describe(), "lattice": built.id, "dataset": ds.id, "hierarchy_files": sources,
             "command": _build_command(req, ds.display_name, sources)}
+
+
+@router.post("/api/lattice/cancel")
+async def cancel_builds(request: Request) -> dict[str, Any]:
+    """Stop this session's running lattice builds (each stops at its next node)."""
+    # async: it runs on the event loop, as the build endpoint that adds and removes the flags
+    session = session_of(request)
+    return {"cancelled": 0 if session is None else session.cancel_builds()}
 
 
 def _new_id(taken: dict) -> str:

@@ -73,6 +73,14 @@ class Session:
     results: dict[str, Result] = field(default_factory=dict)
     hierarchies: dict[str, UploadedHierarchy] = field(default_factory=dict)
     lattices: dict[str, BuiltLattice] = field(default_factory=dict)
+    # cancel flags of the lattice builds running for this session
+    builds: dict[str, threading.Event] = field(default_factory=dict)
+
+    def cancel_builds(self) -> int:
+        flags = list(self.builds.values())
+        for flag in flags:
+            flag.set()
+        return len(flags)
 
     def new_file(self, suffix: str) -> Path:
         """A fresh path inside this session's folder (random name, allowed suffix only)."""
@@ -111,6 +119,7 @@ class SessionStore:
         with self._lock:
             session = self._sessions.pop(session_id, None)
         if session is not None:
+            session.cancel_builds()
             shutil.rmtree(session.folder, ignore_errors=True)
 
     def expire(self) -> None:
@@ -121,10 +130,13 @@ class SessionStore:
             for s in stale:
                 del self._sessions[s.id]
         for s in stale:
+            s.cancel_builds()
             shutil.rmtree(s.folder, ignore_errors=True)
 
     def close(self) -> None:
         with self._lock:
+            for s in self._sessions.values():
+                s.cancel_builds()
             self._sessions.clear()
         shutil.rmtree(self.root, ignore_errors=True)
 

@@ -1,0 +1,155 @@
+"""CSV columns as the text the file holds, and back.
+
+Columns that are not parsed are read as strings with no NA guessing (``NA``, ``null``, an empty
+field all stay the text they are), and written back with minimal quoting in the input's
+delimiter, line terminator and byte-order mark, so a column nobody changed comes out
+byte-identical. Columns to be parsed (the quasi-identifiers) are parsed by pandas' C parser with
+the NA vocabulary of :data:`NA_VALUES` only.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from typing import Callable, Sequence, Union
+
+import pandas as pd
+
+from . import _compression
+from .exceptions import DataError
+
+#: the only texts a parsed (quasi-identifier) column reads as missing; anything else that is not
+#: a number is an error naming the column and row. Columns that are not parsed keep them as text.
+NA_VALUES: tuple[str, ...] = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "#N/A", ".")
+NA_HELP = ("Quasi-identifier cells reading " + ", ".join(repr(v) for v in NA_VALUES)
+           + " count as missing (refused); every other column passes through as the file's text.")
+
+#: which columns to parse as numbers: None (none), True (every column that parses), a list of
+#: names, or a function of the header's names giving that list
+Parse = Union[None, bool, Sequence[str], Callable[[list[str]], Sequence[str]]]
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def header_names(head: str, sep: str, path: str) -> list[str]:
+    """The first record's fields; a name given twice is a DataError naming it."""
+    try:
+        names = next(csv.reader(io.StringIO(head), delimiter=sep), [])
+    except csv.Error as exc:
+        raise DataError(f"cannot parse the header of CSV file {path!r}: {exc}") from exc
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise DataError(
+                f"CSV file {path!r} names column {name!r} more than once; column names must be "
+                "unique (rename one of them)"
+            )
+        seen.add(name)
+    return names
+
+
+def layout(head: bytes, sep: str) -> dict:
+    """What a writer needs to reproduce the file's framing: delimiter, line end, BOM."""
+    end = head.find(b"\n")
+    return {
+        "csv_sep": sep,
+        "csv_lineterminator": "\r\n" if end > 0 and head[end - 1:end] == b"\r" else "\n",
+        "csv_bom": head.startswith(_BOM),
+    }
+
+
+def _parsed(parse: Parse, columns: list[str]) -> list[str] | bool:
+    if parse is None or parse is False:
+        return []
+    if parse is True:
+        return True
+    names = parse(columns) if callable(parse) else parse
+    return [c for c in names if c in columns]
+
+
+def _read_arrow(source, sep: str, names: list[str], numeric: set[str]) -> pd.DataFrame | None:
+    """pyarrow's multi-threaded reader (several times faster than pandas' on text columns), or
+    None for anything it does not read exactly as pandas would: then pandas reads the file and
+    gives the usual errors (ragged rows, a non-numeric quasi-identifier named by row, ...)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    types = {c: pa.float64() if c in numeric else pa.string() for c in names}
+    try:
+        table = pacsv.read_csv(
+            pa.BufferReader(source.getbuffer()) if hasattr(source, "getbuffer") else str(source),
+            parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),
+            convert_options=pacsv.ConvertOptions(
+                column_types=types, null_values=list(NA_VALUES), strings_can_be_null=False,
+                quoted_strings_can_be_null=False),
+        )
+    except (pa.ArrowException, OSError, ValueError):
+        return None
+    if table.column_names != names or any(table.schema.field(c).type != t for c, t in types.items()):
+        return None
+    return table.to_pandas()
+
+
+def read(source, *, sep: str, parse: Parse, path: str, names: list[str]) -> pd.DataFrame:
+    """Read ``source`` (a path or a bytes buffer) whose header is ``names``: parsed columns
+    numeric, the rest as text."""
+    if parse is not True:
+        frame = _read_arrow(source, sep, names, set(_parsed(parse, names)))
+        if frame is not None:
+            return frame
+    common = {"sep": sep, "encoding": "utf-8-sig"}
+    if parse is None or parse is False:
+        return pd.read_csv(source, dtype=str, keep_default_na=False, na_filter=False, **common)
+    if parse is True:
+        return pd.read_csv(source, na_values=list(NA_VALUES), keep_default_na=False, **common)
+    columns = [str(c) for c in pd.read_csv(source, nrows=0, **common).columns]
+    if hasattr(source, "seek"):
+        source.seek(0)
+    numeric = set(_parsed(parse, columns))
+    return pd.read_csv(
+        source, dtype={c: str for c in columns if c not in numeric},
+        na_values={c: list(NA_VALUES) for c in numeric}, keep_default_na=False, **common)
+
+
+# a quoted field (kept whole) or a record end
+_RECORD_END = re.compile(r'("(?:[^"]|"")*")|\r\n')
+
+
+def _has_bare_cr(frame: pd.DataFrame) -> bool:
+    for name in frame.columns:
+        col = frame[name]
+        if isinstance(col.dtype, pd.StringDtype):
+            if col.str.contains("\r", regex=False, na=False).any():
+                return True
+        elif col.dtype == object and col.astype(str).str.contains("\r", regex=False).any():
+            return True
+    return False
+
+
+def render(frame: pd.DataFrame, *, sep: str) -> bytes:
+    """The CSV bytes :func:`write` would write uncompressed (for standard output)."""
+    newline = frame.attrs.get("csv_lineterminator", "\n")
+    encoding = "utf-8-sig" if frame.attrs.get("csv_bom") else "utf-8"
+    if newline == "\n" and _has_bare_cr(frame):
+        # Python's csv writer quotes only the line terminator's characters, so a field holding
+        # a carriage return would go out unquoted and split the record for every reader: write
+        # with \r\n (which quotes it), then end records with \n outside the quoted fields.
+        text = frame.to_csv(None, sep=sep, index=False, quoting=csv.QUOTE_MINIMAL, lineterminator="\r\n")
+        return _RECORD_END.sub(lambda m: m.group(1) or "\n", text).encode(encoding)
+    return frame.to_csv(None, sep=sep, index=False, quoting=csv.QUOTE_MINIMAL,
+                        lineterminator=newline).encode(encoding)
+
+
+def write(frame: pd.DataFrame, target, *, sep: str, compression: dict | None) -> None:
+    """Minimal quoting in the layout the frame was read with (``frame.attrs``)."""
+    newline = frame.attrs.get("csv_lineterminator", "\n")
+    encoding = "utf-8-sig" if frame.attrs.get("csv_bom") else "utf-8"
+    if newline == "\n" and _has_bare_cr(frame):
+        with _compression.open_for_writing(target, None if compression is None else compression["method"]) as fh:
+            fh.write(render(frame, sep=sep))
+        return
+    frame.to_csv(
+        target, sep=sep, index=False, quoting=csv.QUOTE_MINIMAL, lineterminator=newline,
+        encoding=encoding, compression=compression,
+    )
