@@ -158,7 +158,9 @@ def test_negotiate_on_a_data_file_says_it_is_not_a_lattice(runner, people):
 
 
 def test_incremental_add_on_a_data_file_says_it_is_not_a_state_file(runner, people):
-    one_error_line(runner.invoke(app, ["incremental", "add", str(people), str(people)]),
+    rows = people.with_name("new.csv")
+    rows.write_bytes(people.read_bytes())
+    one_error_line(runner.invoke(app, ["incremental", "add", str(people), str(rows)]),
                    "not an incrowd state file", "incrowd incremental base")
 
 

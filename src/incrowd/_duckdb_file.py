@@ -19,8 +19,8 @@ from .exceptions import DataError
 
 
 def write_database(target: Path, meta: Mapping[str, Any], frames: Mapping[str, pd.DataFrame],
-                   what: str, *, inputs: Iterable = (),
-                   finish: Callable[[Any], Mapping[str, Any]] | None = None) -> Path:
+                   what: str, finish: Callable[[Any], Mapping[str, Any]] | None = None, *,
+                   inputs: Iterable = ()) -> Path:
     """Write ``meta`` and the frames (one table each) to ``target`` atomically.
 
     ``what`` names the file in errors ("state file", "lattice file"); ``inputs`` are the files

@@ -70,13 +70,13 @@ class State:
     batches: list[dict[str, Any]] = field(default_factory=list)
     created: str = ""
     incrowd_version: str = ""
+    # how the base input was framed, so the release looks like it (see _layout.py)
+    layout: dict[str, Any] = field(default_factory=dict)
     # (n,) keyed hash per row of its published values, when rows have no identifiers; None with
     # identifiers, and in files written before incrowd kept them
     fingerprints: np.ndarray | None = None
     fingerprint_key: str | None = None
     checksum: str | None = None  # as stored in the file this state was read from
-    # how the base input was framed, so the release looks like it (see _layout.py)
-    layout: dict[str, Any] = field(default_factory=dict)
 
     def distinct_records(self) -> np.ndarray | None:
         """Distinct records per group: rows with identifiers are distinct people; without, rows
@@ -176,9 +176,9 @@ def _meta_dict(state: State) -> dict[str, Any]:
         "base_sse": state.base_sse.tolist(),
         "keeps_points": state.keep_points,
         "batches": state.batches,
+        "layout": state.layout,
         "fingerprints": state.fingerprints is not None,
         **({"fingerprint_key": state.fingerprint_key} if state.fingerprints is not None else {}),
-        "layout": state.layout,
     }
 
 
@@ -349,8 +349,8 @@ def _assemble(meta, groups, members, passthrough, points_frame) -> State:
         batches=list(meta["batches"]),
         created=str(meta["created"]),
         incrowd_version=str(meta["incrowd_version"]),
+        layout=dict(meta.get("layout") or {}),
         fingerprints=members["fingerprint"].to_numpy(np.int64) if meta.get("fingerprints") else None,
         fingerprint_key=meta.get("fingerprint_key") if meta.get("fingerprints") else None,
         checksum=meta.get(_integrity.CHECKSUM_KEY),
-        layout=dict(meta.get("layout") or {}),
     )
