@@ -212,3 +212,123 @@ def test_honest_upload_within_the_limit_still_works():
         assert up.json()["rows"] == 200_000
     finally:
         app.state.sessions.close()
+
+
+# -- decoded size: cells, bytes, columns -------------------------------------------------------
+
+
+def _gzip_bomb(decoded_mb: int) -> bytes:
+    import gzip
+
+    return gzip.compress(b"a,b\n" + b"1,2\n" * (decoded_mb * MB // 4), compresslevel=9)
+
+
+def _upload(app, name: str, data: bytes, client=None):
+    client = client or TestClient(app)
+    return client.post("/api/datasets", files={"file": (name, data)})
+
+
+@pytest.fixture
+def make_app():
+    apps = []
+
+    def make(**kwargs):
+        app = create_app(**kwargs)
+        apps.append(app)
+        return app
+
+    yield make
+    for app in apps:
+        app.state.sessions.close()
+
+
+def test_gzip_bomb_is_refused_by_max_cells(make_app):
+    bomb = _gzip_bomb(64)
+    assert len(bomb) < 200_000
+    r = _upload(make_app(max_upload_mb=5, max_cells=100_000), "bomb.csv.gz", bomb)
+    assert r.status_code == 413
+    assert "--max-cells" in r.json()["error"] and "100,000 cells" in r.json()["error"]
+
+
+def test_gzip_bomb_is_refused_by_max_decoded_mb(make_app):
+    r = _upload(make_app(max_upload_mb=5, max_cells=None, max_decoded_mb=1), "bomb.csv.gz", _gzip_bomb(8))
+    assert r.status_code == 413
+    assert "--max-decoded-mb" in r.json()["error"] and "1 MB" in r.json()["error"]
+
+
+def test_gzip_bomb_stops_decoding_early_in_a_real_server(tmp_path):
+    """The server's peak memory grows by less than the bomb's decoded size: it never held it."""
+    if not Path("/proc/self/status").exists():
+        pytest.skip("needs /proc")
+    import httpx
+
+    bomb = _gzip_bomb(64)
+    server = Server(tmp_path, "--max-upload-mb", "5", "--max-cells", "100000")
+    try:
+        base = f"http://127.0.0.1:{server.port}"
+        assert httpx.get(base + "/api/samples", timeout=60).status_code == 200
+        before = server.peak_rss()
+        r = httpx.post(base + "/api/datasets", files={"file": ("bomb.csv.gz", bomb)}, timeout=120)
+        after = server.peak_rss()
+    finally:
+        server.stop()
+    assert r.status_code == 413 and "--max-cells" in r.json()["error"]
+    assert after - before < 64 * MB
+
+
+def test_parquet_with_many_rows_is_refused_from_its_footer(make_app, tmp_path, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "many.parquet"
+    pq.write_table(pa.table({"x": pa.array([7] * 5_000_000, pa.int64())}), path)
+    data = path.read_bytes()
+    assert len(data) < 200_000
+
+    def no_rows(*_args, **_kwargs):
+        raise AssertionError("the rows were read")
+
+    monkeypatch.setattr(pq, "read_table", no_rows)
+    r = _upload(make_app(max_cells=1_000_000), "many.parquet", data)
+    assert r.status_code == 413
+    assert "5,000,000 rows" in r.json()["error"] and "--max-cells" in r.json()["error"]
+
+
+def test_header_with_too_many_columns_is_refused(make_app):
+    header = ",".join(f"c{i}" for i in range(200_000)).encode()
+    data = header + b"\n" + b",".join([b"0"] * 200_000) + b"\n"
+    r = _upload(make_app(max_upload_mb=10), "wide.csv", data)
+    assert r.status_code == 413
+    assert "200,000 columns" in r.json()["error"] and "--max-columns" in r.json()["error"]
+
+
+def test_first_line_without_end_is_refused_by_max_columns(make_app):
+    import gzip
+
+    data = gzip.compress(b"a" * (4 * MB))  # one endless line: never split into fields
+    r = _upload(make_app(max_upload_mb=5, max_columns=100), "line.csv.gz", data)
+    assert r.status_code == 413
+    assert "first line longer than" in r.json()["error"] and "--max-columns" in r.json()["error"]
+
+
+def test_memory_budget_refuses_a_new_upload_with_507(make_app):
+    app = make_app(memory_budget_mb=1)
+    data = b"a,b\n" + b"1,2\n" * 40_000  # 640 KB as two int64 columns
+    first = TestClient(app)
+    assert _upload(app, "one.csv", data, first).status_code == 200
+    r = _upload(app, "two.csv", data, TestClient(app))  # another visitor, another session
+    assert r.status_code == 507
+    assert "--memory-budget-mb" in r.json()["error"] and "1 MB" in r.json()["error"]
+    first.delete("/api/session")  # the first visitor's data goes, and the budget frees up
+    assert _upload(app, "two.csv", data, TestClient(app)).status_code == 200
+
+
+@pytest.mark.parametrize("flag", ["--max-cells", "--max-columns", "--max-decoded-mb", "--memory-budget-mb"])
+def test_serve_refuses_a_non_positive_limit(flag):
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app as cli_app
+
+    result = CliRunner().invoke(cli_app, ["serve", flag, "0"])
+    assert result.exit_code == 2
+    assert flag in result.output

@@ -25,6 +25,14 @@ def serve_command(
     max_upload_mb: Annotated[float, typer.Option("--max-upload-mb", help="Largest upload accepted.")] = 200,
     idle_minutes: Annotated[float, typer.Option("--idle-minutes", help="A session idle this long is "
                                                 "deleted with its files.")] = 60,
+    max_cells: Annotated[int, typer.Option("--max-cells", help="Largest table one upload may decode to, in "
+                                           "cells (rows x columns); checked while decoding.")] = 50_000_000,
+    max_columns: Annotated[int, typer.Option("--max-columns", help="Most columns an upload may have; "
+                                             "checked on the header line.")] = 10_000,
+    max_decoded_mb: Annotated[float, typer.Option("--max-decoded-mb", help="Largest decoded (decompressed) "
+                                                  "size of one upload.")] = 2048,
+    memory_budget_mb: Annotated[float, typer.Option("--memory-budget-mb", help="Memory the data sets of all "
+                                                    "sessions may hold together; beyond it uploads get 507.")] = 12288,
     max_nodes: MaxNodesOption = DEFAULT_MAX_NODES_TEXT,
     max_memory: MaxMemoryOption = DEFAULT_MAX_MEMORY_TEXT,
 ) -> None:
@@ -42,9 +50,14 @@ def serve_command(
             raise ParameterError(f"--port must be in [1, 65535]; got {port}")
         if max_upload_mb <= 0 or idle_minutes <= 0:
             raise ParameterError("--max-upload-mb and --idle-minutes must be positive")
+        for flag, value in (("--max-cells", max_cells), ("--max-columns", max_columns),
+                            ("--max-decoded-mb", max_decoded_mb), ("--memory-budget-mb", memory_budget_mb)):
+            if value <= 0:
+                raise ParameterError(f"{flag} must be positive; got {value:g}")
         node_limit, memory_limit = lattice_limits(max_nodes, max_memory)
         app = create_app(max_upload_mb=max_upload_mb, idle_seconds=60 * idle_minutes, data_dir=data_dir,
-                         max_nodes=node_limit, max_memory=memory_limit)
+                         max_nodes=node_limit, max_memory=memory_limit, max_cells=max_cells,
+                         max_columns=max_columns, max_decoded_mb=max_decoded_mb, memory_budget_mb=memory_budget_mb)
     if host not in ("127.0.0.1", "localhost", "::1"):
         echo_err("warning", f"binding to {host}: other machines can reach the UI and its uploads")
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -24,6 +24,8 @@ from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, chec
 from ..microaggregation import METHODS
 from . import _microaggregation, _negotiation
 from ._body_limit import BodyLimit
+from ._upload_limits import (DEFAULT_MAX_CELLS, DEFAULT_MAX_COLUMNS, DEFAULT_MAX_DECODED_MB,
+                             DEFAULT_MEMORY_BUDGET_MB, UploadLimits, UploadRefused)
 from ._context import MB, TEMPLATES, base_name, dataset_of, error, session_for, session_of
 from ._sessions import COOKIE, Dataset, SessionStore
 
@@ -75,11 +77,15 @@ class _SweepIdle:
 
 def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                data_dir: str | Path | None = None, max_nodes: int | None = DEFAULT_MAX_NODES,
-               max_memory: int | str | None = DEFAULT_MAX_MEMORY) -> FastAPI:
+               max_memory: int | str | None = DEFAULT_MAX_MEMORY, max_cells: int | None = DEFAULT_MAX_CELLS,
+               max_columns: int | None = DEFAULT_MAX_COLUMNS, max_decoded_mb: float | None = DEFAULT_MAX_DECODED_MB,
+               memory_budget_mb: float | None = DEFAULT_MEMORY_BUDGET_MB) -> FastAPI:
     """The web application. ``max_upload_mb``: largest accepted upload; ``idle_seconds``: a
     session idle this long is deleted with its files; ``data_dir``: a folder whose CSV and
     Parquet files are offered as samples beside the bundled Census data; ``max_nodes`` and
-    ``max_memory``: the lattice size limits of :meth:`Lattice.build` (None lifts one)."""
+    ``max_memory``: the lattice size limits of :meth:`Lattice.build` (None lifts one);
+    ``max_cells``, ``max_columns``, ``max_decoded_mb``: bounds on one upload's decoded table,
+    checked while decoding; ``memory_budget_mb``: the data sets of all sessions together."""
     store = SessionStore(idle_seconds=idle_seconds)
 
     @contextlib.asynccontextmanager
@@ -91,6 +97,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                   description="Microaggregation and generalization for microdata, in the browser.")
     app.state.sessions = store
     app.state.max_upload_bytes = int(max_upload_mb * MB)
+    app.state.upload_limits = UploadLimits.from_options(max_cells, max_columns, max_decoded_mb, memory_budget_mb)
     app.state.lattice_limits = (check_max_nodes(max_nodes), parse_size(max_memory, "max_memory"))
     samples: dict[str, Path | None] = {"census": None}
     if data_dir is not None:
@@ -107,6 +114,10 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
     @app.exception_handler(IncrowdError)
     async def _incrowd_error(_request: Request, exc: IncrowdError) -> JSONResponse:
         return error(400, str(exc))
+
+    @app.exception_handler(UploadRefused)
+    async def _upload_refused(_request: Request, exc: UploadRefused) -> JSONResponse:
+        return error(exc.status, str(exc))
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -168,11 +179,14 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                                       "--max-upload-mb or upload a smaller file")
                 out.write(chunk)
         try:
-            frame = read_table(target, parse=True)
+            frame, nbytes = app.state.upload_limits.read(target, display, store)
+        except UploadRefused:
+            target.unlink(missing_ok=True)
+            raise
         except DataError as exc:
             target.unlink(missing_ok=True)
             raise DataError(str(exc).replace(str(target), display)) from None
-        ds = Dataset(target.stem, display, target, frame)
+        ds = Dataset(target.stem, display, target, frame, nbytes)
         session.datasets[ds.id] = ds
         return _describe_dataset(ds)
 

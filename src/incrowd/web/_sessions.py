@@ -29,6 +29,7 @@ class Dataset:
     display_name: str
     path: Path
     frame: pd.DataFrame
+    nbytes: int = 0  # memory the frame holds, counted against the server's budget
 
 
 @dataclass
@@ -139,6 +140,11 @@ class SessionStore:
                 s.cancel_builds()
             self._sessions.clear()
         shutil.rmtree(self.root, ignore_errors=True)
+
+    def memory_in_use(self) -> int:
+        """Bytes held by the data sets of every session."""
+        with self._lock:
+            return sum(ds.nbytes for s in self._sessions.values() for ds in s.datasets.values())
 
     def __len__(self) -> int:
         with self._lock:

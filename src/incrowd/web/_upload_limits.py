@@ -1,0 +1,179 @@
+"""Bounds on what one upload may become in memory, checked while decoding rather than after:
+a few hundred kilobytes of gzip or Parquet can stand for hundreds of millions of rows. A CSV's
+header line is read alone first (up to a byte bound) and its fields counted against
+``max_columns``; then the decoded stream is read in chunks, counting bytes and lines, and
+stops as soon as ``max_decoded_bytes`` or ``max_cells`` (rows x columns) is passed. A Parquet
+file is judged from its footer (row count, columns, uncompressed size) before any row is read.
+Across sessions, the frames held stay within ``memory_budget``; an upload that would pass it is
+refused with 507."""
+
+from __future__ import annotations
+
+import bz2
+import csv
+import gzip
+import lzma
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .. import _compression
+from ..data import _sniff, read_table, table_format
+from ..exceptions import DataError
+from ._sessions import SessionStore
+
+MB = 1024 * 1024
+DEFAULT_MAX_CELLS = 50_000_000
+DEFAULT_MAX_COLUMNS = 10_000
+DEFAULT_MAX_DECODED_MB = 2048
+DEFAULT_MEMORY_BUDGET_MB = 12288  # half of a 24 GiB server: the methods copy what they work on
+_CHUNK = MB
+_HEADER_BYTES_PER_COLUMN = 1024
+_DAMAGED = (EOFError, OSError, zlib.error, lzma.LZMAError, ValueError)
+
+
+class UploadRefused(DataError):
+    """An upload over one of the server's limits; ``status`` is the HTTP answer (413 or 507)."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def _too_large(display: str, what: str, flag: str) -> UploadRefused:
+    return UploadRefused(413, f"file {display!r} {what} ({flag}); start the server with a larger {flag} "
+                              "or upload a smaller file")
+
+
+def _open_decoded(path: Path):
+    """A binary reader of the decoded content, or None where only read_table can say what is wrong."""
+    kind = _compression.detect(path)
+    if kind is None:
+        return open(path, "rb")
+    if kind == "gzip":
+        return gzip.open(path, "rb")
+    if kind == "bz2":
+        return bz2.open(path, "rb")
+    if kind == "xz":
+        return lzma.open(path, "rb")
+    zstandard = _compression._zstandard()
+    if zstandard is None:
+        return None
+    return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
+
+
+def _count(n: int | None) -> str:
+    return f"{n:,}"
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    """The server's per-upload bounds (None lifts one) and its memory budget for all sessions."""
+
+    max_cells: int | None = DEFAULT_MAX_CELLS
+    max_columns: int | None = DEFAULT_MAX_COLUMNS
+    max_decoded_bytes: int | None = DEFAULT_MAX_DECODED_MB * MB
+    memory_budget: int | None = DEFAULT_MEMORY_BUDGET_MB * MB
+
+    @classmethod
+    def from_options(cls, max_cells, max_columns, max_decoded_mb, memory_budget_mb) -> UploadLimits:
+        for name, value in (("max_cells", max_cells), ("max_columns", max_columns),
+                            ("max_decoded_mb", max_decoded_mb), ("memory_budget_mb", memory_budget_mb)):
+            if value is not None and not value > 0:
+                raise DataError(f"{name} must be positive (or None for no limit); got {value!r}")
+        return cls(None if max_cells is None else int(max_cells),
+                   None if max_columns is None else int(max_columns),
+                   None if max_decoded_mb is None else int(max_decoded_mb * MB),
+                   None if memory_budget_mb is None else int(memory_budget_mb * MB))
+
+    # -- checks before the table is read ------------------------------------------------------
+
+    def _check_shape(self, display: str, rows: int, columns: int, exact: bool) -> None:
+        if self.max_columns is not None and columns > self.max_columns:
+            raise _too_large(display, f"has {_count(columns)} columns, more than the limit of "
+                                      f"{_count(self.max_columns)}", "--max-columns")
+        if self.max_cells is not None and rows * columns > self.max_cells:
+            rows_text = f"{_count(rows)} rows" if exact else f"more than {_count(rows)} rows"
+            raise _too_large(display, f"decodes to {rows_text} x {_count(columns)} columns, more than the limit "
+                                      f"of {_count(self.max_cells)} cells", "--max-cells")
+
+    def _check_bytes(self, display: str, decoded: int) -> None:
+        if self.max_decoded_bytes is not None and decoded > self.max_decoded_bytes:
+            raise _too_large(display, f"decodes to more than {self.max_decoded_bytes / MB:g} MB",
+                             "--max-decoded-mb")
+
+    def check_csv(self, path: Path, display: str) -> int:
+        """Decoded size of a CSV within the bounds (UploadRefused as soon as one is passed)."""
+        reader = _open_decoded(path)
+        if reader is None:
+            return 0
+        header_bound = max(64 * 1024, (self.max_columns or 0) * _HEADER_BYTES_PER_COLUMN)
+        with reader:
+            try:
+                buf = b""
+                while b"\n" not in buf and len(buf) <= header_bound:
+                    chunk = reader.read(_CHUNK)
+                    if not chunk:
+                        break
+                    buf += chunk
+                end = buf.find(b"\n")
+                if end < 0 and len(buf) > header_bound:
+                    raise _too_large(display, f"has a first line longer than {header_bound / MB:g} MB without "
+                                              f"a line end; at most {_count(self.max_columns)} columns are "
+                                              "accepted", "--max-columns")
+                line = (buf if end < 0 else buf[:end]).decode("utf-8", errors="replace").lstrip("\ufeff")
+                delimiter = _sniff(buf[:64 * 1024].decode("utf-8", errors="replace").lstrip("\ufeff"))
+                columns = max(1, len(next(csv.reader([line.rstrip("\r")], delimiter=delimiter), [])))
+                self._check_shape(display, 0, columns, exact=False)
+                decoded, lines = len(buf), buf.count(b"\n")
+                while True:
+                    self._check_bytes(display, decoded)
+                    self._check_shape(display, max(lines - 1, 0), columns, exact=False)
+                    chunk = reader.read(_CHUNK)
+                    if not chunk:
+                        return decoded
+                    decoded += len(chunk)
+                    lines += chunk.count(b"\n")
+            except UploadRefused:
+                raise
+            except _DAMAGED:
+                return 0  # a damaged stream: read_table refuses it with its own message
+
+    def check_parquet(self, path: Path, display: str) -> int:
+        """Uncompressed size of a Parquet file from its footer, within the bounds."""
+        import pyarrow.parquet as pq
+
+        try:
+            meta = pq.read_metadata(path)
+        except Exception:  # not Parquet at all: read_table names the file
+            return 0
+        self._check_shape(display, meta.num_rows, meta.num_columns, exact=True)
+        size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        self._check_bytes(display, size)
+        return size
+
+    # -- the memory budget across sessions ----------------------------------------------------
+
+    def _check_budget(self, store: SessionStore, display: str, adding: int) -> None:
+        if self.memory_budget is None:
+            return
+        used = store.memory_in_use()
+        if used + adding > self.memory_budget:
+            raise UploadRefused(507, f"file {display!r} needs about {adding / MB:.1f} MB, and the server's memory "
+                                     f"budget of {self.memory_budget / MB:g} MB holds {used / MB:.1f} MB of "
+                                     "other data (--memory-budget-mb); try again later or upload a smaller file")
+
+    def read(self, path: Path, display: str, store: SessionStore) -> tuple[pd.DataFrame, int]:
+        """The table of an uploaded file and the bytes it holds, every bound checked on the way."""
+        if table_format(path) == "parquet":
+            estimate = self.check_parquet(path, display)
+        else:
+            estimate = self.check_csv(path, display)
+        self._check_budget(store, display, estimate)
+        frame = read_table(path, parse=True)
+        self._check_shape(display, frame.shape[0], frame.shape[1], exact=True)
+        held = int(frame.memory_usage(deep=True, index=True).sum())
+        self._check_budget(store, display, held)
+        return frame, held
