@@ -331,4 +331,4 @@ def test_serve_refuses_a_non_positive_limit(flag):
 
     result = CliRunner().invoke(cli_app, ["serve", flag, "0"])
     assert result.exit_code == 2
-    assert flag in result.output
+    assert flag in result.output and "must be positive" in result.output
