@@ -23,6 +23,7 @@ from ..exceptions import DataError, IncrowdError
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from ..microaggregation import METHODS
 from . import _microaggregation, _negotiation
+from ._body_limit import BodyLimit
 from ._context import MB, TEMPLATES, base_name, dataset_of, error, session_for, session_of
 from ._sessions import COOKIE, Dataset, SessionStore
 
@@ -101,6 +102,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                 samples.setdefault(f.name, f)
 
     app.add_middleware(_SweepIdle, store=store)
+    app.add_middleware(BodyLimit, limit=app.state.max_upload_bytes)
 
     @app.exception_handler(IncrowdError)
     async def _incrowd_error(_request: Request, exc: IncrowdError) -> JSONResponse:
