@@ -41,9 +41,10 @@ def serve_command(
     """Serve the web UI (microaggregation and generalization negotiation in the browser) until interrupted."""
     with user_errors():
         try:
-            import uvicorn
+            import uvicorn  # noqa: F401  (a missing extra is reported here, in one line)
 
             from ..web import create_app
+            from ..web._lifecycle import serve
         except ImportError as exc:
             raise ParameterError(
                 f"the web UI needs the 'web' extra ({exc.name} is missing): pip install 'incrowd[web]'"
@@ -61,4 +62,4 @@ def serve_command(
                          max_nodes=node_limit, max_memory=memory_limit, workers=workers, queue=queue)
     if host not in ("127.0.0.1", "localhost", "::1"):
         echo_err("warning", f"binding to {host}: other machines can reach the UI and its uploads")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    serve(app, host=host, port=port)
