@@ -35,13 +35,24 @@ def serve_command(
                                                     "sessions may hold together; beyond it uploads get 507.")] = 12288,
     max_nodes: MaxNodesOption = DEFAULT_MAX_NODES_TEXT,
     max_memory: MaxMemoryOption = DEFAULT_MAX_MEMORY_TEXT,
+    workers: Annotated[
+        Optional[int],
+        typer.Option("--workers", help="Heavy steps (parse, microaggregate, lattice build, negotiate, "
+                     "generalize) run at once; default: the number of CPU cores.", show_default=False),
+    ] = None,
+    queue: Annotated[
+        Optional[int],
+        typer.Option("--queue", help="Heavy steps that may wait for a worker; beyond them a request "
+                     "gets 503 with Retry-After. Default: twice --workers.", show_default=False),
+    ] = None,
 ) -> None:
     """Serve the web UI (microaggregation and generalization negotiation in the browser) until interrupted."""
     with user_errors():
         try:
-            import uvicorn
+            import uvicorn  # noqa: F401  (a missing extra is reported here, in one line)
 
             from ..web import create_app
+            from ..web._lifecycle import serve
         except ImportError as exc:
             raise ParameterError(
                 f"the web UI needs the 'web' extra ({exc.name} is missing): pip install 'incrowd[web]'"
@@ -55,9 +66,14 @@ def serve_command(
             if value <= 0:
                 raise ParameterError(f"{flag} must be positive; got {value:g}")
         node_limit, memory_limit = lattice_limits(max_nodes, max_memory)
+        if workers is not None and workers < 1:
+            raise ParameterError(f"--workers must be at least 1; got {workers}")
+        if queue is not None and queue < 0:
+            raise ParameterError(f"--queue must be 0 or more; got {queue}")
         app = create_app(max_upload_mb=max_upload_mb, idle_seconds=60 * idle_minutes, data_dir=data_dir,
-                         max_nodes=node_limit, max_memory=memory_limit, max_cells=max_cells,
-                         max_columns=max_columns, max_decoded_mb=max_decoded_mb, memory_budget_mb=memory_budget_mb)
+                         max_nodes=node_limit, max_memory=memory_limit, workers=workers, queue=queue,
+                         max_cells=max_cells, max_columns=max_columns, max_decoded_mb=max_decoded_mb,
+                         memory_budget_mb=memory_budget_mb)
     if host not in ("127.0.0.1", "localhost", "::1"):
         echo_err("warning", f"binding to {host}: other machines can reach the UI and its uploads")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    serve(app, host=host, port=port)

@@ -22,7 +22,7 @@ from ..datasets import load_census
 from ..exceptions import DataError, IncrowdError
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from ..microaggregation import METHODS
-from . import _microaggregation, _negotiation
+from . import _microaggregation, _negotiation, _pool
 from ._body_limit import BodyLimit
 from ._upload_limits import (DEFAULT_MAX_CELLS, DEFAULT_MAX_COLUMNS, DEFAULT_MAX_DECODED_MB,
                              DEFAULT_MEMORY_BUDGET_MB, UploadLimits, UploadRefused)
@@ -77,25 +77,30 @@ class _SweepIdle:
 
 def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                data_dir: str | Path | None = None, max_nodes: int | None = DEFAULT_MAX_NODES,
-               max_memory: int | str | None = DEFAULT_MAX_MEMORY, max_cells: int | None = DEFAULT_MAX_CELLS,
+               max_memory: int | str | None = DEFAULT_MAX_MEMORY, workers: int | None = None,
+               queue: int | None = None, max_cells: int | None = DEFAULT_MAX_CELLS,
                max_columns: int | None = DEFAULT_MAX_COLUMNS, max_decoded_mb: float | None = DEFAULT_MAX_DECODED_MB,
                memory_budget_mb: float | None = DEFAULT_MEMORY_BUDGET_MB) -> FastAPI:
     """The web application. ``max_upload_mb``: largest accepted upload; ``idle_seconds``: a
     session idle this long is deleted with its files; ``data_dir``: a folder whose CSV and
     Parquet files are offered as samples beside the bundled Census data; ``max_nodes`` and
     ``max_memory``: the lattice size limits of :meth:`Lattice.build` (None lifts one);
-    ``max_cells``, ``max_columns``, ``max_decoded_mb``: bounds on one upload's decoded table,
-    checked while decoding; ``memory_budget_mb``: the data sets of all sessions together."""
+    ``workers``: heavy steps run at once (default: the CPU count); ``queue``: more that may wait
+    for a worker (default twice ``workers``), beyond which a request gets 503; ``max_cells``,
+    ``max_columns``, ``max_decoded_mb``: bounds on one upload's decoded table, checked while
+    decoding; ``memory_budget_mb``: the data sets of all sessions together."""
     store = SessionStore(idle_seconds=idle_seconds)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI):
         yield
+        pool.close()
         store.close()  # every session folder goes with the server
 
     app = FastAPI(title="incrowd", version=__version__, lifespan=lifespan,
                   description="Microaggregation and generalization for microdata, in the browser.")
     app.state.sessions = store
+    pool = _pool.install(app, workers, queue)
     app.state.max_upload_bytes = int(max_upload_mb * MB)
     app.state.upload_limits = UploadLimits.from_options(max_cells, max_columns, max_decoded_mb, memory_budget_mb)
     app.state.lattice_limits = (check_max_nodes(max_nodes), parse_size(max_memory, "max_memory"))
@@ -147,6 +152,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
         return {"samples": list(samples)}
 
     @app.post("/api/datasets/sample/{name}")
+    @_pool.heavy
     def pick_sample(name: str, request: Request, response: Response) -> dict[str, Any]:
         """Load a sample into this session (by name from the list, never a path)."""
         if name not in samples:
@@ -178,17 +184,24 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                                       f"{limit / MB:g} MB; start the server with a larger "
                                       "--max-upload-mb or upload a smaller file")
                 out.write(chunk)
+        def parse() -> tuple[Dataset, dict[str, Any]]:
+            frame, nbytes = app.state.upload_limits.read(target, display, store, read_table)
+            ds = Dataset(target.stem, display, target, frame, nbytes)
+            return ds, _describe_dataset(ds)
+
         try:
-            frame, nbytes = app.state.upload_limits.read(target, display, store)
+            ds, described = await pool.run(parse)
         except UploadRefused:
             target.unlink(missing_ok=True)
             raise
         except DataError as exc:
             target.unlink(missing_ok=True)
             raise DataError(str(exc).replace(str(target), display)) from None
-        ds = Dataset(target.stem, display, target, frame, nbytes)
+        except _pool.PoolFull:
+            target.unlink(missing_ok=True)
+            raise
         session.datasets[ds.id] = ds
-        return _describe_dataset(ds)
+        return described
 
     @app.get("/api/datasets/{dataset_id}")
     async def show_dataset(dataset_id: str, request: Request) -> dict[str, Any]:

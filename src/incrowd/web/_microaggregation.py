@@ -14,6 +14,7 @@ from .._microaggregate import microaggregate
 from ..data import write_table
 from ..exceptions import DataError, ParameterError
 from ._context import dataset_of, session_of, stem_of
+from ._pool import heavy
 from ._sessions import Result
 
 router = APIRouter()
@@ -69,6 +70,7 @@ def command_line(req: MicroaggregateRequest, input_name: str, output_name: str) 
 
 
 @router.post("/api/microaggregate")
+@heavy
 def run_microaggregate(req: MicroaggregateRequest, request: Request) -> dict[str, Any]:
     """Microaggregate a data set of this session; the result is verified k-anonymous and
     offered for download (this session only)."""

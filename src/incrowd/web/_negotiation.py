@@ -21,6 +21,7 @@ from ..data import write_table
 from ..exceptions import BuildCancelled, DataError, ParameterError
 from ..generalization import Lattice, Negotiation, generalize, negotiate, read_hierarchy
 from ._context import MB, base_name, dataset_of, error, lattice_of, session_for, session_of, stem_of
+from ._pool import heavy, pool_of
 from ._sessions import BuiltLattice, Result, UploadedHierarchy
 
 router = APIRouter()
@@ -97,7 +98,7 @@ async def upload_hierarchies(request: Request, response: Response,
         path = session.new_file(".csv")
         path.write_bytes(content)
         try:
-            hierarchy = read_hierarchy(path, name)
+            hierarchy = await pool_of(request).run(read_hierarchy, path, name)
         except DataError as exc:
             raise DataError(str(exc).replace(str(path), display)) from None
         finally:
@@ -160,8 +161,8 @@ async def build_lattice(req: LatticeBuildRequest, request: Request) -> Any:
                              cancel=cancel)
     # a worker thread builds; this task watches the client meanwhile, so a closed tab or a
     # dropped connection stops the build instead of leaving it to grow
-    future = asyncio.get_running_loop().run_in_executor(None, work)
     try:
+        future = pool_of(request).submit(work)
         while not future.done():
             await asyncio.wait({future}, timeout=_WATCH_SECONDS)
             if not future.done() and await request.is_disconnected():
@@ -238,6 +239,7 @@ def _negotiate_command(req: NegotiateRequest, lattice_file: str) -> str:
 
 
 @router.post("/api/negotiate")
+@heavy
 def run_negotiate(req: NegotiateRequest, request: Request) -> dict[str, Any]:
     """Answer a request on a lattice of this session: the exact node, or the three relaxations
     (max_suppression, height, k or l), each with its suppression and height."""
@@ -271,6 +273,7 @@ def _generalize_command(req: GeneralizeRequest, built: BuiltLattice, data_name: 
 
 
 @router.post("/api/generalize")
+@heavy
 def run_generalize(req: GeneralizeRequest, request: Request) -> dict[str, Any]:
     """Apply a node (levels) to the data set the lattice was built on: generalize, suppress the
     classes below k (or l), verify, and offer the table for download (this session only)."""

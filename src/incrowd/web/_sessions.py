@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import secrets
 import shutil
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ import pandas as pd
 
 from ..exceptions import DataError
 from ..generalization import Hierarchy, Lattice
+from ._lifecycle import new_root
 
 COOKIE = "incrowd_session"
 
@@ -95,7 +95,7 @@ class SessionStore:
 
     def __init__(self, idle_seconds: float = 3600.0, root: Path | None = None):
         self.idle_seconds = float(idle_seconds)
-        self.root = Path(tempfile.mkdtemp(prefix="incrowd-web-", dir=root))
+        self.root = new_root(root)  # one folder per server, swept after a crash
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 

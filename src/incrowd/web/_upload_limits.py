@@ -16,6 +16,7 @@ import lzma
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
@@ -165,14 +166,16 @@ class UploadLimits:
                                      f"budget of {self.memory_budget / MB:g} MB holds {used / MB:.1f} MB of "
                                      "other data (--memory-budget-mb); try again later or upload a smaller file")
 
-    def read(self, path: Path, display: str, store: SessionStore) -> tuple[pd.DataFrame, int]:
-        """The table of an uploaded file and the bytes it holds, every bound checked on the way."""
+    def read(self, path: Path, display: str, store: SessionStore,
+             reader: Callable[..., pd.DataFrame] = read_table) -> tuple[pd.DataFrame, int]:
+        """The table of an uploaded file and the bytes it holds, every bound checked on the way;
+        ``reader`` reads it once the checks before reading have passed."""
         if table_format(path) == "parquet":
             estimate = self.check_parquet(path, display)
         else:
             estimate = self.check_csv(path, display)
         self._check_budget(store, display, estimate)
-        frame = read_table(path, parse=True)
+        frame = reader(path, parse=True)
         self._check_shape(display, frame.shape[0], frame.shape[1], exact=True)
         held = int(frame.memory_usage(deep=True, index=True).sum())
         self._check_budget(store, display, held)

@@ -1,0 +1,112 @@
+"""Where a server keeps its sessions' files, and how it stops.
+
+Each server keeps every session folder under one root folder in the system temporary directory,
+named ``incrowd-serve-<pid>-<random>``: deleting the root deletes every upload and result. A
+server killed before it could delete its root (a crash, SIGKILL) leaves it behind; the next
+server that starts deletes roots whose process is gone, and never a live server's root or a
+folder of any other name.
+
+SIGTERM and SIGINT stop the server within a few seconds: it stops accepting, gives requests in
+flight ``GRACE_SECONDS`` to finish, cancels lattice builds and queued jobs, deletes its root,
+and exits even when a worker thread is still inside a kernel that cannot be interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+ROOT_PREFIX = "incrowd-serve-"
+_ROOT_NAME = re.compile(rf"^{re.escape(ROOT_PREFIX)}(\d+)-[A-Za-z0-9_]{{8}}$")
+GRACE_SECONDS = 3
+
+
+def _process_gone(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # another user's process: alive
+        return False
+    except OSError:
+        return False
+    # a killed server not yet reaped by its parent is a zombie: it will never delete its root
+    with contextlib.suppress(OSError, IndexError):
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat[stat.rindex(")") + 2] == "Z"
+    return False
+
+
+def sweep_stale_roots(parent: str | Path | None = None) -> list[Path]:
+    """Delete the roots under ``parent`` (default: the system temporary directory) left by
+    servers whose process no longer exists; returns them. Only folders of this user with the
+    exact root name pattern are considered."""
+    if os.name != "posix":  # os.kill(pid, 0) would terminate the process on Windows
+        return []
+    folder = Path(parent if parent is not None else tempfile.gettempdir())
+    swept = []
+    with contextlib.suppress(OSError):
+        entries = list(os.scandir(folder))
+        for entry in entries:
+            match = _ROOT_NAME.match(entry.name)
+            if match is None or int(match.group(1)) == os.getpid():
+                continue
+            try:
+                if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_uid != os.getuid():
+                    continue
+            except OSError:
+                continue
+            if _process_gone(int(match.group(1))):
+                shutil.rmtree(entry.path, ignore_errors=True)
+                swept.append(Path(entry.path))
+    return swept
+
+
+def new_root(parent: str | Path | None = None) -> Path:
+    """This server's root folder (private to this user), after sweeping the stale ones."""
+    sweep_stale_roots(parent)
+    return Path(tempfile.mkdtemp(prefix=f"{ROOT_PREFIX}{os.getpid()}-", dir=parent))
+
+
+def serve(app, *, host: str, port: int) -> None:
+    """Run ``app`` under uvicorn until SIGTERM or SIGINT, then clean up and exit promptly."""
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        # uvicorn re-raises the stopping signal once it has shut down, which kills the process
+        # before the cleanup below (SIGTERM) or leaves it waiting on busy worker threads (SIGINT)
+        @contextlib.contextmanager
+        def capture_signals(self):
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            originals = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in originals.items():
+                    signal.signal(sig, handler)
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                            timeout_graceful_shutdown=GRACE_SECONDS)
+    try:
+        _Server(config).run()
+    finally:
+        # the lifespan shutdown does this too, unless a second Ctrl+C skipped it
+        app.state.pool.close()
+        app.state.sessions.close()
+    if app.state.pool.running:
+        # a kernel still runs on a worker thread and cannot be interrupted; its session folder
+        # is gone, so nothing it would write survives: leave without joining the thread
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
