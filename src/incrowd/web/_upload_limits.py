@@ -121,7 +121,7 @@ class UploadLimits:
                     buf += chunk
                 end = buf.find(b"\n")
                 if end < 0 and len(buf) > header_bound:
-                    raise _too_large(display, f"has a first line longer than {header_bound / MB:g} MB without "
+                    raise _too_large(display, f"has a first line longer than {header_bound:,} bytes without "
                                               f"a line end; at most {_count(self.max_columns)} columns are "
                                               "accepted", "--max-columns")
                 line = (buf if end < 0 else buf[:end]).decode("utf-8", errors="replace").lstrip("\ufeff")
