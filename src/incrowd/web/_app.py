@@ -24,10 +24,10 @@ from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, chec
 from ..microaggregation import METHODS
 from . import _microaggregation, _negotiation, _pool
 from ._body_limit import BodyLimit
-from ._upload_limits import (DEFAULT_MAX_CELLS, DEFAULT_MAX_COLUMNS, DEFAULT_MAX_DECODED_MB,
-                             DEFAULT_MEMORY_BUDGET_MB, UploadLimits, UploadRefused)
 from ._context import MB, TEMPLATES, base_name, dataset_of, error, session_for, session_of
 from ._sessions import COOKIE, Dataset, SessionStore
+from ._upload_limits import (DEFAULT_MAX_CELLS, DEFAULT_MAX_COLUMNS, DEFAULT_MAX_DECODED_MB,
+                             DEFAULT_MEMORY_BUDGET_MB, UploadLimits, UploadRefused)
 
 _PREVIEW_ROWS = 10
 _SUFFIXES = (".csv.gz", ".csv", ".parquet", ".pq")
