@@ -332,3 +332,42 @@ def test_serve_refuses_a_non_positive_limit(flag):
     result = CliRunner().invoke(cli_app, ["serve", flag, "0"])
     assert result.exit_code == 2
     assert flag in result.output and "must be positive" in result.output
+
+
+def test_uploads_parsed_at_once_share_the_memory_budget(tmp_path):
+    """Two uploads parsed in parallel cannot both pass the budget by each seeing the other's
+    data not yet held."""
+    import threading
+
+    from incrowd.data import read_table
+    from incrowd.web._sessions import SessionStore
+    from incrowd.web._upload_limits import UploadLimits, UploadRefused
+
+    limits = UploadLimits.from_options(None, None, None, 4)  # 4 MB budget
+    store = SessionStore()
+    path = tmp_path / "a.csv"
+    path.write_bytes(b"a,b\n" + b"1,2\n" * 150_000)  # 2.4 MB as two int64 columns: one fits, two do not
+    parsing, release = threading.Event(), threading.Event()
+
+    def held_reader(p, **kwargs):
+        parsing.set()
+        assert release.wait(30)
+        return read_table(p, **kwargs)
+
+    first_held: list[int] = []
+
+    def first_upload():
+        first_held.append(limits.read(path, "one.csv", store, held_reader)[1])
+
+    first = threading.Thread(target=first_upload)
+    first.start()
+    try:
+        assert parsing.wait(30)
+        with pytest.raises(UploadRefused) as refused:
+            limits.read(path, "two.csv", store)
+        assert refused.value.status == 507 and "--memory-budget-mb" in str(refused.value)
+    finally:
+        release.set()
+        first.join(30)
+        store.close()
+    assert first_held and first_held[0] >= 2_400_000

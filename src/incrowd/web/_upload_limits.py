@@ -13,8 +13,9 @@ import bz2
 import csv
 import gzip
 import lzma
+import threading
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -32,6 +33,7 @@ DEFAULT_MAX_DECODED_MB = 2048
 DEFAULT_MEMORY_BUDGET_MB = 12288  # half of a 24 GiB server: the methods copy what they work on
 _CHUNK = MB
 _HEADER_BYTES_PER_COLUMN = 1024
+_CELL_BYTES = 8  # a parsed cell holds at least a number or a pointer
 _DAMAGED = (EOFError, OSError, zlib.error, lzma.LZMAError, ValueError)
 
 
@@ -77,6 +79,9 @@ class UploadLimits:
     max_columns: int | None = DEFAULT_MAX_COLUMNS
     max_decoded_bytes: int | None = DEFAULT_MAX_DECODED_MB * MB
     memory_budget: int | None = DEFAULT_MEMORY_BUDGET_MB * MB
+    # uploads being parsed hold their estimate here, so that parallel uploads cannot all pass
+    _reserved: list[int] = field(default_factory=lambda: [0], repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @classmethod
     def from_options(cls, max_cells, max_columns, max_decoded_mb, memory_budget_mb) -> UploadLimits:
@@ -106,7 +111,8 @@ class UploadLimits:
                              "--max-decoded-mb")
 
     def check_csv(self, path: Path, display: str) -> int:
-        """Decoded size of a CSV within the bounds (UploadRefused as soon as one is passed)."""
+        """The memory a CSV will take at least once parsed (its decoded size, or 8 bytes a cell),
+        within the bounds (UploadRefused as soon as one is passed)."""
         reader = _open_decoded(path)
         if reader is None:
             return 0
@@ -134,7 +140,7 @@ class UploadLimits:
                     self._check_shape(display, max(lines - 1, 0), columns, exact=False)
                     chunk = reader.read(_CHUNK)
                     if not chunk:
-                        return decoded
+                        return max(decoded, max(lines - 1, 0) * columns * _CELL_BYTES)
                     decoded += len(chunk)
                     lines += chunk.count(b"\n")
             except UploadRefused:
@@ -143,7 +149,7 @@ class UploadLimits:
                 return 0  # a damaged stream: read_table refuses it with its own message
 
     def check_parquet(self, path: Path, display: str) -> int:
-        """Uncompressed size of a Parquet file from its footer, within the bounds."""
+        """The memory a Parquet file will take at least, from its footer, within the bounds."""
         import pyarrow.parquet as pq
 
         try:
@@ -153,14 +159,14 @@ class UploadLimits:
         self._check_shape(display, meta.num_rows, meta.num_columns, exact=True)
         size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
         self._check_bytes(display, size)
-        return size
+        return max(size, meta.num_rows * meta.num_columns * _CELL_BYTES)
 
     # -- the memory budget across sessions ----------------------------------------------------
 
     def _check_budget(self, store: SessionStore, display: str, adding: int) -> None:
         if self.memory_budget is None:
             return
-        used = store.memory_in_use()
+        used = store.memory_in_use() + self._reserved[0]
         if used + adding > self.memory_budget:
             raise UploadRefused(507, f"file {display!r} needs about {adding / MB:.1f} MB, and the server's memory "
                                      f"budget of {self.memory_budget / MB:g} MB holds {used / MB:.1f} MB of "
@@ -174,8 +180,14 @@ class UploadLimits:
             estimate = self.check_parquet(path, display)
         else:
             estimate = self.check_csv(path, display)
-        self._check_budget(store, display, estimate)
-        frame = reader(path, parse=True)
+        with self._lock:
+            self._check_budget(store, display, estimate)
+            self._reserved[0] += estimate
+        try:
+            frame = reader(path, parse=True)
+        finally:
+            with self._lock:
+                self._reserved[0] -= estimate
         self._check_shape(display, frame.shape[0], frame.shape[1], exact=True)
         held = int(frame.memory_usage(deep=True, index=True).sum())
         self._check_budget(store, display, held)
