@@ -27,6 +27,12 @@ def serve_command(
                                                 "deleted with its files.")] = 60,
     max_nodes: MaxNodesOption = DEFAULT_MAX_NODES_TEXT,
     max_memory: MaxMemoryOption = DEFAULT_MAX_MEMORY_TEXT,
+    allowed_host: Annotated[
+        Optional[list[str]],
+        typer.Option("--allowed-host", help="Another Host name to answer (NAME or NAME:PORT; repeatable), "
+                     "e.g. the name a reverse proxy forwards; the bound address and the loopback "
+                     "names are always answered.", show_default=False),
+    ] = None,
 ) -> None:
     """Serve the web UI (microaggregation and generalization negotiation in the browser) until interrupted."""
     with user_errors():
@@ -34,6 +40,7 @@ def serve_command(
             import uvicorn
 
             from ..web import create_app
+            from ..web._guard import bound_hosts, split_host
         except ImportError as exc:
             raise ParameterError(
                 f"the web UI needs the 'web' extra ({exc.name} is missing): pip install 'incrowd[web]'"
@@ -43,8 +50,15 @@ def serve_command(
         if max_upload_mb <= 0 or idle_minutes <= 0:
             raise ParameterError("--max-upload-mb and --idle-minutes must be positive")
         node_limit, memory_limit = lattice_limits(max_nodes, max_memory)
+        for entry in allowed_host or ():
+            try:
+                split_host(entry)
+            except ValueError as exc:
+                raise ParameterError(f"--allowed-host {entry!r}: {exc}") from None
         app = create_app(max_upload_mb=max_upload_mb, idle_seconds=60 * idle_minutes, data_dir=data_dir,
-                         max_nodes=node_limit, max_memory=memory_limit)
+                         max_nodes=node_limit, max_memory=memory_limit,
+                         allowed_hosts=bound_hosts(host, port, allowed_host or ()))
     if host not in ("127.0.0.1", "localhost", "::1"):
-        echo_err("warning", f"binding to {host}: other machines can reach the UI and its uploads")
+        echo_err("warning", f"binding to {host}: other machines can reach the UI and its uploads; they must "
+                 "use a name given with --allowed-host")
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -17,13 +17,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from .. import __version__
-from ..data import read_table, write_table
+from ..data import write_table
 from ..datasets import load_census
 from ..exceptions import DataError, IncrowdError
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from ..microaggregation import METHODS
 from . import _microaggregation, _negotiation
 from ._context import MB, TEMPLATES, base_name, dataset_of, error, session_for, session_of
+from ._errors import JSONErrors, Scrubber, read_user_table
+from ._guard import LOOPBACK, TEST_CLIENT_HOST, Guard, csp_nonce
 from ._sessions import COOKIE, Dataset, SessionStore
 
 _PREVIEW_ROWS = 10
@@ -74,11 +76,14 @@ class _SweepIdle:
 
 def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                data_dir: str | Path | None = None, max_nodes: int | None = DEFAULT_MAX_NODES,
-               max_memory: int | str | None = DEFAULT_MAX_MEMORY) -> FastAPI:
+               max_memory: int | str | None = DEFAULT_MAX_MEMORY,
+               allowed_hosts: list[str] | None = None) -> FastAPI:
     """The web application. ``max_upload_mb``: largest accepted upload; ``idle_seconds``: a
     session idle this long is deleted with its files; ``data_dir``: a folder whose CSV and
     Parquet files are offered as samples beside the bundled Census data; ``max_nodes`` and
-    ``max_memory``: the lattice size limits of :meth:`Lattice.build` (None lifts one)."""
+    ``max_memory``: the lattice size limits of :meth:`Lattice.build` (None lifts one);
+    ``allowed_hosts``: the Host names answered ("name" or "name:port"; ``incrowd serve`` passes
+    its bound address), by default the loopback names on any port and TestClient's."""
     store = SessionStore(idle_seconds=idle_seconds)
 
     @contextlib.asynccontextmanager
@@ -101,6 +106,10 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                 samples.setdefault(f.name, f)
 
     app.add_middleware(_SweepIdle, store=store)
+    app.add_middleware(JSONErrors, scrub=Scrubber({str(p): n for n, p in samples.items() if p is not None},
+                                                  [store.root, data_dir]))
+    app.add_middleware(Guard, allowed_hosts=[*LOOPBACK, TEST_CLIENT_HOST] if allowed_hosts is None
+                       else allowed_hosts)
 
     @app.exception_handler(IncrowdError)
     async def _incrowd_error(_request: Request, exc: IncrowdError) -> JSONResponse:
@@ -116,7 +125,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
     def page(request: Request, template: str, **context: Any) -> HTMLResponse:
         response = TEMPLATES.TemplateResponse(
             request, template,
-            {"samples": list(samples), "version": __version__, "max_upload_mb": max_upload_mb, **context})
+            {"samples": list(samples), "version": __version__, "csp_nonce": csp_nonce(request), "max_upload_mb": max_upload_mb, **context})
         session_for(request, response)
         return response
 
@@ -140,7 +149,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
             raise DataError(f"unknown sample {name!r}; samples: {list(samples)}")
         session = session_for(request, response)
         path = samples[name]
-        frame = load_census() if path is None else read_table(path, parse=True)
+        frame = load_census() if path is None else read_user_table(path, name)
         stored = session.new_file(".parquet")
         write_table(frame, stored)
         ds = Dataset(stored.stem, f"{name}.csv" if path is None else name, stored, frame)
@@ -166,10 +175,10 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                                       "--max-upload-mb or upload a smaller file")
                 out.write(chunk)
         try:
-            frame = read_table(target, parse=True)
-        except DataError as exc:
+            frame = read_user_table(target, display)
+        except DataError:
             target.unlink(missing_ok=True)
-            raise DataError(str(exc).replace(str(target), display)) from None
+            raise
         ds = Dataset(target.stem, display, target, frame)
         session.datasets[ds.id] = ds
         return _describe_dataset(ds)
