@@ -101,6 +101,16 @@ def test_a_cross_origin_upload_is_refused_and_creates_no_session(app):
     assert sessions(app) == 0 and not any(app.state.sessions.root.iterdir())
 
 
+def test_another_site_may_link_here_but_not_load_from_here(app):
+    client = TestClient(app)
+    for mode in ("no-cors", "cors"):  # <img>, <script>, fetch() from another site's page
+        got = client.get("/", headers={"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": mode})
+        assert got.status_code == 403 and "set-cookie" not in got.headers
+    assert sessions(app) == 0
+    link = client.get("/", headers={"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"})
+    assert link.status_code == 200 and sessions(app) == 1
+
+
 def test_same_origin_and_non_browser_posts_work(app):
     client = TestClient(app)
     for headers in ({"Origin": "http://testserver"}, {"Origin": "http://testserver:80"},

@@ -67,7 +67,7 @@ class Scrubber:
         for r in list(found):
             found.add(os.path.realpath(r))
         roots = sorted((r for r in found if len(r) > 1), key=len, reverse=True)
-        self._roots = re.compile("(?:" + "|".join(re.escape(r) for r in roots) + r")(?:[/\\][^\s'\"]*)?")
+        self._roots = re.compile("(?:" + "|".join(re.escape(r) for r in roots) + r")(?:[/\\][^\s'\"]*|(?![\w.-]))")
 
     def __call__(self, message: str) -> str:
         for path, name in self.names:

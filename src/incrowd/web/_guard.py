@@ -8,6 +8,9 @@ send ``Origin`` (and ``Sec-Fetch-Site``) on every cross-origin POST, so a state-
 request must carry this server's own origin or ``Sec-Fetch-Site: same-origin``/``none``. A
 request with neither header does not come from a browser's cross-site fetch or form (curl, a
 script, TestClient) and is let through: it could only do what its sender could do anyway.
+Another site's page may link here (a navigation), but not load anything from here as an
+image, script or fetch: each such request would make a new session, since the SameSite=strict
+cookie stays behind.
 
 A plain ASGI middleware: Starlette's ``BaseHTTPMiddleware`` would hide a client's disconnect
 from the lattice build.
@@ -25,6 +28,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 TEST_CLIENT_HOST = "testserver"
 _STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _SAME_ORIGIN_FETCH = frozenset({"same-origin", "none"})
+_CROSS_FETCH = frozenset({"cross-site", "same-site"})
 _DEFAULT_PORT = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _DOCS = ("/docs", "/redoc")
 # FastAPI's /docs and /redoc load their scripts from a CDN; they show no user data.
@@ -126,9 +130,10 @@ class Guard:
         if not self._host_ok(headers.get("host")):
             await _refuse(send_with_headers, 400, f"host {headers.get('host', '')!r} is not served here; "
                           "start the server with --allowed-host to add it")
-        elif scope["method"] in _STATE_CHANGING and not self._same_origin(scope, headers):
-            await _refuse(send_with_headers, 403, "cross-site request refused: a state-changing request "
-                          "must come from this server's own pages")
+        elif ((scope["method"] in _STATE_CHANGING and not self._same_origin(scope, headers))
+              or (headers.get("sec-fetch-site") in _CROSS_FETCH and headers.get("sec-fetch-mode") != "navigate")):
+            await _refuse(send_with_headers, 403, "cross-site request refused: only this server's own "
+                          "pages may send it")
         else:
             await self.app(scope, receive, send_with_headers)
 
