@@ -29,9 +29,10 @@ def serve_command(
     max_memory: MaxMemoryOption = DEFAULT_MAX_MEMORY_TEXT,
     allowed_host: Annotated[
         Optional[list[str]],
-        typer.Option("--allowed-host", help="Another Host name to answer (NAME or NAME:PORT; repeatable), "
+        typer.Option("--allowed-host", metavar="NAME[:PORT]", help="Another Host name to answer (NAME or NAME:PORT; repeatable), "
                      "e.g. the name a reverse proxy forwards; the bound address and the loopback "
-                     "names are always answered.", show_default=False),
+                     "names are always answered; '*' answers any name (only behind a proxy that checks it).",
+                     show_default=False),
     ] = None,
 ) -> None:
     """Serve the web UI (microaggregation and generalization negotiation in the browser) until interrupted."""
