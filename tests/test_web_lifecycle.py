@@ -33,7 +33,7 @@ EXIT_BOUND = 15  # seconds the test waits for an exit before it kills the server
 _HELD_SERVE = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path
-    import incrowd.web._app as app_module
+    import incrowd.web._errors as app_module
     original = app_module.read_table
     def held(*args, **kwargs):
         Path(os.environ["MARKER"]).write_text("parsing")

@@ -126,8 +126,8 @@ def _multipart_head(name: str) -> bytes:
 
 def test_declared_length_over_the_limit_is_refused_before_the_body(small_server):
     with socket.create_connection(("127.0.0.1", small_server.port), timeout=30) as sock:
-        sock.sendall(b"POST /api/datasets HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                     b"Content-Type: multipart/form-data; boundary=" + BOUNDARY + b"\r\n"
+        sock.sendall(b"POST /api/datasets HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % small_server.port
+                     + b"Content-Type: multipart/form-data; boundary=" + BOUNDARY + b"\r\n"
                      b"Content-Length: 2097152000\r\n\r\n" + _multipart_head("big.csv"))
         # no more of the 2,000 MB is ever sent: the answer must come without it
         status, body = _read_response(sock)
@@ -141,8 +141,8 @@ def test_chunked_body_over_the_limit_stops_at_the_limit(small_server):
     piece = b"1,2\n" * (16 * 1024)  # 64 KiB
     sent = peak = 0
     with socket.create_connection(("127.0.0.1", small_server.port), timeout=30) as sock:
-        sock.sendall(b"POST /api/datasets HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                     b"Content-Type: multipart/form-data; boundary=" + BOUNDARY + b"\r\n"
+        sock.sendall(b"POST /api/datasets HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % small_server.port
+                     + b"Content-Type: multipart/form-data; boundary=" + BOUNDARY + b"\r\n"
                      b"Transfer-Encoding: chunked\r\n\r\n")
         head = _multipart_head("big.csv")
         sock.sendall(b"%x\r\n%s\r\n" % (len(head), head))

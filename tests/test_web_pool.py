@@ -16,7 +16,7 @@ pytest.importorskip("multipart")
 uvicorn = pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
-import incrowd.web._app as app_module  # noqa: E402
+import incrowd.web._errors as app_module  # noqa: E402
 from incrowd.datasets import load_census  # noqa: E402
 from incrowd.web import create_app  # noqa: E402
 

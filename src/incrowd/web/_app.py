@@ -17,7 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from .. import __version__
-from ..data import read_table, write_table
+from ..data import write_table
 from ..datasets import load_census
 from ..exceptions import DataError, IncrowdError
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
@@ -25,6 +25,8 @@ from ..microaggregation import METHODS
 from . import _microaggregation, _negotiation, _pool
 from ._body_limit import BodyLimit
 from ._context import MB, TEMPLATES, base_name, dataset_of, error, session_for, session_of
+from ._errors import JSONErrors, Scrubber, read_user_table
+from ._guard import LOOPBACK, TEST_CLIENT_HOST, Guard, csp_nonce
 from ._sessions import COOKIE, Dataset, SessionStore
 from ._upload_limits import (DEFAULT_MAX_CELLS, DEFAULT_MAX_COLUMNS, DEFAULT_MAX_DECODED_MB,
                              DEFAULT_MEMORY_BUDGET_MB, UploadLimits, UploadRefused)
@@ -78,17 +80,20 @@ class _SweepIdle:
 def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                data_dir: str | Path | None = None, max_nodes: int | None = DEFAULT_MAX_NODES,
                max_memory: int | str | None = DEFAULT_MAX_MEMORY, workers: int | None = None,
-               queue: int | None = None, max_cells: int | None = DEFAULT_MAX_CELLS,
-               max_columns: int | None = DEFAULT_MAX_COLUMNS, max_decoded_mb: float | None = DEFAULT_MAX_DECODED_MB,
+               queue: int | None = None, allowed_hosts: list[str] | None = None,
+               max_cells: int | None = DEFAULT_MAX_CELLS, max_columns: int | None = DEFAULT_MAX_COLUMNS,
+               max_decoded_mb: float | None = DEFAULT_MAX_DECODED_MB,
                memory_budget_mb: float | None = DEFAULT_MEMORY_BUDGET_MB) -> FastAPI:
     """The web application. ``max_upload_mb``: largest accepted upload; ``idle_seconds``: a
     session idle this long is deleted with its files; ``data_dir``: a folder whose CSV and
     Parquet files are offered as samples beside the bundled Census data; ``max_nodes`` and
     ``max_memory``: the lattice size limits of :meth:`Lattice.build` (None lifts one);
     ``workers``: heavy steps run at once (default: the CPU count); ``queue``: more that may wait
-    for a worker (default twice ``workers``), beyond which a request gets 503; ``max_cells``,
-    ``max_columns``, ``max_decoded_mb``: bounds on one upload's decoded table, checked while
-    decoding; ``memory_budget_mb``: the data sets of all sessions together."""
+    for a worker (default twice ``workers``), beyond which a request gets 503;
+    ``allowed_hosts``: the Host names answered ("name" or "name:port"; ``incrowd serve`` passes
+    its bound address), by default the loopback names on any port and TestClient's;
+    ``max_cells``, ``max_columns``, ``max_decoded_mb``: bounds on one upload's decoded table,
+    checked while decoding; ``memory_budget_mb``: the data sets of all sessions together."""
     store = SessionStore(idle_seconds=idle_seconds)
 
     @contextlib.asynccontextmanager
@@ -115,6 +120,10 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
 
     app.add_middleware(_SweepIdle, store=store)
     app.add_middleware(BodyLimit, limit=app.state.max_upload_bytes)
+    app.add_middleware(JSONErrors, scrub=Scrubber({str(p): n for n, p in samples.items() if p is not None},
+                                                  [store.root, data_dir]))
+    app.add_middleware(Guard, allowed_hosts=[*LOOPBACK, TEST_CLIENT_HOST] if allowed_hosts is None
+                       else allowed_hosts)
 
     @app.exception_handler(IncrowdError)
     async def _incrowd_error(_request: Request, exc: IncrowdError) -> JSONResponse:
@@ -134,7 +143,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
     def page(request: Request, template: str, **context: Any) -> HTMLResponse:
         response = TEMPLATES.TemplateResponse(
             request, template,
-            {"samples": list(samples), "version": __version__, "max_upload_mb": max_upload_mb, **context})
+            {"samples": list(samples), "version": __version__, "csp_nonce": csp_nonce(request), "max_upload_mb": max_upload_mb, **context})
         session_for(request, response)
         return response
 
@@ -159,7 +168,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
             raise DataError(f"unknown sample {name!r}; samples: {list(samples)}")
         session = session_for(request, response)
         path = samples[name]
-        frame = load_census() if path is None else read_table(path, parse=True)
+        frame = load_census() if path is None else read_user_table(path, name)
         stored = session.new_file(".parquet")
         write_table(frame, stored)
         ds = Dataset(stored.stem, f"{name}.csv" if path is None else name, stored, frame)
@@ -185,19 +194,14 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                                       "--max-upload-mb or upload a smaller file")
                 out.write(chunk)
         def parse() -> tuple[Dataset, dict[str, Any]]:
-            frame, nbytes = app.state.upload_limits.read(target, display, store, read_table)
+            frame, nbytes = app.state.upload_limits.read(
+                target, display, store, lambda path, **_: read_user_table(path, display))
             ds = Dataset(target.stem, display, target, frame, nbytes)
             return ds, _describe_dataset(ds)
 
         try:
             ds, described = await pool.run(parse)
-        except UploadRefused:
-            target.unlink(missing_ok=True)
-            raise
-        except DataError as exc:
-            target.unlink(missing_ok=True)
-            raise DataError(str(exc).replace(str(target), display)) from None
-        except _pool.PoolFull:
+        except (DataError, _pool.PoolFull):
             target.unlink(missing_ok=True)
             raise
         session.datasets[ds.id] = ds
