@@ -10,10 +10,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# pycanon, the tests' outside verifier, pins exact versions of numpy, pandas and typer that would
+# downgrade ours; it needs only numpy and pandas at run time, so it comes without its pins.
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test,bench,web,dask]"
-	# pycanon, the outside verifier of the tests, pins exact versions of numpy, pandas and typer
-	# that would downgrade ours; it needs only numpy and pandas at run time.
 	$(BIN)/python -m pip install --quiet --no-deps "pycanon>=1.3.6"
 	touch $(STAMP)
 

@@ -72,8 +72,9 @@ def test_oversize_upload_is_refused_clearly(app):
     r = client.post("/api/datasets", files={"file": ("big.csv", big)})
     assert r.status_code == 413
     assert "larger than the upload limit of 1 MB" in r.json()["error"]
-    session = next(iter(app.state.sessions._sessions.values()))
-    assert list(session.folder.iterdir()) == []  # the partial file is gone
+    # refused while the body arrives, before any session exists; never a partial file
+    for session in app.state.sessions._sessions.values():
+        assert list(session.folder.iterdir()) == []
 
 
 def test_path_like_filenames_stay_in_the_session_folder(app):

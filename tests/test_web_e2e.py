@@ -82,7 +82,7 @@ def screenshot(page, name: str, top: str) -> None:
     folder = os.environ.get("INCROWD_SCREENSHOTS")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
-        page.evaluate(f"document.getElementById({top!r}).scrollIntoView()")
+        page.evaluate(f"() => document.getElementById({top!r}).scrollIntoView()")
         page.screenshot(path=str(Path(folder) / name))
 
 
@@ -125,7 +125,7 @@ def test_errors_are_shown_in_plain_words(server, page):
     page.wait_for_selector("#data-rows")
     page.fill("#k", "1")
     page.click("#run")
-    page.wait_for_function("document.getElementById('run-error').textContent.length > 0")
+    page.wait_for_function("() => document.getElementById('run-error').textContent.length > 0")
     assert page.text_content("#run-error") == "k must be an integer in [2, n_rows=1080]; got 1"
 
 
@@ -170,7 +170,7 @@ def _negotiate(page, k: int, max_suppression: str, max_levels: dict[str, int]) -
     for attr in ADULT_QIS:
         page.select_option(f".max-level[data-attr='{attr}']", str(max_levels.get(attr, -1))
                            if attr in max_levels else page.locator(f".max-level[data-attr='{attr}'] option").last.text_content())
-    page.evaluate("document.getElementById('answers') && document.getElementById('answers').remove()")
+    page.evaluate("() => document.getElementById('answers') && document.getElementById('answers').remove()")
     page.click("#negotiate")
     page.wait_for_selector("#answers")
     return _page_answers(page)
@@ -193,7 +193,7 @@ def test_negotiate_adult_in_the_browser(server, page, tmp_path):
     page.wait_for_selector("#data-rows")
     page.set_input_files("#hierarchy-files", [str(f) for f in hierarchy_files])
     page.click("#upload-hierarchies")
-    page.wait_for_function("document.querySelectorAll('.role').length > 0 && "
+    page.wait_for_function("() => document.querySelectorAll('.role').length > 0 && "
                            "document.getElementById('hierarchy-list').textContent.includes('workclass')")
     page.select_option(".role[data-col='8']", "other")  # salary-class: not a quasi-identifier here
     page.click("#build")

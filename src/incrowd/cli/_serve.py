@@ -37,6 +37,13 @@ def serve_command(
         typer.Option("--queue", help="Heavy steps that may wait for a worker; beyond them a request "
                      "gets 503 with Retry-After. Default: twice --workers.", show_default=False),
     ] = None,
+    allowed_host: Annotated[
+        Optional[list[str]],
+        typer.Option("--allowed-host", metavar="NAME[:PORT]", help="Another Host name to answer (NAME or NAME:PORT; repeatable), "
+                     "e.g. the name a reverse proxy forwards; the bound address and the loopback "
+                     "names are always answered; '*' answers any name (only behind a proxy that checks it).",
+                     show_default=False),
+    ] = None,
 ) -> None:
     """Serve the web UI (microaggregation and generalization negotiation in the browser) until interrupted."""
     with user_errors():
@@ -45,6 +52,7 @@ def serve_command(
 
             from ..web import create_app
             from ..web._lifecycle import serve
+            from ..web._guard import bound_hosts, split_host
         except ImportError as exc:
             raise ParameterError(
                 f"the web UI needs the 'web' extra ({exc.name} is missing): pip install 'incrowd[web]'"
@@ -58,8 +66,15 @@ def serve_command(
             raise ParameterError(f"--workers must be at least 1; got {workers}")
         if queue is not None and queue < 0:
             raise ParameterError(f"--queue must be 0 or more; got {queue}")
+        for entry in allowed_host or ():
+            try:
+                split_host(entry)
+            except ValueError as exc:
+                raise ParameterError(f"--allowed-host {entry!r}: {exc}") from None
         app = create_app(max_upload_mb=max_upload_mb, idle_seconds=60 * idle_minutes, data_dir=data_dir,
-                         max_nodes=node_limit, max_memory=memory_limit, workers=workers, queue=queue)
+                         max_nodes=node_limit, max_memory=memory_limit, workers=workers, queue=queue,
+                         allowed_hosts=bound_hosts(host, port, allowed_host or ()))
     if host not in ("127.0.0.1", "localhost", "::1"):
-        echo_err("warning", f"binding to {host}: other machines can reach the UI and its uploads")
+        echo_err("warning", f"binding to {host}: other machines can reach the UI and its uploads; they must "
+                 "use a name given with --allowed-host")
     serve(app, host=host, port=port)

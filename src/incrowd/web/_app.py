@@ -17,13 +17,16 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from .. import __version__
-from ..data import read_table, write_table
+from ..data import write_table
 from ..datasets import load_census
 from ..exceptions import DataError, IncrowdError
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from ..microaggregation import METHODS
 from . import _microaggregation, _negotiation, _pool
+from ._body_limit import BodyLimit
 from ._context import MB, TEMPLATES, base_name, dataset_of, error, session_for, session_of
+from ._errors import JSONErrors, Scrubber, read_user_table
+from ._guard import LOOPBACK, TEST_CLIENT_HOST, Guard, csp_nonce
 from ._sessions import COOKIE, Dataset, SessionStore
 
 _PREVIEW_ROWS = 10
@@ -75,13 +78,15 @@ class _SweepIdle:
 def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                data_dir: str | Path | None = None, max_nodes: int | None = DEFAULT_MAX_NODES,
                max_memory: int | str | None = DEFAULT_MAX_MEMORY, workers: int | None = None,
-               queue: int | None = None) -> FastAPI:
+               queue: int | None = None, allowed_hosts: list[str] | None = None) -> FastAPI:
     """The web application. ``max_upload_mb``: largest accepted upload; ``idle_seconds``: a
     session idle this long is deleted with its files; ``data_dir``: a folder whose CSV and
     Parquet files are offered as samples beside the bundled Census data; ``max_nodes`` and
     ``max_memory``: the lattice size limits of :meth:`Lattice.build` (None lifts one);
     ``workers``: heavy steps run at once (default: the CPU count); ``queue``: more that may wait
-    for a worker (default twice ``workers``), beyond which a request gets 503."""
+    for a worker (default twice ``workers``), beyond which a request gets 503;
+    ``allowed_hosts``: the Host names answered ("name" or "name:port"; ``incrowd serve`` passes
+    its bound address), by default the loopback names on any port and TestClient's."""
     store = SessionStore(idle_seconds=idle_seconds)
 
     @contextlib.asynccontextmanager
@@ -106,6 +111,11 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                 samples.setdefault(f.name, f)
 
     app.add_middleware(_SweepIdle, store=store)
+    app.add_middleware(BodyLimit, limit=app.state.max_upload_bytes)
+    app.add_middleware(JSONErrors, scrub=Scrubber({str(p): n for n, p in samples.items() if p is not None},
+                                                  [store.root, data_dir]))
+    app.add_middleware(Guard, allowed_hosts=[*LOOPBACK, TEST_CLIENT_HOST] if allowed_hosts is None
+                       else allowed_hosts)
 
     @app.exception_handler(IncrowdError)
     async def _incrowd_error(_request: Request, exc: IncrowdError) -> JSONResponse:
@@ -121,7 +131,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
     def page(request: Request, template: str, **context: Any) -> HTMLResponse:
         response = TEMPLATES.TemplateResponse(
             request, template,
-            {"samples": list(samples), "version": __version__, "max_upload_mb": max_upload_mb, **context})
+            {"samples": list(samples), "version": __version__, "csp_nonce": csp_nonce(request), "max_upload_mb": max_upload_mb, **context})
         session_for(request, response)
         return response
 
@@ -146,7 +156,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
             raise DataError(f"unknown sample {name!r}; samples: {list(samples)}")
         session = session_for(request, response)
         path = samples[name]
-        frame = load_census() if path is None else read_table(path, parse=True)
+        frame = load_census() if path is None else read_user_table(path, name)
         stored = session.new_file(".parquet")
         write_table(frame, stored)
         ds = Dataset(stored.stem, f"{name}.csv" if path is None else name, stored, frame)
@@ -172,15 +182,12 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                                       "--max-upload-mb or upload a smaller file")
                 out.write(chunk)
         def parse() -> tuple[Dataset, dict[str, Any]]:
-            ds = Dataset(target.stem, display, target, read_table(target, parse=True))
+            ds = Dataset(target.stem, display, target, read_user_table(target, display))
             return ds, _describe_dataset(ds)
 
         try:
             ds, described = await pool.run(parse)
-        except DataError as exc:
-            target.unlink(missing_ok=True)
-            raise DataError(str(exc).replace(str(target), display)) from None
-        except _pool.PoolFull:
+        except (DataError, _pool.PoolFull):
             target.unlink(missing_ok=True)
             raise
         session.datasets[ds.id] = ds
