@@ -33,13 +33,18 @@ EXIT_BOUND = 15  # seconds the test waits for an exit before it kills the server
 _HELD_SERVE = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path
-    import incrowd.web._errors as app_module
-    original = app_module.read_table
-    def held(*args, **kwargs):
-        Path(os.environ["MARKER"]).write_text("parsing")
-        time.sleep(float(os.environ["HOLD"]))
-        return original(*args, **kwargs)
-    app_module.read_table = held
+    import importlib, pkgutil
+    import incrowd.web
+    def held_version(original):
+        def held(*args, **kwargs):
+            Path(os.environ["MARKER"]).write_text("parsing")
+            time.sleep(float(os.environ["HOLD"]))
+            return original(*args, **kwargs)
+        return held
+    for info in pkgutil.iter_modules(incrowd.web.__path__):
+        module = importlib.import_module(f"incrowd.web.{info.name}")
+        if hasattr(module, "read_table"):
+            module.read_table = held_version(module.read_table)
     from incrowd.cli import main
     sys.argv = ["incrowd", "serve", *sys.argv[1:]]
     main()

@@ -5,6 +5,8 @@ and Retry-After instead of waiting without bound."""
 from __future__ import annotations
 
 import contextlib
+import importlib
+import pkgutil
 import socket
 import threading
 import time
@@ -16,7 +18,7 @@ pytest.importorskip("multipart")
 uvicorn = pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
-import incrowd.web._errors as app_module  # noqa: E402
+import incrowd.web  # noqa: E402
 from incrowd.datasets import load_census  # noqa: E402
 from incrowd.web import create_app  # noqa: E402
 
@@ -50,10 +52,22 @@ class Gate:
         return read_table
 
 
+def web_modules_reading_tables():
+    """The modules of the web app that read uploads with their own ``read_table`` binding."""
+    found = []
+    for info in pkgutil.iter_modules(incrowd.web.__path__):
+        module = importlib.import_module(f"incrowd.web.{info.name}")
+        if hasattr(module, "read_table"):
+            found.append(module)
+    assert found
+    return found
+
+
 @pytest.fixture
 def gate(monkeypatch):
     g = Gate()
-    monkeypatch.setattr(app_module, "read_table", g.wrap(app_module.read_table))
+    for module in web_modules_reading_tables():
+        monkeypatch.setattr(module, "read_table", g.wrap(module.read_table))
     yield g
     g.release.set()
 

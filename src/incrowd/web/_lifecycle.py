@@ -81,32 +81,26 @@ def serve(app, *, host: str, port: int) -> None:
     """Run ``app`` under uvicorn until SIGTERM or SIGINT, then clean up and exit promptly."""
     import uvicorn
 
-    class _Server(uvicorn.Server):
-        # uvicorn re-raises the stopping signal once it has shut down, which kills the process
-        # before the cleanup below (SIGTERM) or leaves it waiting on busy worker threads (SIGINT)
-        @contextlib.contextmanager
-        def capture_signals(self):
-            if threading.current_thread() is not threading.main_thread():
-                yield
-                return
-            originals = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
-            try:
-                yield
-            finally:
-                for sig, handler in originals.items():
-                    signal.signal(sig, handler)
+    def stop(_sig, _frame):
+        # uvicorn restores this handler once it has shut down and sends the signal again; it
+        # also runs for a signal that comes before uvicorn took over. Either way: leave through
+        # the cleanup below, not by dying of the signal or waiting on busy worker threads.
+        raise SystemExit(0)
 
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                            timeout_graceful_shutdown=GRACE_SECONDS)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        _Server(config).run()
+        uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=GRACE_SECONDS)
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         # the lifespan shutdown does this too, unless a second Ctrl+C skipped it
         app.state.pool.close()
         app.state.sessions.close()
-    if app.state.pool.running:
-        # a kernel still runs on a worker thread and cannot be interrupted; its session folder
-        # is gone, so nothing it would write survives: leave without joining the thread
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+        if app.state.pool.running:
+            # a kernel still runs on a worker thread and cannot be interrupted; its session
+            # folder is gone, so nothing it would write survives: leave without joining it
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
