@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import argparse
 import json
 import os
 import socket
@@ -299,12 +300,14 @@ class Hostile:
                 n += 1
                 time.sleep(1.0)
 
-    def start(self) -> list[threading.Thread]:
-        threads = [threading.Thread(target=fn, daemon=True) for fn in (self.bombs, self.wide, self.abandon,
-                                                                       self.cross_origin)]
+    def start(self, which: list[str]) -> list[threading.Thread]:
+        threads = [threading.Thread(target=getattr(self, HOSTILE[name]), daemon=True) for name in which]
         for t in threads:
             t.start()
         return threads
+
+
+HOSTILE = {"bomb": "bombs", "wide": "wide", "abandon": "abandon", "cross-origin": "cross_origin"}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -317,7 +320,31 @@ def quantile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q * 100) - 1]
 
 
+def wait_idle(pid: int, cap_s: float = 90.0) -> tuple[float, float]:
+    """Seconds and server CPU seconds until the server is idle (under 5% of a core over 1 s):
+    work it goes on doing after every client has its answer or has hung up."""
+    t0, c0 = time.perf_counter(), cpu_seconds(pid)
+    last = c0
+    while time.perf_counter() - t0 < cap_s:
+        time.sleep(1.0)
+        now = cpu_seconds(pid)
+        if now - last < 0.05:
+            return time.perf_counter() - t0 - 1.0, last - c0
+        last = now
+    return time.perf_counter() - t0, last - c0
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hostile", default=",".join(HOSTILE),
+                        help="hostile clients to run, comma-separated, from: " + ", ".join(HOSTILE)
+                             + "; with fewer than all, nothing is written (to see which one costs what)")
+    args = parser.parse_args()
+    which = [w for w in args.hostile.split(",") if w]
+    unknown = set(which) - set(HOSTILE)
+    if unknown:
+        parser.error(f"unknown hostile client(s) {sorted(unknown)}; choose from {list(HOSTILE)}")
+    write = set(which) == set(HOSTILE)
     t_start = time.perf_counter()
     census_csv = load_census().to_csv(index=False).encode()
     payloads = {"bomb": make_bomb(), "wide_gz": make_wide_gz(), "wide_plain": make_wide_plain()}
@@ -338,7 +365,7 @@ def main() -> None:
 
         def start_hostile() -> None:
             go.wait()
-            threads.extend(hostile.start())
+            threads.extend(hostile.start(which))
 
         starter = threading.Thread(target=start_hostile, daemon=True)
         starter.start()
@@ -347,6 +374,7 @@ def main() -> None:
         starter.join()
         for t in threads:
             t.join(timeout=150)
+        busy_s, busy_cpu = wait_idle(server.pid)
         cpu3, own3 = cpu_seconds(server.pid), time.process_time()
         rss_peak = peak_rss_bytes(server.pid)
         processes = len(_descendants(server.pid))
@@ -432,16 +460,18 @@ Answers to the hostile clients:
 
 {statuses}
 
-After the hostile run the server still answered (`GET /api/samples`: {alive}). Peak RSS is
+After the hostile run the server still answered (`GET /api/samples`: {alive}); once every
+client had its answer or had hung up, it went on working for {busy_s:.0f} s ({busy_cpu:.1f} CPU s)
+before it was idle. Peak RSS is
 VmHWM summed over the serve process and its children ({processes} process(es) in all), after the quiet run and at the end.{failures_note}
 
 The load generator runs on the same 2 cores as the server, so under load the two compete:
 the CPU columns say how the cores were spent per request (both include the uploads and the
 verifying downloads of their phase; the hostile row's server CPU includes all the hostile work).
 Under load each request waits for the CPU behind the others in flight, which is where the
-latency goes.
+latency goes. To see which hostile client costs what, run the bench with a subset, e.g.
+`--hostile abandon` or `--hostile bomb,wide,cross-origin` (it then prints and writes nothing).
 """
-    update_section(DOCS / "benchmarks.md", "web-load", body, "Benchmarks")
     raw = {
         "written": now_utc(), "machine": machine_line(), "command": serve_command(0)[1:],
         "memory_budget_mb": MEMORY_BUDGET_MB, "queue": QUEUE, "data": "census 1080 x 13", "method": "mdav",
@@ -452,15 +482,19 @@ latency goes.
         "hostile": {"latencies_s": h_lat, "wall_s": h_wall, "checked": h_checked, "failures": h_failures,
                     "server_cpu_s": cpu3 - cpu2, "peak_rss_bytes": rss_peak, "server_processes": processes,
                     "answers": [{"client": w, "answer": a, "count": n} for (w, a), n in sorted(hostile.tally.items())],
-                    "bytes_sent": dict(hostile.bytes_sent), "server_alive_after": alive},
+                    "bytes_sent": dict(hostile.bytes_sent), "server_alive_after": alive,
+                    "server_busy_after_s": busy_s, "server_cpu_after_s": busy_cpu, "clients": which},
         "ratios": {"median": h_med / q_med, "p90": h_p90 / q_p90},
         "acceptance": ok,
         "bench_wall_s": time.perf_counter() - t_start,
     }
-    out = REPO / "bench" / "results" / "load_web.json"
-    out.write_text(json.dumps(raw, indent=2) + "\n", encoding="utf-8")
     print(body)
-    print(json.dumps({"ratios": raw["ratios"], "acceptance": ok, "bench_wall_s": raw["bench_wall_s"]}))
+    if write:
+        update_section(DOCS / "benchmarks.md", "web-load", body, "Benchmarks")
+        out = REPO / "bench" / "results" / "load_web.json"
+        out.write_text(json.dumps(raw, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({"ratios": raw["ratios"], "acceptance": ok, "bench_wall_s": raw["bench_wall_s"],
+                      "busy_after_s": busy_s, "cpu_after_s": busy_cpu}))
 
 
 if __name__ == "__main__":
