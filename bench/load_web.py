@@ -19,8 +19,9 @@ Every honest request is ``POST /api/microaggregate`` with method ``mdav``, k cyc
 CSV, downloaded afterwards by the same session, is verified k-anonymous on all 13 columns.
 Latency is the wall time of the POST as the client sees it. The server's peak RSS is VmHWM of
 the serve process (and of any child it has), read from /proc. Writes the section ``web-load`` of
-``docs/benchmarks.md`` and ``bench/results/load_web.json``. Takes about two minutes on a 2-core
-machine.
+``docs/benchmarks.md`` and ``bench/results/load_web.json``. After the hostile run, the same phase
+runs once with the abandoned jobs alone and once with the uploads and cross-origin POSTs alone,
+to show which costs what. Takes about two minutes on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -320,6 +321,34 @@ def quantile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q * 100) - 1]
 
 
+ATTRIBUTION = (["abandon"], ["bomb", "wide", "cross-origin"])
+
+
+def run_hostile(base: str, census_csv: bytes, payloads: dict[str, bytes], which: list[str], pid: int) -> dict:
+    """20 new honest clients while the hostile clients ``which`` run; then waits until the
+    server is idle, so that work left over does not fall into the next phase."""
+    cpu0, own0 = cpu_seconds(pid), time.process_time()
+    hostile = Hostile(base, payloads)
+    go = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def start_hostile() -> None:
+        go.wait()
+        threads.extend(hostile.start(which))
+
+    starter = threading.Thread(target=start_hostile, daemon=True)
+    starter.start()
+    latencies, wall, checked, failures = run_concurrent(base, census_csv, started=go)
+    hostile.stop.set()
+    starter.join()
+    for t in threads:
+        t.join(timeout=150)
+    busy_s, busy_cpu = wait_idle(pid)
+    return {"hostile": hostile, "latencies": latencies, "wall": wall, "checked": checked, "failures": failures,
+            "busy_s": busy_s, "busy_cpu": busy_cpu, "cpu": cpu_seconds(pid) - cpu0,
+            "own": time.process_time() - own0}
+
+
 def wait_idle(pid: int, cap_s: float = 90.0) -> tuple[float, float]:
     """Seconds and server CPU seconds until the server is idle (under 5% of a core over 1 s):
     work it goes on doing after every client has its answer or has hung up."""
@@ -359,23 +388,16 @@ def main() -> None:
         cpu2, own2 = cpu_seconds(server.pid), time.process_time()
         rss_quiet = peak_rss_bytes(server.pid)
 
-        hostile = Hostile(base, payloads)
-        go = threading.Event()
-        threads: list[threading.Thread] = []
-
-        def start_hostile() -> None:
-            go.wait()
-            threads.extend(hostile.start(which))
-
-        starter = threading.Thread(target=start_hostile, daemon=True)
-        starter.start()
-        h_lat, h_wall, h_checked, h_failures = run_concurrent(base, census_csv, started=go)
-        hostile.stop.set()
-        starter.join()
-        for t in threads:
-            t.join(timeout=150)
-        busy_s, busy_cpu = wait_idle(server.pid)
-        cpu3, own3 = cpu_seconds(server.pid), time.process_time()
+        main_run = run_hostile(base, census_csv, payloads, which, server.pid)
+        hostile, h_lat, h_wall, h_checked, h_failures = (main_run[x] for x in ("hostile", "latencies", "wall",
+                                                                               "checked", "failures"))
+        busy_s, busy_cpu, cpu3, own3 = (main_run[x] for x in ("busy_s", "busy_cpu", "cpu", "own"))
+        cpu3, own3 = cpu2 + cpu3, own2 + own3
+        # The same phase with one kind of hostile traffic at a time: which one costs what
+        parts = {}
+        if write:
+            for subset in ATTRIBUTION:
+                parts[",".join(subset)] = run_hostile(base, census_csv, payloads, subset, server.pid)
         rss_peak = peak_rss_bytes(server.pid)
         processes = len(_descendants(server.pid))
         alive = httpx.get(f"{base}/api/samples", timeout=30).status_code
@@ -428,6 +450,13 @@ def main() -> None:
              f"({(BOMB_ROWS * 4 + 4) / 2**20:,.0f} MB decoded); wide {len(payloads['wide_gz']) / 2**20:.1f} MB "
              f"gzip for {WIDE_COLUMNS:,} columns and {len(payloads['wide_plain']) / 2**20:.1f} MB plain "
              f"for {PLAIN_WIDE_COLUMNS:,} columns")
+    attribution = md_table(
+        ["hostile clients (separate phase, same server)", "honest median ms", "honest p90 ms", "median / quiet",
+         "p90 / quiet", "honest failures", "server CPU ms/request"],
+        [[name, f"{1000 * statistics.median(r['latencies']):.0f}", f"{1000 * quantile(r['latencies'], 0.9):.0f}",
+          f"{statistics.median(r['latencies']) / q_med:.2f}", f"{quantile(r['latencies'], 0.9) / q_p90:.2f}",
+          len(r["failures"]), f"{1000 * r['cpu'] / REQUESTS:.0f}"] for name, r in parts.items()],
+        align="lrrrrrr") if parts else ""
     failures_note = "" if not h_failures else "\n\nHonest failures (first 5): " + "; ".join(h_failures[:5])
     body = f"""## Web UI load test (microaggregation endpoint, loopback)
 
@@ -456,7 +485,12 @@ times). Each stops when the honest clients are done. Payloads: {sizes}.
 
 {compare}
 
-Answers to the hostile clients:
+Which hostile client costs what: after the hostile run, the same phase (20 new honest clients,
+{REQUESTS} requests) once more with one kind of hostile traffic at a time.
+
+{attribution}
+
+Answers to the hostile clients (the hostile run with all of them):
 
 {statuses}
 
@@ -470,7 +504,9 @@ the CPU columns say how the cores were spent per request (both include the uploa
 verifying downloads of their phase; the hostile row's server CPU includes all the hostile work).
 Under load each request waits for the CPU behind the others in flight, which is where the
 latency goes. To see which hostile client costs what, run the bench with a subset, e.g.
-`--hostile abandon` or `--hostile bomb,wide,cross-origin` (it then prints and writes nothing).
+`--hostile abandon` or `--hostile bomb,wide,cross-origin` (it then prints and writes nothing);
+`--hostile ''` runs two quiet phases, whose ratio shows how much the figures move with other
+work on the machine between phases.
 """
     raw = {
         "written": now_utc(), "machine": machine_line(), "command": serve_command(0)[1:],
@@ -485,6 +521,12 @@ latency goes. To see which hostile client costs what, run the bench with a subse
                     "bytes_sent": dict(hostile.bytes_sent), "server_alive_after": alive,
                     "server_busy_after_s": busy_s, "server_cpu_after_s": busy_cpu, "clients": which},
         "ratios": {"median": h_med / q_med, "p90": h_p90 / q_p90},
+        "attribution": {name: {"latencies_s": r["latencies"], "wall_s": r["wall"], "failures": r["failures"],
+                               "server_cpu_s": r["cpu"], "ratio_median": statistics.median(r["latencies"]) / q_med,
+                               "ratio_p90": quantile(r["latencies"], 0.9) / q_p90,
+                               "answers": [{"client": w, "answer": a, "count": n}
+                                           for (w, a), n in sorted(r["hostile"].tally.items())]}
+                        for name, r in parts.items()},
         "acceptance": ok,
         "bench_wall_s": time.perf_counter() - t_start,
     }
