@@ -129,6 +129,21 @@ def test_errors_are_shown_in_plain_words(server, page):
     assert page.text_content("#run-error") == "k must be an integer in [2, n_rows=1080]; got 1"
 
 
+def test_a_long_run_shows_its_progress_and_can_be_cancelled(server, page):
+    page.goto(server + "/")
+    page.click("#pick-sample")
+    page.wait_for_selector("#data-rows")
+    page.select_option("#method", "ona")
+    page.fill("#runs", "10000")  # minutes of work: only the cancel ends it within the test
+    page.click("#run")
+    page.wait_for_function("() => document.getElementById('job-share').textContent !== ''")
+    assert 0 < page.eval_on_selector("#job-progress", "(bar) => bar.value") < 1
+    page.click("#cancel-run")
+    page.wait_for_function("() => document.getElementById('run-error').textContent.length > 0")
+    assert page.text_content("#run-error") == "cancelled; nothing was kept"
+    assert page.text_content("#report") == "No result yet."
+
+
 def _adult():
     folder = data_dir() / "adult_arx"
     if not (folder / "adult.csv").is_file():

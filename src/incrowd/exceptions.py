@@ -81,7 +81,8 @@ class VerificationError(IncrowdError):
 
 
 class BuildCancelled(IncrowdError):
-    """A lattice build was stopped by its caller (a cancel request or a client that left)."""
+    """A lattice build or a web job was stopped by its caller (a cancel request, a client that
+    left or a session that ended)."""
 
 
 class StateLockedError(IncrowdError):

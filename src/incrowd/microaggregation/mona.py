@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from .. import _cancel
 from ._base import MAX_ROUNDS, MicroaggregationEstimator, check_int, check_real
 from ._mondrian_kernel import RULE_V2D, RULE_VARIANCE, mondrian_subtree_labels
 from ._ona_kernel import ona_star_labels, sst_per_row
@@ -60,7 +61,11 @@ def mona_part_labels(Z, k, rule, limit, scale, *, unit_diagonals=False, split_2k
     labels = np.empty(n, np.int64)
     next_group = 0
     n_ona, most_rounds, converged = 0, 0, True
-    for p in range(bounds.shape[0] - 1):
+    n_parts = bounds.shape[0] - 1
+    for p in range(n_parts):
+        # a cancel token (incrowd._cancel) stops the work between parts; progress is parts done
+        _cancel.check_cancelled()
+        _cancel.report_progress(p, n_parts)
         rows = order[bounds[p] : bounds[p + 1]]
         # Parts Mondrian would still cut can only be here because they fit under n^rho; smaller
         # ones are one group either way (ONA* of fewer than 2k rows is a single cluster).

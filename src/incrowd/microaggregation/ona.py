@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
+from .. import _cancel
 from ..metrics import sst
 from ._base import MAX_ROUNDS, MAX_RUNS, MicroaggregationEstimator, check_int
 from ._ona_kernel import ona_best_labels, ona_star_labels
@@ -95,7 +97,7 @@ class ONA(MicroaggregationEstimator):
 
     def _labels(self, Z, k, rng):
         seeds = rng.integers(0, np.iinfo(np.uint64).max, size=int(self.runs), dtype=np.uint64, endpoint=True)
-        labels, costs, rounds, converged, best = ona_best_labels(
+        labels, costs, rounds, converged, best = _best_of_runs(
             Z, k, int(self.max_rounds), seeds, _use_tree(Z.shape[0], k)
         )
         total = sst(Z)
@@ -106,3 +108,27 @@ class ONA(MicroaggregationEstimator):
         self.n_rounds_ = int(rounds[best])
         self.converged_ = bool(converged[best])
         return labels
+
+
+def _best_of_runs(Z, k, max_rounds, seeds, use_tree):
+    """What :func:`ona_best_labels` returns. Under a cancel token (:mod:`incrowd._cancel`) the
+    runs go in batches of one run per thread, so they stay parallel while a cancel stops the
+    work between batches and the progress is the share of runs done. Each run depends only on
+    its seed and ties go to the lowest run index across batches too, so the result is the same."""
+    if not _cancel.active():
+        return ona_best_labels(Z, k, max_rounds, seeds, use_tree)
+    step = max(1, numba.get_num_threads())
+    labels, best = None, 0
+    costs, rounds, converged = [], [], []
+    for start in range(0, seeds.shape[0], step):
+        _cancel.check_cancelled()
+        batch = np.ascontiguousarray(seeds[start:start + step])
+        lab, cost, rnd, conv, b = ona_best_labels(Z, k, max_rounds, batch, use_tree)
+        if labels is None or cost[b] < costs[best]:
+            labels, best = lab, start + int(b)
+        costs.extend(cost.tolist())
+        rounds.append(rnd)
+        converged.append(conv)
+        _cancel.report_progress(len(costs), seeds.shape[0])
+    return (labels, np.asarray(costs, dtype=np.float64), np.concatenate(rounds),
+            np.concatenate(converged), best)

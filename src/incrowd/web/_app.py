@@ -22,7 +22,7 @@ from ..datasets import load_census
 from ..exceptions import DataError, IncrowdError
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from ..microaggregation import METHODS
-from . import _microaggregation, _negotiation, _pool
+from . import _jobs, _microaggregation, _negotiation, _pool
 from ._body_limit import BodyLimit
 from ._context import MB, TEMPLATES, base_name, dataset_of, error, session_for, session_of
 from ._errors import JSONErrors, Scrubber, read_user_table
@@ -213,6 +213,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
         return _describe_dataset(dataset_of(session_of(request), dataset_id))
 
     app.include_router(_microaggregation.router)
+    app.include_router(_jobs.router)
     app.include_router(_negotiation.router)
 
     @app.get("/api/results/{result_id}")

@@ -10,12 +10,13 @@ import numpy as np
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict
 
+from .._cancel import check_cancelled
 from .._microaggregate import microaggregate
 from ..data import write_table
 from ..exceptions import DataError, ParameterError
 from ._context import dataset_of, session_of, stem_of
 from ._pool import heavy
-from ._sessions import Result
+from ._sessions import Dataset, Result, Session
 
 router = APIRouter()
 _PARAMS = ("gamma", "rho", "runs", "max_rounds", "diagonals", "split_2k")
@@ -75,10 +76,16 @@ def run_microaggregate(req: MicroaggregateRequest, request: Request) -> dict[str
     """Microaggregate a data set of this session; the result is verified k-anonymous and
     offered for download (this session only)."""
     session = session_of(request)
-    ds = dataset_of(session, req.dataset)
+    return microaggregate_in(session, dataset_of(session, req.dataset), req)
+
+
+def microaggregate_in(session: Session, ds: Dataset, req: MicroaggregateRequest) -> dict[str, Any]:
+    """Run ``req`` on ``ds`` and keep the result in ``session``: what the endpoint answers."""
     params = {name: getattr(req, name) for name in _PARAMS if getattr(req, name) is not None}
     result = microaggregate(ds.frame, req.k, req.method, quasi_identifiers=req.quasi_identifiers,
                             identifiers=req.identifiers, random_state=req.seed, **params)
+    # a job cancelled during a kernel that cannot stop midway ends here, keeping nothing
+    check_cancelled()
     download = f"{stem_of(ds.display_name)}_{req.method}_k{req.k}.csv"
     path = session.new_file(".csv")
     write_table(result.aggregated, path, sep=",")

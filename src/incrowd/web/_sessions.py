@@ -11,6 +11,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -76,12 +77,20 @@ class Session:
     lattices: dict[str, BuiltLattice] = field(default_factory=dict)
     # cancel flags of the lattice builds running for this session
     builds: dict[str, threading.Event] = field(default_factory=dict)
+    # background jobs of this session (web/_jobs.py), each with a cancel() method
+    jobs: dict[str, Any] = field(default_factory=dict)
 
     def cancel_builds(self) -> int:
         flags = list(self.builds.values())
         for flag in flags:
             flag.set()
         return len(flags)
+
+    def cancel_all(self) -> None:
+        """Stop everything still running for this session: it is ending."""
+        self.cancel_builds()
+        for job in list(self.jobs.values()):
+            job.cancel()
 
     def new_file(self, suffix: str) -> Path:
         """A fresh path inside this session's folder (random name, allowed suffix only)."""
@@ -120,7 +129,7 @@ class SessionStore:
         with self._lock:
             session = self._sessions.pop(session_id, None)
         if session is not None:
-            session.cancel_builds()
+            session.cancel_all()
             shutil.rmtree(session.folder, ignore_errors=True)
 
     def expire(self) -> None:
@@ -131,13 +140,13 @@ class SessionStore:
             for s in stale:
                 del self._sessions[s.id]
         for s in stale:
-            s.cancel_builds()
+            s.cancel_all()
             shutil.rmtree(s.folder, ignore_errors=True)
 
     def close(self) -> None:
         with self._lock:
             for s in self._sessions.values():
-                s.cancel_builds()
+                s.cancel_all()
             self._sessions.clear()
         shutil.rmtree(self.root, ignore_errors=True)
 

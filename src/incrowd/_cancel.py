@@ -1,0 +1,63 @@
+"""A cancel token and progress report for long computations, set by whoever runs them (the web
+app's job runner) and read by the kernels' outer Python loops, without a parameter in any
+public signature. The token lives in a context variable: only the code run inside
+:func:`cancellable` sees it, so other threads and callers are unaffected.
+
+Kernels whose whole work is one compiled call (MDAV, Mondrian, ONA*) have no point to stop at:
+a cancel takes effect when that call returns, and they report no progress."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+from typing import Iterator
+
+from .exceptions import BuildCancelled
+
+
+class CancelToken:
+    """Set by :meth:`cancel` from any thread; ``progress`` is the share done (0..1) where the
+    running kernel can tell, else None."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.progress: float | None = None
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+
+_TOKEN: contextvars.ContextVar[CancelToken | None] = contextvars.ContextVar("incrowd_cancel", default=None)
+
+
+@contextlib.contextmanager
+def cancellable(token: CancelToken) -> Iterator[CancelToken]:
+    """Run the block with ``token`` visible to :func:`check_cancelled` and :func:`report_progress`."""
+    reset = _TOKEN.set(token)
+    try:
+        yield token
+    finally:
+        _TOKEN.reset(reset)
+
+
+def active() -> bool:
+    """Whether a token is set: kernels then cut their work into steps they can stop between."""
+    return _TOKEN.get() is not None
+
+
+def check_cancelled() -> None:
+    """Raise :class:`BuildCancelled` when the current token was cancelled."""
+    token = _TOKEN.get()
+    if token is not None and token.cancelled:
+        raise BuildCancelled("the computation was cancelled")
+
+
+def report_progress(done: int, total: int) -> None:
+    token = _TOKEN.get()
+    if token is not None and total > 0:
+        token.progress = min(1.0, done / total)
