@@ -16,7 +16,11 @@ from typing import Any, Callable
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from .._cancel import CancelToken, cancellable
+
 RETRY_AFTER_SECONDS = 5
+#: how often a heavy endpoint looks whether its client is still there
+WATCH_SECONDS = 0.2
 
 
 def default_workers() -> int:
@@ -101,11 +105,30 @@ def pool_of(request: Request) -> WorkerPool:
 
 
 def heavy(endpoint: Callable[..., Any]) -> Callable[..., Any]:
-    """Make a blocking endpoint (it takes ``request``) run on the app's worker pool."""
+    """Make a blocking endpoint (it takes ``request``) run on the app's worker pool, under a
+    cancel token that is cancelled when the client goes away: a kernel that checks it (ONA
+    between runs, MONA between parts) stops and frees its worker instead of computing an answer
+    nobody will read."""
 
     @functools.wraps(endpoint)
     async def on_pool(*args: Any, **kwargs: Any) -> Any:
-        return await pool_of(kwargs["request"]).run(endpoint, *args, **kwargs)
+        request: Request = kwargs["request"]
+        token = CancelToken()
+
+        def work() -> Any:
+            with cancellable(token):
+                return endpoint(*args, **kwargs)
+
+        future = pool_of(request).submit(work)
+        try:
+            while not future.done():
+                await asyncio.wait({future}, timeout=WATCH_SECONDS)
+                if not future.done() and await request.is_disconnected():
+                    token.cancel()
+            return future.result()
+        except BaseException:
+            token.cancel()  # the request task was cancelled (shutdown) or failed: stop the work
+            raise
 
     return on_pool
 
