@@ -289,3 +289,25 @@ def test_a_synchronous_run_stops_when_its_client_goes_away(monkeypatch):
         thread.join(timeout=20)
         sock.close()
         application.state.sessions.close()
+
+
+def test_ona_star_rounds_stop_when_the_flag_is_set():
+    from incrowd.microaggregation._ona_kernel import ona_star_labels
+
+    X = _points(600)
+    plain = ona_star_labels(X, 5, 100, False)
+    unset = ona_star_labels(X, 5, 100, False, -1, -1.0, np.zeros(1, np.uint8))
+    stopped = ona_star_labels(X, 5, 100, False, -1, -1.0, np.ones(1, np.uint8))
+    assert plain[1] > 1 and np.array_equal(plain[0], unset[0]) and plain[1] == unset[1]
+    assert stopped[1] == 0 and not stopped[2]  # no round ran, yet the partition is valid
+    assert np.bincount(stopped[0]).min() >= 5
+
+
+def test_ona_star_under_a_cancelled_token_raises():
+    from incrowd.microaggregation.ona import ONAStar
+
+    token = _cancel.CancelToken()
+    token.cancel()
+    with _cancel.cancellable(token), pytest.raises(BuildCancelled):
+        ONAStar(5).fit(_points(600))
+    ONAStar(5).fit(_points(600))  # outside the block nothing is cancelled

@@ -3,8 +3,9 @@ app's job runner) and read by the kernels' outer Python loops, without a paramet
 public signature. The token lives in a context variable: only the code run inside
 :func:`cancellable` sees it, so other threads and callers are unaffected.
 
-Kernels whose whole work is one compiled call (MDAV, Mondrian, ONA*) have no point to stop at:
-a cancel takes effect when that call returns, and they report no progress."""
+ONA* (alone and inside MONA) reads the token's flag array between its rounds. Kernels whose
+whole work is one compiled call without rounds (MDAV, V-MDAV, MDAV*, Mondrian) have no point to
+stop at: a cancel takes effect when that call returns, and they report no progress."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import contextlib
 import contextvars
 import threading
 from typing import Iterator
+
+import numpy as np
 
 from .exceptions import BuildCancelled
 
@@ -23,8 +26,11 @@ class CancelToken:
     def __init__(self) -> None:
         self._event = threading.Event()
         self.progress: float | None = None
+        # what a compiled kernel reads between its rounds (ONA*): it cannot wait on an Event
+        self.flag = np.zeros(1, np.uint8)
 
     def cancel(self) -> None:
+        self.flag[0] = 1
         self._event.set()
 
     @property
@@ -55,6 +61,12 @@ def check_cancelled() -> None:
     token = _TOKEN.get()
     if token is not None and token.cancelled:
         raise BuildCancelled("the computation was cancelled")
+
+
+def stop_flag() -> np.ndarray | None:
+    """The current token's flag for a compiled kernel to read between rounds, or None."""
+    token = _TOKEN.get()
+    return None if token is None else token.flag
 
 
 def report_progress(done: int, total: int) -> None:

@@ -391,7 +391,7 @@ def _delete_sorted(mem, g, cnt, r):
 
 
 @njit(cache=True)
-def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0):
+def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None):
     """ONA* on row-major float64 X. Returns (labels, rounds run, converged).
 
     Labels are numbered in the order of the final cluster list (see ``ONAStar``). ``spare``:
@@ -400,6 +400,8 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0):
     of ``_gain_exceeds``; by default X's own. A caller clustering a part of a larger data set
     passes the whole set's: a part of identical rows has SST = 0, and without a margin its
     rounding noise (1e-30) would count as gains and move rows back and forth forever.
+    ``stop``: a one-element uint8 array another thread may set to 1; the rounds then end before
+    the next one starts (a cancel from the web app), leaving a valid partition.
     """
     n, m = X.shape
     labels = np.zeros(n, np.int64)
@@ -465,6 +467,9 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0):
     rounds = 0
     converged = False
     while rounds < max_rounds:
+        if stop is not None:
+            if stop[0] != 0:
+                break
         rounds += 1
         changed = False
         # Refresh every cluster from its members (bounds floating-point drift).

@@ -72,8 +72,9 @@ def mona_part_labels(Z, k, rule, limit, scale, *, unit_diagonals=False, split_2k
         if rows.shape[0] <= limit and rows.shape[0] >= 2 * k:
             sub = np.ascontiguousarray(Z[rows])
             sub_labels, rounds, done = ona_star_labels(
-                sub, k, max_rounds, _use_tree(rows.shape[0], k), -1, scale
+                sub, k, max_rounds, _use_tree(rows.shape[0], k), -1, scale, _cancel.stop_flag()
             )
+            _cancel.check_cancelled()
             n_ona += 1
             most_rounds = max(most_rounds, int(rounds))
             converged = converged and bool(done)

@@ -55,8 +55,9 @@ class ONAStar(MicroaggregationEstimator):
 
     def _labels(self, Z, k, rng):
         labels, rounds, converged = ona_star_labels(
-            Z, k, int(self.max_rounds), _use_tree(Z.shape[0], k)
+            Z, k, int(self.max_rounds), _use_tree(Z.shape[0], k), -1, -1.0, _cancel.stop_flag()
         )
+        _cancel.check_cancelled()  # a cancel ends the rounds early; that partition is not kept
         self.n_rounds_ = int(rounds)
         self.converged_ = bool(converged)
         return labels
