@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 import incrowd.generalization._lattice as lattice_module
+from loopback import serving, wait_until
 from incrowd.cli import app
 from incrowd.data import data_dir
 from incrowd.exceptions import BuildCancelled, ParameterError
@@ -221,7 +222,7 @@ def server(monkeypatch):
     """The app on 127.0.0.1 (uvicorn in a thread) with a node computation slowed to 20 ms, so a
     build is long enough to be cancelled; yields (base URL, app, computed-node counter)."""
     pytest.importorskip("fastapi")
-    uvicorn = pytest.importorskip("uvicorn")
+    pytest.importorskip("uvicorn")
     from incrowd.web import create_app
 
     computed = []
@@ -234,20 +235,8 @@ def server(monkeypatch):
 
     monkeypatch.setattr(lattice_module, "_histogram_parts", slow)
     application = create_app(max_upload_mb=1)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(application, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started
-    yield f"http://127.0.0.1:{port}", application, computed
-    server.should_exit = True
-    thread.join(timeout=20)
-    sock.close()
+    with serving(application) as base:
+        yield base, application, computed
 
 
 def _session(base):
@@ -257,15 +246,6 @@ def _session(base):
     dataset = client.post("/api/datasets/sample/census").json()["dataset"]
     request = {"dataset": dataset, "quasi_identifiers": CENSUS_QIS, "intervals": {q: WIDTHS for q in CENSUS_QIS}}
     return client, request
-
-
-def _wait(condition, seconds=30.0):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def _builds_running(application) -> int:
@@ -300,7 +280,7 @@ def test_web_build_can_be_cancelled(server):
     answer = {}
     worker = threading.Thread(target=lambda: answer.update(r=client.post("/api/lattice/build", json=request)))
     worker.start()
-    assert _wait(lambda: len(computed) > 3)
+    assert wait_until(lambda: len(computed) > 3)
     cancelled = client.post("/api/lattice/cancel")
     assert cancelled.json() == {"cancelled": 1}
     worker.join(timeout=30)
@@ -321,9 +301,9 @@ def test_web_build_stops_when_the_client_goes_away(server):
     conn = socket.create_connection(("127.0.0.1", port), timeout=10)
     conn.sendall(b"POST /api/lattice/build HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                  + f"Cookie: {cookie}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
-    assert _wait(lambda: len(computed) > 3)
+    assert wait_until(lambda: len(computed) > 3)
     conn.close()
-    assert _wait(lambda: _builds_running(application) == 0)
+    assert wait_until(lambda: _builds_running(application) == 0)
     stopped_at = len(computed)
     time.sleep(0.3)
     assert len(computed) == stopped_at < 1296

@@ -249,45 +249,38 @@ def test_a_synchronous_run_stops_when_its_client_goes_away(monkeypatch):
     worker: the endpoint watches the connection and cancels the kernel between run batches."""
     import json
     import socket
-    import threading
 
-    uvicorn = pytest.importorskip("uvicorn")
+    from loopback import serving
+
+    pytest.importorskip("uvicorn")
     httpx = pytest.importorskip("httpx")
     reports = []
     original = _cancel.report_progress
     monkeypatch.setattr(_cancel, "report_progress", lambda done, total: (reports.append(done), original(done, total)))
     application = create_app(max_upload_mb=5)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(application, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
     try:
-        assert _wait(lambda: server.started, 30)
-        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60)
-        frame = pd.DataFrame(_points(), columns=["a", "b", "c"])
-        upload = client.post("/api/datasets", files={"file": ("p.csv", frame.to_csv(index=False), "text/csv")})
-        assert upload.status_code == 200, upload.text
-        body = json.dumps({"dataset": upload.json()["dataset"], "k": 5, "method": "ona", "runs": _RUNS,
-                           "quasi_identifiers": ["a", "b", "c"], "seed": 1}).encode()
-        cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
-        conn = socket.create_connection(("127.0.0.1", port), timeout=10)
-        conn.sendall(f"POST /api/microaggregate HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                     f"Content-Type: application/json\r\nCookie: {cookie}\r\n"
-                     f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
-        assert _wait(lambda: len(reports) > 0)
-        conn.close()
-        pool = application.state.pool
-        assert _wait(lambda: pool.running == 0 and pool.admitted == 0)
-        stopped_at = reports[-1]
-        assert stopped_at < _RUNS  # it stopped between batches, long before the last run
-        time.sleep(0.5)
-        assert reports[-1] == stopped_at
+        with serving(application) as base:
+            port = int(base.rsplit(":", 1)[1])
+            client = httpx.Client(base_url=base, timeout=60)
+            frame = pd.DataFrame(_points(), columns=["a", "b", "c"])
+            upload = client.post("/api/datasets", files={"file": ("p.csv", frame.to_csv(index=False), "text/csv")})
+            assert upload.status_code == 200, upload.text
+            body = json.dumps({"dataset": upload.json()["dataset"], "k": 5, "method": "ona", "runs": _RUNS,
+                               "quasi_identifiers": ["a", "b", "c"], "seed": 1}).encode()
+            cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
+            conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+            conn.sendall(f"POST /api/microaggregate HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                         f"Content-Type: application/json\r\nCookie: {cookie}\r\n"
+                         f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            assert _wait(lambda: len(reports) > 0)
+            conn.close()
+            pool = application.state.pool
+            assert _wait(lambda: pool.running == 0 and pool.admitted == 0)
+            stopped_at = reports[-1]
+            assert stopped_at < _RUNS  # it stopped between batches, long before the last run
+            time.sleep(0.5)
+            assert reports[-1] == stopped_at
     finally:
-        server.should_exit = True
-        thread.join(timeout=20)
-        sock.close()
         application.state.sessions.close()
 
 

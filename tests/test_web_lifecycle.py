@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -21,6 +20,7 @@ pytest.importorskip("multipart")
 pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
+from loopback import free_port, wait_until  # noqa: E402
 from incrowd.datasets import load_census  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
@@ -51,21 +51,6 @@ _HELD_SERVE = textwrap.dedent("""
 """)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait(condition, seconds=30.0):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 def _up(base: str) -> bool:
     try:
         return httpx.get(f"{base}/api/samples", timeout=2).status_code == 200
@@ -75,7 +60,7 @@ def _up(base: str) -> bool:
 
 def _start(tmpdir: Path, *, held: float | None = None, marker: Path | None = None):
     """A server with TMPDIR=tmpdir; returns (process, base URL) once it answers."""
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "TMPDIR": str(tmpdir)}
     if held is None:
         args = [sys.executable, "-m", "incrowd.cli", "serve"]
@@ -85,7 +70,7 @@ def _start(tmpdir: Path, *, held: float | None = None, marker: Path | None = Non
     proc = subprocess.Popen([*args, "--port", str(port)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
-    if not _wait(lambda: proc.poll() is not None or _up(base), 60):
+    if not wait_until(lambda: proc.poll() is not None or _up(base), 60):
         proc.kill()
         pytest.fail("the server did not start")
     assert proc.poll() is None, proc.stderr.read().decode()
@@ -113,7 +98,7 @@ def test_a_signal_stops_the_server_promptly_and_deletes_every_session_folder(tmp
             client.post("/api/datasets/sample/census")  # a second session folder, with its file
         in_flight = threading.Thread(target=lambda: _quiet_upload(base), daemon=True)
         in_flight.start()
-        assert _wait(marker.exists)  # an upload is being parsed: a job in flight
+        assert wait_until(marker.exists)  # an upload is being parsed: a job in flight
         assert _uploads_under(tmpdir) and any(p.name.startswith("incrowd") for p in tmpdir.iterdir())
         sent = time.monotonic()
         proc.send_signal(sig)

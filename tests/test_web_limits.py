@@ -20,6 +20,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("multipart")
 from fastapi.testclient import TestClient  # noqa: E402
 
+from loopback import free_port  # noqa: E402
 from incrowd.web import create_app  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -28,19 +29,13 @@ MB = 1024 * 1024
 BOUNDARY = b"incrowdlimitboundary"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Server:
     """``incrowd serve`` in its own process, its temporary files in a folder of the test."""
 
     def __init__(self, tmp: Path, *flags: str):
         self.tmp = tmp / "server-tmp"
         self.tmp.mkdir()
-        self.port = _free_port()
+        self.port = free_port()
         env = {**os.environ, "TMPDIR": str(self.tmp)}
         self.proc = subprocess.Popen([sys.executable, "-m", "incrowd.cli", "serve", "--port", str(self.port), *flags],
                                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -4,12 +4,9 @@ and Retry-After instead of waiting without bound."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import pkgutil
-import socket
 import threading
-import time
 
 import pytest
 
@@ -19,6 +16,8 @@ uvicorn = pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
 import incrowd.web  # noqa: E402
+from loopback import serving, wait_until  # noqa: E402
+
 from incrowd.datasets import load_census  # noqa: E402
 from incrowd.web import create_app  # noqa: E402
 
@@ -72,32 +71,6 @@ def gate(monkeypatch):
     g.release.set()
 
 
-@contextlib.contextmanager
-def serving(application):
-    """``application`` on 127.0.0.1 (uvicorn in a thread); yields the base URL."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(application, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        assert _wait(lambda: server.started)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
-        sock.close()
-
-
-def _wait(condition, seconds=20.0):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
 
 CSV = load_census().head(200).to_csv(index=False).encode()
 
@@ -117,7 +90,7 @@ def test_a_get_is_answered_while_an_upload_is_parsed(gate):
     answers = {}
     with serving(application) as base:
         upload = _upload_in_background(base, answers, "slow")
-        assert _wait(lambda: gate.started == 1)
+        assert wait_until(lambda: gate.started == 1)
         with httpx.Client(base_url=base, timeout=60) as other:
             got = other.get("/api/samples")
         parses_done_when_answered = gate.finished
@@ -135,16 +108,16 @@ def test_beyond_the_queue_an_upload_gets_503_with_retry_after(gate):
     answers = {}
     with serving(application) as base:
         first = _upload_in_background(base, answers, "first")
-        assert _wait(lambda: gate.started == 1)
+        assert wait_until(lambda: gate.started == 1)
         second = _upload_in_background(base, answers, "second")
-        assert _wait(lambda: pool.admitted == 2)  # one running, one waiting
+        assert wait_until(lambda: pool.admitted == 2)  # one running, one waiting
         with httpx.Client(base_url=base, timeout=60) as third:
             refused = third.post("/api/datasets", files={"file": ("third.csv", CSV, "text/csv")})
         started_when_refused = gate.started
         gate.release.set()
         first.join(timeout=30)
         second.join(timeout=30)
-        assert _wait(lambda: pool.admitted == 0)
+        assert wait_until(lambda: pool.admitted == 0)
         with httpx.Client(base_url=base, timeout=60) as later:
             again = later.post("/api/datasets", files={"file": ("later.csv", CSV, "text/csv")})
     assert refused.status_code == 503, refused.text
@@ -168,7 +141,7 @@ def test_every_heavy_endpoint_goes_through_the_pool(gate):
         lattice = client.post("/api/lattice/build", json=build).json()["lattice"]
         gate.release.clear()
         hold = _upload_in_background(base, answers, "hold")
-        assert _wait(lambda: gate.started == 1)
+        assert wait_until(lambda: gate.started == 1)
         refused = {
             "sample": client.post("/api/datasets/sample/census"),
             "microaggregate": client.post("/api/microaggregate", json={"dataset": dataset, "k": 3}),

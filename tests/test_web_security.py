@@ -7,7 +7,6 @@ import gzip
 import http.server
 import io
 import os
-import socket
 import threading
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ import pyarrow.parquet as pq  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
+from loopback import free_port  # noqa: E402
 from incrowd.cli import app as cli_app  # noqa: E402
 from incrowd.datasets import load_census  # noqa: E402
 from incrowd.web import create_app  # noqa: E402
@@ -219,12 +219,6 @@ def test_an_unexpected_exception_is_json_without_paths(app, monkeypatch):
 
 # --- In a browser ----------------------------------------------------------------------------
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 ATTACK_PAGE = b"""<!doctype html><html><body><script>
 window.attempts = (async () => {
   const fd = new FormData();
@@ -248,7 +242,7 @@ def test_a_page_on_another_port_cannot_post_to_the_server():
     import uvicorn
 
     application = create_app()
-    config = uvicorn.Config(application, host="127.0.0.1", port=_free_port(), log_level="warning")
+    config = uvicorn.Config(application, host="127.0.0.1", port=free_port(), log_level="warning")
     server = uvicorn.Server(config)
     target = f"http://127.0.0.1:{config.port}"
 
