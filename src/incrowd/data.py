@@ -255,13 +255,6 @@ def _power_of_two_units(magnitude: np.ndarray) -> np.ndarray:
     return np.where(magnitude > 0, np.ldexp(1.0, exponent - 1), 1.0)
 
 
-def _magnitudes(X: np.ndarray) -> np.ndarray:
-    """max |x| per column, without an n x m temporary."""
-    if X.shape[0] == 0:
-        return np.zeros(X.shape[1])
-    return np.maximum(np.abs(X.max(axis=0)), np.abs(X.min(axis=0)))
-
-
 @dataclass(frozen=True)
 class Standardizer:
     """Maps quasi-identifiers to mean 0 and variance 1 (population variance) and back.
