@@ -127,3 +127,16 @@ def test_the_threaded_kernel_runs_from_the_cache_in_a_fresh_process():
     """
     assert _fresh_process(code).strip() == "1"
     assert _fresh_process(code).strip() == "1"
+
+
+def test_the_next_fit_keeps_what_was_learnt_about_the_machine_but_measures_its_own_rate():
+    tuner = new_tuner()
+    record(tuner, False, 1000.0, 100)
+    record(tuner, True, 50_000.0, 100)  # threads lost
+    backoff = tuner[ad._BACKOFF]
+    ad.next_fit(tuner)
+    assert tuner[ad._BACKOFF] == backoff and tuner[ad._MODE] == 0.0
+    assert tuner_counts(tuner) == {"parallel_passes": 0, "serial_passes": 0, "switches_to_serial": 0}
+    assert not use_threads(tuner)  # its own serial rate first
+    record(tuner, False, 1000.0, 100)
+    assert not use_threads(tuner)  # and still owes most of the backoff

@@ -80,6 +80,17 @@ def new_tuner(force_threads: bool = False) -> np.ndarray:
     return tuner
 
 
+def next_fit(tuner: np.ndarray) -> np.ndarray:
+    """The tuner for the next fit in this process: what was learnt about the machine (threads
+    lose, and for how much longer to stay serial) carries over, so a run of fits on a busy
+    machine does not pay a failed try each; the serial rate, which depends on the data, and
+    the counts start afresh."""
+    tuner[_SER_RATE] = 0.0
+    tuner[_PAR_RUN] = 0.0
+    tuner[_N_PAR] = tuner[_N_SER] = tuner[_SWITCHES] = 0.0
+    return tuner
+
+
 @njit(cache=True)
 def use_threads(tuner):
     """Whether the next eligible pass runs on the threads."""

@@ -7,10 +7,14 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ._base import MicroaggregationEstimator
-from ._adaptive import new_tuner
+from ._adaptive import new_tuner, next_fit
 from ._mdav_fast import PARALLEL_FROM, mdav_fast_labels
 from ._mdav_kernel import mdav_labels
 from ._screen import PARALLEL_LOCK
+
+
+# one per process, used under PARALLEL_LOCK: what one fit learnt about the machine serves the next
+_TUNER = new_tuner()
 
 
 def mdav_exact_labels(Z, k):
@@ -25,7 +29,7 @@ def mdav_exact_labels(Z, k):
         # small, one thread, or another thread holds the threads: the serial variant
         return mdav_fast_labels(Z, k, -1, 1, narrow)[0]
     try:
-        return mdav_fast_labels(Z, k, PARALLEL_FROM, numba.get_num_threads(), narrow, new_tuner())[0]
+        return mdav_fast_labels(Z, k, PARALLEL_FROM, numba.get_num_threads(), narrow, next_fit(_TUNER))[0]
     finally:
         PARALLEL_LOCK.release()
 
