@@ -162,3 +162,31 @@ def test_incremental_reports_keep_compile_apart(tmp_path):
     assert "compile_seconds" in report and report["seconds"] >= 0
     published = inc.publish(compare=True).report
     assert published["seconds_increment"] == pytest.approx(report["seconds"])
+
+
+def test_warmup_compiles_what_a_real_call_then_uses():
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+
+    done = CliRunner().invoke(app, ["warmup", "--methods", "mdav-plus,incremental", "--json"])
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    assert [t["name"] for t in report["targets"]] == ["mdav-plus", "incremental"]
+    assert all(t["compile_seconds"] >= 0 and len(t["shapes"]) >= 2 for t in report["targets"])
+    from incrowd.datasets import load_census
+
+    census = load_census()
+    assert incrowd.microaggregate(census, 5, "mdav-plus").compile_seconds == 0.0
+    assert incrowd.microaggregate(census.head(300), 3, "mdav-plus").compile_seconds == 0.0
+
+
+def test_warmup_refuses_an_unknown_name_in_one_line():
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+
+    done = CliRunner().invoke(app, ["warmup", "--methods", "mdav,nope"])
+    assert done.exit_code == 2
+    assert done.stderr.strip().splitlines() == [
+        done.stderr.strip()] and done.stderr.startswith("error: ") and "'nope'" in done.stderr

@@ -25,6 +25,7 @@ from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
 from ._serve import serve_command
 from ._usage import OneLineUsageErrors
+from ._warmup import warmup_command
 from ._options import (
     DiagonalsOption,
     GammaOption,
@@ -64,6 +65,7 @@ app.add_typer(lattice_app, name="lattice")
 app.command("negotiate")(negotiate_command)
 app.command("generalize")(generalize_command)
 app.command("serve")(serve_command)
+app.command("warmup")(warmup_command)
 
 
 def main() -> None:
