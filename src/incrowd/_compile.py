@@ -14,6 +14,7 @@ imported only when a clock starts, i.e. by code that is about to call a kernel a
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -21,14 +22,16 @@ from contextlib import contextmanager
 from typing import Callable, Iterator
 
 NOTICE = "compiling kernels for this machine, once (cached for later runs) ..."
-NOTICE_NO_CACHE = ("compiling kernels for this machine; the numba cache directory is not "
-                   "writable, so every process compiles again ...")
+NOTICE_NO_CACHE = ("compiling kernels for this process: no writable cache folder (neither the "
+                   "package's nor the user's; set NUMBA_CACHE_DIR), so every process compiles "
+                   "again ...")
 
 _local = threading.local()
 _install_lock = threading.Lock()
 _installed = False
 _notice_on = False
 _notice_done = False
+_per_process_cache: str | None = None
 
 
 class CompileClock:
@@ -136,6 +139,8 @@ def _maybe_notice() -> None:
 def cache_writable() -> bool:
     """Whether numba can save compiled kernels for this package somewhere (its own choice of
     directory: NUMBA_CACHE_DIR, else next to the sources, else a per-user cache directory)."""
+    if _per_process_cache is not None:
+        return False
     try:
         return cache_directory() is not None
     except Exception:  # numba internals moved: assume it can, the notice is only a hint
@@ -170,3 +175,50 @@ def seconds_apart(fn: Callable[[], object]) -> tuple[object, float, float]:
         value = fn()
         total = time.perf_counter() - t0
     return value, max(total - clock.seconds, 0.0), clock.seconds
+
+
+def _writable_dir(path: str) -> bool:
+    """numba's own test: the folder can be created and a file written in it."""
+    import tempfile
+
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+        return True
+    except OSError:
+        return False
+
+
+def _user_cache_dir() -> str | None:
+    """numba's per-user cache folder (appdirs' rule), where this platform's rule is simple."""
+    if sys.platform.startswith("linux") or sys.platform.startswith("freebsd"):
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    elif sys.platform == "darwin":
+        base = os.path.expanduser("~/Library/Caches")
+    else:
+        return None
+    return os.path.join(base, "numba")
+
+
+def prepare_cache() -> str | None:
+    """Before numba is imported: when neither the package's folder nor the user's cache folder
+    is writable (and NUMBA_CACHE_DIR is unset), give numba a temporary cache folder for this
+    process. Numba would otherwise refuse to import the package's kernels ("no locator
+    available"); now the process compiles once and says so. Returns that folder, or None."""
+    global _per_process_cache
+    if os.environ.get("NUMBA_CACHE_DIR") or "numba" in sys.modules:
+        return None
+    if _writable_dir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")):
+        return None
+    user = _user_cache_dir()
+    if user is None or _writable_dir(user):
+        return None
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="incrowd-numba-cache-")
+    atexit.register(shutil.rmtree, folder, True)
+    os.environ["NUMBA_CACHE_DIR"] = folder
+    _per_process_cache = folder
+    return folder
