@@ -62,6 +62,26 @@ def _active() -> list[CompileClock]:
     return clocks
 
 
+def _thread_total() -> CompileClock:
+    total = getattr(_local, "total", None)
+    if total is None:
+        total = _local.total = CompileClock()
+    return total
+
+
+def compiled_so_far() -> float:
+    """Seconds this thread has spent in numba's compiler since the listeners were installed."""
+    _install()
+    return _thread_total().seconds
+
+
+def work_clock() -> float:
+    """``time.perf_counter()`` that stands still while this thread is in numba's compiler: the
+    difference of two readings is the work between them, compiling left out."""
+    _install()
+    return time.perf_counter() - _thread_total().seconds
+
+
 def _install() -> None:
     """Register the process-wide listeners (once); imports numba."""
     global _installed
@@ -74,10 +94,12 @@ def _install() -> None:
 
         class _Lock(event.Listener):
             def on_start(self, ev):
+                _thread_total()._lock_start()
                 for clock in _active():
                     clock._lock_start()
 
             def on_end(self, ev):
+                _thread_total()._lock_end()
                 for clock in _active():
                     clock._lock_end()
 
