@@ -5,6 +5,12 @@ Public names are exactly those in ``__all__``; everything else is private.
 
 from __future__ import annotations
 
+from ._compile import prepare_cache as _prepare_cache
+
+# before anything imports numba: a read-only install without a writable user cache folder
+# would make numba refuse to load the kernels
+_prepare_cache()
+
 from ._microaggregate import MicroaggregationResult, microaggregate
 from .data import read_table, write_table
 from .exceptions import (
