@@ -1,6 +1,7 @@
 """Estimator base shared by every microaggregation method.
 
-scikit-learn conventions: ``__init__`` only stores parameters; ``fit`` validates, standardizes
+scikit-learn conventions (without importing scikit-learn: see ``incrowd._estimator``):
+``__init__`` only stores parameters; ``fit`` validates, standardizes
 the quasi-identifiers, clusters, and sets trailing-underscore attributes; ``fit_transform``
 returns the aggregated data in the type it was given.
 """
@@ -12,8 +13,8 @@ import time
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, ClusterMixin
 
+from .._estimator import ClusterTags, Estimator
 from ..data import Standardizer, group_means, numeric_matrix
 from ..exceptions import DataError, IncrowdError, ParameterError
 from ..metrics import information_loss
@@ -92,7 +93,7 @@ def as_quasi_identifier_matrix(X) -> tuple[np.ndarray, list[str] | None]:
     return np.ascontiguousarray(arr), None
 
 
-class MicroaggregationEstimator(ClusterMixin, BaseEstimator):
+class MicroaggregationEstimator(ClusterTags, Estimator):
     """Base class: subclasses implement ``_labels(Z, k, rng)`` on standardized data Z."""
 
     def __init__(self, k: int = 5, *, random_state=None):
