@@ -9,10 +9,9 @@ the version, so a command that needs neither pandas, numba nor scikit-learn star
 
 from __future__ import annotations
 
-import importlib as _importlib
-import importlib.util as _importlib_util
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
+from . import _lazy
 from .exceptions import (
     DataError,
     DataWarning,
@@ -59,26 +58,10 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is not None:
-        value = getattr(_importlib.import_module(module, __name__), name)
-        globals()[name] = value  # later lookups are plain attribute reads
-        return value
-    # submodules (incrowd.generalization, incrowd.data, ...) were attributes after a bare
-    # ``import incrowd`` when it imported them all; they still are, loaded on first use
-    if not name.startswith("__") and _importlib_util.find_spec(f"{__name__}.{name}") is not None:
-        return _importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 #: submodules a bare ``import incrowd`` used to load, listed by ``dir(incrowd)`` as before
 _SUBMODULES = ("data", "exceptions", "metrics", "microaggregation", "generalization", "incremental")
 
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__) | set(_SUBMODULES))
-
+__getattr__, __dir__ = _lazy.attach(__name__, _LAZY, _SUBMODULES)
 
 __all__ = [
     "microaggregate",

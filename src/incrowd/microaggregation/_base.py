@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .._estimator import ClusterTags, Estimator
+from .._methods import MAX_ROUNDS, MAX_RUNS  # noqa: F401  (kept here for ona.py, mona.py; the CLI reads them cheaply)
 from ..data import Standardizer, group_means, numeric_matrix
 from ..exceptions import DataError, IncrowdError, ParameterError
 from ..metrics import information_loss
@@ -39,12 +40,6 @@ def check_real(value, name: str, low: float, high: float | None = None) -> float
     if value < low or (high is not None and value > high):
         raise ParameterError(f"{name} must be {allowed}; got {value!r}")
     return float(value)
-
-
-#: caps on the repetition parameters: beyond them a run allocates without bound (ONA keeps the
-#: labels of every run) or a count no longer fits the kernels' 64-bit integers
-MAX_RUNS = 10_000
-MAX_ROUNDS = 1_000_000
 
 
 def check_int(value, name: str, low: int, high: int | None = None) -> int:
