@@ -271,8 +271,9 @@ def negotiate_command(
 ) -> None:
     """Answer a request exactly, or with the three relaxations (suppression, height, k or l)."""
     from ..generalization._lattice import Lattice
+    from ..generalization._search_plain import one_request
 
-    with user_errors():
+    with user_errors(), one_request():  # one answer per process: loading the compiled search costs more
         lattice = Lattice.open(lattice_path)
         result = negotiate(lattice, k=k, l=l, max_levels=_levels(max_levels, "--max-levels"),
                            max_suppression=max_suppression, runtime_histogram=runtime_histogram)
