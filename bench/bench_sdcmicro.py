@@ -215,16 +215,61 @@ def cases(quick: bool, folder: Path) -> list[Case]:
 # Conditions
 
 
+def _system_jiffies() -> tuple[int, int]:
+    """(busy, total) CPU jiffies of the whole machine since boot, from /proc/stat."""
+    with open("/proc/stat", encoding="utf-8") as fh:
+        f = [int(v) for v in fh.readline().split()[1:]]
+    idle = f[3] + f[4]  # idle + iowait
+    total = sum(f[:8])  # guest time is already inside user
+    return total - idle, total
+
+
+def _process_jiffies(pids: list[int]) -> int:
+    """utime + stime of the processes (all their threads), from /proc/PID/stat."""
+    used = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        used += int(fields[11]) + int(fields[12])
+    return used
+
+
+class OthersMeter:
+    """Cores kept busy by processes other than this bench's (workers, burner, itself) over a span:
+    what "idle" really was on a shared machine."""
+
+    def __init__(self, pids: list[int]):
+        self.pids = pids
+        self.cores = os.cpu_count() or 1
+
+    def start(self) -> None:
+        self.busy0, self.total0 = _system_jiffies()
+        self.ours0 = _process_jiffies(self.pids)
+
+    def cores_busy(self) -> float:
+        busy, total = _system_jiffies()
+        ours = _process_jiffies(self.pids)
+        span = max(total - self.total0, 1)
+        return max(0.0, (busy - self.busy0) - (ours - self.ours0)) / span * self.cores
+
+
 class Burner:
     """A Python busy loop in its own process, keeping one core busy while the context is open."""
 
+    pid = -1
+
     def __enter__(self):
         self.proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        Burner.pid = self.proc.pid
         time.sleep(0.5)  # let it reach the run queue before the first timing
         return self
 
     def __exit__(self, *exc):
         alive = self.proc.poll() is None
+        Burner.pid = -1
         self.proc.kill()
         self.proc.wait()
         if not alive:
@@ -238,6 +283,8 @@ def run_condition(label: str, workers: dict, case_list: list[Case], ks: tuple[in
     rows = []
     for case in case_list:
         for k in ks:
+            meter = OthersMeter([os.getpid(), Burner.pid] + [w.proc.pid for w in workers.values()])
+            meter.start()
             times: dict[str, list[float]] = {s: [] for s in SIDES}
             labels: dict[str, np.ndarray] = {}
             for _ in range(repeats):
@@ -252,7 +299,7 @@ def run_condition(label: str, workers: dict, case_list: list[Case], ks: tuple[in
                 "times": times, "il": il["threads"], "il_rel": il_rel, "il_equal": il_rel <= IL_RTOL,
                 "same_groups_incrowd": same_groups(labels["threads"], labels["one"]),
                 "same_groups_sdc": same_groups(labels["threads"], labels["sdcmicro"]),
-                "loadavg": os.getloadavg()[0],
+                "others_cores": meter.cores_busy(), "loadavg": os.getloadavg()[0],
             }
             rows.append(row)
             print(json.dumps(row), flush=True)
@@ -283,10 +330,11 @@ def table(rows: list[dict], threads: int) -> str:
             r["data"], r["k"], _spread(t["threads"]), _spread(t["one"]), _spread(t["sdcmicro"]),
             f"**{_x(_ratio(t['sdcmicro'], t['threads']))}**", f"**{_x(_ratio(t['sdcmicro'], t['one']))}**",
             f"{100 * r['il']:.4f}", "yes" if r["il_equal"] else f"**NO** ({r['il_rel']:.1e})",
+            f"{r['others_cores']:.2f}",
         ])
     return md_table(["data", "k", f"incrowd, {threads} threads", "incrowd, 1 thread", "sdcMicro",
-                     "ratio sdcMicro / threads", "ratio sdcMicro / 1 thread", "IL %", "IL equal"],
-                    out, align="lrrrrrrrc")
+                     "ratio sdcMicro / threads", "ratio sdcMicro / 1 thread", "IL %", "IL equal",
+                     "others' cores"], out, align="lrrrrrrrcr")
 
 
 def ratio_range(rows: list[dict], side: str) -> tuple[float, float]:
@@ -333,10 +381,12 @@ within {IL_RTOL:g} relative.
 
 Data: {'; '.join(meta['data_notes'])}.
 
-This 2-core machine is shared with other work sessions, so "idle" means no load started by this
-script (the 1-minute load average when each cell finished is in the JSON lines the script
-prints: {meta['load_idle']}); "one core busy" runs a Python busy loop in its own process for the
-whole condition."""]
+This {meta['cores']}-core machine is shared with other work sessions (tests, builds, other benches), so
+"idle" means no load started by this script, not a quiet machine: the last column, "others'
+cores", is how many cores other processes kept busy on average while the cell ran (from
+/proc/stat, less this script's own processes and its burner). "One core busy" adds a Python busy
+loop in its own process for the whole condition.""" + (f"""
+Idle condition: the machine was {meta['others_idle']}.""" if meta["others_idle"] else "")]
     titles = {"idle": "Idle", "contention": "One core busy (a CPU burner process beside both)"}
     for cond, rows in results.items():
         lo_t, hi_t = ratio_range(rows, "threads")
@@ -405,13 +455,15 @@ def main() -> None:
             for w in workers.values():
                 w.close()
     all_rows = [r for rows in results.values() for r in rows]
-    loads = [r["loadavg"] for r in results.get("idle", [])]
+    others = [r["others_cores"] for r in results.get("idle", [])]
     meta = {
         "date": now_utc(), "minutes": (time.perf_counter() - t_start) / 60, "threads": workers["threads"].threads,
         "r_version": workers["sdcmicro"].r_version, "sdc_version": workers["sdcmicro"].sdc_version,
         "commit": incrowd_commit(), "repeats": args.repeats,
         "data_notes": [f"{c.name} ({c.note})" if c.name.startswith("Gaussian") else c.note for c in case_list],
-        "load_idle": (f"{min(loads):.2f}-{max(loads):.2f} in the idle condition" if loads else "not run"),
+        "others_idle": (f"{'quiet' if max(others) < 0.1 else 'not quiet'} (others kept {min(others):.2f}-"
+                        f"{max(others):.2f} cores busy)" if others else ""),
+        "cores": os.cpu_count(),
         "cells": len(all_rows), "same_incrowd": sum(r["same_groups_incrowd"] for r in all_rows),
         "same_sdc": sum(r["same_groups_sdc"] for r in all_rows),
     }
