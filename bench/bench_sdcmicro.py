@@ -35,6 +35,7 @@ import argparse
 import gc
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -262,7 +263,8 @@ class Burner:
     pid = -1
 
     def __enter__(self):
-        self.proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        # The loop ends by itself if this process dies without killing it.
+        self.proc = subprocess.Popen([sys.executable, "-c", f"import os\nwhile os.getppid() == {os.getpid()}: pass"])
         Burner.pid = self.proc.pid
         time.sleep(0.5)  # let it reach the run queue before the first timing
         return self
@@ -337,9 +339,21 @@ def table(rows: list[dict], threads: int) -> str:
                      "others' cores"], out, align="lrrrrrrrcr")
 
 
-def ratio_range(rows: list[dict], side: str) -> tuple[float, float]:
+def ratio_range(rows: list[dict], side: str) -> str:
     ratios = [_ratio(r["times"]["sdcmicro"], r["times"][side]) for r in rows]
-    return min(ratios), max(ratios)
+    lo, hi = min(ratios), max(ratios)
+    return f"{_x(lo)[:-1]}-{_x(hi)}"
+
+
+def summary(rows: list[dict], threads: int) -> str:
+    """One line: the ratio ranges over all cells and over the largest data set's cells (the ones
+    that measure the algorithm rather than per-call costs)."""
+    largest = max(r["n"] for r in rows)
+    big = [r for r in rows if r["n"] == largest]
+    name = big[0]["data"]
+    return (f"sdcMicro / incrowd: **{ratio_range(big, 'threads')}** with {threads} threads and "
+            f"**{ratio_range(big, 'one')}** on one thread on {name} (k = {', '.join(str(r['k']) for r in big)}); "
+            f"{ratio_range(rows, 'threads')} and {ratio_range(rows, 'one')} over all cells.")
 
 
 def incrowd_commit() -> str:
@@ -389,13 +403,11 @@ loop in its own process for the whole condition.""" + (f"""
 Idle condition: the machine was {meta['others_idle']}.""" if meta["others_idle"] else "")]
     titles = {"idle": "Idle", "contention": "One core busy (a CPU burner process beside both)"}
     for cond, rows in results.items():
-        lo_t, hi_t = ratio_range(rows, "threads")
-        lo_1, hi_1 = ratio_range(rows, "one")
         parts.append(f"""### {titles[cond]}
 
 {table(rows, threads)}
 
-sdcMicro / incrowd: **{_x(lo_t)[:-1]}-{_x(hi_t)}** with {threads} threads, **{_x(lo_1)[:-1]}-{_x(hi_1)}** on one thread.""")
+{titles[cond].split(" (")[0]}: {summary(rows, threads)}""")
     parts.append(f"""Groups: incrowd with threads and on one thread gave the same groups in
 {meta['same_incrowd']} of {meta['cells']} cells; sdcMicro's groups equal incrowd's in
 {meta['same_sdc']} of {meta['cells']} (they may differ where identical rows tie: sdcMicro takes
@@ -406,6 +418,11 @@ weigh more than the algorithm; the 50,000-row cells measure the algorithm.""")
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+def _terminate(signum, _frame):
+    # SystemExit runs the finally blocks: workers closed, the burner killed.
+    raise SystemExit(128 + signum)
 
 
 def main() -> None:
@@ -430,6 +447,7 @@ def main() -> None:
         if c not in ("idle", "contention"):
             parser.error(f"--conditions: unknown condition {c!r}")
     ks = (3, 10) if args.quick else (3, 5, 10)
+    signal.signal(signal.SIGTERM, _terminate)
     t_start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench_sdcmicro_") as tmp:
         scratch = Path(tmp)
