@@ -363,7 +363,8 @@ def incrowd_commit() -> str:
     try:
         head = subprocess.run(["git", "-C", str(where), "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(where), "status", "--porcelain", "--untracked-files=no"],
+        # Only the package's own files: an edited bench script does not change what is measured.
+        dirty = subprocess.run(["git", "-C", str(where), "status", "--porcelain", "--untracked-files=no", "--", "."],
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return f"{getattr(incrowd, '__version__', '?')} (not a git checkout)"
@@ -401,7 +402,8 @@ cores", is how many cores other processes kept busy on average while the cell ra
 /proc/stat, less this script's own processes and its burner). "One core busy" adds a Python busy
 loop in its own process for the whole condition.""" + (f"""
 Idle condition: the machine was {meta['others_idle']}.""" if meta["others_idle"] else "")]
-    titles = {"idle": "Idle", "contention": "One core busy (a CPU burner process beside both)"}
+    titles = {"idle": "Idle (no load added by this script)",
+              "contention": "One core busy (a CPU burner process beside both)"}
     for cond, rows in results.items():
         parts.append(f"""### {titles[cond]}
 
