@@ -116,6 +116,14 @@ def _best_of_runs(Z, k, max_rounds, seeds, use_tree):
     runs go in batches of one run per thread, so they stay parallel while a cancel stops the
     work between batches and the progress is the share of runs done. Each run depends only on
     its seed and ties go to the lowest run index across batches too, so the result is the same."""
+    # Runs are handed to the threads one at a time, not in equal halves fixed up front: when
+    # another process holds a core, the thread beside it does fewer runs instead of being the
+    # one every other thread waits for.
+    with numba.parallel_chunksize(1):
+        return _runs_in_batches(Z, k, max_rounds, seeds, use_tree)
+
+
+def _runs_in_batches(Z, k, max_rounds, seeds, use_tree):
     if not _cancel.active():
         return ona_best_labels(Z, k, max_rounds, seeds, use_tree)
     step = max(1, numba.get_num_threads())
