@@ -434,7 +434,8 @@ def main() -> None:
                         help="R library folder holding sdcMicro (build.sh's argument)")
     parser.add_argument("--quick", action="store_true",
                         help="Census and Gaussian 10,000 x 15 at k = 3 and 10; prints, writes nothing")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="timed calls per side and cell, interleaved (default 5; 3 with --quick)")
     parser.add_argument("--conditions", default="idle,contention",
                         help="comma-separated: idle, contention")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -442,6 +443,8 @@ def main() -> None:
     if args.worker:
         python_worker()
         return
+    if args.repeats is None:
+        args.repeats = 3 if args.quick else 5
     if args.repeats < 3:
         parser.error("--repeats must be at least 3")
     conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
