@@ -12,6 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from . import _lazy
+from ._compile import prepare_cache as _prepare_cache
+
+# before anything imports numba: a read-only install without a writable user cache folder
+# would make numba refuse to load the kernels
+_prepare_cache()
+
 from .exceptions import (
     DataError,
     DataWarning,
