@@ -142,7 +142,7 @@ def _without_seconds(answer: dict) -> dict:
     return {key: value for key, value in answer.items() if "seconds" not in key}
 
 
-def test_negotiate_command_loads_no_compiled_kernel_and_answers_like_the_api(lattice_file):
+def test_negotiate_command_loads_neither_pandas_nor_numba_and_answers_like_the_api(lattice_file):
     from incrowd.generalization import negotiate
 
     path, lattice = lattice_file
@@ -152,7 +152,7 @@ def test_negotiate_command_loads_no_compiled_kernel_and_answers_like_the_api(lat
             argv += ["--max-levels", levels]
         report, out = _cli(*argv)
         assert report["code"] == 0
-        assert not {"numba", "sklearn", "scipy", "dask", "fastapi"} & set(report["loaded"])
+        assert not {"pandas", "numba", "sklearn", "scipy", "pyarrow", "dask", "fastapi"} & set(report["loaded"])
         max_levels = dict((a, int(v)) for a, v in (p.split("=") for p in levels.split(","))) if levels else None
         expected = negotiate(lattice, k=k, max_levels=max_levels, max_suppression=supp).to_dict()
         assert _without_seconds(json.loads(out)) == _without_seconds(expected)

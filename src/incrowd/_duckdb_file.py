@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from ._atomic import as_write_error, atomic_output, is_stdout
 from .exceptions import DataError
+
+if TYPE_CHECKING:  # frames come from the callers; reading a file needs no pandas
+    import pandas as pd
 
 
 def write_database(target: Path, meta: Mapping[str, Any], frames: Mapping[str, pd.DataFrame],

@@ -45,3 +45,16 @@ def function(module: str, name: str) -> Callable[..., Any]:
     call.__name__ = call.__qualname__ = name
     call.__doc__ = f"{module}.{name}, imported when first called."
     return call
+
+
+class module:  # noqa: N801  (used like the module it stands for: ``pd = _lazy.module("pandas")``)
+    """A stand-in for a module, imported on first attribute access (``pd.DataFrame``)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
+
+    def __repr__(self) -> str:
+        return f"<module {self._name!r}, imported on first use>"

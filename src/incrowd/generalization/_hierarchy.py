@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
+from .. import _lazy
 from ..exceptions import DataError, ParameterError
+
+pd = _lazy.module("pandas")  # only building and saving need pandas, not opening a file
 
 _DELIMITERS = (";", ",", "\t")
 

@@ -25,7 +25,6 @@ from functools import cached_property
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from .. import _lazy
 from .._compile import compiled_so_far
@@ -38,6 +37,7 @@ from ._limits import (DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, cancel_check, check
 generalize_table = _lazy.function("incrowd.generalization._kernels", "generalize_table")
 node_histograms = _lazy.function("incrowd.generalization._kernels", "node_histograms")
 rollup = _lazy.function("incrowd.generalization._kernels", "rollup")
+pd = _lazy.module("pandas")  # only building and saving need pandas, not opening a file
 
 
 @dataclass
@@ -91,6 +91,33 @@ class Histograms:
         if pos == a:
             return 0, 0
         return int(self.cum_rows[pos - 1]), int(self.cum_classes[pos - 1])
+
+
+class ColumnsFrame:
+    """A table read from a file as column name -> array, made a DataFrame where first used."""
+
+    def __init__(self, columns: Mapping[str, np.ndarray]):
+        self.columns = dict(columns)
+
+
+class _FrameAttribute:
+    """A DataFrame attribute that may be given as :class:`ColumnsFrame`: opening a lattice file
+    to answer a request never needs it, so pandas is imported only when it is read."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.slot]
+        if isinstance(value, ColumnsFrame):
+            value = pd.DataFrame(value.columns)
+            obj.__dict__[self.slot] = value
+        return value
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.slot] = value
 
 
 @dataclass
@@ -385,6 +412,12 @@ class Lattice:
         codes, counts = generalize_table(self.bottom_codes, self.bottom_counts, maps, offsets,
                                          self.levels[node], len(self.attributes))
         return _histogram_parts(codes, counts, len(self.attributes), self.sensitive is not None)
+
+
+# after @dataclass has made __init__ (which assigns it): a lattice opened from a file keeps its
+# level scores as columns until someone reads them
+Lattice.level_scores = _FrameAttribute()
+Lattice.level_scores.__set_name__(Lattice, "level_scores")
 
 
 def check_fraction(fraction) -> float:
