@@ -13,12 +13,12 @@ from test_generalization import _random_case
 from incrowd.generalization import Lattice, negotiate
 from incrowd.generalization import _negotiate
 from incrowd.generalization._search import negotiate_kernel
-from incrowd.generalization._search_plain import one_request, plain_negotiate_kernel, search_kernel
+from incrowd.generalization._search_plain import PLAIN_MAX_NODES, one_request, plain_negotiate_kernel, search_kernel
 
 
 def _answer(lattice, kernel, monkeypatch, **request) -> dict:
     with monkeypatch.context() as patch:
-        patch.setattr(_negotiate, "search_kernel", lambda: kernel)
+        patch.setattr(_negotiate, "search_kernel", lambda *_: kernel)
         result = negotiate(lattice, **request)
     return {**result.to_dict(), "visited": result.visited, "seconds": None}
 
@@ -81,4 +81,7 @@ def test_one_request_picks_the_plain_kernel_only_while_the_compiled_one_is_not_l
         with monkeypatch.context() as patch:  # as in a fresh process
             patch.delitem(sys.modules, "incrowd.generalization._search")
             assert search_kernel() is plain_negotiate_kernel
+            assert search_kernel(PLAIN_MAX_NODES) is plain_negotiate_kernel
+            # a lattice too large for the interpreter's worst case gets the compiled search
+            assert search_kernel(PLAIN_MAX_NODES + 1) is not plain_negotiate_kernel
     assert search_kernel() is negotiate_kernel

@@ -198,7 +198,7 @@ def negotiate(lattice: Lattice, *, k: int | None = None, l: int | None = None,
     args = (vmax, value, limit, lattice.n_rows, arrays.levels, arrays.strides, arrays.heights,
             arrays.h_order, arrays.h_offsets, materialized, hist.offsets, hist.keys, hist.cum_rows,
             not bool(materialized.all()))
-    negotiate_kernel = search_kernel()
+    negotiate_kernel = search_kernel(lattice.n_nodes)
     known = len(negotiate_kernel.signatures)
     t1 = time.perf_counter()
     out = negotiate_kernel(*args)

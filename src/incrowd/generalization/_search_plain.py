@@ -51,10 +51,16 @@ def one_request() -> Iterator[None]:
         _one_request.reset(token)
 
 
-def search_kernel():
+# The plain search visits a node in microseconds where the compiled one takes nanoseconds: past
+# this many nodes its worst case (every node visited) would cost more than starting numba.
+PLAIN_MAX_NODES = 100_000
+
+
+def search_kernel(n_nodes: int = 0):
     """The kernel for this call: the compiled one, or the plain twin inside :func:`one_request`
-    while the compiled module has not been loaded in this process."""
-    if _one_request.get() and _SEARCH not in sys.modules:
+    while the compiled module has not been loaded in this process and the lattice has at most
+    ``PLAIN_MAX_NODES`` nodes."""
+    if _one_request.get() and _SEARCH not in sys.modules and n_nodes <= PLAIN_MAX_NODES:
         return plain_negotiate_kernel
     from ._search import negotiate_kernel
 
