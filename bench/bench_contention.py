@@ -27,11 +27,12 @@ from _common import REPO, fmt_s, machine_line, md_table, median, now_utc, update
 KERNELS = {
     "mdav-50k": "MDAV exact kernel (screened passes), Gaussian 50,000 x 15, k = 10",
     "mdav-200k": "MDAV exact kernel (screened passes), Gaussian 200,000 x 15, k = 10",
-    "ona": "ONA, best of 16 runs (one run per thread at a time), Census 1,080 x 13, k = 5",
+    "ona": "ONA, best of 16 runs, Census 1,080 x 13, k = 5 (as shipped: runs handed to Python threads one at a "
+           "time; before: one parallel loop, the runs split in equal shares up front)",
 }
 MODES = {
     "adaptive": "threads as shipped (adaptive)",
-    "always": "threads always (before the adaptive choice)",
+    "always": "before: threads always (MDAV), equal shares (ONA)",
     "serial": "one thread (`NUMBA_NUM_THREADS=1`)",
 }
 CONDITIONS = ("idle", "burner", "two")
@@ -171,8 +172,8 @@ def render(results: dict, kernels: list[str], processes: int, repeats: int) -> s
 Each parallel kernel, idle, beside a CPU burner (a process spinning on one of the cores for the
 whole cell), and as two processes running the same fit at once; threads as shipped (adaptive:
 each MDAV pass is timed and the kernel goes serial while threaded passes lose; ONA hands runs to
-the threads one at a time), always on (the behaviour before, forced here for comparison), and
-off. Each figure is the median of {fits} fits ({processes} fresh processes x {repeats} fits, pairs of
+the threads one at a time), as they were before (MDAV's passes always threaded, ONA's runs in
+one parallel loop split in equal shares), and off. Each figure is the median of {fits} fits ({processes} fresh processes x {repeats} fits, pairs of
 processes for "two processes", both timed), the worst fit beside it; warm-up fits untimed.
 "busy / idle" and "two / idle" divide by the same row's idle median (aims: at most 2.5x and 3x);
 "/ serial" divides by the one-thread row's median in the same condition (aim: at most 1.10).

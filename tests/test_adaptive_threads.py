@@ -45,13 +45,14 @@ def test_a_slow_threaded_pass_switches_to_serial_until_its_loss_is_repaid():
 
 def test_tries_that_keep_failing_back_off_further_within_a_cap():
     tuner = new_tuner()
-    record(tuner, False, 1000.0, 100)
+    record(tuner, False, 1e7, 10_000)  # 1,000 ns a slot
     backoffs = []
-    for _ in range(40):
+    for _ in range(12):
         while not use_threads(tuner):
-            record(tuner, False, 1000.0, 100)
-        record(tuner, True, 5000.0, 100)
+            record(tuner, False, 1e7, 10_000)
+        record(tuner, True, 5e7, 10_000)  # 4e7 ns lost each time
         backoffs.append(tuner[ad._BACKOFF])
+    assert backoffs[0] == pytest.approx(ad._PATIENCE * 4e7)
     assert all(b2 >= b1 for b1, b2 in zip(backoffs, backoffs[1:]))
     assert backoffs[1] == pytest.approx(2 * backoffs[0])
     assert backoffs[-1] == ad._MAX_BACKOFF_NS

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 # an ONA job of this many runs on 3,000 rows takes far longer than any check here; ONA runs
 # one batch of runs per numba thread between checks, so there are many batches on any machine
 _RUNS = max(400, 10 * numba.get_num_threads())
-_IGNORED = {"result", "download", "scatter", "seconds", "timings", "dataset"}
+_IGNORED = {"result", "download", "scatter", "seconds", "compile_seconds", "timings", "dataset"}
 
 
 class _CancelOnFirstProgress(_cancel.CancelToken):
@@ -67,8 +67,9 @@ def test_ona_under_a_cancelled_token_raises_between_runs():
     token = _CancelOnFirstProgress()
     with _cancel.cancellable(token), pytest.raises(BuildCancelled):
         ONA(5, runs=50, random_state=0).fit(_points(400))
-    # it stopped after the first batch of runs, not after all of them
-    assert token.reports and token.reports[0] < 1.0 and len(token.reports) == 1
+    # it stopped after the runs in progress (one per thread), not after all of them
+    assert token.reports and max(token.reports) < 1.0
+    assert len(token.reports) <= max(1, numba.get_num_threads())
 
 
 def test_mona_under_a_cancelled_token_raises_between_parts():

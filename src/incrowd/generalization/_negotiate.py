@@ -27,7 +27,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ._lattice import Histograms, Lattice, check_criterion
-from ._search import FIELDS, negotiate_kernel
+from ._search_plain import FIELDS, search_kernel
 
 RELAXATIONS = ("max_suppression", "height", "k")
 
@@ -198,6 +198,7 @@ def negotiate(lattice: Lattice, *, k: int | None = None, l: int | None = None,
     args = (vmax, value, limit, lattice.n_rows, arrays.levels, arrays.strides, arrays.heights,
             arrays.h_order, arrays.h_offsets, materialized, hist.offsets, hist.keys, hist.cum_rows,
             not bool(materialized.all()))
+    negotiate_kernel = search_kernel()
     known = len(negotiate_kernel.signatures)
     t1 = time.perf_counter()
     out = negotiate_kernel(*args)

@@ -18,7 +18,6 @@ assumed exponent by a measured one; the same definitions are then solved numeric
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -170,9 +169,10 @@ def fit_runtime_model(
         times = []
         for _ in range(repeats):
             est = make_estimator(method, k, seed, **params)
-            t0 = time.perf_counter()
             est.fit(X)
-            times.append(time.perf_counter() - t0)
+            # the fit's own time without compiling: a kernel specialization that the warm-up
+            # did not meet (another size takes another path) must not bend the model
+            times.append(est.seconds_)
         samples.append((int(n), float(np.median(times))))
     logn = np.log([n for n, _ in samples])
     logt = np.log([max(s, 1e-9) for _, s in samples])

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from .._compile import compile_clock
 from .._atomic import check_output_path, is_stdout
 from .._microaggregate import make_estimator, microaggregate
 from ..data import Standardizer, numeric_matrix, resolve_roles, write_table
@@ -40,6 +41,7 @@ from ..microaggregation._base import check_k
 from ..microaggregation._mdav_kernel import mdav_labels
 from . import _fingerprint, _layout, _state
 from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
+from ._warm import warm_add
 from ._lock import DEFAULT_WAIT, check_wait, state_lock
 from ._state import State
 
@@ -200,7 +202,8 @@ class IncrementalMicroaggregation:
             points=Z if keep_points else None, base_sse=base_sse,
             batches=[{
                 "batch": 0, "kind": "base", "rows": int(labels.shape[0]), "method": method,
-                "seconds": float(result.seconds), "groups": int(result.n_groups),
+                "seconds": float(result.seconds), "compile_seconds": float(result.compile_seconds),
+                "groups": int(result.n_groups),
                 "information_loss": float(result.information_loss),
             }],
             incrowd_version=__version__, fingerprints=prints, fingerprint_key=print_key,
@@ -295,9 +298,23 @@ class IncrementalMicroaggregation:
         if not isinstance(allow_duplicates, (bool, np.bool_)):
             raise ParameterError(f"allow_duplicates must be True or False; got {allow_duplicates!r}")
         wait = check_wait(wait)
+        self._warm(data, strategy)
         with state_lock(self.path, wait):
             self._refresh()
             return self._add_locked(data, strategy, bool(inertial), k, bool(allow_duplicates))
+
+    def _warm(self, data, strategy: str) -> None:
+        """Compile the kernels this add needs before taking the writer lock (a first compile
+        takes longer than a writer waits by default). A malformed increment is left for the
+        locked pass to report, in its usual words."""
+        st = self._state
+        try:
+            frame = self._increment_frame(data)
+            Z = Standardizer(st.mean, st.scale).transform(numeric_matrix(frame, st.quasi_identifiers))
+        except IncrowdError:
+            return
+        if Z.shape[0]:
+            warm_add(st.points, Z, strategy, st.k)
 
     def _duplicates(self, X: np.ndarray, frame: pd.DataFrame, allow: bool) -> tuple[np.ndarray | None, int]:
         """The increment's fingerprints and how many of its rows are already in the state."""
@@ -363,23 +380,26 @@ class IncrementalMicroaggregation:
         labels[:n_old] = st.labels
         note = None
         splits = 0
-        start = time.perf_counter()
-        if strategy == "2mdav" and n_new >= st.k:
-            new_labels = mdav_labels(Z, st.k) + g0
-            labels[n_old:] = new_labels
-            n_groups = int(new_labels.max()) + 1
-            s, su, sq = _group_stats(Z, new_labels - g0, n_groups - g0)
-            sizes[g0:n_groups], sums[g0:n_groups], sumsq[g0:n_groups] = s, su, sq
-        else:
-            if strategy == "2mdav":
-                note = (f"the increment has {n_new} row(s), fewer than k={st.k}: they were "
-                        "adjoined to their nearest groups instead of forming a group of their own")
-            P_old = st.points if st.points is not None else np.empty((0, m))
-            mode = NO_SPLIT if strategy == "2mdav" else STRATEGIES[strategy]
-            n_groups, splits = adjoin(P_old, Z, labels, sums, sumsq, sizes, g0, st.k,
-                                      bool(inertial), mode)
-            n_groups, splits = int(n_groups), int(splits)
-        seconds = time.perf_counter() - start
+        with compile_clock() as clock:
+            start = time.perf_counter()
+            if strategy == "2mdav" and n_new >= st.k:
+                new_labels = mdav_labels(Z, st.k) + g0
+                labels[n_old:] = new_labels
+                n_groups = int(new_labels.max()) + 1
+                s, su, sq = _group_stats(Z, new_labels - g0, n_groups - g0)
+                sizes[g0:n_groups], sums[g0:n_groups], sumsq[g0:n_groups] = s, su, sq
+            else:
+                if strategy == "2mdav":
+                    note = (f"the increment has {n_new} row(s), fewer than k={st.k}: they were "
+                            "adjoined to their nearest groups instead of forming a group of their own")
+                P_old = st.points if st.points is not None else np.empty((0, m))
+                mode = NO_SPLIT if strategy == "2mdav" else STRATEGIES[strategy]
+                n_groups, splits = adjoin(P_old, Z, labels, sums, sumsq, sizes, g0, st.k,
+                                          bool(inertial), mode)
+                n_groups, splits = int(n_groups), int(splits)
+            elapsed = time.perf_counter() - start
+        # the algorithm's time; compiling (normally done before the lock) is reported apart
+        seconds = max(elapsed - clock.seconds, 0.0)
         sizes, sums, sumsq = sizes[:n_groups].copy(), sums[:n_groups].copy(), sumsq[:n_groups].copy()
         if sizes.min() < st.k or labels.min() < 0:
             raise IncrowdError("internal error: an increment left a row unassigned or a group below k")
@@ -387,6 +407,7 @@ class IncrementalMicroaggregation:
         report = {
             "batch": batch_no, "kind": "increment", "rows": int(n_new), "strategy": strategy,
             "inertial": bool(inertial), "seconds": float(seconds),
+            "compile_seconds": float(clock.seconds),
             "groups_before": int(g0), "groups_after": int(n_groups), "splits": splits,
             "note": note,
         }

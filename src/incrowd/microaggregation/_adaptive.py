@@ -13,8 +13,10 @@ switches:
   every ``_SERIAL_PROBE`` parallel ones, so it stays current on an idle machine too;
 * a parallel pass slower than the serial rate predicts switches to serial, and the next parallel
   try waits until the serial passes since have cost ``_PATIENCE`` times what the slow pass lost
-  (doubling while tries keep failing, up to ``_MAX_BACKOFF_NS``): a failed try costs about
-  ``1 / _PATIENCE`` of the time, and threads come back soon after the other process stops.
+  (doubling while tries keep failing, up to ``_MAX_BACKOFF_NS``): failed tries cost about
+  ``1 / _PATIENCE`` of the time, and threads come back soon after the other process stops. (A
+  try on a busy machine can lose tens of milliseconds, a scheduler time slice or several; a
+  cap well below that times ``_PATIENCE`` would let the tries cost more than 5 %.)
 
 Both versions return the same rows (the shares are decided on their union), so the groups do not
 depend on the choice; only the time does. The clock is ``clock_gettime(CLOCK_MONOTONIC)`` (the
@@ -37,7 +39,7 @@ _CLOCK_MONOTONIC = 6 if sys.platform == "darwin" else (4 if sys.platform.startsw
 
 _SERIAL_PROBE = 64
 _PATIENCE = 20.0
-_MAX_BACKOFF_NS = 2.0e8
+_MAX_BACKOFF_NS = 5.0e9
 
 # slots of the tuner state (a float64 array, so the kernels can carry it as one argument)
 _MODE = 0  # 1.0: parallel, 0.0: serial

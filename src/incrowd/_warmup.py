@@ -1,0 +1,117 @@
+"""Compile ahead: run each method on small synthetic data so numba compiles (and caches) the
+kernels a real call will use, once, before the user's first real run.
+
+A method picks its kernels by the data's shape: row counts past a threshold switch to threaded
+or indexed passes, and some passes exist only for few columns. The shapes below cross each
+threshold the methods have (more rows than the threaded and indexed passes need, more groups
+than ONA's tree needs at k=5, few and many columns), with the repetition parameters cut down:
+they change how often a kernel runs, never which one.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+#: (rows, columns) of the synthetic data each method is run on
+SHAPES: tuple[tuple[int, int], ...] = ((40, 2), (3_000, 3), (3_000, 8), (20_000, 3))
+
+#: parameters that keep the warm-up short without changing the kernels
+_QUICK = {
+    "ona": {"runs": 2, "max_rounds": 2},
+    "ona-star": {"max_rounds": 2},
+    "mona": {"max_rounds": 2},
+    "mona-2d": {"max_rounds": 2},
+}
+#: the extra targets beyond the methods
+EXTRA = ("incremental",)
+
+
+@dataclass
+class Warmed:
+    target: str
+    compile_seconds: float = 0.0
+    seconds: float = 0.0
+    compiled: int = 0
+    steps: list[str] = field(default_factory=list)
+
+
+def targets(names: Sequence[str] | None = None) -> list[str]:
+    """The warm-up targets: every method and the incremental kernels, or those named."""
+    from .exceptions import ParameterError
+    from .microaggregation import METHODS
+
+    known = list(METHODS) + list(EXTRA)
+    if not names:
+        return known
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ParameterError(f"--methods: unknown name(s) {', '.join(map(repr, unknown))}; known: "
+                             f"{', '.join(known)}")
+    return list(dict.fromkeys(names))
+
+
+def steps(target: str) -> list[tuple[int, int]]:
+    return [SHAPES[0], SHAPES[1]] if target in EXTRA else list(SHAPES)
+
+
+def warm(names: Sequence[str] | None = None,
+         on_step: Callable[[str, int, int], None] | None = None) -> list[Warmed]:
+    """Compile the kernels of each target; ``on_step(target, rows, columns)`` after each run."""
+    from ._compile import compile_clock
+
+    out = []
+    for target in targets(names):
+        report = Warmed(target)
+        for rows, cols in steps(target):
+            with compile_clock() as clock:
+                t0 = time.perf_counter()
+                _run(target, rows, cols)
+                report.seconds += time.perf_counter() - t0
+            report.compile_seconds += clock.seconds
+            report.compiled += clock.compiles
+            report.steps.append(f"{rows}x{cols}")
+            if on_step is not None:
+                on_step(target, rows, cols)
+        out.append(report)
+    return out
+
+
+def _data(rows: int, cols: int):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(rows * 31 + cols)
+    return pd.DataFrame(rng.normal(size=(rows, cols)), columns=[f"q{j}" for j in range(cols)])
+
+
+def _run(target: str, rows: int, cols: int) -> None:
+    if target == "incremental":
+        _run_incremental(rows, cols)
+        return
+    from ._microaggregate import microaggregate
+
+    microaggregate(_data(rows, cols), 5, target, random_state=0, **_QUICK.get(target, {}))
+
+
+def _run_incremental(rows: int, cols: int) -> None:
+    """A base and one add per strategy in a temporary state file, as ``incremental add`` runs."""
+    import tempfile
+    import warnings
+    from pathlib import Path
+
+    from .incremental import IncrementalMicroaggregation
+    from .incremental._session import STRATEGIES
+
+    data = _data(rows + 2 * max(rows // 10, 5), cols)
+    base, late = data.iloc[:rows], data.iloc[rows:]
+    with tempfile.TemporaryDirectory(prefix="incrowd-warmup-") as folder, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        state = Path(folder) / "warmup.duckdb"
+        session = IncrementalMicroaggregation.from_base(base, state, 5, method="mdav")
+        chunk = max(len(late) // len(STRATEGIES), 1)
+        for i, strategy in enumerate(STRATEGIES):
+            part = late.iloc[i * chunk:(i + 1) * chunk]
+            if len(part):
+                session.add(part, strategy)

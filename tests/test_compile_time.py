@@ -1,0 +1,223 @@
+"""Compile time is reported apart from the algorithm's time, and announced once on the CLI.
+
+Forcing a real compile: a kernel defined inside the test (never cached), or a subprocess whose
+NUMBA_CACHE_DIR is a fresh empty folder (numba then compiles every kernel the call needs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import incrowd
+from incrowd.microaggregation._base import MicroaggregationEstimator
+
+CLI = [sys.executable, "-m", "incrowd.cli"]
+CENSUS = Path(incrowd.__file__).parent / "datasets" / "census.csv"
+TIMEOUT = 300
+NOTICE = "compiling kernels for this machine"
+
+
+class _FreshKernel(MicroaggregationEstimator):
+    """Groups of k consecutive rows, through a kernel numba has never seen: every fit compiles."""
+
+    def _labels(self, Z, k, rng):
+        import numba
+
+        @numba.njit(cache=False)
+        def consecutive(n, k):
+            labels = np.empty(n, np.int64)
+            groups = max(n // k, 1)
+            for i in range(n):
+                labels[i] = min(i // k, groups - 1)
+            return labels
+
+        return consecutive(Z.shape[0], k)
+
+
+def test_fit_seconds_leave_the_compile_out():
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    est = _FreshKernel(k=4)
+    t0 = time.perf_counter()
+    est.fit(X)
+    wall = time.perf_counter() - t0
+    assert est.compile_seconds_ > 0
+    assert est.seconds_ >= 0
+    # the two parts never add up to more than the call took: the compile is not counted twice
+    assert est.seconds_ + est.compile_seconds_ <= wall
+
+
+def test_summary_reports_compile_seconds_apart(monkeypatch):
+    monkeypatch.setitem(incrowd.microaggregation.METHODS, "fresh", _FreshKernel)
+    t0 = time.perf_counter()
+    result = incrowd.microaggregate(pd.DataFrame({"a": np.arange(30.0), "b": np.arange(30.0) % 7}), 3,
+                                    "fresh")
+    wall = time.perf_counter() - t0
+    s = result.summary()
+    assert s["compile_seconds"] == result.compile_seconds > 0
+    assert s["seconds"] + s["compile_seconds"] <= wall
+    assert sum(v for name, v in s["timings"].items()) + s["compile_seconds"] <= wall
+
+
+def test_a_warm_call_reports_no_compile():
+    data = np.random.default_rng(1).normal(size=(60, 2))
+    incrowd.microaggregate(data, 3, "mdav-plus")  # compiles or loads, once per process
+    again = incrowd.microaggregate(data, 3, "mdav-plus")
+    assert again.compile_seconds == 0.0
+    assert again.summary()["compile_seconds"] == 0.0
+
+
+def _cli(args, cache: Path, *, env_extra=None):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), **(env_extra or {})}
+    return subprocess.run(CLI + args, capture_output=True, text=True, env=env, timeout=TIMEOUT)
+
+
+def test_cli_first_call_compiles_with_a_notice_and_the_second_does_not(tmp_path):
+    cache = tmp_path / "numba-cache"
+    cache.mkdir()
+    args = ["microaggregate", str(CENSUS), "--k", "5", "--method", "mdav-plus", "--json",
+            "-o", str(tmp_path / "out.csv")]
+    first = _cli(args, cache)
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.count(NOTICE) == 1
+    report = json.loads(first.stdout)
+    assert report["compile_seconds"] > 0 and report["seconds"] >= 0
+    assert any(cache.rglob("*.nbi")), "numba wrote no cache index"
+    second = _cli(args, cache)
+    assert second.returncode == 0, second.stderr
+    assert NOTICE not in second.stderr
+    # a cache load still goes through the compiler lock, so it may count; a compile does not happen
+    assert "compile_seconds" in json.loads(second.stdout)
+    quiet = _cli(args + ["--quiet"], tmp_path / "other-cache")
+    assert quiet.returncode == 0, quiet.stderr
+    assert NOTICE not in quiet.stderr
+
+
+def test_cli_report_line_names_the_compile_time(tmp_path):
+    cache = tmp_path / "numba-cache"
+    cache.mkdir()
+    done = _cli(["microaggregate", str(CENSUS), "--k", "5", "--method", "mdav-plus",
+                 "-o", str(tmp_path / "out.csv")], cache)
+    assert done.returncode == 0, done.stderr
+    line = next(l for l in done.stdout.splitlines() if l.startswith("seconds"))
+    assert "compile" in line and "not counted" in line
+
+
+ADD_UNDER_LOCK = textwrap.dedent("""
+    import sys, contextlib
+    import numpy as np, pandas as pd
+    from numba.core import event
+    from incrowd.incremental import IncrementalMicroaggregation, _session
+
+    state, strategy = sys.argv[1], sys.argv[2]
+    rng = np.random.default_rng(0)
+    frame = lambda n: pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    real_lock = _session.state_lock
+    events = []
+
+    @contextlib.contextmanager
+    def watched_lock(path, wait):
+        with real_lock(path, wait):
+            with event.install_recorder("numba:compiler_lock") as rec:
+                yield
+            events.extend(rec.buffer)
+
+    IncrementalMicroaggregation.from_base(frame(60), state, 3)
+    _session.state_lock = watched_lock  # from here on: the add's lock
+    report = IncrementalMicroaggregation.open(state).add(frame(12), strategy)
+    print(len(events), report.get("compile_seconds"), report["seconds"])
+""")
+
+
+@pytest.mark.parametrize("strategy", ["nn-split-end", "2mdav"])
+def test_incremental_add_compiles_before_taking_the_lock(tmp_path, strategy):
+    """A fresh process loads (or compiles) adjoin before the writer lock: under the lock numba's
+    compiler never runs, so another writer never waits on a compile."""
+    done = subprocess.run([sys.executable, "-c", ADD_UNDER_LOCK, str(tmp_path / "s.duckdb"), strategy],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    n_events, compile_seconds, seconds = done.stdout.split()
+    assert int(n_events) == 0
+    assert float(compile_seconds) == 0.0 and float(seconds) >= 0
+
+
+def test_incremental_reports_keep_compile_apart(tmp_path):
+    from incrowd.incremental import IncrementalMicroaggregation
+
+    rng = np.random.default_rng(2)
+    frame = lambda n: pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    inc = IncrementalMicroaggregation.from_base(frame(50), tmp_path / "s.duckdb", 3)
+    base = inc.batches[0]
+    assert "compile_seconds" in base and base["seconds"] >= 0
+    report = inc.add(frame(9), "nn")
+    assert "compile_seconds" in report and report["seconds"] >= 0
+    published = inc.publish(compare=True).report
+    assert published["seconds_increment"] == pytest.approx(report["seconds"])
+
+
+def test_warmup_compiles_what_a_real_call_then_uses():
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+
+    done = CliRunner().invoke(app, ["warmup", "--methods", "mdav-plus,incremental", "--json"])
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    assert [t["name"] for t in report["targets"]] == ["mdav-plus", "incremental"]
+    assert all(t["compile_seconds"] >= 0 and len(t["shapes"]) >= 2 for t in report["targets"])
+    from incrowd.datasets import load_census
+
+    census = load_census()
+    assert incrowd.microaggregate(census, 5, "mdav-plus").compile_seconds == 0.0
+    assert incrowd.microaggregate(census.head(300), 3, "mdav-plus").compile_seconds == 0.0
+
+
+def test_warmup_refuses_an_unknown_name_in_one_line():
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+
+    done = CliRunner().invoke(app, ["warmup", "--methods", "mdav,nope"])
+    assert done.exit_code == 2
+    assert done.stderr.strip().splitlines() == [
+        done.stderr.strip()] and done.stderr.startswith("error: ") and "'nope'" in done.stderr
+
+
+def test_generalization_timings_keep_compile_apart():
+    from incrowd.generalization import Lattice, generalize
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"age": rng.integers(18, 90, 400), "hours": rng.integers(1, 80, 400)})
+    intervals = {"age": [5, 10, 20], "hours": [10, 20]}
+    info = Lattice.build(frame, ["age", "hours"], intervals=intervals).describe()
+    assert info["compile_seconds"] == info["seconds"]["compile"] >= 0
+    assert info["seconds"]["total"] >= 0
+    result = generalize(frame, {"age": 2, "hours": 1}, k=3, intervals=intervals).to_dict()
+    assert result["compile_seconds"] >= 0 and result["seconds"] >= 0
+
+
+def test_work_clock_stands_still_while_compiling():
+    import numba
+
+    from incrowd._compile import compiled_so_far, work_clock
+
+    @numba.njit(cache=False)
+    def fresh(x):
+        return x * 2.0 + 1.0
+
+    w0, c0, t0 = work_clock(), compiled_so_far(), time.perf_counter()
+    fresh(1.0)
+    w1, c1, t1 = work_clock(), compiled_so_far(), time.perf_counter()
+    assert c1 - c0 > 0
+    # the readings are taken one after another, so they agree to the time between them
+    assert (w1 - w0) + (c1 - c0) == pytest.approx(t1 - t0, abs=1e-3)
+    assert w1 - w0 < t1 - t0
