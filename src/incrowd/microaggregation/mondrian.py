@@ -100,7 +100,8 @@ class Mondrian(_MondrianBase):
     rows), the rule of the paper's Table 6.
     See the module docstring for how ties at the median are broken and why. Attributes set by
     ``fit``: ``labels_``, ``n_groups_``, ``group_sizes_``, ``centroids_`` (original units),
-    ``information_loss_`` (SSE/SST on standardized data), ``seconds_``.
+    ``information_loss_`` (SSE/SST on standardized data), ``seconds_`` (the algorithm alone),
+    ``compile_seconds_`` (numba compiling or loading its kernels during the fit).
     """
 
     _rule = RULE_RANGE
