@@ -221,3 +221,13 @@ def test_work_clock_stands_still_while_compiling():
     # the readings are taken one after another, so they agree to the time between them
     assert (w1 - w0) + (c1 - c0) == pytest.approx(t1 - t0, abs=1e-3)
     assert w1 - w0 < t1 - t0
+
+
+def test_negotiation_reports_compile_seconds_apart():
+    from incrowd.generalization import Lattice, negotiate
+
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"age": rng.integers(18, 90, 300), "hours": rng.integers(1, 80, 300)})
+    lattice = Lattice.build(frame, ["age", "hours"], intervals={"age": [5, 10], "hours": [10, 20]})
+    answer = negotiate(lattice, k=5, max_suppression="5%").to_dict()
+    assert answer["compile_seconds"] >= 0 and answer["seconds"] >= 0
