@@ -50,6 +50,8 @@ class CompileClock:
         self._depth += 1
 
     def _lock_end(self) -> None:
+        if self._depth == 0:  # the lock was taken before this clock started listening
+            return
         self._depth -= 1
         if self._depth == 0:
             self.seconds += time.perf_counter() - self._t0
