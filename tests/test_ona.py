@@ -260,3 +260,26 @@ def test_paper_000_table_6_adult_ona_star_slow(k):
     Z = benchmark_matrix("adult")
     got = 100 * ONAStar(k=k).fit(Z).information_loss_
     assert round(got, 2) == PAPER_ADULT_ONA_STAR[k]
+
+
+@settings(max_examples=20, deadline=None)
+@given(tie_heavy_data(), st.integers(1, 9), st.integers(0, 2**32 - 1))
+def test_runs_on_python_threads_equal_the_parallel_kernel(data, runs, seed):
+    import numba
+
+    from incrowd.microaggregation.ona import _best_of_runs
+
+    Z, k = data
+    seeds = np.random.default_rng(seed).integers(0, 2**63, size=runs, dtype=np.uint64)
+    expected = ona_best_labels(Z, k, 30, seeds, False)
+    before = numba.get_num_threads()
+    try:
+        for threads in sorted({1, before}):
+            numba.set_num_threads(threads)
+            got = _best_of_runs(Z, k, 30, seeds, False)
+            np.testing.assert_array_equal(got[0], expected[0])
+            for a, b in zip(got[1:4], expected[1:4]):
+                np.testing.assert_array_equal(a, b)
+            assert got[4] == expected[4]
+    finally:
+        numba.set_num_threads(before)

@@ -67,8 +67,9 @@ def test_ona_under_a_cancelled_token_raises_between_runs():
     token = _CancelOnFirstProgress()
     with _cancel.cancellable(token), pytest.raises(BuildCancelled):
         ONA(5, runs=50, random_state=0).fit(_points(400))
-    # it stopped after the first batch of runs, not after all of them
-    assert token.reports and token.reports[0] < 1.0 and len(token.reports) == 1
+    # it stopped after the runs in progress (one per thread), not after all of them
+    assert token.reports and max(token.reports) < 1.0
+    assert len(token.reports) <= max(1, numba.get_num_threads())
 
 
 def test_mona_under_a_cancelled_token_raises_between_parts():

@@ -1,18 +1,23 @@
 """incrowd: publish microdata so that every person hides in a crowd of at least k look-alikes.
 
 Public names are exactly those in ``__all__``; everything else is private.
+
+The names are loaded on first use (PEP 562): ``import incrowd`` costs only the exceptions and
+the version, so a command that needs neither pandas, numba nor scikit-learn starts in a blink;
+``from incrowd import MDAV`` and ``incrowd.MDAV`` load what MDAV needs, then, as before.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+from . import _lazy
 from ._compile import prepare_cache as _prepare_cache
 
 # before anything imports numba: a read-only install without a writable user cache folder
 # would make numba refuse to load the kernels
 _prepare_cache()
 
-from ._microaggregate import MicroaggregationResult, microaggregate
-from .data import read_table, write_table
 from .exceptions import (
     DataError,
     DataWarning,
@@ -24,25 +29,45 @@ from .exceptions import (
     StateLockedError,
     VerificationError,
 )
-from .metrics import information_loss, sse, sst, verify_k_anonymity, verify_l_diversity
-from .microaggregation import (
-    MDAV,
-    METHODS,
-    MONA,
-    MONA2D,
-    ONA,
-    VMDAV,
-    MDAVPlus,
-    MDAVStar,
-    Mondrian,
-    MondrianV,
-    MondrianV2D,
-    ONAStar,
-)
 
 __version__ = "0.1.0"
 
-from . import generalization, incremental  # noqa: E402  (after __version__, which they read)
+if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
+    from . import generalization, incremental
+    from ._microaggregate import MicroaggregationResult, microaggregate
+    from .data import read_table, write_table
+    from .metrics import information_loss, sse, sst, verify_k_anonymity, verify_l_diversity
+    from .microaggregation import (
+        MDAV,
+        METHODS,
+        MONA,
+        MONA2D,
+        ONA,
+        VMDAV,
+        MDAVPlus,
+        MDAVStar,
+        Mondrian,
+        MondrianV,
+        MondrianV2D,
+        ONAStar,
+    )
+
+#: public name -> the module that defines it (loaded on first access)
+_LAZY = {
+    "microaggregate": "._microaggregate",
+    "MicroaggregationResult": "._microaggregate",
+    "read_table": ".data",
+    "write_table": ".data",
+    **dict.fromkeys(["information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity"], ".metrics"),
+    **dict.fromkeys(["METHODS", "MDAV", "MDAVPlus", "VMDAV", "MDAVStar", "ONA", "ONAStar", "Mondrian",
+                     "MondrianV", "MondrianV2D", "MONA", "MONA2D"], ".microaggregation"),
+}
+
+
+#: submodules a bare ``import incrowd`` used to load, listed by ``dir(incrowd)`` as before
+_SUBMODULES = ("data", "exceptions", "metrics", "microaggregation", "generalization", "incremental")
+
+__getattr__, __dir__ = _lazy.attach(__name__, _LAZY, _SUBMODULES)
 
 __all__ = [
     "microaggregate",

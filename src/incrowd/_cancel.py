@@ -3,7 +3,8 @@ app's job runner) and read by the kernels' outer Python loops, without a paramet
 public signature. The token lives in a context variable: only the code run inside
 :func:`cancellable` sees it, so other threads and callers are unaffected.
 
-ONA* (alone and inside MONA) reads the token's flag array between its rounds. Kernels whose
+ONA checks the token before each of its runs; ONA* (alone and inside MONA) reads the token's
+flag array between its rounds. Kernels whose
 whole work is one compiled call without rounds (MDAV, V-MDAV, MDAV*, Mondrian) have no point to
 stop at: a cancel takes effect when that call returns, and they report no progress."""
 

@@ -17,13 +17,9 @@ from typing import Callable, Sequence, Union
 import pandas as pd
 
 from . import _compression
+from ._na_values import NA_HELP, NA_VALUES  # noqa: F401  (data.py and the CLI read them from here)
 from .exceptions import DataError
 
-#: the only texts a parsed (quasi-identifier) column reads as missing; anything else that is not
-#: a number is an error naming the column and row. Columns that are not parsed keep them as text.
-NA_VALUES: tuple[str, ...] = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "#N/A", ".")
-NA_HELP = ("Quasi-identifier cells reading " + ", ".join(repr(v) for v in NA_VALUES)
-           + " count as missing (refused); every other column passes through as the file's text.")
 
 #: which columns to parse as numbers: None (none), True (every column that parses), a list of
 #: names, or a function of the header's names giving that list

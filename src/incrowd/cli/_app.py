@@ -6,20 +6,17 @@ import contextlib
 import inspect
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from .. import __version__
+from .. import __version__, _lazy
 from .._compile import compile_clock
 from .._atomic import is_stdout
-from .._microaggregate import MicroaggregationResult, check_distributed_method, microaggregate
-from ..data import NA_HELP, read_table, table_format, write_table
-from ..datasets import load_census
+from .._na_values import NA_HELP
 from ..exceptions import DataError, ParameterError, VerificationError
-from ..microaggregation import METHODS
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
@@ -47,6 +44,17 @@ from ._options import (
     names,
     parse_qis,
 )
+
+if TYPE_CHECKING:
+    from .._microaggregate import MicroaggregationResult
+
+# pandas, numba and the methods load when a command runs, not for --help or --version
+check_distributed_method = _lazy.function("incrowd._microaggregate", "check_distributed_method")
+microaggregate = _lazy.function("incrowd._microaggregate", "microaggregate")
+read_table = _lazy.function("incrowd.data", "read_table")
+table_format = _lazy.function("incrowd.data", "table_format")
+write_table = _lazy.function("incrowd.data", "write_table")
+load_census = _lazy.function("incrowd.datasets", "load_census")
 
 app = typer.Typer(
     name="incrowd",
@@ -245,6 +253,8 @@ def _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, 
 
 
 def _describe_methods() -> list[dict[str, Any]]:
+    from ..microaggregation import METHODS
+
     out = []
     for name, cls in METHODS.items():
         doc = inspect.getdoc(cls) or ""
@@ -299,6 +309,8 @@ def demo_command(
 
     Writes the MDAV* result to OUTPUT_DIR/census_mdav-star_k{k}.csv after verifying it.
     """
+    from ..microaggregation import METHODS
+
     with user_errors():
         census = load_census()
         results: dict[str, MicroaggregationResult] = {}

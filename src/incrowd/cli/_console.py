@@ -11,25 +11,18 @@ import contextlib
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import typer
-from pyarrow import ArrowException
 from rich.console import Console
 from rich.text import Text
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from .._atomic import check_output_path as _check_output_path
 from .._atomic import is_stdout
-from .._json import dumps as strict_json
 from ..exceptions import DataError, IncrowdError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 #: exit status of an error the user can fix (bad parameter, bad data, unreadable file);
 #: the same status typer gives a usage error
@@ -72,9 +65,16 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         where = f" {str(exc.filename)!r}" if exc.filename is not None else ""
         return f"cannot access{where}: {exc.strerror}"
-    if isinstance(exc, ArrowException):
+    if _is_arrow_error(exc):
         return f"cannot write Parquet: {exc}"
     return str(exc)
+
+
+def _is_arrow_error(exc: BaseException) -> bool:
+    # pyarrow is imported only by the commands that read or write Parquet; where it was never
+    # imported no Arrow error can have been raised, and --help need not wait for it
+    pyarrow = sys.modules.get("pyarrow")
+    return pyarrow is not None and isinstance(exc, getattr(pyarrow, "ArrowException", ()))
 
 
 @contextlib.contextmanager
@@ -88,7 +88,9 @@ def user_errors() -> Iterator[None]:
         warnings.simplefilter("always")
         try:
             yield
-        except (IncrowdError, OSError, ArrowException) as exc:
+        except Exception as exc:
+            if not isinstance(exc, (IncrowdError, OSError)) and not _is_arrow_error(exc):
+                raise
             _print_warnings(caught)
             echo_err("error", _describe(exc))
             raise typer.Exit(EXIT_USER_ERROR) from None
@@ -107,6 +109,8 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
 def print_json(obj: Any, err: bool = False) -> None:
     """Exactly one strict JSON document on stdout (stderr with ``err``), nothing else;
     non-finite numbers become null."""
+    from .._json import dumps as strict_json  # numpy's types are converted there
+
     stream = sys.stderr if err else sys.stdout
     stream.write(strict_json(obj, indent=2) + "\n")
     stream.flush()
@@ -127,6 +131,9 @@ class Stages:
 
     def __enter__(self) -> "Stages":
         if self._console is not None:
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                                       TimeElapsedColumn)
+
             self._progress = Progress(
                 SpinnerColumn(),
                 TextColumn("{task.description}"),

@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.table import Table
 
+from .. import _lazy
 from .._atomic import is_stdout
-from ..data import read_table, table_format, write_table
 from ..exceptions import DataError, ParameterError
-from ..generalization import Lattice, Negotiation, generalize, negotiate, parse_assignments
 from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._options import (IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, SchedulerTimeoutOption,
                        check_scheduler, names)
+
+if TYPE_CHECKING:
+    from ..generalization import Negotiation
+
+# pandas, DuckDB and numba load when a command runs, not for --help or --version
+read_table = _lazy.function("incrowd.data", "read_table")
+table_format = _lazy.function("incrowd.data", "table_format")
+write_table = _lazy.function("incrowd.data", "write_table")
+generalize = _lazy.function("incrowd.generalization._apply", "generalize")
+negotiate = _lazy.function("incrowd.generalization._negotiate", "negotiate")
+parse_assignments = _lazy.function("incrowd.generalization._hierarchy", "parse_assignments")
 
 lattice_app = typer.Typer(
     help="Generalization lattices with suppression histograms (paper 004): build once, then "
@@ -114,6 +124,8 @@ def build_command(
     DATA may be a Parquet dataset folder; with --scheduler its partitions are read lazily on the
     workers and the bottom classes merged there (the same lattice as in process). A lattice
     over --max-nodes nodes, or estimated over --max-memory, is refused before any work."""
+    from ..generalization._lattice import Lattice
+
     with user_errors():
         qis = names(qi, "--qi")
         if not qis:
@@ -179,6 +191,8 @@ def _fraction(text: str | None) -> float:
 @lattice_app.command("show")
 def show_command(lattice_path: LatticeArgument, json_output: JsonOption = False) -> None:
     """Describe a lattice file: attributes, levels, nodes, rows, build time, level scores."""
+    from ..generalization._lattice import Lattice
+
     with user_errors():
         lattice = Lattice.open(lattice_path)
     info = {**lattice.describe(), "file": str(lattice_path),
@@ -258,7 +272,10 @@ def negotiate_command(
     json_output: JsonOption = False,
 ) -> None:
     """Answer a request exactly, or with the three relaxations (suppression, height, k or l)."""
-    with user_errors():
+    from ..generalization._lattice import Lattice
+    from ..generalization._search_plain import one_request
+
+    with user_errors(), one_request():  # one answer per process: loading the compiled search costs more
         lattice = Lattice.open(lattice_path)
         result = negotiate(lattice, k=k, l=l, max_levels=_levels(max_levels, "--max-levels"),
                            max_suppression=max_suppression, runtime_histogram=runtime_histogram)

@@ -8,11 +8,12 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from .. import _lazy
 from .._atomic import is_stdout
-from ..data import NA_HELP, numeric_matrix, read_table, resolve_roles
+from .._na_values import NA_HELP
 from ..exceptions import DataError, ParameterError
-from ..incremental import STRATEGIES, IncrementalMicroaggregation, RuntimeModel, fit_runtime_model, plan
 from ..incremental._lock import DEFAULT_WAIT, describe_as
+from ..incremental._strategy_names import STRATEGY_NAMES
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._options import (
     DiagonalsOption,
@@ -33,6 +34,13 @@ from ._options import (
     parse_qis,
 )
 from ._usage import bounded
+
+# pandas, DuckDB and numba load when a command runs, not for --help or --version
+numeric_matrix = _lazy.function("incrowd.data", "numeric_matrix")
+read_table = _lazy.function("incrowd.data", "read_table")
+resolve_roles = _lazy.function("incrowd.data", "resolve_roles")
+fit_runtime_model = _lazy.function("incrowd.incremental._plan", "fit_runtime_model")
+plan = _lazy.function("incrowd.incremental._plan", "plan")
 
 #: --columns of the timed Gaussian rows: more only exhausts memory (rows x columns floats)
 MAX_PLAN_COLUMNS = 1000
@@ -98,6 +106,8 @@ def base_command(
 
     Identifiers (--id) are the row keys (they must be unique) and are dropped from the release.
     """
+    from ..incremental._session import IncrementalMicroaggregation
+
     with user_errors(), describe_as("incrowd incremental base"):
         check_output_path(state, (input_path,), what="state file", stdout_ok=False)
         if state.exists() and not force:
@@ -138,7 +148,7 @@ def add_command(
     input_path: InputArgument,
     strategy: Annotated[
         str,
-        typer.Option("--strategy", help=f"One of: {', '.join(STRATEGIES)}."),
+        typer.Option("--strategy", help=f"One of: {', '.join(STRATEGY_NAMES)}."),
     ] = "nn-split-end",
     inertial: Annotated[
         bool,
@@ -163,6 +173,8 @@ def add_command(
 
     One writer at a time: a concurrent add or base waits up to --wait seconds for the other.
     """
+    from ..incremental._session import IncrementalMicroaggregation
+
     with user_errors(), describe_as("incrowd incremental add"):
         if input_path.exists() and state.exists() and os.path.samefile(input_path, state):
             raise DataError(f"the increment {str(input_path)!r} is the state file {str(state)!r}; "
@@ -222,6 +234,8 @@ def publish_command(
     quiet: QuietOption = False,
 ) -> None:
     """Verify the combined release (base + increments) k-anonymous and write it atomically."""
+    from ..incremental._session import IncrementalMicroaggregation
+
     with user_errors():
         check_output_path(output, (state,))
         with stages(2 + compare, quiet=quiet or json_output) as progress:
@@ -322,6 +336,8 @@ def plan_command(
 
     The base and the increment are both run with --method (2MDAV when it is mdav).
     """
+    from ..incremental._plan import RuntimeModel
+
     with user_errors():
         if model not in ("quadratic", "fit"):
             raise ParameterError(f"--model must be 'quadratic' or 'fit'; got {model!r}")
@@ -381,6 +397,8 @@ def plan_command(
 @incremental_app.command("show")
 def show_command(state: StateArgument, json_output: JsonOption = False) -> None:
     """Say what a state file holds: format, roles, groups, batches, and each table."""
+    from ..incremental._session import IncrementalMicroaggregation
+
     with user_errors():
         info = IncrementalMicroaggregation.open(state).describe()
     if json_output:

@@ -8,15 +8,14 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..exceptions import ParameterError
-from ..microaggregation import METHODS
-from ..microaggregation._base import MAX_ROUNDS, MAX_RUNS
+from .._methods import MAX_ROUNDS, MAX_RUNS, METHOD_NAMES
 from ._usage import bounded
 
 #: seeds are 32-bit on the command line, as in most tools
 MAX_SEED = 2**32 - 1
 
 KOption = Annotated[int, typer.Option("--k", help="Minimum group size (>= 2).", show_default=False)]
-MethodOption = Annotated[str, typer.Option("--method", help=f"One of: {', '.join(METHODS)}.")]
+MethodOption = Annotated[str, typer.Option("--method", help=f"One of: {', '.join(METHOD_NAMES)}.")]
 QiOption = Annotated[
     Optional[list[str]],
     typer.Option(

@@ -11,27 +11,48 @@
 - :func:`generalize`: apply a node to the data, suppress, verify (:class:`GeneralizationResult`).
 """
 
-from ._apply import GeneralizationResult, generalize
-from ._hierarchy import (
-    Hierarchy,
-    find_hierarchy_file,
-    interval_hierarchy,
-    load_hierarchies,
-    parse_assignments,
-    read_hierarchy,
-)
-from ._lattice import Lattice
-from ._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, estimate_bytes, node_count, parse_size
-from ._negotiate import RELAXATIONS, Negotiation, Node, max_suppression_count, negotiate
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+from .. import _lazy
+
+if _TYPE_CHECKING:  # what type checkers see; at run time the names load on first use
+    from ._apply import GeneralizationResult, generalize
+    from ._hierarchy import (
+        Hierarchy,
+        find_hierarchy_file,
+        interval_hierarchy,
+        load_hierarchies,
+        parse_assignments,
+        read_hierarchy,
+    )
+    from ._lattice import Lattice
+    from ._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, estimate_bytes, node_count, parse_size
+    from ._negotiate import RELAXATIONS, Negotiation, Node, max_suppression_count, negotiate
+
+# loaded on first use, so that a process answering from a lattice file never loads what
+# building or applying one needs (and ``import incrowd`` loads none of it)
+__getattr__, __dir__ = _lazy.attach(__name__, {
+    "GeneralizationResult": "._apply", "generalize": "._apply",
+    **dict.fromkeys(["Hierarchy", "find_hierarchy_file", "interval_hierarchy", "load_hierarchies",
+                     "parse_assignments", "read_hierarchy"], "._hierarchy"),
+    "Lattice": "._lattice",
+    **dict.fromkeys(["DEFAULT_MAX_MEMORY", "DEFAULT_MAX_NODES", "estimate_bytes", "node_count", "parse_size"],
+                    "._limits"),
+    **dict.fromkeys(["RELAXATIONS", "Negotiation", "Node", "max_suppression_count", "negotiate"], "._negotiate"),
+})
 
 
-def build_lattice(data, quasi_identifiers, **kwargs) -> Lattice:
+def build_lattice(data, quasi_identifiers, **kwargs) -> "Lattice":
     """Same as :meth:`Lattice.build`."""
+    from ._lattice import Lattice
+
     return Lattice.build(data, quasi_identifiers, **kwargs)
 
 
-def open_lattice(path) -> Lattice:
+def open_lattice(path) -> "Lattice":
     """Same as :meth:`Lattice.open`."""
+    from ._lattice import Lattice
+
     return Lattice.open(path)
 
 

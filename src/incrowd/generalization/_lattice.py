@@ -27,12 +27,17 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .. import _lazy
 from .._compile import compiled_so_far
 from ..exceptions import DataError, ParameterError
 from ._hierarchy import Hierarchy, check_labels, factorize_labels, interval_hierarchy, load_hierarchies
-from ._kernels import generalize_table, node_histograms, rollup
 from ._limits import (DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, cancel_check, check_max_nodes, check_memory,
                       check_nodes, count_bottom_classes, parse_size)
+
+# numba loads when a lattice is built or a node generalized, not when a lattice file is opened
+generalize_table = _lazy.function("incrowd.generalization._kernels", "generalize_table")
+node_histograms = _lazy.function("incrowd.generalization._kernels", "node_histograms")
+rollup = _lazy.function("incrowd.generalization._kernels", "rollup")
 
 
 @dataclass

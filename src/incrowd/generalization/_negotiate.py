@@ -28,7 +28,7 @@ import numpy as np
 from .._compile import compiled_so_far
 from ..exceptions import ParameterError
 from ._lattice import Histograms, Lattice, check_criterion
-from ._search import FIELDS, negotiate_kernel
+from ._search_plain import FIELDS, search_kernel
 
 RELAXATIONS = ("max_suppression", "height", "k")
 
@@ -202,6 +202,7 @@ def negotiate(lattice: Lattice, *, k: int | None = None, l: int | None = None,
     args = (vmax, value, limit, lattice.n_rows, arrays.levels, arrays.strides, arrays.heights,
             arrays.h_order, arrays.h_offsets, materialized, hist.offsets, hist.keys, hist.cum_rows,
             not bool(materialized.all()))
+    negotiate_kernel = search_kernel()
     known = len(negotiate_kernel.signatures)
     c0 = compiled_so_far()
     t1 = time.perf_counter()

@@ -10,18 +10,30 @@
   (:func:`critical_ratio`, :func:`optimal_ratio`, :func:`deadline_ratio`).
 """
 
-from ._plan import (
-    VARSIGMA_MINUS,
-    Plan,
-    RuntimeModel,
-    critical_ratio,
-    deadline_ratio,
-    earliest_finish,
-    fit_runtime_model,
-    optimal_ratio,
-    plan,
-)
-from ._session import STRATEGIES, IncrementalMicroaggregation, PublishResult
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+from .. import _lazy
+
+if _TYPE_CHECKING:  # what type checkers see; at run time the names load on first use
+    from ._plan import (
+        VARSIGMA_MINUS,
+        Plan,
+        RuntimeModel,
+        critical_ratio,
+        deadline_ratio,
+        earliest_finish,
+        fit_runtime_model,
+        optimal_ratio,
+        plan,
+    )
+    from ._session import STRATEGIES, IncrementalMicroaggregation, PublishResult
+
+# loaded on first use: planning needs numpy only, a state file pandas, DuckDB and the kernels
+__getattr__, __dir__ = _lazy.attach(__name__, {
+    **dict.fromkeys(["VARSIGMA_MINUS", "Plan", "RuntimeModel", "critical_ratio", "deadline_ratio",
+                     "earliest_finish", "fit_runtime_model", "optimal_ratio", "plan"], "._plan"),
+    **dict.fromkeys(["STRATEGIES", "IncrementalMicroaggregation", "PublishResult"], "._session"),
+})
 
 __all__ = [
     "IncrementalMicroaggregation",

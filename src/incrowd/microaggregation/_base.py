@@ -1,6 +1,7 @@
 """Estimator base shared by every microaggregation method.
 
-scikit-learn conventions: ``__init__`` only stores parameters; ``fit`` validates, standardizes
+scikit-learn conventions (without importing scikit-learn: see ``incrowd._estimator``):
+``__init__`` only stores parameters; ``fit`` validates, standardizes
 the quasi-identifiers, clusters, and sets trailing-underscore attributes; ``fit_transform``
 returns the aggregated data in the type it was given.
 """
@@ -12,9 +13,10 @@ import time
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._compile import compile_clock
+from .._estimator import ClusterTags, Estimator
+from .._methods import MAX_ROUNDS, MAX_RUNS  # noqa: F401  (kept here for ona.py, mona.py; the CLI reads them cheaply)
 from ..data import Standardizer, group_means, numeric_matrix
 from ..exceptions import DataError, IncrowdError, ParameterError
 from ..metrics import information_loss
@@ -39,12 +41,6 @@ def check_real(value, name: str, low: float, high: float | None = None) -> float
     if value < low or (high is not None and value > high):
         raise ParameterError(f"{name} must be {allowed}; got {value!r}")
     return float(value)
-
-
-#: caps on the repetition parameters: beyond them a run allocates without bound (ONA keeps the
-#: labels of every run) or a count no longer fits the kernels' 64-bit integers
-MAX_RUNS = 10_000
-MAX_ROUNDS = 1_000_000
 
 
 def check_int(value, name: str, low: int, high: int | None = None) -> int:
@@ -93,7 +89,7 @@ def as_quasi_identifier_matrix(X) -> tuple[np.ndarray, list[str] | None]:
     return np.ascontiguousarray(arr), None
 
 
-class MicroaggregationEstimator(ClusterMixin, BaseEstimator):
+class MicroaggregationEstimator(ClusterTags, Estimator):
     """Base class: subclasses implement ``_labels(Z, k, rng)`` on standardized data Z.
 
     ``fit`` sets ``seconds_`` (the fit without compiling) and ``compile_seconds_`` (numba

@@ -21,16 +21,21 @@ it (for P), distances to P (P's group and Q), distances to Q (Q's group). This k
   (Inputs must stay below 1e15 in magnitude; ``incrowd.MDAV`` uses the scan kernel otherwise.)
 * Large passes are split over numba's threads (``parallel_from``): a pass over a million rows
   is bound by memory bandwidth, and two cores stream twice the bytes of one; ``narrow`` int8
-  codes halve those bytes again (``incrowd.MDAV`` takes them from 500,000 rows on).
+  codes halve those bytes again (``incrowd.MDAV`` takes them from 500,000 rows on). Whether a
+  pass runs on the threads is decided pass by pass from the passes' own times (``_adaptive``):
+  on a machine shared with other work the threaded passes wait for descheduled threads, and the
+  kernel then goes serial.
 """
 
 from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from numba import njit
 
+from ._adaptive import monotonic_ns, new_tuner, record, use_threads
 from ._kernels import row_sq_dist
 from ._screen import (
     maybe_compact_blocked,
@@ -108,15 +113,27 @@ def _radius_order(X, alive_rows, n_alive, c0, order, radius):
 
 @njit(cache=True)
 def _screen(X, data, norms, npairs, gap, ids, n_slots, alive_slot, row, seed_slot, n_near, n_far, point,
-            qwords, sel, far, cand, cand_d, parallel_from, shares):
-    """Distances from ``row`` (in slot ``seed_slot``): its nearest and farthest live slots."""
+            qwords, sel, far, cand, cand_d, parallel_from, shares, tuner):
+    """Distances from ``row`` (in slot ``seed_slot``): its nearest and farthest live slots.
+    ``tuner`` None compiles the serial passes only; an array (``_adaptive``) lets passes over at
+    least ``parallel_from`` slots run on the threads while they pay."""
     for j in range(X.shape[1]):
         point[j] = X[row, j]
     slot_words(data, npairs, seed_slot, qwords)
     q_norm = np.int64(norms[seed_slot])
-    if 0 <= parallel_from <= n_slots:
-        screened_pass_parallel(X, data, norms, npairs, ids, n_slots, alive_slot, point, qwords, q_norm, seed_slot,
-                               n_near, n_far, gap, sel, far, cand, cand_d, shares)
+    if tuner is None:
+        screened_pass(X, data, norms, npairs, ids, n_slots, alive_slot, point, qwords, q_norm, seed_slot, n_near,
+                      n_far, gap, sel, far, cand, cand_d)
+    elif parallel_from <= n_slots:
+        threaded = use_threads(tuner)
+        t0 = monotonic_ns()
+        if threaded:
+            screened_pass_parallel(X, data, norms, npairs, ids, n_slots, alive_slot, point, qwords, q_norm,
+                                   seed_slot, n_near, n_far, gap, sel, far, cand, cand_d, shares)
+        else:
+            screened_pass(X, data, norms, npairs, ids, n_slots, alive_slot, point, qwords, q_norm, seed_slot,
+                          n_near, n_far, gap, sel, far, cand, cand_d)
+        record(tuner, threaded, monotonic_ns() - t0, n_slots)
     else:
         screened_pass(X, data, norms, npairs, ids, n_slots, alive_slot, point, qwords, q_norm, seed_slot, n_near,
                       n_far, gap, sel, far, cand, cand_d)
@@ -132,24 +149,31 @@ def _take(X, ids, seed_slot, sel, k, group, labels, alive_slot, alive, s_hi, s_l
         _update_sum(X[ids[s]], -1.0, s_hi, s_lo, abs_sum)
 
 
-@njit(cache=True)
-def mdav_fast_labels(X, k, parallel_from=-1, shares=2, narrow=False):
+def mdav_fast_labels(X, k, parallel_from=-1, shares=2, narrow=False, tuner=None):
     """Group id per row, equal to ``mdav_labels(X, k)``; returns (labels, exact centroids needed,
-    order rebuilds). Passes over at least ``parallel_from`` slots (when it is >= 0) screen in
-    ``shares`` shares on numba's threads: hold ``_screen.PARALLEL_LOCK`` (``PARALLEL_FROM`` is the
-    measured break-even on 2 cores). ``narrow``: int8 codes instead of int16."""
+    order rebuilds). With ``parallel_from`` >= 0, passes over at least that many slots may screen
+    in ``shares`` shares on numba's threads, when ``tuner`` (``_adaptive.new_tuner()``, made here
+    if None) finds that they pay: hold ``_screen.PARALLEL_LOCK`` (``PARALLEL_FROM`` is the
+    measured break-even on 2 cores). ``narrow``: int8 codes instead of int16.
+
+    The choices are made here, in Python, so a call compiles only its own variant: the serial
+    one never compiles the threaded passes, and int16 data never compiles the int8 rounds."""
     n = X.shape[0]
     if n < 2 * k:
         return np.zeros(n, np.int64), 0, 0
-    if narrow:
-        data, norms, npairs, gap, _ = quantize_narrow(X)
-        return _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares)
-    data, norms, npairs, gap, _ = quantize(X)
-    return _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares)
+    data, norms, npairs, gap, _ = quantize_narrow(X) if narrow else quantize(X)
+    if parallel_from < 0:
+        return _mdav_rounds(X, k, data, norms, npairs, gap, -1, 1, None)
+    if tuner is None:
+        tuner = new_tuner()
+    # A kernel loaded from numba's cache does not start the thread pool its parallel callee
+    # needs (it crashed when nothing had started it before); asking for the count starts it.
+    numba.get_num_threads()
+    return _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares, tuner)
 
 
 @njit(cache=True)
-def _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares):
+def _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares, tuner):
     n, m = X.shape
     labels = np.full(n, -1, np.int64)
     qwords = np.empty(npairs, np.int32)
@@ -255,7 +279,7 @@ def _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares):
         # -- P's group and the candidates for Q from one pass; Q's group from a second
         seed_slot = slot_of[p]
         _screen(X, data, norms, npairs, gap, ids, n_slots, alive_slot, p, seed_slot, k - 1, k + 1, point,
-                qwords, sel, far, cand, cand_d, parallel_from, shares)
+                qwords, sel, far, cand, cand_d, parallel_from, shares, tuner)
         _take(X, ids, seed_slot, sel, k, group, labels, alive_slot, alive, s_hi, s_lo, abs_sum)
         group += 1
         q_slot = -1
@@ -264,7 +288,7 @@ def _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares):
                 q_slot = far[t]
                 break
         _screen(X, data, norms, npairs, gap, ids, n_slots, alive_slot, ids[q_slot], q_slot, k - 1, 0, point,
-                qwords, sel, far, cand, cand_d, parallel_from, shares)
+                qwords, sel, far, cand, cand_d, parallel_from, shares, tuner)
         _take(X, ids, q_slot, sel, k, group, labels, alive_slot, alive, s_hi, s_lo, abs_sum)
         group += 1
         updates += 2 * k

@@ -980,6 +980,17 @@ def sse_of_labels(X, labels):
     return total
 
 
+@njit(cache=True, nogil=True)
+def ona_one_run(X, k, max_rounds, seed, use_tree, scale):
+    """One ONA run seeded with ``seed`` (run q of :func:`ona_best_labels` is
+    ``ona_one_run(X, ..., seeds[q], ..., sst_per_row(X))``): (labels, SSE, rounds, converged).
+    Releases the GIL, so Python threads run several at once."""
+    state = np.empty(1, np.uint64)
+    state[0] = seed
+    lab, rr, cv = _ona_run(X, k, max_rounds, state, use_tree, scale)
+    return lab, sse_of_labels(X, lab), rr, cv
+
+
 @njit(cache=True, parallel=True)
 def ona_best_labels(X, k, max_rounds, seeds, use_tree):
     """``len(seeds)`` independent ONA runs (run r seeded with seeds[r]); returns the labels of

@@ -7,9 +7,14 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ._base import MicroaggregationEstimator
+from ._adaptive import new_tuner, next_fit
 from ._mdav_fast import PARALLEL_FROM, mdav_fast_labels
 from ._mdav_kernel import mdav_labels
 from ._screen import PARALLEL_LOCK
+
+
+# one per process, used under PARALLEL_LOCK: what one fit learnt about the machine serves the next
+_TUNER = new_tuner()
 
 
 def mdav_exact_labels(Z, k):
@@ -19,10 +24,12 @@ def mdav_exact_labels(Z, k):
     if Z.size and not np.abs(Z).max() < 1e15:
         return mdav_labels(Z, k)  # the fast kernel's error bounds assume this range
     narrow = Z.shape[0] >= NARROW_FROM and bool(np.ptp(Z, axis=0).max() <= NARROW_MAX_RANGE)
-    if Z.shape[0] < PARALLEL_FROM or not PARALLEL_LOCK.acquire(blocking=False):
-        return mdav_fast_labels(Z, k, -1, 1, narrow)[0]  # small, or another thread holds the threads
+    if (Z.shape[0] < PARALLEL_FROM or numba.get_num_threads() < 2
+            or not PARALLEL_LOCK.acquire(blocking=False)):
+        # small, one thread, or another thread holds the threads: the serial variant
+        return mdav_fast_labels(Z, k, -1, 1, narrow)[0]
     try:
-        return mdav_fast_labels(Z, k, PARALLEL_FROM, numba.get_num_threads(), narrow)[0]
+        return mdav_fast_labels(Z, k, PARALLEL_FROM, numba.get_num_threads(), narrow, next_fit(_TUNER))[0]
     finally:
         PARALLEL_LOCK.release()
 

@@ -1,0 +1,237 @@
+"""Process start-up: how long a fresh ``incrowd`` process takes, warm caches, for everyday commands.
+
+Run from the repository root: ``.venv/bin/python bench/bench_startup.py [--repeats 5]``.
+Writes the section ``startup`` of ``docs/benchmarks.md`` and the raw figures to
+``bench/results/startup.json`` (one entry per ``--label``).
+
+``--src DIR --label before`` measures other sources (e.g. an older checkout's ``src``) with this
+interpreter, keeps the figures under that label and leaves the Markdown alone; the table shows
+the ``after`` figures (this checkout) with the ``before`` ones beside them when there are some.
+
+Each command is run once untimed (numba's on-disk cache and the OS file cache are warm after
+it), then ``--repeats`` times as a new process, the commands taking turns so that a burst of
+load from other processes spreads over all of them. Wall time is the whole process, interpreter
+start to exit; CPU time is the child's user + system time, which other processes on the machine
+disturb far less than wall time.
+
+A second table splits one command's work in a fresh process into imports, the first call
+(which loads the compiled kernels from numba's cache) and a later call in the same process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import DOCS, REPO, data_dir, machine_line, md_table, median, now_utc, update_section  # noqa: E402
+
+RESULTS = REPO / "bench" / "results" / "startup.json"
+CENSUS = REPO / "src" / "incrowd" / "datasets" / "census.csv"
+ADULT_QI = ["age", "education", "marital-status", "occupation", "race", "workclass", "sex", "native-country"]
+
+#: (key, what the table says, aim in seconds or None)
+COMMANDS = [
+    ("import", "python -c 'import incrowd'", None),
+    ("version", "incrowd --version", 0.3),
+    ("help", "incrowd --help", None),
+    ("negotiate", "incrowd negotiate adult8.duckdb --k 10 --max-levels (v_max middle-low) --max-suppression 1% --json", 0.5),
+    ("microaggregate", "incrowd microaggregate census.csv --k 5 --method mdav -o out.csv", 1.0),
+    ("plan", "incrowd incremental plan --rows 50000 --varsigma 5 --tau-end 0.5 --model quadratic", 0.5),
+    ("plan-fit", "incrowd incremental plan --rows 50000 --varsigma 5 --tau-end 0.5 (default --model fit: times MDAV)", None),
+]
+
+SPLIT = r"""
+import json, sys, time
+t0 = time.perf_counter()
+what = sys.argv[1]
+if what == "mdav":
+    from incrowd import MDAV, read_table
+    t1 = time.perf_counter()
+    X = read_table(sys.argv[2])
+    t2 = time.perf_counter()
+    MDAV(5).fit(X)
+    t3 = time.perf_counter()
+    MDAV(5).fit(X)
+    t4 = time.perf_counter()
+else:
+    from incrowd.generalization import Lattice, negotiate
+    t1 = time.perf_counter()
+    lat = Lattice.open(sys.argv[2])
+    t2 = time.perf_counter()
+    vm = json.loads(sys.argv[3])
+    negotiate(lat, k=10, max_levels=vm, max_suppression="1%")
+    t3 = time.perf_counter()
+    negotiate(lat, k=10, max_levels=vm, max_suppression="1%")
+    t4 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "load_s": t2 - t1, "first_s": t3 - t2, "later_s": t4 - t3}))
+"""
+
+
+def _env(src: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(src)
+    env.pop("NUMBA_CACHE_DIR", None)  # the caches next to the sources, as a user has them
+    return env
+
+
+def _incrowd() -> list[str]:
+    """The console script beside this interpreter (what a user types), else ``-m incrowd.cli``."""
+    script = Path(sys.executable).parent / "incrowd"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "incrowd.cli"]
+
+
+def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(wall seconds, child CPU seconds) of one process; it must succeed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _vmax(lattice: Path, env: dict[str, str]) -> dict[str, int]:
+    """v_max 'middle-low' (half of each attribute's top level), as docs/negotiation.md uses it."""
+    code = ("import json, sys\nfrom incrowd.generalization import Lattice\nlat = Lattice.open(sys.argv[1])\n"
+            "print(json.dumps({a: lat.hierarchies[a].max_level // 2 for a in lat.attributes}))")
+    done = subprocess.run([sys.executable, "-c", code, str(lattice)], env=env, capture_output=True, text=True,
+                          check=True)
+    return json.loads(done.stdout)
+
+
+def measure(src: Path, repeats: int) -> dict:
+    env = _env(src)
+    cli = _incrowd()
+    adult = data_dir() / "adult_arx"
+    if not (adult / "adult.csv").exists():
+        raise SystemExit(f"{adult / 'adult.csv'} not found; set INCROWD_DATA to the folder holding adult_arx/")
+    with tempfile.TemporaryDirectory(prefix="incrowd-startup-") as tmp:
+        work = Path(tmp)
+        lattice = work / "adult8.duckdb"
+        _run([*cli, "lattice", "build", str(adult / "adult.csv"), "--hierarchies", str(adult),
+              "--qi", ",".join(ADULT_QI), "-o", str(lattice), "--quiet"], env, work)
+        vmax = _vmax(lattice, env)
+        levels = ",".join(f"{a}={v}" for a, v in vmax.items())
+        plan = ["incremental", "plan", "--rows", "50000", "--varsigma", "5", "--tau-end", "0.5"]
+        argvs = {
+            "import": [sys.executable, "-c", "import incrowd"],
+            "version": [*cli, "--version"],
+            "help": [*cli, "--help"],
+            "negotiate": [*cli, "negotiate", str(lattice), "--k", "10", "--max-levels", levels,
+                          "--max-suppression", "1%", "--json"],
+            "microaggregate": [*cli, "microaggregate", str(CENSUS), "--k", "5", "--method", "mdav",
+                               "-o", str(work / "out.csv"), "--quiet"],
+            "plan": [*cli, *plan, "--model", "quadratic"],
+            "plan-fit": [*cli, *plan],
+        }
+        for argv in argvs.values():  # warm: numba's cache written/loaded, files in the OS cache
+            _run(argv, env, work)
+        load_before = os.getloadavg()
+        walls: dict[str, list[float]] = {key: [] for key in argvs}
+        cpus: dict[str, list[float]] = {key: [] for key in argvs}
+        for _ in range(repeats):
+            for key, argv in argvs.items():
+                wall, cpu = _run(argv, env, work)
+                walls[key].append(wall)
+                cpus[key].append(cpu)
+                print(f"{key:15s} {wall:.3f} s wall, {cpu:.3f} s CPU", flush=True)
+        load_after = os.getloadavg()
+        split = {}
+        for what, args in (("mdav", [str(CENSUS)]), ("negotiate", [str(lattice), json.dumps(vmax)])):
+            rows = []
+            for _ in range(repeats):
+                done = subprocess.run([sys.executable, "-c", SPLIT, what, *args], env=env, capture_output=True,
+                                      text=True, check=True, cwd=work)
+                rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            split[what] = {key: [r[key] for r in rows] for key in rows[0]}
+    return {
+        "when": now_utc(), "machine": machine_line(), "src": str(src), "repeats": repeats,
+        "loadavg_before": load_before, "loadavg_after": load_after, "vmax": levels,
+        "wall": walls, "cpu": cpus, "split": split,
+    }
+
+
+def _s(values: list[float] | None) -> str:
+    if not values:
+        return "-"
+    return f"{median(values):.3f} (worst {max(values):.3f})"
+
+
+def render(saved: dict) -> str:
+    after, before = saved["after"], saved.get("before")
+    header = ["command", "aim", "wall s, median (worst)", "CPU s, median (worst)"]
+    if before:
+        header += ["before: wall s", "before: CPU s"]
+    rows = []
+    for key, label, aim in COMMANDS:
+        row = [f"`{label}`", f"< {aim:g} s" if aim else "-", _s(after["wall"].get(key)), _s(after["cpu"].get(key))]
+        if before:
+            row += [_s(before["wall"].get(key)), _s(before["cpu"].get(key))]
+        rows.append(row)
+    split_rows = []
+    for what, label in (("mdav", "MDAV on census.csv (1080 x 13, k = 5)"),
+                        ("negotiate", "negotiate on the 8-QI Adult lattice (k = 10, 1 %)")):
+        for name, res in (("after", after), ("before", before)):
+            if not res:
+                continue
+            s = res["split"][what]
+            split_rows.append([label, name, f"{median(s['import_s']):.3f}", f"{median(s['load_s']):.3f}",
+                               f"{median(s['first_s']):.3f}", f"{median(s['later_s']):.4f}",
+                               f"{median(s['first_s']) - median(s['later_s']):.3f}"])
+    lines = [
+        "## Process start-up (warm caches)",
+        "",
+        f"Generated by `bench/bench_startup.py` on {after['when']}. Machine: {after['machine']}. "
+        "The machine is shared with other jobs (load average "
+        f"{after['loadavg_before'][0]:.2f} before and {after['loadavg_after'][0]:.2f} after the timed runs), "
+        "so wall times are noisy; CPU time (user + system of the process) is disturbed far less.",
+        "",
+        f"Each command ran once untimed (numba's kernel cache and the OS file cache warm), then "
+        f"{after['repeats']} times as a fresh process, the commands taking turns. Data: the bundled CASC "
+        "Census sample (1080 x 13) and the 8-QI ARX Adult lattice (30,162 rows, 6480 nodes, QI "
+        f"{', '.join(ADULT_QI)}; v_max {after['vmax']})."
+        + (" 'before' is the same bench on the sources before the start-up work "
+           f"(measured {before['when']}, load average {before['loadavg_before'][0]:.2f} / "
+           f"{before['loadavg_after'][0]:.2f})." if before else ""),
+        "",
+        md_table(header, rows),
+        "",
+        "Where a command's time goes, in a fresh Python process (seconds, median of "
+        f"{after['repeats']}): importing, reading the input, the first call (which loads the compiled "
+        "kernels from numba's on-disk cache) and a second call in the same process; the difference "
+        "of the two calls is the cache loading.",
+        "",
+        md_table(["work", "sources", "import", "read/open", "first call", "later call", "kernel loading"],
+                 split_rows),
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--src", type=Path, default=REPO / "src", help="sources to measure")
+    parser.add_argument("--label", default="after", help="'after' (default) updates the docs")
+    args = parser.parse_args()
+    saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    saved[args.label] = measure(args.src.resolve(), args.repeats)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(saved, indent=1) + "\n")
+    if args.label == "after":
+        update_section(DOCS / "benchmarks.md", "startup", render(saved), title="Benchmarks")
+        print(f"wrote the startup section of {DOCS / 'benchmarks.md'}")
+
+
+if __name__ == "__main__":
+    main()

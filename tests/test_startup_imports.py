@@ -1,0 +1,158 @@
+"""What a fresh process imports: ``import incrowd`` and ``--version``/``--help`` stay light, and
+each command loads only what it runs. Checked in new processes through ``sys.modules``, never
+by timing; the names stay importable exactly as before.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import incrowd
+
+HEAVY = ["pandas", "numba", "duckdb", "sklearn", "scipy", "pyarrow", "dask", "distributed", "fastapi",
+         "uvicorn"]
+CENSUS = Path(incrowd.__file__).parent / "datasets" / "census.csv"
+
+# run the CLI's entry point in a fresh interpreter and report which heavy modules it loaded
+CLI = """
+import json, sys
+argv, heavy = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+sys.argv = ["incrowd", *argv]
+from incrowd.cli import main
+code = 0
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code or 0
+print("\\n@@" + json.dumps({"code": code, "loaded": [m for m in heavy if m in sys.modules]}))
+"""
+
+
+def _fresh(code: str, *args: str) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def _cli(*argv: str) -> tuple[dict, str]:
+    done = _fresh(CLI, json.dumps(list(argv)), json.dumps(HEAVY))
+    out, _, tail = done.stdout.rpartition("\n@@")
+    return json.loads(tail), out
+
+
+def test_import_incrowd_loads_no_heavy_dependency():
+    done = _fresh("import json, sys, incrowd\n"
+                  f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))")
+    assert json.loads(done.stdout) == []
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["microaggregate", "--help"], ["negotiate", "--help"],
+                                  ["incremental", "plan", "--help"], ["lattice", "build", "--help"]])
+def test_version_and_help_load_no_heavy_dependency(argv):
+    report, out = _cli(*argv)
+    assert report == {"code": 0, "loaded": []}
+    if argv == ["--version"]:
+        assert out.strip() == f"incrowd {incrowd.__version__}"
+    else:
+        assert "Usage" in out
+
+
+def test_help_still_lists_the_methods_strategies_and_na_texts():
+    from incrowd._na_values import NA_HELP
+    from incrowd.incremental import STRATEGIES
+    from incrowd.incremental._strategy_names import STRATEGY_NAMES
+    from incrowd._methods import METHOD_NAMES
+
+    assert METHOD_NAMES == tuple(incrowd.METHODS)
+    assert STRATEGY_NAMES == tuple(STRATEGIES)
+    assert "'NA'" in NA_HELP
+    _, out = _cli("microaggregate", "--help")
+    assert "mona-2d" in " ".join(out.split())
+
+
+def test_every_public_name_imports_from_a_fresh_process():
+    code = ("import incrowd, incrowd.generalization as g, incrowd.incremental as i\n"
+            "from incrowd import *\n"
+            "from incrowd.generalization import *\n"
+            "from incrowd.incremental import *\n"
+            "for module in (incrowd, g, i):\n"
+            "    for name in module.__all__:\n"
+            "        assert getattr(module, name) is not None, name\n"
+            "    assert set(module.__all__) <= set(dir(module)), module\n"
+            "assert {'data', 'exceptions', 'metrics', 'microaggregation'} <= set(dir(incrowd))\n"
+            "print('ok')")
+    assert _fresh(code).stdout.strip() == "ok"
+
+
+def test_names_are_the_same_objects_as_in_their_modules():
+    from incrowd import MDAV, microaggregate, read_table
+    from incrowd.data import read_table as from_data
+    from incrowd.generalization import Lattice, negotiate
+    from incrowd.generalization._lattice import Lattice as lattice_class
+    from incrowd.generalization._negotiate import negotiate as negotiate_function
+    from incrowd.microaggregation import MDAV as mdav_class
+
+    assert MDAV is mdav_class and read_table is from_data and Lattice is lattice_class
+    assert negotiate is negotiate_function and callable(microaggregate)
+    assert incrowd.data.read_table is from_data  # submodules stay reachable as attributes
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="has no attribute 'nothing_here'"):
+        incrowd.nothing_here  # noqa: B018
+    assert not hasattr(incrowd.generalization, "nothing_here")
+
+
+def test_microaggregate_loads_neither_scikit_learn_nor_dask_nor_the_web(tmp_path):
+    report, _ = _cli("microaggregate", str(CENSUS), "--k", "5", "--method", "mdav", "-o", str(tmp_path / "o.csv"),
+                     "--quiet")
+    assert report["code"] == 0 and (tmp_path / "o.csv").exists()
+    assert not {"sklearn", "dask", "distributed", "fastapi", "uvicorn"} & set(report["loaded"])
+
+
+def test_plan_with_the_quadratic_model_loads_no_heavy_dependency():
+    report, out = _cli("incremental", "plan", "--rows", "50000", "--varsigma", "5", "--tau-end", "0.5",
+                       "--model", "quadratic", "--json")
+    assert report == {"code": 0, "loaded": []}
+    assert json.loads(out)["rows"] == 50000
+
+
+@pytest.fixture(scope="module")
+def lattice_file(tmp_path_factory):
+    from incrowd.generalization import Lattice
+
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"age": rng.integers(18, 90, 600), "hours": rng.integers(1, 80, 600),
+                          "zip": rng.integers(0, 40, 600)})
+    lattice = Lattice.build(frame, ["age", "hours", "zip"], intervals={"age": [5, 10, 20], "hours": [10, 20],
+                                                                       "zip": [4, 8]})
+    path = tmp_path_factory.mktemp("lattice") / "l.duckdb"
+    lattice.save(path)
+    return path, lattice
+
+
+def _without_seconds(answer: dict) -> dict:
+    return {key: value for key, value in answer.items() if "seconds" not in key}
+
+
+def test_negotiate_command_loads_no_compiled_kernel_and_answers_like_the_api(lattice_file):
+    from incrowd.generalization import negotiate
+
+    path, lattice = lattice_file
+    for k, levels, supp in ((10, "age=1,hours=1", "1%"), (3, "age=2,hours=0,zip=1", "0"), (40, None, "10%")):
+        argv = ["negotiate", str(path), "--k", str(k), "--max-suppression", supp, "--json"]
+        if levels:
+            argv += ["--max-levels", levels]
+        report, out = _cli(*argv)
+        assert report["code"] == 0
+        assert not {"numba", "sklearn", "scipy", "dask", "fastapi"} & set(report["loaded"])
+        max_levels = dict((a, int(v)) for a, v in (p.split("=") for p in levels.split(","))) if levels else None
+        expected = negotiate(lattice, k=k, max_levels=max_levels, max_suppression=supp).to_dict()
+        assert _without_seconds(json.loads(out)) == _without_seconds(expected)
