@@ -228,3 +228,24 @@ def test_negotiation_reports_compile_seconds_apart():
     lattice = Lattice.build(frame, ["age", "hours"], intervals={"age": [5, 10], "hours": [10, 20]})
     answer = negotiate(lattice, k=5, max_suppression="5%").to_dict()
     assert answer["compile_seconds"] >= 0 and answer["seconds"] >= 0
+
+
+SHARED_MONDRIAN = textwrap.dedent("""
+    import numpy as np
+    from incrowd.microaggregation import MONA, Mondrian, MondrianV2D
+    from incrowd.microaggregation._mondrian_kernel import mondrian_labels, mondrian_subtree_labels
+
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    for est in (Mondrian(k=5), MondrianV2D(k=5, diagonals="unit"), MONA(k=5, max_rounds=2)):
+        est.fit(X)
+    print(len(mondrian_subtree_labels.signatures), len(mondrian_labels.signatures))
+""")
+
+
+def test_mondrian_and_mona_share_one_compiled_kernel():
+    """The Mondrian family and MONA call the cut kernel with the same argument types, so a
+    machine compiles it once for all of them (not once per entry point)."""
+    done = subprocess.run([sys.executable, "-c", SHARED_MONDRIAN], capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "0"]
