@@ -166,10 +166,11 @@ def test_warmup_compiles_what_a_real_call_then_uses():
 
     from incrowd.cli import app
 
-    done = CliRunner().invoke(app, ["warmup", "--methods", "mdav-plus,incremental", "--json"])
+    done = CliRunner().invoke(app, ["warmup", "--methods", "mdav-plus,incremental",
+                                    "--methods", "generalization", "--json"])
     assert done.exit_code == 0, done.output
     report = json.loads(done.stdout)
-    assert [t["name"] for t in report["targets"]] == ["mdav-plus", "incremental"]
+    assert [t["name"] for t in report["targets"]] == ["mdav-plus", "incremental", "generalization"]
     assert all(t["compile_seconds"] >= 0 and len(t["shapes"]) >= 2 for t in report["targets"])
     from incrowd.datasets import load_census
 
