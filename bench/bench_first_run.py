@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -63,19 +64,26 @@ def build_env(work: Path, deps_from_index: bool) -> Path:
     return env_dir / "bin"
 
 
-def timed(args: list[str], cache: Path, cwd: Path) -> tuple[float, dict | None, str]:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(args: list[str], cache: Path, cwd: Path) -> tuple[float, dict | None, str, float]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NUMBA_CACHE_DIR")}
     env["NUMBA_CACHE_DIR"] = str(cache)
+    cpu0 = _children_cpu()
     t0 = time.perf_counter()
     done = subprocess.run(args, capture_output=True, text=True, env=env, cwd=cwd)
     wall = time.perf_counter() - t0
+    cpu = _children_cpu() - cpu0
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed:\n{done.stderr}")
     try:
         report = json.loads(done.stdout)
     except ValueError:
         report = None
-    return wall, report, done.stderr
+    return wall, report, done.stderr, cpu
 
 
 def measure(bin_dir: Path, work: Path, methods: list[str], repeats: int, demo: bool) -> list[dict]:
@@ -90,9 +98,10 @@ def measure(bin_dir: Path, work: Path, methods: list[str], repeats: int, demo: b
     for name, args in jobs:
         for r in range(repeats):
             with tempfile.TemporaryDirectory(prefix="numba-cache-", dir=work) as cache:
-                first_wall, first, first_err = timed(args, Path(cache), work)
-                second_wall, second, _ = timed(args, Path(cache), work)
-            rows.append({"name": name, "repeat": r, "first_wall": first_wall,
+                first_wall, first, first_err, first_cpu = timed(args, Path(cache), work)
+                second_wall, second, _, second_cpu = timed(args, Path(cache), work)
+            rows.append({"name": name, "repeat": r, "first_wall": first_wall, "first_cpu": first_cpu,
+                         "second_cpu": second_cpu,
                          "first_compile": _field(first, "compile_seconds"),
                          "first_seconds": _seconds(first), "notice": "compiling kernels" in first_err,
                          "second_wall": second_wall, "second_compile": _field(second, "compile_seconds"),
@@ -137,18 +146,21 @@ def table(rows: list[dict], repeats: int, methods: list[str]) -> str:
         "second loads the compiled kernels from the cache. `demo` is `incrowd demo --json` (every "
         "method, k = 5; its seconds are the sum of the methods' own). Wall: the process, start "
         "to exit; compile: `compile_seconds` of the report (numba compiling and loading cached "
-        "kernels); seconds: the algorithm alone, as the report says. "
+        "kernels); seconds: the algorithm alone, as the report says; CPU: user + system time of the "
+        "process, which contention from other processes inflates far less than wall time. "
         f"{repeats} repeat(s) per row" + ("; median (worst)." if repeats > 1 else "."),
         "",
-        "| command | first wall s | first compile s | first seconds | notice | second wall s | second compile s | second seconds |",
-        "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
+        "| command | first wall s | first CPU s | first compile s | first seconds | notice | second wall s | second CPU s | second compile s | second seconds |",
+        "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
     ]
     for name in names:
         rs = [r for r in rows if r["name"] == name]
         lines.append(
-            f"| {name} | {_fmt([r['first_wall'] for r in rs])} | {_fmt([r['first_compile'] for r in rs])} | "
+            f"| {name} | {_fmt([r['first_wall'] for r in rs])} | {_fmt([r['first_cpu'] for r in rs])} | "
+            f"{_fmt([r['first_compile'] for r in rs])} | "
             f"{_fmt([r['first_seconds'] for r in rs], 3)} | {'yes' if all(r['notice'] for r in rs) else 'no'} | "
-            f"{_fmt([r['second_wall'] for r in rs])} | {_fmt([r['second_compile'] for r in rs], 2)} | "
+            f"{_fmt([r['second_wall'] for r in rs])} | {_fmt([r['second_cpu'] for r in rs])} | "
+            f"{_fmt([r['second_compile'] for r in rs], 2)} | "
             f"{_fmt([r['second_seconds'] for r in rs], 3)} |")
     aim = [r["first_wall"] for r in rows if r["name"] == AIM_METHOD]
     if aim:

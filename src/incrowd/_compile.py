@@ -50,6 +50,8 @@ class CompileClock:
         self._depth += 1
 
     def _lock_end(self) -> None:
+        if self._depth == 0:  # the lock was taken before this clock started listening
+            return
         self._depth -= 1
         if self._depth == 0:
             self.seconds += time.perf_counter() - self._t0
@@ -69,16 +71,24 @@ def _thread_total() -> CompileClock:
     return total
 
 
+def _install_if_loaded() -> None:
+    # a path that runs without numba (the plain negotiation twin) must not load it for a clock;
+    # code that calls a compiled kernel has imported numba before it reads the clock
+    if not _installed and "numba" in sys.modules:
+        _install()
+
+
 def compiled_so_far() -> float:
-    """Seconds this thread has spent in numba's compiler since the listeners were installed."""
-    _install()
+    """Seconds this thread has spent in numba's compiler since the listeners were installed
+    (never imports numba: 0 while it is not loaded)."""
+    _install_if_loaded()
     return _thread_total().seconds
 
 
 def work_clock() -> float:
     """``time.perf_counter()`` that stands still while this thread is in numba's compiler: the
     difference of two readings is the work between them, compiling left out."""
-    _install()
+    _install_if_loaded()
     return time.perf_counter() - _thread_total().seconds
 
 

@@ -25,7 +25,7 @@ _QUICK = {
     "mona-2d": {"max_rounds": 2},
 }
 #: the extra targets beyond the methods
-EXTRA = ("incremental",)
+EXTRA = ("incremental", "generalization")
 
 
 @dataclass
@@ -90,6 +90,9 @@ def _run(target: str, rows: int, cols: int) -> None:
     if target == "incremental":
         _run_incremental(rows, cols)
         return
+    if target == "generalization":
+        _run_generalization(rows, cols)
+        return
     from ._microaggregate import microaggregate
 
     microaggregate(_data(rows, cols), 5, target, random_state=0, **_QUICK.get(target, {}))
@@ -115,3 +118,25 @@ def _run_incremental(rows: int, cols: int) -> None:
             part = late.iloc[i * chunk:(i + 1) * chunk]
             if len(part):
                 session.add(part, strategy)
+
+
+def _run_generalization(rows: int, cols: int) -> None:
+    """A lattice over interval hierarchies (with and without a sensitive column), a negotiation
+    and a generalization: the kernels ``lattice build``, ``negotiate`` and ``generalize`` use."""
+    import numpy as np
+    import pandas as pd
+
+    from .generalization import Lattice, generalize, negotiate
+
+    rng = np.random.default_rng(rows + cols)
+    names = [f"q{j}" for j in range(max(cols, 2))]
+    frame = pd.DataFrame({name: rng.integers(0, 100, rows) for name in names})
+    frame["s"] = rng.integers(0, 4, rows)
+    intervals = {name: [10, 20] for name in names}
+    for sensitive in (None, "s"):
+        lattice = Lattice.build(frame, names, intervals=intervals, sensitive=sensitive)
+        negotiate(lattice, k=3, max_suppression="5%")
+        if sensitive is not None:
+            negotiate(lattice, l=2, max_suppression="5%")
+    generalize(frame, {names[0]: 1, names[1]: 1}, k=3,
+               intervals={name: intervals[name] for name in names[:2]})

@@ -133,7 +133,7 @@ def _report(result: MicroaggregationResult, input_path: Path, output: Path, err:
 
 def _compile_note(summary: dict) -> str:
     c = summary.get("compile_seconds") or 0.0
-    return f" (plus {c:.3f} to compile or load the kernels, not counted)" if c >= 0.0005 else ""
+    return f" (plus {c:.3f} s to compile or load the kernels, not counted)" if c >= 0.0005 else ""
 
 
 @app.command("microaggregate")

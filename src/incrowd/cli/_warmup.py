@@ -14,7 +14,7 @@ def warmup_command(
     methods: Annotated[
         Optional[list[str]],
         typer.Option("--methods", help="Methods to compile for, comma-separated (repeatable); "
-                     "'incremental' names the incremental kernels. Default: all of them.",
+                     "'incremental' and 'generalization' name those commands' kernels. Default: all.",
                      show_default=False),
     ] = None,
     json_output: Annotated[

@@ -25,6 +25,7 @@ from typing import Mapping
 
 import numpy as np
 
+from .._compile import compiled_so_far
 from ..exceptions import ParameterError
 from ._lattice import Histograms, Lattice, check_criterion
 from ._search_plain import FIELDS, search_kernel
@@ -64,6 +65,8 @@ class Negotiation:
     seconds: float
     partial: bool
     runtime_histogram_seconds: float | None = None
+    #: numba compiling (or loading) the search kernel for this call, left out of ``seconds``
+    compile_seconds: float = 0.0
     #: max_suppression as the caller gave it (e.g. "5%"), beside the row count it was read as
     max_suppression_given: str | None = None
 
@@ -87,6 +90,7 @@ class Negotiation:
             "seconds": self.seconds,
             "partial_lattice": self.partial,
             "runtime_histogram_seconds": self.runtime_histogram_seconds,
+            "compile_seconds": self.compile_seconds,
         }
 
 
@@ -200,8 +204,10 @@ def negotiate(lattice: Lattice, *, k: int | None = None, l: int | None = None,
             not bool(materialized.all()))
     negotiate_kernel = search_kernel(lattice.n_nodes)
     known = len(negotiate_kernel.signatures)
+    c0 = compiled_so_far()
     t1 = time.perf_counter()
     out = negotiate_kernel(*args)
+    compile_seconds = compiled_so_far() - c0
     if len(negotiate_kernel.signatures) > known:
         # that call loaded (or compiled) the kernel for these argument types: time the answer,
         # not the loading
@@ -236,5 +242,5 @@ def negotiate(lattice: Lattice, *, k: int | None = None, l: int | None = None,
         criterion=criterion, value=value, max_levels=lattice.level_dict(vmax),
         max_suppression=limit, n_rows=lattice.n_rows, visited=visited, seconds=seconds,
         partial=lattice.is_partial, runtime_histogram_seconds=runtime_seconds,
-        max_suppression_given=str(max_suppression),
+        compile_seconds=compile_seconds, max_suppression_given=str(max_suppression),
     )

@@ -314,7 +314,8 @@ class IncrementalMicroaggregation:
         except IncrowdError:
             return
         if Z.shape[0]:
-            warm_add(st.points, Z, strategy, st.k)
+            with compile_clock():  # a clock also lets the CLI's compile notice see this compile
+                warm_add(st.points, Z, strategy, st.k)
 
     def _duplicates(self, X: np.ndarray, frame: pd.DataFrame, allow: bool) -> tuple[np.ndarray | None, int]:
         """The increment's fingerprints and how many of its rows are already in the state."""

@@ -90,7 +90,10 @@ def as_quasi_identifier_matrix(X) -> tuple[np.ndarray, list[str] | None]:
 
 
 class MicroaggregationEstimator(ClusterTags, Estimator):
-    """Base class: subclasses implement ``_labels(Z, k, rng)`` on standardized data Z."""
+    """Base class: subclasses implement ``_labels(Z, k, rng)`` on standardized data Z.
+
+    ``fit`` sets ``seconds_`` (the fit without compiling) and ``compile_seconds_`` (numba
+    compiling kernels, or loading them from its cache, during the fit; 0 once loaded)."""
 
     def __init__(self, k: int = 5, *, random_state=None):
         self.k = k

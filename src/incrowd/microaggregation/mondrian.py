@@ -60,7 +60,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ._base import MicroaggregationEstimator
-from ._mondrian_kernel import RULE_RANGE, RULE_V2D, RULE_VARIANCE, mondrian_labels
+from ._mondrian_kernel import RULE_RANGE, RULE_V2D, RULE_VARIANCE, mondrian_subtree_labels
 
 _DIAGONALS = ("sum", "unit")
 
@@ -77,6 +77,14 @@ def _check_split_2k(value) -> None:
         raise ParameterError(f"split_2k must be True or False; got {value!r}")
 
 
+def _mondrian(Z, k, rule, unit_diagonals, split_2k):
+    """``mondrian_labels`` through the specialization MONA calls (leaf limit and ancestors as
+    run-time values): Mondrian and MONA then share one compiled kernel per machine, where the
+    wrapper's omitted defaults would compile a second one (about 10 s on a first run)."""
+    return mondrian_subtree_labels(Z, k, rule, bool(unit_diagonals), bool(split_2k), 0,
+                                   np.empty(0, np.int64))
+
+
 class _MondrianBase(MicroaggregationEstimator):
     _rule = RULE_VARIANCE
 
@@ -88,7 +96,7 @@ class _MondrianBase(MicroaggregationEstimator):
         _check_split_2k(self.split_2k)
 
     def _labels(self, Z, k, rng):
-        return mondrian_labels(Z, k, self._rule, False, bool(self.split_2k))
+        return _mondrian(Z, k, self._rule, False, bool(self.split_2k))
 
 
 class Mondrian(_MondrianBase):
@@ -100,7 +108,8 @@ class Mondrian(_MondrianBase):
     rows), the rule of the paper's Table 6.
     See the module docstring for how ties at the median are broken and why. Attributes set by
     ``fit``: ``labels_``, ``n_groups_``, ``group_sizes_``, ``centroids_`` (original units),
-    ``information_loss_`` (SSE/SST on standardized data), ``seconds_``.
+    ``information_loss_`` (SSE/SST on standardized data), ``seconds_`` (the algorithm alone),
+    ``compile_seconds_`` (numba compiling or loading its kernels during the fit).
     """
 
     _rule = RULE_RANGE
@@ -142,4 +151,4 @@ class MondrianV2D(_MondrianBase):
         _check_split_2k(self.split_2k)
 
     def _labels(self, Z, k, rng):
-        return mondrian_labels(Z, k, self._rule, self.diagonals == "unit", bool(self.split_2k))
+        return _mondrian(Z, k, self._rule, self.diagonals == "unit", bool(self.split_2k))
