@@ -41,6 +41,9 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_aims.py
 	$(BIN)/python bench/bench_scaling.py
 	$(BIN)/python bench/load_web.py
+	$(BIN)/python bench/bench_contention.py
+	$(BIN)/python bench/bench_first_run.py
+	$(BIN)/python bench/bench_startup.py
 
 # MONA on 10,000,000 rows in process and on 2 Dask workers (about 15 minutes): docs/scale-out.md
 scale-out: $(STAMP)
