@@ -1,5 +1,5 @@
 """``python -m incrowd.cli`` runs the same command line as ``incrowd``."""
 
-from . import main
+from . import run
 
-main()
+run()
