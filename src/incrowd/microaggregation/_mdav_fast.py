@@ -53,14 +53,14 @@ _REBUILD_MIN = 256
 PARALLEL_FROM = 16384
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _two_sum(a, b):
     s = a + b
     bb = s - a
     return s, (a - (s - bb)) + (b - bb)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _update_sum(x, sign, s_hi, s_lo, abs_sum):
     for j in range(x.shape[0]):
         v = sign * x[j]
@@ -139,7 +139,7 @@ def _screen(X, data, norms, npairs, gap, ids, n_slots, alive_slot, row, seed_slo
                       n_far, gap, sel, far, cand, cand_d)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _take(X, ids, seed_slot, sel, k, group, labels, alive_slot, alive, s_hi, s_lo, abs_sum):
     for t in range(k):
         s = seed_slot if t == 0 else sel[t - 1]
