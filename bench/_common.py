@@ -15,6 +15,7 @@ import fcntl
 import os
 import platform
 import re
+import subprocess
 import sys
 import time
 from contextlib import contextmanager
@@ -217,6 +218,27 @@ def run_child(script: str, *args: object, timeout: float | None = None) -> dict:
     done = subprocess.run([sys.executable, script, "--one", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+class Burner:
+    """A Python busy loop in its own process, keeping one core busy while the context is open."""
+
+    pid = -1
+
+    def __enter__(self):
+        # The loop ends by itself if this process dies without killing it.
+        self.proc = subprocess.Popen([sys.executable, "-c", f"import os\nwhile os.getppid() == {os.getpid()}: pass"])
+        Burner.pid = self.proc.pid
+        time.sleep(0.5)  # let it reach the run queue before the first timing
+        return self
+
+    def __exit__(self, *exc):
+        alive = self.proc.poll() is None
+        Burner.pid = -1
+        self.proc.kill()
+        self.proc.wait()
+        if not alive:
+            raise SystemExit("the CPU burner ended early; the contention figures are not valid")
 
 
 def proc_status(field: str) -> int:

@@ -13,6 +13,7 @@ figure is the median of all its fits, and its worst fit beside it, so a bad time
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -22,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import REPO, fmt_s, machine_line, md_table, median, now_utc, update_section  # noqa: E402
+from _common import REPO, Burner, fmt_s, machine_line, md_table, median, now_utc, update_section  # noqa: E402
 
 KERNELS = {
     "mdav-50k": "MDAV exact kernel (screened passes), Gaussian 50,000 x 15, k = 10",
@@ -111,16 +112,11 @@ def _collect(procs: list[subprocess.Popen]) -> list[float]:
     return times
 
 
-def _burner() -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
-
-
 def measure(kernel: str, mode: str, condition: str, processes: int, repeats: int) -> list[float]:
     """All fit times of one cell: ``processes`` worker processes (pairs for "two")."""
     times: list[float] = []
     for _ in range(processes):
-        burner = _burner() if condition == "burner" else None
-        try:
+        with Burner() if condition == "burner" else contextlib.nullcontext():
             # the warm-up (imports, cache loads) is not timed; the timed fits start together
             procs = [_spawn(kernel, mode, repeats) for _ in range(2 if condition == "two" else 1)]
             for p in procs:
@@ -130,10 +126,6 @@ def measure(kernel: str, mode: str, condition: str, processes: int, repeats: int
                 p.stdin.write("go\n")
                 p.stdin.flush()
             times += _collect(procs)
-        finally:
-            if burner is not None:
-                burner.kill()
-                burner.wait()
     return times
 
 

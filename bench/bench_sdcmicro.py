@@ -47,6 +47,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (  # noqa: E402
+    Burner,
     DATA_NOTES,
     DOCS,
     fmt_s,
@@ -255,27 +256,6 @@ class OthersMeter:
         ours = _process_jiffies(self.pids)
         span = max(total - self.total0, 1)
         return max(0.0, (busy - self.busy0) - (ours - self.ours0)) / span * self.cores
-
-
-class Burner:
-    """A Python busy loop in its own process, keeping one core busy while the context is open."""
-
-    pid = -1
-
-    def __enter__(self):
-        # The loop ends by itself if this process dies without killing it.
-        self.proc = subprocess.Popen([sys.executable, "-c", f"import os\nwhile os.getppid() == {os.getpid()}: pass"])
-        Burner.pid = self.proc.pid
-        time.sleep(0.5)  # let it reach the run queue before the first timing
-        return self
-
-    def __exit__(self, *exc):
-        alive = self.proc.poll() is None
-        Burner.pid = -1
-        self.proc.kill()
-        self.proc.wait()
-        if not alive:
-            raise SystemExit("the CPU burner ended early; the contention figures are not valid")
 
 
 def run_condition(label: str, workers: dict, case_list: list[Case], ks: tuple[int, ...], repeats: int,
