@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from . import _arrow_types, _compression, _csv_text
+from . import _arrow_types, _compression, _csv_text, _small
 from ._atomic import atomic_output, is_stdout, write_csv_stdout
 from ._csv_text import NA_HELP, NA_VALUES, Parse
 from .exceptions import DataError, DataWarning, ParameterError
@@ -341,7 +341,7 @@ def group_means(X: np.ndarray, labels: np.ndarray, n_groups: int | None = None) 
     g = int(labels.max()) + 1 if n_groups is None else n_groups
     counts = np.bincount(labels, minlength=g).astype(np.float64)
     lab = labels.astype(np.int64, copy=False)
-    sums = _group_sums(X, lab, g)
+    sums = _small.group_sums(X, lab, g) if _small.prefer_numpy(*X.shape) else _group_sums(X, lab, g)
     redo = ~np.isfinite(sums).all(axis=0)
     if not redo.any():
         return sums / counts[:, None]

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
+from . import _small
 from .data import group_means, standardize
 from .exceptions import DataError, ParameterError
 
@@ -39,13 +40,19 @@ def sse(X, labels) -> float:
     counts = np.bincount(lab)
     dense = lab if counts.all() else np.unique(lab, return_inverse=True)[1]  # ids 0..g-1 already: no sort
     centroids = group_means(Xa, dense)
-    return float(_squared_deviations(Xa, dense, centroids))
+    return _deviations(Xa, dense, centroids)
 
 
 def sst(X) -> float:
     """Sum of squared distances of each row to the global centroid (in the units of X)."""
     Xa = _as_2d(X)
-    return float(_squared_deviations(Xa, np.zeros(Xa.shape[0], np.int64), Xa.mean(axis=0)[None, :]))
+    return _deviations(Xa, np.zeros(Xa.shape[0], np.int64), Xa.mean(axis=0)[None, :])
+
+
+def _deviations(X, group, centers) -> float:
+    if _small.prefer_numpy(*X.shape):
+        return float(_small.squared_deviations(X, group, centers))
+    return float(_squared_deviations(X, group, centers))
 
 
 @njit(cache=True)

@@ -89,6 +89,9 @@ def run() -> None:
     """The ``incrowd`` program (console script and ``python -m incrowd.cli``): :func:`main`,
     then a quick exit (:func:`_exit_now`). Code that calls :func:`main` itself gets its
     ``SystemExit`` as before."""
+    from .. import _process
+
+    _process.program = True
     try:
         main()
     except SystemExit as stop:
@@ -224,6 +227,9 @@ def microaggregate_command(
 
     OUTPUT is written atomically, and only after the aggregated table was verified k-anonymous.
     """
+    from .. import _process
+
+    _process.one_shot = _process.program and scheduler is None
     with user_errors():
         qis = names(qi, "--qi")
         ids = names(identifiers, "--id")

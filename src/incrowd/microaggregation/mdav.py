@@ -5,6 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .. import _small
 from ..exceptions import ParameterError
 from ._base import MicroaggregationEstimator
 from ._adaptive import new_tuner, next_fit
@@ -23,6 +24,8 @@ def mdav_exact_labels(Z, k):
     and 15: its box bounds prune little beyond a few dimensions)."""
     if Z.size and not np.abs(Z).max() < 1e15:
         return mdav_labels(Z, k)  # the fast kernel's error bounds assume this range
+    if _small.prefer_numpy_mdav(Z.shape[0], Z.shape[1], k):
+        return _small.mdav_labels(Z, k)
     narrow = Z.shape[0] >= NARROW_FROM and bool(np.ptp(Z, axis=0).max() <= NARROW_MAX_RANGE)
     if (Z.shape[0] < PARALLEL_FROM or numba.get_num_threads() < 2
             or not PARALLEL_LOCK.acquire(blocking=False)):
