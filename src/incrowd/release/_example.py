@@ -1,7 +1,7 @@
 """A starting release specification from a file's columns and types, for the curator to edit.
 
 The guesses are plain and said in comments: a column whose every value is distinct is an
-identifier; a column of numbers with many distinct values is numeric; anything else is
+identifier (a column of numbers only when its name says so, e.g. "id"); a column of numbers with many distinct values is numeric; anything else is
 categorical (flat: a value or "*", until a hierarchy file is named). Sensitive columns cannot
 be guessed: the spec says where to mark them.
 """
@@ -26,7 +26,9 @@ def _guess(column: pd.Series) -> tuple[str, str]:
     n = int(values.shape[0])
     numbers = pd.to_numeric(values, errors="coerce")
     numeric = n > 0 and not numbers.isna().any()
-    if n > 1 and distinct == n and (not numeric or distinct > 0.99 * len(column)):
+    name = str(column.name).lower()
+    id_like = name in ("id", "ident", "identifier", "respondent", "record") or name.endswith(("_id", "-id", " id"))
+    if n > 1 and distinct == n and (not numeric or id_like):
         return "identifier", f"every value is distinct ({distinct} values)"
     if numeric and distinct > _FEW_VALUES:
         return "numeric", f"numbers, {distinct} distinct values"

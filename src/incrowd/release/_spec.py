@@ -69,7 +69,7 @@ class ReleaseSpec:
     refine: bool = True
     max_seconds: float | None = None
     random_state: int | None = 0
-    source: str = "the spec"
+    source: str = field(default="the spec", compare=False)
 
     def names(self, role: str) -> list[str]:
         return [c.name for c in self.columns.values() if c.role == role]
