@@ -1,6 +1,8 @@
 """Process start-up: how long a fresh ``incrowd`` process takes, warm caches, for everyday commands.
 
-Run from the repository root: ``.venv/bin/python bench/bench_startup.py [--repeats 5]``
+Run from the repository root: ``.venv/bin/python bench/bench_startup.py [--repeats 5]
+[--compare OLD/src --compare-note 'commit ...']`` (``--compare``: older sources measured in the
+same loop, taking turns, so both see the same machine)
 (``--render`` redraws the section from the JSON without measuring).
 Writes the section ``startup`` of ``docs/benchmarks.md`` and the raw figures to
 ``bench/results/startup.json`` (one entry per ``--label``).
@@ -130,18 +132,21 @@ def _vmax(lattice: Path, env: dict[str, str]) -> dict[str, int]:
     return json.loads(done.stdout)
 
 
-def measure(src: Path, repeats: int) -> dict:
-    env = _env(src)
+def measure(srcs: dict[str, Path], repeats: int) -> dict[str, dict]:
+    """Each label's sources, measured in one loop that takes turns between them (and between
+    the commands), so that a slow spell of the shared machine falls on all of them alike."""
+    envs = {label: _env(src) for label, src in srcs.items()}
     cli = _incrowd()
     adult = data_dir() / "adult_arx"
     if not (adult / "adult.csv").exists():
         raise SystemExit(f"{adult / 'adult.csv'} not found; set INCROWD_DATA to the folder holding adult_arx/")
+    first = next(iter(envs.values()))
     with tempfile.TemporaryDirectory(prefix="incrowd-startup-") as tmp:
         work = Path(tmp)
         lattice = work / "adult8.duckdb"
         _run([*cli, "lattice", "build", str(adult / "adult.csv"), "--hierarchies", str(adult),
-              "--qi", ",".join(ADULT_QI), "-o", str(lattice), "--quiet"], env, work)
-        vmax = _vmax(lattice, env)
+              "--qi", ",".join(ADULT_QI), "-o", str(lattice), "--quiet"], first, work)
+        vmax = _vmax(lattice, first)
         levels = ",".join(f"{a}={v}" for a, v in vmax.items())
         plan = ["incremental", "plan", "--rows", "50000", "--varsigma", "5", "--tau-end", "0.5"]
         argvs = {
@@ -155,38 +160,45 @@ def measure(src: Path, repeats: int) -> dict:
             "plan": [*cli, *plan, "--model", "quadratic"],
             "plan-fit": [*cli, *plan],
         }
-        for argv in argvs.values():  # warm: numba's cache written/loaded, files in the OS cache
-            _run(argv, env, work)
+        for env in envs.values():  # warm: numba's cache written/loaded, files in the OS cache
+            for argv in argvs.values():
+                _run(argv, env, work)
         load_before = os.getloadavg()
-        walls: dict[str, list[float]] = {key: [] for key in argvs}
-        cpus: dict[str, list[float]] = {key: [] for key in argvs}
+        walls = {label: {key: [] for key in argvs} for label in envs}
+        cpus = {label: {key: [] for key in argvs} for label in envs}
         for _ in range(repeats):
             for key, argv in argvs.items():
-                wall, cpu = _run(argv, env, work)
-                walls[key].append(wall)
-                cpus[key].append(cpu)
-                print(f"{key:15s} {wall:.3f} s wall, {cpu:.3f} s CPU", flush=True)
+                for label, env in envs.items():
+                    wall, cpu = _run(argv, env, work)
+                    walls[label][key].append(wall)
+                    cpus[label][key].append(cpu)
+                    print(f"{label:7s} {key:15s} {wall:.3f} s wall, {cpu:.3f} s CPU", flush=True)
         load_after = os.getloadavg()
         (work / "trivial_kernel.py").write_text(
             "from numba import njit\n\n\n@njit(cache=True)\ndef add_one(x):\n    return x + 1\n")
-        subprocess.run([sys.executable, "-c", SPLIT, "numba", str(work)], env=env, capture_output=True, check=True,
+        subprocess.run([sys.executable, "-c", SPLIT, "numba", str(work)], env=first, capture_output=True, check=True,
                        cwd=work)  # writes its cache
-        split = {}
-        whats = [("mdav", [str(CENSUS)]), ("negotiate", [str(lattice), json.dumps(vmax)]), ("numba", [str(work)])]
-        if (src / "incrowd" / "generalization" / "_search_plain.py").exists():
-            whats.append(("negotiate-one", [str(lattice), json.dumps(vmax)]))
+        split: dict[str, dict] = {label: {} for label in envs}
+        whats = [("mdav", [str(CENSUS)]), ("negotiate", [str(lattice), json.dumps(vmax)]), ("numba", [str(work)]),
+                 ("negotiate-one", [str(lattice), json.dumps(vmax)])]
         for what, args in whats:
-            rows = []
+            rows: dict[str, list] = {label: [] for label in envs}
             for _ in range(repeats):
-                done = subprocess.run([sys.executable, "-c", SPLIT, what, *args], env=env, capture_output=True,
-                                      text=True, check=True, cwd=work)
-                rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
-            split[what] = {key: [r[key] for r in rows] for key in rows[0]}
-    return {
-        "when": now_utc(), "machine": machine_line(), "src": str(src), "repeats": repeats,
+                for label, env in envs.items():
+                    if what == "negotiate-one" and not (srcs[label] / "incrowd" / "generalization"
+                                                        / "_search_plain.py").exists():
+                        continue
+                    done = subprocess.run([sys.executable, "-c", SPLIT, what, *args], env=env, capture_output=True,
+                                          text=True, check=True, cwd=work)
+                    rows[label].append(json.loads(done.stdout.strip().splitlines()[-1]))
+            for label, got in rows.items():
+                if got:
+                    split[label][what] = {key: [r[key] for r in got] for key in got[0]}
+    return {label: {
+        "when": now_utc(), "machine": machine_line(), "src": str(srcs[label]), "repeats": repeats,
         "loadavg_before": load_before, "loadavg_after": load_after, "vmax": levels,
-        "wall": walls, "cpu": cpus, "split": split,
-    }
+        "wall": walls[label], "cpu": cpus[label], "split": split[label],
+    } for label in envs}
 
 
 def _s(values: list[float] | None) -> str:
@@ -232,7 +244,10 @@ def render(saved: dict) -> str:
         f"{after['repeats']} times as a fresh process, the commands taking turns. Data: the bundled CASC "
         "Census sample (1080 x 13) and the 8-QI ARX Adult lattice (30,162 rows, 6480 nodes, QI "
         f"{', '.join(ADULT_QI)}; v_max {after['vmax']})."
-        + (" 'before' is the same bench on the sources before the start-up work "
+        + (" 'before' is the same bench on the sources before the start-up work, measured in the same "
+           "loop, taking turns with this checkout " + (f"({before['note']})." if before.get("note") else ".")
+           if before and before.get("interleaved") else
+           " 'before' is the same bench on the sources before the start-up work "
            + (f"({before['note']}; " if before.get("note") else "(")
            + f"measured {before['when']}, load average {before['loadavg_before'][0]:.2f} / "
            f"{before['loadavg_after'][0]:.2f})." if before else ""),
@@ -254,6 +269,10 @@ def render(saved: dict) -> str:
         "by the first compiled function of any kind (the last row: numba sets up its code generator and "
         "imports its implementations, scipy's BLAS bindings among them); MDAV's four kernels then load in "
         "a few hundredths of a second, so fewer or larger cached kernels would not change it. "
+        "That start is why the `incrowd microaggregate` program computes a small file (MDAV up to "
+        "about 0.15 s of numpy work, e.g. 2,000 x 13 at k = 2) with numpy twins of its kernels, "
+        "which do the same arithmetic in the same order and so give the same groups bit for bit, "
+        "and never starts numba (the API, the web UI and larger files keep the kernels). "
         "`incrowd negotiate` answers one request per process, so it runs the search as plain Python "
         "(the kernel's own source) and never starts numba; the API and the web UI keep the compiled kernel.",
         "",
@@ -269,11 +288,20 @@ def main() -> None:
     parser.add_argument("--src", type=Path, default=REPO / "src", help="sources to measure")
     parser.add_argument("--label", default="after", help="'after' (default) updates the docs")
     parser.add_argument("--note", default="", help="what the sources are, e.g. 'commit 0f9ca64'")
+    parser.add_argument("--compare", type=Path, default=None,
+                        help="older sources measured as 'before' in the same loop, taking turns")
+    parser.add_argument("--compare-note", default="", help="what the --compare sources are")
     parser.add_argument("--render", action="store_true", help="redraw the docs from the JSON, measure nothing")
     args = parser.parse_args()
     saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     if not args.render:
-        saved[args.label] = {**measure(args.src.resolve(), args.repeats), "note": args.note}
+        srcs = {args.label: args.src.resolve()}
+        if args.compare is not None:
+            srcs["before"] = args.compare.resolve()
+        got = measure(srcs, args.repeats)
+        saved[args.label] = {**got[args.label], "note": args.note}
+        if args.compare is not None:
+            saved["before"] = {**got["before"], "note": args.compare_note, "interleaved": True}
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(saved, indent=1) + "\n")
     if args.label == "after" or args.render:

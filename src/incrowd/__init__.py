@@ -35,6 +35,7 @@ __version__ = "0.1.0"
 if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
     from . import generalization, incremental
     from ._microaggregate import MicroaggregationResult, microaggregate
+    from .release import PublishResult, publish
     from .data import read_table, write_table
     from .metrics import (information_loss, sse, sst, verify_k_anonymity, verify_l_diversity,
                           verify_t_closeness)
@@ -57,6 +58,8 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
 _LAZY = {
     "microaggregate": "._microaggregate",
     "MicroaggregationResult": "._microaggregate",
+    "publish": ".release._release",
+    "PublishResult": ".release._release",
     "read_table": ".data",
     "write_table": ".data",
     **dict.fromkeys(["information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity",
@@ -67,11 +70,13 @@ _LAZY = {
 
 
 #: submodules a bare ``import incrowd`` used to load, listed by ``dir(incrowd)`` as before
-_SUBMODULES = ("data", "exceptions", "metrics", "microaggregation", "generalization", "incremental")
+_SUBMODULES = ("data", "exceptions", "metrics", "microaggregation", "generalization", "incremental", "release")
 
 __getattr__, __dir__ = _lazy.attach(__name__, _LAZY, _SUBMODULES)
 
 __all__ = [
+    "publish",
+    "PublishResult",
     "microaggregate",
     "MicroaggregationResult",
     "METHODS",

@@ -20,6 +20,7 @@ from ..exceptions import DataError, ParameterError, VerificationError
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
+from ._publish import publish_command
 from ._serve import serve_command
 from ._usage import OneLineUsageErrors
 from ._warmup import warmup_command
@@ -72,6 +73,7 @@ app.add_typer(incremental_app, name="incremental")
 app.add_typer(lattice_app, name="lattice")
 app.command("negotiate")(negotiate_command)
 app.command("generalize")(generalize_command)
+app.command("publish")(publish_command)
 app.command("serve")(serve_command)
 app.command("warmup")(warmup_command)
 

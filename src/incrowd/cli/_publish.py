@@ -1,0 +1,126 @@
+"""``incrowd publish``: one release of a survey file over numeric and categorical
+quasi-identifiers together, as a release specification says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .. import _lazy
+from .._atomic import is_stdout
+from ..exceptions import ParameterError
+from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
+from ._options import JsonOption, QuietOption
+
+read_table = _lazy.function("incrowd.data", "read_table")
+table_format = _lazy.function("incrowd.data", "table_format")
+write_table = _lazy.function("incrowd.data", "write_table")
+load_spec = _lazy.function("incrowd.release._spec", "load_spec")
+publish = _lazy.function("incrowd.release._release", "publish")
+example_toml = _lazy.function("incrowd.release._example", "example_toml")
+
+
+def publish_command(
+    data_path: Annotated[Path, typer.Argument(
+        metavar="DATA", help="The file to publish: CSV (delimiter sniffed; .gz, .bz2, .xz ok), Parquet, "
+        "SPSS .sav, Stata .dta, SAS .sas7bdat or .xpt.", show_default=False)],
+    spec_path: Annotated[Optional[Path], typer.Option(
+        "--spec", help="Release specification (TOML): [privacy] k, l, t, max_suppression, strategy, "
+        "method; [columns] a role per column; [missing]. Hierarchy paths are read from the spec's folder.",
+        show_default=False)] = None,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="The release; its extension picks the format (CSV, Parquet, .sav, .dta). "
+        "Written atomically, and only after it was verified k-anonymous over all quasi-identifiers "
+        "(and l-diverse, t-close where asked). Never one of the inputs.", show_default=False)] = None,
+    report_path: Annotated[Optional[Path], typer.Option(
+        "--report", help="Also write the release report: .json, or .html (one self-contained page).",
+        show_default=False)] = None,
+    example_spec: Annotated[bool, typer.Option(
+        "--example-spec", help="Print a starting specification for DATA (roles guessed from the "
+        "columns' types, to edit) and exit.")] = False,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Publish DATA as one release that is k-anonymous over all its quasi-identifiers together
+    (numeric ones microaggregated, categorical ones generalized), with l-diversity and
+    t-closeness of sensitive columns where the spec asks.
+
+    Start with 'incrowd publish DATA --example-spec > release.toml', edit the roles, then
+    'incrowd publish DATA --spec release.toml -o release.csv'.
+    """
+    with user_errors():
+        if example_spec:
+            data = read_table(data_path)
+            typer.echo(example_toml(data, data_path.name), nl=False)
+            return
+        if spec_path is None:
+            raise ParameterError("--spec is required (or --example-spec to print a starting one)")
+        if output is None:
+            raise ParameterError("--output/-o is required: where to write the release")
+        spec = load_spec(spec_path)
+        hierarchy_files = tuple(c.hierarchy for c in spec.columns.values() if c.hierarchy is not None)
+        check_output_path(output, (data_path, spec_path, *hierarchy_files))
+        if report_path is not None:
+            if report_path.suffix.lower() not in (".json", ".html", ".htm"):
+                raise ParameterError(f"--report {report_path}: give a .json or .html file")
+            check_output_path(report_path, (data_path, spec_path, output, *hierarchy_files), what="report",
+                              stdout_ok=False)
+        with stages(4, quiet=quiet or json_output) as progress:
+            progress.stage(f"reading {data_path.name}")
+            numeric = [c.name for c in spec.columns.values() if c.role == "numeric"]
+            data = read_table(data_path, parse=numeric or None)
+            progress.stage(f"publishing {data.shape[0]} rows ({spec.strategy}, k={spec.k})")
+            result = publish(data, spec)
+            progress.stage(f"writing {output.name}")
+            sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
+            write_table(result.table, output, sep=sep, inputs=(data_path, spec_path, *hierarchy_files))
+            if report_path is not None:
+                from ..release._report_file import write_report
+
+                write_report(result, report_path, inputs=(data_path, spec_path, output))
+    info = {**result.summary(), "input": str(data_path), "output": str(output)}
+    to_stderr = is_stdout(output)
+    if json_output:
+        print_json(info, err=to_stderr)
+        return
+    print_lines(summary_lines(info), err=to_stderr)
+
+
+def summary_lines(info: dict) -> list[tuple[str, str]]:
+    privacy = [f"k={info['k']}"]
+    if info.get("l") is not None:
+        privacy.append(f"l={info['l']}")
+    if info.get("t") is not None:
+        privacy.append(f"t={info['t']}")
+    sensitive = ", ".join(info.get("sensitive") or []) or "none"
+    lines = [
+        ("input", info.get("input", "")),
+        ("strategy", f"{info['strategy']} (method {info['method']})"),
+        ("privacy", ", ".join(privacy) + f"; sensitive: {sensitive}"),
+        ("quasi-identifiers", f"numeric {', '.join(info['numeric']) or '-'}; categorical "
+                              f"{', '.join(info['categorical']) or '-'}"),
+    ]
+    if info.get("levels"):
+        lines.append(("levels", ", ".join(f"{a}={v}" for a, v in info["levels"].items())))
+    lines += [
+        ("rows", f"{info['rows_in']} in, {info['rows_out']} out"),
+        ("suppressed", f"{info['suppressed']} rows ({100 * info['suppressed_fraction']:.3f} %)"),
+        ("classes", f"{info['classes']}, smallest {info['min_class_size']} rows"),
+        ("numeric IL", f"{100 * info['numeric_information_loss']:.3f} % (SSE/SST of the numeric QIs)"),
+        ("categorical loss", f"NCP {info['categorical_ncp']:.4f}, mean generalization height "
+                             f"{info['mean_generalization_height']:.3f}"),
+        ("seconds", f"{info['seconds']:.3f}" + (f" (plus {info['compile_seconds']:.3f} s to compile or load the "
+                                               "kernels, not counted)" if info.get("compile_seconds", 0) > 0.0005
+                                               else "")),
+        ("verified", " and ".join(["k-anonymous over all quasi-identifiers"]
+                                  + (["l-diverse"] if info.get("l") is not None else [])
+                                  + (["t-close"] if info.get("t") is not None else [])) + " before writing"),
+    ]
+    if info.get("output"):
+        lines.append(("written", "standard output" if is_stdout(Path(info["output"])) else info["output"]))
+    return lines
+
+
+__all__ = ["publish_command", "summary_lines", "stdout_console"]

@@ -1,0 +1,195 @@
+"""One release over numeric and categorical quasi-identifiers together, verified before it is
+returned: k-anonymous over all quasi-identifiers (the missing pattern included), and l-diverse
+and t-close in every sensitive column when asked."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from .._compile import compile_clock
+from ..exceptions import VerificationError
+from . import _measures
+from ._prepare import Prepared, prepare
+from ._spec import ReleaseSpec, load_spec
+
+
+@dataclass
+class PublishResult:
+    """The release and what was checked about it.
+
+    ``table``: the published rows (identifiers dropped, suppressed rows removed, row order kept,
+    other columns unchanged); ``suppressed``: how many rows were suppressed; ``kept_rows``:
+    positions in the input of the published rows; ``report``: a JSON-ready dict (what
+    :meth:`summary` returns)."""
+
+    table: pd.DataFrame
+    suppressed: int
+    kept_rows: np.ndarray
+    spec: ReleaseSpec
+    report: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        return dict(self.report)
+
+
+def publish(data, spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec, *,
+            base_dir: str | os.PathLike | None = None) -> PublishResult:
+    """Publish ``data`` (a DataFrame or a file path) as ``spec`` says (a TOML file, TOML text, a
+    dict of the same structure, or a :class:`ReleaseSpec`).
+
+    The returned table has been verified k-anonymous over all quasi-identifiers together, and
+    l-diverse and t-close (against the whole input's distribution) in every sensitive column
+    when the spec asks; a table that fails is never returned (:class:`VerificationError`).
+    """
+    spec = load_spec(spec, base_dir)
+    if not isinstance(data, pd.DataFrame):
+        from ..data import read_table
+
+        data = read_table(data)
+    with compile_clock() as clock:
+        t0 = time.perf_counter()
+        prep = prepare(data, spec)
+        if spec.strategy == "joint":
+            from ._joint_release import joint_groups
+
+            groups, levels_per_row, extra = joint_groups(prep)
+        else:
+            groups, levels_per_row, extra = _gtm_groups(prep)
+        groups = _enforce_sensitive(prep, groups, extra.pop("blocks", None))
+        keep = groups >= 0
+        table = _table(prep, groups, levels_per_row, keep)
+        verification = _verify(prep, table)
+        seconds = time.perf_counter() - t0
+    report = _report(prep, groups, levels_per_row, keep, table, verification, extra,
+                     max(seconds - clock.seconds, 0.0), clock.seconds)
+    return PublishResult(table=table, suppressed=int((~keep).sum()), kept_rows=np.flatnonzero(keep),
+                         spec=spec, report=report)
+
+
+def _gtm_groups(prep: Prepared):
+    from . import _gtm
+
+    choice = _gtm.choose(prep)
+    groups = _gtm.microaggregate_classes(prep, choice)
+    levels_per_row = {a: np.full(prep.n, choice.levels[a], np.int64) for a in prep.categorical}
+    extra = {"levels": dict(choice.levels), "nodes_evaluated": choice.nodes_evaluated,
+             "blocks": choice.class_of}
+    return groups, levels_per_row, extra
+
+
+def _enforce_sensitive(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | None) -> np.ndarray:
+    spec = prep.spec
+    if (spec.l is None and spec.t is None) or not prep.sensitive:
+        return groups
+    from ._sensitive import SensitiveColumn, enforce_sensitive
+
+    kept = np.flatnonzero(groups >= 0)
+    if kept.size == 0:
+        return groups
+    local = np.unique(groups[kept], return_inverse=True)[1].ravel().astype(np.int64)
+    points = np.nan_to_num(prep.Z[kept], nan=0.0)
+    columns = [SensitiveColumn(s.name, s.codes[kept], len(s.values), s.ordered, s.reference_counts)
+               for s in prep.sensitive]
+    block = None if blocks is None else blocks[kept]
+    if block is None and prep.pattern.any():
+        block = prep.pattern[kept]  # rows of different missing patterns never share a group
+    merged, failed = enforce_sensitive(local, np.ascontiguousarray(points), columns, l=spec.l, t=spec.t,
+                                       blocks=block)
+    out = np.full(prep.n, -1, np.int64)
+    out[kept] = np.where(failed, -1, merged)
+    return out
+
+
+def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndarray],
+           keep: np.ndarray) -> pd.DataFrame:
+    frame = prep.frame
+    out = frame.drop(columns=prep.identifiers).copy()
+    if prep.numeric and keep.any():
+        g = np.unique(groups[keep], return_inverse=True)[1].ravel()
+        X = prep.X[keep]
+        present = ~np.isnan(X)
+        sums = np.zeros((int(g.max()) + 1, X.shape[1]))
+        counts = np.zeros_like(sums)
+        np.add.at(sums, g, np.where(present, X, 0.0))
+        np.add.at(counts, g, present.astype(np.float64))
+        means = np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
+        published = np.full((prep.n, X.shape[1]), np.nan)
+        published[keep] = np.where(present, means[g], np.nan)
+        for j, name in enumerate(prep.numeric):
+            out[name] = published[:, j]
+    for name in prep.categorical:
+        hierarchy = prep.hierarchies[name]
+        level = levels_per_row[name]
+        if not (level > 0).any():
+            continue  # published as given: the cells stay the input's own
+        column = out[name].astype(object).to_numpy(copy=True)
+        for L in np.unique(level[level > 0]):
+            rows = level == L
+            column[rows] = hierarchy.generalize(prep.codes0[name][rows], int(L))
+        out[name] = column
+    return out.loc[keep].reset_index(drop=True)
+
+
+def _verify(prep: Prepared, table: pd.DataFrame) -> dict[str, Any]:
+    from ..metrics import verify_k_anonymity, verify_l_diversity
+
+    spec = prep.spec
+    qis = [c for c in table.columns if prep.roles.get(c) in ("numeric", "categorical")]
+    report = verify_k_anonymity(table, qis, spec.k)
+    out: dict[str, Any] = {"k_anonymity": report.to_dict()}
+    if not report:
+        raise VerificationError(f"the release is not {spec.k}-anonymous over {qis} ({report.to_dict()}); "
+                                "nothing is published")
+    if spec.l is not None:
+        out["l_diversity"] = {}
+        for s in prep.sensitive:
+            got = verify_l_diversity(table, qis, s.name, spec.l)
+            out["l_diversity"][s.name] = got.to_dict()
+            if not got:
+                raise VerificationError(f"the release is not {spec.l}-diverse in {s.name!r} ({got.to_dict()}); "
+                                        "nothing is published")
+    if spec.t is not None:
+        from ..metrics import verify_t_closeness
+
+        out["t_closeness"] = {}
+        for s in prep.sensitive:
+            got = verify_t_closeness(table, qis, s.name, spec.t,
+                                     ordered=list(s.values) if s.ordered else False,
+                                     reference=prep.frame[s.name])
+            out["t_closeness"][s.name] = got.to_dict()
+            if not got:
+                raise VerificationError(f"the release is not {spec.t}-close in {s.name!r} ({got.to_dict()}); "
+                                        "nothing is published")
+    return out
+
+
+def _report(prep: Prepared, groups, levels_per_row, keep, table, verification, extra, seconds,
+            compile_seconds) -> dict[str, Any]:
+    spec = prep.spec
+    qis = [c for c in table.columns if prep.roles.get(c) in ("numeric", "categorical")]
+    sizes = (table.groupby(qis, dropna=False, sort=False).size().to_numpy() if len(table) and qis
+             else np.zeros(0, np.int64))
+    n = prep.n
+    out: dict[str, Any] = {
+        "strategy": spec.strategy, "method": spec.method, "k": spec.k, "l": spec.l, "t": spec.t,
+        "max_suppression": spec.max_suppression,
+        "numeric": prep.numeric, "categorical": prep.categorical,
+        "sensitive": [s.name for s in prep.sensitive], "identifiers_dropped": prep.identifiers,
+        "missing_numeric": spec.missing_numeric,
+        "rows_in": n, "rows_out": int(keep.sum()), "suppressed": int((~keep).sum()),
+        "suppressed_fraction": float((~keep).sum() / n),
+        "classes": int(sizes.size), "min_class_size": int(sizes.min()) if sizes.size else 0,
+        "numeric_information_loss": _measures.numeric_information_loss(prep.Z, groups),
+        "categorical_ncp": _measures.categorical_ncp(prep.hierarchies, prep.codes0, levels_per_row, keep),
+        "mean_generalization_height": _measures.mean_height(prep.hierarchies, levels_per_row, keep),
+        "seconds": seconds, "compile_seconds": compile_seconds,
+        "verification": verification,
+    }
+    out.update({key: value for key, value in extra.items() if key != "blocks"})
+    return out
