@@ -159,7 +159,8 @@ def test_public_names_are_exactly_these():
     assert sorted(incrowd.__all__) == sorted([
         "microaggregate", "MicroaggregationResult", "METHODS", "MDAV", "MDAVPlus", "VMDAV",
         "MDAVStar", "ONA", "ONAStar", "Mondrian", "MondrianV", "MondrianV2D", "MONA", "MONA2D",
-        "information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity", "read_table",
+        "information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity", "verify_t_closeness",
+        "read_table",
         "write_table", "IncrowdError", "ParameterError", "DataError", "VerificationError", "OutputWriteError",
             "StateLockedError",
         "IncrowdWarning", "DataWarning", "PrivacyWarning", "incremental", "generalization", "__version__",

@@ -37,7 +37,8 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
     from ._microaggregate import MicroaggregationResult, microaggregate
     from .release import PublishResult, publish
     from .data import read_table, write_table
-    from .metrics import information_loss, sse, sst, verify_k_anonymity, verify_l_diversity
+    from .metrics import (information_loss, sse, sst, verify_k_anonymity, verify_l_diversity,
+                          verify_t_closeness)
     from .microaggregation import (
         MDAV,
         METHODS,
@@ -61,7 +62,8 @@ _LAZY = {
     "PublishResult": ".release._release",
     "read_table": ".data",
     "write_table": ".data",
-    **dict.fromkeys(["information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity"], ".metrics"),
+    **dict.fromkeys(["information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity",
+                      "verify_t_closeness"], ".metrics"),
     **dict.fromkeys(["METHODS", "MDAV", "MDAVPlus", "VMDAV", "MDAVStar", "ONA", "ONAStar", "Mondrian",
                      "MondrianV", "MondrianV2D", "MONA", "MONA2D"], ".microaggregation"),
 }
@@ -94,6 +96,7 @@ __all__ = [
     "sst",
     "verify_k_anonymity",
     "verify_l_diversity",
+    "verify_t_closeness",
     "read_table",
     "write_table",
     "IncrowdError",
