@@ -36,33 +36,65 @@ class GtmChoice:
     nodes_evaluated: int
 
 
-def class_ids(prep: Prepared, levels: dict[str, int]) -> tuple[np.ndarray, int]:
-    """Class id per row at ``levels`` (the missing pattern included), and the class count."""
+@dataclass
+class _Bottom:
+    """The rows grouped by their level-0 codes (and missing pattern): every node's classes are
+    unions of these, so a node is judged on them, not on every row."""
+
+    codes: dict[str, np.ndarray]       # per categorical QI: (B,) level-0 code
+    pattern: np.ndarray                # (B,)
+    counts: np.ndarray                 # (B,) rows
+    value_counts: list[np.ndarray]     # per sensitive column: (B, m) rows per value
+    of_row: np.ndarray                 # (n,) bottom class of each row
+
+
+def _bottom(prep: Prepared) -> _Bottom:
     key = prep.pattern.astype(np.int64)
     for name in prep.categorical:
-        codes = prep.hierarchies[name].code_map(levels[name])[prep.codes0[name]].astype(np.int64)
-        width = int(prep.hierarchies[name].labels[levels[name]].size)
-        key = key * width + codes
+        width = int(prep.hierarchies[name].labels[0].size)
+        key = key * width + prep.codes0[name].astype(np.int64)
         if key.max(initial=0) > 2**62 // max(width, 1):  # keep the radix key in int64
-            _, key = np.unique(key, return_inverse=True)
-            key = key.astype(np.int64)
+            key = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
+    _, first, of_row = np.unique(key, return_index=True, return_inverse=True)
+    of_row = of_row.ravel()
+    n_bottom = first.size
+    value_counts = [_distance.class_value_counts(of_row, s.codes, n_bottom, len(s.values)) for s in prep.sensitive]
+    return _Bottom({a: prep.codes0[a][first] for a in prep.categorical}, prep.pattern[first],
+                   np.bincount(of_row, minlength=n_bottom), value_counts, of_row)
+
+
+def _classes(prep: Prepared, bottom: _Bottom, levels: dict[str, int]) -> tuple[np.ndarray, int]:
+    """Class id of each bottom class at ``levels``, and the class count."""
+    key = bottom.pattern.astype(np.int64)
+    for name in prep.categorical:
+        hierarchy = prep.hierarchies[name]
+        width = int(hierarchy.labels[levels[name]].size)
+        key = key * width + hierarchy.code_map(levels[name])[bottom.codes[name]].astype(np.int64)
+        if key.max(initial=0) > 2**62 // max(width, 1):
+            key = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
     _, class_of = np.unique(key, return_inverse=True)
     class_of = class_of.ravel().astype(np.int64)
     return class_of, int(class_of.max()) + 1
 
 
-def failing_classes(prep: Prepared, class_of: np.ndarray, n_classes: int) -> np.ndarray:
-    """Per class: True when it cannot be published (k, and l and t when asked)."""
+def _failing(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """(per class: True when it cannot be published, per class: rows)."""
     spec = prep.spec
-    sizes = np.bincount(class_of, minlength=n_classes)
+    sizes = np.bincount(class_of, weights=bottom.counts, minlength=n_classes).astype(np.int64)
     bad = sizes < spec.k
-    for s in prep.sensitive:
+    for s, counts in zip(prep.sensitive, bottom.value_counts):
+        if spec.l is None and spec.t is None:
+            break
+        per_class = np.zeros((n_classes, counts.shape[1]))
+        for j in range(counts.shape[1]):
+            per_class[:, j] = np.bincount(class_of, weights=counts[:, j], minlength=n_classes)
         if spec.l is not None:
-            bad |= _distance.distinct_per_class(class_of, s.codes, n_classes, len(s.values)) < spec.l
+            bad |= (per_class > 0).sum(axis=1) < spec.l
         if spec.t is not None:
-            d = _distance.emd_per_class(class_of, s.codes, n_classes, s.reference_counts, s.ordered)
-            bad |= d > spec.t + _distance.T_TOLERANCE
-    return bad
+            p = per_class / np.maximum(sizes, 1)[:, None]
+            q = s.reference_counts / s.reference_counts.sum()
+            bad |= _distance.emd_rows(p, q, s.ordered) > spec.t + _distance.T_TOLERANCE
+    return bad, sizes
 
 
 def nodes(prep: Prepared) -> list[tuple[int, ...]]:
@@ -80,6 +112,7 @@ def nodes(prep: Prepared) -> list[tuple[int, ...]]:
 
 def choose(prep: Prepared) -> GtmChoice:
     limit = max_suppression_count(prep.spec.max_suppression, prep.n)
+    bottom = _bottom(prep)
     best = None
     evaluated = 0
     height_found = None
@@ -88,12 +121,13 @@ def choose(prep: Prepared) -> GtmChoice:
         if height_found is not None and height > height_found:
             break
         levels = dict(zip(prep.categorical, vector))
-        class_of, n_classes = class_ids(prep, levels)
-        bad = failing_classes(prep, class_of, n_classes)
+        class_of, n_classes = _classes(prep, bottom, levels)
+        bad, sizes = _failing(prep, bottom, class_of, n_classes)
         evaluated += 1
-        suppressed = int(np.bincount(class_of, minlength=n_classes)[bad].sum())
+        suppressed = int(sizes[bad].sum())
         if suppressed <= limit and (best is None or suppressed < best.suppressed):
-            best = GtmChoice(levels, class_of, ~bad[class_of], suppressed, 0)
+            rows_class = class_of[bottom.of_row]
+            best = GtmChoice(levels, rows_class, ~bad[rows_class], suppressed, 0)
             height_found = height
     if best is None:
         top = ", ".join(f"{a}={prep.hierarchies[a].max_level}" for a in prep.categorical) or "no categorical column"

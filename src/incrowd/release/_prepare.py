@@ -61,7 +61,7 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
     X = _numeric(frame, numeric, spec.missing_numeric)
     pattern, masks = _patterns(X)
     Z = _standardize(X, numeric)
-    hierarchies = {c: _hierarchy(frame[c], spec.columns[c].hierarchy, c) for c in categorical}
+    hierarchies = {c: _hierarchy(frame[c], spec.columns[c], c) for c in categorical}
     codes0 = {c: _encode(hierarchies[c], frame[c]) for c in categorical}
     if spec.levels:
         for name, level in spec.levels.items():
@@ -134,7 +134,22 @@ def _standardize(X: np.ndarray, names: list[str]) -> np.ndarray:
     return Z
 
 
-def _hierarchy(column: pd.Series, path, name: str) -> Hierarchy:
+def _hierarchy(column: pd.Series, column_spec, name: str) -> Hierarchy:
+    path = column_spec.hierarchy
+    if column_spec.intervals is not None:
+        from ..generalization._hierarchy import interval_hierarchy
+
+        numbers = pd.to_numeric(column, errors="coerce")
+        bad = numbers.isna() & column.notna()
+        if bad.any():
+            pos = int(np.flatnonzero(bad.to_numpy())[0])
+            raise DataError(f"column {name!r} has intervals but data row {pos + 1} holds {column.iloc[pos]!r}, "
+                            "not a number")
+        if numbers.isna().any():
+            pos = int(np.flatnonzero(numbers.isna().to_numpy())[0])
+            raise DataError(f"column {name!r} has a missing value in data row {pos + 1}; intervals need a "
+                            "number in every row")
+        return interval_hierarchy(numbers, list(column_spec.intervals), name)
     if path is not None:
         if not path.exists():
             raise DataError(f"hierarchy file {path} for column {name!r} not found")

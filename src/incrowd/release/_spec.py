@@ -14,6 +14,7 @@ Given as a TOML file (or TOML text) or as the same structure as a Python dict::
     respondent = "identifier"
     age = "numeric"
     sex = { role = "categorical", hierarchy = "hierarchies/sex.csv" }
+    hours = { role = "categorical", intervals = [5, 10, 20] }   # nested bins, then "*"
     native-country = { role = "categorical" }     # no hierarchy: a value or "*"
     income = "sensitive"
     # every other column: "other" (passes through unchanged)
@@ -52,6 +53,7 @@ class ColumnSpec:
     role: str
     hierarchy: Path | None = None
     ordered: bool | None = None
+    intervals: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,7 @@ class ReleaseSpec:
     def to_dict(self) -> dict[str, Any]:
         columns: dict[str, Any] = {}
         for c in self.columns.values():
-            if c.hierarchy is None and c.ordered is None:
+            if c.hierarchy is None and c.ordered is None and c.intervals is None:
                 columns[c.name] = c.role
             else:
                 entry: dict[str, Any] = {"role": c.role}
@@ -89,6 +91,8 @@ class ReleaseSpec:
                     entry["hierarchy"] = str(c.hierarchy)
                 if c.ordered is not None:
                     entry["ordered"] = c.ordered
+                if c.intervals is not None:
+                    entry["intervals"] = list(c.intervals)
                 columns[c.name] = entry
         privacy: dict[str, Any] = {"k": self.k, "max_suppression": self.max_suppression,
                                    "strategy": self.strategy, "method": self.method}
@@ -252,13 +256,23 @@ def _columns(raw: Mapping[str, Any], root: Path, source: str) -> dict[str, Colum
     for name, value in raw.items():
         hierarchy = None
         ordered = None
+        intervals = None
         if isinstance(value, str):
             role = value
         elif isinstance(value, Mapping):
-            extra = [key for key in value if key not in ("role", "hierarchy", "ordered")]
+            extra = [key for key in value if key not in ("role", "hierarchy", "ordered", "intervals")]
             if extra:
                 raise ParameterError(f"{source}: column {name!r}: unknown key(s) {extra}; known: role, "
-                                     "hierarchy, ordered")
+                                     "hierarchy, intervals, ordered")
+            if "intervals" in value:
+                widths = value["intervals"]
+                if (not isinstance(widths, (list, tuple)) or not widths
+                        or not all(isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0 for w in widths)):
+                    raise ParameterError(f"{source}: column {name!r}: intervals must be a list of positive "
+                                         f"widths, each a multiple of the one before (e.g. [5, 10, 20]); got {widths!r}")
+                if "hierarchy" in value:
+                    raise ParameterError(f"{source}: column {name!r}: give a hierarchy file or intervals, not both")
+                intervals = tuple(float(w) for w in widths)
             role = value.get("role")
             if "hierarchy" in value:
                 if not isinstance(value["hierarchy"], str):
@@ -276,11 +290,12 @@ def _columns(raw: Mapping[str, Any], root: Path, source: str) -> dict[str, Colum
                                  "with role = ...")
         if role not in ROLES:
             raise ParameterError(f"{source}: column {name!r}: unknown role {role!r}; roles: {', '.join(ROLES)}")
-        if hierarchy is not None and role != "categorical":
-            raise ParameterError(f"{source}: column {name!r}: only a categorical column takes a hierarchy")
+        if (hierarchy is not None or intervals is not None) and role != "categorical":
+            raise ParameterError(f"{source}: column {name!r}: only a categorical column takes a hierarchy "
+                                 "or intervals")
         if ordered is not None and role != "sensitive":
             raise ParameterError(f"{source}: column {name!r}: only a sensitive column takes ordered")
-        out[str(name)] = ColumnSpec(str(name), role, hierarchy, ordered)
+        out[str(name)] = ColumnSpec(str(name), role, hierarchy, ordered, intervals)
     return out
 
 
