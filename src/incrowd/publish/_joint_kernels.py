@@ -1,0 +1,471 @@
+"""Numba kernels of the joint clustering (``_joint``): MDAV seeding and ONA*-style moves.
+
+Every kernel sees the data as ``X`` (n, p) float64 standardized numeric columns, ``codes``
+(n, C) int32 dense categorical codes and ``T`` (C, V, V) float64 with ``T[c, u, v]`` = level of
+the lowest common ancestor of values u and v in column c's hierarchy / its max level. In a tree
+the LCA of a set holding row r sits at the level max_m T[c, r, m]: a group keeps one member's
+code (``rep``) and that maximum (``lv``), so adding a row costs one lookup per column.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _pair_dist(X, codes, T, a, b):
+    """Mixed distance of rows a and b: numeric squared differences (column order), then the
+    categorical LCA terms."""
+    acc = 0.0
+    for j in range(X.shape[1]):
+        diff = X[b, j] - X[a, j]
+        acc += diff * diff
+    for c in range(codes.shape[1]):
+        acc += T[c, codes[a, c], codes[b, c]]
+    return acc
+
+
+@njit(cache=True)
+def _nearest(d, live, n_live, taken, exclude, count, out):
+    """The ``count`` untaken live rows with the smallest d (ascending, lower row on ties) into out.
+
+    Rows are scanned in increasing order and enter the sorted buffer only when strictly closer
+    than its worst, which keeps the lower row on ties (as MDAV's ``nearest_alive``).
+    """
+    buf = np.empty(count)
+    filled = 0
+    for t in range(n_live):
+        i = live[t]
+        if taken[i] or i == exclude:
+            continue
+        di = d[t]
+        if filled == count and di >= buf[count - 1]:
+            continue
+        pos = filled if filled < count else count - 1
+        while pos > 0 and buf[pos - 1] > di:
+            if pos < count:
+                buf[pos] = buf[pos - 1]
+                out[pos] = out[pos - 1]
+            pos -= 1
+        buf[pos] = di
+        out[pos] = i
+        if filled < count:
+            filled += 1
+    return filled
+
+
+@njit(cache=True)
+def _take(X, codes, T, live, n_live, d, taken, center, k, sel, labels, group):
+    """Distances of the live rows to ``center`` into d; center and its k-1 nearest untaken rows
+    form ``group``."""
+    for t in range(n_live):
+        d[t] = _pair_dist(X, codes, T, center, live[t])
+    labels[center] = group
+    taken[center] = True
+    got = _nearest(d, live, n_live, taken, center, k - 1, sel)
+    for t in range(got):
+        labels[sel[t]] = group
+        taken[sel[t]] = True
+
+
+@njit(cache=True)
+def seed_labels(X, codes, T, k):
+    """MDAV rounds with the mixed distance; group ids in order of creation.
+
+    The "centroid" distance of a row is its numeric squared distance to the mean of the
+    remaining rows plus, per categorical column, its mean LCA term to the remaining rows. For
+    numeric columns the two notions differ by a constant (the remaining rows' variance), so with
+    no categorical column the rounds are MDAV's, tie for tie.
+    """
+    n, p = X.shape
+    C = codes.shape[1]
+    V = T.shape[1]
+    labels = np.full(n, -1, np.int64)
+    if n < 2 * k:
+        labels[:] = 0
+        return labels
+    live = np.arange(n)
+    n_live = n
+    taken = np.zeros(n, np.bool_)
+    counts = np.zeros((C, V))
+    for i in range(n):
+        for c in range(C):
+            counts[c, codes[i, c]] += 1.0
+    mean_term = np.empty((C, V))
+    centre = np.empty(p)
+    d = np.empty(n)
+    sel = np.empty(max(k - 1, 1), np.int64)
+    group = 0
+    while n_live >= 2 * k:
+        for j in range(p):
+            centre[j] = 0.0
+        for t in range(n_live):
+            i = live[t]
+            for j in range(p):
+                centre[j] += X[i, j]
+        for j in range(p):
+            centre[j] /= n_live
+        for c in range(C):
+            for u in range(V):
+                s = 0.0
+                for v in range(V):
+                    if counts[c, v] > 0.0:
+                        s += counts[c, v] * T[c, u, v]
+                mean_term[c, u] = s / n_live
+        far = -1
+        far_d = -1.0
+        for t in range(n_live):
+            i = live[t]
+            acc = 0.0
+            for j in range(p):
+                diff = X[i, j] - centre[j]
+                acc += diff * diff
+            for c in range(C):
+                acc += mean_term[c, codes[i, c]]
+            if far < 0 or acc > far_d:
+                far = i
+                far_d = acc
+        _take(X, codes, T, live, n_live, d, taken, far, k, sel, labels, group)
+        group += 1
+        # Q: the remaining row farthest from P, read off P's distances (as MDAV does)
+        q = -1
+        q_d = -1.0
+        for t in range(n_live):
+            i = live[t]
+            if not taken[i] and (q < 0 or d[t] > q_d):
+                q = i
+                q_d = d[t]
+        _take(X, codes, T, live, n_live, d, taken, q, k, sel, labels, group)
+        group += 1
+        w = 0
+        for t in range(n_live):
+            i = live[t]
+            if taken[i]:
+                for c in range(C):
+                    counts[c, codes[i, c]] -= 1.0
+            else:
+                live[w] = i
+                w += 1
+        n_live = w
+    rest = group if n_live >= k else group - 1
+    for t in range(n_live):
+        labels[live[t]] = rest
+    return labels
+
+
+# ---------------------------------------------------------------- refinement state and moves
+
+
+@njit(cache=True)
+def init_state(X, codes, T, labels, n_groups, cap):
+    """Members (fixed capacity ``cap``), sizes, numeric sums, and per column rep / lv."""
+    n, p = X.shape
+    C = codes.shape[1]
+    members = np.full((n_groups, cap), -1, np.int64)
+    size = np.zeros(n_groups, np.int64)
+    sums = np.zeros((n_groups, p))
+    rep = np.zeros((n_groups, C), np.int32)
+    lv = np.zeros((n_groups, C))
+    for i in range(n):
+        g = labels[i]
+        members[g, size[g]] = i
+        size[g] += 1
+    for g in range(n_groups):
+        _recompute(X, codes, T, members, size, sums, rep, lv, g)
+    return members, size, sums, rep, lv
+
+
+@njit(cache=True)
+def _recompute(X, codes, T, members, size, sums, rep, lv, g):
+    """Sums, rep and lv of group g from its members (exact, no drift)."""
+    p = X.shape[1]
+    C = codes.shape[1]
+    for j in range(p):
+        sums[g, j] = 0.0
+    for t in range(size[g]):
+        i = members[g, t]
+        for j in range(p):
+            sums[g, j] += X[i, j]
+    for c in range(C):
+        if size[g] == 0:
+            lv[g, c] = 0.0
+            continue
+        r = codes[members[g, 0], c]
+        top = 0.0
+        for t in range(1, size[g]):
+            x = T[c, r, codes[members[g, t], c]]
+            if x > top:
+                top = x
+        rep[g, c] = r
+        lv[g, c] = top
+
+
+@njit(cache=True)
+def recompute_all(X, codes, T, members, size, sums, rep, lv):
+    for g in range(size.shape[0]):
+        if size[g] > 0:
+            _recompute(X, codes, T, members, size, sums, rep, lv, g)
+
+
+@njit(cache=True)
+def _add_delta(X, codes, T, size, sums, rep, lv, g, x):
+    """Loss change of adding row x to group g."""
+    h = size[g]
+    num = 0.0
+    for j in range(X.shape[1]):
+        diff = X[x, j] - sums[g, j] / h
+        num += diff * diff
+    num *= h / (h + 1.0)
+    before = 0.0
+    after = 0.0
+    for c in range(codes.shape[1]):
+        before += lv[g, c]
+        a = T[c, rep[g, c], codes[x, c]]
+        after += a if a > lv[g, c] else lv[g, c]
+    return num + (h + 1.0) * after - h * before
+
+
+@njit(cache=True)
+def _remove_delta(X, codes, T, members, size, sums, lv, g, x):
+    """Loss change of removing row x from group g (size >= 2): negative or zero."""
+    m = size[g]
+    num = 0.0
+    for j in range(X.shape[1]):
+        diff = X[x, j] - sums[g, j] / m
+        num += diff * diff
+    num *= m / (m - 1.0)
+    before = 0.0
+    after = 0.0
+    for c in range(codes.shape[1]):
+        before += lv[g, c]
+        r = -1
+        top = 0.0
+        for t in range(m):
+            i = members[g, t]
+            if i == x:
+                continue
+            if r < 0:
+                r = codes[i, c]
+            else:
+                a = T[c, r, codes[i, c]]
+                if a > top:
+                    top = a
+        after += top
+    return -num + (m - 1.0) * after - m * before
+
+
+@njit(cache=True)
+def _add(X, codes, T, members, size, sums, rep, lv, labels, g, x):
+    members[g, size[g]] = x
+    size[g] += 1
+    labels[x] = g
+    for j in range(X.shape[1]):
+        sums[g, j] += X[x, j]
+    for c in range(codes.shape[1]):
+        if size[g] == 1:
+            rep[g, c] = codes[x, c]
+            lv[g, c] = 0.0
+        else:
+            a = T[c, rep[g, c], codes[x, c]]
+            if a > lv[g, c]:
+                lv[g, c] = a
+
+
+@njit(cache=True)
+def _remove(X, codes, T, members, size, sums, rep, lv, g, x):
+    m = size[g]
+    for t in range(m):
+        if members[g, t] == x:
+            members[g, t] = members[g, m - 1]
+            members[g, m - 1] = -1
+            break
+    size[g] = m - 1
+    _recompute(X, codes, T, members, size, sums, rep, lv, g)
+
+
+@njit(cache=True)
+def _group_cost(X, codes, members, size, sums, lv, g):
+    """Loss of group g: numeric SSE around its mean plus size * sum of its LCA terms."""
+    m = size[g]
+    sse = 0.0
+    for t in range(m):
+        i = members[g, t]
+        for j in range(X.shape[1]):
+            diff = X[i, j] - sums[g, j] / m
+            sse += diff * diff
+    cat = 0.0
+    for c in range(codes.shape[1]):
+        cat += lv[g, c]
+    return sse + m * cat
+
+
+@njit(cache=True)
+def neighbour_groups(X, codes, T, size, sums, rep, lv, count):
+    """Per live group, the ``count`` nearest other live groups (-1 pads), by numeric centroid
+    distance plus, per column, the LCA term the union of the two groups would have."""
+    n_groups = size.shape[0]
+    p = X.shape[1]
+    C = codes.shape[1]
+    out = np.full((n_groups, count), -1, np.int64)
+    alive = np.flatnonzero(size > 0)
+    n_alive = alive.size
+    means = np.zeros((n_groups, p))
+    for g in alive:
+        for j in range(p):
+            means[g, j] = sums[g, j] / size[g]
+    buf = np.empty(count)
+    for a in range(n_alive):
+        g = alive[a]
+        filled = 0
+        for b in range(n_alive):
+            h = alive[b]
+            if h == g:
+                continue
+            dist = 0.0
+            for j in range(p):
+                diff = means[h, j] - means[g, j]
+                dist += diff * diff
+            for c in range(C):
+                x = T[c, rep[g, c], rep[h, c]]
+                if lv[g, c] > x:
+                    x = lv[g, c]
+                if lv[h, c] > x:
+                    x = lv[h, c]
+                dist += x
+            if filled == count and dist >= buf[count - 1]:
+                continue
+            pos = filled if filled < count else count - 1
+            while pos > 0 and buf[pos - 1] > dist:
+                if pos < count:
+                    buf[pos] = buf[pos - 1]
+                    out[g, pos] = out[g, pos - 1]
+                pos -= 1
+            buf[pos] = dist
+            out[g, pos] = h
+            if filled < count:
+                filled += 1
+    return out
+
+
+@njit(cache=True)
+def dissolve_pass(X, codes, T, members, size, sums, rep, lv, labels, near, k, cap, g_start, g_stop, eps):
+    """ONA*'s phase 1 on groups g_start..g_stop-1 of exactly k rows: each member goes, in turn,
+    to the neighbour group (with room) its joining raises least; kept when the total loss falls
+    by more than eps, undone otherwise. Returns the number of groups dissolved."""
+    done = 0
+    moved_to = np.empty(k, np.int64)
+    rows = np.empty(k, np.int64)
+    for g in range(g_start, g_stop):
+        if size[g] != k:
+            continue
+        before = _group_cost(X, codes, members, size, sums, lv, g)
+        for t in range(k):
+            rows[t] = members[g, t]
+        added = 0.0
+        placed = 0
+        for t in range(k):
+            x = rows[t]
+            best = -1
+            best_d = 0.0
+            for s in range(near.shape[1]):
+                h = near[g, s]
+                if h < 0:
+                    break
+                if size[h] == 0 or size[h] >= cap:
+                    continue
+                dd = _add_delta(X, codes, T, size, sums, rep, lv, h, x)
+                if best < 0 or dd < best_d:
+                    best = h
+                    best_d = dd
+            if best < 0:
+                break
+            added += best_d
+            _add(X, codes, T, members, size, sums, rep, lv, labels, best, x)
+            moved_to[t] = best
+            placed += 1
+        if placed == k and added < before - eps:
+            for t in range(k):
+                members[g, t] = -1
+            size[g] = 0
+            for j in range(X.shape[1]):
+                sums[g, j] = 0.0
+            done += 1
+        else:
+            for t in range(placed - 1, -1, -1):
+                _remove(X, codes, T, members, size, sums, rep, lv, moved_to[t], rows[t])
+                labels[rows[t]] = g
+    return done
+
+
+@njit(cache=True)
+def reassign_pass(X, codes, T, members, size, sums, rep, lv, labels, near, k, cap, g_start, g_stop, eps):
+    """ONA*'s phase 2 on groups g_start..g_stop-1 of more than k rows: a member moves to the
+    neighbour group (with room) where the total loss falls most, if by more than eps. Returns
+    the number of rows moved."""
+    moved = 0
+    rows = np.empty(cap, np.int64)
+    for g in range(g_start, g_stop):
+        if size[g] <= k:
+            continue
+        m0 = size[g]
+        for t in range(m0):
+            rows[t] = members[g, t]
+        for t in range(m0):
+            if size[g] <= k:
+                break
+            x = rows[t]
+            out = _remove_delta(X, codes, T, members, size, sums, lv, g, x)
+            best = -1
+            best_d = 0.0
+            for s in range(near.shape[1]):
+                h = near[g, s]
+                if h < 0:
+                    break
+                if size[h] == 0 or size[h] >= cap:
+                    continue
+                dd = _add_delta(X, codes, T, size, sums, rep, lv, h, x)
+                if best < 0 or dd < best_d:
+                    best = h
+                    best_d = dd
+            if best >= 0 and out + best_d < -eps:
+                _remove(X, codes, T, members, size, sums, rep, lv, g, x)
+                _add(X, codes, T, members, size, sums, rep, lv, labels, best, x)
+                moved += 1
+    return moved
+
+
+@njit(cache=True)
+def objective_parts(X, codes, T, labels, n_groups):
+    """(numeric SSE, categorical loss) of a partition, from scratch."""
+    n, p = X.shape
+    C = codes.shape[1]
+    sizes = np.zeros(n_groups)
+    sums = np.zeros((n_groups, p))
+    first = np.full(n_groups, -1, np.int64)
+    for i in range(n):
+        g = labels[i]
+        sizes[g] += 1.0
+        for j in range(p):
+            sums[g, j] += X[i, j]
+        if first[g] < 0:
+            first[g] = i
+    sse = 0.0
+    for i in range(n):
+        g = labels[i]
+        for j in range(p):
+            diff = X[i, j] - sums[g, j] / sizes[g]
+            sse += diff * diff
+    top = np.zeros((n_groups, C))
+    for i in range(n):
+        g = labels[i]
+        r = first[g]
+        for c in range(C):
+            a = T[c, codes[r, c], codes[i, c]]
+            if a > top[g, c]:
+                top[g, c] = a
+    cat = 0.0
+    for g in range(n_groups):
+        for c in range(C):
+            cat += sizes[g] * top[g, c]
+    return sse, cat

@@ -1,0 +1,204 @@
+"""The joint strategy's clustering (numeric and categorical QIs together) against brute force."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from incrowd.data import standardize
+from incrowd.exceptions import DataError, ParameterError
+from incrowd.generalization._hierarchy import hierarchy_from_rows
+from incrowd.microaggregation import MDAV
+from incrowd.publish._joint import group_lca, joint_labels, joint_objective
+
+SETTINGS = dict(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def random_hierarchy(rng, name, flat=False):
+    """A random tree: V values, each level merging the one below; sometimes two top values."""
+    n_values = int(rng.integers(1, 7))
+    depth = 2 if flat else int(rng.integers(2, 5))
+    node = np.arange(n_values)  # each value's ancestor id at the current level
+    rows = [[f"{name}{u}"] for u in range(n_values)]
+    width = n_values
+    for level in range(1, depth):
+        top = level == depth - 1
+        width = (2 if not flat and rng.random() < 0.2 else 1) if top else int(rng.integers(1, width + 1))
+        parent = rng.integers(0, width, size=int(node.max()) + 1)
+        node = parent[node]
+        for u in range(n_values):
+            rows[u].append("*" if top and width == 1 else f"{name}L{level}_{node[u]}")
+    return hierarchy_from_rows(name, rows, f"<{name}>")
+
+
+def lca_level(h, a, b):
+    """Brute force: climb level by level until the two values meet (depth when they never do)."""
+    for level in range(h.depth):
+        m = h.code_map(level)
+        if m[a] == m[b]:
+            return level
+    return h.depth
+
+
+def brute_group_lca(labels, codes, h):
+    n_groups = int(labels.max()) + 1
+    out_level = np.full(n_groups, h.depth)
+    out_code = np.full(n_groups, -1)
+    for g in range(n_groups):
+        rows = codes[labels == g]
+        for level in range(h.depth):
+            mapped = set(h.code_map(level)[rows].tolist())
+            if len(mapped) == 1:
+                out_level[g], out_code[g] = level, mapped.pop()
+                break
+    return out_level, out_code
+
+
+def brute_loss(Z, categorical, labels):
+    """The module docstring's loss, in plain Python: SSE around group means plus, per group and
+    column, size * (level where all the group's values meet) / max level."""
+    total = 0.0
+    for g in set(labels.tolist()):
+        rows = [i for i in range(len(labels)) if labels[i] == g]
+        for j in range(Z.shape[1]):
+            mean = sum(Z[i, j] for i in rows) / len(rows)
+            total += sum((Z[i, j] - mean) ** 2 for i in rows)
+        for codes, h in categorical:
+            meet = max(lca_level(h, codes[rows[0]], codes[i]) for i in rows)
+            total += len(rows) * meet / h.max_level
+    return total
+
+
+@st.composite
+def mixed_tables(draw, max_n=60):
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    n = draw(st.integers(1, max_n))
+    p = draw(st.integers(0, 3))
+    C = draw(st.integers(0 if p else 1, 3))
+    k = draw(st.integers(1, 6))
+    raw = rng.normal(size=(n, p)).round(int(rng.integers(0, 3)))  # rounding makes ties
+    Z = standardize(raw)[0] if p else raw
+    categorical = []
+    for c in range(C):
+        h = random_hierarchy(rng, f"c{c}", flat=rng.random() < 0.3)
+        categorical.append((rng.integers(0, h.labels[0].size, size=n).astype(np.int32), h))
+    return Z, categorical, k
+
+
+def check_partition(labels, n, k):
+    assert labels.shape == (n,) and labels.dtype == np.int64
+    sizes = np.bincount(labels)
+    assert labels.min() == 0 and np.all(sizes > 0)  # ids 0..G-1, every row in one group
+    if n >= k:
+        assert sizes.min() >= k
+    if n >= 2 * k:
+        assert sizes.max() <= 2 * k - 1
+
+
+@given(mixed_tables())
+@settings(**SETTINGS)
+def test_seed_and_refined_groups_have_k_rows_and_refinement_never_raises_the_loss(table):
+    Z, categorical, k = table
+    n = Z.shape[0]
+    seed = joint_labels(Z, categorical, k)
+    refined = joint_labels(Z, categorical, k, refine=True)
+    check_partition(seed, n, k)
+    check_partition(refined, n, k)
+    assert sum(joint_objective(Z, categorical, refined)) <= sum(joint_objective(Z, categorical, seed)) + 1e-9
+
+
+@given(mixed_tables())
+@settings(**SETTINGS)
+def test_deterministic_for_fixed_input(table):
+    Z, categorical, k = table
+    copy = [(c.copy(), h) for c, h in categorical]
+    for refine in (False, True):
+        first = joint_labels(Z, categorical, k, refine=refine, random_state=1)
+        again = joint_labels(Z.copy(), copy, k, refine=refine, random_state=2)
+        assert np.array_equal(first, again)
+
+
+@given(mixed_tables(), st.integers(1, 12))
+@settings(**SETTINGS)
+def test_group_lca_equals_a_per_group_loop(table, n_groups):
+    Z, categorical, k = table
+    rng = np.random.default_rng(n_groups)
+    n = Z.shape[0]
+    labels = np.concatenate([np.arange(min(n, n_groups)), rng.integers(0, min(n, n_groups), n)])[:n]
+    for codes, h in categorical:
+        for lab in (labels, joint_labels(Z, categorical, k, refine=True)):
+            level, code = group_lca(lab, codes, h)
+            want_level, want_code = brute_group_lca(lab, codes, h)
+            assert np.array_equal(level, want_level) and np.array_equal(code, want_code)
+            assert level.dtype == np.int64 and code.dtype == np.int64
+
+
+@given(mixed_tables(max_n=8), st.data())
+@settings(**SETTINGS)
+def test_objective_equals_a_plain_python_recomputation(table, data):
+    Z, categorical, _ = table
+    n = Z.shape[0]
+    for labels in (joint_labels(Z, categorical, 2), joint_labels(Z, categorical, 2, refine=True),
+                   np.array(data.draw(st.permutations(range(n)))) % max(1, n // 2)):
+        labels = np.unique(labels, return_inverse=True)[1].astype(np.int64)
+        assert sum(joint_objective(Z, categorical, labels)) == pytest.approx(
+            brute_loss(Z, categorical, labels), rel=1e-12, abs=1e-12)
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(2, 60), st.integers(1, 3), st.integers(2, 6))
+@settings(**SETTINGS)
+def test_numeric_only_seeding_is_mdav(seed, n, p, k):
+    rng = np.random.default_rng(seed)
+    raw = rng.normal(size=(n, p)).round(int(rng.integers(0, 3)))  # ties must break alike too
+    if np.ptp(raw, axis=0).min() == 0:
+        raw[0] += 1.0  # a constant column has no standardized form
+    k = min(k, n)
+    Z, _ = standardize(raw)
+    assert np.array_equal(joint_labels(Z, [], k), MDAV(k).fit(raw).labels_)
+
+
+def test_refinement_lowers_the_loss_where_mdav_pairs_badly():
+    # two tight clusters of three rows and k = 2: MDAV's fixed-size rounds split one cluster
+    rng = np.random.default_rng(7)
+    Z = np.concatenate([rng.normal(0, 0.01, (3, 1)), rng.normal(5, 0.01, (3, 1)), [[2.4], [2.6]]])
+    seed = joint_labels(Z, [], 2)
+    refined = joint_labels(Z, [], 2, refine=True)
+    assert sum(joint_objective(Z, [], refined)) < sum(joint_objective(Z, [], seed)) - 1e-6
+
+
+def test_categorical_only_groups_equal_values_first():
+    h = hierarchy_from_rows("c", [["a", "x", "*"], ["b", "x", "*"], ["c", "y", "*"], ["d", "y", "*"]], "<c>")
+    codes = np.array([0, 2, 1, 3, 0, 2, 1, 3], np.int32)  # a c b d a c b d
+    labels = joint_labels(np.zeros((8, 0)), [(codes, h)], 2, refine=True)
+    level, code = group_lca(labels, codes, h)
+    assert np.all(level == 0)  # each group one value: no generalization needed
+    assert [h.labels[0][c] for c in code[labels]] == ["a", "c", "b", "d", "a", "c", "b", "d"]
+
+
+def test_max_seconds_zero_returns_the_seed():
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(40, 2))
+    assert np.array_equal(joint_labels(Z, [], 3, refine=True, max_seconds=0),
+                          joint_labels(Z, [], 3))
+
+
+@pytest.mark.parametrize("k", [0, -1, 2.5, True])
+def test_bad_k_is_a_parameter_error(k):
+    with pytest.raises(ParameterError, match="k must be"):
+        joint_labels(np.zeros((4, 1)), [], k)
+
+
+def test_missing_numeric_value_names_the_row():
+    Z = np.zeros((4, 1))
+    Z[2, 0] = np.nan
+    with pytest.raises(DataError, match="row 3"):
+        joint_labels(Z, [], 2)
+
+
+def test_code_outside_the_hierarchy_is_a_data_error():
+    h = hierarchy_from_rows("sex", [["M", "*"], ["F", "*"]], "<sex>")
+    with pytest.raises(DataError, match="'sex'"):
+        joint_labels(np.zeros((4, 0)), [(np.array([0, 1, 2, 0], np.int32), h)], 2)
