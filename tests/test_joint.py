@@ -11,7 +11,7 @@ from incrowd.data import standardize
 from incrowd.exceptions import DataError, ParameterError
 from incrowd.generalization._hierarchy import hierarchy_from_rows
 from incrowd.microaggregation import MDAV
-from incrowd.publish._joint import group_lca, joint_labels, joint_objective
+from incrowd.release._joint import group_lca, joint_labels, joint_objective
 
 SETTINGS = dict(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
