@@ -66,6 +66,8 @@ def categorical_ncp(hierarchies: dict[str, Hierarchy], codes0: dict[str, np.ndar
             if L == 0:
                 cost[rows] = 0.0
                 continue
+            if L > hierarchy.max_level:  # no common ancestor: published as "*"
+                continue
             covered = leaves_below(hierarchy, int(L))[hierarchy.code_map(int(L))[codes0[name][rows]]]
             cost[rows] = covered / n_leaves
         total += cost.sum()
@@ -76,5 +78,5 @@ def mean_height(hierarchies: dict[str, Hierarchy], levels_per_row: dict[str, np.
                 keep: np.ndarray) -> float:
     if not hierarchies or not keep.any():
         return 0.0
-    parts = [levels_per_row[a][keep] / max(h.max_level, 1) for a, h in hierarchies.items()]
+    parts = [np.minimum(levels_per_row[a][keep] / max(h.max_level, 1), 1.0) for a, h in hierarchies.items()]
     return float(np.mean(np.concatenate(parts)))

@@ -131,6 +131,9 @@ def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndar
         column = out[name].astype(object).to_numpy(copy=True)
         for L in np.unique(level[level > 0]):
             rows = level == L
+            if L > hierarchy.max_level:  # values with no common ancestor (a top of several values)
+                column[rows] = "*"
+                continue
             column[rows] = hierarchy.generalize(prep.codes0[name][rows], int(L))
         out[name] = column
     return out.loc[keep].reset_index(drop=True)
