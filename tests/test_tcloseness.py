@@ -250,3 +250,134 @@ def test_one_sensitive_value_is_distance_zero_where_pycanon_divides_by_zero():
     assert verify_t_closeness(frame, ["q"], "s", 0.01).max_distance == 0.0
     with pytest.raises(ZeroDivisionError):
         anonymity.t_closeness(frame, ["q"], ["s"])
+
+
+# ---------------------------------------------------------------------------------------------
+# enforce_sensitive: merge groups until every group is l-diverse and t-close
+
+from incrowd.release._sensitive import SensitiveColumn, enforce_sensitive  # noqa: E402
+
+
+@st.composite
+def _release_case(draw):
+    n = draw(st.integers(2, 60))
+    n_groups = draw(st.integers(1, max(1, n // 2)))
+    labels = np.array(draw(st.lists(st.integers(0, n_groups - 1), min_size=n, max_size=n))) * 3 + 1
+    block_of = {g: draw(st.integers(0, 2)) for g in np.unique(labels)}
+    blocks = np.array([block_of[g] for g in labels]) if draw(st.booleans()) else None
+    p = draw(st.integers(0, 2))
+    points = np.array(draw(st.lists(st.integers(-2, 2), min_size=n * p, max_size=n * p)), float).reshape(n, p)
+    columns = []
+    for j in range(draw(st.integers(1, 2))):
+        m = draw(st.integers(1, 4))
+        codes = np.array(draw(st.lists(st.integers(0, m - 1), min_size=n, max_size=n)))
+        extra = np.array(draw(st.lists(st.integers(0, 3), min_size=m, max_size=m)))
+        ref = np.bincount(codes, minlength=m) + extra
+        columns.append(SensitiveColumn(f"s{j}", codes, m, draw(st.booleans()), ref))
+    l = draw(st.one_of(st.none(), st.integers(1, 3)))
+    t = draw(st.one_of(st.none(), st.floats(0.05, 1.0))) if l is not None else draw(st.floats(0.05, 1.0))
+    return labels, points, columns, l, t, blocks
+
+
+def _passes(frame: pd.DataFrame, by: str, columns, l, t) -> bool:
+    for c in columns:
+        if l is not None and not verify_l_diversity(frame, [by], c.name, l):
+            return False
+        reference = pd.Series(np.repeat(np.arange(c.n_values), c.reference_counts))
+        if t is not None and not verify_t_closeness(frame, [by], c.name, t, ordered=c.ordered, reference=reference):
+            return False
+    return True
+
+
+def _frame(labels, columns, blocks) -> pd.DataFrame:
+    frame = pd.DataFrame({"g": labels, "block": 0 if blocks is None else blocks})
+    for c in columns:
+        frame[c.name] = c.codes
+    return frame
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=_release_case())
+def test_enforce_sensitive_makes_every_group_pass_inside_its_block(case):
+    labels, points, columns, l, t, blocks = case
+    new, failed = enforce_sensitive(labels, points, columns, l=l, t=t, blocks=blocks)
+    frame = _frame(labels, columns, blocks)
+    # failed rows are exactly the rows of the blocks that fail as a whole
+    block_ok = {b: _passes(part, "block", columns, l, t) for b, part in frame.groupby("block")}
+    np.testing.assert_array_equal(failed, ~frame["block"].map(block_ok).to_numpy(bool))
+    np.testing.assert_array_equal(new[failed], labels[failed])
+    # every group of the rest passes, measured by the verifiers against the reference
+    published = _frame(new, columns, blocks)[~failed]
+    assert _passes(published, "g", columns, l, t)
+    # groups only grow: each old group lies whole in one new group, named by its lowest old id
+    for old, part in pd.DataFrame({"old": labels, "new": new}).groupby("old"):
+        assert part["new"].nunique() == 1
+    for new_id, part in pd.DataFrame({"old": labels, "new": new, "block": frame["block"]}).groupby("new"):
+        assert new_id == part["old"].min()
+        assert part["block"].nunique() == 1  # merges never cross blocks
+    again = enforce_sensitive(labels, points, columns, l=l, t=t, blocks=blocks)
+    np.testing.assert_array_equal(again[0], new)
+    np.testing.assert_array_equal(again[1], failed)
+
+
+def test_groups_that_pass_are_left_alone():
+    labels = np.array([0, 0, 1, 1, 2, 2])
+    col = SensitiveColumn("s", np.array([0, 1, 0, 1, 1, 0]), 2, False, np.array([3, 3]))
+    new, failed = enforce_sensitive(labels, np.zeros((6, 1)), [col], l=2, t=0.01)
+    np.testing.assert_array_equal(new, labels)
+    assert not failed.any()
+
+
+def test_a_failing_group_merges_with_the_nearest_group():
+    # group 5 (all "a") fails l = 2; group 9 is nearer than group 2
+    labels = np.array([2, 2, 5, 5, 9, 9])
+    points = np.array([[-5.0], [-5.0], [1.0], [1.0], [2.0], [2.0]])
+    col = SensitiveColumn("s", np.array([0, 1, 0, 0, 0, 1]), 2, False, np.array([4, 2]))
+    new, _ = enforce_sensitive(labels, points, [col], l=2)
+    np.testing.assert_array_equal(new, [2, 2, 5, 5, 5, 5])
+
+
+def test_without_features_the_partner_is_the_union_closest_to_passing():
+    # no numeric quasi-identifier: every group is as near. Against (1/2, 1/2) with t = 0.3,
+    # group 0 (a a) is 1/2 away; with group 1 (a a a b) it would be 1/3 away, with group 2 (a b b) 1/10
+    labels = np.array([0, 0, 1, 1, 1, 1, 2, 2, 2])
+    col = SensitiveColumn("s", np.array([0, 0, 0, 0, 0, 1, 0, 1, 1]), 2, False, np.array([5, 5]))
+    new, failed = enforce_sensitive(labels, np.zeros((9, 0)), [col], t=0.3)
+    np.testing.assert_array_equal(new, [0, 0, 1, 1, 1, 1, 0, 0, 0])
+    assert not failed.any()
+
+
+def test_a_block_that_fails_as_a_whole_is_returned_as_failed_and_untouched():
+    labels = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    blocks = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    col = SensitiveColumn("s", np.array([0, 0, 0, 1, 0, 0, 0, 0]), 2, False, np.array([7, 1]))
+    new, failed = enforce_sensitive(labels, np.zeros((8, 1)), [col], l=2, blocks=blocks)
+    np.testing.assert_array_equal(failed, [False] * 4 + [True] * 4)
+    np.testing.assert_array_equal(new, [0, 0, 0, 0, 2, 2, 3, 3])
+
+
+def test_enforce_sensitive_checks_its_parameters():
+    col = SensitiveColumn("s", np.array([0, 1]), 2, False, np.array([1, 1]))
+    with pytest.raises(ParameterError, match="t must be a number in"):
+        enforce_sensitive(np.array([0, 0]), np.zeros((2, 1)), [col], t=1.5)
+    with pytest.raises(ParameterError, match="one block"):
+        enforce_sensitive(np.array([0, 0]), np.zeros((2, 1)), [col], l=2, blocks=np.array([0, 1]))
+    bad = SensitiveColumn("s", np.array([0, 1]), 2, False, np.array([1, 0]))
+    with pytest.raises(ParameterError, match="'s'.*row 1"):
+        enforce_sensitive(np.array([0, 0]), np.zeros((2, 1)), [bad], l=2)
+
+
+def test_merged_release_agrees_with_pycanon():
+    rng = np.random.default_rng(3)
+    n = 60
+    labels = np.repeat(np.arange(12), 5)
+    points = rng.normal(size=(n, 2))
+    income = rng.choice(["<=50K", ">50K"], size=n, p=[0.75, 0.25])
+    codes = (income == ">50K").astype(np.int64)
+    col = SensitiveColumn("income", codes, 2, False, np.bincount(codes, minlength=2))
+    new, failed = enforce_sensitive(labels, points, [col], l=2, t=0.2)
+    assert not failed.any()
+    frame = pd.DataFrame({"g": new, "income": income})
+    assert anonymity.l_diversity(frame, ["g"], ["income"]) >= 2
+    assert anonymity.t_closeness(frame, ["g"], ["income"]) <= 0.2 + 1e-12
+    assert anonymity.k_anonymity(frame, ["g"]) >= 5

@@ -49,22 +49,29 @@ def emd_dense(counts, reference_counts, ordered: bool) -> np.ndarray:
     cnt = np.asarray(counts)
     if cnt.ndim == 1:
         cnt = cnt[None, :]
-    m = ref.size
-    if cnt.shape[1] != m:
-        raise ValueError(f"counts have {cnt.shape[1]} values; the reference has {m}")
-    out = np.zeros(cnt.shape[0], dtype=np.float64)
-    if m == 1 or cnt.shape[0] == 0:
+    if cnt.shape[1] != ref.size:
+        raise ValueError(f"counts have {cnt.shape[1]} values; the reference has {ref.size}")
+    return dense_distances(cnt, ref, ordered)
+
+
+def dense_distances(counts: np.ndarray, reference: np.ndarray, ordered: bool) -> np.ndarray:
+    """:func:`emd_dense` without its checks, for callers that loop (2-D int counts, positive
+    int64 reference of the same width)."""
+    m = reference.size
+    out = np.zeros(counts.shape[0], dtype=np.float64)
+    if m == 1 or counts.shape[0] == 0:
         return out  # one value: every class has the reference's distribution
-    n_ref = int(ref.sum())
+    n_ref = int(reference.sum())
     dtype = np.int64 if _exact(n_ref, m) else np.float64
-    cnt = cnt.astype(dtype, copy=False)
+    cnt = counts.astype(dtype, copy=False)
+    ref = reference.astype(dtype, copy=False)
     sizes = cnt.sum(axis=1)
     if ordered:
         cum = np.cumsum(cnt, axis=1)[:, :-1]  # the last cumulative term is always 0
-        num = np.abs(cum * n_ref - np.cumsum(ref)[:-1].astype(dtype) * sizes[:, None]).sum(axis=1)
+        num = np.abs(cum * n_ref - np.cumsum(ref)[:-1] * sizes[:, None]).sum(axis=1)
         den = sizes * n_ref * (m - 1)
     else:
-        num = np.abs(cnt * n_ref - ref.astype(dtype) * sizes[:, None]).sum(axis=1)
+        num = np.abs(cnt * n_ref - ref * sizes[:, None]).sum(axis=1)
         den = 2 * sizes * n_ref
     nonempty = sizes > 0
     out[nonempty] = num[nonempty] / den[nonempty]

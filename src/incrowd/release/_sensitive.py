@@ -1,0 +1,257 @@
+"""Merge groups until every group is l-diverse and t-close in every sensitive column.
+
+This is the merging variant of Soria-Comas, Domingo-Ferrer, Sanchez and Martinez,
+"t-Closeness through microaggregation" (IEEE TKDE 2015): after microaggregation, while some
+group fails, the worst failing group is merged with its nearest group (by centroid of the
+quasi-identifiers) until it passes. Here a group fails when a sensitive column has fewer than l
+distinct values in it or lies farther than t (earth mover's distance, :mod:`incrowd._emd`) from
+the column's reference distribution.
+
+Merging only helps: a union holds every value of its parts, and its distribution is a mixture
+of theirs, so its distance is at most the larger of the two. Hence merging inside a block always
+ends with every group passing when the whole block passes, and never does when it fails: the
+rows of such blocks are returned as failed (the caller suppresses them), their groups untouched.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _emd
+from ..exceptions import ParameterError
+
+
+@dataclass(frozen=True)
+class SensitiveColumn:
+    """A sensitive column as codes: ``codes[i]`` in ``0..n_values-1`` (sorted by value when
+    ``ordered``; a missing value is a code of its own), and ``reference_counts`` the counts of
+    each code in the distribution the groups are compared with (for a release: the whole input,
+    suppressed rows included). Codes the reference never takes are not among its m values."""
+
+    name: str
+    codes: np.ndarray
+    n_values: int
+    ordered: bool
+    reference_counts: np.ndarray
+
+
+@dataclass
+class _Column:
+    counts: np.ndarray      # (G, m) value counts per group, then per merged group
+    reference: np.ndarray   # (m,) positive counts
+    ordered: bool
+
+
+def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], *, l: int | None = None,
+                      t: float | None = None, blocks=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(new_labels, failed_rows)``: groups merged until each passes l and t.
+
+    ``labels`` are group ids (int, one per row); ``points`` (n, p) the standardized numeric
+    quasi-identifiers, whose group centroids say which group is nearest (squared Euclidean); p
+    may be 0. ``blocks`` (one id per row, constant within a group) confines merges to groups of
+    the same block (the classes of a generalization); by default all groups form one block.
+
+    Order, for determinism: the failing group with the largest shortfall of distinct values
+    (the largest over columns of l - distinct), then the largest distance above t, then the
+    lowest id, merges first. Its partner is the live group of its block with the nearest
+    centroid; among equally near ones (all of them when p is 0) the one whose union with it is
+    closest to passing (the smallest shortfall, then the smallest distance above t, a passing
+    union counting 0), then the lowest id. A merged group keeps the lower of the two ids, so
+    every new label is the smallest old label among the groups it unites.
+
+    ``failed_rows`` marks the rows of blocks that fail as a whole; their labels are returned
+    unchanged. Memory: one groups x values count matrix per sensitive column.
+    """
+    lab = np.asarray(labels)
+    if lab.ndim != 1 or (lab.size and not np.issubdtype(lab.dtype, np.integer)):
+        raise ParameterError(f"labels must be one integer group id per row; got shape {lab.shape}")
+    n = lab.shape[0]
+    pts = np.asarray(points, dtype=np.float64)
+    if pts.ndim == 1:
+        pts = pts.reshape(n, -1) if pts.size else np.zeros((n, 0))
+    if pts.ndim != 2 or pts.shape[0] != n:
+        raise ParameterError(f"points must be one row of features per label ({n}); got shape {pts.shape}")
+    if l is not None and (isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 1):
+        raise ParameterError(f"l must be a positive integer; got {l!r}")
+    if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating))
+                          or not 0 < t <= 1):
+        raise ParameterError(f"t must be a number in (0, 1]; got {t!r}")
+    new_labels = lab.astype(np.int64, copy=True)
+    failed = np.zeros(n, dtype=bool)
+    if n == 0 or not sensitive or (l is None and t is None):
+        return new_labels, failed
+
+    ids, group = np.unique(new_labels, return_inverse=True)
+    group = group.ravel().astype(np.int64)
+    n_groups = ids.size
+    block_of_group, n_blocks = _group_blocks(blocks, group, n_groups, n)
+    columns = [_column(c, group, n_groups, n) for c in sensitive]
+    sizes = np.bincount(group, minlength=n_groups).astype(np.int64)
+    centroids = np.empty((n_groups, pts.shape[1]))
+    for j in range(pts.shape[1]):
+        centroids[:, j] = np.bincount(group, weights=pts[:, j], minlength=n_groups) / sizes
+
+    short, excess = _shortfall(columns, slice(None), l, t)
+    block_columns = [_Column(_sum_rows(c.counts, block_of_group, n_blocks), c.reference, c.ordered)
+                     for c in columns]
+    b_short, b_excess = _shortfall(block_columns, slice(None), l, t)
+    block_fails = _fails(b_short, b_excess)
+    failed = block_fails[block_of_group[group]]
+
+    alive = np.ones(n_groups, dtype=bool)
+    version = np.zeros(n_groups, dtype=np.int64)
+    parent = np.arange(n_groups, dtype=np.int64)
+    live = _LiveGroups(block_of_group, n_blocks, centroids)
+    work = [(-int(short[g]), -float(excess[g]), int(g), 0)
+            for g in np.flatnonzero(_fails(short, excess) & ~block_fails[block_of_group])]
+    heapq.heapify(work)
+    while work:
+        _, _, g, ver = heapq.heappop(work)
+        if not alive[g] or version[g] != ver:
+            continue
+        h = _partner(g, live, columns, l, t)
+        keep, gone = (g, h) if g < h else (h, g)
+        total = sizes[g] + sizes[h]
+        live.merge(keep, gone, (live.centroid(g) * sizes[g] + live.centroid(h) * sizes[h]) / total)
+        sizes[keep] = total
+        for c in columns:
+            c.counts[keep] += c.counts[gone]
+        alive[gone] = False
+        parent[gone] = keep
+        version[keep] += 1
+        s, e = _shortfall(columns, [keep], l, t)
+        if _fails(s, e)[0]:
+            heapq.heappush(work, (-int(s[0]), -float(e[0]), int(keep), int(version[keep])))
+
+    while True:  # pointer jumping: every group to the group it was finally merged into
+        up = parent[parent]
+        if np.array_equal(up, parent):
+            break
+        parent = up
+    return ids[parent[group]], failed
+
+
+def _group_blocks(blocks, group: np.ndarray, n_groups: int, n: int) -> tuple[np.ndarray, int]:
+    if blocks is None:
+        return np.zeros(n_groups, dtype=np.int64), 1
+    blk = np.asarray(blocks)
+    if blk.shape != (n,):
+        raise ParameterError(f"blocks must be one block id per row ({n}); got shape {blk.shape}")
+    _, dense = np.unique(blk, return_inverse=True)
+    dense = dense.ravel().astype(np.int64)
+    lo = np.full(n_groups, np.iinfo(np.int64).max)
+    hi = np.full(n_groups, -1)
+    np.minimum.at(lo, group, dense)
+    np.maximum.at(hi, group, dense)
+    if (lo != hi).any():
+        raise ParameterError("every group must lie in one block; a group has rows in two blocks")
+    return lo, int(dense.max()) + 1
+
+
+def _column(col: SensitiveColumn, group: np.ndarray, n_groups: int, n: int) -> _Column:
+    codes = np.asarray(col.codes, dtype=np.int64)
+    ref = np.asarray(col.reference_counts, dtype=np.int64)
+    if codes.shape != (n,) or ref.shape != (int(col.n_values),):
+        raise ParameterError(f"sensitive column {col.name!r}: codes must be one per row ({n}) and reference "
+                             f"counts one per value ({col.n_values}); got {codes.shape} and {ref.shape}")
+    if codes.size and (codes.min() < 0 or codes.max() >= col.n_values):
+        raise ParameterError(f"sensitive column {col.name!r}: codes must lie in 0..{col.n_values - 1}")
+    present = ref > 0
+    if not present.any():
+        raise ParameterError(f"sensitive column {col.name!r}: the reference distribution is empty")
+    if not present[codes].all():
+        raise ParameterError(f"sensitive column {col.name!r}: row {int(np.flatnonzero(~present[codes])[0])} "
+                             "holds a value the reference distribution never takes")
+    # values the reference lacks are not among its m values (nor do the rows hold them)
+    local = np.cumsum(present) - 1
+    m = int(present.sum())
+    counts = np.bincount(group * m + local[codes], minlength=n_groups * m).reshape(n_groups, m)
+    return _Column(counts.astype(np.int64), ref[present], bool(col.ordered))
+
+
+def _sum_rows(counts: np.ndarray, into: np.ndarray, n_into: int) -> np.ndarray:
+    out = np.zeros((n_into, counts.shape[1]), dtype=counts.dtype)
+    np.add.at(out, into, counts)
+    return out
+
+
+def _shortfall(columns: list[_Column], rows, l, t) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of the count matrices: (missing distinct values, largest distance minus t)."""
+    short = excess = None
+    for c in columns:
+        counts = c.counts[rows]
+        if l is not None:
+            s = np.maximum(l - (counts > 0).sum(axis=1), 0)
+            short = s if short is None else np.maximum(short, s)
+        if t is not None:
+            e = _emd.dense_distances(counts, c.reference, c.ordered) - t
+            excess = e if excess is None else np.maximum(excess, e)
+    size = columns[0].counts[rows].shape[0]
+    return (np.zeros(size, np.int64) if short is None else short,
+            np.full(size, -1.0) if excess is None else excess)
+
+
+def _fails(short: np.ndarray, excess: np.ndarray) -> np.ndarray:
+    return (short > 0) | (excess > _emd.TOLERANCE)
+
+
+class _LiveGroups:
+    """The live groups of each block in one contiguous run of slots, with their centroids
+    stored feature by feature, so a nearest-group search reads one slice (no gather); a merged
+    group's slot is refilled by the block's last live group."""
+
+    def __init__(self, block_of_group: np.ndarray, n_blocks: int, centroids: np.ndarray):
+        order = np.argsort(block_of_group, kind="stable")
+        counts = np.bincount(block_of_group, minlength=n_blocks)
+        self.start = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        self.count = counts.astype(np.int64)
+        self.block = block_of_group
+        self.gid = order.astype(np.int64)
+        self.slot = np.empty_like(self.gid)
+        self.slot[order] = np.arange(order.size)
+        self.cent = np.ascontiguousarray(centroids[order].T)  # (p, slots)
+
+    def centroid(self, g: int) -> np.ndarray:
+        return self.cent[:, self.slot[g]]
+
+    def others(self, g: int) -> tuple[np.ndarray, np.ndarray]:
+        """(slot range start, ids of the block's live groups), g among them."""
+        b = self.block[g]
+        lo = self.start[b]
+        return lo, self.gid[lo:lo + self.count[b]]
+
+    def merge(self, keep: int, gone: int, centroid: np.ndarray) -> None:
+        self.cent[:, self.slot[keep]] = centroid
+        b = self.block[gone]
+        last = self.start[b] + self.count[b] - 1
+        hole = self.slot[gone]
+        moved = self.gid[last]
+        self.gid[hole] = moved
+        self.cent[:, hole] = self.cent[:, last]
+        self.slot[moved] = hole
+        self.count[b] -= 1
+
+
+def _partner(g: int, live: _LiveGroups, columns: list[_Column], l, t) -> int:
+    lo, ids = live.others(g)
+    if ids.size < 2:  # cannot happen: the block passes as a whole, so g is not all of it
+        raise AssertionError("a failing group has no group to merge with in its block")
+    own = live.slot[g] - lo
+    if live.cent.shape[0]:
+        dist = np.zeros(ids.size)
+        for j, x in enumerate(live.centroid(g)):
+            d = live.cent[j, lo:lo + ids.size] - x
+            dist += d * d
+        dist[own] = np.inf
+        ties = ids[dist == dist.min()]
+    else:
+        ties = np.delete(ids, own)
+    if ties.size == 1:
+        return int(ties[0])
+    unions = [_Column(c.counts[ties] + c.counts[g], c.reference, c.ordered) for c in columns]
+    short, excess = _shortfall(unions, slice(None), l, t)
+    excess = np.where(excess > _emd.TOLERANCE, excess, 0.0)
+    return int(ties[np.lexsort((ties, excess, short))[0]])
