@@ -320,3 +320,23 @@ def test_help_lists_the_formats():
         assert result.exit_code == 0
         text = " ".join(result.output.split())
         assert ".sav" in text and ".dta" in text and ".sas7bdat" in text, command
+
+
+def test_dates_and_string_missing_values_round_trip(tmp_path):
+    import datetime as dt
+
+    source = tmp_path / "dates.sav"
+    frame = pd.DataFrame({"visit": [dt.date(2020, 1, 2), dt.date(2021, 3, 4), None],
+                          "answer": ["yes", "NA", "no"], "score": [1.5, 2.0, 3.25]})
+    pyreadstat.write_sav(frame, source, missing_ranges={"answer": ["NA"]},
+                         variable_format={"visit": "ADATE10"})
+    got = read_table(source)
+    # a categorical missing value is a value of its own: a declared text code stays its text
+    assert got["answer"].tolist() == ["yes", "NA", "no"]
+    out = tmp_path / "copy.sav"
+    write_table(got, out)
+    before, meta_before = read_raw(source)
+    after, meta_after = read_raw(out)
+    pd.testing.assert_frame_equal(after, before)
+    assert meta_after.original_variable_types["visit"] == "ADATE10"
+    assert meta_after.missing_ranges == meta_before.missing_ranges == {"answer": [{"lo": "NA", "hi": "NA"}]}

@@ -236,6 +236,16 @@ def _is_numeric(series) -> bool:
     return pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
 
 
+def _kind(series) -> str:
+    """'string' or 'double' (numbers, dates and times), as the file stores the column."""
+    import pandas as pd
+
+    if pd.api.types.is_string_dtype(series.dtype) or isinstance(series.dtype, pd.CategoricalDtype):
+        present = series.dropna()
+        return "string" if present.empty or isinstance(present.iloc[0], str) else "double"
+    return "double"
+
+
 def _check_names(frame, fmt: str, shown: str) -> None:
     for name in frame.columns:
         text = str(name)
@@ -292,7 +302,8 @@ def write(frame, tmp: str, fmt: str, shown: str) -> None:
         series = frame[name].reset_index(drop=True)
         info = described.get(str(name)) or {}
         numeric = _is_numeric(series)
-        kept = bool(info) and str(name) not in changed and numeric == (info.get("type") == "double")
+        # a column still of its type and not marked changed keeps its coding
+        kept = bool(info) and str(name) not in changed and _kind(series) == info.get("type")
         if info.get("label"):
             column_labels[name] = info["label"]
         fit = _labels_that_fit(info.get("value_labels") or (), numeric, fmt, same) if kept else {}
