@@ -340,3 +340,13 @@ def test_dates_and_string_missing_values_round_trip(tmp_path):
     pd.testing.assert_frame_equal(after, before)
     assert meta_after.original_variable_types["visit"] == "ADATE10"
     assert meta_after.missing_ranges == meta_before.missing_ranges == {"answer": [{"lo": "NA", "hi": "NA"}]}
+
+
+def test_write_xpt_keeps_variable_labels(sav, tmp_path):
+    out = tmp_path / "copy.xpt"
+    write_table(read_table(sav), out)
+    after, meta = pyreadstat.read_xport(str(out))
+    assert meta.column_labels == [LABELS.get(c) for c in survey().columns]
+    assert after["age"].tolist() == survey()["age"].tolist()
+    declared = survey()["q1"].isin([98.0, 99.0]).to_numpy()
+    assert after["q1"].isna().to_numpy().tolist() == declared.tolist()  # missing, not 98/99
