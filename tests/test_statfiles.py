@@ -350,3 +350,19 @@ def test_write_xpt_keeps_variable_labels(sav, tmp_path):
     assert after["age"].tolist() == survey()["age"].tolist()
     declared = survey()["q1"].isin([98.0, 99.0]).to_numpy()
     assert after["q1"].isna().to_numpy().tolist() == declared.tolist()  # missing, not 98/99
+
+
+def test_program_reports_a_text_file_named_sav_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "survey.sav"
+    bad.write_text("age,income\n30,2000\n41,3100\n", encoding="utf-8")
+    out = tmp_path / "released.sav"
+    done = subprocess.run([sys.executable, "-m", "incrowd.cli", "microaggregate", str(bad), "--k", "2",
+                           "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"error: cannot read SPSS file '{bad}': it is damaged, truncated or in another format")
+    assert done.stdout == "" and not out.exists()
