@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ._compile import compile_clock
+from ._statfiles import mark_changed
 from .data import numeric_matrix, resolve_roles
 from .exceptions import DataError, ParameterError, VerificationError
 from .metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
@@ -201,6 +202,7 @@ def _microaggregate(data, k, method, quasi_identifiers, identifiers, random_stat
         aggregated = data.drop(columns=ids)
         for j, name in enumerate(qis):
             aggregated[name] = published[:, j]
+        mark_changed(aggregated, qis)  # a statistical file's labels no longer describe them
         verification = verify_k_anonymity(aggregated, qis, estimator.k)
     else:
         aggregated = published[:, 0] if np.ndim(data) == 1 else published

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from . import _arrow_types, _compression, _csv_text, _small
+from . import _arrow_types, _compression, _csv_text, _small, _statfiles
 from ._atomic import atomic_output, is_stdout, write_csv_stdout
 from ._csv_text import NA_HELP, NA_VALUES, Parse
 from .exceptions import DataError, DataWarning, ParameterError
@@ -28,8 +28,11 @@ CSV_DELIMITERS = ",;\t|"
 
 
 def table_format(path: str | os.PathLike) -> str:
-    """'parquet' or 'csv', decided by the file name (``.csv.gz``, ``.csv.xz`` ... are CSV)."""
-    return "parquet" if _compression.strip_suffix(Path(path).name.lower()).endswith(PARQUET_SUFFIXES) else "csv"
+    """'parquet', a statistical format ('spss', 'stata', 'sas7bdat', 'xport') or 'csv', decided by
+    the file name (``.csv.gz``, ``.csv.xz`` ... and any other name are CSV)."""
+    if _compression.strip_suffix(Path(path).name.lower()).endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    return _statfiles.format_of(path) or "csv"
 
 
 def _sniff(head: str) -> str:
@@ -65,13 +68,16 @@ def sniff_delimiter(path: str | os.PathLike) -> str:
 
 
 def read_table(path: str | os.PathLike, *, sep: str | None = None, parse: Parse = None) -> pd.DataFrame:
-    """Read a CSV (any of ``, ; TAB |``; plain or compressed .gz, .bz2, .xz, .zst) or Parquet file.
+    """Read a CSV (any of ``, ; TAB |``; plain or compressed .gz, .bz2, .xz, .zst), Parquet, SPSS
+    (.sav, .zsav), Stata (.dta) or SAS (.sas7bdat, .xpt) file.
 
     CSV columns come back as the file's text (no NA guessing), so a column nobody changes is
     written back byte-identical by :func:`write_table`. ``parse`` names the columns to read as
     numbers (a list, a function of the header's names, or True for every column that parses),
     with only :data:`NA_VALUES` read as missing. Parquet columns keep their Arrow types, and a
-    named pandas index becomes an ordinary column. Column names must be unique.
+    named pandas index becomes an ordinary column. Column names must be unique. A statistical
+    file gives its raw codes, user-defined missing values as missing, and its labels and
+    missing-value definitions in ``attrs["statfile"]`` (see :mod:`incrowd._statfiles`).
 
     Raises :class:`DataError` for a missing, unreadable, damaged or empty file.
     """
@@ -88,8 +94,12 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None, parse: Parse 
         return frame
     if p.stat().st_size == 0:
         raise DataError(f"input file {str(p)!r} is empty (0 bytes)")
-    if table_format(p) == "parquet":
+    fmt = table_format(p)
+    if fmt == "parquet":
         frame = _arrow_types.read_parquet(p, what="Parquet file")
+    elif fmt in _statfiles.NAMES:
+        kind = _compression.detect(p)
+        frame = _statfiles.read(p, None if kind is None else io.BytesIO(_compression.read_bytes(p, kind)))
     else:
         head, content = _head_bytes(p)
         text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
@@ -118,16 +128,21 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike, *, sep: str | None
     A CSV keeps the layout ``frame`` was read with (delimiter, line end); text columns are
     written as they are, quoted only where needed. ``.gz``, ``.bz2``, ``.xz`` (and ``.zst``
     with ``zstandard``) compress. A Parquet column still of the type it was read with keeps
-    its Arrow type.
+    its Arrow type. ``.sav``/``.zsav``, ``.dta`` and ``.xpt`` write SPSS, Stata and SAS transport
+    files with the labels and missing-value definitions of ``attrs["statfile"]`` that still hold.
     """
     delimiter = sep if sep is not None else frame.attrs.get("csv_sep", ",")
     if is_stdout(path):
         write_csv_stdout(_csv_text.render(frame, sep=delimiter))
         return Path(path)
     target = Path(path)
+    fmt = table_format(target)
+    _statfiles.check_writable(target)
     with atomic_output(target, inputs=inputs) as tmp_name:
-        if table_format(target) == "parquet":
+        if fmt == "parquet":
             _arrow_types.write_parquet(frame, tmp_name)
+        elif fmt in _statfiles.NAMES:
+            _statfiles.write(frame, tmp_name, fmt, os.fspath(path))
         else:
             kind = _compression.by_name(target)
             _csv_text.write(frame, tmp_name, sep=delimiter,

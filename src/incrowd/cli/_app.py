@@ -190,8 +190,9 @@ def microaggregate_command(
         Path,
         typer.Argument(
             metavar="INPUT",
-            help="CSV (delimiter , ; TAB or | sniffed; .gz, .bz2, .xz ok, .zst with zstandard) or "
-                 "Parquet (.parquet, .pq) file. " + NA_HELP,
+            help="CSV (delimiter , ; TAB or | sniffed; .gz, .bz2, .xz ok, .zst with zstandard), "
+                 "Parquet (.parquet, .pq), SPSS (.sav, .zsav), Stata (.dta) or SAS (.sas7bdat, .xpt) "
+                 "file; a statistical file's user-missing values count as missing. " + NA_HELP,
             show_default=False,
         ),
     ],
@@ -199,8 +200,10 @@ def microaggregate_command(
         Path,
         typer.Option(
             "--output", "-o",
-            help="Output file; its extension picks the format (.parquet/.pq, else CSV; .gz "
-                 "compresses). A CSV keeps the input's delimiter. '-' writes CSV to stdout "
+            help="Output file; its extension picks the format (.parquet/.pq, .sav/.zsav, .dta, "
+                 ".xpt, else CSV; .gz compresses a CSV). A CSV keeps the input's delimiter; an SPSS "
+                 "or Stata file keeps variable labels, and the value labels and missing-value "
+                 "definitions of the columns passed through. '-' writes CSV to stdout "
                  "(the report goes to stderr). Never one of the inputs; only a regular file "
                  "is replaced.",
             show_default=False,

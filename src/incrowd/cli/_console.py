@@ -180,4 +180,8 @@ def check_output_path(output: Path, inputs: tuple = (), *, what: str = "output",
             raise DataError(f"a {what} is a DuckDB database and cannot go to standard output "
                             "('-'); name a file")
         return
+    if stdout_ok:  # a table: its extension must name a format incrowd writes
+        from .._statfiles import check_writable
+
+        check_writable(output, what)
     _check_output_path(output, inputs=inputs, what=what)

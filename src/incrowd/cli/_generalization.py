@@ -35,7 +35,8 @@ lattice_app = typer.Typer(
 
 DataArgument = Annotated[
     Path,
-    typer.Argument(metavar="DATA", help="CSV (delimiter sniffed; .gz, .bz2, .xz ok) or Parquet file; "
+    typer.Argument(metavar="DATA", help="CSV (delimiter sniffed; .gz, .bz2, .xz ok), Parquet, SPSS "
+                   "(.sav, .zsav), Stata (.dta) or SAS (.sas7bdat, .xpt) file; "
                    "columns are matched to hierarchies as the file's text, --intervals columns are "
                    "parsed as numbers.", show_default=False),
 ]
@@ -287,9 +288,11 @@ def negotiate_command(
 
 def generalize_command(
     data_path: DataArgument,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Anonymized table to write (CSV or "
-                                         "Parquet by its name; '-' writes CSV to stdout and the "
-                                         "report to stderr).", show_default=False)],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Anonymized table to write (CSV, "
+                                         "Parquet, SPSS .sav/.zsav, Stata .dta or SAS .xpt by its "
+                                         "name; '-' writes CSV to stdout and the report to stderr). "
+                                         "SPSS and Stata keep the labels of the columns not "
+                                         "generalized.", show_default=False)],
     levels: Annotated[
         str,
         typer.Option("--levels", help="Level per quasi-identifier, e.g. 'age=2,sex=0,education=1'.",

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .._compile import compiled_so_far
+from .._statfiles import mark_changed
 from ..data import resolve_roles
 from ..exceptions import ParameterError, VerificationError
 from ..metrics import verify_k_anonymity, verify_l_diversity
@@ -115,6 +116,7 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int], *, k: int | None =
     for a in qis:
         out[a] = hier[a].generalize(codes0[a], chosen[a])
     out = out.loc[keep].reset_index(drop=True)
+    mark_changed(out, qis)  # a statistical file's labels no longer describe them
     suppressed = int(n - keep.sum())
     verification: dict = {}
     if k is not None:

@@ -1,0 +1,358 @@
+"""SPSS, Stata and SAS files: reading them with their metadata, and writing SPSS and Stata back.
+
+Read: ``.sav``/``.zsav`` (SPSS), ``.dta`` (Stata), ``.sas7bdat`` and ``.xpt`` (SAS), raw codes,
+never value labels applied. Written: ``.sav``/``.zsav``, ``.dta`` and ``.xpt``.
+
+The file's metadata lives in ``frame.attrs["statfile"]`` as a plain JSON-serializable dict::
+
+    {"format": "spss", "file_label": ..., "notes": [...], "changed": [],
+     "columns": {name: {"type": "double" | "string", "label": ..., "value_labels": [[code, label], ...],
+                        "missing": {"ranges": [[lo, hi], ...]} or {"codes": ["a", ...]},
+                        "missing_codes": [...], "format": ..., "measure": ..., "display_width": ...}}}
+
+A user-defined missing value (SPSS: a declared code or range such as 99 = "refused"; Stata and
+SAS: the extended missing values ``.a`` .. ``.z``) is NaN in the frame, so every algorithm counts
+it as missing. Which code it was rides in the NaN's payload bits (an index into the column's
+``missing_codes``): unlike a list of row positions it survives dropping, reordering and copying
+rows, so a pass-through column is written back with the very code, in any row that is kept.
+A plain NaN (system missing) has no payload and stays system missing.
+
+A caller that changed a column's values (microaggregated, generalized) lists it in
+``attrs["statfile"]["changed"]`` (:func:`mark_changed`): its variable label is kept, but its value
+labels, missing-value definitions, user-missing codes and display format no longer describe it
+and are not written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import _compression
+from .exceptions import DataError, ParameterError
+
+#: file name suffix -> format
+READ_SUFFIXES = {".sav": "spss", ".zsav": "spss", ".dta": "stata", ".sas7bdat": "sas7bdat", ".xpt": "xport"}
+WRITE_FORMATS = ("spss", "stata", "xport")
+NAMES = {"spss": "SPSS", "stata": "Stata", "sas7bdat": "SAS (sas7bdat)", "xport": "SAS transport (xpt)"}
+WRITTEN_TEXT = ".csv (also .gz, .bz2, .xz, .zst), .parquet/.pq, .sav/.zsav (SPSS), .dta (Stata), .xpt (SAS transport)"
+
+# A quiet NaN whose mantissa carries this tag in its upper bits and a code index in its lowest
+# 16; np.nan (0x7FF8000000000000) and NaNs made by arithmetic never carry the tag.
+_TAG = 0x7FF8_49C0_0000_0000
+_TAG_MASK = 0xFFFF_FFFF_FFFF_0000
+_INDEX_MASK = 0xFFFF
+_MAX_CODES = _INDEX_MASK + 1
+
+_SPSS_NAME = re.compile(r"^[A-Za-z@#$\u0080-\uffff][\w.@#$\u0080-\uffff]*$")
+_STATA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def format_of(path: str | os.PathLike) -> str | None:
+    """The statistical format a file name asks for (``'spss'``, ``'stata'``, ...) or None; a
+    compression suffix is looked through (``a.sav.gz`` is SPSS)."""
+    name = _compression.strip_suffix(Path(path).name.lower())
+    for suffix, fmt in READ_SUFFIXES.items():
+        if name.endswith(suffix):
+            return fmt
+    return None
+
+
+def check_writable(path: str | os.PathLike, what: str = "output") -> None:
+    """Refuse, before any work, an output whose extension names a format incrowd reads only."""
+    fmt = format_of(path)
+    if fmt is None:
+        return
+    suffix = next(s for s, f in READ_SUFFIXES.items() if f == fmt)
+    if fmt not in WRITE_FORMATS:
+        raise ParameterError(f"{what} {os.fspath(path)!r}: incrowd reads {suffix} files but does not "
+                             f"write them; write one of {WRITTEN_TEXT}")
+    if _compression.by_name(path) is not None:
+        hint = " (.zsav is a compressed SPSS file)" if fmt == "spss" else ""
+        raise ParameterError(f"{what} {os.fspath(path)!r}: a compressed {suffix} file is not written; "
+                             f"name it {suffix}{hint}")
+
+
+def mark_changed(frame, columns: Iterable[str]) -> None:
+    """Note that ``columns`` of ``frame`` no longer hold the coding they were read with."""
+    meta = frame.attrs.get("statfile")
+    if not isinstance(meta, dict):
+        return
+    changed = set(meta.get("changed", ())) | {str(c) for c in columns}
+    frame.attrs["statfile"] = {**meta, "changed": sorted(changed)}
+
+
+# ---------------------------------------------------------------------------------------------
+# NaN payloads
+
+
+def _tag_cells(values, mask, index):
+    """values (float64, modified) with the cells of ``mask`` set to NaN carrying ``index``."""
+    import numpy as np
+
+    bits = values.view(np.uint64)
+    bits[mask] = np.uint64(_TAG) | index[mask].astype(np.uint64)
+    return values
+
+
+def code_indices(values):
+    """Per cell, the index of its user-missing code, or -1 (a value or a system missing)."""
+    import numpy as np
+
+    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
+    tagged = (bits & np.uint64(_TAG_MASK)) == np.uint64(_TAG)
+    return np.where(tagged, (bits & np.uint64(_INDEX_MASK)).astype(np.int64), -1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:300]
+
+
+def read(path: Path, source=None):
+    """The table of a statistical file, with its metadata in ``attrs["statfile"]``.
+
+    ``source`` (a file object) replaces ``path`` as what is read, e.g. a decompressed copy.
+    """
+    import pyreadstat
+
+    fmt = format_of(path)
+    name = NAMES[fmt]
+    readers = {"spss": pyreadstat.read_sav, "stata": pyreadstat.read_dta,
+               "sas7bdat": pyreadstat.read_sas7bdat, "xport": pyreadstat.read_xport}
+    options: dict[str, Any] = {}
+    if fmt in ("spss", "stata"):
+        options["apply_value_formats"] = False  # codes, not their labels
+    if fmt != "xport":  # transport files have no user-missing values
+        options["user_missing"] = True
+    try:
+        frame, meta = readers[fmt](source if source is not None else str(path), **options)
+    except MemoryError:
+        raise
+    except Exception as exc:  # pyreadstat raises bare ReadstatError/PyreadstatError and friends
+        raise DataError(f"cannot read {name} file {str(path)!r}: it is damaged, truncated or in "
+                        f"another format ({_reason(exc)})") from None
+    if fmt == "stata":
+        _check_stata_complete(path, source)
+    frame.attrs["statfile"] = _metadata(frame, meta, fmt)
+    return frame
+
+
+def _check_stata_complete(path: Path, source) -> None:
+    """A Stata 13+ file cut short at its end reads without error but loses its value labels;
+    its closing tag tells."""
+    if source is not None:
+        data = source.getvalue()
+        head, tail = data[:11], data[-64:]
+    else:
+        with open(path, "rb") as fh:
+            head = fh.read(11)
+            fh.seek(max(0, os.path.getsize(path) - 64))
+            tail = fh.read()
+    if head == b"<stata_dta>" and not tail.rstrip().endswith(b"</stata_dta>"):
+        raise DataError(f"cannot read Stata file {str(path)!r}: it is truncated (it does not end "
+                        "with </stata_dta>, so its value labels may be lost)")
+
+
+def _plain(value):
+    """A JSON-friendly number or text (numpy scalars become Python ones)."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def _metadata(frame, meta, fmt: str) -> dict:
+    import numpy as np
+    import pandas as pd
+
+    labels = dict(zip(meta.column_names, meta.column_labels or [None] * len(meta.column_names)))
+    types = getattr(meta, "readstat_variable_types", None) or {}
+    formats = getattr(meta, "original_variable_types", None) or {}
+    measures = getattr(meta, "variable_measure", None) or {}
+    widths = getattr(meta, "variable_display_width", None) or {}
+    value_labels = getattr(meta, "variable_value_labels", None) or {}
+    ranges = getattr(meta, "missing_ranges", None) or {}
+    user_values = getattr(meta, "missing_user_values", None) or {}
+    columns: dict[str, dict] = {}
+    for name in frame.columns:
+        info: dict[str, Any] = {"type": "string" if types.get(name) == "string" else "double"}
+        if labels.get(name):
+            info["label"] = labels[name]
+        if name in value_labels:
+            info["value_labels"] = [[_plain(code), text] for code, text in value_labels[name].items()]
+        if formats.get(name):
+            info["format"] = formats[name]
+        if fmt == "spss":
+            if measures.get(name) not in (None, "unknown"):
+                info["measure"] = measures[name]
+            if widths.get(name):
+                info["display_width"] = int(widths[name])
+        if name in ranges:
+            info["missing"] = {"ranges": [[_plain(r["lo"]), _plain(r["hi"])] for r in ranges[name]]}
+        elif name in user_values:
+            info["missing"] = {"codes": [str(c) for c in user_values[name]]}
+        column = frame[name]
+        if "missing" in info and info["type"] == "double":
+            # SPSS: declared codes read as numbers; Stata, SAS: letters in a numeric column
+            if "ranges" in info["missing"]:
+                values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+                mask = np.zeros(values.shape, dtype=bool)
+                for lo, hi in info["missing"]["ranges"]:
+                    mask |= (values >= lo) & (values <= hi)
+                found = sorted({float(v) for v in values[mask]})
+                key = values
+            else:
+                raw = column.to_numpy(dtype=object)
+                codes = set(info["missing"]["codes"])
+                mask = np.array([isinstance(v, str) and v in codes for v in raw], dtype=bool)
+                found = sorted({raw[i] for i in np.flatnonzero(mask)})
+                values = np.array([np.nan if m else v for v, m in zip(raw, mask)], dtype=np.float64)
+                key = raw
+            if len(found) > _MAX_CODES:
+                raise DataError(f"column {name!r} uses {len(found)} distinct user-missing codes; at most "
+                                f"{_MAX_CODES} are kept")
+            if mask.any():
+                position = {code: i for i, code in enumerate(found)}
+                index = np.full(values.shape, -1, dtype=np.int64)
+                index[mask] = [position[key[i]] for i in np.flatnonzero(mask)]
+                frame[name] = _tag_cells(values.copy(), mask, index)
+                info["missing_codes"] = [_plain(c) for c in found]
+        columns[str(name)] = info
+    return {"format": fmt, "file_label": getattr(meta, "file_label", None) or None,
+            "notes": list(getattr(meta, "notes", None) or []), "columns": columns, "changed": []}
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+
+
+def _is_numeric(series) -> bool:
+    import pandas as pd
+
+    return pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
+
+
+def _kind(series) -> str:
+    """'string' or 'double' (numbers, dates and times), as the file stores the column."""
+    import pandas as pd
+
+    if pd.api.types.is_string_dtype(series.dtype) or isinstance(series.dtype, pd.CategoricalDtype):
+        present = series.dropna()
+        return "string" if present.empty or isinstance(present.iloc[0], str) else "double"
+    return "double"
+
+
+def _check_names(frame, fmt: str, shown: str) -> None:
+    for name in frame.columns:
+        text = str(name)
+        if fmt == "stata" and (not _STATA_NAME.match(text) or len(text) > 32):
+            raise DataError(f"column {text!r} cannot be a Stata variable name (letters, digits and _, "
+                            f"at most 32 characters, not starting with a digit); rename it before "
+                            f"writing {shown!r}")
+        if fmt == "spss" and (not _SPSS_NAME.match(text) or len(text.encode("utf-8")) > 64):
+            raise DataError(f"column {text!r} cannot be an SPSS variable name (letters, digits and "
+                            f"_ . @ # $, starting with a letter, at most 64 bytes); rename it before "
+                            f"writing {shown!r}")
+        if fmt == "xport" and (not _STATA_NAME.match(text) or len(text) > 32):
+            raise DataError(f"column {text!r} cannot be a SAS variable name (letters, digits and _, "
+                            f"at most 32 characters); rename it before writing {shown!r}")
+
+
+def _labels_that_fit(pairs, numeric: bool, fmt: str, same: bool) -> dict:
+    """The value labels a column of this kind can carry in ``fmt``."""
+    fit = {}
+    for code, text in pairs:
+        if isinstance(code, str) and numeric:
+            if fmt == "stata" and same:  # a Stata label of an extended missing value (.a)
+                fit[code] = text
+            continue
+        if isinstance(code, str) != (not numeric):
+            continue
+        if fmt == "stata" and isinstance(code, float):
+            if not code.is_integer():
+                continue  # Stata labels integers only
+            code = int(code)
+        fit[code] = text
+    return fit
+
+
+def write(frame, tmp: str, fmt: str, shown: str) -> None:
+    """Write ``frame`` to ``tmp`` as ``fmt`` (the user's name for it is ``shown``)."""
+    import numpy as np
+    import pandas as pd
+    import pyreadstat
+
+    _check_names(frame, fmt, shown)
+    meta = frame.attrs.get("statfile") if isinstance(frame.attrs.get("statfile"), dict) else {}
+    described = meta.get("columns") or {}
+    changed = set(meta.get("changed") or ())
+    same = meta.get("format") == fmt
+    columns: dict[str, Any] = {}
+    column_labels: dict[str, str] = {}
+    value_labels: dict[str, dict] = {}
+    missing: dict[str, list] = {}
+    formats: dict[str, str] = {}
+    measures: dict[str, str] = {}
+    widths: dict[str, int] = {}
+    for name in frame.columns:
+        series = frame[name].reset_index(drop=True)
+        info = described.get(str(name)) or {}
+        numeric = _is_numeric(series)
+        # a column still of its type and not marked changed keeps its coding
+        kept = bool(info) and str(name) not in changed and _kind(series) == info.get("type")
+        if info.get("label"):
+            column_labels[name] = info["label"]
+        fit = _labels_that_fit(info.get("value_labels") or (), numeric, fmt, same) if kept else {}
+        if fit and fmt != "xport":
+            value_labels[name] = fit
+        codes = info.get("missing_codes") if kept and same else None
+        if codes and numeric:
+            values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+            index = code_indices(values)
+            if fmt == "spss":
+                series = pd.Series(np.where(index >= 0, np.take(np.asarray(codes, dtype=np.float64),
+                                                                np.maximum(index, 0)), values))
+            elif fmt == "stata":
+                coded = values.astype(object)
+                for i in np.flatnonzero(index >= 0):
+                    coded[i] = codes[index[i]]
+                series = pd.Series(coded, dtype=object)
+        if kept and same and info.get("missing") and fmt in ("spss", "stata"):
+            if fmt == "spss" and "ranges" in info["missing"]:
+                missing[name] = [lo if lo == hi else {"lo": lo, "hi": hi} for lo, hi in info["missing"]["ranges"]]
+            elif fmt == "stata" and "codes" in info["missing"]:
+                missing[name] = list(info["missing"]["codes"])
+        if kept and same and info.get("format"):
+            formats[name] = info["format"]
+        if kept and fmt == "spss":
+            if info.get("measure"):
+                measures[name] = info["measure"]
+            if info.get("display_width"):
+                widths[name] = info["display_width"]
+        columns[name] = series
+    options: dict[str, Any] = {"file_label": meta.get("file_label") or "", "column_labels": column_labels or None}
+    if fmt == "spss":
+        writer = pyreadstat.write_sav
+        options.update(compress=Path(shown).name.lower().endswith(".zsav"), note=meta.get("notes") or None,
+                       variable_value_labels=value_labels or None, missing_ranges=missing or None,
+                       variable_measure=measures or None, variable_display_width=widths or None,
+                       variable_format=formats or None)
+    elif fmt == "stata":
+        writer = pyreadstat.write_dta
+        options.update(variable_value_labels=value_labels or None, missing_user_values=missing or None,
+                       variable_format=formats or None)
+    else:
+        writer = pyreadstat.write_xport
+        options.update(variable_format=formats or None)
+    try:
+        writer(pd.DataFrame(columns, columns=list(frame.columns)), tmp, **options)
+    except MemoryError:
+        raise
+    except OSError:
+        raise  # the atomic writer names the user's path and the reason
+    except Exception as exc:  # pyreadstat's own errors: one line naming the user's file
+        raise DataError(f"cannot write {NAMES[fmt]} file {shown!r}: {_reason(exc)}") from None
