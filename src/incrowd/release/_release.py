@@ -61,7 +61,12 @@ def publish(data, spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec, *,
             groups, levels_per_row, extra = joint_groups(prep)
         else:
             groups, levels_per_row, extra = _gtm_groups(prep)
-        groups = _enforce_sensitive(prep, groups, extra.pop("blocks", None))
+        merged = _enforce_sensitive(prep, groups, extra.pop("blocks", None))
+        if spec.strategy == "joint" and merged is not groups:
+            from ._joint_release import joint_levels
+
+            levels_per_row = joint_levels(prep, merged)  # a merged group meets at a higher ancestor
+        groups = merged
         keep = groups >= 0
         table = _table(prep, groups, levels_per_row, keep)
         verification = _verify(prep, table)
@@ -94,6 +99,12 @@ def _enforce_sensitive(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | 
         return groups
     local = np.unique(groups[kept], return_inverse=True)[1].ravel().astype(np.int64)
     points = np.nan_to_num(prep.Z[kept], nan=0.0)
+    if spec.strategy == "joint" and prep.categorical:
+        # nearest groups by the joint distance: categorical values embedded so that the squared
+        # distance of two values is their lowest common ancestor's level over the top level
+        from ._joint_release import categorical_embedding
+
+        points = np.hstack([points, categorical_embedding(prep, kept)])
     columns = [SensitiveColumn(s.name, s.codes[kept], len(s.values), s.ordered, s.reference_counts)
                for s in prep.sensitive]
     block = None if blocks is None else blocks[kept]
