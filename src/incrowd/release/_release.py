@@ -147,6 +147,10 @@ def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndar
                 continue
             column[rows] = hierarchy.generalize(prep.codes0[name][rows], int(L))
         out[name] = column
+    from .._statfiles import mark_changed
+
+    changed = list(prep.numeric) + [a for a in prep.categorical if (levels_per_row[a][keep] > 0).any()]
+    mark_changed(out, changed)  # a statistical file's value labels no longer describe them
     return out.loc[keep].reset_index(drop=True)
 
 
