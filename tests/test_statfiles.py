@@ -49,6 +49,7 @@ def survey() -> pd.DataFrame:
 def sav(tmp_path) -> Path:
     path = tmp_path / "survey.sav"
     pyreadstat.write_sav(survey(), path, file_label="Customer survey", column_labels=LABELS,
+                         note="Wave 3, fieldwork in March",
                          variable_value_labels=VALUE_LABELS, missing_ranges={"q1": [98, 99]},
                          variable_measure={"sex": "nominal", "q1": "ordinal", "age": "scale"},
                          variable_format={"age": "F3.0", "sex": "F1.0"})
@@ -165,7 +166,8 @@ def test_round_trip_keeps_values_labels_and_missing_definitions(sav, dta, tmp_pa
     after, meta_after = read_raw(out)
     pd.testing.assert_frame_equal(after, before)
     for field in ("column_labels", "variable_value_labels", "missing_ranges", "missing_user_values",
-                  "original_variable_types", "variable_measure", "file_label"):
+                  "original_variable_types", "variable_measure", "variable_display_width",
+                  "file_label", "notes"):
         assert getattr(meta_after, field) == getattr(meta_before, field), field
 
 
