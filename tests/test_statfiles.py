@@ -307,6 +307,8 @@ def test_unsupported_output_extension(sav, tmp_path):
     assert result.exit_code == 2
     assert result.stderr.startswith("error: ") and ".sas7bdat" in result.stderr
     assert not out.exists()
+    with pytest.raises(ParameterError, match=r"compressed \.dta"):
+        write_table(frame, tmp_path / "out.dta.gz")
 
 
 def test_stata_refuses_a_name_it_cannot_hold(tmp_path):

@@ -1,4 +1,4 @@
-"""SPSS, Stata and SAS files: reading them with their metadata, and writing SPSS and Stata back.
+"""SPSS, Stata and SAS files: reading them with their metadata, and writing them back.
 
 Read: ``.sav``/``.zsav`` (SPSS), ``.dta`` (Stata), ``.sas7bdat`` and ``.xpt`` (SAS), raw codes,
 never value labels applied. Written: ``.sav``/``.zsav``, ``.dta`` and ``.xpt``.
@@ -40,7 +40,7 @@ NAMES = {"spss": "SPSS", "stata": "Stata", "sas7bdat": "SAS (sas7bdat)", "xport"
 WRITTEN_TEXT = ".csv (also .gz, .bz2, .xz, .zst), .parquet/.pq, .sav/.zsav (SPSS), .dta (Stata), .xpt (SAS transport)"
 
 # A quiet NaN whose mantissa carries this tag in its upper bits and a code index in its lowest
-# 16; np.nan (0x7FF8000000000000) and NaNs made by arithmetic never carry the tag.
+# 16; np.nan (0x7FF8000000000000) and the NaN of an invalid operation (0/0) never carry it.
 _TAG = 0x7FF8_49C0_0000_0000
 _TAG_MASK = 0xFFFF_FFFF_FFFF_0000
 _INDEX_MASK = 0xFFFF
