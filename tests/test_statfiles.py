@@ -370,3 +370,18 @@ def test_program_reports_a_text_file_named_sav_in_one_line(tmp_path):
     assert len(lines) == 1
     assert lines[0].startswith(f"error: cannot read SPSS file '{bad}': it is damaged, truncated or in another format")
     assert done.stdout == "" and not out.exists()
+
+
+def test_metadata_copies_are_cheap_and_marks_stay_with_their_frame(sav):
+    import copy
+
+    frame = read_table(sav)
+    meta = frame.attrs["statfile"]
+    # pandas deep-copies attrs into every derived frame and column: the per-column metadata
+    # (thousands of labels in a real survey) is shared, not copied each time
+    assert copy.deepcopy(meta)["columns"] is meta["columns"]
+    assert frame["age"].attrs["statfile"]["columns"] is meta["columns"]
+    subset = frame.iloc[:10]
+    subset.attrs["statfile"]["changed"].append("q1")
+    assert frame.attrs["statfile"]["changed"] == []
+    assert json.loads(json.dumps(subset.attrs["statfile"]))["changed"] == ["q1"]

@@ -75,13 +75,24 @@ def check_writable(path: str | os.PathLike, what: str = "output") -> None:
                              f"name it {suffix}{hint}")
 
 
+class StatMeta(dict):
+    """The ``attrs["statfile"]`` dict. pandas deep-copies ``attrs`` into every frame and column
+    it derives (each ``df[name]``), which for a wide file with many labels costs tens of
+    milliseconds a time; this copy is cheap instead: its own top level and ``changed`` list (so
+    marking one frame's columns never marks another's), the per-column metadata shared. Treat
+    ``columns`` as read-only."""
+
+    def __deepcopy__(self, memo):
+        return StatMeta({**self, "changed": list(self.get("changed") or ())})
+
+
 def mark_changed(frame, columns: Iterable[str]) -> None:
     """Note that ``columns`` of ``frame`` no longer hold the coding they were read with."""
     meta = frame.attrs.get("statfile")
     if not isinstance(meta, dict):
         return
-    changed = set(meta.get("changed", ())) | {str(c) for c in columns}
-    frame.attrs["statfile"] = {**meta, "changed": sorted(changed)}
+    changed = set(meta.get("changed") or ()) | {str(c) for c in columns}
+    frame.attrs["statfile"] = StatMeta({**meta, "changed": sorted(changed)})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -222,8 +233,8 @@ def _metadata(frame, meta, fmt: str) -> dict:
                 frame[name] = _tag_cells(values.copy(), mask, index)
                 info["missing_codes"] = [_plain(c) for c in found]
         columns[str(name)] = info
-    return {"format": fmt, "file_label": getattr(meta, "file_label", None) or None,
-            "notes": list(getattr(meta, "notes", None) or []), "columns": columns, "changed": []}
+    return StatMeta(format=fmt, file_label=getattr(meta, "file_label", None) or None,
+                    notes=list(getattr(meta, "notes", None) or []), columns=columns, changed=[])
 
 
 # ---------------------------------------------------------------------------------------------
