@@ -195,7 +195,11 @@ def _report(prep: Prepared, groups, levels_per_row, keep, table, verification, e
              else np.zeros(0, np.int64))
     n = prep.n
     out: dict[str, Any] = {
-        "strategy": spec.strategy, "method": spec.method, "k": spec.k, "l": spec.l, "t": spec.t,
+        "strategy": spec.strategy,
+        # the joint strategy clusters with its own mixed-distance MDAV (and ONA*-style refinement)
+        "method": (spec.method if spec.strategy != "joint" else
+                   "mixed-distance mdav" + (" + refinement" if spec.refine else "")),
+        "k": spec.k, "l": spec.l, "t": spec.t,
         "max_suppression": spec.max_suppression,
         "numeric": prep.numeric, "categorical": prep.categorical,
         "sensitive": [s.name for s in prep.sensitive], "identifiers_dropped": prep.identifiers,
