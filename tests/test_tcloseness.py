@@ -381,3 +381,77 @@ def test_merged_release_agrees_with_pycanon():
     assert anonymity.l_diversity(frame, ["g"], ["income"]) >= 2
     assert anonymity.t_closeness(frame, ["g"], ["income"]) <= 0.2 + 1e-12
     assert anonymity.k_anonymity(frame, ["g"]) >= 5
+
+
+# ---------------------------------------------------------------------------------------------
+# through incrowd.publish: the published table checked by pycanon
+
+from pathlib import Path  # noqa: E402
+
+_DATA = Path(incrowd.data.data_dir())
+_FULL = _DATA / "adult_arx" / "full"
+_QIS = ["age", "hours-per-week", "sex", "race", "marital-status", "education", "native-country"]
+
+
+def _check_sensitive_release(result, original: pd.Series, qis, l, t):
+    table = result.table.reset_index(drop=True)
+    verification = result.report["verification"]
+    if l is not None:
+        ours = verify_l_diversity(table, qis, "s" if "s" in table else "income", 1)
+        assert anonymity.l_diversity(table.astype(str), qis, [original.name]) == ours.min_distinct >= l
+        assert verification["l_diversity"][original.name]["ok"]
+    if t is not None:
+        # the release measures against the whole input; pycanon can only take the published rows
+        against_input = verify_t_closeness(table, qis, original.name, t, ordered=False, reference=original)
+        assert against_input.ok and against_input.max_distance <= t + 1e-12
+        assert verification["t_closeness"][original.name]["max_distance"] == pytest.approx(against_input.max_distance)
+        published_only = verify_t_closeness(table, qis, original.name, t, ordered=False).max_distance
+        assert anonymity.t_closeness(table.astype(str), qis, [original.name]) == pytest.approx(published_only)
+
+
+# the joint strategy publishes each group's lowest common ancestors computed before the merge,
+# so a merged group shows as its old groups, each too small for l; remove once it recomputes them
+_JOINT = pytest.param("joint", marks=pytest.mark.xfail(
+    strict=True,
+    reason="joint publishes the categorical generalization of the groups before the l/t merge"))
+_STRATEGIES = ["generalize-then-microaggregate", _JOINT]
+
+
+@pytest.mark.skipif(not (_DATA / "adult.csv.gz").exists(), reason="benchmark data folder not found")
+@pytest.mark.parametrize("strategy", _STRATEGIES)
+def test_adult_release_with_l_and_t_agrees_with_pycanon(strategy):
+    part = incrowd.read_table(_DATA / "adult.csv.gz").head(3000)
+    columns = {"age": "numeric", "hours-per-week": "numeric", "income": "sensitive"}
+    for name in ("sex", "race", "marital-status", "education", "native-country"):
+        columns[name] = {"role": "categorical", "hierarchy": str(_FULL / f"adult_full_hierarchy_{name}.csv")}
+    spec = {"privacy": {"k": 5, "l": 2, "t": 0.2, "max_suppression": "1%", "strategy": strategy},
+            "columns": columns}
+    result = incrowd.publish(part, spec)
+    _check_sensitive_release(result, part["income"], _QIS, 2, 0.2)
+
+
+@st.composite
+def _sensitive_tables(draw):
+    n = draw(st.integers(10, 50))
+    rng = np.random.default_rng(draw(st.integers(0, 10_000)))
+    frame = pd.DataFrame({"x": rng.normal(size=n).round(1), "c": rng.choice(["u", "v", "w"], n),
+                          "s": rng.choice(["a", "b", "c"], n, p=draw(st.sampled_from([None, [0.7, 0.2, 0.1]])))})
+    l = draw(st.one_of(st.none(), st.integers(2, 3)))
+    t = draw(st.one_of(st.none(), st.sampled_from([0.15, 0.3, 0.6]))) if l else draw(st.sampled_from([0.15, 0.3, 0.6]))
+    return frame, l, t
+
+
+@pytest.mark.parametrize("strategy", _STRATEGIES)
+@settings(max_examples=20, deadline=None)
+@given(case=_sensitive_tables())
+def test_random_releases_are_l_diverse_and_t_close(case, strategy):
+    frame, l, t = case
+    if l is not None and frame["s"].nunique() < l:
+        return
+    privacy = {"k": 2, "max_suppression": "100%", "strategy": strategy, "l": l, "t": t}
+    spec = {"privacy": {key: v for key, v in privacy.items() if v is not None},
+            "columns": {"x": "numeric", "c": {"role": "categorical"}, "s": "sensitive"}}
+    result = incrowd.publish(frame, spec)
+    assert result.table.shape[0] == frame.shape[0] - result.suppressed
+    if result.table.shape[0]:
+        _check_sensitive_release(result, frame["s"], ["x", "c"], l, t)
