@@ -255,6 +255,9 @@ def test_one_sensitive_value_is_distance_zero_where_pycanon_divides_by_zero():
 # ---------------------------------------------------------------------------------------------
 # enforce_sensitive: merge groups until every group is l-diverse and t-close
 
+from unittest import mock  # noqa: E402
+
+from incrowd.release import _sensitive as sensitive_module  # noqa: E402
 from incrowd.release._sensitive import SensitiveColumn, enforce_sensitive  # noqa: E402
 
 
@@ -318,6 +321,11 @@ def test_enforce_sensitive_makes_every_group_pass_inside_its_block(case):
     again = enforce_sensitive(labels, points, columns, l=l, t=t, blocks=blocks)
     np.testing.assert_array_equal(again[0], new)
     np.testing.assert_array_equal(again[1], failed)
+    # the per-group sparse counts (columns with many values) merge exactly as the dense matrix
+    with mock.patch.object(sensitive_module, "_DENSE_CELLS", 0):
+        sparse = enforce_sensitive(labels, points, columns, l=l, t=t, blocks=blocks)
+    np.testing.assert_array_equal(sparse[0], new)
+    np.testing.assert_array_equal(sparse[1], failed)
 
 
 def test_groups_that_pass_are_left_alone():
