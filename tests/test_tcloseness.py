@@ -19,7 +19,6 @@ test so that a change in pycanon shows.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pandas as pd
