@@ -468,3 +468,12 @@ def test_random_releases_are_l_diverse_and_t_close(case, strategy):
     assert result.table.shape[0] == frame.shape[0] - result.suppressed
     if result.table.shape[0]:
         _check_sensitive_release(result, frame["s"], ["x", "c"], l, t)
+
+
+def test_a_group_exactly_at_t_is_not_merged():
+    labels = np.repeat([0, 1], 5)
+    col = SensitiveColumn("income", np.array([0, 0, 0, 0, 1, 1, 1, 1, 1, 0]), 2, False, np.array([5, 5]))
+    at, _ = enforce_sensitive(labels, np.zeros((10, 1)), [col], t=0.3)  # both groups 0.3 away
+    np.testing.assert_array_equal(at, labels)
+    below, _ = enforce_sensitive(labels, np.zeros((10, 1)), [col], t=0.29)
+    np.testing.assert_array_equal(below, np.zeros(10))
