@@ -229,3 +229,73 @@ def test_example_spec_is_a_spec_that_loads(tmp_path):
     done = CliRunner().invoke(app, ["publish", str(data), "--example-spec"])
     assert done.exit_code == 0, done.output
     assert load_spec(done.stdout).k == 5
+
+
+# --------------------------------------------------------------------------------------------
+# sensitive attributes
+
+
+@needs_data
+@pytest.mark.parametrize("strategy", ["generalize-then-microaggregate", "joint"])
+@pytest.mark.parametrize("privacy", [{"l": 2}, {"t": 0.2}])
+def test_adult_release_with_l_or_t_agrees_with_pycanon(adult_part, strategy, privacy):
+    from pycanon import anonymity
+
+    result = incrowd.publish(adult_part, _adult_spec(strategy=strategy, **privacy))
+    report = result.summary()
+    qis = ["age", "hours-per-week", "sex", "race", "marital-status", "education", "native-country"]
+    table = result.table.astype(str)
+    assert anonymity.k_anonymity(table, qis) == report["min_class_size"] >= 5
+    if "l" in privacy:
+        got = report["verification"]["l_diversity"]["income"]
+        assert anonymity.l_diversity(table, qis, ["income"]) == got["min_distinct"] >= 2
+    else:
+        got = report["verification"]["t_closeness"]["income"]
+        assert got["max_distance"] <= 0.2 + 1e-12
+        # pycanon compares each class with the published table's own distribution; ours with the
+        # whole input's. Without suppression the two are the same distribution.
+        if result.suppressed == 0:
+            assert anonymity.t_closeness(table, qis, ["income"]) == pytest.approx(got["max_distance"], abs=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(_tables(), st.sampled_from(["generalize-then-microaggregate", "joint"]),
+       st.sampled_from([{"l": 2}, {"t": 0.5}, {"l": 2, "t": 0.6}]))
+def test_random_releases_are_l_diverse_and_t_close_when_asked(tmp_path_factory, case, strategy, privacy):
+    from incrowd.metrics import verify_l_diversity, verify_t_closeness
+
+    frame, hierarchies, k = case
+    folder = tmp_path_factory.mktemp("h")
+    columns = {"id": "identifier", "x": "numeric", "y": "numeric", "s": "sensitive"}
+    for name, rows in hierarchies.items():
+        path = folder / f"{name}.csv"
+        path.write_text("\n".join(";".join(r) for r in rows) + "\n")
+        columns[name] = {"role": "categorical", "hierarchy": str(path)}
+    spec = {"privacy": {"k": k, "max_suppression": "40%", "strategy": strategy, **privacy},
+            "columns": columns, "missing": {"numeric": "separate"}}
+    try:
+        result = incrowd.publish(frame, spec)
+    except ParameterError as exc:
+        assert "max_suppression" in str(exc) or "larger than the number of distinct values" in str(exc)
+        return
+    table = result.table
+    qis = ["x", "y", *hierarchies]
+    assert table.groupby(qis, dropna=False).size().min() >= k
+    if "l" in privacy:
+        assert verify_l_diversity(table, qis, "s", privacy["l"])
+    if "t" in privacy:
+        assert verify_t_closeness(table, qis, "s", privacy["t"], reference=frame["s"])
+    assert table.shape[0] == frame.shape[0] - result.suppressed
+
+
+def test_t_outside_its_range_and_l_too_large_are_refused_in_the_cli(tmp_path):
+    data = tmp_path / "data.csv"
+    _small().to_csv(data, index=False)
+    for privacy, words in (("t = 1.2", "t must be"), ("l = 5", "l=5 is larger")):
+        spec = tmp_path / "release.toml"
+        spec.write_text(f"[privacy]\nk = 2\n{privacy}\n[columns]\nage = \"numeric\"\ns = \"sensitive\"\n")
+        out = tmp_path / "out.csv"
+        done = CliRunner().invoke(app, ["publish", str(data), "--spec", str(spec), "-o", str(out)])
+        assert done.exit_code == 2
+        assert words in done.output
+        assert not out.exists()

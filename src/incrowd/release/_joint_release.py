@@ -39,6 +39,13 @@ def joint_groups(prep: Prepared):
             raise ParameterError(f"{suppressed} rows share a missing pattern with fewer than k={spec.k} rows "
                                  f"and must be suppressed, more than max_suppression={spec.max_suppression!r} "
                                  f"({limit} rows)")
+    extra = {"refined": bool(spec.refine), "blocks": prep.pattern if prep.pattern.any() else None}
+    return groups, joint_levels(prep, groups), extra
+
+
+def joint_levels(prep: Prepared, groups: np.ndarray) -> dict[str, np.ndarray]:
+    """Per categorical column, the level each row is published at: its group's lowest common
+    ancestor (computed again after groups were merged for l or t)."""
     levels_per_row = {}
     kept = groups >= 0
     for name in prep.categorical:
@@ -47,5 +54,24 @@ def joint_groups(prep: Prepared):
             lca_level, _ = group_lca(groups[kept], prep.codes0[name][kept], prep.hierarchies[name])
             level[kept] = lca_level[groups[kept]]
         levels_per_row[name] = level
-    extra = {"refined": bool(spec.refine), "blocks": prep.pattern if prep.pattern.any() else None}
-    return groups, levels_per_row, extra
+    return levels_per_row
+
+
+def categorical_embedding(prep: Prepared, rows: np.ndarray) -> np.ndarray:
+    """Points whose squared distance is the joint distance's categorical part: per column and
+    level below the top, a one-hot of the value's ancestor at that level, scaled by
+    1 / sqrt(2 * max_level). Two values differ exactly at the levels below their lowest common
+    ancestor, each difference adding 2 * 1 / (2 * max_level)."""
+    blocks = []
+    for name in prep.categorical:
+        hierarchy = prep.hierarchies[name]
+        top = max(hierarchy.max_level, 1)
+        scale = 1.0 / np.sqrt(2.0 * top)
+        codes0 = prep.codes0[name][rows]
+        for level in range(hierarchy.max_level):
+            codes = hierarchy.code_map(level)[codes0]
+            width = int(hierarchy.labels[level].size)
+            onehot = np.zeros((rows.size, width))
+            onehot[np.arange(rows.size), codes] = scale
+            blocks.append(onehot)
+    return np.hstack(blocks) if blocks else np.zeros((rows.size, 0))

@@ -61,7 +61,12 @@ def publish(data, spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec, *,
             groups, levels_per_row, extra = joint_groups(prep)
         else:
             groups, levels_per_row, extra = _gtm_groups(prep)
-        groups = _enforce_sensitive(prep, groups, extra.pop("blocks", None))
+        merged = _enforce_sensitive(prep, groups, extra.pop("blocks", None))
+        if spec.strategy == "joint" and merged is not groups:
+            from ._joint_release import joint_levels
+
+            levels_per_row = joint_levels(prep, merged)  # a merged group meets at a higher ancestor
+        groups = merged
         keep = groups >= 0
         table = _table(prep, groups, levels_per_row, keep)
         verification = _verify(prep, table)
@@ -94,6 +99,12 @@ def _enforce_sensitive(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | 
         return groups
     local = np.unique(groups[kept], return_inverse=True)[1].ravel().astype(np.int64)
     points = np.nan_to_num(prep.Z[kept], nan=0.0)
+    if spec.strategy == "joint" and prep.categorical:
+        # nearest groups by the joint distance: categorical values embedded so that the squared
+        # distance of two values is their lowest common ancestor's level over the top level
+        from ._joint_release import categorical_embedding
+
+        points = np.hstack([points, categorical_embedding(prep, kept)])
     columns = [SensitiveColumn(s.name, s.codes[kept], len(s.values), s.ordered, s.reference_counts)
                for s in prep.sensitive]
     block = None if blocks is None else blocks[kept]
@@ -136,6 +147,10 @@ def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndar
                 continue
             column[rows] = hierarchy.generalize(prep.codes0[name][rows], int(L))
         out[name] = column
+    from .._statfiles import mark_changed
+
+    changed = list(prep.numeric) + [a for a in prep.categorical if (levels_per_row[a][keep] > 0).any()]
+    mark_changed(out, changed)  # a statistical file's value labels no longer describe them
     return out.loc[keep].reset_index(drop=True)
 
 
@@ -180,7 +195,11 @@ def _report(prep: Prepared, groups, levels_per_row, keep, table, verification, e
              else np.zeros(0, np.int64))
     n = prep.n
     out: dict[str, Any] = {
-        "strategy": spec.strategy, "method": spec.method, "k": spec.k, "l": spec.l, "t": spec.t,
+        "strategy": spec.strategy,
+        # the joint strategy clusters with its own mixed-distance MDAV (and ONA*-style refinement)
+        "method": (spec.method if spec.strategy != "joint" else
+                   "mixed-distance mdav" + (" + refinement" if spec.refine else "")),
+        "k": spec.k, "l": spec.l, "t": spec.t,
         "max_suppression": spec.max_suppression,
         "numeric": prep.numeric, "categorical": prep.categorical,
         "sensitive": [s.name for s in prep.sensitive], "identifiers_dropped": prep.identifiers,
