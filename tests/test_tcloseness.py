@@ -420,12 +420,7 @@ def _check_sensitive_release(result, original: pd.Series, qis, l, t):
             assert anonymity.t_closeness(canon, qis, [name]) == pytest.approx(published_only)
 
 
-# the joint strategy publishes each group's lowest common ancestors computed before the merge,
-# so a merged group shows as its old groups, each too small for l; remove once it recomputes them
-_JOINT = pytest.param("joint", marks=pytest.mark.xfail(
-    strict=True,
-    reason="joint publishes the categorical generalization of the groups before the l/t merge"))
-_STRATEGIES = ["generalize-then-microaggregate", _JOINT]
+_STRATEGIES = ["generalize-then-microaggregate", "joint"]
 
 
 @pytest.mark.skipif(not (_DATA / "adult.csv.gz").exists(), reason="benchmark data folder not found")
