@@ -67,6 +67,7 @@ def publish(data, spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec, *,
 
             levels_per_row = joint_levels(prep, merged)  # a merged group meets at a higher ancestor
         groups = merged
+        _check_suppression(prep, groups)
         keep = groups >= 0
         table = _table(prep, groups, levels_per_row, keep)
         verification = _verify(prep, table)
@@ -115,6 +116,18 @@ def _enforce_sensitive(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | 
     out = np.full(prep.n, -1, np.int64)
     out[kept] = np.where(failed, -1, merged)
     return out
+
+
+def _check_suppression(prep: Prepared, groups: np.ndarray) -> None:
+    """The limit holds for the release as published, whatever step removed a row."""
+    from ..exceptions import ParameterError
+    from ..generalization._negotiate import max_suppression_count
+
+    limit = max_suppression_count(prep.spec.max_suppression, prep.n)
+    suppressed = int((groups < 0).sum())
+    if suppressed > limit:
+        raise ParameterError(f"the release would suppress {suppressed} rows, more than max_suppression="
+                             f"{prep.spec.max_suppression!r} ({limit} rows); nothing is published")
 
 
 def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndarray],
