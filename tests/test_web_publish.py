@@ -255,3 +255,30 @@ def test_sessions_keep_their_releases_and_hierarchies(app):
     assert second.get("/api/publish/hierarchies").json() == {"hierarchies": []}
     r = second.post("/api/publish", json={"dataset": ds, "spec": region_spec()})
     _one_line_error(r, "unknown dataset")
+
+
+def test_a_publish_job_can_be_cancelled_and_keeps_nothing(app):
+    client = TestClient(app)
+    rng = np.random.default_rng(5)
+    n = 2000
+    frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "s": rng.choice(["x", "y"], n)})
+    ds = upload(client, frame, "long.csv")
+    # ONA with the most runs allowed: minutes of work, which only the cancel ends within the test
+    spec = {"privacy": {"k": 3, "method": "ona"}, "columns": {"a": "numeric", "b": "numeric", "s": "categorical"},
+            "method_params": {"runs": 10000}}
+    job = client.post("/api/publish/jobs", json={"dataset": ds, "spec": spec}).json()["job"]
+    deadline = time.monotonic() + 180  # bounds a cold numba cache compiling, not a timing claim
+    while client.get(f"/api/jobs/{job}").json()["progress"] is None:
+        assert time.monotonic() < deadline, "the job reported no progress"
+        time.sleep(0.05)
+    assert client.delete(f"/api/jobs/{job}").status_code == 200
+    assert _poll(client, job)["status"] == "cancelled"
+    session = next(iter(app.state.sessions._sessions.values()))
+    assert session.results == {}
+
+
+def test_openapi_names_the_publish_endpoints(app):
+    schema = TestClient(app).get("/openapi.json").json()
+    assert {"/api/publish", "/api/publish/jobs", "/api/publish/hierarchies",
+            "/api/publish/example/{dataset_id}"} <= set(schema["paths"])
+    assert set(schema["components"]["schemas"]["PublishRequest"]["properties"]) == {"dataset", "spec"}
