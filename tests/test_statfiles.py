@@ -49,6 +49,7 @@ def survey() -> pd.DataFrame:
 def sav(tmp_path) -> Path:
     path = tmp_path / "survey.sav"
     pyreadstat.write_sav(survey(), path, file_label="Customer survey", column_labels=LABELS,
+                         note="Wave 3, fieldwork in March",
                          variable_value_labels=VALUE_LABELS, missing_ranges={"q1": [98, 99]},
                          variable_measure={"sex": "nominal", "q1": "ordinal", "age": "scale"},
                          variable_format={"age": "F3.0", "sex": "F1.0"})
@@ -165,7 +166,8 @@ def test_round_trip_keeps_values_labels_and_missing_definitions(sav, dta, tmp_pa
     after, meta_after = read_raw(out)
     pd.testing.assert_frame_equal(after, before)
     for field in ("column_labels", "variable_value_labels", "missing_ranges", "missing_user_values",
-                  "original_variable_types", "variable_measure", "file_label"):
+                  "original_variable_types", "variable_measure", "variable_display_width",
+                  "file_label", "notes"):
         assert getattr(meta_after, field) == getattr(meta_before, field), field
 
 
@@ -305,6 +307,8 @@ def test_unsupported_output_extension(sav, tmp_path):
     assert result.exit_code == 2
     assert result.stderr.startswith("error: ") and ".sas7bdat" in result.stderr
     assert not out.exists()
+    with pytest.raises(ParameterError, match=r"compressed \.dta"):
+        write_table(frame, tmp_path / "out.dta.gz")
 
 
 def test_stata_refuses_a_name_it_cannot_hold(tmp_path):
@@ -366,3 +370,18 @@ def test_program_reports_a_text_file_named_sav_in_one_line(tmp_path):
     assert len(lines) == 1
     assert lines[0].startswith(f"error: cannot read SPSS file '{bad}': it is damaged, truncated or in another format")
     assert done.stdout == "" and not out.exists()
+
+
+def test_metadata_copies_are_cheap_and_marks_stay_with_their_frame(sav):
+    import copy
+
+    frame = read_table(sav)
+    meta = frame.attrs["statfile"]
+    # pandas deep-copies attrs into every derived frame and column: the per-column metadata
+    # (thousands of labels in a real survey) is shared, not copied each time
+    assert copy.deepcopy(meta)["columns"] is meta["columns"]
+    assert frame["age"].attrs["statfile"]["columns"] is meta["columns"]
+    subset = frame.iloc[:10]
+    subset.attrs["statfile"]["changed"].append("q1")
+    assert frame.attrs["statfile"]["changed"] == []
+    assert json.loads(json.dumps(subset.attrs["statfile"]))["changed"] == ["q1"]

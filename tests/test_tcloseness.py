@@ -19,7 +19,6 @@ test so that a change in pycanon shows.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pandas as pd
@@ -255,6 +254,9 @@ def test_one_sensitive_value_is_distance_zero_where_pycanon_divides_by_zero():
 # ---------------------------------------------------------------------------------------------
 # enforce_sensitive: merge groups until every group is l-diverse and t-close
 
+from unittest import mock  # noqa: E402
+
+from incrowd.release import _sensitive as sensitive_module  # noqa: E402
 from incrowd.release._sensitive import SensitiveColumn, enforce_sensitive  # noqa: E402
 
 
@@ -318,6 +320,11 @@ def test_enforce_sensitive_makes_every_group_pass_inside_its_block(case):
     again = enforce_sensitive(labels, points, columns, l=l, t=t, blocks=blocks)
     np.testing.assert_array_equal(again[0], new)
     np.testing.assert_array_equal(again[1], failed)
+    # the per-group sparse counts (columns with many values) merge exactly as the dense matrix
+    with mock.patch.object(sensitive_module, "_DENSE_CELLS", 0):
+        sparse = enforce_sensitive(labels, points, columns, l=l, t=t, blocks=blocks)
+    np.testing.assert_array_equal(sparse[0], new)
+    np.testing.assert_array_equal(sparse[1], failed)
 
 
 def test_groups_that_pass_are_left_alone():
@@ -381,3 +388,87 @@ def test_merged_release_agrees_with_pycanon():
     assert anonymity.l_diversity(frame, ["g"], ["income"]) >= 2
     assert anonymity.t_closeness(frame, ["g"], ["income"]) <= 0.2 + 1e-12
     assert anonymity.k_anonymity(frame, ["g"]) >= 5
+
+
+# ---------------------------------------------------------------------------------------------
+# through incrowd.publish: the published table checked by pycanon
+
+from pathlib import Path  # noqa: E402
+
+_DATA = Path(incrowd.data.data_dir())
+_FULL = _DATA / "adult_arx" / "full"
+_QIS = ["age", "hours-per-week", "sex", "race", "marital-status", "education", "native-country"]
+
+
+def _check_sensitive_release(result, original: pd.Series, qis, l, t):
+    table = result.table.reset_index(drop=True)
+    canon = table.astype({c: str for c in qis})  # pycanon groups on plain values
+    name = original.name
+    verification = result.report["verification"]
+    if l is not None:
+        ours = verify_l_diversity(table, qis, name, 1)
+        assert anonymity.l_diversity(canon, qis, [name]) == ours.min_distinct >= l
+        assert verification["l_diversity"][name]["ok"]
+    if t is not None:
+        # the release measures against the whole input; pycanon can only take the published rows
+        against_input = verify_t_closeness(table, qis, name, t, reference=original)
+        assert against_input.ok and against_input.max_distance <= t + 1e-12
+        assert verification["t_closeness"][name]["max_distance"] == pytest.approx(against_input.max_distance)
+        assert verification["t_closeness"][name]["ordered"] is pd.api.types.is_numeric_dtype(original)
+        if table[name].nunique() > 1:  # pycanon divides by m - 1
+            published_only = verify_t_closeness(table, qis, name, t).max_distance
+            assert anonymity.t_closeness(canon, qis, [name]) == pytest.approx(published_only)
+
+
+_STRATEGIES = ["generalize-then-microaggregate", "joint"]
+
+
+@pytest.mark.skipif(not (_DATA / "adult.csv.gz").exists(), reason="benchmark data folder not found")
+@pytest.mark.parametrize("strategy", _STRATEGIES)
+def test_adult_release_with_l_and_t_agrees_with_pycanon(strategy):
+    part = incrowd.read_table(_DATA / "adult.csv.gz").head(3000)
+    columns = {"age": "numeric", "hours-per-week": "numeric", "income": "sensitive"}
+    for name in ("sex", "race", "marital-status", "education", "native-country"):
+        columns[name] = {"role": "categorical", "hierarchy": str(_FULL / f"adult_full_hierarchy_{name}.csv")}
+    spec = {"privacy": {"k": 5, "l": 2, "t": 0.2, "max_suppression": "1%", "strategy": strategy},
+            "columns": columns}
+    result = incrowd.publish(part, spec)
+    _check_sensitive_release(result, part["income"], _QIS, 2, 0.2)
+
+
+@st.composite
+def _sensitive_tables(draw):
+    n = draw(st.integers(10, 50))
+    rng = np.random.default_rng(draw(st.integers(0, 10_000)))
+    frame = pd.DataFrame({"x": rng.normal(size=n).round(1), "c": rng.choice(["u", "v", "w"], n),
+                          "s": rng.choice(["a", "b", "c"], n, p=draw(st.sampled_from([None, [0.7, 0.2, 0.1]])))})
+    if draw(st.booleans()):  # a numeric sensitive column: the ordered distance
+        frame["s"] = frame["s"].map({"a": 10, "b": 20, "c": 35}).astype(np.int64)
+    l = draw(st.one_of(st.none(), st.integers(2, 3)))
+    t = draw(st.one_of(st.none(), st.sampled_from([0.15, 0.3, 0.6]))) if l else draw(st.sampled_from([0.15, 0.3, 0.6]))
+    return frame, l, t
+
+
+@pytest.mark.parametrize("strategy", _STRATEGIES)
+@settings(max_examples=20, deadline=None)
+@given(case=_sensitive_tables())
+def test_random_releases_are_l_diverse_and_t_close(case, strategy):
+    frame, l, t = case
+    if l is not None and frame["s"].nunique() < l:
+        return
+    privacy = {"k": 2, "max_suppression": "100%", "strategy": strategy, "l": l, "t": t}
+    spec = {"privacy": {key: v for key, v in privacy.items() if v is not None},
+            "columns": {"x": "numeric", "c": {"role": "categorical"}, "s": "sensitive"}}
+    result = incrowd.publish(frame, spec)
+    assert result.table.shape[0] == frame.shape[0] - result.suppressed
+    if result.table.shape[0]:
+        _check_sensitive_release(result, frame["s"], ["x", "c"], l, t)
+
+
+def test_a_group_exactly_at_t_is_not_merged():
+    labels = np.repeat([0, 1], 5)
+    col = SensitiveColumn("income", np.array([0, 0, 0, 0, 1, 1, 1, 1, 1, 0]), 2, False, np.array([5, 5]))
+    at, _ = enforce_sensitive(labels, np.zeros((10, 1)), [col], t=0.3)  # both groups 0.3 away
+    np.testing.assert_array_equal(at, labels)
+    below, _ = enforce_sensitive(labels, np.zeros((10, 1)), [col], t=0.29)
+    np.testing.assert_array_equal(below, np.zeros(10))

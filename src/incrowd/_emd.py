@@ -82,40 +82,51 @@ def emd_by_class(class_ids, codes, n_classes: int, reference_counts, ordered: bo
     """Distance of each class (rows grouped by ``class_ids``) to the reference, sparse.
 
     Works on the (class, value) pairs that occur, never on a classes x values matrix, so a
-    numeric sensitive column with many distinct values costs O(n log m): in the ordered case the
-    cumulative class count is constant between two values the class takes, and over such a run
-    of reference values the terms ``|C*N - R_i*s|`` change sign once (R_i increases), so each
-    run is summed from prefix sums of the reference's cumulative counts.
+    numeric sensitive column with many distinct values costs O(n log m) (see :func:`emd_pairs`).
     """
     ref = _check_reference(reference_counts)
     cls = np.asarray(class_ids, dtype=np.int64)
     val = np.asarray(codes, dtype=np.int64)
     m = ref.size
+    pairs, pair_count = np.unique(cls * m + val, return_counts=True)  # sorted by class, then value
+    return emd_pairs(pairs // m, pairs % m, pair_count, n_classes, ref, ordered)
+
+
+def emd_pairs(p_cls, p_val, p_cnt, n_classes: int, reference: np.ndarray, ordered: bool) -> np.ndarray:
+    """Distance of each class given as (class, value, count) triples, sorted by class then value,
+    one per value a class takes (count > 0); ``reference`` positive int64 counts.
+
+    In the ordered case the cumulative class count is constant between two values the class
+    takes, and over such a run of reference values the terms ``|C*N - R_i*s|`` change sign once
+    (R_i increases), so each run is summed from prefix sums of the reference's cumulative counts.
+    """
+    m = reference.size
     out = np.zeros(int(n_classes), dtype=np.float64)
-    if m == 1 or cls.size == 0:
+    if m == 1 or len(p_cls) == 0:
         return out
-    n_ref = int(ref.sum())
+    n_ref = int(reference.sum())
     exact = _exact(n_ref, m)
     dtype = np.int64 if exact else np.float64
-    pairs, pair_count = np.unique(cls * m + val, return_counts=True)  # sorted by class, then value
-    p_cls, p_val = pairs // m, pairs % m
-    sizes = np.bincount(cls, minlength=int(n_classes)).astype(dtype)
+    p_cls = np.asarray(p_cls, dtype=np.int64)
+    p_val = np.asarray(p_val, dtype=np.int64)
+    cnt = np.asarray(p_cnt).astype(dtype)
+    sizes = np.zeros(int(n_classes), dtype=dtype)
+    np.add.at(sizes, p_cls, cnt)
     s = sizes[p_cls]
-    cnt = pair_count.astype(dtype)
     num = np.zeros(int(n_classes), dtype=dtype)
     if not ordered:
-        r = ref[p_val].astype(dtype)
+        r = reference[p_val].astype(dtype)
         np.add.at(num, p_cls, np.abs(cnt * n_ref - r * s) - r * s)
         num += sizes * n_ref  # values the class lacks add R_i*s each: s*N in all, less those present
         den = 2 * sizes * n_ref
     else:
-        first = np.ones(pairs.size, dtype=bool)
+        first = np.ones(p_cls.size, dtype=bool)
         first[1:] = p_cls[1:] != p_cls[:-1]
-        last = np.ones(pairs.size, dtype=bool)
+        last = np.ones(p_cls.size, dtype=bool)
         last[:-1] = first[1:]
         run_start = np.flatnonzero(first)
         cum = np.cumsum(cnt)
-        cum -= np.repeat(cum[run_start] - cnt[run_start], np.diff(np.append(run_start, pairs.size)))
+        cum -= np.repeat(cum[run_start] - cnt[run_start], np.diff(np.append(run_start, p_cls.size)))
         nxt = np.empty_like(p_val)
         nxt[:-1] = p_val[1:]
         nxt[last] = m
@@ -126,7 +137,7 @@ def emd_by_class(class_ids, codes, n_classes: int, reference_counts, ordered: bo
         seg_b = np.concatenate([p_val[first], nxt])
         seg_c = np.concatenate([np.zeros(run_start.size, dtype), cum])
         seg_s = sizes[seg_cls]
-        r_cum = np.cumsum(ref).astype(dtype)  # R_i
+        r_cum = np.cumsum(reference).astype(dtype)  # R_i
         prefix = np.concatenate([np.zeros(1, dtype), np.cumsum(r_cum)])  # sum_{j<i} R_j
         target = seg_c * n_ref
         # first i with R_i * s >= C * N, kept inside the run

@@ -1,4 +1,4 @@
-"""SPSS, Stata and SAS files: reading them with their metadata, and writing SPSS and Stata back.
+"""SPSS, Stata and SAS files: reading them with their metadata, and writing them back.
 
 Read: ``.sav``/``.zsav`` (SPSS), ``.dta`` (Stata), ``.sas7bdat`` and ``.xpt`` (SAS), raw codes,
 never value labels applied. Written: ``.sav``/``.zsav``, ``.dta`` and ``.xpt``.
@@ -40,7 +40,7 @@ NAMES = {"spss": "SPSS", "stata": "Stata", "sas7bdat": "SAS (sas7bdat)", "xport"
 WRITTEN_TEXT = ".csv (also .gz, .bz2, .xz, .zst), .parquet/.pq, .sav/.zsav (SPSS), .dta (Stata), .xpt (SAS transport)"
 
 # A quiet NaN whose mantissa carries this tag in its upper bits and a code index in its lowest
-# 16; np.nan (0x7FF8000000000000) and NaNs made by arithmetic never carry the tag.
+# 16; np.nan (0x7FF8000000000000) and the NaN of an invalid operation (0/0) never carry it.
 _TAG = 0x7FF8_49C0_0000_0000
 _TAG_MASK = 0xFFFF_FFFF_FFFF_0000
 _INDEX_MASK = 0xFFFF
@@ -75,13 +75,24 @@ def check_writable(path: str | os.PathLike, what: str = "output") -> None:
                              f"name it {suffix}{hint}")
 
 
+class StatMeta(dict):
+    """The ``attrs["statfile"]`` dict. pandas deep-copies ``attrs`` into every frame and column
+    it derives (each ``df[name]``), which for a wide file with many labels costs tens of
+    milliseconds a time; this copy is cheap instead: its own top level and ``changed`` list (so
+    marking one frame's columns never marks another's), the per-column metadata shared. Treat
+    ``columns`` as read-only."""
+
+    def __deepcopy__(self, memo):
+        return StatMeta({**self, "changed": list(self.get("changed") or ())})
+
+
 def mark_changed(frame, columns: Iterable[str]) -> None:
     """Note that ``columns`` of ``frame`` no longer hold the coding they were read with."""
     meta = frame.attrs.get("statfile")
     if not isinstance(meta, dict):
         return
-    changed = set(meta.get("changed", ())) | {str(c) for c in columns}
-    frame.attrs["statfile"] = {**meta, "changed": sorted(changed)}
+    changed = set(meta.get("changed") or ()) | {str(c) for c in columns}
+    frame.attrs["statfile"] = StatMeta({**meta, "changed": sorted(changed)})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -222,8 +233,8 @@ def _metadata(frame, meta, fmt: str) -> dict:
                 frame[name] = _tag_cells(values.copy(), mask, index)
                 info["missing_codes"] = [_plain(c) for c in found]
         columns[str(name)] = info
-    return {"format": fmt, "file_label": getattr(meta, "file_label", None) or None,
-            "notes": list(getattr(meta, "notes", None) or []), "columns": columns, "changed": []}
+    return StatMeta(format=fmt, file_label=getattr(meta, "file_label", None) or None,
+                    notes=list(getattr(meta, "notes", None) or []), columns=columns, changed=[])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -335,6 +335,11 @@ def verify_t_closeness(table: pd.DataFrame, quasi_identifiers: Sequence[str], se
     integer counts with one rounding, so a class exactly at t passes and the tolerance only
     absorbs that rounding. Raises ``ParameterError`` for t outside (0, 1] and ``DataError`` for
     unknown columns or published values absent from the reference.
+
+    pycanon's ``anonymity.t_closeness`` uses the same two distances (ordered for numeric columns,
+    equal for text) with the table's own column as reference and gives the same largest
+    distance, except that it leaves rows with a missing quasi-identifier out of every class,
+    divides by zero when the column takes one value, and cannot take another reference.
     """
     from . import _emd
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..generalization._negotiate import max_suppression_count
-from . import _distance
+from .. import _emd
 from ._prepare import Prepared
 
 
@@ -44,7 +44,7 @@ class _Bottom:
     codes: dict[str, np.ndarray]       # per categorical QI: (B,) level-0 code
     pattern: np.ndarray                # (B,)
     counts: np.ndarray                 # (B,) rows
-    value_counts: list[np.ndarray]     # per sensitive column: (B, m) rows per value
+    pairs: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per sensitive column: (bottom, value, rows)
     of_row: np.ndarray                 # (n,) bottom class of each row
 
 
@@ -58,9 +58,13 @@ def _bottom(prep: Prepared) -> _Bottom:
     _, first, of_row = np.unique(key, return_index=True, return_inverse=True)
     of_row = of_row.ravel()
     n_bottom = first.size
-    value_counts = [_distance.class_value_counts(of_row, s.codes, n_bottom, len(s.values)) for s in prep.sensitive]
+    pairs = []
+    for s in prep.sensitive:  # sparse: a many-valued numeric column never makes a dense matrix
+        m = len(s.values)
+        keys, counts = np.unique(of_row * m + s.codes, return_counts=True)
+        pairs.append((keys // m, keys % m, counts.astype(np.int64)))
     return _Bottom({a: prep.codes0[a][first] for a in prep.categorical}, prep.pattern[first],
-                   np.bincount(of_row, minlength=n_bottom), value_counts, of_row)
+                   np.bincount(of_row, minlength=n_bottom), pairs, of_row)
 
 
 def _classes(prep: Prepared, bottom: _Bottom, levels: dict[str, int]) -> tuple[np.ndarray, int]:
@@ -82,18 +86,21 @@ def _failing(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: i
     spec = prep.spec
     sizes = np.bincount(class_of, weights=bottom.counts, minlength=n_classes).astype(np.int64)
     bad = sizes < spec.k
-    for s, counts in zip(prep.sensitive, bottom.value_counts):
+    for s, (b, value, count) in zip(prep.sensitive, bottom.pairs):
         if spec.l is None and spec.t is None:
             break
-        per_class = np.zeros((n_classes, counts.shape[1]))
-        for j in range(counts.shape[1]):
-            per_class[:, j] = np.bincount(class_of, weights=counts[:, j], minlength=n_classes)
+        m = len(s.values)
+        keys, where = np.unique(class_of[b] * m + value, return_inverse=True)
+        per_pair = np.bincount(where.ravel(), weights=count).astype(np.int64)
+        cls, val = keys // m, keys % m
         if spec.l is not None:
-            bad |= (per_class > 0).sum(axis=1) < spec.l
+            bad |= np.bincount(cls, minlength=n_classes) < spec.l
         if spec.t is not None:
-            p = per_class / np.maximum(sizes, 1)[:, None]
-            q = s.reference_counts / s.reference_counts.sum()
-            bad |= _distance.emd_rows(p, q, s.ordered) > spec.t + _distance.T_TOLERANCE
+            # exactly the verifier's distance (integer counts, one rounding), so a class kept
+            # here is one the merging can make pass and the verification accepts
+            distance = _emd.emd_pairs(cls, val, per_pair, n_classes, s.reference_counts.astype(np.int64),
+                                      s.ordered)
+            bad |= _emd.exceeds(distance, spec.t)
     return bad, sizes
 
 

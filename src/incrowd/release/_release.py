@@ -67,6 +67,7 @@ def publish(data, spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec, *,
 
             levels_per_row = joint_levels(prep, merged)  # a merged group meets at a higher ancestor
         groups = merged
+        _check_suppression(prep, groups)
         keep = groups >= 0
         table = _table(prep, groups, levels_per_row, keep)
         verification = _verify(prep, table)
@@ -117,6 +118,18 @@ def _enforce_sensitive(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | 
     return out
 
 
+def _check_suppression(prep: Prepared, groups: np.ndarray) -> None:
+    """The limit holds for the release as published, whatever step removed a row."""
+    from ..exceptions import ParameterError
+    from ..generalization._negotiate import max_suppression_count
+
+    limit = max_suppression_count(prep.spec.max_suppression, prep.n)
+    suppressed = int((groups < 0).sum())
+    if suppressed > limit:
+        raise ParameterError(f"the release would suppress {suppressed} rows, more than max_suppression="
+                             f"{prep.spec.max_suppression!r} ({limit} rows); nothing is published")
+
+
 def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndarray],
            keep: np.ndarray) -> pd.DataFrame:
     frame = prep.frame
@@ -147,6 +160,10 @@ def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndar
                 continue
             column[rows] = hierarchy.generalize(prep.codes0[name][rows], int(L))
         out[name] = column
+    from .._statfiles import mark_changed
+
+    changed = list(prep.numeric) + [a for a in prep.categorical if (levels_per_row[a][keep] > 0).any()]
+    mark_changed(out, changed)  # a statistical file's value labels no longer describe them
     return out.loc[keep].reset_index(drop=True)
 
 
@@ -191,7 +208,11 @@ def _report(prep: Prepared, groups, levels_per_row, keep, table, verification, e
              else np.zeros(0, np.int64))
     n = prep.n
     out: dict[str, Any] = {
-        "strategy": spec.strategy, "method": spec.method, "k": spec.k, "l": spec.l, "t": spec.t,
+        "strategy": spec.strategy,
+        # the joint strategy clusters with its own mixed-distance MDAV (and ONA*-style refinement)
+        "method": (spec.method if spec.strategy != "joint" else
+                   "mixed-distance mdav" + (" + refinement" if spec.refine else "")),
+        "k": spec.k, "l": spec.l, "t": spec.t,
         "max_suppression": spec.max_suppression,
         "numeric": prep.numeric, "categorical": prep.categorical,
         "sensitive": [s.name for s in prep.sensitive], "identifiers_dropped": prep.identifiers,

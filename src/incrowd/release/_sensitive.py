@@ -38,11 +38,75 @@ class SensitiveColumn:
     reference_counts: np.ndarray
 
 
-@dataclass
-class _Column:
-    counts: np.ndarray      # (G, m) value counts per group, then per merged group
-    reference: np.ndarray   # (m,) positive counts
-    ordered: bool
+#: above this many groups x values cells a column keeps its counts per group, sparse
+_DENSE_CELLS = 1 << 24
+
+
+class _DenseCounts:
+    """Value counts of every group in one groups x values matrix: vectorized merges and
+    partner choices, for columns with few values."""
+
+    def __init__(self, group, codes, n_groups: int, reference: np.ndarray, ordered: bool):
+        m = reference.size
+        self.counts = np.bincount(group * m + codes, minlength=n_groups * m).reshape(n_groups, m).astype(np.int64)
+        self.reference, self.ordered = reference, ordered
+
+    def _status(self, counts) -> tuple[np.ndarray, np.ndarray]:
+        return (counts > 0).sum(axis=1), _emd.dense_distances(counts, self.reference, self.ordered)
+
+    def status(self, groups) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct values, distance) of each group in ``groups``."""
+        return self._status(self.counts[groups])
+
+    def union_status(self, g: int, others: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct values, distance) of the union of g with each group in ``others``."""
+        return self._status(self.counts[others] + self.counts[g])
+
+    def merge(self, keep: int, gone: int) -> None:
+        self.counts[keep] += self.counts[gone]
+
+
+class _SparseCounts:
+    """Per group, the values it takes and how often: memory O(n) whatever the number of
+    values (a numeric sensitive column with thousands of them), at some speed."""
+
+    def __init__(self, group, codes, n_groups: int, reference: np.ndarray, ordered: bool):
+        m = reference.size
+        pairs, cnt = np.unique(group * m + codes, return_counts=True)
+        cls, val = pairs // m, pairs % m
+        bounds = np.searchsorted(cls, np.arange(n_groups + 1))
+        self.vals = [val[bounds[i]:bounds[i + 1]] for i in range(n_groups)]
+        self.cnts = [cnt[bounds[i]:bounds[i + 1]].astype(np.int64) for i in range(n_groups)]
+        self.reference, self.ordered = reference, ordered
+
+    def _status(self, cls, key_vals, key_cnts, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+        m = self.reference.size
+        pairs, inv = np.unique(cls * m + key_vals, return_inverse=True)
+        cnt = np.bincount(inv.ravel(), weights=key_cnts).astype(np.int64)
+        p_cls = pairs // m
+        distance = _emd.emd_pairs(p_cls, pairs % m, cnt, n_classes, self.reference, self.ordered)
+        return np.bincount(p_cls, minlength=n_classes), distance
+
+    def status(self, groups) -> tuple[np.ndarray, np.ndarray]:
+        groups = np.asarray(groups)
+        lens = np.array([self.vals[g].size for g in groups], dtype=np.int64)
+        cls = np.repeat(np.arange(groups.size), lens)
+        return self._status(cls, np.concatenate([self.vals[g] for g in groups]),
+                            np.concatenate([self.cnts[g] for g in groups]), groups.size)
+
+    def union_status(self, g: int, others: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lens = np.array([self.vals[h].size for h in others], dtype=np.int64)
+        n_others, own = others.size, self.vals[g].size
+        cls = np.concatenate([np.repeat(np.arange(n_others), lens), np.repeat(np.arange(n_others), own)])
+        vals = np.concatenate([*(self.vals[h] for h in others), np.tile(self.vals[g], n_others)])
+        cnts = np.concatenate([*(self.cnts[h] for h in others), np.tile(self.cnts[g], n_others)])
+        return self._status(cls, vals, cnts, n_others)
+
+    def merge(self, keep: int, gone: int) -> None:
+        vals, inv = np.unique(np.concatenate([self.vals[keep], self.vals[gone]]), return_inverse=True)
+        cnts = np.bincount(inv.ravel(), weights=np.concatenate([self.cnts[keep], self.cnts[gone]]))
+        self.vals[keep], self.cnts[keep] = vals, cnts.astype(np.int64)
+        self.vals[gone] = self.cnts[gone] = None
 
 
 def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], *, l: int | None = None,
@@ -63,7 +127,8 @@ def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], *, l: in
     every new label is the smallest old label among the groups it unites.
 
     ``failed_rows`` marks the rows of blocks that fail as a whole; their labels are returned
-    unchanged. Memory: one groups x values count matrix per sensitive column.
+    unchanged. Memory: a groups x values count matrix per sensitive column while it stays under
+    2**24 cells; above, each group keeps the values it takes (O(n), slower partner choices).
     """
     lab = np.asarray(labels)
     if lab.ndim != 1 or (lab.size and not np.issubdtype(lab.dtype, np.integer)):
@@ -88,16 +153,18 @@ def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], *, l: in
     group = group.ravel().astype(np.int64)
     n_groups = ids.size
     block_of_group, n_blocks = _group_blocks(blocks, group, n_groups, n)
-    columns = [_column(c, group, n_groups, n) for c in sensitive]
+    coded = [_codes(c, n) for c in sensitive]
+    columns = [_store(group, codes, n_groups, ref, c.ordered) for (codes, ref), c in zip(coded, sensitive)]
     sizes = np.bincount(group, minlength=n_groups).astype(np.int64)
     centroids = np.empty((n_groups, pts.shape[1]))
     for j in range(pts.shape[1]):
         centroids[:, j] = np.bincount(group, weights=pts[:, j], minlength=n_groups) / sizes
 
-    short, excess = _shortfall(columns, slice(None), l, t)
-    block_columns = [_Column(_sum_rows(c.counts, block_of_group, n_blocks), c.reference, c.ordered)
-                     for c in columns]
-    b_short, b_excess = _shortfall(block_columns, slice(None), l, t)
+    short, excess = _shortfall([c.status(np.arange(n_groups)) for c in columns], l, t)
+    block_of_row = block_of_group[group]
+    b_short, b_excess = _shortfall(
+        [_SparseCounts(block_of_row, codes, n_blocks, ref, c.ordered).status(np.arange(n_blocks))
+         for (codes, ref), c in zip(coded, sensitive)], l, t)
     block_fails = _fails(b_short, b_excess)
     failed = block_fails[block_of_group[group]]
 
@@ -118,11 +185,11 @@ def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], *, l: in
         live.merge(keep, gone, (live.centroid(g) * sizes[g] + live.centroid(h) * sizes[h]) / total)
         sizes[keep] = total
         for c in columns:
-            c.counts[keep] += c.counts[gone]
+            c.merge(keep, gone)
         alive[gone] = False
         parent[gone] = keep
         version[keep] += 1
-        s, e = _shortfall(columns, [keep], l, t)
+        s, e = _shortfall([c.status([keep]) for c in columns], l, t)
         if _fails(s, e)[0]:
             heapq.heappush(work, (-int(s[0]), -float(e[0]), int(keep), int(version[keep])))
 
@@ -151,7 +218,8 @@ def _group_blocks(blocks, group: np.ndarray, n_groups: int, n: int) -> tuple[np.
     return lo, int(dense.max()) + 1
 
 
-def _column(col: SensitiveColumn, group: np.ndarray, n_groups: int, n: int) -> _Column:
+def _codes(col: SensitiveColumn, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(codes over the reference's m values, their positive reference counts)."""
     codes = np.asarray(col.codes, dtype=np.int64)
     ref = np.asarray(col.reference_counts, dtype=np.int64)
     if codes.shape != (n,) or ref.shape != (int(col.n_values),):
@@ -166,30 +234,26 @@ def _column(col: SensitiveColumn, group: np.ndarray, n_groups: int, n: int) -> _
         raise ParameterError(f"sensitive column {col.name!r}: row {int(np.flatnonzero(~present[codes])[0])} "
                              "holds a value the reference distribution never takes")
     # values the reference lacks are not among its m values (nor do the rows hold them)
-    local = np.cumsum(present) - 1
-    m = int(present.sum())
-    counts = np.bincount(group * m + local[codes], minlength=n_groups * m).reshape(n_groups, m)
-    return _Column(counts.astype(np.int64), ref[present], bool(col.ordered))
+    return (np.cumsum(present) - 1)[codes], ref[present]
 
 
-def _sum_rows(counts: np.ndarray, into: np.ndarray, n_into: int) -> np.ndarray:
-    out = np.zeros((n_into, counts.shape[1]), dtype=counts.dtype)
-    np.add.at(out, into, counts)
-    return out
+def _store(group, codes, n_groups: int, reference: np.ndarray, ordered: bool):
+    kind = _DenseCounts if n_groups * reference.size <= _DENSE_CELLS else _SparseCounts
+    return kind(group, codes, n_groups, reference, bool(ordered))
 
 
-def _shortfall(columns: list[_Column], rows, l, t) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of the count matrices: (missing distinct values, largest distance minus t)."""
+def _shortfall(statuses, l, t) -> tuple[np.ndarray, np.ndarray]:
+    """From (distinct, distance) per column: (largest missing count of distinct values, largest
+    distance minus t), per group."""
     short = excess = None
-    for c in columns:
-        counts = c.counts[rows]
+    for distinct, distance in statuses:
         if l is not None:
-            s = np.maximum(l - (counts > 0).sum(axis=1), 0)
+            s = np.maximum(l - distinct, 0)
             short = s if short is None else np.maximum(short, s)
         if t is not None:
-            e = _emd.dense_distances(counts, c.reference, c.ordered) - t
+            e = distance - t
             excess = e if excess is None else np.maximum(excess, e)
-    size = columns[0].counts[rows].shape[0]
+    size = statuses[0][0].size
     return (np.zeros(size, np.int64) if short is None else short,
             np.full(size, -1.0) if excess is None else excess)
 
@@ -235,7 +299,7 @@ class _LiveGroups:
         self.count[b] -= 1
 
 
-def _partner(g: int, live: _LiveGroups, columns: list[_Column], l, t) -> int:
+def _partner(g: int, live: _LiveGroups, columns, l, t) -> int:
     lo, ids = live.others(g)
     if ids.size < 2:  # cannot happen: the block passes as a whole, so g is not all of it
         raise AssertionError("a failing group has no group to merge with in its block")
@@ -251,7 +315,6 @@ def _partner(g: int, live: _LiveGroups, columns: list[_Column], l, t) -> int:
         ties = np.delete(ids, own)
     if ties.size == 1:
         return int(ties[0])
-    unions = [_Column(c.counts[ties] + c.counts[g], c.reference, c.ordered) for c in columns]
-    short, excess = _shortfall(unions, slice(None), l, t)
+    short, excess = _shortfall([c.union_status(g, ties) for c in columns], l, t)
     excess = np.where(excess > _emd.TOLERANCE, excess, 0.0)
     return int(ties[np.lexsort((ties, excess, short))[0]])
