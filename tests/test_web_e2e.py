@@ -238,3 +238,41 @@ def test_negotiate_adult_in_the_browser(server, page, tmp_path):
     node = cli["relaxations"]["height"]
     assert table.shape[0] == 30162 - node["suppressed"]
     assert verify_k_anonymity(table, ADULT_QIS, 10).ok
+
+
+def test_publish_with_an_uploaded_hierarchy_in_the_browser(server, page, tmp_path):
+    # n2 and s2 hold one row each: k=5 without suppression needs the hierarchy's level 1
+    frame = pd.DataFrame({"id": [f"r{i:03d}" for i in range(62)], "age": [18 + (7 * i) % 60 for i in range(62)],
+                          "region": ["n1"] * 30 + ["n2"] + ["s1"] * 30 + ["s2"]})
+    data = tmp_path / "people.csv"
+    frame.to_csv(data, index=False)
+    hierarchy = tmp_path / "people_hierarchy_region.csv"
+    hierarchy.write_text("n1;north;*\nn2;north;*\ns1;south;*\ns2;south;*\n")
+    page.goto(server + "/publish")
+    page.set_input_files("#file", str(data))
+    page.click("#upload")
+    page.wait_for_selector(".role[data-col='2']")
+    assert page.eval_on_selector(".role[data-col='0']", "s => s.value") == "identifier"
+    assert page.eval_on_selector(".role[data-col='1']", "s => s.value") == "numeric"
+    assert page.eval_on_selector(".role[data-col='2']", "s => s.value") == "categorical"
+    page.set_input_files("#hierarchy-files", str(hierarchy))
+    page.click("#upload-hierarchies")
+    page.wait_for_function("() => document.getElementById('hierarchy-list').textContent.includes('people_hierarchy_region')")
+    assert page.eval_on_selector(".generalization[data-col='2']", "s => s.value") == "file:people_hierarchy_region.csv"
+    page.fill("#k", "5")
+    page.fill("#max-suppression", "0")
+    page.click("#run")
+    page.wait_for_selector("#report-lines")
+    assert page.text_content("#report-lines tr[data-label='levels'] td") == "region=1"
+    assert page.text_content("#verified li").startswith("k-anonymous over all quasi-identifiers (k=5)")
+    assert page.text_content("#command") == ("incrowd publish people.csv --spec release.toml -o people_release.csv "
+                                             "--report people_report.html")
+    assert 'hierarchy = "people_hierarchy_region.csv"' in page.text_content("#spec-toml")
+    screenshot(page, "web_publish.png", "report-section")
+    published = pd.read_csv(download(page, "#download", tmp_path))
+    assert set(published["region"]) == {"north", "south"} and published.shape[0] == 62
+    assert verify_k_anonymity(published, ["age", "region"], 5).ok
+    page.fill("#k", "100")
+    page.click("#run")
+    page.wait_for_function("() => document.getElementById('run-error').textContent.length > 0")
+    assert page.text_content("#run-error") == "k=100 is larger than the number of rows (62)"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -58,28 +58,32 @@ class Job:
             out["error"] = self.error
         return out
 
-    def run(self, session: Session, ds: Dataset, req: MicroaggregateRequest) -> None:
+    def run(self, session: Session, ds: Dataset, req: Any,
+            work: Callable[[Session, Dataset, Any], dict[str, Any]] = microaggregate_in,
+            what: str = "microaggregation") -> None:
+        """Run ``work(session, ds, req)`` (a microaggregation unless told otherwise) under this
+        job's cancel token, keeping its answer or its error."""
         with self._lock:
             if self.status != "queued":
                 return
             self.status = "running"
         try:
             with cancellable(self.token):
-                result = microaggregate_in(session, ds, req)
+                result = work(session, ds, req)
         except BuildCancelled:
             self.status = "cancelled"
         except IncrowdError as exc:
             self.error, self.status = str(exc), "failed"
         except Exception:  # the job reports it; the worker thread must not die silently
-            _log.exception("microaggregation job %s failed", self.id)
-            self.error, self.status = "internal error in the microaggregation", "failed"
+            _log.exception("%s job %s failed", what, self.id)
+            self.error, self.status = f"internal error in the {what}", "failed"
         else:
             if self.token.progress is not None:
                 self.token.progress = 1.0
             self.result, self.status = result, "done"
 
 
-def _forget_finished(session: Session) -> None:
+def forget_finished(session: Session) -> None:
     finished = [j for j in session.jobs.values() if j.finished]
     for job in finished[: max(0, len(finished) - _FINISHED_KEPT)]:
         session.jobs.pop(job.id, None)
@@ -98,7 +102,7 @@ async def start_job(req: MicroaggregateRequest, request: Request) -> dict[str, A
     ``{"job": id}`` at once; poll ``GET /api/jobs/{id}``."""
     session = session_of(request)
     ds = dataset_of(session, req.dataset)
-    _forget_finished(session)
+    forget_finished(session)
     job = Job(secrets.token_hex(8))
     pool_of(request).submit(job.run, session, ds, req)  # a full pool answers 503 here
     session.jobs[job.id] = job

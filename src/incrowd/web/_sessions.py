@@ -79,6 +79,8 @@ class Session:
     builds: dict[str, threading.Event] = field(default_factory=dict)
     # background jobs of this session (web/_jobs.py), each with a cancel() method
     jobs: dict[str, Any] = field(default_factory=dict)
+    # hierarchy files uploaded for releases (web/_publish.py), by file name, kept on disk
+    release_hierarchies: dict[str, Any] = field(default_factory=dict)
 
     def cancel_builds(self) -> int:
         flags = list(self.builds.values())
@@ -94,7 +96,7 @@ class Session:
 
     def new_file(self, suffix: str) -> Path:
         """A fresh path inside this session's folder (random name, allowed suffix only)."""
-        if suffix not in {".csv", ".parquet", ".duckdb", ".csv.gz"}:
+        if suffix not in {".csv", ".parquet", ".duckdb", ".csv.gz", ".html"}:
             raise DataError(f"file type {suffix!r} is not accepted; use .csv, .csv.gz or .parquet")
         return self.folder / f"{secrets.token_hex(8)}{suffix}"
 

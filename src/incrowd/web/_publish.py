@@ -1,0 +1,320 @@
+"""Publish endpoints: one release over numeric and categorical quasi-identifiers together, as
+``incrowd publish`` makes it. The request carries the release specification as the same dict
+the Python API takes; a hierarchy in it is named by the file uploaded to this session, so the
+TOML shown beside the report is what the CLI reads from a folder holding those files."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import secrets
+import shlex
+from pathlib import Path
+from typing import Any, Mapping
+
+from fastapi import APIRouter, File, Request, Response, UploadFile
+from pydantic import BaseModel, ConfigDict
+
+from .._cancel import check_cancelled
+from ..data import read_table, write_table
+from ..exceptions import DataError, IncrowdError, ParameterError, VerificationError
+from ..generalization import read_hierarchy
+from ._context import base_name, dataset_of, session_for, session_of, stem_of
+from ._jobs import Job, forget_finished
+from ._negotiation import _HIERARCHY_LIMIT, attribute_from_filename
+from ._pool import heavy, pool_of
+from ._sessions import Dataset, Result, Session
+
+router = APIRouter()
+SPEC_FILE = "release.toml"
+_SECTION_ORDER = ("privacy", "columns", "missing", "method_params", "levels")
+
+
+@dataclasses.dataclass(frozen=True)
+class ReleaseHierarchy:
+    """A hierarchy file uploaded for the Publish page: kept in the session's folder, because the
+    release reads its hierarchies from files, as the CLI does."""
+
+    file: str
+    path: Path
+    attribute: str
+    levels: int
+    max_level: int
+    values: int
+
+    def describe(self) -> dict[str, Any]:
+        return {"file": self.file, "attribute": self.attribute, "levels": self.levels,
+                "max_level": self.max_level, "values": self.values}
+
+
+class PublishRequest(BaseModel):
+    """A data set of this session and the release specification as a dict (``[privacy]``,
+    ``[columns]``, ``[missing]``, ...), hierarchies named by their uploaded file names."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: str
+    spec: dict[str, Any]
+
+
+def page_context() -> dict[str, Any]:
+    """The choices the Publish page offers, named as the spec names them."""
+    from .._methods import METHOD_NAMES
+    from ..release._spec import MISSING_NUMERIC, ROLES, STRATEGIES
+
+    return {"methods": list(METHOD_NAMES), "strategies": list(STRATEGIES), "roles": list(ROLES),
+            "missing_numeric": list(MISSING_NUMERIC)}
+
+
+# -- the specification as TOML ----------------------------------------------------------------
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _toml_string(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch in "\n\t\r":
+            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:  # TOML forbids raw control characters
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _toml_key(name: str) -> str:
+    return name if _BARE_KEY.fullmatch(name) else _toml_string(name)
+
+
+def _toml_value(value: Any, where: str) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v, where) for v in value if v is not None) + "]"
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{_toml_key(str(k))} = {_toml_value(v, where)}"
+                                for k, v in value.items() if v is not None) + " }"
+    raise ParameterError(f"{where}: {value!r} cannot be written as TOML")
+
+
+def spec_to_toml(spec: Mapping[str, Any]) -> str:
+    """The release specification dict as TOML text that :func:`incrowd.release.load_spec` reads
+    back to the same specification (keys whose value is None are left out: TOML has no null)."""
+    sections = [s for s in _SECTION_ORDER if s in spec] + [s for s in spec if s not in _SECTION_ORDER]
+    blocks = []
+    for section in sections:
+        table = spec[section]
+        if table is None:
+            continue
+        if not isinstance(table, Mapping):
+            raise ParameterError(f"the spec: [{section}] must be a table of keys")
+        lines = [f"[{_toml_key(str(section))}]"]
+        lines += [f"{_toml_key(str(key))} = {_toml_value(value, f'[{section}] {key}')}"
+                  for key, value in table.items() if value is not None]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
+
+
+def _without_nulls(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec as TOML can hold it: a key set to None (JSON null) is a key not given."""
+    return {section: ({k: v for k, v in table.items() if v is not None} if isinstance(table, Mapping) else table)
+            for section, table in spec.items() if table is not None}
+
+
+def command_line(input_name: str, output_name: str, report_name: str) -> str:
+    return shlex.join(["incrowd", "publish", input_name, "--spec", SPEC_FILE, "-o", output_name,
+                       "--report", report_name])
+
+
+# -- hierarchies ------------------------------------------------------------------------------
+
+def _uploaded(session: Session) -> dict[str, ReleaseHierarchy]:
+    return session.release_hierarchies
+
+
+@router.post("/api/publish/hierarchies")
+async def upload_hierarchies(request: Request, response: Response,
+                             files: list[UploadFile] = File(...)) -> dict[str, Any]:
+    """Upload ARX-style hierarchy files (CSV, one row per value, one column per level) for the
+    categorical columns of a release; a column's spec names one by its file name. A file of the
+    same name replaces the earlier one; one bad file keeps none of the batch."""
+    session = session_for(request, response)
+    batch: list[ReleaseHierarchy] = []
+    try:
+        for upload in files:
+            display = base_name(upload.filename, "hierarchy.csv")
+            content = await upload.read(_HIERARCHY_LIMIT + 1)
+            if len(content) > _HIERARCHY_LIMIT:
+                raise DataError(f"hierarchy file {display!r} is larger than {_HIERARCHY_LIMIT >> 20} MB")
+            path = session.new_file(".csv")
+            path.write_bytes(content)
+            attribute = attribute_from_filename(display) or display
+            # recorded before it is read, so that a file that fails is removed with the batch
+            batch.append(ReleaseHierarchy(display, path, attribute, 0, 0, 0))
+            try:
+                hierarchy = await pool_of(request).run(read_hierarchy, path, attribute)
+            except DataError as exc:
+                raise DataError(str(exc).replace(str(path), display)) from None
+            batch[-1] = dataclasses.replace(batch[-1], levels=hierarchy.depth, max_level=hierarchy.max_level,
+                                            values=int(hierarchy.labels[0].size))
+    except BaseException:
+        for h in batch:
+            h.path.unlink(missing_ok=True)
+        raise
+    kept = _uploaded(session)
+    for h in batch:
+        old = kept.pop(h.file, None)
+        if old is not None and old.path != h.path:
+            old.path.unlink(missing_ok=True)
+        kept[h.file] = h
+    return {"hierarchies": [h.describe() for h in kept.values()]}
+
+
+@router.get("/api/publish/hierarchies")
+def list_hierarchies(request: Request) -> dict[str, Any]:
+    """The hierarchy files uploaded for releases in this session."""
+    session = session_of(request)
+    return {"hierarchies": [] if session is None else [h.describe() for h in _uploaded(session).values()]}
+
+
+def _with_server_paths(session: Session, spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The spec with each hierarchy file name replaced by where its upload is kept, and the map
+    back from those paths to the names (for messages)."""
+    columns = spec.get("columns")
+    if not isinstance(columns, Mapping):
+        return spec, {}
+    kept = _uploaded(session)
+    resolved: dict[str, Any] = {}
+    names: dict[str, str] = {}
+    for column, entry in columns.items():
+        if isinstance(entry, Mapping) and isinstance(entry.get("hierarchy"), str):
+            name = entry["hierarchy"]
+            if name not in kept:
+                uploaded = list(kept) or "none yet"
+                raise ParameterError(f"column {column!r}: hierarchy file {name!r} was not uploaded in this "
+                                     f"session; upload it first (uploaded: {uploaded})")
+            entry = {**entry, "hierarchy": str(kept[name].path)}
+            names[str(kept[name].path)] = name
+        resolved[column] = entry
+    return {**spec, "columns": resolved}, names
+
+
+# -- the release ------------------------------------------------------------------------------
+
+def _renamed(exc: IncrowdError, names: dict[str, str]) -> IncrowdError:
+    """``exc`` with every server path in its message replaced by the name the user knows."""
+    text = str(exc)
+    for path in sorted(names, key=len, reverse=True):
+        text = text.replace(path, names[path])
+    if text == str(exc):
+        return exc
+    for cls in (VerificationError, ParameterError, DataError):
+        if isinstance(exc, cls):
+            return cls(text)
+    return DataError(text)
+
+
+def verification_lines(report: Mapping[str, Any]) -> list[str]:
+    """What was verified on the published table, one line per check (as the HTML report)."""
+    verification = report.get("verification") or {}
+    lines = []
+    ka = verification.get("k_anonymity") or {}
+    if ka:
+        lines.append(f"k-anonymous over all quasi-identifiers (k={ka.get('k')}): smallest class "
+                     f"{ka.get('min_class_size')} rows")
+    for name, got in (verification.get("l_diversity") or {}).items():
+        lines.append(f"{name}: l-diverse (l={got.get('l')}), fewest distinct values per class {got.get('min_distinct')}")
+    for name, got in (verification.get("t_closeness") or {}).items():
+        lines.append(f"{name}: t-close (t={got.get('t')}), largest distance {got.get('max_distance'):.4f}")
+    return lines
+
+
+def publish_in(session: Session, ds: Dataset, req: PublishRequest) -> dict[str, Any]:
+    """Run the release ``req`` asks for on ``ds`` and keep its table and report in ``session``:
+    what the endpoint answers. The data is read again from the uploaded file as the CLI reads
+    it (only the numeric columns parsed), so the CLI line shown gives the same release."""
+    from ..cli._publish import summary_lines
+    from ..release._release import publish
+    from ..release._report_file import to_html
+    from ..release._spec import load_spec
+
+    spec = _without_nulls(req.spec)
+    names = {str(ds.path): ds.display_name}
+    try:
+        resolved, hierarchy_names = _with_server_paths(session, spec)
+        names.update(hierarchy_names)
+        release_spec = load_spec(resolved, base_dir=session.folder)
+        toml = spec_to_toml(spec)
+        numeric = release_spec.names("numeric")
+        data = read_table(ds.path, parse=numeric or None)
+        check_cancelled()
+        result = publish(data, release_spec)
+        check_cancelled()
+    except IncrowdError as exc:
+        names[str(session.folder)] = "<server>"
+        raise _renamed(exc, names) from None
+    stem = stem_of(ds.display_name)
+    download, report_name = f"{stem}_release.csv", f"{stem}_report.html"
+    table_path = session.new_file(".csv")
+    sep = data.attrs.get("csv_sep")  # the input's delimiter, as the CLI keeps it
+    write_table(result.table, table_path, sep=sep)
+    report = result.summary()
+    report_path = session.new_file(".html")
+    report_path.write_text(to_html(report), encoding="utf-8")
+    table_res = Result(table_path.stem, table_path, download, "text/csv")
+    report_res = Result(report_path.stem, report_path, report_name, "text/html")
+    session.results[table_res.id] = table_res
+    session.results[report_res.id] = report_res
+    lines = summary_lines({**report, "input": ds.display_name})
+    return {**report, "dataset": ds.id, "result": table_res.id,
+            "lines": [list(line) for line in lines], "verified": verification_lines(report),
+            "download": f"/api/results/{table_res.id}", "download_name": download,
+            "report_download": f"/api/results/{report_res.id}", "report_name": report_name,
+            "command": command_line(ds.display_name, download, report_name),
+            "spec_file": SPEC_FILE, "spec": spec, "spec_toml": toml,
+            "hierarchy_files": sorted(set(hierarchy_names.values()))}
+
+
+@router.get("/api/publish/example/{dataset_id}")
+@heavy
+def example(dataset_id: str, request: Request) -> dict[str, Any]:
+    """A starting specification for a data set of this session: each column's role guessed from
+    its values (what ``incrowd publish --example-spec`` prints)."""
+    from ..release._example import example_spec
+
+    ds = dataset_of(session_of(request), dataset_id)
+    return {"dataset": ds.id, "spec": example_spec(ds.frame)}
+
+
+@router.post("/api/publish")
+@heavy
+def run_publish(req: PublishRequest, request: Request) -> dict[str, Any]:
+    """Publish a data set of this session as the spec says; the release is verified (k over all
+    quasi-identifiers, l and t where asked) and offered for download with its HTML report."""
+    session = session_of(request)
+    return publish_in(session, dataset_of(session, req.dataset), req)
+
+
+@router.post("/api/publish/jobs", status_code=202)
+async def start_job(req: PublishRequest, request: Request) -> dict[str, Any]:
+    """Queue a release (the fields of ``POST /api/publish``) and answer ``{"job": id}`` at once;
+    poll ``GET /api/jobs/{id}``, cancel with ``DELETE /api/jobs/{id}``."""
+    session = session_of(request)
+    ds = dataset_of(session, req.dataset)
+    forget_finished(session)
+    job = Job(secrets.token_hex(8))
+    pool_of(request).submit(job.run, session, ds, req, work=publish_in, what="release")
+    session.jobs[job.id] = job
+    return {"job": job.id}
