@@ -1,0 +1,163 @@
+"""Which original row each release row is, and which quasi-identifiers are numbers on both sides.
+
+A release keeps the original's row order (incrowd never reorders), drops identifiers and may
+leave rows out (suppression). The report needs the original row of every release row:
+
+- given (``kept_rows``, as every incrowd result carries it);
+- the same number of rows: row i is row i;
+- fewer rows: the columns that pass through unchanged (sensitive and other columns) are matched
+  in order, each release row to the next original row with the same values there; a release row
+  that finds none means the files do not align, and the report refuses them.
+
+Every assumption made is recorded and printed with the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._csv_text import NA_VALUES
+from ..exceptions import DataError
+
+
+@dataclass
+class Aligned:
+    original: pd.DataFrame        # every original row, identifiers dropped
+    release: pd.DataFrame         # the published rows
+    kept: np.ndarray              # original position of each release row
+    quasi_identifiers: list[str]
+    numeric: list[str]            # QIs that hold numbers in the original and in the release
+    categorical: list[str]
+    sensitive: list[str]
+    assumptions: list[str] = field(default_factory=list)
+
+    @property
+    def suppressed(self) -> np.ndarray:
+        mask = np.ones(self.original.shape[0], bool)
+        mask[self.kept] = False
+        return mask
+
+    def numbers(self, which: str) -> np.ndarray:
+        """The numeric QIs as float64 (rows of the release): ``which`` is "original" or "release"."""
+        frame = self.original.iloc[self.kept] if which == "original" else self.release
+        return np.column_stack([_as_numbers(frame[c]) for c in self.numeric]) if self.numeric else \
+            np.zeros((frame.shape[0], 0))
+
+
+def _names(value, what: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return [str(v) for v in value]
+
+
+def _as_numbers(column: pd.Series) -> np.ndarray:
+    if pd.api.types.is_bool_dtype(column.dtype):
+        return column.to_numpy(dtype=np.float64)
+    if pd.api.types.is_numeric_dtype(column.dtype):
+        return column.to_numpy(dtype=np.float64, na_value=np.nan)
+    text = column.astype(object)
+    na = text.isna() | text.isin(NA_VALUES)
+    return pd.to_numeric(text.where(~na), errors="coerce").to_numpy(dtype=np.float64)
+
+
+def _is_numeric(column: pd.Series) -> bool:
+    if pd.api.types.is_bool_dtype(column.dtype):
+        return False
+    if pd.api.types.is_numeric_dtype(column.dtype):
+        return True
+    text = column.astype(object)
+    present = ~(text.isna() | text.isin(NA_VALUES))
+    if not present.any():
+        return False
+    return not pd.to_numeric(text[present], errors="coerce").isna().any()
+
+
+def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sensitive=None,
+          identifiers=None, *, kept_rows=None, numeric=None) -> Aligned:
+    if not isinstance(original, pd.DataFrame) or not isinstance(release, pd.DataFrame):
+        raise DataError("the original and the release must be tables (DataFrames or files)")
+    if original.shape[0] == 0:
+        raise DataError("the original has no rows")
+    qis = _names(quasi_identifiers, "quasi_identifiers")
+    sens = _names(sensitive, "sensitive")
+    ids = _names(identifiers, "identifiers")
+    if not qis:
+        raise DataError("name the quasi-identifiers (quasi_identifiers=..., --qi)")
+    for role, names in (("quasi-identifier", qis), ("sensitive", sens)):
+        for name in names:
+            for side, frame in (("original", original), ("release", release)):
+                if name not in frame.columns:
+                    raise DataError(f"{role} column {name!r} is not in the {side}; it has "
+                                    f"{[str(c) for c in frame.columns]}")
+    for name in ids:
+        if name not in original.columns:
+            raise DataError(f"identifier column {name!r} is not in the original")
+    both = sorted(set(qis) & set(sens))
+    if both:
+        raise DataError(f"column(s) {both} are named both quasi-identifier and sensitive")
+    assumptions: list[str] = []
+    orig = original.drop(columns=[c for c in ids if c in original.columns]).reset_index(drop=True)
+    rel = release.drop(columns=[c for c in ids if c in release.columns]).reset_index(drop=True)
+    if ids:
+        assumptions.append(f"identifier column(s) {ids} are left out on both sides")
+    kept = _kept(orig, rel, qis, sens, kept_rows, assumptions)
+    forced = _names(numeric, "numeric")
+    for name in forced:
+        if name not in qis:
+            raise DataError(f"numeric column {name!r} is not one of the quasi-identifiers {qis}")
+        for side, frame in (("original", orig), ("release", rel)):
+            if not _is_numeric(frame[name]):
+                raise DataError(f"quasi-identifier {name!r} is not numeric in the {side} (e.g. "
+                                f"{frame[name].dropna().astype(str).head(1).tolist()}), but the numeric "
+                                "measures need numbers there")
+    nums = forced or [c for c in qis if _is_numeric(orig[c]) and _is_numeric(rel[c])]
+    cats = [c for c in qis if c not in nums]
+    generalized_numbers = [c for c in cats if _is_numeric(orig[c])]
+    if generalized_numbers:
+        assumptions.append(f"{generalized_numbers} hold numbers in the original but not in the release "
+                           "(generalized): they are measured as categorical")
+    return Aligned(orig, rel, kept, qis, nums, cats, sens, assumptions)
+
+
+def _kept(orig: pd.DataFrame, rel: pd.DataFrame, qis: Sequence[str], sens: Sequence[str], kept_rows,
+          assumptions: list[str]) -> np.ndarray:
+    n, r = orig.shape[0], rel.shape[0]
+    if kept_rows is not None:
+        kept = np.asarray(kept_rows, dtype=np.int64)
+        if kept.shape != (r,) or (r and (kept.min() < 0 or kept.max() >= n or (np.diff(kept) <= 0).any())):
+            raise DataError(f"kept_rows must give, in increasing order, the original row of each of the {r} "
+                            "release rows")
+        assumptions.append(f"release rows are the original rows listed by the release ({n - r} suppressed)")
+        return kept
+    if r == n:
+        assumptions.append("release row i is original row i (same number of rows, order kept)")
+        return np.arange(n)
+    if r > n:
+        raise DataError(f"the release has more rows ({r}) than the original ({n}); they cannot be aligned")
+    keys = [c for c in rel.columns if c in orig.columns and c not in qis]
+    if not keys:
+        raise DataError(f"the release has {r} rows and the original {n}, and no column besides the "
+                        "quasi-identifiers to tell which rows were suppressed; give the kept rows "
+                        "(kept_rows=) or a release with the same rows")
+    o = orig[keys].astype(str).agg("\x1f".join, axis=1).to_numpy()
+    s = rel[keys].astype(str).agg("\x1f".join, axis=1).to_numpy()
+    kept = np.empty(r, np.int64)
+    j = 0
+    for i in range(r):
+        while j < n and o[j] != s[i]:
+            j += 1
+        if j == n:
+            raise DataError(f"release row {i + 1} matches no later original row on the columns that pass "
+                            f"through ({keys}); the files do not align (the release keeps the original's "
+                            "order and leaves those columns unchanged)")
+        kept[i] = j
+        j += 1
+    assumptions.append(f"{n - r} original rows are taken as suppressed: each release row was matched, in "
+                       f"order, to the next original row with the same {keys}")
+    return kept

@@ -1,0 +1,112 @@
+"""The report as one self-contained HTML page: inline CSS, inline SVG figures, no script, no link
+to anything outside the file (it opens offline, in a mail attachment, in an archive)."""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:76rem;margin:1.5rem auto;
+padding:0 1rem;color:#1d1d1f;line-height:1.4}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
+h3{font-size:1.05rem;margin-top:1.2rem}
+table{border-collapse:collapse;margin:.5rem 0;font-size:.92rem}
+td,th{border:1px solid #d0d0d0;padding:.25rem .55rem;text-align:left;vertical-align:top}
+th{background:#f3f3f5;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.figure{margin:1rem 0}.figure svg{max-width:100%;height:auto}
+.note{color:#555;font-size:.9rem}ul.assumptions li{margin:.2rem 0}
+"""
+
+_SOURCES = [
+    ("Re-identification risk (prosecutor, journalist, marketer)", "ARX's risk models (Prasser et al.; "
+     "arx.deidentifier.org, 'Risk analysis')"),
+    ("dRisk, dRiskRMD, record linkage, IL1s, eigenvalue measure", "sdcMicro 5.8 (Templ, Kowarik, Meindl: "
+     "Statistical Disclosure Control for Micro-Data Using the R Package sdcMicro, JSS 67(4), 2015)"),
+    ("l-diversity, t-closeness", "Machanavajjhala et al. (ICDE 2006); Li, Li, Venkatasubramanian (ICDE 2007)"),
+    ("Normalized certainty penalty", "Xu, Wang, Pei, Wang, Shi, Fu (KDD 2006)"),
+    ("Singling-out, linkability, inference", "anonymeter (Giomi et al., PoPETs 2023)"),
+]
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "-"
+        return f"{value:.6g}"
+    if value is None:
+        return "-"
+    if isinstance(value, (list, tuple)):
+        if all(not isinstance(v, (dict, list, tuple)) for v in value):
+            shown = ", ".join(_fmt(v) for v in value[:20])
+            return shown + (", ..." if len(value) > 20 else "")
+        return f"{len(value)} items"
+    return str(value)
+
+
+def _flatten(prefix: str, value: Any, rows: list[tuple[str, str]], depth: int = 0) -> None:
+    if isinstance(value, dict) and depth < 4:
+        if value and all(not isinstance(k, str) for k in value) or (
+                value and all(isinstance(k, str) and k.isdigit() for k in value) and len(value) > 12):
+            # a histogram: keep it on one line
+            items = list(value.items())[:30]
+            rows.append((prefix, ", ".join(f"{k}: {_fmt(v)}" for k, v in items)
+                         + (", ..." if len(value) > 30 else "")))
+            return
+        for key, sub in value.items():
+            _flatten(f"{prefix} / {key}" if prefix else str(key), sub, rows, depth + 1)
+        return
+    rows.append((prefix, _fmt(value)))
+
+
+def _table(section: dict[str, Any]) -> str:
+    parts = []
+    for name, value in section.items():
+        rows: list[tuple[str, str]] = []
+        _flatten("", value, rows)
+        body = "".join(
+            f"<tr><th>{html.escape(k or name)}</th><td class=num>{html.escape(v)}</td></tr>" for k, v in rows)
+        parts.append(f"<h3>{html.escape(name.replace('_', ' '))}</h3><table>{body}</table>")
+    return "".join(parts)
+
+
+def render(report) -> str:
+    about = report.about
+    head = [
+        ("rows", f"{about.get('rows_original')} original, {about.get('rows_release')} in the release "
+                 f"({about.get('suppressed')} suppressed)"),
+        ("quasi-identifiers", ", ".join(about.get("quasi_identifiers", [])) or "-"),
+        ("numeric / categorical", f"{', '.join(about.get('numeric', [])) or '-'} / "
+                                  f"{', '.join(about.get('categorical', [])) or '-'}"),
+        ("sensitive", ", ".join(about.get("sensitive", [])) or "-"),
+        ("promised k", _fmt(about.get("k"))),
+        ("risk threshold", _fmt(about.get("threshold"))),
+    ]
+    head_rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in head)
+    assumptions = "".join(f"<li>{html.escape(a)}</li>" for a in report.assumptions)
+    release = ""
+    if report.release:
+        release = "<h2>The release</h2>" + _table({"summary": {k: v for k, v in report.release.items()
+                                                              if k not in ("verification",)}})
+    figures = "".join(
+        f"<div class=figure id=figure-{html.escape(name)}><h3>{html.escape(name.replace('_', ' '))}</h3>{svg}</div>"
+        for name, svg in report.figures.items())
+    sources = "".join(f"<tr><th>{html.escape(a)}</th><td>{html.escape(b)}</td></tr>" for a, b in _SOURCES)
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        "<meta name=viewport content='width=device-width, initial-scale=1'>"
+        f"<title>incrowd risk and utility report</title><style>{_CSS}</style></head><body>"
+        "<h1>Disclosure risk and utility</h1>"
+        f"<table>{head_rows}</table>"
+        f"<h2>What the report assumed</h2><ul class=assumptions>{assumptions}</ul>"
+        f"{release}"
+        f"<h2>Risk</h2>{_table(report.risk)}"
+        f"<h2>Utility</h2>{_table(report.utility)}"
+        f"<h2>Figures</h2>{figures}"
+        f"<h2>Definitions</h2><table>{sources}</table>"
+        "<p class=note>Made by incrowd. Every figure is computed on the files named above; nothing in this page "
+        "is fetched from elsewhere.</p></body></html>\n"
+    )

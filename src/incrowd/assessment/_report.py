@@ -1,0 +1,222 @@
+"""The disclosure-risk and utility report of a release, beside the original it was made from.
+
+:func:`report` aligns the release with the original (see ``_align``), computes every risk and
+utility measure that applies (numeric ones on the quasi-identifiers that are numbers on both
+sides, categorical ones on the others, attribute disclosure on the sensitive columns), and
+returns a :class:`Report`: ``.risk`` and ``.utility`` (dicts of named measures), the
+assumptions it made, figures, ``.to_json()`` and ``.to_html(path)``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ._align import Aligned, align
+
+
+@dataclass
+class Report:
+    """Risk and utility of one release (dicts of named measures, JSON-ready)."""
+
+    risk: dict[str, Any]
+    utility: dict[str, Any]
+    assumptions: list[str]
+    about: dict[str, Any] = field(default_factory=dict)
+    release: dict[str, Any] | None = None     # the release's own summary, when known
+    figures: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"about": self.about, "assumptions": list(self.assumptions), "risk": self.risk,
+               "utility": self.utility}
+        if self.release is not None:
+            out["release"] = self.release
+        return out
+
+    def to_json(self) -> str:
+        from .._json import dumps
+
+        return dumps(self.to_dict())
+
+    def to_html(self, path: str | os.PathLike | None = None, *, inputs=()) -> str:
+        """One self-contained page (inline CSS and SVG figures, no script, nothing fetched);
+        written atomically to ``path`` when given. Returns the HTML text."""
+        from ._html import render
+
+        text = render(self)
+        if path is not None:
+            from .._atomic import atomic_output
+
+            with atomic_output(path, inputs=inputs, what="report") as tmp:
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+        return text
+
+    def write(self, path: str | os.PathLike, *, inputs=()) -> None:
+        """HTML or JSON by the file's extension, atomically."""
+        if str(path).lower().endswith((".html", ".htm")):
+            self.to_html(path, inputs=inputs)
+            return
+        from .._atomic import atomic_output
+
+        with atomic_output(path, inputs=inputs, what="report") as tmp:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(self.to_json() + "\n")
+
+
+def report(original, release, quasi_identifiers=None, sensitive=None, identifiers=None, *,
+           kept_rows=None, k: int | None = None, numeric=None,
+           hierarchies: Mapping[str, Any] | None = None, population_sizes=None, threshold: float = 0.2,
+           target: str | None = None, attacks: bool = False, figures: bool = True,
+           release_summary: Mapping[str, Any] | None = None, random_state: int = 0) -> Report:
+    """Risk and utility of ``release`` against ``original`` (DataFrames or file paths).
+
+    ``quasi_identifiers``: the columns an intruder may know; ``sensitive``: columns to check for
+    attribute disclosure; ``identifiers``: columns left out on both sides. Rows align by
+    position (``kept_rows``: the original row of each release row, as incrowd's results give it;
+    without it, see ``_align``). ``k``: the promised k (records in smaller classes are counted);
+    ``numeric``: QIs that must be treated as numbers; ``hierarchies``: column -> Hierarchy for the
+    categorical utility; ``population_sizes``: per release row, its class's size in the
+    population (journalist risk); ``threshold``: the re-identification risk above which a record
+    counts as at risk; ``target``: a column to model on release and original; ``attacks``: run
+    anonymeter's singling-out, linkability and inference attacks (slow).
+    """
+    from ..data import read_table
+
+    t0 = time.perf_counter()
+    if not isinstance(original, pd.DataFrame):
+        original = read_table(original)
+    if not isinstance(release, pd.DataFrame):
+        release = read_table(release)
+    a = align(original, release, quasi_identifiers, sensitive, identifiers, kept_rows=kept_rows, numeric=numeric)
+    risk, seconds = _risk(a, k, population_sizes, threshold)
+    utility = _utility(a, hierarchies, target, random_state, seconds)
+    if attacks:
+        from ._attacks import attacks as run_attacks
+
+        t = time.perf_counter()
+        risk["attacks"] = run_attacks(a.original.iloc[a.kept].reset_index(drop=True), a.release,
+                                      quasi_identifiers=a.quasi_identifiers,
+                                      secret=a.sensitive[0] if a.sensitive else None, random_state=random_state)
+        seconds["attacks"] = time.perf_counter() - t
+    about = {
+        "rows_original": int(a.original.shape[0]), "rows_release": int(a.release.shape[0]),
+        "suppressed": int(a.suppressed.sum()), "quasi_identifiers": a.quasi_identifiers,
+        "numeric": a.numeric, "categorical": a.categorical, "sensitive": a.sensitive, "k": k,
+        "threshold": threshold, "seconds": seconds,
+    }
+    out = Report(risk=risk, utility=utility, assumptions=a.assumptions, about=about,
+                 release=dict(release_summary) if release_summary is not None else None)
+    if figures:
+        out.figures = _figures(a, risk, utility)
+    about["seconds"]["total"] = time.perf_counter() - t0
+    return out
+
+
+def _risk(a: Aligned, k, population_sizes, threshold) -> tuple[dict, dict]:
+    from . import _risk as measures
+
+    seconds: dict[str, float] = {}
+    out: dict[str, Any] = {}
+    t = time.perf_counter()
+    out["classes"] = measures.class_risk(a.release[a.quasi_identifiers], k=k,
+                                         population_sizes=population_sizes, threshold=threshold)
+    seconds["classes"] = time.perf_counter() - t
+    if a.numeric:
+        X, Xm = a.numbers("original"), a.numbers("release")
+        ok = ~(np.isnan(X).any(axis=1) | np.isnan(Xm).any(axis=1))
+        if not ok.all():
+            a.assumptions.append(f"{int((~ok).sum())} release rows with a missing numeric quasi-identifier "
+                                 "are left out of dRisk, dRiskRMD and record linkage")
+        X, Xm = X[ok], Xm[ok]
+        for name, fn in (("drisk", measures.drisk), ("drisk_rmd", measures.drisk_rmd),
+                         ("record_linkage", measures.record_linkage)):
+            t = time.perf_counter()
+            out[name] = fn(X, Xm)
+            seconds[name] = time.perf_counter() - t
+    if a.sensitive:
+        t = time.perf_counter()
+        out["attribute_disclosure"] = measures.attribute_disclosure(a.release, a.quasi_identifiers, a.sensitive,
+                                                                    reference=a.original)
+        seconds["attribute_disclosure"] = time.perf_counter() - t
+    return out, seconds
+
+
+def _utility(a: Aligned, hierarchies, target, random_state, seconds) -> dict:
+    from . import _utility as measures
+
+    out: dict[str, Any] = {}
+    if a.numeric:
+        X, Xm = a.numbers("original"), a.numbers("release")
+        ok = ~(np.isnan(X).any(axis=1) | np.isnan(Xm).any(axis=1))
+        t = time.perf_counter()
+        out["numeric"] = measures.numeric_utility(X[ok], Xm[ok], a.numeric)
+        seconds["numeric_utility"] = time.perf_counter() - t
+    if a.categorical or a.suppressed.any():
+        t = time.perf_counter()
+        out["categorical"] = measures.categorical_utility(
+            a.original[a.categorical], _release_with_suppressed(a), dict(hierarchies or {}), a.suppressed)
+        seconds["categorical_utility"] = time.perf_counter() - t
+    if target is not None:
+        t = time.perf_counter()
+        features = [c for c in a.quasi_identifiers if c != target]
+        out["model"] = measures.model_utility(a.original.iloc[a.kept].reset_index(drop=True), a.release, target,
+                                              features, random_state=random_state)
+        seconds["model_utility"] = time.perf_counter() - t
+    return out
+
+
+def _release_with_suppressed(a: Aligned) -> pd.DataFrame:
+    """The release's categorical QIs on the original's rows (suppressed rows missing)."""
+    full = pd.DataFrame({c: pd.Series([None] * a.original.shape[0], dtype=object) for c in a.categorical})
+    for c in a.categorical:
+        column = full[c].to_numpy(copy=True)
+        column[a.kept] = a.release[c].astype(object).to_numpy()
+        full[c] = column
+    return full
+
+
+def _figures(a: Aligned, risk: dict, utility: dict) -> dict[str, str]:
+    from . import _figures as fig
+
+    out: dict[str, str] = {}
+    if a.numeric:
+        X, Xm = a.numbers("original"), a.numbers("release")
+        ok = ~(np.isnan(X).any(axis=1) | np.isnan(Xm).any(axis=1))
+        out["histograms"] = fig.histograms_before_after(X[ok], Xm[ok], a.numeric)
+        if len(a.numeric) >= 2:
+            out["correlations"] = fig.correlation_before_after(X[ok], Xm[ok], a.numeric)
+    sizes = a.release.groupby(a.quasi_identifiers, dropna=False, sort=False).size().to_numpy()
+    out["class_sizes"] = fig.class_size_histogram(sizes)
+    out["summary"] = fig.risk_utility_summary(summary_points(risk, utility))
+    return out
+
+
+def summary_points(risk: dict, utility: dict) -> dict[str, float]:
+    """The headline figures, each in [0, 1], for the risk-utility summary."""
+    points: dict[str, float] = {}
+    classes = risk.get("classes", {})
+    prosecutor = classes.get("prosecutor", {})
+    if "highest" in prosecutor:
+        points["highest re-identification risk"] = float(prosecutor["highest"])
+    if "average" in prosecutor:
+        points["average re-identification risk"] = float(prosecutor["average"])
+    if "drisk" in risk:
+        points["dRisk"] = float(risk["drisk"])
+    linkage = risk.get("record_linkage", {})
+    for key in ("distance_based", "nearest_share"):
+        if isinstance(linkage.get(key), (int, float)):
+            points["record linkage"] = float(linkage[key])
+            break
+    numeric = utility.get("numeric", {})
+    if isinstance(numeric.get("il"), (int, float)):
+        points["information loss (SSE/SST)"] = float(numeric["il"])
+    categorical = utility.get("categorical", {})
+    if isinstance(categorical.get("ncp"), (int, float)):
+        points["categorical NCP"] = float(categorical["ncp"])
+    return points
