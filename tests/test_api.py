@@ -157,7 +157,7 @@ def test_non_numeric_default_qi_is_named():
 
 def test_public_names_are_exactly_these():
     assert sorted(incrowd.__all__) == sorted([
-        "publish", "PublishResult", "microaggregate", "MicroaggregationResult", "METHODS", "MDAV", "MDAVPlus", "VMDAV",
+        "report", "Report", "publish", "PublishResult", "microaggregate", "MicroaggregationResult", "METHODS", "MDAV", "MDAVPlus", "VMDAV",
         "MDAVStar", "ONA", "ONAStar", "Mondrian", "MondrianV", "MondrianV2D", "MONA", "MONA2D",
         "information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity", "verify_t_closeness",
         "read_table",

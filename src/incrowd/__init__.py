@@ -35,6 +35,7 @@ __version__ = "0.1.0"
 if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
     from . import generalization, incremental
     from ._microaggregate import MicroaggregationResult, microaggregate
+    from .assessment import Report, report
     from .release import PublishResult, publish
     from .data import read_table, write_table
     from .metrics import (information_loss, sse, sst, verify_k_anonymity, verify_l_diversity,
@@ -58,6 +59,8 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
 _LAZY = {
     "microaggregate": "._microaggregate",
     "MicroaggregationResult": "._microaggregate",
+    "report": ".assessment._report",
+    "Report": ".assessment._report",
     "publish": ".release._release",
     "PublishResult": ".release._release",
     "read_table": ".data",
@@ -70,11 +73,13 @@ _LAZY = {
 
 
 #: submodules a bare ``import incrowd`` used to load, listed by ``dir(incrowd)`` as before
-_SUBMODULES = ("data", "exceptions", "metrics", "microaggregation", "generalization", "incremental", "release")
+_SUBMODULES = ("data", "exceptions", "metrics", "microaggregation", "generalization", "incremental", "release", "assessment")
 
 __getattr__, __dir__ = _lazy.attach(__name__, _LAZY, _SUBMODULES)
 
 __all__ = [
+    "report",
+    "Report",
     "publish",
     "PublishResult",
     "microaggregate",
