@@ -21,6 +21,7 @@ from ._console import check_output_path, print_json, print_lines, stages, stdout
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
 from ._publish import publish_command
+from ._report import ReportOption, check_report_path, report_command, write_release_report
 from ._serve import serve_command
 from ._usage import OneLineUsageErrors
 from ._warmup import warmup_command
@@ -74,6 +75,7 @@ app.add_typer(lattice_app, name="lattice")
 app.command("negotiate")(negotiate_command)
 app.command("generalize")(generalize_command)
 app.command("publish")(publish_command)
+app.command("report")(report_command)
 app.command("serve")(serve_command)
 app.command("warmup")(warmup_command)
 
@@ -224,6 +226,7 @@ def microaggregate_command(
     scheduler_timeout: SchedulerTimeoutOption = 10.0,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
+    report_path: ReportOption = None,
 ) -> None:
     """Microaggregate the quasi-identifiers of INPUT into groups of >= k rows and write OUTPUT.
 
@@ -242,13 +245,17 @@ def microaggregate_command(
         if scheduler is not None:
             check_distributed_method(method)
         if scheduler is not None and input_path.is_dir():
+            if report_path is not None:
+                raise ParameterError("--report needs the table in memory; a Parquet dataset folder on Dask "
+                                     "is written part by part: run 'incrowd report' on a sample instead")
             _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet,
                                     method_params(gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
                                                   diagonals=diagonals, split_2k=split_2k),
                                     scheduler_timeout)
             return
         check_output_path(output, (input_path,))
-        with stages(4, quiet=quiet or json_output) as progress:
+        check_report_path(report_path, (input_path, output))
+        with stages(4 + (report_path is not None), quiet=quiet or json_output) as progress:
             progress.stage(f"reading {input_path.name}")
             data = read_table(input_path, parse=parse_qis(qis, ids))
             progress.stage(f"microaggregating {data.shape[0]} rows with {method}, k={k}")
@@ -275,6 +282,12 @@ def microaggregate_command(
             progress.stage(f"writing {output.name}")
             sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
             write_table(result.aggregated, output, sep=sep, inputs=(input_path,))
+            if report_path is not None:
+                progress.stage(f"writing the report {report_path.name}")
+                write_release_report(report_path, data, result.aggregated, inputs=(input_path, output),
+                                     quasi_identifiers=result.quasi_identifiers,
+                                     identifiers=result.identifiers, k=result.k,
+                                     release_summary=result.summary())
     to_stderr = is_stdout(output)
     if json_output:
         print_json({**result.summary(), "input": str(input_path), "output": str(output)}, err=to_stderr)

@@ -13,6 +13,7 @@ from .._atomic import is_stdout
 from ..exceptions import DataError, ParameterError
 from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
+from ._report import ReportOption, check_report_path, write_release_report
 from ._options import (IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, SchedulerTimeoutOption,
                        check_scheduler, names)
 
@@ -307,11 +308,13 @@ def generalize_command(
     identifiers: IdOption = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
+    report_path: ReportOption = None,
 ) -> None:
     """Generalize DATA to the given levels, remove the rows of classes below k (or l), verify,
     and write the table atomically."""
     with user_errors():
         check_output_path(output, (data_path, hierarchies))
+        check_report_path(report_path, (data_path, hierarchies, output))
         level_map = _levels(levels, "--levels")
         with stages(4, quiet=quiet or json_output) as progress:
             progress.stage(f"reading {data_path.name}")
@@ -326,6 +329,16 @@ def generalize_command(
             progress.stage(f"writing {output.name}")
             sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
             write_table(result.table, output, sep=sep, inputs=(data_path, hierarchies))
+            if report_path is not None:
+                from ..generalization._lattice import resolve_hierarchies
+
+                qis_all = list(result.levels)
+                _, hier = resolve_hierarchies(data, qis_all, str(hierarchies) if hierarchies else None,
+                                              _intervals(intervals), sensitive)
+                write_release_report(report_path, data, result.table, inputs=(data_path, hierarchies, output),
+                                     quasi_identifiers=qis_all, sensitive=[sensitive] if sensitive else None,
+                                     identifiers=names(identifiers, "--id"), kept_rows=result.kept_rows,
+                                     k=result.k, hierarchies=hier, release_summary=result.to_dict())
     info = {**result.to_dict(), "input": str(data_path), "output": str(output)}
     to_stderr = is_stdout(output)
     if json_output:

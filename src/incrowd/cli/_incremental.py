@@ -15,6 +15,7 @@ from ..exceptions import DataError, ParameterError
 from ..incremental._lock import DEFAULT_WAIT, describe_as
 from ..incremental._strategy_names import STRATEGY_NAMES
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
+from ._report import ReportOption, check_report_path, write_release_report
 from ._options import (
     DiagonalsOption,
     GammaOption,
@@ -232,17 +233,24 @@ def publish_command(
     ] = False,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
+    report_path: ReportOption = None,
 ) -> None:
     """Verify the combined release (base + increments) k-anonymous and write it atomically."""
     from ..incremental._session import IncrementalMicroaggregation
 
     with user_errors():
         check_output_path(output, (state,))
+        check_report_path(report_path, (state, output))
         with stages(2 + compare, quiet=quiet or json_output) as progress:
             progress.stage(f"opening {state.name}")
             session = IncrementalMicroaggregation.open(state)
             progress.stage("verifying and writing the release" + (" (and the one-shot run)" if compare else ""))
             result = session.publish(output, compare=compare)
+            if report_path is not None:
+                original, release = session.original_and_release()
+                write_release_report(report_path, original, release, inputs=(state, output),
+                                     quasi_identifiers=list(session.quasi_identifiers), k=result.report["k"],
+                                     release_summary=result.report)
     r = result.report
     to_stderr = is_stdout(output)
     if json_output:

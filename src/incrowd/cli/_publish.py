@@ -63,11 +63,10 @@ def publish_command(
         hierarchy_files = tuple(c.hierarchy for c in spec.columns.values() if c.hierarchy is not None)
         check_output_path(output, (data_path, spec_path, *hierarchy_files))
         if report_path is not None:
-            if report_path.suffix.lower() not in (".json", ".html", ".htm"):
-                raise ParameterError(f"--report {report_path}: give a .json or .html file")
-            check_output_path(report_path, (data_path, spec_path, output, *hierarchy_files), what="report",
-                              stdout_ok=False)
-        with stages(4, quiet=quiet or json_output) as progress:
+            from ._report import check_report_path
+
+            check_report_path(report_path, (data_path, spec_path, output, *hierarchy_files))
+        with stages(4 + (report_path is not None), quiet=quiet or json_output) as progress:
             progress.stage(f"reading {data_path.name}")
             numeric = [c.name for c in spec.columns.values() if c.role == "numeric"]
             data = read_table(data_path, parse=numeric or None)
@@ -77,9 +76,11 @@ def publish_command(
             sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
             write_table(result.table, output, sep=sep, inputs=(data_path, spec_path, *hierarchy_files))
             if report_path is not None:
-                from ..release._report_file import write_report
+                progress.stage(f"writing the report {report_path.name}")
+                from ._report import write_release_report
 
-                write_report(result, report_path, inputs=(data_path, spec_path, output))
+                write_release_report(report_path, data, result.table, inputs=(data_path, spec_path, output),
+                                     **result.report_options())
     info = {**result.summary(), "input": str(data_path), "output": str(output)}
     to_stderr = is_stdout(output)
     if json_output:

@@ -249,6 +249,26 @@ class IncrementalMicroaggregation:
     def batches(self) -> list[dict[str, Any]]:
         return [dict(b) for b in self._state.batches]
 
+    @property
+    def quasi_identifiers(self) -> list[str]:
+        return list(self._state.quasi_identifiers)
+
+    def original_and_release(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """(the rows as they arrived, the combined release), row for row, for the risk and utility
+        report. The original quasi-identifiers come back from the stored standardized values (a
+        rounding step from the input's own); the state must keep them (keep_points)."""
+        st = self._state
+        if not st.keep_points:
+            raise ParameterError(
+                f"the report needs the rows' values, but the state file {str(self.path)!r} was built "
+                "without them (keep_points=False)")
+        release, _ = self.release()
+        original = release.copy()
+        values = Standardizer(st.mean, st.scale).inverse_transform(st.points)
+        for j, name in enumerate(st.quasi_identifiers):
+            original[name] = values[:, j]
+        return original, release
+
     def describe(self) -> dict[str, Any]:
         """What the state file holds (format, roles, groups, batches, tables)."""
         return {"path": str(self.path), **self._state.describe()}

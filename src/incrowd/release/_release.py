@@ -33,9 +33,17 @@ class PublishResult:
     kept_rows: np.ndarray
     spec: ReleaseSpec
     report: dict[str, Any] = field(default_factory=dict)
+    hierarchies: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def summary(self) -> dict[str, Any]:
         return dict(self.report)
+
+    def report_options(self) -> dict[str, Any]:
+        """What :func:`incrowd.report` needs to measure this release against its input."""
+        r = self.report
+        return {"quasi_identifiers": [*r["numeric"], *r["categorical"]], "sensitive": r["sensitive"] or None,
+                "identifiers": r["identifiers_dropped"], "kept_rows": self.kept_rows, "k": r["k"],
+                "hierarchies": self.hierarchies, "release_summary": r}
 
 
 def publish(data, spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec, *,
@@ -75,7 +83,7 @@ def publish(data, spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec, *,
     report = _report(prep, groups, levels_per_row, keep, table, verification, extra,
                      max(seconds - clock.seconds, 0.0), clock.seconds)
     return PublishResult(table=table, suppressed=int((~keep).sum()), kept_rows=np.flatnonzero(keep),
-                         spec=spec, report=report)
+                         spec=spec, report=report, hierarchies=dict(prep.hierarchies))
 
 
 def _gtm_groups(prep: Prepared):
