@@ -1,0 +1,1 @@
+"""Disclosure-risk and utility assessment of a release beside its original."""
