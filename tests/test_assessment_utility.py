@@ -219,3 +219,46 @@ def test_model_utility_unknown_column_is_an_error():
     d = _model_frame()
     with pytest.raises(DataError, match="'nope'"):
         model_utility(d, d.copy(), "y", ["nope"])
+
+
+# --- figures ---
+
+def _check_svg(svg: str):
+    assert isinstance(svg, str)
+    assert svg.startswith("<svg") or svg.startswith("<?xml")
+    assert "<svg" in svg and svg.rstrip().endswith("</svg>")
+    # no link anywhere but the SVG namespace declaration (an offline report must not fetch)
+    assert re.findall(r"https?://[^\s\"'<>]*", svg) == ["http://www.w3.org/2000/svg"]
+    assert "<script" not in svg
+
+
+def test_figures_are_inline_svg_without_links():
+    from incrowd.assessment import _figures as f
+
+    X, Y = _data(9, n=200)
+    names = ["a", "b", "c"]
+    svgs = [
+        f.histograms_before_after(X, Y, names),
+        f.correlation_before_after(X, Y, names),
+        f.class_size_histogram([3, 3, 4, 5, 3, 7], k=3),
+        f.class_size_histogram(np.arange(3, 200), k=5, count="classes"),
+        f.risk_utility_summary({"risk": {"prosecutor": 1 / 3, "linkage": 0.2},
+                                "utility": {"il": 0.05, "eigen": None}}),
+        f.risk_utility_summary({"il": 0.1}),
+    ]
+    for svg in svgs:
+        _check_svg(svg)
+    assert svgs[0].count(">a</text>") == 1 and ">c</text>" in svgs[0]  # one panel per QI
+    assert ">0.33</text>" not in svgs[4] and ">0.3333</text>" in svgs[4]  # values drawn as given
+
+
+def test_figures_survive_constant_and_missing_columns():
+    from incrowd.assessment import _figures as f
+
+    X, _ = _data(10, n=50)
+    Y = np.repeat(X.mean(axis=0, keepdims=True), 50, axis=0)  # all rows in one class
+    X = X.copy()
+    X[::7, 0] = np.nan
+    _check_svg(f.histograms_before_after(X, Y, ["a", "b", "c"]))
+    _check_svg(f.correlation_before_after(X, Y, ["a", "b", "c"]))
+    _check_svg(f.class_size_histogram([]))
