@@ -106,6 +106,24 @@ def test_release_all_at_the_mean_loses_everything_and_eigen_is_undefined():
     assert out["correlation"]["max_abs_diff"] is None
 
 
+def test_eigen_on_a_singular_original_is_withheld_and_summed_over_the_rest():
+    X, Y = _data(11, n=60)
+    X = np.column_stack([X, X[:, 0] + X[:, 1]])  # a column that is the sum of two others
+    Y = np.column_stack([Y, Y[:, 0] + Y[:, 1]])
+    out = numeric_utility(X, Y, ["a", "b", "c", "s"])
+    assert out["eigen"] is None and out["eigen_dropped"] == 1
+
+    def scaled_var(A):
+        Z = (A - A.mean(axis=0)) / A.std(axis=0, ddof=1)
+        return Z.T @ Z / (A.shape[0] - 1)
+
+    e1 = np.sort(np.linalg.eigvals(scaled_var(X)).real)[::-1][:3]  # the zero eigenvalue left out
+    e2 = np.sort(np.linalg.eigvals(scaled_var(Y)).real)[::-1][:3]
+    assert out["eigen_nonsingular"] == pytest.approx(np.sum(np.abs(e1 - e2) / e1), abs=TOL)
+    full = numeric_utility(X[:, :3], Y[:, :3], ["a", "b", "c"])
+    assert full["eigen_dropped"] == 0 and full["eigen_nonsingular"] == full["eigen"]
+
+
 def test_numeric_utility_is_json_ready():
     import json
 

@@ -143,16 +143,8 @@ def _r_scaled_covariance(X: np.ndarray) -> np.ndarray:
     return pd.DataFrame(Z).cov(min_periods=2).to_numpy()
 
 
-def eigen_difference(original: np.ndarray, masked: np.ndarray) -> float | None:
-    """sdcMicro's eigenvalue measure: sum_i |e1_i - e2_i| / e1_i.
-
-    As ``dUtility(x, xm, method = "eigen")`` computes it (sdcMicro 5.8.0, R/dUtility.R lines
-    120-128): e1 and e2 are the eigenvalues, in decreasing order, of ``var(scale(x))`` and
-    ``var(scale(xm))``, i.e. of the correlation matrices of the original and of the release
-    (each standardized with its own mean and sample sd; pairwise-complete observations). Where R
-    fails (a constant column, so a correlation is undefined) it returns NA; here ``None``, also
-    for an infinite ratio (a zero eigenvalue of the original).
-    """
+def _eigenvalues(original: np.ndarray, masked: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Eigenvalues (decreasing) of both sides' ``var(scale(.))``; None where one is undefined."""
     X = np.asarray(original, dtype=np.float64)
     Y = np.asarray(masked, dtype=np.float64)
     with warnings.catch_warnings():
@@ -160,11 +152,52 @@ def eigen_difference(original: np.ndarray, masked: np.ndarray) -> float | None:
         C1, C2 = _r_scaled_covariance(X), _r_scaled_covariance(Y)
     if not (np.isfinite(C1).all() and np.isfinite(C2).all()):
         return None
-    e1 = np.sort(np.linalg.eigvalsh(C1))[::-1]
-    e2 = np.sort(np.linalg.eigvalsh(C2))[::-1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        d = float(np.sum(np.abs(e1 - e2) / e1))
+    return np.sort(np.linalg.eigvalsh(C1))[::-1], np.sort(np.linalg.eigvalsh(C2))[::-1]
+
+
+def singular_tolerance(e1: np.ndarray) -> float:
+    """Below this an eigenvalue of the original is zero to working precision (the tolerance of
+    ``numpy.linalg.matrix_rank``: largest eigenvalue * dimension * machine epsilon)."""
+    return float(np.max(np.abs(e1)) * e1.size * np.finfo(np.float64).eps) if e1.size else 0.0
+
+
+def eigen_difference(original: np.ndarray, masked: np.ndarray) -> float | None:
+    """sdcMicro's eigenvalue measure: sum_i |e1_i - e2_i| / e1_i.
+
+    As ``dUtility(x, xm, method = "eigen")`` computes it (sdcMicro 5.8.0, R/dUtility.R lines
+    120-128): e1 and e2 are the eigenvalues, in decreasing order, of ``var(scale(x))`` and
+    ``var(scale(xm))``, i.e. of the correlation matrices of the original and of the release
+    (each standardized with its own mean and sample sd; pairwise-complete observations). Where R
+    fails (a constant column, so a correlation is undefined) it returns NA; here ``None``.
+
+    Also ``None`` where the original's correlation matrix is singular to working precision (an
+    eigenvalue below :func:`singular_tolerance`, e.g. a column that is the sum of others): the
+    term over that eigenvalue divides rounding noise by rounding noise, so R's figure depends on
+    the last bits of its arithmetic (Census gives 0.26 in R for what numpy computes as 6.2, and a
+    negative "difference" at k = 5). :func:`eigen_difference_nonsingular` is the sum over the
+    other eigenvalues.
+    """
+    pair = _eigenvalues(original, masked)
+    if pair is None:
+        return None
+    e1, e2 = pair
+    if e1.size == 0 or e1[-1] <= singular_tolerance(e1):
+        return None
+    d = float(np.sum(np.abs(e1 - e2) / e1))
     return d if np.isfinite(d) else None
+
+
+def eigen_difference_nonsingular(original: np.ndarray, masked: np.ndarray) -> tuple[float | None, int]:
+    """(sdcMicro's eigen sum over the eigenvalues of the original above
+    :func:`singular_tolerance`, how many were left out). Equals :func:`eigen_difference` when
+    none is left out."""
+    pair = _eigenvalues(original, masked)
+    if pair is None:
+        return None, 0
+    e1, e2 = pair
+    keep = e1 > singular_tolerance(e1)
+    d = float(np.sum(np.abs(e1[keep] - e2[keep]) / e1[keep]))
+    return (d if np.isfinite(d) else None), int(np.count_nonzero(~keep))
 
 
 def _off_diagonal_summary(A: np.ndarray, B: np.ndarray) -> dict:
@@ -207,7 +240,9 @@ def numeric_utility(original: np.ndarray, masked: np.ndarray, names: list[str]) 
       the number of cells (sdcMicro's former "IL1old" normalization, comparable across sizes);
     - ``il1``: sdcMicro's IL1 in percent (:func:`il1`);
     - ``eigen``: sdcMicro's eigenvalue measure on the correlation matrices
-      (:func:`eigen_difference`), ``None`` where undefined;
+      (:func:`eigen_difference`), ``None`` where undefined or where the original's correlation
+      matrix is singular; ``eigen_nonsingular`` the same sum over the original's eigenvalues
+      that are not zero to working precision, ``eigen_dropped`` how many were left out;
     - ``per_qi``: per column the means and sample variances (n - 1) of both, their difference
       (release - original) and relative difference (over |original|; ``None`` when that is 0);
     - ``covariance`` and ``correlation``: both matrices (sample covariance; Pearson correlation,
@@ -223,6 +258,7 @@ def numeric_utility(original: np.ndarray, masked: np.ndarray, names: list[str]) 
         cov_x, cov_y = dfx.cov(min_periods=2).to_numpy(), dfy.cov(min_periods=2).to_numpy()
         cor_x, cor_y = dfx.corr(min_periods=2).to_numpy(), dfy.corr(min_periods=2).to_numpy()
     value = il1s(X, Y)
+    eig_ns, eig_dropped = eigen_difference_nonsingular(X, Y)
     cells = int(np.count_nonzero(~np.isnan(X) & ~np.isnan(Y)))
     return {
         "n_rows": int(X.shape[0]),
@@ -232,6 +268,8 @@ def numeric_utility(original: np.ndarray, masked: np.ndarray, names: list[str]) 
         "il1s_mean": value / cells if cells else 0.0,
         "il1": il1(X, Y),
         "eigen": eigen_difference(X, Y),
+        "eigen_nonsingular": eig_ns,
+        "eigen_dropped": eig_dropped,
         "per_qi": _per_qi(X, Y, names),
         "covariance": _off_diagonal_summary(cov_x, cov_y),
         "correlation": _off_diagonal_summary(cor_x, cor_y),
