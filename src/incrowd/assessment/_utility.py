@@ -1,0 +1,554 @@
+"""Utility measures of a release against its original, one dict of named figures per call.
+
+Rows are aligned by position (row i of the release is row i of the original). Every function
+returns a JSON-ready dict: plain floats, ints, lists and ``None`` where a figure is undefined
+(a constant column's correlation, an eigenvalue ratio over a zero eigenvalue).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DataError, ParameterError
+
+SUPPRESSED_LABEL = "*"
+
+
+def _number(x) -> float | None:
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def _numeric_matrix(values, names: Sequence[str], what: str) -> np.ndarray:
+    if isinstance(values, pd.DataFrame):
+        bad = [c for c in values.columns if not (pd.api.types.is_numeric_dtype(values[c])
+                                                 and not pd.api.types.is_bool_dtype(values[c]))]
+        if bad:
+            raise DataError(f"{what} column {bad[0]!r} is not numeric; numeric utility needs numbers")
+        values = values.to_numpy(np.float64)
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        arr = np.asarray(values, dtype=object)
+        arr = arr[:, None] if arr.ndim == 1 else arr
+        for j in range(arr.shape[1]):
+            try:
+                arr[:, j].astype(np.float64)
+            except (TypeError, ValueError):
+                name = names[j] if j < len(names) else f"column {j}"
+                raise DataError(f"{what} column {name!r} is not numeric; numeric utility needs numbers") from None
+        raise
+    return arr[:, None] if arr.ndim == 1 else arr
+
+
+def _check_pair(original, masked, names) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    names = list(names)
+    X = _numeric_matrix(original, names, "original")
+    Y = _numeric_matrix(masked, names, "release")
+    if X.shape != Y.shape:
+        raise DataError(f"original has shape {X.shape} and release {Y.shape}; rows and columns must align")
+    if len(names) != X.shape[1]:
+        raise ParameterError(f"names has {len(names)} entries for {X.shape[1]} columns")
+    if np.isinf(X).any() or np.isinf(Y).any():
+        raise DataError("numeric utility needs finite values (NaN marks a missing one)")
+    return X, Y, names
+
+
+def information_loss_pairwise(original: np.ndarray, masked: np.ndarray) -> float:
+    """IL = SSE/SST on data standardized with the original's mean and population sd.
+
+    SSE = sum over cells of (z_original - z_release)^2, SST = sum of z_original^2, the same
+    standardization as :func:`incrowd.metrics.information_loss` (paper 000 Def. 4, paper 001
+    Def. 1.5): for a microaggregated release, where each row is published as its group mean,
+    the two agree. A constant original column gets scale 1 (as the microaggregation does); a cell
+    missing on either side is left out of SSE, one missing in the original out of SST. 0 when
+    every original column is constant.
+    """
+    X = np.asarray(original, dtype=np.float64)
+    Y = np.asarray(masked, dtype=np.float64)
+    if X.size == 0:
+        return 0.0
+    if np.isfinite(X).all() and np.isfinite(Y).all():
+        from ..data import Standardizer
+
+        with warnings.catch_warnings():  # a constant column is reported by the report itself
+            warnings.simplefilter("ignore")
+            st = Standardizer.fit(X)
+        Zx, Zy = st.transform(X), st.transform(Y)
+    else:
+        mean = np.nanmean(X, axis=0)
+        sd = np.nanstd(X, axis=0)
+        sd = np.where(sd > 0, sd, 1.0)
+        Zx, Zy = (X - mean) / sd, (Y - mean) / sd
+    present = ~np.isnan(Zx)
+    sst = float(np.sum(np.where(present, Zx, 0.0) ** 2))
+    if sst == 0.0:
+        return 0.0
+    both = present & ~np.isnan(Zy)
+    sse = float(np.sum(np.where(both, Zx - Zy, 0.0) ** 2))
+    return sse / sst
+
+
+def il1s(original: np.ndarray, masked: np.ndarray) -> float:
+    """sdcMicro's IL1s: sum over cells of |x - xm| / (sd(x) * sqrt(2)).
+
+    As ``dUtility(x, xm, method = "IL1s")`` computes it (sdcMicro 5.8.0, R/dUtility.R lines
+    112-119; Mateo-Sanz, Sebe, Domingo-Ferrer, PSD 2004): ``sd`` is R's sample standard deviation
+    (n - 1) of the original column, missing values are left out, and the sum is not divided by
+    the number of cells (see :func:`numeric_utility`'s ``il1s_mean`` for that). A constant
+    original column gives 0/0 or x/0 there; here such a column is left out (its cells carry no
+    spread to scale by) rather than turning the figure into NaN or infinity.
+    """
+    X = np.asarray(original, dtype=np.float64)
+    Y = np.asarray(masked, dtype=np.float64)
+    total = 0.0
+    for j in range(X.shape[1]):
+        x = X[:, j]
+        sd = np.nanstd(x, ddof=1) if np.count_nonzero(~np.isnan(x)) > 1 else np.nan
+        if not (np.isfinite(sd) and sd > 0 and np.nanmax(x) > np.nanmin(x)):
+            continue
+        total += float(np.nansum(np.abs(x - Y[:, j]) / (sd * np.sqrt(2.0))))
+    return total
+
+
+def il1(original: np.ndarray, masked: np.ndarray) -> float:
+    """sdcMicro's IL1: 100 * sum over cells of |x - xm| / |x|.
+
+    As ``dUtility(x, xm, method = "IL1")`` computes it (sdcMicro 5.8.0, R/dUtility.R lines
+    95-103): a cell whose original value is 0 gives Inf (or NaN when unchanged) there, and both
+    are dropped from the sum.
+    """
+    X = np.asarray(original, dtype=np.float64)
+    Y = np.asarray(masked, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = 100.0 * np.abs(X - Y) / np.abs(X)
+    return float(np.sum(a[np.isfinite(a)]))
+
+
+def _r_scaled_covariance(X: np.ndarray) -> np.ndarray:
+    """R's ``var(scale(x), use = "pairwise.complete.obs")``: columns centred and divided by their
+    sample sd (missing values left out), then pairwise-complete sample covariances."""
+    mean = np.nanmean(X, axis=0)
+    sd = np.nanstd(X, axis=0, ddof=1)
+    # R's mean refines its sum, so an all-equal column is exactly constant there (sd 0, then NA);
+    # numpy's may leave a rounding spread behind, which must not pass for a real one
+    constant = ~(np.nanmax(X, axis=0) > np.nanmin(X, axis=0)) if X.shape[0] else np.ones(X.shape[1], bool)
+    sd = np.where(constant, np.nan, sd)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Z = (X - mean) / sd
+    return pd.DataFrame(Z).cov(min_periods=2).to_numpy()
+
+
+def _eigenvalues(original: np.ndarray, masked: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Eigenvalues (decreasing) of both sides' ``var(scale(.))``; None where one is undefined."""
+    X = np.asarray(original, dtype=np.float64)
+    Y = np.asarray(masked, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        C1, C2 = _r_scaled_covariance(X), _r_scaled_covariance(Y)
+    if not (np.isfinite(C1).all() and np.isfinite(C2).all()):
+        return None
+    return np.sort(np.linalg.eigvalsh(C1))[::-1], np.sort(np.linalg.eigvalsh(C2))[::-1]
+
+
+def singular_tolerance(e1: np.ndarray) -> float:
+    """Below this an eigenvalue of the original is zero to working precision (the tolerance of
+    ``numpy.linalg.matrix_rank``: largest eigenvalue * dimension * machine epsilon)."""
+    return float(np.max(np.abs(e1)) * e1.size * np.finfo(np.float64).eps) if e1.size else 0.0
+
+
+def eigen_difference(original: np.ndarray, masked: np.ndarray) -> float | None:
+    """sdcMicro's eigenvalue measure: sum_i |e1_i - e2_i| / e1_i.
+
+    As ``dUtility(x, xm, method = "eigen")`` computes it (sdcMicro 5.8.0, R/dUtility.R lines
+    120-128): e1 and e2 are the eigenvalues, in decreasing order, of ``var(scale(x))`` and
+    ``var(scale(xm))``, i.e. of the correlation matrices of the original and of the release
+    (each standardized with its own mean and sample sd; pairwise-complete observations). Where R
+    fails (a constant column, so a correlation is undefined) it returns NA; here ``None``.
+
+    Also ``None`` where the original's correlation matrix is singular to working precision (an
+    eigenvalue below :func:`singular_tolerance`, e.g. a column that is the sum of others): the
+    term over that eigenvalue divides rounding noise by rounding noise, so R's figure depends on
+    the last bits of its arithmetic (Census gives 0.26 in R for what numpy computes as 6.2, and a
+    negative "difference" at k = 5). :func:`eigen_difference_nonsingular` is the sum over the
+    other eigenvalues.
+    """
+    pair = _eigenvalues(original, masked)
+    if pair is None:
+        return None
+    e1, e2 = pair
+    if e1.size == 0 or e1[-1] <= singular_tolerance(e1):
+        return None
+    d = float(np.sum(np.abs(e1 - e2) / e1))
+    return d if np.isfinite(d) else None
+
+
+def eigen_difference_nonsingular(original: np.ndarray, masked: np.ndarray) -> tuple[float | None, int]:
+    """(sdcMicro's eigen sum over the eigenvalues of the original above
+    :func:`singular_tolerance`, how many were left out). Equals :func:`eigen_difference` when
+    none is left out."""
+    pair = _eigenvalues(original, masked)
+    if pair is None:
+        return None, 0
+    e1, e2 = pair
+    keep = e1 > singular_tolerance(e1)
+    d = float(np.sum(np.abs(e1[keep] - e2[keep]) / e1[keep]))
+    return (d if np.isfinite(d) else None), int(np.count_nonzero(~keep))
+
+
+def _off_diagonal_summary(A: np.ndarray, B: np.ndarray) -> dict:
+    p = A.shape[0]
+    iu = np.triu_indices(p, 1)
+    diff = np.abs(B[iu] - A[iu])
+    diff = diff[np.isfinite(diff)]
+    return {
+        "max_abs_diff": _number(diff.max()) if diff.size else None,
+        "mean_abs_diff": _number(diff.mean()) if diff.size else None,
+        "original": [[_number(v) for v in row] for row in A],
+        "release": [[_number(v) for v in row] for row in B],
+    }
+
+
+def _per_qi(X: np.ndarray, Y: np.ndarray, names: list[str]) -> dict:
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for j, name in enumerate(names):
+            x, y = X[:, j], Y[:, j]
+            mx, my = np.nanmean(x), np.nanmean(y)
+            vx, vy = np.nanvar(x, ddof=1), np.nanvar(y, ddof=1)
+            out[name] = {
+                "mean_original": _number(mx), "mean_release": _number(my),
+                "mean_diff": _number(my - mx),
+                "mean_rel_diff": _number((my - mx) / abs(mx)) if mx != 0 else None,
+                "var_original": _number(vx), "var_release": _number(vy),
+                "var_diff": _number(vy - vx),
+                "var_rel_diff": _number((vy - vx) / vx) if vx != 0 else None,
+            }
+    return out
+
+
+def numeric_utility(original: np.ndarray, masked: np.ndarray, names: list[str]) -> dict:
+    """Utility of a numeric release (``masked``) against the ``original``, rows aligned.
+
+    - ``il``: SSE/SST on the original's standardization (:func:`information_loss_pairwise`);
+    - ``il1s``: sdcMicro's IL1s (R/dUtility.R, :func:`il1s`); ``il1s_mean``: the same divided by
+      the number of cells (sdcMicro's former "IL1old" normalization, comparable across sizes);
+    - ``il1``: sdcMicro's IL1 in percent (:func:`il1`);
+    - ``eigen``: sdcMicro's eigenvalue measure on the correlation matrices
+      (:func:`eigen_difference`), ``None`` where undefined or where the original's correlation
+      matrix is singular; ``eigen_nonsingular`` the same sum over the original's eigenvalues
+      that are not zero to working precision, ``eigen_dropped`` how many were left out;
+    - ``per_qi``: per column the means and sample variances (n - 1) of both, their difference
+      (release - original) and relative difference (over |original|; ``None`` when that is 0);
+    - ``covariance`` and ``correlation``: both matrices (sample covariance; Pearson correlation,
+      ``None`` for a constant column's entries) and the max and mean absolute difference of their
+      off-diagonal entries (upper triangle; ``None`` with a single column).
+
+    Missing values (NaN) are left out cell by cell (pairwise for the matrices).
+    """
+    X, Y, names = _check_pair(original, masked, names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        dfx, dfy = pd.DataFrame(X), pd.DataFrame(Y)
+        cov_x, cov_y = dfx.cov(min_periods=2).to_numpy(), dfy.cov(min_periods=2).to_numpy()
+        cor_x, cor_y = dfx.corr(min_periods=2).to_numpy(), dfy.corr(min_periods=2).to_numpy()
+    value = il1s(X, Y)
+    eig_ns, eig_dropped = eigen_difference_nonsingular(X, Y)
+    cells = int(np.count_nonzero(~np.isnan(X) & ~np.isnan(Y)))
+    return {
+        "n_rows": int(X.shape[0]),
+        "quasi_identifiers": names,
+        "il": information_loss_pairwise(X, Y),
+        "il1s": value,
+        "il1s_mean": value / cells if cells else 0.0,
+        "il1": il1(X, Y),
+        "eigen": eigen_difference(X, Y),
+        "eigen_nonsingular": eig_ns,
+        "eigen_dropped": eig_dropped,
+        "per_qi": _per_qi(X, Y, names),
+        "covariance": _off_diagonal_summary(cov_x, cov_y),
+        "correlation": _off_diagonal_summary(cor_x, cor_y),
+    }
+
+
+# --- categorical quasi-identifiers -----------------------------------------------------------
+
+def _as_labels(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(the values as the strings a hierarchy file holds, missing mask)."""
+    from ..generalization._hierarchy import value_labels
+
+    missing = column.isna().to_numpy()
+    out = np.empty(column.size, dtype=object)
+    if (~missing).any():
+        out[~missing] = value_labels(column[~missing].reset_index(drop=True))
+    return out, missing
+
+
+def _published_levels(hierarchy, original: pd.Series, published: np.ndarray, rows: np.ndarray,
+                      name: str) -> tuple[np.ndarray, np.ndarray]:
+    """For the given rows: the lowest level whose label of the original value is the published
+    label (-1 where none is: a suppressed cell), and the original's level-0 codes."""
+    codes0 = hierarchy.encode(original[rows].reset_index(drop=True))
+    pub = published[rows]
+    level = np.full(rows.size, -1, dtype=np.int64)
+    for L in range(hierarchy.depth):
+        labels = hierarchy.labels[L].astype(str)[hierarchy.code_map(L)[codes0]]
+        match = (level < 0) & (labels == pub.astype(str))
+        level[match] = L
+    unresolved = level < 0
+    stray = unresolved & (pub != SUPPRESSED_LABEL)
+    if stray.any():
+        i = int(np.flatnonzero(stray)[0])
+        raise DataError(
+            f"column {name!r}, data row {int(rows[i]) + 1}: published value {pub[i]!r} is not a "
+            f"generalization of the original {original.iloc[int(rows[i])]!r} in hierarchy {hierarchy.source}"
+        )
+    return level, codes0
+
+
+def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchies: Mapping | None,
+                        suppressed: np.ndarray | None) -> dict:
+    """Utility of a generalized (and suppressed) release of categorical quasi-identifiers.
+
+    ``original`` and ``release`` hold the same rows in the same order, suppressed rows included
+    (``suppressed``: one boolean per row, True where the whole row was withheld); the columns
+    assessed are the release's. A cell published as ``*`` or missing is a suppressed cell.
+
+    - ``suppressed_rows``, ``suppressed_share``: rows withheld, over all rows;
+    - ``changed_share``: per column the share of rows whose published value differs from the
+      original (withheld rows and suppressed cells count as changed);
+    - ``height`` (with a hierarchy for the column): mean over the published rows of the level of
+      the published label over the hierarchy's top level (a suppressed cell counts as the top);
+      the level is the lowest one at which the original value's ancestor is the published label;
+      ``mean_height`` averages the columns that have one;
+    - ``ncp``: normalized certainty penalty (Xu, Wang, Pei, Wang, Shi, Fu, "Utility-based
+      anonymization using local recoding", KDD 2006, Sect. 2.2): a published value u costs
+      card(u)/|A|, where card(u) is the number of original (level-0) values u covers and |A| the
+      number of level-0 values of the hierarchy; 0 when card(u) = 1 (ungeneralized); a withheld
+      row or suppressed cell costs 1. Averaged over rows per column, then over columns
+      (``mean_ncp``). A column without hierarchy costs 0 unchanged and 1 suppressed; where it
+      was recoded otherwise its NCP is ``None`` (the coverage of the new value is unknown) and
+      it is left out of the mean. Rows whose original value is missing are left out of height
+      and NCP.
+    """
+    if not isinstance(original, pd.DataFrame) or not isinstance(release, pd.DataFrame):
+        raise ParameterError("original and release must be DataFrames")
+    n = len(original)
+    if len(release) != n:
+        raise DataError(f"original has {n} rows and release {len(release)}; rows must align")
+    missing_cols = [c for c in release.columns if c not in original.columns]
+    if missing_cols:
+        raise DataError(f"release column {missing_cols[0]!r} is not in the original")
+    hierarchies = dict(hierarchies or {})
+    unknown = [c for c in hierarchies if c not in release.columns]
+    if unknown:
+        raise ParameterError(f"hierarchy given for column {unknown[0]!r}, which the release does not have")
+    withheld = np.zeros(n, dtype=bool) if suppressed is None else np.asarray(suppressed, dtype=bool).ravel()
+    if withheld.size != n:
+        raise ParameterError(f"suppressed must hold one flag per row ({n}); got {withheld.size}")
+    published_rows = ~withheld
+
+    changed, height, ncp = {}, {}, {}
+    for name in release.columns:
+        orig_col = original[name].reset_index(drop=True)
+        orig, orig_missing = _as_labels(orig_col)
+        pub, pub_missing = _as_labels(release[name].reset_index(drop=True))
+        pub = np.where(pub_missing, SUPPRESSED_LABEL, pub).astype(object)
+        same = (orig.astype(str) == pub.astype(str)) | (orig_missing & pub_missing)
+        diff = withheld | ~same
+        changed[name] = float(diff.mean()) if n else 0.0
+        rows = np.flatnonzero(published_rows & ~orig_missing)
+        cost_withheld = float(np.count_nonzero(withheld & ~orig_missing))
+        counted = rows.size + cost_withheld
+        h = hierarchies.get(name)
+        if h is not None:
+            level, codes0 = _published_levels(h, orig_col, pub, rows, name)
+            top = h.max_level
+            cell_suppressed = level < 0
+            lv = np.where(cell_suppressed, top, level)
+            height[name] = float(np.mean(lv / top)) if rows.size and top > 0 else (0.0 if rows.size else None)
+            n_leaves = h.labels[0].size
+            cost = np.ones(rows.size)
+            for L in np.unique(level[~cell_suppressed]):
+                at = level == L
+                covered = np.bincount(h.code_map(int(L)), minlength=h.labels[int(L)].size)[
+                    h.code_map(int(L))[codes0[at]]]
+                cost[at] = np.where(covered > 1, covered / n_leaves, 0.0)
+            ncp[name] = float((cost.sum() + cost_withheld) / counted) if counted else None
+        else:
+            kept_same = same[rows]
+            kept_supp = pub[rows] == SUPPRESSED_LABEL
+            if np.any(~kept_same & ~kept_supp):
+                ncp[name] = None
+            else:
+                ncp[name] = float((np.count_nonzero(kept_supp) + cost_withheld) / counted) if counted else None
+    defined_ncp = [v for v in ncp.values() if v is not None]
+    defined_h = [v for v in height.values() if v is not None]
+    return {
+        "n_rows": int(n),
+        "suppressed_rows": int(withheld.sum()),
+        "suppressed_share": float(withheld.mean()) if n else 0.0,
+        "changed_share": changed,
+        "height": height,
+        "mean_height": float(np.mean(defined_h)) if defined_h else None,
+        "ncp": ncp,
+        "mean_ncp": float(np.mean(defined_ncp)) if defined_ncp else None,
+    }
+
+
+# --- a model trained on the release ----------------------------------------------------------
+
+def _design(frame: pd.DataFrame, features: Sequence[str], numeric: set[str], categories: dict | None):
+    """Numeric features as they are, the others one-hot (categories learned from the training
+    frame; a category unseen there gets all zeros)."""
+    learn = categories is None
+    categories = {} if learn else categories
+    blocks, names = [], []
+    for f in features:
+        if f in numeric:
+            blocks.append(frame[f].to_numpy(np.float64)[:, None])
+            names.append(f)
+        else:
+            values = frame[f].astype(str).to_numpy()
+            if learn:
+                categories[f] = sorted(set(values.tolist()))
+            cats = categories[f]
+            blocks.append((values[:, None] == np.asarray(cats, dtype=object)[None, :]).astype(np.float64))
+            names.extend(f"{f}={c}" for c in cats)
+    X = np.hstack(blocks) if blocks else np.zeros((len(frame), 0))
+    return X, names, categories
+
+
+def _is_number(column: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
+
+
+def _fit_regression(train: pd.DataFrame, test: pd.DataFrame, target, features, numeric) -> dict:
+    X, names, cats = _design(train, features, numeric, None)
+    A = np.hstack([np.ones((X.shape[0], 1)), X])
+    beta = np.linalg.lstsq(A, train[target].to_numpy(np.float64), rcond=None)[0]
+    Xt, _, _ = _design(test, features, numeric, cats)
+    pred = np.hstack([np.ones((Xt.shape[0], 1)), Xt]) @ beta
+    y = test[target].to_numpy(np.float64)
+    ss_res = float(np.sum((y - pred) ** 2))
+    ss_tot = float(np.sum((y - y.mean()) ** 2))
+    return {
+        "coefficients": {"(intercept)": float(beta[0]), **{nm: float(b) for nm, b in zip(names, beta[1:])}},
+        "r2": 1.0 - ss_res / ss_tot if ss_tot > 0 else None,
+        "rmse": float(np.sqrt(ss_res / y.size)),
+    }
+
+
+def _fit_classifier(train: pd.DataFrame, test: pd.DataFrame, target, features, numeric, random_state) -> dict:
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+
+    X, _, cats = _design(train, features, numeric, None)
+    # numeric features scaled with the training side's spread, so the solver converges alike
+    # on a release and its original
+    mean = X.mean(axis=0) if X.size else np.zeros(X.shape[1])
+    sd = X.std(axis=0) if X.size else np.ones(X.shape[1])
+    sd = np.where(sd > 0, sd, 1.0)
+    y = train[target].astype(str).to_numpy()
+    Xt, _, _ = _design(test, features, numeric, cats)
+    classes = np.unique(y)
+    if classes.size == 1:
+        pred = np.full(len(test), classes[0], dtype=object)
+    else:
+        model = LogisticRegression(max_iter=1000, random_state=random_state)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit((X - mean) / sd, y)
+        pred = model.predict((Xt - mean) / sd)
+    truth = test[target].astype(str).to_numpy()
+    return {"accuracy": float(np.mean(pred == truth)), "classes_seen": int(classes.size)}
+
+
+def model_utility(original: pd.DataFrame, release: pd.DataFrame, target: str, features: list[str], *,
+                  random_state: int = 0, test_size: float = 0.3, task: str | None = None) -> dict:
+    """A model trained on the release beside the same model trained on the original.
+
+    Protocol (the "train on the release, test on the original" comparison; Domingo-Ferrer &
+    Torra's analysis-specific utility):
+
+    1. Rows with a missing value in the target or a feature, in the original or the release,
+       are dropped from both (they stay aligned by position).
+    2. The rows are shuffled with ``numpy.random.default_rng(random_state)``; the first
+       ``ceil(test_size * n)`` form the held-out test set, the rest the training set; the same
+       row positions are used on both sides.
+    3. Features: on each side a numeric column is used as it is, any other is one-hot encoded
+       with the categories of that side's training rows (a test value unseen there encodes as
+       all zeros). Test rows carry the ORIGINAL values, except that a feature the release
+       publishes as labels (categorical, or a numeric column generalized to intervals) is given
+       to the release's model as the release's label of the same test record: that is how an
+       analyst holding the release would code a new record (the original value is not among
+       its categories).
+    4. ``task`` ``"regression"`` (default for a numeric target): ordinary least squares with an
+       intercept (``numpy.linalg.lstsq``, minimum-norm where the design is rank deficient);
+       ``"classification"`` (default otherwise): scikit-learn ``LogisticRegression``
+       (lbfgs, ``max_iter=1000``) on features standardized with the training rows' mean and sd;
+       a training side with a single class predicts it.
+    5. One model is trained on the release's training rows, one on the original's; both predict
+       the held-out test rows of the original, scored against the ORIGINAL target:
+       R^2 and RMSE plus the coefficients side by side (regression), accuracy (classification).
+    """
+    if not isinstance(original, pd.DataFrame) or not isinstance(release, pd.DataFrame):
+        raise ParameterError("original and release must be DataFrames")
+    if len(original) != len(release):
+        raise DataError(f"original has {len(original)} rows and release {len(release)}; rows must align")
+    features = list(features)
+    for col in [target, *features]:
+        for side, frame in (("original", original), ("release", release)):
+            if col not in frame.columns:
+                raise DataError(f"column {col!r} is not in the {side}")
+    if target in features:
+        raise ParameterError(f"target {target!r} is also listed among the features")
+    if not 0 < test_size < 1:
+        raise ParameterError(f"test_size must lie strictly between 0 and 1; got {test_size!r}")
+    numeric_target = _is_number(original[target]) and _is_number(release[target])
+    task = task or ("regression" if numeric_target else "classification")
+    if task not in ("regression", "classification"):
+        raise ParameterError(f"task must be 'regression' or 'classification'; got {task!r}")
+    if task == "regression" and not numeric_target:
+        side = "original" if not _is_number(original[target]) else "release"
+        raise DataError(f"target {target!r} is not numeric in the {side}; a regression needs numbers")
+    cols = [target, *features]
+    orig = original[cols].reset_index(drop=True)
+    rel = release[cols].reset_index(drop=True)
+    keep = ~(orig.isna().any(axis=1) | rel.isna().any(axis=1)).to_numpy()
+    orig, rel = orig[keep].reset_index(drop=True), rel[keep].reset_index(drop=True)
+    n = len(orig)
+    n_test = int(np.ceil(test_size * n))
+    if n - n_test < 2 or n_test < 1:
+        raise DataError(f"{n} complete row(s): too few to train and test a model")
+    order = np.random.default_rng(random_state).permutation(n)
+    test_rows, train_rows = order[:n_test], order[n_test:]
+    numeric_orig = {f for f in features if _is_number(orig[f])}
+    numeric_rel = {f for f in features if _is_number(rel[f])}
+    test = orig.iloc[test_rows]
+    test_rel = test.copy()
+    for f in features:
+        if f not in numeric_rel:
+            test_rel[f] = rel[f].iloc[test_rows].to_numpy()
+    out = {"task": task, "target": target, "features": features, "n_train": int(train_rows.size),
+           "n_test": int(n_test), "random_state": int(random_state), "dropped_rows": int((~keep).sum())}
+    if task == "regression":
+        on_orig = _fit_regression(orig.iloc[train_rows], test, target, features, numeric_orig)
+        on_rel = _fit_regression(rel.iloc[train_rows], test_rel, target, features, numeric_rel)
+        names = list(dict.fromkeys([*on_orig["coefficients"], *on_rel["coefficients"]]))
+        out["coefficients"] = {nm: {"original": on_orig["coefficients"].get(nm),
+                                    "release": on_rel["coefficients"].get(nm)} for nm in names}
+        out["r2"] = {"original": on_orig["r2"], "release": on_rel["r2"]}
+        out["rmse"] = {"original": on_orig["rmse"], "release": on_rel["rmse"]}
+    else:
+        on_orig = _fit_classifier(orig.iloc[train_rows], test, target, features, numeric_orig, random_state)
+        on_rel = _fit_classifier(rel.iloc[train_rows], test_rel, target, features, numeric_rel, random_state)
+        truth = test[target].astype(str)
+        out["accuracy"] = {"original": on_orig["accuracy"], "release": on_rel["accuracy"],
+                           "majority_class": float(truth.value_counts().iloc[0] / truth.size)}
+    return out
