@@ -62,14 +62,44 @@ def _flatten(prefix: str, value: Any, rows: list[tuple[str, str]], depth: int = 
     rows.append((prefix, _fmt(value)))
 
 
+def _matrix(value: Any) -> bool:
+    """A dict of dicts that share their keys (per column, per attribute): one wide table."""
+    if not isinstance(value, dict) or len(value) < 2:
+        return False
+    inner = list(value.values())
+    if not all(isinstance(v, dict) and v for v in inner):
+        return False
+    keys = list(inner[0])
+    return all(list(v) == keys for v in inner) and all(
+        not isinstance(x, (dict, list, tuple)) for v in inner for x in v.values())
+
+
+def _matrix_table(value: dict) -> str:
+    keys = list(next(iter(value.values())))
+    head = "<tr><th></th>" + "".join(f"<th>{html.escape(str(k).replace('_', ' '))}</th>" for k in keys) + "</tr>"
+    body = "".join(
+        f"<tr><th>{html.escape(str(name))}</th>" + "".join(f"<td class=num>{html.escape(_fmt(v[k]))}</td>"
+                                                          for k in keys) + "</tr>"
+        for name, v in value.items())
+    return f"<table>{head}{body}</table>"
+
+
 def _table(section: dict[str, Any]) -> str:
     parts = []
     for name, value in section.items():
+        if isinstance(value, dict):
+            wide = {k: v for k, v in value.items() if _matrix(v)}
+            value = {k: v for k, v in value.items() if k not in wide}
+        else:
+            wide = {}
         rows: list[tuple[str, str]] = []
         _flatten("", value, rows)
         body = "".join(
             f"<tr><th>{html.escape(k or name)}</th><td class=num>{html.escape(v)}</td></tr>" for k, v in rows)
         parts.append(f"<h3>{html.escape(name.replace('_', ' '))}</h3><table>{body}</table>")
+        for key, matrix in wide.items():
+            parts.append(f"<h3>{html.escape(name.replace('_', ' '))}: {html.escape(key.replace('_', ' '))}</h3>"
+                         + _matrix_table(matrix))
     return "".join(parts)
 
 
@@ -91,6 +121,10 @@ def render(report) -> str:
     if report.release:
         release = "<h2>The release</h2>" + _table({"summary": {k: v for k, v in report.release.items()
                                                               if k not in ("verification",)}})
+    from ._report import summary_points
+
+    headline = "".join(f"<tr><th>{html.escape(k)}</th><td class=num>{html.escape(_fmt(v))}</td></tr>"
+                       for k, v in summary_points(report.risk, report.utility).items())
     figures = "".join(
         f"<div class=figure id=figure-{html.escape(name)}><h3>{html.escape(name.replace('_', ' '))}</h3>{svg}</div>"
         for name, svg in report.figures.items())
@@ -101,7 +135,10 @@ def render(report) -> str:
         f"<title>incrowd risk and utility report</title><style>{_CSS}</style></head><body>"
         "<h1>Disclosure risk and utility</h1>"
         f"<table>{head_rows}</table>"
-        f"<h2>What the report assumed</h2><ul class=assumptions>{assumptions}</ul>"
+        f"<h2>At a glance</h2><table>{headline}</table>"
+        + (f"<div class=figure id=figure-summary-top>{report.figures['summary']}</div>"
+           if "summary" in report.figures else "")
+        + f"<h2>What the report assumed</h2><ul class=assumptions>{assumptions}</ul>"
         f"{release}"
         f"<h2>Risk</h2>{_table(report.risk)}"
         f"<h2>Utility</h2>{_table(report.utility)}"
