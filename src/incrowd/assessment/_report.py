@@ -217,6 +217,8 @@ def summary_points(risk: dict, utility: dict) -> dict[str, float]:
     if isinstance(numeric.get("il"), (int, float)):
         points["information loss (SSE/SST)"] = float(numeric["il"])
     categorical = utility.get("categorical", {})
-    if isinstance(categorical.get("ncp"), (int, float)):
-        points["categorical NCP"] = float(categorical["ncp"])
+    if isinstance(categorical.get("mean_ncp"), (int, float)):
+        points["categorical NCP"] = float(categorical["mean_ncp"])
+    if categorical.get("suppressed_share"):
+        points["suppressed share"] = float(categorical["suppressed_share"])
     return points
