@@ -206,7 +206,7 @@ def test_cli_publishes_with_a_report_and_refuses_bad_specs_without_writing(tmp_p
     assert info["verification"]["k_anonymity"]["ok"] is True
     assert pd.read_csv(out)["other"].tolist() == list("abcdefgh")
     page = report.read_text()
-    assert "k-anonymous" in page and "<script" not in page and "http" not in page
+    assert "k-anonymous" in page and "<script" not in page and "https://" not in page
     bad = tmp_path / "bad.toml"
     bad.write_text("[privacy]\nk = 2\n[columns\n")
     out2 = tmp_path / "out2.csv"

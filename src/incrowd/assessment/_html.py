@@ -103,6 +103,18 @@ def _table(section: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def _verified(verification: dict) -> str:
+    checks = []
+    ka = verification.get("k_anonymity") or {}
+    if ka:
+        checks.append(f"k-anonymous (k={ka.get('k')}): smallest class {ka.get('min_class_size')} rows")
+    for name, got in (verification.get("l_diversity") or {}).items():
+        checks.append(f"{name}: l-diverse (l={got.get('l')}), fewest distinct values in a class {got.get('min_distinct')}")
+    for name, got in (verification.get("t_closeness") or {}).items():
+        checks.append(f"{name}: t-close (t={got.get('t')}), largest distance {_fmt(got.get('max_distance'))}")
+    return "".join(f"<li>{html.escape(c)}</li>" for c in checks)
+
+
 def render(report) -> str:
     about = report.about
     head = [
@@ -119,7 +131,10 @@ def render(report) -> str:
     assumptions = "".join(f"<li>{html.escape(a)}</li>" for a in report.assumptions)
     release = ""
     if report.release:
-        release = "<h2>The release</h2>" + _table({"summary": {k: v for k, v in report.release.items()
+        checks = _verified(report.release.get("verification") or {})
+        release = ("<h2>The release</h2>"
+                   + (f"<p>Verified on the published table before it was written:</p><ul>{checks}</ul>" if checks else "")
+                   + _table({"summary": {k: v for k, v in report.release.items()
                                                               if k not in ("verification",)}})
     from ._report import summary_points
 
