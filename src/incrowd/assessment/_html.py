@@ -134,8 +134,7 @@ def render(report) -> str:
         checks = _verified(report.release.get("verification") or {})
         release = ("<h2>The release</h2>"
                    + (f"<p>Verified on the published table before it was written:</p><ul>{checks}</ul>" if checks else "")
-                   + _table({"summary": {k: v for k, v in report.release.items()
-                                                              if k not in ("verification",)}})
+                   + _table({"summary": {k: v for k, v in report.release.items() if k != "verification"}}))
     from ._report import summary_points
 
     headline = "".join(f"<tr><th>{html.escape(k)}</th><td class=num>{html.escape(_fmt(v))}</td></tr>"
