@@ -124,6 +124,34 @@ def test_eigen_on_a_singular_original_is_withheld_and_summed_over_the_rest():
     assert full["eigen_dropped"] == 0 and full["eigen_nonsingular"] == full["eigen"]
 
 
+def test_missing_cells_are_left_out_as_sdcmicro_does():
+    X, Y = _data(12, n=50)
+    X, Y = X.copy(), Y.copy()
+    X[3, 0] = np.nan
+    Y[7, 2] = np.nan
+    out = numeric_utility(X, Y, ["a", "b", "c"])
+    # IL1s: sd(x, na.rm = TRUE) and sum(..., na.rm = TRUE)
+    expected = 0.0
+    for j in range(3):
+        sd = pd.Series(X[:, j]).std(ddof=1)  # pandas skips NaN, as R's na.rm
+        expected += np.nansum(np.abs(X[:, j] - Y[:, j]) / (sd * np.sqrt(2)))
+    assert out["il1s"] == pytest.approx(expected, abs=TOL)
+
+    # eigen: var(scale(x), use = "pairwise.complete.obs")
+    def r_var_scale(A):
+        frame = pd.DataFrame(A)
+        return ((frame - frame.mean()) / frame.std(ddof=1)).cov().to_numpy()
+
+    e1 = np.sort(np.linalg.eigvalsh(r_var_scale(X)))[::-1]
+    e2 = np.sort(np.linalg.eigvalsh(r_var_scale(Y)))[::-1]
+    assert out["eigen"] == pytest.approx(np.sum(np.abs(e1 - e2) / e1), abs=TOL)
+    # IL: cells missing on either side leave SSE, missing originals leave SST
+    mu, sd = np.nanmean(X, axis=0), np.nanstd(X, axis=0)
+    zx, zy = (X - mu) / sd, (Y - mu) / sd
+    assert out["il"] == pytest.approx(np.nansum((zx - zy) ** 2) / np.nansum(zx ** 2), abs=TOL)
+    assert out["per_qi"]["a"]["mean_original"] == pytest.approx(np.nanmean(X[:, 0]), abs=TOL)
+
+
 def test_numeric_utility_is_json_ready():
     import json
 

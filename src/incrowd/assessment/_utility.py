@@ -78,7 +78,13 @@ def information_loss_pairwise(original: np.ndarray, masked: np.ndarray) -> float
         with warnings.catch_warnings():  # a constant column is reported by the report itself
             warnings.simplefilter("ignore")
             st = Standardizer.fit(X)
-        Zx, Zy = st.transform(X), st.transform(Y)
+        Zx = st.transform(X)
+        sst = float(np.einsum("ij,ij->", Zx, Zx))
+        if sst == 0.0:
+            return 0.0
+        D = Zx
+        D -= st.transform(Y)  # in place: two n x m temporaries, not four
+        return float(np.einsum("ij,ij->", D, D)) / sst
     else:
         mean = np.nanmean(X, axis=0)
         sd = np.nanstd(X, axis=0)
@@ -105,6 +111,10 @@ def il1s(original: np.ndarray, masked: np.ndarray) -> float:
     """
     X = np.asarray(original, dtype=np.float64)
     Y = np.asarray(masked, dtype=np.float64)
+    if X.shape[0] > 1 and not (np.isnan(X).any() or np.isnan(Y).any()):
+        spread = (X.max(axis=0) > X.min(axis=0)) & np.isfinite(sd := X.std(axis=0, ddof=1))
+        A = np.abs(X[:, spread] - Y[:, spread])
+        return float(np.sum(A.sum(axis=0) / (sd[spread] * np.sqrt(2.0))))
     total = 0.0
     for j in range(X.shape[1]):
         x = X[:, j]
@@ -129,9 +139,41 @@ def il1(original: np.ndarray, masked: np.ndarray) -> float:
     return float(np.sum(a[np.isfinite(a)]))
 
 
+def covariance(X: np.ndarray) -> np.ndarray:
+    """Sample covariance matrix (n - 1), pairwise-complete where values are missing (as R's
+    ``var(x, use = "pairwise.complete.obs")`` and pandas' ``DataFrame.cov``); NaN where fewer
+    than two pairs exist. Without missing values numpy's (BLAS) product does the work."""
+    if X.shape[0] < 2:
+        return np.full((X.shape[1], X.shape[1]), np.nan)
+    if not np.isnan(X).any():
+        C = X - X.mean(axis=0)
+        return (C.T @ C) / (X.shape[0] - 1)
+    return pd.DataFrame(X).cov(min_periods=2).to_numpy()
+
+
+def correlation(X: np.ndarray) -> np.ndarray:
+    """Pearson correlation matrix, pairwise-complete as :func:`covariance`; NaN for a constant
+    column (exactly constant: max == min)."""
+    if X.shape[0] < 2:
+        return np.full((X.shape[1], X.shape[1]), np.nan)
+    if np.isnan(X).any():
+        return pd.DataFrame(X).corr(min_periods=2).to_numpy()
+    C = covariance(X)
+    sd = np.sqrt(np.diag(C))
+    sd = np.where(X.max(axis=0) > X.min(axis=0), sd, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        R = C / np.outer(sd, sd)
+    R = np.clip(R, -1.0, 1.0)
+    np.fill_diagonal(R, np.where(np.isfinite(sd), 1.0, np.nan))
+    return R
+
+
 def _r_scaled_covariance(X: np.ndarray) -> np.ndarray:
     """R's ``var(scale(x), use = "pairwise.complete.obs")``: columns centred and divided by their
-    sample sd (missing values left out), then pairwise-complete sample covariances."""
+    sample sd (missing values left out), then pairwise-complete sample covariances. Without
+    missing values that is the correlation matrix (equal up to rounding)."""
+    if not np.isnan(X).any():
+        return correlation(X)
     mean = np.nanmean(X, axis=0)
     sd = np.nanstd(X, axis=0, ddof=1)
     # R's mean refines its sum, so an all-equal column is exactly constant there (sd 0, then NA);
@@ -140,7 +182,7 @@ def _r_scaled_covariance(X: np.ndarray) -> np.ndarray:
     sd = np.where(constant, np.nan, sd)
     with np.errstate(divide="ignore", invalid="ignore"):
         Z = (X - mean) / sd
-    return pd.DataFrame(Z).cov(min_periods=2).to_numpy()
+    return covariance(Z)
 
 
 def _eigenvalues(original: np.ndarray, masked: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -150,6 +192,10 @@ def _eigenvalues(original: np.ndarray, masked: np.ndarray) -> tuple[np.ndarray, 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         C1, C2 = _r_scaled_covariance(X), _r_scaled_covariance(Y)
+    return _eigen_pair(C1, C2)
+
+
+def _eigen_pair(C1: np.ndarray, C2: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     if not (np.isfinite(C1).all() and np.isfinite(C2).all()):
         return None
     return np.sort(np.linalg.eigvalsh(C1))[::-1], np.sort(np.linalg.eigvalsh(C2))[::-1]
@@ -177,7 +223,10 @@ def eigen_difference(original: np.ndarray, masked: np.ndarray) -> float | None:
     negative "difference" at k = 5). :func:`eigen_difference_nonsingular` is the sum over the
     other eigenvalues.
     """
-    pair = _eigenvalues(original, masked)
+    return _eigen_from(_eigenvalues(original, masked))
+
+
+def _eigen_from(pair) -> float | None:
     if pair is None:
         return None
     e1, e2 = pair
@@ -191,7 +240,10 @@ def eigen_difference_nonsingular(original: np.ndarray, masked: np.ndarray) -> tu
     """(sdcMicro's eigen sum over the eigenvalues of the original above
     :func:`singular_tolerance`, how many were left out). Equals :func:`eigen_difference` when
     none is left out."""
-    pair = _eigenvalues(original, masked)
+    return _eigen_nonsingular_from(_eigenvalues(original, masked))
+
+
+def _eigen_nonsingular_from(pair) -> tuple[float | None, int]:
     if pair is None:
         return None, 0
     e1, e2 = pair
@@ -213,14 +265,21 @@ def _off_diagonal_summary(A: np.ndarray, B: np.ndarray) -> dict:
     }
 
 
-def _per_qi(X: np.ndarray, Y: np.ndarray, names: list[str]) -> dict:
+def _per_qi(X: np.ndarray, Y: np.ndarray, names: list[str], cov_x: np.ndarray, cov_y: np.ndarray) -> dict:
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
+        complete = not (np.isnan(X).any() or np.isnan(Y).any())
+        if complete:  # the covariance pass has the variances already
+            means_x, means_y = X.mean(axis=0), Y.mean(axis=0)
+            var_x, var_y = np.diag(cov_x), np.diag(cov_y)
         for j, name in enumerate(names):
-            x, y = X[:, j], Y[:, j]
-            mx, my = np.nanmean(x), np.nanmean(y)
-            vx, vy = np.nanvar(x, ddof=1), np.nanvar(y, ddof=1)
+            if complete:
+                mx, my, vx, vy = means_x[j], means_y[j], var_x[j], var_y[j]
+            else:
+                x, y = X[:, j], Y[:, j]
+                mx, my = np.nanmean(x), np.nanmean(y)
+                vx, vy = np.nanvar(x, ddof=1), np.nanvar(y, ddof=1)
             out[name] = {
                 "mean_original": _number(mx), "mean_release": _number(my),
                 "mean_diff": _number(my - mx),
@@ -254,11 +313,14 @@ def numeric_utility(original: np.ndarray, masked: np.ndarray, names: list[str]) 
     X, Y, names = _check_pair(original, masked, names)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        dfx, dfy = pd.DataFrame(X), pd.DataFrame(Y)
-        cov_x, cov_y = dfx.cov(min_periods=2).to_numpy(), dfy.cov(min_periods=2).to_numpy()
-        cor_x, cor_y = dfx.corr(min_periods=2).to_numpy(), dfy.corr(min_periods=2).to_numpy()
+        cov_x, cov_y = covariance(X), covariance(Y)
+        cor_x, cor_y = correlation(X), correlation(Y)
     value = il1s(X, Y)
-    eig_ns, eig_dropped = eigen_difference_nonsingular(X, Y)
+    if np.isnan(X).any() or np.isnan(Y).any():
+        eigen_pair = _eigenvalues(X, Y)
+    else:  # R's var(scale(x)) is the correlation matrix, computed above
+        eigen_pair = _eigen_pair(cor_x, cor_y)
+    eig_ns, eig_dropped = _eigen_nonsingular_from(eigen_pair)
     cells = int(np.count_nonzero(~np.isnan(X) & ~np.isnan(Y)))
     return {
         "n_rows": int(X.shape[0]),
@@ -267,10 +329,10 @@ def numeric_utility(original: np.ndarray, masked: np.ndarray, names: list[str]) 
         "il1s": value,
         "il1s_mean": value / cells if cells else 0.0,
         "il1": il1(X, Y),
-        "eigen": eigen_difference(X, Y),
+        "eigen": _eigen_from(eigen_pair),
         "eigen_nonsingular": eig_ns,
         "eigen_dropped": eig_dropped,
-        "per_qi": _per_qi(X, Y, names),
+        "per_qi": _per_qi(X, Y, names, cov_x, cov_y),
         "covariance": _off_diagonal_summary(cov_x, cov_y),
         "correlation": _off_diagonal_summary(cor_x, cor_y),
     }
@@ -295,11 +357,17 @@ def _published_levels(hierarchy, original: pd.Series, published: np.ndarray, row
     label (-1 where none is: a suppressed cell), and the original's level-0 codes."""
     codes0 = hierarchy.encode(original[rows].reset_index(drop=True))
     pub = published[rows]
-    level = np.full(rows.size, -1, dtype=np.int64)
+    # resolved once per distinct (original, published) pair, not once per row
+    pub_codes, pub_uniques = pd.factorize(pd.Series(pub, dtype=object).astype(str), sort=False)
+    key = codes0.astype(np.int64) * max(len(pub_uniques), 1) + pub_codes
+    pairs, inverse = np.unique(key, return_inverse=True)
+    pair_code0 = (pairs // max(len(pub_uniques), 1)).astype(np.int64)
+    pair_pub = np.asarray(pub_uniques, dtype=object)[pairs % max(len(pub_uniques), 1)].astype(str)
+    pair_level = np.full(pairs.size, -1, dtype=np.int64)
     for L in range(hierarchy.depth):
-        labels = hierarchy.labels[L].astype(str)[hierarchy.code_map(L)[codes0]]
-        match = (level < 0) & (labels == pub.astype(str))
-        level[match] = L
+        labels = hierarchy.labels[L].astype(str)[hierarchy.code_map(L)[pair_code0]]
+        pair_level[(pair_level < 0) & (labels == pair_pub)] = L
+    level = pair_level[inverse.ravel()]
     unresolved = level < 0
     stray = unresolved & (pub != SUPPRESSED_LABEL)
     if stray.any():
