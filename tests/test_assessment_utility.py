@@ -261,6 +261,13 @@ def test_model_utility_noisy_release_is_scored_on_the_original():
     assert abs(out["coefficients"]["x1"]["release"]) < abs(out["coefficients"]["x1"]["original"]) / 2
 
 
+def test_model_utility_caps_rows_with_a_seeded_sample():
+    d = _model_frame(3, n=300)
+    out = model_utility(d, d.copy(), "y", ["x1"], max_train_rows=50, max_test_rows=20)
+    assert out["n_train"] == 50 and out["n_test"] == 20
+    assert out == model_utility(d, d.copy(), "y", ["x1"], max_train_rows=50, max_test_rows=20)
+
+
 def test_model_utility_unknown_column_is_an_error():
     d = _model_frame()
     with pytest.raises(DataError, match="'nope'"):
@@ -294,6 +301,14 @@ def test_figures_are_inline_svg_without_links():
     ]
     for svg in svgs:
         _check_svg(svg)
+    # one HTML page holds them all: no id may repeat across figures, every reference resolves
+    seen: set[str] = set()
+    for svg in svgs:
+        ids = re.findall(r'\bid="([^"]+)"', svg)
+        assert len(ids) == len(set(ids)) and not seen & set(ids)
+        seen |= set(ids)
+        refs = re.findall(r'url\(#([^)]+)\)', svg) + re.findall(r'href="#([^"]+)"', svg)
+        assert set(refs) <= set(ids)
     assert svgs[0].count(">a</text>") == 1 and ">c</text>" in svgs[0]  # one panel per QI
     assert ">0.33</text>" not in svgs[4] and ">0.3333</text>" in svgs[4]  # values drawn as given
 

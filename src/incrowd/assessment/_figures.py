@@ -7,6 +7,7 @@ Bars and heat maps stay small in SVG (heat maps are embedded images, histograms 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 import re
@@ -63,7 +64,13 @@ def _inline(svg: str) -> str:
     svg = _PROLOG.sub("", svg, count=1)
     svg = _METADATA.sub("", svg)
     svg = svg.replace(' xmlns:xlink="http://www.w3.org/1999/xlink"', "").replace("xlink:href=", "href=")
-    return re.sub(r"<[^>]+>", lambda m: _DECIMALS.sub(r"\1", m.group(0)), svg)
+    svg = re.sub(r"<[^>]+>", lambda m: _DECIMALS.sub(r"\1", m.group(0)), svg)
+    # ids unique per figure: several figures share one HTML document, and matplotlib's ids
+    # (hashes of clip boxes and markers) repeat across figures
+    prefix = "f" + hashlib.sha1(svg.encode()).hexdigest()[:8] + "-"
+    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', svg)
+    svg = re.sub(r'url\(#([^)]+)\)', lambda m: f"url(#{prefix}{m.group(1)})", svg)
+    return re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}{m.group(1)}"', svg)
 
 
 def _as_2d(values, names) -> np.ndarray:

@@ -25,24 +25,24 @@ def _number(x) -> float | None:
 
 def _numeric_matrix(values, names: Sequence[str], what: str) -> np.ndarray:
     if isinstance(values, pd.DataFrame):
-        bad = [c for c in values.columns if not (pd.api.types.is_numeric_dtype(values[c])
-                                                 and not pd.api.types.is_bool_dtype(values[c]))]
+        columns = list(values.columns)
+        bad = [c for c in columns if not _is_number(values[c])]
         if bad:
             raise DataError(f"{what} column {bad[0]!r} is not numeric; numeric utility needs numbers")
         values = values.to_numpy(np.float64)
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        arr = np.asarray(values, dtype=object)
-        arr = arr[:, None] if arr.ndim == 1 else arr
-        for j in range(arr.shape[1]):
-            try:
-                arr[:, j].astype(np.float64)
-            except (TypeError, ValueError):
-                name = names[j] if j < len(names) else f"column {j}"
-                raise DataError(f"{what} column {name!r} is not numeric; numeric utility needs numbers") from None
-        raise
-    return arr[:, None] if arr.ndim == 1 else arr
+    arr = np.asarray(values)
+    arr = arr[:, None] if arr.ndim == 1 else arr
+    if arr.ndim != 2:
+        raise ParameterError(f"{what} must be a table (rows x columns); got {arr.ndim} dimensions")
+    if arr.dtype.kind in "biuf":
+        return arr.astype(np.float64, copy=False)
+    for j in range(arr.shape[1]):
+        try:
+            arr[:, j].astype(np.float64)
+        except (TypeError, ValueError):
+            name = names[j] if j < len(names) else f"column {j + 1}"
+            raise DataError(f"{what} column {name!r} is not numeric; numeric utility needs numbers") from None
+    return arr.astype(np.float64)
 
 
 def _check_pair(original, masked, names) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -112,7 +112,8 @@ def il1s(original: np.ndarray, masked: np.ndarray) -> float:
     X = np.asarray(original, dtype=np.float64)
     Y = np.asarray(masked, dtype=np.float64)
     if X.shape[0] > 1 and not (np.isnan(X).any() or np.isnan(Y).any()):
-        spread = (X.max(axis=0) > X.min(axis=0)) & np.isfinite(sd := X.std(axis=0, ddof=1))
+        sd = X.std(axis=0, ddof=1)
+        spread = (X.max(axis=0) > X.min(axis=0)) & np.isfinite(sd)
         A = np.abs(X[:, spread] - Y[:, spread])
         return float(np.sum(A.sum(axis=0) / (sd[spread] * np.sqrt(2.0))))
     total = 0.0
@@ -538,7 +539,8 @@ def _fit_classifier(train: pd.DataFrame, test: pd.DataFrame, target, features, n
 
 
 def model_utility(original: pd.DataFrame, release: pd.DataFrame, target: str, features: list[str], *,
-                  random_state: int = 0, test_size: float = 0.3, task: str | None = None) -> dict:
+                  random_state: int = 0, test_size: float = 0.3, task: str | None = None,
+                  max_train_rows: int | None = 200_000, max_test_rows: int | None = 100_000) -> dict:
     """A model trained on the release beside the same model trained on the original.
 
     Protocol (the "train on the release, test on the original" comparison; Domingo-Ferrer &
@@ -548,7 +550,9 @@ def model_utility(original: pd.DataFrame, release: pd.DataFrame, target: str, fe
        are dropped from both (they stay aligned by position).
     2. The rows are shuffled with ``numpy.random.default_rng(random_state)``; the first
        ``ceil(test_size * n)`` form the held-out test set, the rest the training set; the same
-       row positions are used on both sides.
+       row positions are used on both sides. Above ``max_train_rows`` / ``max_test_rows`` only
+       the first that many of the shuffled rows are used (a seeded random sample: a report on a
+       million rows must not spend its time fitting), ``None`` for all.
     3. Features: on each side a numeric column is used as it is, any other is one-hot encoded
        with the categories of that side's training rows (a test value unseen there encodes as
        all zeros). Test rows carry the ORIGINAL values, except that a feature the release
@@ -596,6 +600,11 @@ def model_utility(original: pd.DataFrame, release: pd.DataFrame, target: str, fe
         raise DataError(f"{n} complete row(s): too few to train and test a model")
     order = np.random.default_rng(random_state).permutation(n)
     test_rows, train_rows = order[:n_test], order[n_test:]
+    if max_train_rows is not None:
+        train_rows = train_rows[:max(int(max_train_rows), 2)]
+    if max_test_rows is not None:
+        test_rows = test_rows[:max(int(max_test_rows), 1)]
+    n_test = int(test_rows.size)
     numeric_orig = {f for f in features if _is_number(orig[f])}
     numeric_rel = {f for f in features if _is_number(rel[f])}
     test = orig.iloc[test_rows]
