@@ -232,6 +232,10 @@ def test_model_utility_identical_release_gives_identical_models():
     assert reg["task"] == "regression"
     assert reg["r2"]["original"] == reg["r2"]["release"] > 0.9
     assert all(v["original"] == v["release"] for v in reg["coefficients"].values())
+    # treatment coding: "u" (first in order) is the reference; y carries +1 for "u"
+    assert "g=u" not in reg["coefficients"]
+    assert reg["coefficients"]["g=v"]["original"] == pytest.approx(-1.0, abs=0.1)
+    assert reg["coefficients"]["x1"]["original"] == pytest.approx(1.5, abs=0.1)
     cls = model_utility(d, d.copy(), "cls", ["x1", "g"])
     assert cls["task"] == "classification"
     assert cls["accuracy"]["original"] == cls["accuracy"]["release"] > 0.7

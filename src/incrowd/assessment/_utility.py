@@ -472,9 +472,11 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
 
 # --- a model trained on the release ----------------------------------------------------------
 
-def _design(frame: pd.DataFrame, features: Sequence[str], numeric: set[str], categories: dict | None):
+def _design(frame: pd.DataFrame, features: Sequence[str], numeric: set[str], categories: dict | None,
+            drop_first: bool = False):
     """Numeric features as they are, the others one-hot (categories learned from the training
-    frame; a category unseen there gets all zeros)."""
+    frame; a category unseen there gets all zeros). ``drop_first``: treatment coding, the first
+    category (in sorted order) is the reference, as R's ``lm`` codes a factor."""
     learn = categories is None
     categories = {} if learn else categories
     blocks, names = [], []
@@ -486,7 +488,7 @@ def _design(frame: pd.DataFrame, features: Sequence[str], numeric: set[str], cat
             values = frame[f].astype(str).to_numpy()
             if learn:
                 categories[f] = sorted(set(values.tolist()))
-            cats = categories[f]
+            cats = categories[f][1:] if drop_first else categories[f]
             blocks.append((values[:, None] == np.asarray(cats, dtype=object)[None, :]).astype(np.float64))
             names.extend(f"{f}={c}" for c in cats)
     X = np.hstack(blocks) if blocks else np.zeros((len(frame), 0))
@@ -498,10 +500,10 @@ def _is_number(column: pd.Series) -> bool:
 
 
 def _fit_regression(train: pd.DataFrame, test: pd.DataFrame, target, features, numeric) -> dict:
-    X, names, cats = _design(train, features, numeric, None)
+    X, names, cats = _design(train, features, numeric, None, drop_first=True)
     A = np.hstack([np.ones((X.shape[0], 1)), X])
     beta = np.linalg.lstsq(A, train[target].to_numpy(np.float64), rcond=None)[0]
-    Xt, _, _ = _design(test, features, numeric, cats)
+    Xt, _, _ = _design(test, features, numeric, cats, drop_first=True)
     pred = np.hstack([np.ones((Xt.shape[0], 1)), Xt]) @ beta
     y = test[target].to_numpy(np.float64)
     ss_res = float(np.sum((y - pred) ** 2))
@@ -562,6 +564,8 @@ def model_utility(original: pd.DataFrame, release: pd.DataFrame, target: str, fe
        its categories).
     4. ``task`` ``"regression"`` (default for a numeric target): ordinary least squares with an
        intercept (``numpy.linalg.lstsq``, minimum-norm where the design is rank deficient);
+       categorical features in treatment coding (the first category in sorted order is the
+       reference, so the coefficients read as R's ``lm`` gives them);
        ``"classification"`` (default otherwise): scikit-learn ``LogisticRegression``
        (lbfgs, ``max_iter=1000``) on features standardized with the training rows' mean and sd;
        a training side with a single class predicts it.
