@@ -327,3 +327,17 @@ def test_figures_survive_constant_and_missing_columns():
     _check_svg(f.histograms_before_after(X, Y, ["a", "b", "c"]))
     _check_svg(f.correlation_before_after(X, Y, ["a", "b", "c"]))
     _check_svg(f.class_size_histogram([]))
+
+
+def test_figures_do_not_use_pyplot():
+    # pyplot keeps a global figure registry and may pick a GUI backend: the web server draws
+    # reports in threads, so the figures are built from matplotlib.figure.Figure alone
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from incrowd.assessment import _figures as f; "
+            "f.correlation_before_after(np.eye(3), np.eye(3), ['a', 'b', 'c']); "
+            "f.class_size_histogram([3, 4]); print('matplotlib.pyplot' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
