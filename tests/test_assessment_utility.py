@@ -124,6 +124,34 @@ def test_eigen_on_a_singular_original_is_withheld_and_summed_over_the_rest():
     assert full["eigen_dropped"] == 0 and full["eigen_nonsingular"] == full["eigen"]
 
 
+def test_missing_cells_are_left_out_as_sdcmicro_does():
+    X, Y = _data(12, n=50)
+    X, Y = X.copy(), Y.copy()
+    X[3, 0] = np.nan
+    Y[7, 2] = np.nan
+    out = numeric_utility(X, Y, ["a", "b", "c"])
+    # IL1s: sd(x, na.rm = TRUE) and sum(..., na.rm = TRUE)
+    expected = 0.0
+    for j in range(3):
+        sd = pd.Series(X[:, j]).std(ddof=1)  # pandas skips NaN, as R's na.rm
+        expected += np.nansum(np.abs(X[:, j] - Y[:, j]) / (sd * np.sqrt(2)))
+    assert out["il1s"] == pytest.approx(expected, abs=TOL)
+
+    # eigen: var(scale(x), use = "pairwise.complete.obs")
+    def r_var_scale(A):
+        frame = pd.DataFrame(A)
+        return ((frame - frame.mean()) / frame.std(ddof=1)).cov().to_numpy()
+
+    e1 = np.sort(np.linalg.eigvalsh(r_var_scale(X)))[::-1]
+    e2 = np.sort(np.linalg.eigvalsh(r_var_scale(Y)))[::-1]
+    assert out["eigen"] == pytest.approx(np.sum(np.abs(e1 - e2) / e1), abs=TOL)
+    # IL: cells missing on either side leave SSE, missing originals leave SST
+    mu, sd = np.nanmean(X, axis=0), np.nanstd(X, axis=0)
+    zx, zy = (X - mu) / sd, (Y - mu) / sd
+    assert out["il"] == pytest.approx(np.nansum((zx - zy) ** 2) / np.nansum(zx ** 2), abs=TOL)
+    assert out["per_qi"]["a"]["mean_original"] == pytest.approx(np.nanmean(X[:, 0]), abs=TOL)
+
+
 def test_numeric_utility_is_json_ready():
     import json
 
@@ -204,6 +232,10 @@ def test_model_utility_identical_release_gives_identical_models():
     assert reg["task"] == "regression"
     assert reg["r2"]["original"] == reg["r2"]["release"] > 0.9
     assert all(v["original"] == v["release"] for v in reg["coefficients"].values())
+    # treatment coding: "u" (first in order) is the reference; y carries +1 for "u"
+    assert "g=u" not in reg["coefficients"]
+    assert reg["coefficients"]["g=v"]["original"] == pytest.approx(-1.0, abs=0.1)
+    assert reg["coefficients"]["x1"]["original"] == pytest.approx(1.5, abs=0.1)
     cls = model_utility(d, d.copy(), "cls", ["x1", "g"])
     assert cls["task"] == "classification"
     assert cls["accuracy"]["original"] == cls["accuracy"]["release"] > 0.7
@@ -231,6 +263,13 @@ def test_model_utility_noisy_release_is_scored_on_the_original():
     out = model_utility(d, rel, "y", ["x1", "x2"])
     assert out["r2"]["release"] < out["r2"]["original"] - 0.5
     assert abs(out["coefficients"]["x1"]["release"]) < abs(out["coefficients"]["x1"]["original"]) / 2
+
+
+def test_model_utility_caps_rows_with_a_seeded_sample():
+    d = _model_frame(3, n=300)
+    out = model_utility(d, d.copy(), "y", ["x1"], max_train_rows=50, max_test_rows=20)
+    assert out["n_train"] == 50 and out["n_test"] == 20
+    assert out == model_utility(d, d.copy(), "y", ["x1"], max_train_rows=50, max_test_rows=20)
 
 
 def test_model_utility_unknown_column_is_an_error():
@@ -266,6 +305,14 @@ def test_figures_are_inline_svg_without_links():
     ]
     for svg in svgs:
         _check_svg(svg)
+    # one HTML page holds them all: no id may repeat across figures, every reference resolves
+    seen: set[str] = set()
+    for svg in svgs:
+        ids = re.findall(r'\bid="([^"]+)"', svg)
+        assert len(ids) == len(set(ids)) and not seen & set(ids)
+        seen |= set(ids)
+        refs = re.findall(r'url\(#([^)]+)\)', svg) + re.findall(r'href="#([^"]+)"', svg)
+        assert set(refs) <= set(ids)
     assert svgs[0].count(">a</text>") == 1 and ">c</text>" in svgs[0]  # one panel per QI
     assert ">0.33</text>" not in svgs[4] and ">0.3333</text>" in svgs[4]  # values drawn as given
 
@@ -280,3 +327,17 @@ def test_figures_survive_constant_and_missing_columns():
     _check_svg(f.histograms_before_after(X, Y, ["a", "b", "c"]))
     _check_svg(f.correlation_before_after(X, Y, ["a", "b", "c"]))
     _check_svg(f.class_size_histogram([]))
+
+
+def test_figures_do_not_use_pyplot():
+    # pyplot keeps a global figure registry and may pick a GUI backend: the web server draws
+    # reports in threads, so the figures are built from matplotlib.figure.Figure alone
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from incrowd.assessment import _figures as f; "
+            "f.correlation_before_after(np.eye(3), np.eye(3), ['a', 'b', 'c']); "
+            "f.class_size_histogram([3, 4]); print('matplotlib.pyplot' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

@@ -1,4 +1,4 @@
-"""The report's figures, each an inline SVG string (matplotlib, Agg backend; no file, no link).
+"""The report's figures, each an inline SVG string (matplotlib's SVG backend; no file, no link).
 
 Figures are sized to be read at 1280 px wide: 13.33 in at 96 px per inch, text of 11-12 pt.
 Bars and heat maps stay small in SVG (heat maps are embedded images, histograms have at most
@@ -7,9 +7,12 @@ Bars and heat maps stay small in SVG (heat maps are embedded images, histograms 
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import io
 import math
 import re
+import threading
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -21,15 +24,31 @@ _ORIGINAL, _RELEASE = "#4c72b0", "#dd8452"
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
 
 
-def _pyplot():
+_LOCK = threading.Lock()  # matplotlib's rcParams are global: one figure is drawn at a time
+
+
+def _matplotlib():
     try:
         import matplotlib
     except ImportError as exc:  # an optional dependency (the "bench" extra)
         raise ParameterError("figures need matplotlib: pip install matplotlib") from exc
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    return matplotlib
 
-    return plt
+
+@contextlib.contextmanager
+def _drawing():
+    """The module's style, under the lock. Figures are built from ``matplotlib.figure.Figure``
+    (no pyplot: no global figure registry, no GUI backend, safe in the web server's threads)."""
+    mpl = _matplotlib()
+    with _LOCK, mpl.rc_context(_style()):
+        yield
+
+
+def _subplots(rows: int, cols: int, figsize, **kw):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots(rows, cols, **kw)
 
 
 def _style():
@@ -43,12 +62,8 @@ def _style():
 
 
 def _to_svg(fig) -> str:
-    plt = _pyplot()
     buf = io.StringIO()
-    try:
-        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
-    finally:
-        plt.close(fig)
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
     return _inline(buf.getvalue())
 
 
@@ -63,7 +78,13 @@ def _inline(svg: str) -> str:
     svg = _PROLOG.sub("", svg, count=1)
     svg = _METADATA.sub("", svg)
     svg = svg.replace(' xmlns:xlink="http://www.w3.org/1999/xlink"', "").replace("xlink:href=", "href=")
-    return re.sub(r"<[^>]+>", lambda m: _DECIMALS.sub(r"\1", m.group(0)), svg)
+    svg = re.sub(r"<[^>]+>", lambda m: _DECIMALS.sub(r"\1", m.group(0)), svg)
+    # ids unique per figure: several figures share one HTML document, and matplotlib's ids
+    # (hashes of clip boxes and markers) repeat across figures
+    prefix = "f" + hashlib.sha1(svg.encode()).hexdigest()[:8] + "-"
+    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', svg)
+    svg = re.sub(r'url\(#([^)]+)\)', lambda m: f"url(#{prefix}{m.group(1)})", svg)
+    return re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}{m.group(1)}"', svg)
 
 
 def _as_2d(values, names) -> np.ndarray:
@@ -80,27 +101,29 @@ def histograms_before_after(original, masked, names: Sequence[str], *, max_bins:
     on the same bins (from the original's and release's common range), as step outlines."""
     names = list(names)
     X, Y = _as_2d(original, names), _as_2d(masked, names)
-    plt = _pyplot()
     p = max(len(names), 1)
     cols = min(columns, p)
     rows = math.ceil(p / cols)
-    with plt.rc_context(_style()):
-        fig, axes = plt.subplots(rows, cols, figsize=(WIDTH_IN, 2.8 * rows + 0.6), squeeze=False)
+    with _drawing():
+        fig, axes = _subplots(rows, cols, (WIDTH_IN, 2.8 * rows + 0.6), squeeze=False)
         for j, name in enumerate(names):
             ax = axes[j // cols][j % cols]
             x, y = X[:, j], Y[:, j]
-            both = np.concatenate([x[np.isfinite(x)], y[np.isfinite(y)]])
-            if both.size == 0:
+            x, y = x[np.isfinite(x)], y[np.isfinite(y)]
+            if x.size + y.size == 0:
                 ax.set_title(f"{name} (no values)")
                 continue
-            lo, hi = float(both.min()), float(both.max())
+            lo = float(min(x.min() if x.size else np.inf, y.min() if y.size else np.inf))
+            hi = float(max(x.max() if x.size else -np.inf, y.max() if y.size else -np.inf))
             if not hi > lo:
                 lo, hi = lo - 0.5, hi + 0.5
-            bins = np.linspace(lo, hi, min(max_bins, max(5, int(np.sqrt(both.size)))) + 1)
-            ax.hist(x[np.isfinite(x)], bins=bins, histtype="stepfilled", alpha=0.35, color=_ORIGINAL,
-                    label="original")
-            ax.hist(y[np.isfinite(y)], bins=bins, histtype="step", linewidth=1.6, color=_RELEASE,
-                    label="release")
+            n_bins = min(max_bins, max(5, int(np.sqrt(x.size + y.size))))
+            # counted here (equal widths given as a count and a range: numpy's fast path, no
+            # sort) and drawn as stairs: matplotlib's hist is slow on a million rows
+            hx, bins = np.histogram(x, n_bins, range=(lo, hi))
+            hy = np.histogram(y, n_bins, range=(lo, hi))[0]
+            ax.stairs(hx, bins, fill=True, alpha=0.35, color=_ORIGINAL, label="original")
+            ax.stairs(hy, bins, linewidth=1.6, color=_RELEASE, label="release")
             ax.set_title(str(name))
             ax.tick_params(labelsize=9)
         for j in range(p, rows * cols):
@@ -114,10 +137,9 @@ def histograms_before_after(original, masked, names: Sequence[str], *, max_bins:
 
 
 def _correlation(A: np.ndarray) -> np.ndarray:
-    import pandas as pd
+    from ._utility import correlation
 
-    with np.errstate(all="ignore"):
-        return pd.DataFrame(A).corr(min_periods=2).to_numpy()
+    return correlation(A)
 
 
 def correlation_before_after(original, masked, names: Sequence[str], *, annotate_up_to: int = 12) -> str:
@@ -126,12 +148,11 @@ def correlation_before_after(original, masked, names: Sequence[str], *, annotate
     when there are at most ``annotate_up_to`` columns."""
     names = [str(n) for n in names]
     X, Y = _as_2d(original, names), _as_2d(masked, names)
-    plt = _pyplot()
     p = len(names)
     side = min(WIDTH_IN / 2 - 0.5, 1.2 + 0.45 * p)
-    with plt.rc_context(_style()):
-        fig, axes = plt.subplots(1, 2, figsize=(WIDTH_IN, side + 0.8))
-        cmap = plt.get_cmap("RdBu_r").with_extremes(bad="#cccccc")
+    with _drawing():
+        fig, axes = _subplots(1, 2, (WIDTH_IN, side + 0.8))
+        cmap = _matplotlib().colormaps["RdBu_r"].with_extremes(bad="#cccccc")
         image = None
         for ax, A, title in ((axes[0], X, "original"), (axes[1], Y, "release")):
             C = _correlation(A)
@@ -158,9 +179,8 @@ def class_size_histogram(sizes, *, k: int | None = None, max_bars: int = 40, cou
         raise ParameterError("class sizes must be positive integers")
     if count not in ("records", "classes"):
         raise ParameterError(f"count must be 'records' or 'classes'; got {count!r}")
-    plt = _pyplot()
-    with plt.rc_context(_style()):
-        fig, ax = plt.subplots(figsize=(WIDTH_IN, 3.6))
+    with _drawing():
+        fig, ax = _subplots(1, 1, (WIDTH_IN, 3.6))
         if s.size == 0:
             ax.text(0.5, 0.5, "no classes", ha="center", va="center", transform=ax.transAxes)
         else:
@@ -215,10 +235,9 @@ def risk_utility_summary(points: Mapping) -> str:
         raise ParameterError("points must be a dict of named figures")
     items = _flatten(points)
     groups = list(dict.fromkeys(g for g, _, _ in items)) or [""]
-    plt = _pyplot()
     heights = [max(1, sum(1 for g, _, _ in items if g == grp)) for grp in groups]
-    with plt.rc_context(_style()):
-        fig, axes = plt.subplots(1, len(groups), figsize=(WIDTH_IN, 0.8 + 0.38 * max(heights)), squeeze=False)
+    with _drawing():
+        fig, axes = _subplots(1, len(groups), (WIDTH_IN, 0.8 + 0.38 * max(heights)), squeeze=False)
         for ax, grp in zip(axes[0], groups):
             rows = [(n, v) for g, n, v in items if g == grp]
             color = _RELEASE if "risk" in grp.lower() else _ORIGINAL

@@ -25,24 +25,24 @@ def _number(x) -> float | None:
 
 def _numeric_matrix(values, names: Sequence[str], what: str) -> np.ndarray:
     if isinstance(values, pd.DataFrame):
-        bad = [c for c in values.columns if not (pd.api.types.is_numeric_dtype(values[c])
-                                                 and not pd.api.types.is_bool_dtype(values[c]))]
+        columns = list(values.columns)
+        bad = [c for c in columns if not _is_number(values[c])]
         if bad:
             raise DataError(f"{what} column {bad[0]!r} is not numeric; numeric utility needs numbers")
         values = values.to_numpy(np.float64)
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        arr = np.asarray(values, dtype=object)
-        arr = arr[:, None] if arr.ndim == 1 else arr
-        for j in range(arr.shape[1]):
-            try:
-                arr[:, j].astype(np.float64)
-            except (TypeError, ValueError):
-                name = names[j] if j < len(names) else f"column {j}"
-                raise DataError(f"{what} column {name!r} is not numeric; numeric utility needs numbers") from None
-        raise
-    return arr[:, None] if arr.ndim == 1 else arr
+    arr = np.asarray(values)
+    arr = arr[:, None] if arr.ndim == 1 else arr
+    if arr.ndim != 2:
+        raise ParameterError(f"{what} must be a table (rows x columns); got {arr.ndim} dimensions")
+    if arr.dtype.kind in "biuf":
+        return arr.astype(np.float64, copy=False)
+    for j in range(arr.shape[1]):
+        try:
+            arr[:, j].astype(np.float64)
+        except (TypeError, ValueError):
+            name = names[j] if j < len(names) else f"column {j + 1}"
+            raise DataError(f"{what} column {name!r} is not numeric; numeric utility needs numbers") from None
+    return arr.astype(np.float64)
 
 
 def _check_pair(original, masked, names) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -78,7 +78,13 @@ def information_loss_pairwise(original: np.ndarray, masked: np.ndarray) -> float
         with warnings.catch_warnings():  # a constant column is reported by the report itself
             warnings.simplefilter("ignore")
             st = Standardizer.fit(X)
-        Zx, Zy = st.transform(X), st.transform(Y)
+        Zx = st.transform(X)
+        sst = float(np.einsum("ij,ij->", Zx, Zx))
+        if sst == 0.0:
+            return 0.0
+        D = Zx
+        D -= st.transform(Y)  # in place: two n x m temporaries, not four
+        return float(np.einsum("ij,ij->", D, D)) / sst
     else:
         mean = np.nanmean(X, axis=0)
         sd = np.nanstd(X, axis=0)
@@ -105,6 +111,11 @@ def il1s(original: np.ndarray, masked: np.ndarray) -> float:
     """
     X = np.asarray(original, dtype=np.float64)
     Y = np.asarray(masked, dtype=np.float64)
+    if X.shape[0] > 1 and not (np.isnan(X).any() or np.isnan(Y).any()):
+        sd = X.std(axis=0, ddof=1)
+        spread = (X.max(axis=0) > X.min(axis=0)) & np.isfinite(sd)
+        A = np.abs(X[:, spread] - Y[:, spread])
+        return float(np.sum(A.sum(axis=0) / (sd[spread] * np.sqrt(2.0))))
     total = 0.0
     for j in range(X.shape[1]):
         x = X[:, j]
@@ -129,9 +140,41 @@ def il1(original: np.ndarray, masked: np.ndarray) -> float:
     return float(np.sum(a[np.isfinite(a)]))
 
 
+def covariance(X: np.ndarray) -> np.ndarray:
+    """Sample covariance matrix (n - 1), pairwise-complete where values are missing (as R's
+    ``var(x, use = "pairwise.complete.obs")`` and pandas' ``DataFrame.cov``); NaN where fewer
+    than two pairs exist. Without missing values numpy's (BLAS) product does the work."""
+    if X.shape[0] < 2:
+        return np.full((X.shape[1], X.shape[1]), np.nan)
+    if not np.isnan(X).any():
+        C = X - X.mean(axis=0)
+        return (C.T @ C) / (X.shape[0] - 1)
+    return pd.DataFrame(X).cov(min_periods=2).to_numpy()
+
+
+def correlation(X: np.ndarray) -> np.ndarray:
+    """Pearson correlation matrix, pairwise-complete as :func:`covariance`; NaN for a constant
+    column (exactly constant: max == min)."""
+    if X.shape[0] < 2:
+        return np.full((X.shape[1], X.shape[1]), np.nan)
+    if np.isnan(X).any():
+        return pd.DataFrame(X).corr(min_periods=2).to_numpy()
+    C = covariance(X)
+    sd = np.sqrt(np.diag(C))
+    sd = np.where(X.max(axis=0) > X.min(axis=0), sd, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        R = C / np.outer(sd, sd)
+    R = np.clip(R, -1.0, 1.0)
+    np.fill_diagonal(R, np.where(np.isfinite(sd), 1.0, np.nan))
+    return R
+
+
 def _r_scaled_covariance(X: np.ndarray) -> np.ndarray:
     """R's ``var(scale(x), use = "pairwise.complete.obs")``: columns centred and divided by their
-    sample sd (missing values left out), then pairwise-complete sample covariances."""
+    sample sd (missing values left out), then pairwise-complete sample covariances. Without
+    missing values that is the correlation matrix (equal up to rounding)."""
+    if not np.isnan(X).any():
+        return correlation(X)
     mean = np.nanmean(X, axis=0)
     sd = np.nanstd(X, axis=0, ddof=1)
     # R's mean refines its sum, so an all-equal column is exactly constant there (sd 0, then NA);
@@ -140,7 +183,7 @@ def _r_scaled_covariance(X: np.ndarray) -> np.ndarray:
     sd = np.where(constant, np.nan, sd)
     with np.errstate(divide="ignore", invalid="ignore"):
         Z = (X - mean) / sd
-    return pd.DataFrame(Z).cov(min_periods=2).to_numpy()
+    return covariance(Z)
 
 
 def _eigenvalues(original: np.ndarray, masked: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -150,6 +193,10 @@ def _eigenvalues(original: np.ndarray, masked: np.ndarray) -> tuple[np.ndarray, 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         C1, C2 = _r_scaled_covariance(X), _r_scaled_covariance(Y)
+    return _eigen_pair(C1, C2)
+
+
+def _eigen_pair(C1: np.ndarray, C2: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     if not (np.isfinite(C1).all() and np.isfinite(C2).all()):
         return None
     return np.sort(np.linalg.eigvalsh(C1))[::-1], np.sort(np.linalg.eigvalsh(C2))[::-1]
@@ -177,7 +224,10 @@ def eigen_difference(original: np.ndarray, masked: np.ndarray) -> float | None:
     negative "difference" at k = 5). :func:`eigen_difference_nonsingular` is the sum over the
     other eigenvalues.
     """
-    pair = _eigenvalues(original, masked)
+    return _eigen_from(_eigenvalues(original, masked))
+
+
+def _eigen_from(pair) -> float | None:
     if pair is None:
         return None
     e1, e2 = pair
@@ -191,7 +241,10 @@ def eigen_difference_nonsingular(original: np.ndarray, masked: np.ndarray) -> tu
     """(sdcMicro's eigen sum over the eigenvalues of the original above
     :func:`singular_tolerance`, how many were left out). Equals :func:`eigen_difference` when
     none is left out."""
-    pair = _eigenvalues(original, masked)
+    return _eigen_nonsingular_from(_eigenvalues(original, masked))
+
+
+def _eigen_nonsingular_from(pair) -> tuple[float | None, int]:
     if pair is None:
         return None, 0
     e1, e2 = pair
@@ -213,14 +266,21 @@ def _off_diagonal_summary(A: np.ndarray, B: np.ndarray) -> dict:
     }
 
 
-def _per_qi(X: np.ndarray, Y: np.ndarray, names: list[str]) -> dict:
+def _per_qi(X: np.ndarray, Y: np.ndarray, names: list[str], cov_x: np.ndarray, cov_y: np.ndarray) -> dict:
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
+        complete = not (np.isnan(X).any() or np.isnan(Y).any())
+        if complete:  # the covariance pass has the variances already
+            means_x, means_y = X.mean(axis=0), Y.mean(axis=0)
+            var_x, var_y = np.diag(cov_x), np.diag(cov_y)
         for j, name in enumerate(names):
-            x, y = X[:, j], Y[:, j]
-            mx, my = np.nanmean(x), np.nanmean(y)
-            vx, vy = np.nanvar(x, ddof=1), np.nanvar(y, ddof=1)
+            if complete:
+                mx, my, vx, vy = means_x[j], means_y[j], var_x[j], var_y[j]
+            else:
+                x, y = X[:, j], Y[:, j]
+                mx, my = np.nanmean(x), np.nanmean(y)
+                vx, vy = np.nanvar(x, ddof=1), np.nanvar(y, ddof=1)
             out[name] = {
                 "mean_original": _number(mx), "mean_release": _number(my),
                 "mean_diff": _number(my - mx),
@@ -254,11 +314,14 @@ def numeric_utility(original: np.ndarray, masked: np.ndarray, names: list[str]) 
     X, Y, names = _check_pair(original, masked, names)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        dfx, dfy = pd.DataFrame(X), pd.DataFrame(Y)
-        cov_x, cov_y = dfx.cov(min_periods=2).to_numpy(), dfy.cov(min_periods=2).to_numpy()
-        cor_x, cor_y = dfx.corr(min_periods=2).to_numpy(), dfy.corr(min_periods=2).to_numpy()
+        cov_x, cov_y = covariance(X), covariance(Y)
+        cor_x, cor_y = correlation(X), correlation(Y)
     value = il1s(X, Y)
-    eig_ns, eig_dropped = eigen_difference_nonsingular(X, Y)
+    if np.isnan(X).any() or np.isnan(Y).any():
+        eigen_pair = _eigenvalues(X, Y)
+    else:  # R's var(scale(x)) is the correlation matrix, computed above
+        eigen_pair = _eigen_pair(cor_x, cor_y)
+    eig_ns, eig_dropped = _eigen_nonsingular_from(eigen_pair)
     cells = int(np.count_nonzero(~np.isnan(X) & ~np.isnan(Y)))
     return {
         "n_rows": int(X.shape[0]),
@@ -267,10 +330,10 @@ def numeric_utility(original: np.ndarray, masked: np.ndarray, names: list[str]) 
         "il1s": value,
         "il1s_mean": value / cells if cells else 0.0,
         "il1": il1(X, Y),
-        "eigen": eigen_difference(X, Y),
+        "eigen": _eigen_from(eigen_pair),
         "eigen_nonsingular": eig_ns,
         "eigen_dropped": eig_dropped,
-        "per_qi": _per_qi(X, Y, names),
+        "per_qi": _per_qi(X, Y, names, cov_x, cov_y),
         "covariance": _off_diagonal_summary(cov_x, cov_y),
         "correlation": _off_diagonal_summary(cor_x, cor_y),
     }
@@ -295,11 +358,17 @@ def _published_levels(hierarchy, original: pd.Series, published: np.ndarray, row
     label (-1 where none is: a suppressed cell), and the original's level-0 codes."""
     codes0 = hierarchy.encode(original[rows].reset_index(drop=True))
     pub = published[rows]
-    level = np.full(rows.size, -1, dtype=np.int64)
+    # resolved once per distinct (original, published) pair, not once per row
+    pub_codes, pub_uniques = pd.factorize(pd.Series(pub, dtype=object).astype(str), sort=False)
+    key = codes0.astype(np.int64) * max(len(pub_uniques), 1) + pub_codes
+    pairs, inverse = np.unique(key, return_inverse=True)
+    pair_code0 = (pairs // max(len(pub_uniques), 1)).astype(np.int64)
+    pair_pub = np.asarray(pub_uniques, dtype=object)[pairs % max(len(pub_uniques), 1)].astype(str)
+    pair_level = np.full(pairs.size, -1, dtype=np.int64)
     for L in range(hierarchy.depth):
-        labels = hierarchy.labels[L].astype(str)[hierarchy.code_map(L)[codes0]]
-        match = (level < 0) & (labels == pub.astype(str))
-        level[match] = L
+        labels = hierarchy.labels[L].astype(str)[hierarchy.code_map(L)[pair_code0]]
+        pair_level[(pair_level < 0) & (labels == pair_pub)] = L
+    level = pair_level[inverse.ravel()]
     unresolved = level < 0
     stray = unresolved & (pub != SUPPRESSED_LABEL)
     if stray.any():
@@ -403,9 +472,11 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
 
 # --- a model trained on the release ----------------------------------------------------------
 
-def _design(frame: pd.DataFrame, features: Sequence[str], numeric: set[str], categories: dict | None):
+def _design(frame: pd.DataFrame, features: Sequence[str], numeric: set[str], categories: dict | None,
+            drop_first: bool = False):
     """Numeric features as they are, the others one-hot (categories learned from the training
-    frame; a category unseen there gets all zeros)."""
+    frame; a category unseen there gets all zeros). ``drop_first``: treatment coding, the first
+    category (in sorted order) is the reference, as R's ``lm`` codes a factor."""
     learn = categories is None
     categories = {} if learn else categories
     blocks, names = [], []
@@ -417,7 +488,7 @@ def _design(frame: pd.DataFrame, features: Sequence[str], numeric: set[str], cat
             values = frame[f].astype(str).to_numpy()
             if learn:
                 categories[f] = sorted(set(values.tolist()))
-            cats = categories[f]
+            cats = categories[f][1:] if drop_first else categories[f]
             blocks.append((values[:, None] == np.asarray(cats, dtype=object)[None, :]).astype(np.float64))
             names.extend(f"{f}={c}" for c in cats)
     X = np.hstack(blocks) if blocks else np.zeros((len(frame), 0))
@@ -429,10 +500,10 @@ def _is_number(column: pd.Series) -> bool:
 
 
 def _fit_regression(train: pd.DataFrame, test: pd.DataFrame, target, features, numeric) -> dict:
-    X, names, cats = _design(train, features, numeric, None)
+    X, names, cats = _design(train, features, numeric, None, drop_first=True)
     A = np.hstack([np.ones((X.shape[0], 1)), X])
     beta = np.linalg.lstsq(A, train[target].to_numpy(np.float64), rcond=None)[0]
-    Xt, _, _ = _design(test, features, numeric, cats)
+    Xt, _, _ = _design(test, features, numeric, cats, drop_first=True)
     pred = np.hstack([np.ones((Xt.shape[0], 1)), Xt]) @ beta
     y = test[target].to_numpy(np.float64)
     ss_res = float(np.sum((y - pred) ** 2))
@@ -470,7 +541,8 @@ def _fit_classifier(train: pd.DataFrame, test: pd.DataFrame, target, features, n
 
 
 def model_utility(original: pd.DataFrame, release: pd.DataFrame, target: str, features: list[str], *,
-                  random_state: int = 0, test_size: float = 0.3, task: str | None = None) -> dict:
+                  random_state: int = 0, test_size: float = 0.3, task: str | None = None,
+                  max_train_rows: int | None = 200_000, max_test_rows: int | None = 100_000) -> dict:
     """A model trained on the release beside the same model trained on the original.
 
     Protocol (the "train on the release, test on the original" comparison; Domingo-Ferrer &
@@ -480,7 +552,9 @@ def model_utility(original: pd.DataFrame, release: pd.DataFrame, target: str, fe
        are dropped from both (they stay aligned by position).
     2. The rows are shuffled with ``numpy.random.default_rng(random_state)``; the first
        ``ceil(test_size * n)`` form the held-out test set, the rest the training set; the same
-       row positions are used on both sides.
+       row positions are used on both sides. Above ``max_train_rows`` / ``max_test_rows`` only
+       the first that many of the shuffled rows are used (a seeded random sample: a report on a
+       million rows must not spend its time fitting), ``None`` for all.
     3. Features: on each side a numeric column is used as it is, any other is one-hot encoded
        with the categories of that side's training rows (a test value unseen there encodes as
        all zeros). Test rows carry the ORIGINAL values, except that a feature the release
@@ -490,6 +564,8 @@ def model_utility(original: pd.DataFrame, release: pd.DataFrame, target: str, fe
        its categories).
     4. ``task`` ``"regression"`` (default for a numeric target): ordinary least squares with an
        intercept (``numpy.linalg.lstsq``, minimum-norm where the design is rank deficient);
+       categorical features in treatment coding (the first category in sorted order is the
+       reference, so the coefficients read as R's ``lm`` gives them);
        ``"classification"`` (default otherwise): scikit-learn ``LogisticRegression``
        (lbfgs, ``max_iter=1000``) on features standardized with the training rows' mean and sd;
        a training side with a single class predicts it.
@@ -528,6 +604,11 @@ def model_utility(original: pd.DataFrame, release: pd.DataFrame, target: str, fe
         raise DataError(f"{n} complete row(s): too few to train and test a model")
     order = np.random.default_rng(random_state).permutation(n)
     test_rows, train_rows = order[:n_test], order[n_test:]
+    if max_train_rows is not None:
+        train_rows = train_rows[:max(int(max_train_rows), 2)]
+    if max_test_rows is not None:
+        test_rows = test_rows[:max(int(max_test_rows), 1)]
+    n_test = int(test_rows.size)
     numeric_orig = {f for f in features if _is_number(orig[f])}
     numeric_rel = {f for f in features if _is_number(rel[f])}
     test = orig.iloc[test_rows]
