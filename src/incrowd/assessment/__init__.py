@@ -1,0 +1,1 @@
+"""Disclosure-risk and utility measures of a release against its original."""
