@@ -96,8 +96,8 @@ def test_release_equal_to_original_is_riskier_than_constant_quasi_identifiers(sa
 
 def test_column_names_with_hyphens_give_working_singling_out_queries(same):
     # without safe names every query would fail inside anonymeter and count as no success
-    assert same["singling_out"]["multivariate"]["n_queries"] > 0
     assert same["singling_out"]["multivariate"]["n_success"] > 0
+    assert same["singling_out"]["univariate"]["n_success"] > 0
     assert not any("failed queries" in w for w in same["warnings"])
 
 

@@ -148,7 +148,6 @@ def attacks(original: pd.DataFrame, release: pd.DataFrame, *, quasi_identifiers:
                                       max_attempts=attempts)
             ev.evaluate(mode=mode)
             singling[mode] = _summary(ev, confidence)
-        singling[mode]["n_queries"] = len(ev.queries())
         if mode == "multivariate":
             singling[mode]["n_cols"] = cols
     singling["n_rows_each"] = len(so_train)
