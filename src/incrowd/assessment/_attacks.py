@@ -35,7 +35,9 @@ _HELD_OUT_NOTE = (
     "the release was made from every original row, so no original row is truly unseen: "
     "{n_control} original rows (control_fraction={fraction}) were held out as control and the "
     "release rows at the same positions were dropped; the attacks measure the remaining release "
-    "({n_training} rows) against its own original rows, with the held-out rows as control"
+    "({n_training} rows) against its own original rows, with the held-out rows as control "
+    "(where the held-out rows shaped the remaining release, e.g. through group means, the excess "
+    "risk over control may be understated)"
 )
 _GIVEN_NOTE = ("control rows given by the caller, assumed not used to make the release; the "
                "attacks measure the whole release ({n_training} rows) against the whole original")
@@ -55,8 +57,10 @@ def attacks(original: pd.DataFrame, release: pd.DataFrame, *, quasi_identifiers:
     attacked. Otherwise (incrowd makes a release from every row) a random ``control_fraction``
     of the original rows is held out as control *and the release rows at the same positions are
     dropped*, so the attacked release covers only the remaining training rows: the figures
-    measure that remaining release, which for an aggregated release (a group mean still carries
-    the held-out rows' values) is slightly conservative. ``result["split"]`` says which was done.
+    measure that remaining release. In an aggregated release the held-out rows still shaped the
+    remaining rows (a group mean includes them), so the control attack can do better than on
+    truly unseen rows and the excess risk may be understated; pass real control rows (a sample
+    kept out of the release) where that matters. ``result["split"]`` says which was done.
 
     Attacks (anonymeter's evaluators, on the quasi-identifiers plus ``secret`` when given):
 
@@ -96,8 +100,8 @@ def attacks(original: pd.DataFrame, release: pd.DataFrame, *, quasi_identifiers:
     that has few singling-out predicates: on Adult k = 5 fewer than one attempt in 400 succeeds
     even on the raw data, so the cap bounds the time and the attack reports fewer queries than
     ``n_attacks`` (its success is still counted out of ``n_attacks``, so the risk is then a lower
-    bound, as anonymeter's warning in ``result["warnings"]`` says). ``result["warnings"]`` lists what anonymeter warned
-    about (fewer queries than asked, an attack no better than the baseline).
+    bound). ``result["warnings"]`` lists what anonymeter warned about (fewer queries than asked,
+    an attack no better than the baseline).
 
     Raises :class:`DataError` for unknown columns, a release whose row count differs from the
     original's, or too few rows to split; :class:`ParameterError` for bad parameters;
@@ -151,6 +155,7 @@ def attacks(original: pd.DataFrame, release: pd.DataFrame, *, quasi_identifiers:
         if mode == "multivariate":
             singling[mode]["n_cols"] = cols
     singling["n_rows_each"] = len(so_train)
+    singling["max_attempts"] = int(attempts)
     result["singling_out"] = singling
 
     if len(qis) >= 2:
