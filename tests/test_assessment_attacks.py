@@ -178,6 +178,14 @@ def test_n_attacks_is_capped_by_the_rows_available(table):
     assert result["n_attacks_requested"] == 10_000 and result["n_attacks"] == 60
 
 
+def test_numpy_scalars_as_parameters_still_give_plain_json(table):
+    result = attacks(table, table.copy(), quasi_identifiers=QIS, n_attacks=np.int64(20),
+                     random_state=np.int64(3), confidence=np.float64(0.9),
+                     control_fraction=np.float64(0.25), max_attempts=100)
+    assert json.loads(json.dumps(result)) == result
+    assert type(result["random_state"]) is int and result["random_state"] == 3
+
+
 @pytest.mark.parametrize("kwargs, words", [
     (dict(quasi_identifiers=["age", "postcode"]), ["postcode"]),
     (dict(quasi_identifiers=QIS, secret="salary"), ["salary"]),

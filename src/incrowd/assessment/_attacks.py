@@ -137,7 +137,7 @@ def attacks(original: pd.DataFrame, release: pd.DataFrame, *, quasi_identifiers:
         "quasi_identifiers": qis,
         "secret": secret,
         "confidence": float(confidence),
-        "random_state": random_state,
+        "random_state": None if random_state is None else int(random_state),
         "n_attacks_requested": int(n_attacks),
         "n_attacks": int(n),
         "split": split,
