@@ -381,3 +381,26 @@ def test_attribute_disclosure_one_value_per_class_gives_l_one():
 def test_attribute_disclosure_unknown_column():
     with pytest.raises(DataError, match="nope"):
         attribute_disclosure(pd.DataFrame({"q": [1]}), ["q"], ["nope"])
+
+
+def test_drisk_rmd_rejects_linearly_dependent_columns():
+    x = np.random.default_rng(1).normal(size=(60, 2))
+    x = np.column_stack([x, x[:, 0] + x[:, 1]])
+    with pytest.raises(DataError, match="singular"):
+        drisk_rmd(x, np.round(x, 1))
+
+
+def test_drisk_rmd_large_path_is_robust_and_close_to_full_mcd():
+    from sklearn.covariance import MinCovDet
+
+    from incrowd.assessment._risk import _mcd_covariance
+
+    rng = np.random.default_rng(7)
+    clean = rng.normal(size=(900, 3)) @ np.array([[1.0, 0.6, 0.0], [0.0, 0.8, 0.2], [0.0, 0.0, 0.5]])
+    x = np.vstack([clean, rng.normal(loc=8.0, size=(100, 3))])  # 10 % planted outliers
+    sub = _mcd_covariance(x, 0, None, 200)
+    full = MinCovDet(random_state=0).fit(x).covariance_
+    assert np.allclose(sub, full, rtol=0.15, atol=0.05)
+    assert np.allclose(sub, np.cov(clean, rowvar=False), rtol=0.25, atol=0.1)
+    res = drisk_rmd(x, np.round(x, 1), mcd_max_rows=200)
+    assert 0.0 <= res["risk2"] <= res["risk1"] <= 1.0

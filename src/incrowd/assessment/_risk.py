@@ -8,6 +8,7 @@ Each docstring names the definition it implements.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Sequence
 
 import numpy as np
@@ -218,10 +219,11 @@ def _scale(a: np.ndarray) -> np.ndarray:
         return (a - a.mean(axis=0)) / a.std(axis=0, ddof=1)
 
 
-def _nearest_other(points: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def _nearest_other(points: np.ndarray, rows: np.ndarray, bound: float) -> np.ndarray:
     """Distance from each point in ``rows`` to its nearest OTHER point (R's ``dist`` with the
-    diagonal removed). Columns that are missing throughout are left out and the distance scaled
-    up by sqrt(p / p_used), as R's ``dist`` does for missing values."""
+    diagonal removed), exact up to ``bound`` and ``inf`` beyond it. Columns that are missing
+    throughout are left out and the distance scaled up by sqrt(p / p_used), as R's ``dist``
+    does for missing values."""
     p = points.shape[1]
     used = ~np.isnan(points).all(axis=0)
     pts = points[:, used]
@@ -231,15 +233,64 @@ def _nearest_other(points: np.ndarray, rows: np.ndarray) -> np.ndarray:
         raise DataError("the scaled masked data has missing values; dRiskRMD needs complete rows")
     from scipy.spatial import cKDTree
 
+    scale = math.sqrt(p / pts.shape[1])
     tree = cKDTree(pts)
-    d, _ = tree.query(pts[rows], k=2, workers=-1)
+    # only "nearer than k2 or not" matters: a bounded search prunes almost everything, where
+    # an unbounded nearest-neighbour search in many dimensions visits most of the tree; the
+    # bound is widened a little so that a distance of exactly k2 is still returned
+    limit = np.nextafter(bound / scale, np.inf) * (1 + 1e-9) if math.isfinite(bound) else np.inf
+    d, _ = tree.query(pts[rows], k=2, workers=-1, distance_upper_bound=limit)
     # the second order statistic includes the point itself at distance 0: it is the distance to
     # the nearest other point, 0 for a duplicate
-    return d[:, 1] * math.sqrt(p / pts.shape[1])
+    return d[:, 1] * scale
+
+
+def _mcd_covariance(xs: np.ndarray, random_state: int, support_fraction, max_rows: int) -> np.ndarray:
+    from scipy import stats
+    from sklearn.covariance import MinCovDet
+
+    n, p = xs.shape
+    if n <= max_rows:
+        return MinCovDet(random_state=random_state, support_fraction=support_fraction).fit(xs).covariance_
+    rng = np.random.default_rng(random_state)
+    rows = np.sort(rng.choice(n, size=max_rows, replace=False))
+    start = MinCovDet(random_state=random_state, support_fraction=support_fraction).fit(xs[rows])
+    # support size as scikit-learn's fast_mcd takes it
+    h = int(np.ceil(0.5 * (n + p + 1))) if support_fraction is None else int(support_fraction * n)
+    h = min(max(h, p + 1), n)
+    loc, cov = start.raw_location_, start.raw_covariance_
+    best_det = np.inf
+    for _ in range(100):
+        dist = _sq_mahalanobis(xs, loc, cov)
+        support = np.argpartition(dist, h - 1)[:h]
+        sub = xs[support]
+        new_loc = sub.mean(axis=0)
+        new_cov = np.cov(sub, rowvar=False, ddof=0).reshape(p, p)
+        sign, logdet = np.linalg.slogdet(new_cov)
+        if sign <= 0:
+            break
+        if logdet >= best_det - 1e-12:
+            break
+        best_det, loc, cov = logdet, new_loc, new_cov
+    dist = _sq_mahalanobis(xs, loc, cov)
+    # consistency correction and one reweighting step, as MinCovDet.correct_covariance /
+    # reweight_covariance
+    correction = np.median(dist) / stats.chi2(p).isf(0.5)
+    dist = dist / correction
+    mask = dist < stats.chi2(p).isf(0.025)
+    return np.cov(xs[mask], rowvar=False, ddof=0).reshape(p, p)
+
+
+def _sq_mahalanobis(xs: np.ndarray, loc: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    # z = L^-1 (x - loc) for every row, as one matrix product
+    a = np.linalg.inv(np.linalg.cholesky(cov)).T
+    z = xs @ a
+    z -= loc @ a
+    return np.einsum("ij,ij->i", z, z)
 
 
 def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_state: int = 0,
-              mcd_support_fraction: float | None = None) -> dict:
+              mcd_support_fraction: float | None = None, mcd_max_rows: int = 5000) -> dict:
     """sdcMicro's ``dRiskRMD`` (RMDID1/RMDID2, Templ and Meindl, PSD 2008), as
     ``dRiskRMDWORK`` in sdcMicro 5.8.0 ``R/dRiskRMD.R`` lines 107-172:
 
@@ -259,6 +310,13 @@ def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_stat
     Defaults: ``k = 0.7`` is what sdcMicro's microaggregation summary passes
     (``R/microaggregation.R`` line 1026); ``dRiskRMD``'s own default is ``k = 0.01``.
 
+    Up to ``mcd_max_rows`` rows the MCD is scikit-learn's ``MinCovDet`` on all rows. Above,
+    ``MinCovDet`` runs on a random sample of ``mcd_max_rows`` rows (``random_state``) and its raw
+    estimate starts concentration steps (C-steps, Rousseeuw and Van Driessen 1999) on ALL rows
+    until the determinant stops falling, followed by the same consistency correction and
+    reweighting: FastMCD's own scheme for large n (subsets first, full data last), at a few
+    seconds for 10^6 rows where ``MinCovDet`` on all rows takes minutes.
+
     The MCD here is scikit-learn's ``MinCovDet`` (FastMCD, support fraction (n + p + 1) / 2n
     unless given, consistency correction and one reweighting step) with a fixed
     ``random_state``; robustbase's ``covMcd`` (alpha = 1/2) uses other small-sample correction
@@ -267,6 +325,8 @@ def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_stat
     by ``bench/check_risk_sdcmicro.py``. The nearest other masked record is found with a k-d
     tree instead of R's full distance matrix (same distances, n log n instead of n^2 memory).
     """
+    if isinstance(mcd_max_rows, bool) or not isinstance(mcd_max_rows, (int, np.integer)) or mcd_max_rows < 100:
+        raise ParameterError(f"mcd_max_rows must be an integer >= 100; got {mcd_max_rows!r}")
     for name, v in (("k", k), ("k2", k2)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
             raise ParameterError(f"{name} must be a finite number >= 0; got {v!r}")
@@ -281,9 +341,21 @@ def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_stat
         raise DataError(f"original column {int(const[0])} is constant; dRiskRMD needs a spread in every column")
     xs = _scale(x)
     xms = _scale(xm)
-    from sklearn.covariance import MinCovDet
-
-    cov = MinCovDet(random_state=random_state, support_fraction=mcd_support_fraction).fit(xs).covariance_
+    try:
+        with warnings.catch_warnings():
+            # scikit-learn warns about rank and determinant; the singular case is reported below
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            cov = _mcd_covariance(xs, random_state, mcd_support_fraction, mcd_max_rows)
+        eig = np.linalg.eigvalsh(cov)
+    except np.linalg.LinAlgError:
+        eig = np.zeros(1)
+    if not eig[0] > 1e-12 * max(eig[-1], 1e-300):
+        # sdcMicro stops here too (solve() on a singular matrix); a figure from a near-singular
+        # scatter would be noise
+        raise DataError("the robust covariance of the original columns is singular (a column is a linear "
+                        "combination of others, or most rows lie on a hyperplane); dRiskRMD needs "
+                        "linearly independent columns: leave one of the dependent columns out")
     centred = xs - xs.mean(axis=0)
     sol = np.linalg.solve(cov, centred.T).T
     md = np.einsum("ij,ij->i", centred, sol)
@@ -294,7 +366,7 @@ def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_stat
         inside = ((xms > lo) & (xms < hi)).any(axis=1)
     w1 = np.flatnonzero(inside)
     if w1.size:
-        nearest = _nearest_other(xms, w1)
+        nearest = _nearest_other(xms, w1, float(k2))
         w2 = w1[nearest > k2]
     else:
         w2 = w1
@@ -325,15 +397,22 @@ def _distance_linkage(xs: np.ndarray, xms: np.ndarray, rel_tol: float) -> float:
 
     n = xs.shape[0]
     tree = cKDTree(xs)
-    kq = 2 if n > 1 else 1
-    d, idx = tree.query(xms, k=kq, workers=-1)
-    d = d.reshape(n, kq)
-    idx = idx.reshape(n, kq)
+    d1, idx = tree.query(xms, k=1, workers=-1)
     own = np.arange(n)
-    credit = (idx[:, 0] == own).astype(np.float64)
-    if kq == 2:
-        radius = d[:, 0] * (1.0 + rel_tol)
-        tied = np.flatnonzero(d[:, 1] <= radius)
+    credit = (idx == own).astype(np.float64)
+    if n > 1:
+        radius = d1 * (1.0 + rel_tol)
+        # ties only: a search bounded just above the nearest distance prunes almost the whole
+        # tree, where an unbounded second-neighbour search in many dimensions visits most of it
+        # (the bound is one number per call, so queries go in chunks of similar radius)
+        d2 = np.full(n, np.inf)
+        order = np.argsort(radius, kind="stable")
+        for lo in range(0, n, 16384):
+            rows = order[lo:lo + 16384]
+            bound = float(np.nextafter(radius[rows[-1]], np.inf) * (1 + 1e-9))
+            dd, _ = tree.query(xms[rows], k=2, workers=-1, distance_upper_bound=bound)
+            d2[rows] = dd[:, 1]
+        tied = np.flatnonzero(d2 <= radius)
         for i in tied:
             members = tree.query_ball_point(xms[i], r=radius[i])
             t = len(members)
