@@ -30,9 +30,12 @@ MDAV's (``incrowd.microaggregation.MDAV``), tie for tie. Ties go to the lowest r
 Refinement (``refine=True``) is ONA*'s local search (paper 000, Algorithm 3) on the same loss,
 with exact loss changes instead of centroid distances: phase 1 dissolves a group of exactly k
 rows into neighbouring groups when that lowers the loss; phase 2 moves a row out of a group of
-more than k rows to the neighbouring group where the loss falls most. Groups keep k..2k-1 rows
-(a move never fills a group past 2k - 1, so ONA*'s split step is never needed). Rounds repeat
-until no move helps or ``max_seconds`` pass; the result is never worse than the seed.
+more than k rows to the neighbouring group where the loss falls most; a group that reaches 2k
+rows is split in two groups of k the MDAV way (ONA*'s split step; splitting never raises the
+loss, as a part's SSE and LCA levels are at most the whole's), so groups keep k..2k-1 rows. The
+neighbouring groups of a group are the ``NEIGHBOUR_GROUPS`` whose loss would grow least by
+taking in a row at its mean with its first member's values, recomputed every round. Rounds
+repeat until no move helps or ``max_seconds`` pass; the result is never worse than the seed.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ import numpy as np
 from ..exceptions import DataError, ParameterError
 
 #: how many neighbouring groups a row or a dissolved group may move to
-NEIGHBOUR_GROUPS = 24
+NEIGHBOUR_GROUPS = 64
 #: a move must lower the loss by more than this, so float noise never cycles
 EPSILON = 1e-9
 #: groups handled per kernel call between two looks at the clock
@@ -163,25 +166,28 @@ def joint_labels(numeric, categorical: Sequence[tuple], k: int, *, refine: bool 
         raise ParameterError(f"max_seconds must be >= 0; got {max_seconds!r}")
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     n_groups = int(labels.max()) + 1
-    cap = 2 * k - 1
     seed_loss = sum(kern.objective_parts(X, codes, T, labels, n_groups))
     work = labels.copy()
-    state = kern.init_state(X, codes, T, work, n_groups, cap)
+    # every group keeps >= k rows, so n // k slots hold all groups, the split-off ones too;
+    # free = [count, slot, slot, ...]: slots of dissolved groups are reused by splits
+    n_slots = max(n // k, n_groups)
+    state = kern.init_state(X, codes, T, work, n_slots, 2 * k)
     members, size, sums, rep, lv = state
-    count = min(NEIGHBOUR_GROUPS, n_groups - 1)
-    if count < 1:
-        return labels
+    free = np.zeros(n_slots + 1, dtype=np.int64)
+    free[0] = n_slots - n_groups
+    free[1:free[0] + 1] = np.arange(n_groups, n_slots)
+    count = min(NEIGHBOUR_GROUPS, n_groups - 1)  # n_groups >= 2 here: n >= 2k
     stopped = False
     while not stopped:
         near = kern.neighbour_groups(X, codes, T, size, sums, rep, lv, count)
         changes = 0
         for phase in (kern.dissolve_pass, kern.reassign_pass):
-            for start in range(0, n_groups, _CHUNK):
+            for start in range(0, n_slots, _CHUNK):
                 if deadline is not None and time.monotonic() >= deadline:
                     stopped = True
                     break
-                changes += phase(X, codes, T, members, size, sums, rep, lv, work, near, k, cap,
-                                 start, min(start + _CHUNK, n_groups), EPSILON)
+                changes += phase(X, codes, T, members, size, sums, rep, lv, work, near, k, free,
+                                 start, min(start + _CHUNK, n_slots), EPSILON)
             if stopped:
                 break
         if changes == 0:
