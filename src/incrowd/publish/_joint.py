@@ -48,7 +48,7 @@ import numpy as np
 from ..exceptions import DataError, ParameterError
 
 #: how many neighbouring groups a row or a dissolved group may move to
-NEIGHBOUR_GROUPS = 64
+NEIGHBOUR_GROUPS = 128
 #: a move must lower the loss by more than this, so float noise never cycles
 EPSILON = 1e-9
 #: groups handled per kernel call between two looks at the clock
@@ -178,18 +178,23 @@ def joint_labels(numeric, categorical: Sequence[tuple], k: int, *, refine: bool 
     free[1:free[0] + 1] = np.arange(n_groups, n_slots)
     count = min(NEIGHBOUR_GROUPS, n_groups - 1)  # n_groups >= 2 here: n >= 2k
     stopped = False
+    near = np.full((n_slots, count), -1, dtype=np.int64)
     while not stopped:
-        near = kern.neighbour_groups(X, codes, T, size, sums, rep, lv, count)
         changes = 0
+        for start in range(0, n_slots, _CHUNK):
+            if deadline is not None and time.monotonic() >= deadline:
+                stopped = True
+                break
+            kern.neighbour_groups(X, codes, T, size, sums, rep, lv, near, start, min(start + _CHUNK, n_slots))
         for phase in (kern.dissolve_pass, kern.reassign_pass):
+            if stopped:
+                break
             for start in range(0, n_slots, _CHUNK):
                 if deadline is not None and time.monotonic() >= deadline:
                     stopped = True
                     break
                 changes += phase(X, codes, T, members, size, sums, rep, lv, work, near, k, free,
                                  start, min(start + _CHUNK, n_slots), EPSILON)
-            if stopped:
-                break
         if changes == 0:
             break
         kern.recompute_all(X, codes, T, members, size, sums, rep, lv)  # no drift in the sums

@@ -302,13 +302,14 @@ def _group_cost(X, codes, members, size, sums, lv, g):
 
 
 @njit(cache=True)
-def neighbour_groups(X, codes, T, size, sums, rep, lv, count):
-    """Per live group, the ``count`` nearest other live groups (-1 pads), by numeric centroid
-    distance plus, per column, the LCA term the union of the two groups would have."""
+def neighbour_groups(X, codes, T, size, sums, rep, lv, out, g_start, g_stop):
+    """For each live group g in g_start..g_stop-1, into ``out[g]``: the out.shape[1] other live
+    groups (-1 pads) whose loss would grow least by taking in a row at g's mean holding g's rep
+    values (a row of g, as a move or a dissolution brings). Scans every group: O(groups) each."""
     n_groups = size.shape[0]
     p = X.shape[1]
     C = codes.shape[1]
-    out = np.full((n_groups, count), -1, np.int64)
+    count = out.shape[1]
     alive = np.flatnonzero(size > 0)
     n_alive = alive.size
     means = np.zeros((n_groups, p))
@@ -316,8 +317,11 @@ def neighbour_groups(X, codes, T, size, sums, rep, lv, count):
         for j in range(p):
             means[g, j] = sums[g, j] / size[g]
     buf = np.empty(count)
-    for a in range(n_alive):
-        g = alive[a]
+    for g in range(g_start, g_stop):
+        for s in range(count):
+            out[g, s] = -1
+        if size[g] == 0:
+            continue
         filled = 0
         for b in range(n_alive):
             h = alive[b]
