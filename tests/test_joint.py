@@ -98,13 +98,13 @@ def check_partition(labels, n, k):
         assert sizes.max() <= 2 * k - 1
 
 
-@given(mixed_tables())
+@given(mixed_tables(), st.sampled_from(["mdav", "mdav-loss"]))
 @settings(**SETTINGS)
-def test_seed_and_refined_groups_have_k_rows_and_refinement_never_raises_the_loss(table):
+def test_seed_and_refined_groups_have_k_rows_and_refinement_never_raises_the_loss(table, seeding):
     Z, categorical, k = table
     n = Z.shape[0]
-    seed = joint_labels(Z, categorical, k)
-    refined = joint_labels(Z, categorical, k, refine=True)
+    seed = joint_labels(Z, categorical, k, seeding=seeding)
+    refined = joint_labels(Z, categorical, k, refine=True, seeding=seeding)
     check_partition(seed, n, k)
     check_partition(refined, n, k)
     assert sum(joint_objective(Z, categorical, refined)) <= sum(joint_objective(Z, categorical, seed)) + 1e-9
@@ -116,9 +116,10 @@ def test_deterministic_for_fixed_input(table):
     Z, categorical, k = table
     copy = [(c.copy(), h) for c, h in categorical]
     for refine in (False, True):
-        first = joint_labels(Z, categorical, k, refine=refine, random_state=1)
-        again = joint_labels(Z.copy(), copy, k, refine=refine, random_state=2)
-        assert np.array_equal(first, again)
+        for seeding in ("mdav", "mdav-loss"):
+            first = joint_labels(Z, categorical, k, refine=refine, seeding=seeding, random_state=1)
+            again = joint_labels(Z.copy(), copy, k, refine=refine, seeding=seeding, random_state=2)
+            assert np.array_equal(first, again)
 
 
 @given(mixed_tables(), st.integers(1, 12))
@@ -183,6 +184,28 @@ def test_max_seconds_zero_returns_the_seed():
     Z = rng.normal(size=(40, 2))
     assert np.array_equal(joint_labels(Z, [], 3, refine=True, max_seconds=0),
                           joint_labels(Z, [], 3))
+
+
+def test_loss_seeding_groups_by_loss_growth_where_nearest_rows_do_not():
+    # P = row 0 (farthest from the centroid); its 2 nearest rows by d are 1 and 2, but row 2
+    # differs in the flat column, so row 3 (numerically farther, same value) loses less
+    h = hierarchy_from_rows("c", [["a", "*"], ["b", "*"]], "<c>")
+    Z = np.array([[-5.0], [-4.6], [-4.5], [-3.4], [1.0], [1.1], [1.2], [1.3]])
+    codes = np.array([0, 0, 1, 0, 1, 1, 1, 1], np.int32)
+    nearest = joint_labels(Z, [(codes, h)], 3)
+    by_loss = joint_labels(Z, [(codes, h)], 3, seeding="mdav-loss")
+    assert nearest.tolist() == [0, 0, 0, 1, 1, 1, 1, 1]
+    assert by_loss.tolist() == [0, 0, 1, 0, 1, 1, 1, 1]
+
+    def group_loss(rows):
+        return sum(joint_objective(Z[rows], [(codes[rows], h)], np.zeros(len(rows), np.int64)))
+
+    assert group_loss([0, 1, 3]) < group_loss([0, 1, 2])  # P's group; greedy, so not the total
+
+
+def test_unknown_seeding_is_a_parameter_error():
+    with pytest.raises(ParameterError, match="seeding must be one of 'mdav', 'mdav-loss'; got 'ona'"):
+        joint_labels(np.zeros((4, 1)), [], 2, seeding="ona")
 
 
 @pytest.mark.parametrize("k", [0, -1, 2.5, True])

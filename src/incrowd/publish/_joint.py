@@ -26,6 +26,8 @@ categorical column, the mean of its LCA term over the remaining rows: for numeri
 two differ by a constant (the remaining rows' variance), so the categorical part is measured
 the same way the numeric part implicitly is, and with no categorical column the groups are
 MDAV's (``incrowd.microaggregation.MDAV``), tie for tie. Ties go to the lowest row index.
+``seeding="mdav-loss"`` keeps the rounds but grows P's and Q's groups one row at a time by the
+least growth of the loss (as MDAV* grows groups by SSE growth): slower, lower loss.
 
 Refinement (``refine=True``) is ONA*'s local search (paper 000, Algorithm 3) on the same loss,
 with exact loss changes instead of centroid distances: phase 1 dissolves a group of exactly k
@@ -142,8 +144,11 @@ def joint_objective(numeric, categorical: Sequence[tuple], labels) -> tuple[floa
     return float(sse), float(cat)
 
 
+SEEDINGS = ("mdav", "mdav-loss")
+
+
 def joint_labels(numeric, categorical: Sequence[tuple], k: int, *, refine: bool = False,
-                 random_state=None, max_seconds: float | None = None) -> np.ndarray:
+                 seeding: str = "mdav", random_state=None, max_seconds: float | None = None) -> np.ndarray:
     """Group id per row (int64, 0..G-1): groups of at least k rows (k..2k-1 when n >= k).
 
     ``numeric``: (n, p) float64 standardized numeric quasi-identifiers, no missing value (p may
@@ -151,14 +156,18 @@ def joint_labels(numeric, categorical: Sequence[tuple], k: int, *, refine: bool 
     rows' level-0 codes. With fewer than 2k rows all rows form group 0 (fewer than k rows: one
     group smaller than k, which the caller must suppress). ``refine`` adds the ONA*-style
     search, stopped after ``max_seconds`` (checked between batches of groups; seeding itself is
-    not cut short). Deterministic: ``random_state`` has no effect.
+    not cut short). ``seeding``: "mdav" (P's and Q's groups are their k-1 nearest rows by d;
+    MDAV itself on numeric columns alone) or "mdav-loss" (the groups grow one row at a time by
+    the least loss growth; slower, lower loss). Deterministic: ``random_state`` has no effect.
     """
     from . import _joint_kernels as kern
 
     del random_state  # deterministic by design; accepted like the estimators' argument
+    if seeding not in SEEDINGS:
+        raise ParameterError(f"seeding must be one of {', '.join(map(repr, SEEDINGS))}; got {seeding!r}")
     X, codes, T = _prepare(numeric, categorical, k)
     k = int(k)
-    labels = kern.seed_labels(X, codes, T, k)
+    labels = kern.seed_labels(X, codes, T, k, seeding == "mdav-loss")
     n = labels.size
     if not refine or n < 2 * k:
         return labels

@@ -70,13 +70,61 @@ def _take(X, codes, T, live, n_live, d, taken, center, k, sel, labels, group):
 
 
 @njit(cache=True)
-def seed_labels(X, codes, T, k):
+def _take_by_loss(X, codes, T, live, n_live, d, taken, center, k, labels, group, mean, rep, lv):
+    """Distances of the live rows to ``center`` into d; the group grows from center one row at
+    a time, by the untaken row whose joining raises the loss least (lowest row on ties)."""
+    p = X.shape[1]
+    C = codes.shape[1]
+    for t in range(n_live):
+        d[t] = _pair_dist(X, codes, T, center, live[t])
+    labels[center] = group
+    taken[center] = True
+    for j in range(p):
+        mean[j] = X[center, j]
+    for c in range(C):
+        rep[c] = codes[center, c]
+        lv[c] = 0.0
+    for h in range(1, k):
+        best = -1
+        best_d = 0.0
+        for t in range(n_live):
+            i = live[t]
+            if taken[i]:
+                continue
+            num = 0.0
+            for j in range(p):
+                diff = X[i, j] - mean[j]
+                num += diff * diff
+            acc = num * h / (h + 1.0)
+            for c in range(C):
+                a = T[c, rep[c], codes[i, c]]
+                if a < lv[c]:
+                    a = lv[c]
+                acc += (h + 1.0) * a - h * lv[c]
+            if best < 0 or acc < best_d:
+                best = i
+                best_d = acc
+        labels[best] = group
+        taken[best] = True
+        for j in range(p):
+            mean[j] = (mean[j] * h + X[best, j]) / (h + 1.0)
+        for c in range(C):
+            a = T[c, rep[c], codes[best, c]]
+            if a > lv[c]:
+                lv[c] = a
+
+
+@njit(cache=True)
+def seed_labels(X, codes, T, k, by_loss):
     """MDAV rounds with the mixed distance; group ids in order of creation.
 
     The "centroid" distance of a row is its numeric squared distance to the mean of the
     remaining rows plus, per categorical column, its mean LCA term to the remaining rows. For
     numeric columns the two notions differ by a constant (the remaining rows' variance), so with
     no categorical column the rounds are MDAV's, tie for tie.
+
+    ``by_loss``: P's and Q's groups grow by least loss growth (``_take_by_loss``) instead of
+    being their k-1 nearest rows by the mixed distance.
     """
     n, p = X.shape
     C = codes.shape[1]
@@ -96,6 +144,9 @@ def seed_labels(X, codes, T, k):
     centre = np.empty(p)
     d = np.empty(n)
     sel = np.empty(max(k - 1, 1), np.int64)
+    mean = np.empty(p)
+    rep = np.empty(C, np.int32)
+    lv = np.empty(C)
     group = 0
     while n_live >= 2 * k:
         for j in range(p):
@@ -126,7 +177,10 @@ def seed_labels(X, codes, T, k):
             if far < 0 or acc > far_d:
                 far = i
                 far_d = acc
-        _take(X, codes, T, live, n_live, d, taken, far, k, sel, labels, group)
+        if by_loss:
+            _take_by_loss(X, codes, T, live, n_live, d, taken, far, k, labels, group, mean, rep, lv)
+        else:
+            _take(X, codes, T, live, n_live, d, taken, far, k, sel, labels, group)
         group += 1
         # Q: the remaining row farthest from P, read off P's distances (as MDAV does)
         q = -1
@@ -136,7 +190,10 @@ def seed_labels(X, codes, T, k):
             if not taken[i] and (q < 0 or d[t] > q_d):
                 q = i
                 q_d = d[t]
-        _take(X, codes, T, live, n_live, d, taken, q, k, sel, labels, group)
+        if by_loss:
+            _take_by_loss(X, codes, T, live, n_live, d, taken, q, k, labels, group, mean, rep, lv)
+        else:
+            _take(X, codes, T, live, n_live, d, taken, q, k, sel, labels, group)
         group += 1
         w = 0
         for t in range(n_live):
