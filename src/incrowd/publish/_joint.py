@@ -53,6 +53,8 @@ from ..exceptions import DataError, ParameterError
 NEIGHBOUR_GROUPS = 128
 #: a move must lower the loss by more than this, so float noise never cycles
 EPSILON = 1e-9
+#: the (columns x V x V) table of LCA terms, V the most distinct values of a column, must fit
+MAX_TABLE_BYTES = 1 << 30
 #: groups handled per kernel call between two looks at the clock
 _CHUNK = 2048
 
@@ -126,6 +128,13 @@ def _prepare(numeric, categorical, k):
         codes[:, c] = dense.reshape(-1)
         tables.append(lca_cost_table(hierarchy, values))
     width = max([t.shape[0] for t in tables], default=1) or 1
+    if C * width * width * 8 > MAX_TABLE_BYTES:
+        widest = max(range(C), key=lambda c: tables[c].shape[0])
+        raise DataError(
+            f"categorical column {categorical[widest][1].attribute!r} has {width:,} distinct values: "
+            f"the joint strategy's distance tables would take {C * width * width * 8 / 2**30:.1f} GiB "
+            f"(limit {MAX_TABLE_BYTES / 2**30:g} GiB); generalize it first or use "
+            "generalize-then-microaggregate")
     T = np.zeros((C, width, width))
     for c, t in enumerate(tables):
         T[c, : t.shape[0], : t.shape[0]] = t
