@@ -47,8 +47,9 @@ def describe(Z, categorical, labels, times, what):
     sst = float(((Z - Z.mean(axis=0)) ** 2).sum())
     heights = [group_lca(labels, codes, h)[0][labels] / h.max_level for codes, h in categorical]
     sizes = np.bincount(labels)
-    return [what, f"{np.median(times):.1f} / {max(times):.1f}", f"{sse + cat:,.1f}", f"{sse:,.1f}", f"{cat:,.1f}",
-            f"{100 * sse / sst:.3f} %", f"{float(np.mean(heights)):.4f}", f"{sizes.size:,}", int(sizes.max())]
+    return [what, f"{np.median(times):.1f} / {max(times):.1f}", f"{sse + cat:,.1f}", f"{sse:,.1f}",
+            f"{cat:,.1f}", f"{100 * sse / sst:.3f} %", f"{float(np.mean(heights)):.4f}",
+            f"{sizes.size:,}", int(sizes.max())]
 
 
 def main() -> None:
@@ -82,8 +83,8 @@ def main() -> None:
           f"refinement seconds include its seeding; max_seconds = {args.max_seconds:g}. "
           "The machine is shared with other jobs, so seconds are noisy. "
           f"First (compiling) call on 200 rows took {warm:.1f} s, not counted. {machine_line()}\n")
-    print(md_table(["method", "seconds (median / worst)", "loss", "numeric SSE", "categorical loss", "numeric SSE/SST",
-                    "mean gen. height (level / max)", "groups", "largest group"], rows))
+    print(md_table(["method", "seconds (median / worst)", "loss", "numeric SSE", "categorical loss",
+                    "numeric SSE/SST", "mean gen. height (level / max)", "groups", "largest group"], rows))
 
 
 if __name__ == "__main__":
