@@ -167,7 +167,8 @@ def joint_labels(numeric, categorical: Sequence[tuple], k: int, *, refine: bool 
     search, stopped after ``max_seconds`` (checked between batches of groups; seeding itself is
     not cut short). ``seeding``: "mdav" (P's and Q's groups are their k-1 nearest rows by d;
     MDAV itself on numeric columns alone) or "mdav-loss" (the groups grow one row at a time by
-    the least loss growth; slower, lower loss). Deterministic: ``random_state`` has no effect.
+    the least loss growth; slower, lower loss). Deterministic: ``random_state`` has no effect;
+    only a refinement cut short by ``max_seconds`` depends on the machine's speed.
     """
     from . import _joint_kernels as kern
 
