@@ -26,13 +26,18 @@ categorical column, the mean of its LCA term over the remaining rows: for numeri
 two differ by a constant (the remaining rows' variance), so the categorical part is measured
 the same way the numeric part implicitly is, and with no categorical column the groups are
 MDAV's (``incrowd.microaggregation.MDAV``), tie for tie. Ties go to the lowest row index.
+``seeding="mdav-loss"`` keeps the rounds but grows P's and Q's groups one row at a time by the
+least growth of the loss (as MDAV* grows groups by SSE growth): slower, lower loss.
 
 Refinement (``refine=True``) is ONA*'s local search (paper 000, Algorithm 3) on the same loss,
 with exact loss changes instead of centroid distances: phase 1 dissolves a group of exactly k
 rows into neighbouring groups when that lowers the loss; phase 2 moves a row out of a group of
-more than k rows to the neighbouring group where the loss falls most. Groups keep k..2k-1 rows
-(a move never fills a group past 2k - 1, so ONA*'s split step is never needed). Rounds repeat
-until no move helps or ``max_seconds`` pass; the result is never worse than the seed.
+more than k rows to the neighbouring group where the loss falls most; a group that reaches 2k
+rows is split in two groups of k the MDAV way (ONA*'s split step; splitting never raises the
+loss, as a part's SSE and LCA levels are at most the whole's), so groups keep k..2k-1 rows. The
+neighbouring groups of a group are the ``NEIGHBOUR_GROUPS`` whose loss would grow least by
+taking in a row at its mean with its first member's values, recomputed every round. Rounds
+repeat until no move helps or ``max_seconds`` pass; the result is never worse than the seed.
 """
 
 from __future__ import annotations
@@ -45,9 +50,11 @@ import numpy as np
 from ..exceptions import DataError, ParameterError
 
 #: how many neighbouring groups a row or a dissolved group may move to
-NEIGHBOUR_GROUPS = 24
+NEIGHBOUR_GROUPS = 128
 #: a move must lower the loss by more than this, so float noise never cycles
 EPSILON = 1e-9
+#: the (columns x V x V) table of LCA terms, V the most distinct values of a column, must fit
+MAX_TABLE_BYTES = 1 << 30
 #: groups handled per kernel call between two looks at the clock
 _CHUNK = 2048
 
@@ -121,6 +128,13 @@ def _prepare(numeric, categorical, k):
         codes[:, c] = dense.reshape(-1)
         tables.append(lca_cost_table(hierarchy, values))
     width = max([t.shape[0] for t in tables], default=1) or 1
+    if C * width * width * 8 > MAX_TABLE_BYTES:
+        widest = max(range(C), key=lambda c: tables[c].shape[0])
+        raise DataError(
+            f"categorical column {categorical[widest][1].attribute!r} has {width:,} distinct values: "
+            f"the joint strategy's distance tables would take {C * width * width * 8 / 2**30:.1f} GiB "
+            f"(limit {MAX_TABLE_BYTES / 2**30:g} GiB); generalize it first or use "
+            "generalize-then-microaggregate")
     T = np.zeros((C, width, width))
     for c, t in enumerate(tables):
         T[c, : t.shape[0], : t.shape[0]] = t
@@ -139,8 +153,11 @@ def joint_objective(numeric, categorical: Sequence[tuple], labels) -> tuple[floa
     return float(sse), float(cat)
 
 
+SEEDINGS = ("mdav", "mdav-loss")
+
+
 def joint_labels(numeric, categorical: Sequence[tuple], k: int, *, refine: bool = False,
-                 random_state=None, max_seconds: float | None = None) -> np.ndarray:
+                 seeding: str = "mdav", random_state=None, max_seconds: float | None = None) -> np.ndarray:
     """Group id per row (int64, 0..G-1): groups of at least k rows (k..2k-1 when n >= k).
 
     ``numeric``: (n, p) float64 standardized numeric quasi-identifiers, no missing value (p may
@@ -148,14 +165,19 @@ def joint_labels(numeric, categorical: Sequence[tuple], k: int, *, refine: bool 
     rows' level-0 codes. With fewer than 2k rows all rows form group 0 (fewer than k rows: one
     group smaller than k, which the caller must suppress). ``refine`` adds the ONA*-style
     search, stopped after ``max_seconds`` (checked between batches of groups; seeding itself is
-    not cut short). Deterministic: ``random_state`` has no effect.
+    not cut short). ``seeding``: "mdav" (P's and Q's groups are their k-1 nearest rows by d;
+    MDAV itself on numeric columns alone) or "mdav-loss" (the groups grow one row at a time by
+    the least loss growth; slower, lower loss). Deterministic: ``random_state`` has no effect;
+    only a refinement cut short by ``max_seconds`` depends on the machine's speed.
     """
     from . import _joint_kernels as kern
 
     del random_state  # deterministic by design; accepted like the estimators' argument
+    if seeding not in SEEDINGS:
+        raise ParameterError(f"seeding must be one of {', '.join(map(repr, SEEDINGS))}; got {seeding!r}")
     X, codes, T = _prepare(numeric, categorical, k)
     k = int(k)
-    labels = kern.seed_labels(X, codes, T, k)
+    labels = kern.seed_labels(X, codes, T, k, seeding == "mdav-loss")
     n = labels.size
     if not refine or n < 2 * k:
         return labels
@@ -163,27 +185,35 @@ def joint_labels(numeric, categorical: Sequence[tuple], k: int, *, refine: bool 
         raise ParameterError(f"max_seconds must be >= 0; got {max_seconds!r}")
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     n_groups = int(labels.max()) + 1
-    cap = 2 * k - 1
     seed_loss = sum(kern.objective_parts(X, codes, T, labels, n_groups))
     work = labels.copy()
-    state = kern.init_state(X, codes, T, work, n_groups, cap)
+    # every group keeps >= k rows, so n // k slots hold all groups, the split-off ones too;
+    # free = [count, slot, slot, ...]: slots of dissolved groups are reused by splits
+    n_slots = max(n // k, n_groups)
+    state = kern.init_state(X, codes, T, work, n_slots, 2 * k)
     members, size, sums, rep, lv = state
-    count = min(NEIGHBOUR_GROUPS, n_groups - 1)
-    if count < 1:
-        return labels
+    free = np.zeros(n_slots + 1, dtype=np.int64)
+    free[0] = n_slots - n_groups
+    free[1:free[0] + 1] = np.arange(n_groups, n_slots)
+    count = min(NEIGHBOUR_GROUPS, n_groups - 1)  # n_groups >= 2 here: n >= 2k
     stopped = False
+    near = np.full((n_slots, count), -1, dtype=np.int64)
     while not stopped:
-        near = kern.neighbour_groups(X, codes, T, size, sums, rep, lv, count)
         changes = 0
+        for start in range(0, n_slots, _CHUNK):
+            if deadline is not None and time.monotonic() >= deadline:
+                stopped = True
+                break
+            kern.neighbour_groups(X, codes, T, size, sums, rep, lv, near, start, min(start + _CHUNK, n_slots))
         for phase in (kern.dissolve_pass, kern.reassign_pass):
-            for start in range(0, n_groups, _CHUNK):
+            if stopped:
+                break
+            for start in range(0, n_slots, _CHUNK):
                 if deadline is not None and time.monotonic() >= deadline:
                     stopped = True
                     break
-                changes += phase(X, codes, T, members, size, sums, rep, lv, work, near, k, cap,
-                                 start, min(start + _CHUNK, n_groups), EPSILON)
-            if stopped:
-                break
+                changes += phase(X, codes, T, members, size, sums, rep, lv, work, near, k, free,
+                                 start, min(start + _CHUNK, n_slots), EPSILON)
         if changes == 0:
             break
         kern.recompute_all(X, codes, T, members, size, sums, rep, lv)  # no drift in the sums

@@ -70,13 +70,61 @@ def _take(X, codes, T, live, n_live, d, taken, center, k, sel, labels, group):
 
 
 @njit(cache=True)
-def seed_labels(X, codes, T, k):
+def _take_by_loss(X, codes, T, live, n_live, d, taken, center, k, labels, group, mean, rep, lv):
+    """Distances of the live rows to ``center`` into d; the group grows from center one row at
+    a time, by the untaken row whose joining raises the loss least (lowest row on ties)."""
+    p = X.shape[1]
+    C = codes.shape[1]
+    for t in range(n_live):
+        d[t] = _pair_dist(X, codes, T, center, live[t])
+    labels[center] = group
+    taken[center] = True
+    for j in range(p):
+        mean[j] = X[center, j]
+    for c in range(C):
+        rep[c] = codes[center, c]
+        lv[c] = 0.0
+    for h in range(1, k):
+        best = -1
+        best_d = 0.0
+        for t in range(n_live):
+            i = live[t]
+            if taken[i]:
+                continue
+            num = 0.0
+            for j in range(p):
+                diff = X[i, j] - mean[j]
+                num += diff * diff
+            acc = num * h / (h + 1.0)
+            for c in range(C):
+                a = T[c, rep[c], codes[i, c]]
+                if a < lv[c]:
+                    a = lv[c]
+                acc += (h + 1.0) * a - h * lv[c]
+            if best < 0 or acc < best_d:
+                best = i
+                best_d = acc
+        labels[best] = group
+        taken[best] = True
+        for j in range(p):
+            mean[j] = (mean[j] * h + X[best, j]) / (h + 1.0)
+        for c in range(C):
+            a = T[c, rep[c], codes[best, c]]
+            if a > lv[c]:
+                lv[c] = a
+
+
+@njit(cache=True)
+def seed_labels(X, codes, T, k, by_loss):
     """MDAV rounds with the mixed distance; group ids in order of creation.
 
     The "centroid" distance of a row is its numeric squared distance to the mean of the
     remaining rows plus, per categorical column, its mean LCA term to the remaining rows. For
     numeric columns the two notions differ by a constant (the remaining rows' variance), so with
     no categorical column the rounds are MDAV's, tie for tie.
+
+    ``by_loss``: P's and Q's groups grow by least loss growth (``_take_by_loss``) instead of
+    being their k-1 nearest rows by the mixed distance.
     """
     n, p = X.shape
     C = codes.shape[1]
@@ -96,6 +144,9 @@ def seed_labels(X, codes, T, k):
     centre = np.empty(p)
     d = np.empty(n)
     sel = np.empty(max(k - 1, 1), np.int64)
+    mean = np.empty(p)
+    rep = np.empty(C, np.int32)
+    lv = np.empty(C)
     group = 0
     while n_live >= 2 * k:
         for j in range(p):
@@ -126,7 +177,10 @@ def seed_labels(X, codes, T, k):
             if far < 0 or acc > far_d:
                 far = i
                 far_d = acc
-        _take(X, codes, T, live, n_live, d, taken, far, k, sel, labels, group)
+        if by_loss:
+            _take_by_loss(X, codes, T, live, n_live, d, taken, far, k, labels, group, mean, rep, lv)
+        else:
+            _take(X, codes, T, live, n_live, d, taken, far, k, sel, labels, group)
         group += 1
         # Q: the remaining row farthest from P, read off P's distances (as MDAV does)
         q = -1
@@ -136,7 +190,10 @@ def seed_labels(X, codes, T, k):
             if not taken[i] and (q < 0 or d[t] > q_d):
                 q = i
                 q_d = d[t]
-        _take(X, codes, T, live, n_live, d, taken, q, k, sel, labels, group)
+        if by_loss:
+            _take_by_loss(X, codes, T, live, n_live, d, taken, q, k, labels, group, mean, rep, lv)
+        else:
+            _take(X, codes, T, live, n_live, d, taken, q, k, sel, labels, group)
         group += 1
         w = 0
         for t in range(n_live):
@@ -158,11 +215,12 @@ def seed_labels(X, codes, T, k):
 
 
 @njit(cache=True)
-def init_state(X, codes, T, labels, n_groups, cap):
-    """Members (fixed capacity ``cap``), sizes, numeric sums, and per column rep / lv."""
+def init_state(X, codes, T, labels, n_groups, width):
+    """Members (at most ``width`` per group), sizes, numeric sums, and per column rep / lv, for
+    ``n_groups`` slots (the groups of ``labels`` first, empty slots after)."""
     n, p = X.shape
     C = codes.shape[1]
-    members = np.full((n_groups, cap), -1, np.int64)
+    members = np.full((n_groups, width), -1, np.int64)
     size = np.zeros(n_groups, np.int64)
     sums = np.zeros((n_groups, p))
     rep = np.zeros((n_groups, C), np.int32)
@@ -301,13 +359,14 @@ def _group_cost(X, codes, members, size, sums, lv, g):
 
 
 @njit(cache=True)
-def neighbour_groups(X, codes, T, size, sums, rep, lv, count):
-    """Per live group, the ``count`` nearest other live groups (-1 pads), by numeric centroid
-    distance plus, per column, the LCA term the union of the two groups would have."""
+def neighbour_groups(X, codes, T, size, sums, rep, lv, out, g_start, g_stop):
+    """For each live group g in g_start..g_stop-1, into ``out[g]``: the out.shape[1] other live
+    groups (-1 pads) whose loss would grow least by taking in a row at g's mean holding g's rep
+    values (a row of g, as a move or a dissolution brings). Scans every group: O(groups) each."""
     n_groups = size.shape[0]
     p = X.shape[1]
     C = codes.shape[1]
-    out = np.full((n_groups, count), -1, np.int64)
+    count = out.shape[1]
     alive = np.flatnonzero(size > 0)
     n_alive = alive.size
     means = np.zeros((n_groups, p))
@@ -315,24 +374,28 @@ def neighbour_groups(X, codes, T, size, sums, rep, lv, count):
         for j in range(p):
             means[g, j] = sums[g, j] / size[g]
     buf = np.empty(count)
-    for a in range(n_alive):
-        g = alive[a]
+    for g in range(g_start, g_stop):
+        for s in range(count):
+            out[g, s] = -1
+        if size[g] == 0:
+            continue
         filled = 0
         for b in range(n_alive):
             h = alive[b]
             if h == g:
                 continue
+            # the loss change of adding G's mean row (holding G's rep values) to H
+            sh = size[h]
             dist = 0.0
             for j in range(p):
                 diff = means[h, j] - means[g, j]
                 dist += diff * diff
+            dist *= sh / (sh + 1.0)
             for c in range(C):
                 x = T[c, rep[g, c], rep[h, c]]
-                if lv[g, c] > x:
-                    x = lv[g, c]
                 if lv[h, c] > x:
                     x = lv[h, c]
-                dist += x
+                dist += (sh + 1.0) * x - sh * lv[h, c]
             if filled == count and dist >= buf[count - 1]:
                 continue
             pos = filled if filled < count else count - 1
@@ -349,10 +412,61 @@ def neighbour_groups(X, codes, T, size, sums, rep, lv, count):
 
 
 @njit(cache=True)
-def dissolve_pass(X, codes, T, members, size, sums, rep, lv, labels, near, k, cap, g_start, g_stop, eps):
+def _split(X, codes, T, members, size, sums, rep, lv, labels, h, free, k):
+    """Split group h (2k rows) in two groups of k, as MDAV would: the member farthest from the
+    group's centroid (the seeding's notion) with its k-1 nearest members form a new group.
+    Splitting never raises the loss: a part's SSE and LCA levels are at most the whole's."""
+    m = size[h]
+    C = codes.shape[1]
+    rows = np.sort(members[h, :m].copy())
+    far = -1
+    far_d = -1.0
+    for a in range(m):
+        i = rows[a]
+        acc = 0.0
+        for j in range(X.shape[1]):
+            diff = X[i, j] - sums[h, j] / m
+            acc += diff * diff
+        for c in range(C):
+            s = 0.0
+            for b in range(m):
+                s += T[c, codes[i, c], codes[rows[b], c]]
+            acc += s / m
+        if far < 0 or acc > far_d:
+            far = a
+            far_d = acc
+    d = np.empty(m)
+    for a in range(m):
+        d[a] = _pair_dist(X, codes, T, rows[far], rows[a])
+    chosen = np.zeros(m, np.bool_)
+    chosen[far] = True
+    for _ in range(k - 1):
+        best = -1
+        for a in range(m):
+            if not chosen[a] and (best < 0 or d[a] < d[best]):
+                best = a
+        chosen[best] = True
+    new = free[free[0]]  # a slot is free: 2k rows in h leave fewer than n // k other groups
+    free[0] -= 1
+    size[h] = 0
+    size[new] = 0
+    for a in range(m):
+        g = new if chosen[a] else h
+        members[g, size[g]] = rows[a]
+        size[g] += 1
+        labels[rows[a]] = g
+    for t in range(size[h], members.shape[1]):
+        members[h, t] = -1
+    _recompute(X, codes, T, members, size, sums, rep, lv, h)
+    _recompute(X, codes, T, members, size, sums, rep, lv, new)
+
+
+@njit(cache=True)
+def dissolve_pass(X, codes, T, members, size, sums, rep, lv, labels, near, k, free, g_start, g_stop, eps):
     """ONA*'s phase 1 on groups g_start..g_stop-1 of exactly k rows: each member goes, in turn,
-    to the neighbour group (with room) its joining raises least; kept when the total loss falls
-    by more than eps, undone otherwise. Returns the number of groups dissolved."""
+    to the neighbour group (of fewer than 2k rows) its joining raises least; kept when the total
+    loss falls by more than eps, undone otherwise; a group reaching 2k rows is split (ONA*'s
+    split step). Returns the number of groups dissolved."""
     done = 0
     moved_to = np.empty(k, np.int64)
     rows = np.empty(k, np.int64)
@@ -372,7 +486,7 @@ def dissolve_pass(X, codes, T, members, size, sums, rep, lv, labels, near, k, ca
                 h = near[g, s]
                 if h < 0:
                     break
-                if size[h] == 0 or size[h] >= cap:
+                if size[h] == 0 or size[h] >= 2 * k:
                     continue
                 dd = _add_delta(X, codes, T, size, sums, rep, lv, h, x)
                 if best < 0 or dd < best_d:
@@ -390,7 +504,12 @@ def dissolve_pass(X, codes, T, members, size, sums, rep, lv, labels, near, k, ca
             size[g] = 0
             for j in range(X.shape[1]):
                 sums[g, j] = 0.0
+            free[0] += 1
+            free[free[0]] = g
             done += 1
+            for t in range(k):
+                if size[moved_to[t]] >= 2 * k:
+                    _split(X, codes, T, members, size, sums, rep, lv, labels, moved_to[t], free, k)
         else:
             for t in range(placed - 1, -1, -1):
                 _remove(X, codes, T, members, size, sums, rep, lv, moved_to[t], rows[t])
@@ -399,12 +518,12 @@ def dissolve_pass(X, codes, T, members, size, sums, rep, lv, labels, near, k, ca
 
 
 @njit(cache=True)
-def reassign_pass(X, codes, T, members, size, sums, rep, lv, labels, near, k, cap, g_start, g_stop, eps):
+def reassign_pass(X, codes, T, members, size, sums, rep, lv, labels, near, k, free, g_start, g_stop, eps):
     """ONA*'s phase 2 on groups g_start..g_stop-1 of more than k rows: a member moves to the
-    neighbour group (with room) where the total loss falls most, if by more than eps. Returns
-    the number of rows moved."""
+    neighbour group (of fewer than 2k rows) where the total loss falls most, if by more than
+    eps; a group reaching 2k rows is split. Returns the number of rows moved."""
     moved = 0
-    rows = np.empty(cap, np.int64)
+    rows = np.empty(2 * k, np.int64)
     for g in range(g_start, g_stop):
         if size[g] <= k:
             continue
@@ -422,7 +541,7 @@ def reassign_pass(X, codes, T, members, size, sums, rep, lv, labels, near, k, ca
                 h = near[g, s]
                 if h < 0:
                     break
-                if size[h] == 0 or size[h] >= cap:
+                if size[h] == 0 or size[h] >= 2 * k:
                     continue
                 dd = _add_delta(X, codes, T, size, sums, rep, lv, h, x)
                 if best < 0 or dd < best_d:
@@ -432,6 +551,8 @@ def reassign_pass(X, codes, T, members, size, sums, rep, lv, labels, near, k, ca
                 _remove(X, codes, T, members, size, sums, rep, lv, g, x)
                 _add(X, codes, T, members, size, sums, rep, lv, labels, best, x)
                 moved += 1
+                if size[best] >= 2 * k:
+                    _split(X, codes, T, members, size, sums, rep, lv, labels, best, free, k)
     return moved
 
 
