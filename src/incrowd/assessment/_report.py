@@ -17,6 +17,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from ..exceptions import DataError
 from ._align import Aligned, align
 
 
@@ -137,7 +138,13 @@ def _risk(a: Aligned, k, population_sizes, threshold) -> tuple[dict, dict]:
         for name, fn in (("drisk", measures.drisk), ("drisk_rmd", measures.drisk_rmd),
                          ("record_linkage", measures.record_linkage)):
             t = time.perf_counter()
-            out[name] = fn(X, Xm)
+            try:
+                out[name] = fn(X, Xm)
+            except DataError as exc:
+                # a measure undefined on these data (dRiskRMD on a singular scatter) is withheld
+                # and said, not allowed to sink the rest of the report
+                out[name] = {"withheld": str(exc)}
+                a.assumptions.append(f"{name} withheld: {exc}")
             seconds[name] = time.perf_counter() - t
     if a.sensitive:
         t = time.perf_counter()
@@ -206,7 +213,7 @@ def summary_points(risk: dict, utility: dict) -> dict[str, float]:
         points["highest re-identification risk"] = float(prosecutor["highest"])
     if "average" in prosecutor:
         points["average re-identification risk"] = float(prosecutor["average"])
-    if "drisk" in risk:
+    if isinstance(risk.get("drisk"), (int, float)):
         points["dRisk"] = float(risk["drisk"])
     linkage = risk.get("record_linkage", {})
     for key in ("distance_based", "nearest_share"):
