@@ -321,6 +321,7 @@ def test_the_report_appears_under_a_microaggregation(server, page, tmp_path):
     assert float(risk) <= 1 / 3 + 1e-4
     assert page.locator("#report-assumptions li").count() >= 1
     assert page.text_content("#report-download") == "Download the risk and utility report (HTML)"
+    screenshot(page, "web_report.png", "risk-report")
     saved = download(page, "#report-download", tmp_path)
     assert saved.name == "census_mdav_k3_report.html" and "<svg" in saved.read_text()
     assert set(json.loads(download(page, "#report-json", tmp_path).read_text())) >= {"risk", "utility"}
