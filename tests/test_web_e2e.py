@@ -276,3 +276,52 @@ def test_publish_with_an_uploaded_hierarchy_in_the_browser(server, page, tmp_pat
     page.click("#run")
     page.wait_for_function("() => document.getElementById('run-error').textContent.length > 0")
     assert page.text_content("#run-error") == "k=100 is larger than the number of rows (62)"
+
+
+def test_the_risk_and_utility_report_opens_offline_with_every_figure(browser, tmp_path):
+    from incrowd import report
+
+    census = load_census()
+    release = microaggregate(census, 3, "mdav")
+    made = report(census, release.aggregated, quasi_identifiers=release.quasi_identifiers, k=3,
+                  release_summary=release.summary())
+    path = tmp_path / "report.html"
+    made.to_html(path)
+    # no network at all: a page that tried to fetch anything would fail here
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, offline=True)
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: problems.append(str(exc)))
+    page.on("request", lambda req: None if req.url.startswith("file://") else problems.append(req.url))
+    try:
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        assert page.locator("div.figure svg").count() >= len(made.figures) >= 3
+        for name in made.figures:
+            box = page.locator(f"#figure-{name} svg").bounding_box()
+            assert box is not None and box["width"] > 100 and box["height"] > 50, name
+        assert problems == []
+        folder = os.environ.get("INCROWD_SCREENSHOTS")
+        if folder:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(Path(folder) / "report.png"))  # the top: the at-a-glance figures
+    finally:
+        context.close()
+
+
+def test_the_report_appears_under_a_microaggregation(server, page, tmp_path):
+    page.goto(server + "/")
+    page.click("#pick-sample")
+    page.wait_for_selector("#data-rows")
+    page.fill("#k", "3")
+    page.click("#run")
+    page.wait_for_selector("#report-points", timeout=120_000)
+    risk = page.text_content("#report-points tr[data-label='highest re-identification risk'] td")
+    assert float(risk) <= 1 / 3 + 1e-4
+    assert page.locator("#report-assumptions li").count() >= 1
+    assert page.text_content("#report-download") == "Download the risk and utility report (HTML)"
+    screenshot(page, "web_report.png", "risk-report")
+    saved = download(page, "#report-download", tmp_path)
+    assert saved.name == "census_mdav_k3_report.html" and "<svg" in saved.read_text()
+    assert set(json.loads(download(page, "#report-json", tmp_path).read_text())) >= {"risk", "utility"}

@@ -103,7 +103,9 @@ def test_a_mixed_table_is_published_k_anonymous_with_report_and_downloads(app):
     html = client.get(report["report_download"])
     assert html.status_code == 200 and html.headers["content-type"].startswith("text/html")
     assert "attachment" in html.headers["content-disposition"]
-    assert "<h1>Release report</h1>" in html.text and "k-anonymous (k=2)" in html.text
+    # the full risk and utility report, the release's own summary in it
+    assert "<h1>Disclosure risk and utility</h1>" in html.text and "<h2>The release</h2>" in html.text
+    assert html.headers["content-disposition"].endswith('filename="people_report.html"')
 
 
 def test_l_diversity_of_a_sensitive_column_is_kept_and_reported(app):

@@ -22,7 +22,7 @@ from ..datasets import load_census
 from ..exceptions import DataError, IncrowdError
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from ..microaggregation import METHODS
-from . import _jobs, _microaggregation, _negotiation, _pool, _publish
+from . import _jobs, _microaggregation, _negotiation, _pool, _publish, _report
 from ._body_limit import BodyLimit
 from ._context import MB, TEMPLATES, base_name, dataset_of, error, session_for, session_of
 from ._errors import JSONErrors, Scrubber, read_user_table
@@ -220,6 +220,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
     app.include_router(_jobs.router)
     app.include_router(_negotiation.router)
     app.include_router(_publish.router)
+    app.include_router(_report.router)
 
     @app.get("/api/results/{result_id}")
     async def download(result_id: str, request: Request) -> Response:

@@ -16,6 +16,7 @@ from ..data import write_table
 from ..exceptions import DataError, ParameterError
 from ._context import dataset_of, session_of, stem_of
 from ._pool import heavy
+from ._report import offer
 from ._sessions import Dataset, Result, Session
 
 router = APIRouter()
@@ -92,7 +93,9 @@ def microaggregate_in(session: Session, ds: Dataset, req: MicroaggregateRequest)
     res = Result(path.stem, path, download, "text/csv", before=ds.frame, after=result.aggregated)
     session.results[res.id] = res
     command, python = command_line(req, ds.display_name, download)
-    return {**result.summary(), "dataset": ds.id, "result": res.id,
+    report = offer(res, ds.frame, result.aggregated, stem_of(download), quasi_identifiers=result.quasi_identifiers,
+                   identifiers=result.identifiers, k=result.k, release_summary=result.summary())
+    return {**result.summary(), **report, "dataset": ds.id, "result": res.id,
             "download": f"/api/results/{res.id}", "download_name": download,
             "scatter": f"/api/results/{res.id}/scatter",
             "command": command, "python": python}

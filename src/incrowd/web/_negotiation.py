@@ -22,6 +22,7 @@ from ..exceptions import BuildCancelled, DataError, ParameterError
 from ..generalization import Lattice, Negotiation, generalize, negotiate, read_hierarchy
 from ._context import MB, base_name, dataset_of, error, lattice_of, session_for, session_of, stem_of
 from ._pool import heavy, pool_of
+from ._report import offer
 from ._sessions import BuiltLattice, Result, UploadedHierarchy
 
 router = APIRouter()
@@ -296,6 +297,10 @@ def run_generalize(req: GeneralizeRequest, request: Request) -> dict[str, Any]:
     write_table(result.table, path, sep=",")
     res = Result(path.stem, path, download, "text/csv")
     session.results[res.id] = res
-    return {**result.to_dict(), "lattice": built.id, "result": res.id,
+    report = offer(res, ds.frame, result.table, stem_of(download), quasi_identifiers=list(result.levels),
+                   sensitive=[lattice.sensitive] if lattice.sensitive else None, identifiers=req.identifiers,
+                   kept_rows=result.kept_rows, k=result.k, hierarchies=dict(lattice.hierarchies),
+                   release_summary=result.to_dict())
+    return {**result.to_dict(), **report, "lattice": built.id, "result": res.id,
             "download": f"/api/results/{res.id}", "download_name": download,
             "command": _generalize_command(req, built, ds.display_name, download)}

@@ -24,6 +24,7 @@ from ._context import base_name, dataset_of, session_for, session_of, stem_of
 from ._jobs import Job, forget_finished
 from ._negotiation import _HIERARCHY_LIMIT, attribute_from_filename
 from ._pool import heavy, pool_of
+from ._report import offer
 from ._sessions import Dataset, Result, Session
 
 router = APIRouter()
@@ -247,7 +248,6 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest) -> dict[str, 
     it (only the numeric columns parsed), so the CLI line shown gives the same release."""
     from ..cli._publish import summary_lines
     from ..release._release import publish
-    from ..release._report_file import to_html
     from ..release._spec import load_spec
 
     spec = _without_nulls(req.spec)
@@ -271,17 +271,14 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest) -> dict[str, 
     sep = data.attrs.get("csv_sep")  # the input's delimiter, as the CLI keeps it
     write_table(result.table, table_path, sep=sep)
     report = result.summary()
-    report_path = session.new_file(".html")
-    report_path.write_text(to_html(report), encoding="utf-8")
     table_res = Result(table_path.stem, table_path, download, "text/csv")
-    report_res = Result(report_path.stem, report_path, report_name, "text/html")
     session.results[table_res.id] = table_res
-    session.results[report_res.id] = report_res
+    # the download is the full risk and utility report, with this summary in it (as --report)
+    offered = offer(table_res, data, result.table, stem, **result.report_options())
     lines = summary_lines({**report, "input": ds.display_name})
-    return {**report, "dataset": ds.id, "result": table_res.id,
+    return {**report, **offered, "dataset": ds.id, "result": table_res.id,
             "lines": [list(line) for line in lines], "verified": verification_lines(report),
             "download": f"/api/results/{table_res.id}", "download_name": download,
-            "report_download": f"/api/results/{report_res.id}", "report_name": report_name,
             "command": command_line(ds.display_name, download, report_name),
             "spec_file": SPEC_FILE, "spec": spec, "spec_toml": toml,
             "hierarchy_files": sorted(set(hierarchy_names.values()))}

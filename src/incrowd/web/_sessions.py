@@ -44,6 +44,8 @@ class Result:
     media_type: str
     before: pd.DataFrame | None = None
     after: pd.DataFrame | None = None
+    # a release's disclosure-risk and utility report (web/_report.py), made on request
+    report: Any = None
 
 
 @dataclass
@@ -96,7 +98,7 @@ class Session:
 
     def new_file(self, suffix: str) -> Path:
         """A fresh path inside this session's folder (random name, allowed suffix only)."""
-        if suffix not in {".csv", ".parquet", ".duckdb", ".csv.gz", ".html"}:
+        if suffix not in {".csv", ".parquet", ".duckdb", ".csv.gz", ".html", ".json"}:
             raise DataError(f"file type {suffix!r} is not accepted; use .csv, .csv.gz or .parquet")
         return self.folder / f"{secrets.token_hex(8)}{suffix}"
 
