@@ -177,7 +177,7 @@ def test_drisk_rejects_mismatched_or_text_input():
 # dRiskRMD (sdcMicro R/dRiskRMD.R)
 
 
-def _drisk_rmd_plain(x, xm, k, k2):
+def _drisk_rmd_plain(x, xm, k, k2, cov=None):
     from sklearn.covariance import MinCovDet
 
     def scale(a):
@@ -185,7 +185,8 @@ def _drisk_rmd_plain(x, xm, k, k2):
 
     xs, xms = scale(x), scale(xm)
     n, p = xs.shape
-    cov = MinCovDet(random_state=0).fit(xs).covariance_
+    if cov is None:
+        cov = MinCovDet(random_state=0).fit(xs).covariance_
     inv = np.linalg.inv(cov)
     cent = xs.mean(axis=0)
     rmd = [0.05 * math.sqrt(float((xs[i] - cent) @ inv @ (xs[i] - cent))) for i in range(n)]
@@ -214,6 +215,18 @@ def test_drisk_rmd_matches_plain_definition(k, k2):
     for key, v in exp.items():
         assert res[key] == pytest.approx(v, abs=1e-9), key
     assert _plain(res)
+
+
+def test_drisk_rmd_with_a_given_scatter_matches_plain_definition():
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(50, 3))
+    xm = x + rng.normal(scale=0.05, size=x.shape)
+    cov = np.array([[1.2, 0.3, 0.0], [0.3, 0.9, -0.2], [0.0, -0.2, 0.7]])
+    res = drisk_rmd(x, xm, k=1.5, k2=0.2, covariance=cov)
+    for key, v in _drisk_rmd_plain(x, xm, 1.5, 0.2, cov).items():
+        assert res[key] == pytest.approx(v, abs=1e-9), key
+    with pytest.raises(ParameterError, match="covariance"):
+        drisk_rmd(x, xm, covariance=np.eye(2))
 
 
 def test_drisk_rmd_rejects_constant_or_missing():

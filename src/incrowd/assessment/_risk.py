@@ -290,7 +290,8 @@ def _sq_mahalanobis(xs: np.ndarray, loc: np.ndarray, cov: np.ndarray) -> np.ndar
 
 
 def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_state: int = 0,
-              mcd_support_fraction: float | None = None, mcd_max_rows: int = 5000) -> dict:
+              mcd_support_fraction: float | None = None, mcd_max_rows: int = 5000,
+              covariance=None) -> dict:
     """sdcMicro's ``dRiskRMD`` (RMDID1/RMDID2, Templ and Meindl, PSD 2008), as
     ``dRiskRMDWORK`` in sdcMicro 5.8.0 ``R/dRiskRMD.R`` lines 107-172:
 
@@ -317,6 +318,9 @@ def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_stat
     reweighting: FastMCD's own scheme for large n (subsets first, full data last), at a few
     seconds for 10^6 rows where ``MinCovDet`` on all rows takes minutes.
 
+    ``covariance`` replaces the MCD by a given scatter matrix of the scaled original (p x p),
+    e.g. robustbase's ``covMcd(scale(x))$cov``, to reproduce sdcMicro's figures exactly.
+
     The MCD here is scikit-learn's ``MinCovDet`` (FastMCD, support fraction (n + p + 1) / 2n
     unless given, consistency correction and one reweighting step) with a fixed
     ``random_state``; robustbase's ``covMcd`` (alpha = 1/2) uses other small-sample correction
@@ -341,18 +345,24 @@ def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_stat
         raise DataError(f"original column {int(const[0])} is constant; dRiskRMD needs a spread in every column")
     xs = _scale(x)
     xms = _scale(xm)
-    try:
-        with warnings.catch_warnings():
-            # scikit-learn warns about rank and determinant; the singular case is reported below
-            warnings.simplefilter("ignore", UserWarning)
-            warnings.simplefilter("ignore", RuntimeWarning)
-            cov = _mcd_covariance(xs, random_state, mcd_support_fraction, mcd_max_rows)
-        eig = np.linalg.eigvalsh(cov)
-    except np.linalg.LinAlgError:
-        eig = np.zeros(1)
+    cov = None
+    if covariance is not None:
+        cov = np.asarray(covariance, dtype=np.float64)
+        if cov.shape != (p, p) or not np.isfinite(cov).all():
+            raise ParameterError(f"covariance must be a finite {p} x {p} matrix; got shape {cov.shape}")
+    else:
+        try:
+            with warnings.catch_warnings():
+                # scikit-learn warns about rank and determinant; the singular case is reported below
+                warnings.simplefilter("ignore", UserWarning)
+                warnings.simplefilter("ignore", RuntimeWarning)
+                cov = _mcd_covariance(xs, random_state, mcd_support_fraction, mcd_max_rows)
+        except np.linalg.LinAlgError:
+            cov = None
+    eig = np.linalg.eigvalsh(cov) if cov is not None else np.zeros(1)
     if not eig[0] > 1e-12 * max(eig[-1], 1e-300):
-        # sdcMicro stops here too (solve() on a singular matrix); a figure from a near-singular
-        # scatter would be noise
+        # sdcMicro stops when solve() fails on an exactly singular scatter and, near it, gives
+        # figures that swing with the MCD's random subsets: neither is a measure
         raise DataError("the robust covariance of the original columns is singular (a column is a linear "
                         "combination of others, or most rows lie on a hyperplane); dRiskRMD needs "
                         "linearly independent columns: leave one of the dependent columns out")
