@@ -315,6 +315,31 @@ def test_record_linkage_samples_above_the_assignment_limit():
     assert g == record_linkage(x, xm, max_assignment=10, sample=8, repeats=5)["global"]
 
 
+def _credit_plain(xs, xms, i, tol=1e-12):
+    d = [math.sqrt(sum((xms[i, j] - xs[h, j]) ** 2 for j in range(xs.shape[1]))) for h in range(xs.shape[0])]
+    ties = [h for h in range(len(d)) if d[h] <= min(d) * (1 + tol)]
+    return (1 / len(ties)) if i in ties else 0.0
+
+
+def test_record_linkage_samples_masked_records_above_the_exact_limit():
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(60, 3))
+    xm = x + rng.normal(scale=0.7, size=x.shape)
+    res = record_linkage(x, xm, max_exact=10, distance_sample=20, random_state=3, global_linkage=False)
+    assert res["distance_method"] == "sampled" and res["distance_rows"] == 20
+    rows = np.sort(np.random.default_rng(3).choice(60, size=20, replace=False))
+    mean, sd = x.mean(axis=0), x.std(axis=0, ddof=1)
+    xs, xms = (x - mean) / sd, (xm - mean) / sd
+    credit = [_credit_plain(xs, xms, int(i)) for i in rows]
+    share = sum(credit) / 20
+    assert res["distance_based"] == pytest.approx(share, abs=1e-12)
+    half = 1.959963984540054 * float(np.std(credit, ddof=1)) / math.sqrt(20)
+    assert res["distance_ci95"] == pytest.approx([max(0.0, share - half), min(1.0, share + half)], abs=1e-12)
+    exact = record_linkage(x, xm, global_linkage=False)
+    assert exact["distance_method"] == "exact"
+    assert exact["distance_based"] == pytest.approx(_distance_linkage_plain(x, xm), abs=1e-12)
+
+
 def test_record_linkage_rejects_bad_input():
     with pytest.raises(DataError, match="same shape"):
         record_linkage(np.zeros((3, 2)), np.zeros((3, 3)))
