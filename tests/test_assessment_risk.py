@@ -177,7 +177,7 @@ def test_drisk_rejects_mismatched_or_text_input():
 # dRiskRMD (sdcMicro R/dRiskRMD.R)
 
 
-def _drisk_rmd_plain(x, xm, k, k2):
+def _drisk_rmd_plain(x, xm, k, k2, cov=None):
     from sklearn.covariance import MinCovDet
 
     def scale(a):
@@ -185,7 +185,8 @@ def _drisk_rmd_plain(x, xm, k, k2):
 
     xs, xms = scale(x), scale(xm)
     n, p = xs.shape
-    cov = MinCovDet(random_state=0).fit(xs).covariance_
+    if cov is None:
+        cov = MinCovDet(random_state=0).fit(xs).covariance_
     inv = np.linalg.inv(cov)
     cent = xs.mean(axis=0)
     rmd = [0.05 * math.sqrt(float((xs[i] - cent) @ inv @ (xs[i] - cent))) for i in range(n)]
@@ -214,6 +215,18 @@ def test_drisk_rmd_matches_plain_definition(k, k2):
     for key, v in exp.items():
         assert res[key] == pytest.approx(v, abs=1e-9), key
     assert _plain(res)
+
+
+def test_drisk_rmd_with_a_given_scatter_matches_plain_definition():
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(50, 3))
+    xm = x + rng.normal(scale=0.05, size=x.shape)
+    cov = np.array([[1.2, 0.3, 0.0], [0.3, 0.9, -0.2], [0.0, -0.2, 0.7]])
+    res = drisk_rmd(x, xm, k=1.5, k2=0.2, covariance=cov)
+    for key, v in _drisk_rmd_plain(x, xm, 1.5, 0.2, cov).items():
+        assert res[key] == pytest.approx(v, abs=1e-9), key
+    with pytest.raises(ParameterError, match="covariance"):
+        drisk_rmd(x, xm, covariance=np.eye(2))
 
 
 def test_drisk_rmd_rejects_constant_or_missing():
@@ -300,6 +313,31 @@ def test_record_linkage_samples_above_the_assignment_limit():
     g = record_linkage(x, xm, max_assignment=10, sample=8, repeats=5)["global"]
     assert g["ci95"][0] <= g["share"] <= g["ci95"][1]
     assert g == record_linkage(x, xm, max_assignment=10, sample=8, repeats=5)["global"]
+
+
+def _credit_plain(xs, xms, i, tol=1e-12):
+    d = [math.sqrt(sum((xms[i, j] - xs[h, j]) ** 2 for j in range(xs.shape[1]))) for h in range(xs.shape[0])]
+    ties = [h for h in range(len(d)) if d[h] <= min(d) * (1 + tol)]
+    return (1 / len(ties)) if i in ties else 0.0
+
+
+def test_record_linkage_samples_masked_records_above_the_exact_limit():
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(60, 3))
+    xm = x + rng.normal(scale=0.7, size=x.shape)
+    res = record_linkage(x, xm, max_exact=10, distance_sample=20, random_state=3, global_linkage=False)
+    assert res["distance_method"] == "sampled" and res["distance_rows"] == 20
+    rows = np.sort(np.random.default_rng(3).choice(60, size=20, replace=False))
+    mean, sd = x.mean(axis=0), x.std(axis=0, ddof=1)
+    xs, xms = (x - mean) / sd, (xm - mean) / sd
+    credit = [_credit_plain(xs, xms, int(i)) for i in rows]
+    share = sum(credit) / 20
+    assert res["distance_based"] == pytest.approx(share, abs=1e-12)
+    half = 1.959963984540054 * float(np.std(credit, ddof=1)) / math.sqrt(20)
+    assert res["distance_ci95"] == pytest.approx([max(0.0, share - half), min(1.0, share + half)], abs=1e-12)
+    exact = record_linkage(x, xm, global_linkage=False)
+    assert exact["distance_method"] == "exact"
+    assert exact["distance_based"] == pytest.approx(_distance_linkage_plain(x, xm), abs=1e-12)
 
 
 def test_record_linkage_rejects_bad_input():

@@ -290,7 +290,8 @@ def _sq_mahalanobis(xs: np.ndarray, loc: np.ndarray, cov: np.ndarray) -> np.ndar
 
 
 def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_state: int = 0,
-              mcd_support_fraction: float | None = None, mcd_max_rows: int = 5000) -> dict:
+              mcd_support_fraction: float | None = None, mcd_max_rows: int = 5000,
+              covariance=None) -> dict:
     """sdcMicro's ``dRiskRMD`` (RMDID1/RMDID2, Templ and Meindl, PSD 2008), as
     ``dRiskRMDWORK`` in sdcMicro 5.8.0 ``R/dRiskRMD.R`` lines 107-172:
 
@@ -317,6 +318,9 @@ def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_stat
     reweighting: FastMCD's own scheme for large n (subsets first, full data last), at a few
     seconds for 10^6 rows where ``MinCovDet`` on all rows takes minutes.
 
+    ``covariance`` replaces the MCD by a given scatter matrix of the scaled original (p x p),
+    e.g. robustbase's ``covMcd(scale(x))$cov``, to reproduce sdcMicro's figures exactly.
+
     The MCD here is scikit-learn's ``MinCovDet`` (FastMCD, support fraction (n + p + 1) / 2n
     unless given, consistency correction and one reweighting step) with a fixed
     ``random_state``; robustbase's ``covMcd`` (alpha = 1/2) uses other small-sample correction
@@ -341,18 +345,24 @@ def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_stat
         raise DataError(f"original column {int(const[0])} is constant; dRiskRMD needs a spread in every column")
     xs = _scale(x)
     xms = _scale(xm)
-    try:
-        with warnings.catch_warnings():
-            # scikit-learn warns about rank and determinant; the singular case is reported below
-            warnings.simplefilter("ignore", UserWarning)
-            warnings.simplefilter("ignore", RuntimeWarning)
-            cov = _mcd_covariance(xs, random_state, mcd_support_fraction, mcd_max_rows)
-        eig = np.linalg.eigvalsh(cov)
-    except np.linalg.LinAlgError:
-        eig = np.zeros(1)
+    cov = None
+    if covariance is not None:
+        cov = np.asarray(covariance, dtype=np.float64)
+        if cov.shape != (p, p) or not np.isfinite(cov).all():
+            raise ParameterError(f"covariance must be a finite {p} x {p} matrix; got shape {cov.shape}")
+    else:
+        try:
+            with warnings.catch_warnings():
+                # scikit-learn warns about rank and determinant; the singular case is reported below
+                warnings.simplefilter("ignore", UserWarning)
+                warnings.simplefilter("ignore", RuntimeWarning)
+                cov = _mcd_covariance(xs, random_state, mcd_support_fraction, mcd_max_rows)
+        except np.linalg.LinAlgError:
+            cov = None
+    eig = np.linalg.eigvalsh(cov) if cov is not None else np.zeros(1)
     if not eig[0] > 1e-12 * max(eig[-1], 1e-300):
-        # sdcMicro stops here too (solve() on a singular matrix); a figure from a near-singular
-        # scatter would be noise
+        # sdcMicro stops when solve() fails on an exactly singular scatter and, near it, gives
+        # figures that swing with the MCD's random subsets: neither is a measure
         raise DataError("the robust covariance of the original columns is singular (a column is a linear "
                         "combination of others, or most rows lie on a hyperplane); dRiskRMD needs "
                         "linearly independent columns: leave one of the dependent columns out")
@@ -392,32 +402,10 @@ def _standardize_by_original(x: np.ndarray, xm: np.ndarray):
     return (x - mean) / sd, (xm - mean) / sd
 
 
-def _distance_linkage(xs: np.ndarray, xms: np.ndarray, rel_tol: float) -> float:
-    from scipy.spatial import cKDTree
+def _distance_linkage(xs: np.ndarray, xms: np.ndarray, rows: np.ndarray, rel_tol: float) -> np.ndarray:
+    from ._linkage_kernel import link_credit
 
-    n = xs.shape[0]
-    tree = cKDTree(xs)
-    d1, idx = tree.query(xms, k=1, workers=-1)
-    own = np.arange(n)
-    credit = (idx == own).astype(np.float64)
-    if n > 1:
-        radius = d1 * (1.0 + rel_tol)
-        # ties only: a search bounded just above the nearest distance prunes almost the whole
-        # tree, where an unbounded second-neighbour search in many dimensions visits most of it
-        # (the bound is one number per call, so queries go in chunks of similar radius)
-        d2 = np.full(n, np.inf)
-        order = np.argsort(radius, kind="stable")
-        for lo in range(0, n, 16384):
-            rows = order[lo:lo + 16384]
-            bound = float(np.nextafter(radius[rows[-1]], np.inf) * (1 + 1e-9))
-            dd, _ = tree.query(xms[rows], k=2, workers=-1, distance_upper_bound=bound)
-            d2[rows] = dd[:, 1]
-        tied = np.flatnonzero(d2 <= radius)
-        for i in tied:
-            members = tree.query_ball_point(xms[i], r=radius[i])
-            t = len(members)
-            credit[i] = (1.0 / t) if i in members else 0.0
-    return float(credit.sum() / n)
+    return link_credit(np.ascontiguousarray(xs), np.ascontiguousarray(xms), rows.astype(np.int64), float(rel_tol))
 
 
 def _assignment_share(xs: np.ndarray, xms: np.ndarray) -> float:
@@ -431,7 +419,8 @@ def _assignment_share(xs: np.ndarray, xms: np.ndarray) -> float:
 
 def record_linkage(original, masked, *, max_assignment: int = 5000, sample: int = 2000,
                    random_state: int = 0, repeats: int = 20, global_linkage: bool = True,
-                   tie_tolerance: float = 1e-12) -> dict:
+                   tie_tolerance: float = 1e-12, max_exact: int = 20000,
+                   distance_sample: int = 5000) -> dict:
     """Distance-based and global record linkage of the masked records to the original ones.
 
     Both tables are standardized with the ORIGINAL's column means and sample sds (a constant
@@ -442,7 +431,13 @@ def record_linkage(original, masked, *, max_assignment: int = 5000, sample: int 
       original record (Euclidean); the figure is the share of masked records whose nearest is
       their own row. Ties are shared: a masked record whose nearest distance d is reached by t
       original records (all within ``d * (1 + tie_tolerance)``) counts 1/t when its own row is
-      among them, 0 otherwise.
+      among them, 0 otherwise. Every masked record is scanned against ALL originals (exact
+      search with partial-distance elimination). For n <= ``max_exact`` every masked record is
+      linked (``distance_method = "exact"``); above, a random sample of ``distance_sample``
+      masked records (``random_state``), each still against all n originals, gives an unbiased
+      estimate with a 95 % normal confidence interval (``distance_ci95``,
+      ``distance_method = "sampled"``): exact search costs n^2 distance evaluations, hours at
+      10^6 rows, and a k-d tree does not help once masking moves records far from their own.
     * ``global`` (when ``global_linkage``): the one-to-one assignment of masked to original
       records minimizing the total Euclidean distance (``scipy.optimize.linear_sum_assignment``,
       the Hungarian problem); the figure is the share of masked records assigned to their own
@@ -454,7 +449,8 @@ def record_linkage(original, masked, *, max_assignment: int = 5000, sample: int 
       the whole table (fewer candidates per record), so the sampled share is an upper
       estimate of the full-table share. Ties in the assignment are not shared.
     """
-    for name, v, lo in (("max_assignment", max_assignment, 0), ("sample", sample, 2), ("repeats", repeats, 2)):
+    for name, v, lo in (("max_assignment", max_assignment, 0), ("sample", sample, 2), ("repeats", repeats, 2),
+                        ("max_exact", max_exact, 0), ("distance_sample", distance_sample, 2)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
             raise ParameterError(f"{name} must be an integer >= {lo}; got {v!r}")
     if not (isinstance(tie_tolerance, (int, float)) and 0 <= tie_tolerance < 1e-3):
@@ -466,8 +462,20 @@ def record_linkage(original, masked, *, max_assignment: int = 5000, sample: int 
     if n == 0:
         raise DataError("record linkage needs at least one record")
     xs, xms = _standardize_by_original(x, xm)
-    out = {"n_records": int(n), "distance_based": _distance_linkage(xs, xms, float(tie_tolerance)),
-           "tie_tolerance": float(tie_tolerance)}
+    rng = np.random.default_rng(random_state)
+    if n <= max_exact:
+        credit = _distance_linkage(xs, xms, np.arange(n), float(tie_tolerance))
+        out = {"n_records": int(n), "distance_based": float(credit.sum() / n), "distance_method": "exact",
+               "distance_rows": int(n)}
+    else:
+        m = min(int(distance_sample), n)
+        rows = np.sort(rng.choice(n, size=m, replace=False))
+        credit = _distance_linkage(xs, xms, rows, float(tie_tolerance))
+        share = float(credit.mean())
+        half = float(1.959963984540054 * credit.std(ddof=1) / math.sqrt(m))
+        out = {"n_records": int(n), "distance_based": share, "distance_method": "sampled",
+               "distance_rows": int(m), "distance_ci95": [max(0.0, share - half), min(1.0, share + half)]}
+    out["tie_tolerance"] = float(tie_tolerance)
     if not global_linkage:
         return out
     if n <= max_assignment:
@@ -475,7 +483,6 @@ def record_linkage(original, masked, *, max_assignment: int = 5000, sample: int 
         return out
     from scipy import stats
 
-    rng = np.random.default_rng(random_state)
     m = min(int(sample), n)
     shares = []
     for _ in range(int(repeats)):
