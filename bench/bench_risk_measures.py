@@ -37,7 +37,7 @@ def main() -> None:
         "class_risk": lambda: class_risk(release[cols], k=5),
         "drisk": lambda: drisk(x, xm),
         "drisk_rmd": lambda: drisk_rmd(x, xm),
-        "record_linkage (distance-based, 5000 of n)": lambda: record_linkage(x, xm, global_linkage=False),
+        "record_linkage (distance-based, 1000 of n sampled)": lambda: record_linkage(x, xm, global_linkage=False),
         "attribute_disclosure": lambda: attribute_disclosure(release, cols, ["s"], reference=original),
         "record_linkage (global, sampled 20 x 2000)": lambda: record_linkage(x[:5001], xm[:5001], max_assignment=5000, max_exact=0, distance_sample=2),
     }

@@ -55,7 +55,7 @@ cat(jsonlite::toJSON(list(
   drisk = dRisk(x, xm = xm), drisk_k01 = dRisk(x, xm = xm, k = 0.1),
   rmd07 = r07[c("risk1", "risk2", "wrisk1", "wrisk2")],
   rmd001 = r001[c("risk1", "risk2", "wrisk1", "wrisk2")],
-  cov = unname(cov), linkage = mean(credit)), auto_unbox = TRUE, digits = NA))
+  cov = sprintf("%.17g", cov), p = ncol(cov), linkage = mean(credit)), auto_unbox = TRUE, digits = NA))
 """
 
 
@@ -79,7 +79,8 @@ def _rows(original: pd.DataFrame, release: pd.DataFrame):
     xm = release.to_numpy(np.float64)
     keep = [c for c in original.columns if c not in RMD_DROP]
     xr, xmr = original[keep].to_numpy(np.float64), release[keep].to_numpy(np.float64)
-    rcov = np.asarray(ref["cov"], dtype=np.float64)
+    # all 17 digits: Census's MCD scatter is ill-conditioned, 15 digits move wrisk in the 9th
+    rcov = np.asarray([float(v) for v in ref["cov"]]).reshape(ref["p"], ref["p"])
     rows = [("dRisk (k = 0.05)", ref["drisk"], drisk(x, xm), None),
             ("dRisk (k = 0.1)", ref["drisk_k01"], drisk(x, xm, k=0.1), None)]
     for k, key_r in ((0.7, "rmd07"), (0.01, "rmd001")):

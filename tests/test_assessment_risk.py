@@ -439,6 +439,20 @@ def test_drisk_rmd_large_path_is_robust_and_close_to_full_mcd():
     sub = _mcd_covariance(x, 0, None, 200)
     full = MinCovDet(random_state=0).fit(x).covariance_
     assert np.allclose(sub, full, rtol=0.15, atol=0.05)
+    refined_on_sample = _mcd_covariance(x, 0, None, 200, refine_rows=500)
+    assert np.allclose(refined_on_sample, full, rtol=0.2, atol=0.08)
     assert np.allclose(sub, np.cov(clean, rowvar=False), rtol=0.25, atol=0.1)
     res = drisk_rmd(x, np.round(x, 1), mcd_max_rows=200)
     assert 0.0 <= res["risk2"] <= res["risk1"] <= 1.0
+
+
+@pytest.mark.parametrize("block_q,block_x", [(1, 1), (3, 4), (5, 2)])
+def test_record_linkage_blocks_keep_ties_and_minimum(block_q, block_x):
+    from incrowd.assessment._risk import _distance_linkage
+
+    x = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0], [5.0, 5.0], [5.0, 5.0], [9.0, 1.0]])
+    xm = np.array([[1.0, 0.0], [2.0, 0.0], [1.0, 1.0], [2.0, 2.0], [5.0, 5.0], [5.0, 5.0], [7.0, 3.0]])
+    rows = np.arange(7)
+    credit = _distance_linkage(x, xm, rows, 1e-12, block_q=block_q, block_x=block_x)
+    expected = [_credit_plain(x, xm, i) for i in range(7)]
+    assert credit.tolist() == pytest.approx(expected, abs=1e-15)
