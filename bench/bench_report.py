@@ -159,8 +159,23 @@ def render(saved: dict) -> str:
     ]
     attacked = [r for r in saved["rows"] if r.get("attacks")]
     for r in attacked:
-        lines += ["### Attacks (anonymeter)", "", f"{r['release']}:", "", "```json",
-                  json.dumps(r["attacks"], indent=1)[:4000], "```", ""]
+        a = r["attacks"]
+        parts = [("singling out, univariate", (a.get("singling_out") or {}).get("univariate")),
+                 ("singling out, multivariate", (a.get("singling_out") or {}).get("multivariate")),
+                 ("linkability", a.get("linkability")), ("inference", a.get("inference"))]
+        table = []
+        for name, got in parts:
+            if not got:
+                table.append([name, "-", "-", "-", "-"])
+                continue
+            ci = got.get("ci") or [None, None]
+            rate = lambda key: (got.get(key) or {}).get("value") if isinstance(got.get(key), dict) else got.get(key)
+            table.append([name, _f(got.get("risk")), f"[{_f(ci[0])}, {_f(ci[1])}]", _f(rate("attack_rate")),
+                          _f(rate("control_rate"))])
+        lines += ["### Attacks (anonymeter)", "",
+                  f"{r['release']}; {a.get('n_attacks')} attacks, secret {a.get('secret')}, "
+                  f"{a.get('confidence')} confidence. {(a.get('split') or {}).get('note', '')}", "",
+                  md_table(["attack", "risk", "interval", "attack success", "control success"], table), ""]
     if saved.get("speed"):
         lines += ["### Speed", "", md_table(["report", "seconds", "slowest parts"], [
             [s["what"], f"{s['seconds']:.1f}", ", ".join(f"{k} {v:.1f} s" for k, v in sorted(
