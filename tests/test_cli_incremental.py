@@ -136,3 +136,17 @@ def test_base_refuses_existing_state_without_force(runner, files):
     out = runner.invoke(app, args)
     assert out.exit_code == 2 and "--force" in out.stderr
     assert runner.invoke(app, args + ["--force"]).exit_code == 0
+
+
+def test_publish_writes_the_risk_and_utility_report(runner, files):
+    tmp, frame = files
+    state = tmp / "s.duckdb"
+    run_json(runner, ["incremental", "base", str(tmp / "base.csv"), "-o", str(state),
+                      "--k", "4", "--id", "name", "--qi", "age,income", "--json"])
+    out, report = tmp / "release.csv", tmp / "report.json"
+    run_json(runner, ["incremental", "publish", str(state), "-o", str(out), "--report", str(report), "--json"])
+    got = json.loads(report.read_text())
+    assert got["about"]["rows_release"] == 200
+    assert got["risk"]["classes"]["smallest_class"] >= 4
+    assert 0 < got["utility"]["numeric"]["il"] < 1
+    assert got["release"]["k"] == 4
