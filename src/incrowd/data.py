@@ -208,6 +208,24 @@ def resolve_roles(
     return ColumnRoles(tuple(qis), tuple(ids), tuple(other))
 
 
+def column_numbers(column: pd.Series, refuse) -> np.ndarray:
+    """A column as float64, NaN where missing. Text (a CSV read without parsing) counts only the
+    documented NA vocabulary as missing; any other cell that is not a number is refused:
+    ``refuse(position, count)`` returns the error to raise (position 0-based)."""
+    if pd.api.types.is_bool_dtype(column.dtype):
+        values = column.astype(np.float64)
+    elif pd.api.types.is_numeric_dtype(column.dtype):
+        values = column
+    else:
+        na = column.isna() | column.isin(NA_VALUES)
+        values = pd.to_numeric(column.where(~na), errors="coerce")
+        bad = values.isna() & ~na
+        if bad.any():
+            raise refuse(int(np.flatnonzero(bad.to_numpy())[0]), int(bad.sum()))
+    # nullable and Arrow-backed columns: a missing value becomes NaN
+    return np.asarray(pd.Series(values).to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+
+
 def numeric_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     """The named columns as a float64 (n, m) array, or a DataError naming column and row.
 
@@ -217,23 +235,9 @@ def numeric_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     out = np.empty((frame.shape[0], len(columns)), dtype=np.float64)
     for j, name in enumerate(columns):
         col = frame[name]
-        if pd.api.types.is_bool_dtype(col.dtype):
-            values = col.astype(np.float64)
-        elif pd.api.types.is_numeric_dtype(col.dtype):
-            values = col
-        else:
-            # text (a CSV read without parsing): only the documented NA vocabulary is missing
-            na = col.isna() | col.isin(NA_VALUES)
-            values = pd.to_numeric(col.where(~na), errors="coerce")
-            bad = values.isna() & ~na
-            if bad.any():
-                pos = int(np.flatnonzero(bad.to_numpy())[0])
-                raise DataError(
-                    f"quasi-identifier column {name!r} must be numeric; data row {pos + 1} "
-                    f"holds {col.iloc[pos]!r} ({int(bad.sum())} non-numeric value(s) in all)"
-                )
-        # nullable and Arrow-backed columns: a missing value becomes NaN, reported below
-        arr = np.asarray(pd.Series(values).to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+        arr = column_numbers(col, lambda pos, count: DataError(
+            f"quasi-identifier column {name!r} must be numeric; data row {pos + 1} "
+            f"holds {col.iloc[pos]!r} ({count} non-numeric value(s) in all)"))
         missing = ~np.isfinite(arr)
         if missing.any():
             pos = int(np.flatnonzero(missing)[0])

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._csv_text import NA_VALUES
-from ..data import Standardizer
+from ..data import Standardizer, column_numbers
 from ..exceptions import DataError, ParameterError
 from ..generalization._hierarchy import Hierarchy, factorize_labels, hierarchy_from_rows, read_hierarchy
 from ._spec import ReleaseSpec, check_columns
@@ -78,20 +77,9 @@ def _numeric(frame: pd.DataFrame, names: list[str], missing: str) -> np.ndarray:
     out = np.empty((frame.shape[0], len(names)))
     for j, name in enumerate(names):
         col = frame[name]
-        if pd.api.types.is_bool_dtype(col.dtype):
-            values = col.astype(np.float64)
-        elif pd.api.types.is_numeric_dtype(col.dtype):
-            values = col
-        else:
-            na = col.isna() | col.isin(NA_VALUES)
-            values = pd.to_numeric(col.where(~na), errors="coerce")
-            bad = values.isna() & ~na
-            if bad.any():
-                pos = int(np.flatnonzero(bad.to_numpy())[0])
-                raise DataError(f"numeric column {name!r} must hold numbers; data row {pos + 1} holds "
-                                f"{col.iloc[pos]!r} ({int(bad.sum())} non-numeric value(s) in all); give it the "
-                                "role \"categorical\" if it is a code")
-        arr = np.asarray(pd.Series(values).to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+        arr = column_numbers(col, lambda pos, count: DataError(
+            f"numeric column {name!r} must hold numbers; data row {pos + 1} holds {col.iloc[pos]!r} "
+            f"({count} non-numeric value(s) in all); give it the role \"categorical\" if it is a code"))
         if np.isinf(arr).any():
             pos = int(np.flatnonzero(np.isinf(arr))[0])
             raise DataError(f"numeric column {name!r} has an infinite value in data row {pos + 1}")
