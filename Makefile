@@ -13,11 +13,12 @@ $(BIN)/python:
 # pycanon, the tests' outside verifier, pins exact versions of numpy, pandas and typer that would
 # downgrade ours; it needs only numpy and pandas at run time, so it comes without its pins.
 # anonymeter (the report's attacks) pins numpy<1.27 but runs on ours; its other needs (pandas,
-# scikit-learn, numba, joblib, scipy) are ours already, so it comes without its pins too.
+# scikit-learn, numba, joblib, scipy) are ours already, so it comes without its pins too;
+# 1.1 needs polars besides, so it stays below 1.1.
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test,bench,web,dask]"
 	$(BIN)/python -m pip install --quiet --no-deps "pycanon>=1.3.6"
-	$(BIN)/python -m pip install --quiet --no-deps "anonymeter>=1.0"
+	$(BIN)/python -m pip install --quiet --no-deps "anonymeter>=1.0,<1.1"
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -126,7 +126,7 @@ def attacks(original: pd.DataFrame, release: pd.DataFrame, *, quasi_identifiers:
     except ImportError as exc:
         raise IncrowdError(
             "the attacks need the anonymeter package (>= 1.0); install it with "
-            "pip install --no-deps 'anonymeter>=1.0' (its numpy<1.27 pin would downgrade numpy, "
+            "pip install --no-deps 'anonymeter>=1.0,<1.1' (its numpy<1.27 pin would downgrade numpy, "
             "and it runs on current numpy)") from exc
     _cache_kernels()
 
