@@ -407,8 +407,11 @@ main()
 
 
 def start_slow(script: str, args: list[str]) -> subprocess.Popen:
+    # a test run started in the background by a non-interactive shell inherits SIGINT ignored,
+    # and Python then installs no KeyboardInterrupt handler: give the child the default back
     proc = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     line = proc.stderr.readline()  # blocks until the write is under way (or the process ended)
     if "WRITING" not in line:
         proc.kill()
