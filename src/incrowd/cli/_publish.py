@@ -11,7 +11,7 @@ import typer
 from .. import _lazy
 from .._atomic import is_stdout
 from ..exceptions import ParameterError
-from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
+from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._options import JsonOption, QuietOption
 
 read_table = _lazy.function("incrowd.data", "read_table")
@@ -124,4 +124,4 @@ def summary_lines(info: dict) -> list[tuple[str, str]]:
     return lines
 
 
-__all__ = ["publish_command", "summary_lines", "stdout_console"]
+__all__ = ["publish_command", "summary_lines"]

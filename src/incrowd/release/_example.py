@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from .._csv_text import NA_VALUES
+from ._toml import toml_key
 
 #: a column of numbers with at most this many distinct values is proposed as categorical
 _FEW_VALUES = 15
@@ -46,11 +47,6 @@ def example_spec(data: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def _key(name: str) -> str:
-    bare = name.replace("-", "").replace("_", "")
-    return name if bare.isalnum() and bare.isascii() else '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def example_toml(data: pd.DataFrame, source: str = "the data") -> str:
     """The spec as commented TOML text, ready to edit and pass to ``incrowd publish --spec``."""
     has_missing = any(_has_missing(data[c]) for c in data.columns)
@@ -72,7 +68,7 @@ def example_toml(data: pd.DataFrame, source: str = "the data") -> str:
     ]
     for c in data.columns:
         role, why = _guess(data[c])
-        lines.append(f"{_key(str(c))} = \"{role}\"".ljust(40) + f"# {why}")
+        lines.append(f"{toml_key(str(c))} = \"{role}\"".ljust(40) + f"# {why}")
     lines += [
         "",
         "[missing]",
