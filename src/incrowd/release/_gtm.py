@@ -48,13 +48,20 @@ class _Bottom:
     of_row: np.ndarray                 # (n,) bottom class of each row
 
 
-def _bottom(prep: Prepared) -> _Bottom:
-    key = prep.pattern.astype(np.int64)
-    for name in prep.categorical:
-        width = int(prep.hierarchies[name].labels[0].size)
-        key = key * width + prep.codes0[name].astype(np.int64)
-        if key.max(initial=0) > 2**62 // max(width, 1):  # keep the radix key in int64
+def _radix_key(first: np.ndarray, digits) -> np.ndarray:
+    """One int64 key per row for the tuple (first, *codes): ``digits`` gives (codes, width)
+    pairs; the key is renumbered densely before a digit would carry it past int64."""
+    key = first.astype(np.int64)
+    for codes, width in digits:
+        if key.max(initial=0) >= 2**62 // max(width, 1):
             key = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
+        key = key * width + codes.astype(np.int64)
+    return key
+
+
+def _bottom(prep: Prepared) -> _Bottom:
+    key = _radix_key(prep.pattern, ((prep.codes0[a], int(prep.hierarchies[a].labels[0].size))
+                                    for a in prep.categorical))
     _, first, of_row = np.unique(key, return_index=True, return_inverse=True)
     of_row = of_row.ravel()
     n_bottom = first.size
@@ -69,13 +76,9 @@ def _bottom(prep: Prepared) -> _Bottom:
 
 def _classes(prep: Prepared, bottom: _Bottom, levels: dict[str, int]) -> tuple[np.ndarray, int]:
     """Class id of each bottom class at ``levels``, and the class count."""
-    key = bottom.pattern.astype(np.int64)
-    for name in prep.categorical:
-        hierarchy = prep.hierarchies[name]
-        width = int(hierarchy.labels[levels[name]].size)
-        key = key * width + hierarchy.code_map(levels[name])[bottom.codes[name]].astype(np.int64)
-        if key.max(initial=0) > 2**62 // max(width, 1):
-            key = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
+    hier = prep.hierarchies
+    key = _radix_key(bottom.pattern, ((hier[a].code_map(levels[a])[bottom.codes[a]],
+                                       int(hier[a].labels[levels[a]].size)) for a in prep.categorical))
     _, class_of = np.unique(key, return_inverse=True)
     class_of = class_of.ravel().astype(np.int64)
     return class_of, int(class_of.max()) + 1
