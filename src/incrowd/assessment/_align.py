@@ -14,6 +14,7 @@ Every assumption made is recorded and printed with the report.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -21,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .._csv_text import NA_VALUES
+from ..data import column_numbers
 from ..exceptions import DataError
 
 
@@ -47,6 +49,14 @@ class Aligned:
         return np.column_stack([_as_numbers(frame[c]) for c in self.numeric]) if self.numeric else \
             np.zeros((frame.shape[0], 0))
 
+    @functools.cached_property
+    def complete_numbers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(original, release, rows kept): the numeric QIs of the rows with no missing value on
+        either side, parsed once for every measure and figure that needs them."""
+        X, Xm = self.numbers("original"), self.numbers("release")
+        ok = ~(np.isnan(X).any(axis=1) | np.isnan(Xm).any(axis=1))
+        return X[ok], Xm[ok], ok
+
 
 def _names(value, what: str) -> list[str]:
     if value is None:
@@ -57,13 +67,9 @@ def _names(value, what: str) -> list[str]:
 
 
 def _as_numbers(column: pd.Series) -> np.ndarray:
-    if pd.api.types.is_bool_dtype(column.dtype):
-        return column.to_numpy(dtype=np.float64)
-    if pd.api.types.is_numeric_dtype(column.dtype):
-        return column.to_numpy(dtype=np.float64, na_value=np.nan)
-    text = column.astype(object)
-    na = text.isna() | text.isin(NA_VALUES)
-    return pd.to_numeric(text.where(~na), errors="coerce").to_numpy(dtype=np.float64)
+    """A column that :func:`_is_numeric` accepted, as float64 (NaN where missing)."""
+    return column_numbers(column, lambda pos, count: DataError(
+        f"column {column.name!r}: data row {pos + 1} holds {column.iloc[pos]!r}, not a number"))
 
 
 def _is_numeric(column: pd.Series) -> bool:

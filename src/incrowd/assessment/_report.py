@@ -15,7 +15,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError
@@ -130,12 +129,10 @@ def _risk(a: Aligned, k, population_sizes, threshold) -> tuple[dict, dict]:
                                          population_sizes=population_sizes, threshold=threshold)
     seconds["classes"] = time.perf_counter() - t
     if a.numeric:
-        X, Xm = a.numbers("original"), a.numbers("release")
-        ok = ~(np.isnan(X).any(axis=1) | np.isnan(Xm).any(axis=1))
+        X, Xm, ok = a.complete_numbers
         if not ok.all():
             a.assumptions.append(f"{int((~ok).sum())} release rows with a missing numeric quasi-identifier "
                                  "are left out of dRisk, dRiskRMD and record linkage")
-        X, Xm = X[ok], Xm[ok]
         # the sampled distance-based linkage scans every original row per sampled release row:
         # keep that scan near 5e9 distance terms (a million rows x 15 columns: 1,000 samples)
         budget = int(5e9 // max(X.shape[0] * max(X.shape[1], 1), 1))
@@ -164,10 +161,9 @@ def _utility(a: Aligned, hierarchies, target, random_state, seconds) -> dict:
 
     out: dict[str, Any] = {}
     if a.numeric:
-        X, Xm = a.numbers("original"), a.numbers("release")
-        ok = ~(np.isnan(X).any(axis=1) | np.isnan(Xm).any(axis=1))
+        X, Xm, _ = a.complete_numbers
         t = time.perf_counter()
-        out["numeric"] = measures.numeric_utility(X[ok], Xm[ok], a.numeric)
+        out["numeric"] = measures.numeric_utility(X, Xm, a.numeric)
         seconds["numeric_utility"] = time.perf_counter() - t
     if a.categorical or a.suppressed.any():
         t = time.perf_counter()
@@ -198,11 +194,10 @@ def _figures(a: Aligned, risk: dict, utility: dict) -> dict[str, str]:
 
     out: dict[str, str] = {}
     if a.numeric:
-        X, Xm = a.numbers("original"), a.numbers("release")
-        ok = ~(np.isnan(X).any(axis=1) | np.isnan(Xm).any(axis=1))
-        out["histograms"] = fig.histograms_before_after(X[ok], Xm[ok], a.numeric)
+        X, Xm, _ = a.complete_numbers
+        out["histograms"] = fig.histograms_before_after(X, Xm, a.numeric)
         if len(a.numeric) >= 2:
-            out["correlations"] = fig.correlation_before_after(X[ok], Xm[ok], a.numeric)
+            out["correlations"] = fig.correlation_before_after(X, Xm, a.numeric)
     sizes = a.release.groupby(a.quasi_identifiers, dropna=False, sort=False).size().to_numpy()
     out["class_sizes"] = fig.class_size_histogram(sizes)
     out["summary"] = fig.risk_utility_summary(summary_points(risk, utility))
