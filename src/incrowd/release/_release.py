@@ -211,9 +211,7 @@ def _verify(prep: Prepared, table: pd.DataFrame) -> dict[str, Any]:
 def _report(prep: Prepared, groups, levels_per_row, keep, table, verification, extra, seconds,
             compile_seconds) -> dict[str, Any]:
     spec = prep.spec
-    qis = [c for c in table.columns if prep.roles.get(c) in ("numeric", "categorical")]
-    sizes = (table.groupby(qis, dropna=False, sort=False).size().to_numpy() if len(table) and qis
-             else np.zeros(0, np.int64))
+    classes = verification["k_anonymity"]  # the verifier counted the published classes already
     n = prep.n
     out: dict[str, Any] = {
         "strategy": spec.strategy,
@@ -227,7 +225,7 @@ def _report(prep: Prepared, groups, levels_per_row, keep, table, verification, e
         "missing_numeric": spec.missing_numeric,
         "rows_in": n, "rows_out": int(keep.sum()), "suppressed": int((~keep).sum()),
         "suppressed_fraction": float((~keep).sum() / n),
-        "classes": int(sizes.size), "min_class_size": int(sizes.min()) if sizes.size else 0,
+        "classes": int(classes["n_classes"]), "min_class_size": int(classes["min_class_size"]),
         "numeric_information_loss": _measures.numeric_information_loss(prep.Z, groups),
         "categorical_ncp": _measures.categorical_ncp(prep.hierarchies, prep.codes0, levels_per_row, keep),
         "mean_generalization_height": _measures.mean_height(prep.hierarchies, levels_per_row, keep),
