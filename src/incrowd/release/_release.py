@@ -80,7 +80,7 @@ def publish(data, spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec, *,
         table = _table(prep, groups, levels_per_row, keep)
         verification = _verify(prep, table)
         seconds = time.perf_counter() - t0
-    report = _report(prep, groups, levels_per_row, keep, table, verification, extra,
+    report = _report(prep, groups, levels_per_row, keep, verification, extra,
                      max(seconds - clock.seconds, 0.0), clock.seconds)
     return PublishResult(table=table, suppressed=int((~keep).sum()), kept_rows=np.flatnonzero(keep),
                          spec=spec, report=report, hierarchies=dict(prep.hierarchies))
@@ -208,7 +208,7 @@ def _verify(prep: Prepared, table: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def _report(prep: Prepared, groups, levels_per_row, keep, table, verification, extra, seconds,
+def _report(prep: Prepared, groups, levels_per_row, keep, verification, extra, seconds,
             compile_seconds) -> dict[str, Any]:
     spec = prep.spec
     classes = verification["k_anonymity"]  # the verifier counted the published classes already
