@@ -1,0 +1,645 @@
+"""ONA* with the groups of ``_ona_kernel.ona_star_labels``, exactly, without a full search per
+question.
+
+The reference kernel asks "which centroid, other than the row's own, is closest to this row?"
+for every member of every cluster it visits, every round, and again for every member after each
+move in phase 2. Each answer is a search over all clusters (a k-d tree does not prune in 15
+columns), so a round costs n x (n / k) distances and the method is quadratic.
+
+Here every row keeps the answer's neighbourhood between questions:
+
+* a short list of clusters (``K`` of them) with their squared distances to the row, as they
+  were when the list was made, and a bound ``lb``: the pair (distance, cluster id) of the first
+  cluster left off the list. Every cluster off the list had, at that time, a pair at least
+  ``lb`` in (distance, id) order;
+* a stamp: the position of a change log at that time. Every change of a cluster (its centroid
+  moved, it was created or dissolved) is appended to the log.
+
+A question then looks only at the clusters the log names since the row's stamp (each once, at
+its latest change) and at the listed ones that changed; everything else still has its old
+distance, so still lies beyond ``lb``. When the best pair found (other than the row's own
+cluster) lies below ``lb``, it is the answer the full search gives, distance for distance
+(``_sqdist_row`` on the same centroid values) and tie for tie (lowest id). Otherwise, or when
+the log since the stamp is longer than a search, the list is rebuilt by a full search. The
+first lists of all rows are made in one pass (columns outside, rows inside, so the compiler
+uses vector instructions while every row still sums its columns in order).
+
+The moves, their order and the arithmetic are the reference's, so the groups are identical;
+``tests/test_ona_fast.py`` checks that against the reference kernel.
+
+The MDAV* start is computed by :func:`mdav_star_best_labels` (the fastest exact MDAV* kernel
+for the data's shape) instead of inside the kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._greedy_kernels import mdav_plus_labels, mdav_star_labels
+from ._mdav_star_fast import mdav_star_best_labels
+from ._ona_kernel import (
+    _STACK,
+    _add_row,
+    _delete_sorted,
+    _dissolve_cost,
+    _gain_exceeds,
+    _gather_part,
+    _grow,
+    _insert_sorted,
+    _new_index,
+    _rebuild,
+    _remove_row,
+    _set_from_rows,
+    _sqdist_row,
+    _store_cluster,
+    _threshold,
+    _touch,
+    sst_per_row,
+)
+
+#: clusters remembered per row
+LIST_SIZE = 6
+#: techniques of this kernel, each one switchable so that benches can measure what it buys
+USE_LISTS = 1  # rows remember their neighbourhood between questions
+USE_COLUMNS = 2  # full searches vectorized over clusters (else one distance at a time)
+ALL_TECHNIQUES = USE_LISTS | USE_COLUMNS
+_BLOCK = 64  # rows per block of the first pass
+
+
+# ---------------------------------------------------------------------------------------------
+# (distance, id) pairs
+
+
+@njit(cache=True, inline="always")
+def _before(d, g, e, h):
+    """(d, g) < (e, h) in (distance, cluster id) order."""
+    return d < e or (d == e and g < h)
+
+
+@njit(cache=True)
+def _insert_top(bd, bg, filled, cap, d, g):
+    """Insert (d, g) into the ascending pairs bd/bg[:filled] kept to at most ``cap``; returns
+    the new count."""
+    if filled == cap and not _before(d, g, bd[cap - 1], bg[cap - 1]):
+        return filled
+    pos = filled if filled < cap else cap - 1
+    while pos > 0 and _before(d, g, bd[pos - 1], bg[pos - 1]):
+        bd[pos] = bd[pos - 1]
+        bg[pos] = bg[pos - 1]
+        pos -= 1
+    bd[pos] = d
+    bg[pos] = g
+    return filled + 1 if filled < cap else filled
+
+
+# ---------------------------------------------------------------------------------------------
+# The change log: ``log[0]`` holds the entries, ``meta[0]`` their count; ``last[g]`` is the
+# position of cluster g's latest entry (-1: none).
+
+
+@njit(cache=True)
+def _log_change(g, log, meta, last):
+    n = meta[0]
+    log[n] = g
+    last[g] = n
+    meta[0] = n + 1
+
+
+@njit(cache=True)
+def _room(log, meta, need):
+    """The log, grown when fewer than ``need`` entries are free."""
+    if meta[0] + need <= log.shape[0]:
+        return log
+    bigger = np.empty(2 * log.shape[0] + need, np.int64)
+    bigger[: meta[0]] = log[: meta[0]]
+    return bigger
+
+
+@njit(cache=True)
+def _grow_last(last, cap):
+    if last.shape[0] >= cap:
+        return last
+    bigger = np.full(cap, -1, np.int64)
+    bigger[: last.shape[0]] = last
+    return bigger
+
+
+# ---------------------------------------------------------------------------------------------
+# Full searches: the (K + 1) smallest (distance, id) pairs of a row over all non-empty clusters.
+
+
+@njit(cache=True)
+def _full_brute(X, r, cent, size, nc, bd, bg, cap):
+    filled = 0
+    for g in range(nc):
+        if size[g] == 0:
+            continue
+        d = _sqdist_row(X, r, cent, g)
+        filled = _insert_top(bd, bg, filled, cap, d, g)
+    return filled
+
+
+@njit(cache=True)
+def _full_columns(X, r, centT, size, nc, acc, bd, bg, cap):
+    """As ``_full_brute`` on the centroids stored column by column: the distances to all
+    centroids grow one column at a time (clusters inside), which vectorizes and keeps each sum
+    in column order."""
+    m = X.shape[1]
+    for g in range(nc):
+        acc[g] = 0.0
+    for j in range(m):
+        x = X[r, j]
+        col = centT[j]
+        for g in range(nc):
+            diff = x - col[g]
+            acc[g] += diff * diff
+    filled = 0
+    for g in range(nc):
+        if size[g] == 0:
+            continue
+        d = acc[g]
+        if filled == cap and d >= bd[cap - 1]:
+            continue  # clusters come in ascending id: an equal distance loses its tie
+        filled = _insert_top(bd, bg, filled, cap, d, g)
+    return filled
+
+
+@njit(cache=True)
+def _full_tree(X, r, cent, size, nc, T, bd, bg, cap):
+    """As ``_full_brute`` through the k-d tree of ``_ona_kernel`` (stale clusters scanned)."""
+    ids, lo, hi, start, end, left, dim, split, stale, dlist, meta, stack = T
+    m = X.shape[1]
+    filled = 0
+    for q in range(meta[1]):
+        g = dlist[q]
+        if g >= nc or size[g] == 0:
+            continue
+        filled = _insert_top(bd, bg, filled, cap, _sqdist_row(X, r, cent, g), g)
+    if meta[0] == 0:
+        return filled
+    sp = 1
+    stack[0] = 0
+    while sp > 0:
+        sp -= 1
+        node = stack[sp]
+        lb = 0.0
+        for j in range(m):
+            v = X[r, j]
+            if v < lo[node, j]:
+                diff = v - lo[node, j]
+                lb += diff * diff
+            elif v > hi[node, j]:
+                diff = v - hi[node, j]
+                lb += diff * diff
+        if filled == cap and lb > bd[cap - 1]:
+            continue
+        a = left[node]
+        if a < 0:
+            for q in range(start[node], end[node]):
+                g = ids[q]
+                if stale[g]:
+                    continue
+                filled = _insert_top(bd, bg, filled, cap, _sqdist_row(X, r, cent, g), g)
+        else:
+            if sp + 2 > stack.shape[0]:
+                # deeper than the work stack: finish by brute force (same answer)
+                return _full_brute(X, r, cent, size, nc, bd, bg, cap)
+            if X[r, dim[node]] < split[node]:
+                stack[sp] = a + 1
+                stack[sp + 1] = a
+            else:
+                stack[sp] = a
+                stack[sp + 1] = a + 1
+            sp += 2
+    return filled
+
+
+@njit(cache=True)
+def _store_list(r, bd, bg, filled, K, cid, cd, ccnt, clb, clbg, cst, stamp):
+    """Row r remembers the first K pairs; the (K + 1)-th (or +inf) becomes its bound."""
+    cnt = filled if filled < K else K
+    for q in range(cnt):
+        cid[r, q] = bg[q]
+        cd[r, q] = bd[q]
+    ccnt[r] = cnt
+    if filled > K:
+        clb[r] = bd[K]
+        clbg[r] = bg[K]
+    else:
+        clb[r] = np.inf
+        clbg[r] = -1
+    cst[r] = stamp
+
+
+@njit(cache=True)
+def _first_lists(X, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp):
+    """Every row's list by one blocked pass over the centroids: for a block of rows, each
+    centroid's distances are summed column by column (rows inside), which vectorizes and keeps
+    each row's sum in column order, the order of ``_sqdist_row``."""
+    n, m = X.shape
+    cap = K + 1
+    Xt = np.empty((m, _BLOCK))
+    acc = np.empty(_BLOCK)
+    bd = np.empty((_BLOCK, cap))
+    bg = np.empty((_BLOCK, cap), np.int64)
+    filled = np.zeros(_BLOCK, np.int64)
+    for r0 in range(0, n, _BLOCK):
+        b = min(_BLOCK, n - r0)
+        for j in range(m):
+            for t in range(b):
+                Xt[j, t] = X[r0 + t, j]
+        for t in range(b):
+            filled[t] = 0
+        for g in range(nc):
+            if size[g] == 0:
+                continue
+            for t in range(b):
+                acc[t] = 0.0
+            for j in range(m):
+                c = cent[g, j]
+                for t in range(b):
+                    diff = Xt[j, t] - c
+                    acc[t] += diff * diff
+            for t in range(b):
+                filled[t] = _insert_top(bd[t], bg[t], filled[t], cap, acc[t], g)
+        for t in range(b):
+            _store_list(r0 + t, bd[t], bg[t], filled[t], K, cid, cd, ccnt, clb, clbg, cst, stamp)
+
+
+@njit(cache=True)
+def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt, clb, clbg, cst,
+                    log, meta, last, log_limit, bd, bg, centT, acc, columns):
+    """(cluster, squared distance) of the centroid closest to X[r] among the non-empty clusters
+    other than ``exclude``, lowest id on ties: the answer of ``_ona_kernel._nearest``."""
+    now = meta[0]
+    st = cst[r]
+    if st >= 0 and now - st <= log_limit:
+        lbd = clb[r]
+        lbg = clbg[r]
+        cnt = 0
+        # listed clusters: old distance when unchanged, new one otherwise
+        for q in range(ccnt[r]):
+            h = cid[r, q]
+            if last[h] >= st:
+                if h >= nc or size[h] == 0:
+                    continue
+                d = _sqdist_row(X, r, cent, h)
+            else:
+                d = cd[r, q]
+            if _before(d, h, lbd, lbg):
+                bd[cnt] = d
+                bg[cnt] = h
+                cnt += 1
+        # clusters changed since the stamp, each at its latest entry
+        for e in range(st, now):
+            h = log[e]
+            if last[h] != e or h >= nc or size[h] == 0:
+                continue
+            listed = False
+            for q in range(ccnt[r]):
+                if cid[r, q] == h:
+                    listed = True
+                    break
+            if listed:
+                continue
+            d = _sqdist_row(X, r, cent, h)
+            if not _before(d, h, lbd, lbg):
+                continue
+            if cnt < K:
+                bd[cnt] = d
+                bg[cnt] = h
+                cnt += 1
+                continue
+            worst = 0
+            for q in range(1, cnt):
+                if _before(bd[worst], bg[worst], bd[q], bg[q]):
+                    worst = q
+            if _before(d, h, bd[worst], bg[worst]):
+                lbd = bd[worst]
+                lbg = bg[worst]
+                bd[worst] = d
+                bg[worst] = h
+            else:
+                lbd = d
+                lbg = h
+        best = -1
+        best_d = np.inf
+        for q in range(cnt):
+            h = bg[q]
+            if h == exclude:
+                continue
+            if best < 0 or _before(bd[q], h, best_d, best):
+                best = h
+                best_d = bd[q]
+        for q in range(cnt):
+            cid[r, q] = bg[q]
+            cd[r, q] = bd[q]
+        ccnt[r] = cnt
+        clb[r] = lbd
+        clbg[r] = lbg
+        cst[r] = now
+        if best >= 0:
+            return best, best_d
+    cap = K + 1
+    if use_tree:
+        filled = _full_tree(X, r, cent, size, nc, T, bd, bg, cap)
+    elif columns:
+        filled = _full_columns(X, r, centT, size, nc, acc, bd, bg, cap)
+    else:
+        filled = _full_brute(X, r, cent, size, nc, bd, bg, cap)
+    _store_list(r, bd, bg, filled, K, cid, cd, ccnt, clb, clbg, cst, now)
+    for q in range(filled):
+        if bg[q] != exclude:
+            return bg[q], bd[q]
+    return -1, np.inf
+
+
+@njit(cache=True)
+def _sync(g, cent, centT):
+    for j in range(cent.shape[1]):
+        centT[j, g] = cent[g, j]
+
+
+@njit(cache=True)
+def _grow_columns(centT, cap):
+    if centT.shape[1] >= cap:
+        return centT
+    bigger = np.zeros((centT.shape[0], cap))
+    bigger[:, : centT.shape[1]] = centT
+    return bigger
+
+
+@njit(cache=True)
+def _changed(g, T, cent, size, nc, log, meta, last, centT):
+    _touch(T, g, cent, size, nc)
+    _log_change(g, log, meta, last)
+    _sync(g, cent, centT)
+
+
+@njit(cache=True)
+def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta, last, centT):
+    """``_ona_kernel._split_star``, with every part logged as changed."""
+    cnt = size[g]
+    M = mem[g, :cnt].copy()
+    sl = mdav_star_labels(np.ascontiguousarray(X[M]), k)
+    n_parts = sl.max() + 1
+    for p in range(n_parts):
+        c = _gather_part(sl, M, p, rows)
+        tgt = g
+        if p > 0:
+            tgt = nc
+            nc += 1
+        _store_cluster(X, tgt, rows, c, mem, size, sums, cent, sse)
+        _changed(tgt, T, cent, size, nc, log, meta, last, centT)
+    return nc
+
+
+@njit(cache=True)
+def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, spare=-1, scale=-1.0, stop=None,
+                         list_size=LIST_SIZE, techniques=ALL_TECHNIQUES):
+    """``_ona_kernel.ona_star_labels`` from the MDAV* labels ``init``; same results."""
+    n, m = X.shape
+    labels = np.zeros(n, np.int64)
+    if n < 2 * k:
+        return labels, 0, True
+    n0 = 0
+    for i in range(n):
+        if init[i] + 1 > n0:
+            n0 = init[i] + 1
+    order = np.argsort(init, kind="mergesort")
+    bounds = np.zeros(n0 + 1, np.int64)
+    for i in range(n):
+        bounds[init[i] + 1] += 1
+    for g in range(n0):
+        bounds[g + 1] += bounds[g]
+
+    width = 3 * k
+    cap = n0 + (n // k + 16 if spare < 0 else spare)
+    mem = np.empty((cap, width), np.int64)
+    size = np.zeros(cap, np.int64)
+    sums = np.zeros((cap, m))
+    cent = np.zeros((cap, m))
+    sse = np.zeros(cap)
+    rows = np.empty(n, np.int64)
+
+    nc = n0
+    for g in range(n0):
+        s = bounds[g]
+        cnt = bounds[g + 1] - s
+        if cnt < 2 * k:
+            for t in range(cnt):
+                mem[g, t] = order[s + t]
+            _set_from_rows(X, g, mem[g], cnt, size, sums, cent, sse)
+            continue
+        M = order[s : s + cnt].copy()
+        sl = mdav_plus_labels(np.ascontiguousarray(X[M]), k)
+        n_parts = sl.max() + 1
+        for p in range(n_parts):
+            c = _gather_part(sl, M, p, rows)
+            tgt = g
+            if p > 0:
+                if nc + 1 > cap:
+                    cap = 2 * cap + 2
+                    mem, size, sums, cent, sse = _grow(mem, size, sums, cent, sse, cap)
+                tgt = nc
+                nc += 1
+            _store_cluster(X, tgt, rows, c, mem, size, sums, cent, sse)
+
+    if scale < 0.0:
+        scale = sst_per_row(X)
+    T = _new_index(cap, m, use_tree, _threshold(nc))
+    _rebuild(T, cent, size, nc)
+
+    K = list_size
+    lists = (techniques & USE_LISTS) != 0
+    columns = (techniques & USE_COLUMNS) != 0
+    cid = np.empty((n, K), np.int64)
+    cd = np.empty((n, K))
+    ccnt = np.zeros(n, np.int64)
+    clb = np.empty(n)
+    clbg = np.empty(n, np.int64)
+    cst = np.full(n, -1, np.int64)
+    log = np.empty(4 * n + 64, np.int64)
+    meta = np.zeros(1, np.int64)
+    last = np.full(cap, -1, np.int64)
+    bd = np.empty(K + 1)
+    bg = np.empty(K + 1, np.int64)
+    centT = np.zeros((m, cap))
+    acc = np.empty(cap)
+    old = np.empty(m)
+    need = 6 * k + 16  # most log entries one step can add (a dissolve with its splits)
+
+    tg = np.empty(width, np.int64)
+    ls = np.empty(width, np.int64)
+    buf = np.empty(width, np.int64)
+    tsum = np.empty(m)
+    tcent = np.empty((1, m))
+
+    rounds = 0
+    converged = False
+    first = True
+    while rounds < max_rounds:
+        if stop is not None:
+            if stop[0] != 0:
+                break
+        rounds += 1
+        changed = False
+        # Refresh every cluster from its members; a centroid whose bits move is a change.
+        log = _room(log, meta, nc)
+        for g in range(nc):
+            if size[g] > 0:
+                for j in range(m):
+                    old[j] = cent[g, j]
+                _set_from_rows(X, g, mem[g], size[g], size, sums, cent, sse)
+                for j in range(m):
+                    if cent[g, j] != old[j]:
+                        _log_change(g, log, meta, last)
+                        break
+                _sync(g, cent, centT)
+        _rebuild(T, cent, size, nc)
+        if first:
+            first = False
+            if not use_tree and lists:
+                _first_lists(X, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, meta[0])
+        # a log walk longer than a search is not worth it
+        log_limit = nc // 2 if not use_tree else 64
+        if not lists:
+            log_limit = -1
+
+        # ---- Phase 1: dissolving clusters of exactly k rows ----------------------------------
+        i = 0
+        while i < nc:
+            if size[i] != k:
+                i += 1
+                continue
+            ok = True
+            for t in range(k):
+                g, _ = _nearest_cached(X, mem[i, t], i, cent, size, nc, T, use_tree, K, cid, cd,
+                                       ccnt, clb, clbg, cst, log, meta, last, log_limit, bd, bg, centT, acc, columns)
+                if g < 0:
+                    ok = False
+                    break
+                tg[t] = g
+            if not ok:
+                i += 1
+                continue
+            n_l = 0
+            for t in range(k):
+                g = tg[t]
+                pos = n_l
+                dup = False
+                for q in range(n_l):
+                    if ls[q] == g:
+                        dup = True
+                        break
+                if dup:
+                    continue
+                while pos > 0 and ls[pos - 1] > g:
+                    ls[pos] = ls[pos - 1]
+                    pos -= 1
+                ls[pos] = g
+                n_l += 1
+            inc_total = _dissolve_cost(X, mem[i], k, tg, ls, n_l, size, sums, cent, tsum, tcent)
+            if not _gain_exceeds(sse[i], inc_total, scale):
+                i += 1
+                continue
+            log = _room(log, meta, need)
+            for t in range(k):
+                buf[t] = mem[i, t]
+            for q in range(n_l):
+                g = ls[q]
+                for t in range(k):
+                    if tg[t] == g:
+                        _add_row(X, buf[t], g, size, sums, cent, sse)
+                        _insert_sorted(mem, g, size[g] - 1, buf[t])
+                _changed(g, T, cent, size, nc, log, meta, last, centT)
+            size[i] = 0
+            sse[i] = 0.0
+            _changed(i, T, cent, size, nc, log, meta, last, centT)
+            changed = True
+            for q in range(n_l):
+                g = ls[q]
+                if size[g] >= 2 * k:
+                    if nc + 2 > cap:
+                        cap = 2 * cap + 2
+                        mem, size, sums, cent, sse = _grow(mem, size, sums, cent, sse, cap)
+                        last = _grow_last(last, cap)
+                        centT = _grow_columns(centT, cap)
+                        acc = np.empty(cap)
+                        T = _new_index(cap, m, use_tree, _threshold(nc))
+                        _rebuild(T, cent, size, nc)
+                    nc = _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta,
+                                     last, centT)
+            i += 1
+
+        # ---- Phase 2: reassigning rows of clusters with more than k rows ---------------------
+        i = 0
+        while i < nc:
+            while size[i] > k:
+                si = size[i]
+                best_imp = -np.inf
+                r0 = -1
+                j0 = -1
+                a0 = 0.0
+                b0 = 0.0
+                for t in range(si):
+                    r = mem[i, t]
+                    g, dg = _nearest_cached(X, r, i, cent, size, nc, T, use_tree, K, cid, cd, ccnt,
+                                            clb, clbg, cst, log, meta, last, log_limit, bd, bg, centT, acc, columns)
+                    if g < 0:
+                        break
+                    a = si / (si - 1.0) * _sqdist_row(X, r, cent, i)
+                    b = size[g] / (size[g] + 1.0) * dg
+                    if a - b > best_imp:
+                        best_imp = a - b
+                        r0 = r
+                        j0 = g
+                        a0 = a
+                        b0 = b
+                if r0 < 0 or not _gain_exceeds(a0, b0, scale):
+                    break
+                log = _room(log, meta, need)
+                _delete_sorted(mem, i, si, r0)
+                _remove_row(X, r0, i, size, sums, cent, sse)
+                _add_row(X, r0, j0, size, sums, cent, sse)
+                _insert_sorted(mem, j0, size[j0] - 1, r0)
+                _changed(i, T, cent, size, nc, log, meta, last, centT)
+                _changed(j0, T, cent, size, nc, log, meta, last, centT)
+                changed = True
+                if size[j0] >= 2 * k:
+                    if nc + 2 > cap:
+                        cap = 2 * cap + 2
+                        mem, size, sums, cent, sse = _grow(mem, size, sums, cent, sse, cap)
+                        last = _grow_last(last, cap)
+                        centT = _grow_columns(centT, cap)
+                        acc = np.empty(cap)
+                        T = _new_index(cap, m, use_tree, _threshold(nc))
+                        _rebuild(T, cent, size, nc)
+                    nc = _split_star(X, k, j0, nc, mem, size, sums, cent, sse, rows, T, log, meta,
+                                     last, centT)
+            i += 1
+        if not changed:
+            converged = True
+            break
+
+    new_id = 0
+    for g in range(nc):
+        if size[g] > 0:
+            for t in range(size[g]):
+                labels[mem[g, t]] = new_id
+            new_id += 1
+    return labels, rounds, converged
+
+
+def ona_star_fast_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None, *,
+                         techniques=ALL_TECHNIQUES, fast_start=True):
+    """``_ona_kernel.ona_star_labels(X, k, max_rounds, use_tree, spare, scale, stop)``: the
+    same (labels, rounds run, converged). ``techniques`` and ``fast_start`` (the MDAV* start
+    from the fastest exact kernel rather than the scan) exist for the benches' ablation."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if X.shape[0] < 2 * k:
+        return np.zeros(X.shape[0], np.int64), 0, True
+    init = mdav_star_best_labels(X, k) if fast_start else mdav_star_labels(X, k)
+    return ona_star_fast_kernel(X, k, max_rounds, use_tree, init, spare, scale, stop, LIST_SIZE,
+                                techniques)
