@@ -18,7 +18,7 @@ from ._compile import prepare_cache as _prepare_cache
 # would make numba refuse to load the kernels
 _prepare_cache()
 
-from .exceptions import (
+from .exceptions import (  # noqa: E402  (after the cache is prepared, above)
     DataError,
     DataWarning,
     IncrowdError,
@@ -36,10 +36,8 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
     from . import generalization, incremental
     from ._microaggregate import MicroaggregationResult, microaggregate
     from .assessment import Report, report
-    from .release import PublishResult, publish
     from .data import read_table, write_table
-    from .metrics import (information_loss, sse, sst, verify_k_anonymity, verify_l_diversity,
-                          verify_t_closeness)
+    from .metrics import information_loss, sse, sst, verify_k_anonymity, verify_l_diversity, verify_t_closeness
     from .microaggregation import (
         MDAV,
         METHODS,
@@ -54,6 +52,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
         MondrianV2D,
         ONAStar,
     )
+    from .release import PublishResult, publish
 
 #: public name -> the module that defines it (loaded on first access)
 _LAZY = {

@@ -13,9 +13,8 @@ from .._atomic import is_stdout
 from ..exceptions import DataError, ParameterError
 from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
+from ._options import IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, SchedulerTimeoutOption, check_scheduler, names
 from ._report import ReportOption, check_report_path, write_release_report
-from ._options import (IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, SchedulerTimeoutOption,
-                       check_scheduler, names)
 
 if TYPE_CHECKING:
     from ..generalization import Negotiation

@@ -14,8 +14,7 @@ from .._na_values import NA_HELP
 from ..exceptions import DataError, ParameterError
 from ..incremental._lock import DEFAULT_WAIT, describe_as
 from ..incremental._strategy_names import STRATEGY_NAMES
-from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
-from ._report import ReportOption, check_report_path, write_release_report
+from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._options import (
     DiagonalsOption,
     GammaOption,
@@ -34,6 +33,7 @@ from ._options import (
     names,
     parse_qis,
 )
+from ._report import ReportOption, check_report_path, write_release_report
 from ._usage import bounded
 
 # pandas, DuckDB and numba load when a command runs, not for --help or --version

@@ -7,8 +7,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ..exceptions import ParameterError
 from .._methods import MAX_ROUNDS, MAX_RUNS, METHOD_NAMES
+from ..exceptions import ParameterError
 from ._usage import bounded
 
 #: seeds are 32-bit on the command line, as in most tools

@@ -30,8 +30,16 @@ from .. import _lazy
 from .._compile import compiled_so_far
 from ..exceptions import DataError, ParameterError
 from ._hierarchy import Hierarchy, check_labels, factorize_labels, interval_hierarchy, load_hierarchies
-from ._limits import (DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, cancel_check, check_max_nodes, check_memory,
-                      check_nodes, count_bottom_classes, parse_size)
+from ._limits import (
+    DEFAULT_MAX_MEMORY,
+    DEFAULT_MAX_NODES,
+    cancel_check,
+    check_max_nodes,
+    check_memory,
+    check_nodes,
+    count_bottom_classes,
+    parse_size,
+)
 
 # numba loads when a lattice is built or a node generalized, not when a lattice file is opened
 generalize_table = _lazy.function("incrowd.generalization._kernels", "generalize_table")
@@ -65,7 +73,7 @@ class Histograms:
             setattr(self, name, total - base)
 
     @classmethod
-    def from_parts(cls, parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray] | None]) -> "Histograms":
+    def from_parts(cls, parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray] | None]) -> Histograms:
         lengths = [0 if p is None else p[0].size for p in parts]
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         present = [p for p in parts if p is not None]
@@ -262,7 +270,7 @@ class Lattice:
 
     # -- persistence -----------------------------------------------------------------------
 
-    def save(self, path, *, inputs=()) -> "object":
+    def save(self, path, *, inputs=()) -> object:
         """Write the lattice file atomically; never over its source data file (nor over
         ``inputs``, files or folders)."""
         from ._store import save_lattice
@@ -270,7 +278,7 @@ class Lattice:
         return save_lattice(self, path, inputs=inputs)
 
     @classmethod
-    def open(cls, path) -> "Lattice":
+    def open(cls, path) -> Lattice:
         from ._store import load_lattice
 
         return load_lattice(path)
@@ -300,7 +308,7 @@ class Lattice:
               sensitive: str | None = None, fraction: float = 1.0,
               progress: Callable[[int, int], None] | None = None,
               source: str = "", max_nodes: int | None = DEFAULT_MAX_NODES,
-              max_memory: int | str | None = DEFAULT_MAX_MEMORY, cancel=None) -> "Lattice":
+              max_memory: int | str | None = DEFAULT_MAX_MEMORY, cancel=None) -> Lattice:
         """Build the lattice of ``quasi_identifiers`` over ``data``.
 
         ``hierarchies``: a folder of ARX-style files or a mapping attribute -> :class:`Hierarchy`;
@@ -355,7 +363,7 @@ class Lattice:
                     progress: Callable[[int, int], None] | None = None, source: str = "",
                     timings: Mapping[str, float] | None = None, started: float | None = None,
                     max_nodes: int | None = DEFAULT_MAX_NODES,
-                    max_memory: int | str | None = DEFAULT_MAX_MEMORY, cancel=None) -> "Lattice":
+                    max_memory: int | str | None = DEFAULT_MAX_MEMORY, cancel=None) -> Lattice:
         """The lattice from the bottom node's classes (level-0 codes, sorted, with row counts; the
         sensitive code last when there is one): every other node is rolled up from them, so this
         is where a partitioned build (``incrowd.distributed``) joins the single-machine one.

@@ -101,7 +101,7 @@ class RuntimeModel:
     samples: list[tuple[int, float]] = field(default_factory=list)
 
     @classmethod
-    def quadratic(cls) -> "RuntimeModel":
+    def quadratic(cls) -> RuntimeModel:
         """The thesis' model: MDAV time ~ n^2/k, so only ratios are known."""
         return cls(exponent=2.0, source="thesis (t ~ n^2)")
 
