@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .. import __version__, _lazy
+from .. import _lazy
 from .._atomic import is_stdout
 from .._compile import compile_clock
 from .._na_values import NA_HELP
@@ -137,6 +137,8 @@ def _exit_now(code) -> None:
 
 def _print_version(value: bool) -> None:
     if value:
+        from .. import __version__  # read from the package metadata only when asked
+
         typer.echo(f"incrowd {__version__}")
         raise typer.Exit()
 

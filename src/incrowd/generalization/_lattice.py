@@ -22,7 +22,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -45,7 +45,10 @@ from ._limits import (
 generalize_table = _lazy.function("incrowd.generalization._kernels", "generalize_table")
 node_histograms = _lazy.function("incrowd.generalization._kernels", "node_histograms")
 rollup = _lazy.function("incrowd.generalization._kernels", "rollup")
-pd = _lazy.module("pandas")  # only building and saving need pandas, not opening a file
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = _lazy.module("pandas")  # only building and saving need pandas, not opening a file
 
 
 @dataclass

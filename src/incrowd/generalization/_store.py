@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,7 +26,10 @@ from .._duckdb_file import damaged, read_database, write_database
 from ._hierarchy import Hierarchy
 from ._lattice import ColumnsFrame, Histograms, Lattice
 
-pd = _lazy.module("pandas")  # only building and saving need pandas, not opening a file
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = _lazy.module("pandas")  # only building and saving need pandas, not opening a file
 
 FORMAT = "incrowd.lattice"
 FORMAT_VERSION = 1

@@ -32,7 +32,7 @@ def _canonical(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     n = col.shape[0]
     if pd.api.types.is_bool_dtype(col.dtype):
         values = col.astype("float64").to_numpy(na_value=np.nan)
-        return values, np.where(np.isnan(values), _MISSING, None).astype(object)  # type: ignore[call-overload]  # numpy takes None (an object array); its stubs do not  # type: ignore[call-overload]  # numpy takes None (an object array); its stubs do not
+        return values, np.where(np.isnan(values), _MISSING, None).astype(object)
     if pd.api.types.is_numeric_dtype(col.dtype):
         values = col.astype("float64").to_numpy(na_value=np.nan) + 0.0  # -0.0 hashes as 0.0
         return values, np.where(np.isnan(values), _MISSING, None).astype(object)
