@@ -21,14 +21,17 @@ import math
 import re
 import time
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
 from .._compile import compiled_so_far
 from ..exceptions import ParameterError
-from ._lattice import Histograms, Lattice, check_criterion
+from ._histograms import Histograms, check_criterion
 from ._search_plain import FIELDS, search_kernel
+
+if TYPE_CHECKING:
+    from ._lattice import Lattice
 
 RELAXATIONS = ("max_suppression", "height", "k")
 
