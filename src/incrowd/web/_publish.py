@@ -20,7 +20,7 @@ from ..exceptions import DataError, IncrowdError, ParameterError, VerificationEr
 from ..generalization import read_hierarchy
 from ..release._toml import spec_to_toml
 from ._context import base_name, dataset_of, session_for, session_of, stem_of
-from ._jobs import Job, forget_finished
+from ._job import Job, forget_finished
 from ._negotiation import _HIERARCHY_LIMIT, attribute_from_filename
 from ._pool import heavy, pool_of
 from ._report import offer
