@@ -19,6 +19,21 @@ from . import _small
 from .data import group_means, standardize
 from .exceptions import DataError, ParameterError
 
+__all__ = [
+    "sse",
+    "sst",
+    "information_loss",
+    "group_sizes",
+    "group_size_stats",
+    "GroupSizeStats",
+    "verify_k_anonymity",
+    "KAnonymityReport",
+    "verify_l_diversity",
+    "LDiversityReport",
+    "verify_t_closeness",
+    "TClosenessReport",
+]
+
 
 def _as_2d(X) -> np.ndarray:
     arr = np.asarray(X, dtype=np.float64)

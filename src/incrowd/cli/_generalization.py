@@ -28,7 +28,7 @@ negotiate = _lazy.function("incrowd.generalization._negotiate", "negotiate")
 parse_assignments = _lazy.function("incrowd.generalization._hierarchy", "parse_assignments")
 
 lattice_app = typer.Typer(
-    help="Generalization lattices with suppression histograms (paper 004): build once, then "
+    help="Generalization lattices with suppression histograms: build once, then "
          "negotiate requests in milliseconds.",
     no_args_is_help=True,
 )

@@ -47,8 +47,8 @@ plan = _lazy.function("incrowd.incremental._plan", "plan")
 MAX_PLAN_COLUMNS = 1000
 
 incremental_app = typer.Typer(
-    help="Incremental publication: anonymize a base early, adjoin late rows, publish once "
-         "(paper 002). State lives in one DuckDB file between the steps.",
+    help="Incremental publication: anonymize a base early, adjoin late rows, publish once. "
+         "State lives in one DuckDB file between the steps.",
     no_args_is_help=True,
 )
 

@@ -63,7 +63,8 @@ DiagonalsOption = Annotated[
 Split2kOption = Annotated[
     Optional[bool],
     typer.Option("--split-2k/--no-split-2k", help="mondrian*, mona*: split parts of exactly 2k "
-                 "rows (default: yes, groups of k..2k-1; no: paper 000 Table 6's rule, k..2k).",
+                 "rows (default: yes, groups of k..2k-1; no: the rule of Table 6 in "
+                 "Thaeter & Reischuk 2021, k..2k).",
                  show_default=False),
 ]
 SeedOption = Annotated[
