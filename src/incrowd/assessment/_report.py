@@ -12,8 +12,9 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError
@@ -70,9 +71,13 @@ class Report:
                 fh.write(self.to_json() + "\n")
 
 
-def report(original, release, quasi_identifiers=None, sensitive=None, identifiers=None, *,
-           kept_rows=None, k: int | None = None, numeric=None,
-           hierarchies: Mapping[str, Any] | None = None, population_sizes=None, threshold: float = 0.2,
+def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | str | os.PathLike,
+           quasi_identifiers: Sequence[str] | None = None, sensitive: Sequence[str] | None = None,
+           identifiers: Sequence[str] | None = None, *,
+           kept_rows: Sequence[int] | np.ndarray | None = None, k: int | None = None,
+           numeric: Sequence[str] | None = None,
+           hierarchies: Mapping[str, Any] | None = None,
+           population_sizes: Sequence[float] | np.ndarray | None = None, threshold: float = 0.2,
            target: str | None = None, attacks: bool = False, figures: bool = True,
            release_summary: Mapping[str, Any] | None = None, random_state: int = 0) -> Report:
     """Risk and utility of ``release`` against ``original`` (DataFrames or file paths).
