@@ -1,7 +1,7 @@
 """Utility and privacy measures: SSE, SST, information loss, group sizes, k-anonymity,
 l-diversity, t-closeness.
 
-Information loss follows paper 000 Def. 4 / paper 001 Def. 1.5: IL = SSE / SST where SSE is the
+Information loss follows Thaeter & Reischuk (2021, Def. 4; 2018, Def. 1.5): IL = SSE / SST where SSE is the
 sum of squared distances of the rows to their group centroid and SST the sum of squared
 distances to the global centroid, both on standardized quasi-identifiers. IL lies in [0, 1].
 """

@@ -1,4 +1,4 @@
-"""``incrowd lattice build | show``, ``incrowd negotiate``, ``incrowd generalize`` (paper 004)."""
+"""``incrowd lattice build | show``, ``incrowd negotiate``, ``incrowd generalize``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``incrowd incremental base | add | publish | plan | show``: incremental publication (paper 002)."""
+"""``incrowd incremental base | add | publish | plan | show``: incremental publication."""
 
 from __future__ import annotations
 

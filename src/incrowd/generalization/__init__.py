@@ -1,4 +1,4 @@
-"""Generalization and suppression, negotiated in user time (paper 004, the slides).
+"""Generalization and suppression, negotiated in user time (after Pilalidou & Vassiliadis).
 
 - :class:`Hierarchy`, :func:`read_hierarchy`, :func:`load_hierarchies` (ARX-style CSV files,
   validated), :func:`interval_hierarchy` (nested bins for numeric columns);

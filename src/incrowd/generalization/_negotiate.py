@@ -185,7 +185,7 @@ def negotiate(lattice: Lattice, *, k: int | None = None, l: int | None = None,
     ``max_levels`` maps attributes to their highest tolerable level (v_max); attributes left out
     may go to their top level. ``max_suppression`` is a count, a fraction, or a string such as
     ``"1%"``. ``runtime_histogram`` (partial lattices): compute v_max's histogram now when the
-    lattice lacks it (slides 004, "v_max histogram at runtime").
+    lattice lacks it.
     """
     criterion, value = check_criterion(lattice, k, l)
     vmax_vector = lattice.level_vector(dict(max_levels or {}), default="top")

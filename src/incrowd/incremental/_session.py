@@ -479,7 +479,7 @@ class IncrementalMicroaggregation:
         return out, check
 
     def distortion(self) -> dict[str, float]:
-        """D0, D+, DT of paper 002 section 3.2.4 in the release's own standardization.
+        """D0, D+, DT (the incremental thesis, section 3.2.4) in the release's own standardization.
 
         SSE and SST are taken on the quasi-identifiers standardized over all rows (base and
         increments), as a one-shot run would; with SST = m*n this gives DT = SSE/SST (the
