@@ -95,3 +95,12 @@ def check_criterion(lattice: Lattice, k: int | None, l: int | None) -> tuple[str
             f"l must be an integer in [2, {top}] (distinct values of {lattice.sensitive!r}); got {l!r}"
         )
     return "l", int(l)
+
+
+def criterion_histograms(lattice: Lattice, criterion: str) -> Histograms:
+    """The histograms a checked criterion reads: class sizes for "k", distinct sensitive values
+    for "l" (:func:`check_criterion` has refused "l" on a lattice without them)."""
+    hist = lattice.k_histograms if criterion == "k" else lattice.l_histograms
+    if hist is None:
+        raise ParameterError("l-diversity needs a lattice built with a sensitive attribute (--sensitive)")
+    return hist

@@ -30,7 +30,7 @@ from .. import _lazy
 from .._compile import compiled_so_far
 from ..exceptions import DataError, ParameterError
 from ._hierarchy import Hierarchy, check_labels, factorize_labels, interval_hierarchy, load_hierarchies
-from ._histograms import ColumnsFrame, Histograms, check_criterion
+from ._histograms import ColumnsFrame, Histograms, check_criterion, criterion_histograms
 from ._limits import (
     DEFAULT_MAX_MEMORY,
     DEFAULT_MAX_NODES,
@@ -181,7 +181,7 @@ class Lattice:
                 "lattice or negotiate with runtime_histogram=True"
             )
         keys, classes, _ = self.k_histograms.segment(node)
-        out = {"class_sizes": {int(s): int(c) for s, c in zip(keys, classes)}}
+        out: dict[str, dict] = {"class_sizes": {int(s): int(c) for s, c in zip(keys, classes)}}
         if self.l_histograms is not None:
             keys, classes, rows = self.l_histograms.segment(node)
             out["distinct_sensitive"] = {int(d): (int(c), int(r)) for d, c, r in zip(keys, classes, rows)}
@@ -194,14 +194,12 @@ class Lattice:
         node = self.node_id(levels)
         if not self.materialized[node]:
             raise ParameterError(f"node {self.level_dict(node)} is not in this partial lattice")
-        hist = self.k_histograms if criterion == "k" else self.l_histograms
-        return hist.below(node, value)[0]
+        return criterion_histograms(self, criterion).below(node, value)[0]
 
     def suppressed_all(self, *, k: int | None = None, l: int | None = None) -> np.ndarray:
         """Rows to suppress at every node, in id order; -1 where a partial lattice lacks the node."""
         criterion, value = check_criterion(self, k, l)
-        hist = self.k_histograms if criterion == "k" else self.l_histograms
-        return np.where(self.materialized, hist.rows_below_all(value), -1)
+        return np.where(self.materialized, criterion_histograms(self, criterion).rows_below_all(value), -1)
 
     def negotiate(self, *, k: int | None = None, l: int | None = None,
                   max_levels: Mapping[str, int] | None = None,
@@ -369,7 +367,7 @@ class Lattice:
 # after @dataclass has made __init__ (which assigns it): a lattice opened from a file keeps its
 # level scores as columns until someone reads them
 Lattice.level_scores = _FrameAttribute()
-Lattice.level_scores.__set_name__(Lattice, "level_scores")
+Lattice.level_scores.__set_name__(Lattice, "level_scores")  # type: ignore[misc]  # the descriptor just set
 
 
 def check_fraction(fraction) -> float:
@@ -443,7 +441,8 @@ def code_map_table(hierarchies: Mapping[str, Hierarchy], attributes: Sequence[st
     """All level-0 -> level maps in one padded 2-D array; row ``offsets[j] + level`` is column
     j's map (numba wants one array, not a list of them)."""
     width = max(hierarchies[a].labels[0].size for a in attributes)
-    rows, offsets = [], []
+    rows: list[np.ndarray] = []
+    offsets: list[int] = []
     for a in attributes:
         h = hierarchies[a]
         offsets.append(len(rows))
@@ -490,8 +489,8 @@ def _level_scores(qis, hier, bottom_codes, bottom_counts, m, n_rows, stop=lambda
             levels[j] = h
             codes, _ = generalize_table(qi_codes, bottom_counts, maps, offsets, levels, m)
             gammas.append(n_rows / codes.shape[0])
-        mus = [gammas[h] / gammas[h - 1] if h else None for h in range(len(gammas))]
-        mus[0] = 1.0 / mus[1] if len(mus) > 1 else 1.0
+        mus = [gammas[h] / gammas[h - 1] for h in range(1, len(gammas))]
+        mus.insert(0, 1.0 / mus[0] if mus else 1.0)
         for h, (g, mu) in enumerate(zip(gammas, mus)):
             records.append((a, h, int(round(n_rows / g)), g, mu))
     return pd.DataFrame(records, columns=["attribute", "level", "classes", "average_class_size",

@@ -27,7 +27,7 @@ import numpy as np
 
 from .._compile import compiled_so_far
 from ..exceptions import ParameterError
-from ._histograms import Histograms, check_criterion
+from ._histograms import Histograms, check_criterion, criterion_histograms
 from ._search_plain import FIELDS, search_kernel
 
 if TYPE_CHECKING:
@@ -192,7 +192,7 @@ def negotiate(lattice: Lattice, *, k: int | None = None, l: int | None = None,
     limit = max_suppression_count(max_suppression, lattice.n_rows)
     arrays = _arrays(lattice)
     vmax = int(np.dot(vmax_vector, arrays.strides))
-    hist = lattice.k_histograms if criterion == "k" else lattice.l_histograms
+    hist = criterion_histograms(lattice, criterion)
     materialized = lattice.materialized
     runtime_seconds = None
     t0 = time.perf_counter()
@@ -229,7 +229,7 @@ def negotiate(lattice: Lattice, *, k: int | None = None, l: int | None = None,
 
     exact = node(got["exact"], got["exact_supp"], value)
     if exact is not None:
-        relaxations = {name: None for name in RELAXATIONS}
+        relaxations: dict[str, Node | None] = {name: None for name in RELAXATIONS}
         visited = {"exact": got["exact_visited"]}
     else:
         relaxations = {
