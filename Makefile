@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: demo test bench reproduce screenshots scale-out clean
+.PHONY: demo test docs docs-check bench reproduce screenshots scale-out clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +27,22 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# the documentation site and the lint and type checks (extras docs and lint)
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[docs,lint]"
+	touch $(DOCS_STAMP)
+
+# serve the site at http://127.0.0.1:8000, rebuilt on every change
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+# what CI checks after the tests: the site builds without a warning, ruff and mypy are clean
+docs-check: $(DOCS_STAMP)
+	$(BIN)/python docs/gen_cli.py --check
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
+	$(BIN)/ruff check src
+	$(BIN)/mypy
 
 reproduce: $(STAMP)
 	$(BIN)/python bench/reproduce_mdav.py
@@ -58,4 +75,4 @@ screenshots: $(STAMP)
 	INCROWD_SCREENSHOTS=docs/figures $(BIN)/python -m pytest -q tests/test_web_e2e.py
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build site src/*.egg-info .pytest_cache

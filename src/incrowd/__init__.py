@@ -2,8 +2,9 @@
 
 Public names are exactly those in ``__all__``; everything else is private.
 
-The names are loaded on first use (PEP 562): ``import incrowd`` costs only the exceptions and
-the version, so a command that needs neither pandas, numba nor scikit-learn starts in a blink;
+The names are loaded on first use (PEP 562): ``import incrowd`` costs only the exceptions (even
+the version is read from the package metadata on first use), so a command that needs neither
+pandas, numba nor scikit-learn starts in a blink;
 ``from incrowd import MDAV`` and ``incrowd.MDAV`` load what MDAV needs, then, as before.
 """
 
@@ -18,7 +19,7 @@ from ._compile import prepare_cache as _prepare_cache
 # would make numba refuse to load the kernels
 _prepare_cache()
 
-from .exceptions import (
+from .exceptions import (  # noqa: E402  (after the cache is prepared, above)
     DataError,
     DataWarning,
     IncrowdError,
@@ -30,16 +31,13 @@ from .exceptions import (
     VerificationError,
 )
 
-__version__ = "0.1.0"
-
 if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
     from . import generalization, incremental
     from ._microaggregate import MicroaggregationResult, microaggregate
+    from ._version import __version__
     from .assessment import Report, report
-    from .release import PublishResult, publish
     from .data import read_table, write_table
-    from .metrics import (information_loss, sse, sst, verify_k_anonymity, verify_l_diversity,
-                          verify_t_closeness)
+    from .metrics import information_loss, sse, sst, verify_k_anonymity, verify_l_diversity, verify_t_closeness
     from .microaggregation import (
         MDAV,
         METHODS,
@@ -54,9 +52,11 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
         MondrianV2D,
         ONAStar,
     )
+    from .release import PublishResult, publish
 
 #: public name -> the module that defines it (loaded on first access)
 _LAZY = {
+    "__version__": "._version",  # reading the package metadata costs importlib.metadata: on first use too
     "microaggregate": "._microaggregate",
     "MicroaggregationResult": "._microaggregate",
     "report": ".assessment._report",

@@ -144,7 +144,7 @@ def _pid_alive(pid: int) -> bool:
 def sweep_stale(target: Path) -> list[Path]:
     """Remove temporaries of ``target`` whose writing process no longer exists."""
     pattern = re.compile(rf"^\.{re.escape(target.name)}\.(\d+)\.[0-9a-f]{{8}}\.tmp(\.wal)?$")
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(os.scandir(target.parent))
     except OSError:

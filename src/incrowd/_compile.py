@@ -188,7 +188,7 @@ def cache_directory(source: str | None = None) -> str | None:
         source = __file__  # the kernels' modules sit in this package, under the same rights
     for cls in FunctionCache._impl_class._locator_classes:
         try:
-            locator = cls.from_function(_probe, source)
+            locator = cls.from_function(_probe, source)  # type: ignore[attr-defined]  # numba private API, untyped
         except Exception:  # a locator for another kind of source (IPython, zip) may refuse
             continue
         if locator is not None:

@@ -20,7 +20,6 @@ from . import _compression
 from ._na_values import NA_HELP, NA_VALUES  # noqa: F401  (data.py and the CLI read them from here)
 from .exceptions import DataError
 
-
 #: which columns to parse as numbers: None (none), True (every column that parses), a list of
 #: names, or a function of the header's names giving that list
 Parse = Union[None, bool, Sequence[str], Callable[[list[str]], Sequence[str]]]

@@ -113,7 +113,7 @@ def emd_pairs(p_cls, p_val, p_cnt, n_classes: int, reference: np.ndarray, ordere
     sizes = np.zeros(int(n_classes), dtype=dtype)
     np.add.at(sizes, p_cls, cnt)
     s = sizes[p_cls]
-    num = np.zeros(int(n_classes), dtype=dtype)
+    num: np.ndarray = np.zeros(int(n_classes), dtype=dtype)
     if not ordered:
         r = reference[p_val].astype(dtype)
         np.add.at(num, p_cls, np.abs(cnt * n_ref - r * s) - r * s)

@@ -133,15 +133,15 @@ def make_estimator(method: str, k: int, random_state=None, **params):
 
 
 def microaggregate(
-    data,
+    data: pd.DataFrame | np.ndarray,
     k: int,
     method: str = "mdav",
     *,
     quasi_identifiers: Sequence[str] | str | None = None,
     identifiers: Sequence[str] | str | None = None,
-    random_state=None,
-    scheduler=None,
-    **params,
+    random_state: int | None = None,
+    scheduler: Any = None,
+    **params: Any,
 ) -> MicroaggregationResult:
     """Microaggregate the quasi-identifiers of ``data`` into groups of at least ``k`` rows.
 

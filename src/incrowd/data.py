@@ -20,7 +20,7 @@ from numba import njit
 
 from . import _arrow_types, _compression, _csv_text, _small, _statfiles
 from ._atomic import atomic_output, is_stdout, write_csv_stdout
-from ._csv_text import NA_HELP, NA_VALUES, Parse
+from ._csv_text import NA_VALUES, Parse
 from .exceptions import DataError, DataWarning, ParameterError
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -235,7 +235,7 @@ def numeric_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     out = np.empty((frame.shape[0], len(columns)), dtype=np.float64)
     for j, name in enumerate(columns):
         col = frame[name]
-        arr = column_numbers(col, lambda pos, count: DataError(
+        arr = column_numbers(col, lambda pos, count, name=name, col=col: DataError(
             f"quasi-identifier column {name!r} must be numeric; data row {pos + 1} "
             f"holds {col.iloc[pos]!r} ({count} non-numeric value(s) in all)"))
         missing = ~np.isfinite(arr)
@@ -288,7 +288,7 @@ class Standardizer:
     constant_columns: tuple[int, ...] = ()
 
     @classmethod
-    def fit(cls, X: np.ndarray, names: Sequence[str] | None = None) -> "Standardizer":
+    def fit(cls, X: np.ndarray, names: Sequence[str] | None = None) -> Standardizer:
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):  # detected below
             mean = X.mean(axis=0)
             std = X.std(axis=0)

@@ -50,7 +50,7 @@ class OutputWriteError(DataError, OSError):
     """
 
     @classmethod
-    def of(cls, exc: BaseException, path: str, what: str = "output", hide: str | None = None) -> "OutputWriteError":
+    def of(cls, exc: BaseException, path: str, what: str = "output", hide: str | None = None) -> OutputWriteError:
         """``exc`` as an error about ``path``; ``hide`` (a temporary name) never appears."""
         import errno as _errno
         import os as _os

@@ -1,7 +1,7 @@
 """Utility and privacy measures: SSE, SST, information loss, group sizes, k-anonymity,
 l-diversity, t-closeness.
 
-Information loss follows paper 000 Def. 4 / paper 001 Def. 1.5: IL = SSE / SST where SSE is the
+Information loss follows Thaeter & Reischuk (2021, Def. 4; 2018, Def. 1.5): IL = SSE / SST where SSE is the
 sum of squared distances of the rows to their group centroid and SST the sum of squared
 distances to the global centroid, both on standardized quasi-identifiers. IL lies in [0, 1].
 """
@@ -9,7 +9,7 @@ distances to the global centroid, both on standardized quasi-identifiers. IL lie
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,24 @@ from numba import njit
 from . import _small
 from .data import group_means, standardize
 from .exceptions import DataError, ParameterError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+__all__ = [
+    "sse",
+    "sst",
+    "information_loss",
+    "group_sizes",
+    "group_size_stats",
+    "GroupSizeStats",
+    "verify_k_anonymity",
+    "KAnonymityReport",
+    "verify_l_diversity",
+    "LDiversityReport",
+    "verify_t_closeness",
+    "TClosenessReport",
+]
 
 
 def _as_2d(X) -> np.ndarray:
@@ -34,7 +52,7 @@ def _check_labels(labels, n_rows: int) -> np.ndarray:
     return lab.astype(np.int64, copy=False)
 
 
-def sse(X, labels) -> float:
+def sse(X: ArrayLike, labels: ArrayLike) -> float:
     """Sum of squared distances of each row to its group's centroid (in the units of X)."""
     Xa = _as_2d(X)
     lab = _check_labels(labels, Xa.shape[0])
@@ -44,7 +62,7 @@ def sse(X, labels) -> float:
     return _deviations(Xa, dense, centroids)
 
 
-def sst(X) -> float:
+def sst(X: ArrayLike) -> float:
     """Sum of squared distances of each row to the global centroid (in the units of X)."""
     Xa = _as_2d(X)
     return _deviations(Xa, np.zeros(Xa.shape[0], np.int64), Xa.mean(axis=0)[None, :])
@@ -77,7 +95,7 @@ def _squared_deviations(X, group, centers):
     return total + comp
 
 
-def information_loss(X, labels, *, standardized: bool = False) -> float:
+def information_loss(X: ArrayLike, labels: ArrayLike, *, standardized: bool = False) -> float:
     """IL = SSE/SST on standardized data (X is standardized here unless ``standardized``).
 
     Returns 0.0 for data whose quasi-identifiers are all constant (nothing can be lost).
@@ -110,14 +128,14 @@ class GroupSizeStats:
         }
 
 
-def group_sizes(labels) -> np.ndarray:
+def group_sizes(labels: ArrayLike) -> np.ndarray:
     """Size of each group, indexed by group id (ids need not be dense; absent ids are dropped)."""
     lab = np.asarray(labels, dtype=np.int64)
     counts = np.bincount(lab)
     return counts[counts > 0]
 
 
-def group_size_stats(labels) -> GroupSizeStats:
+def group_size_stats(labels: ArrayLike) -> GroupSizeStats:
     sizes = group_sizes(labels)
     values, counts = np.unique(sizes, return_counts=True)
     return GroupSizeStats(
@@ -147,7 +165,7 @@ class KAnonymityReport:
         return dict(self.__dict__)
 
 
-def verify_k_anonymity(table, quasi_identifiers: Sequence[str] | None, k: int) -> KAnonymityReport:
+def verify_k_anonymity(table: pd.DataFrame | np.ndarray, quasi_identifiers: Sequence[str] | None, k: int) -> KAnonymityReport:
     """Check the published table itself: every combination of QI values occurs >= k times.
 
     ``table`` is a DataFrame (``quasi_identifiers`` names columns; None means all columns) or a
@@ -308,7 +326,8 @@ def _encode_sensitive(values: pd.Series, reference: pd.Series, ordered, column: 
 
 
 def verify_t_closeness(table: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive: str, t: float, *,
-                       ordered=None, reference=None) -> TClosenessReport:
+                       ordered: bool | Sequence[Any] | None = None,
+                       reference: pd.Series | np.ndarray | None = None) -> TClosenessReport:
     """Check the published table itself: in every class of equal quasi-identifier values the
     ``sensitive`` values lie within earth mover's distance ``t`` of the reference distribution.
 

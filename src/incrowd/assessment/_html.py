@@ -7,6 +7,8 @@ import html
 import math
 from typing import Any
 
+from ._summary import summary_points
+
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:76rem;margin:1.5rem auto;
 padding:0 1rem;color:#1d1d1f;line-height:1.4}
@@ -135,8 +137,6 @@ def render(report) -> str:
         release = ("<h2>The release</h2>"
                    + (f"<p>Verified on the published table before it was written:</p><ul>{checks}</ul>" if checks else "")
                    + _table({"summary": {k: v for k, v in report.release.items() if k != "verification"}}))
-    from ._report import summary_points
-
     headline = "".join(f"<tr><th>{html.escape(k)}</th><td class=num>{html.escape(_fmt(v))}</td></tr>"
                        for k, v in summary_points(report.risk, report.utility).items())
     figures = "".join(

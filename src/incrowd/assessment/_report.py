@@ -12,12 +12,14 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError
 from ._align import Aligned, align
+from ._summary import summary_points
 
 
 @dataclass
@@ -69,9 +71,13 @@ class Report:
                 fh.write(self.to_json() + "\n")
 
 
-def report(original, release, quasi_identifiers=None, sensitive=None, identifiers=None, *,
-           kept_rows=None, k: int | None = None, numeric=None,
-           hierarchies: Mapping[str, Any] | None = None, population_sizes=None, threshold: float = 0.2,
+def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | str | os.PathLike,
+           quasi_identifiers: Sequence[str] | None = None, sensitive: Sequence[str] | None = None,
+           identifiers: Sequence[str] | None = None, *,
+           kept_rows: Sequence[int] | np.ndarray | None = None, k: int | None = None,
+           numeric: Sequence[str] | None = None,
+           hierarchies: Mapping[str, Any] | None = None,
+           population_sizes: Sequence[float] | np.ndarray | None = None, threshold: float = 0.2,
            target: str | None = None, attacks: bool = False, figures: bool = True,
            release_summary: Mapping[str, Any] | None = None, random_state: int = 0) -> Report:
     """Risk and utility of ``release`` against ``original`` (DataFrames or file paths).
@@ -208,30 +214,3 @@ def _figures(a: Aligned, risk: dict, utility: dict) -> dict[str, str]:
     out["class_sizes"] = fig.class_size_histogram(sizes)
     out["summary"] = fig.risk_utility_summary(summary_points(risk, utility))
     return out
-
-
-def summary_points(risk: dict, utility: dict) -> dict[str, float]:
-    """The headline figures, each in [0, 1], for the risk-utility summary."""
-    points: dict[str, float] = {}
-    classes = risk.get("classes", {})
-    prosecutor = classes.get("prosecutor", {})
-    if "highest" in prosecutor:
-        points["highest re-identification risk"] = float(prosecutor["highest"])
-    if "average" in prosecutor:
-        points["average re-identification risk"] = float(prosecutor["average"])
-    if isinstance(risk.get("drisk"), (int, float)):
-        points["dRisk"] = float(risk["drisk"])
-    linkage = risk.get("record_linkage", {})
-    for key in ("distance_based", "nearest_share"):
-        if isinstance(linkage.get(key), (int, float)):
-            points["record linkage"] = float(linkage[key])
-            break
-    numeric = utility.get("numeric", {})
-    if isinstance(numeric.get("il"), (int, float)):
-        points["information loss (SSE/SST)"] = float(numeric["il"])
-    categorical = utility.get("categorical", {})
-    if isinstance(categorical.get("mean_ncp"), (int, float)):
-        points["categorical NCP"] = float(categorical["mean_ncp"])
-    if categorical.get("suppressed_share"):
-        points["suppressed share"] = float(categorical["suppressed_share"])
-    return points

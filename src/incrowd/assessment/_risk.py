@@ -152,7 +152,8 @@ def class_risk(release_qis: pd.DataFrame, *, k: int | None = None, population_si
         low = np.flatnonzero(pop < rec_size)
         if low.size:
             i = int(low[0])
-            raise ParameterError(f"population_sizes[{i}] = {pop[i]:g} is below the size of its class in the release ({int(rec_size[i])})")
+            raise ParameterError(f"population_sizes[{i}] = {pop[i]:g} is below the size of its class "
+                                 f"in the release ({int(rec_size[i])})")
         pmin = np.full(sizes.shape[0], np.inf)
         np.minimum.at(pmin, codes, pop)
         diff = np.flatnonzero(pop != pmin[codes])

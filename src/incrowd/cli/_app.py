@@ -12,19 +12,14 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .. import __version__, _lazy
-from .._compile import compile_clock
+from .. import _lazy
 from .._atomic import is_stdout
+from .._compile import compile_clock
 from .._na_values import NA_HELP
-from ..exceptions import DataError, ParameterError, VerificationError
+from ..exceptions import ParameterError, VerificationError
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
-from ._publish import publish_command
-from ._report import ReportOption, check_report_path, report_command, write_release_report
-from ._serve import serve_command
-from ._usage import OneLineUsageErrors
-from ._warmup import warmup_command
 from ._options import (
     DiagonalsOption,
     GammaOption,
@@ -46,6 +41,11 @@ from ._options import (
     names,
     parse_qis,
 )
+from ._publish import publish_command
+from ._report import ReportOption, check_report_path, report_command, write_release_report
+from ._serve import serve_command
+from ._usage import OneLineUsageErrors
+from ._warmup import warmup_command
 
 if TYPE_CHECKING:
     from .._microaggregate import MicroaggregationResult
@@ -137,6 +137,8 @@ def _exit_now(code) -> None:
 
 def _print_version(value: bool) -> None:
     if value:
+        from .. import __version__  # read from the package metadata only when asked
+
         typer.echo(f"incrowd {__version__}")
         raise typer.Exit()
 

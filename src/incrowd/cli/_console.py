@@ -129,10 +129,9 @@ class Stages:
         self._task = None
         self._started = 0
 
-    def __enter__(self) -> "Stages":
+    def __enter__(self) -> Stages:
         if self._console is not None:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
-                                       TimeElapsedColumn)
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
             self._progress = Progress(
                 SpinnerColumn(),

@@ -1,4 +1,4 @@
-"""``incrowd lattice build | show``, ``incrowd negotiate``, ``incrowd generalize`` (paper 004)."""
+"""``incrowd lattice build | show``, ``incrowd negotiate``, ``incrowd generalize``."""
 
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ from .._atomic import is_stdout
 from ..exceptions import DataError, ParameterError
 from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
+from ._options import IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, SchedulerTimeoutOption, check_scheduler, names
 from ._report import ReportOption, check_report_path, write_release_report
-from ._options import (IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, SchedulerTimeoutOption,
-                       check_scheduler, names)
 
 if TYPE_CHECKING:
     from ..generalization import Negotiation
@@ -29,7 +28,7 @@ negotiate = _lazy.function("incrowd.generalization._negotiate", "negotiate")
 parse_assignments = _lazy.function("incrowd.generalization._hierarchy", "parse_assignments")
 
 lattice_app = typer.Typer(
-    help="Generalization lattices with suppression histograms (paper 004): build once, then "
+    help="Generalization lattices with suppression histograms: build once, then "
          "negotiate requests in milliseconds.",
     no_args_is_help=True,
 )

@@ -1,4 +1,4 @@
-"""``incrowd incremental base | add | publish | plan | show``: incremental publication (paper 002)."""
+"""``incrowd incremental base | add | publish | plan | show``: incremental publication."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ from .._na_values import NA_HELP
 from ..exceptions import DataError, ParameterError
 from ..incremental._lock import DEFAULT_WAIT, describe_as
 from ..incremental._strategy_names import STRATEGY_NAMES
-from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
-from ._report import ReportOption, check_report_path, write_release_report
+from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._options import (
     DiagonalsOption,
     GammaOption,
@@ -34,6 +33,7 @@ from ._options import (
     names,
     parse_qis,
 )
+from ._report import ReportOption, check_report_path, write_release_report
 from ._usage import bounded
 
 # pandas, DuckDB and numba load when a command runs, not for --help or --version
@@ -47,8 +47,8 @@ plan = _lazy.function("incrowd.incremental._plan", "plan")
 MAX_PLAN_COLUMNS = 1000
 
 incremental_app = typer.Typer(
-    help="Incremental publication: anonymize a base early, adjoin late rows, publish once "
-         "(paper 002). State lives in one DuckDB file between the steps.",
+    help="Incremental publication: anonymize a base early, adjoin late rows, publish once. "
+         "State lives in one DuckDB file between the steps.",
     no_args_is_help=True,
 )
 

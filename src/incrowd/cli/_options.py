@@ -7,8 +7,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ..exceptions import ParameterError
 from .._methods import MAX_ROUNDS, MAX_RUNS, METHOD_NAMES
+from ..exceptions import ParameterError
 from ._usage import bounded
 
 #: seeds are 32-bit on the command line, as in most tools
@@ -63,7 +63,8 @@ DiagonalsOption = Annotated[
 Split2kOption = Annotated[
     Optional[bool],
     typer.Option("--split-2k/--no-split-2k", help="mondrian*, mona*: split parts of exactly 2k "
-                 "rows (default: yes, groups of k..2k-1; no: paper 000 Table 6's rule, k..2k).",
+                 "rows (default: yes, groups of k..2k-1; no: the rule of Table 6 in "
+                 "Thaeter & Reischuk 2021, k..2k).",
                  show_default=False),
 ]
 SeedOption = Annotated[

@@ -9,8 +9,7 @@ import typer
 
 from ..exceptions import ParameterError
 from ._console import echo_err, user_errors
-from ._generalization import (DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption,
-                              lattice_limits)
+from ._generalization import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption, lattice_limits
 
 
 def serve_command(
@@ -59,8 +58,8 @@ def serve_command(
             import uvicorn  # noqa: F401  (a missing extra is reported here, in one line)
 
             from ..web import create_app
-            from ..web._lifecycle import serve
             from ..web._guard import bound_hosts, split_host
+            from ..web._lifecycle import serve
         except ImportError as exc:
             raise ParameterError(
                 f"the web UI needs the 'web' extra ({exc.name} is missing): pip install 'incrowd[web]'"

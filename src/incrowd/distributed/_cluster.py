@@ -22,7 +22,7 @@ def _import_distributed():
 
 @contextlib.contextmanager
 def connect(scheduler: str, *, memory_limit: str | None = None,
-            timeout: float = DEFAULT_TIMEOUT) -> Iterator["object"]:
+            timeout: float = DEFAULT_TIMEOUT) -> Iterator[object]:
     """A ``distributed.Client`` for ``--scheduler`` (``local:N`` or a tcp:// address), closed after.
 
     The value is checked before anything starts (:func:`parse_scheduler`); an address must

@@ -13,8 +13,14 @@ import pandas as pd
 from ..exceptions import DataError
 from ..generalization._hierarchy import Hierarchy, interval_hierarchy, load_hierarchies, value_labels
 from ..generalization._lattice import Lattice, check_fraction, resolve_hierarchies
-from ..generalization._limits import (DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, check_nodes,
-                                      parse_size, precheck_nodes)
+from ..generalization._limits import (
+    DEFAULT_MAX_MEMORY,
+    DEFAULT_MAX_NODES,
+    check_max_nodes,
+    check_nodes,
+    parse_size,
+    precheck_nodes,
+)
 from ._io import frames_of
 from ._io import head as columns_of
 

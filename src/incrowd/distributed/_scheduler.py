@@ -94,7 +94,7 @@ def _read_exactly(sock: socket.socket, n: int, deadline: float, spec: SchedulerS
         sock.settimeout(left)
         try:
             chunk = sock.recv(min(n - got, 65536))
-        except socket.timeout:
+        except TimeoutError:
             raise ParameterError(_silent(spec, timeout)) from None
         if not chunk:
             raise ParameterError(f"the peer at {spec.address} closed the connection without the Dask "
@@ -114,7 +114,7 @@ def probe_scheduler(spec: SchedulerSpec, timeout: float = DEFAULT_TIMEOUT) -> No
     deadline = time.monotonic() + timeout
     try:
         sock = socket.create_connection((spec.host, spec.port), timeout=timeout)
-    except socket.timeout:
+    except TimeoutError:
         raise ParameterError(f"cannot reach the Dask scheduler at {spec.address}: no answer within "
                              f"{timeout:g} s (--scheduler-timeout)") from None
     except OSError as exc:

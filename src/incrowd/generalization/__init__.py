@@ -1,4 +1,4 @@
-"""Generalization and suppression, negotiated in user time (paper 004, the slides).
+"""Generalization and suppression, negotiated in user time (after Pilalidou & Vassiliadis).
 
 - :class:`Hierarchy`, :func:`read_hierarchy`, :func:`load_hierarchies` (ARX-style CSV files,
   validated), :func:`interval_hierarchy` (nested bins for numeric columns);
@@ -11,11 +11,15 @@
 - :func:`generalize`: apply a node to the data, suppress, verify (:class:`GeneralizationResult`).
 """
 
+import os
 from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any, Sequence
 
 from .. import _lazy
 
 if _TYPE_CHECKING:  # what type checkers see; at run time the names load on first use
+    import pandas as pd
+
     from ._apply import GeneralizationResult, generalize
     from ._hierarchy import (
         Hierarchy,
@@ -42,14 +46,14 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
 })
 
 
-def build_lattice(data, quasi_identifiers, **kwargs) -> "Lattice":
+def build_lattice(data: "pd.DataFrame", quasi_identifiers: "Sequence[str] | str", **kwargs: Any) -> "Lattice":
     """Same as :meth:`Lattice.build`."""
     from ._lattice import Lattice
 
     return Lattice.build(data, quasi_identifiers, **kwargs)
 
 
-def open_lattice(path) -> "Lattice":
+def open_lattice(path: "str | os.PathLike") -> "Lattice":
     """Same as :meth:`Lattice.open`."""
     from ._lattice import Lattice
 

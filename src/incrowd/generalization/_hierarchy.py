@@ -17,14 +17,17 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
 from .. import _lazy
 from ..exceptions import DataError, ParameterError
 
-pd = _lazy.module("pandas")  # only building and saving need pandas, not opening a file
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = _lazy.module("pandas")  # only building and saving need pandas, not opening a file
 
 _DELIMITERS = (";", ",", "\t")
 

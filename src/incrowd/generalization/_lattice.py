@@ -22,7 +22,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -30,74 +30,26 @@ from .. import _lazy
 from .._compile import compiled_so_far
 from ..exceptions import DataError, ParameterError
 from ._hierarchy import Hierarchy, check_labels, factorize_labels, interval_hierarchy, load_hierarchies
-from ._limits import (DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, cancel_check, check_max_nodes, check_memory,
-                      check_nodes, count_bottom_classes, parse_size)
+from ._histograms import ColumnsFrame, Histograms, check_criterion, criterion_histograms
+from ._limits import (
+    DEFAULT_MAX_MEMORY,
+    DEFAULT_MAX_NODES,
+    cancel_check,
+    check_max_nodes,
+    check_memory,
+    check_nodes,
+    count_bottom_classes,
+    parse_size,
+)
 
 # numba loads when a lattice is built or a node generalized, not when a lattice file is opened
 generalize_table = _lazy.function("incrowd.generalization._kernels", "generalize_table")
 node_histograms = _lazy.function("incrowd.generalization._kernels", "node_histograms")
 rollup = _lazy.function("incrowd.generalization._kernels", "rollup")
-pd = _lazy.module("pandas")  # only building and saving need pandas, not opening a file
-
-
-@dataclass
-class Histograms:
-    """Histograms of many nodes in CSR form: entries ``offsets[v]:offsets[v+1]`` are node v's,
-    keyed ascending (class size, or distinct sensitive values), with classes and rows per key."""
-
-    offsets: np.ndarray
-    keys: np.ndarray
-    classes: np.ndarray
-    rows: np.ndarray
-    cum_rows: np.ndarray = field(init=False, repr=False)
-    cum_classes: np.ndarray = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        # writable C arrays: numba compiles a separate kernel for read-only ones (as DuckDB's
-        # results are), which would land inside the first answer's time
-        for name in ("offsets", "keys", "classes", "rows"):
-            setattr(self, name, np.require(getattr(self, name), np.int64, ["C", "W"]))
-        # running sums restart at each node, so a look-up is one binary search in the segment
-        starts = np.repeat(self.offsets[:-1], np.diff(self.offsets))
-        for name, values in (("cum_rows", self.rows), ("cum_classes", self.classes)):
-            total = np.cumsum(values)
-            base = np.concatenate([[0], total])[starts] if values.size else total
-            setattr(self, name, total - base)
-
-    @classmethod
-    def from_parts(cls, parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray] | None]) -> "Histograms":
-        lengths = [0 if p is None else p[0].size for p in parts]
-        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        present = [p for p in parts if p is not None]
-        if present:
-            keys, classes, rows = (np.concatenate([p[i] for p in present]) for i in range(3))
-        else:
-            keys = classes = rows = np.zeros(0, np.int64)
-        return cls(offsets, keys, classes, rows)
-
-    def segment(self, node: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        a, b = self.offsets[node], self.offsets[node + 1]
-        return self.keys[a:b], self.classes[a:b], self.rows[a:b]
-
-    def rows_below_all(self, threshold: int) -> np.ndarray:
-        """Rows with a key below ``threshold``, for every node at once."""
-        cum = np.concatenate([[0], np.cumsum(np.where(self.keys < threshold, self.rows, 0))])
-        return cum[self.offsets[1:]] - cum[self.offsets[:-1]]
-
-    def below(self, node: int, threshold: int) -> tuple[int, int]:
-        """(rows, classes) of node ``node`` with a key below ``threshold``."""
-        a, b = int(self.offsets[node]), int(self.offsets[node + 1])
-        pos = a + int(np.searchsorted(self.keys[a:b], threshold, side="left"))
-        if pos == a:
-            return 0, 0
-        return int(self.cum_rows[pos - 1]), int(self.cum_classes[pos - 1])
-
-
-class ColumnsFrame:
-    """A table read from a file as column name -> array, made a DataFrame where first used."""
-
-    def __init__(self, columns: Mapping[str, np.ndarray]):
-        self.columns = dict(columns)
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = _lazy.module("pandas")  # only building and saving need pandas, not opening a file
 
 
 class _FrameAttribute:
@@ -229,7 +181,7 @@ class Lattice:
                 "lattice or negotiate with runtime_histogram=True"
             )
         keys, classes, _ = self.k_histograms.segment(node)
-        out = {"class_sizes": {int(s): int(c) for s, c in zip(keys, classes)}}
+        out: dict[str, dict] = {"class_sizes": {int(s): int(c) for s, c in zip(keys, classes)}}
         if self.l_histograms is not None:
             keys, classes, rows = self.l_histograms.segment(node)
             out["distinct_sensitive"] = {int(d): (int(c), int(r)) for d, c, r in zip(keys, classes, rows)}
@@ -242,14 +194,12 @@ class Lattice:
         node = self.node_id(levels)
         if not self.materialized[node]:
             raise ParameterError(f"node {self.level_dict(node)} is not in this partial lattice")
-        hist = self.k_histograms if criterion == "k" else self.l_histograms
-        return hist.below(node, value)[0]
+        return criterion_histograms(self, criterion).below(node, value)[0]
 
     def suppressed_all(self, *, k: int | None = None, l: int | None = None) -> np.ndarray:
         """Rows to suppress at every node, in id order; -1 where a partial lattice lacks the node."""
         criterion, value = check_criterion(self, k, l)
-        hist = self.k_histograms if criterion == "k" else self.l_histograms
-        return np.where(self.materialized, hist.rows_below_all(value), -1)
+        return np.where(self.materialized, criterion_histograms(self, criterion).rows_below_all(value), -1)
 
     def negotiate(self, *, k: int | None = None, l: int | None = None,
                   max_levels: Mapping[str, int] | None = None,
@@ -262,7 +212,7 @@ class Lattice:
 
     # -- persistence -----------------------------------------------------------------------
 
-    def save(self, path, *, inputs=()) -> "object":
+    def save(self, path, *, inputs=()) -> object:
         """Write the lattice file atomically; never over its source data file (nor over
         ``inputs``, files or folders)."""
         from ._store import save_lattice
@@ -270,10 +220,10 @@ class Lattice:
         return save_lattice(self, path, inputs=inputs)
 
     @classmethod
-    def open(cls, path) -> "Lattice":
+    def open(cls, path) -> Lattice:
         from ._store import load_lattice
 
-        return load_lattice(path)
+        return load_lattice(path, cls)
 
     def describe(self) -> dict:
         return {
@@ -300,7 +250,7 @@ class Lattice:
               sensitive: str | None = None, fraction: float = 1.0,
               progress: Callable[[int, int], None] | None = None,
               source: str = "", max_nodes: int | None = DEFAULT_MAX_NODES,
-              max_memory: int | str | None = DEFAULT_MAX_MEMORY, cancel=None) -> "Lattice":
+              max_memory: int | str | None = DEFAULT_MAX_MEMORY, cancel=None) -> Lattice:
         """Build the lattice of ``quasi_identifiers`` over ``data``.
 
         ``hierarchies``: a folder of ARX-style files or a mapping attribute -> :class:`Hierarchy`;
@@ -355,7 +305,7 @@ class Lattice:
                     progress: Callable[[int, int], None] | None = None, source: str = "",
                     timings: Mapping[str, float] | None = None, started: float | None = None,
                     max_nodes: int | None = DEFAULT_MAX_NODES,
-                    max_memory: int | str | None = DEFAULT_MAX_MEMORY, cancel=None) -> "Lattice":
+                    max_memory: int | str | None = DEFAULT_MAX_MEMORY, cancel=None) -> Lattice:
         """The lattice from the bottom node's classes (level-0 codes, sorted, with row counts; the
         sensitive code last when there is one): every other node is rolled up from them, so this
         is where a partitioned build (``incrowd.distributed``) joins the single-machine one.
@@ -417,7 +367,7 @@ class Lattice:
 # after @dataclass has made __init__ (which assigns it): a lattice opened from a file keeps its
 # level scores as columns until someone reads them
 Lattice.level_scores = _FrameAttribute()
-Lattice.level_scores.__set_name__(Lattice, "level_scores")
+Lattice.level_scores.__set_name__(Lattice, "level_scores")  # type: ignore[misc]  # the descriptor just set
 
 
 def check_fraction(fraction) -> float:
@@ -444,24 +394,6 @@ def _as_level(value, attribute: str, max_level: int) -> int:
 def node_levels(depths: np.ndarray) -> np.ndarray:
     grids = np.meshgrid(*[np.arange(d) for d in depths], indexing="ij")
     return np.stack([g.ravel() for g in grids], axis=1).astype(np.int64)
-
-
-def check_criterion(lattice: Lattice, k: int | None, l: int | None) -> tuple[str, int]:
-    """('k', k) or ('l', l), checked against the lattice: one of them, an integer >= 2."""
-    if (k is None) == (l is None):
-        raise ParameterError("give exactly one of k (k-anonymity) and l (naive l-diversity)")
-    if k is not None:
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= lattice.n_rows:
-            raise ParameterError(f"k must be an integer in [2, n_rows={lattice.n_rows}]; got {k!r}")
-        return "k", int(k)
-    if lattice.sensitive is None:
-        raise ParameterError("l-diversity needs a lattice built with a sensitive attribute (--sensitive)")
-    top = lattice.sensitive_values
-    if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or not 2 <= l <= max(top, 2):
-        raise ParameterError(
-            f"l must be an integer in [2, {top}] (distinct values of {lattice.sensitive!r}); got {l!r}"
-        )
-    return "l", int(l)
 
 
 def resolve_hierarchies(data: pd.DataFrame, quasi_identifiers, hierarchies, intervals, sensitive):
@@ -509,7 +441,8 @@ def code_map_table(hierarchies: Mapping[str, Hierarchy], attributes: Sequence[st
     """All level-0 -> level maps in one padded 2-D array; row ``offsets[j] + level`` is column
     j's map (numba wants one array, not a list of them)."""
     width = max(hierarchies[a].labels[0].size for a in attributes)
-    rows, offsets = [], []
+    rows: list[np.ndarray] = []
+    offsets: list[int] = []
     for a in attributes:
         h = hierarchies[a]
         offsets.append(len(rows))
@@ -556,8 +489,8 @@ def _level_scores(qis, hier, bottom_codes, bottom_counts, m, n_rows, stop=lambda
             levels[j] = h
             codes, _ = generalize_table(qi_codes, bottom_counts, maps, offsets, levels, m)
             gammas.append(n_rows / codes.shape[0])
-        mus = [gammas[h] / gammas[h - 1] if h else None for h in range(len(gammas))]
-        mus[0] = 1.0 / mus[1] if len(mus) > 1 else 1.0
+        mus = [gammas[h] / gammas[h - 1] for h in range(1, len(gammas))]
+        mus.insert(0, 1.0 / mus[0] if mus else 1.0)
         for h, (g, mu) in enumerate(zip(gammas, mus)):
             records.append((a, h, int(round(n_rows / g)), g, mu))
     return pd.DataFrame(records, columns=["attribute", "level", "classes", "average_class_size",

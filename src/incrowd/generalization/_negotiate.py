@@ -21,14 +21,17 @@ import math
 import re
 import time
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
 from .._compile import compiled_so_far
 from ..exceptions import ParameterError
-from ._lattice import Histograms, Lattice, check_criterion
+from ._histograms import Histograms, check_criterion, criterion_histograms
 from ._search_plain import FIELDS, search_kernel
+
+if TYPE_CHECKING:
+    from ._lattice import Lattice
 
 RELAXATIONS = ("max_suppression", "height", "k")
 
@@ -182,14 +185,14 @@ def negotiate(lattice: Lattice, *, k: int | None = None, l: int | None = None,
     ``max_levels`` maps attributes to their highest tolerable level (v_max); attributes left out
     may go to their top level. ``max_suppression`` is a count, a fraction, or a string such as
     ``"1%"``. ``runtime_histogram`` (partial lattices): compute v_max's histogram now when the
-    lattice lacks it (slides 004, "v_max histogram at runtime").
+    lattice lacks it.
     """
     criterion, value = check_criterion(lattice, k, l)
     vmax_vector = lattice.level_vector(dict(max_levels or {}), default="top")
     limit = max_suppression_count(max_suppression, lattice.n_rows)
     arrays = _arrays(lattice)
     vmax = int(np.dot(vmax_vector, arrays.strides))
-    hist = lattice.k_histograms if criterion == "k" else lattice.l_histograms
+    hist = criterion_histograms(lattice, criterion)
     materialized = lattice.materialized
     runtime_seconds = None
     t0 = time.perf_counter()
@@ -226,7 +229,7 @@ def negotiate(lattice: Lattice, *, k: int | None = None, l: int | None = None,
 
     exact = node(got["exact"], got["exact_supp"], value)
     if exact is not None:
-        relaxations = {name: None for name in RELAXATIONS}
+        relaxations: dict[str, Node | None] = {name: None for name in RELAXATIONS}
         visited = {"exact": got["exact_visited"]}
     else:
         relaxations = {

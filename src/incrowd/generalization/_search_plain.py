@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import importlib.abc
 import importlib.util
 import sys
 from typing import Iterator
@@ -24,7 +25,10 @@ _IMPORT_LINE = "from numba import njit\n"
 
 def _plain_namespace() -> dict:
     spec = importlib.util.find_spec(_SEARCH)
-    source = spec.loader.get_source(_SEARCH)
+    loader = spec.loader if spec is not None else None
+    source = loader.get_source(_SEARCH) if isinstance(loader, importlib.abc.InspectLoader) else None
+    if spec is None or spec.origin is None or source is None:
+        raise RuntimeError(f"the source of {_SEARCH} cannot be read (an install without .py files?)")
     if _IMPORT_LINE not in source:  # the twin would import numba after all: fail loudly here
         raise RuntimeError(f"{_SEARCH} no longer imports njit as {_IMPORT_LINE.strip()!r}")
     namespace = {"__name__": __name__ + ".twin", "njit": lambda *args, **kwargs: (lambda f: f)}

@@ -17,15 +17,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import _lazy
 from .._duckdb_file import damaged, read_database, write_database
 from ._hierarchy import Hierarchy
-from ._lattice import ColumnsFrame, Histograms, Lattice
+from ._histograms import ColumnsFrame, Histograms
 
-pd = _lazy.module("pandas")  # only building and saving need pandas, not opening a file
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ._lattice import Lattice
+else:
+    pd = _lazy.module("pandas")  # only building and saving need pandas, not opening a file
 
 FORMAT = "incrowd.lattice"
 FORMAT_VERSION = 1
@@ -133,8 +139,11 @@ def _read_tables(con, meta: dict):
     )
 
 
-def load_lattice(path: str | os.PathLike) -> Lattice:
-    """Read a lattice file, refusing other formats, versions and damaged files clearly."""
+def load_lattice(path: str | os.PathLike, lattice_class: type[Lattice]) -> Lattice:
+    """Read a lattice file, refusing other formats, versions and damaged files clearly.
+
+    ``lattice_class`` is :class:`~incrowd.generalization.Lattice`, passed in by
+    :meth:`Lattice.open` so that this module does not import the module that calls it."""
     p = Path(path)
     meta, hierarchy, nodes, k_hist, l_hist, level_scores, bottom = read_database(
         p, what=_WHAT, file_format=FORMAT, version=FORMAT_VERSION,
@@ -156,7 +165,7 @@ def load_lattice(path: str | os.PathLike) -> Lattice:
             hierarchies[a] = Hierarchy(a, tuple(labels), tuple(parents), sources.get(a, f"lattice file {str(p)!r}"))
         n_nodes = len(nodes["node_id"])
         width = sum(1 for c in bottom if c.startswith("c"))
-        lattice = Lattice(
+        lattice = lattice_class(
             attributes=attributes, hierarchies=hierarchies, n_rows=int(meta["rows"]),
             sensitive=meta.get("sensitive"), sensitive_values=int(meta.get("sensitive_values") or 0),
             materialized=np.require(np.asarray(nodes["materialized"], bool), bool, ["C", "W"]),

@@ -1,4 +1,4 @@
-"""Incremental publication (paper 002): anonymize a base early, adjoin late rows, publish once.
+"""Incremental publication (two-step microaggregation): anonymize a base early, adjoin late rows, publish once.
 
 - :class:`IncrementalMicroaggregation`: the state on disk (a DuckDB file), created from base
   data (:meth:`~IncrementalMicroaggregation.from_base`), reopened

@@ -16,7 +16,7 @@ import json
 import math
 import numbers
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -62,7 +62,7 @@ def _hash_column(h, col: pd.Series) -> None:
     h.update("".join(text).encode("utf-8", "surrogatepass"))
 
 
-def _is_int(value) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
@@ -109,8 +109,8 @@ def check_meta(meta: Mapping[str, Any], path: Path) -> None:
     if meta.get("fingerprints", False) not in (True, False):
         raise modified(path, f"fingerprints is {meta.get('fingerprints')!r}, must be true or false")
     if meta.get("fingerprints"):
-        key = meta.get("fingerprint_key")
-        if not isinstance(key, str) or len(key.encode()) != 16 or roles["identifiers"]:
+        fp_key = meta.get("fingerprint_key")
+        if not isinstance(fp_key, str) or len(fp_key.encode()) != 16 or roles["identifiers"]:
             raise modified(path, "the row fingerprints' key is malformed")
     _check_batch_log(meta.get("batches"), meta["method"], path)
 

@@ -80,7 +80,7 @@ def _holder_note() -> bytes:
         "pid": os.getpid(),
         "host": socket.gethostname(),
         "command": _command.get() or " ".join([Path(sys.argv[0]).name or "python"] + sys.argv[1:])[:200],
-        "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "since": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }).encode()
 
 

@@ -101,7 +101,7 @@ class RuntimeModel:
     samples: list[tuple[int, float]] = field(default_factory=list)
 
     @classmethod
-    def quadratic(cls) -> "RuntimeModel":
+    def quadratic(cls) -> RuntimeModel:
         """The thesis' model: MDAV time ~ n^2/k, so only ratios are known."""
         return cls(exponent=2.0, source="thesis (t ~ n^2)")
 
@@ -377,7 +377,7 @@ def plan(
         nu_star = optimal_ratio(s)
         te_min = earliest_finish(s)
         nu_end = deadline_ratio(s, te) if te is not None else None
-        solved = "closed form (paper 002 section 4.2.1)"
+        solved = "closed form (the incremental thesis, section 4.2.1)"
     else:
         nu_minus = _bisect(lambda nu: head_start(nu) - tau0(nu), 0.0, 1.0)
         nu_star = _argmax(gain, 0.0, nu_minus)

@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from .._compile import compile_clock
 from .._atomic import check_output_path, is_stdout
+from .._compile import compile_clock
 from .._microaggregate import make_estimator, microaggregate
 from ..data import Standardizer, numeric_matrix, resolve_roles, write_table
 from ..exceptions import DataError, DataWarning, IncrowdError, ParameterError, VerificationError
@@ -41,9 +41,9 @@ from ..microaggregation._base import check_k
 from ..microaggregation._mdav_kernel import mdav_labels
 from . import _fingerprint, _layout, _state
 from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
-from ._warm import warm_add
 from ._lock import DEFAULT_WAIT, check_wait, state_lock
 from ._state import State
+from ._warm import warm_add
 
 #: strategy name -> split mode of the nearest-centroid kernel (2mdav has its own path)
 STRATEGIES: dict[str, int | None] = {
@@ -152,7 +152,7 @@ class IncrementalMicroaggregation:
         overwrite: bool = False,
         wait: float = DEFAULT_WAIT,
         **params,
-    ) -> "IncrementalMicroaggregation":
+    ) -> IncrementalMicroaggregation:
         """Microaggregate the base data with ``method`` and store the state in ``path``.
 
         ``identifiers`` (dropped from the release) serve as row keys and must be unique;
@@ -218,7 +218,7 @@ class IncrementalMicroaggregation:
             return cls(_state.save_and_read(state, target), target)
 
     @classmethod
-    def open(cls, path: str | os.PathLike) -> "IncrementalMicroaggregation":
+    def open(cls, path: str | os.PathLike) -> IncrementalMicroaggregation:
         """Reopen a state file written by :meth:`from_base` (in this or another process)."""
         target = Path(path)
         return cls(_state.load(target), target)
@@ -479,7 +479,7 @@ class IncrementalMicroaggregation:
         return out, check
 
     def distortion(self) -> dict[str, float]:
-        """D0, D+, DT of paper 002 section 3.2.4 in the release's own standardization.
+        """D0, D+, DT (the incremental thesis, section 3.2.4) in the release's own standardization.
 
         SSE and SST are taken on the quasi-identifiers standardized over all rows (base and
         increments), as a one-shot run would; with SST = m*n this gives DT = SSE/SST (the

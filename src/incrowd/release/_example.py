@@ -1,9 +1,10 @@
 """A starting release specification from a file's columns and types, for the curator to edit.
 
 The guesses are plain and said in comments: a column whose every value is distinct is an
-identifier (a column of numbers only when its name says so, e.g. "id"); a column of numbers with many distinct values is numeric; anything else is
-categorical (flat: a value or "*", until a hierarchy file is named). Sensitive columns cannot
-be guessed: the spec says where to mark them.
+identifier (a column of numbers only when its name says so, e.g. "id"); a column of numbers
+with many distinct values is numeric; anything else is categorical (flat: a value or "*",
+until a hierarchy file is named). Sensitive columns cannot be guessed: the spec says where to
+mark them.
 """
 
 from __future__ import annotations

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _emd
 from ..exceptions import ParameterError
 from ..generalization._negotiate import max_suppression_count
-from .. import _emd
 from ._prepare import Prepared
 
 

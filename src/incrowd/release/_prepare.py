@@ -77,7 +77,7 @@ def _numeric(frame: pd.DataFrame, names: list[str], missing: str) -> np.ndarray:
     out = np.empty((frame.shape[0], len(names)))
     for j, name in enumerate(names):
         col = frame[name]
-        arr = column_numbers(col, lambda pos, count: DataError(
+        arr = column_numbers(col, lambda pos, count, name=name, col=col: DataError(
             f"numeric column {name!r} must hold numbers; data row {pos + 1} holds {col.iloc[pos]!r} "
             f"({count} non-numeric value(s) in all); give it the role \"categorical\" if it is a code"))
         if np.isinf(arr).any():

@@ -46,7 +46,7 @@ class PublishResult:
                 "hierarchies": self.hierarchies, "release_summary": r}
 
 
-def publish(data, spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec, *,
+def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec, *,
             base_dir: str | os.PathLike | None = None) -> PublishResult:
     """Publish ``data`` (a DataFrame or a file path) as ``spec`` says (a TOML file, TOML text, a
     dict of the same structure, or a :class:`ReleaseSpec`).

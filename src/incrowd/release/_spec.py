@@ -257,6 +257,7 @@ def _columns(raw: Mapping[str, Any], root: Path, source: str) -> dict[str, Colum
         hierarchy = None
         ordered = None
         intervals = None
+        role: Any
         if isinstance(value, str):
             role = value
         elif isinstance(value, Mapping):

@@ -28,8 +28,14 @@ from ._context import MB, TEMPLATES, base_name, dataset_of, error, session_for, 
 from ._errors import JSONErrors, Scrubber, read_user_table
 from ._guard import LOOPBACK, TEST_CLIENT_HOST, Guard, csp_nonce
 from ._sessions import COOKIE, Dataset, SessionStore
-from ._upload_limits import (DEFAULT_MAX_CELLS, DEFAULT_MAX_COLUMNS, DEFAULT_MAX_DECODED_MB,
-                             DEFAULT_MEMORY_BUDGET_MB, UploadLimits, UploadRefused)
+from ._upload_limits import (
+    DEFAULT_MAX_CELLS,
+    DEFAULT_MAX_COLUMNS,
+    DEFAULT_MAX_DECODED_MB,
+    DEFAULT_MEMORY_BUDGET_MB,
+    UploadLimits,
+    UploadRefused,
+)
 
 _PREVIEW_ROWS = 10
 _SUFFIXES = (".csv.gz", ".csv", ".parquet", ".pq")
@@ -143,7 +149,8 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
     def page(request: Request, template: str, **context: Any) -> HTMLResponse:
         response = TEMPLATES.TemplateResponse(
             request, template,
-            {"samples": list(samples), "version": __version__, "csp_nonce": csp_nonce(request), "max_upload_mb": max_upload_mb, **context})
+            {"samples": list(samples), "version": __version__, "csp_nonce": csp_nonce(request),
+             "max_upload_mb": max_upload_mb, **context})
         session_for(request, response)
         return response
 

@@ -18,13 +18,13 @@ from .._cancel import check_cancelled
 from ..data import read_table, write_table
 from ..exceptions import DataError, IncrowdError, ParameterError, VerificationError
 from ..generalization import read_hierarchy
+from ..release._toml import spec_to_toml
 from ._context import base_name, dataset_of, session_for, session_of, stem_of
-from ._jobs import Job, forget_finished
+from ._job import Job, forget_finished
 from ._negotiation import _HIERARCHY_LIMIT, attribute_from_filename
 from ._pool import heavy, pool_of
 from ._report import offer
 from ._sessions import Dataset, Result, Session
-from ..release._toml import spec_to_toml
 
 router = APIRouter()
 SPEC_FILE = "release.toml"

@@ -21,6 +21,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from .._cancel import check_cancelled
 from ..exceptions import DataError
 from ._context import error, session_of
+from ._job import Job, forget_finished
 from ._pool import heavy, pool_of
 from ._sessions import Result, Session
 
@@ -119,8 +120,6 @@ def make_report(result_id: str, request: Request) -> Any:
 async def start_report_job(result_id: str, request: Request) -> Any:
     """Make the report as a background job: answers ``{"job": id}`` at once; poll
     ``GET /api/jobs/{id}`` (its result is what ``POST .../report`` answers)."""
-    from ._jobs import Job, forget_finished  # _jobs imports the pages that import this module
-
     session = session_of(request)
     if (missing := _not_here(session, result_id)) is not None:
         return missing

@@ -1,0 +1,77 @@
+"""Every public name is in the API reference: the ``__all__`` of ``incrowd`` and of its
+documented subpackages against the names the pages under docs/api/ document.
+
+A name counts as documented on its page by a mkdocstrings directive (``::: incrowd.NAME``) or,
+for a module or a plain value without a docstring, by a heading that names it
+(``### `incrowd.NAME` ``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+API = Path(__file__).resolve().parents[1] / "docs" / "api"
+
+#: module -> its reference page
+PAGES = {
+    "incrowd": "incrowd.md",
+    "incrowd.metrics": "metrics.md",
+    "incrowd.incremental": "incremental.md",
+    "incrowd.generalization": "generalization.md",
+    "incrowd.distributed": "distributed.md",
+    "incrowd.web": "web.md",
+}
+
+_DIRECTIVE = re.compile(r"^:::\s+([\w.]+)\s*$", re.M)
+_HEADING = re.compile(r"^#+\s+`([\w.]+)`\s*$", re.M)
+
+
+def documented(module: str, text: str) -> set[str]:
+    """The names of ``module`` that ``text`` (a reference page) documents."""
+    found = set()
+    for full in _DIRECTIVE.findall(text) + _HEADING.findall(text):
+        parent, _, name = full.rpartition(".")
+        if parent == module:
+            found.add(name)
+    return found
+
+
+def _public(module: str) -> list[str]:
+    if module == "incrowd.distributed":
+        pytest.importorskip("dask")
+        pytest.importorskip("distributed")
+    if module == "incrowd.web":
+        pytest.importorskip("fastapi")
+    return list(importlib.import_module(module).__all__)
+
+
+@pytest.mark.parametrize("module", sorted(PAGES))
+def test_every_public_name_is_in_the_api_reference(module):
+    page = API / PAGES[module]
+    names = documented(module, page.read_text(encoding="utf-8"))
+    missing = [n for n in _public(module) if n not in names]
+    assert not missing, "\n".join(
+        [f"{len(missing)} public name(s) of {module} missing from docs/api/{PAGES[module]}; add:"]
+        + [f"    ::: {module}.{n}" for n in missing])
+
+
+@pytest.mark.parametrize("module", sorted(PAGES))
+def test_the_api_reference_documents_only_public_names(module):
+    # a page that outlives a rename would document a name nobody can import any more
+    page = API / PAGES[module]
+    extra = sorted(documented(module, page.read_text(encoding="utf-8")) - set(_public(module)))
+    assert not extra, f"docs/api/{PAGES[module]} documents {extra}, which are not in {module}.__all__"
+
+
+def test_every_api_page_is_listed():
+    assert sorted(p.name for p in API.glob("*.md")) == sorted(PAGES.values())
+
+
+def test_the_comparison_reads_directives_and_headings():
+    text = "::: incrowd.MDAV\n\n### `incrowd.__version__`\n\n::: incrowd.metrics.sse\n`incrowd.ONA` in prose\n"
+    assert documented("incrowd", text) == {"MDAV", "__version__"}
+    assert documented("incrowd.metrics", text) == {"sse"}

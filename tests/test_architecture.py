@@ -1,0 +1,211 @@
+"""The import rules of docs/architecture.md, read from the source with ``ast`` (nothing is imported
+but the package's own facade, to resolve its lazily loaded names).
+
+- Layers: a module imports only its own layer or lower ones. Imports inside functions count
+  too, except the few listed in ``ALLOWED_UPWARD`` with the reason each is there.
+- No cycles between modules through imports at module level (those run while a module is
+  being loaded, where a cycle means a half-initialised module). Imports inside functions run
+  after every module has loaded, so they cannot form such a cycle; they are held to the layer
+  rule instead.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "incrowd"
+
+#: layer number -> the units (``incrowd.X``: a top-level module or subpackage) in it; the order
+#: and the wording are those of docs/architecture.md
+LAYERS: dict[int, tuple[str, ...]] = {
+    0: ("incrowd", "incrowd.exceptions", "incrowd._version", "incrowd._lazy", "incrowd._compile",
+        "incrowd._atomic", "incrowd._cancel", "incrowd._process", "incrowd._json", "incrowd._compression",
+        "incrowd._csv_text", "incrowd._na_values", "incrowd._arrow_types", "incrowd._statfiles",
+        "incrowd._duckdb_file", "incrowd._small", "incrowd._emd", "incrowd._estimator", "incrowd._methods",
+        "incrowd.data", "incrowd.datasets"),
+    1: ("incrowd.metrics",),
+    2: ("incrowd.microaggregation", "incrowd.generalization"),
+    3: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.release", "incrowd.assessment",
+        "incrowd._warmup"),
+    4: ("incrowd.cli", "incrowd.web", "incrowd.distributed"),
+}
+LAYER_NAMES = {0: "core", 1: "measures", 2: "algorithms", 3: "orchestration", 4: "interfaces"}
+LAYER_OF = {unit: layer for layer, units in LAYERS.items() for unit in units}
+
+#: (importing module, imported unit) -> why an import inside a function may reach a higher layer
+ALLOWED_UPWARD = {
+    ("incrowd._microaggregate", "incrowd.distributed"):
+        "microaggregate(scheduler=...) hands the run to the optional Dask backend, loaded only then",
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_module(name: str) -> bool:
+    rel = Path(*name.split("."))
+    return (SRC / rel).with_suffix(".py").is_file() or (SRC / rel / "__init__.py").is_file()
+
+
+def _facade_targets() -> dict[str, str]:
+    """``incrowd.NAME`` -> the module that defines NAME, for the root package's lazy names."""
+    import incrowd
+
+    return {f"incrowd.{name}": ("incrowd" + module if module.startswith(".") else module)
+            for name, module in incrowd._LAZY.items()}
+
+
+def _imports(path: Path, facade: dict[str, str], module: str | None = None):
+    """(target module, line, inside a function) for each import of the package's own modules;
+    imports under ``if TYPE_CHECKING:`` are left out (they never run)."""
+    module = module or _module_name(path)
+    is_package = path.name == "__init__.py"
+    found: list[tuple[str, int, bool]] = []
+
+    def resolve(node: ast.ImportFrom) -> str:
+        if node.level == 0:
+            return node.module or ""
+        base = module.split(".") if is_package else module.split(".")[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        return ".".join(base + ([node.module] if node.module else []))
+
+    def add(target: str, line: int, lazy: bool) -> None:
+        if target == "incrowd" or target.startswith("incrowd."):
+            found.append((facade.get(target, target), line, lazy))
+
+    def visit(node: ast.AST, lazy: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                for other in child.orelse:
+                    visit(other, lazy)
+                continue
+            if isinstance(child, ast.ImportFrom):
+                base = resolve(child)
+                for alias in child.names:
+                    full = f"{base}.{alias.name}"
+                    add(full if _is_module(full) or full in facade else base, child.lineno, lazy)
+            elif isinstance(child, ast.Import):
+                for alias in child.names:
+                    add(alias.name, child.lineno, lazy)
+            else:
+                visit(child, lazy or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), False)
+    return found
+
+
+def _unit(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+@pytest.fixture(scope="module")
+def graph():
+    facade = _facade_targets()
+    return {_module_name(p): _imports(p, facade) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_every_unit_has_a_layer(graph):
+    missing = sorted({_unit(m) for m in graph} - set(LAYER_OF))
+    assert not missing, (f"modules without a layer: {missing}; add each to LAYERS here and to the table "
+                         "in docs/architecture.md")
+
+
+def _upward_imports(graph) -> list[str]:
+    wrong = []
+    for module, imports in graph.items():
+        mine = LAYER_OF[_unit(module)]
+        for target, line, lazy in imports:
+            theirs = LAYER_OF.get(_unit(target))
+            if theirs is None or theirs <= mine:
+                continue
+            if lazy and (module, _unit(target)) in ALLOWED_UPWARD:
+                continue
+            wrong.append(f"{module} (line {line}, {LAYER_NAMES[mine]}) imports {target} ({LAYER_NAMES[theirs]})")
+    return wrong
+
+
+def _cycles(graph, *, lazy_too: bool = True) -> list[list[str]]:
+    edges = defaultdict(set)
+    for module, imports in graph.items():
+        for target, _, lazy in imports:
+            if lazy and not lazy_too:
+                continue
+            # a package's modules importing its own __init__ (for a sibling's name) while it imports
+            # them is how a package is built; only a cycle between two other modules is one
+            if target in graph and target != module and not module.startswith(target + "."):
+                edges[module].add(target)
+    cycles: list[list[str]] = []
+    state: dict[str, str] = {}
+    stack: list[str] = []
+
+    def walk(node: str) -> None:
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == "open":
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                walk(nxt)
+        stack.pop()
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            walk(node)
+    return cycles
+
+
+def test_no_module_imports_a_higher_layer(graph):
+    wrong = _upward_imports(graph)
+    assert not wrong, "imports of a higher layer (see docs/architecture.md):\n" + "\n".join(wrong)
+
+
+def test_allowed_upward_imports_are_still_needed(graph):
+    used = {(m, _unit(t)) for m, imports in graph.items() for t, _, lazy in imports if lazy}
+    stale = sorted(set(ALLOWED_UPWARD) - used)
+    assert not stale, f"ALLOWED_UPWARD lists imports that no longer exist: {stale}"
+
+
+def test_no_import_cycles_at_module_level(graph):
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_checker_sees_lazy_imports_and_skips_type_checking_ones(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("from typing import TYPE_CHECKING\n"
+                     "from incrowd import exceptions\n"
+                     "if TYPE_CHECKING:\n    from incrowd.cli import _app\n"
+                     "def f():\n    from incrowd.web import _app\n", encoding="utf-8")
+    found = _imports(probe, {}, "incrowd.probe")
+    assert ("incrowd.exceptions", 2, False) in found
+    assert ("incrowd.web._app", 6, True) in found
+    assert not any(t.startswith("incrowd.cli") for t, _, _ in found)
+
+
+def test_the_checker_reports_an_upward_import_and_a_cycle():
+    graph = {
+        "incrowd.metrics": [("incrowd.cli._app", 7, True)],
+        "incrowd.data": [("incrowd._atomic", 1, False)],
+        "incrowd._atomic": [("incrowd.data", 3, False)],
+    }
+    assert _upward_imports(graph) == ["incrowd.metrics (line 7, measures) imports incrowd.cli._app (interfaces)"]
+    assert _cycles(graph) == [["incrowd._atomic", "incrowd.data", "incrowd._atomic"]]
+
+
+def test_negotiation_and_lattice_files_do_not_import_the_lattice_builder(graph):
+    # the cycle this layout removed: _lattice calls _negotiate and _store, which took Histograms
+    # and Lattice from _lattice; they now take the shared pieces from _histograms
+    for module in ("incrowd.generalization._negotiate", "incrowd.generalization._store"):
+        targets = {t for t, _, _ in graph[module]}
+        assert "incrowd.generalization._histograms" in targets
+        assert "incrowd.generalization._lattice" not in targets
