@@ -10,15 +10,16 @@ from conftest import benchmark_matrix, kernel_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from incrowd.microaggregation._mdav_star_fast import mdav_star_best_labels
 from incrowd.microaggregation._ona_kernel import ona_star_labels
 from incrowd.microaggregation._ona_star_fast import (
     ALL_TECHNIQUES,
+    USE_BLOCKS,
     USE_COLUMNS,
     USE_LISTS,
     ona_star_fast_kernel,
     ona_star_fast_labels,
 )
-from incrowd.microaggregation._mdav_star_fast import mdav_star_best_labels
 
 
 def assert_same_as_reference(Z, k, *, list_sizes=(6,), spares=(-1,), techniques=(ALL_TECHNIQUES,)):
@@ -62,7 +63,8 @@ def test_equals_reference_on_tie_heavy_data(data):
 @pytest.mark.parametrize("m", [2, 9])
 def test_equals_reference_with_each_technique_off(kind, m):
     Z = kernel_data(kind, 700, m, seed=m)
-    assert_same_as_reference(Z, 3, techniques=(ALL_TECHNIQUES, USE_LISTS, USE_COLUMNS, 0))
+    techniques = (ALL_TECHNIQUES, USE_LISTS, USE_LISTS | USE_COLUMNS, USE_LISTS | USE_BLOCKS, USE_COLUMNS, 0)
+    assert_same_as_reference(Z, 3, techniques=techniques)
 
 
 @pytest.mark.parametrize("name", ["census", "tarragona", "eia", "cloud1", "cloud2"])

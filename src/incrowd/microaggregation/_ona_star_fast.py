@@ -20,9 +20,15 @@ its latest change) and at the listed ones that changed; everything else still ha
 distance, so still lies beyond ``lb``. When the best pair found (other than the row's own
 cluster) lies below ``lb``, it is the answer the full search gives, distance for distance
 (``_sqdist_row`` on the same centroid values) and tie for tie (lowest id). Otherwise, or when
-the log since the stamp is longer than a search, the list is rebuilt by a full search. The
-first lists of all rows are made in one pass (columns outside, rows inside, so the compiler
-uses vector instructions while every row still sums its columns in order).
+the log since the stamp is longer than a search, the list is rebuilt by a full search.
+
+Full searches are vectorized: distances grow one column at a time over all clusters (or, in a
+blocked pass, over a block of rows), so the compiler uses vector instructions while every
+distance is still summed over its columns in order. Before a phase visits a stretch of
+clusters, the rows there whose lists the log can no longer bring up to date get new lists in one
+blocked pass, which reads each centroid once per 64 rows instead of once per row; their
+questions then need only the few changes made since. In 4 columns or fewer a k-d tree over the
+centroids answers full searches instead (see ``ona._use_tree_star``).
 
 The moves, their order and the arithmetic are the reference's, so the groups are identical;
 ``tests/test_ona_fast.py`` checks that against the reference kernel.
@@ -63,8 +69,10 @@ LIST_SIZE = 6
 #: techniques of this kernel, each one switchable so that benches can measure what it buys
 USE_LISTS = 1  # rows remember their neighbourhood between questions
 USE_COLUMNS = 2  # full searches vectorized over clusters (else one distance at a time)
-ALL_TECHNIQUES = USE_LISTS | USE_COLUMNS
-_BLOCK = 64  # rows per block of the first pass
+USE_BLOCKS = 4  # lists made in blocks of rows ahead of their questions
+ALL_TECHNIQUES = USE_LISTS | USE_COLUMNS | USE_BLOCKS
+_BLOCK = 64  # rows per block of a blocked pass
+_PREFETCH = 512  # rows whose lists one blocked pass makes ahead of their questions
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,22 +241,23 @@ def _store_list(r, bd, bg, filled, K, cid, cd, ccnt, clb, clbg, cst, stamp):
 
 
 @njit(cache=True)
-def _first_lists(X, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp):
-    """Every row's list by one blocked pass over the centroids: for a block of rows, each
-    centroid's distances are summed column by column (rows inside), which vectorizes and keeps
-    each row's sum in column order, the order of ``_sqdist_row``."""
-    n, m = X.shape
+def _lists_for(X, rows, count, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp):
+    """The lists of ``rows[:count]`` by one blocked pass over the centroids: for a block of
+    rows, each centroid's distances are summed column by column (rows inside), which
+    vectorizes, reads each centroid once per block, and keeps each row's sum in column order,
+    the order of ``_sqdist_row``."""
+    m = X.shape[1]
     cap = K + 1
     Xt = np.empty((m, _BLOCK))
     acc = np.empty(_BLOCK)
     bd = np.empty((_BLOCK, cap))
     bg = np.empty((_BLOCK, cap), np.int64)
     filled = np.zeros(_BLOCK, np.int64)
-    for r0 in range(0, n, _BLOCK):
-        b = min(_BLOCK, n - r0)
+    for r0 in range(0, count, _BLOCK):
+        b = min(_BLOCK, count - r0)
         for j in range(m):
             for t in range(b):
-                Xt[j, t] = X[r0 + t, j]
+                Xt[j, t] = X[rows[r0 + t], j]
         for t in range(b):
             filled[t] = 0
         for g in range(nc):
@@ -262,9 +271,35 @@ def _first_lists(X, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp):
                     diff = Xt[j, t] - c
                     acc[t] += diff * diff
             for t in range(b):
+                if filled[t] == cap and acc[t] >= bd[t, cap - 1]:
+                    continue  # clusters come in ascending id: an equal distance loses its tie
                 filled[t] = _insert_top(bd[t], bg[t], filled[t], cap, acc[t], g)
         for t in range(b):
-            _store_list(r0 + t, bd[t], bg[t], filled[t], K, cid, cd, ccnt, clb, clbg, cst, stamp)
+            _store_list(rows[r0 + t], bd[t], bg[t], filled[t], K, cid, cd, ccnt, clb, clbg, cst, stamp)
+
+
+@njit(cache=True)
+def _prefetch(X, i, nc, want_k, k, mem, cent, size, K, cid, cd, ccnt, clb, clbg, cst, meta, log_limit,
+              pending):
+    """Make in one blocked pass the lists of the rows the coming clusters (from i on) will ask
+    about and could not answer from their lists: members of clusters of exactly k rows
+    (``want_k``, phase 1) or of more than k rows (phase 2), whose stamp is older than
+    ``log_limit`` log entries. Returns the first cluster not looked at."""
+    now = meta[0]
+    count = 0
+    g = i
+    while g < nc and count < pending.shape[0] - 3 * k:
+        sz = size[g]
+        if (want_k and sz == k) or (not want_k and sz > k):
+            for t in range(sz):
+                r = mem[g, t]
+                if cst[r] < 0 or now - cst[r] > log_limit:
+                    pending[count] = r
+                    count += 1
+        g += 1
+    if count > 0:
+        _lists_for(X, pending, count, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, now)
+    return g
 
 
 @njit(cache=True)
@@ -454,6 +489,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, spare=-1, scale=-1.0,
     K = list_size
     lists = (techniques & USE_LISTS) != 0
     columns = (techniques & USE_COLUMNS) != 0
+    blocked = lists and (techniques & USE_BLOCKS) != 0 and not use_tree
     cid = np.empty((n, K), np.int64)
     cd = np.empty((n, K))
     ccnt = np.zeros(n, np.int64)
@@ -467,6 +503,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, spare=-1, scale=-1.0,
     bg = np.empty(K + 1, np.int64)
     centT = np.zeros((m, cap))
     acc = np.empty(cap)
+    pending = np.empty(_PREFETCH + 3 * k, np.int64)
     old = np.empty(m)
     need = 6 * k + 16  # most log entries one step can add (a dissolve with its splits)
 
@@ -478,7 +515,6 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, spare=-1, scale=-1.0,
 
     rounds = 0
     converged = False
-    first = True
     while rounds < max_rounds:
         if stop is not None:
             if stop[0] != 0:
@@ -498,10 +534,6 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, spare=-1, scale=-1.0,
                         break
                 _sync(g, cent, centT)
         _rebuild(T, cent, size, nc)
-        if first:
-            first = False
-            if not use_tree and lists:
-                _first_lists(X, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, meta[0])
         # a log walk longer than a search is not worth it
         log_limit = nc // 2 if not use_tree else 64
         if not lists:
@@ -509,10 +541,14 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, spare=-1, scale=-1.0,
 
         # ---- Phase 1: dissolving clusters of exactly k rows ----------------------------------
         i = 0
+        fetched = 0  # clusters before this one have had their rows' lists made
         while i < nc:
             if size[i] != k:
                 i += 1
                 continue
+            if blocked and i >= fetched:
+                fetched = _prefetch(X, i, nc, True, k, mem, cent, size, K, cid, cd, ccnt, clb, clbg,
+                                    cst, meta, log_limit, pending)
             ok = True
             for t in range(k):
                 g, _ = _nearest_cached(X, mem[i, t], i, cent, size, nc, T, use_tree, K, cid, cd,
@@ -575,7 +611,11 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, spare=-1, scale=-1.0,
 
         # ---- Phase 2: reassigning rows of clusters with more than k rows ---------------------
         i = 0
+        fetched = 0
         while i < nc:
+            if blocked and size[i] > k and i >= fetched:
+                fetched = _prefetch(X, i, nc, False, k, mem, cent, size, K, cid, cd, ccnt, clb, clbg,
+                                    cst, meta, log_limit, pending)
             while size[i] > k:
                 si = size[i]
                 best_imp = -np.inf
