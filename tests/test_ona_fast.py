@@ -10,6 +10,7 @@ from conftest import benchmark_matrix, kernel_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from incrowd.microaggregation._adaptive import new_tuner
 from incrowd.microaggregation._mdav_star_fast import mdav_star_best_labels
 from incrowd.microaggregation._ona_kernel import ona_star_labels
 from incrowd.microaggregation._ona_star_fast import (
@@ -22,7 +23,7 @@ from incrowd.microaggregation._ona_star_fast import (
 )
 
 
-def assert_same_as_reference(Z, k, *, list_sizes=(6,), spares=(-1,), techniques=(ALL_TECHNIQUES,)):
+def assert_same_as_reference(Z, k, *, list_sizes=(6,), spares=(-1,), techniques=(ALL_TECHNIQUES,), threads=(False,)):
     Z = np.ascontiguousarray(Z)
     init = mdav_star_best_labels(Z, k) if Z.shape[0] >= 2 * k else None
     for use_tree in (False, True):
@@ -30,12 +31,14 @@ def assert_same_as_reference(Z, k, *, list_sizes=(6,), spares=(-1,), techniques=
         for spare in spares:
             for size in list_sizes:
                 for tech in techniques:
-                    if init is None:
-                        got = ona_star_fast_labels(Z, k, 100, use_tree, spare)
-                    else:
-                        got = ona_star_fast_kernel(Z, k, 100, use_tree, init, spare, -1.0, None, size, tech)
-                    np.testing.assert_array_equal(got[0], expected[0])
-                    assert got[1:] == expected[1:]
+                    for force in threads:
+                        if init is None:
+                            got = ona_star_fast_labels(Z, k, 100, use_tree, spare)
+                        else:
+                            got = ona_star_fast_kernel(Z, k, 100, use_tree, init, new_tuner(force), spare, -1.0,
+                                                       None, size, tech)
+                        np.testing.assert_array_equal(got[0], expected[0])
+                        assert got[1:] == expected[1:]
 
 
 @st.composite
@@ -64,7 +67,7 @@ def test_equals_reference_on_tie_heavy_data(data):
 def test_equals_reference_with_each_technique_off(kind, m):
     Z = kernel_data(kind, 700, m, seed=m)
     techniques = (ALL_TECHNIQUES, USE_LISTS, USE_LISTS | USE_COLUMNS, USE_LISTS | USE_BLOCKS, USE_COLUMNS, 0)
-    assert_same_as_reference(Z, 3, techniques=techniques)
+    assert_same_as_reference(Z, 3, techniques=techniques, threads=(False, True))
 
 
 @pytest.mark.parametrize("name", ["census", "tarragona", "eia", "cloud1", "cloud2"])

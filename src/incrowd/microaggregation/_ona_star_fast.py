@@ -40,8 +40,9 @@ for the data's shape) instead of inside the kernel.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
+from ._adaptive import monotonic_ns, new_tuner, record, use_threads
 from ._greedy_kernels import mdav_plus_labels, mdav_star_labels
 from ._mdav_star_fast import mdav_star_best_labels
 from ._ona_kernel import (
@@ -241,11 +242,11 @@ def _store_list(r, bd, bg, filled, K, cid, cd, ccnt, clb, clbg, cst, stamp):
 
 
 @njit(cache=True)
-def _lists_for(X, rows, count, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp):
-    """The lists of ``rows[:count]`` by one blocked pass over the centroids: for a block of
-    rows, each centroid's distances are summed column by column (rows inside), which
-    vectorizes, reads each centroid once per block, and keeps each row's sum in column order,
-    the order of ``_sqdist_row``."""
+def _lists_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp):
+    """The lists of ``rows[r0:r0 + b]`` (b <= _BLOCK) by one pass over the centroids: each
+    centroid's distances are summed column by column, rows inside, which vectorizes, reads each
+    centroid once per block, and keeps each row's sum in column order, the order of
+    ``_sqdist_row``."""
     m = X.shape[1]
     cap = K + 1
     Xt = np.empty((m, _BLOCK))
@@ -253,38 +254,53 @@ def _lists_for(X, rows, count, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst,
     bd = np.empty((_BLOCK, cap))
     bg = np.empty((_BLOCK, cap), np.int64)
     filled = np.zeros(_BLOCK, np.int64)
-    for r0 in range(0, count, _BLOCK):
-        b = min(_BLOCK, count - r0)
+    for j in range(m):
+        for t in range(b):
+            Xt[j, t] = X[rows[r0 + t], j]
+    for g in range(nc):
+        if size[g] == 0:
+            continue
+        for t in range(b):
+            acc[t] = 0.0
         for j in range(m):
+            c = cent[g, j]
             for t in range(b):
-                Xt[j, t] = X[rows[r0 + t], j]
+                diff = Xt[j, t] - c
+                acc[t] += diff * diff
         for t in range(b):
-            filled[t] = 0
-        for g in range(nc):
-            if size[g] == 0:
-                continue
-            for t in range(b):
-                acc[t] = 0.0
-            for j in range(m):
-                c = cent[g, j]
-                for t in range(b):
-                    diff = Xt[j, t] - c
-                    acc[t] += diff * diff
-            for t in range(b):
-                if filled[t] == cap and acc[t] >= bd[t, cap - 1]:
-                    continue  # clusters come in ascending id: an equal distance loses its tie
-                filled[t] = _insert_top(bd[t], bg[t], filled[t], cap, acc[t], g)
-        for t in range(b):
-            _store_list(rows[r0 + t], bd[t], bg[t], filled[t], K, cid, cd, ccnt, clb, clbg, cst, stamp)
+            if filled[t] == cap and acc[t] >= bd[t, cap - 1]:
+                continue  # clusters come in ascending id: an equal distance loses its tie
+            filled[t] = _insert_top(bd[t], bg[t], filled[t], cap, acc[t], g)
+    for t in range(b):
+        _store_list(rows[r0 + t], bd[t], bg[t], filled[t], K, cid, cd, ccnt, clb, clbg, cst, stamp)
+
+
+@njit(cache=True)
+def _lists_for(X, rows, count, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp):
+    """The lists of ``rows[:count]``, block after block."""
+    for r0 in range(0, count, _BLOCK):
+        _lists_block(X, rows, r0, min(_BLOCK, count - r0), cent, size, nc, K, cid, cd, ccnt, clb, clbg,
+                     cst, stamp)
+
+
+@njit(cache=True, parallel=True)
+def _lists_for_parallel(X, rows, count, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp):
+    """``_lists_for`` with the blocks on numba's threads (each block writes its own rows)."""
+    n_blocks = (count + _BLOCK - 1) // _BLOCK
+    for q in prange(n_blocks):
+        r0 = q * _BLOCK
+        _lists_block(X, rows, r0, min(_BLOCK, count - r0), cent, size, nc, K, cid, cd, ccnt, clb, clbg,
+                     cst, stamp)
 
 
 @njit(cache=True)
 def _prefetch(X, i, nc, want_k, k, mem, cent, size, K, cid, cd, ccnt, clb, clbg, cst, meta, log_limit,
-              pending):
+              pending, tuner):
     """Make in one blocked pass the lists of the rows the coming clusters (from i on) will ask
     about and could not answer from their lists: members of clusters of exactly k rows
     (``want_k``, phase 1) or of more than k rows (phase 2), whose stamp is older than
-    ``log_limit`` log entries. Returns the first cluster not looked at."""
+    ``log_limit`` log entries. Returns the first cluster not looked at. The pass runs on
+    numba's threads while the tuner (``_adaptive``) finds them faster than one thread."""
     now = meta[0]
     count = 0
     g = i
@@ -298,7 +314,13 @@ def _prefetch(X, i, nc, want_k, k, mem, cent, size, K, cid, cd, ccnt, clb, clbg,
                     count += 1
         g += 1
     if count > 0:
-        _lists_for(X, pending, count, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, now)
+        threaded = use_threads(tuner)
+        t0 = monotonic_ns()
+        if threaded:
+            _lists_for_parallel(X, pending, count, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, now)
+        else:
+            _lists_for(X, pending, count, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, now)
+        record(tuner, threaded, monotonic_ns() - t0, count * nc)
     return g
 
 
@@ -431,7 +453,7 @@ def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta, las
 
 
 @njit(cache=True)
-def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, spare=-1, scale=-1.0, stop=None,
+def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scale=-1.0, stop=None,
                          list_size=LIST_SIZE, techniques=ALL_TECHNIQUES):
     """``_ona_kernel.ona_star_labels`` from the MDAV* labels ``init``; same results."""
     n, m = X.shape
@@ -548,7 +570,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, spare=-1, scale=-1.0,
                 continue
             if blocked and i >= fetched:
                 fetched = _prefetch(X, i, nc, True, k, mem, cent, size, K, cid, cd, ccnt, clb, clbg,
-                                    cst, meta, log_limit, pending)
+                                    cst, meta, log_limit, pending, tuner)
             ok = True
             for t in range(k):
                 g, _ = _nearest_cached(X, mem[i, t], i, cent, size, nc, T, use_tree, K, cid, cd,
@@ -615,7 +637,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, spare=-1, scale=-1.0,
         while i < nc:
             if blocked and size[i] > k and i >= fetched:
                 fetched = _prefetch(X, i, nc, False, k, mem, cent, size, K, cid, cd, ccnt, clb, clbg,
-                                    cst, meta, log_limit, pending)
+                                    cst, meta, log_limit, pending, tuner)
             while size[i] > k:
                 si = size[i]
                 best_imp = -np.inf
@@ -681,5 +703,5 @@ def ona_star_fast_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=
     if X.shape[0] < 2 * k:
         return np.zeros(X.shape[0], np.int64), 0, True
     init = mdav_star_best_labels(X, k) if fast_start else mdav_star_labels(X, k)
-    return ona_star_fast_kernel(X, k, max_rounds, use_tree, init, spare, scale, stop, LIST_SIZE,
-                                techniques)
+    return ona_star_fast_kernel(X, k, max_rounds, use_tree, init, new_tuner(), spare, scale, stop,
+                                LIST_SIZE, techniques)
