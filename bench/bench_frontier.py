@@ -1,0 +1,153 @@
+"""What each second buys: information loss against time for every method on one large data set.
+
+Run from the repository root::
+
+    .venv/bin/python bench/bench_frontier.py [--data gauss|adult] [--n 1000000] [--k 10] [--limit 900]
+
+Each method runs as ``incrowd.microaggregate(X, k, method)`` in a fresh process after a warm-up
+on 2,000 rows, its time without numba's compiling (``compile_seconds``), killed past ``--limit`` seconds; MONA
+runs at rho = 0.3, 0.4, ..., 0.9. ``gauss`` is n x 15 standard Gaussian rows, ``adult`` is
+Adult's (age, education-num, hours-per-week) resampled with replacement to n rows. Writes the
+section ``frontier-<data>-<n>`` of ``docs/benchmarks.md`` (a table, best IL first, with the
+points on the frontier marked: no other method is both faster and lower in IL) and the figure
+``docs/figures/frontier_<data>_<n>.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import DOCS, FIGURES, fmt_s, gaussian, load_adult, machine_line, md_table, now_utc, proc_status, update_section  # noqa: E402
+
+SCRIPT = str(Path(__file__).resolve())
+RHOS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+PLAIN = ("mdav", "mdav-plus", "v-mdav", "mdav-star", "ona-star", "mondrian", "mondrian-v", "mondrian-v2d")
+
+
+def _runs() -> list[tuple[str, str, dict]]:
+    runs = [(name, name, {}) for name in PLAIN]
+    runs += [(f"mona (rho {rho})", "mona", {"rho": rho}) for rho in RHOS]
+    return runs
+
+
+def _data(kind: str, n: int) -> np.ndarray:
+    if kind == "adult":
+        adult = load_adult()
+        return adult[np.random.default_rng(0).integers(0, len(adult), n)]
+    return gaussian(n, 15)
+
+
+def one(kind: str, n: int, k: int, method: str, params: dict) -> None:
+    import incrowd
+
+    X = _data(kind, n)
+    incrowd.microaggregate(X[:2000].copy(), k, method, **params)
+    t0 = time.perf_counter()
+    result = incrowd.microaggregate(X, k, method, **params)
+    # a path the warm-up did not take (a larger kernel variant) may still compile; that is not
+    # the method's time
+    seconds = time.perf_counter() - t0 - result.compile_seconds
+    print(json.dumps({"seconds": seconds, "compile_seconds": result.compile_seconds, "il": float(result.information_loss), "peak": proc_status("VmHWM")}))
+
+
+def _child(kind: str, n: int, k: int, method: str, params: dict, limit: float) -> dict | None:
+    cmd = [sys.executable, SCRIPT, "--one", kind, str(n), str(k), method, json.dumps(params)]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, check=True)
+    except subprocess.TimeoutExpired:
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _frontier(points: list[tuple[float, float]]) -> list[bool]:
+    """True for each (seconds, IL) no other point beats in both."""
+    return [not any(s2 <= s and il2 <= il and (s2, il2) != (s, il) for s2, il2 in points) for s, il in points]
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--one":
+        one(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], json.loads(sys.argv[6]))
+        return
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", choices=["gauss", "adult"], default="gauss")
+    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--limit", type=float, default=900.0)
+    ap.add_argument("--only", nargs="*", help="labels to run (default: all)")
+    a = ap.parse_args()
+    done, missed = [], []
+    for label, method, params in _runs():
+        if a.only and label not in a.only and method not in a.only:
+            continue
+        r = _child(a.data, a.n, a.k, method, params, a.limit)
+        print(label, r, flush=True)
+        if r is None:
+            missed.append(label)
+        else:
+            done.append((label, r))
+    marks = _frontier([(r["seconds"], r["il"]) for _, r in done])
+    order = sorted(range(len(done)), key=lambda i: done[i][1]["il"])
+    rows = [[done[i][0], f"{100 * done[i][1]['il']:.4f} %", fmt_s(done[i][1]["seconds"]),
+             f"{done[i][1]['peak'] / a.n:,.0f}", "yes" if marks[i] else ""] for i in order]
+    rows += [[label, "—", f"> {fmt_s(a.limit)}", "—", ""] for label in missed]
+    what = "Gaussian, 15 columns" if a.data == "gauss" else "Adult (age, education-num, hours-per-week) resampled"
+    name = f"{a.data}_{a.n}"
+    figure = _plot(done, marks, f"{what}, {a.n:,} rows, k = {a.k}", FIGURES / f"frontier_{name}.png")
+    body = "\n".join([
+        f"- **Machine:** {machine_line()}. Measured {now_utc()}.",
+        f"- **Data:** {what}, {a.n:,} rows; k = {a.k}.",
+        "- **Method:** `incrowd.microaggregate(X, k, method)` in a fresh process after a warm-up on 2,000 rows, "
+        f"numba's compiling taken out (`compile_seconds`), killed past {fmt_s(a.limit)}; peak memory is the process's peak resident set per row, "
+        "data included. *Frontier*: no other method is both at most as slow and at most as lossy.",
+        "",
+        md_table(["method", "IL", "time", "peak bytes per row", "on the frontier"], rows),
+        "",
+        f"![IL against time]({figure.relative_to(DOCS).as_posix()})",
+    ])
+    update_section(DOCS / "benchmarks.md", f"frontier-{a.data}-{a.n}", body,
+                   f"What each second buys: IL against time, {what.split(',')[0]} {a.n:,} rows")
+
+
+def _plot(done, marks, title: str, path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from incrowd._atomic import atomic_output
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for (label, r), on in zip(done, marks):
+        ax.scatter(r["seconds"], 100 * r["il"], color="C0" if on else "C7", zorder=3)
+        ax.annotate(label, (r["seconds"], 100 * r["il"]), fontsize=7, xytext=(4, 3), textcoords="offset points")
+    front = sorted((r["seconds"], 100 * r["il"]) for (_, r), on in zip(done, marks) if on)
+    if front:
+        ax.step([p[0] for p in front], [p[1] for p in front], where="post", color="C0", alpha=0.5)
+    ax.set_xscale("log")
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("seconds (log scale)")
+    ax.set_ylabel("information loss, %")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_output(path) as tmp:  # a temporary file in the same folder, then os.replace
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
+    return path
+
+
+if __name__ == "__main__":
+    main()
