@@ -1,0 +1,282 @@
+"""MDAV* with the groups of ``_greedy_kernels.mdav_star_labels``, exactly, at any column count.
+
+The scan kernel spends a step (one origin x) on two float64 passes over all unassigned rows (the
+k-1 nearest to x, and to x's nearest neighbour nu) and one over all groups (clos(x)); on 40,000
+Gaussian rows x 15, k = 10, the two row passes took 90 % of the time, clos(x) 9 %, and 7,390 of
+the 10,651 steps extended a group (one row assigned) rather than making one (k rows), so a fit
+makes about five times MDAV's passes. The grid kernel (``_mdav_star_fast``) beats the scan only
+in a few columns. Here:
+
+* **Row passes** are the screened passes of the fast MDAV kernel (``_screen``, through
+  ``_mdav_fast._screen``: integer distances between 16-bit or 8-bit codes, proven bars, float64
+  distances computed as the scan computes them for the few rows within the bars, the scan's
+  (distance, row) order), with its compaction and its threads-or-serial tuner (``_adaptive``).
+  The pass around nu must also skip x: x's slot is marked dead for that pass.
+* **Reused neighbour lists.** A pass returns the ``_LIST`` nearest, not only k-1, and the list
+  of a row that stays unassigned is kept. A kept list is the top of a total order over a set of
+  rows that only shrinks, so while k-1 of its rows are still unassigned (and not excluded),
+  those k-1 are exactly the answer a new pass would give, ties included; the list is then read
+  instead of making a pass. This pays because an extending step leaves nu unassigned, and the
+  next origins sit next to it.
+* **clos(x)** is a weighted nearest-centroid search, growth = |g| / (|g| + 1) ||x - c_g||^2. The
+  centroids, as the scan computes them (sums / sizes), are kept as int16 codes (one step for
+  all columns, as ``_screen.quantize`` codes rows), updated when a group changes. Each code
+  distance gives the real distance within s sqrt(m); the weight lies in [k/(k+1), w_max] with
+  w_max from the largest group so far, so a group can win only if its code distance is within
+  a bar of the least one; those few get the scan's float64 growth, the lowest id on ties.
+
+Inputs must stay below 1e15 in magnitude (the bounds of ``_mdav_fast``); ``mdav_star_best_labels``
+uses the scan kernel otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numba import njit
+
+from ._adaptive import new_tuner
+from ._blockdot import LANES, block_dot
+from ._fixed_center import add_to_group, next_origin, sse_growth_closest, visiting_order
+from ._mdav_fast import _screen
+from ._screen import _NORM_CAP, maybe_compact_blocked, quantize, quantize_narrow
+
+# neighbours kept per pass: k - 1 plus this many spares, so a list survives a few deaths
+_SPARE = 4
+
+
+def mdav_star_screened_labels(X, k, parallel_from=-1, shares=2, narrow=False, tuner=None, spare=_SPARE):
+    """Group id per row, equal to ``mdav_star_labels(X, k)``; returns (labels, stats) where stats
+    counts [steps that extended, steps that made a group, row passes, lists reused].
+
+    ``parallel_from``, ``shares``, ``narrow`` and ``tuner`` as in ``_mdav_fast.mdav_fast_labels``
+    (threaded passes need ``_screen.PARALLEL_LOCK`` held by the caller); ``spare``: neighbours
+    kept beyond k - 1 (0: no list is reused)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n = X.shape[0]
+    if n < 2 * k:
+        return np.zeros(n, np.int64), np.zeros(4, np.int64)
+    data, norms, npairs, gap, _ = quantize_narrow(X) if narrow else quantize(X)
+    if parallel_from < 0:
+        return _mdav_star(X, k, data, norms, npairs, gap, -1, 1, None, spare)
+    if tuner is None:
+        tuner = new_tuner()
+    numba.get_num_threads()  # starts the thread pool a cached kernel does not (see _mdav_fast)
+    return _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spare)
+
+
+@njit(cache=True)
+def _centroid_coding(X):
+    """mid, step and code limit of the centroid codes: ``_screen._quantize``'s int16 coding."""
+    n, m = X.shape
+    limit = math.floor(math.sqrt(_NORM_CAP / m))
+    mid = np.empty(m)
+    widest = 0.0
+    for j in range(m):
+        lo_j = X[0, j]
+        hi_j = X[0, j]
+        for i in range(n):
+            lo_j = min(lo_j, X[i, j])
+            hi_j = max(hi_j, X[i, j])
+        mid[j] = lo_j + (hi_j - lo_j) / 2.0
+        widest = max(widest, hi_j - lo_j)
+    step = widest / (2.0 * limit) if widest > 0.0 else 1.0
+    return mid, step, limit
+
+
+@njit(cache=True, inline="always")
+def _code(v, mid_j, step, limit):
+    return min(max(np.round((v - mid_j) / step), -limit), limit)
+
+
+@njit(cache=True)
+def _set_centroid(sums, sizes, g, mid, step, limit, cdata, cnorms, npairs):
+    """The code of group g's centroid, from the centroid as the scan computes it."""
+    m = sums.shape[1]
+    base = (g // LANES) * npairs * 2 * LANES + 2 * (g % LANES)
+    total = 0
+    for j in range(m):
+        q = _code(sums[g, j] / sizes[g], mid[j], step, limit)
+        cdata[base + (j // 2) * 2 * LANES + (j % 2)] = np.int16(q)
+        total += np.int64(q) * np.int64(q)
+    cnorms[g] = total
+
+
+@njit(cache=True)
+def _clos(X, r, sums, sizes, n_groups, k, max_size, mid, step, limit, cdata, cnorms, npairs, qwords, acc, dc):
+    """``sse_growth_closest(X, r, sums, sizes, n_groups)``, screened on the centroid codes."""
+    m = X.shape[1]
+    q_norm = 0
+    for p in range(npairs):
+        lo = np.int64(_code(X[r, 2 * p], mid[2 * p], step, limit))
+        hi = np.int64(_code(X[r, 2 * p + 1], mid[2 * p + 1], step, limit)) if 2 * p + 1 < m else 0
+        q_norm += lo * lo + hi * hi
+        qwords[p] = (np.int32(hi) << 16) | (np.int32(lo) & 0xFFFF)
+    block = npairs * 2 * LANES
+    d0 = np.int64(1) << 62
+    for b in range((n_groups + LANES - 1) // LANES):
+        block_dot(acc, 0, cdata, b * block, npairs, qwords)
+        for lane in range(LANES):
+            g = b * LANES + lane
+            if g < n_groups:
+                d = cnorms[g] + q_norm - 2 * np.int64(acc[lane])
+                dc[g] = d
+                if d < d0:
+                    d0 = d
+    # real distance / s within sqrt(m) of the code distance's root (both points coded within
+    # s/2 per column); growth weights within [k/(k+1), w_max]; 1e-6 covers float rounding
+    h = math.sqrt(m) * (1.0 + 1e-6)
+    ratio = (max_size / (max_size + 1.0)) / (k / (k + 1.0)) * (1.0 + 1e-6)
+    bar_root = math.sqrt(ratio) * (math.sqrt(float(d0)) + h) + h
+    bar = bar_root * bar_root * (1.0 + 1e-9) + 1.0
+    best = -1
+    best_d = 0.0
+    for g in range(n_groups):
+        if dc[g] > bar:
+            continue
+        dist = 0.0
+        for j in range(m):
+            diff = X[r, j] - sums[g, j] / sizes[g]
+            dist += diff * diff
+        growth = sizes[g] / (sizes[g] + 1.0) * dist
+        if best < 0 or growth < best_d:
+            best = g
+            best_d = growth
+    return best, best_d
+
+
+@njit(cache=True)
+def _from_list(kept, kept_n, q, alive, exclude, count, out):
+    """The first ``count`` rows of q's kept list that are alive and not ``exclude``, into out;
+    False when fewer remain (then a pass is needed)."""
+    got = 0
+    for t in range(kept_n[q]):
+        row = kept[q, t]
+        if alive[row] and row != exclude:
+            out[got] = row
+            got += 1
+            if got == count:
+                return True
+    return False
+
+
+@njit(cache=True)
+def _sse_rows(X, rows, count):
+    """SSE of the given rows around their mean, in the order of ``sse_of_slots``."""
+    total = 0.0
+    for j in range(X.shape[1]):
+        s = 0.0
+        for t in range(count):
+            s += X[rows[t], j]
+        mu = s / count
+        for t in range(count):
+            diff = X[rows[t], j] - mu
+            total += diff * diff
+    return total
+
+
+@njit(cache=True)
+def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spare):
+    n, m = X.shape
+    labels = np.full(n, -1, np.int64)
+    stats = np.zeros(4, np.int64)
+    order = visiting_order(X)
+    qwords = np.empty(npairs, np.int32)
+    cand = np.empty(n, np.int64)
+    cand_d = np.empty(n, np.int64)
+    ids = np.arange(n)
+    slot_of = np.arange(n)
+    alive_slot = np.zeros(norms.shape[0], np.bool_)  # the last block's padding slots stay dead
+    alive_slot[:n] = True
+    alive = np.ones(n, np.bool_)  # by row
+    point = np.empty(m)
+    n_list = k - 1 + spare
+    sel = np.empty(max(n_list, 1), np.int64)
+    far = np.empty(1, np.int64)
+    kept = np.empty((n, n_list if spare > 0 else 1), np.int32)
+    kept_n = np.zeros(n, np.int64)
+    members = np.empty(k, np.int64)  # rows
+    members_nu = np.empty(k, np.int64)
+    max_groups = n // k + 1
+    sums = np.zeros((max_groups, m))
+    sizes = np.zeros(max_groups, np.int64)
+    c_blocks = (max_groups + LANES - 1) // LANES
+    cdata = np.zeros(c_blocks * npairs * 2 * LANES, np.int16)
+    cnorms = np.zeros(c_blocks * LANES, np.int64)
+    c_qwords = np.empty(npairs, np.int32)
+    c_acc = np.empty(LANES, np.int32)
+    dc = np.empty(max_groups, np.int64)
+    mid, step, limit = _centroid_coding(X)
+    max_size = k
+    n_slots = n
+    n_live = n
+    g = 0
+    pos = 0
+    while n_live >= k:
+        pos = next_origin(order, pos, labels)
+        r = order[pos]
+        s = slot_of[r]
+        members[0] = r
+        if not _from_list(kept, kept_n, r, alive, -1, k - 1, members[1:]):
+            found = min(n_list, n_live - 1)
+            _screen(X, data, norms, npairs, gap, ids, n_slots, alive_slot, r, s, found, 0, point, qwords, sel,
+                    far, cand, cand_d, parallel_from, shares, tuner)
+            stats[2] += 1
+            for t in range(k - 1):
+                members[1 + t] = ids[sel[t]]
+        else:
+            stats[3] += 1
+        cost_new = _sse_rows(X, members, k) / k
+        extend = False
+        clos = -1
+        growth = 0.0
+        if g > 0 and n_live - 1 >= k:
+            nu = members[1]
+            members_nu[0] = nu
+            if not _from_list(kept, kept_n, nu, alive, r, k - 1, members_nu[1:]):
+                found = min(n_list, n_live - 2)
+                alive_slot[s] = False  # x is skipped in nu's neighbourhood
+                nu_slot = slot_of[nu]
+                _screen(X, data, norms, npairs, gap, ids, n_slots, alive_slot, nu, nu_slot, found, 0, point,
+                        qwords, sel, far, cand, cand_d, parallel_from, shares, tuner)
+                alive_slot[s] = True
+                stats[2] += 1
+                for t in range(k - 1):
+                    members_nu[1 + t] = ids[sel[t]]
+                if spare > 0:
+                    for t in range(found):
+                        kept[nu, t] = ids[sel[t]]
+                    kept_n[nu] = found
+            else:
+                stats[3] += 1
+            cost_nu = _sse_rows(X, members_nu, k)
+            clos, growth = _clos(X, r, sums, sizes, g, k, max_size, mid, step, limit, cdata, cnorms, npairs,
+                                 c_qwords, c_acc, dc)
+            extend = cost_new > (growth + cost_nu) / (k + 1)
+        if extend:
+            add_to_group(X, r, clos, labels, sums, sizes)
+            max_size = max(max_size, sizes[clos])
+            _set_centroid(sums, sizes, clos, mid, step, limit, cdata, cnorms, npairs)
+            alive_slot[s] = False
+            alive[r] = False
+            n_live -= 1
+            stats[0] += 1
+        else:
+            for t in range(k):
+                row = members[t]
+                add_to_group(X, row, g, labels, sums, sizes)
+                alive_slot[slot_of[row]] = False
+                alive[row] = False
+            _set_centroid(sums, sizes, g, mid, step, limit, cdata, cnorms, npairs)
+            g += 1
+            n_live -= k
+            stats[1] += 1
+        n_slots = maybe_compact_blocked(data, norms, npairs, ids, slot_of, alive_slot, n_slots, n_live)
+    # Leftovers (fewer than k) each join clos(x), judged one after another as the groups grow.
+    for i in range(n):
+        if labels[i] < 0:
+            c, _ = sse_growth_closest(X, i, sums, sizes, g)
+            add_to_group(X, i, c, labels, sums, sizes)
+    return labels, stats
