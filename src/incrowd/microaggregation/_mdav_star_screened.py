@@ -41,13 +41,31 @@ from ._adaptive import new_tuner
 from ._blockdot import LANES, block_dot
 from ._fixed_center import add_to_group, next_origin, sse_growth_closest, visiting_order
 from ._mdav_fast import _screen
-from ._screen import _NORM_CAP, maybe_compact_blocked, quantize, quantize_narrow
+from ._kernels import row_sq_dist
+from ._screen import (
+    _CHUNK_BLOCKS,
+    _INT32_MAX,
+    _NORM_CAP,
+    _chunk_flags,
+    _clamp32,
+    _insert,
+    _kth_insert,
+    _near_bar,
+    maybe_compact_blocked,
+    quantize,
+    quantize_narrow,
+    slot_words,
+)
 
 # neighbours kept per pass: k - 1 plus this many spares, so a list survives a few deaths
-_SPARE = 4
+_SPARE = 2
+_BATCH = 8  # query rows per pass
+_WINDOW = 32  # next origins looked at for the batch
+_CAND_CAP = 1024
 
 
-def mdav_star_screened_labels(X, k, parallel_from=-1, shares=2, narrow=False, tuner=None, spare=_SPARE):
+def mdav_star_screened_labels(X, k, parallel_from=-1, shares=2, narrow=False, tuner=None, spare=_SPARE,
+                              batch=_BATCH, window=_WINDOW):
     """Group id per row, equal to ``mdav_star_labels(X, k)``; returns (labels, stats) where stats
     counts [steps that extended, steps that made a group, row passes, lists reused].
 
@@ -60,11 +78,11 @@ def mdav_star_screened_labels(X, k, parallel_from=-1, shares=2, narrow=False, tu
         return np.zeros(n, np.int64), np.zeros(4, np.int64)
     data, norms, npairs, gap, _ = quantize_narrow(X) if narrow else quantize(X)
     if parallel_from < 0:
-        return _mdav_star(X, k, data, norms, npairs, gap, -1, 1, None, spare)
+        return _mdav_star(X, k, data, norms, npairs, gap, -1, 1, None, spare, batch, window)
     if tuner is None:
         tuner = new_tuner()
     numba.get_num_threads()  # starts the thread pool a cached kernel does not (see _mdav_fast)
-    return _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spare)
+    return _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spare, batch, window)
 
 
 @njit(cache=True)
@@ -163,6 +181,111 @@ def _from_list(kept, kept_n, q, alive, exclude, count, out):
 
 
 @njit(cache=True)
+def _lists_pass(X, data, norms, npairs, gap, ids, n_slots, alive_slot, slot_of, queries, n_q, n_near, qw, acc,
+                flags, near_buf, cand, cand_d, out_d, out_s, kept, kept_n):
+    """One screened pass over the slots for the ``n_q`` query rows at once: each query's
+    ``n_near`` nearest live rows (its own slot skipped), in the (distance, row) order of the
+    scan, into ``kept``. The slots are read chunk by chunk, each chunk screened for every query
+    while it sits in the cache, so a pass streams the codes once for all the queries. A query
+    whose candidates overflow their buffer (masses of copies) gets ``kept_n`` = -1."""
+    n_blocks = (n_slots + LANES - 1) // LANES
+    block = npairs * 2 * LANES
+    cap = cand.shape[1]
+    hi_v = np.empty(n_q, np.int64)
+    fn = np.zeros(n_q, np.int64)
+    n_cand = np.zeros(n_q, np.int64)
+    q_norm = np.empty(n_q, np.int64)
+    q_slot = np.empty(n_q, np.int64)
+    words = flags.view(np.uint64)
+    for q in range(n_q):
+        q_slot[q] = slot_of[queries[q]]
+        slot_words(data, npairs, q_slot[q], qw[q])
+        q_norm[q] = norms[q_slot[q]]
+        hi_v[q] = _INT32_MAX
+    cb = 0
+    size = 1
+    while cb < n_blocks:
+        eb = min(cb + size, n_blocks)
+        size = min(2 * size, _CHUNK_BLOCKS)
+        s0 = cb * LANES
+        w = (eb - cb) * LANES
+        for q in range(n_q):
+            nc = n_cand[q]
+            if nc < 0:
+                continue  # overflowed
+            for b in range(cb, eb):
+                block_dot(acc, (b - cb) * LANES, data, b * block, npairs, qw[q])
+            hi = hi_v[q]
+            _chunk_flags(norms[s0:s0 + w], acc, flags, w, hi, _INT32_MAX)
+            qn = q_norm[q]
+            qs = q_slot[q]
+            f = fn[q]
+            buf = near_buf[q]
+            for t in range(w // 8):
+                if words[t] == 0:
+                    continue
+                for i in range(8 * t, 8 * t + 8):
+                    v = acc[i]
+                    if v > hi:
+                        continue
+                    slot = s0 + i
+                    if slot >= n_slots or not alive_slot[slot] or slot == qs:
+                        continue
+                    d = np.int64(v) + qn
+                    if f < n_near or d < buf[n_near - 1]:
+                        f = _kth_insert(buf, f, n_near, d, True)
+                        if f == n_near:
+                            hi = _clamp32(_near_bar(buf[n_near - 1], gap) - qn)
+                    if nc == cap:  # drop the candidates the bar has passed by since
+                        nc = 0
+                        for u in range(cap):
+                            if cand_d[q, u] <= hi + qn:
+                                cand[q, nc] = cand[q, u]
+                                cand_d[q, nc] = cand_d[q, u]
+                                nc += 1
+                        if nc == cap:
+                            nc = -1
+                            break
+                    cand[q, nc] = slot
+                    cand_d[q, nc] = d
+                    nc += 1
+                if nc < 0:
+                    break
+            hi_v[q] = hi
+            fn[q] = f
+            n_cand[q] = nc
+        cb = eb
+    for q in range(n_q):
+        row = queries[q]
+        if n_cand[q] < 0:
+            kept_n[row] = -1
+            continue
+        bar = _near_bar(near_buf[q, n_near - 1], gap) if fn[q] == n_near else np.int64(1) << 62
+        got = 0
+        for u in range(n_cand[q]):
+            if cand_d[q, u] > bar:
+                continue
+            slot = cand[q, u]
+            got = _insert(out_d, out_s, got, n_near, row_sq_dist(X, ids[slot], X[row]), slot, True)
+        for t in range(got):
+            kept[row, t] = ids[out_s[t]]
+        kept_n[row] = got
+
+
+@njit(cache=True)
+def _has_list(kept, kept_n, q, alive, exclude, count):
+    """Whether q's kept list still holds ``count`` live rows other than ``exclude``."""
+    got = 0
+    for t in range(kept_n[q]):
+        row = kept[q, t]
+        if alive[row] and row != exclude:
+            got += 1
+            if got == count:
+                return True
+    return False
+
+
+@njit(cache=True)
 def _sse_rows(X, rows, count):
     """SSE of the given rows around their mean, in the order of ``sse_of_slots``."""
     total = 0.0
@@ -178,7 +301,25 @@ def _sse_rows(X, rows, count):
 
 
 @njit(cache=True)
-def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spare):
+def _first_alive(kept, kept_n, q, alive, exclude):
+    for t in range(kept_n[q]):
+        row = kept[q, t]
+        if alive[row] and row != exclude:
+            return row
+    return -1
+
+
+@njit(cache=True)
+def _add_query(queries, nq, row):
+    for t in range(nq):
+        if queries[t] == row:
+            return nq
+    queries[nq] = row
+    return nq + 1
+
+
+@njit(cache=True)
+def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spare, batch, window):
     n, m = X.shape
     labels = np.full(n, -1, np.int64)
     stats = np.zeros(4, np.int64)
@@ -192,11 +333,20 @@ def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spa
     alive_slot[:n] = True
     alive = np.ones(n, np.bool_)  # by row
     point = np.empty(m)
-    n_list = k - 1 + spare
-    sel = np.empty(max(n_list, 1), np.int64)
+    n_list = k - 1 + max(spare, 1)  # >= k: a fresh list still answers with one row excluded
+    sel = np.empty(n_list, np.int64)
     far = np.empty(1, np.int64)
-    kept = np.empty((n, n_list if spare > 0 else 1), np.int32)
+    kept = np.empty((n, n_list), np.int32)
     kept_n = np.zeros(n, np.int64)
+    queries = np.empty(batch, np.int64)
+    qw = np.empty((batch, npairs), np.int32)
+    acc = np.empty(_CHUNK_BLOCKS * LANES, np.int32)
+    flags = np.zeros(_CHUNK_BLOCKS * LANES, np.uint8)
+    near_buf = np.empty((batch, n_list), np.int64)
+    b_cand = np.empty((batch, _CAND_CAP), np.int64)
+    b_cand_d = np.empty((batch, _CAND_CAP), np.int64)
+    out_d = np.empty(n_list)
+    out_s = np.empty(n_list, np.int64)
     members = np.empty(k, np.int64)  # rows
     members_nu = np.empty(k, np.int64)
     max_groups = n // k + 1
@@ -218,39 +368,52 @@ def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spa
         pos = next_origin(order, pos, labels)
         r = order[pos]
         s = slot_of[r]
-        members[0] = r
-        if not _from_list(kept, kept_n, r, alive, -1, k - 1, members[1:]):
-            found = min(n_list, n_live - 1)
-            _screen(X, data, norms, npairs, gap, ids, n_slots, alive_slot, r, s, found, 0, point, qwords, sel,
-                    far, cand, cand_d, parallel_from, shares, tuner)
-            stats[2] += 1
-            for t in range(k - 1):
-                members[1 + t] = ids[sel[t]]
-        else:
-            stats[3] += 1
+        option2 = g > 0 and n_live - 1 >= k
+        for turn in range(2 if option2 else 1):
+            # turn 0: x's list; turn 1: nu's, x excluded
+            q = r if turn == 0 else members[1]
+            excl = -1 if turn == 0 else r
+            if _has_list(kept, kept_n, q, alive, excl, k - 1):
+                stats[3] += 1
+            else:
+                # one pass for q and for the next origins (and their nu) that have no list yet
+                nq = 1
+                queries[0] = q
+                at = pos + 1
+                seen = 0
+                while nq < batch and at < n and seen < window:
+                    o = order[at]
+                    at += 1
+                    if labels[o] >= 0:
+                        continue
+                    seen += 1
+                    if not _has_list(kept, kept_n, o, alive, -1, k - 1):
+                        nq = _add_query(queries, nq, o)
+                    else:
+                        o_nu = _first_alive(kept, kept_n, o, alive, -1)
+                        if not _has_list(kept, kept_n, o_nu, alive, o, k - 1):
+                            nq = _add_query(queries, nq, o_nu)
+                _lists_pass(X, data, norms, npairs, gap, ids, n_slots, alive_slot, slot_of, queries, nq, n_list,
+                            qw, acc, flags, near_buf, b_cand, b_cand_d, out_d, out_s, kept, kept_n)
+                stats[2] += 1
+                if kept_n[q] < 0:  # its candidates overflowed: the single-query pass
+                    found = min(n_list, n_live - 1)
+                    _screen(X, data, norms, npairs, gap, ids, n_slots, alive_slot, q, slot_of[q], found, 0,
+                            point, qwords, sel, far, cand, cand_d, parallel_from, shares, tuner)
+                    for t in range(found):
+                        kept[q, t] = ids[sel[t]]
+                    kept_n[q] = found
+            if turn == 0:
+                members[0] = r
+                _from_list(kept, kept_n, r, alive, -1, k - 1, members[1:])
+            else:
+                members_nu[0] = members[1]
+                _from_list(kept, kept_n, members[1], alive, r, k - 1, members_nu[1:])
         cost_new = _sse_rows(X, members, k) / k
         extend = False
         clos = -1
         growth = 0.0
-        if g > 0 and n_live - 1 >= k:
-            nu = members[1]
-            members_nu[0] = nu
-            if not _from_list(kept, kept_n, nu, alive, r, k - 1, members_nu[1:]):
-                found = min(n_list, n_live - 2)
-                alive_slot[s] = False  # x is skipped in nu's neighbourhood
-                nu_slot = slot_of[nu]
-                _screen(X, data, norms, npairs, gap, ids, n_slots, alive_slot, nu, nu_slot, found, 0, point,
-                        qwords, sel, far, cand, cand_d, parallel_from, shares, tuner)
-                alive_slot[s] = True
-                stats[2] += 1
-                for t in range(k - 1):
-                    members_nu[1 + t] = ids[sel[t]]
-                if spare > 0:
-                    for t in range(found):
-                        kept[nu, t] = ids[sel[t]]
-                    kept_n[nu] = found
-            else:
-                stats[3] += 1
+        if option2:
             cost_nu = _sse_rows(X, members_nu, k)
             clos, growth = _clos(X, r, sums, sizes, g, k, max_size, mid, step, limit, cdata, cnorms, npairs,
                                  c_qwords, c_acc, dc)
