@@ -7,8 +7,10 @@ clos(x), each as the scan would (same distances, ties by the lowest row or group
 columns a query touches a handful of cells, so a step costs about the same at any n; copies of
 a row (Adult has 9,953 distinct triples in 48,842 rows) share one distance. The grid spans at
 most three columns; with more, queries stay exact but visit more cells, so ``MDAVStar`` uses this
-kernel only up to ``FAST_MAX_COLUMNS`` columns (measured on 40,000 Gaussian rows, k = 10: 5.6x
-the scan at 3 columns, 1.4x at 5, 0.66x at 6).
+kernel only up to ``GRID_MAX_COLUMNS`` columns (measured on 40,000 Gaussian rows, k = 10: 5.6x
+the scan at 3 columns, 1.4x at 5, 0.66x at 6). From five columns on the screened kernel
+(``_mdav_star_screened``) is faster: on 160,000 Gaussian rows, k = 10, the grid took 2.5 s at 4
+columns against the screened kernel's 3.1 s, and 16.7 s at 5 columns against its 4.5 s.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from numba import njit
 
 from ._fixed_center import add_to_group, next_origin, visiting_order
 from ._greedy_kernels import mdav_star_labels
+from ._mdav_star_screened import mdav_star_screened_labels
 from ._grid import (
     centroid_cell,
     fresh_rows,
@@ -30,8 +33,16 @@ from ._grid import (
     unlink,
 )
 
-FAST_MAX_COLUMNS = 5
+FAST_MAX_COLUMNS = 5  # MDAV+ and V-MDAV (``_vmdav_fast``) take their grid kernels up to here
+GRID_MAX_COLUMNS = 4  # MDAV* takes the grid up to here, the screened kernel beyond
 _FAST_MIN_ROWS = 2_000  # below this the index costs more than the scans
+# The screened kernel beat the scan from 1,000 rows (15 columns, k = 3 and 10: 1.9 against
+# 3.9 ms and 1.8 against 2.2 ms), and lost at 500 (k = 10: 0.84 against 0.74 ms).
+_SCREEN_MIN_ROWS = 1_000
+# int8 codes from here (as ``mdav.NARROW_FROM``, for MDAV*'s many more passes): 80,000 x 15,
+# k = 10, took 3.2 s against 4.0 s with int16 codes; at 40,000 the two were even.
+NARROW_FROM = 64_000
+NARROW_MAX_RANGE = 16.0
 _ROWS_PER_CELL = 4
 _GROUPS_PER_CELL = 4
 
@@ -52,9 +63,15 @@ def _sse_rows(X, rows, count):
 
 
 def mdav_star_best_labels(X: np.ndarray, k: int) -> np.ndarray:
-    """``mdav_star_labels`` through whichever kernel is faster for the shape of X."""
-    if X.shape[1] <= FAST_MAX_COLUMNS and X.shape[0] >= _FAST_MIN_ROWS:
+    """``mdav_star_labels`` through whichever kernel is faster for the shape of X: the grid in
+    up to ``GRID_MAX_COLUMNS`` columns, the screened kernel beyond, the scan on small inputs
+    (and on values of 1e15 or more, beyond the screened kernel's error bounds)."""
+    n, m = X.shape
+    if m <= GRID_MAX_COLUMNS and n >= _FAST_MIN_ROWS:
         return mdav_star_fast_labels(X, k)
+    if n >= _SCREEN_MIN_ROWS and np.abs(X).max() < 1e15:
+        narrow = n >= NARROW_FROM and bool(np.ptp(X, axis=0).max() <= NARROW_MAX_RANGE)
+        return mdav_star_screened_labels(X, k, narrow=narrow)[0]
     return mdav_star_labels(X, k)
 
 

@@ -57,25 +57,27 @@ from ._screen import (
     slot_words,
 )
 
-# neighbours kept per pass: k - 1 plus this many spares, so a list survives a few deaths
+# neighbours kept per query: k - 1 plus this many spares, so a list survives a few deaths
 _SPARE = 2
 _BATCH = 8  # query rows per pass
 _WINDOW = 32  # next origins looked at for the batch
-_CAND_CAP = 1024
+_CAND_CAP = 1024  # candidates a batched query holds (copies beyond: the single-query pass)
 
 
 def mdav_star_screened_labels(X, k, parallel_from=-1, shares=2, narrow=False, tuner=None, spare=_SPARE,
                               batch=_BATCH, window=_WINDOW):
     """Group id per row, equal to ``mdav_star_labels(X, k)``; returns (labels, stats) where stats
-    counts [steps that extended, steps that made a group, row passes, lists reused].
+    counts [steps that extended, steps that made a group, batched passes, neighbour lists read
+    from a kept list, queries answered by the single-query pass].
 
     ``parallel_from``, ``shares``, ``narrow`` and ``tuner`` as in ``_mdav_fast.mdav_fast_labels``
-    (threaded passes need ``_screen.PARALLEL_LOCK`` held by the caller); ``spare``: neighbours
-    kept beyond k - 1 (0: no list is reused)."""
+    (for the single-query passes; threaded passes need ``_screen.PARALLEL_LOCK`` held by the
+    caller); ``spare``: neighbours kept beyond k - 1 (at least 1); ``batch``: query rows per
+    pass; ``window``: next origins looked at to fill a batch."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     n = X.shape[0]
     if n < 2 * k:
-        return np.zeros(n, np.int64), np.zeros(4, np.int64)
+        return np.zeros(n, np.int64), np.zeros(5, np.int64)
     data, norms, npairs, gap, _ = quantize_narrow(X) if narrow else quantize(X)
     if parallel_from < 0:
         return _mdav_star(X, k, data, norms, npairs, gap, -1, 1, None, spare, batch, window)
@@ -322,7 +324,7 @@ def _add_query(queries, nq, row):
 def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spare, batch, window):
     n, m = X.shape
     labels = np.full(n, -1, np.int64)
-    stats = np.zeros(4, np.int64)
+    stats = np.zeros(5, np.int64)
     order = visiting_order(X)
     qwords = np.empty(npairs, np.int32)
     cand = np.empty(n, np.int64)
@@ -403,6 +405,7 @@ def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spa
                     for t in range(found):
                         kept[q, t] = ids[sel[t]]
                     kept_n[q] = found
+                    stats[4] += 1
             if turn == 0:
                 members[0] = r
                 _from_list(kept, kept_n, r, alive, -1, k - 1, members[1:])
