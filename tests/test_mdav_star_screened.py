@@ -85,3 +85,11 @@ def test_estimator_groups_in_many_columns():
     est = MDAVStar(10).fit(X)
     np.testing.assert_array_equal(est.labels_, mdav_star_labels(standardize(X)[0], 10))
     assert est.group_sizes_.min() >= 10
+
+
+def test_column_major_input_is_left_alone():
+    C = np.random.default_rng(1).standard_normal((600, 7))
+    F = np.asfortranarray(C)
+    before = F.copy()
+    np.testing.assert_array_equal(mdav_star_screened_labels(F, 3)[0], mdav_star_labels(C, 3))
+    np.testing.assert_array_equal(F, before)
