@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from incrowd import MDAVStar
 from incrowd.data import standardize
 from incrowd.microaggregation import _mdav_star_fast
+from incrowd.microaggregation._adaptive import new_tuner, tuner_counts
 from incrowd.microaggregation._greedy_kernels import mdav_star_labels
 from incrowd.microaggregation._mdav_star_fast import mdav_star_best_labels
 from incrowd.microaggregation._mdav_star_screened import mdav_star_screened_labels
@@ -54,7 +55,16 @@ def test_masses_of_copies_take_the_single_query_pass():
     labels, stats = mdav_star_screened_labels(X, 5)
     np.testing.assert_array_equal(labels, plain)
     assert stats[4] > 0
-    np.testing.assert_array_equal(mdav_star_screened_labels(X, 5, parallel_from=0, shares=2)[0], plain)
+    threads = new_tuner(force_threads=True)  # every pass on the threads, batched and single
+    np.testing.assert_array_equal(mdav_star_screened_labels(X, 5, 0, 2, False, threads)[0], plain)
+    assert tuner_counts(threads)["parallel_passes"] > 0
+
+
+def test_threaded_passes_equal_the_scan():
+    Z = kernel_data("gauss", 2500, 15, 3)
+    threads = new_tuner(force_threads=True)
+    np.testing.assert_array_equal(mdav_star_screened_labels(Z, 4, 0, 2, True, threads)[0], mdav_star_labels(Z, 4))
+    assert tuner_counts(threads)["parallel_passes"] > 0
 
 
 @pytest.mark.parametrize("name", ["census", "tarragona", "eia", "cloud1", "cloud2"])

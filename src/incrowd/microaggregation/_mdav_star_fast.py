@@ -15,12 +15,17 @@ columns against the screened kernel's 3.1 s, and 16.7 s at 5 columns against its
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit
 
+from ._adaptive import new_tuner, next_fit
+
 from ._fixed_center import add_to_group, next_origin, visiting_order
 from ._greedy_kernels import mdav_star_labels
+from ._mdav_fast import PARALLEL_FROM
 from ._mdav_star_screened import mdav_star_screened_labels
+from ._screen import PARALLEL_LOCK
 from ._grid import (
     centroid_cell,
     fresh_rows,
@@ -43,6 +48,9 @@ _SCREEN_MIN_ROWS = 1_000
 # k = 10, took 3.2 s against 4.0 s with int16 codes; at 40,000 the two were even.
 NARROW_FROM = 64_000
 NARROW_MAX_RANGE = 16.0
+# one per process, used under PARALLEL_LOCK (as ``mdav._TUNER``): whether the threads pay on this
+# machine now carries over from one fit to the next
+_TUNER = new_tuner()
 _ROWS_PER_CELL = 4
 _GROUPS_PER_CELL = 4
 
@@ -71,7 +79,13 @@ def mdav_star_best_labels(X: np.ndarray, k: int) -> np.ndarray:
         return mdav_star_fast_labels(X, k)
     if n >= _SCREEN_MIN_ROWS and np.abs(X).max() < 1e15:
         narrow = n >= NARROW_FROM and bool(np.ptp(X, axis=0).max() <= NARROW_MAX_RANGE)
-        return mdav_star_screened_labels(X, k, narrow=narrow)[0]
+        if n < PARALLEL_FROM or numba.get_num_threads() < 2 or not PARALLEL_LOCK.acquire(blocking=False):
+            return mdav_star_screened_labels(X, k, narrow=narrow)[0]
+        try:
+            return mdav_star_screened_labels(X, k, PARALLEL_FROM, numba.get_num_threads(), narrow,
+                                             next_fit(_TUNER))[0]
+        finally:
+            PARALLEL_LOCK.release()
     return mdav_star_labels(X, k)
 
 

@@ -42,9 +42,9 @@ import math
 
 import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from ._adaptive import new_tuner
+from ._adaptive import monotonic_ns, new_tuner, record, use_threads
 from ._blockdot import LANES, block_dot
 from ._fixed_center import add_to_group, next_origin, sse_growth_closest, visiting_order
 from ._mdav_fast import _screen
@@ -193,27 +193,13 @@ def _from_list(kept, kept_n, q, alive, exclude, count, out):
 
 
 @njit(cache=True)
-def _lists_pass(X, data, norms, npairs, gap, ids, n_slots, alive_slot, slot_of, queries, n_q, n_near, qw, acc,
-                flags, near_buf, cand, cand_d, out_d, out_s, kept, kept_n):
-    """One screened pass over the slots for the ``n_q`` query rows at once: each query's
-    ``n_near`` nearest live rows (its own slot skipped), in the (distance, row) order of the
-    scan, into ``kept``. The slots are read chunk by chunk, each chunk screened for every query
-    while it sits in the cache, so a pass streams the codes once for all the queries. A query
-    whose candidates overflow their buffer (masses of copies) gets ``kept_n`` = -1."""
+def _lists_screen(data, norms, npairs, gap, n_slots, alive_slot, q_lo, q_hi, n_near, qw, q_norm, q_slot, hi_v,
+                  acc, flags, near_buf, cand, cand_d, fn, n_cand):
+    """The screen of :func:`_lists_pass` for queries [q_lo, q_hi): candidates and near buffers."""
     n_blocks = (n_slots + LANES - 1) // LANES
     block = npairs * 2 * LANES
     cap = cand.shape[1]
-    hi_v = np.empty(n_q, np.int64)
-    fn = np.zeros(n_q, np.int64)
-    n_cand = np.zeros(n_q, np.int64)
-    q_norm = np.empty(n_q, np.int64)
-    q_slot = np.empty(n_q, np.int64)
     words = flags.view(np.uint64)
-    for q in range(n_q):
-        q_slot[q] = slot_of[queries[q]]
-        slot_words(data, npairs, q_slot[q], qw[q])
-        q_norm[q] = norms[q_slot[q]]
-        hi_v[q] = _INT32_MAX
     cb = 0
     size = 1
     while cb < n_blocks:
@@ -221,7 +207,7 @@ def _lists_pass(X, data, norms, npairs, gap, ids, n_slots, alive_slot, slot_of, 
         size = min(2 * size, _CHUNK_BLOCKS)
         s0 = cb * LANES
         w = (eb - cb) * LANES
-        for q in range(n_q):
+        for q in range(q_lo, q_hi):
             nc = n_cand[q]
             if nc < 0:
                 continue  # overflowed
@@ -267,6 +253,57 @@ def _lists_pass(X, data, norms, npairs, gap, ids, n_slots, alive_slot, slot_of, 
             fn[q] = f
             n_cand[q] = nc
         cb = eb
+
+
+@njit(cache=True, parallel=True)
+def _lists_screen_parallel(data, norms, npairs, gap, n_slots, alive_slot, n_q, n_near, qw, q_norm, q_slot, hi_v,
+                           near_buf, cand, cand_d, fn, n_cand, shares):
+    """:func:`_lists_screen` with the queries in ``shares`` shares on numba's threads (each
+    thread streams the codes once for its share)."""
+    parts = max(1, min(shares, n_q))
+    for h in prange(parts):
+        acc = np.empty(_CHUNK_BLOCKS * LANES, np.int32)
+        flags = np.zeros(_CHUNK_BLOCKS * LANES, np.uint8)
+        _lists_screen(data, norms, npairs, gap, n_slots, alive_slot, n_q * h // parts, n_q * (h + 1) // parts,
+                      n_near, qw, q_norm, q_slot, hi_v, acc, flags, near_buf, cand, cand_d, fn, n_cand)
+
+
+@njit(cache=True)
+def _lists_pass(X, data, norms, npairs, gap, ids, n_slots, alive_slot, slot_of, queries, n_q, n_near, qw, acc,
+                flags, near_buf, cand, cand_d, out_d, out_s, kept, kept_n, parallel_from, shares, tuner):
+    """One screened pass over the slots for the ``n_q`` query rows at once: each query's
+    ``n_near`` nearest live rows (its own slot skipped), in the (distance, row) order of the
+    scan, into ``kept``. The slots are read chunk by chunk, each chunk screened for every query
+    while it sits in the cache, so a pass streams the codes once for all the queries. A query
+    whose candidates overflow their buffer (masses of copies) gets ``kept_n`` = -1. With a
+    ``tuner``, passes over at least ``parallel_from`` slots may split the queries over the
+    threads, as ``_mdav_fast._screen`` splits a pass."""
+    hi_v = np.empty(n_q, np.int64)
+    fn = np.zeros(n_q, np.int64)
+    n_cand = np.zeros(n_q, np.int64)
+    q_norm = np.empty(n_q, np.int64)
+    q_slot = np.empty(n_q, np.int64)
+    for q in range(n_q):
+        q_slot[q] = slot_of[queries[q]]
+        slot_words(data, npairs, q_slot[q], qw[q])
+        q_norm[q] = norms[q_slot[q]]
+        hi_v[q] = _INT32_MAX
+    if tuner is None:
+        _lists_screen(data, norms, npairs, gap, n_slots, alive_slot, 0, n_q, n_near, qw, q_norm, q_slot, hi_v, acc,
+                      flags, near_buf, cand, cand_d, fn, n_cand)
+    elif parallel_from <= n_slots and n_q > 1:
+        threaded = use_threads(tuner)
+        t0 = monotonic_ns()
+        if threaded:
+            _lists_screen_parallel(data, norms, npairs, gap, n_slots, alive_slot, n_q, n_near, qw, q_norm, q_slot,
+                                   hi_v, near_buf, cand, cand_d, fn, n_cand, shares)
+        else:
+            _lists_screen(data, norms, npairs, gap, n_slots, alive_slot, 0, n_q, n_near, qw, q_norm, q_slot, hi_v,
+                          acc, flags, near_buf, cand, cand_d, fn, n_cand)
+        record(tuner, threaded, monotonic_ns() - t0, n_slots * n_q)
+    else:
+        _lists_screen(data, norms, npairs, gap, n_slots, alive_slot, 0, n_q, n_near, qw, q_norm, q_slot, hi_v, acc,
+                      flags, near_buf, cand, cand_d, fn, n_cand)
     for q in range(n_q):
         row = queries[q]
         if n_cand[q] < 0:
@@ -406,7 +443,8 @@ def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spa
                         if not _has_list(kept, kept_n, o_nu, alive, o, k - 1):
                             nq = _add_query(queries, nq, o_nu)
                 _lists_pass(X, data, norms, npairs, gap, ids, n_slots, alive_slot, slot_of, queries, nq, n_list,
-                            qw, acc, flags, near_buf, b_cand, b_cand_d, out_d, out_s, kept, kept_n)
+                            qw, acc, flags, near_buf, b_cand, b_cand_d, out_d, out_s, kept, kept_n,
+                            parallel_from, shares, tuner)
                 stats[2] += 1
                 if kept_n[q] < 0:  # its candidates overflowed: the single-query pass
                     found = min(n_list, n_live - 1)
