@@ -27,11 +27,20 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd.data import standardize  # noqa: E402
-
-from _common import (  # noqa: E402
-    DOCS, fmt_s, load, machine_line, md_table, median, now_utc, proc_status, run_child, update_section,
+from _common import (
+    DOCS,
+    fmt_s,
+    load,
+    machine_line,
+    md_table,
+    median,
+    now_utc,
+    proc_status,
+    run_child,
+    update_section,
 )
+
+from incrowd.data import standardize
 
 FILES = ["census", "tarragona", "eia", "cloud1", "cloud2", "adult", "credit"]
 NAMES = {"census": "Census", "tarragona": "Tarragona", "eia": "EIA", "cloud1": "Cloud1", "cloud2": "Cloud2",

@@ -47,8 +47,8 @@ from numba import njit, prange
 from ._adaptive import monotonic_ns, new_tuner, record, use_threads
 from ._blockdot import LANES, block_dot
 from ._fixed_center import add_to_group, next_origin, sse_growth_closest, visiting_order
-from ._mdav_fast import _screen
 from ._kernels import row_sq_dist
+from ._mdav_fast import _screen
 from ._screen import (
     _CHUNK_BLOCKS,
     _INT32_MAX,
@@ -153,8 +153,7 @@ def _clos(X, r, sums, sizes, n_groups, k, max_size, mid, step, limit, cdata, cno
             if g < n_groups:
                 d = cnorms[g] + q_norm - 2 * np.int64(acc[lane])
                 dc[g] = d
-                if d < d0:
-                    d0 = d
+                d0 = min(d0, d)
     # real distance / s within sqrt(m) of the code distance's root (both points coded within
     # s/2 per column); growth weights within [k/(k+1), w_max]; 1e-6 covers float rounding
     h = math.sqrt(m) * (1.0 + 1e-6)
