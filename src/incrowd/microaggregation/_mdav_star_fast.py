@@ -43,8 +43,11 @@ _FAST_MIN_ROWS = 2_000  # below this the index costs more than the scans
 # The screened kernel beat the scan from 1,000 rows (15 columns, k = 3 and 10: 1.9 against
 # 3.9 ms and 1.8 against 2.2 ms), and lost at 500 (k = 10: 0.84 against 0.74 ms).
 _SCREEN_MIN_ROWS = 1_000
-# int8 codes from here (as ``mdav.NARROW_FROM``, for MDAV*'s many more passes): 80,000 x 15,
-# k = 10, took 3.2 s against 4.0 s with int16 codes; at 40,000 the two were even.
+# int8 codes from here (as ``mdav.NARROW_FROM``, for MDAV*'s many more passes): with one query
+# per pass, 80,000 x 15, k = 10, took 3.2 s against 4.0 s with int16 codes (even at 40,000); with
+# eight queries per pass (the kernel's default) the two ran even at 160,000 (9.8 s, 9.7 s), as
+# a batched pass reads the codes once for all its queries. Kept for the larger files, whose codes
+# outgrow the cache.
 NARROW_FROM = 64_000
 NARROW_MAX_RANGE = 16.0
 # one per process, used under PARALLEL_LOCK (as ``mdav._TUNER``): whether the threads pay on this
