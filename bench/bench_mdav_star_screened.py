@@ -1,7 +1,8 @@
 """MDAV* in many columns: the screened kernel against the scan kernel, and on 1,000,000 x 15.
 
-Run from the repository root: ``.venv/bin/python bench/bench_mdav_star_screened.py`` (about 15
-minutes on a 2-core machine). Writes the section ``mdav-star-screened`` of ``docs/benchmarks.md``.
+Run from the repository root: ``.venv/bin/python bench/bench_mdav_star_screened.py`` (about 20
+minutes on a 2-core machine) writes the section ``mdav-star-screened`` of ``docs/benchmarks.md``;
+``--ablation N`` (2 minutes at 160,000) writes ``mdav-star-screened-ablation``.
 
 * scan: ``_greedy_kernels.mdav_star_labels`` (float64 passes over all unassigned rows and all
   groups per step), the reference;

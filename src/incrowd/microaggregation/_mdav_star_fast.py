@@ -46,8 +46,8 @@ _SCREEN_MIN_ROWS = 1_000
 # int8 codes from here (as ``mdav.NARROW_FROM``, for MDAV*'s many more passes): with one query
 # per pass, 80,000 x 15, k = 10, took 3.2 s against 4.0 s with int16 codes (even at 40,000); with
 # eight queries per pass (the kernel's default) the two ran even at 160,000 (9.8 s, 9.7 s), as
-# a batched pass reads the codes once for all its queries. Kept for the larger files, whose codes
-# outgrow the cache.
+# a batched pass reads the codes once for all its queries. Kept from 64,000 rows until a batched
+# comparison at a million rows (codes far beyond the cache) says otherwise.
 NARROW_FROM = 64_000
 NARROW_MAX_RANGE = 16.0
 # one per process, used under PARALLEL_LOCK (as ``mdav._TUNER``): whether the threads pay on this
