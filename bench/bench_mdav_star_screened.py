@@ -90,10 +90,10 @@ def _load(name: str) -> np.ndarray:
 
 
 ABLATION = [
-    ("one query per pass, int16 codes", dict(batch=1, window=1, narrow=False)),
-    ("8 queries per pass, int16 codes", dict(batch=8, window=32, narrow=False)),
-    ("8 queries per pass, int8 codes (the default from 64,000 rows)", dict(batch=8, window=32, narrow=True)),
-    ("16 queries per pass, int8 codes", dict(batch=16, window=64, narrow=True)),
+    ("one query per pass, int16 codes", {"batch": 1, "window": 1, "narrow": False}),
+    ("8 queries per pass, int16 codes", {"batch": 8, "window": 32, "narrow": False}),
+    ("8 queries per pass, int8 codes (the default from 64,000 rows)", {"batch": 8, "window": 32, "narrow": True}),
+    ("16 queries per pass, int8 codes", {"batch": 16, "window": 64, "narrow": True}),
 ]
 
 
