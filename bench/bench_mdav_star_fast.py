@@ -93,7 +93,8 @@ computes them and ties go to the lowest row or group id, so the groups are the s
 {table_b}
 
 The grid spans three columns; beyond them its bound only uses those three, so from six columns on
-the scan is faster and `incrowd.MDAVStar` keeps the scan there (`FAST_MAX_COLUMNS = 5`).
+the scan is faster. `incrowd.MDAVStar` takes the grid up to four columns and the screened kernel
+beyond (`GRID_MAX_COLUMNS = 4`; see "MDAV* in many columns" below).
 
 ### (c) {args.rows:,} Adult-like rows (Adult's triples drawn with replacement, `default_rng(0)`; {distinct:,} distinct)
 

@@ -7,15 +7,19 @@ clos(x), each as the scan would (same distances, ties by the lowest row or group
 columns a query touches a handful of cells, so a step costs about the same at any n; copies of
 a row (Adult has 9,953 distinct triples in 48,842 rows) share one distance. The grid spans at
 most three columns; with more, queries stay exact but visit more cells, so ``MDAVStar`` uses this
-kernel only up to ``FAST_MAX_COLUMNS`` columns (measured on 40,000 Gaussian rows, k = 10: 5.6x
-the scan at 3 columns, 1.4x at 5, 0.66x at 6).
+kernel only up to ``GRID_MAX_COLUMNS`` columns (measured on 40,000 Gaussian rows, k = 10: 5.6x
+the scan at 3 columns, 1.4x at 5, 0.66x at 6). From five columns on the screened kernel
+(``_mdav_star_screened``) is faster: on 160,000 Gaussian rows, k = 10, the grid took 2.5 s at 4
+columns against the screened kernel's 3.1 s, and 16.7 s at 5 columns against its 4.5 s.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit
 
+from ._adaptive import new_tuner, next_fit
 from ._fixed_center import add_to_group, next_origin, visiting_order
 from ._greedy_kernels import mdav_star_labels
 from ._grid import (
@@ -29,9 +33,26 @@ from ._grid import (
     row_grid,
     unlink,
 )
+from ._mdav_fast import PARALLEL_FROM
+from ._mdav_star_screened import mdav_star_screened_labels
+from ._screen import PARALLEL_LOCK
 
-FAST_MAX_COLUMNS = 5
+FAST_MAX_COLUMNS = 5  # MDAV+ and V-MDAV (``_vmdav_fast``) take their grid kernels up to here
+GRID_MAX_COLUMNS = 4  # MDAV* takes the grid up to here, the screened kernel beyond
 _FAST_MIN_ROWS = 2_000  # below this the index costs more than the scans
+# The screened kernel beat the scan from 1,000 rows (15 columns, k = 3 and 10: 1.9 against
+# 3.9 ms and 1.8 against 2.2 ms), and lost at 500 (k = 10: 0.84 against 0.74 ms).
+_SCREEN_MIN_ROWS = 1_000
+# int8 codes from here (as ``mdav.NARROW_FROM``, for MDAV*'s many more passes): with one query
+# per pass, 80,000 x 15, k = 10, took 3.2 s against 4.0 s with int16 codes (even at 40,000); with
+# eight queries per pass (the kernel's default) the two ran even at 160,000 (9.8 s, 9.7 s), as
+# a batched pass reads the codes once for all its queries. Kept from 64,000 rows until a batched
+# comparison at a million rows (codes far beyond the cache) says otherwise.
+NARROW_FROM = 64_000
+NARROW_MAX_RANGE = 16.0
+# one per process, used under PARALLEL_LOCK (as ``mdav._TUNER``): whether the threads pay on this
+# machine now carries over from one fit to the next
+_TUNER = new_tuner()
 _ROWS_PER_CELL = 4
 _GROUPS_PER_CELL = 4
 
@@ -52,9 +73,21 @@ def _sse_rows(X, rows, count):
 
 
 def mdav_star_best_labels(X: np.ndarray, k: int) -> np.ndarray:
-    """``mdav_star_labels`` through whichever kernel is faster for the shape of X."""
-    if X.shape[1] <= FAST_MAX_COLUMNS and X.shape[0] >= _FAST_MIN_ROWS:
+    """``mdav_star_labels`` through whichever kernel is faster for the shape of X: the grid in
+    up to ``GRID_MAX_COLUMNS`` columns, the screened kernel beyond, the scan on small inputs
+    (and on values of 1e15 or more, beyond the screened kernel's error bounds)."""
+    n, m = X.shape
+    if m <= GRID_MAX_COLUMNS and n >= _FAST_MIN_ROWS:
         return mdav_star_fast_labels(X, k)
+    if n >= _SCREEN_MIN_ROWS and np.abs(X).max() < 1e15:
+        narrow = n >= NARROW_FROM and bool(np.ptp(X, axis=0).max() <= NARROW_MAX_RANGE)
+        if n < PARALLEL_FROM or numba.get_num_threads() < 2 or not PARALLEL_LOCK.acquire(blocking=False):
+            return mdav_star_screened_labels(X, k, narrow=narrow)[0]
+        try:
+            return mdav_star_screened_labels(X, k, PARALLEL_FROM, numba.get_num_threads(), narrow,
+                                             next_fit(_TUNER))[0]
+        finally:
+            PARALLEL_LOCK.release()
     return mdav_star_labels(X, k)
 
 

@@ -14,8 +14,9 @@ class MDAVStar(MicroaggregationEstimator):
     plus SSE of the group around x's nearest unassigned neighbour y (in U - x), per k+1 rows.
     clos(x) is the group whose SSE grows least. A new group is made when (1) <= (2). Leftovers
     join clos(x) one after another. Option (2) is only weighed when a group exists and at least
-    k rows would remain for y's group. Deterministic: ``random_state`` has no effect. In up to five
-    columns the neighbour and clos(x) searches go through a grid index, with the same groups.
+    k rows would remain for y's group. Deterministic: ``random_state`` has no effect. In up to four
+    columns the neighbour and clos(x) searches go through a grid index, in more through screened
+    passes over integer codes of the rows and of the group centroids, with the same groups.
     """
 
     def _labels(self, Z, k, rng):
