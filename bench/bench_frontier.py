@@ -56,7 +56,8 @@ def one(kind: str, n: int, k: int, method: str, params: dict) -> None:
     # a path the warm-up did not take (a larger kernel variant) may still compile; that is not
     # the method's time
     seconds = time.perf_counter() - t0 - result.compile_seconds
-    print(json.dumps({"seconds": seconds, "compile_seconds": result.compile_seconds, "il": float(result.information_loss), "peak": proc_status("VmHWM")}))
+    print(json.dumps({"seconds": seconds, "compile_seconds": result.compile_seconds,
+                      "il": float(result.information_loss), "peak": proc_status("VmHWM")}))
 
 
 def _child(kind: str, n: int, k: int, method: str, params: dict, limit: float) -> dict | None:
@@ -71,6 +72,10 @@ def _child(kind: str, n: int, k: int, method: str, params: dict, limit: float) -
 def _frontier(points: list[tuple[float, float]]) -> list[bool]:
     """True for each (seconds, IL) no other point beats in both."""
     return [not any(s2 <= s and il2 <= il and (s2, il2) != (s, il) for s2, il2 in points) for s, il in points]
+
+
+def _section(name: str, body: str, title: str) -> None:
+    update_section(DOCS / "benchmarks.md", name, f"## {title}\n\n{body}", title)
 
 
 def main() -> None:
@@ -106,14 +111,14 @@ def main() -> None:
         f"- **Machine:** {machine_line()}. Measured {now_utc()}.",
         f"- **Data:** {what}, {a.n:,} rows; k = {a.k}.",
         "- **Method:** `incrowd.microaggregate(X, k, method)` in a fresh process after a warm-up on 2,000 rows, "
-        f"numba's compiling taken out (`compile_seconds`), killed past {fmt_s(a.limit)}; peak memory is the process's peak resident set per row, "
-        "data included. *Frontier*: no other method is both at most as slow and at most as lossy.",
+        f"numba's compiling taken out (`compile_seconds`), killed past {fmt_s(a.limit)}; peak memory is the "
+        "process's peak resident set per row, data included. *Frontier*: no other method is both at most as slow and at most as lossy.",
         "",
         md_table(["method", "IL", "time", "peak bytes per row", "on the frontier"], rows),
         "",
         f"![IL against time]({figure.relative_to(DOCS).as_posix()})",
     ])
-    update_section(DOCS / "benchmarks.md", f"frontier-{a.data}-{a.n}", body,
+    _section(f"frontier-{a.data}-{a.n}", body,
                    f"What each second buys: IL against time, {what.split(',')[0]} {a.n:,} rows")
 
 

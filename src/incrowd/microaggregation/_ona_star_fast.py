@@ -86,6 +86,19 @@ def _before(d, g, e, h):
     return d < e or (d == e and g < h)
 
 
+@njit(cache=True, inline="always")
+def _sqdist_below(X, r, cent, g, limit):
+    """``_sqdist_row(X, r, cent, g)`` when it is at most ``limit``; otherwise some value above
+    ``limit`` (the sum stops once a partial sum passes it: the terms are never negative)."""
+    s = 0.0
+    for j in range(X.shape[1]):
+        diff = X[r, j] - cent[g, j]
+        s += diff * diff
+        if s > limit:
+            return s
+    return s
+
+
 @njit(cache=True)
 def _insert_top(bd, bg, filled, cap, d, g):
     """Insert (d, g) into the ascending pairs bd/bg[:filled] kept to at most ``cap``; returns
@@ -254,23 +267,42 @@ def _lists_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cs
     bd = np.empty((_BLOCK, cap))
     bg = np.empty((_BLOCK, cap), np.int64)
     filled = np.zeros(_BLOCK, np.int64)
+    worst = np.empty(_BLOCK)  # each row's (K + 1)-th best distance so far, +inf until K + 1 seen
     for j in range(m):
         for t in range(b):
             Xt[j, t] = X[rows[r0 + t], j]
+    for t in range(b):
+        worst[t] = np.inf
     for g in range(nc):
         if size[g] == 0:
             continue
         for t in range(b):
             acc[t] = 0.0
+        far = False
         for j in range(m):
             c = cent[g, j]
             for t in range(b):
                 diff = Xt[j, t] - c
                 acc[t] += diff * diff
+            if (j & 3) == 3 and j + 1 < m:
+                # Partial sums only grow: once every row's exceeds its (K + 1)-th best, the
+                # centroid can enter no list (the rows of a block are neighbours, so a far
+                # centroid is far from all of them).
+                far = True
+                for t in range(b):
+                    if acc[t] <= worst[t]:
+                        far = False
+                        break
+                if far:
+                    break
+        if far:
+            continue
         for t in range(b):
             if filled[t] == cap and acc[t] >= bd[t, cap - 1]:
                 continue  # clusters come in ascending id: an equal distance loses its tie
             filled[t] = _insert_top(bd[t], bg[t], filled[t], cap, acc[t], g)
+            if filled[t] == cap:
+                worst[t] = bd[t, cap - 1]
     for t in range(b):
         _store_list(rows[r0 + t], bd[t], bg[t], filled[t], K, cid, cd, ccnt, clb, clbg, cst, stamp)
 
@@ -341,7 +373,7 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
             if last[h] >= st:
                 if h >= nc or size[h] == 0:
                     continue
-                d = _sqdist_row(X, r, cent, h)
+                d = _sqdist_below(X, r, cent, h, lbd)
             else:
                 d = cd[r, q]
             if _before(d, h, lbd, lbg):
@@ -360,7 +392,7 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
                     break
             if listed:
                 continue
-            d = _sqdist_row(X, r, cent, h)
+            d = _sqdist_below(X, r, cent, h, lbd)
             if not _before(d, h, lbd, lbg):
                 continue
             if cnt < K:
