@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import time
 
 import numpy as np
@@ -9,7 +10,7 @@ from scipy.spatial import cKDTree
 
 from .. import _cancel
 from ..exceptions import ParameterError
-from ._base import MAX_ROUNDS, MicroaggregationEstimator, check_int, check_real
+from ._base import MAX_ROUNDS, MicroaggregationEstimator, check_int
 from ._refine_kernel import MOVE_EXACT, MOVE_SWAP, MOVE_SWEEP, group_costs, ils_kicks, refine_round
 
 #: each group is re-partitioned with this many of its nearest groups (by centroid); measured on
@@ -111,14 +112,14 @@ class Refine(MicroaggregationEstimator):
     #: which moves run (bit flags of ``_refine_kernel``); the ablation bench switches them
     _moves = ALL_MOVES
     _perturb = True
-    _strength = 2
+    _strength = 3
     kicks_per_round_share = 0.25
 
     def _check_params(self) -> None:
-        check_real(self.max_seconds, "max_seconds", 0.0)
+        v = self.max_seconds
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= 0:
+            raise ParameterError(f"max_seconds must be a real number > 0; got {v!r}")
         check_int(self.max_rounds, "max_rounds", 1, MAX_ROUNDS)
-        if self.max_seconds <= 0:
-            raise ParameterError(f"max_seconds must be a real number > 0; got {self.max_seconds!r}")
         _start_estimator(self.start, 2, None)
 
     def _labels(self, Z, k, rng):
@@ -170,6 +171,7 @@ class Refine(MicroaggregationEstimator):
                                   self._strength, seed, 100 * G)
                 kicks += n
             rounds += 1
+            _cancel.report_progress(rounds, int(self.max_rounds))
             neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
         self.n_kicks_ = kicks
         self.n_kicks_kept_ = kept
