@@ -13,11 +13,8 @@ from ..exceptions import ParameterError
 from ._base import MAX_ROUNDS, MicroaggregationEstimator, check_int
 from ._refine_kernel import MOVE_EXACT, MOVE_SWAP, MOVE_SWEEP, group_costs, ils_kicks, refine_round
 
-#: each group is re-partitioned with this many of its nearest groups (by centroid); measured on
-#: Census, Tarragona and EIA: 4 finds nearly all that 8 does at half the time
+#: each group is re-partitioned with this many of its nearest groups (by centroid)
 N_NEIGHBOURS = 5
-#: share of the groups whose rows a perturbation swaps (iterated local search)
-PERTURB_SHARE = 0.05
 ALL_MOVES = MOVE_SWAP | MOVE_SWEEP | MOVE_EXACT
 
 
@@ -112,8 +109,6 @@ class Refine(MicroaggregationEstimator):
     #: which moves run (bit flags of ``_refine_kernel``); the ablation bench switches them
     _moves = ALL_MOVES
     _perturb = True
-    _strength = 3
-    kicks_per_round_share = 0.25
 
     def _check_params(self) -> None:
         v = self.max_seconds
@@ -127,57 +122,74 @@ class Refine(MicroaggregationEstimator):
         est = _start_estimator(self.start, k, self.random_state)
         est._check_params()
         labels = np.asarray(est._labels(Z, k, np.random.default_rng(rng.integers(2**63))), np.int64)
-        _, labels = np.unique(labels, return_inverse=True)
-        from ..metrics import sse, sst
-
-        total = sst(Z)
-        self.start_information_loss_ = sse(Z, labels) / total if total > 0 else 0.0
-        labels = _split_large(Z, labels, k)
-        G = int(labels.max()) + 1
-        order = np.argsort(labels, kind="stable")
-        size = np.bincount(labels, minlength=G).astype(np.int64)
-        mem = np.full((G, 2 * k - 1), -1, np.int64)
-        starts = np.concatenate(([0], np.cumsum(size)))
-        for g in range(G):
-            mem[g, : size[g]] = order[starts[g]:starts[g + 1]]
-        cost = group_costs(Z, mem, size)
-        scale = total / Z.shape[0] * 1e-12 if total > 0 else 0.0
-        rounds = 0
-        stopped = "max_rounds"
-        neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
-        dirty = np.ones(G, np.bool_)
-        converged = False
-        kicks = 0
-        kept = 0
-        while rounds < int(self.max_rounds):
-            if time.perf_counter() - t0 >= float(self.max_seconds):
-                stopped = "max_seconds"
-                break
-            _cancel.check_cancelled()
-            if not converged:
-                dirty_out = np.zeros(G, np.bool_)
-                changed = refine_round(Z, k, mem, size, cost, neigh, rng.permutation(G).astype(np.int64),
-                                       self._moves, scale, dirty, dirty_out)
-                dirty = dirty_out
-                converged = changed == 0
-                if converged and not self._perturb:
-                    rounds += 1
-                    stopped = "converged"
-                    break
-            else:
-                seed = np.uint64(rng.integers(0, 2**63))
-                n = max(1, int(self.kicks_per_round_share * G))
-                kept += ils_kicks(Z, k, mem, size, cost, neigh, self._moves, scale, n,
-                                  self._strength, seed, 100 * G)
-                kicks += n
-            rounds += 1
-            _cancel.report_progress(rounds, int(self.max_rounds))
-            neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
-        self.n_kicks_ = kicks
-        self.n_kicks_kept_ = kept
-        out = np.empty(Z.shape[0], np.int64)
-        for g in range(G):
-            out[mem[g, : size[g]]] = g
-        self.n_rounds_ = rounds
-        self.stopped_by_ = stopped
+        out, info = refine_partition(Z, k, labels, rng, int(self.max_rounds), float(self.max_seconds),
+                                     t0=t0, moves=self._moves, kicks=self._perturb)
+        self.start_information_loss_ = info["start_information_loss"]
+        self.n_rounds_ = info["rounds"]
+        self.stopped_by_ = info["stopped_by"]
+        self.n_kicks_ = info["kicks"]
+        self.n_kicks_kept_ = info["kicks_kept"]
         return out
+
+
+def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, moves=ALL_MOVES,
+                     kicks=True, strength=3, kick_share=0.25):
+    """The search of :class:`Refine` from given labels on standardized Z; returns the new
+    labels and a dict (start_information_loss, rounds, stopped_by, kicks, kicks_kept). ``t0``:
+    the clock reading max_seconds counts from (default: now). ``moves``: bit flags of the pair
+    re-partition searches; ``kicks``: perturb once at a local optimum (else stop there);
+    ``strength``: neighbours pooled with a kicked group; ``kick_share``: kicks per round, as a
+    share of the groups."""
+    from ..metrics import sse, sst
+
+    t0 = time.perf_counter() if t0 is None else t0
+    _, labels = np.unique(np.asarray(labels, np.int64), return_inverse=True)
+    labels = labels.astype(np.int64)
+    total = sst(Z)
+    start_il = sse(Z, labels) / total if total > 0 else 0.0
+    labels = _split_large(Z, labels, k)
+    G = int(labels.max()) + 1
+    order = np.argsort(labels, kind="stable")
+    size = np.bincount(labels, minlength=G).astype(np.int64)
+    mem = np.full((G, 2 * k - 1), -1, np.int64)
+    starts = np.concatenate(([0], np.cumsum(size)))
+    for g in range(G):
+        mem[g, : size[g]] = order[starts[g]:starts[g + 1]]
+    cost = group_costs(Z, mem, size)
+    scale = total / Z.shape[0] * 1e-12 if total > 0 else 0.0
+    rounds = 0
+    stopped = "max_rounds"
+    neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
+    dirty = np.ones(G, np.bool_)
+    converged = False
+    n_kicks = 0
+    kept = 0
+    while rounds < max_rounds:
+        if time.perf_counter() - t0 >= max_seconds:
+            stopped = "max_seconds"
+            break
+        _cancel.check_cancelled()
+        if not converged:
+            dirty_out = np.zeros(G, np.bool_)
+            changed = refine_round(Z, k, mem, size, cost, neigh, rng.permutation(G).astype(np.int64),
+                                   moves, scale, dirty, dirty_out)
+            dirty = dirty_out
+            converged = changed == 0
+            if converged and not kicks:
+                rounds += 1
+                stopped = "converged"
+                break
+        else:
+            seed = np.uint64(rng.integers(0, 2**63))
+            n = max(1, int(kick_share * G))
+            kept += ils_kicks(Z, k, mem, size, cost, neigh, moves, scale, n,
+                              strength, seed, 100 * G)
+            n_kicks += n
+        rounds += 1
+        _cancel.report_progress(rounds, max_rounds)
+        neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
+    out = np.empty(Z.shape[0], np.int64)
+    for g in range(G):
+        out[mem[g, : size[g]]] = g
+    return out, {"start_information_loss": start_il, "rounds": rounds, "stopped_by": stopped,
+                 "kicks": n_kicks, "kicks_kept": kept}
