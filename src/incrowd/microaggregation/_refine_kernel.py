@@ -402,30 +402,6 @@ def refine_round(X, k, mem, size, cost, neigh, order, moves, scale, dirty_in, di
 
 
 @njit(cache=True)
-def perturb(X, k, mem, size, cost, neigh, picks, partner, dirty):
-    """Random swaps between neighbouring groups: for each group in ``picks`` swap one random
-    member (index from ``partner``'s first column) with one of a neighbour's. Sizes do not
-    change, so the groups stay in [k, 2k-1]."""
-    for t in range(picks.shape[0]):
-        A = picks[t]
-        q = partner[t, 0] % neigh.shape[1]
-        B = neigh[A, q]
-        if B < 0 or B == A:
-            continue
-        ia = partner[t, 1] % size[A]
-        ib = partner[t, 2] % size[B]
-        r = mem[A, ia]
-        mem[A, ia] = mem[B, ib]
-        mem[B, ib] = r
-        mem[A, :size[A]] = np.sort(mem[A, :size[A]])
-        mem[B, :size[B]] = np.sort(mem[B, :size[B]])
-        cost[A] = _group_cost(X, mem, A, size)
-        cost[B] = _group_cost(X, mem, B, size)
-        dirty[A] = True
-        dirty[B] = True
-
-
-@njit(cache=True)
 def _next(state):
     """SplitMix64: one 64-bit draw from state[0] (a uint64 array of one)."""
     state[0] += np.uint64(0x9E3779B97F4A7C15)
@@ -504,13 +480,11 @@ def ils_kicks(X, k, mem, size, cost, neigh, moves, scale, n_kicks, strength, see
                     grp[ng] = B
                     ng += 1
         n_saved = 0
-        before = 0.0
         npool = 0
         for t in range(ng):
             g = grp[t]
             n_saved, _ = _save(g, mem, size, cost, saved_id, saved_mem, saved_size, saved_cost,
                                mark, kick, n_saved)
-            before += cost[g]
             for v in range(size[g]):
                 pool[npool] = mem[g, v]
                 npool += 1
