@@ -76,18 +76,20 @@ class Refine(MicroaggregationEstimator):
 
     1. Start: the partition of ``start`` (a method name or an estimator) on the same
        standardized data; groups of 2k or more rows are cut into groups of k..2k-1.
-    2. Rounds: each group, in a random order, is re-partitioned with each of its
-       ``N_NEIGHBOURS`` nearest groups (by centroid): the rows of the two groups are split again
+    2. Rounds: each group, in a random order, is re-partitioned with each of its five nearest
+       groups (by centroid): the rows of the two groups are split again
        into two groups of k..2k-1 rows, exactly (every split) when they are at most 12 rows,
        else by the best threshold along the line between the two centroids (repeated with the
        new centroids) followed by row moves and pairwise swaps; the split is kept when it
        lowers the SSE. ONA* moves one row at a time and only out of groups larger than k, so it
        cannot make a swap or regroup two groups at once.
-    3. When a round changes nothing (a local optimum), a perturbation swaps random rows between
-       neighbouring groups and the rounds continue from there (iterated local search); the best
-       partition seen is kept.
-    4. Stops after ``max_rounds`` rounds or ``max_seconds`` seconds (checked between rounds),
-       whichever comes first, and returns the best partition found.
+    3. When a round changes nothing (a local optimum), each later round runs kicks for a quarter
+       of the groups: a kick deals the rows of a random group and its three nearest groups out
+       again at random (sizes kept), repairs them with pair re-partitions, and is kept only when
+       the SSE went down, else those groups are restored (iterated local search).
+    4. Stops after ``max_rounds`` rounds or ``max_seconds`` seconds (the start method included,
+       numba compiling left out; checked between rounds), whichever comes first, and returns
+       the best partition found.
 
     Every accepted change lowers the SSE, so the result is never worse than the start (when the
     start's groups have at most 2k - 1 rows, as with every method but the Mondrian family with
@@ -95,9 +97,11 @@ class Refine(MicroaggregationEstimator):
     ``random_state`` when the run ends by ``max_rounds``; a run cut by ``max_seconds`` depends on
     the machine's speed.
 
-    Attributes set by ``fit`` besides those of every method: ``start_information_loss_``,
-    ``n_rounds_``, ``stopped_by_`` ("max_rounds", "max_seconds" or "converged" when
-    perturbations are off), ``n_improvements_`` (perturbations that led to a better partition).
+    ``start`` given as an estimator is refitted with Refine's ``k`` and its own other parameters.
+
+    Attributes set by ``fit`` besides those of every method: ``start_information_loss_`` (the
+    start's IL), ``n_rounds_``, ``stopped_by_`` ("max_rounds" or "max_seconds"), ``n_kicks_``
+    and ``n_kicks_kept_`` (perturbations tried and kept).
     """
 
     def __init__(self, k: int = 5, *, start="ona-star", max_seconds: float = 10.0,
