@@ -121,3 +121,15 @@ def test_microaggregate_bound_fields():
     assert "lower_bound" not in microaggregate(X, 3, "ona-star").summary()
     with pytest.raises(ParameterError, match="bound"):
         microaggregate(X, 3, bound="yes")
+
+
+def test_the_scan_for_many_columns_gives_the_trees_bound(monkeypatch):
+    import incrowd._bound as bound
+    import incrowd._knn as knn
+
+    X = np.random.default_rng(6).standard_normal((400, 10))
+    tree = lower_bound(X, 4, iterations=20)
+    monkeypatch.setattr(knn, "SCAN_MIN_POINTS", 10)
+    monkeypatch.setattr(bound, "use_scan", knn.use_scan)
+    scan = lower_bound(X, 4, iterations=20)
+    assert scan == pytest.approx(tree, rel=1e-6)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._knn import knn_scan, use_scan
 from .exceptions import ParameterError
 
 #: candidate partners per row (nearest neighbours); rows farther away enter the bound through
@@ -148,22 +149,29 @@ def lower_bound(data, k: int, *, iterations: int = _ITERATIONS) -> float:
     from scipy.spatial import cKDTree
 
     M = min(n - 1, max(_CANDIDATES_PER_K * k, 2 * k))
-    dist, idx = cKDTree(Z).query(Z, k=M + 1)
-    dist = np.asarray(dist).reshape(n, M + 1)
-    idx = np.asarray(idx, np.int64).reshape(n, M + 1)
-    # drop each row itself (among duplicates it may not come first)
-    own = idx == np.arange(n)[:, None]
-    drop = np.where(own.any(axis=1), own.argmax(axis=1), M)
-    keep = np.ones_like(own)
-    keep[np.arange(n), drop] = False
-    nbr = np.ascontiguousarray(idx[keep].reshape(n, M))
-    # squared distances recomputed exactly from the rows (the tree's are rounded through sqrt)
+    if use_scan(n, Z.shape[1]):
+        approx, nbr = knn_scan(Z, M)
+        # the scan's distances round (~1e-16 of the squared norms); a row outside the
+        # candidates is at least this far, with room for that rounding
+        norms = np.einsum("ij,ij->i", Z, Z)
+        last = approx[:, -1] - 1e-9 * (norms + norms.max())
+    else:
+        dist, idx = cKDTree(Z).query(Z, k=M + 1)
+        dist = np.asarray(dist).reshape(n, M + 1)
+        idx = np.asarray(idx, np.int64).reshape(n, M + 1)
+        # drop each row itself (among duplicates it may not come first)
+        own = idx == np.arange(n)[:, None]
+        drop = np.where(own.any(axis=1), own.argmax(axis=1), M)
+        keep = np.ones_like(own)
+        keep[np.arange(n), drop] = False
+        nbr = idx[keep].reshape(n, M)
+        # the tree's distances are rounded through a square root
+        last = dist[:, -1] ** 2 * (1 - 1e-12)
+    nbr = np.ascontiguousarray(nbr)
+    # squared distances recomputed exactly from the rows
     d2 = np.ascontiguousarray(((Z[nbr] - Z[:, None, :]) ** 2).sum(axis=2))
-    far2 = d2.max(axis=1) if M < n - 1 else np.full(n, np.inf)
-    # rows beyond the candidates: a distance below the last candidate's can come only from
-    # rounding; take the smaller of the tree's distance and the recomputed one
-    far2 = np.minimum(far2, dist[:, -1] ** 2 * (1 - 1e-12))
-    # a target the ascent aims for: the per-row bound with u = 0 is ~0.6-0.7 of the optimum
+    far2 = np.minimum(d2.max(axis=1), np.maximum(last, 0.0))
+    # the per-row nearest-neighbour bound (u = 0)
     base = _ascent(d2, nbr, far2, k, 0, 0.0)
     # the step in units of the mean row term (measured on Census, Tarragona and EIA: 0.015 of
     # it climbs fastest; longer steps overshoot, and a step per row (its own term) lets the

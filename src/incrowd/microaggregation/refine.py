@@ -10,6 +10,7 @@ from scipy.spatial import cKDTree
 
 from .. import _cancel
 from .._compile import compile_clock
+from .._knn import knn_scan, use_scan
 from ..exceptions import ParameterError
 from ._base import MAX_ROUNDS, MicroaggregationEstimator, check_int
 from ._refine_kernel import MOVE_EXACT, MOVE_SWAP, MOVE_SWEEP, group_costs, ils_kicks, refine_round
@@ -59,6 +60,8 @@ def _neighbours(Z, mem, size, n_neigh):
     valid = mem >= 0
     sums = np.einsum("gtj,gt->gj", Z[np.where(valid, mem, 0)], valid.astype(Z.dtype))
     cent = sums / size[:, None]
+    if use_scan(G, Z.shape[1]):
+        return np.ascontiguousarray(knn_scan(cent, n_neigh)[1])
     q = min(G, n_neigh + 1)
     _, idx = cKDTree(cent).query(cent, k=q)
     idx = np.asarray(idx, np.int64).reshape(G, q)
@@ -196,7 +199,10 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
             n_kicks += n
         rounds += 1
         _cancel.report_progress(rounds, max_rounds)
-        neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
+        # a scan over many groups in many columns costs as much as a round: every 4th round
+        # then (stale lists only change which pairs are tried)
+        if not use_scan(G, Z.shape[1]) or rounds % 4 == 0:
+            neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
     out = np.empty(Z.shape[0], np.int64)
     for g in range(G):
         out[mem[g, : size[g]]] = g
