@@ -73,7 +73,7 @@ def test_bad_k(k, message):
 
 
 def test_unknown_method_lists_the_known_ones():
-    with pytest.raises(ParameterError, match="unknown method 'mdav2'; known methods: mdav, mdav-plus, v-mdav, mdav-star, ona, ona-star, mondrian, mondrian-v, mondrian-v2d, mona, mona-2d"):
+    with pytest.raises(ParameterError, match="unknown method 'mdav2'; known methods: mdav, mdav-plus, v-mdav, mdav-star, ona, ona-star, mondrian, mondrian-v, mondrian-v2d, mona, mona-2d, refine"):
         microaggregate(np.arange(10.0), 2, "mdav2")
 
 
@@ -158,8 +158,8 @@ def test_non_numeric_default_qi_is_named():
 def test_public_names_are_exactly_these():
     assert sorted(incrowd.__all__) == sorted([
         "report", "Report", "publish", "PublishResult", "microaggregate", "MicroaggregationResult", "METHODS", "MDAV", "MDAVPlus", "VMDAV",
-        "MDAVStar", "ONA", "ONAStar", "Mondrian", "MondrianV", "MondrianV2D", "MONA", "MONA2D",
-        "information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity", "verify_t_closeness",
+        "MDAVStar", "ONA", "ONAStar", "Mondrian", "MondrianV", "MondrianV2D", "MONA", "MONA2D", "Refine",
+        "lower_bound", "information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity", "verify_t_closeness",
         "read_table",
         "write_table", "IncrowdError", "ParameterError", "DataError", "VerificationError", "OutputWriteError",
             "StateLockedError",

@@ -216,7 +216,7 @@ ERROR_CASES = {
     "k above rows": (_csv(), {"--k": "24"}, ["k must be an integer in [2, n_rows=23]; got 24"]),
     "unknown method": (
         _csv(), {"--method": "mdav-turbo"},
-        ["unknown method 'mdav-turbo'", "known methods: mdav, mdav-plus, v-mdav, mdav-star, ona, ona-star, mondrian, mondrian-v, mondrian-v2d, mona, mona-2d"],
+        ["unknown method 'mdav-turbo'", "known methods: mdav, mdav-plus, v-mdav, mdav-star, ona, ona-star, mondrian, mondrian-v, mondrian-v2d, mona, mona-2d, refine"],
     ),
     "unknown column": (_csv(), {"--qi": "age,salary"}, ["unknown quasi-identifier column 'salary'"]),
     "unknown identifier": (_csv(), {"--id": "nom"}, ["unknown identifier column 'nom'"]),

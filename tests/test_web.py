@@ -66,6 +66,20 @@ def test_sample_and_parameters_reach_the_method(app):
     assert client.post("/api/datasets/sample/../../etc").status_code in (400, 404)
 
 
+def test_refine_and_bound_reach_the_method(app):
+    client = TestClient(app)
+    ds = client.post("/api/datasets/sample/census").json()["dataset"]
+    run = client.post("/api/microaggregate", json={"dataset": ds, "k": 5, "method": "refine", "max_rounds": 3,
+                                                   "seed": 1, "bound": True,
+                                                   "quasi_identifiers": ["AGI", "FICA", "AFNLWGT"]}).json()
+    assert run["params"]["max_rounds"] == 3
+    assert "--method refine" in run["command"] and "--bound" in run["command"] and "bound=True" in run["python"]
+    api = microaggregate(load_census(), 5, "refine", quasi_identifiers=["AGI", "FICA", "AFNLWGT"], max_rounds=3,
+                         random_state=1, bound=True)
+    assert run["information_loss"] == api.information_loss
+    assert run["lower_bound"] == api.lower_bound and run["gap"] == pytest.approx(api.gap)
+
+
 def test_oversize_upload_is_refused_clearly(app):
     client = TestClient(app)
     big = b"a,b\n" + b"123456,654321\n" * 100_000  # about 1.4 MB, limit 1 MB

@@ -51,7 +51,9 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
         MondrianV,
         MondrianV2D,
         ONAStar,
+        Refine,
     )
+    from ._bound import lower_bound
     from .release import PublishResult, publish
 
 #: public name -> the module that defines it (loaded on first access)
@@ -68,7 +70,8 @@ _LAZY = {
     **dict.fromkeys(["information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity",
                       "verify_t_closeness"], ".metrics"),
     **dict.fromkeys(["METHODS", "MDAV", "MDAVPlus", "VMDAV", "MDAVStar", "ONA", "ONAStar", "Mondrian",
-                     "MondrianV", "MondrianV2D", "MONA", "MONA2D"], ".microaggregation"),
+                     "MondrianV", "MondrianV2D", "MONA", "MONA2D", "Refine"], ".microaggregation"),
+    "lower_bound": "._bound",
 }
 
 
@@ -96,7 +99,9 @@ __all__ = [
     "MondrianV2D",
     "MONA",
     "MONA2D",
+    "Refine",
     "information_loss",
+    "lower_bound",
     "sse",
     "sst",
     "verify_k_anonymity",

@@ -6,7 +6,7 @@ numba, which ``incrowd --help`` should not wait for. A test keeps the names equa
 """
 
 METHOD_NAMES = ("mdav", "mdav-plus", "v-mdav", "mdav-star", "ona", "ona-star", "mondrian", "mondrian-v",
-                "mondrian-v2d", "mona", "mona-2d")
+                "mondrian-v2d", "mona", "mona-2d", "refine")
 
 #: caps on the repetition parameters: beyond them a run allocates without bound (ONA keeps the
 #: labels of every run) or a count no longer fits the kernels' 64-bit integers

@@ -46,6 +46,20 @@ class MicroaggregationResult:
     timings: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     compile_seconds: float = 0.0
+    #: a proven lower bound on the information loss of any k-partition of these rows (set when
+    #: asked for with ``bound=True``; see :func:`incrowd.lower_bound`)
+    lower_bound: float | None = None
+
+    @property
+    def gap(self) -> float | None:
+        """information_loss / lower_bound - 1: the result is at most this far (relatively) from
+        the best possible partition at this k; None without a bound (or a bound of 0 under a
+        positive loss)."""
+        if self.lower_bound is None:
+            return None
+        if self.lower_bound <= 0.0:
+            return 0.0 if self.information_loss <= 0.0 else None
+        return max(self.information_loss / self.lower_bound - 1.0, 0.0)
 
     @property
     def n_rows(self) -> int:
@@ -56,9 +70,10 @@ class MicroaggregationResult:
         return int(self.group_sizes.shape[0])
 
     def summary(self) -> dict[str, Any]:
-        """A JSON-ready report (the CLI's ``--json`` prints exactly this)."""
+        """A JSON-ready report (the CLI's ``--json`` prints exactly this); with a bound
+        (``microaggregate(..., bound=True)``) it holds ``lower_bound`` and ``gap`` too."""
         stats = group_size_stats(self.labels)
-        return {
+        out = {
             "method": self.method,
             "k": self.k,
             "params": self.params,
@@ -79,6 +94,11 @@ class MicroaggregationResult:
             "min_class_size": self.verification.min_class_size,
             "warnings": self.warnings,
         }
+        if self.lower_bound is not None:
+            out["lower_bound"] = self.lower_bound
+            out["lower_bound_percent"] = 100.0 * self.lower_bound
+            out["gap"] = self.gap
+        return out
 
 
 _DISTRIBUTED = ("mona", "mona-2d")
@@ -141,6 +161,7 @@ def microaggregate(
     identifiers: Sequence[str] | str | None = None,
     random_state: int | None = None,
     scheduler: Any = None,
+    bound: bool = False,
     **params: Any,
 ) -> MicroaggregationResult:
     """Microaggregate the quasi-identifiers of ``data`` into groups of at least ``k`` rows.
@@ -151,18 +172,22 @@ def microaggregate(
     ``method``: one of :data:`incrowd.METHODS`; ``params``: the method's own parameters (e.g.
     ``gamma`` for ``v-mdav``). ``scheduler`` (methods ``mona`` and ``mona-2d``): run on Dask,
     "local:N" or a scheduler address or a ``distributed.Client`` (:mod:`incrowd.distributed`;
-    same groups as in process). Returns a :class:`MicroaggregationResult`; the aggregated data
+    same groups as in process). ``bound``: also compute :func:`incrowd.lower_bound` of the
+    quasi-identifiers, so the result's ``lower_bound`` and ``gap`` say how far it is at most from
+    the best possible partition. Returns a :class:`MicroaggregationResult`; the aggregated data
     has been verified k-anonymous.
     """
+    if not isinstance(bound, bool):
+        raise ParameterError(f"bound must be True or False; got {bound!r}")
     with compile_clock() as clock:
         result = _microaggregate(data, k, method, quasi_identifiers, identifiers, random_state,
-                                 scheduler, params, clock)
+                                 scheduler, params, clock, bound)
     result.compile_seconds = clock.seconds
     return result
 
 
 def _microaggregate(data, k, method, quasi_identifiers, identifiers, random_state, scheduler,
-                    params, clock) -> MicroaggregationResult:
+                    params, clock, bound=False) -> MicroaggregationResult:
     # each phase's timing leaves out what numba spent compiling in it, as ``seconds`` does
     t0, c0 = time.perf_counter(), clock.seconds
     estimator = make_estimator(method, k, random_state, **params)
@@ -217,6 +242,15 @@ def _microaggregate(data, k, method, quasi_identifiers, identifiers, random_stat
             f"{verification.min_class_size}); nothing is returned"
         )
     params_used = {p: v for p, v in estimator.get_params().items() if p not in ("k", "random_state")}
+    if not isinstance(params_used.get("start", ""), str):
+        params_used["start"] = type(params_used["start"]).__name__  # JSON-ready: an estimator by its name
+    lower = None
+    if bound:
+        from ._bound import lower_bound
+
+        t4, c4 = time.perf_counter(), clock.seconds
+        lower = lower_bound(fit_input, estimator.k)
+        extra_timings["lower_bound"] = (time.perf_counter() - t4) - (clock.seconds - c4)
     return MicroaggregationResult(
         method=method,
         k=int(estimator.k),
@@ -233,4 +267,5 @@ def _microaggregate(data, k, method, quasi_identifiers, identifiers, random_stat
         timings={"validate": (t1 - t0) - (c1 - c0), "microaggregate": (t2 - t1) - (c2 - c1),
                  "aggregate_and_verify": (t3 - t2) - (c3 - c2), **extra_timings},
         warnings=[str(w.message) for w in caught],
+        lower_bound=lower,
     )

@@ -51,9 +51,25 @@ RunsOption = Annotated[
 ]
 MaxRoundsOption = Annotated[
     Optional[int],
-    typer.Option("--max-rounds", help="ona, ona-star, mona, mona-2d: cap on improvement rounds "
-                 f"(ona 30, the others 100 if not given; at most {MAX_ROUNDS}).", show_default=False,
+    typer.Option("--max-rounds", help="ona, ona-star, mona, mona-2d, refine: cap on improvement rounds "
+                 f"(ona 30, refine 60, the others 100 if not given; at most {MAX_ROUNDS}).", show_default=False,
                  callback=bounded("--max-rounds", MAX_ROUNDS)),
+]
+MaxSecondsOption = Annotated[
+    Optional[float],
+    typer.Option("--max-seconds", help="refine only: stop improving after this many seconds and keep "
+                 "the best partition found (> 0; 10 if not given).", show_default=False),
+]
+StartOption = Annotated[
+    Optional[str],
+    typer.Option("--start", help="refine only: the method whose partition refine improves "
+                 "(ona-star if not given).", show_default=False),
+]
+BoundOption = Annotated[
+    bool,
+    typer.Option("--bound", help="Also compute a proven lower bound on the information loss of any "
+                 "k-anonymous grouping of these rows, and the gap (information loss / bound - 1): "
+                 "how far the result is at most from the best possible."),
 ]
 DiagonalsOption = Annotated[
     Optional[str],
@@ -69,8 +85,8 @@ Split2kOption = Annotated[
 ]
 SeedOption = Annotated[
     Optional[int],
-    typer.Option("--seed", help=f"Random seed (random_state), an integer in [0, {MAX_SEED}]; only ona is "
-                 "randomized.", show_default=False, callback=bounded("--seed", MAX_SEED, 0)),
+    typer.Option("--seed", help=f"Random seed (random_state), an integer in [0, {MAX_SEED}]; only ona and "
+                 "refine are randomized.", show_default=False, callback=bounded("--seed", MAX_SEED, 0)),
 ]
 SchedulerOption = Annotated[
     Optional[str],

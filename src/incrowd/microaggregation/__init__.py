@@ -9,6 +9,7 @@ from .mdav_star import MDAVStar
 from .mona import MONA, MONA2D
 from .mondrian import Mondrian, MondrianV, MondrianV2D
 from .ona import ONA, ONAStar
+from .refine import Refine
 from .vmdav import VMDAV
 
 #: method name (as used by the API, the CLI and the web UI) -> estimator class
@@ -24,6 +25,7 @@ METHODS: dict[str, type[MicroaggregationEstimator]] = {
     "mondrian-v2d": MondrianV2D,
     "mona": MONA,
     "mona-2d": MONA2D,
+    "refine": Refine,
 }
 
 __all__ = [
@@ -40,4 +42,5 @@ __all__ = [
     "MondrianV2D",
     "MONA",
     "MONA2D",
+    "Refine",
 ]

@@ -20,7 +20,7 @@ from ._report import offer
 from ._sessions import Dataset, Result, Session
 
 router = APIRouter()
-_PARAMS = ("gamma", "rho", "runs", "max_rounds", "diagonals", "split_2k")
+_PARAMS = ("gamma", "rho", "runs", "max_rounds", "max_seconds", "start", "diagonals", "split_2k")
 _MAX_POINTS = 5000
 
 
@@ -38,9 +38,12 @@ class MicroaggregateRequest(BaseModel):
     rho: Optional[float] = None
     runs: Optional[int] = None
     max_rounds: Optional[int] = None
+    max_seconds: Optional[float] = None
+    start: Optional[str] = None
     diagonals: Optional[str] = None
     split_2k: Optional[bool] = None
     seed: Optional[int] = None
+    bound: bool = False
 
 
 def command_line(req: MicroaggregateRequest, input_name: str, output_name: str) -> tuple[str, str]:
@@ -58,6 +61,8 @@ def command_line(req: MicroaggregateRequest, input_name: str, output_name: str) 
         params["split_2k"] = req.split_2k
     if req.seed is not None:
         args += ["--seed", str(req.seed)]
+    if req.bound:
+        args.append("--bound")
     py_args = [f"k={req.k}", f"method={req.method!r}"]
     if req.quasi_identifiers:
         py_args.append(f"quasi_identifiers={req.quasi_identifiers!r}")
@@ -65,6 +70,8 @@ def command_line(req: MicroaggregateRequest, input_name: str, output_name: str) 
         py_args.append(f"identifiers={req.identifiers!r}")
     if req.seed is not None:
         py_args.append(f"random_state={req.seed}")
+    if req.bound:
+        py_args.append("bound=True")
     py_args += [f"{name}={value!r}" for name, value in params.items()]
     python = (f"import incrowd\nresult = incrowd.microaggregate(incrowd.read_table({input_name!r}), "
               f"{', '.join(py_args)})\nincrowd.write_table(result.aggregated, {output_name!r})")
@@ -84,7 +91,7 @@ def microaggregate_in(session: Session, ds: Dataset, req: MicroaggregateRequest)
     """Run ``req`` on ``ds`` and keep the result in ``session``: what the endpoint answers."""
     params = {name: getattr(req, name) for name in _PARAMS if getattr(req, name) is not None}
     result = microaggregate(ds.frame, req.k, req.method, quasi_identifiers=req.quasi_identifiers,
-                            identifiers=req.identifiers, random_state=req.seed, **params)
+                            identifiers=req.identifiers, random_state=req.seed, bound=req.bound, **params)
     # a job cancelled during a kernel that cannot stop midway ends here, keeping nothing
     check_cancelled()
     download = f"{stem_of(ds.display_name)}_{req.method}_k{req.k}.csv"

@@ -1,0 +1,210 @@
+"""Refine: lower the information loss of any method's partition by local search."""
+
+from __future__ import annotations
+
+import numbers
+import time
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from .. import _cancel
+from .._compile import compile_clock
+from .._knn import knn_scan, use_scan
+from ..exceptions import ParameterError
+from ._base import MAX_ROUNDS, MicroaggregationEstimator, check_int
+from ._refine_kernel import MOVE_EXACT, MOVE_SWAP, MOVE_SWEEP, group_costs, ils_kicks, refine_round
+
+#: each group is re-partitioned with this many of its nearest groups (by centroid)
+N_NEIGHBOURS = 5
+ALL_MOVES = MOVE_SWAP | MOVE_SWEEP | MOVE_EXACT
+
+
+def _start_estimator(start, k, random_state):
+    from . import METHODS  # the registry imports this module
+
+    if isinstance(start, MicroaggregationEstimator):
+        if isinstance(start, Refine):
+            raise ParameterError("start must be another method than refine; got a Refine estimator")
+        est = start.__class__(**{**start.get_params(), "k": k})
+        return est
+    if isinstance(start, str) and start in METHODS and start != "refine":
+        return METHODS[start](k=k, random_state=random_state)
+    names = ", ".join(n for n in METHODS if n != "refine")
+    raise ParameterError(f"start must be a method name ({names}) or a microaggregation estimator; got {start!r}")
+
+
+def _split_large(Z, labels, k):
+    """Groups of 2k or more rows cut into groups of k..2k-1 along their widest direction
+    (sorted by the projection on the first principal axis, cut every k rows, the rest joining
+    the last piece), so the local search starts from an admissible partition."""
+    labels = labels.copy()
+    nxt = int(labels.max()) + 1
+    sizes = np.bincount(labels)
+    for g in np.flatnonzero(sizes >= 2 * k):
+        rows = np.flatnonzero(labels == g)
+        P = Z[rows] - Z[rows].mean(axis=0)
+        _, _, vt = np.linalg.svd(P, full_matrices=False)
+        order = rows[np.argsort(P @ vt[0], kind="mergesort")]
+        pieces = len(order) // k
+        for p in range(1, pieces):
+            end = (p + 1) * k if p < pieces - 1 else len(order)
+            labels[order[p * k:end]] = nxt
+            nxt += 1
+    return labels
+
+
+def _neighbours(Z, mem, size, n_neigh):
+    """For each group, its ``n_neigh`` nearest other groups by centroid (-1 pads)."""
+    G = size.shape[0]
+    valid = mem >= 0
+    sums = np.einsum("gtj,gt->gj", Z[np.where(valid, mem, 0)], valid.astype(Z.dtype))
+    cent = sums / size[:, None]
+    if use_scan(G, Z.shape[1]):
+        return np.ascontiguousarray(knn_scan(cent, n_neigh)[1])
+    q = min(G, n_neigh + 1)
+    _, idx = cKDTree(cent).query(cent, k=q)
+    idx = np.asarray(idx, np.int64).reshape(G, q)
+    own = idx == np.arange(G)[:, None]
+    # drop the group itself (or, among exact duplicates of its centroid, the last column)
+    drop = np.where(own.any(axis=1), own.argmax(axis=1), q - 1)
+    keep = np.ones_like(own)
+    keep[np.arange(G), drop] = False
+    out = idx[keep].reshape(G, q - 1) if q > 1 else np.full((G, 1), -1, np.int64)
+    return np.ascontiguousarray(out)
+
+
+class Refine(MicroaggregationEstimator):
+    """Refine: a start partition (ONA* by default) improved by local search.
+
+    1. Start: the partition of ``start`` (a method name or an estimator) on the same
+       standardized data; groups of 2k or more rows are cut into groups of k..2k-1.
+    2. Rounds: each group, in a random order, is re-partitioned with each of its five nearest
+       groups (by centroid): the rows of the two groups are split again
+       into two groups of k..2k-1 rows, exactly (every split) when they are at most 12 rows,
+       else by the best threshold along the line between the two centroids (repeated with the
+       new centroids) followed by row moves and pairwise swaps; the split is kept when it
+       lowers the SSE. ONA* moves one row at a time and only out of groups larger than k, so it
+       cannot make a swap or regroup two groups at once.
+    3. When a round changes nothing (a local optimum), each later round runs kicks for a quarter
+       of the groups: a kick deals the rows of a random group and its three nearest groups out
+       again at random (sizes kept), repairs them with pair re-partitions, and is kept only when
+       the SSE went down, else those groups are restored (iterated local search).
+    4. Stops after ``max_rounds`` rounds or ``max_seconds`` seconds (the start method included,
+       numba compiling left out; checked between rounds), whichever comes first, and returns
+       the best partition found.
+
+    Every accepted change lowers the SSE, so the result is never worse than the start (when the
+    start's groups have at most 2k - 1 rows, as with every method but the Mondrian family with
+    ``split_2k=False``) and every group has k..2k-1 rows. Deterministic for a fixed
+    ``random_state`` when the run ends by ``max_rounds``; a run cut by ``max_seconds`` depends on
+    the machine's speed.
+
+    ``start`` given as an estimator is refitted with Refine's ``k`` and its own other parameters.
+
+    Attributes set by ``fit`` besides those of every method: ``start_information_loss_`` (the
+    start's IL), ``n_rounds_``, ``stopped_by_`` ("max_rounds" or "max_seconds"), ``n_kicks_``
+    and ``n_kicks_kept_`` (perturbations tried and kept).
+    """
+
+    def __init__(self, k: int = 5, *, start="ona-star", max_seconds: float = 10.0,
+                 max_rounds: int = 60, random_state=None):
+        super().__init__(k, random_state=random_state)
+        self.start = start
+        self.max_seconds = max_seconds
+        self.max_rounds = max_rounds
+
+    #: which moves run (bit flags of ``_refine_kernel``); the ablation bench switches them
+    _moves = ALL_MOVES
+    _perturb = True
+
+    def _check_params(self) -> None:
+        v = self.max_seconds
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= 0:
+            raise ParameterError(f"max_seconds must be a real number > 0; got {v!r}")
+        check_int(self.max_rounds, "max_rounds", 1, MAX_ROUNDS)
+        _start_estimator(self.start, 2, None)
+
+    def _labels(self, Z, k, rng):
+        # max_seconds counts the start method and the search, not numba compiling kernels (a
+        # first call on a fresh machine would otherwise spend the budget compiling and stop
+        # at a different partition than later calls)
+        with compile_clock() as clock:
+            t0 = time.perf_counter()
+            est = _start_estimator(self.start, k, self.random_state)
+            est._check_params()
+            labels = np.asarray(est._labels(Z, k, np.random.default_rng(rng.integers(2**63))), np.int64)
+            out, info = refine_partition(Z, k, labels, rng, int(self.max_rounds), float(self.max_seconds),
+                                         t0=t0, moves=self._moves, kicks=self._perturb, clock=clock)
+        self.start_information_loss_ = info["start_information_loss"]
+        self.n_rounds_ = info["rounds"]
+        self.stopped_by_ = info["stopped_by"]
+        self.n_kicks_ = info["kicks"]
+        self.n_kicks_kept_ = info["kicks_kept"]
+        return out
+
+
+def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, moves=ALL_MOVES,
+                     kicks=True, strength=3, kick_share=0.25, clock=None):
+    """The search of :class:`Refine` from given labels on standardized Z; returns the new
+    labels and a dict (start_information_loss, rounds, stopped_by, kicks, kicks_kept). ``t0``:
+    the clock reading max_seconds counts from (default: now). ``moves``: bit flags of the pair
+    re-partition searches; ``kicks``: perturb once at a local optimum (else stop there);
+    ``strength``: neighbours pooled with a kicked group; ``kick_share``: kicks per round, as a
+    share of the groups; ``clock``: a compile clock whose seconds are left out of the time."""
+    from ..metrics import sse, sst
+
+    t0 = time.perf_counter() if t0 is None else t0
+    _, labels = np.unique(np.asarray(labels, np.int64), return_inverse=True)
+    labels = labels.astype(np.int64)
+    total = sst(Z)
+    start_il = sse(Z, labels) / total if total > 0 else 0.0
+    labels = _split_large(Z, labels, k)
+    G = int(labels.max()) + 1
+    order = np.argsort(labels, kind="stable")
+    size = np.bincount(labels, minlength=G).astype(np.int64)
+    mem = np.full((G, 2 * k - 1), -1, np.int64)
+    starts = np.concatenate(([0], np.cumsum(size)))
+    for g in range(G):
+        mem[g, : size[g]] = order[starts[g]:starts[g + 1]]
+    cost = group_costs(Z, mem, size)
+    scale = total / Z.shape[0] * 1e-12 if total > 0 else 0.0
+    rounds = 0
+    stopped = "max_rounds"
+    neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
+    dirty = np.ones(G, np.bool_)
+    converged = False
+    n_kicks = 0
+    kept = 0
+    while rounds < max_rounds:
+        if time.perf_counter() - t0 - (clock.seconds if clock is not None else 0.0) >= max_seconds:
+            stopped = "max_seconds"
+            break
+        _cancel.check_cancelled()
+        if not converged:
+            dirty_out = np.zeros(G, np.bool_)
+            changed = refine_round(Z, k, mem, size, cost, neigh, rng.permutation(G).astype(np.int64),
+                                   moves, scale, dirty, dirty_out)
+            dirty = dirty_out
+            converged = changed == 0
+            if converged and not kicks:
+                rounds += 1
+                stopped = "converged"
+                break
+        else:
+            seed = np.uint64(rng.integers(0, 2**63))
+            n = max(1, int(kick_share * G))
+            kept += ils_kicks(Z, k, mem, size, cost, neigh, moves, scale, n,
+                              strength, seed, 100 * G)
+            n_kicks += n
+        rounds += 1
+        _cancel.report_progress(rounds, max_rounds)
+        # a scan over many groups in many columns costs as much as a round: every 4th round
+        # then (stale lists only change which pairs are tried)
+        if not use_scan(G, Z.shape[1]) or rounds % 4 == 0:
+            neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
+    out = np.empty(Z.shape[0], np.int64)
+    for g in range(G):
+        out[mem[g, : size[g]]] = g
+    return out, {"start_information_loss": start_il, "rounds": rounds, "stopped_by": stopped,
+                 "kicks": n_kicks, "kicks_kept": kept}

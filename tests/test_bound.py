@@ -1,0 +1,135 @@
+"""incrowd.lower_bound: no k-partition loses less (checked by exhaustive search on tiny data
+and against every method on the benchmark files)."""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from incrowd import METHODS, ParameterError, lower_bound, microaggregate
+from incrowd.data import standardize
+
+from conftest import benchmark_matrix
+
+pytestmark = pytest.mark.filterwarnings("ignore::incrowd.DataWarning")
+
+
+def optimal_il(X: np.ndarray, k: int) -> float:
+    """The least information loss of any partition into groups of >= k rows (any size), by
+    dynamic programming over subsets: best[S] = min over groups G of S holding S's lowest row of
+    SSE(G) + best[S - G]."""
+    Z = standardize(X)[0]
+    n = Z.shape[0]
+    total = float((Z * Z).sum())
+    if total == 0.0:
+        return 0.0
+    full = (1 << n) - 1
+    cost = np.full(1 << n, np.inf)
+    for mask in range(1, 1 << n):
+        rows = [i for i in range(n) if mask >> i & 1]
+        if len(rows) >= k:
+            P = Z[rows]
+            cost[mask] = float(((P - P.mean(axis=0)) ** 2).sum())
+    best = np.full(1 << n, np.inf)
+    best[0] = 0.0
+    for mask in range(1, 1 << n):
+        low = mask & -mask
+        rest = mask ^ low
+        sub = rest
+        while True:  # every subset of rest, joined with the lowest row
+            group = sub | low
+            if cost[group] < np.inf and best[mask ^ group] < np.inf:
+                best[mask] = min(best[mask], cost[group] + best[mask ^ group])
+            if sub == 0:
+                break
+            sub = (sub - 1) & rest
+    return best[full] / total
+
+
+def test_optimal_il_on_a_hand_example():
+    # 1-D points 0, 1, 2, 10, 11, 12, k = 3: the groups {0,1,2} and {10,11,12}
+    X = np.array([0.0, 1, 2, 10, 11, 12])[:, None]
+    sst = ((X - X.mean()) ** 2).sum()
+    assert optimal_il(X, 3) == pytest.approx(4.0 / sst)
+
+
+@st.composite
+def tiny(draw):
+    n = draw(st.integers(2, 10))
+    m = draw(st.integers(1, 3))
+    elements = st.one_of(st.integers(-2, 2).map(float),
+                         st.floats(-100, 100, allow_nan=False, allow_infinity=False))
+    X = draw(arrays(np.float64, (n, m), elements=elements))
+    k = draw(st.integers(2, n))
+    return X, k
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=tiny())
+def test_bound_is_below_the_exact_optimum(case):
+    X, k = case
+    L = lower_bound(X, k)
+    assert 0.0 <= L <= 1.0
+    assert optimal_il(X, k) >= L * (1 - 1e-9) - 1e-12
+
+
+def test_bound_on_twelve_rows():
+    X = np.random.default_rng(4).standard_normal((12, 2))
+    for k in (2, 3, 4):
+        L = lower_bound(X, k)
+        opt = optimal_il(X, k)
+        assert 0.4 * opt < L <= opt
+
+
+def test_more_iterations_never_lower_the_bound():
+    X = np.random.default_rng(1).standard_normal((300, 3))
+    assert lower_bound(X, 5, iterations=50) >= lower_bound(X, 5, iterations=0)
+
+
+def test_constant_data_has_bound_zero():
+    assert lower_bound(np.ones((10, 2)), 3) == 0.0
+
+
+@pytest.mark.parametrize("k, iterations, name", [(1, 10, "k"), (11, 10, "k"), (2.5, 10, "k"),
+                                                 (3, -1, "iterations")])
+def test_bad_parameters_are_named(k, iterations, name):
+    with pytest.raises(ParameterError, match=name):
+        lower_bound(np.arange(20.0).reshape(10, 2), k, iterations=iterations)
+
+
+@pytest.mark.parametrize("name", ["census", "tarragona"])
+def test_every_method_is_above_the_bound_on_benchmark_files(name):
+    Z = benchmark_matrix(name)
+    for k in (3, 10):
+        L = lower_bound(Z, k)
+        for method in METHODS:
+            params = {"runs": 2} if method == "ona" else {"max_rounds": 4} if method == "refine" else {}
+            il = microaggregate(Z, k, method, random_state=0, **params).information_loss
+            assert il >= L, (method, k)
+
+
+def test_microaggregate_bound_fields():
+    X = np.random.default_rng(2).standard_normal((60, 2))
+    res = microaggregate(X, 3, "ona-star", bound=True)
+    s = res.summary()
+    assert s["lower_bound"] == res.lower_bound > 0
+    assert s["gap"] == pytest.approx(res.information_loss / res.lower_bound - 1)
+    assert "lower_bound" not in microaggregate(X, 3, "ona-star").summary()
+    with pytest.raises(ParameterError, match="bound"):
+        microaggregate(X, 3, bound="yes")
+
+
+def test_the_scan_for_many_columns_gives_the_trees_bound(monkeypatch):
+    import incrowd._bound as bound
+    import incrowd._knn as knn
+
+    X = np.random.default_rng(6).standard_normal((400, 10))
+    tree = lower_bound(X, 4, iterations=20)
+    monkeypatch.setattr(knn, "SCAN_MIN_POINTS", 10)
+    monkeypatch.setattr(bound, "use_scan", knn.use_scan)
+    scan = lower_bound(X, 4, iterations=20)
+    assert scan == pytest.approx(tree, rel=1e-6)

@@ -1,0 +1,114 @@
+"""Refine: local search from another method's partition (incrowd.Refine, method "refine")."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from typer.testing import CliRunner
+
+from incrowd import METHODS, ONAStar, ParameterError, Refine, lower_bound, microaggregate
+from incrowd.cli import app
+
+pytestmark = pytest.mark.filterwarnings("ignore::incrowd.DataWarning")
+
+
+@st.composite
+def cases(draw):
+    n = draw(st.integers(4, 70))
+    m = draw(st.integers(1, 4))
+    elements = st.one_of(st.integers(-3, 3).map(float),  # ties and duplicate rows
+                         st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False))
+    X = draw(arrays(np.float64, (n, m), elements=elements))
+    k = draw(st.integers(2, max(2, n // 2)))
+    start = draw(st.sampled_from(["ona-star", "mdav", "mdav-star", "mona"]))
+    seed = draw(st.integers(0, 2**31))
+    return X, k, start, seed
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=cases())
+def test_refine_invariants(case):
+    X, k, start, seed = case
+    n = X.shape[0]
+    model = Refine(k=k, start=start, max_rounds=12, max_seconds=120.0, random_state=seed).fit(X)
+    labels = model.labels_
+    sizes = np.bincount(labels)
+    # every row in exactly one group, groups of k..2k-1 rows (one group when n < 2k)
+    assert labels.shape == (n,) and sizes.sum() == n and np.all(sizes > 0)
+    assert sizes.min() >= k
+    assert sizes.max() <= max(2 * k - 1, n if n < 2 * k else 0)
+    assert 0.0 <= model.information_loss_ <= 1.0 + 1e-12
+    # never worse than its start (the start's groups have at most 2k - 1 rows here)
+    begin = microaggregate(X, k, start).information_loss
+    assert model.start_information_loss_ == pytest.approx(begin, rel=1e-9, abs=1e-12)
+    assert model.information_loss_ <= begin * (1 + 1e-9) + 1e-12
+    # same seed, same groups
+    again = Refine(k=k, start=start, max_rounds=12, max_seconds=120.0, random_state=seed).fit(X)
+    np.testing.assert_array_equal(again.labels_, labels)
+    # no partition loses less than the bound
+    assert model.information_loss_ >= lower_bound(X, k) * (1 - 1e-9) - 1e-12
+
+
+def test_refine_lowers_ona_star_on_census(census_frame):
+    X = census_frame.to_numpy(dtype=float)[:400]
+    ona = ONAStar(k=4).fit(X)
+    ref = Refine(k=4, random_state=0, max_rounds=20).fit(X)
+    assert ref.start_information_loss_ == pytest.approx(ona.information_loss_)
+    assert ref.information_loss_ < ona.information_loss_
+
+
+def test_start_given_as_estimator_keeps_its_parameters():
+    X = np.random.default_rng(3).standard_normal((120, 3))
+    ref = Refine(k=3, start=METHODS["v-mdav"](k=9, gamma=0.5), max_rounds=3, random_state=1).fit(X)
+    direct = microaggregate(X, 3, "v-mdav", gamma=0.5)
+    assert ref.start_information_loss_ == pytest.approx(direct.information_loss)
+
+
+def test_max_seconds_stops_the_search():
+    X = np.random.default_rng(0).standard_normal((6000, 3))
+    model = Refine(k=3, start="mdav", max_rounds=1_000_000, max_seconds=0.3, random_state=0).fit(X)
+    assert model.stopped_by_ == "max_seconds"
+    # the clock is read between rounds: a generous margin, not a timing threshold
+    assert model.seconds_ < 0.3 + 20.0
+
+
+@pytest.mark.parametrize("params, name", [
+    ({"max_seconds": 0}, "max_seconds"), ({"max_seconds": -1.0}, "max_seconds"),
+    ({"max_seconds": float("nan")}, "max_seconds"), ({"max_seconds": "5"}, "max_seconds"),
+    ({"max_rounds": 0}, "max_rounds"), ({"max_rounds": 2.5}, "max_rounds"),
+    ({"start": "fast"}, "start"), ({"start": "refine"}, "start"), ({"start": Refine()}, "start"),
+])
+def test_bad_parameters_are_named(params, name):
+    with pytest.raises(ParameterError, match=name):
+        Refine(k=3, **params).fit(np.arange(30.0).reshape(15, 2))
+
+
+def test_cli_refine_with_bound_json(tmp_path):
+    rng = np.random.default_rng(5)
+    path = tmp_path / "in.csv"
+    pd.DataFrame(rng.normal(size=(80, 3)), columns=["a", "b", "c"]).to_csv(path, index=False)
+    res = CliRunner().invoke(app, ["microaggregate", str(path), "-o", str(tmp_path / "out.csv"), "--k", "4",
+                                   "--method", "refine", "--max-seconds", "30", "--max-rounds", "5",
+                                   "--seed", "2", "--bound", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["method"] == "refine" and out["params"]["max_seconds"] == 30.0
+    assert 0 < out["lower_bound"] <= out["information_loss"]
+    assert out["gap"] == pytest.approx(out["information_loss"] / out["lower_bound"] - 1)
+    plain = CliRunner().invoke(app, ["microaggregate", str(path), "-o", str(tmp_path / "o2.csv"), "--k", "4",
+                                     "--json"])
+    assert "lower_bound" not in json.loads(plain.stdout) and "gap" not in json.loads(plain.stdout)
+
+
+def test_cli_refuses_max_seconds_for_other_methods(tmp_path):
+    path = tmp_path / "in.csv"
+    pd.DataFrame({"a": np.arange(20.0)}).to_csv(path, index=False)
+    res = CliRunner().invoke(app, ["microaggregate", str(path), "-o", str(tmp_path / "o.csv"), "--k", "3",
+                                   "--method", "mdav", "--max-seconds", "2"])
+    assert res.exit_code == 2 and "max_seconds" in res.output
