@@ -29,7 +29,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "incrowd._duckdb_file", "incrowd._small", "incrowd._emd", "incrowd._estimator", "incrowd._methods",
         "incrowd.data", "incrowd.datasets"),
     1: ("incrowd.metrics",),
-    2: ("incrowd.microaggregation", "incrowd.generalization"),
+    2: ("incrowd.microaggregation", "incrowd.generalization", "incrowd._knn", "incrowd._bound"),
     3: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.release", "incrowd.assessment",
         "incrowd._warmup"),
     4: ("incrowd.cli", "incrowd.web", "incrowd.distributed"),

@@ -33,6 +33,7 @@ from .exceptions import (  # noqa: E402  (after the cache is prepared, above)
 
 if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
     from . import generalization, incremental
+    from ._bound import lower_bound
     from ._microaggregate import MicroaggregationResult, microaggregate
     from ._version import __version__
     from .assessment import Report, report
@@ -53,7 +54,6 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
         ONAStar,
         Refine,
     )
-    from ._bound import lower_bound
     from .release import PublishResult, publish
 
 #: public name -> the module that defines it (loaded on first access)

@@ -6,7 +6,6 @@ import numpy as np
 from numba import njit
 
 from ._knn import knn_scan, use_scan
-from .exceptions import ParameterError
 
 #: candidate partners per row (nearest neighbours); rows farther away enter the bound through
 #: the distance to the last candidate, which keeps it valid for any number
@@ -39,7 +38,7 @@ def _row_terms(d2, nbr, far2, u, k, chosen_s, grad, want_grad, terms):
             cnt += 1
         # rows outside the candidates: at squared distance >= far2[i], and u_j <= max(u)
         vfar = 0.5 * far2[i] - umax
-        for t in range(h - 1):
+        for _t in range(h - 1):
             vals[cnt] = vfar
             idx[cnt] = -1
             cnt += 1

@@ -110,7 +110,7 @@ def _descend(P, side, u, lo, hi, eps):
     n1 = u - n0
     c0 = np.empty(m)
     c1 = np.empty(m)
-    for sweep in range(100):
+    for _sweep_no in range(100):
         improved = False
         for j in range(m):
             c0[j] = s0[j] / n0
@@ -315,7 +315,7 @@ def _repartition(X, A, B, k, mem, size, cost, moves, scale, P, rows, side, trial
                 for t in range(a0, u):
                     sb += P[t, j]
                 dirv[j] = sa / a0 - sb / (u - a0)
-            for it in range(8):
+            for _it in range(8):
                 _sweep(P, u, lo, hi, dirv, trial, proj, order, pre)
                 if (moves & MOVE_SWAP) != 0:
                     _descend(P, trial, u, lo, hi, eps)
