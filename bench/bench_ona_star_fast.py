@@ -132,7 +132,7 @@ def ablation() -> None:
     from incrowd.microaggregation._ona_star_fast import ona_star_fast_labels
 
     rows = []
-    for name, k in (("adult", 2), ("gauss20000", 10), ("gauss40000", 10)):
+    for name, k in (("adult", 2), ("gauss20000", 10)):
         Z = np.ascontiguousarray(_matrix(name))
         tree = _use_tree(Z, k)
         w = Z[:400].copy()
