@@ -198,7 +198,7 @@ def one(key: str, k: int) -> None:
 def aims(repeats: int) -> None:
     rows = []
     for key, label, k, aim in AIMS:
-        runs = [run_child(SCRIPT, "--one", key, k) for _ in range(repeats)]
+        runs = [run_child(SCRIPT, key, k) for _ in range(repeats)]
         t = median([r["seconds"] for r in runs])
         lo, hi = min(r["seconds"] for r in runs), max(r["seconds"] for r in runs)
         peak = max(r["peak"] for r in runs) / runs[0]["n"]
@@ -220,7 +220,7 @@ def scaling(limit: float) -> None:
     rows, ns, ts = [], [], []
     n = 10_000
     while True:
-        r = run_child(SCRIPT, "--one", f"gauss{n}", 10)
+        r = run_child(SCRIPT, f"gauss{n}", 10)
         rows.append([f"{n:,}", fmt_s(r["seconds"]), r["rounds"], f"{r['peak'] / n:,.0f}"])
         print(rows[-1], flush=True)
         ns.append(n)

@@ -391,23 +391,13 @@ def _delete_sorted(mem, g, cnt, r):
 
 
 @njit(cache=True)
-def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None):
-    """ONA* on row-major float64 X. Returns (labels, rounds run, converged).
-
-    Labels are numbered in the order of the final cluster list (see ``ONAStar``). ``spare``:
-    room for clusters appended by splits before the arrays are grown (default n // k + 16;
-    tests pass 0 to exercise the growth). ``scale``: the SST / n that sets the rounding margin
-    of ``_gain_exceeds``; by default X's own. A caller clustering a part of a larger data set
-    passes the whole set's: a part of identical rows has SST = 0, and without a margin its
-    rounding noise (1e-30) would count as gains and move rows back and forth forever.
-    ``stop``: a one-element uint8 array another thread may set to 1; the rounds then end before
-    the next one starts (a cancel from the web app), leaving a valid partition.
-    """
+def start_clusters(X, k, init, spare):
+    """ONA*'s lines 1-4 from the MDAV* labels ``init``: every cluster of >= 2k rows replaced by
+    MDAV+ of its rows (the first part keeps the cluster's place in the list, the others are
+    appended at the end). Returns the cluster arrays (members, sizes, sums, centroids, SSEs),
+    the cluster count and the arrays' capacity (room for ``spare`` more clusters; default
+    n // k + 16)."""
     n, m = X.shape
-    labels = np.zeros(n, np.int64)
-    if n < 2 * k:
-        return labels, 0, True
-    init = mdav_star_labels(X, k)
     n0 = 0
     for i in range(n):
         if init[i] + 1 > n0:
@@ -428,8 +418,6 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None)
     sse = np.zeros(cap)
     rows = np.empty(n, np.int64)
 
-    # Lines 1-4: MDAV*, then every cluster of >= 2k rows replaced by MDAV+ of its rows: the
-    # first part keeps the cluster's place in the list, the others are appended at the end.
     nc = n0
     for g in range(n0):
         s = bounds[g]
@@ -452,6 +440,31 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None)
                 tgt = nc
                 nc += 1
             _store_cluster(X, tgt, rows, c, mem, size, sums, cent, sse)
+
+    return mem, size, sums, cent, sse, nc, cap
+
+
+@njit(cache=True)
+def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None):
+    """ONA* on row-major float64 X. Returns (labels, rounds run, converged).
+
+    Labels are numbered in the order of the final cluster list (see ``ONAStar``). ``spare``:
+    room for clusters appended by splits before the arrays are grown (default n // k + 16;
+    tests pass 0 to exercise the growth). ``scale``: the SST / n that sets the rounding margin
+    of ``_gain_exceeds``; by default X's own. A caller clustering a part of a larger data set
+    passes the whole set's: a part of identical rows has SST = 0, and without a margin its
+    rounding noise (1e-30) would count as gains and move rows back and forth forever.
+    ``stop``: a one-element uint8 array another thread may set to 1; the rounds then end before
+    the next one starts (a cancel from the web app), leaving a valid partition.
+    """
+    n, m = X.shape
+    labels = np.zeros(n, np.int64)
+    if n < 2 * k:
+        return labels, 0, True
+    init = mdav_star_labels(X, k)
+    mem, size, sums, cent, sse, nc, cap = start_clusters(X, k, init, spare)
+    width = mem.shape[1]
+    rows = np.empty(n, np.int64)
 
     if scale < 0.0:
         scale = sst_per_row(X)

@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._adaptive import monotonic_ns, new_tuner, record, use_threads
-from ._greedy_kernels import mdav_plus_labels, mdav_star_labels
+from ._greedy_kernels import mdav_star_labels
 from ._mdav_star_fast import mdav_star_best_labels
 from ._ona_kernel import (
     _STACK,
@@ -63,6 +63,7 @@ from ._ona_kernel import (
     _threshold,
     _touch,
     sst_per_row,
+    start_clusters,
 )
 
 #: clusters remembered per row
@@ -492,48 +493,9 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
     labels = np.zeros(n, np.int64)
     if n < 2 * k:
         return labels, 0, True
-    n0 = 0
-    for i in range(n):
-        if init[i] + 1 > n0:
-            n0 = init[i] + 1
-    order = np.argsort(init, kind="mergesort")
-    bounds = np.zeros(n0 + 1, np.int64)
-    for i in range(n):
-        bounds[init[i] + 1] += 1
-    for g in range(n0):
-        bounds[g + 1] += bounds[g]
-
-    width = 3 * k
-    cap = n0 + (n // k + 16 if spare < 0 else spare)
-    mem = np.empty((cap, width), np.int64)
-    size = np.zeros(cap, np.int64)
-    sums = np.zeros((cap, m))
-    cent = np.zeros((cap, m))
-    sse = np.zeros(cap)
+    mem, size, sums, cent, sse, nc, cap = start_clusters(X, k, init, spare)
+    width = mem.shape[1]
     rows = np.empty(n, np.int64)
-
-    nc = n0
-    for g in range(n0):
-        s = bounds[g]
-        cnt = bounds[g + 1] - s
-        if cnt < 2 * k:
-            for t in range(cnt):
-                mem[g, t] = order[s + t]
-            _set_from_rows(X, g, mem[g], cnt, size, sums, cent, sse)
-            continue
-        M = order[s : s + cnt].copy()
-        sl = mdav_plus_labels(np.ascontiguousarray(X[M]), k)
-        n_parts = sl.max() + 1
-        for p in range(n_parts):
-            c = _gather_part(sl, M, p, rows)
-            tgt = g
-            if p > 0:
-                if nc + 1 > cap:
-                    cap = 2 * cap + 2
-                    mem, size, sums, cent, sse = _grow(mem, size, sums, cent, sse, cap)
-                tgt = nc
-                nc += 1
-            _store_cluster(X, tgt, rows, c, mem, size, sums, cent, sse)
 
     if scale < 0.0:
         scale = sst_per_row(X)

@@ -26,6 +26,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+# SplitMix64, the stream ONA draws from (state: a uint64 array of one)
+from ._ona_kernel import _next_u64 as _next
+
 TOL = 1e-10
 #: unions of at most this many rows are split by trying every subset (2**14 = 16384 splits)
 EXACT_MAX = 12
@@ -402,17 +405,8 @@ def refine_round(X, k, mem, size, cost, neigh, order, moves, scale, dirty_in, di
 
 
 @njit(cache=True)
-def _next(state):
-    """SplitMix64: one 64-bit draw from state[0] (a uint64 array of one)."""
-    state[0] += np.uint64(0x9E3779B97F4A7C15)
-    z = state[0]
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True)
 def _below(state, bound):
+    """A draw in [0, bound); the modulo bias is below bound / 2**64, nothing at these sizes."""
     return np.int64(_next(state) % np.uint64(bound))
 
 
