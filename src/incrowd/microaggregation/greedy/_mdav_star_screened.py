@@ -44,12 +44,12 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ._adaptive import monotonic_ns, new_tuner, record, use_threads
-from ._blockdot import LANES, block_dot
+from .._adaptive import monotonic_ns, new_tuner, record, use_threads
+from ..mdav._blockdot import LANES, block_dot
 from ._fixed_center import add_to_group, next_origin, sse_growth_closest, visiting_order
-from ._kernels import row_sq_dist
-from ._mdav_fast import _screen
-from ._screen import (
+from .._kernels import row_sq_dist
+from ..mdav._mdav_fast import _screen
+from ..mdav._screen import (
     _CHUNK_BLOCKS,
     _INT32_MAX,
     _NORM_CAP,

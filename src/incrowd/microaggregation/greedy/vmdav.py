@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._base import MicroaggregationEstimator, check_real
+from .._base import MicroaggregationEstimator, check_real
 from ._vmdav_fast import vmdav_best_labels
 
 

@@ -18,7 +18,7 @@ from ._fixed_center import (
     sse_growth_closest,
     visiting_order,
 )
-from ._kernels import maybe_compact, nearest_alive, sq_dist_to, sse_of_slots
+from .._kernels import maybe_compact, nearest_alive, sq_dist_to, sse_of_slots
 
 INF = np.inf
 
