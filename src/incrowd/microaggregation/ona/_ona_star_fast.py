@@ -46,7 +46,6 @@ from .._adaptive import monotonic_ns, new_tuner, record, use_threads
 from ..greedy._greedy_kernels import mdav_plus_labels, mdav_star_labels
 from ..greedy._mdav_star_fast import mdav_star_best_labels
 from ._ona_kernel import (
-    _STACK,
     _add_row,
     _delete_sorted,
     _dissolve_cost,
