@@ -6,7 +6,7 @@ a loaded 2-core machine). Writes the section ``fmdav-ablation`` of ``docs/benchm
 
 The speed-up s = t0 / t of each technique alone over traditional MDAV (paper 003, Algorithm 1),
 and of all five together ("fast MDAV"), with the kernels of
-``incrowd.microaggregation._fmdav_variants`` at k = 10. The paper's data sets are not available
+``incrowd.microaggregation.mdav._fmdav_variants`` at k = 10. The paper's data sets are not available
 here: standard Gaussian data with 13 columns (as Large Census) and 10 columns (as Quant Forest),
 standardized. The production kernels (``_mdav_kernel``, ``_mdav_fast``) are timed for context.
 
@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from incrowd.data import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
-from incrowd.microaggregation._fmdav_variants import mdav_variant_labels  # noqa: E402
-from incrowd.microaggregation._mdav_fast import mdav_fast_labels  # noqa: E402
-from incrowd.microaggregation._mdav_kernel import mdav_labels  # noqa: E402
+from incrowd.microaggregation.mdav._fmdav_variants import mdav_variant_labels  # noqa: E402
+from incrowd.microaggregation.mdav._mdav_fast import mdav_fast_labels  # noqa: E402
+from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels  # noqa: E402
 
 from _common import (  # noqa: E402
     DOCS,
@@ -330,7 +330,7 @@ Written by `bench/bench_ablation.py` on {when} ({minutes:.1f} min).
   by `time.perf_counter`: one call, or the mean of {REPEAT_CALLS} calls for calls under
   {REPEAT_BELOW_S:.0f} s, after one untimed call per kernel and dtype on 500 rows (numba
   loading).
-- **Kernels:** `incrowd.microaggregation._fmdav_variants.mdav_variant_labels`, numba, serial,
+- **Kernels:** `incrowd.microaggregation.mdav._fmdav_variants.mdav_variant_labels`, numba, serial,
   one switch per technique. Traditional MDAV: per round the centroid of the remaining rows
   (summed every round); distances Σⱼ (xⱼ − cⱼ)² to it for P; distances to P for P's group,
   and again (recomputed) for Q, the farthest row from P among those left; distances to Q for

@@ -46,9 +46,9 @@ def _workload(kernel: str, mode: str):
 
     if kernel.startswith("mdav"):
         from incrowd.microaggregation._adaptive import new_tuner
-        from incrowd.microaggregation._mdav_fast import PARALLEL_FROM, mdav_fast_labels
-        from incrowd.microaggregation._screen import PARALLEL_LOCK
-        from incrowd.microaggregation.mdav import mdav_exact_labels
+        from incrowd.microaggregation.mdav._mdav_fast import PARALLEL_FROM, mdav_fast_labels
+        from incrowd.microaggregation.mdav._screen import PARALLEL_LOCK
+        from incrowd.microaggregation.mdav.mdav import mdav_exact_labels
 
         n = 50_000 if kernel == "mdav-50k" else 200_000
         X = np.random.default_rng(0).standard_normal((n, 15))
@@ -63,8 +63,8 @@ def _workload(kernel: str, mode: str):
                 return mdav_exact_labels(Z, 10)
     else:
         from incrowd.datasets import load_census
-        from incrowd.microaggregation._ona_kernel import ona_best_labels
-        from incrowd.microaggregation.ona import _best_of_runs, _use_tree
+        from incrowd.microaggregation.ona._ona_kernel import ona_best_labels
+        from incrowd.microaggregation.ona.ona import _best_of_runs, _use_tree
 
         X = np.asarray(load_census(), dtype=np.float64)
         Z = np.ascontiguousarray((X - X.mean(axis=0)) / X.std(axis=0))

@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from incrowd.data import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
-from incrowd.microaggregation._blockdot import SIMD  # noqa: E402
-from incrowd.microaggregation._mdav_fast import PARALLEL_FROM, mdav_fast_labels  # noqa: E402
-from incrowd.microaggregation._mdav_kernel import mdav_labels  # noqa: E402
+from incrowd.microaggregation.mdav._blockdot import SIMD  # noqa: E402
+from incrowd.microaggregation.mdav._mdav_fast import PARALLEL_FROM, mdav_fast_labels  # noqa: E402
+from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels  # noqa: E402
 
 from _common import DOCS, fmt_s, machine_line, md_table, now_utc, timed_kernel, update_section  # noqa: E402
 

@@ -49,9 +49,9 @@ NAMES = {"census": "Census", "tarragona": "Tarragona", "eia": "EIA", "cloud1": "
 
 
 def _kernel(kind: str, n: int):
-    from incrowd.microaggregation._greedy_kernels import mdav_star_labels
-    from incrowd.microaggregation._mdav_star_fast import NARROW_FROM
-    from incrowd.microaggregation._mdav_star_screened import mdav_star_screened_labels
+    from incrowd.microaggregation.greedy._greedy_kernels import mdav_star_labels
+    from incrowd.microaggregation.greedy._mdav_star_fast import NARROW_FROM
+    from incrowd.microaggregation.greedy._mdav_star_screened import mdav_star_screened_labels
 
     if kind == "scan":
         return lambda Z, k: (mdav_star_labels(Z, k), None)
@@ -99,7 +99,7 @@ ABLATION = [
 
 def _ablation(n: int) -> None:
     """The kernel's variants one change at a time, in one process, interleaved (2 rounds)."""
-    from incrowd.microaggregation._mdav_star_screened import mdav_star_screened_labels
+    from incrowd.microaggregation.greedy._mdav_star_screened import mdav_star_screened_labels
 
     t_start = time.perf_counter()
     Z = _gauss(n)
@@ -160,8 +160,8 @@ def main() -> None:
     if args.ablation:
         _ablation(args.ablation)
         return
-    from incrowd.microaggregation._greedy_kernels import mdav_star_labels
-    from incrowd.microaggregation._mdav_star_screened import mdav_star_screened_labels
+    from incrowd.microaggregation.greedy._greedy_kernels import mdav_star_labels
+    from incrowd.microaggregation.greedy._mdav_star_screened import mdav_star_screened_labels
 
     t_start = time.perf_counter()
     script = str(Path(__file__).resolve())

@@ -36,9 +36,9 @@ CASES = [
 
 def _runner(what: str):
     from incrowd import MDAV, MONA, MDAVStar, MondrianV
-    from incrowd.microaggregation._mdav_fast import mdav_fast_labels
-    from incrowd.microaggregation._mdav_kernel import mdav_labels
-    from incrowd.microaggregation._mdav_star_fast import mdav_star_fast_labels
+    from incrowd.microaggregation.mdav._mdav_fast import mdav_fast_labels
+    from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
+    from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_fast_labels
 
     return {
         "mdav-kernel": lambda X: mdav_fast_labels(X, 10),

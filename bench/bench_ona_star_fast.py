@@ -63,14 +63,14 @@ def _matrix(name: str) -> np.ndarray:
 
 
 def _use_tree(Z: np.ndarray, k: int) -> bool:
-    from incrowd.microaggregation.ona import _use_tree_star
+    from incrowd.microaggregation.ona.ona import _use_tree_star
 
     return _use_tree_star(Z.shape[0], Z.shape[1], k)
 
 
 def equality(big: bool) -> None:
-    from incrowd.microaggregation._ona_kernel import ona_star_labels
-    from incrowd.microaggregation._ona_star_fast import ona_star_fast_labels
+    from incrowd.microaggregation.ona._ona_kernel import ona_star_labels
+    from incrowd.microaggregation.ona._ona_star_fast import ona_star_fast_labels
 
     warm = np.random.default_rng(1).standard_normal((300, 4))
     for tree in (False, True):
@@ -128,8 +128,8 @@ STEPS = [
 
 
 def ablation() -> None:
-    from incrowd.microaggregation._ona_kernel import ona_star_labels
-    from incrowd.microaggregation._ona_star_fast import ona_star_fast_labels
+    from incrowd.microaggregation.ona._ona_kernel import ona_star_labels
+    from incrowd.microaggregation.ona._ona_star_fast import ona_star_fast_labels
 
     rows = []
     for name, k in (("adult", 2), ("gauss20000", 10)):
@@ -137,7 +137,7 @@ def ablation() -> None:
         tree = _use_tree(Z, k)
         w = Z[:400].copy()
         times: dict[int, list[float]] = {i: [] for i in range(len(STEPS))}
-        from incrowd.microaggregation.ona import _use_tree as _old_rule
+        from incrowd.microaggregation.ona.ona import _use_tree as _old_rule
 
         old_tree = _old_rule(Z.shape[0], k)
         for _, fast, start, tech in STEPS:  # warm-up

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import incrowd  # noqa: E402
 from incrowd.data import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
-from incrowd.microaggregation._mdav_kernel import mdav_labels  # noqa: E402
+from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels  # noqa: E402
 
 from _common import (  # noqa: E402
     DISPLAY,

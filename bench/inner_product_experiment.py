@@ -9,7 +9,7 @@ Paper 003 (F-MDAV, section 3.1) compares distances to a reference point c throug
 
 with 0.5 * ||x||^2 precomputed once per row, which saves the subtraction per coordinate. The
 ordering of the rows is the same as by ||x - c||^2 in exact arithmetic but not in floating
-point, so the shipped kernel (``incrowd.microaggregation._mdav_kernel``) does not do this: it
+point, so the shipped kernel (``incrowd.microaggregation.mdav._mdav_kernel``) does not do this: it
 stays bit-exact with plain MDAV. This file holds a copy of the shipped kernel in which only the
 distance computation is changed, and measures (i) its speed and (ii) whether its groups differ
 from the plain reference of ``tests/reference.py``.
@@ -35,7 +35,7 @@ from incrowd.microaggregation._kernels import (  # noqa: E402  (unchanged buildi
     farthest_alive,
     nearest_alive,
 )
-from incrowd.microaggregation._mdav_kernel import mdav_labels  # noqa: E402
+from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels  # noqa: E402
 
 from _common import (  # noqa: E402
     DISPLAY,
@@ -60,7 +60,7 @@ GAUSS_N = 20_000
 GAUSS_SEED = 1
 
 # ---------------------------------------------------------------------------------------------
-# The variant: _mdav_kernel.py with the distance pass replaced. Everything else (centroid,
+# The variant: microaggregation/mdav/_mdav_kernel.py with the distance pass replaced. Everything else (centroid,
 # farthest/nearest selection with lowest-index ties, compaction, tail rule) is unchanged.
 
 

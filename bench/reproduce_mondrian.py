@@ -11,7 +11,7 @@ section ``mondrian`` of ``docs/reproduction.md`` (other sections are left alone)
   run on every Table 6 cell, to show which one the published values come from.
 * Mondrian V (and the other two) on 1,000,000 x 15 standard Gaussian rows, k = 10, median of 3.
 
-The estimators are used directly (``incrowd.microaggregation.mondrian``), so the script does not
+The estimators are used directly (``incrowd.microaggregation.mondrian.mondrian``), so the script does not
 depend on their registration under a method name. The variants that the estimators do not offer
 are computed by a plain numpy implementation here (:func:`variant_labels`); for the chosen rules
 it is checked to give exactly the estimators' groups.
@@ -30,13 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from incrowd.data import data_dir, standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
-from incrowd.microaggregation._mondrian_kernel import (  # noqa: E402
+from incrowd.microaggregation.mondrian._mondrian_kernel import (  # noqa: E402
     RULE_RANGE,
     RULE_V2D,
     RULE_VARIANCE,
     mondrian_labels,
 )
-from incrowd.microaggregation.mondrian import Mondrian, MondrianV, MondrianV2D  # noqa: E402
+from incrowd.microaggregation.mondrian.mondrian import Mondrian, MondrianV, MondrianV2D  # noqa: E402
 
 from _common import (  # noqa: E402
     ADULT_COLUMNS,
@@ -250,7 +250,7 @@ def main() -> None:
                + ". Read from `incrowd.data.data_dir()`.")
     out.append(
         "- **Methods:** the estimators `Mondrian`, `MondrianV`, `MondrianV2D` of "
-        "`incrowd.microaggregation.mondrian` with `split_2k=False` (parts of exactly 2k rows "
+        "`incrowd.microaggregation.mondrian.mondrian` with `split_2k=False` (parts of exactly 2k rows "
         "are not cut: Table 6's rule, see (d); the estimators' default `split_2k=True` cuts them, "
         "for groups of k..2k-1 rows, and section *table6* shows both) and "
         "`diagonals=\"sum\"`. Every column standardized to mean 0, variance 1; IL = SSE/SST "

@@ -38,9 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from incrowd.data import standardize  # noqa: E402
 from incrowd.metrics import sst  # noqa: E402
-from incrowd.microaggregation._ona_kernel import ona_best_labels  # noqa: E402
-from incrowd.microaggregation.mdav_star import MDAVStar  # noqa: E402
-from incrowd.microaggregation.ona import ONA, ONAStar, _use_tree  # noqa: E402
+from incrowd.microaggregation.ona._ona_kernel import ona_best_labels  # noqa: E402
+from incrowd.microaggregation.greedy.mdav_star import MDAVStar  # noqa: E402
+from incrowd.microaggregation.ona.ona import ONA, ONAStar, _use_tree  # noqa: E402
 
 from _common import (  # noqa: E402
     DATA_NOTES,
@@ -322,7 +322,7 @@ def main() -> None:
         f"- **Methods:** `ONAStar(k=k)` (paper 000 Algorithm 3; deterministic; at most 100 "
         f"rounds, never reached) and `ONA(k=k, runs={RUNS}, max_rounds={MAX_ROUNDS}, "
         f"random_state={MAIN_SEED})` (Algorithm 2, best of {RUNS} seeded runs, at most "
-        f"{MAX_ROUNDS} rounds per run as in the paper) of `incrowd.microaggregation.ona`; "
+        f"{MAX_ROUNDS} rounds per run as in the paper) of `incrowd.microaggregation.ona.ona`; "
         "`MDAVStar(k=k)` for context. `fit` standardizes every column to mean 0, variance 1; "
         "IL = SSE/SST on the standardized data, in %."
     )

@@ -35,8 +35,8 @@ from incrowd._bound import lower_bound  # noqa: E402
 from incrowd.data import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
 from incrowd.microaggregation import ONAStar, Refine  # noqa: E402
-from incrowd.microaggregation._refine_kernel import MOVE_EXACT, MOVE_SWAP, MOVE_SWEEP  # noqa: E402
-from incrowd.microaggregation.refine import refine_partition  # noqa: E402
+from incrowd.microaggregation.refine._refine_kernel import MOVE_EXACT, MOVE_SWAP, MOVE_SWEEP  # noqa: E402
+from incrowd.microaggregation.refine.refine import refine_partition  # noqa: E402
 
 from _common import DOCS, load, machine_line, md_table, now_utc, update_section  # noqa: E402
 

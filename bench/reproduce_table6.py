@@ -51,13 +51,13 @@ from incrowd import (  # noqa: E402
 from incrowd._atomic import atomic_output  # noqa: E402
 from incrowd.data import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
-from incrowd.microaggregation._mondrian_kernel import (  # noqa: E402
+from incrowd.microaggregation.mondrian._mondrian_kernel import (  # noqa: E402
     RULE_V2D,
     RULE_VARIANCE,
     mondrian_labels,
 )
-from incrowd.microaggregation._ona_kernel import ona_star_labels, sst_per_row  # noqa: E402
-from incrowd.microaggregation.mona import split_limit  # noqa: E402
+from incrowd.microaggregation.ona._ona_kernel import ona_star_labels, sst_per_row  # noqa: E402
+from incrowd.microaggregation.mondrian.mona import split_limit  # noqa: E402
 
 import reproduce_mondrian  # noqa: E402
 from _common import (  # noqa: E402
@@ -676,7 +676,7 @@ def main() -> None:
     out.append(
         "Each line is MONA_0.5 (Mondrian V cuts) computed with one change to our reading, on "
         "all six k; *equal* counts the cells that round to the published row. Our reading "
-        "(`incrowd.microaggregation.mona`): a part of more than floor(n^rho) rows is cut by "
+        "(`incrowd.microaggregation.mondrian.mona`): a part of more than floor(n^rho) rows is cut by "
         "position at the median exactly as by Mondrian V; a part of at most floor(n^rho) rows "
         "goes to ONA*, which sees the part's rows of the globally standardized data in "
         "ascending row order. The variants are computed by numpy helpers in this script on top "

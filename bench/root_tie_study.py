@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from incrowd import MONA  # noqa: E402
 from incrowd.data import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
-from incrowd.microaggregation._mondrian_kernel import RULE_VARIANCE, mondrian_labels  # noqa: E402
-from incrowd.microaggregation.mona import mona_labels  # noqa: E402
+from incrowd.microaggregation.mondrian._mondrian_kernel import RULE_VARIANCE, mondrian_labels  # noqa: E402
+from incrowd.microaggregation.mondrian.mona import mona_labels  # noqa: E402
 
 from _common import DOCS, load_adult, machine_line, md_table, now_utc, update_section  # noqa: E402
 from reproduce_mondrian import load_credit  # noqa: E402

@@ -86,8 +86,8 @@ def on_dask(args) -> dict:
 
 def leaf_cost(part_rows_at_scale: int, cols: int, k: int, seed: int) -> dict:
     """ONA* on one part of the size MONA_rho hands it at the planned scale (seconds per row)."""
-    from incrowd.microaggregation._mondrian_kernel import RULE_VARIANCE
-    from incrowd.microaggregation.mona import mona_part_labels
+    from incrowd.microaggregation.mondrian._mondrian_kernel import RULE_VARIANCE
+    from incrowd.microaggregation.mondrian.mona import mona_part_labels
 
     Z = np.random.default_rng(seed).standard_normal((part_rows_at_scale, cols))
     mona_part_labels(Z[:2000].copy(), k, RULE_VARIANCE, 2000, 1.0)  # load the kernels

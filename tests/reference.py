@@ -404,7 +404,7 @@ def ona_star(X, k, max_rounds=100, scale=None):
 
 # ---------------------------------------------------------------------------------------------
 # Mondrian, Mondrian V, Mondrian V2D (paper 000 section 4), as defined in
-# ``incrowd.microaggregation.mondrian``: recursive median cuts by position after a stable sort
+# ``incrowd.microaggregation.mondrian.mondrian``: recursive median cuts by position after a stable sort
 # of each part by its projection (so ties keep the parent's order; the root's order is the row
 # order); a part is split while it has more than 2k rows (or >= 2k with split_2k).
 
@@ -663,7 +663,7 @@ def ona(X, k, seeds, max_rounds=30):
 
 # ---------------------------------------------------------------------------------------------
 # MONA_rho (paper 000 Algorithm 6), recursive as in the pseudo code with the hand-over rule of
-# ``incrowd.microaggregation.mona``: a part of at most n^rho rows goes to ONA* (the reference
+# ``incrowd.microaggregation.mondrian.mona``: a part of at most n^rho rows goes to ONA* (the reference
 # ``ona_star`` above, on the part's rows in row order), a larger one is cut as by Mondrian V, and
 # a part Mondrian would not cut is one group. Group ids follow the parts depth-first.
 

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from incrowd.microaggregation import _adaptive as ad
 from incrowd.microaggregation._adaptive import new_tuner, record, tuner_counts, use_threads
-from incrowd.microaggregation._mdav_fast import mdav_fast_labels
-from incrowd.microaggregation._mdav_kernel import mdav_labels
+from incrowd.microaggregation.mdav._mdav_fast import mdav_fast_labels
+from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
 
 pytestmark = pytest.mark.skipif(not ad.HAVE_CLOCK, reason="no monotonic clock for the compiled code here")
 
@@ -138,7 +138,7 @@ def _fresh_process(code: str) -> str:
 def test_a_serial_call_compiles_no_threaded_or_int8_code():
     out = _fresh_process("""
         import numpy as np
-        from incrowd.microaggregation import _mdav_fast as mf, _screen as sc
+        from incrowd.microaggregation.mdav import _mdav_fast as mf, _screen as sc
         Z = np.random.default_rng(0).standard_normal((300, 4))
         mf.mdav_fast_labels(Z, 3)
         print(len(sc.screened_pass_parallel.signatures), len(sc.quantize_narrow.signatures),
@@ -151,7 +151,7 @@ def test_the_threaded_kernel_runs_from_the_cache_in_a_fresh_process():
     # loading it from numba's cache did not start the thread pool it needs (a crash)
     code = """
         import numpy as np
-        from incrowd.microaggregation import _mdav_fast as mf
+        from incrowd.microaggregation.mdav import _mdav_fast as mf
         Z = np.random.default_rng(0).standard_normal((600, 4))
         print(int((mf.mdav_fast_labels(Z, 3, 0, 2)[0] == mf.mdav_fast_labels(Z, 3)[0]).all()))
     """

@@ -209,3 +209,59 @@ def test_negotiation_and_lattice_files_do_not_import_the_lattice_builder(graph):
         targets = {t for t, _, _ in graph[module]}
         assert "incrowd.generalization._histograms" in targets
         assert "incrowd.generalization._lattice" not in targets
+
+
+#: microaggregation's families, lowest first: a family imports only the package root's shared
+#: helpers and the families before it (docs/architecture.md, "Inside microaggregation/")
+FAMILIES = ("mdav", "greedy", "ona", "mondrian", "refine")
+SHARED = ("_base", "_kernels", "_adaptive")
+
+
+def _family(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] != ["incrowd", "microaggregation"] or len(parts) < 3:
+        return None
+    return parts[2]
+
+
+def _family_violations(graph) -> list[str]:
+    wrong = []
+    for module, imports in graph.items():
+        mine = _family(module)
+        if mine is None:
+            continue
+        for target, line, _ in imports:
+            theirs = _family(target)
+            if theirs is None or theirs == mine:
+                continue
+            if mine in SHARED:
+                if theirs not in SHARED:
+                    wrong.append(f"{module} (line {line}, a shared helper) imports the family {target}")
+            elif theirs in FAMILIES and FAMILIES.index(theirs) > FAMILIES.index(mine):
+                wrong.append(f"{module} (line {line}, family {mine}) imports the later family {target}")
+    return wrong
+
+
+def test_microaggregation_has_only_families_and_shared_helpers():
+    found = {p.stem if p.is_file() else p.name
+             for p in (PACKAGE / "microaggregation").iterdir() if p.name != "__pycache__"}
+    assert found == {"__init__", *SHARED, *FAMILIES}
+
+
+def test_microaggregation_families_import_one_way(graph):
+    wrong = _family_violations(graph)
+    assert not wrong, "imports against the family order of docs/architecture.md:\n" + "\n".join(wrong)
+
+
+def test_the_family_checker_reports_a_backward_import():
+    graph = {
+        "incrowd.microaggregation.mdav._screen": [("incrowd.microaggregation.ona._ona_kernel", 4, True)],
+        "incrowd.microaggregation._kernels": [("incrowd.microaggregation.mdav._screen", 2, False)],
+        "incrowd.microaggregation.ona.ona": [("incrowd.microaggregation.greedy._grid", 9, False)],
+    }
+    assert _family_violations(graph) == [
+        "incrowd.microaggregation.mdav._screen (line 4, family mdav) imports the later family "
+        "incrowd.microaggregation.ona._ona_kernel",
+        "incrowd.microaggregation._kernels (line 2, a shared helper) imports the family "
+        "incrowd.microaggregation.mdav._screen",
+    ]

@@ -234,7 +234,7 @@ def test_negotiation_reports_compile_seconds_apart():
 SHARED_MONDRIAN = textwrap.dedent("""
     import numpy as np
     from incrowd.microaggregation import MONA, Mondrian, MondrianV2D
-    from incrowd.microaggregation._mondrian_kernel import mondrian_labels, mondrian_subtree_labels
+    from incrowd.microaggregation.mondrian._mondrian_kernel import mondrian_labels, mondrian_subtree_labels
 
     X = np.random.default_rng(0).normal(size=(300, 3))
     for est in (Mondrian(k=5), MondrianV2D(k=5, diagonals="unit"), MONA(k=5, max_rounds=2)):

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from incrowd.microaggregation._fmdav_variants import mdav_variant_labels
-from incrowd.microaggregation._mdav_kernel import mdav_labels
+from incrowd.microaggregation.mdav._fmdav_variants import mdav_variant_labels
+from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
 
 from conftest import kernel_data
 

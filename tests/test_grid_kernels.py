@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 
 from incrowd import VMDAV, MDAVPlus, MDAVStar
 from incrowd.data import standardize
-from incrowd.microaggregation._greedy_kernels import mdav_plus_labels, mdav_star_labels, vmdav_labels
-from incrowd.microaggregation._grid import GRID_DIMS, grid_bounds, ring_cells
-from incrowd.microaggregation._mdav_kernel import mdav_labels
-from incrowd.microaggregation._mdav_star_fast import mdav_star_fast_labels
-from incrowd.microaggregation._vmdav_fast import mdav_plus_fast_labels, vmdav_fast_labels
+from incrowd.microaggregation.greedy._greedy_kernels import mdav_plus_labels, mdav_star_labels, vmdav_labels
+from incrowd.microaggregation.greedy._grid import GRID_DIMS, grid_bounds, ring_cells
+from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
+from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_fast_labels
+from incrowd.microaggregation.greedy._vmdav_fast import mdav_plus_fast_labels, vmdav_fast_labels
 
 from conftest import benchmark_matrix, kernel_data
 

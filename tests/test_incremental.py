@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import reference
 from incrowd import DataError, ParameterError, information_loss, microaggregate, verify_k_anonymity
 from incrowd.incremental import STRATEGIES, IncrementalMicroaggregation
-from incrowd.microaggregation._mdav_kernel import mdav_labels
+from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
 
 pytestmark = pytest.mark.filterwarnings("ignore::incrowd.DataWarning")
 

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from incrowd import MDAV
 from incrowd.data import standardize
-from incrowd.microaggregation._mdav_fast import mdav_fast_labels
-from incrowd.microaggregation._mdav_kernel import mdav_labels
+from incrowd.microaggregation.mdav._mdav_fast import mdav_fast_labels
+from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
 
 from conftest import kernel_data
 
@@ -50,8 +50,8 @@ def test_random_small_data_equal_the_scan(n, m, k, levels, seed):
 
 
 def test_estimator_uses_an_exact_kernel(monkeypatch):
-    from incrowd.microaggregation import mdav
-    from incrowd.microaggregation._screen import PARALLEL_LOCK
+    from incrowd.microaggregation.mdav import mdav
+    from incrowd.microaggregation.mdav._screen import PARALLEL_LOCK
 
     for m in (3, 8):
         X = np.random.default_rng(m).standard_normal((2000, m))
@@ -69,7 +69,7 @@ def test_estimator_uses_an_exact_kernel(monkeypatch):
 
 def test_float32_option_reports_what_changed():
     from incrowd.exceptions import ParameterError
-    from incrowd.microaggregation.mdav import rows_regrouped
+    from incrowd.microaggregation.mdav.mdav import rows_regrouped
 
     X = np.random.default_rng(4).standard_normal((3000, 6))
     single = MDAV(5, dtype="float32").fit(X)

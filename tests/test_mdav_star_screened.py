@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 
 from incrowd import MDAVStar
 from incrowd.data import standardize
-from incrowd.microaggregation import _mdav_star_fast
+from incrowd.microaggregation.greedy import _mdav_star_fast
 from incrowd.microaggregation._adaptive import new_tuner, tuner_counts
-from incrowd.microaggregation._greedy_kernels import mdav_star_labels
-from incrowd.microaggregation._mdav_star_fast import mdav_star_best_labels
-from incrowd.microaggregation._mdav_star_screened import mdav_star_screened_labels
+from incrowd.microaggregation.greedy._greedy_kernels import mdav_star_labels
+from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_best_labels
+from incrowd.microaggregation.greedy._mdav_star_screened import mdav_star_screened_labels
 
 from conftest import benchmark_matrix, kernel_data
 

@@ -21,8 +21,8 @@ from incrowd import (
     microaggregate,
 )
 from incrowd.data import standardize
-from incrowd.microaggregation._mondrian_kernel import RULE_VARIANCE, mondrian_labels
-from incrowd.microaggregation.mona import split_limit
+from incrowd.microaggregation.mondrian._mondrian_kernel import RULE_VARIANCE, mondrian_labels
+from incrowd.microaggregation.mondrian.mona import split_limit
 
 pytestmark = pytest.mark.filterwarnings("ignore::incrowd.DataWarning")
 

@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 from incrowd.data import data_dir, standardize
 from incrowd.exceptions import ParameterError
 from incrowd.metrics import information_loss
-from incrowd.microaggregation._mondrian_kernel import (
+from incrowd.microaggregation.mondrian._mondrian_kernel import (
     RULE_RANGE,
     RULE_V2D,
     RULE_VARIANCE,
     mondrian_labels,
     select_kth,
 )
-from incrowd.microaggregation.mondrian import Mondrian, MondrianV, MondrianV2D
+from incrowd.microaggregation.mondrian.mondrian import Mondrian, MondrianV, MondrianV2D
 
 RULES = {"range": RULE_RANGE, "variance": RULE_VARIANCE, "v2d": RULE_V2D}
 ESTIMATORS = {"range": Mondrian, "variance": MondrianV, "v2d": MondrianV2D}

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from incrowd import MDAVStar, ParameterError, verify_k_anonymity
-from incrowd.microaggregation._ona_kernel import ona_best_labels, ona_star_labels
-from incrowd.microaggregation.ona import ONA, ONAStar
+from incrowd.microaggregation.ona._ona_kernel import ona_best_labels, ona_star_labels
+from incrowd.microaggregation.ona.ona import ONA, ONAStar
 
 KS = (2, 3, 4, 5, 7, 10)
 
@@ -267,7 +267,7 @@ def test_paper_000_table_6_adult_ona_star_slow(k):
 def test_runs_on_python_threads_equal_the_parallel_kernel(data, runs, seed):
     import numba
 
-    from incrowd.microaggregation.ona import _best_of_runs
+    from incrowd.microaggregation.ona.ona import _best_of_runs
 
     Z, k = data
     seeds = np.random.default_rng(seed).integers(0, 2**63, size=runs, dtype=np.uint64)

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from incrowd.microaggregation._adaptive import new_tuner
-from incrowd.microaggregation._mdav_star_fast import mdav_star_best_labels
-from incrowd.microaggregation._ona_kernel import ona_star_labels
-from incrowd.microaggregation._ona_star_fast import (
+from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_best_labels
+from incrowd.microaggregation.ona._ona_kernel import ona_star_labels
+from incrowd.microaggregation.ona._ona_star_fast import (
     ALL_TECHNIQUES,
     USE_BLOCKS,
     USE_COLUMNS,

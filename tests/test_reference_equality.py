@@ -9,12 +9,12 @@ from conftest import benchmark_matrix
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from incrowd.microaggregation._greedy_kernels import (
+from incrowd.microaggregation.greedy._greedy_kernels import (
     mdav_plus_labels,
     mdav_star_labels,
     vmdav_labels,
 )
-from incrowd.microaggregation._mdav_kernel import mdav_labels
+from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
 
 
 @pytest.mark.parametrize("name", ["census", "tarragona", "eia", "cloud1", "cloud2"])

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from incrowd.microaggregation import _blockdot
-from incrowd.microaggregation._blockdot import LANES, block_dot_avx2, block_dot_avx512, block_dot_generic
-from incrowd.microaggregation._screen import (
+from incrowd.microaggregation.mdav import _blockdot
+from incrowd.microaggregation.mdav._blockdot import LANES, block_dot_avx2, block_dot_avx512, block_dot_generic
+from incrowd.microaggregation.mdav._screen import (
     compact_blocked,
     quantize,
     quantize_narrow,

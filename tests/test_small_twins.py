@@ -19,8 +19,8 @@ from incrowd import _process, _small
 from incrowd.cli import app
 from incrowd.data import _group_sums
 from incrowd.metrics import _squared_deviations
-from incrowd.microaggregation._mdav_fast import mdav_fast_labels
-from incrowd.microaggregation._mdav_kernel import mdav_labels
+from incrowd.microaggregation.mdav._mdav_fast import mdav_fast_labels
+from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
 
 # small integer grids give many exact ties, where tie-breaking must agree
 _values = st.one_of(st.integers(-3, 3).map(float), st.floats(-1e6, 1e6, allow_nan=False))

@@ -12,8 +12,8 @@ import pytest
 
 from incrowd import _cancel
 from incrowd.exceptions import BuildCancelled
-from incrowd.microaggregation.mona import MONA
-from incrowd.microaggregation.ona import ONA
+from incrowd.microaggregation.mondrian.mona import MONA
+from incrowd.microaggregation.ona.ona import ONA
 
 pytest.importorskip("fastapi")
 pytest.importorskip("multipart")
@@ -288,7 +288,7 @@ def test_a_synchronous_run_stops_when_its_client_goes_away(monkeypatch):
 
 
 def test_ona_star_rounds_stop_when_the_flag_is_set():
-    from incrowd.microaggregation._ona_kernel import ona_star_labels
+    from incrowd.microaggregation.ona._ona_kernel import ona_star_labels
 
     X = _points(600)
     plain = ona_star_labels(X, 5, 100, False)
@@ -300,7 +300,7 @@ def test_ona_star_rounds_stop_when_the_flag_is_set():
 
 
 def test_ona_star_under_a_cancelled_token_raises():
-    from incrowd.microaggregation.ona import ONAStar
+    from incrowd.microaggregation.ona.ona import ONAStar
 
     token = _cancel.CancelToken()
     token.cancel()

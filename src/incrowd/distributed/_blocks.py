@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..microaggregation.mona import mona_part_labels
+from ..microaggregation.mondrian.mona import mona_part_labels
 from ._kernels import project
 
 

@@ -31,8 +31,8 @@ import numpy as np
 
 from ..exceptions import DataError, IncrowdError, ParameterError
 from ..microaggregation._base import MAX_ROUNDS, check_int, check_k, check_real
-from ..microaggregation._mondrian_kernel import RULE_V2D, RULE_VARIANCE, directions
-from ..microaggregation.mona import split_limit
+from ..microaggregation.mondrian._mondrian_kernel import RULE_V2D, RULE_VARIANCE, directions
+from ..microaggregation.mondrian.mona import split_limit
 from . import _blocks as B
 from ._io import block_count
 from ._kernels import fold_direction_moments, fold_squared_deviations, fold_sst_column, fold_sums

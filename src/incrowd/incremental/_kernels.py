@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..microaggregation._mdav_kernel import mdav_labels
+from ..microaggregation.mdav._mdav_kernel import mdav_labels
 
 #: split modes of :func:`adjoin`
 NO_SPLIT, SPLIT_MID, SPLIT_END = 0, 1, 2

@@ -38,7 +38,7 @@ from ..data import Standardizer, numeric_matrix, resolve_roles, write_table
 from ..exceptions import DataError, DataWarning, IncrowdError, ParameterError, VerificationError
 from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
 from ..microaggregation._base import check_k
-from ..microaggregation._mdav_kernel import mdav_labels
+from ..microaggregation.mdav._mdav_kernel import mdav_labels
 from . import _fingerprint, _layout, _state
 from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
 from ._lock import DEFAULT_WAIT, check_wait, state_lock

@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit, prange
 from numba.typed import List
 
-from ._greedy_kernels import mdav_plus_labels, mdav_star_labels
+from ..greedy._greedy_kernels import mdav_plus_labels, mdav_star_labels
 
 #: relative margin a cost decrease must exceed to count (see module docstring)
 TOL = 1e-10

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import (
+from .._kernels import (
     centroid_alive,
     farthest_alive,
     maybe_compact,

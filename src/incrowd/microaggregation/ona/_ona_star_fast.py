@@ -42,11 +42,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._adaptive import monotonic_ns, new_tuner, record, use_threads
-from ._greedy_kernels import mdav_star_labels
-from ._mdav_star_fast import mdav_star_best_labels
+from .._adaptive import monotonic_ns, new_tuner, record, use_threads
+from ..greedy._greedy_kernels import mdav_star_labels
+from ..greedy._mdav_star_fast import mdav_star_best_labels
 from ._ona_kernel import (
-    _STACK,
     _add_row,
     _delete_sorted,
     _dissolve_cost,

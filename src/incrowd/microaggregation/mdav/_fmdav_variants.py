@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import nearest_alive, rest_group
+from .._kernels import nearest_alive, rest_group
 
 
 @njit(cache=True)

@@ -8,11 +8,11 @@ import time
 import numpy as np
 from scipy.spatial import cKDTree
 
-from .. import _cancel
-from .._compile import compile_clock
-from .._knn import knn_scan, use_scan
-from ..exceptions import ParameterError
-from ._base import MAX_ROUNDS, MicroaggregationEstimator, check_int
+from ... import _cancel
+from ..._compile import compile_clock
+from ..._knn import knn_scan, use_scan
+from ...exceptions import ParameterError
+from .._base import MAX_ROUNDS, MicroaggregationEstimator, check_int
 from ._refine_kernel import MOVE_EXACT, MOVE_SWAP, MOVE_SWEEP, group_costs, ils_kicks, refine_round
 
 #: each group is re-partitioned with this many of its nearest groups (by centroid)
@@ -21,7 +21,7 @@ ALL_MOVES = MOVE_SWAP | MOVE_SWEEP | MOVE_EXACT
 
 
 def _start_estimator(start, k, random_state):
-    from . import METHODS  # the registry imports this module
+    from .. import METHODS  # the registry imports this module
 
     if isinstance(start, MicroaggregationEstimator):
         if isinstance(start, Refine):
@@ -152,7 +152,7 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
     re-partition searches; ``kicks``: perturb once at a local optimum (else stop there);
     ``strength``: neighbours pooled with a kicked group; ``kick_share``: kicks per round, as a
     share of the groups; ``clock``: a compile clock whose seconds are left out of the time."""
-    from ..metrics import sse, sst
+    from ...metrics import sse, sst
 
     t0 = time.perf_counter() if t0 is None else t0
     _, labels = np.unique(np.asarray(labels, np.int64), return_inverse=True)

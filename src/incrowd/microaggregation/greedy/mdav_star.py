@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._base import MicroaggregationEstimator
+from .._base import MicroaggregationEstimator
 from ._mdav_star_fast import mdav_star_best_labels
 
 

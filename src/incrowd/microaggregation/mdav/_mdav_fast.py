@@ -35,8 +35,8 @@ import numba
 import numpy as np
 from numba import njit
 
-from ._adaptive import monotonic_ns, new_tuner, record, use_threads
-from ._kernels import row_sq_dist
+from .._adaptive import monotonic_ns, new_tuner, record, use_threads
+from .._kernels import row_sq_dist
 from ._screen import (
     maybe_compact_blocked,
     quantize,

@@ -44,12 +44,11 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ._adaptive import monotonic_ns, new_tuner, record, use_threads
-from ._blockdot import LANES, block_dot
-from ._fixed_center import add_to_group, next_origin, sse_growth_closest, visiting_order
-from ._kernels import row_sq_dist
-from ._mdav_fast import _screen
-from ._screen import (
+from .._adaptive import monotonic_ns, new_tuner, record, use_threads
+from .._kernels import row_sq_dist
+from ..mdav._blockdot import LANES, block_dot
+from ..mdav._mdav_fast import _screen
+from ..mdav._screen import (
     _CHUNK_BLOCKS,
     _INT32_MAX,
     _NORM_CAP,
@@ -63,6 +62,7 @@ from ._screen import (
     quantize_narrow,
     slot_words,
 )
+from ._fixed_center import add_to_group, next_origin, sse_growth_closest, visiting_order
 
 # neighbours kept per query: k - 1 plus this many spares, so a list survives a few deaths
 _SPARE = 2

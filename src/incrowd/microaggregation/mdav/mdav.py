@@ -5,14 +5,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .. import _small
-from ..exceptions import ParameterError
-from ._base import MicroaggregationEstimator
-from ._adaptive import new_tuner, next_fit
+from ... import _small
+from ...exceptions import ParameterError
+from .._adaptive import new_tuner, next_fit
+from .._base import MicroaggregationEstimator
 from ._mdav_fast import PARALLEL_FROM, mdav_fast_labels
 from ._mdav_kernel import mdav_labels
 from ._screen import PARALLEL_LOCK
-
 
 # one per process, used under PARALLEL_LOCK: what one fit learnt about the machine serves the next
 _TUNER = new_tuner()

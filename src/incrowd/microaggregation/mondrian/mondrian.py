@@ -58,8 +58,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exceptions import ParameterError
-from ._base import MicroaggregationEstimator
+from ...exceptions import ParameterError
+from .._base import MicroaggregationEstimator
 from ._mondrian_kernel import RULE_RANGE, RULE_V2D, RULE_VARIANCE, mondrian_subtree_labels
 
 _DIAGONALS = ("sum", "unit")

@@ -19,7 +19,9 @@ import numba
 import numpy as np
 from numba import njit
 
-from ._adaptive import new_tuner, next_fit
+from .._adaptive import new_tuner, next_fit
+from ..mdav._mdav_fast import PARALLEL_FROM
+from ..mdav._screen import PARALLEL_LOCK
 from ._fixed_center import add_to_group, next_origin, visiting_order
 from ._greedy_kernels import mdav_star_labels
 from ._grid import (
@@ -33,9 +35,7 @@ from ._grid import (
     row_grid,
     unlink,
 )
-from ._mdav_fast import PARALLEL_FROM
 from ._mdav_star_screened import mdav_star_screened_labels
-from ._screen import PARALLEL_LOCK
 
 FAST_MAX_COLUMNS = 5  # MDAV+ and V-MDAV (``_vmdav_fast``) take their grid kernels up to here
 GRID_MAX_COLUMNS = 4  # MDAV* takes the grid up to here, the screened kernel beyond

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._base import MicroaggregationEstimator
+from .._base import MicroaggregationEstimator
 from ._vmdav_fast import mdav_plus_best_labels
 
 

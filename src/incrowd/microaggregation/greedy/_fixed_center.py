@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import order_by_distance_desc, sequential_mean
+from .._kernels import order_by_distance_desc, sequential_mean
 
 
 @njit(cache=True)

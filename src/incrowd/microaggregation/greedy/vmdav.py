@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._base import MicroaggregationEstimator, check_real
+from .._base import MicroaggregationEstimator, check_real
 from ._vmdav_fast import vmdav_best_labels
 
 
@@ -12,9 +12,10 @@ class VMDAV(MicroaggregationEstimator):
     After a group G is formed, the unassigned row x closest to any member of G (squared
     distance d_in) joins G while ``d_in < gamma * d_out`` and G has fewer than 2k-1 rows, d_out
     being x's squared distance to its nearest unassigned neighbour (infinite when x is the last
-    one). Fewer than k leftovers at the end join the group with the nearest centroid. ``gamma=0`` is MDAV+; Solanas et al. suggest 0.2 for
-    scattered and 1.1 for clustered data. Deterministic: ``random_state`` has no effect. In up to
-    five columns the neighbour searches go through a grid index, with the same groups.
+    one). Fewer than k leftovers at the end join the group with the nearest centroid.
+    ``gamma=0`` is MDAV+; Solanas et al. suggest 0.2 for scattered and 1.1 for clustered data.
+    Deterministic: ``random_state`` has no effect. In up to five columns the neighbour searches go
+    through a grid index, with the same groups.
     """
 
     def __init__(self, k: int = 5, *, gamma: float = 0.2, random_state=None):

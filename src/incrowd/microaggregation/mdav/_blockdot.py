@@ -9,7 +9,7 @@ int32: exactly the x86 ``pmaddwd`` instruction per pair (two int16 products summ
 32 products per instruction at 512 bits), which no autovectorizer emitted from a plain loop
 (it used 32-bit multiplies at under half the speed: 15 against 35 billion products a second,
 measured at 25,000 rows). The caller keeps the codes small enough that no int32 sum overflows
-(:func:`incrowd.microaggregation._screen.quantize`). int8 codes in the same layout (half the
+(:func:`incrowd.microaggregation.mdav._screen.quantize`). int8 codes in the same layout (half the
 bytes; ``_screen.quantize_narrow``) are widened to int16 in the register.
 
 Three versions give the same integers: AVX-512BW (one ``pmaddwd`` per pair), AVX2 (two), and a

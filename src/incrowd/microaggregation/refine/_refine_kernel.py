@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 # SplitMix64, the stream ONA draws from (state: a uint64 array of one)
-from ._ona_kernel import _next_u64 as _next
+from ..ona._ona_kernel import _next_u64 as _next
 
 TOL = 1e-10
 #: unions of at most this many rows are split by trying every subset (2**14 = 16384 splits)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import row_sq_dist
+from .._kernels import row_sq_dist
 
 GRID_DIMS = 3
 # lower bounds are shrunk by this relative amount: far above the rounding of a sum of a few

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._kernels import maybe_compact, nearest_alive, sq_dist_to, sse_of_slots
 from ._fixed_center import (
     add_to_group,
     extension_accepts,
@@ -18,7 +19,6 @@ from ._fixed_center import (
     sse_growth_closest,
     visiting_order,
 )
-from ._kernels import maybe_compact, nearest_alive, sq_dist_to, sse_of_slots
 
 INF = np.inf
 

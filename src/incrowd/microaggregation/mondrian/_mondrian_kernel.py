@@ -1,6 +1,6 @@
 """Mondrian, Mondrian V and Mondrian V2D (paper 000, Algorithms 4 and 5) as one numba kernel.
 
-The partition it computes is defined in :mod:`incrowd.microaggregation.mondrian`; in short:
+The partition it computes is defined in :mod:`incrowd.microaggregation.mondrian.mondrian`; in short:
 a part is split while it has more than 2k rows (with ``split_2k`` also at exactly 2k); the
 direction is the one of widest range, of largest sum of squared deviations, or the latter over
 the axes and the diagonals x_a + x_b, x_a - x_b (a < b); the left child gets the floor(m/2) rows

@@ -27,8 +27,8 @@ import threading
 import numpy as np
 from numba import njit, prange
 
+from .._kernels import _DEAD_FRACTION, row_sq_dist
 from ._blockdot import LANES, block_dot
-from ._kernels import _DEAD_FRACTION, row_sq_dist
 
 PARALLEL_LOCK = threading.Lock()
 

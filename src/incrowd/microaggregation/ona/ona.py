@@ -8,9 +8,9 @@ import threading
 import numba
 import numpy as np
 
-from .. import _cancel
-from ..metrics import sst
-from ._base import MAX_ROUNDS, MAX_RUNS, MicroaggregationEstimator, check_int
+from ... import _cancel
+from ...metrics import sst
+from .._base import MAX_ROUNDS, MAX_RUNS, MicroaggregationEstimator, check_int
 from ._ona_kernel import ona_one_run, sst_per_row
 from ._ona_star_fast import ona_star_fast_labels
 

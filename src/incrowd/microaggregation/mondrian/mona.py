@@ -27,13 +27,13 @@ import math
 
 import numpy as np
 
-from .. import _cancel
-from ._base import MAX_ROUNDS, MicroaggregationEstimator, check_int, check_real
+from ... import _cancel
+from .._base import MAX_ROUNDS, MicroaggregationEstimator, check_int, check_real
+from ..ona._ona_kernel import sst_per_row
+from ..ona._ona_star_fast import ona_star_fast_labels
+from ..ona.ona import _use_tree_star
 from ._mondrian_kernel import RULE_V2D, RULE_VARIANCE, mondrian_subtree_labels
-from ._ona_kernel import sst_per_row
-from ._ona_star_fast import ona_star_fast_labels
 from .mondrian import _check_diagonals, _check_split_2k
-from .ona import _use_tree_star
 
 
 def split_limit(n_rows: int, rho: float) -> int:
