@@ -35,7 +35,7 @@ from ._grid import (
     row_grid,
     unlink,
 )
-from ._mdav_star_screened import mdav_star_screened_labels
+from ._mdav_star_screened import _sse_rows, mdav_star_screened_labels
 
 FAST_MAX_COLUMNS = 5  # MDAV+ and V-MDAV (``_vmdav_fast``) take their grid kernels up to here
 GRID_MAX_COLUMNS = 4  # MDAV* takes the grid up to here, the screened kernel beyond
@@ -55,21 +55,6 @@ NARROW_MAX_RANGE = 16.0
 _TUNER = new_tuner()
 _ROWS_PER_CELL = 4
 _GROUPS_PER_CELL = 4
-
-
-@njit(cache=True)
-def _sse_rows(X, rows, count):
-    """SSE of the given rows around their mean, in the order of ``sse_of_slots``."""
-    total = 0.0
-    for j in range(X.shape[1]):
-        s = 0.0
-        for t in range(count):
-            s += X[rows[t], j]
-        mu = s / count
-        for t in range(count):
-            diff = X[rows[t], j] - mu
-            total += diff * diff
-    return total
 
 
 def mdav_star_best_labels(X: np.ndarray, k: int) -> np.ndarray:

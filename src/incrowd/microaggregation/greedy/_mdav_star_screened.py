@@ -57,6 +57,7 @@ from ..mdav._screen import (
     _insert,
     _kth_insert,
     _near_bar,
+    code_frame,
     compact_blocked,
     quantize,
     quantize_narrow,
@@ -102,17 +103,7 @@ def _centroid_coding(X):
     """mid, step and code limit of the centroid codes: ``_screen._quantize``'s int16 coding."""
     n, m = X.shape
     limit = math.floor(math.sqrt(_NORM_CAP / m))
-    mid = np.empty(m)
-    widest = 0.0
-    for j in range(m):
-        lo_j = X[0, j]
-        hi_j = X[0, j]
-        for i in range(n):
-            lo_j = min(lo_j, X[i, j])
-            hi_j = max(hi_j, X[i, j])
-        mid[j] = lo_j + (hi_j - lo_j) / 2.0
-        widest = max(widest, hi_j - lo_j)
-    step = widest / (2.0 * limit) if widest > 0.0 else 1.0
+    mid, step = code_frame(X, limit)
     return mid, step, limit
 
 

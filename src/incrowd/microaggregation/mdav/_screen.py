@@ -58,6 +58,25 @@ def quantize(X):
 
 
 @njit(cache=True)
+def code_frame(X, limit):
+    """The centre of X's bounding box and one step for all columns: the widest range over
+    2 * limit, so every code lies in [-limit, limit]."""
+    n, m = X.shape
+    mid = np.empty(m)
+    widest = 0.0
+    for j in range(m):
+        lo_j = X[0, j]
+        hi_j = X[0, j]
+        for i in range(n):
+            lo_j = min(lo_j, X[i, j])
+            hi_j = max(hi_j, X[i, j])
+        mid[j] = lo_j + (hi_j - lo_j) / 2.0
+        widest = max(widest, hi_j - lo_j)
+    step = widest / (2.0 * limit) if widest > 0.0 else 1.0
+    return mid, step
+
+
+@njit(cache=True)
 def _quantize(X, cap):
     """The blocked int16 codes of X, their squared norms (int32, one per slot, padded to whole
     blocks), the number of column pairs, the screening gap and the step s.
@@ -74,17 +93,7 @@ def _quantize(X, cap):
     limit = math.floor(math.sqrt(_NORM_CAP / m))
     if cap > 0:
         limit = min(limit, cap)
-    mid = np.empty(m)
-    widest = 0.0
-    for j in range(m):
-        lo_j = X[0, j]
-        hi_j = X[0, j]
-        for i in range(n):
-            lo_j = min(lo_j, X[i, j])
-            hi_j = max(hi_j, X[i, j])
-        mid[j] = lo_j + (hi_j - lo_j) / 2.0
-        widest = max(widest, hi_j - lo_j)
-    step = widest / (2.0 * limit) if widest > 0.0 else 1.0
+    mid, step = code_frame(X, limit)
     data = np.zeros(n_blocks * npairs * 2 * LANES, np.int16)
     norms = np.zeros(n_blocks * LANES, np.int32)
     for i in range(n):
