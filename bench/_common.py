@@ -97,8 +97,8 @@ def now_utc() -> str:
 EIA_COLUMNS = [
     "UTILITYID", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",
     "INDSALES", "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES",
-]  # attributes 1 and 6..15, as in paper 000's appendix and paper 001 section 5
-ADULT_COLUMNS = ["age", "education-num", "hours-per-week"]  # paper 000 appendix
+]  # attributes 1 and 6..15, as in Thaeter & Reischuk's (2021) appendix and Thaeter & Reischuk (2018), section 5
+ADULT_COLUMNS = ["age", "education-num", "hours-per-week"]  # Thaeter & Reischuk (2021), appendix
 
 
 def _read(name: str, columns: list[str] | None = None) -> np.ndarray:

@@ -1,10 +1,10 @@
-"""Paper 003's ablation (F-MDAV, section 4, Figures 6-8 and 11), redone in numba.
+"""Rodriguez-Hoyos et al.'s (2020) ablation (F-MDAV, section 4, Figures 6-8 and 11), redone in numba.
 
 Run from the repository root: ``.venv/bin/python bench/bench_ablation.py`` (about 20 minutes on
 a loaded 2-core machine). Writes the section ``fmdav-ablation`` of ``docs/benchmarks.md`` and
 ``docs/figures/fmdav_ablation.png``.
 
-The speed-up s = t0 / t of each technique alone over traditional MDAV (paper 003, Algorithm 1),
+The speed-up s = t0 / t of each technique alone over traditional MDAV (Rodriguez-Hoyos et al. (2020), Algorithm 1),
 and of all five together ("fast MDAV"), with the kernels of
 ``incrowd.microaggregation.mdav._fmdav_variants`` at k = 10. The paper's data sets are not available
 here: standard Gaussian data with 13 columns (as Large Census) and 10 columns (as Quant Forest),
@@ -310,7 +310,7 @@ def render(raw, minutes: float, machine: str, when: str) -> str:
             f" {mean_t(b, 'partial') / mean_t(b, 'fast'):.1f}x faster than partial sorting"
             f" alone at 150,000 rows, {mean_t(a, 'partial') / mean_t(a, 'fast'):.1f}x at"
             " 70,000.")
-    return f"""## F-MDAV ablation: paper 003's five techniques, one at a time (section 4)
+    return f"""## F-MDAV ablation: Rodriguez-Hoyos et al.'s (2020) five techniques, one at a time (section 4)
 
 Written by `bench/bench_ablation.py` on {when} ({minutes:.1f} min).
 

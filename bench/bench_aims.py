@@ -1,4 +1,4 @@
-"""Issue 8's absolute aims, each in a fresh process: time and peak memory.
+"""Absolute aims on millions of rows, each in a fresh process: time and peak memory.
 
 Run from the repository root: ``.venv/bin/python bench/bench_aims.py [--repeats N]`` (3 runs of
 each by default, about 10 minutes on a 2-core machine). Writes the section ``aims`` of ``docs/benchmarks.md``.
@@ -74,7 +74,7 @@ def main() -> None:
         print(rows[-1], flush=True)
     table = md_table(["method", "data", "k", f"time (median of {repeats})", "range", "aim", "", "peak memory", "input",
                       "IL %", "groups", "smallest group"], rows, align="llrrrrlrrrrr")
-    body = f"""## Issue 8's absolute aims
+    body = f"""## Absolute aims: time and peak memory on millions of rows
 
 Written by `bench/bench_aims.py` on {now_utc()} ({(time.perf_counter() - t_start) / 60:.1f} min).
 Machine: {machine_line()}. Each run is one `fit` of the estimator in a fresh process after a

@@ -1,4 +1,4 @@
-"""Peak memory per row of the microaggregation kernels and estimators (issue 8).
+"""Peak memory per row of the microaggregation kernels and estimators.
 
 Run from the repository root: ``.venv/bin/python bench/bench_memory.py`` (about 3 minutes).
 Writes the section ``memory`` of ``docs/benchmarks.md``.
@@ -81,7 +81,7 @@ def main() -> None:
         print(rows[-1], flush=True)
     table = md_table(["call", "data", "input bytes/row", "extra peak bytes/row", "extra / input", "time"],
                      rows, align="lrrrrr")
-    body = f"""## Memory per row (issue 8)
+    body = f"""## Memory per row: the extra peak memory of each call
 
 Written by `bench/bench_memory.py` on {now_utc()} ({(time.perf_counter() - t_start) / 60:.1f} min).
 Machine: {machine_line()}. Data: standard Gaussian rows (`default_rng(0)`), k = 10. Each call runs

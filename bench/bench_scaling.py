@@ -1,10 +1,10 @@
-"""Scaling exponents of MDAV, MDAV*, ONA*, Mondrian V and MONA_0.5 (issue 8).
+"""Scaling exponents of MDAV, MDAV*, ONA*, Mondrian V and MONA_0.5.
 
 Run from the repository root: ``.venv/bin/python bench/bench_scaling.py [--budget SECONDS]``.
 Each method runs on n = 10,000, 20,000, 40,000, ... standard Gaussian rows with 15 columns
 (``numpy.random.default_rng(0)``), k = 10, one run per size after a small warm-up, each in its
-own process killed at ``--budget`` seconds (default 600, the issue's rule: the largest n that
-finishes in 10 minutes), and stops at the first size that does not finish in the budget or when
+own process killed at ``--budget`` seconds (default 600: the largest n that
+finishes in 10 minutes counts), and stops at the first size that does not finish in the budget or when
 the next size would exceed ``--max-rows`` (memory: 40,960,000 x 15 float64 is 4.9 GB before the
 copies a fit makes). ``--methods`` reruns some methods and keeps the others' rows. Writes the section ``scaling`` of
 ``docs/benchmarks.md`` and ``docs/figures/scaling.png`` (log-log, with the fitted exponents).
@@ -132,7 +132,7 @@ def main() -> None:
     png = _plot(results)
     notes = "".join(f"\n- {name}: {saved[name]['note']}." for name in results if saved.get(name, {}).get("note"))
     notes = f"\nNotes:{notes}\n" if notes else ""
-    body = f"""## Scaling exponents (issue 8)
+    body = f"""## Scaling exponents: how the time of each method grows with n
 
 Written by `bench/bench_scaling.py` on {now_utc()} ({(time.perf_counter() - t_start) / 60:.1f} min).
 Machine: {machine_line()}. Data: n x 15 standard Gaussian rows (`default_rng(0)`), k = {args.k};

@@ -1,4 +1,4 @@
-"""Why Mondrian V and MONA_0.5 on Adult miss paper 000's Table 6: the root cut is a tie.
+"""Why Mondrian V and MONA_0.5 on Adult miss Thaeter & Reischuk's (2021) Table 6: the root cut is a tie.
 
 Run from the repository root: ``.venv/bin/python bench/root_tie_study.py`` (about a minute).
 Writes the section ``root-tie`` of ``docs/reproduction.md``.
@@ -37,7 +37,7 @@ from _common import DOCS, load_adult, machine_line, md_table, now_utc, update_se
 from reproduce_mondrian import load_credit  # noqa: E402
 
 KS = [2, 3, 4, 5, 7, 10]
-PUBLISHED = {  # paper 000 Table 6, IL in %
+PUBLISHED = {  # Thaeter & Reischuk (2021), Table 6, IL in %
     ("adult", "mondrian-v"): [0.21, 0.41, 0.41, 0.41, 0.76, 0.76],
     ("adult", "mona"): [0.05, 0.11, 0.16, 0.21, 0.32, 0.46],
     ("credit", "mondrian-v"): [24.05, 24.05, 32.54, 32.54, 34.12, 39.27],
