@@ -216,7 +216,8 @@ def mdav_variant(X: np.ndarray, k: int, *, fixed_centroid: bool, two_groups: boo
 
 
 VARIANTS = [
-    ("standard MDAV (this package, Rodriguez-Hoyos et al. (2020), Alg. 1)", dict(fixed_centroid=False, two_groups=True, q_from="P")),
+    ("standard MDAV (this package, Rodriguez-Hoyos et al. (2020), Alg. 1)",
+     dict(fixed_centroid=False, two_groups=True, q_from="P")),
     ("centroid of the whole data kept fixed", dict(fixed_centroid=True, two_groups=True, q_from="P")),
     ("one group per round (centroid recomputed)", dict(fixed_centroid=False, two_groups=False, q_from="P")),
     ("Q = farthest from the centroid, not from P", dict(fixed_centroid=False, two_groups=True, q_from="C")),
@@ -442,7 +443,7 @@ def main() -> None:
     )
     out.append("")
 
-    # ---- Table 5: Thaeter & Reischuk (2018) vs Thaeter & Reischuk (2021) ---------------------------------------------------------
+    # ---- Table 5: Thaeter & Reischuk (2018) vs Thaeter & Reischuk (2021) -----------------------
     out.append("### Table 5. Where Thaeter & Reischuk (2018) (3 decimals) and Thaeter & Reischuk (2021) (2 decimals) disagree")
     out.append("")
     out.append(
@@ -544,7 +545,8 @@ def main() -> None:
     out.append("### Gaps explained")
     out.append("")
     out.append(
-        "1. **MDAV: Thaeter & Reischuk (2021) vs Thaeter & Reischuk (2018).** Our MDAV equals Thaeter & Reischuk's (2021) two-decimal values in "
+        "1. **MDAV: Thaeter & Reischuk (2021) vs Thaeter & Reischuk (2018).** Our MDAV equals "
+        "Thaeter & Reischuk's (2021) two-decimal values in "
         "all 30 published cells (Census, Tarragona, EIA, Cloud1, Cloud2 at k = 2, 3, 4, 5, 7, 10), "
         "as does the independent numpy MDAV described in the data README. Thaeter & Reischuk (2018), by the same "
         "authors three years earlier, prints another MDAV row: it is inconsistent with the 2021 "

@@ -1,4 +1,4 @@
-"""ONA (Thaeter & Reischuk (2021), Algorithm 2, after Soria-Comas et al. 2019) and ONA* (Thaeter & Reischuk (2021), Algorithm 3)."""
+"""ONA (after Soria-Comas et al. 2019) and ONA*: Thaeter & Reischuk (2021), Algorithms 2 and 3."""
 
 from __future__ import annotations
 
