@@ -1,4 +1,7 @@
-"""Shared helpers of the bench/ scripts: machine description, data loading, Markdown output.
+"""The harness every bench/ script shares, so that each script keeps only its experiment.
+
+Machine description, data loading, fresh-process runs and their JSON hand-back, timing,
+comparison with published values, Markdown tables and sections, figures and saved results.
 
 The scripts are run from the repository root as ``.venv/bin/python bench/<script>.py``. The
 benchmark data are read from :func:`incrowd.data.data_dir` (``$INCROWD_DATA`` or
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import fcntl
+import json
 import os
 import platform
 import re
@@ -25,7 +29,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from incrowd._atomic import write_text_atomic
+from incrowd._atomic import atomic_output, write_text_atomic
 from incrowd.data import data_dir
 
 REPO = Path(__file__).resolve().parents[1]
@@ -143,6 +147,15 @@ def load_adult() -> np.ndarray:
     return _read("adult.csv.gz", ADULT_COLUMNS)
 
 
+def load_credit() -> np.ndarray:
+    """30000 x 24: every attribute of the UCI credit card clients data but ID."""
+    path = data_dir() / "credit_default.csv.gz"
+    if not path.exists():
+        raise SystemExit(f"benchmark file {path} not found; set INCROWD_DATA to its folder")
+    frame = pd.read_csv(path).drop(columns="ID")
+    return np.ascontiguousarray(frame.to_numpy(dtype=np.float64))
+
+
 LOADERS: dict[str, Callable[[], np.ndarray]] = {
     "census": load_census,
     "tarragona": load_tarragona,
@@ -209,15 +222,34 @@ def timed_kernel(fn: Callable, Z: np.ndarray, k: int, repeats: int = 3) -> tuple
     return median(times), out
 
 
-def run_child(script: str, *args: object, timeout: float | None = None) -> dict:
+# ---------------------------------------------------------------------------------------------
+# Fresh processes: a child prints one JSON line last, the parent reads it back
+
+
+def hand_back(result: object) -> None:
+    """The child's side: print ``result`` as the last stdout line, as JSON."""
+    print(json.dumps(result), flush=True)
+
+
+def child_json(argv: list[str], *, timeout: float | None = None, env: dict | None = None,
+               cwd: str | os.PathLike | None = None) -> dict:
+    """Run ``argv`` in a fresh process; its last stdout line, read as JSON. Raises
+    subprocess.CalledProcessError when it fails and subprocess.TimeoutExpired past ``timeout``
+    (the child is killed)."""
+    done = subprocess.run(list(map(str, argv)), capture_output=True, text=True, timeout=timeout, check=True,
+                          env=env, cwd=cwd)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run_child(script: str, *args: object, timeout: float | None = None, flag: str = "--one") -> dict:
     """Run ``python script --one *args`` in a fresh process; its last stdout line, read as JSON.
     Raises subprocess.TimeoutExpired past ``timeout`` (the child is killed)."""
-    import json
-    import subprocess
+    return child_json([sys.executable, script, flag, *args], timeout=timeout)
 
-    done = subprocess.run([sys.executable, script, "--one", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+
+def run_code(code: str, *args: object, timeout: float | None = None, env: dict | None = None) -> dict:
+    """Run ``python -c code *args`` in a fresh process; its last stdout line, read as JSON."""
+    return child_json([sys.executable, "-c", code, *args], timeout=timeout, env=env)
 
 
 class Burner:
@@ -241,17 +273,81 @@ class Burner:
             raise SystemExit("the CPU burner ended early; the contention figures are not valid")
 
 
-def proc_status(field: str) -> int:
-    """A size field of /proc/self/status (VmRSS, VmHWM, ...) in bytes."""
-    with open("/proc/self/status", encoding="utf-8") as fh:
+def proc_status(field: str, pid: int | str = "self") -> int:
+    """A size field of /proc/<pid>/status (VmRSS, VmHWM, ...) in bytes."""
+    with open(f"/proc/{pid}/status", encoding="utf-8") as fh:
         for line in fh:
             if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
-    raise RuntimeError(f"{field} not in /proc/self/status")
+    raise RuntimeError(f"{field} not in /proc/{pid}/status")
+
+
+def cpu_seconds(pid: int | str = "self") -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def git_state(where: str | os.PathLike = REPO, paths: tuple[str, ...] = ("src",)) -> dict:
+    """Commit of the checkout at ``where`` and the uncommitted changes under ``paths``
+    (``git status --short``); None and [] outside a git checkout."""
+    def run(*args):
+        try:
+            done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=where)
+        except OSError:
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+    return {"commit": run("rev-parse", "HEAD"), "modified": (run("status", "--short", *paths) or "").splitlines()}
 
 
 def median(values: list[float]) -> float:
     return float(np.median(values))
+
+
+def quantile(values: list[float], q: float) -> float:
+    """The q-quantile (q in hundredths) of ``values``, linear between the samples."""
+    import statistics
+
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q * 100) - 1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison with published values
+
+
+def il_percent(Z: np.ndarray, labels: np.ndarray) -> float:
+    """Information loss in % of ``labels`` on already standardized data ``Z``."""
+    from incrowd.metrics import information_loss
+
+    return 100.0 * information_loss(Z, labels, standardized=True)
+
+
+def same_at(ours: float, published: float, decimals: int = 2) -> bool:
+    """Our value printed to the published number of decimals is the published one."""
+    return f"{ours:.{decimals}f}" == f"{published:.{decimals}f}"
+
+
+def same2(ours: float, published: float) -> bool:
+    return same_at(ours, published, 2)
+
+
+def rel_gap(ours: float, published: float) -> float:
+    """Relative gap of ours to the published value (0.01 = 1 % above it)."""
+    return (ours - published) / published
+
+
+def fmt_gap(gap: float) -> str:
+    """A relative gap as a signed percentage; a gap that rounds to zero has no sign."""
+    text = f"{100 * gap:+.2f} %"
+    return "0.00 %" if text in ("+0.00 %", "-0.00 %") else text
+
+
+def yes_no(ok: bool) -> str:
+    return "yes" if ok else "**no**"
+
+
+def pass_fail(ok: bool) -> str:
+    return "pass" if ok else "**FAIL**"
 
 
 def same_groups(a: np.ndarray, b: np.ndarray) -> bool:
@@ -333,6 +429,42 @@ def update_section(path: str | os.PathLike, name: str, body: str, title: str) ->
             text = text.rstrip("\n") + "\n\n" + block + "\n"
         write_markdown(target, text)
     return target
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures and saved results
+
+
+def pyplot():
+    """matplotlib.pyplot on the file-only Agg backend (no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig, path: str | os.PathLike, **savefig) -> Path:
+    """Save ``fig`` as PNG atomically (a temporary file in the same folder, then os.replace),
+    then close it."""
+    import matplotlib.pyplot as plt
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_output(target) as tmp:
+        fig.savefig(tmp, format="png", **savefig)
+    plt.close(fig)
+    return target
+
+
+def save_json(path: str | os.PathLike, data: object, indent: int | None = 1) -> Path:
+    """Raw results, so a page can be redrawn without measuring again."""
+    return write_markdown(path, json.dumps(data, indent=indent))
+
+
+def load_json(path: str | os.PathLike) -> object:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
 def reference_module():

@@ -14,7 +14,6 @@ warm-up on 2,000 rows; peak memory is the process's peak resident set (``VmHWM``
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -23,7 +22,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DOCS, fmt_s, load_adult, machine_line, md_table, now_utc, proc_status, run_child, update_section  # noqa: E402
+from _common import (  # noqa: E402
+    DOCS,
+    fmt_s,
+    hand_back,
+    load_adult,
+    machine_line,
+    md_table,
+    now_utc,
+    proc_status,
+    run_child,
+    update_section,
+)
 
 AIMS = [
     # (key, label, data, k, aim seconds)
@@ -52,8 +62,8 @@ def _one(key: str) -> None:
     est = make().fit(X)
     seconds = time.perf_counter() - t0
     peak = proc_status("VmHWM")
-    print(json.dumps({"seconds": seconds, "peak": peak, "il": est.information_loss_, "groups": est.n_groups_,
-                      "min": int(est.group_sizes_.min()), "input": X.nbytes}))
+    hand_back({"seconds": seconds, "peak": peak, "il": est.information_loss_, "groups": est.n_groups_,
+              "min": int(est.group_sizes_.min()), "input": X.nbytes})
 
 
 def main() -> None:

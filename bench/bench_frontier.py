@@ -26,7 +26,19 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DOCS, FIGURES, fmt_s, gaussian, load_adult, machine_line, md_table, now_utc, proc_status, update_section  # noqa: E402
+from _common import (  # noqa: E402
+    DOCS,
+    FIGURES,
+    fmt_s,
+    gaussian,
+    hand_back,
+    load_adult,
+    machine_line,
+    md_table,
+    now_utc,
+    proc_status,
+    update_section,
+)
 
 SCRIPT = str(Path(__file__).resolve())
 RHOS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -56,8 +68,8 @@ def one(kind: str, n: int, k: int, method: str, params: dict) -> None:
     # a path the warm-up did not take (a larger kernel variant) may still compile; that is not
     # the method's time
     seconds = time.perf_counter() - t0 - result.compile_seconds
-    print(json.dumps({"seconds": seconds, "compile_seconds": result.compile_seconds,
-                      "il": float(result.information_loss), "peak": proc_status("VmHWM")}))
+    hand_back({"seconds": seconds, "compile_seconds": result.compile_seconds,
+              "il": float(result.information_loss), "peak": proc_status("VmHWM")})
 
 
 def _child(kind: str, n: int, k: int, method: str, params: dict, limit: float) -> dict | None:

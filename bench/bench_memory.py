@@ -11,7 +11,6 @@ the bytes per row the call needed beyond its input. The input itself is 8 bytes 
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DOCS, machine_line, md_table, now_utc, proc_status, run_child, update_section  # noqa: E402
+from _common import DOCS, hand_back, machine_line, md_table, now_utc, proc_status, run_child, update_section  # noqa: E402
 
 CASES = [
     # (label, what runs, n, columns)
@@ -64,7 +63,7 @@ def _one(what: str, n: int, m: int) -> None:
     run(X)
     seconds = time.perf_counter() - t0
     peak = proc_status("VmHWM")
-    print(json.dumps({"before": before, "peak": peak, "seconds": seconds}))
+    hand_back({"before": before, "peak": peak, "seconds": seconds})
 
 
 def main() -> None:

@@ -34,6 +34,7 @@ from _common import (  # noqa: E402
     gaussian,
     load_adult,
     load_census,
+    load_credit,
     machine_line,
     md_table,
     median,
@@ -41,7 +42,6 @@ from _common import (  # noqa: E402
     time_runs,
     update_section,
 )
-from reproduce_mondrian import load_credit  # noqa: E402
 
 KS = [2, 3, 4, 5, 7, 10]
 ONA_STAR_K, ONA_STAR_TARGET, ONA_STAR_REPEATS, ONA_STAR_PAPER = 2, 30.0, 3, 538

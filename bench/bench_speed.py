@@ -42,7 +42,9 @@ from _common import (  # noqa: E402
     md_table,
     median,
     now_utc,
+    pyplot,
     reference_module,
+    save_figure,
     same_groups,
     time_runs,
     update_section,
@@ -175,11 +177,6 @@ def part_c() -> list[str]:
 
 
 def part_d(ref_time_50k: float) -> tuple[list[str], dict]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     k = 10
     meds = []
     rows = []
@@ -192,8 +189,7 @@ def part_d(ref_time_50k: float) -> tuple[list[str], dict]:
     slope, intercept = np.polyfit(logn, logt, 1)
     slope_big, _ = np.polyfit(logn[2:], logt[2:], 1)
 
-    FIGURES.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=120)
+    fig, ax = pyplot().subplots(figsize=(6.4, 4.4), dpi=120)
     ax.loglog(SCALING_N, meds, "o-", label=f"incrowd scan kernel (median of {REPEATS})")
     grid = np.geomspace(SCALING_N[0], SCALING_N[-1], 50)
     ax.loglog(grid, np.exp(intercept) * grid**slope, "--", color="gray",
@@ -211,9 +207,7 @@ def part_d(ref_time_50k: float) -> tuple[list[str], dict]:
     ax.text(0.99, 0.02, f"{cpu}, 1 thread", transform=ax.transAxes, ha="right", va="bottom",
             fontsize=7, color="gray")
     fig.tight_layout()
-    png = FIGURES / "mdav_scaling.png"
-    fig.savefig(png)
-    plt.close(fig)
+    save_figure(fig, FIGURES / "mdav_scaling.png")
 
     lines = [
         "### (d) MDAV scaling: m = 15 standard Gaussian attributes (seed 0), k = 10",

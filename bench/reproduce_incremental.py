@@ -18,7 +18,6 @@ Usage: .venv/bin/python bench/reproduce_incremental.py [--quick] [--from-json]
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -26,20 +25,16 @@ import time
 import warnings
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import numpy as np
+import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import (  # noqa: E402
-    DOCS, FIGURES, data_dir, machine_line, md_table, median, now_utc, update_section, write_markdown,
+    DOCS, FIGURES, data_dir, load_json, machine_line, md_table, median, now_utc, pyplot, save_figure, save_json,
+    update_section, write_markdown,
 )
 
 from incrowd import microaggregate  # noqa: E402
-from incrowd._atomic import atomic_output  # noqa: E402
 from incrowd.incremental import IncrementalMicroaggregation, fit_runtime_model, plan  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results" / "incremental.json"
@@ -134,7 +129,7 @@ def fit_exponent(nus, taus) -> tuple[float, float]:
 
 def draw(result: dict, path: Path, title: str) -> None:
     nus = [r["nu"] for r in result["rows"]]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=110)
+    fig, (ax1, ax2) = pyplot().subplots(1, 2, figsize=(11, 4.2), dpi=110)
     grid = np.linspace(min(nus), max(nus), 200)
     ax1.plot(grid, grid**2, color="0.6", ls="--", label="ν² (thesis model)")
     ax1.plot(grid, [1 - (1 - g) ** 2 + g for g in grid], color="0.8", ls=":",
@@ -161,10 +156,7 @@ def draw(result: dict, path: Path, title: str) -> None:
     ax2.set_title("relative distortion")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_output(path) as tmp:
-        fig.savefig(tmp, format="png")
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def section(result: dict, label: str, figure: str) -> str:
@@ -210,12 +202,11 @@ def main() -> None:
     parser.add_argument("--from-json", action="store_true", help=f"redraw from {RESULTS.name}")
     args = parser.parse_args()
     if args.from_json:
-        saved = json.loads(RESULTS.read_text(encoding="utf-8"))
+        saved = load_json(RESULTS)
     else:
         saved = measure(args.quick)
         if not args.quick:
-            RESULTS.parent.mkdir(parents=True, exist_ok=True)
-            RESULTS.write_text(json.dumps(saved, indent=1) + "\n", encoding="utf-8")
+            save_json(RESULTS, saved)
     render(saved)
 
 

@@ -35,12 +35,17 @@ from _common import (  # noqa: E402
     DATA_NOTES,
     DISPLAY,
     DOCS,
+    fmt_gap,
     load,
     machine_line,
     md_table,
     now_utc,
+    pass_fail,
     reference_module,
+    rel_gap,
+    same_at,
     update_section,
+    yes_no,
 )
 
 KS_001 = [3, 4, 5, 7, 10]
@@ -152,27 +157,6 @@ YEAR = {"000": "Thaeter & Reischuk (2021)", "001": "Thaeter & Reischuk (2018)"} 
 
 def decimals_of(value: float, source: str) -> int:
     return 3 if source == "001" else 2
-
-
-def same_at(ours: float, published: float, decimals: int) -> bool:
-    return f"{ours:.{decimals}f}" == f"{published:.{decimals}f}"
-
-
-def rel_gap(ours: float, published: float) -> float:
-    return (ours - published) / published
-
-
-def fmt_gap(g: float) -> str:
-    text = f"{100 * g:+.2f} %"
-    return "0.00 %" if text in ("+0.00 %", "-0.00 %") else text
-
-
-def yes_no(b: bool) -> str:
-    return "yes" if b else "**no**"
-
-
-def pass_fail(b: bool) -> str:
-    return "pass" if b else "**FAIL**"
 
 
 def best_gamma(X: np.ndarray, k: int) -> tuple[float, float, list[float], dict[float, float]]:

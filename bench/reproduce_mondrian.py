@@ -24,12 +24,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd.data import data_dir, standardize  # noqa: E402
-from incrowd.metrics import information_loss  # noqa: E402
+from incrowd.data import standardize  # noqa: E402
 from incrowd.microaggregation.mondrian._mondrian_kernel import (  # noqa: E402
     RULE_RANGE,
     RULE_V2D,
@@ -42,15 +40,21 @@ from _common import (  # noqa: E402
     ADULT_COLUMNS,
     DOCS,
     fmt_s,
+    fmt_gap,
     gaussian,
+    il_percent,
     load_adult,
+    load_credit,
     machine_line,
     md_table,
     median,
     now_utc,
+    rel_gap,
+    same2,
     same_groups,
     time_runs,
     update_section,
+    yes_no,
 )
 
 KS = [2, 3, 4, 5, 7, 10]
@@ -82,15 +86,6 @@ TABLE_6_SECONDS = {
     "adult": {"range": [0] * 6, "variance": [0] * 6, "v2d": [0] * 6},
     "credit": {"range": [0] * 6, "variance": [0] * 6, "v2d": [1] * 6},
 }
-
-
-def load_credit() -> np.ndarray:
-    """30000 x 24: every attribute of the UCI credit card clients data but ID."""
-    path = data_dir() / "credit_default.csv.gz"
-    if not path.exists():
-        raise SystemExit(f"benchmark file {path} not found; set INCROWD_DATA to its folder")
-    frame = pd.read_csv(path).drop(columns="ID")
-    return np.ascontiguousarray(frame.to_numpy(dtype=np.float64))
 
 
 DATA_NOTES = {
@@ -213,21 +208,8 @@ DIAGONAL_VARIANTS = [
 ]
 
 
-def il_percent(Z: np.ndarray, labels: np.ndarray) -> float:
-    return 100.0 * information_loss(Z, labels, standardized=True)
-
-
 def kernel(Z, k, method, diagonals="sum", split_2k=False):
     return mondrian_labels(Z, k, RULES[method], diagonals == "unit", split_2k)
-
-
-def same2(ours: float, published: float) -> bool:
-    return f"{ours:.2f}" == f"{published:.2f}"
-
-
-def fmt_gap(ours: float, published: float) -> str:
-    text = f"{100 * (ours - published) / published:+.2f} %"
-    return "0.00 %" if text in ("+0.00 %", "-0.00 %") else text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,10 +270,9 @@ def main() -> None:
             pub = TABLE_6[ds][method]
             rows.append([f"**{NAMES[method]}**", "ours"] + [f"{ours[(ds, method, k)]:.4f}" for k in KS])
             rows.append(["", "published"] + [f"{v:.2f}" for v in pub])
-            rows.append(["", "rel. gap"] + [fmt_gap(ours[(ds, method, k)], pub[i]) for i, k in enumerate(KS)])
+            rows.append(["", "rel. gap"] + [fmt_gap(rel_gap(ours[(ds, method, k)], pub[i])) for i, k in enumerate(KS)])
             rows.append(["", "same at 2 decimals"]
-                        + ["yes" if same2(ours[(ds, method, k)], pub[i]) else "**no**"
-                           for i, k in enumerate(KS)])
+                        + [yes_no(same2(ours[(ds, method, k)], pub[i])) for i, k in enumerate(KS)])
         out.append(f"**{DISPLAY[ds]}**")
         out.append("")
         out.append(md_table(["method", ""] + [f"k={k}" for k in KS], rows, "ll" + "r" * len(KS)))

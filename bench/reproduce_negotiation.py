@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +41,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
-    DOCS, data_dir, machine_line, md_table, median, now_utc, update_section, write_markdown,
+    DOCS, data_dir, git_state, load_json, machine_line, md_table, median, now_utc, run_code, save_json, time_runs,
+    update_section, write_markdown,
 )
 
 from incrowd.exceptions import DataError  # noqa: E402
@@ -183,13 +183,7 @@ def node_summary(node, attrs) -> dict | None:
 
 def timed_build(frame, qis, repeats, **kwargs) -> tuple[list[float], Lattice]:
     """Wall times of ``repeats`` builds (after one untimed warm-up build) and the last lattice."""
-    lattice = Lattice.build(frame, qis, **kwargs)
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        lattice = Lattice.build(frame, qis, **kwargs)
-        times.append(time.perf_counter() - t0)
-    return times, lattice
+    return time_runs(lambda: Lattice.build(frame, qis, **kwargs), repeats, 1)
 
 
 def build_record(times: list[float], lattice: Lattice) -> dict:
@@ -498,14 +492,6 @@ def measure(quick: bool) -> dict:
     return out
 
 
-def git_state() -> dict:
-    """Commit and uncommitted changes of the checkout the numbers come from."""
-    def run(*args):
-        done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=RESULTS.parents[2])
-        return done.stdout.strip() if done.returncode == 0 else None
-    return {"commit": run("rev-parse", "HEAD"), "modified": (run("status", "--short", "src") or "").splitlines()}
-
-
 FRESH = r"""
 import json, sys, time
 t0 = time.perf_counter()
@@ -525,9 +511,7 @@ print(json.dumps({"import_s": t1 - t0, "open_s": t2 - t1, "first_call_s": t3 - t
 
 def fresh_process(path: Path, vmax: dict, repeats: int) -> dict:
     """Open the file and answer in a new Python process (how a later process would use it)."""
-    done = subprocess.run([sys.executable, "-c", FRESH, str(path), json.dumps(vmax), str(repeats)],
-                          capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_code(FRESH, path, json.dumps(vmax), repeats)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1058,15 +1042,14 @@ def main() -> None:
     parser.add_argument("--from-json", action="store_true", help=f"redraw from {RESULTS.name}")
     args = parser.parse_args()
     if args.from_json:
-        saved = json.loads(RESULTS.read_text(encoding="utf-8"))
+        saved = load_json(RESULTS)
         render(saved, PAGE)
         return
     saved = measure(args.quick)
     if args.quick:
         render(saved, Path(tempfile.gettempdir()) / "negotiation-quick.md")
         return
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    write_markdown(RESULTS, json.dumps(saved, indent=1))
+    save_json(RESULTS, saved)
     render(saved, PAGE)
 
 

@@ -46,15 +46,20 @@ from _common import (  # noqa: E402
     DATA_NOTES,
     DISPLAY,
     DOCS,
+    fmt_gap,
     fmt_s,
     load,
     machine_line,
     md_table,
     median,
     now_utc,
+    pass_fail,
+    rel_gap,
+    same2,
     same_groups,
     time_runs,
     update_section,
+    yes_no,
 )
 
 KS = [2, 3, 4, 5, 7, 10]
@@ -141,30 +146,9 @@ EXPECTED_STAR_MISSES = {("tarragona", 10)}
 # Helpers
 
 
-def same2(ours: float, published: float) -> bool:
-    return f"{ours:.2f}" == f"{published:.2f}"
-
-
 def reaches(values: np.ndarray, published: float) -> np.ndarray:
     """Runs whose IL, printed to 2 decimals, is at most the published value."""
     return np.round(values, 2) <= published + 1e-9
-
-
-def rel(ours: float, published: float) -> float:
-    return ours / published - 1
-
-
-def fmt_gap(g: float) -> str:
-    text = f"{100 * g:+.2f} %"
-    return "0.00 %" if text in ("+0.00 %", "-0.00 %") else text
-
-
-def yes_no(b: bool) -> str:
-    return "yes" if b else "**no**"
-
-
-def pass_fail(b: bool) -> str:
-    return "pass" if b else "**FAIL**"
 
 
 def stats(values: np.ndarray) -> tuple[float, float, float, float, float]:
@@ -299,7 +283,7 @@ def main() -> None:
         for i, k in enumerate(KS):
             for method, ours in (("ona-star", star[(ds, k)]["il"]), ("ona", ona[(ds, k)]["main"]["best"])):
                 pub = T1[ds][method][i]
-                ok = abs(rel(ours, pub)) <= TOL[method]
+                ok = abs(rel_gap(ours, pub)) <= TOL[method]
                 n_checks += 1
                 n_pass += ok
                 if not ok:
@@ -360,10 +344,10 @@ def main() -> None:
                 rows.append(["**ONA**", f"ours (best of {RUNS}, seed {MAIN_SEED})"]
                             + [f"{v:.4f}" for v in vals])
             rows.append(["", "published"] + [f"{v:.2f}" for v in pub])
-            rows.append(["", "rel. gap"] + [fmt_gap(rel(v, p)) for v, p in zip(vals, pub)])
+            rows.append(["", "rel. gap"] + [fmt_gap(rel_gap(v, p)) for v, p in zip(vals, pub)])
             rows.append(["", "same at 2 dp"] + [yes_no(same2(v, p)) for v, p in zip(vals, pub)])
             rows.append(["", f"rule (≤ {100 * TOL[method]:.0f} %)"]
-                        + [pass_fail(abs(rel(v, p)) <= TOL[method]) for v, p in zip(vals, pub)])
+                        + [pass_fail(abs(rel_gap(v, p)) <= TOL[method]) for v, p in zip(vals, pub)])
             if method == "ona-star":
                 rows.append(["", "rounds (last one changes nothing)"]
                             + [f"{star[(ds, k)]['rounds']}" + ("" if star[(ds, k)]["converged"] else " (cap)")
@@ -460,11 +444,11 @@ def main() -> None:
     for k in KS:
         o = stats(ona[("census", k)]["pooled"])
         p = T2[k]
-        median_shift[k] = rel(o[2], p[2])
+        median_shift[k] = rel_gap(o[2], p[2])
         rows.append([k, "paper (1000 runs)"] + [f"{v:.2f}" for v in p[:5]] + [f"{p[5]:.2f}"])
         rows.append(["", f"ours ({ona[('census', k)]['pooled'].size} runs)"]
                     + [f"{v:.3f}" for v in o[:4]] + [f"{o[4]:.4f}", f"{mstar[('census', k)]['il']:.4f}"])
-        rows.append(["", "ours / paper - 1"] + [fmt_gap(rel(a, b)) for a, b in zip(o[:4], p[:4])]
+        rows.append(["", "ours / paper - 1"] + [fmt_gap(rel_gap(a, b)) for a, b in zip(o[:4], p[:4])]
                     + ["", ""])
     out.append(md_table(["k", "", "lowest IL", "highest IL", "median", "mean", "variance",
                          "MDAV* IL"], rows, "llrrrrrr"))
@@ -517,7 +501,7 @@ def main() -> None:
                          f"{s['sizes'][0]}–{s['sizes'][1]}",
                          f"{perm.min():.4f} – {perm.max():.4f}",
                          f"{int(sum(same2(v, pub) for v in perm))}/{perm.size}",
-                         f"{mstar[(ds, k)]['il']:.4f}", fmt_gap(rel(s["il"], mstar[(ds, k)]["il"]))])
+                         f"{mstar[(ds, k)]['il']:.4f}", fmt_gap(rel_gap(s["il"], mstar[(ds, k)]["il"]))])
     out.append(md_table(["data", "k", "paper", "ours", "same at 2 dp", "rounds", "group sizes",
                          "permuted rows: min – max", "permuted = paper at 2 dp", "ours MDAV*",
                          "ONA* vs MDAV*"], rows, "lrrrcrrrrrr"))
@@ -578,10 +562,10 @@ def main() -> None:
 
     star_same = len(star) - len(star_misses)
     ona_same = len(ona) - len(ona_misses)
-    worst_star = max(star, key=lambda key: abs(rel(star[key]["il"], T1[key[0]]["ona-star"][KS.index(key[1])])))
-    worst_ona = max(ona, key=lambda key: abs(rel(ona[key]["main"]["best"], T1[key[0]]["ona"][KS.index(key[1])])))
-    ws = rel(star[worst_star]["il"], T1[worst_star[0]]["ona-star"][KS.index(worst_star[1])])
-    wo = rel(ona[worst_ona]["main"]["best"], T1[worst_ona[0]]["ona"][KS.index(worst_ona[1])])
+    worst_star = max(star, key=lambda key: abs(rel_gap(star[key]["il"], T1[key[0]]["ona-star"][KS.index(key[1])])))
+    worst_ona = max(ona, key=lambda key: abs(rel_gap(ona[key]["main"]["best"], T1[key[0]]["ona"][KS.index(key[1])])))
+    ws = rel_gap(star[worst_star]["il"], T1[worst_star[0]]["ona-star"][KS.index(worst_star[1])])
+    wo = rel_gap(ona[worst_ona]["main"]["best"], T1[worst_ona[0]]["ona"][KS.index(worst_ona[1])])
     n_cls = {c: [key for key in cls if cls[key] == c] for c in ("inside", "ours higher", "ours lower")}
     star_better = sum(star[key]["il"] <= mstar[key]["il"] + 1e-12 for key in star)
     verdict = [
@@ -631,7 +615,7 @@ def main() -> None:
         p1 = P001_MDAV_STAR.get((d, k))
         star_lines.append(
             f"{DISPLAY[d]} k={k}: ours {s['il']:.4f}, published {T1[d]['ona-star'][i]:.2f} "
-            f"({fmt_gap(rel(s['il'], T1[d]['ona-star'][i]))}); ONA* converged after "
+            f"({fmt_gap(rel_gap(s['il'], T1[d]['ona-star'][i]))}); ONA* converged after "
             f"{s['rounds']} rounds. ONA* starts from MDAV*, and in this cell Thaeter & Reischuk's (2021) MDAV* "
             f"({T1[d]['mdav-star'][i]:.2f}) "
             + ("is itself not ours" if not same2(mstar[(d, k)]["il"], T1[d]["mdav-star"][i])
@@ -673,7 +657,7 @@ def main() -> None:
     census_n = ona[("census", KS[0])]["pooled"].size
     med_shift = ", ".join(f"{fmt_gap(median_shift[k])} (k={k})" for k in KS)
     low_shift = ", ".join(
-        f"{fmt_gap(rel(float(ona[('census', k)]['pooled'].min()), T2[k][0]))} (k={k})" for k in KS)
+        f"{fmt_gap(rel_gap(float(ona[('census', k)]['pooled'].min()), T2[k][0]))} (k={k})" for k in KS)
     k4 = ("census", 4)
     out.append(
         f"2. **ONA: the 2nd decimal of a best-of-{RUNS} is luck.** {len(ona_misses)} of "

@@ -64,7 +64,7 @@ def published_ona_star() -> dict[str, list[float]]:
 
 def load_any(ds: str) -> np.ndarray:
     if ds == "credit":
-        from reproduce_mondrian import load_credit
+        from _common import load_credit
 
         return load_credit()
     return load(ds)

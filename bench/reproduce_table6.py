@@ -31,11 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -48,9 +44,7 @@ from incrowd import (  # noqa: E402
     MondrianV2D,
     ONAStar,
 )
-from incrowd._atomic import atomic_output  # noqa: E402
 from incrowd.data import standardize  # noqa: E402
-from incrowd.metrics import information_loss  # noqa: E402
 from incrowd.microaggregation.mondrian._mondrian_kernel import (  # noqa: E402
     RULE_V2D,
     RULE_VARIANCE,
@@ -63,17 +57,25 @@ import reproduce_mondrian  # noqa: E402
 from _common import (  # noqa: E402
     DOCS,
     FIGURES,
+    fmt_gap,
     fmt_s,
+    il_percent,
     load_adult,
+    load_credit,
     machine_line,
     md_table,
     median,
     now_utc,
+    pyplot,
+    rel_gap,
+    same2,
     same_groups,
+    save_figure,
     time_runs,
     update_section,
+    yes_no,
 )
-from reproduce_mondrian import DATA_NOTES, _project, _scores, fmt_gap, load_credit  # noqa: E402
+from reproduce_mondrian import DATA_NOTES, _project, _scores  # noqa: E402
 
 KS = [2, 3, 4, 5, 7, 10]
 SETS = ["adult", "credit"]
@@ -141,14 +143,6 @@ TABLE_5 = {
 }
 
 MONDRIAN_CLASSES = {"mondrian": Mondrian, "mondrian-v": MondrianV, "mondrian-v2d": MondrianV2D}
-
-
-def same2(ours: float, published: float) -> bool:
-    return f"{ours:.2f}" == f"{published:.2f}"
-
-
-def il_pct(Z: np.ndarray, labels: np.ndarray) -> float:
-    return 100.0 * information_loss(Z, labels, standardized=True)
 
 
 def n_equal(vals, pub) -> int:
@@ -279,7 +273,7 @@ def ona_on_parts(Z, k, parts, *, order="row", space="global", X=None, rng=None):
 
 def draw_figure2(ds, curves, path, n_rows, dims):
     """curves: label -> (values per rho, style dict)."""
-    fig, ax = plt.subplots(figsize=(6.6, 4.4), dpi=120)
+    fig, ax = pyplot().subplots(figsize=(6.6, 4.4), dpi=120)
     for label, (vals, style) in curves.items():
         ax.plot(RHOS, vals, label=label, **style)
     ax.set_xlabel("split limit exponent ρ")
@@ -290,10 +284,7 @@ def draw_figure2(ds, curves, path, n_rows, dims):
     # lower left: empty in both panels (the curves start high and end low)
     ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 0.07), framealpha=0.9)
     fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with atomic_output(path) as tmp:  # a temporary file in the same folder, then os.replace
-        fig.savefig(tmp, format="png")
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -413,22 +404,22 @@ def main() -> None:
             # (c) |X| < n^rho instead of <= n^rho: parts of at most limit - 1 rows
             kern_lt = mondrian_labels(Zd, k, RULE_VARIANCE, False, True, lim - 1)
             rows["lt"].append(same_groups(kern, kern_lt))
-            rows["restd"].append(il_pct(Zd, ona_on_parts(Zd, k, pos, space="restd")))
+            rows["restd"].append(il_percent(Zd, ona_on_parts(Zd, k, pos, space="restd")))
             for mode in ("le", "strict"):
                 vp = parts_value(Zd, k, lim, mode)
                 vs = [r.size for r in vp]
                 part_info[(ds, "value-" + mode)] = f"{len(vp)} parts of {min(vs)}–{max(vs)} rows"
-                rows["value-" + mode].append(il_pct(Zd, ona_on_parts(Zd, k, vp)))
-            rows["given"].append(il_pct(Zd, ona_on_parts(Zd, k, pos, order="given")))
-            rows["raw"].append(il_pct(Zd, ona_on_parts(Zd, k, pos, space="raw", X=Xd)))
-            perm = [il_pct(Zd, ona_on_parts(Zd, k, pos, order="random",
+                rows["value-" + mode].append(il_percent(Zd, ona_on_parts(Zd, k, vp)))
+            rows["given"].append(il_percent(Zd, ona_on_parts(Zd, k, pos, order="given")))
+            rows["raw"].append(il_percent(Zd, ona_on_parts(Zd, k, pos, space="raw", X=Xd)))
+            perm = [il_percent(Zd, ona_on_parts(Zd, k, pos, order="random",
                                             rng=np.random.default_rng(seed)))
                     for seed in range(PERM_SEEDS)]
             rows["perm"].append((min(perm), max(perm)))
             big = parts_positional(Zd, k, "variance", 2 * lim)
             bs = [r.size for r in big]
             part_info[(ds, "2limit")] = f"{len(big)} parts of {min(bs)}–{max(bs)} rows"
-            rows["2limit"].append(il_pct(Zd, ona_on_parts(Zd, k, big)))
+            rows["2limit"].append(il_percent(Zd, ona_on_parts(Zd, k, big)))
             rows["v2d-sum"].append(il[(ds, "mona2d", "default", k)])
             print(f"  {DISPLAY[ds]} k={k} done", flush=True)
         for key, v in rows.items():
@@ -437,7 +428,7 @@ def main() -> None:
         spread = []
         for k in KS:
             parts = parts_of_labels(mondrian_labels(Zd, k, RULE_V2D, True, True, lim))
-            perm = [il_pct(Zd, ona_on_parts(Zd, k, parts, order="random",
+            perm = [il_percent(Zd, ona_on_parts(Zd, k, parts, order="random",
                                             rng=np.random.default_rng(seed)))
                     for seed in range(PERM_SEEDS)]
             spread.append((min(perm), max(perm)))
@@ -631,9 +622,9 @@ def main() -> None:
             pub = PUBLISHED[ds][method]
             rows.append([f"**{NAMES[method]}**", f"`{label}`", "ours"] + [f"{x:.4f}" for x in v])
             rows.append(["", "", "published"] + [f"{x:.2f}" for x in pub])
-            rows.append(["", "", "rel. gap"] + [fmt_gap(x, p) for x, p in zip(v, pub)])
+            rows.append(["", "", "rel. gap"] + [fmt_gap(rel_gap(x, p)) for x, p in zip(v, pub)])
             rows.append(["", "", "rounds to published"]
-                        + ["yes" if same2(x, p) else "**no**" for x, p in zip(v, pub)])
+                        + [yes_no(same2(x, p)) for x, p in zip(v, pub)])
         out.append(f"**{DISPLAY[ds]}**")
         out.append("")
         out.append(md_table(["row", "estimator", ""] + [f"k={k}" for k in KS], rows,
@@ -818,7 +809,7 @@ def main() -> None:
         miss = cells_missed(ds, method, setting)
         if not miss:
             return "all six cells round to the published value"
-        return ", ".join(f"k={k}: {x:.4f} vs {p:.2f} ({fmt_gap(x, p)})" for k, x, p in miss)
+        return ", ".join(f"k={k}: {x:.4f} vs {p:.2f} ({fmt_gap(rel_gap(x, p))})" for k, x, p in miss)
 
     out.append(
         f"{g}. **MDAV* and ONA*.** Adult: MDAV* {missed_txt('adult', 'mdav*', '')}; ONA* "
@@ -924,7 +915,7 @@ def main() -> None:
             continue
         reached = same2(a, p) or same2(b, p) or a < p < b
         u_notes.append(
-            f"k={k}: {x:.4f} vs {p:.2f} ({fmt_gap(x, p)}), "
+            f"k={k}: {x:.4f} vs {p:.2f} ({fmt_gap(rel_gap(x, p))}), "
             + (f"reached by some random row orders inside the parts ({a:.4f}-{b:.4f})"
                if reached else
                f"not reached by the random row orders ({a:.4f}-{b:.4f}), a last-digit "

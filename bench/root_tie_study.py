@@ -33,8 +33,7 @@ from incrowd.metrics import information_loss  # noqa: E402
 from incrowd.microaggregation.mondrian._mondrian_kernel import RULE_VARIANCE, mondrian_labels  # noqa: E402
 from incrowd.microaggregation.mondrian.mona import mona_labels  # noqa: E402
 
-from _common import DOCS, load_adult, machine_line, md_table, now_utc, update_section  # noqa: E402
-from reproduce_mondrian import load_credit  # noqa: E402
+from _common import DOCS, load_adult, load_credit, machine_line, md_table, now_utc, update_section  # noqa: E402
 
 KS = [2, 3, 4, 5, 7, 10]
 PUBLISHED = {  # Thaeter & Reischuk (2021), Table 6, IL in %

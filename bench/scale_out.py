@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DOCS, REPO, machine_line, md_table, now_utc, write_markdown  # noqa: E402
+from _common import DOCS, REPO, hand_back, machine_line, md_table, now_utc, write_markdown  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "scale_out.json"
 
@@ -110,7 +110,7 @@ def main() -> None:
     parser.add_argument("--mode", choices=["all", "in-process"], default="all")
     args = parser.parse_args()
     if args.mode == "in-process":
-        print(json.dumps(in_process(args)))
+        hand_back(in_process(args))
         return
     child = subprocess.run([sys.executable, __file__, "--mode", "in-process", "--rows", str(args.rows),
                             "--cols", str(args.cols), "--k", str(args.k), "--rho", str(args.rho),
