@@ -2,15 +2,16 @@
 
 Run from the repository root::
 
-    .venv/bin/python bench/bench_frontier.py [--data gauss|adult] [--n 1000000] [--k 10] [--limit 900]
+    .venv/bin/python bench/bench_frontier.py [--data gauss|adult|census] [--n 1000000] [--k 10] [--limit 900]
 
 Each method runs as ``incrowd.microaggregate(X, k, method)`` in a fresh process after a warm-up
 on 2,000 rows, its time without numba's compiling (``compile_seconds``), killed past ``--limit`` seconds; MONA
-runs at rho = 0.3, 0.4, ..., 0.9. ``gauss`` is n x 15 standard Gaussian rows, ``adult`` is
-Adult's (age, education-num, hours-per-week) resampled with replacement to n rows. Writes the
-section ``frontier-<data>-<n>`` of ``docs/benchmarks.md`` (a table, best IL first, with the
-points on the frontier marked: no other method is both faster and lower in IL) and the figure
-``docs/figures/frontier_<data>_<n>.png``.
+runs at rho = 0.3, 0.4, ..., 0.9. ``gauss`` is n x 15 standard Gaussian rows (default n:
+1,000,000); ``adult`` is Adult's (age, education-num, hours-per-week) and ``census`` the Census
+file (1,080 x 13), each as it is with ``--n 0`` (their default) or resampled with replacement to
+n rows. Writes the section ``frontier-<data>-<n>`` of ``docs/benchmarks.md`` (a table, best IL
+first, with the points on the frontier marked: no other method is both faster and lower in IL)
+and the figure ``docs/figures/frontier_<data>_<n>.png``, n being the rows used.
 """
 
 from __future__ import annotations
@@ -33,10 +34,14 @@ from _common import (  # noqa: E402
     gaussian,
     hand_back,
     load_adult,
+    load_census,
     machine_line,
     md_table,
     now_utc,
     proc_status,
+    pyplot,
+    run_child,
+    save_figure,
     update_section,
 )
 
@@ -51,11 +56,24 @@ def _runs() -> list[tuple[str, str, dict]]:
     return runs
 
 
+FILES = {"adult": load_adult, "census": load_census}
+WHAT = {"gauss": "Gaussian, 15 columns", "adult": "Adult (age, education-num, hours-per-week)",
+        "census": "Census (13 columns)"}
+
+
 def _data(kind: str, n: int) -> np.ndarray:
-    if kind == "adult":
-        adult = load_adult()
-        return adult[np.random.default_rng(0).integers(0, len(adult), n)]
+    """The rows of ``kind``; a file as it is when n is 0 or its own size, else resampled to n rows."""
+    if kind in FILES:
+        rows = FILES[kind]()
+        if n in (0, len(rows)):
+            return rows
+        return rows[np.random.default_rng(0).integers(0, len(rows), n)]
     return gaussian(n, 15)
+
+
+def _rows(kind: str, n: int) -> int:
+    """How many rows ``--data kind --n n`` stands for."""
+    return len(FILES[kind]()) if kind in FILES and n == 0 else n
 
 
 def one(kind: str, n: int, k: int, method: str, params: dict) -> None:
@@ -73,12 +91,10 @@ def one(kind: str, n: int, k: int, method: str, params: dict) -> None:
 
 
 def _child(kind: str, n: int, k: int, method: str, params: dict, limit: float) -> dict | None:
-    cmd = [sys.executable, SCRIPT, "--one", kind, str(n), str(k), method, json.dumps(params)]
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, check=True)
+        return run_child(SCRIPT, kind, n, k, method, json.dumps(params), timeout=limit)
     except subprocess.TimeoutExpired:
         return None
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _frontier(points: list[tuple[float, float]]) -> list[bool]:
@@ -95,12 +111,18 @@ def main() -> None:
         one(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], json.loads(sys.argv[6]))
         return
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", choices=["gauss", "adult"], default="gauss")
-    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--data", choices=["gauss", "adult", "census"], default="gauss")
+    ap.add_argument("--n", type=int, default=None,
+                    help="rows (default 1,000,000 for gauss; 0, the file as it is, for adult and census)")
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--limit", type=float, default=900.0)
     ap.add_argument("--only", nargs="*", help="labels to run (default: all)")
     a = ap.parse_args()
+    if a.n is None:
+        a.n = 1_000_000 if a.data == "gauss" else 0
+    if a.n < 0 or (a.n == 0 and a.data == "gauss"):
+        ap.error(f"--n must be a positive number of rows{'' if a.data == 'gauss' else ' or 0'}; got {a.n}")
+    rows_n = _rows(a.data, a.n)
     done, missed = [], []
     for label, method, params in _runs():
         if a.only and label not in a.only and method not in a.only:
@@ -114,14 +136,14 @@ def main() -> None:
     marks = _frontier([(r["seconds"], r["il"]) for _, r in done])
     order = sorted(range(len(done)), key=lambda i: done[i][1]["il"])
     rows = [[done[i][0], f"{100 * done[i][1]['il']:.4f} %", fmt_s(done[i][1]["seconds"]),
-             f"{done[i][1]['peak'] / a.n:,.0f}", "yes" if marks[i] else ""] for i in order]
+             f"{done[i][1]['peak'] / rows_n:,.0f}", "yes" if marks[i] else ""] for i in order]
     rows += [[label, "—", f"> {fmt_s(a.limit)}", "—", ""] for label in missed]
-    what = "Gaussian, 15 columns" if a.data == "gauss" else "Adult (age, education-num, hours-per-week) resampled"
-    name = f"{a.data}_{a.n}"
-    figure = _plot(done, marks, f"{what}, {a.n:,} rows, k = {a.k}", FIGURES / f"frontier_{name}.png")
+    what = WHAT[a.data] + (" resampled" if a.data in FILES and a.n != 0 else "")
+    name = f"{a.data}_{rows_n}"
+    figure = _plot(done, marks, f"{what}, {rows_n:,} rows, k = {a.k}", FIGURES / f"frontier_{name}.png")
     body = "\n".join([
         f"- **Machine:** {machine_line()}. Measured {now_utc()}.",
-        f"- **Data:** {what}, {a.n:,} rows; k = {a.k}.",
+        f"- **Data:** {what}, {rows_n:,} rows; k = {a.k}.",
         "- **Method:** `incrowd.microaggregate(X, k, method)` in a fresh process after a warm-up on 2,000 rows, "
         f"numba's compiling taken out (`compile_seconds`), killed past {fmt_s(a.limit)}; peak memory is the "
         "process's peak resident set per row, data included. *Frontier*: no other method is both at most as slow and at most as lossy.",
@@ -130,19 +152,12 @@ def main() -> None:
         "",
         f"![IL against time]({figure.relative_to(DOCS).as_posix()})",
     ])
-    _section(f"frontier-{a.data}-{a.n}", body,
-                   f"What each second buys: IL against time, {what.split(',')[0]} {a.n:,} rows")
+    _section(f"frontier-{a.data}-{rows_n}", body,
+             f"What each second buys: IL against time, {what.split(',')[0].split(' (')[0]} {rows_n:,} rows")
 
 
 def _plot(done, marks, title: str, path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from incrowd._atomic import atomic_output
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = pyplot().subplots(figsize=(7, 4.5))
     for (label, r), on in zip(done, marks):
         ax.scatter(r["seconds"], 100 * r["il"], color="C0" if on else "C7", zorder=3)
         ax.annotate(label, (r["seconds"], 100 * r["il"]), fontsize=7, xytext=(4, 3), textcoords="offset points")
@@ -159,11 +174,7 @@ def _plot(done, marks, title: str, path: Path) -> Path:
     ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_output(path) as tmp:  # a temporary file in the same folder, then os.replace
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110)
 
 
 if __name__ == "__main__":

@@ -101,7 +101,7 @@ def main() -> None:
     for name, loader, ks in cases:
         try:
             X = loader()
-        except SystemExit as exc:  # a data file absent here (_common._read exits): say so in the table
+        except SystemExit as exc:  # a data file absent here (_common.data._read exits): say so in the table
             rows_d.append([name, "—", f"not run: {exc}", "", ""])
             continue
         for k in ks:
