@@ -35,6 +35,7 @@ from _common import (  # noqa: E402
     DATA_NOTES,
     DISPLAY,
     DOCS,
+    TABLE1_2021,
     fmt_gap,
     load,
     machine_line,
@@ -100,28 +101,7 @@ P001_T3B = {
 }
 
 # Thaeter & Reischuk (2021), Table 1: columns k = 2, 3, 4, 5, 7, 10.
-P000 = {
-    "census": {
-        "mdav": [3.18, 5.69, 7.49, 9.09, 11.60, 14.16],
-        "mdav-star": [3.17, 5.78, 7.44, 8.81, 11.37, 14.01],
-    },
-    "tarragona": {
-        "mdav": [9.33, 16.93, 19.55, 22.46, 27.52, 33.19],
-        "mdav-star": [9.44, 16.14, 19.19, 22.25, 28.40, 34.75],
-    },
-    "eia": {
-        "mdav": [0.31, 0.48, 0.67, 1.67, 2.17, 3.84],
-        "mdav-star": [0.22, 0.45, 0.62, 0.91, 2.03, 2.63],
-    },
-    "cloud1": {
-        "mdav": [1.21, 2.22, 3.74, 4.31, 5.70, 7.05],
-        "mdav-star": [1.16, 2.11, 3.65, 4.09, 5.54, 6.70],
-    },
-    "cloud2": {
-        "mdav": [0.68, 1.21, 1.70, 2.03, 2.69, 3.40],
-        "mdav-star": [0.64, 1.10, 1.52, 1.87, 2.51, 3.28],
-    },
-}
+P000 = TABLE1_2021  # bench/_common/papers.py
 
 # Thaeter & Reischuk (2018), section 3: the worked 1-D example.
 EXAMPLE_VALUES = [1, 2, 3, 5, 6, 19, 20, 21, 98, 99, 100]

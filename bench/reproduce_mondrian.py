@@ -39,6 +39,8 @@ from incrowd.microaggregation.mondrian.mondrian import Mondrian, MondrianV, Mond
 from _common import (  # noqa: E402
     ADULT_COLUMNS,
     DOCS,
+    TABLE6_2021,
+    TABLE6_2021_SECONDS,
     fmt_s,
     fmt_gap,
     gaussian,
@@ -69,23 +71,11 @@ GAUSS_N, GAUSS_M, GAUSS_K, GAUSS_REPEATS = 1_000_000, 15, 10, 3
 GAUSS_TARGET_S = 10.0
 
 # Thaeter & Reischuk (2021), appendix Table 6: information loss in %, k = 2, 3, 4, 5, 7, 10.
-TABLE_6 = {
-    "adult": {
-        "range": [0.25, 0.51, 0.51, 0.51, 0.92, 0.92],
-        "variance": [0.21, 0.41, 0.41, 0.41, 0.76, 0.76],
-        "v2d": [0.19, 0.38, 0.38, 0.38, 0.71, 0.71],
-    },
-    "credit": {
-        "range": [30.33, 30.33, 41.47, 41.47, 43.75, 50.71],
-        "variance": [24.05, 24.05, 32.54, 32.54, 34.12, 39.27],
-        "v2d": [15.81, 15.81, 21.93, 21.93, 23.23, 27.34],
-    },
-}
+TABLE_6 = {ds: {m: TABLE6_2021[ds][key] for m, key in (("range", "mondrian"), ("variance", "mondrian-v"),
+                                                  ("v2d", "mondrian-v2d"))} for ds in SETS}
 # Table 6, "Runtime on Adult" / "Runtime on Credit Card" (whole seconds, as printed).
-TABLE_6_SECONDS = {
-    "adult": {"range": [0] * 6, "variance": [0] * 6, "v2d": [0] * 6},
-    "credit": {"range": [0] * 6, "variance": [0] * 6, "v2d": [1] * 6},
-}
+TABLE_6_SECONDS = {ds: {m: TABLE6_2021_SECONDS[ds][key] for m, key in (("range", "mondrian"), ("variance", "mondrian-v"),
+                                                                  ("v2d", "mondrian-v2d"))} for ds in SETS}
 
 
 DATA_NOTES = {

@@ -46,6 +46,7 @@ from _common import (  # noqa: E402
     DATA_NOTES,
     DISPLAY,
     DOCS,
+    TABLE1_2021,
     fmt_gap,
     fmt_s,
     load,
@@ -78,34 +79,8 @@ NAMES = {"mdav-star": "MDAV*", "ona": "ONA", "ona-star": "ONA*"}
 # ---------------------------------------------------------------------------------------------
 # Published values, Thaeter & Reischuk (2021).
 
-# Table 1, IL in %, columns k = 2, 3, 4, 5, 7, 10.
-T1 = {
-    "census": {
-        "mdav-star": [3.17, 5.78, 7.44, 8.81, 11.37, 14.01],
-        "ona": [3.44, 5.47, 6.92, 8.16, 10.08, 12.45],
-        "ona-star": [3.06, 5.26, 6.81, 7.99, 10.07, 12.46],
-    },
-    "tarragona": {
-        "mdav-star": [9.44, 16.14, 19.19, 22.25, 28.40, 34.75],
-        "ona": [9.19, 15.01, 17.66, 20.88, 26.50, 30.95],
-        "ona-star": [9.06, 15.11, 17.79, 20.69, 26.34, 31.15],
-    },
-    "eia": {
-        "mdav-star": [0.22, 0.45, 0.62, 0.91, 2.03, 2.63],
-        "ona": [0.21, 0.40, 0.59, 0.81, 1.60, 2.01],
-        "ona-star": [0.20, 0.37, 0.52, 0.79, 1.63, 1.99],
-    },
-    "cloud1": {
-        "mdav-star": [1.16, 2.11, 3.65, 4.09, 5.54, 6.70],
-        "ona": [1.21, 2.16, 3.18, 3.82, 4.97, 6.35],
-        "ona-star": [1.15, 2.02, 3.25, 3.92, 5.07, 6.28],
-    },
-    "cloud2": {
-        "mdav-star": [0.64, 1.10, 1.52, 1.87, 2.51, 3.28],
-        "ona": [0.67, 1.08, 1.46, 1.73, 2.28, 2.96],
-        "ona-star": [0.60, 1.04, 1.40, 1.70, 2.22, 2.92],
-    },
-}
+# Table 1, IL in %, columns k = 2, 3, 4, 5, 7, 10 (bench/_common/papers.py).
+T1 = TABLE1_2021
 # Thaeter & Reischuk (2018), Table 1 MDAV* (3 decimals) where Thaeter & Reischuk's (2021) MDAV* is inconsistent with it (see the
 # section mdav-family); used only to explain ONA* gaps, since ONA* starts from MDAV*.
 P001_MDAV_STAR = {("census", 4): 7.433, ("census", 10): 14.003, ("tarragona", 10): 34.743}

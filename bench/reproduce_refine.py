@@ -7,8 +7,8 @@ to stdout. Each data set's numbers are kept in ``bench/results/refine/<set>.json
 the section is written from the kept numbers once every set has them.
 
 * Table 1 (Census, Tarragona, EIA, Cloud1, Cloud2) and Table 6 (Adult, Credit Card), k = 2, 3,
-  4, 5, 7, 10: the published ONA* (typed into ``reproduce_ona.py`` and
-  ``reproduce_table6.py`` from Thaeter & Reischuk (2021)), our ONA*, and Refine started from our ONA* under two
+  4, 5, 7, 10: the published ONA* (typed into
+  ``bench/_common/papers.py`` from Thaeter & Reischuk (2021)), our ONA*, and Refine started from our ONA* under two
   budgets: ``5x`` (max_seconds = 5 x our ONA*'s seconds in the same cell, the ONA* run
   included, and at most 60 s after ONA*: ONA* takes minutes on Credit Card) and ``default``
   (the estimator's defaults: 60 rounds, at most 10 s after ONA*).
@@ -38,7 +38,7 @@ from incrowd.microaggregation import ONAStar, Refine  # noqa: E402
 from incrowd.microaggregation.refine._refine_kernel import MOVE_EXACT, MOVE_SWAP, MOVE_SWEEP  # noqa: E402
 from incrowd.microaggregation.refine.refine import refine_partition  # noqa: E402
 
-from _common import DOCS, load, machine_line, md_table, now_utc, update_section  # noqa: E402
+from _common import DOCS, TABLE1_2021, TABLE6_2021, load, machine_line, md_table, now_utc, update_section  # noqa: E402
 
 KS = [2, 3, 4, 5, 7, 10]
 T1_SETS = ["census", "tarragona", "eia", "cloud1", "cloud2"]
@@ -54,11 +54,8 @@ RESULTS = Path(__file__).resolve().parent / "results" / "refine"
 
 
 def published_ona_star() -> dict[str, list[float]]:
-    import reproduce_ona
-    import reproduce_table6
-
-    out = {ds: reproduce_ona.T1[ds]["ona-star"] for ds in T1_SETS}
-    out.update({ds: reproduce_table6.PUBLISHED[ds]["ona*"] for ds in T6_SETS})
+    out = {ds: TABLE1_2021[ds]["ona-star"] for ds in T1_SETS}
+    out.update({ds: TABLE6_2021[ds]["ona*"] for ds in T6_SETS})
     return out
 
 

@@ -12,8 +12,8 @@ goes to stdout.
   MONA 2D_0.5 on Adult (48,842 x 3: age, education-num, hours-per-week) and Credit Card
   (30,000 x 24: every attribute but ID), k = 2, 3, 4, 5, 7, 10. The numbers below were typed in
   from the paper's text (``../shared/papers/000_*.txt``); the extraction loses the stars, the
-  rows are MDAV*, ONA*, MONDRIAN, MONDRIAN V, MONDRIAN V2D, MONA_0.5, MONA 2D_0.5. The three
-  Mondrian rows are checked against those typed into ``bench/reproduce_mondrian.py``.
+  rows are MDAV*, ONA*, MONDRIAN, MONDRIAN V, MONDRIAN V2D, MONA_0.5, MONA 2D_0.5. They are kept
+  in ``bench/_common/papers.py``, with the other published values.
 * The Mondrian rows are shown with the estimators' default (``split_2k=True``) and with
   ``split_2k=False``, the rule of the table; the tie study behind them is in the section
   ``mondrian`` (``bench/reproduce_mondrian.py``) and is not repeated here.
@@ -53,10 +53,12 @@ from incrowd.microaggregation.mondrian._mondrian_kernel import (  # noqa: E402
 from incrowd.microaggregation.ona._ona_kernel import ona_star_labels, sst_per_row  # noqa: E402
 from incrowd.microaggregation.mondrian.mona import split_limit  # noqa: E402
 
-import reproduce_mondrian  # noqa: E402
 from _common import (  # noqa: E402
     DOCS,
     FIGURES,
+    TABLE5_2021,
+    TABLE6_2021,
+    TABLE6_2021_SECONDS,
     fmt_gap,
     fmt_s,
     il_percent,
@@ -94,53 +96,12 @@ PERM_SEEDS = 5  # random row orders inside the parts (order-sensitivity experime
 QUICK = bool(os.environ.get("TABLE6_QUICK"))
 
 # Thaeter & Reischuk (2021), appendix Table 6: information loss in %, k = 2, 3, 4, 5, 7, 10.
-PUBLISHED = {
-    "adult": {
-        "mdav*": [0.04, 0.09, 0.14, 0.18, 0.28, 0.42],
-        "ona*": [0.04, 0.08, 0.12, 0.16, 0.24, 0.36],
-        "mondrian": [0.25, 0.51, 0.51, 0.51, 0.92, 0.92],
-        "mondrian-v": [0.21, 0.41, 0.41, 0.41, 0.76, 0.76],
-        "mondrian-v2d": [0.19, 0.38, 0.38, 0.38, 0.71, 0.71],
-        "mona": [0.05, 0.11, 0.16, 0.21, 0.32, 0.46],
-        "mona2d": [0.05, 0.10, 0.16, 0.21, 0.30, 0.46],
-    },
-    "credit": {
-        "mdav*": [3.65, 6.44, 8.48, 10.21, 12.36, 14.68],
-        "ona*": [3.50, 5.86, 7.53, 8.64, 10.23, 12.24],
-        "mondrian": [30.33, 30.33, 41.47, 41.47, 43.75, 50.71],
-        "mondrian-v": [24.05, 24.05, 32.54, 32.54, 34.12, 39.27],
-        "mondrian-v2d": [15.81, 15.81, 21.93, 21.93, 23.23, 27.34],
-        "mona": [7.74, 12.56, 15.99, 18.53, 22.45, 26.59],
-        "mona2d": [6.87, 10.96, 13.89, 16.16, 19.50, 22.95],
-    },
-}
+PUBLISHED = TABLE6_2021  # bench/_common/papers.py
 # Table 6, "Runtime on Adult" / "Runtime on Credit Card": whole seconds as printed.
-PUBLISHED_SECONDS = {
-    "adult": {
-        "mdav*": [211, 141, 89, 77, 50, 40],
-        "ona*": [538, 358, 267, 218, 163, 116],
-        "mondrian": [0] * 6, "mondrian-v": [0] * 6, "mondrian-v2d": [0] * 6,
-        "mona": [1, 0, 0, 0, 0, 0],
-        "mona2d": [1, 0, 0, 0, 0, 0],
-    },
-    "credit": {
-        "mdav*": [223, 158, 120, 95, 78, 61],
-        "ona*": [292, 209, 174, 145, 123, 106],
-        "mondrian": [0] * 6, "mondrian-v": [0] * 6, "mondrian-v2d": [1] * 6,
-        "mona": [1, 0, 0, 0, 0, 0],
-        "mona2d": [2, 2, 2, 1, 1, 2],
-    },
-}
+PUBLISHED_SECONDS = TABLE6_2021_SECONDS
 # Thaeter & Reischuk (2021), Table 5: runtimes (whole seconds) of MONA_rho and MONA 2D_rho on Credit Card; only
 # rho = 0.3..1 are printed. Column k = 10 (the k of Figure 2) and all k for reference.
-TABLE_5 = {
-    "mona": {0.3: [0, 0, 0, 0, 0, 0], 0.4: [0, 0, 0, 0, 0, 0], 0.5: [1, 0, 0, 0, 0, 0],
-             0.6: [4, 2, 2, 2, 1, 1], 0.7: [8, 5, 4, 4, 3, 3], 0.8: [33, 24, 19, 16, 13, 11],
-             0.9: [67, 48, 39, 37, 30, 25], 1.0: [306, 226, 174, 146, 123, 101]},
-    "mona2d": {0.3: [2, 1, 1, 1, 1, 1], 0.4: [2, 1, 1, 1, 1, 1], 0.5: [2, 2, 2, 1, 1, 2],
-               0.6: [5, 3, 3, 2, 2, 2], 0.7: [8, 6, 5, 4, 4, 4], 0.8: [34, 24, 20, 18, 14, 12],
-               0.9: [70, 49, 42, 37, 31, 25], 1.0: [309, 216, 176, 146, 124, 98]},
-}
+TABLE_5 = TABLE5_2021
 
 MONDRIAN_CLASSES = {"mondrian": Mondrian, "mondrian-v": MondrianV, "mondrian-v2d": MondrianV2D}
 
@@ -298,10 +259,6 @@ def main() -> None:
     Z = {ds: np.ascontiguousarray(standardize(X)[0]) for ds, X in raw.items()}
     for ds in SETS:
         assert QUICK or raw[ds].shape == {"adult": (48842, 3), "credit": (30000, 24)}[ds]
-    for m in ("range", "variance", "v2d"):  # our transcription agrees with the other script's
-        key = {"range": "mondrian", "variance": "mondrian-v", "v2d": "mondrian-v2d"}[m]
-        for ds in SETS:
-            assert PUBLISHED[ds][key] == reproduce_mondrian.TABLE_6[ds][m], (ds, m)
     small = raw["adult"][:300]
     for cls in (MDAVStar, ONAStar, Mondrian, MondrianV, MondrianV2D, MONA, MONA2D):
         cls(k=2).fit(small)  # load / compile the numba kernels

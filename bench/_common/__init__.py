@@ -13,6 +13,7 @@ with an atomic write.
 * ``processes``: fresh-process runs with a JSON hand-back, /proc readings, a CPU burner;
 * ``timing``: repeated runs, medians, quantiles, seconds as text;
 * ``published``: our values against published ones (decimals, relative gaps, verdicts);
+* ``papers``: the published values, typed in once;
 * ``output``: Markdown tables and sections, figures, raw results as JSON.
 """
 
@@ -51,6 +52,13 @@ from .output import (  # noqa: F401
     save_json,
     update_section,
     write_markdown,
+)
+from .papers import (  # noqa: F401
+    KS_2021,
+    TABLE1_2021,
+    TABLE5_2021,
+    TABLE6_2021,
+    TABLE6_2021_SECONDS,
 )
 from .paths import (  # noqa: F401
     DOCS,
