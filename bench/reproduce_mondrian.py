@@ -41,8 +41,8 @@ from _common import (  # noqa: E402
     DOCS,
     TABLE6_2021,
     TABLE6_2021_SECONDS,
+    comparison_rows,
     fmt_s,
-    fmt_gap,
     gaussian,
     il_percent,
     load_adult,
@@ -51,12 +51,10 @@ from _common import (  # noqa: E402
     md_table,
     median,
     now_utc,
-    rel_gap,
     same2,
     same_groups,
     time_runs,
     update_section,
-    yes_no,
 )
 
 KS = [2, 3, 4, 5, 7, 10]
@@ -258,11 +256,8 @@ def main() -> None:
         rows = []
         for method in METHODS:
             pub = TABLE_6[ds][method]
-            rows.append([f"**{NAMES[method]}**", "ours"] + [f"{ours[(ds, method, k)]:.4f}" for k in KS])
-            rows.append(["", "published"] + [f"{v:.2f}" for v in pub])
-            rows.append(["", "rel. gap"] + [fmt_gap(rel_gap(ours[(ds, method, k)], pub[i])) for i, k in enumerate(KS)])
-            rows.append(["", "same at 2 decimals"]
-                        + [yes_no(same2(ours[(ds, method, k)], pub[i])) for i, k in enumerate(KS)])
+            rows += comparison_rows([f"**{NAMES[method]}**"], [ours[(ds, method, k)] for k in KS], pub,
+                                    "same at 2 decimals")
         out.append(f"**{DISPLAY[ds]}**")
         out.append("")
         out.append(md_table(["method", ""] + [f"k={k}" for k in KS], rows, "ll" + "r" * len(KS)))

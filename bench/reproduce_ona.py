@@ -47,6 +47,7 @@ from _common import (  # noqa: E402
     DISPLAY,
     DOCS,
     TABLE1_2021,
+    comparison_rows,
     fmt_gap,
     fmt_s,
     load,
@@ -313,14 +314,11 @@ def main() -> None:
             pub = T1[ds][method]
             if method == "ona-star":
                 vals = [star[(ds, k)]["il"] for k in KS]
-                rows.append(["**ONA***", "ours"] + [f"{v:.4f}" for v in vals])
+                rows += comparison_rows(["**ONA***"], vals, pub, "same at 2 dp")
             else:
                 vals = [ona[(ds, k)]["main"]["best"] for k in KS]
-                rows.append(["**ONA**", f"ours (best of {RUNS}, seed {MAIN_SEED})"]
-                            + [f"{v:.4f}" for v in vals])
-            rows.append(["", "published"] + [f"{v:.2f}" for v in pub])
-            rows.append(["", "rel. gap"] + [fmt_gap(rel_gap(v, p)) for v, p in zip(vals, pub)])
-            rows.append(["", "same at 2 dp"] + [yes_no(same2(v, p)) for v, p in zip(vals, pub)])
+                rows += comparison_rows(["**ONA**"], vals, pub, "same at 2 dp",
+                                        ours_label=f"ours (best of {RUNS}, seed {MAIN_SEED})")
             rows.append(["", f"rule (≤ {100 * TOL[method]:.0f} %)"]
                         + [pass_fail(abs(rel_gap(v, p)) <= TOL[method]) for v, p in zip(vals, pub)])
             if method == "ona-star":

@@ -59,6 +59,7 @@ from _common import (  # noqa: E402
     TABLE5_2021,
     TABLE6_2021,
     TABLE6_2021_SECONDS,
+    comparison_rows,
     fmt_gap,
     fmt_s,
     il_percent,
@@ -75,7 +76,6 @@ from _common import (  # noqa: E402
     save_figure,
     time_runs,
     update_section,
-    yes_no,
 )
 from reproduce_mondrian import DATA_NOTES, _project, _scores  # noqa: E402
 
@@ -577,11 +577,7 @@ def main() -> None:
         for method, setting, label in SHOWN:
             v = vals(ds, method, setting)
             pub = PUBLISHED[ds][method]
-            rows.append([f"**{NAMES[method]}**", f"`{label}`", "ours"] + [f"{x:.4f}" for x in v])
-            rows.append(["", "", "published"] + [f"{x:.2f}" for x in pub])
-            rows.append(["", "", "rel. gap"] + [fmt_gap(rel_gap(x, p)) for x, p in zip(v, pub)])
-            rows.append(["", "", "rounds to published"]
-                        + [yes_no(same2(x, p)) for x, p in zip(v, pub)])
+            rows += comparison_rows([f"**{NAMES[method]}**", f"`{label}`"], v, pub, "rounds to published")
         out.append(f"**{DISPLAY[ds]}**")
         out.append("")
         out.append(md_table(["row", "estimator", ""] + [f"k={k}" for k in KS], rows,

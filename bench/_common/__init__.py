@@ -80,6 +80,7 @@ from .processes import (  # noqa: F401
     system_jiffies,
 )
 from .published import (  # noqa: F401
+    comparison_rows,
     fmt_gap,
     il_percent,
     pass_fail,

@@ -40,6 +40,18 @@ def pass_fail(ok: bool) -> str:
     return "pass" if ok else "**FAIL**"
 
 
+def comparison_rows(head: list[str], ours: list[float], published: list[float], same_label: str,
+                    ours_label: str = "ours") -> list[list[str]]:
+    """The four table rows of one method against a published row: ours (4 decimals), published
+    (2), relative gap, and whether ours prints as the published value. ``head`` fills the first
+    columns of the first row (the others get blanks)."""
+    blank = [""] * len(head)
+    return [[*head, ours_label, *(f"{v:.4f}" for v in ours)],
+            [*blank, "published", *(f"{p:.2f}" for p in published)],
+            [*blank, "rel. gap", *(fmt_gap(rel_gap(v, p)) for v, p in zip(ours, published))],
+            [*blank, same_label, *(yes_no(same2(v, p)) for v, p in zip(ours, published))]]
+
+
 def same_groups(a: np.ndarray, b: np.ndarray) -> bool:
     """True when two labelings define the same partition of the rows (ids may differ)."""
     a = np.asarray(a)
