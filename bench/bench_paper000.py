@@ -30,6 +30,7 @@ from incrowd import MONA, ONA, MondrianV, ONAStar  # noqa: E402
 
 from _common import (  # noqa: E402
     DOCS,
+    fmt_range,
     fmt_s,
     gaussian,
     load_adult,
@@ -88,7 +89,7 @@ def main() -> None:
         times, model = time_runs(lambda: MONA(k=k, rho=MONA_RHO).fit(credit), MONA_REPEATS, 1)
         t = median(times)
         mona_t.append(t)
-        mona_rows.append([f"{k}", fmt_s(t), f"{fmt_s(min(times))} – {fmt_s(max(times))}",
+        mona_rows.append([f"{k}", fmt_s(t), fmt_range(times),
                           met(t, MONA_TARGET), f"{MONA_PAPER[i]} s",
                           f"{100 * model.information_loss_:.4f}", f"{model.n_parts_}",
                           f"{model.n_rounds_}"])
@@ -128,7 +129,7 @@ def main() -> None:
     t_ona = median(times)
     rows.append([
         f"reference: ONA, best of {ONA_RUNS} runs, on Census (1080 x 13), k = {ONA_K}", "—",
-        f"{fmt_s(t_ona)} (median of {ONA_REPEATS}; {fmt_s(min(times))} – {fmt_s(max(times))})",
+        f"{fmt_s(t_ona)} (median of {ONA_REPEATS}; {fmt_range(times)})",
         "—", f"{ONA_PAPER} s (Table 3)",
         f"IL {100 * model.information_loss_:.4f} % (best run), random_state=0",
     ])

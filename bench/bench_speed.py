@@ -34,6 +34,7 @@ from _common import (  # noqa: E402
     DISPLAY,
     DOCS,
     FIGURES,
+    fmt_range,
     fmt_s,
     gaussian,
     load,
@@ -71,10 +72,6 @@ SHORT_NOTES = {
 }
 
 
-def spread(times: list[float]) -> str:
-    return f"{fmt_s(min(times))} – {fmt_s(max(times))}"
-
-
 def part_a(ref) -> tuple[list[str], dict]:
     X = gaussian(50_000, 15, seed=0)
     Z, _ = standardize(X)
@@ -95,13 +92,13 @@ def part_a(ref) -> tuple[list[str], dict]:
     m_ref = median(t_ref)
     rows = [
         ["numba scan kernel `mdav_labels(Z, 10)`", f"median of {REPEATS}", fmt_s(median(t_fast)),
-         spread(t_fast), f"{m_ref / median(t_fast):.0f}x",
+         fmt_range(t_fast), f"{m_ref / median(t_fast):.0f}x",
          "yes" if identical else "**NO**"],
         ["`incrowd.microaggregate(X, 10, 'mdav')` (standardize + fast exact kernel + centroids + "
-         "k-anonymity check)", f"median of {REPEATS}", fmt_s(median(t_api)), spread(t_api),
+         "k-anonymity check)", f"median of {REPEATS}", fmt_s(median(t_api)), fmt_range(t_api),
          f"{m_ref / median(t_api):.0f}x", "yes" if api_same else "**NO**"],
         ["plain numpy reference `tests/reference.py: mdav(Z, 10)`", ref_note, fmt_s(m_ref),
-         spread(t_ref) if len(t_ref) > 1 else "—", "1x", "(reference)"],
+         fmt_range(t_ref) if len(t_ref) > 1 else "—", "1x", "(reference)"],
         ["the incremental thesis, Table 5.2 (its own machine and code)", "—", fmt_s(PAPER_002_GAUSS_S), "—",
          "—", "—"],
     ]
@@ -130,10 +127,10 @@ def part_b() -> tuple[list[str], dict]:
         fit_times.append(incrowd.microaggregate(X, k, "mdav-star").seconds)
     il = 100 * res.information_loss
     rows = [
-        ["`incrowd.microaggregate(adult, 2, 'mdav-star')`", fmt_s(median(t_api)), spread(t_api),
+        ["`incrowd.microaggregate(adult, 2, 'mdav-star')`", fmt_s(median(t_api)), fmt_range(t_api),
          f"{il:.4f}", f"{res.n_groups}", f"{res.group_sizes.min()}–{res.group_sizes.max()}"],
         ["of which the estimator's fit (`result.seconds`)", fmt_s(median(fit_times)),
-         spread(fit_times), "", "", ""],
+         fmt_range(fit_times), "", "", ""],
         ["Thaeter & Reischuk (2021), Table 6 (Java, Intel i7 6850K)", fmt_s(PAPER_000_ADULT_S), "—",
          f"{PAPER_000_ADULT_IL:.2f}", "—", "—"],
     ]
@@ -164,7 +161,7 @@ def part_c() -> list[str]:
                            ("mdav-star", {})):
         t_api, res = time_runs(lambda: incrowd.microaggregate(X, k, method, **params), REPEATS)
         label = f"`{method}`" + (f" (gamma={params['gamma']})" if params else "")
-        rows.append([label, fmt_s(median(t_api)), spread(t_api), fmt_s(res.seconds),
+        rows.append([label, fmt_s(median(t_api)), fmt_range(t_api), fmt_s(res.seconds),
                      f"{100 * res.information_loss:.4f}", res.n_groups,
                      f"{res.group_sizes.min()}–{res.group_sizes.max()}"])
     return [
@@ -184,7 +181,7 @@ def part_d(ref_time_50k: float) -> tuple[list[str], dict]:
         Z, _ = standardize(gaussian(n, 15, seed=0))
         times, lab = time_runs(lambda: mdav_labels(Z, k), REPEATS)
         meds.append(median(times))
-        rows.append([f"{n:,}", fmt_s(median(times)), spread(times), int(lab.max()) + 1])
+        rows.append([f"{n:,}", fmt_s(median(times)), fmt_range(times), int(lab.max()) + 1])
     logn, logt = np.log(SCALING_N), np.log(meds)
     slope, intercept = np.polyfit(logn, logt, 1)
     slope_big, _ = np.polyfit(logn[2:], logt[2:], 1)

@@ -40,6 +40,7 @@ from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels  # noqa: E402
 from _common import (  # noqa: E402
     DISPLAY,
     DOCS,
+    fmt_range,
     fmt_s,
     gaussian,
     load,
@@ -295,9 +296,9 @@ def main() -> None:
     il_ip = 100 * information_loss(Z, lab_ip, standardized=True)
     speed_rows = [
         ["shipped kernel (`mdav_labels`, ‖x − c‖²)", fmt_s(median(t_ship)),
-         f"{fmt_s(min(t_ship))} – {fmt_s(max(t_ship))}", f"{il_ship:.6f}", "1.00x"],
+         fmt_range(t_ship), f"{il_ship:.6f}", "1.00x"],
         ["inner-product variant (0.5·‖x‖² − ⟨x, c⟩)", fmt_s(median(t_ip)),
-         f"{fmt_s(min(t_ip))} – {fmt_s(max(t_ip))}", f"{il_ip:.6f}",
+         fmt_range(t_ip), f"{il_ip:.6f}",
          f"{median(t_ship) / median(t_ip):.2f}x"],
     ]
     print(md_table(["kernel", f"median of {REPEATS}", "min – max", "IL %", "speed-up"],

@@ -42,6 +42,7 @@ from _common import (  # noqa: E402
     TABLE6_2021,
     TABLE6_2021_SECONDS,
     comparison_rows,
+    fmt_range,
     fmt_s,
     gaussian,
     il_percent,
@@ -310,7 +311,7 @@ def main() -> None:
         assert same_groups(lab, model.labels_)
         sizes = model.group_sizes_
         gauss[method] = median(t_fit)
-        rows.append([NAMES[method], fmt_s(median(t_fit)), f"{fmt_s(min(t_fit))} – {fmt_s(max(t_fit))}",
+        rows.append([NAMES[method], fmt_s(median(t_fit)), fmt_range(t_fit),
                      fmt_s(median(t_ker)), f"{100 * model.information_loss_:.4f}",
                      f"{sizes.size}", f"{sizes.min()}–{sizes.max()}"])
         del model

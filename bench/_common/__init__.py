@@ -91,6 +91,7 @@ from .published import (  # noqa: F401
     yes_no,
 )
 from .timing import (  # noqa: F401
+    fmt_range,
     fmt_s,
     median,
     quantile,

@@ -51,3 +51,8 @@ def fmt_s(seconds: float) -> str:
     if seconds >= 0.01:
         return f"{seconds * 1000:.0f} ms"
     return f"{seconds * 1000:.2f} ms"
+
+
+def fmt_range(times: list[float]) -> str:
+    """The fastest and the slowest of ``times``, as "min – max"."""
+    return f"{fmt_s(min(times))} – {fmt_s(max(times))}"
