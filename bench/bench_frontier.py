@@ -156,11 +156,32 @@ def main() -> None:
              f"What each second buys: IL against time, {what.split(',')[0].split(' (')[0]} {rows_n:,} rows")
 
 
+def _labels(done) -> list[tuple[str, float, float]]:
+    """(text, seconds, IL %) of each label: points with the same IL and nearly the same time (MONA
+    at small rho is Mondrian V) share one, placed at the fastest of them, so the labels stay
+    readable."""
+    groups: list[list] = []
+    for label, r in sorted(done, key=lambda d: d[1]["seconds"]):
+        il = round(100 * r["il"], 3)
+        for g in groups:
+            if g[2] == il and r["seconds"] <= 1.6 * g[1]:
+                g[0].append(label)
+                break
+        else:
+            groups.append([[label], r["seconds"], il])
+    out = []
+    for labels, seconds, il in groups:
+        rhos = sorted(lab[len("mona (rho "):-1] for lab in labels if lab.startswith("mona (rho "))
+        others = [lab for lab in labels if not lab.startswith("mona (rho ")]
+        text = " / ".join(others + ([f"mona (rho {', '.join(rhos)})"] if rhos else []))
+        out.append((text, seconds, il))
+    return out
+
+
 def _plot(done, marks, title: str, path: Path) -> Path:
     fig, ax = pyplot().subplots(figsize=(7, 4.5))
-    for (label, r), on in zip(done, marks):
+    for (_, r), on in zip(done, marks):
         ax.scatter(r["seconds"], 100 * r["il"], color="C0" if on else "C7", zorder=3)
-        ax.annotate(label, (r["seconds"], 100 * r["il"]), fontsize=7, xytext=(4, 3), textcoords="offset points")
     front = sorted((r["seconds"], 100 * r["il"]) for (_, r), on in zip(done, marks) if on)
     if front:
         ax.step([p[0] for p in front], [p[1] for p in front], where="post", color="C0", alpha=0.5)
@@ -174,8 +195,21 @@ def _plot(done, marks, title: str, path: Path) -> Path:
     ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
+    # Labels of nearby points would overprint each other: each label takes the first vertical
+    # offset (in points) whose box meets no label placed before it.
+    to_pt = 72 / fig.dpi
+    placed: list[tuple[float, float, float, float]] = []
+    for text, seconds, il in _labels(done):
+        x, y = (v * to_pt for v in ax.transData.transform((seconds, il)))
+        w, h = 4.2 * len(text), 8.0
+        for dy in (3, 11, -11, 19, -19, 27, -27, 35):
+            box = (x + 4, y + dy, x + 4 + w, y + dy + h)
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+                break
+        placed.append(box)
+        ax.annotate(text, (seconds, il), fontsize=7, xytext=(4, dy), textcoords="offset points")
+    fig.tight_layout()  # again, now with the labels: room for those at the right edge
     return save_figure(fig, path, dpi=110)
-
 
 if __name__ == "__main__":
     main()
