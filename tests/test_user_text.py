@@ -19,7 +19,7 @@ import pytest
 import incrowd
 
 ROOT = Path(__file__).resolve().parents[1]
-INTERNAL = re.compile(r"\b(issue|fix)\s*#?\d+\b|\bpapers?\s+0\d\d\b|\bslides\s+0\d\d\b", re.IGNORECASE)
+INTERNAL = re.compile(r"\b(issue|fix)\s*#?\d+\b|\bpapers?\s+0\d\d\b|paper_?0\d\d\b|\bslides\s+0\d\d\b", re.IGNORECASE)
 
 USER_PAGES = [
     "README.md", "CONTRIBUTING.md", "CHANGELOG.md",
@@ -39,6 +39,7 @@ def test_no_internal_work_items_in_user_text(name):
 
 def test_the_pattern_finds_what_it_should():
     assert INTERNAL.search("as in issue 8") and INTERNAL.search("paper 002's model")
+    assert INTERNAL.search("written by `bench/bench_paper000.py`")
     assert not INTERNAL.search("Thaeter & Reischuk 2021, Table 6") and not INTERNAL.search("42 issues remain")
 
 
