@@ -54,7 +54,7 @@ reproduce: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_speed.py
-	$(BIN)/python bench/bench_paper000.py
+	$(BIN)/python bench/bench_ona_mona_aims.py
 	$(BIN)/python bench/bench_mdav_fast.py
 	$(BIN)/python bench/bench_mdav_star_fast.py
 	$(BIN)/python bench/bench_ablation.py --json bench/results/ablation.json

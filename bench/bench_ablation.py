@@ -1,10 +1,10 @@
-"""Paper 003's ablation (F-MDAV, section 4, Figures 6-8 and 11), redone in numba.
+"""Rodriguez-Hoyos et al.'s (2020) ablation (F-MDAV, section 4, Figures 6-8 and 11), redone in numba.
 
 Run from the repository root: ``.venv/bin/python bench/bench_ablation.py`` (about 20 minutes on
 a loaded 2-core machine). Writes the section ``fmdav-ablation`` of ``docs/benchmarks.md`` and
 ``docs/figures/fmdav_ablation.png``.
 
-The speed-up s = t0 / t of each technique alone over traditional MDAV (paper 003, Algorithm 1),
+The speed-up s = t0 / t of each technique alone over traditional MDAV (Rodriguez-Hoyos et al. (2020), Algorithm 1),
 and of all five together ("fast MDAV"), with the kernels of
 ``incrowd.microaggregation.mdav._fmdav_variants`` at k = 10. The paper's data sets are not available
 here: standard Gaussian data with 13 columns (as Large Census) and 10 columns (as Quant Forest),
@@ -18,7 +18,6 @@ timings, ``--render PATH`` rewrites the section and figure from such a file with
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -37,10 +36,14 @@ from _common import (  # noqa: E402
     DOCS,
     FIGURES,
     fmt_s,
+    load_json,
     machine_line,
     md_table,
     now_utc,
+    pyplot,
     same_groups,
+    save_figure,
+    save_json,
     update_section,
 )
 
@@ -185,11 +188,7 @@ def label_of(key) -> str:
 
 
 def plot(raw) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     sets = [ds for ds in DATASETS if raw.get(ds)]
     fig, axes = plt.subplots(1, len(sets), figsize=(7 * len(sets), 4.8), squeeze=False)
     for ax, ds in zip(axes[0], sets):
@@ -209,11 +208,7 @@ def plot(raw) -> Path:
         ax.grid(True, axis="y", which="both", alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle("F-MDAV techniques over traditional MDAV (numba, serial)", fontsize=11)
-    FIGURES.mkdir(parents=True, exist_ok=True)
-    png = FIGURES / "fmdav_ablation.png"
-    fig.savefig(png, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return png
+    return save_figure(fig, FIGURES / "fmdav_ablation.png", dpi=110, bbox_inches="tight")
 
 
 def render(raw, minutes: float, machine: str, when: str) -> str:
@@ -310,7 +305,7 @@ def render(raw, minutes: float, machine: str, when: str) -> str:
             f" {mean_t(b, 'partial') / mean_t(b, 'fast'):.1f}x faster than partial sorting"
             f" alone at 150,000 rows, {mean_t(a, 'partial') / mean_t(a, 'fast'):.1f}x at"
             " 70,000.")
-    return f"""## F-MDAV ablation: paper 003's five techniques, one at a time (section 4)
+    return f"""## F-MDAV ablation: Rodriguez-Hoyos et al.'s (2020) five techniques, one at a time (section 4)
 
 Written by `bench/bench_ablation.py` on {when} ({minutes:.1f} min).
 
@@ -403,7 +398,7 @@ def main() -> None:
     args = ap.parse_args()
 
     if args.render is not None:
-        saved = json.loads(args.render.read_text(encoding="utf-8"))
+        saved = load_json(args.render)
         raw, minutes, machine, when = (saved["raw"], saved["minutes"], saved["machine"],
                                        saved["when"])
         write = True
@@ -414,8 +409,7 @@ def main() -> None:
         minutes = (time.perf_counter() - t_start) / 60
         machine, when = machine_line(), now_utc()
         if args.json is not None:
-            args.json.write_text(json.dumps({"raw": raw, "minutes": minutes, "machine": machine,
-                                             "when": when}), encoding="utf-8")
+            save_json(args.json, {"raw": raw, "minutes": minutes, "machine": machine, "when": when}, indent=None)
         write = args.write or sorted(args.sizes) == DEFAULT_SIZES
     body = render(raw, minutes, machine, when)
     print(body)

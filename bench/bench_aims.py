@@ -1,4 +1,4 @@
-"""Issue 8's absolute aims, each in a fresh process: time and peak memory.
+"""Absolute aims on millions of rows, each in a fresh process: time and peak memory.
 
 Run from the repository root: ``.venv/bin/python bench/bench_aims.py [--repeats N]`` (3 runs of
 each by default, about 10 minutes on a 2-core machine). Writes the section ``aims`` of ``docs/benchmarks.md``.
@@ -14,7 +14,6 @@ warm-up on 2,000 rows; peak memory is the process's peak resident set (``VmHWM``
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -23,7 +22,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DOCS, fmt_s, load_adult, machine_line, md_table, now_utc, proc_status, run_child, update_section  # noqa: E402
+from _common import (  # noqa: E402
+    DOCS,
+    fmt_s,
+    hand_back,
+    load_adult,
+    machine_line,
+    md_table,
+    now_utc,
+    proc_status,
+    run_child,
+    update_section,
+)
 
 AIMS = [
     # (key, label, data, k, aim seconds)
@@ -52,8 +62,8 @@ def _one(key: str) -> None:
     est = make().fit(X)
     seconds = time.perf_counter() - t0
     peak = proc_status("VmHWM")
-    print(json.dumps({"seconds": seconds, "peak": peak, "il": est.information_loss_, "groups": est.n_groups_,
-                      "min": int(est.group_sizes_.min()), "input": X.nbytes}))
+    hand_back({"seconds": seconds, "peak": peak, "il": est.information_loss_, "groups": est.n_groups_,
+              "min": int(est.group_sizes_.min()), "input": X.nbytes})
 
 
 def main() -> None:
@@ -74,7 +84,7 @@ def main() -> None:
         print(rows[-1], flush=True)
     table = md_table(["method", "data", "k", f"time (median of {repeats})", "range", "aim", "", "peak memory", "input",
                       "IL %", "groups", "smallest group"], rows, align="llrrrrlrrrrr")
-    body = f"""## Issue 8's absolute aims
+    body = f"""## Absolute aims: time and peak memory on millions of rows
 
 Written by `bench/bench_aims.py` on {now_utc()} ({(time.perf_counter() - t_start) / 60:.1f} min).
 Machine: {machine_line()}. Each run is one `fit` of the estimator in a fresh process after a

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import REPO, data_dir, machine_line, now_utc  # noqa: E402
+from _common import REPO, child_json, data_dir, hand_back, machine_line, now_utc, save_json  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "attacks.json"
 QIS = ["age", "sex", "race", "marital-status", "education", "native-country", "hours-per-week"]
@@ -76,15 +75,13 @@ def main() -> None:
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.repeats)))
+        hand_back(child(args.repeats))
         return
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-        out = subprocess.run([sys.executable, __file__, "--child", "--repeats", str(args.repeats)],
-                             env=env, capture_output=True, text=True, check=True).stdout
-    saved = {"machine": machine_line(), "date": now_utc(), **json.loads(out.splitlines()[-1])}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(saved, indent=1) + "\n")
+        got = child_json([sys.executable, __file__, "--child", "--repeats", args.repeats], env=env)
+    saved = {"machine": machine_line(), "date": now_utc(), **got}
+    save_json(RESULTS, saved)
     print(json.dumps(saved, indent=1))
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import REPO, Burner, fmt_s, machine_line, md_table, median, now_utc, update_section  # noqa: E402
+from _common import REPO, Burner, fmt_s, hand_back, machine_line, md_table, median, now_utc, update_section  # noqa: E402
 
 KERNELS = {
     "mdav-50k": "MDAV exact kernel (screened passes), Gaussian 50,000 x 15, k = 10",
@@ -89,7 +89,7 @@ def worker(kernel: str, mode: str, repeats: int) -> None:
         t0 = time.perf_counter()
         fit()
         times.append(time.perf_counter() - t0)
-    print(json.dumps(times))
+    hand_back(times)
 
 
 def _spawn(kernel: str, mode: str, repeats: int) -> subprocess.Popen:

@@ -2,15 +2,16 @@
 
 Run from the repository root::
 
-    .venv/bin/python bench/bench_frontier.py [--data gauss|adult] [--n 1000000] [--k 10] [--limit 900]
+    .venv/bin/python bench/bench_frontier.py [--data gauss|adult|census] [--n 1000000] [--k 10] [--limit 900]
 
 Each method runs as ``incrowd.microaggregate(X, k, method)`` in a fresh process after a warm-up
 on 2,000 rows, its time without numba's compiling (``compile_seconds``), killed past ``--limit`` seconds; MONA
-runs at rho = 0.3, 0.4, ..., 0.9. ``gauss`` is n x 15 standard Gaussian rows, ``adult`` is
-Adult's (age, education-num, hours-per-week) resampled with replacement to n rows. Writes the
-section ``frontier-<data>-<n>`` of ``docs/benchmarks.md`` (a table, best IL first, with the
-points on the frontier marked: no other method is both faster and lower in IL) and the figure
-``docs/figures/frontier_<data>_<n>.png``.
+runs at rho = 0.3, 0.4, ..., 0.9. ``gauss`` is n x 15 standard Gaussian rows (default n:
+1,000,000); ``adult`` is Adult's (age, education-num, hours-per-week) and ``census`` the Census
+file (1,080 x 13), each as it is with ``--n 0`` (their default) or resampled with replacement to
+n rows. Writes the section ``frontier-<data>-<n>`` of ``docs/benchmarks.md`` (a table, best IL
+first, with the points on the frontier marked: no other method is both faster and lower in IL)
+and the figure ``docs/figures/frontier_<data>_<n>.png``, n being the rows used.
 """
 
 from __future__ import annotations
@@ -26,7 +27,23 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DOCS, FIGURES, fmt_s, gaussian, load_adult, machine_line, md_table, now_utc, proc_status, update_section  # noqa: E402
+from _common import (  # noqa: E402
+    DOCS,
+    FIGURES,
+    fmt_s,
+    gaussian,
+    hand_back,
+    load_adult,
+    load_census,
+    machine_line,
+    md_table,
+    now_utc,
+    proc_status,
+    pyplot,
+    run_child,
+    save_figure,
+    update_section,
+)
 
 SCRIPT = str(Path(__file__).resolve())
 RHOS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -39,11 +56,24 @@ def _runs() -> list[tuple[str, str, dict]]:
     return runs
 
 
+FILES = {"adult": load_adult, "census": load_census}
+WHAT = {"gauss": "Gaussian, 15 columns", "adult": "Adult (age, education-num, hours-per-week)",
+        "census": "Census (13 columns)"}
+
+
 def _data(kind: str, n: int) -> np.ndarray:
-    if kind == "adult":
-        adult = load_adult()
-        return adult[np.random.default_rng(0).integers(0, len(adult), n)]
+    """The rows of ``kind``; a file as it is when n is 0 or its own size, else resampled to n rows."""
+    if kind in FILES:
+        rows = FILES[kind]()
+        if n in (0, len(rows)):
+            return rows
+        return rows[np.random.default_rng(0).integers(0, len(rows), n)]
     return gaussian(n, 15)
+
+
+def _rows(kind: str, n: int) -> int:
+    """How many rows ``--data kind --n n`` stands for."""
+    return len(FILES[kind]()) if kind in FILES and n == 0 else n
 
 
 def one(kind: str, n: int, k: int, method: str, params: dict) -> None:
@@ -56,17 +86,15 @@ def one(kind: str, n: int, k: int, method: str, params: dict) -> None:
     # a path the warm-up did not take (a larger kernel variant) may still compile; that is not
     # the method's time
     seconds = time.perf_counter() - t0 - result.compile_seconds
-    print(json.dumps({"seconds": seconds, "compile_seconds": result.compile_seconds,
-                      "il": float(result.information_loss), "peak": proc_status("VmHWM")}))
+    hand_back({"seconds": seconds, "compile_seconds": result.compile_seconds,
+              "il": float(result.information_loss), "peak": proc_status("VmHWM")})
 
 
 def _child(kind: str, n: int, k: int, method: str, params: dict, limit: float) -> dict | None:
-    cmd = [sys.executable, SCRIPT, "--one", kind, str(n), str(k), method, json.dumps(params)]
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, check=True)
+        return run_child(SCRIPT, kind, n, k, method, json.dumps(params), timeout=limit)
     except subprocess.TimeoutExpired:
         return None
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _frontier(points: list[tuple[float, float]]) -> list[bool]:
@@ -83,12 +111,18 @@ def main() -> None:
         one(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], json.loads(sys.argv[6]))
         return
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", choices=["gauss", "adult"], default="gauss")
-    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--data", choices=["gauss", "adult", "census"], default="gauss")
+    ap.add_argument("--n", type=int, default=None,
+                    help="rows (default 1,000,000 for gauss; 0, the file as it is, for adult and census)")
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--limit", type=float, default=900.0)
     ap.add_argument("--only", nargs="*", help="labels to run (default: all)")
     a = ap.parse_args()
+    if a.n is None:
+        a.n = 1_000_000 if a.data == "gauss" else 0
+    if a.n < 0 or (a.n == 0 and a.data == "gauss"):
+        ap.error(f"--n must be a positive number of rows{'' if a.data == 'gauss' else ' or 0'}; got {a.n}")
+    rows_n = _rows(a.data, a.n)
     done, missed = [], []
     for label, method, params in _runs():
         if a.only and label not in a.only and method not in a.only:
@@ -102,14 +136,14 @@ def main() -> None:
     marks = _frontier([(r["seconds"], r["il"]) for _, r in done])
     order = sorted(range(len(done)), key=lambda i: done[i][1]["il"])
     rows = [[done[i][0], f"{100 * done[i][1]['il']:.4f} %", fmt_s(done[i][1]["seconds"]),
-             f"{done[i][1]['peak'] / a.n:,.0f}", "yes" if marks[i] else ""] for i in order]
+             f"{done[i][1]['peak'] / rows_n:,.0f}", "yes" if marks[i] else ""] for i in order]
     rows += [[label, "—", f"> {fmt_s(a.limit)}", "—", ""] for label in missed]
-    what = "Gaussian, 15 columns" if a.data == "gauss" else "Adult (age, education-num, hours-per-week) resampled"
-    name = f"{a.data}_{a.n}"
-    figure = _plot(done, marks, f"{what}, {a.n:,} rows, k = {a.k}", FIGURES / f"frontier_{name}.png")
+    what = WHAT[a.data] + (" resampled" if a.data in FILES and a.n != 0 else "")
+    name = f"{a.data}_{rows_n}"
+    figure = _plot(done, marks, f"{what}, {rows_n:,} rows, k = {a.k}", FIGURES / f"frontier_{name}.png")
     body = "\n".join([
         f"- **Machine:** {machine_line()}. Measured {now_utc()}.",
-        f"- **Data:** {what}, {a.n:,} rows; k = {a.k}.",
+        f"- **Data:** {what}, {rows_n:,} rows; k = {a.k}.",
         "- **Method:** `incrowd.microaggregate(X, k, method)` in a fresh process after a warm-up on 2,000 rows, "
         f"numba's compiling taken out (`compile_seconds`), killed past {fmt_s(a.limit)}; peak memory is the "
         "process's peak resident set per row, data included. *Frontier*: no other method is both at most as slow and at most as lossy.",
@@ -118,22 +152,36 @@ def main() -> None:
         "",
         f"![IL against time]({figure.relative_to(DOCS).as_posix()})",
     ])
-    _section(f"frontier-{a.data}-{a.n}", body,
-                   f"What each second buys: IL against time, {what.split(',')[0]} {a.n:,} rows")
+    _section(f"frontier-{a.data}-{rows_n}", body,
+             f"What each second buys: IL against time, {what.split(',')[0].split(' (')[0]} {rows_n:,} rows")
+
+
+def _labels(done) -> list[tuple[str, float, float]]:
+    """(text, seconds, IL %) of each label: points with the same IL and nearly the same time (MONA
+    at small rho is Mondrian V) share one, placed at the fastest of them, so the labels stay
+    readable."""
+    groups: list[list] = []
+    for label, r in sorted(done, key=lambda d: d[1]["seconds"]):
+        il = round(100 * r["il"], 3)
+        for g in groups:
+            if g[2] == il and r["seconds"] <= 1.6 * g[1]:
+                g[0].append(label)
+                break
+        else:
+            groups.append([[label], r["seconds"], il])
+    out = []
+    for labels, seconds, il in groups:
+        rhos = sorted(lab[len("mona (rho "):-1] for lab in labels if lab.startswith("mona (rho "))
+        others = [lab for lab in labels if not lab.startswith("mona (rho ")]
+        text = " / ".join(others + ([f"mona (rho {', '.join(rhos)})"] if rhos else []))
+        out.append((text, seconds, il))
+    return out
 
 
 def _plot(done, marks, title: str, path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from incrowd._atomic import atomic_output
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for (label, r), on in zip(done, marks):
+    fig, ax = pyplot().subplots(figsize=(7, 4.5))
+    for (_, r), on in zip(done, marks):
         ax.scatter(r["seconds"], 100 * r["il"], color="C0" if on else "C7", zorder=3)
-        ax.annotate(label, (r["seconds"], 100 * r["il"]), fontsize=7, xytext=(4, 3), textcoords="offset points")
     front = sorted((r["seconds"], 100 * r["il"]) for (_, r), on in zip(done, marks) if on)
     if front:
         ax.step([p[0] for p in front], [p[1] for p in front], where="post", color="C0", alpha=0.5)
@@ -147,12 +195,21 @@ def _plot(done, marks, title: str, path: Path) -> Path:
     ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_output(path) as tmp:  # a temporary file in the same folder, then os.replace
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
-    return path
-
+    # Labels of nearby points would overprint each other: each label takes the first vertical
+    # offset (in points) whose box meets no label placed before it.
+    to_pt = 72 / fig.dpi
+    placed: list[tuple[float, float, float, float]] = []
+    for text, seconds, il in _labels(done):
+        x, y = (v * to_pt for v in ax.transData.transform((seconds, il)))
+        w, h = 4.2 * len(text), 8.0
+        for dy in (3, 11, -11, 19, -19, 27, -27, 35):
+            box = (x + 4, y + dy, x + 4 + w, y + dy + h)
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+                break
+        placed.append(box)
+        ax.annotate(text, (seconds, il), fontsize=7, xytext=(4, dy), textcoords="offset points")
+    fig.tight_layout()  # again, now with the labels: room for those at the right edge
+    return save_figure(fig, path, dpi=110)
 
 if __name__ == "__main__":
     main()

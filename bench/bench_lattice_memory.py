@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DOCS, machine_line, md_table, now_utc, proc_status, run_child, update_section  # noqa: E402
+from _common import DOCS, hand_back, machine_line, md_table, now_utc, proc_status, run_child, update_section  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "lattice_memory.json"
 ARX9 = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation",
@@ -75,10 +75,10 @@ def _one(index: int) -> None:
                             max_nodes=None, max_memory=None)
     seconds = time.perf_counter() - t0
     peak = proc_status("VmHWM")
-    print(json.dumps({"before": before, "peak": peak, "seconds": seconds, "estimate": estimate,
-                      "nodes": lattice.n_nodes, "computed": int(lattice.materialized.sum()),
-                      "bottom_classes": classes, "rows": int(data.shape[0]),
-                      "entries_per_node": lattice.k_histograms.keys.size / max(1, int(lattice.materialized.sum()))}))
+    hand_back({"before": before, "peak": peak, "seconds": seconds, "estimate": estimate,
+              "nodes": lattice.n_nodes, "computed": int(lattice.materialized.sum()),
+              "bottom_classes": classes, "rows": int(data.shape[0]),
+              "entries_per_node": lattice.k_histograms.keys.size / max(1, int(lattice.materialized.sum()))})
 
 
 def _refused() -> list[list[str]]:

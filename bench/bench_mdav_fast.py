@@ -1,4 +1,4 @@
-"""Exact fast MDAV against the plain scan kernel, side by side in one run (issue 8, first step).
+"""Exact fast MDAV against the plain scan kernel, side by side in one run.
 
 Run from the repository root: ``.venv/bin/python bench/bench_mdav_fast.py`` (about 3 minutes on
 a 2-core machine). Writes the section ``mdav-fast`` of ``docs/benchmarks.md``.
@@ -101,7 +101,7 @@ def main() -> None:
     for name, loader, ks in cases:
         try:
             X = loader()
-        except SystemExit as exc:  # a data file absent here (_common._read exits): say so in the table
+        except SystemExit as exc:  # a data file absent here (_common.data._read exits): say so in the table
             rows_d.append([name, "—", f"not run: {exc}", "", ""])
             continue
         for k in ks:
@@ -110,7 +110,7 @@ def main() -> None:
         print(rows_d[-1], flush=True)
     table_d = md_table(["data", "k", "groups changed", "rows regrouped", "rows"], rows_d, align="lrrrr")
     table_e = _exactness_table()
-    body = f"""## Exact fast MDAV (issue 8)
+    body = f"""## Exact fast MDAV against the plain scan kernel
 
 Written by `bench/bench_mdav_fast.py` on {now_utc()} ({(time.perf_counter() - t_start) / 60:.1f} min).
 Machine: {machine_line()}. Median of 3 runs after a warm-up (1 run for the slowest cases).
@@ -119,7 +119,7 @@ Machine: {machine_line()}. Median of 3 runs after a warm-up (1 run for the slowe
 
 {table_a}
 
-The issue's figures: IL 33.3944 % at k = 10 and 16.2467 % at k = 3 (sdcMicro and the reference);
+Reference figures: IL 33.3944 % at k = 10 and 16.2467 % at k = 3 (sdcMicro and the reference);
 aims 0.2 s and 0.6 s. `MDAV(k).fit` is the whole estimator (validation, standardization, kernel,
 centroids, IL) on the raw Gaussian rows; the kernels run on the standardized ones. The fast
 kernel is {rows_a[0][3]} / {rows_a[1][3]} faster than the scan kernel here. {_sdcmicro_pointer()} The fast kernel
@@ -149,7 +149,7 @@ sizes. The measured 1,000,000-row run is in the `aims` section (aim: 60 s). Beyo
 cache and each pass streams them from memory, which is why a second thread pays there: it
 streams its share at the same time.
 
-### (d) `MDAV(k, dtype="float32")`: what single precision changes (paper 003's fifth technique)
+### (d) `MDAV(k, dtype="float32")`: what single precision changes (Rodriguez-Hoyos et al.'s (2020) fifth technique)
 
 The standardized data rounded to float32, clustered, and compared with the float64 groups:
 

@@ -18,7 +18,6 @@ runs alternate, so a busy machine slows both alike.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -31,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
     DOCS,
     fmt_s,
+    hand_back,
     load,
     machine_line,
     md_table,
@@ -74,8 +74,8 @@ def _one(kind: str, n: int, k: int) -> None:
     seconds = time.perf_counter() - t0
     peak = proc_status("VmHWM")
     sizes = np.bincount(labels)
-    print(json.dumps({"seconds": seconds, "extra_per_row": (peak - before) / n, "groups": int(sizes.size),
-                      "min_size": int(sizes.min()), "stats": None if stats is None else stats.tolist()}))
+    hand_back({"seconds": seconds, "extra_per_row": (peak - before) / n, "groups": int(sizes.size),
+              "min_size": int(sizes.min()), "stats": None if stats is None else stats.tolist()})
 
 
 def _load(name: str) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Peak memory per row of the microaggregation kernels and estimators (issue 8).
+"""Peak memory per row of the microaggregation kernels and estimators.
 
 Run from the repository root: ``.venv/bin/python bench/bench_memory.py`` (about 3 minutes).
 Writes the section ``memory`` of ``docs/benchmarks.md``.
@@ -11,7 +11,6 @@ the bytes per row the call needed beyond its input. The input itself is 8 bytes 
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DOCS, machine_line, md_table, now_utc, proc_status, run_child, update_section  # noqa: E402
+from _common import DOCS, hand_back, machine_line, md_table, now_utc, proc_status, run_child, update_section  # noqa: E402
 
 CASES = [
     # (label, what runs, n, columns)
@@ -64,7 +63,7 @@ def _one(what: str, n: int, m: int) -> None:
     run(X)
     seconds = time.perf_counter() - t0
     peak = proc_status("VmHWM")
-    print(json.dumps({"before": before, "peak": peak, "seconds": seconds}))
+    hand_back({"before": before, "peak": peak, "seconds": seconds})
 
 
 def main() -> None:
@@ -81,7 +80,7 @@ def main() -> None:
         print(rows[-1], flush=True)
     table = md_table(["call", "data", "input bytes/row", "extra peak bytes/row", "extra / input", "time"],
                      rows, align="lrrrrr")
-    body = f"""## Memory per row (issue 8)
+    body = f"""## Memory per row: the extra peak memory of each call
 
 Written by `bench/bench_memory.py` on {now_utc()} ({(time.perf_counter() - t_start) / 60:.1f} min).
 Machine: {machine_line()}. Data: standard Gaussian rows (`default_rng(0)`), k = 10. Each call runs

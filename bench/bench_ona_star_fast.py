@@ -34,6 +34,7 @@ from _common import (  # noqa: E402
     DOCS,
     fmt_s,
     gaussian,
+    hand_back,
     load,
     load_adult,
     machine_line,
@@ -54,7 +55,7 @@ def _matrix(name: str) -> np.ndarray:
     from incrowd.data import standardize
 
     if name == "credit":
-        from reproduce_mondrian import load_credit
+        from _common import load_credit
 
         return standardize(load_credit())[0]
     if name.startswith("gauss"):
@@ -181,8 +182,6 @@ AIMS = [
 
 
 def one(key: str, k: int) -> None:
-    import json
-
     from incrowd import ONAStar
 
     m = 3 if key == "adult" else 15
@@ -191,8 +190,8 @@ def one(key: str, k: int) -> None:
     t0 = time.perf_counter()
     est = ONAStar(k).fit(X)
     seconds = time.perf_counter() - t0
-    print(json.dumps({"seconds": seconds, "il": float(est.information_loss_), "rounds": int(est.n_rounds_),
-                      "peak": proc_status("VmHWM"), "n": int(X.shape[0])}))
+    hand_back({"seconds": seconds, "il": float(est.information_loss_), "rounds": int(est.n_rounds_),
+              "peak": proc_status("VmHWM"), "n": int(X.shape[0])})
 
 
 def aims(repeats: int) -> None:

@@ -1,10 +1,10 @@
-"""Scaling exponents of MDAV, MDAV*, ONA*, Mondrian V and MONA_0.5 (issue 8).
+"""Scaling exponents of MDAV, MDAV*, ONA*, Mondrian V and MONA_0.5.
 
 Run from the repository root: ``.venv/bin/python bench/bench_scaling.py [--budget SECONDS]``.
 Each method runs on n = 10,000, 20,000, 40,000, ... standard Gaussian rows with 15 columns
 (``numpy.random.default_rng(0)``), k = 10, one run per size after a small warm-up, each in its
-own process killed at ``--budget`` seconds (default 600, the issue's rule: the largest n that
-finishes in 10 minutes), and stops at the first size that does not finish in the budget or when
+own process killed at ``--budget`` seconds (default 600: the largest n that
+finishes in 10 minutes counts), and stops at the first size that does not finish in the budget or when
 the next size would exceed ``--max-rows`` (memory: 40,960,000 x 15 float64 is 4.9 GB before the
 copies a fit makes). ``--methods`` reruns some methods and keeps the others' rows. Writes the section ``scaling`` of
 ``docs/benchmarks.md`` and ``docs/figures/scaling.png`` (log-log, with the fitted exponents).
@@ -25,7 +25,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from incrowd import MDAV, MONA, MDAVStar, MondrianV, ONAStar  # noqa: E402
 
-from _common import DOCS, FIGURES, fmt_s, machine_line, md_table, now_utc, run_child, update_section  # noqa: E402
+from _common import (  # noqa: E402
+    DOCS,
+    FIGURES,
+    fmt_s,
+    hand_back,
+    machine_line,
+    md_table,
+    now_utc,
+    pyplot,
+    run_child,
+    save_figure,
+    update_section,
+)
 
 METHODS = {
     "MDAV": lambda k: MDAV(k),
@@ -45,7 +57,7 @@ def _one(name: str, n: int, k: int) -> None:
     X = np.random.default_rng(0).standard_normal((n, 15))
     t0 = time.perf_counter()
     METHODS[name](k).fit(X)
-    print(json.dumps({"seconds": time.perf_counter() - t0}), flush=True)
+    hand_back({"seconds": time.perf_counter() - t0})
 
 
 def _timed(name: str, n: int, k: int, budget: float) -> float | None:
@@ -132,7 +144,7 @@ def main() -> None:
     png = _plot(results)
     notes = "".join(f"\n- {name}: {saved[name]['note']}." for name in results if saved.get(name, {}).get("note"))
     notes = f"\nNotes:{notes}\n" if notes else ""
-    body = f"""## Scaling exponents (issue 8)
+    body = f"""## Scaling exponents: how the time of each method grows with n
 
 Written by `bench/bench_scaling.py` on {now_utc()} ({(time.perf_counter() - t_start) / 60:.1f} min).
 Machine: {machine_line()}. Data: n x 15 standard Gaussian rows (`default_rng(0)`), k = {args.k};
@@ -152,12 +164,7 @@ row cap of {args.max_rows:,} (memory). "Stopped at" names that size.
 
 
 def _plot(results) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 5))
+    fig, ax = pyplot().subplots(figsize=(7, 5))
     for name, points in results.items():
         ns = np.array([p[0] for p in points], float)
         ts = np.array([p[1] for p in points])
@@ -167,11 +174,7 @@ def _plot(results) -> Path:
     ax.set_ylabel("seconds")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    FIGURES.mkdir(parents=True, exist_ok=True)
-    png = FIGURES / "scaling.png"
-    fig.savefig(png, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return png
+    return save_figure(fig, FIGURES / "scaling.png", dpi=110, bbox_inches="tight")
 
 
 if __name__ == "__main__":

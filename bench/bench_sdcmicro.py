@@ -50,6 +50,7 @@ from _common import (  # noqa: E402
     Burner,
     DATA_NOTES,
     DOCS,
+    OthersMeter,
     fmt_s,
     gaussian,
     load,
@@ -215,47 +216,6 @@ def cases(quick: bool, folder: Path) -> list[Case]:
 
 # ---------------------------------------------------------------------------------------------
 # Conditions
-
-
-def _system_jiffies() -> tuple[int, int]:
-    """(busy, total) CPU jiffies of the whole machine since boot, from /proc/stat."""
-    with open("/proc/stat", encoding="utf-8") as fh:
-        f = [int(v) for v in fh.readline().split()[1:]]
-    idle = f[3] + f[4]  # idle + iowait
-    total = sum(f[:8])  # guest time is already inside user
-    return total - idle, total
-
-
-def _process_jiffies(pids: list[int]) -> int:
-    """utime + stime of the processes (all their threads), from /proc/PID/stat."""
-    used = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        used += int(fields[11]) + int(fields[12])
-    return used
-
-
-class OthersMeter:
-    """Cores kept busy by processes other than this bench's (workers, burner, itself) over a span:
-    what "idle" really was on a shared machine."""
-
-    def __init__(self, pids: list[int]):
-        self.pids = pids
-        self.cores = os.cpu_count() or 1
-
-    def start(self) -> None:
-        self.busy0, self.total0 = _system_jiffies()
-        self.ours0 = _process_jiffies(self.pids)
-
-    def cores_busy(self) -> float:
-        busy, total = _system_jiffies()
-        ours = _process_jiffies(self.pids)
-        span = max(total - self.total0, 1)
-        return max(0.0, (busy - self.busy0) - (ours - self.ours0)) / span * self.cores
 
 
 def run_condition(label: str, workers: dict, case_list: list[Case], ks: tuple[int, ...], repeats: int,

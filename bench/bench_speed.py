@@ -6,7 +6,7 @@ Run from the repository root: ``.venv/bin/python bench/bench_speed.py``. Writes 
 (a) MDAV on 50,000 x 15 standard Gaussian rows (seed 0), k = 10: the numba scan kernel, the
     public ``incrowd.microaggregate`` call (which runs the fast exact kernel of ``_mdav_fast``,
     see ``bench_mdav_fast.py``), and the plain numpy reference of ``tests/reference.py``.
-(b) MDAV* on Adult (48,842 x 3), k = 2, against paper 000 Table 6.
+(b) MDAV* on Adult (48,842 x 3), k = 2, against Thaeter & Reischuk (2021), Table 6.
 (c) Every method on Census, k = 5.
 (d) MDAV scaling in n (m = 15, k = 10) with the fitted log-log exponent and a plot.
 (e) Reference vs scan kernel: identical groups on every benchmark file and Gaussian data.
@@ -34,6 +34,7 @@ from _common import (  # noqa: E402
     DISPLAY,
     DOCS,
     FIGURES,
+    fmt_range,
     fmt_s,
     gaussian,
     load,
@@ -42,7 +43,9 @@ from _common import (  # noqa: E402
     md_table,
     median,
     now_utc,
+    pyplot,
     reference_module,
+    save_figure,
     same_groups,
     time_runs,
     update_section,
@@ -50,9 +53,9 @@ from _common import (  # noqa: E402
 
 REPEATS = 5
 SLOW_REFERENCE_S = 10.0  # a reference run slower than this is not repeated
-PAPER_002_GAUSS_S = 46.12  # paper 002 Table 5.2: MDAV, 50 000 x 15 Gaussian, k = 10
-PAPER_000_ADULT_S = 211.0  # paper 000 Table 6: MDAV* on Adult, k = 2 ("Runtime on Adult")
-PAPER_000_ADULT_IL = 0.04  # paper 000 Table 6: MDAV* on Adult, k = 2, IL in %
+PAPER_002_GAUSS_S = 46.12  # the incremental thesis, Table 5.2: MDAV, 50 000 x 15 Gaussian, k = 10
+PAPER_000_ADULT_S = 211.0  # Thaeter & Reischuk (2021), Table 6: MDAV* on Adult, k = 2 ("Runtime on Adult")
+PAPER_000_ADULT_IL = 0.04  # Thaeter & Reischuk (2021), Table 6: MDAV* on Adult, k = 2, IL in %
 SCALING_N = [5_000, 10_000, 20_000, 50_000, 100_000]
 EXACT_SETS = ["census", "tarragona", "eia", "cloud1", "cloud2", "adult"]
 EXACT_KS = [2, 3, 5, 10]
@@ -67,10 +70,6 @@ SHORT_NOTES = {
     "cloud2": "1024 x 10",
     "adult": "48842 x 3 (age, education-num, hours-per-week)",
 }
-
-
-def spread(times: list[float]) -> str:
-    return f"{fmt_s(min(times))} – {fmt_s(max(times))}"
 
 
 def part_a(ref) -> tuple[list[str], dict]:
@@ -93,14 +92,14 @@ def part_a(ref) -> tuple[list[str], dict]:
     m_ref = median(t_ref)
     rows = [
         ["numba scan kernel `mdav_labels(Z, 10)`", f"median of {REPEATS}", fmt_s(median(t_fast)),
-         spread(t_fast), f"{m_ref / median(t_fast):.0f}x",
+         fmt_range(t_fast), f"{m_ref / median(t_fast):.0f}x",
          "yes" if identical else "**NO**"],
         ["`incrowd.microaggregate(X, 10, 'mdav')` (standardize + fast exact kernel + centroids + "
-         "k-anonymity check)", f"median of {REPEATS}", fmt_s(median(t_api)), spread(t_api),
+         "k-anonymity check)", f"median of {REPEATS}", fmt_s(median(t_api)), fmt_range(t_api),
          f"{m_ref / median(t_api):.0f}x", "yes" if api_same else "**NO**"],
         ["plain numpy reference `tests/reference.py: mdav(Z, 10)`", ref_note, fmt_s(m_ref),
-         spread(t_ref) if len(t_ref) > 1 else "—", "1x", "(reference)"],
-        ["paper 002 Table 5.2 (its own machine and code)", "—", fmt_s(PAPER_002_GAUSS_S), "—",
+         fmt_range(t_ref) if len(t_ref) > 1 else "—", "1x", "(reference)"],
+        ["the incremental thesis, Table 5.2 (its own machine and code)", "—", fmt_s(PAPER_002_GAUSS_S), "—",
          "—", "—"],
     ]
     lines = [
@@ -110,7 +109,7 @@ def part_a(ref) -> tuple[list[str], dict]:
                   "groups identical to reference"], rows, "llrrrc"),
         "",
         f"Information loss {il:.4f} %, {int(lab_fast.max()) + 1} groups. Target: scan kernel under "
-        f"3 s ({'met' if median(t_fast) < 3 else '**missed**'}); paper 002 reports "
+        f"3 s ({'met' if median(t_fast) < 3 else '**missed**'}); the incremental thesis reports "
         f"{PAPER_002_GAUSS_S} s for the same size (Table 5.2, m = 15, k = 10), "
         f"{PAPER_002_GAUSS_S / median(t_fast):.0f}x the scan kernel's time here (different "
         "machine and code, so only indicative).",
@@ -128,11 +127,11 @@ def part_b() -> tuple[list[str], dict]:
         fit_times.append(incrowd.microaggregate(X, k, "mdav-star").seconds)
     il = 100 * res.information_loss
     rows = [
-        ["`incrowd.microaggregate(adult, 2, 'mdav-star')`", fmt_s(median(t_api)), spread(t_api),
+        ["`incrowd.microaggregate(adult, 2, 'mdav-star')`", fmt_s(median(t_api)), fmt_range(t_api),
          f"{il:.4f}", f"{res.n_groups}", f"{res.group_sizes.min()}–{res.group_sizes.max()}"],
         ["of which the estimator's fit (`result.seconds`)", fmt_s(median(fit_times)),
-         spread(fit_times), "", "", ""],
-        ["paper 000 Table 6 (Java, Intel i7 6850K)", fmt_s(PAPER_000_ADULT_S), "—",
+         fmt_range(fit_times), "", "", ""],
+        ["Thaeter & Reischuk (2021), Table 6 (Java, Intel i7 6850K)", fmt_s(PAPER_000_ADULT_S), "—",
          f"{PAPER_000_ADULT_IL:.2f}", "—", "—"],
     ]
     same = f"{il:.2f}" == f"{PAPER_000_ADULT_IL:.2f}"
@@ -142,7 +141,7 @@ def part_b() -> tuple[list[str], dict]:
         md_table(["run", f"time (median of {REPEATS})", "min – max", "IL %", "groups",
                   "group sizes"], rows, "lrrrrr"),
         "",
-        f"Target: under 10 s ({'met' if median(t_api) < 10 else '**missed**'}); paper 000 Table 6 "
+        f"Target: under 10 s ({'met' if median(t_api) < 10 else '**missed**'}); Thaeter & Reischuk (2021), Table 6 "
         f"reports {PAPER_000_ADULT_S:.0f} s (its 'Runtime on Adult' table, k = 2; the row label "
         "lost its star in the text extraction, the table compares MDAV* with ONA* and the "
         f"Mondrian family). IL {il:.4f} % {'equals' if same else '**differs from**'} the "
@@ -162,7 +161,7 @@ def part_c() -> list[str]:
                            ("mdav-star", {})):
         t_api, res = time_runs(lambda: incrowd.microaggregate(X, k, method, **params), REPEATS)
         label = f"`{method}`" + (f" (gamma={params['gamma']})" if params else "")
-        rows.append([label, fmt_s(median(t_api)), spread(t_api), fmt_s(res.seconds),
+        rows.append([label, fmt_s(median(t_api)), fmt_range(t_api), fmt_s(res.seconds),
                      f"{100 * res.information_loss:.4f}", res.n_groups,
                      f"{res.group_sizes.min()}–{res.group_sizes.max()}"])
     return [
@@ -175,11 +174,6 @@ def part_c() -> list[str]:
 
 
 def part_d(ref_time_50k: float) -> tuple[list[str], dict]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     k = 10
     meds = []
     rows = []
@@ -187,13 +181,12 @@ def part_d(ref_time_50k: float) -> tuple[list[str], dict]:
         Z, _ = standardize(gaussian(n, 15, seed=0))
         times, lab = time_runs(lambda: mdav_labels(Z, k), REPEATS)
         meds.append(median(times))
-        rows.append([f"{n:,}", fmt_s(median(times)), spread(times), int(lab.max()) + 1])
+        rows.append([f"{n:,}", fmt_s(median(times)), fmt_range(times), int(lab.max()) + 1])
     logn, logt = np.log(SCALING_N), np.log(meds)
     slope, intercept = np.polyfit(logn, logt, 1)
     slope_big, _ = np.polyfit(logn[2:], logt[2:], 1)
 
-    FIGURES.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=120)
+    fig, ax = pyplot().subplots(figsize=(6.4, 4.4), dpi=120)
     ax.loglog(SCALING_N, meds, "o-", label=f"incrowd scan kernel (median of {REPEATS})")
     grid = np.geomspace(SCALING_N[0], SCALING_N[-1], 50)
     ax.loglog(grid, np.exp(intercept) * grid**slope, "--", color="gray",
@@ -201,7 +194,7 @@ def part_d(ref_time_50k: float) -> tuple[list[str], dict]:
     ax.loglog([50_000], [ref_time_50k], "s", color="tab:red",
               label=f"plain numpy reference, n = 50,000 ({fmt_s(ref_time_50k)})")
     ax.loglog([50_000], [PAPER_002_GAUSS_S], "^", color="tab:green",
-              label=f"paper 002 Table 5.2, n = 50,000 ({PAPER_002_GAUSS_S} s, other machine)")
+              label=f"the incremental thesis, Table 5.2, n = 50,000 ({PAPER_002_GAUSS_S} s, other machine)")
     ax.set_xlabel("rows n (m = 15 standard Gaussian attributes)")
     ax.set_ylabel("seconds")
     ax.set_title("MDAV, k = 10: time vs n")
@@ -211,9 +204,7 @@ def part_d(ref_time_50k: float) -> tuple[list[str], dict]:
     ax.text(0.99, 0.02, f"{cpu}, 1 thread", transform=ax.transAxes, ha="right", va="bottom",
             fontsize=7, color="gray")
     fig.tight_layout()
-    png = FIGURES / "mdav_scaling.png"
-    fig.savefig(png)
-    plt.close(fig)
+    save_figure(fig, FIGURES / "mdav_scaling.png")
 
     lines = [
         "### (d) MDAV scaling: m = 15 standard Gaussian attributes (seed 0), k = 10",
@@ -327,9 +318,9 @@ def main() -> None:
         "",
         "**Summary.** "
         f"MDAV 50,000 x 15, k = 10: {fmt_s(a['fast'])} (target < 3 s; plain reference "
-        f"{fmt_s(a['ref'])}; paper 002: {PAPER_002_GAUSS_S} s), groups identical to the reference: "
+        f"{fmt_s(a['ref'])}; the incremental thesis: {PAPER_002_GAUSS_S} s), groups identical to the reference: "
         f"{'yes' if a['identical'] else '**NO**'}. MDAV* Adult k = 2: {fmt_s(b['time'])} "
-        f"(target < 10 s; paper 000: {PAPER_000_ADULT_S:.0f} s), IL {b['il']:.4f} %. MDAV time "
+        f"(target < 10 s; Thaeter & Reischuk (2021): {PAPER_000_ADULT_S:.0f} s), IL {b['il']:.4f} %. MDAV time "
         f"grows as n^{d['slope']:.2f}. Reference vs scan kernel: "
         + ("identical groups in all " + str(e["n_cases"]) + " cases."
            if not e["mismatches"] else f"**mismatch in {', '.join(e['mismatches'])}**."),

@@ -35,7 +35,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DOCS, REPO, data_dir, machine_line, md_table, median, now_utc, update_section  # noqa: E402
+from _common import (  # noqa: E402
+    DOCS,
+    REPO,
+    child_json,
+    data_dir,
+    machine_line,
+    md_table,
+    median,
+    now_utc,
+    run_code,
+    update_section,
+)
 
 RESULTS = REPO / "bench" / "results" / "startup.json"
 CENSUS = REPO / "src" / "incrowd" / "datasets" / "census.csv"
@@ -127,9 +138,7 @@ def _vmax(lattice: Path, env: dict[str, str]) -> dict[str, int]:
     """v_max 'middle-low' (half of each attribute's top level), as docs/negotiation.md uses it."""
     code = ("import json, sys\nfrom incrowd.generalization import Lattice\nlat = Lattice.open(sys.argv[1])\n"
             "print(json.dumps({a: lat.hierarchies[a].max_level // 2 for a in lat.attributes}))")
-    done = subprocess.run([sys.executable, "-c", code, str(lattice)], env=env, capture_output=True, text=True,
-                          check=True)
-    return json.loads(done.stdout)
+    return run_code(code, lattice, env=env)
 
 
 def measure(srcs: dict[str, Path], repeats: int) -> dict[str, dict]:
@@ -188,9 +197,7 @@ def measure(srcs: dict[str, Path], repeats: int) -> dict[str, dict]:
                     if what == "negotiate-one" and not (srcs[label] / "incrowd" / "generalization"
                                                         / "_search_plain.py").exists():
                         continue
-                    done = subprocess.run([sys.executable, "-c", SPLIT, what, *args], env=env, capture_output=True,
-                                          text=True, check=True, cwd=work)
-                    rows[label].append(json.loads(done.stdout.strip().splitlines()[-1]))
+                    rows[label].append(child_json([sys.executable, "-c", SPLIT, what, *args], env=env, cwd=work))
             for label, got in rows.items():
                 if got:
                     split[label][what] = {key: [r[key] for r in got] for key in got[0]}

@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rlib", default="/work/rlib")
     ap.add_argument("--k", type=int, nargs="+", default=[3, 5, 10])
-    ap.add_argument("--data", default="census", help="a data set of bench/_common.py (census, tarragona, ...)")
+    ap.add_argument("--data", default="census", help="a data set of bench/_common/data.py (census, tarragona, ...)")
     args = ap.parse_args(argv)
 
     from incrowd import microaggregate

@@ -30,7 +30,6 @@ import gzip
 import io
 import argparse
 import json
-import os
 import socket
 import statistics
 import subprocess
@@ -50,7 +49,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from incrowd import verify_k_anonymity  # noqa: E402
 from incrowd.datasets import load_census  # noqa: E402
 
-from _common import DOCS, REPO, machine_line, md_table, now_utc, update_section  # noqa: E402
+from _common import (  # noqa: E402
+    DOCS, REPO, cpu_seconds, machine_line, md_table, now_utc, peak_rss_bytes, process_tree, quantile,
+    update_section,
+)
 
 CLIENTS = 20
 REQUESTS = 200
@@ -92,32 +94,6 @@ def start_server(port: int) -> subprocess.Popen:
             time.sleep(0.1)
     proc.kill()
     raise RuntimeError("incrowd serve did not answer within 60 s")
-
-
-def _descendants(pid: int) -> list[int]:
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        found.append(p)
-        for task in Path(f"/proc/{p}/task").glob("*"):
-            try:
-                todo += [int(c) for c in (task / "children").read_text().split()]
-            except OSError:
-                pass
-    return sorted(set(found))
-
-
-def peak_rss_bytes(pid: int) -> int:
-    """VmHWM of a process and its live children, summed (an upper bound on their joint peak)."""
-    total = 0
-    for p in _descendants(pid):
-        try:
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    total += int(line.split()[1]) * 1024
-        except OSError:
-            pass
-    return total
 
 
 class Client:
@@ -311,16 +287,6 @@ class Hostile:
 HOSTILE = {"bomb": "bombs", "wide": "wide", "abandon": "abandon", "cross-origin": "cross_origin"}
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def quantile(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[int(q * 100) - 1]
-
-
 ATTRIBUTION = (["abandon"], ["bomb", "wide", "cross-origin"])
 
 
@@ -399,7 +365,7 @@ def main() -> None:
             for subset in ATTRIBUTION:
                 parts[",".join(subset)] = run_hostile(base, census_csv, payloads, subset, server.pid)
         rss_peak = peak_rss_bytes(server.pid)
-        processes = len(_descendants(server.pid))
+        processes = len(process_tree(server.pid))
         alive = httpx.get(f"{base}/api/samples", timeout=30).status_code
     finally:
         server.terminate()

@@ -5,15 +5,15 @@ Run from the repository root: ``.venv/bin/python bench/reproduce_mdav.py``. Writ
 
 Published values are typed in from the papers in ``../shared/papers``:
 
-* paper 001 (Thaeter & Reischuk, SICHERHEIT 2018), Table 1: MDAV, MDAV+, V-MDAV (best gamma in
+* Thaeter & Reischuk (SICHERHEIT 2018), Table 1: MDAV, MDAV+, V-MDAV (best gamma in
   0.0..2.0 step 0.1, gammas in Table 4), MDAV* on Census, Tarragona, EIA, k = 3, 4, 5, 7, 10, to
   3 decimals; Table 3 (relative differences) is used to cross-check the transcription; section 3
   has the worked 1-D example.
-* paper 000 (Thaeter & Reischuk, SECRYPT 2021), Table 1: MDAV and MDAV* on Census, Tarragona,
+* Thaeter & Reischuk (SECRYPT 2021), Table 1: MDAV and MDAV* on Census, Tarragona,
   EIA, Cloud1, Cloud2, k = 2, 3, 4, 5, 7, 10, to 2 decimals (the star of "MDAV*" is lost in the
   text extraction; the appendix Table 2 repeats the MDAV* Census row and names it).
 
-Acceptance rule: MDAV equals paper 000 at its 2 published decimals; MDAV+, V-MDAV and MDAV* are
+Acceptance rule: MDAV equals Thaeter & Reischuk (2021) at its 2 published decimals; MDAV+, V-MDAV and MDAV* are
 within 3 % relative of the published value.
 """
 
@@ -35,12 +35,18 @@ from _common import (  # noqa: E402
     DATA_NOTES,
     DISPLAY,
     DOCS,
+    TABLE1_2021,
+    fmt_gap,
     load,
     machine_line,
     md_table,
     now_utc,
+    pass_fail,
     reference_module,
+    rel_gap,
+    same_at,
     update_section,
+    yes_no,
 )
 
 KS_001 = [3, 4, 5, 7, 10]
@@ -51,7 +57,7 @@ REL_TOL = 0.03
 # ---------------------------------------------------------------------------------------------
 # Published values (information loss in %), typed in from the papers.
 
-# Paper 001, Table 1 (a) CENSUS, (b) TARRAGONA, (c) EIA; columns k = 3, 4, 5, 7, 10.
+# Thaeter & Reischuk (2018), Table 1 (a) CENSUS, (b) TARRAGONA, (c) EIA; columns k = 3, 4, 5, 7, 10.
 P001 = {
     "census": {
         "mdav": [5.677, 7.537, 9.056, 11.608, 14.186],
@@ -73,14 +79,14 @@ P001 = {
     },
 }
 
-# Paper 001, Table 4: optimal gain factor gamma of V-MDAV; columns k = 3, 4, 5, 7, 10.
+# Thaeter & Reischuk (2018), Table 4: optimal gain factor gamma of V-MDAV; columns k = 3, 4, 5, 7, 10.
 P001_GAMMA = {
     "census": [0.0, 0.0, 0.2, 0.1, 0.2],
     "tarragona": [0.3, 0.3, 0.0, 0.6, 0.3],
     "eia": [0.6, 0.0, 0.4, 0.0, 1.3],
 }
 
-# Paper 001, Table 3: (a) "MDAV* versus MDAV" (1 decimal), (b) "MDAV* versus V-MDAV"
+# Thaeter & Reischuk (2018), Table 3: (a) "MDAV* versus MDAV" (1 decimal), (b) "MDAV* versus V-MDAV"
 # (2 decimals), in % relative difference; columns k = 3, 4, 5, 7, 10. Used only to cross-check
 # the transcription of Table 1.
 P001_T3A = {
@@ -94,31 +100,10 @@ P001_T3B = {
     "eia": [-3.40, -8.23, -13.71, -8.09, -5.77],
 }
 
-# Paper 000, Table 1: columns k = 2, 3, 4, 5, 7, 10.
-P000 = {
-    "census": {
-        "mdav": [3.18, 5.69, 7.49, 9.09, 11.60, 14.16],
-        "mdav-star": [3.17, 5.78, 7.44, 8.81, 11.37, 14.01],
-    },
-    "tarragona": {
-        "mdav": [9.33, 16.93, 19.55, 22.46, 27.52, 33.19],
-        "mdav-star": [9.44, 16.14, 19.19, 22.25, 28.40, 34.75],
-    },
-    "eia": {
-        "mdav": [0.31, 0.48, 0.67, 1.67, 2.17, 3.84],
-        "mdav-star": [0.22, 0.45, 0.62, 0.91, 2.03, 2.63],
-    },
-    "cloud1": {
-        "mdav": [1.21, 2.22, 3.74, 4.31, 5.70, 7.05],
-        "mdav-star": [1.16, 2.11, 3.65, 4.09, 5.54, 6.70],
-    },
-    "cloud2": {
-        "mdav": [0.68, 1.21, 1.70, 2.03, 2.69, 3.40],
-        "mdav-star": [0.64, 1.10, 1.52, 1.87, 2.51, 3.28],
-    },
-}
+# Thaeter & Reischuk (2021), Table 1: columns k = 2, 3, 4, 5, 7, 10.
+P000 = TABLE1_2021  # bench/_common/papers.py
 
-# Paper 001, section 3: the worked 1-D example.
+# Thaeter & Reischuk (2018), section 3: the worked 1-D example.
 EXAMPLE_VALUES = [1, 2, 3, 5, 6, 19, 20, 21, 98, 99, 100]
 EXAMPLE_K = 3
 EXAMPLE_SST = 17966.0  # "diversity" of the example
@@ -147,29 +132,11 @@ def il_percent(X: np.ndarray, k: int, method: str, **params) -> float:
     return 100.0 * incrowd.microaggregate(X, k, method, **params).information_loss
 
 
+YEAR = {"000": "Thaeter & Reischuk (2021)", "001": "Thaeter & Reischuk (2018)"}  # how a source is cited
+
+
 def decimals_of(value: float, source: str) -> int:
     return 3 if source == "001" else 2
-
-
-def same_at(ours: float, published: float, decimals: int) -> bool:
-    return f"{ours:.{decimals}f}" == f"{published:.{decimals}f}"
-
-
-def rel_gap(ours: float, published: float) -> float:
-    return (ours - published) / published
-
-
-def fmt_gap(g: float) -> str:
-    text = f"{100 * g:+.2f} %"
-    return "0.00 %" if text in ("+0.00 %", "-0.00 %") else text
-
-
-def yes_no(b: bool) -> str:
-    return "yes" if b else "**no**"
-
-
-def pass_fail(b: bool) -> str:
-    return "pass" if b else "**FAIL**"
 
 
 def best_gamma(X: np.ndarray, k: int) -> tuple[float, float, list[float], dict[float, float]]:
@@ -180,7 +147,7 @@ def best_gamma(X: np.ndarray, k: int) -> tuple[float, float, list[float], dict[f
     return best, ties[0], ties, per
 
 
-# MDAV variants, only to show that none of the usual ones gives paper 001's MDAV row. Plain
+# MDAV variants, only to show that none of the usual ones gives Thaeter & Reischuk's (2018) MDAV row. Plain
 # numpy on standardized data, built from tests/reference.py's primitives.
 def mdav_variant(X: np.ndarray, k: int, *, fixed_centroid: bool, two_groups: bool, q_from: str):
     ref = reference_module()
@@ -213,7 +180,8 @@ def mdav_variant(X: np.ndarray, k: int, *, fixed_centroid: bool, two_groups: boo
 
 
 VARIANTS = [
-    ("standard MDAV (this package, paper 003 Alg. 1)", dict(fixed_centroid=False, two_groups=True, q_from="P")),
+    ("standard MDAV (this package, Rodriguez-Hoyos et al. (2020), Alg. 1)",
+     dict(fixed_centroid=False, two_groups=True, q_from="P")),
     ("centroid of the whole data kept fixed", dict(fixed_centroid=True, two_groups=True, q_from="P")),
     ("one group per round (centroid recomputed)", dict(fixed_centroid=False, two_groups=False, q_from="P")),
     ("Q = farthest from the centroid, not from P", dict(fixed_centroid=False, two_groups=True, q_from="C")),
@@ -259,7 +227,7 @@ def main() -> None:
         n_checks += 1
         n_pass += ok
         if not ok:
-            failures.append(f"{DISPLAY[ds]} k={k} {NAMES[method]} vs paper {source}")
+            failures.append(f"{DISPLAY[ds]} k={k} {NAMES[method]} vs {YEAR[source]}")
         return same, ok
 
     out: list[str] = []
@@ -279,14 +247,14 @@ def main() -> None:
         "standardized to mean 0, variance 1; IL = SSE/SST on the standardized data, in %."
     )
     out.append(
-        "- **k:** 3, 4, 5, 7, 10 (paper 001 Table 1) and 2, 3, 4, 5, 7, 10 (paper 000 Table 1; "
-        "that table has no k = 6, 8, 9 columns)."
+        "- **k:** 3, 4, 5, 7, 10 (Thaeter & Reischuk (2018), Table 1) and 2, 3, 4, 5, 7, 10 (Thaeter & Reischuk (2021), Table 1; "
+        "that table has no k = 6, 8, 9 columns); the tables below call them *2018 T1* and *2021 T1*."
     )
     out.append(
-        "- **Acceptance rule:** MDAV must equal paper 000's value at its 2 published decimals; "
+        "- **Acceptance rule:** MDAV must equal Thaeter & Reischuk's (2021) value at its 2 published decimals; "
         "MDAV+, V-MDAV and MDAV* must be within 3 % relative of the published value. "
         "*Same to published decimals* says whether our value rounds to the published one (3 "
-        "decimals for paper 001, 2 for paper 000); it is reported for every cell but is the "
+        "decimals for Thaeter & Reischuk (2018), 2 for Thaeter & Reischuk (2021)); it is reported for every cell but is the "
         "rule only for MDAV. Rows marked *info* are not part of the rule."
     )
     out.append("")
@@ -318,17 +286,17 @@ def main() -> None:
                 if method == "mdav":
                     pub0 = P000[ds]["mdav"][KS_000.index(k)]
                     same, ok = rule(ds, k, method, "000", ours, pub0, "exact")
-                    rows.append([k, "MDAV", f"{ours:.4f}", f"{pub0:.2f}", "000 T1",
+                    rows.append([k, "MDAV", f"{ours:.4f}", f"{pub0:.2f}", "2021 T1",
                                  fmt_gap(rel_gap(ours, pub0)), yes_no(same), "equal at 2 dp",
                                  pass_fail(ok)])
                     pub1 = P001[ds]["mdav"][i]
                     same, _ = rule(ds, k, method, "001", ours, pub1, "info")
-                    rows.append([k, "MDAV", f"{ours:.4f}", f"{pub1:.3f}", "001 T1",
+                    rows.append([k, "MDAV", f"{ours:.4f}", f"{pub1:.3f}", "2018 T1",
                                  fmt_gap(rel_gap(ours, pub1)), yes_no(same), "info", "—"])
                 else:
                     pub1 = P001[ds][method][i]
                     same, ok = rule(ds, k, method, "001", ours, pub1, "3%")
-                    rows.append([k, label, f"{ours:.4f}", f"{pub1:.3f}", "001 T1",
+                    rows.append([k, label, f"{ours:.4f}", f"{pub1:.3f}", "2018 T1",
                                  fmt_gap(rel_gap(ours, pub1)), yes_no(same), "within 3 %",
                                  pass_fail(ok)])
         main_tables.append((ds, rows))
@@ -344,7 +312,7 @@ def main() -> None:
         out.append("")
 
     out.append("**V-MDAV gain factor.** Best γ over 0.0, 0.1, ..., 2.0 (the smallest γ reaching the "
-               "minimum; all tied γ listed), next to paper 001 Table 4, and our IL at the paper's γ.")
+               "minimum; all tied γ listed), next to Thaeter & Reischuk (2018), Table 4, and our IL at the paper's γ.")
     out.append("")
     out.append(md_table(
         ["data", "k", "our best γ", "paper γ (T4)", "ours IL % at best γ", "ours IL % at paper γ",
@@ -353,7 +321,7 @@ def main() -> None:
     out.append("")
 
     # ---- Table 2: k = 2 ------------------------------------------------------------------------
-    out.append("### Table 2. k = 2 on all five small data sets (paper 000 Table 1)")
+    out.append("### Table 2. k = 2 on all five small data sets (Thaeter & Reischuk (2021), Table 1)")
     out.append("")
     rows = []
     for ds in ("census", "tarragona", "eia", "cloud1", "cloud2"):
@@ -366,14 +334,14 @@ def main() -> None:
             rows.append([DISPLAY[ds], NAMES[method], f"{ours:.4f}", f"{pub:.2f}",
                          fmt_gap(rel_gap(ours, pub)), yes_no(same),
                          "equal at 2 dp" if kind == "exact" else "within 3 %", pass_fail(ok)])
-    out.append(md_table(["data", "method", "ours IL %", "published IL % (000 T1)", "rel. gap",
+    out.append(md_table(["data", "method", "ours IL %", "published IL % (2021 T1)", "rel. gap",
                          "same to 2 dp", "rule", "result"], rows, "llrrrcll"))
     out.append("")
 
     # ---- Table 3: Cloud1/Cloud2 at k = 3..10 --------------------------------------------------
-    out.append("### Table 3. Cloud1 and Cloud2 at k = 3..10 (paper 000 Table 1)")
+    out.append("### Table 3. Cloud1 and Cloud2 at k = 3..10 (Thaeter & Reischuk (2021), Table 1)")
     out.append("")
-    out.append("Paper 000 publishes k = 3, 4, 5, 7, 10; for k = 6, 8, 9 only our values are shown.")
+    out.append("Thaeter & Reischuk (2021) publishes k = 3, 4, 5, 7, 10; for k = 6, 8, 9 only our values are shown.")
     out.append("")
     rows = []
     for ds in ("cloud1", "cloud2"):
@@ -392,12 +360,12 @@ def main() -> None:
                 else:
                     rows.append([DISPLAY[ds], NAMES[method], k, f"{ours:.4f}", "—", "—", "—",
                                  "not published", "—"])
-    out.append(md_table(["data", "method", "k", "ours IL %", "published IL % (000 T1)",
+    out.append(md_table(["data", "method", "k", "ours IL %", "published IL % (2021 T1)",
                          "rel. gap", "same to 2 dp", "rule", "result"], rows, "llrrrrcll"))
     out.append("")
 
     # ---- Table 4: the worked 1-D example --------------------------------------------------------
-    out.append("### Table 4. Worked 1-D example of paper 001 (section 3)")
+    out.append("### Table 4. Worked 1-D example of Thaeter & Reischuk (2018) (section 3)")
     out.append("")
     x = np.asarray(EXAMPLE_VALUES, dtype=np.float64)
     our_sst = sst(x)
@@ -439,8 +407,8 @@ def main() -> None:
     )
     out.append("")
 
-    # ---- Table 5: paper 001 vs paper 000 ---------------------------------------------------------
-    out.append("### Table 5. Where paper 001 (3 decimals) and paper 000 (2 decimals) disagree")
+    # ---- Table 5: Thaeter & Reischuk (2018) vs Thaeter & Reischuk (2021) -----------------------
+    out.append("### Table 5. Where Thaeter & Reischuk (2018) (3 decimals) and Thaeter & Reischuk (2021) (2 decimals) disagree")
     out.append("")
     out.append(
         "Both papers are by the same authors and publish MDAV and MDAV* on Census, Tarragona and "
@@ -464,28 +432,28 @@ def main() -> None:
                     ours = ours_cache[(ds, k, method)]
                     if method == "mdav-star":
                         star_inconsistent.append((ds, k, v1, v0, ours))
-                    agree = [name for name, ok in (("paper 001", same_at(ours, v1, 3)),
-                                                   ("paper 000", same_at(ours, v0, 2))) if ok]
+                    agree = [name for name, ok in (("Thaeter & Reischuk (2018)", same_at(ours, v1, 3)),
+                                                   ("Thaeter & Reischuk (2021)", same_at(ours, v0, 2))) if ok]
                     rows.append([DISPLAY[ds], NAMES[method], k, f"{v1:.3f}", f"{v0:.2f}",
                                  f"{v0 - v1:+.3f}", f"{ours:.4f}", " and ".join(agree) or "neither"])
-    out.append(md_table(["data", "method", "k", "paper 001", "paper 000", "000 - 001", "ours",
+    out.append(md_table(["data", "method", "k", "Thaeter & Reischuk (2018)", "Thaeter & Reischuk (2021)", "2021 - 2018", "ours",
                          "ours equals (at its decimals)"], rows, "llrrrrrl"))
     out.append("")
     out.append(f"{len(rows)} of {n_compared} cells are inconsistent: {inconsistent['mdav']} of 15 "
                f"for MDAV, {inconsistent['mdav-star']} of 15 for MDAV*.")
     out.append("")
 
-    # ---- Table 6: MDAV variants vs paper 001's MDAV row ------------------------------------------
-    out.append("### Table 6. MDAV variants against paper 001's MDAV row")
+    # ---- Table 6: MDAV variants vs Thaeter & Reischuk's (2018) MDAV row ------------------------------------------
+    out.append("### Table 6. MDAV variants against Thaeter & Reischuk's (2018) MDAV row")
     out.append("")
     out.append("Plain numpy (primitives of `tests/reference.py`) on standardized data, IL % to 3 "
-               "decimals, k = 3, 4, 5, 7, 10. Cells equal to paper 001 at 3 decimals are in bold.")
+               "decimals, k = 3, 4, 5, 7, 10. Cells equal to Thaeter & Reischuk (2018) at 3 decimals are in bold.")
     out.append("")
     rows = []
     for ds in ("census", "tarragona", "eia"):
         Z, _ = standardize(data[ds])
-        rows.append([f"**{DISPLAY[ds]}**", "paper 001 T1"] + [f"{v:.3f}" for v in P001[ds]["mdav"]])
-        rows.append(["", "paper 000 T1"] + [f"{P000[ds]['mdav'][KS_000.index(k)]:.2f}" for k in KS_001])
+        rows.append([f"**{DISPLAY[ds]}**", "Thaeter & Reischuk (2018), Table 1"] + [f"{v:.3f}" for v in P001[ds]["mdav"]])
+        rows.append(["", "Thaeter & Reischuk (2021), Table 1"] + [f"{P000[ds]['mdav'][KS_000.index(k)]:.2f}" for k in KS_001])
         for vname, kw in VARIANTS:
             cells = []
             for i, k in enumerate(KS_001):
@@ -513,14 +481,14 @@ def main() -> None:
         "",
         f"- **{n_pass} of {n_checks} rule checks pass**"
         + (f"; failing: {', '.join(failures)}." if failures else "."),
-        f"- Worked 1-D example of paper 001: "
+        f"- Worked 1-D example of Thaeter & Reischuk (2018): "
         f"{'reproduced (groups, SSE and IL)' if example_ok else '**NOT reproduced**'}.",
-        "- Transcription check: paper 001's Table 3 (relative differences of MDAV* to MDAV and to "
+        "- Transcription check: Thaeter & Reischuk's (2018) Table 3 (relative differences of MDAV* to MDAV and to "
         "V-MDAV) recomputed from the typed-in Table 1 values, allowing for the rounding of both: "
         + ("all 30 agree." if not t3_bad else f"**disagree at {', '.join(t3_bad)}**."),
-        "- Cells not equal to the published value at the published decimals, apart from paper "
-        "001's MDAV row (gap 1 below): "
-        + (", ".join(f"{DISPLAY[d]} k={k} {NAMES[m]} (paper {s})" for d, k, m, s in sorted(not_001_mdav))
+        "- Cells not equal to the published value at the published decimals, apart from the MDAV "
+        "row of Thaeter & Reischuk (2018) (gap 1 below): "
+        + (", ".join(f"{DISPLAY[d]} k={k} {NAMES[m]} ({YEAR[s]})" for d, k, m, s in sorted(not_001_mdav))
            or "none")
         + ".",
     ]
@@ -541,54 +509,55 @@ def main() -> None:
     out.append("### Gaps explained")
     out.append("")
     out.append(
-        "1. **MDAV: paper 000 vs paper 001.** Our MDAV equals paper 000's two-decimal values in "
+        "1. **MDAV: Thaeter & Reischuk (2021) vs Thaeter & Reischuk (2018).** Our MDAV equals "
+        "Thaeter & Reischuk's (2021) two-decimal values in "
         "all 30 published cells (Census, Tarragona, EIA, Cloud1, Cloud2 at k = 2, 3, 4, 5, 7, 10), "
-        "as does the independent numpy MDAV described in the data README. Paper 001, by the same "
-        "authors three years earlier, prints another MDAV row: it is inconsistent with paper "
-        f"000's in {inconsistent['mdav']} of 15 cells (Table 5), and ours differs from it by up to "
+        "as does the independent numpy MDAV described in the data README. Thaeter & Reischuk (2018), by the same "
+        "authors three years earlier, prints another MDAV row: it is inconsistent with the 2021 "
+        f"row in {inconsistent['mdav']} of 15 cells (Table 5), and ours differs from it by up to "
         f"{100 * abs(mdav_gaps[worst]):.2f} % relative ({DISPLAY[worst[0]]} k={worst[1]}: "
         f"{P001[worst[0]]['mdav'][KS_001.index(worst[1])]:.3f} vs {ours_cache[(worst[0], worst[1], 'mdav')]:.4f}), "
-        "with gaps of both signs. Paper 001 says it uses 'the MDAV specification from [D09]' "
-        "(the encyclopedia entry); paper 000 does not say which MDAV it ran. None of the variants "
+        "with gaps of both signs. Thaeter & Reischuk (2018) says it uses 'the MDAV specification from [D09]' "
+        "(the encyclopedia entry); Thaeter & Reischuk (2021) does not say which MDAV it ran. None of the variants "
         "in Table 6 (centroid fixed, one group per round, Q farthest from the centroid) gives the "
-        "paper-001 row, nor do the two tail rules or choosing Q before/after removing P's group "
+        "2018 MDAV row, nor do the two tail rules or choosing Q before/after removing P's group "
         "(the data README tried those; they give the standard numbers on these sets). So the "
-        "detail that differs in paper 001's MDAV is unknown; since paper 000's later row is "
+        "detail that differs in Thaeter & Reischuk's (2018) MDAV is unknown; since Thaeter & Reischuk's (2021) later row is "
         "matched exactly, we take it as the MDAV reference, as the acceptance rule says. A "
         "difference in the loss measure itself is unlikely: MDAV+, V-MDAV and MDAV* from the "
-        "same paper 001 table match us to 3 decimals (gap 2)."
+        "same table of Thaeter & Reischuk (2018) match us to 3 decimals (gap 2)."
     )
     out.append(
-        "2. **MDAV+, V-MDAV and MDAV* against paper 001:** equal at all 3 published decimals in "
+        "2. **MDAV+, V-MDAV and MDAV* against Thaeter & Reischuk (2018):** equal at all 3 published decimals in "
         f"{n_same_001} of 45 cells, and the paper's γ (Table 4) is among our best γ in "
         f"{n_gamma} of 15 cells. Census k=4 has a tie (γ = 0.0 and 0.1 both give 7.5140); the "
         "paper lists 0.0, the smallest, as we do."
     )
     out.append(
-        "3. **MDAV* against paper 000's two-decimal values.** Four cells do not round to the "
+        "3. **MDAV* against Thaeter & Reischuk's (2021) two-decimal values.** Four cells do not round to the "
         "published value, each by one unit in the second decimal, all well within the 3 % rule "
         "and all with ours lower: Census k=2 (3.1632 vs 3.17), Cloud1 k=3 (2.1017 vs 2.11), "
-        "Cloud2 k=3 (1.0929 vs 1.10), Cloud2 k=7 (2.4978 vs 2.51). Paper 001 has no value for "
-        "these cells (it has no k = 2 and no Cloud data). Where both papers publish MDAV*, paper "
-        f"000 is inconsistent with paper 001 in {len(star_inconsistent)} cells (Table 5): "
-        + "; ".join(f"{DISPLAY[d]} k={k} ({v1:.3f} in paper 001, {v0:.2f} in paper 000)"
+        "Cloud2 k=3 (1.0929 vs 1.10), Cloud2 k=7 (2.4978 vs 2.51). Thaeter & Reischuk (2018) has no value for "
+        "these cells (it has no k = 2 and no Cloud data). Where both papers publish MDAV*, the "
+        f"2021 paper is inconsistent with Thaeter & Reischuk (2018) in {len(star_inconsistent)} cells (Table 5): "
+        + "; ".join(f"{DISPLAY[d]} k={k} ({v1:.3f} in Thaeter & Reischuk (2018), {v0:.2f} in Thaeter & Reischuk (2021))"
                     for d, k, v1, v0, _ in star_inconsistent)
-        + ". Paper 000's appendix Table 2 repeats the Census row with the same values as its "
+        + ". Thaeter & Reischuk's (2021) appendix Table 2 repeats the Census row with the same values as its "
         "Table 1 (7.44 and 14.01), so these are not typos of a single table. In those cells we "
-        "equal paper 001 to 3 decimals ("
+        "equal Thaeter & Reischuk (2018) to 3 decimals ("
         + ", ".join(f"{o:.4f}" for *_, o in star_inconsistent)
-        + "), and paper 000 is higher by "
+        + "), and Thaeter & Reischuk (2021) is higher by "
         + ", ".join(sorted({f"{v0 - v1:+.3f}" for _, _, v1, v0, _ in star_inconsistent}))
-        + ": the same direction as our four misses. So paper 000's MDAV* numbers are not quite "
-        "paper 001's either. Our guess (neither paper says) is that paper 000 was run with "
-        "another MDAV* code (paper 000 mentions Java implementations on an i7 6850K; paper 001 "
+        + ": the same direction as our four misses. So Thaeter & Reischuk's (2021) MDAV* numbers are not quite "
+        "Thaeter & Reischuk's (2018) either. Our guess (neither paper says) is that Thaeter & Reischuk (2021) was run with "
+        "another MDAV* code (Thaeter & Reischuk (2021) mentions Java implementations on an i7 6850K; Thaeter & Reischuk (2018) "
         "does not describe its code) whose tie-breaking or floating-point order flips an "
         "occasional extend-or-new-group decision, which moves the loss in the last printed "
-        "digit. Ours matches the original MDAV* paper (001) in every cell where it can be "
+        "digit. Ours matches the original MDAV* paper (2018) in every cell where it can be "
         "compared."
     )
     out.append(
-        "4. **Paper 001's prose vs its Table 3.** Section 5.2 says Table 3a compares MDAV* with "
+        "4. **Thaeter & Reischuk's (2018) prose vs its Table 3.** Section 5.2 says Table 3a compares MDAV* with "
         "MDAV+, but its numbers are relative to MDAV (EIA k=5: (0.911 - 1.668) / 1.668 = -45.4 %, "
         "as printed; against MDAV+ it would be -48.7 %); the table's caption says MDAV. Table 3 "
         "was computed from unrounded losses (EIA k=4 in 3b: -8.23 % printed, -8.32 % from the "

@@ -1,4 +1,4 @@
-"""Reproduce paper 000's Table 6 (every row) and redraw its Figure 2 from our own runs.
+"""Reproduce Thaeter & Reischuk's (2021) Table 6 (every row) and redraw its Figure 2 from our own runs.
 
 Run from the repository root: ``.venv/bin/python bench/reproduce_table6.py``. Writes the
 section ``table6`` of ``docs/reproduction.md`` (other sections are left alone) and the figures
@@ -6,14 +6,14 @@ section ``table6`` of ``docs/reproduction.md`` (other sections are left alone) a
 about 8-10 minutes on a 2-core machine, most of it ONA* on Credit Card (one run per k); progress
 goes to stdout.
 
-* Table 6 of paper 000 (Thaeter & Reischuk, "Scalable k-anonymous Microaggregation", SECRYPT
+* Table 6 of Thaeter & Reischuk ("Scalable k-anonymous Microaggregation", SECRYPT
   2021, appendix): information loss in % (2 decimals) and runtime (whole seconds, Java on an
   Intel Core i7 6850K) of MDAV*, ONA*, Mondrian, Mondrian V, Mondrian V2D, MONA_0.5 and
   MONA 2D_0.5 on Adult (48,842 x 3: age, education-num, hours-per-week) and Credit Card
   (30,000 x 24: every attribute but ID), k = 2, 3, 4, 5, 7, 10. The numbers below were typed in
   from the paper's text (``../shared/papers/000_*.txt``); the extraction loses the stars, the
-  rows are MDAV*, ONA*, MONDRIAN, MONDRIAN V, MONDRIAN V2D, MONA_0.5, MONA 2D_0.5. The three
-  Mondrian rows are checked against those typed into ``bench/reproduce_mondrian.py``.
+  rows are MDAV*, ONA*, MONDRIAN, MONDRIAN V, MONDRIAN V2D, MONA_0.5, MONA 2D_0.5. They are kept
+  in ``bench/_common/papers.py``, with the other published values.
 * The Mondrian rows are shown with the estimators' default (``split_2k=True``) and with
   ``split_2k=False``, the rule of the table; the tie study behind them is in the section
   ``mondrian`` (``bench/reproduce_mondrian.py``) and is not repeated here.
@@ -21,7 +21,7 @@ goes to stdout.
   re-standardized parts, value cuts, the hand-over rule, the row order ONA* sees, ...), computed
   by small numpy helpers below on top of the library's kernels.
 * Figure 2: IL against rho = 0, 0.1, ..., 1 at k = 10 on both data sets, with the runtime per
-  rho beside paper 000 Table 5 (MONA runtimes on Credit Card).
+  rho beside Thaeter & Reischuk (2021), Table 5 (MONA runtimes on Credit Card).
 """
 
 from __future__ import annotations
@@ -31,11 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -48,9 +44,7 @@ from incrowd import (  # noqa: E402
     MondrianV2D,
     ONAStar,
 )
-from incrowd._atomic import atomic_output  # noqa: E402
 from incrowd.data import standardize  # noqa: E402
-from incrowd.metrics import information_loss  # noqa: E402
 from incrowd.microaggregation.mondrian._mondrian_kernel import (  # noqa: E402
     RULE_V2D,
     RULE_VARIANCE,
@@ -59,21 +53,31 @@ from incrowd.microaggregation.mondrian._mondrian_kernel import (  # noqa: E402
 from incrowd.microaggregation.ona._ona_kernel import ona_star_labels, sst_per_row  # noqa: E402
 from incrowd.microaggregation.mondrian.mona import split_limit  # noqa: E402
 
-import reproduce_mondrian  # noqa: E402
 from _common import (  # noqa: E402
     DOCS,
     FIGURES,
+    TABLE5_2021,
+    TABLE6_2021,
+    TABLE6_2021_SECONDS,
+    comparison_rows,
+    fmt_gap,
     fmt_s,
+    il_percent,
     load_adult,
+    load_credit,
     machine_line,
     md_table,
     median,
     now_utc,
+    pyplot,
+    rel_gap,
+    same2,
     same_groups,
+    save_figure,
     time_runs,
     update_section,
 )
-from reproduce_mondrian import DATA_NOTES, _project, _scores, fmt_gap, load_credit  # noqa: E402
+from reproduce_mondrian import DATA_NOTES, _project, _scores  # noqa: E402
 
 KS = [2, 3, 4, 5, 7, 10]
 SETS = ["adult", "credit"]
@@ -91,64 +95,15 @@ PERM_SEEDS = 5  # random row orders inside the parts (order-sensitivity experime
 # TABLE6_QUICK=1: a smoke test on the first 3,000 rows of each file; prints, writes nothing.
 QUICK = bool(os.environ.get("TABLE6_QUICK"))
 
-# Paper 000, appendix Table 6: information loss in %, k = 2, 3, 4, 5, 7, 10.
-PUBLISHED = {
-    "adult": {
-        "mdav*": [0.04, 0.09, 0.14, 0.18, 0.28, 0.42],
-        "ona*": [0.04, 0.08, 0.12, 0.16, 0.24, 0.36],
-        "mondrian": [0.25, 0.51, 0.51, 0.51, 0.92, 0.92],
-        "mondrian-v": [0.21, 0.41, 0.41, 0.41, 0.76, 0.76],
-        "mondrian-v2d": [0.19, 0.38, 0.38, 0.38, 0.71, 0.71],
-        "mona": [0.05, 0.11, 0.16, 0.21, 0.32, 0.46],
-        "mona2d": [0.05, 0.10, 0.16, 0.21, 0.30, 0.46],
-    },
-    "credit": {
-        "mdav*": [3.65, 6.44, 8.48, 10.21, 12.36, 14.68],
-        "ona*": [3.50, 5.86, 7.53, 8.64, 10.23, 12.24],
-        "mondrian": [30.33, 30.33, 41.47, 41.47, 43.75, 50.71],
-        "mondrian-v": [24.05, 24.05, 32.54, 32.54, 34.12, 39.27],
-        "mondrian-v2d": [15.81, 15.81, 21.93, 21.93, 23.23, 27.34],
-        "mona": [7.74, 12.56, 15.99, 18.53, 22.45, 26.59],
-        "mona2d": [6.87, 10.96, 13.89, 16.16, 19.50, 22.95],
-    },
-}
+# Thaeter & Reischuk (2021), appendix Table 6: information loss in %, k = 2, 3, 4, 5, 7, 10.
+PUBLISHED = TABLE6_2021  # bench/_common/papers.py
 # Table 6, "Runtime on Adult" / "Runtime on Credit Card": whole seconds as printed.
-PUBLISHED_SECONDS = {
-    "adult": {
-        "mdav*": [211, 141, 89, 77, 50, 40],
-        "ona*": [538, 358, 267, 218, 163, 116],
-        "mondrian": [0] * 6, "mondrian-v": [0] * 6, "mondrian-v2d": [0] * 6,
-        "mona": [1, 0, 0, 0, 0, 0],
-        "mona2d": [1, 0, 0, 0, 0, 0],
-    },
-    "credit": {
-        "mdav*": [223, 158, 120, 95, 78, 61],
-        "ona*": [292, 209, 174, 145, 123, 106],
-        "mondrian": [0] * 6, "mondrian-v": [0] * 6, "mondrian-v2d": [1] * 6,
-        "mona": [1, 0, 0, 0, 0, 0],
-        "mona2d": [2, 2, 2, 1, 1, 2],
-    },
-}
-# Paper 000 Table 5: runtimes (whole seconds) of MONA_rho and MONA 2D_rho on Credit Card; only
+PUBLISHED_SECONDS = TABLE6_2021_SECONDS
+# Thaeter & Reischuk (2021), Table 5: runtimes (whole seconds) of MONA_rho and MONA 2D_rho on Credit Card; only
 # rho = 0.3..1 are printed. Column k = 10 (the k of Figure 2) and all k for reference.
-TABLE_5 = {
-    "mona": {0.3: [0, 0, 0, 0, 0, 0], 0.4: [0, 0, 0, 0, 0, 0], 0.5: [1, 0, 0, 0, 0, 0],
-             0.6: [4, 2, 2, 2, 1, 1], 0.7: [8, 5, 4, 4, 3, 3], 0.8: [33, 24, 19, 16, 13, 11],
-             0.9: [67, 48, 39, 37, 30, 25], 1.0: [306, 226, 174, 146, 123, 101]},
-    "mona2d": {0.3: [2, 1, 1, 1, 1, 1], 0.4: [2, 1, 1, 1, 1, 1], 0.5: [2, 2, 2, 1, 1, 2],
-               0.6: [5, 3, 3, 2, 2, 2], 0.7: [8, 6, 5, 4, 4, 4], 0.8: [34, 24, 20, 18, 14, 12],
-               0.9: [70, 49, 42, 37, 31, 25], 1.0: [309, 216, 176, 146, 124, 98]},
-}
+TABLE_5 = TABLE5_2021
 
 MONDRIAN_CLASSES = {"mondrian": Mondrian, "mondrian-v": MondrianV, "mondrian-v2d": MondrianV2D}
-
-
-def same2(ours: float, published: float) -> bool:
-    return f"{ours:.2f}" == f"{published:.2f}"
-
-
-def il_pct(Z: np.ndarray, labels: np.ndarray) -> float:
-    return 100.0 * information_loss(Z, labels, standardized=True)
 
 
 def n_equal(vals, pub) -> int:
@@ -279,7 +234,7 @@ def ona_on_parts(Z, k, parts, *, order="row", space="global", X=None, rng=None):
 
 def draw_figure2(ds, curves, path, n_rows, dims):
     """curves: label -> (values per rho, style dict)."""
-    fig, ax = plt.subplots(figsize=(6.6, 4.4), dpi=120)
+    fig, ax = pyplot().subplots(figsize=(6.6, 4.4), dpi=120)
     for label, (vals, style) in curves.items():
         ax.plot(RHOS, vals, label=label, **style)
     ax.set_xlabel("split limit exponent ρ")
@@ -290,10 +245,7 @@ def draw_figure2(ds, curves, path, n_rows, dims):
     # lower left: empty in both panels (the curves start high and end low)
     ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 0.07), framealpha=0.9)
     fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with atomic_output(path) as tmp:  # a temporary file in the same folder, then os.replace
-        fig.savefig(tmp, format="png")
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -307,10 +259,6 @@ def main() -> None:
     Z = {ds: np.ascontiguousarray(standardize(X)[0]) for ds, X in raw.items()}
     for ds in SETS:
         assert QUICK or raw[ds].shape == {"adult": (48842, 3), "credit": (30000, 24)}[ds]
-    for m in ("range", "variance", "v2d"):  # our transcription agrees with the other script's
-        key = {"range": "mondrian", "variance": "mondrian-v", "v2d": "mondrian-v2d"}[m]
-        for ds in SETS:
-            assert PUBLISHED[ds][key] == reproduce_mondrian.TABLE_6[ds][m], (ds, m)
     small = raw["adult"][:300]
     for cls in (MDAVStar, ONAStar, Mondrian, MondrianV, MondrianV2D, MONA, MONA2D):
         cls(k=2).fit(small)  # load / compile the numba kernels
@@ -323,12 +271,8 @@ def main() -> None:
     models: dict[tuple, object] = {}
 
     def run(ds, method, setting, k, make, repeats):
-        if repeats > 1:
-            times, model = time_runs(lambda: make().fit(raw[ds]), repeats, 1)
-        else:
-            t0 = time.perf_counter()
-            model = make().fit(raw[ds])
-            times = [time.perf_counter() - t0]
+        # one run only for the slow methods: no untimed warm-up either
+        times, model = time_runs(lambda: make().fit(raw[ds]), repeats, 1 if repeats > 1 else 0)
         key = (ds, method, setting, k)
         il[key] = 100 * model.information_loss_
         secs[key] = median(times)
@@ -413,22 +357,22 @@ def main() -> None:
             # (c) |X| < n^rho instead of <= n^rho: parts of at most limit - 1 rows
             kern_lt = mondrian_labels(Zd, k, RULE_VARIANCE, False, True, lim - 1)
             rows["lt"].append(same_groups(kern, kern_lt))
-            rows["restd"].append(il_pct(Zd, ona_on_parts(Zd, k, pos, space="restd")))
+            rows["restd"].append(il_percent(Zd, ona_on_parts(Zd, k, pos, space="restd")))
             for mode in ("le", "strict"):
                 vp = parts_value(Zd, k, lim, mode)
                 vs = [r.size for r in vp]
                 part_info[(ds, "value-" + mode)] = f"{len(vp)} parts of {min(vs)}–{max(vs)} rows"
-                rows["value-" + mode].append(il_pct(Zd, ona_on_parts(Zd, k, vp)))
-            rows["given"].append(il_pct(Zd, ona_on_parts(Zd, k, pos, order="given")))
-            rows["raw"].append(il_pct(Zd, ona_on_parts(Zd, k, pos, space="raw", X=Xd)))
-            perm = [il_pct(Zd, ona_on_parts(Zd, k, pos, order="random",
+                rows["value-" + mode].append(il_percent(Zd, ona_on_parts(Zd, k, vp)))
+            rows["given"].append(il_percent(Zd, ona_on_parts(Zd, k, pos, order="given")))
+            rows["raw"].append(il_percent(Zd, ona_on_parts(Zd, k, pos, space="raw", X=Xd)))
+            perm = [il_percent(Zd, ona_on_parts(Zd, k, pos, order="random",
                                             rng=np.random.default_rng(seed)))
                     for seed in range(PERM_SEEDS)]
             rows["perm"].append((min(perm), max(perm)))
             big = parts_positional(Zd, k, "variance", 2 * lim)
             bs = [r.size for r in big]
             part_info[(ds, "2limit")] = f"{len(big)} parts of {min(bs)}–{max(bs)} rows"
-            rows["2limit"].append(il_pct(Zd, ona_on_parts(Zd, k, big)))
+            rows["2limit"].append(il_percent(Zd, ona_on_parts(Zd, k, big)))
             rows["v2d-sum"].append(il[(ds, "mona2d", "default", k)])
             print(f"  {DISPLAY[ds]} k={k} done", flush=True)
         for key, v in rows.items():
@@ -437,7 +381,7 @@ def main() -> None:
         spread = []
         for k in KS:
             parts = parts_of_labels(mondrian_labels(Zd, k, RULE_V2D, True, True, lim))
-            perm = [il_pct(Zd, ona_on_parts(Zd, k, parts, order="random",
+            perm = [il_percent(Zd, ona_on_parts(Zd, k, parts, order="random",
                                             rng=np.random.default_rng(seed)))
                     for seed in range(PERM_SEEDS)]
             spread.append((min(perm), max(perm)))
@@ -509,7 +453,7 @@ def main() -> None:
 
     # ---- Markdown --------------------------------------------------------------------------
     out: list[str] = []
-    out.append("## Paper 000 Table 6 (every row) and Figure 2")
+    out.append("## Table 6 (every row) and Figure 2 of Thaeter & Reischuk (2021)")
     out.append("")
     out.append(f"*Generated by `bench/reproduce_table6.py` on {now_utc()}.*")
     out.append("")
@@ -526,7 +470,7 @@ def main() -> None:
     )
     out.append("- **k:** 2, 3, 4, 5, 7, 10, the columns of Table 6; Figure 2 at k = 10.")
     out.append(
-        "- **Published values:** paper 000 (Thaeter & Reischuk, SECRYPT 2021), appendix "
+        "- **Published values:** Thaeter & Reischuk (SECRYPT 2021), appendix "
         "Table 6 (IL to 2 decimals; runtimes in whole seconds, Java, Intel Core i7 6850K at "
         "4 GHz), Table 5 (MONA runtimes on Credit Card) and Figure 2 (curves only, no numbers "
         "printed), typed in from the paper's text. *Rounds to published*: ours printed to 2 "
@@ -629,11 +573,7 @@ def main() -> None:
         for method, setting, label in SHOWN:
             v = vals(ds, method, setting)
             pub = PUBLISHED[ds][method]
-            rows.append([f"**{NAMES[method]}**", f"`{label}`", "ours"] + [f"{x:.4f}" for x in v])
-            rows.append(["", "", "published"] + [f"{x:.2f}" for x in pub])
-            rows.append(["", "", "rel. gap"] + [fmt_gap(x, p) for x, p in zip(v, pub)])
-            rows.append(["", "", "rounds to published"]
-                        + ["yes" if same2(x, p) else "**no**" for x, p in zip(v, pub)])
+            rows += comparison_rows([f"**{NAMES[method]}**", f"`{label}`"], v, pub, "rounds to published")
         out.append(f"**{DISPLAY[ds]}**")
         out.append("")
         out.append(md_table(["row", "estimator", ""] + [f"k={k}" for k in KS], rows,
@@ -762,7 +702,7 @@ def main() -> None:
     out.append(f"### (d) Figure 2 redrawn: IL against rho at k = {FIG_K}")
     out.append("")
     out.append(
-        "Our runs of paper 000's Figure 2 (the paper prints only the curves). Mondrian V, "
+        "Our runs of Thaeter & Reischuk's (2021) Figure 2 (the paper prints only the curves). Mondrian V, "
         "Mondrian V2D and ONA* do not depend on rho (flat lines); MONA_0 is Mondrian V and "
         "MONA 2D_0 Mondrian V2D, MONA_1 = MONA 2D_1 = ONA* (the whole data set is one part; "
         f"checked: {'identical groups' if rho1_same else '**groups differ**'}; on Credit Card "
@@ -818,7 +758,7 @@ def main() -> None:
         miss = cells_missed(ds, method, setting)
         if not miss:
             return "all six cells round to the published value"
-        return ", ".join(f"k={k}: {x:.4f} vs {p:.2f} ({fmt_gap(x, p)})" for k, x, p in miss)
+        return ", ".join(f"k={k}: {x:.4f} vs {p:.2f} ({fmt_gap(rel_gap(x, p))})" for k, x, p in miss)
 
     out.append(
         f"{g}. **MDAV* and ONA*.** Adult: MDAV* {missed_txt('adult', 'mdav*', '')}; ONA* "
@@ -924,7 +864,7 @@ def main() -> None:
             continue
         reached = same2(a, p) or same2(b, p) or a < p < b
         u_notes.append(
-            f"k={k}: {x:.4f} vs {p:.2f} ({fmt_gap(x, p)}), "
+            f"k={k}: {x:.4f} vs {p:.2f} ({fmt_gap(rel_gap(x, p))}), "
             + (f"reached by some random row orders inside the parts ({a:.4f}-{b:.4f})"
                if reached else
                f"not reached by the random row orders ({a:.4f}-{b:.4f}), a last-digit "

@@ -1,4 +1,4 @@
-"""Why Mondrian V and MONA_0.5 on Adult miss paper 000's Table 6: the root cut is a tie.
+"""Why Mondrian V and MONA_0.5 on Adult miss Thaeter & Reischuk's (2021) Table 6: the root cut is a tie.
 
 Run from the repository root: ``.venv/bin/python bench/root_tie_study.py`` (about a minute).
 Writes the section ``root-tie`` of ``docs/reproduction.md``.
@@ -33,16 +33,10 @@ from incrowd.metrics import information_loss  # noqa: E402
 from incrowd.microaggregation.mondrian._mondrian_kernel import RULE_VARIANCE, mondrian_labels  # noqa: E402
 from incrowd.microaggregation.mondrian.mona import mona_labels  # noqa: E402
 
-from _common import DOCS, load_adult, machine_line, md_table, now_utc, update_section  # noqa: E402
-from reproduce_mondrian import load_credit  # noqa: E402
+from _common import DOCS, TABLE6_2021, load_adult, load_credit, machine_line, md_table, now_utc, update_section  # noqa: E402
 
 KS = [2, 3, 4, 5, 7, 10]
-PUBLISHED = {  # paper 000 Table 6, IL in %
-    ("adult", "mondrian-v"): [0.21, 0.41, 0.41, 0.41, 0.76, 0.76],
-    ("adult", "mona"): [0.05, 0.11, 0.16, 0.21, 0.32, 0.46],
-    ("credit", "mondrian-v"): [24.05, 24.05, 32.54, 32.54, 34.12, 39.27],
-    ("credit", "mona"): [7.74, 12.56, 15.99, 18.53, 22.45, 26.59],
-}
+PUBLISHED = {(ds, m): TABLE6_2021[ds][m] for ds in ("adult", "credit") for m in ("mondrian-v", "mona")}
 NAMES = {"adult": "Adult", "credit": "Credit Card"}
 
 

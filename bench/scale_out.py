@@ -18,7 +18,6 @@ import argparse
 import hashlib
 import json
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DOCS, REPO, machine_line, md_table, now_utc, write_markdown  # noqa: E402
+from _common import DOCS, REPO, child_json, hand_back, machine_line, md_table, now_utc, write_markdown  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "scale_out.json"
 
@@ -110,13 +109,10 @@ def main() -> None:
     parser.add_argument("--mode", choices=["all", "in-process"], default="all")
     args = parser.parse_args()
     if args.mode == "in-process":
-        print(json.dumps(in_process(args)))
+        hand_back(in_process(args))
         return
-    child = subprocess.run([sys.executable, __file__, "--mode", "in-process", "--rows", str(args.rows),
-                            "--cols", str(args.cols), "--k", str(args.k), "--rho", str(args.rho),
-                            "--block-rows", str(args.block_rows), "--seed", str(args.seed)],
-                           check=True, capture_output=True, text=True)
-    local = json.loads(child.stdout.strip().splitlines()[-1])
+    local = child_json([sys.executable, __file__, "--mode", "in-process", "--rows", args.rows, "--cols", args.cols,
+                        "--k", args.k, "--rho", args.rho, "--block-rows", args.block_rows, "--seed", args.seed])
     print("in process:", local, flush=True)
     dask_run = on_dask(args)
     print("dask:", dask_run, flush=True)

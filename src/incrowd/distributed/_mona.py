@@ -1,7 +1,7 @@
 """MONA_rho and MONA 2D_rho over row blocks on a Dask cluster, with exactly the single-machine
 groups.
 
-Phases (paper 000, Algorithm 6):
+Phases (Thaeter & Reischuk (2021), Algorithm 6):
 
 1. Standardize: column means and deviations folded over the blocks in row order (see
    ``_kernels``), so Z is bit for bit the single-machine Z; likewise SST / n for ONA*.

@@ -1,7 +1,7 @@
 """Numba kernels of the increment strategies: nearest-centroid adjoining and cell splitting.
 
 Every group is kept as running per-column sums and sums of squares over standardized values,
-so a centroid update costs O(m) (paper 002 section 3.2.6: the new centroid is a convex
+so a centroid update costs O(m) (the incremental thesis, section 3.2.6: the new centroid is a convex
 combination of the old one and the new row). Member lists are linked lists over the rows of
 the combined point array, so a split touches only the members of the split cell.
 """

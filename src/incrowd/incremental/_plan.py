@@ -1,4 +1,4 @@
-"""How much to leave for the increment: paper 002's head-start model and a measured runtime model.
+"""How much to leave for the increment: the incremental thesis' head-start model and a measured runtime model.
 
 Times are relative to the one-shot run on all n rows (t). With nu the increment's share,
 tau0(nu) = t_base((1-nu) n)/t, tau+(nu) = t_increment(nu n)/t, and the head start
@@ -25,7 +25,7 @@ import numpy as np
 
 from ..exceptions import DataError, ParameterError
 
-#: critical head-start coefficient varsigma- = 2 (2/sqrt(3) - 1) (paper 002 section 4.2.1)
+#: critical head-start coefficient varsigma- = 2 (2/sqrt(3) - 1) (the incremental thesis, section 4.2.1)
 VARSIGMA_MINUS = 2.0 * (2.0 / math.sqrt(3.0) - 1.0)
 
 

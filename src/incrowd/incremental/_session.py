@@ -1,6 +1,6 @@
 """The incremental publication object: anonymize a base early, adjoin increments, publish once.
 
-Paper 002 (sections 3.2.4, 3.2.6, 4.2; Table 4.1). The base is microaggregated with any method
+The incremental thesis (sections 3.2.4, 3.2.6, 4.2; Table 4.1). The base is microaggregated with any method
 of the library; each increment is adjoined by one strategy:
 
 - ``2mdav``: MDAV on the increment alone, its groups added to the base's (an increment of

@@ -29,7 +29,7 @@ MDAV's (``incrowd.microaggregation.MDAV``), tie for tie. Ties go to the lowest r
 ``seeding="mdav-loss"`` keeps the rounds but grows P's and Q's groups one row at a time by the
 least growth of the loss (as MDAV* grows groups by SSE growth): slower, lower loss.
 
-Refinement (``refine=True``) is ONA*'s local search (paper 000, Algorithm 3) on the same loss,
+Refinement (``refine=True``) is ONA*'s local search (Thaeter & Reischuk (2021), Algorithm 3) on the same loss,
 with exact loss changes instead of centroid distances: phase 1 dissolves a group of exactly k
 rows into neighbouring groups when that lowers the loss; phase 2 moves a row out of a group of
 more than k rows to the neighbouring group where the loss falls most; a group that reaches 2k

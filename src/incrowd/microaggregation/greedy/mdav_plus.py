@@ -1,4 +1,4 @@
-"""MDAV+ (paper 001 section 2, after Solanas et al. 2006)."""
+"""MDAV+ (Thaeter & Reischuk (2018), section 2, after Solanas et al. 2006)."""
 
 from __future__ import annotations
 

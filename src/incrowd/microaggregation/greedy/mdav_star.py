@@ -1,4 +1,4 @@
-"""MDAV* (paper 001 section 3, paper 000 Algorithm 1)."""
+"""MDAV* (Thaeter & Reischuk (2018), section 3, Thaeter & Reischuk (2021), Algorithm 1)."""
 
 from __future__ import annotations
 

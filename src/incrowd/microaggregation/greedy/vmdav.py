@@ -1,4 +1,4 @@
-"""V-MDAV, variable group size MDAV (paper 001 section 2, after Solanas et al. 2006)."""
+"""V-MDAV, variable group size MDAV (Thaeter & Reischuk (2018), section 2, after Solanas et al. 2006)."""
 
 from __future__ import annotations
 

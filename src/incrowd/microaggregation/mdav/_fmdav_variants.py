@@ -1,6 +1,6 @@
-"""Traditional MDAV and its F-MDAV variants, for the ablation of paper 003 only.
+"""Traditional MDAV and its F-MDAV variants, for the ablation of Rodriguez-Hoyos et al. (2020) only.
 
-Paper 003 (Rodriguez-Hoyos et al., F-MDAV) measures the speed-up of five techniques over
+Rodriguez-Hoyos et al. (2020) (Rodriguez-Hoyos et al., F-MDAV) measures the speed-up of five techniques over
 "traditional MDAV" (its Algorithm 1), each alone and all together. This module rebuilds that
 ablation in numba (``bench/bench_ablation.py``); it is not used by the estimators. The
 production kernels are ``_mdav_kernel`` (plain scan) and ``_mdav_fast`` (fused, exact).

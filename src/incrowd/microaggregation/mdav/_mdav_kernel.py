@@ -1,4 +1,4 @@
-"""MDAV "generic" (paper 003, Algorithm 1) as a numba kernel; exact, see ``_kernels``."""
+"""MDAV "generic" (Rodriguez-Hoyos et al. (2020), Algorithm 1) as a numba kernel; exact, see ``_kernels``."""
 
 from __future__ import annotations
 

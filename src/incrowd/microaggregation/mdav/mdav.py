@@ -1,4 +1,4 @@
-"""MDAV "generic" (paper 003 Algorithm 1): two fixed-size groups per round around P and Q."""
+"""MDAV "generic" (Rodriguez-Hoyos et al. (2020), Algorithm 1): two fixed-size groups per round around P and Q."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ class MDAV(MicroaggregationEstimator):
     Attributes set by ``fit``: ``labels_``, ``n_groups_``, ``group_sizes_``, ``centroids_`` (in
     original units), ``information_loss_`` (SSE/SST on standardized data), ``seconds_``.
 
-    ``dtype="float32"`` (paper 003's fifth technique) clusters the standardized data rounded to
+    ``dtype="float32"`` (Rodriguez-Hoyos et al.'s (2020) fifth technique) clusters the standardized data rounded to
     float32, as a single-precision implementation would see it, and reports what that changed
     against float64: ``groups_changed_`` (the partitions differ) and ``rows_regrouped_`` (rows
     whose group is not exactly a float64 group). The published groups are the float32 ones.

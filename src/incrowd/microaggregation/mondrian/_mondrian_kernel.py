@@ -1,4 +1,4 @@
-"""Mondrian, Mondrian V and Mondrian V2D (paper 000, Algorithms 4 and 5) as one numba kernel.
+"""Mondrian, Mondrian V and Mondrian V2D (Thaeter & Reischuk (2021), Algorithms 4 and 5) as one numba kernel.
 
 The partition it computes is defined in :mod:`incrowd.microaggregation.mondrian.mondrian`; in short:
 a part is split while it has more than 2k rows (with ``split_2k`` also at exactly 2k); the

@@ -1,4 +1,4 @@
-"""MONA_rho and MONA 2D_rho (paper 000, section 5, Algorithm 6): Mondrian V cuts, then ONA*.
+"""MONA_rho and MONA 2D_rho (Thaeter & Reischuk (2021), section 5, Algorithm 6): Mondrian V cuts, then ONA*.
 
 The fast method cuts the data into parts, the good one clusters each part:
 
@@ -18,7 +18,7 @@ is not standardized again, so distances and the information loss are those of th
 the rounding margin of ONA*'s decisions is the whole data's too).
 The groups of part p come after those of the parts before it in Mondrian's depth-first order.
 Runtime O(n d log n) for the cuts plus ONA* on n^(1-rho) parts of at most n^rho rows
-(paper 000 Lemma 2: O(n^(1+rho) d) for 0 < rho <= 1).
+(Thaeter & Reischuk (2021), Lemma 2: O(n^(1+rho) d) for 0 < rho <= 1).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Mondrian, Mondrian V and Mondrian V2D: median splits, O(n d log n) (paper 000, section 4).
+"""Mondrian, Mondrian V and Mondrian V2D: median splits, O(n d log n) (Thaeter & Reischuk (2021), section 4).
 
-LeFevre et al.'s Mondrian (paper 000 Algorithm 4) turned into microaggregation: the data are
+LeFevre et al.'s Mondrian (Thaeter & Reischuk (2021), Algorithm 4) turned into microaggregation: the data are
 cut recursively at the median of one direction, and the final parts are the groups. The three
 estimators differ only in how a part chooses its direction:
 
@@ -11,13 +11,13 @@ estimators differ only in how a part chooses its direction:
 
 All work on the standardized quasi-identifiers (mean 0, variance 1), where information loss is
 measured too. The precise rules, chosen because together they reproduce every cell of the
-Mondrian rows of paper 000's Table 6 at its two decimals (``docs/reproduction.md``, section
+Mondrian rows of Thaeter & Reischuk's (2021) Table 6 at its two decimals (``docs/reproduction.md``, section
 "mondrian", has the evidence and the variants that do not):
 
 **When a part is split.** By default a part of m rows is split while m >= 2k, so every group
 has k..2k-1 rows, as the paper's prose says and as in every method of the MDAV family (an
 optimal k-partition never needs a group of 2k or more). ``split_2k=False`` splits only parts of
-more than 2k rows (groups of k..2k): that is the rule paper 000's Table 6 was computed with. Its
+more than 2k rows (groups of k..2k): that is the rule Thaeter & Reischuk's (2021) Table 6 was computed with. Its
 values repeat in exactly that pattern (Adult: k = 3, 4, 5 equal and k = 7, 10 equal; Credit
 Card: k = 2, 3 and k = 4, 5 equal), and only ``split_2k=False`` reproduces them; the default
 loses less information (Adult, Mondrian V, k = 3: 0.24 % instead of the published 0.41 %).
@@ -102,7 +102,7 @@ class _MondrianBase(MicroaggregationEstimator):
 class Mondrian(_MondrianBase):
     """Mondrian (LeFevre et al.): median cuts on the attribute of widest range, O(n d log n).
 
-    Paper 000 Algorithm 4: a part is cut at the median of the attribute of widest range
+    Thaeter & Reischuk (2021), Algorithm 4: a part is cut at the median of the attribute of widest range
     (max - min), recursively, while it has at least 2k rows; the final parts are the groups, of
     k..2k-1 rows. ``split_2k=False``: leave parts of exactly 2k rows whole (groups of k..2k
     rows), the rule of the paper's Table 6.
@@ -118,7 +118,7 @@ class Mondrian(_MondrianBase):
 class MondrianV(_MondrianBase):
     """Mondrian V: median cuts on the attribute of largest variance, O(n d log n).
 
-    Paper 000 section 4: Mondrian with LeFevre's widest-range rule replaced by the largest
+    Thaeter & Reischuk (2021), section 4: Mondrian with LeFevre's widest-range rule replaced by the largest
     variance (sum of squared deviations from the part's mean). Groups have k..2k-1 rows;
     ``split_2k=False`` leaves parts of exactly 2k rows whole (k..2k, the rule of the paper's
     Table 6). See the module docstring for the exact rules. Deterministic.
@@ -130,9 +130,9 @@ class MondrianV(_MondrianBase):
 class MondrianV2D(_MondrianBase):
     """Mondrian V2D: Mondrian V over the attributes and the diagonals x_a +- x_b, O(n d^2 log n).
 
-    Paper 000 Algorithm 5: the candidate directions are the d attributes and the d(d-1)
+    Thaeter & Reischuk (2021), Algorithm 5: the candidate directions are the d attributes and the d(d-1)
     diagonals x_a + x_b, x_a - x_b (a < b). ``diagonals``: ``"sum"`` (default) scores a
-    diagonal by the variance of x_a +- x_b, which reproduces paper 000's Table 6; ``"unit"`` by
+    diagonal by the variance of x_a +- x_b, which reproduces Thaeter & Reischuk's (2021) Table 6; ``"unit"`` by
     the variance along the unit vector (e_a +- e_b)/sqrt(2), half as much, as the paper's text
     describes. ``split_2k=False``: leave parts of exactly 2k rows whole (Table 6's rule).
     Deterministic.

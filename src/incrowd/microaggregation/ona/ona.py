@@ -1,4 +1,4 @@
-"""ONA (paper 000 Algorithm 2, after Soria-Comas et al. 2019) and ONA* (paper 000 Algorithm 3)."""
+"""ONA (after Soria-Comas et al. 2019) and ONA*: Thaeter & Reischuk (2021), Algorithms 2 and 3."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ class ONAStar(MicroaggregationEstimator):
 
 
 class ONA(MicroaggregationEstimator):
-    """ONA (Soria-Comas et al. 2019) as specified in paper 000 Algorithm 2; best of ``runs``.
+    """ONA (Soria-Comas et al. 2019) as specified in Thaeter & Reischuk (2021), Algorithm 2; best of ``runs``.
 
     One run: a random k-member clustering (consecutive blocks of k rows of a random permutation,
     the n mod k rows left over joining the last block), then rounds over the rows in row order:
