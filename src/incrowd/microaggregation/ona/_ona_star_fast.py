@@ -68,7 +68,7 @@ from ._ona_kernel import (
 #: clusters remembered per row
 LIST_SIZE = 6
 #: a question walks at most nc / LOG_DIVISOR log entries before a full search is cheaper
-LOG_DIVISOR = 2
+LOG_DIVISOR = 16
 #: techniques of this kernel, each one switchable so that benches can measure what it buys
 USE_LISTS = 1  # rows remember their neighbourhood between questions
 USE_COLUMNS = 2  # full searches vectorized over clusters (else one distance at a time)
@@ -858,13 +858,14 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
 
 
 def ona_star_fast_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None, *,
-                         techniques=ALL_TECHNIQUES, fast_start=True):
+                         techniques=ALL_TECHNIQUES, fast_start=True, log_divisor=LOG_DIVISOR):
     """``_ona_kernel.ona_star_labels(X, k, max_rounds, use_tree, spare, scale, stop)``: the
-    same (labels, rounds run, converged). ``techniques`` and ``fast_start`` (the MDAV* start
-    from the fastest exact kernel rather than the scan) exist for the benches' ablation."""
+    same (labels, rounds run, converged). ``techniques``, ``fast_start`` (the MDAV* start
+    from the fastest exact kernel rather than the scan) and ``log_divisor`` exist for the
+    benches' ablation."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     if X.shape[0] < 2 * k:
         return np.zeros(X.shape[0], np.int64), 0, True
     init = mdav_star_best_labels(X, k) if fast_start else mdav_star_labels(X, k)
     return ona_star_fast_kernel(X, k, max_rounds, use_tree, init, new_tuner(), spare, scale, stop,
-                                LIST_SIZE, techniques)
+                                LIST_SIZE, techniques, log_divisor)
