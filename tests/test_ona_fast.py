@@ -18,9 +18,11 @@ from incrowd.microaggregation.ona._ona_star_fast import (
     USE_BLOCKS,
     USE_COLUMNS,
     USE_LISTS,
+    SMALL_CLUSTERS,
     USE_SINGLE,
     _lists_block,
     _lists_block_single,
+    ona_star_best_labels,
     ona_star_fast_kernel,
     ona_star_fast_labels,
 )
@@ -138,3 +140,15 @@ def test_single_precision_pass_with_more_tied_centroids_than_it_keeps():
     rows = np.arange(64, dtype=np.int64)
     for K in (1, 6):
         assert _block_lists(_lists_block_single, X, cent, size, K, rows) == _block_lists(_lists_block, X, cent, size, K, rows)
+
+
+@pytest.mark.parametrize("clusters", [SMALL_CLUSTERS - 1, SMALL_CLUSTERS])
+def test_the_kernel_chosen_by_size_gives_the_reference_groups(clusters):
+    """Below SMALL_CLUSTERS clusters the reference kernel runs (faster there), from it the fast
+    one: either way the groups, rounds and convergence of the reference."""
+    k = 2
+    Z = np.ascontiguousarray(kernel_data("gauss", clusters * k + 1, 6, seed=clusters))
+    got = ona_star_best_labels(Z, k, 100, False)
+    expected = ona_star_labels(Z, k, 100, False)
+    np.testing.assert_array_equal(got[0], expected[0])
+    assert got[1:] == expected[1:]
