@@ -18,6 +18,11 @@ from incrowd.microaggregation.ona._ona_star_fast import (
     USE_BLOCKS,
     USE_COLUMNS,
     USE_LISTS,
+    SMALL_CLUSTERS,
+    USE_SINGLE,
+    _lists_block,
+    _lists_block_single,
+    ona_star_best_labels,
     ona_star_fast_kernel,
     ona_star_fast_labels,
 )
@@ -66,7 +71,8 @@ def test_equals_reference_on_tie_heavy_data(data):
 @pytest.mark.parametrize("m", [2, 9])
 def test_equals_reference_with_each_technique_off(kind, m):
     Z = kernel_data(kind, 700, m, seed=m)
-    techniques = (ALL_TECHNIQUES, USE_LISTS, USE_LISTS | USE_COLUMNS, USE_LISTS | USE_BLOCKS, USE_COLUMNS, 0)
+    techniques = (ALL_TECHNIQUES, USE_LISTS, USE_LISTS | USE_COLUMNS, USE_LISTS | USE_BLOCKS,
+                  USE_LISTS | USE_BLOCKS | USE_SINGLE, USE_COLUMNS, 0)
     assert_same_as_reference(Z, 3, techniques=techniques, threads=(False, True))
 
 
@@ -83,3 +89,66 @@ def test_a_part_of_a_larger_set_keeps_the_callers_scale_and_stop_flag():
         got = ona_star_fast_labels(Z, 4, 100, False, -1, 7.5, stop)
         np.testing.assert_array_equal(got[0], expected[0])
         assert got[1:] == expected[1:]
+
+
+def _block_lists(block, X, cent, size, K, rows):
+    n = X.shape[0]
+    out = (np.empty((n, K), np.int64), np.empty((n, K)), np.zeros(n, np.int64), np.empty(n),
+           np.empty(n, np.int64), np.full(n, -1, np.int64))
+    nc = cent.shape[0]
+    if block is _lists_block:
+        block(X, rows, 0, rows.shape[0], cent, size, nc, K, *out, 7)
+    else:
+        xmax = np.abs(X).max(axis=0)
+        block(X, X.astype(np.float32), xmax, rows, 0, rows.shape[0], cent, cent.astype(np.float32), size, nc,
+              K, *out, 7)
+    cid, cd, ccnt, clb, clbg, cst = out
+    return [(list(cid[r, : ccnt[r]]), list(cd[r, : ccnt[r]]), clb[r], clbg[r], cst[r]) for r in rows]
+
+
+def _centroids_of(X, labels):
+    nc = labels.max() + 1
+    cent = np.zeros((nc, X.shape[1]))
+    np.add.at(cent, labels, X)
+    size = np.bincount(labels, minlength=nc)
+    cent /= np.maximum(size, 1)[:, None]
+    return cent, size.astype(np.int64)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 150), m=st.integers(1, 16), levels=st.integers(1, 6), scale=st.sampled_from([1e-3, 1.0, 1e6, 1e12]),
+       offset=st.sampled_from([0.0, 1e4, 1e9]), K=st.sampled_from([1, 2, 6]), seed=st.integers(0, 2**32 - 1))
+def test_single_precision_pass_makes_the_double_pass_lists(n, m, levels, scale, offset, K, seed):
+    """The float32 screen with its margin keeps every list bit for bit, also where float32
+    cannot tell the distances apart (large offsets, huge scales, tied integer grids)."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, levels, (n, m)).astype(np.float64) * scale + offset
+    X += rng.standard_normal((n, m)) * scale * (seed % 2)
+    cent, size = _centroids_of(X, rng.integers(0, max(1, n // 2), n))
+    size[rng.random(size.shape[0]) < 0.1] = 0  # empty clusters are skipped by both passes
+    rows = rng.permutation(n)[: min(n, 64)].astype(np.int64)
+    assert _block_lists(_lists_block_single, X, cent, size, K, rows) == _block_lists(_lists_block, X, cent, size, K, rows)
+
+
+def test_single_precision_pass_with_more_tied_centroids_than_it_keeps():
+    """300 centroids at one distance from every row overflow the float32 candidates: those
+    rows take the double full search and still get the same lists."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((64, 5))
+    cent = np.vstack([np.full((300, 5), 50.0), rng.standard_normal((40, 5)) * 60])
+    size = np.ones(cent.shape[0], np.int64)
+    rows = np.arange(64, dtype=np.int64)
+    for K in (1, 6):
+        assert _block_lists(_lists_block_single, X, cent, size, K, rows) == _block_lists(_lists_block, X, cent, size, K, rows)
+
+
+@pytest.mark.parametrize("clusters", [SMALL_CLUSTERS - 1, SMALL_CLUSTERS])
+def test_the_kernel_chosen_by_size_gives_the_reference_groups(clusters):
+    """Below SMALL_CLUSTERS clusters the reference kernel runs (faster there), from it the fast
+    one: either way the groups, rounds and convergence of the reference."""
+    k = 2
+    Z = np.ascontiguousarray(kernel_data("gauss", clusters * k + 1, 6, seed=clusters))
+    got = ona_star_best_labels(Z, k, 100, False)
+    expected = ona_star_labels(Z, k, 100, False)
+    np.testing.assert_array_equal(got[0], expected[0])
+    assert got[1:] == expected[1:]

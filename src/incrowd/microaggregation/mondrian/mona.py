@@ -30,7 +30,7 @@ import numpy as np
 from ... import _cancel
 from .._base import MAX_ROUNDS, MicroaggregationEstimator, check_int, check_real
 from ..ona._ona_kernel import sst_per_row
-from ..ona._ona_star_fast import ona_star_fast_labels
+from ..ona._ona_star_fast import ona_star_best_labels
 from ..ona.ona import _use_tree_star
 from ._mondrian_kernel import RULE_V2D, RULE_VARIANCE, mondrian_subtree_labels
 from .mondrian import _check_diagonals, _check_split_2k
@@ -72,7 +72,7 @@ def mona_part_labels(Z, k, rule, limit, scale, *, unit_diagonals=False, split_2k
         # ones are one group either way (ONA* of fewer than 2k rows is a single cluster).
         if rows.shape[0] <= limit and rows.shape[0] >= 2 * k:
             sub = np.ascontiguousarray(Z[rows])
-            sub_labels, rounds, done = ona_star_fast_labels(
+            sub_labels, rounds, done = ona_star_best_labels(
                 sub, k, max_rounds, _use_tree_star(*sub.shape, k), -1, scale, _cancel.stop_flag()
             )
             _cancel.check_cancelled()

@@ -61,19 +61,27 @@ from ._ona_kernel import (
     _store_cluster,
     _threshold,
     _touch,
+    ona_star_labels,
     sst_per_row,
     start_clusters,
 )
 
 #: clusters remembered per row
 LIST_SIZE = 6
+#: a question walks at most nc / LOG_DIVISOR log entries before a full search is cheaper
+LOG_DIVISOR = 16
 #: techniques of this kernel, each one switchable so that benches can measure what it buys
 USE_LISTS = 1  # rows remember their neighbourhood between questions
 USE_COLUMNS = 2  # full searches vectorized over clusters (else one distance at a time)
 USE_BLOCKS = 4  # lists made in blocks of rows ahead of their questions
-ALL_TECHNIQUES = USE_LISTS | USE_COLUMNS | USE_BLOCKS
+USE_SINGLE = 8  # blocked passes screen in single precision, then confirm in double
+ALL_TECHNIQUES = USE_LISTS | USE_COLUMNS | USE_BLOCKS | USE_SINGLE
 _BLOCK = 64  # rows per block of a blocked pass
 _PREFETCH = 512  # rows whose lists one blocked pass makes ahead of their questions
+_CANDIDATES = 128  # single-precision candidates a row of a blocked pass keeps before compacting
+_U32 = 2.0**-24  # unit roundoff of float32
+#: beyond this magnitude float32 squares could overflow; such data take the double pass
+_SINGLE_LIMIT = 1e15
 
 
 # ---------------------------------------------------------------------------------------------
@@ -308,26 +316,165 @@ def _lists_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cs
 
 
 @njit(cache=True)
-def _lists_for(X, rows, count, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp):
+def _single_margin(X, r, xmax):
+    """A bound on |float32 distance - double distance| for row r against any centroid.
+
+    Every centroid is a mean of rows, so |c_j| <= xmax_j (times 1 + a few roundoffs). Rounding
+    x and c to float32, the difference, its square and the sum of m terms each err by at most
+    one roundoff u of a magnitude at most (|x_j| + xmax_j)^2 per term: in all at most
+    (m + 6) u sum_j (|x_j| + xmax_j)^2 (the double sum's own error is far smaller); 1.01
+    absorbs the second-order terms."""
+    m = X.shape[1]
+    s = 0.0
+    for j in range(m):
+        v = abs(X[r, j]) + xmax[j]
+        s += v * v
+    return 1.01 * (m + 6) * _U32 * s
+
+
+@njit(cache=True, inline="always")
+def _single_threshold(worst, margin):
+    """worst + 2 margin, rounded up to a float32 that is not below it."""
+    if worst == np.inf:
+        return np.float32(np.inf)
+    return np.float32((np.float64(worst) + 2.0 * margin) * (1.0 + 4.0 * _U32))
+
+
+@njit(cache=True)
+def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
+                        clbg, cst, stamp):
+    """``_lists_block`` with the distances screened in float32, then confirmed in double.
+
+    Float32 doubles the distances one vector instruction computes. Let A be a row's (K + 1)-th
+    smallest float32 distance and M its margin (``_single_margin``). At least K + 1 centroids
+    then lie within A + M in double, so every centroid of the row's K + 1 closest in double has
+    a float32 distance at most A + 2M. The pass keeps, per row, every centroid whose float32
+    distance was at most its running (K + 1)-th smallest + 2M when it was seen (a superset of
+    those within the final A + 2M), computes their distances in double exactly as
+    ``_sqdist_row`` does, and keeps the K + 1 smallest in (distance, id) order: the lists of
+    ``_lists_block``, bit for bit. A row whose kept centroids do not fit (many centroids at
+    one distance) gets a double full search instead."""
+    m = X.shape[1]
+    cap = K + 1
+    Xt = np.zeros((m, _BLOCK), np.float32)
+    acc = np.empty(_BLOCK, np.float32)
+    worst = np.empty(_BLOCK, np.float32)  # running (K + 1)-th smallest float32 distance
+    thr = np.empty(_BLOCK, np.float32)  # worst + 2 margin: a centroid below it is kept
+    margin = np.empty(_BLOCK)
+    top = np.empty((_BLOCK, cap), np.float32)
+    filled = np.zeros(_BLOCK, np.int64)
+    ca = np.empty((_BLOCK, _CANDIDATES), np.float32)
+    cg = np.empty((_BLOCK, _CANDIDATES), np.int64)
+    cn = np.zeros(_BLOCK, np.int64)
+    spill = np.zeros(_BLOCK, np.bool_)
+    for j in range(m):
+        for t in range(b):
+            Xt[j, t] = X32[rows[r0 + t], j]
+    for t in range(_BLOCK):
+        if t < b:
+            worst[t] = np.inf
+            thr[t] = np.inf
+            margin[t] = _single_margin(X, rows[r0 + t], xmax)
+        else:
+            worst[t] = -np.inf  # padding lanes never keep anything
+            thr[t] = -np.inf
+    for g in range(nc):
+        if size[g] == 0:
+            continue
+        for t in range(_BLOCK):
+            acc[t] = 0.0
+        for j in range(m):
+            c = cent32[g, j]
+            for t in range(_BLOCK):
+                diff = Xt[j, t] - c
+                acc[t] += diff * diff
+        # one vector reduction decides for the whole block; most centroids are far from all rows
+        hit = 0
+        for t in range(_BLOCK):
+            hit += acc[t] <= thr[t]
+        if hit == 0:
+            continue
+        for t in range(b):
+            a = acc[t]
+            if not a <= thr[t] or spill[t]:
+                continue
+            q = cn[t]
+            if q == _CANDIDATES:
+                q = 0
+                for e in range(_CANDIDATES):
+                    if ca[t, e] <= thr[t]:
+                        ca[t, q] = ca[t, e]
+                        cg[t, q] = cg[t, e]
+                        q += 1
+                if q == _CANDIDATES:
+                    spill[t] = True
+                    continue
+            ca[t, q] = a
+            cg[t, q] = g
+            cn[t] = q + 1
+            f = filled[t]
+            if f < cap:
+                pos = f
+                filled[t] = f + 1
+            elif a < top[t, cap - 1]:
+                pos = cap - 1
+            else:
+                continue
+            while pos > 0 and top[t, pos - 1] > a:
+                top[t, pos] = top[t, pos - 1]
+                pos -= 1
+            top[t, pos] = a
+            if filled[t] == cap:
+                worst[t] = top[t, cap - 1]
+                thr[t] = _single_threshold(worst[t], margin[t])
+    bd = np.empty(cap)
+    bg = np.empty(cap, np.int64)
+    for t in range(b):
+        r = rows[r0 + t]
+        if spill[t]:
+            got = _full_brute(X, r, cent, size, nc, bd, bg, cap)
+        else:
+            got = 0
+            for e in range(cn[t]):
+                if ca[t, e] <= thr[t]:
+                    g = cg[t, e]
+                    got = _insert_top(bd, bg, got, cap, _sqdist_row(X, r, cent, g), g)
+        _store_list(r, bd, bg, got, K, cid, cd, ccnt, clb, clbg, cst, stamp)
+
+
+@njit(cache=True, inline="always")
+def _one_block(X, X32, xmax, single, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb, clbg,
+               cst, stamp):
+    if single:
+        _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
+                            clbg, cst, stamp)
+    else:
+        _lists_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp)
+
+
+@njit(cache=True)
+def _lists_for(X, X32, xmax, single, rows, count, cent, cent32, size, nc, K, cid, cd, ccnt, clb, clbg,
+               cst, stamp):
     """The lists of ``rows[:count]``, block after block."""
     for r0 in range(0, count, _BLOCK):
-        _lists_block(X, rows, r0, min(_BLOCK, count - r0), cent, size, nc, K, cid, cd, ccnt, clb, clbg,
-                     cst, stamp)
+        _one_block(X, X32, xmax, single, rows, r0, min(_BLOCK, count - r0), cent, cent32, size, nc, K,
+                   cid, cd, ccnt, clb, clbg, cst, stamp)
 
 
 @njit(cache=True, parallel=True)
-def _lists_for_parallel(X, rows, count, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp):
+def _lists_for_parallel(X, X32, xmax, single, rows, count, cent, cent32, size, nc, K, cid, cd, ccnt,
+                        clb, clbg, cst, stamp):
     """``_lists_for`` with the blocks on numba's threads (each block writes its own rows)."""
     n_blocks = (count + _BLOCK - 1) // _BLOCK
     for q in prange(n_blocks):
         r0 = q * _BLOCK
-        _lists_block(X, rows, r0, min(_BLOCK, count - r0), cent, size, nc, K, cid, cd, ccnt, clb, clbg,
-                     cst, stamp)
+        _one_block(X, X32, xmax, single, rows, r0, min(_BLOCK, count - r0), cent, cent32, size, nc, K,
+                   cid, cd, ccnt, clb, clbg, cst, stamp)
 
 
 @njit(cache=True)
-def _prefetch(X, i, nc, want_k, k, mem, cent, size, K, cid, cd, ccnt, clb, clbg, cst, meta, log_limit,
-              pending, tuner):
+def _prefetch(X, X32, xmax, single, i, nc, want_k, k, mem, cent, cent32, size, K, cid, cd, ccnt, clb,
+              clbg, cst, meta, log_limit, pending, tuner):
     """Make in one blocked pass the lists of the rows the coming clusters (from i on) will ask
     about and could not answer from their lists: members of clusters of exactly k rows
     (``want_k``, phase 1) or of more than k rows (phase 2), whose stamp is older than
@@ -349,16 +496,18 @@ def _prefetch(X, i, nc, want_k, k, mem, cent, size, K, cid, cd, ccnt, clb, clbg,
         threaded = use_threads(tuner)
         t0 = monotonic_ns()
         if threaded:
-            _lists_for_parallel(X, pending, count, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, now)
+            _lists_for_parallel(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K, cid, cd,
+                                ccnt, clb, clbg, cst, now)
         else:
-            _lists_for(X, pending, count, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, now)
+            _lists_for(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
+                       clbg, cst, now)
         record(tuner, threaded, monotonic_ns() - t0, count * nc)
     return g
 
 
 @njit(cache=True)
 def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt, clb, clbg, cst,
-                    log, meta, last, log_limit, bd, bg, centT, acc, columns):
+                    log, meta, last, log_limit, bd, bg, centT, acc, columns, mark):
     """(cluster, squared distance) of the centroid closest to X[r] among the non-empty clusters
     other than ``exclude``, lowest id on ties: the answer of ``_ona_kernel._nearest``."""
     now = meta[0]
@@ -367,9 +516,13 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
         lbd = clb[r]
         lbg = clbg[r]
         cnt = 0
+        # a token unique to this question marks the listed clusters for the log walk
+        meta[1] += 1
+        token = meta[1]
         # listed clusters: old distance when unchanged, new one otherwise
         for q in range(ccnt[r]):
             h = cid[r, q]
+            mark[h] = token
             if last[h] >= st:
                 if h >= nc or size[h] == 0:
                     continue
@@ -383,14 +536,7 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
         # clusters changed since the stamp, each at its latest entry
         for e in range(st, now):
             h = log[e]
-            if last[h] != e or h >= nc or size[h] == 0:
-                continue
-            listed = False
-            for q in range(ccnt[r]):
-                if cid[r, q] == h:
-                    listed = True
-                    break
-            if listed:
+            if last[h] != e or h >= nc or size[h] == 0 or mark[h] == token:
                 continue
             d = _sqdist_below(X, r, cent, h, lbd)
             if not _before(d, h, lbd, lbg):
@@ -445,9 +591,10 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
 
 
 @njit(cache=True)
-def _sync(g, cent, centT):
+def _sync(g, cent, centT, cent32):
     for j in range(cent.shape[1]):
         centT[j, g] = cent[g, j]
+        cent32[g, j] = np.float32(cent[g, j])
 
 
 @njit(cache=True)
@@ -460,14 +607,23 @@ def _grow_columns(centT, cap):
 
 
 @njit(cache=True)
-def _changed(g, T, cent, size, nc, log, meta, last, centT):
-    _touch(T, g, cent, size, nc)
-    _log_change(g, log, meta, last)
-    _sync(g, cent, centT)
+def _grow_single(cent32, cap):
+    if cent32.shape[0] >= cap:
+        return cent32
+    bigger = np.zeros((cap, cent32.shape[1]), np.float32)
+    bigger[: cent32.shape[0]] = cent32
+    return bigger
 
 
 @njit(cache=True)
-def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta, last, centT):
+def _changed(g, T, cent, size, nc, log, meta, last, centT, cent32):
+    _touch(T, g, cent, size, nc)
+    _log_change(g, log, meta, last)
+    _sync(g, cent, centT, cent32)
+
+
+@njit(cache=True)
+def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta, last, centT, cent32):
     """``_ona_kernel._split_star``, with every part logged as changed."""
     cnt = size[g]
     M = mem[g, :cnt].copy()
@@ -480,13 +636,13 @@ def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta, las
             tgt = nc
             nc += 1
         _store_cluster(X, tgt, rows, c, mem, size, sums, cent, sse)
-        _changed(tgt, T, cent, size, nc, log, meta, last, centT)
+        _changed(tgt, T, cent, size, nc, log, meta, last, centT, cent32)
     return nc
 
 
 @njit(cache=True)
 def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scale=-1.0, stop=None,
-                         list_size=LIST_SIZE, techniques=ALL_TECHNIQUES):
+                         list_size=LIST_SIZE, techniques=ALL_TECHNIQUES, log_divisor=LOG_DIVISOR):
     """``_ona_kernel.ona_star_labels`` from the MDAV* labels ``init``; same results."""
     n, m = X.shape
     labels = np.zeros(n, np.int64)
@@ -512,11 +668,22 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
     clbg = np.empty(n, np.int64)
     cst = np.full(n, -1, np.int64)
     log = np.empty(4 * n + 64, np.int64)
-    meta = np.zeros(1, np.int64)
+    meta = np.zeros(2, np.int64)  # log length, question counter
     last = np.full(cap, -1, np.int64)
+    mark = np.full(cap, -1, np.int64)
     bd = np.empty(K + 1)
     bg = np.empty(K + 1, np.int64)
     centT = np.zeros((m, cap))
+    cent32 = np.zeros((cap, m), np.float32)
+    xmax = np.zeros(m)
+    for r in range(n):
+        for j in range(m):
+            v = abs(X[r, j])
+            if v > xmax[j]:
+                xmax[j] = v
+    # single precision only where its squares cannot overflow and a candidate buffer holds a list
+    single = (techniques & USE_SINGLE) != 0 and xmax.max() < _SINGLE_LIMIT and K + 1 <= _CANDIDATES
+    X32 = X.astype(np.float32) if single else np.empty((0, m), np.float32)
     acc = np.empty(cap)
     pending = np.empty(_PREFETCH + 3 * k, np.int64)
     old = np.empty(m)
@@ -547,10 +714,10 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
                     if cent[g, j] != old[j]:
                         _log_change(g, log, meta, last)
                         break
-                _sync(g, cent, centT)
+                _sync(g, cent, centT, cent32)
         _rebuild(T, cent, size, nc)
         # a log walk longer than a search is not worth it
-        log_limit = nc // 2 if not use_tree else 64
+        log_limit = nc // log_divisor if not use_tree else 64
         if not lists:
             log_limit = -1
 
@@ -562,12 +729,12 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
                 i += 1
                 continue
             if blocked and i >= fetched:
-                fetched = _prefetch(X, i, nc, True, k, mem, cent, size, K, cid, cd, ccnt, clb, clbg,
-                                    cst, meta, log_limit, pending, tuner)
+                fetched = _prefetch(X, X32, xmax, single, i, nc, True, k, mem, cent, cent32, size, K,
+                                    cid, cd, ccnt, clb, clbg, cst, meta, log_limit, pending, tuner)
             ok = True
             for t in range(k):
                 g, _ = _nearest_cached(X, mem[i, t], i, cent, size, nc, T, use_tree, K, cid, cd,
-                                       ccnt, clb, clbg, cst, log, meta, last, log_limit, bd, bg, centT, acc, columns)
+                                       ccnt, clb, clbg, cst, log, meta, last, log_limit, bd, bg, centT, acc, columns, mark)
                 if g < 0:
                     ok = False
                     break
@@ -604,10 +771,10 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
                     if tg[t] == g:
                         _add_row(X, buf[t], g, size, sums, cent, sse)
                         _insert_sorted(mem, g, size[g] - 1, buf[t])
-                _changed(g, T, cent, size, nc, log, meta, last, centT)
+                _changed(g, T, cent, size, nc, log, meta, last, centT, cent32)
             size[i] = 0
             sse[i] = 0.0
-            _changed(i, T, cent, size, nc, log, meta, last, centT)
+            _changed(i, T, cent, size, nc, log, meta, last, centT, cent32)
             changed = True
             for q in range(n_l):
                 g = ls[q]
@@ -616,12 +783,14 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
                         cap = 2 * cap + 2
                         mem, size, sums, cent, sse = _grow(mem, size, sums, cent, sse, cap)
                         last = _grow_last(last, cap)
+                        mark = _grow_last(mark, cap)
                         centT = _grow_columns(centT, cap)
+                        cent32 = _grow_single(cent32, cap)
                         acc = np.empty(cap)
                         T = _new_index(cap, m, use_tree, _threshold(nc))
                         _rebuild(T, cent, size, nc)
                     nc = _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta,
-                                     last, centT)
+                                     last, centT, cent32)
             i += 1
 
         # ---- Phase 2: reassigning rows of clusters with more than k rows ---------------------
@@ -629,8 +798,8 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
         fetched = 0
         while i < nc:
             if blocked and size[i] > k and i >= fetched:
-                fetched = _prefetch(X, i, nc, False, k, mem, cent, size, K, cid, cd, ccnt, clb, clbg,
-                                    cst, meta, log_limit, pending, tuner)
+                fetched = _prefetch(X, X32, xmax, single, i, nc, False, k, mem, cent, cent32, size, K,
+                                    cid, cd, ccnt, clb, clbg, cst, meta, log_limit, pending, tuner)
             while size[i] > k:
                 si = size[i]
                 best_imp = -np.inf
@@ -641,7 +810,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
                 for t in range(si):
                     r = mem[i, t]
                     g, dg = _nearest_cached(X, r, i, cent, size, nc, T, use_tree, K, cid, cd, ccnt,
-                                            clb, clbg, cst, log, meta, last, log_limit, bd, bg, centT, acc, columns)
+                                            clb, clbg, cst, log, meta, last, log_limit, bd, bg, centT, acc, columns, mark)
                     if g < 0:
                         break
                     a = si / (si - 1.0) * _sqdist_row(X, r, cent, i)
@@ -659,20 +828,22 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
                 _remove_row(X, r0, i, size, sums, cent, sse)
                 _add_row(X, r0, j0, size, sums, cent, sse)
                 _insert_sorted(mem, j0, size[j0] - 1, r0)
-                _changed(i, T, cent, size, nc, log, meta, last, centT)
-                _changed(j0, T, cent, size, nc, log, meta, last, centT)
+                _changed(i, T, cent, size, nc, log, meta, last, centT, cent32)
+                _changed(j0, T, cent, size, nc, log, meta, last, centT, cent32)
                 changed = True
                 if size[j0] >= 2 * k:
                     if nc + 2 > cap:
                         cap = 2 * cap + 2
                         mem, size, sums, cent, sse = _grow(mem, size, sums, cent, sse, cap)
                         last = _grow_last(last, cap)
+                        mark = _grow_last(mark, cap)
                         centT = _grow_columns(centT, cap)
+                        cent32 = _grow_single(cent32, cap)
                         acc = np.empty(cap)
                         T = _new_index(cap, m, use_tree, _threshold(nc))
                         _rebuild(T, cent, size, nc)
                     nc = _split_star(X, k, j0, nc, mem, size, sums, cent, sse, rows, T, log, meta,
-                                     last, centT)
+                                     last, centT, cent32)
             i += 1
         if not changed:
             converged = True
@@ -688,13 +859,29 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
 
 
 def ona_star_fast_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None, *,
-                         techniques=ALL_TECHNIQUES, fast_start=True):
+                         techniques=ALL_TECHNIQUES, fast_start=True, log_divisor=LOG_DIVISOR):
     """``_ona_kernel.ona_star_labels(X, k, max_rounds, use_tree, spare, scale, stop)``: the
-    same (labels, rounds run, converged). ``techniques`` and ``fast_start`` (the MDAV* start
-    from the fastest exact kernel rather than the scan) exist for the benches' ablation."""
+    same (labels, rounds run, converged). ``techniques``, ``fast_start`` (the MDAV* start
+    from the fastest exact kernel rather than the scan) and ``log_divisor`` exist for the
+    benches' ablation."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     if X.shape[0] < 2 * k:
         return np.zeros(X.shape[0], np.int64), 0, True
     init = mdav_star_best_labels(X, k) if fast_start else mdav_star_labels(X, k)
     return ona_star_fast_kernel(X, k, max_rounds, use_tree, init, new_tuner(), spare, scale, stop,
-                                LIST_SIZE, techniques)
+                                LIST_SIZE, techniques, log_divisor)
+
+
+#: below this many clusters the reference kernel is faster (measured from 100 to 12,800 rows in 3
+#: to 13 columns at k = 3 and 10: the lists and the change log cost more than the searches they
+#: save while a full search covers a few hundred centroids); MONA's parts are often this small
+SMALL_CLUSTERS = 320
+
+
+def ona_star_best_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None):
+    """The groups of ``_ona_kernel.ona_star_labels`` by whichever kernel is faster for the data's
+    size: the reference for fewer than ``SMALL_CLUSTERS`` clusters, else the fast one."""
+    if X.shape[0] // max(k, 1) < SMALL_CLUSTERS:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        return ona_star_labels(X, k, max_rounds, use_tree, spare, scale, stop)
+    return ona_star_fast_labels(X, k, max_rounds, use_tree, spare, scale, stop)

@@ -12,7 +12,7 @@ from ... import _cancel
 from ...metrics import sst
 from .._base import MAX_ROUNDS, MAX_RUNS, MicroaggregationEstimator, check_int
 from ._ona_kernel import ona_one_run, sst_per_row
-from ._ona_star_fast import ona_star_fast_labels
+from ._ona_star_fast import ona_star_best_labels
 
 # Nearest-centroid search: a k-d tree pays off once there are many clusters (measured on the
 # benchmark files: EIA with 800+ clusters and Adult are 1.5-3x faster with it, the 1,000-row
@@ -75,7 +75,7 @@ class ONAStar(MicroaggregationEstimator):
         check_int(self.max_rounds, "max_rounds", 1, MAX_ROUNDS)
 
     def _labels(self, Z, k, rng):
-        labels, rounds, converged = ona_star_fast_labels(
+        labels, rounds, converged = ona_star_best_labels(
             Z, k, int(self.max_rounds), _use_tree_star(*Z.shape, k), -1, -1.0, _cancel.stop_flag()
         )
         _cancel.check_cancelled()  # a cancel ends the rounds early; that partition is not kept
