@@ -1,4 +1,4 @@
-"""Numba kernels of MDAV+, V-MDAV and MDAV* (paper 001 sections 2-3, paper 000 Algorithm 1).
+"""Numba kernels of MDAV+, V-MDAV and MDAV* (Thaeter & Reischuk 2018, sections 2-3; 2021, Algorithm 1).
 
 All three visit origins in decreasing distance from the fixed centroid of the whole data and
 search neighbours among the unassigned rows, which live column-major in compacted slots (see

@@ -1,5 +1,5 @@
-"""Numba kernels of ONA (paper 000 Algorithm 2, after Soria-Comas et al. 2019) and ONA*
-(paper 000 Algorithm 3).
+"""Numba kernels of ONA (Thaeter & Reischuk 2021, Algorithm 2, after Soria-Comas et al. 2019) and ONA*
+(Algorithm 3 there).
 
 Cluster bookkeeping. Every cluster keeps its size, the sum of its rows, its centroid
 (``sums / size``, refreshed after every change) and its SSE. They are updated incrementally:
@@ -351,7 +351,7 @@ def _threshold(n_clusters):
 
 
 # ---------------------------------------------------------------------------------------------
-# ONA* (paper 000 Algorithm 3)
+# ONA* (Thaeter & Reischuk 2021, Algorithm 3)
 
 
 @njit(cache=True)
@@ -646,7 +646,7 @@ def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T):
 
 
 # ---------------------------------------------------------------------------------------------
-# ONA (paper 000 Algorithm 2): random k-member start, reassign / dissolve per row, recursive
+# ONA (Thaeter & Reischuk 2021, Algorithm 2): random k-member start, reassign / dissolve per row, recursive
 # split of clusters of >= 2k rows, at most ``max_rounds`` rounds. Randomness comes from a
 # SplitMix64 stream (state: a one-element uint64 array) so that runs are reproducible and
 # independent of threads.
