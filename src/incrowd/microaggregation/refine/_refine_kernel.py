@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 # SplitMix64, the stream ONA draws from (state: a uint64 array of one)
+from .._adaptive import monotonic_ns
 from ..ona._ona_kernel import _next_u64 as _next
 
 TOL = 1e-10
@@ -370,12 +371,13 @@ def _repartition(X, A, B, k, mem, size, cost, moves, scale, P, rows, side, trial
 
 
 @njit(cache=True)
-def refine_round(X, k, mem, size, cost, neigh, order, moves, scale, dirty_in, dirty_out):
+def refine_round(X, k, mem, size, cost, neigh, order, moves, scale, dirty_in, dirty_out, deadline_ns=0):
     """One pass over the groups (in ``order``): each group is re-partitioned with each of its
     neighbours, skipping pairs of which neither group changed since the previous round (their
     split is already the best the search finds). ``dirty_in``: groups changed in the previous
     round; ``dirty_out`` (filled here): groups changed in this one. Returns the number of pairs
-    changed."""
+    changed. ``deadline_ns`` > 0: the round ends early once the monotonic clock passes it (the
+    partition stays valid: every change is complete)."""
     u_max = 4 * k - 2
     m = X.shape[1]
     P = np.empty((u_max, m))
@@ -389,6 +391,8 @@ def refine_round(X, k, mem, size, cost, neigh, order, moves, scale, dirty_in, di
     mean = np.empty(m)
     changed = 0
     for gi in range(order.shape[0]):
+        if deadline_ns > 0 and monotonic_ns() >= deadline_ns:
+            break
         A = order[gi]
         for q in range(neigh.shape[1]):
             B = neigh[A, q]
@@ -423,14 +427,16 @@ def _save(g, mem, size, cost, saved_id, saved_mem, saved_size, saved_cost, mark,
 
 
 @njit(cache=True)
-def ils_kicks(X, k, mem, size, cost, neigh, moves, scale, n_kicks, strength, seed, deadline_work):
+def ils_kicks(X, k, mem, size, cost, neigh, moves, scale, n_kicks, strength, seed, deadline_work,
+              deadline_ns=0):
     """Iterated local search, ``n_kicks`` times: pool the rows of a random group and
     ``strength`` of its neighbours, deal them out again at random (sizes kept), then descend
     with pair re-partitions over a work list of the groups that changed; keep the result when
     the SSE of the touched groups went down, else restore them. ``seed`` starts the SplitMix64
     stream (one per call, drawn from the estimator's generator). Returns the kicks kept.
     ``deadline_work`` caps the pair re-partitions a descent may run (a safeguard, never reached
-    in practice: every kept change lowers the SSE)."""
+    in practice: every kept change lowers the SSE). ``deadline_ns`` > 0: no kick starts once the
+    monotonic clock passes it."""
     G = size.shape[0]
     m = X.shape[1]
     h = 2 * k - 1
@@ -458,6 +464,8 @@ def ils_kicks(X, k, mem, size, cost, neigh, moves, scale, n_kicks, strength, see
     state[0] = seed
     kept = 0
     for kick in range(n_kicks):
+        if deadline_ns > 0 and monotonic_ns() >= deadline_ns:
+            break
         A = _below(state, G)
         ng = 1
         grp[0] = A

@@ -144,6 +144,11 @@ class Refine(MicroaggregationEstimator):
         return out
 
 
+def _deadline_for(kernel, deadline: int) -> int:
+    """The deadline a kernel may stop at: none (0) until it has been compiled or loaded."""
+    return deadline if kernel.signatures else 0
+
+
 def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, moves=ALL_MOVES,
                      kicks=True, strength=3, kick_share=0.25, clock=None):
     """The search of :class:`Refine` from given labels on standardized Z; returns the new
@@ -177,14 +182,22 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
     n_kicks = 0
     kept = 0
     while rounds < max_rounds:
-        if time.perf_counter() - t0 - (clock.seconds if clock is not None else 0.0) >= max_seconds:
+        left = max_seconds - (time.perf_counter() - t0 - (clock.seconds if clock is not None else 0.0))
+        if left <= 0.0:
             stopped = "max_seconds"
             break
         _cancel.check_cancelled()
+        # The kernels read the same clock, so a long round or a run of kicks ends on time too;
+        # not on a kernel's first call, which may compile it (compiling is not counted).
+        deadline = time.monotonic_ns() + int(left * 1e9)
         if not converged:
             dirty_out = np.zeros(G, np.bool_)
             changed = refine_round(Z, k, mem, size, cost, neigh, rng.permutation(G).astype(np.int64),
-                                   moves, scale, dirty, dirty_out)
+                                   moves, scale, dirty, dirty_out, _deadline_for(refine_round, deadline))
+            if time.monotonic_ns() >= deadline:
+                rounds += 1  # cut short, so no local optimum is proven
+                stopped = "max_seconds"
+                break
             dirty = dirty_out
             converged = changed == 0
             if converged and not kicks:
@@ -195,7 +208,7 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
             seed = np.uint64(rng.integers(0, 2**63))
             n = max(1, int(kick_share * G))
             kept += ils_kicks(Z, k, mem, size, cost, neigh, moves, scale, n,
-                              strength, seed, 100 * G)
+                              strength, seed, 100 * G, _deadline_for(ils_kicks, deadline))
             n_kicks += n
         rounds += 1
         _cancel.report_progress(rounds, max_rounds)
