@@ -144,9 +144,24 @@ class Refine(MicroaggregationEstimator):
         return out
 
 
-def _deadline_for(kernel, deadline: int) -> int:
-    """The deadline a kernel may stop at: none (0) until it has been compiled or loaded."""
-    return deadline if kernel.signatures else 0
+def _compile_kernels(Z, k, moves, scale, strength) -> None:
+    """Compile (or load from numba's cache) the search kernels on a two-group copy of Z's first
+    rows, so that no compiling happens inside a timed call: the kernels stop at a deadline, and
+    a call that spent its budget compiling would end a run before it searched."""
+    if refine_round.signatures and ils_kicks.signatures:
+        return
+    n = min(Z.shape[0], 2 * k)
+    Zs = np.ascontiguousarray(Z[:n])
+    mem = np.full((2, 2 * k - 1), -1, np.int64)
+    size = np.array([n // 2, n - n // 2], np.int64)
+    mem[0, : size[0]] = np.arange(size[0])
+    mem[1, : size[1]] = np.arange(size[0], n)
+    cost = group_costs(Zs, mem, size)
+    neigh = np.array([[1], [0]], np.int64)
+    dirty = np.ones(2, np.bool_)
+    refine_round(Zs, k, mem, size, cost, neigh, np.arange(2, dtype=np.int64), moves, scale, dirty,
+                 np.zeros(2, np.bool_), 0)
+    ils_kicks(Zs, k, mem, size, cost, neigh, moves, scale, 1, strength, np.uint64(1), 100, 0)
 
 
 def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, moves=ALL_MOVES,
@@ -160,6 +175,7 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
     from ...metrics import sse, sst
 
     t0 = time.perf_counter() if t0 is None else t0
+    Z = np.ascontiguousarray(Z, dtype=np.float64)
     _, labels = np.unique(np.asarray(labels, np.int64), return_inverse=True)
     labels = labels.astype(np.int64)
     total = sst(Z)
@@ -177,6 +193,7 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
     rounds = 0
     stopped = "max_rounds"
     neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
+    _compile_kernels(Z, k, moves, scale, strength)
     dirty = np.ones(G, np.bool_)
     converged = False
     n_kicks = 0
@@ -187,13 +204,12 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
             stopped = "max_seconds"
             break
         _cancel.check_cancelled()
-        # The kernels read the same clock, so a long round or a run of kicks ends on time too;
-        # not on a kernel's first call, which may compile it (compiling is not counted).
+        # the kernels read the same clock, so a long round or a run of kicks ends on time too
         deadline = time.monotonic_ns() + int(left * 1e9)
         if not converged:
             dirty_out = np.zeros(G, np.bool_)
             changed = refine_round(Z, k, mem, size, cost, neigh, rng.permutation(G).astype(np.int64),
-                                   moves, scale, dirty, dirty_out, _deadline_for(refine_round, deadline))
+                                   moves, scale, dirty, dirty_out, deadline)
             if time.monotonic_ns() >= deadline:
                 rounds += 1  # cut short, so no local optimum is proven
                 stopped = "max_seconds"
@@ -208,7 +224,7 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
             seed = np.uint64(rng.integers(0, 2**63))
             n = max(1, int(kick_share * G))
             kept += ils_kicks(Z, k, mem, size, cost, neigh, moves, scale, n,
-                              strength, seed, 100 * G, _deadline_for(ils_kicks, deadline))
+                              strength, seed, 100 * G, deadline)
             n_kicks += n
         rounds += 1
         _cancel.report_progress(rounds, max_rounds)
