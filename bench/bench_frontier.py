@@ -47,11 +47,12 @@ from _common import (  # noqa: E402
 
 SCRIPT = str(Path(__file__).resolve())
 RHOS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-PLAIN = ("mdav", "mdav-plus", "v-mdav", "mdav-star", "ona-star", "mondrian", "mondrian-v", "mondrian-v2d")
+PLAIN = ("mdav", "mdav-plus", "v-mdav", "mdav-star", "ona-star", "refine", "mondrian", "mondrian-v", "mondrian-v2d")
 
 
 def _runs() -> list[tuple[str, str, dict]]:
-    runs = [(name, name, {}) for name in PLAIN]
+    # refine draws at random: a fixed seed, and its default budget (max_seconds = 10)
+    runs = [(name, name, {"random_state": 0} if name == "refine" else {}) for name in PLAIN]
     runs += [(f"mona (rho {rho})", "mona", {"rho": rho}) for rho in RHOS]
     return runs
 
