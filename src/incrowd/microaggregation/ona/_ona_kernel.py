@@ -355,6 +355,28 @@ def _threshold(n_clusters):
 
 
 @njit(cache=True)
+def _distinct_ascending(tg, k, ls):
+    """The distinct targets among ``tg[:k]`` into ``ls``, ascending; returns their count."""
+    n_l = 0
+    for t in range(k):
+        g = tg[t]
+        pos = n_l
+        dup = False
+        for q in range(n_l):
+            if ls[q] == g:
+                dup = True
+                break
+        if dup:
+            continue
+        while pos > 0 and ls[pos - 1] > g:
+            ls[pos] = ls[pos - 1]
+            pos -= 1
+        ls[pos] = g
+        n_l += 1
+    return n_l
+
+
+@njit(cache=True)
 def _grow(mem, size, sums, cent, sse, newcap):
     cap, width = mem.shape
     m = sums.shape[1]
@@ -507,23 +529,7 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None)
             if not ok:
                 i += 1
                 continue
-            # distinct targets, ascending
-            n_l = 0
-            for t in range(k):
-                g = tg[t]
-                pos = n_l
-                dup = False
-                for q in range(n_l):
-                    if ls[q] == g:
-                        dup = True
-                        break
-                if dup:
-                    continue
-                while pos > 0 and ls[pos - 1] > g:
-                    ls[pos] = ls[pos - 1]
-                    pos -= 1
-                ls[pos] = g
-                n_l += 1
+            n_l = _distinct_ascending(tg, k, ls)
             # Cost1 > Cost2  <=>  SSE(C_i) > sum over l of [Cost(C'_l) - Cost(C_l)]
             inc_total = _dissolve_cost(X, mem[i], k, tg, ls, n_l, size, sums, cent, tsum, tcent)
             if not _gain_exceeds(sse[i], inc_total, scale):

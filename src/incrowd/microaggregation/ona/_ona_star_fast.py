@@ -49,6 +49,7 @@ from ._ona_kernel import (
     _add_row,
     _delete_sorted,
     _dissolve_cost,
+    _distinct_ascending,
     _gain_exceeds,
     _gather_part,
     _grow,
@@ -616,6 +617,17 @@ def _grow_single(cent32, cap):
 
 
 @njit(cache=True)
+def _grown(cap, nc, m, use_tree, mem, size, sums, cent, sse, last, mark, centT, cent32):
+    """Every per-cluster array for twice the clusters (a split needs room for two more)."""
+    cap = 2 * cap + 2
+    mem, size, sums, cent, sse = _grow(mem, size, sums, cent, sse, cap)
+    T = _new_index(cap, m, use_tree, _threshold(nc))
+    _rebuild(T, cent, size, nc)
+    return (cap, mem, size, sums, cent, sse, _grow_last(last, cap), _grow_last(mark, cap),
+            _grow_columns(centT, cap), _grow_single(cent32, cap), np.empty(cap), T)
+
+
+@njit(cache=True)
 def _changed(g, T, cent, size, nc, log, meta, last, centT, cent32):
     _touch(T, g, cent, size, nc)
     _log_change(g, log, meta, last)
@@ -742,22 +754,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
             if not ok:
                 i += 1
                 continue
-            n_l = 0
-            for t in range(k):
-                g = tg[t]
-                pos = n_l
-                dup = False
-                for q in range(n_l):
-                    if ls[q] == g:
-                        dup = True
-                        break
-                if dup:
-                    continue
-                while pos > 0 and ls[pos - 1] > g:
-                    ls[pos] = ls[pos - 1]
-                    pos -= 1
-                ls[pos] = g
-                n_l += 1
+            n_l = _distinct_ascending(tg, k, ls)
             inc_total = _dissolve_cost(X, mem[i], k, tg, ls, n_l, size, sums, cent, tsum, tcent)
             if not _gain_exceeds(sse[i], inc_total, scale):
                 i += 1
@@ -780,15 +777,9 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
                 g = ls[q]
                 if size[g] >= 2 * k:
                     if nc + 2 > cap:
-                        cap = 2 * cap + 2
-                        mem, size, sums, cent, sse = _grow(mem, size, sums, cent, sse, cap)
-                        last = _grow_last(last, cap)
-                        mark = _grow_last(mark, cap)
-                        centT = _grow_columns(centT, cap)
-                        cent32 = _grow_single(cent32, cap)
-                        acc = np.empty(cap)
-                        T = _new_index(cap, m, use_tree, _threshold(nc))
-                        _rebuild(T, cent, size, nc)
+                        (cap, mem, size, sums, cent, sse, last, mark, centT, cent32, acc,
+                         T) = _grown(cap, nc, m, use_tree, mem, size, sums, cent, sse, last, mark,
+                                     centT, cent32)
                     nc = _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta,
                                      last, centT, cent32)
             i += 1
@@ -833,15 +824,9 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
                 changed = True
                 if size[j0] >= 2 * k:
                     if nc + 2 > cap:
-                        cap = 2 * cap + 2
-                        mem, size, sums, cent, sse = _grow(mem, size, sums, cent, sse, cap)
-                        last = _grow_last(last, cap)
-                        mark = _grow_last(mark, cap)
-                        centT = _grow_columns(centT, cap)
-                        cent32 = _grow_single(cent32, cap)
-                        acc = np.empty(cap)
-                        T = _new_index(cap, m, use_tree, _threshold(nc))
-                        _rebuild(T, cent, size, nc)
+                        (cap, mem, size, sums, cent, sse, last, mark, centT, cent32, acc,
+                         T) = _grown(cap, nc, m, use_tree, mem, size, sums, cent, sse, last, mark,
+                                     centT, cent32)
                     nc = _split_star(X, k, j0, nc, mem, size, sums, cent, sse, rows, T, log, meta,
                                      last, centT, cent32)
             i += 1
