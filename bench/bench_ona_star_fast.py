@@ -72,7 +72,9 @@ def _use_tree(Z: np.ndarray, k: int) -> bool:
 
 def equality(big: bool) -> None:
     from incrowd.microaggregation.ona._ona_kernel import ona_star_labels
-    from incrowd.microaggregation.ona._ona_star_fast import ona_star_fast_labels
+    from incrowd.microaggregation._adaptive import new_tuner
+    from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_best_labels
+    from incrowd.microaggregation.ona._ona_star_fast import ona_star_fast_kernel, ona_star_fast_labels
 
     warm = np.random.default_rng(1).standard_normal((300, 4))
     for tree in (False, True):
@@ -89,6 +91,8 @@ def equality(big: bool) -> None:
         head = np.ascontiguousarray(Z[: min(len(Z), 4000)])
         ona_star_labels(head, k, 3, tree)
         ona_star_fast_labels(head, k, 3, tree)
+        # the threaded blocked pass too, which the tuner may first try inside a timed run
+        ona_star_fast_kernel(head, k, 3, tree, mdav_star_best_labels(head, k), new_tuner(True))
         t0 = time.perf_counter()
         ref = ona_star_labels(Z, k, 100, tree)
         t_ref = time.perf_counter() - t0
