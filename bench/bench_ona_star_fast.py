@@ -71,9 +71,9 @@ def _use_tree(Z: np.ndarray, k: int) -> bool:
 
 
 def equality(big: bool) -> None:
-    from incrowd.microaggregation.ona._ona_kernel import ona_star_labels
     from incrowd.microaggregation._adaptive import new_tuner
     from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_best_labels
+    from incrowd.microaggregation.ona._ona_kernel import ona_star_labels
     from incrowd.microaggregation.ona._ona_star_fast import ona_star_fast_kernel, ona_star_fast_labels
 
     warm = np.random.default_rng(1).standard_normal((300, 4))
