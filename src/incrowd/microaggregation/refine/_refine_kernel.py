@@ -71,16 +71,11 @@ def group_costs(X, mem, size):
 
 
 @njit(cache=True)
-def _split_cost(P, side, u):
-    """SSE of the two parts (side 0/1) of centred rows P[:u]."""
+def _part_sums(P, side, u, s0, s1):
+    """Add the rows P[:u] of side 0 to s0 and of side 1 to s1; returns the count of side 0."""
     m = P.shape[1]
-    s0 = np.zeros(m)
-    s1 = np.zeros(m)
     n0 = 0
-    sq = 0.0
     for t in range(u):
-        for j in range(m):
-            sq += P[t, j] * P[t, j]
         if side[t] == 0:
             n0 += 1
             for j in range(m):
@@ -88,6 +83,20 @@ def _split_cost(P, side, u):
         else:
             for j in range(m):
                 s1[j] += P[t, j]
+    return n0
+
+
+@njit(cache=True)
+def _split_cost(P, side, u):
+    """SSE of the two parts (side 0/1) of centred rows P[:u]."""
+    m = P.shape[1]
+    s0 = np.zeros(m)
+    s1 = np.zeros(m)
+    n0 = _part_sums(P, side, u, s0, s1)
+    sq = 0.0
+    for t in range(u):
+        for j in range(m):
+            sq += P[t, j] * P[t, j]
     a = 0.0
     b = 0.0
     for j in range(m):
@@ -102,15 +111,7 @@ def _descend(P, side, u, lo, hi, eps):
     m = P.shape[1]
     s0 = np.zeros(m)
     s1 = np.zeros(m)
-    n0 = 0
-    for t in range(u):
-        if side[t] == 0:
-            n0 += 1
-            for j in range(m):
-                s0[j] += P[t, j]
-        else:
-            for j in range(m):
-                s1[j] += P[t, j]
+    n0 = _part_sums(P, side, u, s0, s1)
     n1 = u - n0
     c0 = np.empty(m)
     c1 = np.empty(m)
