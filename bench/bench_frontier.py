@@ -153,7 +153,8 @@ def main() -> None:
         f"- **Data:** {what}, {rows_n:,} rows; k = {a.k}.",
         "- **Method:** `incrowd.microaggregate(X, k, method)` in a fresh process after a warm-up on 2,000 rows, "
         f"numba's compiling taken out (`compile_seconds`), killed past {fmt_s(a.limit)}; peak memory is the "
-        "process's peak resident set per row, data included. *Frontier*: no other method is both at most as slow and at most as lossy.",
+        "process's peak resident set per row, data included. *Frontier*: no other method is both "
+        "at most as slow and at most as lossy.",
         "",
         md_table(["method", "IL", "time", "peak bytes per row", "on the frontier"], rows),
         "",

@@ -78,6 +78,50 @@ def test_max_seconds_stops_the_search():
     assert model.seconds_ < 0.3 + 20.0
 
 
+def _slow_refresh(monkeypatch, seconds):
+    """Make the neighbour-list refresh take ``seconds`` longer; returns the list of (start,
+    end) perf_counter readings of each refresh."""
+    import time
+
+    from incrowd.microaggregation.refine import refine as refine_module
+
+    real = refine_module._neighbours
+    calls = []
+
+    def slow(*args, **kwargs):
+        t = time.perf_counter()
+        time.sleep(seconds)
+        out = real(*args, **kwargs)
+        calls.append((t, time.perf_counter()))
+        return out
+
+    monkeypatch.setattr(refine_module, "_neighbours", slow)
+    return calls
+
+
+def test_no_neighbour_refresh_after_the_last_round(monkeypatch):
+    X = np.random.default_rng(1).standard_normal((300, 3))  # few columns: a refresh every round
+    calls = _slow_refresh(monkeypatch, 0.0)
+    model = Refine(k=3, start="mdav", max_rounds=3, max_seconds=600.0, random_state=0).fit(X)
+    assert model.stopped_by_ == "max_rounds" and model.n_rounds_ == 3
+    assert len(calls) == 3  # the start's lists, then after rounds 1 and 2
+
+
+def test_a_refresh_that_would_pass_the_budget_is_not_started(monkeypatch):
+    import time
+
+    X = np.random.default_rng(2).standard_normal((300, 3))
+    Refine(k=3, start="mdav", max_rounds=2, random_state=0).fit(X)  # compiled before the clock
+    calls = _slow_refresh(monkeypatch, 0.25)
+    t0 = time.perf_counter()
+    model = Refine(k=3, start="mdav", max_rounds=1_000_000, max_seconds=1.5, random_state=0).fit(X)
+    assert model.stopped_by_ == "max_seconds" and len(calls) >= 3
+    # a refresh cannot be cut short, so none may start without the time to finish: every one
+    # ends inside the budget (0.1 s for the work of fit around the search)
+    assert max(end for _, end in calls) <= t0 + 1.5 + 0.1
+
+
+
 @pytest.mark.parametrize("params, name", [
     ({"max_seconds": 0}, "max_seconds"), ({"max_seconds": -1.0}, "max_seconds"),
     ({"max_seconds": float("nan")}, "max_seconds"), ({"max_seconds": "5"}, "max_seconds"),

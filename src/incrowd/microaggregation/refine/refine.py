@@ -192,7 +192,9 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
     scale = total / Z.shape[0] * 1e-12 if total > 0 else 0.0
     rounds = 0
     stopped = "max_rounds"
+    t_refresh = time.perf_counter()
     neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
+    refresh_seconds = time.perf_counter() - t_refresh
     _compile_kernels(Z, k, moves, scale, strength)
     dirty = np.ones(G, np.bool_)
     converged = False
@@ -229,9 +231,17 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
         rounds += 1
         _cancel.report_progress(rounds, max_rounds)
         # a scan over many groups in many columns costs as much as a round: every 4th round
-        # then (stale lists only change which pairs are tried)
-        if not use_scan(G, Z.shape[1]) or rounds % 4 == 0:
+        # then (stale lists only change which pairs are tried); none after the last round
+        if rounds < max_rounds and (not use_scan(G, Z.shape[1]) or rounds % 4 == 0):
+            left = max_seconds - (time.perf_counter() - t0 - (clock.seconds if clock is not None else 0.0))
+            if left < 1.5 * refresh_seconds:
+                # the refresh cannot be cut short: one that could run past the budget (its time
+                # varies by a fifth or so on a shared machine) ends the run here, not after it
+                stopped = "max_seconds"
+                break
+            t_refresh = time.perf_counter()
             neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
+            refresh_seconds = time.perf_counter() - t_refresh
     out = np.empty(Z.shape[0], np.int64)
     for g in range(G):
         out[mem[g, : size[g]]] = g
