@@ -11,13 +11,17 @@ runs at rho = 0.3, 0.4, ..., 0.9. ``gauss`` is n x 15 standard Gaussian rows (de
 file (1,080 x 13), each as it is with ``--n 0`` (their default) or resampled with replacement to
 n rows. Writes the section ``frontier-<data>-<n>`` of ``docs/benchmarks.md`` (a table, best IL
 first, with the points on the frontier marked: no other method is both faster and lower in IL)
-and the figure ``docs/figures/frontier_<data>_<n>.png``, n being the rows used.
+and the figure ``docs/figures/frontier_<data>_<n>.png``, n being the rows used, and keeps the raw
+results in ``bench/results/frontier/<data>_<n>.json``; ``--render`` redraws the section and the
+figure from that file without measuring.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import subprocess
 import sys
 import time
@@ -35,6 +39,7 @@ from _common import (  # noqa: E402
     hand_back,
     load_adult,
     load_census,
+    load_json,
     machine_line,
     md_table,
     now_utc,
@@ -42,10 +47,12 @@ from _common import (  # noqa: E402
     pyplot,
     run_child,
     save_figure,
+    save_json,
     update_section,
 )
 
 SCRIPT = str(Path(__file__).resolve())
+RESULTS = Path(__file__).resolve().parent / "results" / "frontier"
 RHOS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 PLAIN = ("mdav", "mdav-plus", "v-mdav", "mdav-star", "ona-star", "refine", "mondrian", "mondrian-v", "mondrian-v2d")
 
@@ -118,13 +125,20 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--limit", type=float, default=900.0)
     ap.add_argument("--only", nargs="*", help="labels to run (default: all)")
+    ap.add_argument("--render", action="store_true", help="redraw from the saved results, measuring nothing")
     a = ap.parse_args()
     if a.n is None:
         a.n = 1_000_000 if a.data == "gauss" else 0
     if a.n < 0 or (a.n == 0 and a.data == "gauss"):
         ap.error(f"--n must be a positive number of rows{'' if a.data == 'gauss' else ' or 0'}; got {a.n}")
     rows_n = _rows(a.data, a.n)
-    done, missed = [], []
+    raw = RESULTS / f"{a.data}_{rows_n}.json"
+    if a.render:
+        saved = load_json(raw)
+        _write(a.data, a.n, rows_n, a.k, saved["limit"], [tuple(d) for d in saved["done"]], saved["missed"],
+               saved["measured"], saved["machine"], saved.get("load"))
+        return
+    done, missed, loads = [], [], []
     for label, method, params in _runs():
         if a.only and label not in a.only and method not in a.only:
             continue
@@ -133,34 +147,60 @@ def main() -> None:
             missed.append(label)
             print(label, "skipped: ONA* did not finish", flush=True)
             continue
+        loads.append(os.getloadavg()[0])
         r = _child(a.data, a.n, a.k, method, params, a.limit)
         print(label, r, flush=True)
         if r is None:
             missed.append(label)
         else:
             done.append((label, r))
+    measured, machine = now_utc(), machine_line()
+    loads.append(os.getloadavg()[0])
+    load = [min(loads), max(loads)]
+    save_json(raw, {"data": a.data, "n": a.n, "rows": rows_n, "k": a.k, "limit": a.limit, "measured": measured,
+                    "machine": machine, "load": load, "done": done, "missed": missed})
+    _write(a.data, a.n, rows_n, a.k, a.limit, done, missed, measured, machine, load)
+
+
+def _pct(il: float) -> str:
+    """IL in % with at least four significant digits (resampled files can have IL near 0)."""
+    x = 100 * il
+    decimals = 4 if x <= 0 else max(4, 3 - math.floor(math.log10(x)))
+    return f"{x:.{decimals}f} %"
+
+
+def _write(data, n, rows_n, k, limit, done, missed, measured, machine, load=None) -> None:
+    """The section and the figure of one frontier run."""
     marks = _frontier([(r["seconds"], r["il"]) for _, r in done])
     order = sorted(range(len(done)), key=lambda i: done[i][1]["il"])
-    rows = [[done[i][0], f"{100 * done[i][1]['il']:.4f} %", fmt_s(done[i][1]["seconds"]),
+    rows = [[done[i][0], _pct(done[i][1]["il"]), fmt_s(done[i][1]["seconds"]),
              f"{done[i][1]['peak'] / rows_n:,.0f}", "yes" if marks[i] else ""] for i in order]
-    rows += [[label, "—", f"> {fmt_s(a.limit)}" + (" (starts from ONA*, not run)" if label == "refine" else ""),
+    rows += [[label, "—", f"> {fmt_s(limit)}" + (" (starts from ONA*, not run)" if label == "refine" else ""),
               "—", ""] for label in missed]
-    what = WHAT[a.data] + (" resampled" if a.data in FILES and a.n != 0 else "")
-    name = f"{a.data}_{rows_n}"
-    figure = _plot(done, marks, f"{what}, {rows_n:,} rows, k = {a.k}", FIGURES / f"frontier_{name}.png")
+    what = WHAT[data] + (" resampled" if data in FILES and n != 0 else "")
+    name = f"{data}_{rows_n}"
+    figure = _plot(done, marks, f"{what}, {rows_n:,} rows, k = {k}", FIGURES / f"frontier_{name}.png")
+    by_label = dict(done)
+    notes = []
+    if "refine" in by_label and "ona-star" in by_label and by_label["ona-star"]["seconds"] >= 10.0:
+        notes.append("- refine ran with its default budget (`max_seconds` = 10, its ONA* start included): "
+                     "here its start alone took longer, so it returned ONA*'s groups.")
     body = "\n".join([
-        f"- **Machine:** {machine_line()}. Measured {now_utc()}.",
-        f"- **Data:** {what}, {rows_n:,} rows; k = {a.k}.",
+        f"- **Machine:** {machine}. Measured {measured}"
+        + (f"; load average (1 min) between runs {load[0]:.1f} to {load[1]:.1f} on {os.cpu_count()} CPUs"
+           + (" (other work shared the machine)" if load[1] > 1.5 else "") if load else "") + ".",
+        f"- **Data:** {what}, {rows_n:,} rows; k = {k}.",
         "- **Method:** `incrowd.microaggregate(X, k, method)` in a fresh process after a warm-up on 2,000 rows, "
-        f"numba's compiling taken out (`compile_seconds`), killed past {fmt_s(a.limit)}; peak memory is the "
+        f"numba's compiling taken out (`compile_seconds`), killed past {fmt_s(limit)}; peak memory is the "
         "process's peak resident set per row, data included. *Frontier*: no other method is both "
         "at most as slow and at most as lossy.",
         "",
         md_table(["method", "IL", "time", "peak bytes per row", "on the frontier"], rows),
         "",
+        *([*notes, ""] if notes else []),
         f"![IL against time]({figure.relative_to(DOCS).as_posix()})",
     ])
-    _section(f"frontier-{a.data}-{rows_n}", body,
+    _section(f"frontier-{data}-{rows_n}", body,
              f"What each second buys: IL against time, {what.split(',')[0].split(' (')[0]} {rows_n:,} rows")
 
 
@@ -170,9 +210,9 @@ def _labels(done) -> list[tuple[str, float, float]]:
     readable."""
     groups: list[list] = []
     for label, r in sorted(done, key=lambda d: d[1]["seconds"]):
-        il = round(100 * r["il"], 3)
+        il = 100 * r["il"]
         for g in groups:
-            if g[2] == il and r["seconds"] <= 1.6 * g[1]:
+            if abs(g[2] - il) <= 5e-4 * max(g[2], il) and r["seconds"] <= 1.6 * g[1]:
                 g[0].append(label)
                 break
         else:
@@ -194,12 +234,15 @@ def _plot(done, marks, title: str, path: Path) -> Path:
     if front:
         ax.step([p[0] for p in front], [p[1] for p in front], where="post", color="C0", alpha=0.5)
     ax.set_xscale("log")
+    ils = [100 * r["il"] for _, r in done if r["il"] > 0]
+    if ils and max(ils) > 100 * min(ils):
+        ax.set_yscale("log")  # a resampled file's losses span orders of magnitude
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("seconds (log scale)")
-    ax.set_ylabel("information loss, %")
+    ax.set_ylabel("information loss, %" + (" (log scale)" if ax.get_yscale() == "log" else ""))
     ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
