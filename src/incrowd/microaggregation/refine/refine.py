@@ -243,7 +243,9 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
             neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
             refresh_seconds = time.perf_counter() - t_refresh
     out = np.empty(Z.shape[0], np.int64)
-    for g in range(G):
-        out[mem[g, : size[g]]] = g
+    # a group's rows are the first size[g] of its row of mem (the kernels leave stale ids after
+    # them); row-major order lists the groups in turn
+    held = np.arange(mem.shape[1])[None, :] < size[:, None]
+    out[mem[held]] = np.repeat(np.arange(G, dtype=np.int64), size)
     return out, {"start_information_loss": start_il, "rounds": rounds, "stopped_by": stopped,
                  "kicks": n_kicks, "kicks_kept": kept}
