@@ -22,6 +22,24 @@ _ITERATIONS_ALL_ROWS = 1000
 
 
 @njit(cache=True)
+def _kept(keep_v, keep_j, cnt, v, j):
+    """Offer (v, j) to the ascending buffer of the smallest values (capacity len(keep_v), cnt
+    held); returns the new count. A full buffer drops its largest value for a smaller one."""
+    if cnt == keep_v.shape[0]:
+        if v >= keep_v[cnt - 1]:
+            return cnt
+        cnt -= 1
+    pos = cnt
+    while pos > 0 and keep_v[pos - 1] > v:
+        keep_v[pos] = keep_v[pos - 1]
+        keep_j[pos] = keep_j[pos - 1]
+        pos -= 1
+    keep_v[pos] = v
+    keep_j[pos] = j
+    return cnt + 1
+
+
+@njit(cache=True)
 def _row_terms(d2, nbr, far2, u, k, chosen_s, grad, want_grad, terms):
     """b_i(u) for every row (see :func:`lower_bound`), summed; with ``want_grad`` also a
     subgradient of the sum in ``grad``.
@@ -47,35 +65,14 @@ def _row_terms(d2, nbr, far2, u, k, chosen_s, grad, want_grad, terms):
             half = 0.5 * d2[i, t]
             if cnt == h - 1 and half - umax >= keep_v[cnt - 1]:
                 break
-            v = half - u[j]
-            if cnt == h - 1:
-                if v >= keep_v[cnt - 1]:
-                    continue
-                cnt -= 1  # the largest kept value makes room
-            pos = cnt
-            while pos > 0 and keep_v[pos - 1] > v:
-                keep_v[pos] = keep_v[pos - 1]
-                keep_j[pos] = keep_j[pos - 1]
-                pos -= 1
-            keep_v[pos] = v
-            keep_j[pos] = j
-            cnt += 1
+            cnt = _kept(keep_v, keep_j, cnt, half - u[j], j)
         # rows outside the candidates: at squared distance >= far2[i], and u_j <= max(u); the
         # value is offered 2k - 2 times in their place
         vfar = 0.5 * far2[i] - umax
         for _t in range(h - 1):
-            if cnt == h - 1:
-                if vfar >= keep_v[cnt - 1]:
-                    break
-                cnt -= 1
-            pos = cnt
-            while pos > 0 and keep_v[pos - 1] > vfar:
-                keep_v[pos] = keep_v[pos - 1]
-                keep_j[pos] = keep_j[pos - 1]
-                pos -= 1
-            keep_v[pos] = vfar
-            keep_j[pos] = -1
-            cnt += 1
+            if cnt == h - 1 and vfar >= keep_v[cnt - 1]:
+                break
+            cnt = _kept(keep_v, keep_j, cnt, vfar, -1)
         acc = -u[i]
         best = np.inf
         best_s = k
