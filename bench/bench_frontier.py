@@ -134,9 +134,7 @@ def main() -> None:
     rows_n = _rows(a.data, a.n)
     raw = RESULTS / f"{a.data}_{rows_n}.json"
     if a.render:
-        saved = load_json(raw)
-        _write(a.data, a.n, rows_n, a.k, saved["limit"], [tuple(d) for d in saved["done"]], saved["missed"],
-               saved["measured"], saved["machine"], saved.get("load"))
+        _write(load_json(raw))
         return
     done, missed, loads = [], [], []
     for label, method, params in _runs():
@@ -157,9 +155,10 @@ def main() -> None:
     measured, machine = now_utc(), machine_line()
     loads.append(os.getloadavg()[0])
     load = [min(loads), max(loads)]
-    save_json(raw, {"data": a.data, "n": a.n, "rows": rows_n, "k": a.k, "limit": a.limit, "measured": measured,
-                    "machine": machine, "load": load, "done": done, "missed": missed})
-    _write(a.data, a.n, rows_n, a.k, a.limit, done, missed, measured, machine, load)
+    run = {"data": a.data, "n": a.n, "rows": rows_n, "k": a.k, "limit": a.limit, "measured": measured,
+           "machine": machine, "load": load, "done": done, "missed": missed}
+    save_json(raw, run)
+    _write(run)
 
 
 def _pct(il: float) -> str:
@@ -169,8 +168,10 @@ def _pct(il: float) -> str:
     return f"{x:.{decimals}f} %"
 
 
-def _write(data, n, rows_n, k, limit, done, missed, measured, machine, load=None) -> None:
-    """The section and the figure of one frontier run."""
+def _write(run: dict) -> None:
+    """The section and the figure of one frontier run (as kept in its JSON file)."""
+    data, n, rows_n, k, limit = run["data"], run["n"], run["rows"], run["k"], run["limit"]
+    done, missed, load = [tuple(d) for d in run["done"]], run["missed"], run.get("load")
     marks = _frontier([(r["seconds"], r["il"]) for _, r in done])
     order = sorted(range(len(done)), key=lambda i: done[i][1]["il"])
     rows = [[done[i][0], _pct(done[i][1]["il"]), fmt_s(done[i][1]["seconds"]),
@@ -186,7 +187,7 @@ def _write(data, n, rows_n, k, limit, done, missed, measured, machine, load=None
         notes.append("- refine ran with its default budget (`max_seconds` = 10, its ONA* start included): "
                      "here its start alone took longer, so it returned ONA*'s groups.")
     body = "\n".join([
-        f"- **Machine:** {machine}. Measured {measured}"
+        f"- **Machine:** {run['machine']}. Measured {run['measured']}"
         + (f"; load average (1 min) between runs {load[0]:.1f} to {load[1]:.1f} on {os.cpu_count()} CPUs"
            + (" (other work shared the machine)" if load[1] > 1.5 else "") if load else "") + ".",
         f"- **Data:** {what}, {rows_n:,} rows; k = {k}.",

@@ -99,8 +99,7 @@ def main() -> None:
             t = time.perf_counter()
             alone, steps = flow_to_fixed_point(Z, start, k)
             t_alone = time.perf_counter() - t
-            plain = start
-            with_flow = flow_to_fixed_point(Z, start, k)[0]
+            plain, with_flow = start, alone
             for seed in (1, 2):
                 plain = refine_partition(Z, k, plain, np.random.default_rng(seed), 60, 1e9)[0]
                 with_flow = refine_partition(Z, k, with_flow, np.random.default_rng(seed), 60, 1e9)[0]

@@ -68,21 +68,40 @@ def tiny(draw):
     return X, k
 
 
+# the bound takes every pair of rows on small files and the nearest rows with stand-ins for the
+# rest on large ones: a limit of 0 rows sends the tiny cases down the second path too
+PATHS = {"every pair": None, "nearest rows": 0}
+
+
+@pytest.mark.parametrize("all_rows_max", PATHS.values(), ids=PATHS.keys())
 @settings(max_examples=60, deadline=None)
 @given(case=tiny())
-def test_bound_is_below_the_exact_optimum(case):
+def test_bound_is_below_the_exact_optimum(all_rows_max, case):
     X, k = case
-    L = lower_bound(X, k)
+    with _rows_limit(all_rows_max):
+        L = lower_bound(X, k)
     assert 0.0 <= L <= 1.0
     assert optimal_il(X, k) >= L * (1 - 1e-9) - 1e-12
 
 
-def test_bound_on_twelve_rows():
+@pytest.mark.parametrize("all_rows_max", PATHS.values(), ids=PATHS.keys())
+def test_bound_on_twelve_rows(all_rows_max):
     X = np.random.default_rng(4).standard_normal((12, 2))
     for k in (2, 3, 4):
-        L = lower_bound(X, k)
+        with _rows_limit(all_rows_max):
+            L = lower_bound(X, k)
         opt = optimal_il(X, k)
         assert 0.4 * opt < L <= opt
+
+
+def _rows_limit(value):
+    """The bound's every-pair limit set to ``value`` for a with-block (None: as shipped)."""
+    from contextlib import nullcontext
+    from unittest.mock import patch
+
+    import incrowd._bound as bound
+
+    return nullcontext() if value is None else patch.object(bound, "_ALL_ROWS_MAX", value)
 
 
 def test_more_iterations_never_lower_the_bound():
@@ -128,6 +147,7 @@ def test_the_scan_for_many_columns_gives_the_trees_bound(monkeypatch):
     import incrowd._knn as knn
 
     X = np.random.default_rng(6).standard_normal((400, 10))
+    monkeypatch.setattr(bound, "_ALL_ROWS_MAX", 0)  # 400 rows would take every pair
     tree = lower_bound(X, 4, iterations=20)
     monkeypatch.setattr(knn, "SCAN_MIN_POINTS", 10)
     monkeypatch.setattr(bound, "use_scan", knn.use_scan)

@@ -139,6 +139,37 @@ def _all_pairs(Z):
     return d2, nbr
 
 
+def _nearest(Z, M):
+    """The M nearest other rows of each row, nearest first: (squared distances recomputed
+    exactly from the rows, row ids, and for each row a squared distance no row outside its
+    candidates is nearer than)."""
+    n = Z.shape[0]
+    if use_scan(n, Z.shape[1]):
+        approx, nbr = knn_scan(Z, M)
+        # the scan's distances round (~1e-16 of the squared norms); a row outside the
+        # candidates is at least this far, with room for that rounding
+        norms = np.einsum("ij,ij->i", Z, Z)
+        last = approx[:, -1] - 1e-9 * (norms + norms.max())
+    else:
+        from scipy.spatial import cKDTree
+
+        dist, idx = cKDTree(Z).query(Z, k=M + 1)
+        dist = np.asarray(dist).reshape(n, M + 1)
+        idx = np.asarray(idx, np.int64).reshape(n, M + 1)
+        # drop each row itself (among duplicates it may not come first)
+        own = idx == np.arange(n)[:, None]
+        drop = np.where(own.any(axis=1), own.argmax(axis=1), M)
+        keep = np.ones_like(own)
+        keep[np.arange(n), drop] = False
+        nbr = idx[keep].reshape(n, M)
+        # the tree's distances are rounded through a square root
+        last = dist[:, -1] ** 2 * (1 - 1e-12)
+    nbr = np.ascontiguousarray(nbr)
+    d2 = np.ascontiguousarray(((Z[nbr] - Z[:, None, :]) ** 2).sum(axis=2))
+    far2 = np.minimum(d2.max(axis=1), np.maximum(last, 0.0))
+    return d2, nbr, far2
+
+
 def _standardized(data):
     from .data import Standardizer
     from .microaggregation._base import as_quasi_identifier_matrix
@@ -196,43 +227,18 @@ def lower_bound(data, k: int, *, iterations: int | None = None) -> float:
     total = float((Z * Z).sum())  # SST: Z has mean 0
     if total == 0.0:
         return 0.0
-    from scipy.spatial import cKDTree
-
-    M = min(n - 1, max(_CANDIDATES_PER_K * k, 2 * k))
     if n <= _ALL_ROWS_MAX:
         # every other row is a candidate: no stand-in values at max(u), which would otherwise
         # cap the ascent (a row priced high anywhere lowers every row's stand-ins)
         d2, nbr = _all_pairs(Z)
         far2 = np.full(n, np.inf)
         step = _STEP_ALL_ROWS
-    elif use_scan(n, Z.shape[1]):
-        approx, nbr = knn_scan(Z, M)
-        # the scan's distances round (~1e-16 of the squared norms); a row outside the
-        # candidates is at least this far, with room for that rounding
-        norms = np.einsum("ij,ij->i", Z, Z)
-        last = approx[:, -1] - 1e-9 * (norms + norms.max())
     else:
-        dist, idx = cKDTree(Z).query(Z, k=M + 1)
-        dist = np.asarray(dist).reshape(n, M + 1)
-        idx = np.asarray(idx, np.int64).reshape(n, M + 1)
-        # drop each row itself (among duplicates it may not come first)
-        own = idx == np.arange(n)[:, None]
-        drop = np.where(own.any(axis=1), own.argmax(axis=1), M)
-        keep = np.ones_like(own)
-        keep[np.arange(n), drop] = False
-        nbr = idx[keep].reshape(n, M)
-        # the tree's distances are rounded through a square root
-        last = dist[:, -1] ** 2 * (1 - 1e-12)
-    if n > _ALL_ROWS_MAX:
-        nbr = np.ascontiguousarray(nbr)
-        # squared distances recomputed exactly from the rows
-        d2 = np.ascontiguousarray(((Z[nbr] - Z[:, None, :]) ** 2).sum(axis=2))
-        far2 = np.minimum(d2.max(axis=1), np.maximum(last, 0.0))
+        d2, nbr, far2 = _nearest(Z, min(n - 1, max(_CANDIDATES_PER_K * k, 2 * k)))
         step = _STEP
     # the per-row nearest-neighbour bound (u = 0)
     base = _ascent(d2, nbr, far2, k, 0, 0.0)
-    # the step in units of the mean row term (measured on Census, Tarragona and EIA: 0.015 of
-    # it climbs fastest; longer steps overshoot, and a step per row (its own term) lets the
-    # sparse rows' multipliers grow, which lowers every row's bound through max(u))
+    # the step in units of the mean row term (a step per row, its own term, lets the sparse
+    # rows' multipliers grow, which lowers every row's bound through max(u))
     bound = _ascent(d2, nbr, far2, k, iterations, step * base / n) if iterations > 0 else base
     return max(0.0, float(bound) / total * (1.0 - 1e-9))

@@ -74,6 +74,13 @@ def _neighbours(Z, mem, size, n_neigh):
     return np.ascontiguousarray(out)
 
 
+def _timed_neighbours(Z, mem, size):
+    """:func:`_neighbours` with ``N_NEIGHBOURS``, and the seconds it took."""
+    t = time.perf_counter()
+    neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
+    return neigh, time.perf_counter() - t
+
+
 class Refine(MicroaggregationEstimator):
     """Refine: a start partition (ONA* by default) improved by local search.
 
@@ -192,16 +199,17 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
     scale = total / Z.shape[0] * 1e-12 if total > 0 else 0.0
     rounds = 0
     stopped = "max_rounds"
-    t_refresh = time.perf_counter()
-    neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
-    refresh_seconds = time.perf_counter() - t_refresh
+    neigh, refresh_seconds = _timed_neighbours(Z, mem, size)
     _compile_kernels(Z, k, moves, scale, strength)
     dirty = np.ones(G, np.bool_)
     converged = False
     n_kicks = 0
     kept = 0
+    def seconds_left() -> float:
+        return max_seconds - (time.perf_counter() - t0 - (clock.seconds if clock is not None else 0.0))
+
     while rounds < max_rounds:
-        left = max_seconds - (time.perf_counter() - t0 - (clock.seconds if clock is not None else 0.0))
+        left = seconds_left()
         if left <= 0.0:
             stopped = "max_seconds"
             break
@@ -233,15 +241,12 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
         # a scan over many groups in many columns costs as much as a round: every 4th round
         # then (stale lists only change which pairs are tried); none after the last round
         if rounds < max_rounds and (not use_scan(G, Z.shape[1]) or rounds % 4 == 0):
-            left = max_seconds - (time.perf_counter() - t0 - (clock.seconds if clock is not None else 0.0))
-            if left < 1.5 * refresh_seconds:
+            if seconds_left() < 1.5 * refresh_seconds:
                 # the refresh cannot be cut short: one that could run past the budget (its time
                 # varies by a fifth or so on a shared machine) ends the run here, not after it
                 stopped = "max_seconds"
                 break
-            t_refresh = time.perf_counter()
-            neigh = _neighbours(Z, mem, size, N_NEIGHBOURS)
-            refresh_seconds = time.perf_counter() - t_refresh
+            neigh, refresh_seconds = _timed_neighbours(Z, mem, size)
     out = np.empty(Z.shape[0], np.int64)
     # a group's rows are the first size[g] of its row of mem (the kernels leave stale ids after
     # them); row-major order lists the groups in turn
