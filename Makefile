@@ -26,7 +26,7 @@ demo: $(STAMP)
 	$(BIN)/incrowd demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q --durations=20
+	$(BIN)/python -m pytest -q -n auto --maxprocesses=4 --dist worksteal --durations=20
 
 # the documentation site and the lint and type checks (extras docs and lint)
 $(DOCS_STAMP): $(STAMP) pyproject.toml

@@ -30,8 +30,9 @@ def _same_lattice(opened, lattice):
     np.testing.assert_array_equal(opened.bottom_codes, lattice.bottom_codes)
     pd.testing.assert_frame_equal(opened.level_scores, lattice.level_scores, check_dtype=False)
     for request in ({"k": 5, "max_suppression": "1%"}, {"l": 3, "max_suppression": 20}, {"k": 40}):
-        assert negotiate(opened, **request).to_dict() | {"seconds": 0} == negotiate(lattice, **request).to_dict() | {
-            "seconds": 0}
+        # the timings differ (the first call in a process may compile); the answers may not
+        clocks = {"seconds": 0, "compile_seconds": 0}
+        assert negotiate(opened, **request).to_dict() | clocks == negotiate(lattice, **request).to_dict() | clocks
 
 
 def test_opened_lattice_equals_the_saved_one(built):
