@@ -95,13 +95,49 @@ def test_bound_on_twelve_rows(all_rows_max):
 
 
 def _rows_limit(value):
-    """The bound's every-pair limit set to ``value`` for a with-block (None: as shipped)."""
-    from contextlib import nullcontext
+    """The bound's every-pair limit set to ``value`` for a with-block (None: as shipped); with a
+    limit, also the fewest candidates (2k), so that tiny data has rows outside them."""
+    from contextlib import ExitStack, nullcontext
     from unittest.mock import patch
 
     import incrowd._bound as bound
 
-    return nullcontext() if value is None else patch.object(bound, "_ALL_ROWS_MAX", value)
+    if value is None:
+        return nullcontext()
+    stack = ExitStack()
+    stack.enter_context(patch.object(bound, "_ALL_ROWS_MAX", value))
+    stack.enter_context(patch.object(bound, "_CANDIDATES_PER_K", 1))
+    return stack
+
+
+@pytest.mark.parametrize("all_rows_max", PATHS.values(), ids=PATHS.keys())
+def test_copies_of_rows(all_rows_max):
+    rng = np.random.default_rng(5)
+    # three values with k or more copies each: a partition of zero loss exists
+    X = np.repeat(rng.standard_normal((3, 2)), [3, 4, 5], axis=0)
+    with _rows_limit(all_rows_max):
+        assert lower_bound(X, 3) == 0.0
+    # copies among distinct rows (12 rows, 6 distinct); with k = 4 no value has k copies
+    X = np.repeat(rng.standard_normal((6, 2)), [3, 3, 2, 2, 1, 1], axis=0)
+    for k in (2, 3, 4):
+        with _rows_limit(all_rows_max):
+            L = lower_bound(X, k)
+        opt = optimal_il(X, k)
+        assert 0.4 * opt < L <= opt, k
+
+
+def test_copies_raise_the_bound_of_the_nearest_rows_path(monkeypatch):
+    import incrowd._bound as bound
+
+    # 100 values with 60 copies each and 300 without: a copy's 10k nearest rows would all be
+    # copies, so its stand-in for the other rows (at distance 0) would sit at -max(u)
+    rng = np.random.default_rng(8)
+    X = np.vstack([np.repeat(rng.standard_normal((100, 2)), 60, axis=0), rng.standard_normal((300, 2))])
+    monkeypatch.setattr(bound, "_ALL_ROWS_MAX", 0)
+    with_copies = lower_bound(X, 5, iterations=30)
+    monkeypatch.setattr(bound, "_distinct", lambda Z: (Z, np.ones(Z.shape[0], np.int64)))
+    one_per_row = lower_bound(X, 5, iterations=30)
+    assert with_copies > one_per_row
 
 
 def test_more_iterations_never_lower_the_bound():

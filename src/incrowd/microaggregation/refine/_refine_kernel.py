@@ -377,8 +377,8 @@ def refine_round(X, k, mem, size, cost, neigh, order, moves, scale, dirty_in, di
     neighbours, skipping pairs of which neither group changed since the previous round (their
     split is already the best the search finds). ``dirty_in``: groups changed in the previous
     round; ``dirty_out`` (filled here): groups changed in this one. Returns the number of pairs
-    changed. ``deadline_ns`` > 0: the round ends early once the monotonic clock passes it (the
-    partition stays valid: every change is complete)."""
+    changed. ``deadline_ns`` > 0: the round ends early, before the next pair, once the monotonic
+    clock passes it (the partition stays valid: every change is complete)."""
     u_max = 4 * k - 2
     m = X.shape[1]
     P = np.empty((u_max, m))
@@ -391,8 +391,9 @@ def refine_round(X, k, mem, size, cost, neigh, order, moves, scale, dirty_in, di
     dirv = np.empty(m)
     mean = np.empty(m)
     changed = 0
+    late = False
     for gi in range(order.shape[0]):
-        if deadline_ns > 0 and monotonic_ns() >= deadline_ns:
+        if late:
             break
         A = order[gi]
         for q in range(neigh.shape[1]):
@@ -401,6 +402,11 @@ def refine_round(X, k, mem, size, cost, neigh, order, moves, scale, dirty_in, di
                 continue
             if not (dirty_in[A] or dirty_in[B] or dirty_out[A] or dirty_out[B]):
                 continue
+            # the clock is read before each pair (tens of nanoseconds against a re-partition's
+            # microseconds), so a round ends within one pair of its deadline
+            if deadline_ns > 0 and monotonic_ns() >= deadline_ns:
+                late = True
+                break
             if _repartition(X, A, B, k, mem, size, cost, moves, scale, P, rows, side, trial,
                             proj, ordr, pre, dirv, mean):
                 changed += 1
@@ -436,8 +442,8 @@ def ils_kicks(X, k, mem, size, cost, neigh, moves, scale, n_kicks, strength, see
     the SSE of the touched groups went down, else restore them. ``seed`` starts the SplitMix64
     stream (one per call, drawn from the estimator's generator). Returns the kicks kept.
     ``deadline_work`` caps the pair re-partitions a descent may run (a safeguard, never reached
-    in practice: every kept change lowers the SSE). ``deadline_ns`` > 0: no kick starts once the
-    monotonic clock passes it."""
+    in practice: every kept change lowers the SSE). ``deadline_ns`` > 0: no kick starts, and a
+    descent stops, once the monotonic clock passes it."""
     G = size.shape[0]
     m = X.shape[1]
     h = 2 * k - 1
@@ -514,6 +520,10 @@ def ils_kicks(X, k, mem, size, cost, neigh, moves, scale, n_kicks, strength, see
             tail += 1
         work = 0
         while head != tail and work < deadline_work:
+            # a descent cut at the deadline is judged like a finished one: kept only if it lowered
+            # the SSE, else the saved groups come back
+            if deadline_ns > 0 and monotonic_ns() >= deadline_ns:
+                break
             g = queue[head]
             head = (head + 1) % queue.shape[0]
             inq[g] = False
