@@ -140,6 +140,25 @@ def test_copies_raise_the_bound_of_the_nearest_rows_path(monkeypatch):
     assert with_copies > one_per_row
 
 
+def test_each_pair_points_back():
+    from incrowd._bound import _all_pairs, _reverse
+
+    Z = np.random.default_rng(3).standard_normal((40, 3))
+    _, nbr = _all_pairs(Z)
+    rev = _reverse(nbr)
+    i = np.repeat(np.arange(40), 39).reshape(40, 39)
+    assert (nbr[nbr, rev] == i).all()
+
+
+def test_pair_multipliers_raise_the_bound_on_tarragona(monkeypatch):
+    import incrowd._bound as bound
+
+    Z = benchmark_matrix("tarragona")
+    with_pairs = lower_bound(Z, 3, iterations=300)
+    monkeypatch.setattr(bound, "_STEP_PAIRS", 0.0)
+    assert with_pairs > lower_bound(Z, 3, iterations=300) * 1.03
+
+
 def test_more_iterations_never_lower_the_bound():
     X = np.random.default_rng(1).standard_normal((300, 3))
     assert lower_bound(X, 5, iterations=50) >= lower_bound(X, 5, iterations=0)
