@@ -275,8 +275,8 @@ until no pair changes (no time cap), the last adds the perturbations with the de
 
 `incrowd.lower_bound(data, k)` (the argument is in its docstring and in `docs/refine.md`):
 L0 is the per-row nearest-neighbour bound (multipliers 0), L the bound after the subgradient
-ascent at its default length (1,000 rounds with every other row a candidate, up to
-{_ALL_ROWS_MAX:,} distinct rows; above, two ascents of 300 rounds, with long and short steps,
+ascent at its default length (1,000 rounds with every other row a candidate, with and
+without pair multipliers, up to {_ALL_ROWS_MAX:,} distinct rows; above, two ascents of 300 rounds, with long and short steps,
 over the 10k nearest distinct rows; copies of a row share its multiplier); "best IL" is the lowest IL of
 ONA* and the two Refine runs above; the gap is best IL / L - 1, an upper limit on how far that
 result is from the optimum. "L long" is the ascent run for {LONG_ROUNDS:,} rounds
