@@ -100,7 +100,7 @@ def _slow_refresh(monkeypatch, seconds):
 
 
 def test_no_neighbour_refresh_after_the_last_round(monkeypatch):
-    X = np.random.default_rng(1).standard_normal((300, 3))  # few columns: a refresh every round
+    X = np.random.default_rng(1).standard_normal((300, 3))  # few columns: a refresh every round of the descent
     calls = _slow_refresh(monkeypatch, 0.0)
     model = Refine(k=3, start="mdav", max_rounds=3, max_seconds=600.0, random_state=0).fit(X)
     assert model.stopped_by_ == "max_rounds" and model.n_rounds_ == 3

@@ -255,14 +255,16 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
             n_kicks += n
         rounds += 1
         _cancel.report_progress(rounds, max_rounds)
-        # a scan over many groups in many columns costs as much as a round: every 4th round
-        # then (stale lists only change which pairs are tried); none after the last round
-        if rounds < max_rounds and (not use_scan(G, Z.shape[1]) or rounds % 4 == 0):
-            if seconds_left() < 1.5 * refresh_seconds:
-                # the refresh cannot be cut short: one that could run past the budget (its time
-                # varies by a fifth or so on a shared machine) ends the run here, not after it
-                stopped = "max_seconds"
-                break
+        # stale lists only change which pairs are tried, so the lists are refreshed every 4th
+        # round, and every round only while the pair search descends on few groups or columns
+        # (a scan over many groups in many columns costs as much as a round); the kicks touch a
+        # few groups each, and a refresh after each round of them took a fifth of a short
+        # budget (5x ONA*'s time on Census, k = 3); none after the last round
+        due = (not converged and not use_scan(G, Z.shape[1])) or rounds % 4 == 0
+        # the refresh cannot be cut short: one that could run past the budget (its time varies
+        # by a fifth or so on a shared machine) is skipped, and the search goes on with the lists
+        # it has
+        if rounds < max_rounds and due and seconds_left() >= 1.5 * refresh_seconds:
             neigh, refresh_seconds = _timed_neighbours(Z, mem, size)
     return _labels_of(mem, size, Z.shape[0]), {"start_information_loss": start_il, "rounds": rounds, "stopped_by": stopped,
                  "kicks": n_kicks, "kicks_kept": kept}
