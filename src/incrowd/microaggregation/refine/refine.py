@@ -266,5 +266,6 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
         # it has
         if rounds < max_rounds and due and seconds_left() >= 1.5 * refresh_seconds:
             neigh, refresh_seconds = _timed_neighbours(Z, mem, size)
-    return _labels_of(mem, size, Z.shape[0]), {"start_information_loss": start_il, "rounds": rounds, "stopped_by": stopped,
-                 "kicks": n_kicks, "kicks_kept": kept}
+    info = {"start_information_loss": start_il, "rounds": rounds, "stopped_by": stopped,
+            "kicks": n_kicks, "kicks_kept": kept}
+    return _labels_of(mem, size, Z.shape[0]), info
