@@ -12,7 +12,8 @@ many minutes each). Writes the sections ``ona-star-*`` of ``docs/benchmarks.md``
 * **ablation**: one technique added at a time, each step timed in one process, interleaved,
   median of 3: the reference; the MDAV* start from the fastest exact MDAV* kernel; rows
   remembering their neighbourhood; full searches vectorized over clusters; blocked passes; a
-  shorter log walk; the float32 screen of the blocked passes.
+  shorter log walk; the float32 screen of the blocked passes; lists updated in blocks from the
+  clusters changed since.
 * **aims**: each run in a fresh process (median of 3): ``ONAStar(k).fit`` after a warm-up on
   2,000 rows, with the peak resident set per row.
 * **scaling**: ``ONAStar(10).fit`` on n x 15 Gaussian rows, doubling n until a run passes
@@ -165,6 +166,8 @@ STEPS = [
      True, True, 7, 2),
     ("+ a question walks at most nc / 16 log entries, not nc / 2, before a full search", True, True, 7, 16),
     ("+ blocked passes screen in float32, then confirm in double", True, True, 15, 16),
+    ("+ blocks of stale rows update their lists from the clusters changed since (while fewer than half "
+     "changed), and rows more than 32 log entries behind join them", True, True, 31, 16),
 ]
 #: the steps timed at 100,000 rows, where the reference kernel takes many minutes a run
 BIG_FROM = 3
@@ -228,6 +231,7 @@ AIMS = [
     # (key, label, k, aim seconds)
     ("gauss100000", "ONA* 100,000 x 15 Gaussian", 10, 30.0),
     ("adult", "ONA* Adult (48,842 x 3)", 2, 1.0),
+    ("gauss1000000", "ONA* 1,000,000 x 15 Gaussian", 10, 900.0),
     ("mdavstar-gauss1000000", "MDAV* 1,000,000 x 15 Gaussian", 10, 180.0),
 ]
 
@@ -252,7 +256,10 @@ def aims(repeats: int) -> None:
     rows = []
     load = [os.getloadavg()[0]]
     for key, label, k, aim in AIMS:
-        runs = [run_child(SCRIPT, key, k) for _ in range(repeats)]
+        runs = []
+        for _ in range(repeats):
+            runs.append(run_child(SCRIPT, key, k))
+            print(key, k, runs[-1], flush=True)
         t = median([r["seconds"] for r in runs])
         lo, hi = min(r["seconds"] for r in runs), max(r["seconds"] for r in runs)
         peak = max(r["peak"] for r in runs) / runs[0]["n"]

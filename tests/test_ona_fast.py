@@ -15,20 +15,25 @@ from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_best_label
 from incrowd.microaggregation.ona._ona_kernel import ona_star_labels
 from incrowd.microaggregation.ona._ona_star_fast import (
     ALL_TECHNIQUES,
+    SMALL_CLUSTERS,
     USE_BLOCKS,
     USE_COLUMNS,
     USE_LISTS,
-    SMALL_CLUSTERS,
     USE_SINGLE,
+    USE_UPDATES,
+    _before,
     _lists_block,
     _lists_block_single,
+    _log_change,
+    _update_block,
     ona_star_best_labels,
     ona_star_fast_kernel,
     ona_star_fast_labels,
 )
 
 
-def assert_same_as_reference(Z, k, *, list_sizes=(6,), spares=(-1,), techniques=(ALL_TECHNIQUES,), threads=(False,)):
+def assert_same_as_reference(Z, k, *, list_sizes=(6,), spares=(-1,), techniques=(ALL_TECHNIQUES,), threads=(False,),
+                             updates=((0.5, 32),)):
     Z = np.ascontiguousarray(Z)
     init = mdav_star_best_labels(Z, k) if Z.shape[0] >= 2 * k else None
     for use_tree in (False, True):
@@ -37,13 +42,14 @@ def assert_same_as_reference(Z, k, *, list_sizes=(6,), spares=(-1,), techniques=
             for size in list_sizes:
                 for tech in techniques:
                     for force in threads:
-                        if init is None:
-                            got = ona_star_fast_labels(Z, k, 100, use_tree, spare)
-                        else:
-                            got = ona_star_fast_kernel(Z, k, 100, use_tree, init, new_tuner(force), spare, -1.0,
-                                                       None, size, tech)
-                        np.testing.assert_array_equal(got[0], expected[0])
-                        assert got[1:] == expected[1:]
+                        for share, walk_min in updates:
+                            if init is None:
+                                got = ona_star_fast_labels(Z, k, 100, use_tree, spare)
+                            else:
+                                got = ona_star_fast_kernel(Z, k, 100, use_tree, init, new_tuner(force), spare,
+                                                           -1.0, None, size, tech, 16, share, walk_min)
+                            np.testing.assert_array_equal(got[0], expected[0])
+                            assert got[1:] == expected[1:]
 
 
 @st.composite
@@ -63,8 +69,9 @@ def tie_heavy(draw):
 @given(tie_heavy())
 def test_equals_reference_on_tie_heavy_data(data):
     Z, k = data
-    # lists of 1 and 2 clusters run out and evict all the time; spare=0 grows every array
-    assert_same_as_reference(Z, k, list_sizes=(1, 2, 6), spares=(-1, 0))
+    # lists of 1 and 2 clusters run out and evict all the time; spare=0 grows every array;
+    # (1.0, 0): every block of stale rows is updated from the log, however many changed
+    assert_same_as_reference(Z, k, list_sizes=(1, 2, 6), spares=(-1, 0), updates=((0.5, 32), (1.0, 0)))
 
 
 @pytest.mark.parametrize("kind", ["gauss", "ints", "copies", "tails"])
@@ -72,8 +79,9 @@ def test_equals_reference_on_tie_heavy_data(data):
 def test_equals_reference_with_each_technique_off(kind, m):
     Z = kernel_data(kind, 700, m, seed=m)
     techniques = (ALL_TECHNIQUES, USE_LISTS, USE_LISTS | USE_COLUMNS, USE_LISTS | USE_BLOCKS,
-                  USE_LISTS | USE_BLOCKS | USE_SINGLE, USE_COLUMNS, 0)
-    assert_same_as_reference(Z, 3, techniques=techniques, threads=(False, True))
+                  USE_LISTS | USE_BLOCKS | USE_SINGLE, USE_LISTS | USE_BLOCKS | USE_UPDATES,
+                  ALL_TECHNIQUES & ~USE_UPDATES, USE_COLUMNS, 0)
+    assert_same_as_reference(Z, 3, techniques=techniques, threads=(False, True), updates=((0.5, 32), (1.0, 0)))
 
 
 @pytest.mark.parametrize("name", ["census", "tarragona", "eia", "cloud1", "cloud2"])
@@ -152,3 +160,56 @@ def test_the_kernel_chosen_by_size_gives_the_reference_groups(clusters):
     expected = ona_star_labels(Z, k, 100, False)
     np.testing.assert_array_equal(got[0], expected[0])
     assert got[1:] == expected[1:]
+
+
+@settings(max_examples=80, deadline=None)
+@given(n=st.integers(1, 90), m=st.integers(1, 9), levels=st.integers(1, 5), K=st.sampled_from([1, 2, 6]),
+       seed=st.integers(0, 2**32 - 1))
+def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed):
+    """After clusters move, appear (copies of others: exact ties) and vanish, a block updated
+    from the log holds for every row: listed distances are the current ones, and every
+    cluster off the list has a (distance, id) pair at least the row's bound."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, levels, (n, m)).astype(np.float64)
+    nc = int(rng.integers(1, 40))
+    cent = rng.integers(0, levels, (nc, m)).astype(np.float64)
+    size = np.ones(nc, np.int64)
+    rows = rng.permutation(n)[: min(n, 64)].astype(np.int64)
+    b = rows.shape[0]
+    cid, cd, ccnt = np.empty((n, K), np.int64), np.empty((n, K)), np.zeros(n, np.int64)
+    clb, clbg, cst = np.empty(n), np.empty(n, np.int64), np.full(n, -1, np.int64)
+    log, meta, last = np.empty(4 * nc + 8, np.int64), np.zeros(2, np.int64), np.full(nc, -1, np.int64)
+    for g in range(nc):  # every cluster was created once
+        _log_change(g, log, meta, last)
+    half = b // 2  # rows stamped at two times, so the block's oldest stamp is not every row's
+    _lists_block(X, rows[:half], 0, half, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, int(meta[0]))
+    for g in rng.choice(nc, size=int(rng.integers(0, nc + 1)), replace=False):
+        change = rng.integers(0, 3)
+        if change == 0:
+            cent[g] += rng.integers(-1, 2, m)
+        elif change == 1:
+            cent[g] = cent[rng.integers(0, nc)]
+        else:
+            size[g] = 0
+        _log_change(g, log, meta, last)
+    _lists_block(X, rows[half:], 0, b - half, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, int(meta[0]))
+    for g in rng.choice(nc, size=int(rng.integers(0, nc + 1)), replace=False):
+        if size[g] > 0:
+            cent[g] = cent[g] + rng.integers(-1, 2, m) if rng.random() < 0.5 else cent[rng.integers(0, nc)]
+            _log_change(g, log, meta, last)
+    now = int(meta[0])
+    done = _update_block(X, rows, 0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, now, log, last, 1.0)
+    assert done >= 0
+    for r in rows:
+        assert cst[r] == now
+        listed = {int(cid[r, q]): cd[r, q] for q in range(ccnt[r])}
+        for g in range(nc):
+            if size[g] == 0:
+                assert g not in listed
+                continue
+            d = float(((X[r] - cent[g]) ** 2).sum())
+            if g in listed:
+                assert listed[g] == d
+                assert _before(d, g, clb[r], clbg[r])
+            else:
+                assert not _before(d, g, clb[r], clbg[r])

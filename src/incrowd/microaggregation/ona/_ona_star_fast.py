@@ -76,7 +76,13 @@ USE_LISTS = 1  # rows remember their neighbourhood between questions
 USE_COLUMNS = 2  # full searches vectorized over clusters (else one distance at a time)
 USE_BLOCKS = 4  # lists made in blocks of rows ahead of their questions
 USE_SINGLE = 8  # blocked passes screen in single precision, then confirm in double
-ALL_TECHNIQUES = USE_LISTS | USE_COLUMNS | USE_BLOCKS | USE_SINGLE
+USE_UPDATES = 16  # blocks of rows update their lists from the clusters changed since
+ALL_TECHNIQUES = USE_LISTS | USE_COLUMNS | USE_BLOCKS | USE_SINGLE | USE_UPDATES
+#: a block updates its lists when the clusters changed since its oldest stamp are fewer than
+#: this share of all clusters; otherwise a full blocked pass is cheaper
+UPDATE_SHARE = 0.5
+#: rows whose log walk would exceed this many entries are updated in blocks before their question
+WALK_MIN = 32
 _BLOCK = 64  # rows per block of a blocked pass
 _PREFETCH = 512  # rows whose lists one blocked pass makes ahead of their questions
 _CANDIDATES = 128  # single-precision candidates a row of a blocked pass keeps before compacting
@@ -443,45 +449,161 @@ def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, ci
         _store_list(r, bd, bg, got, K, cid, cd, ccnt, clb, clbg, cst, stamp)
 
 
+@njit(cache=True)
+def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, log,
+                  last, share):
+    """The lists of ``rows[r0:r0 + b]`` brought up to date from the clusters changed since the
+    block's oldest stamp, in one pass over those clusters; returns the distances computed, or -1
+    when a full pass is cheaper (a row without a list, or too many changes).
+
+    A row's list holds, at its stamp, exact distances below its bound B, and every cluster off
+    the list then had a pair at least B. A cluster not changed since (no log entry from the
+    stamp on) keeps its distance, so: the listed ones keep theirs, the others stay at least B.
+    Every changed cluster gets its current distance, computed as ``_sqdist_row`` does (columns
+    in order, rows inside, which vectorizes). The K + 1 smallest pairs below B then make the new
+    list, the (K + 1)-th the new bound (B itself when fewer fall below it): the invariant of
+    ``_nearest_cached`` holds again at the new stamp."""
+    old = stamp
+    for t in range(b):
+        st = cst[rows[r0 + t]]
+        if st < 0:
+            return -1
+        if st < old:
+            old = st
+    limit = int(share * nc)
+    changed = np.empty(limit + 1, np.int64)
+    nchg = 0
+    for e in range(old, stamp):
+        h = log[e]
+        if last[h] != e or h >= nc or size[h] == 0:
+            continue  # an earlier change of h, or h is gone
+        if nchg == limit:
+            return -1
+        changed[nchg] = h
+        nchg += 1
+    m = X.shape[1]
+    cap = K + 1
+    Xt = np.empty((m, _BLOCK))
+    acc = np.empty(_BLOCK)
+    bd = np.empty((_BLOCK, cap))
+    bg = np.empty((_BLOCK, cap), np.int64)
+    filled = np.zeros(_BLOCK, np.int64)
+    bnd = np.empty(_BLOCK)  # the row's bound B: (bnd, bndg)
+    bndg = np.empty(_BLOCK, np.int64)
+    worst = np.empty(_BLOCK)  # nothing at a distance above this can enter the row's list
+    for j in range(m):
+        for t in range(b):
+            Xt[j, t] = X[rows[r0 + t], j]
+    for t in range(b):
+        r = rows[r0 + t]
+        bnd[t] = clb[r]
+        bndg[t] = clbg[r]
+        for q in range(ccnt[r]):
+            h = cid[r, q]
+            if last[h] < old:  # unchanged since every stamp of the block: not among the changed
+                filled[t] = _insert_top(bd[t], bg[t], filled[t], cap, cd[r, q], h)
+        worst[t] = bd[t, cap - 1] if filled[t] == cap else bnd[t]
+    for c in range(nchg):
+        g = changed[c]
+        for t in range(b):
+            acc[t] = 0.0
+        far = False
+        for j in range(m):
+            v = cent[g, j]
+            for t in range(b):
+                diff = Xt[j, t] - v
+                acc[t] += diff * diff
+            if (j & 3) == 3 and j + 1 < m:
+                far = True
+                for t in range(b):
+                    if acc[t] <= worst[t]:
+                        far = False
+                        break
+                if far:
+                    break
+        if far:
+            continue
+        for t in range(b):
+            d = acc[t]
+            if not _before(d, g, bnd[t], bndg[t]):
+                continue
+            f = filled[t]
+            if f == cap and not _before(d, g, bd[t, cap - 1], bg[t, cap - 1]):
+                continue
+            filled[t] = _insert_top(bd[t], bg[t], f, cap, d, g)
+            if filled[t] == cap:
+                worst[t] = bd[t, cap - 1]
+    for t in range(b):
+        r = rows[r0 + t]
+        f = filled[t]
+        cnt = f if f < K else K
+        for q in range(cnt):
+            cid[r, q] = bg[t, q]
+            cd[r, q] = bd[t, q]
+        ccnt[r] = cnt
+        if f > K:
+            clb[r] = bd[t, K]
+            clbg[r] = bg[t, K]
+        else:
+            clb[r] = bnd[t]
+            clbg[r] = bndg[t]
+        cst[r] = stamp
+    return nchg * b
+
+
 @njit(cache=True, inline="always")
 def _one_block(X, X32, xmax, single, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb, clbg,
-               cst, stamp):
+               cst, stamp, log, last, share):
+    """One block's lists, by an update when it is cheaper, else by a full pass; returns the
+    distances computed."""
+    if share > 0.0:
+        done = _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst,
+                             stamp, log, last, share)
+        if done >= 0:
+            return done
     if single:
         _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
                             clbg, cst, stamp)
     else:
         _lists_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp)
+    return nc * b
 
 
 @njit(cache=True)
 def _lists_for(X, X32, xmax, single, rows, count, cent, cent32, size, nc, K, cid, cd, ccnt, clb, clbg,
-               cst, stamp):
-    """The lists of ``rows[:count]``, block after block."""
+               cst, stamp, log, last, share):
+    """The lists of ``rows[:count]``, block after block; returns the distances computed."""
+    work = 0
     for r0 in range(0, count, _BLOCK):
-        _one_block(X, X32, xmax, single, rows, r0, min(_BLOCK, count - r0), cent, cent32, size, nc, K,
-                   cid, cd, ccnt, clb, clbg, cst, stamp)
+        work += _one_block(X, X32, xmax, single, rows, r0, min(_BLOCK, count - r0), cent, cent32, size,
+                           nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, log, last, share)
+    return work
 
 
 @njit(cache=True, parallel=True)
 def _lists_for_parallel(X, X32, xmax, single, rows, count, cent, cent32, size, nc, K, cid, cd, ccnt,
-                        clb, clbg, cst, stamp):
+                        clb, clbg, cst, stamp, log, last, share):
     """``_lists_for`` with the blocks on numba's threads (each block writes its own rows)."""
     n_blocks = (count + _BLOCK - 1) // _BLOCK
+    work = np.zeros(n_blocks, np.int64)
     for q in prange(n_blocks):
         r0 = q * _BLOCK
-        _one_block(X, X32, xmax, single, rows, r0, min(_BLOCK, count - r0), cent, cent32, size, nc, K,
-                   cid, cd, ccnt, clb, clbg, cst, stamp)
+        work[q] = _one_block(X, X32, xmax, single, rows, r0, min(_BLOCK, count - r0), cent, cent32, size,
+                             nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, log, last, share)
+    return work.sum()
 
 
 @njit(cache=True)
 def _prefetch(X, X32, xmax, single, i, nc, want_k, k, mem, cent, cent32, size, K, cid, cd, ccnt, clb,
-              clbg, cst, meta, log_limit, pending, tuner):
+              clbg, cst, meta, log_limit, pending, tuner, log, last, share, walk_min):
     """Make in one blocked pass the lists of the rows the coming clusters (from i on) will ask
-    about and could not answer from their lists: members of clusters of exactly k rows
+    about and could not answer cheaply from their lists: members of clusters of exactly k rows
     (``want_k``, phase 1) or of more than k rows (phase 2), whose stamp is older than
-    ``log_limit`` log entries. Returns the first cluster not looked at. The pass runs on
-    numba's threads while the tuner (``_adaptive``) finds them faster than one thread."""
+    ``walk_min`` log entries (``log_limit`` when blocks only make lists afresh, ``share`` 0).
+    Returns the first cluster not looked at. The pass runs on numba's threads while the tuner
+    (``_adaptive``) finds them faster than one thread."""
     now = meta[0]
+    stale = log_limit if share <= 0.0 else min(walk_min, log_limit)
     count = 0
     g = i
     while g < nc and count < pending.shape[0] - 3 * k:
@@ -489,7 +611,7 @@ def _prefetch(X, X32, xmax, single, i, nc, want_k, k, mem, cent, cent32, size, K
         if (want_k and sz == k) or (not want_k and sz > k):
             for t in range(sz):
                 r = mem[g, t]
-                if cst[r] < 0 or now - cst[r] > log_limit:
+                if cst[r] < 0 or now - cst[r] > stale:
                     pending[count] = r
                     count += 1
         g += 1
@@ -497,12 +619,12 @@ def _prefetch(X, X32, xmax, single, i, nc, want_k, k, mem, cent, cent32, size, K
         threaded = use_threads(tuner)
         t0 = monotonic_ns()
         if threaded:
-            _lists_for_parallel(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K, cid, cd,
-                                ccnt, clb, clbg, cst, now)
+            work = _lists_for_parallel(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K,
+                                       cid, cd, ccnt, clb, clbg, cst, now, log, last, share)
         else:
-            _lists_for(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
-                       clbg, cst, now)
-        record(tuner, threaded, monotonic_ns() - t0, count * nc)
+            work = _lists_for(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K, cid, cd,
+                              ccnt, clb, clbg, cst, now, log, last, share)
+        record(tuner, threaded, monotonic_ns() - t0, max(work, 1))
     return g
 
 
@@ -654,7 +776,8 @@ def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta, las
 
 @njit(cache=True)
 def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scale=-1.0, stop=None,
-                         list_size=LIST_SIZE, techniques=ALL_TECHNIQUES, log_divisor=LOG_DIVISOR):
+                         list_size=LIST_SIZE, techniques=ALL_TECHNIQUES, log_divisor=LOG_DIVISOR,
+                         update_share=UPDATE_SHARE, walk_min=WALK_MIN):
     """``_ona_kernel.ona_star_labels`` from the MDAV* labels ``init``; same results."""
     n, m = X.shape
     labels = np.zeros(n, np.int64)
@@ -673,6 +796,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
     lists = (techniques & USE_LISTS) != 0
     columns = (techniques & USE_COLUMNS) != 0
     blocked = lists and (techniques & USE_BLOCKS) != 0 and not use_tree
+    share = update_share if blocked and (techniques & USE_UPDATES) != 0 else 0.0
     cid = np.empty((n, K), np.int64)
     cd = np.empty((n, K))
     ccnt = np.zeros(n, np.int64)
@@ -742,7 +866,8 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
                 continue
             if blocked and i >= fetched:
                 fetched = _prefetch(X, X32, xmax, single, i, nc, True, k, mem, cent, cent32, size, K,
-                                    cid, cd, ccnt, clb, clbg, cst, meta, log_limit, pending, tuner)
+                                    cid, cd, ccnt, clb, clbg, cst, meta, log_limit, pending, tuner, log, last,
+                                    share, walk_min)
             ok = True
             for t in range(k):
                 g, _ = _nearest_cached(X, mem[i, t], i, cent, size, nc, T, use_tree, K, cid, cd,
@@ -790,7 +915,8 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
         while i < nc:
             if blocked and size[i] > k and i >= fetched:
                 fetched = _prefetch(X, X32, xmax, single, i, nc, False, k, mem, cent, cent32, size, K,
-                                    cid, cd, ccnt, clb, clbg, cst, meta, log_limit, pending, tuner)
+                                    cid, cd, ccnt, clb, clbg, cst, meta, log_limit, pending, tuner, log, last,
+                                    share, walk_min)
             while size[i] > k:
                 si = size[i]
                 best_imp = -np.inf
@@ -844,17 +970,18 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
 
 
 def ona_star_fast_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None, *,
-                         techniques=ALL_TECHNIQUES, fast_start=True, log_divisor=LOG_DIVISOR):
+                         techniques=ALL_TECHNIQUES, fast_start=True, log_divisor=LOG_DIVISOR,
+                         update_share=UPDATE_SHARE, walk_min=WALK_MIN):
     """``_ona_kernel.ona_star_labels(X, k, max_rounds, use_tree, spare, scale, stop)``: the
     same (labels, rounds run, converged). ``techniques``, ``fast_start`` (the MDAV* start
-    from the fastest exact kernel rather than the scan) and ``log_divisor`` exist for the
-    benches' ablation."""
+    from the fastest exact kernel rather than the scan), ``log_divisor``, ``update_share`` and
+    ``walk_min`` exist for the benches' ablation and tuning."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     if X.shape[0] < 2 * k:
         return np.zeros(X.shape[0], np.int64), 0, True
     init = mdav_star_best_labels(X, k) if fast_start else mdav_star_labels(X, k)
     return ona_star_fast_kernel(X, k, max_rounds, use_tree, init, new_tuner(), spare, scale, stop,
-                                LIST_SIZE, techniques, log_divisor)
+                                LIST_SIZE, techniques, log_divisor, update_share, walk_min)
 
 
 #: below this many clusters the reference kernel is faster (measured from 100 to 12,800 rows in 3
