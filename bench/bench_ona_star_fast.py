@@ -166,8 +166,9 @@ STEPS = [
      True, True, 7, 2),
     ("+ a question walks at most nc / 16 log entries, not nc / 2, before a full search", True, True, 7, 16),
     ("+ blocked passes screen in float32, then confirm in double", True, True, 15, 16),
-    ("+ blocks of stale rows update their lists from the clusters changed since (while fewer than half "
-     "changed), and rows more than 32 log entries behind join them", True, True, 31, 16),
+    ("+ blocks of rows update their lists from the clusters changed since (screened in float32 like the "
+     "blocked passes), and rows more than 32 log entries behind are updated so before their questions",
+     True, True, 31, 16),
 ]
 #: the steps timed at 100,000 rows, where the reference kernel takes many minutes a run
 BIG_FROM = 3

@@ -26,6 +26,7 @@ from incrowd.microaggregation.ona._ona_star_fast import (
     _lists_block_single,
     _log_change,
     _update_block,
+    _update_block_single,
     ona_star_best_labels,
     ona_star_fast_kernel,
     ona_star_fast_labels,
@@ -164,11 +165,12 @@ def test_the_kernel_chosen_by_size_gives_the_reference_groups(clusters):
 
 @settings(max_examples=80, deadline=None)
 @given(n=st.integers(1, 90), m=st.integers(1, 9), levels=st.integers(1, 5), K=st.sampled_from([1, 2, 6]),
-       seed=st.integers(0, 2**32 - 1))
-def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed):
+       seed=st.integers(0, 2**32 - 1), single=st.booleans())
+def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed, single):
     """After clusters move, appear (copies of others: exact ties) and vanish, a block updated
     from the log holds for every row: listed distances are the current ones, and every
-    cluster off the list has a (distance, id) pair at least the row's bound."""
+    cluster off the list has a (distance, id) pair at least the row's bound; the float32
+    screened update gives the double update's lists, bit for bit."""
     rng = np.random.default_rng(seed)
     X = rng.integers(0, levels, (n, m)).astype(np.float64)
     nc = int(rng.integers(1, 40))
@@ -198,7 +200,16 @@ def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed):
             cent[g] = cent[g] + rng.integers(-1, 2, m) if rng.random() < 0.5 else cent[rng.integers(0, nc)]
             _log_change(g, log, meta, last)
     now = int(meta[0])
-    done = _update_block(X, rows, 0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, now, log, last, 1.0)
+    lists = (cid, cd, ccnt, clb, clbg, cst)
+    if single:
+        twin = tuple(a.copy() for a in lists)
+        done = _update_block_single(X, X.astype(np.float32), np.abs(X).max(axis=0), rows, 0, b, cent, cent.astype(np.float32),
+                                    size, nc, K, *lists, now, log, last, 1.0)
+        _update_block(X, rows, 0, b, cent, size, nc, K, *twin, now, log, last, 1.0)
+        for a, c in zip(lists, twin):
+            np.testing.assert_array_equal(a[rows], c[rows])
+    else:
+        done = _update_block(X, rows, 0, b, cent, size, nc, K, *lists, now, log, last, 1.0)
     assert done >= 0
     for r in rows:
         assert cst[r] == now
