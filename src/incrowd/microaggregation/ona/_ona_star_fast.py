@@ -137,6 +137,44 @@ def _insert_top(bd, bg, filled, cap, d, g):
     return filled + 1 if filled < cap else filled
 
 
+@njit(cache=True, inline="always")
+def _push32(top, t, cap, f, a):
+    """Insert the float32 screen value ``a`` into row t's ascending ``top[t, :f]`` kept to
+    ``cap`` values; returns the new count."""
+    if f < cap:
+        pos = f
+        f += 1
+    elif a < top[t, cap - 1]:
+        pos = cap - 1
+    else:
+        return f
+    while pos > 0 and top[t, pos - 1] > a:
+        top[t, pos] = top[t, pos - 1]
+        pos -= 1
+    top[t, pos] = a
+    return f
+
+
+@njit(cache=True, inline="always")
+def _keep32(ca, cg, cn, t, limit, a, g):
+    """Keep candidate (a, g) for row t, first dropping the kept ones above ``limit`` when the
+    buffer is full; False when it is still full (too many candidates within the limit)."""
+    q = cn[t]
+    if q == _CANDIDATES:
+        q = 0
+        for e in range(_CANDIDATES):
+            if ca[t, e] <= limit:
+                ca[t, q] = ca[t, e]
+                cg[t, q] = cg[t, e]
+                q += 1
+        if q == _CANDIDATES:
+            return False
+    ca[t, q] = a
+    cg[t, q] = g
+    cn[t] = q + 1
+    return True
+
+
 # ---------------------------------------------------------------------------------------------
 # The change log: ``log[0]`` holds the entries, ``meta[0]`` their count; ``last[g]`` is the
 # position of cluster g's latest entry (-1: none).
@@ -260,8 +298,9 @@ def _full_tree(X, r, cent, size, nc, T, bd, bg, cap):
 
 
 @njit(cache=True)
-def _store_list(r, bd, bg, filled, K, cid, cd, ccnt, clb, clbg, cst, stamp):
-    """Row r remembers the first K pairs; the (K + 1)-th (or +inf) becomes its bound."""
+def _store_list(r, bd, bg, filled, K, cid, cd, ccnt, clb, clbg, cst, stamp, bnd=np.inf, bndg=-1):
+    """Row r remembers the first K pairs; the (K + 1)-th (or (bnd, bndg): +inf when the pairs
+    came from every cluster) becomes its bound."""
     cnt = filled if filled < K else K
     for q in range(cnt):
         cid[r, q] = bg[q]
@@ -271,9 +310,34 @@ def _store_list(r, bd, bg, filled, K, cid, cd, ccnt, clb, clbg, cst, stamp):
         clb[r] = bd[K]
         clbg[r] = bg[K]
     else:
-        clb[r] = np.inf
-        clbg[r] = -1
+        clb[r] = bnd
+        clbg[r] = bndg
     cst[r] = stamp
+
+
+@njit(cache=True, inline="always")
+def _far_from_block(Xt, cent, g, b, acc, worst):
+    """Centroid g's squared distances to the block's rows (``Xt``, column by column) into
+    ``acc``, summed in column order as ``_sqdist_row`` does; True, with the sums left partial,
+    once every row's partial sum exceeds its ``worst`` (partial sums only grow, so the centroid
+    can enter no list; the rows of a block are neighbours, so a far centroid is far from all)."""
+    m = Xt.shape[0]
+    for t in range(b):
+        acc[t] = 0.0
+    for j in range(m):
+        c = cent[g, j]
+        for t in range(b):
+            diff = Xt[j, t] - c
+            acc[t] += diff * diff
+        if (j & 3) == 3 and j + 1 < m:
+            far = True
+            for t in range(b):
+                if acc[t] <= worst[t]:
+                    far = False
+                    break
+            if far:
+                return True
+    return False
 
 
 @njit(cache=True)
@@ -298,26 +362,7 @@ def _lists_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cs
     for g in range(nc):
         if size[g] == 0:
             continue
-        for t in range(b):
-            acc[t] = 0.0
-        far = False
-        for j in range(m):
-            c = cent[g, j]
-            for t in range(b):
-                diff = Xt[j, t] - c
-                acc[t] += diff * diff
-            if (j & 3) == 3 and j + 1 < m:
-                # Partial sums only grow: once every row's exceeds its (K + 1)-th best, the
-                # centroid can enter no list (the rows of a block are neighbours, so a far
-                # centroid is far from all of them).
-                far = True
-                for t in range(b):
-                    if acc[t] <= worst[t]:
-                        far = False
-                        break
-                if far:
-                    break
-        if far:
+        if _far_from_block(Xt, cent, g, b, acc, worst):
             continue
         for t in range(b):
             if filled[t] == cap and acc[t] >= bd[t, cap - 1]:
@@ -352,6 +397,25 @@ def _single_threshold(worst, margin):
     if worst == np.inf:
         return np.float32(np.inf)
     return np.float32((np.float64(worst) + 2.0 * margin) * (1.0 + 4.0 * _U32))
+
+
+@njit(cache=True, inline="always")
+def _screen_hits(Xt, cent32, g, acc, limit):
+    """Centroid g's float32 squared distances to all ``_BLOCK`` lanes of a block into ``acc``;
+    whether any lane's is at most its ``limit`` (one vector reduction decides for the whole
+    block: most centroids are far from all its rows; padding lanes have limit -inf)."""
+    m = Xt.shape[0]
+    for t in range(_BLOCK):
+        acc[t] = 0.0
+    for j in range(m):
+        c = cent32[g, j]
+        for t in range(_BLOCK):
+            diff = Xt[j, t] - c
+            acc[t] += diff * diff
+    hit = 0
+    for t in range(_BLOCK):
+        hit += acc[t] <= limit[t]
+    return hit > 0
 
 
 @njit(cache=True)
@@ -395,49 +459,16 @@ def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, ci
     for g in range(nc):
         if size[g] == 0:
             continue
-        for t in range(_BLOCK):
-            acc[t] = 0.0
-        for j in range(m):
-            c = cent32[g, j]
-            for t in range(_BLOCK):
-                diff = Xt[j, t] - c
-                acc[t] += diff * diff
-        # one vector reduction decides for the whole block; most centroids are far from all rows
-        hit = 0
-        for t in range(_BLOCK):
-            hit += acc[t] <= thr[t]
-        if hit == 0:
+        if not _screen_hits(Xt, cent32, g, acc, thr):
             continue
         for t in range(b):
             a = acc[t]
             if not a <= thr[t] or spill[t]:
                 continue
-            q = cn[t]
-            if q == _CANDIDATES:
-                q = 0
-                for e in range(_CANDIDATES):
-                    if ca[t, e] <= thr[t]:
-                        ca[t, q] = ca[t, e]
-                        cg[t, q] = cg[t, e]
-                        q += 1
-                if q == _CANDIDATES:
-                    spill[t] = True
-                    continue
-            ca[t, q] = a
-            cg[t, q] = g
-            cn[t] = q + 1
-            f = filled[t]
-            if f < cap:
-                pos = f
-                filled[t] = f + 1
-            elif a < top[t, cap - 1]:
-                pos = cap - 1
-            else:
+            if not _keep32(ca, cg, cn, t, thr[t], a, g):
+                spill[t] = True
                 continue
-            while pos > 0 and top[t, pos - 1] > a:
-                top[t, pos] = top[t, pos - 1]
-                pos -= 1
-            top[t, pos] = a
+            filled[t] = _push32(top, t, cap, filled[t], a)
             if filled[t] == cap:
                 worst[t] = top[t, cap - 1]
                 thr[t] = _single_threshold(worst[t], margin[t])
@@ -457,6 +488,31 @@ def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, ci
 
 
 @njit(cache=True)
+def _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share):
+    """(oldest stamp of the block, the non-empty clusters changed since it, their count); the
+    count is -1 when a row has no list or more than ``share`` of the clusters changed."""
+    old = stamp
+    for t in range(b):
+        st = cst[rows[r0 + t]]
+        if st < 0:
+            return old, np.empty(0, np.int64), -1
+        if st < old:
+            old = st
+    limit = int(share * nc)
+    changed = np.empty(limit + 1, np.int64)
+    nchg = 0
+    for e in range(old, stamp):
+        h = log[e]
+        if last[h] != e or h >= nc or size[h] == 0:
+            continue  # an earlier change of h, or h is gone
+        if nchg == limit:
+            return old, changed, -1
+        changed[nchg] = h
+        nchg += 1
+    return old, changed, nchg
+
+
+@njit(cache=True)
 def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, log,
                   last, share):
     """The lists of ``rows[r0:r0 + b]`` brought up to date from the clusters changed since the
@@ -470,24 +526,9 @@ def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, c
     in order, rows inside, which vectorizes). The K + 1 smallest pairs below B then make the new
     list, the (K + 1)-th the new bound (B itself when fewer fall below it): the invariant of
     ``_nearest_cached`` holds again at the new stamp."""
-    old = stamp
-    for t in range(b):
-        st = cst[rows[r0 + t]]
-        if st < 0:
-            return -1
-        if st < old:
-            old = st
-    limit = int(share * nc)
-    changed = np.empty(limit + 1, np.int64)
-    nchg = 0
-    for e in range(old, stamp):
-        h = log[e]
-        if last[h] != e or h >= nc or size[h] == 0:
-            continue  # an earlier change of h, or h is gone
-        if nchg == limit:
-            return -1
-        changed[nchg] = h
-        nchg += 1
+    old, changed, nchg = _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share)
+    if nchg < 0:
+        return -1
     m = X.shape[1]
     cap = K + 1
     Xt = np.empty((m, _BLOCK))
@@ -512,23 +553,7 @@ def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, c
         worst[t] = bd[t, cap - 1] if filled[t] == cap else bnd[t]
     for c in range(nchg):
         g = changed[c]
-        for t in range(b):
-            acc[t] = 0.0
-        far = False
-        for j in range(m):
-            v = cent[g, j]
-            for t in range(b):
-                diff = Xt[j, t] - v
-                acc[t] += diff * diff
-            if (j & 3) == 3 and j + 1 < m:
-                far = True
-                for t in range(b):
-                    if acc[t] <= worst[t]:
-                        far = False
-                        break
-                if far:
-                    break
-        if far:
+        if _far_from_block(Xt, cent, g, b, acc, worst):
             continue
         for t in range(b):
             d = acc[t]
@@ -541,20 +566,8 @@ def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, c
             if filled[t] == cap:
                 worst[t] = bd[t, cap - 1]
     for t in range(b):
-        r = rows[r0 + t]
-        f = filled[t]
-        cnt = f if f < K else K
-        for q in range(cnt):
-            cid[r, q] = bg[t, q]
-            cd[r, q] = bd[t, q]
-        ccnt[r] = cnt
-        if f > K:
-            clb[r] = bd[t, K]
-            clbg[r] = bg[t, K]
-        else:
-            clb[r] = bnd[t]
-            clbg[r] = bndg[t]
-        cst[r] = stamp
+        _store_list(rows[r0 + t], bd[t], bg[t], filled[t], K, cid, cd, ccnt, clb, clbg, cst, stamp,
+                    bnd[t], bndg[t])
     return nchg * b
 
 
@@ -572,24 +585,9 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
     confirmation computes their distances as ``_sqdist_row`` does and selects as
     ``_update_block``. A block whose kept candidates overflow (many tied distances) is updated
     in double instead."""
-    old = stamp
-    for t in range(b):
-        st = cst[rows[r0 + t]]
-        if st < 0:
-            return -1
-        if st < old:
-            old = st
-    limit = int(share * nc)
-    changed = np.empty(limit + 1, np.int64)
-    nchg = 0
-    for e in range(old, stamp):
-        h = log[e]
-        if last[h] != e or h >= nc or size[h] == 0:
-            continue
-        if nchg == limit:
-            return -1
-        changed[nchg] = h
-        nchg += 1
+    old, changed, nchg = _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share)
+    if nchg < 0:
+        return -1
     m = X.shape[1]
     cap = K + 1
     Xt = np.zeros((m, _BLOCK), np.float32)
@@ -616,66 +614,22 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
         worst[t] = np.inf
         for q in range(ccnt[r]):
             if last[cid[r, q]] < old:
-                a = np.float32(cd[r, q])
-                f = filled[t]
-                if f < cap:
-                    pos = f
-                    filled[t] = f + 1
-                elif a < top[t, cap - 1]:
-                    pos = cap - 1
-                else:
-                    continue
-                while pos > 0 and top[t, pos - 1] > a:
-                    top[t, pos] = top[t, pos - 1]
-                    pos -= 1
-                top[t, pos] = a
+                filled[t] = _push32(top, t, cap, filled[t], np.float32(cd[r, q]))
         if filled[t] == cap:
             worst[t] = top[t, cap - 1]
         keep[t] = min(_single_threshold(worst[t], margin[t]), below[t])
     for c in range(nchg):
         g = changed[c]
-        for t in range(_BLOCK):
-            acc[t] = 0.0
-        for j in range(m):
-            v = cent32[g, j]
-            for t in range(_BLOCK):
-                diff = Xt[j, t] - v
-                acc[t] += diff * diff
-        hit = 0
-        for t in range(_BLOCK):
-            hit += acc[t] <= keep[t]
-        if hit == 0:
+        if not _screen_hits(Xt, cent32, g, acc, keep):
             continue
         for t in range(b):
             a = acc[t]
             if not a <= keep[t]:
                 continue
-            q = cn[t]
-            if q == _CANDIDATES:
-                q = 0
-                for e in range(_CANDIDATES):
-                    if ca[t, e] <= keep[t]:
-                        ca[t, q] = ca[t, e]
-                        cg[t, q] = cg[t, e]
-                        q += 1
-                if q == _CANDIDATES:
-                    return _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb,
-                                         clbg, cst, stamp, log, last, share)
-            ca[t, q] = a
-            cg[t, q] = g
-            cn[t] = q + 1
-            f = filled[t]
-            if f < cap:
-                pos = f
-                filled[t] = f + 1
-            elif a < top[t, cap - 1]:
-                pos = cap - 1
-            else:
-                continue
-            while pos > 0 and top[t, pos - 1] > a:
-                top[t, pos] = top[t, pos - 1]
-                pos -= 1
-            top[t, pos] = a
+            if not _keep32(ca, cg, cn, t, keep[t], a, g):
+                return _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb,
+                                     clbg, cst, stamp, log, last, share)
+            filled[t] = _push32(top, t, cap, filled[t], a)
             if filled[t] == cap:
                 worst[t] = top[t, cap - 1]
                 keep[t] = min(_single_threshold(worst[t], margin[t]), below[t])
@@ -699,18 +653,7 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
                 if got == cap and not _before(d, g, bd[cap - 1], bg[cap - 1]):
                     continue
                 got = _insert_top(bd, bg, got, cap, d, g)
-        cnt = got if got < K else K
-        for q in range(cnt):
-            cid[r, q] = bg[q]
-            cd[r, q] = bd[q]
-        ccnt[r] = cnt
-        if got > K:
-            clb[r] = bd[K]
-            clbg[r] = bg[K]
-        else:
-            clb[r] = bnd
-            clbg[r] = bndg
-        cst[r] = stamp
+        _store_list(r, bd, bg, got, K, cid, cd, ccnt, clb, clbg, cst, stamp, bnd, bndg)
     return nchg * b
 
 
