@@ -15,6 +15,7 @@ from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_best_label
 from incrowd.microaggregation.ona._ona_kernel import ona_star_labels
 from incrowd.microaggregation.ona._ona_star_fast import (
     ALL_TECHNIQUES,
+    LOG_DIVISOR,
     SMALL_CLUSTERS,
     USE_BLOCKS,
     USE_COLUMNS,
@@ -48,7 +49,7 @@ def assert_same_as_reference(Z, k, *, list_sizes=(6,), spares=(-1,), techniques=
                                 got = ona_star_fast_labels(Z, k, 100, use_tree, spare)
                             else:
                                 got = ona_star_fast_kernel(Z, k, 100, use_tree, init, new_tuner(force), spare,
-                                                           -1.0, None, size, tech, 16, share, walk_min)
+                                                           -1.0, None, size, tech, LOG_DIVISOR, share, walk_min)
                             np.testing.assert_array_equal(got[0], expected[0])
                             assert got[1:] == expected[1:]
 

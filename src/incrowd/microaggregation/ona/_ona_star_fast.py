@@ -499,7 +499,9 @@ def _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share):
         if st < old:
             old = st
     limit = int(share * nc)
-    changed = np.empty(limit + 1, np.int64)
+    # no more distinct clusters than log entries: late rounds change a few, and a buffer for
+    # all nc (megabytes, a fresh mapping each block) would cost more than the update
+    changed = np.empty(min(limit, stamp - old) + 1, np.int64)
     nchg = 0
     for e in range(old, stamp):
         h = log[e]
