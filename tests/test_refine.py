@@ -55,6 +55,87 @@ def test_refine_invariants(case):
     assert model.information_loss_ >= lower_bound(X, k) * (1 - 1e-9) - 1e-12
 
 
+@st.composite
+def pairs_of_3k(draw):
+    k = draw(st.integers(2, 6))
+    u = draw(st.integers(3 * k, 4 * k - 2))
+    m = draw(st.integers(1, 4))
+    elements = st.one_of(st.integers(-2, 2).map(float), st.floats(-100, 100, allow_nan=False))
+    X = draw(arrays(np.float64, (u, m), elements=elements))
+    a = draw(st.integers(max(k, u - (2 * k - 1)), min(2 * k - 1, u - k)))
+    rows = np.array(draw(st.permutations(range(u))), np.int64)
+    return X, k, rows[:a], rows[a:]
+
+
+def _pair_state(X, k, A, B):
+    from incrowd.microaggregation.refine._refine_kernel import group_costs
+
+    cap = X.shape[0] // k
+    mem = np.full((cap, 2 * k - 1), -1, np.int64)
+    size = np.zeros(cap, np.int64)
+    for g, rows in enumerate((A, B)):
+        mem[g, :len(rows)] = np.sort(rows)
+        size[g] = len(rows)
+    cost = np.zeros(cap)
+    cost[:2] = group_costs(X, mem[:2], size[:2])
+    return mem, size, cost
+
+
+def _sse(X, rows):
+    return float(((X[rows] - X[rows].mean(axis=0)) ** 2).sum())
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=pairs_of_3k())
+def test_a_three_way_split_keeps_every_row_and_lowers_the_cost(case):
+    from incrowd.microaggregation.refine._refine_kernel import split_round
+
+    X, k, A, B = case
+    mem, size, cost = _pair_state(X, k, A, B)
+    before = cost[0] + cost[1]
+    dirty = np.zeros(size.shape[0], np.bool_)
+    G = split_round(X, k, mem, size, cost, np.array([[1], [0]], np.int64), 2, 0.0, dirty, 0)
+    assert G in (2, 3)
+    groups = [mem[g, :size[g]] for g in range(G)]
+    assert sorted(np.concatenate(groups).tolist()) == list(range(X.shape[0]))
+    assert all(k <= len(g) <= 2 * k - 1 for g in groups)
+    # the kept costs are the groups' SSE, and a split is made only when it lowers their sum
+    for g in range(G):
+        assert cost[g] == pytest.approx(_sse(X, groups[g]), rel=1e-9, abs=1e-9)
+    if G == 3:
+        assert cost[:3].sum() < before
+        assert dirty[:3].all()
+    else:
+        assert cost[0] + cost[1] == before and not dirty.any()
+
+
+def test_three_clusters_held_as_two_groups_become_three():
+    from incrowd.microaggregation.refine._refine_kernel import split_round
+
+    k = 4
+    rng = np.random.default_rng(5)
+    X = np.concatenate([c + 0.01 * rng.standard_normal((k, 2)) for c in ((0, 0), (10, 0), (20, 0))])
+    # group A: the first cluster and half the second; B: the rest
+    mem, size, cost = _pair_state(X, k, np.arange(6), np.arange(6, 12))
+    G = split_round(X, k, mem, size, cost, np.array([[1], [0]], np.int64), 2, 0.0,
+                    np.zeros(3, np.bool_), 0)
+    assert G == 3
+    assert sorted(tuple(mem[g, :size[g]]) for g in range(3)) == [(0, 1, 2, 3), (4, 5, 6, 7), (8, 9, 10, 11)]
+
+
+def test_refine_may_add_groups():
+    # evenly spaced points in groups of 3 = 2k - 1 at k = 2: no pair re-partition helps (two
+    # groups of 3 are already the best split of 6 points), three groups of 2 cost less
+    from incrowd.microaggregation.refine.refine import refine_partition
+
+    X = np.arange(90.0)[:, None]
+    labels0 = np.arange(90) // 3
+
+    out, info = refine_partition(X, 2, labels0, np.random.default_rng(0), 5, 60.0, kicks=False)
+    assert np.bincount(out).shape[0] > 30
+    assert np.bincount(out).min() >= 2 and np.bincount(out).max() <= 3
+
+
 def test_refine_lowers_ona_star_on_census(census_frame):
     X = census_frame.to_numpy(dtype=float)[:400]
     ona = ONAStar(k=4).fit(X)

@@ -38,6 +38,9 @@ EXACT_MAX = 12
 MOVE_SWAP = 1
 MOVE_SWEEP = 2
 MOVE_EXACT = 4
+#: a pair of at least 3k rows may become three groups (the group count is free: more groups of
+#: k..2k-1 rows never need more SSE, and no pair re-partition or kick changes the count)
+MOVE_SPLIT3 = 8
 
 
 @njit(cache=True)
@@ -369,6 +372,195 @@ def _repartition(X, A, B, k, mem, size, cost, moves, scale, P, rows, side, trial
     cost[A] = _group_cost(X, mem, A, size)
     cost[B] = _group_cost(X, mem, B, size)
     return True
+
+
+@njit(cache=True)
+def _part_pair(P, side, u, p, q, Q, qside, qidx):
+    """Gather the rows of parts p and q (of side[:u]) into Q, side 0 for p, 1 for q; returns
+    their count (their original positions go to qidx)."""
+    m = P.shape[1]
+    w = 0
+    for t in range(u):
+        if side[t] == p or side[t] == q:
+            for j in range(m):
+                Q[w, j] = P[t, j]
+            qside[w] = 0 if side[t] == p else 1
+            qidx[w] = t
+            w += 1
+    return w
+
+
+@njit(cache=True)
+def _three_cost(P, side, u, sums, counts):
+    """SSE of the three parts (side 0/1/2) of rows P[:u]."""
+    m = P.shape[1]
+    sums[:, :] = 0.0
+    counts[:] = 0
+    sq = 0.0
+    for t in range(u):
+        s = side[t]
+        counts[s] += 1
+        for j in range(m):
+            sums[s, j] += P[t, j]
+            sq += P[t, j] * P[t, j]
+    out = sq
+    for s in range(3):
+        q = 0.0
+        for j in range(m):
+            q += sums[s, j] * sums[s, j]
+        out -= q / counts[s]
+    return out
+
+
+@njit(cache=True)
+def _split_three(X, A, B, C, k, mem, size, cost, scale, P, rows, side, proj, order, pre3, dirv,
+                 mean, Q, qside, qidx, sums, counts):
+    """Split the rows of groups A and B (at least 3k of them) into three groups of k..2k-1
+    rows, the third being the new group C: cut in three along c_A - c_B (prefix sums give every
+    admissible pair of cuts), then moves and swaps between each two of the parts until none
+    helps; kept when the three costs less than A and B. True when kept."""
+    m = X.shape[1]
+    a0 = size[A]
+    u = a0 + size[B]
+    for t in range(a0):
+        rows[t] = mem[A, t]
+    for t in range(size[B]):
+        rows[a0 + t] = mem[B, t]
+    for j in range(m):
+        mean[j] = 0.0
+    for t in range(u):
+        for j in range(m):
+            mean[j] += X[rows[t], j]
+    for j in range(m):
+        mean[j] /= u
+    sq = 0.0
+    for t in range(u):
+        for j in range(m):
+            v = X[rows[t], j] - mean[j]
+            P[t, j] = v
+            sq += v * v
+    eps = TOL * sq + scale
+    lo = k
+    hi = 2 * k - 1
+    for j in range(m):
+        sa = 0.0
+        sb = 0.0
+        for t in range(a0):
+            sa += P[t, j]
+        for t in range(a0, u):
+            sb += P[t, j]
+        dirv[j] = sa / a0 - sb / (u - a0)
+    for t in range(u):
+        s = 0.0
+        for j in range(m):
+            s += P[t, j] * dirv[j]
+        proj[t] = s
+    order[:u] = np.argsort(proj[:u], kind="mergesort")
+    for j in range(m):
+        pre3[0, j] = 0.0
+    for t in range(u):
+        r = order[t]
+        for j in range(m):
+            pre3[t + 1, j] = pre3[t, j] + P[r, j]
+    best = np.inf
+    best_a = -1
+    best_b = -1
+    for a in range(lo, hi + 1):
+        for b in range(lo, hi + 1):
+            c = u - a - b
+            if c < lo:
+                break
+            if c > hi:
+                continue
+            q0 = 0.0
+            q1 = 0.0
+            q2 = 0.0
+            for j in range(m):
+                v0 = pre3[a, j]
+                v1 = pre3[a + b, j] - v0
+                v2 = pre3[u, j] - pre3[a + b, j]
+                q0 += v0 * v0
+                q1 += v1 * v1
+                q2 += v2 * v2
+            val = -(q0 / a + q1 / b + q2 / c)
+            if val < best:
+                best = val
+                best_a = a
+                best_b = b
+    if best_a < 0:
+        return False
+    for t in range(u):
+        side[order[t]] = 0 if t < best_a else (1 if t < best_a + best_b else 2)
+    for _sweep_no in range(4):
+        moved = False
+        for pq in range(3):
+            p = 0 if pq < 2 else 1
+            q = 1 if pq == 0 else 2
+            w = _part_pair(P, side, u, p, q, Q, qside, qidx)
+            for t in range(w):
+                proj[t] = qside[t]  # the split before the descent
+            _descend(Q, qside, w, lo, hi, eps)
+            for t in range(w):
+                if qside[t] != proj[t]:
+                    moved = True
+                side[qidx[t]] = p if qside[t] == 0 else q
+        if not moved:
+            break
+    if _three_cost(P, side, u, sums, counts) >= cost[A] + cost[B] - eps:
+        return False
+    n_of = np.zeros(3, np.int64)
+    for t in range(u):
+        s = side[t]
+        g = A if s == 0 else (B if s == 1 else C)
+        mem[g, n_of[s]] = rows[t]
+        n_of[s] += 1
+    for s in range(3):
+        g = A if s == 0 else (B if s == 1 else C)
+        size[g] = n_of[s]
+        mem[g, :n_of[s]] = np.sort(mem[g, :n_of[s]])
+        cost[g] = _group_cost(X, mem, g, size)
+    return True
+
+
+@njit(cache=True)
+def split_round(X, k, mem, size, cost, neigh, G, scale, dirty, deadline_ns=0):
+    """Each pair of neighbouring groups among the first ``G`` with at least 3k rows is offered
+    :func:`_split_three`, the new group taking the next free index (``mem``, ``size``,
+    ``cost`` and ``dirty`` have room for n // k groups). Returns the new group count; the
+    groups changed are marked in ``dirty``. ``neigh`` lists neighbours for the first
+    ``neigh.shape[0]`` groups only (a new group is found by the next refresh)."""
+    u_max = 4 * k - 2
+    m = X.shape[1]
+    P = np.empty((u_max, m))
+    rows = np.empty(u_max, np.int64)
+    side = np.empty(u_max, np.int64)
+    proj = np.empty(u_max)
+    ordr = np.empty(u_max, np.int64)
+    pre3 = np.empty((u_max + 1, m))
+    dirv = np.empty(m)
+    mean = np.empty(m)
+    Q = np.empty((u_max, m))
+    qside = np.empty(u_max, np.int64)
+    qidx = np.empty(u_max, np.int64)
+    sums = np.empty((3, m))
+    counts = np.empty(3, np.int64)
+    cap = size.shape[0]
+    for A in range(min(G, neigh.shape[0])):
+        for q in range(neigh.shape[1]):
+            if G >= cap:
+                return G
+            B = neigh[A, q]
+            if B < 0 or B == A or size[A] + size[B] < 3 * k:
+                continue
+            if deadline_ns > 0 and monotonic_ns() >= deadline_ns:
+                return G
+            if _split_three(X, A, B, G, k, mem, size, cost, scale, P, rows, side, proj, ordr,
+                            pre3, dirv, mean, Q, qside, qidx, sums, counts):
+                dirty[A] = True
+                dirty[B] = True
+                dirty[G] = True
+                G += 1
+    return G
 
 
 @njit(cache=True)
