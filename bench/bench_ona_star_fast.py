@@ -18,6 +18,9 @@ many minutes each). Writes the sections ``ona-star-*`` of ``docs/benchmarks.md``
   2,000 rows, with the peak resident set per row.
 * **scaling**: ``ONAStar(10).fit`` on n x 15 Gaussian rows, doubling n until a run passes
   ``--limit`` seconds (600 by default); the exponent is fitted on log-log.
+* **mona10m**: ``MONA(10, rho=0.8).fit`` and ``MONA(10, rho=0.5).fit`` on 10,000,000 x 13
+  Gaussian rows in one process (no Dask), one fresh process each (``--mona-repeats``, 1 by
+  default: a run takes tens of minutes), with the IL of both.
 """
 
 from __future__ import annotations
@@ -238,6 +241,8 @@ AIMS = [
 
 
 def one(key: str, k: int) -> None:
+    if key.startswith("mona"):
+        return one_mona(float(key[4:]), k)
     from incrowd import MDAVStar, ONAStar
 
     cls = MDAVStar if key.startswith("mdavstar-") else ONAStar
@@ -283,6 +288,56 @@ def aims(repeats: int) -> None:
     _section("ona-star-aims", body, "ONA* and MDAV* aims")
 
 
+MONA_ROWS = 10_000_000
+MONA_COLUMNS = 13
+MONA_RHOS = (0.8, 0.5)
+MONA_AIM = 900.0  # seconds, for rho = 0.8
+
+
+def one_mona(rho: float, k: int) -> None:
+    from incrowd import MONA
+
+    MONA(k, rho=rho).fit(np.random.default_rng(1).standard_normal((20_000, MONA_COLUMNS)))
+    X = gaussian(MONA_ROWS, MONA_COLUMNS)
+    t0 = time.perf_counter()
+    est = MONA(k, rho=rho).fit(X)
+    seconds = time.perf_counter() - t0
+    hand_back({"seconds": seconds, "il": float(est.information_loss_), "parts": int(est.n_parts_),
+               "largest": int(est.split_limit_), "peak": proc_status("VmHWM"), "n": int(X.shape[0])})
+
+
+def mona10m(repeats: int) -> None:
+    rows = []
+    load = [os.getloadavg()[0]]
+    for rho in MONA_RHOS:
+        runs = []
+        for _ in range(repeats):
+            runs.append(run_child(SCRIPT, f"mona{rho}", 10))
+            print("mona", rho, runs[-1], flush=True)
+        t = median([r["seconds"] for r in runs])
+        aim = f"< {fmt_s(MONA_AIM)}" if rho == 0.8 else "–"
+        met = ("**met**" if t < MONA_AIM else "not met") if rho == 0.8 else "–"
+        rows.append([f"MONA_{rho} {MONA_ROWS:,} x {MONA_COLUMNS} Gaussian, k = 10", aim,
+                     fmt_s(t) if repeats == 1 else f"{fmt_s(t)} ({fmt_s(min(r['seconds'] for r in runs))} – "
+                     f"{fmt_s(max(r['seconds'] for r in runs))})", met,
+                     f"{100 * runs[0]['il']:.4f} %", f"{runs[0]['parts']:,}", f"{runs[0]['largest']:,}",
+                     f"{max(r['peak'] for r in runs) / runs[0]['n']:,.0f}"])
+        print(rows[-1], flush=True)
+        load.append(os.getloadavg()[0])
+    body = "\n".join([
+        f"- **Machine:** {machine_line()}. Measured {now_utc()}; load average (1 min) before and after "
+        f"each row: {min(load):.1f} to {max(load):.1f} on {os.cpu_count()} CPUs.",
+        f"- **Method:** `MONA(10, rho).fit` on `numpy.random.default_rng(0).standard_normal(({MONA_ROWS:_}, "
+        f"{MONA_COLUMNS}))` in one process (no Dask), after a warm-up on 20,000 rows; "
+        f"{repeats} fresh process{'es' if repeats > 1 else ''} per row. Parts: the parts Mondrian V's cuts "
+        "hand to ONA* (at most n^rho rows each). Peak: the process's peak "
+        "resident set (data included) per row.",
+        "",
+        md_table(["run", "aim", "time", "aim met", "IL", "parts", "part limit n^rho", "peak bytes per row"], rows),
+    ])
+    _section("mona-10m", body, "MONA at high rho on 10,000,000 rows")
+
+
 def scaling(limit: float) -> None:
     rows, ns, ts = [], [], []
     n = 10_000
@@ -320,6 +375,7 @@ def main() -> None:
     ap.add_argument("--big", action="store_true")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--limit", type=float, default=600.0)
+    ap.add_argument("--mona-repeats", type=int, default=1)
     a = ap.parse_args()
     if "equality" in a.parts:
         equality(a.big)
@@ -329,6 +385,8 @@ def main() -> None:
         aims(a.repeats)
     if "scaling" in a.parts:
         scaling(a.limit)
+    if "mona10m" in a.parts:
+        mona10m(a.mona_repeats)
 
 
 if __name__ == "__main__":
