@@ -275,8 +275,7 @@ def aims(repeats: int) -> None:
         print(rows[-1], flush=True)
         load.append(os.getloadavg()[0])
     body = "\n".join([
-        f"- **Machine:** {machine_line()}. Measured {now_utc()}; load average (1 min) before and after "
-        f"each row: {min(load):.1f} to {max(load):.1f} on {os.cpu_count()} CPUs.",
+        _machine_and_load(load),
         f"- **Method:** `ONAStar(k).fit` (`MDAVStar(k).fit` for MDAV*) in a fresh process after a warm-up on "
         f"2,000 rows; median of {repeats} "
         "processes (min – max); peak memory is the largest of the processes' peak resident sets (data included) "
@@ -325,8 +324,7 @@ def mona10m(repeats: int) -> None:
         print(rows[-1], flush=True)
         load.append(os.getloadavg()[0])
     body = "\n".join([
-        f"- **Machine:** {machine_line()}. Measured {now_utc()}; load average (1 min) before and after "
-        f"each row: {min(load):.1f} to {max(load):.1f} on {os.cpu_count()} CPUs.",
+        _machine_and_load(load),
         f"- **Method:** `MONA(10, rho).fit` on `numpy.random.default_rng(0).standard_normal(({MONA_ROWS:_}, "
         f"{MONA_COLUMNS}))` in one process (no Dask), after a warm-up on 20,000 rows; "
         f"{repeats} fresh process{'es' if repeats > 1 else ''} per row. Parts: the parts Mondrian V's cuts "
@@ -360,6 +358,11 @@ def scaling(limit: float) -> None:
         md_table(["n", "time", "rounds", "peak bytes per row"], rows),
     ])
     _section("ona-star-scaling", body, "ONA* scaling (fast kernel)")
+
+
+def _machine_and_load(load: list[float]) -> str:
+    return (f"- **Machine:** {machine_line()}. Measured {now_utc()}; load average (1 min) before and after "
+            f"each row: {min(load):.1f} to {max(load):.1f} on {os.cpu_count()} CPUs.")
 
 
 def _section(name: str, body: str, title: str) -> None:

@@ -197,10 +197,8 @@ def _descend(P, side, u, lo, hi, eps):
 
 
 @njit(cache=True)
-def _sweep(P, u, lo, hi, dirv, side, proj, order, pre):
-    """Best split of P[:u] by a threshold along dirv with the first part's size in [lo, hi]
-    (the second's then in [u - hi, u - lo]); writes side, returns its cost (up to the constant
-    sum ||x||^2, which the caller adds)."""
+def _sorted_along(P, u, dirv, proj, order):
+    """order[:u]: the rows of P[:u] by their projection on dirv (stable, so ties keep row order)."""
     m = P.shape[1]
     for t in range(u):
         s = 0.0
@@ -208,6 +206,15 @@ def _sweep(P, u, lo, hi, dirv, side, proj, order, pre):
             s += P[t, j] * dirv[j]
         proj[t] = s
     order[:u] = np.argsort(proj[:u], kind="mergesort")
+
+
+@njit(cache=True)
+def _sweep(P, u, lo, hi, dirv, side, proj, order, pre):
+    """Best split of P[:u] by a threshold along dirv with the first part's size in [lo, hi]
+    (the second's then in [u - hi, u - lo]); writes side, returns its cost (up to the constant
+    sum ||x||^2, which the caller adds)."""
+    m = P.shape[1]
+    _sorted_along(P, u, dirv, proj, order)
     for j in range(m):
         pre[j] = 0.0
     best = np.inf
@@ -275,9 +282,9 @@ def _exact(P, u, lo, hi, side):
 
 
 @njit(cache=True)
-def _repartition(X, A, B, k, mem, size, cost, moves, scale, P, rows, side, trial, proj, order,
-                 pre, dirv, mean):
-    """Re-split the rows of groups A and B; True when the split changed (lower SSE)."""
+def _gather_pair(X, A, B, mem, size, rows, side, P, mean):
+    """The rows of groups A then B into ``rows`` (``side`` 0 for A, 1 for B) and centred at
+    their mean into P; returns (their count, the sum of their squared deviations)."""
     m = X.shape[1]
     a0 = size[A]
     u = a0 + size[B]
@@ -300,6 +307,29 @@ def _repartition(X, A, B, k, mem, size, cost, moves, scale, P, rows, side, trial
             v = X[rows[t], j] - mean[j]
             P[t, j] = v
             sq += v * v
+    return u, sq
+
+
+@njit(cache=True)
+def _centroid_line(P, a0, u, dirv):
+    """dirv = the centroid of P[:a0] minus that of P[a0:u]."""
+    for j in range(P.shape[1]):
+        sa = 0.0
+        sb = 0.0
+        for t in range(a0):
+            sa += P[t, j]
+        for t in range(a0, u):
+            sb += P[t, j]
+        dirv[j] = sa / a0 - sb / (u - a0)
+
+
+@njit(cache=True)
+def _repartition(X, A, B, k, mem, size, cost, moves, scale, P, rows, side, trial, proj, order,
+                 pre, dirv, mean):
+    """Re-split the rows of groups A and B; True when the split changed (lower SSE)."""
+    m = X.shape[1]
+    a0 = size[A]
+    u, sq = _gather_pair(X, A, B, mem, size, rows, side, P, mean)
     current = cost[A] + cost[B]
     eps = TOL * sq + scale
     lo = k
@@ -315,14 +345,7 @@ def _repartition(X, A, B, k, mem, size, cost, moves, scale, P, rows, side, trial
     else:
         if (moves & MOVE_SWEEP) != 0:
             # direction c_A - c_B, then the new parts' centroids until the split repeats
-            for j in range(m):
-                sa = 0.0
-                sb = 0.0
-                for t in range(a0):
-                    sa += P[t, j]
-                for t in range(a0, u):
-                    sb += P[t, j]
-                dirv[j] = sa / a0 - sb / (u - a0)
+            _centroid_line(P, a0, u, dirv)
             for _it in range(8):
                 _sweep(P, u, lo, hi, dirv, trial, proj, order, pre)
                 if (moves & MOVE_SWAP) != 0:
@@ -420,42 +443,12 @@ def _split_three(X, A, B, C, k, mem, size, cost, scale, P, rows, side, proj, ord
     admissible pair of cuts), then moves and swaps between each two of the parts until none
     helps; kept when the three costs less than A and B. True when kept."""
     m = X.shape[1]
-    a0 = size[A]
-    u = a0 + size[B]
-    for t in range(a0):
-        rows[t] = mem[A, t]
-    for t in range(size[B]):
-        rows[a0 + t] = mem[B, t]
-    for j in range(m):
-        mean[j] = 0.0
-    for t in range(u):
-        for j in range(m):
-            mean[j] += X[rows[t], j]
-    for j in range(m):
-        mean[j] /= u
-    sq = 0.0
-    for t in range(u):
-        for j in range(m):
-            v = X[rows[t], j] - mean[j]
-            P[t, j] = v
-            sq += v * v
+    u, sq = _gather_pair(X, A, B, mem, size, rows, side, P, mean)
     eps = TOL * sq + scale
     lo = k
     hi = 2 * k - 1
-    for j in range(m):
-        sa = 0.0
-        sb = 0.0
-        for t in range(a0):
-            sa += P[t, j]
-        for t in range(a0, u):
-            sb += P[t, j]
-        dirv[j] = sa / a0 - sb / (u - a0)
-    for t in range(u):
-        s = 0.0
-        for j in range(m):
-            s += P[t, j] * dirv[j]
-        proj[t] = s
-    order[:u] = np.argsort(proj[:u], kind="mergesort")
+    _centroid_line(P, size[A], u, dirv)
+    _sorted_along(P, u, dirv, proj, order)
     for j in range(m):
         pre3[0, j] = 0.0
     for t in range(u):
