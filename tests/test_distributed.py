@@ -36,6 +36,9 @@ def single_machine(X, k, rho, diagonals):
     ((12000, 4), 5, 0.5, None, 1000, 5),
     ((6000, 3), 3, 0.4, "sum", 500, 4),
     ((5000, 3), 4, 0.6, "unit", 800, 3),
+    # high rho: ONA* takes whole leaves (the parts it is given are larger than a worker's part)
+    ((20000, 4), 10, 0.8, None, 3000, 4),
+    ((16000, 4), 5, 0.9, None, 2500, 3),
 ])
 def test_gaussian_groups_equal_single_machine(client, shape, k, rho, diagonals, part_rows, blocks):
     X = np.random.default_rng(shape[0]).standard_normal(shape) * [1, 10, 100, 1000][: shape[1]]
