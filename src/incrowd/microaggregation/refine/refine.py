@@ -194,7 +194,7 @@ def _compile_kernels(Z, k, moves, scale, strength) -> None:
 def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, moves=ALL_MOVES,
                      kicks=True, strength=KICK_STRENGTH, kick_share=0.25, clock=None):
     """The search of :class:`Refine` from given labels on standardized Z; returns the new
-    labels and a dict (start_information_loss, rounds, stopped_by, kicks, kicks_kept, groups). ``t0``:
+    labels and a dict (start_information_loss, rounds, stopped_by, kicks, kicks_kept). ``t0``:
     the clock reading max_seconds counts from (default: now). ``moves``: bit flags of the pair
     re-partition searches; ``kicks``: perturb once at a local optimum (else stop there);
     ``strength``: neighbours pooled with a kicked group; ``kick_share``: kicks per round, as a
@@ -298,5 +298,5 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
         if rounds < max_rounds and due and seconds_left() >= 1.5 * refresh_seconds:
             neigh, refresh_seconds = _timed_neighbours(Z, mem, size)
     info = {"start_information_loss": start_il, "rounds": rounds, "stopped_by": stopped,
-            "kicks": n_kicks, "kicks_kept": kept, "groups": G}
+            "kicks": n_kicks, "kicks_kept": kept}
     return _labels_of(mem, size, Z.shape[0]), info
