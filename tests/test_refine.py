@@ -136,6 +136,58 @@ def test_refine_may_add_groups():
     assert np.bincount(out).min() >= 2 and np.bincount(out).max() <= 3
 
 
+@settings(max_examples=25, deadline=None)
+@given(case=cases())
+def test_threshold_accepting_returns_the_best_partition_met(case):
+    # past round 60 kicks may keep worse results; the run still returns groups of k..2k-1 rows,
+    # is deterministic, and is never worse than where it stood at round 60 (the same search
+    # up to there)
+    from incrowd.metrics import information_loss
+    from incrowd.microaggregation.refine.refine import THRESHOLD_AFTER
+
+    X, k, start, seed = case
+    n = X.shape[0]
+    at_60 = Refine(k=k, start=start, max_rounds=THRESHOLD_AFTER, max_seconds=120.0, random_state=seed).fit(X)
+    longer = Refine(k=k, start=start, max_rounds=THRESHOLD_AFTER + 40, max_seconds=120.0, random_state=seed).fit(X)
+    sizes = np.bincount(longer.labels_)
+    assert sizes.sum() == n and sizes.min() >= k
+    assert sizes.max() <= max(2 * k - 1, n if n < 2 * k else 0)
+    assert longer.information_loss_ <= at_60.information_loss_ * (1 + 1e-9) + 1e-12
+    assert longer.information_loss_ == pytest.approx(
+        information_loss(X, longer.labels_), rel=1e-9, abs=1e-12)
+    again = Refine(k=k, start=start, max_rounds=THRESHOLD_AFTER + 40, max_seconds=120.0, random_state=seed).fit(X)
+    np.testing.assert_array_equal(again.labels_, longer.labels_)
+
+
+def test_a_kick_within_the_threshold_is_kept():
+    # with an unbounded threshold every kick is kept, worse or not, and the table stays a
+    # valid partition with its costs; with none, only kicks that lower the SSE are
+    from incrowd.microaggregation.refine._refine_kernel import MOVE_SWAP, group_costs, ils_kicks
+
+    rng = np.random.default_rng(3)
+    k = 3
+    X = rng.standard_normal((60, 2))
+    labels = np.arange(60) // k
+    G = 20
+    mem = np.full((G, 2 * k - 1), -1, np.int64)
+    size = np.full(G, k, np.int64)
+    for g in range(G):
+        mem[g, :k] = np.flatnonzero(labels == g)
+    cost = group_costs(X, mem, size)
+    neigh = np.array([[(g + 1) % G, (g - 1) % G] for g in range(G)], np.int64)
+    kept_all = ils_kicks(X, k, mem.copy(), size.copy(), cost.copy(), neigh, MOVE_SWAP, 0.0, 30, 1,
+                         np.uint64(7), 10_000, 0, np.inf)
+    assert kept_all == 30
+    m2, s2, c2 = mem.copy(), size.copy(), cost.copy()
+    total = c2.sum()
+    kept_better = ils_kicks(X, k, m2, s2, c2, neigh, MOVE_SWAP, 0.0, 30, 1, np.uint64(7), 10_000, 0, 0.0)
+    assert kept_better < 30
+    assert c2.sum() <= total
+    rows = np.concatenate([m2[g, :s2[g]] for g in range(G)])
+    assert sorted(rows.tolist()) == list(range(60))
+    np.testing.assert_allclose(c2, group_costs(X, m2, s2), rtol=1e-9, atol=1e-12)
+
+
 def test_refine_lowers_ona_star_on_census(census_frame):
     X = census_frame.to_numpy(dtype=float)[:400]
     ona = ONAStar(k=4).fit(X)

@@ -620,7 +620,7 @@ def _save(g, mem, size, cost, saved_id, saved_mem, saved_size, saved_cost, mark,
 
 @njit(cache=True)
 def ils_kicks(X, k, mem, size, cost, neigh, moves, scale, n_kicks, strength, seed, deadline_work,
-              deadline_ns=0):
+              deadline_ns=0, slack=0.0):
     """Iterated local search, ``n_kicks`` times: pool the rows of a random group and
     ``strength`` of its neighbours, deal them out again at random (sizes kept), then descend
     with pair re-partitions over a work list of the groups that changed; keep the result when
@@ -628,7 +628,8 @@ def ils_kicks(X, k, mem, size, cost, neigh, moves, scale, n_kicks, strength, see
     stream (one per call, drawn from the estimator's generator). Returns the kicks kept.
     ``deadline_work`` caps the pair re-partitions a descent may run (a safeguard, never reached
     in practice: every kept change lowers the SSE). ``deadline_ns`` > 0: no kick starts, and a
-    descent stops, once the monotonic clock passes it."""
+    descent stops, once the monotonic clock passes it. ``slack`` > 0 keeps a kick that raised
+    the SSE of the touched groups by less than it (threshold accepting)."""
     G = size.shape[0]
     m = X.shape[1]
     h = 2 * k - 1
@@ -740,7 +741,7 @@ def ils_kicks(X, k, mem, size, cost, neigh, moves, scale, n_kicks, strength, see
             g = saved_id[t]
             old += saved_cost[t]
             new += cost[g]
-        if new < old - (TOL * old + scale):
+        if new < old - (TOL * old + scale) + slack:
             kept += 1
         else:
             for t in range(n_saved):

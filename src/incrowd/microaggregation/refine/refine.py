@@ -23,6 +23,14 @@ N_NEIGHBOURS = 8
 #: neighbours pooled with a kicked group
 KICK_STRENGTH = 2
 ALL_MOVES = MOVE_SWAP | MOVE_SWEEP | MOVE_EXACT | MOVE_SPLIT3
+#: kicks from this round on accept a result up to a threshold worse (threshold accepting); up to
+#: here (the default run's length) only better results are kept, as before
+THRESHOLD_AFTER = 60
+#: the threshold falls linearly to 0 over a cycle of rounds, then the walk goes back to the best
+#: partition met and the next cycle, twice as long, starts; the first cycle has this many rounds
+THRESHOLD_FIRST_CYCLE = 250
+#: the threshold at the start of a cycle, as a share of the mean group's SSE
+THRESHOLD_SHARE = 0.3
 
 
 def _start_estimator(start, k, random_state):
@@ -115,12 +123,17 @@ class Refine(MicroaggregationEstimator):
     3. When a round changes nothing (a local optimum), each later round runs kicks for a quarter
        of the groups: a kick deals the rows of a random group and its two nearest groups out
        again at random (sizes kept), repairs them with pair re-partitions, and is kept only when
-       the SSE went down, else those groups are restored (iterated local search).
+       the SSE went down, else those groups are restored (iterated local search). From round 60
+       on (longer runs than the default), a kick is also kept when the SSE rose by less than a
+       threshold (threshold accepting): 0.3 of the mean group's SSE, falling linearly to 0 over
+       cycles of 1,000 rounds (or the rounds left, when fewer); each cycle starts from the best
+       partition met, and that partition is the one returned.
     4. Stops after ``max_rounds`` rounds or ``max_seconds`` seconds (the start method included,
        numba compiling left out; checked between rounds), whichever comes first, and returns
        the best partition found.
 
-    Every accepted change lowers the SSE, so the result is never worse than the start (when the
+    Up to round 60 every accepted change lowers the SSE, and later the best partition met is
+    returned, so the result is never worse than the start (when the
     start's groups have at most 2k - 1 rows, as with every method but the Mondrian family with
     ``split_2k=False``) and every group has k..2k-1 rows. Deterministic for a fixed
     ``random_state`` when the run ends by ``max_rounds``; a run cut by ``max_seconds`` depends on
@@ -170,6 +183,44 @@ class Refine(MicroaggregationEstimator):
         return out
 
 
+def _threshold_cycle(r: int, total: int) -> tuple[int, int, int]:
+    """Round r of threshold accepting (from 0) in cycles of THRESHOLD_FIRST_CYCLE rounds,
+    doubling, the last cut to end with the ``total`` rounds: (cycle, round within it, its
+    length). Whatever the budget, the walk has cooled down recently, and a long run anneals
+    slowly."""
+    cycle, start, length = 0, 0, THRESHOLD_FIRST_CYCLE
+    while r >= start + length:
+        start += length
+        length *= 2
+        cycle += 1
+    return cycle, r - start, max(1, min(length, total - start))
+
+
+class _Best:
+    """A copy of the best partition met (the group table's arrays at full capacity), made at
+    the first save: runs that never reach threshold accepting copy nothing."""
+
+    def __init__(self):
+        self.mem = self.size = self.cost = None
+        self.groups = 0
+        self.total = np.inf
+
+    def save(self, mem_all, size_all, cost_all, groups, total):
+        if self.mem is None:
+            self.mem, self.size, self.cost = mem_all.copy(), size_all.copy(), cost_all.copy()
+        else:
+            self.mem[:] = mem_all
+            self.size[:] = size_all
+            self.cost[:] = cost_all
+        self.groups, self.total = groups, total
+
+    def restore(self, mem_all, size_all, cost_all) -> int:
+        mem_all[:] = self.mem
+        size_all[:] = self.size
+        cost_all[:] = self.cost
+        return self.groups
+
+
 def _compile_kernels(Z, k, moves, scale, strength) -> None:
     """Compile (or load from numba's cache) the search kernels on a two-group copy of Z's first
     rows, so that no compiling happens inside a timed call: the kernels stop at a deadline, and
@@ -192,7 +243,7 @@ def _compile_kernels(Z, k, moves, scale, strength) -> None:
 
 
 def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, moves=ALL_MOVES,
-                     kicks=True, strength=KICK_STRENGTH, kick_share=0.25, clock=None):
+                     kicks=True, strength=KICK_STRENGTH, kick_share=0.25, clock=None, threshold=True):
     """The search of :class:`Refine` from given labels on standardized Z; returns the new
     labels and a dict (start_information_loss, rounds, stopped_by, kicks, kicks_kept). ``t0``:
     the clock reading max_seconds counts from (default: now). ``moves``: bit flags of the pair
@@ -230,6 +281,9 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
     _compile_kernels(Z, k, moves, scale, strength)
     dirty = np.ones(G, np.bool_)
     converged = False
+    # threshold accepting walks away from the best partition met: it is kept here
+    best = _Best() if threshold and kicks else None
+    last_cycle = 0
     n_kicks = 0
     kept = 0
     # the labels are assembled after the search, inside the budget: its time (measured once
@@ -264,8 +318,24 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
         else:
             seed = np.uint64(rng.integers(0, 2**63))
             n = max(1, int(kick_share * G))
+            slack = 0.0
+            if best is not None and rounds >= THRESHOLD_AFTER:
+                cycle, phase, cycle_rounds = _threshold_cycle(rounds - THRESHOLD_AFTER,
+                                                              max_rounds - THRESHOLD_AFTER)
+                now = float(cost.sum())
+                if now < best.total:
+                    best.save(mem_all, size_all, cost_all, G, now)
+                elif cycle > last_cycle and now > best.total:
+                    # a cycle ends where the walk stands: the next starts from the best
+                    G = best.restore(mem_all, size_all, cost_all)
+                    mem, size, cost = mem_all[:G], size_all[:G], cost_all[:G]
+                    dirty = np.zeros(G, np.bool_)
+                    neigh, refresh_seconds = _timed_neighbours(Z, mem, size)
+                    now = best.total
+                last_cycle = cycle
+                slack = THRESHOLD_SHARE * (1.0 - phase / cycle_rounds) * now / G
             kept += ils_kicks(Z, k, mem, size, cost, neigh, moves, scale, n,
-                              strength, seed, 100 * G, deadline)
+                              strength, seed, 100 * G, deadline, slack)
             n_kicks += n
         if split3 and time.monotonic_ns() < deadline:
             grown = np.zeros(cap, np.bool_)
@@ -297,6 +367,9 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
         # it has
         if rounds < max_rounds and due and seconds_left() >= 1.5 * refresh_seconds:
             neigh, refresh_seconds = _timed_neighbours(Z, mem, size)
+    if best is not None and best.total < float(cost.sum()):
+        G = best.restore(mem_all, size_all, cost_all)
+        mem, size = mem_all[:G], size_all[:G]
     info = {"start_information_loss": start_il, "rounds": rounds, "stopped_by": stopped,
             "kicks": n_kicks, "kicks_kept": kept}
     return _labels_of(mem, size, Z.shape[0]), info
