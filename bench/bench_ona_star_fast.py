@@ -21,6 +21,8 @@ many minutes each). Writes the sections ``ona-star-*`` of ``docs/benchmarks.md``
 * **mona10m**: ``MONA(10, rho=0.8).fit`` and ``MONA(10, rho=0.5).fit`` on 10,000,000 x 13
   Gaussian rows in one process (no Dask), one fresh process each (``--mona-repeats``, 1 by
   default: a run takes tens of minutes), with the IL of both.
+* **mona10m-dask**: ``incrowd.distributed.mona`` at rho = 0.8 on the same rows, on a local
+  cluster of 2 worker processes, in one fresh process.
 """
 
 from __future__ import annotations
@@ -241,6 +243,8 @@ AIMS = [
 
 
 def one(key: str, k: int) -> None:
+    if key.startswith("daskmona"):
+        return one_mona_dask(float(key[8:]), k)
     if key.startswith("mona"):
         return one_mona(float(key[4:]), k)
     from incrowd import MDAVStar, ONAStar
@@ -303,6 +307,64 @@ def one_mona(rho: float, k: int) -> None:
     seconds = time.perf_counter() - t0
     hand_back({"seconds": seconds, "il": float(est.information_loss_), "parts": int(est.n_parts_),
                "largest": int(est.split_limit_), "peak": proc_status("VmHWM"), "n": int(X.shape[0])})
+
+
+DASK_BLOCKS = 10  # row blocks the data is scattered in (1,000,000 rows each)
+
+
+def one_mona_dask(rho: float, k: int) -> None:
+    """``incrowd.distributed.mona`` on a local cluster of 2 worker processes (1 thread each): the
+    rows are scattered in DASK_BLOCKS blocks first (timed apart), parts of up to 1,000,000 rows
+    are finished on single workers, and the labels are collected."""
+    import warnings
+
+    from incrowd.distributed import connect, mona
+    from incrowd.microaggregation.mondrian.mona import split_limit
+
+    def worker_peak() -> int:  # defined here so that it travels by value (workers lack bench/)
+        with open("/proc/self/status", encoding="utf-8") as fh:
+            return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmHWM:"))
+
+    warnings.simplefilter("ignore")
+    with connect("local:2") as client:
+        warm = np.random.default_rng(1).standard_normal((20_000, MONA_COLUMNS))
+        mona([warm[:10_000], warm[10_000:]], k, client=client, rho=rho)
+        X = gaussian(MONA_ROWS, MONA_COLUMNS)
+        t0 = time.perf_counter()
+        blocks = client.scatter(np.array_split(X, DASK_BLOCKS))
+        scatter = time.perf_counter() - t0
+        del X
+        t0 = time.perf_counter()
+        res = mona(blocks, k, client=client, rho=rho)
+        seconds = time.perf_counter() - t0
+        peaks = client.run(worker_peak)
+    hand_back({"seconds": seconds, "scatter": scatter, "il": float(res.information_loss),
+               "parts": int(res.ona_parts), "largest": split_limit(MONA_ROWS, rho),
+               "peak": proc_status("VmHWM") + sum(peaks.values()), "n": MONA_ROWS})
+
+
+def mona10m_dask(rho: float) -> None:
+    run = run_child(SCRIPT, f"daskmona{rho}", 10)
+    print("dask mona", rho, run, flush=True)
+    load = [os.getloadavg()[0]]
+    row = [f"MONA_{rho} {MONA_ROWS:,} x {MONA_COLUMNS} Gaussian, k = 10, Dask (2 workers)",
+           f"< {fmt_s(MONA_AIM)}", fmt_s(run["seconds"]),
+           "**met**" if run["seconds"] < MONA_AIM else "not met", fmt_s(run["scatter"]),
+           f"{100 * run['il']:.4f} %", f"{run['parts']:,}", f"{run['largest']:,}",
+           f"{run['peak'] / run['n']:,.0f}"]
+    body = "\n".join([
+        _machine_and_load(load + [os.getloadavg()[0]]),
+        f"- **Method:** `incrowd.distributed.mona(blocks, 10, client=client, rho={rho})` on a local cluster "
+        "(`connect(\"local:2\")`: 2 worker processes of 1 thread) in a fresh process, after a warm-up on "
+        f"20,000 rows; the same `numpy.random.default_rng(0).standard_normal(({MONA_ROWS:_}, {MONA_COLUMNS}))` "
+        f"rows as above, scattered to the workers in {DASK_BLOCKS} blocks first (the scatter is timed apart). "
+        "Parts of up to 1,000,000 rows are finished by ONA* on single workers, two at a time. Peak: the "
+        "peak resident sets of the client and both workers, summed, per row.",
+        "",
+        md_table(["run", "aim", "time", "aim met", "scatter", "IL", "ONA* parts", "part limit n^rho",
+                  "peak bytes per row"], [row]),
+    ])
+    _section("mona-10m-dask", body, "MONA at high rho on 10,000,000 rows, on Dask")
 
 
 def mona10m(repeats: int) -> None:
@@ -390,6 +452,8 @@ def main() -> None:
         scaling(a.limit)
     if "mona10m" in a.parts:
         mona10m(a.mona_repeats)
+    if "mona10m-dask" in a.parts:
+        mona10m_dask(0.8)
 
 
 if __name__ == "__main__":
