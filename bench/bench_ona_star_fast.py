@@ -344,9 +344,9 @@ def one_mona_dask(rho: float, k: int) -> None:
 
 
 def mona10m_dask(rho: float) -> None:
+    load = [os.getloadavg()[0]]
     run = run_child(SCRIPT, f"daskmona{rho}", 10)
     print("dask mona", rho, run, flush=True)
-    load = [os.getloadavg()[0]]
     row = [f"MONA_{rho} {MONA_ROWS:,} x {MONA_COLUMNS} Gaussian, k = 10, Dask (2 workers)",
            f"< {fmt_s(MONA_AIM)}", fmt_s(run["seconds"]),
            "**met**" if run["seconds"] < MONA_AIM else "not met", fmt_s(run["scatter"]),
