@@ -159,6 +159,27 @@ def test_threshold_accepting_returns_the_best_partition_met(case):
     np.testing.assert_array_equal(again.labels_, longer.labels_)
 
 
+@pytest.mark.parametrize("shape, k, seed", [((90, 1), 2, 0), ((120, 2), 3, 1), ((200, 3), 4, 2), ((150, 2), 5, 3)])
+def test_threshold_cycles_go_back_to_the_best_partition(monkeypatch, shape, k, seed):
+    # short cycles (3, 6, 12, ... rounds) so that the walk is sent back to the best partition
+    # many times, three-way splits changing the group count in between
+    from incrowd.metrics import information_loss
+    from incrowd.microaggregation.refine import refine as refine_module
+
+    monkeypatch.setattr(refine_module, "THRESHOLD_FIRST_CYCLE", 3)
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.standard_normal(shape), 1) if seed % 2 else rng.standard_normal(shape)
+    n = X.shape[0]
+    at_60 = Refine(k=k, start="mdav-star", max_rounds=60, max_seconds=600.0, random_state=seed).fit(X)
+    longer = Refine(k=k, start="mdav-star", max_rounds=160, max_seconds=600.0, random_state=seed).fit(X)
+    sizes = np.bincount(longer.labels_)
+    assert sizes.sum() == n and sizes.min() >= k and sizes.max() <= 2 * k - 1
+    assert longer.information_loss_ <= at_60.information_loss_ * (1 + 1e-9)
+    assert longer.information_loss_ == pytest.approx(information_loss(X, longer.labels_), rel=1e-9)
+    again = Refine(k=k, start="mdav-star", max_rounds=160, max_seconds=600.0, random_state=seed).fit(X)
+    np.testing.assert_array_equal(again.labels_, longer.labels_)
+
+
 def test_a_kick_within_the_threshold_is_kept():
     # with an unbounded threshold every kick is kept, worse or not, and the table stays a
     # valid partition with its costs; with none, only kicks that lower the SSE are
