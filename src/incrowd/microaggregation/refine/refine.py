@@ -126,8 +126,8 @@ class Refine(MicroaggregationEstimator):
        the SSE went down, else those groups are restored (iterated local search). From round 60
        on (longer runs than the default), a kick is also kept when the SSE rose by less than a
        threshold (threshold accepting): 0.3 of the mean group's SSE, falling linearly to 0 over
-       cycles of 1,000 rounds (or the rounds left, when fewer); each cycle starts from the best
-       partition met, and that partition is the one returned.
+       cycles of 250, 500, 1,000, ... rounds (the last cut to end with ``max_rounds``); each
+       cycle starts from the best partition met, and that partition is the one returned.
     4. Stops after ``max_rounds`` rounds or ``max_seconds`` seconds (the start method included,
        numba compiling left out; checked between rounds), whichever comes first, and returns
        the best partition found.
