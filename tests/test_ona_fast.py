@@ -225,3 +225,30 @@ def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed, single):
                 assert _before(d, g, clb[r], clbg[r])
             else:
                 assert not _before(d, g, clb[r], clbg[r])
+
+
+def test_round_statistics_count_what_the_kernel_did():
+    """``stats`` changes nothing, and its counters add up: they never fall, every round asks
+    about every row at least once, and the passes' distances are rows times clusters at most."""
+    from incrowd.microaggregation.ona._ona_star_fast import STATS_COLUMNS
+
+    Z = np.random.default_rng(5).standard_normal((6000, 9))
+    k = 5
+    init = mdav_star_best_labels(Z, k)
+    plain = ona_star_fast_kernel(Z, k, 100, False, init, new_tuner())
+    stats = np.full((110, len(STATS_COLUMNS)), -1, np.int64)
+    got = ona_star_fast_kernel(Z, k, 100, False, init, new_tuner(), stats=stats)
+    np.testing.assert_array_equal(got[0], plain[0])
+    assert got[1:] == plain[1:]
+    rounds = got[1]
+    rows = stats[: rounds + 1]
+    assert (stats[rounds + 1 :] == -1).all()
+    col = {name: rows[:, q] for q, name in enumerate(STATS_COLUMNS)}
+    assert (np.diff(rows[:, :-1], axis=0) >= 0).all()  # counters and clock only grow
+    assert (rows[0, :6] == 0).all()
+    assert (np.diff(col["questions"]) >= Z.shape[0]).all()
+    assert col["log entries"][-1] > 0 and col["pass rows"][-1] > 0
+    # cluster slots never go (a dissolved cluster keeps its slot), so the last count is the most
+    per_round_most = np.diff(col["pass rows"]) * col["cluster slots"][-1]
+    assert (np.diff(col["pass distances"]) <= per_round_most).all()
+    assert col["cluster slots"][0] >= Z.shape[0] // (2 * k)

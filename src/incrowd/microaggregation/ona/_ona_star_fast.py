@@ -96,6 +96,14 @@ _CANDIDATES = 128  # single-precision candidates a row of a blocked pass keeps b
 _U32 = 2.0**-24  # unit roundoff of float32
 #: beyond this magnitude float32 squares could overflow; such data take the double pass
 _SINGLE_LIMIT = 1e15
+# slots of the kernel's counters (``meta``): the change log's length and the question token, then
+# what ``stats`` reports per round (for benches: where the time goes). Pass distances count
+# row-centroid pairs of the blocked passes; pass ns is their clock time
+_LOG, _TOKEN, _PASS_WORK, _PASS_ROWS, _PASS_NS, _QUESTIONS, _SEARCHES, _META = range(8)
+#: columns of ``stats``: the counters above at each round's start, then the clock and the clusters
+STATS_COLUMNS = ("log entries", "pass distances", "pass rows", "pass ns", "questions",
+                 "full searches", "clock ns", "cluster slots")
+assert len(STATS_COLUMNS) == _META + 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -736,7 +744,11 @@ def _prefetch(X, X32, xmax, single, i, nc, want_k, k, mem, cent, cent32, size, K
         else:
             work = _lists_for(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K, cid, cd,
                               ccnt, clb, clbg, cst, now, log, last, share)
-        record(tuner, threaded, monotonic_ns() - t0, max(work, 1))
+        elapsed = monotonic_ns() - t0
+        record(tuner, threaded, elapsed, max(work, 1))
+        meta[_PASS_WORK] += work
+        meta[_PASS_ROWS] += count
+        meta[_PASS_NS] += elapsed
     return g
 
 
@@ -747,13 +759,14 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
     other than ``exclude``, lowest id on ties: the answer of ``_ona_kernel._nearest``."""
     now = meta[0]
     st = cst[r]
+    meta[_QUESTIONS] += 1
     if st >= 0 and now - st <= log_limit:
         lbd = clb[r]
         lbg = clbg[r]
         cnt = 0
         # a token unique to this question marks the listed clusters for the log walk
-        meta[1] += 1
-        token = meta[1]
+        meta[_TOKEN] += 1
+        token = meta[_TOKEN]
         # listed clusters: old distance when unchanged, new one otherwise
         for q in range(ccnt[r]):
             h = cid[r, q]
@@ -812,6 +825,7 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
         if best >= 0:
             return best, best_d
     cap = K + 1
+    meta[_SEARCHES] += 1
     if use_tree:
         filled = _full_tree(X, r, cent, size, nc, T, bd, bg, cap)
     elif columns:
@@ -887,10 +901,24 @@ def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta, las
 
 
 @njit(cache=True)
+def _snapshot(stats, row, meta, nc):
+    if stats is None or row >= stats.shape[0]:
+        return
+    stats[row, 0] = meta[_LOG]
+    for q in range(_PASS_WORK, _META):  # the token is no statistic
+        stats[row, q - 1] = meta[q]
+    stats[row, _META - 1] = monotonic_ns()
+    stats[row, _META] = nc
+
+
+@njit(cache=True)
 def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scale=-1.0, stop=None,
                          list_size=LIST_SIZE, techniques=ALL_TECHNIQUES, log_divisor=LOG_DIVISOR,
-                         update_share=UPDATE_SHARE, walk_min=WALK_MIN):
-    """``_ona_kernel.ona_star_labels`` from the MDAV* labels ``init``; same results."""
+                         update_share=UPDATE_SHARE, walk_min=WALK_MIN, stats=None):
+    """``_ona_kernel.ona_star_labels`` from the MDAV* labels ``init``; same results.
+
+    ``stats`` (int64, rows x ``len(STATS_COLUMNS)``), when given, receives the counters at the
+    start of each round and, in the row after the last round, at the end."""
     n, m = X.shape
     labels = np.zeros(n, np.int64)
     if n < 2 * k:
@@ -916,7 +944,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
     clbg = np.empty(n, np.int64)
     cst = np.full(n, -1, np.int64)
     log = np.empty(4 * n + 64, np.int64)
-    meta = np.zeros(2, np.int64)  # log length, question counter
+    meta = np.zeros(_META, np.int64)
     last = np.full(cap, -1, np.int64)
     mark = np.full(cap, -1, np.int64)
     bd = np.empty(K + 1)
@@ -949,6 +977,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
         if stop is not None:
             if stop[0] != 0:
                 break
+        _snapshot(stats, rounds, meta, nc)
         rounds += 1
         changed = False
         # Refresh every cluster from its members; a centroid whose bits move is a change.
@@ -1072,6 +1101,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
             converged = True
             break
 
+    _snapshot(stats, rounds, meta, nc)
     new_id = 0
     for g in range(nc):
         if size[g] > 0:
