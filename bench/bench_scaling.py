@@ -51,9 +51,14 @@ METHODS = {
 RESULTS = Path(__file__).resolve().parent / "results" / "scaling.json"
 
 
+#: the warm-up fit's rows: enough to reach the kernels a large fit uses (ONA*'s blocked passes
+#: from 3,200 rows, MDAV*'s one-byte codes from 64,000), so that no timed fit compiles
+WARM_ROWS = 70_000
+
+
 def _one(name: str, n: int, k: int) -> None:
     """Child process: warm the kernels, time one fit, print the seconds as JSON."""
-    METHODS[name](k).fit(np.random.default_rng(1).standard_normal((2000, 15)))
+    METHODS[name](k).fit(np.random.default_rng(1).standard_normal((min(n, WARM_ROWS), 15)))
     X = np.random.default_rng(0).standard_normal((n, 15))
     t0 = time.perf_counter()
     METHODS[name](k).fit(X)
@@ -128,10 +133,12 @@ def main() -> None:
         if over.get(name):
             stop = (f"{over[name]:,}: ~{fmt_s(predicted[name])} predicted" if name in predicted
                     else f"{over[name]:,} > {args.budget:.0f} s")
+        when = saved.get(name, {}).get("when", now_utc())
         rows.append([name, f"{int(ns[0]):,} .. {int(ns[-1]):,}", fmt_s(ts[-1]), stop, f"{slope:.2f}",
-                     f"{tail:.2f}"])
+                     f"{tail:.2f}", when])
     table = md_table(["method", "n (finished)", "time at the largest n", "stopped at",
-                      "exponent (all sizes)", "exponent (last 3)"], rows, align="lrrlrr")
+                      "exponent (all sizes)", "exponent (last 3)", "measured"], rows, align="lrrlrrl")
+    machines = sorted({saved[name]["machine"] for name in results if saved.get(name, {}).get("machine")})
     sizes = sorted({p[0] for pts in results.values() for p in pts} | {v for v in over.values() if v})
 
     def cell(name: str, n: int) -> str:
@@ -146,9 +153,12 @@ def main() -> None:
     notes = f"\nNotes:{notes}\n" if notes else ""
     body = f"""## Scaling exponents: how the time of each method grows with n
 
-Written by `bench/bench_scaling.py` on {now_utc()} ({(time.perf_counter() - t_start) / 60:.1f} min).
-Machine: {machine_line()}. Data: n x 15 standard Gaussian rows (`default_rng(0)`), k = {args.k};
-one run per size in a fresh process (warm kernels, generation not timed); a method stops at the
+Written by `bench/bench_scaling.py` on {now_utc()} ({(time.perf_counter() - t_start) / 60:.1f} min for
+{", ".join(args.methods)}; the other rows are kept from the dates in the table).
+Machine{"s" if len(machines) > 1 else ""}: {"; ".join(machines) or machine_line()}.
+Data: n x 15 standard Gaussian rows (`default_rng(0)`), k = {args.k};
+one run per size in a fresh process (warm kernels: a warm-up fit on other rows first, min(n, {WARM_ROWS:,})
+of them from 2026-11-27 on, 2,000 before; generation not timed); a method stops at the
 first size that does not finish in {args.budget:.0f} s (the process is killed), or before a size whose
 time, carried from the last doubling, is predicted over 1.5 times the budget (not started), or at the
 row cap of {args.max_rows:,} (memory). "Stopped at" names that size.
