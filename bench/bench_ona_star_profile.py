@@ -228,8 +228,8 @@ def rate_part() -> str:
         "The screen alone is `_screen_hits`, the float32 pass over one block of 64 rows, on one thread over "
         "20,000 centroids. The passes inside the kernel run on the threads the tuner chose (two when "
         "they pay). *At the screen's rate* is the passes' distances at twice the screen's own rate (both "
-        "cores, no overhead); the last column adds the MDAV* start and the rounds' other work: a floor "
-        "for this kernel's design on this machine.",
+        "cores, no overhead); the last column adds the MDAV* start and the rounds' other work, as "
+        "measured: what this design would take with its passes at the screen's own rate on both cores.",
         "",
         md_table(["columns", "screen alone, one thread", "data", "passes in the kernel", "passes' time",
                   "passes at the screen's rate, two threads", "whole fit at that rate"], rows,
