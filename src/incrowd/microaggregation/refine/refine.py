@@ -325,8 +325,10 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
                 now = float(cost.sum())
                 if now < best.total:
                     best.save(mem_all, size_all, cost_all, G, now)
-                elif cycle > last_cycle and now > best.total:
-                    # a cycle ends where the walk stands: the next starts from the best
+                elif cycle > last_cycle and now > best.total and seconds_left() >= 1.5 * refresh_seconds:
+                    # a cycle ends where the walk stands: the next starts from the best. The
+                    # restored groups need fresh lists; with no time left for them the walk goes
+                    # on, and the best is restored after the search all the same
                     G = best.restore(mem_all, size_all, cost_all)
                     mem, size, cost = mem_all[:G], size_all[:G], cost_all[:G]
                     dirty = np.zeros(G, np.bool_)
