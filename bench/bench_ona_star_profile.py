@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
     DOCS,
     fmt_s,
+    gaussian,
     hand_back,
     machine_line,
     md_table,
@@ -49,7 +50,7 @@ SHOWN_ROUNDS = 10  # rounds shown one by one; the rest are summed
 def _gauss(n: int, m: int, seed: int = 0) -> np.ndarray:
     from incrowd.data import standardize
 
-    return np.ascontiguousarray(standardize(np.random.default_rng(seed).standard_normal((n, m)))[0])
+    return np.ascontiguousarray(standardize(gaussian(n, m, seed))[0])
 
 
 def one_rounds(n: int, m: int) -> None:

@@ -296,6 +296,11 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
     def seconds_left() -> float:
         return max_seconds - finish - (time.perf_counter() - t0 - (clock.seconds if clock is not None else 0.0))
 
+    def refresh_fits() -> bool:
+        # a refresh cannot be cut short: one that could run past the budget (its time varies by a
+        # fifth or so on a shared machine) is not started
+        return seconds_left() >= 1.5 * refresh_seconds
+
     while rounds < max_rounds:
         left = seconds_left()
         if left <= 0.0:
@@ -325,7 +330,7 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
                 now = float(cost.sum())
                 if now < best.total:
                     best.save(mem_all, size_all, cost_all, G, now)
-                elif cycle > last_cycle and now > best.total and seconds_left() >= 1.5 * refresh_seconds:
+                elif cycle > last_cycle and now > best.total and refresh_fits():
                     # a cycle ends where the walk stands: the next starts from the best. The
                     # restored groups need fresh lists; with no time left for them the walk goes
                     # on, and the best is restored after the search all the same
@@ -364,10 +369,8 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
         # few groups each, and a refresh after each round of them took a fifth of a short
         # budget (5x ONA*'s time on Census, k = 3); none after the last round
         due = (not converged and not use_scan(G, Z.shape[1])) or rounds % 4 == 0 or grew
-        # the refresh cannot be cut short: one that could run past the budget (its time varies
-        # by a fifth or so on a shared machine) is skipped, and the search goes on with the lists
-        # it has
-        if rounds < max_rounds and due and seconds_left() >= 1.5 * refresh_seconds:
+        # without the time for a refresh, the search goes on with the lists it has
+        if rounds < max_rounds and due and refresh_fits():
             neigh, refresh_seconds = _timed_neighbours(Z, mem, size)
     if best is not None and best.total < float(cost.sum()):
         G = best.restore(mem_all, size_all, cost_all)
