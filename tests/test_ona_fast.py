@@ -18,6 +18,7 @@ from incrowd.microaggregation.ona._ona_star_fast import (
     LOG_DIVISOR,
     SMALL_CLUSTERS,
     USE_BLOCKS,
+    USE_CHUNKS,
     USE_COLUMNS,
     USE_LISTS,
     USE_SINGLE,
@@ -82,7 +83,7 @@ def test_equals_reference_with_each_technique_off(kind, m):
     Z = kernel_data(kind, 700, m, seed=m)
     techniques = (ALL_TECHNIQUES, USE_LISTS, USE_LISTS | USE_COLUMNS, USE_LISTS | USE_BLOCKS,
                   USE_LISTS | USE_BLOCKS | USE_SINGLE, USE_LISTS | USE_BLOCKS | USE_UPDATES,
-                  ALL_TECHNIQUES & ~USE_UPDATES, USE_COLUMNS, 0)
+                  ALL_TECHNIQUES & ~USE_UPDATES, ALL_TECHNIQUES & ~USE_CHUNKS, USE_COLUMNS, 0)
     assert_same_as_reference(Z, 3, techniques=techniques, threads=(False, True), updates=((0.5, 32), (1.0, 0)))
 
 
@@ -101,7 +102,7 @@ def test_a_part_of_a_larger_set_keeps_the_callers_scale_and_stop_flag():
         assert got[1:] == expected[1:]
 
 
-def _block_lists(block, X, cent, size, K, rows):
+def _block_lists(block, X, cent, size, K, rows, chunked=True):
     n = X.shape[0]
     out = (np.empty((n, K), np.int64), np.empty((n, K)), np.zeros(n, np.int64), np.empty(n),
            np.empty(n, np.int64), np.full(n, -1, np.int64))
@@ -111,7 +112,7 @@ def _block_lists(block, X, cent, size, K, rows):
     else:
         xmax = np.abs(X).max(axis=0)
         block(X, X.astype(np.float32), xmax, rows, 0, rows.shape[0], cent, cent.astype(np.float32), size, nc,
-              K, *out, 7)
+              K, *out, 7, chunked)
     cid, cd, ccnt, clb, clbg, cst = out
     return [(list(cid[r, : ccnt[r]]), list(cd[r, : ccnt[r]]), clb[r], clbg[r], cst[r]) for r in rows]
 
@@ -137,7 +138,9 @@ def test_single_precision_pass_makes_the_double_pass_lists(n, m, levels, scale, 
     cent, size = _centroids_of(X, rng.integers(0, max(1, n // 2), n))
     size[rng.random(size.shape[0]) < 0.1] = 0  # empty clusters are skipped by both passes
     rows = rng.permutation(n)[: min(n, 64)].astype(np.int64)
-    assert _block_lists(_lists_block_single, X, cent, size, K, rows) == _block_lists(_lists_block, X, cent, size, K, rows)
+    double = _block_lists(_lists_block, X, cent, size, K, rows)
+    for chunked in (True, False):  # the screen in column chunks (1 to 16 columns), or one at a time
+        assert _block_lists(_lists_block_single, X, cent, size, K, rows, chunked) == double
 
 
 def test_single_precision_pass_with_more_tied_centroids_than_it_keeps():
@@ -166,8 +169,8 @@ def test_the_kernel_chosen_by_size_gives_the_reference_groups(clusters):
 
 @settings(max_examples=80, deadline=None)
 @given(n=st.integers(1, 90), m=st.integers(1, 9), levels=st.integers(1, 5), K=st.sampled_from([1, 2, 6]),
-       seed=st.integers(0, 2**32 - 1), single=st.booleans())
-def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed, single):
+       seed=st.integers(0, 2**32 - 1), single=st.booleans(), chunked=st.booleans())
+def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed, single, chunked):
     """After clusters move, appear (copies of others: exact ties) and vanish, a block updated
     from the log holds for every row: listed distances are the current ones, and every
     cluster off the list has a (distance, id) pair at least the row's bound; the float32
@@ -205,7 +208,7 @@ def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed, single):
     if single:
         twin = tuple(a.copy() for a in lists)
         done = _update_block_single(X, X.astype(np.float32), np.abs(X).max(axis=0), rows, 0, b, cent, cent.astype(np.float32),
-                                    size, nc, K, *lists, now, log, last, 1.0)
+                                    size, nc, K, *lists, now, log, last, 1.0, chunked)
         _update_block(X, rows, 0, b, cent, size, nc, K, *twin, now, log, last, 1.0)
         for a, c in zip(lists, twin):
             np.testing.assert_array_equal(a[rows], c[rows])

@@ -82,7 +82,8 @@ USE_COLUMNS = 2  # full searches vectorized over clusters (else one distance at 
 USE_BLOCKS = 4  # lists made in blocks of rows ahead of their questions
 USE_SINGLE = 8  # blocked passes screen in single precision, then confirm in double
 USE_UPDATES = 16  # blocks of rows update their lists from the clusters changed since
-ALL_TECHNIQUES = USE_LISTS | USE_COLUMNS | USE_BLOCKS | USE_SINGLE | USE_UPDATES
+USE_CHUNKS = 32  # the float32 screen sums columns in chunks, each lane's sum kept in a register
+ALL_TECHNIQUES = USE_LISTS | USE_COLUMNS | USE_BLOCKS | USE_SINGLE | USE_UPDATES | USE_CHUNKS
 #: a block updates its lists when the clusters changed since its oldest stamp are fewer than
 #: this share of all clusters, else it makes them afresh; with the float32 screen an update
 #: costs no more than a full pass even when every cluster changed (Gaussian 100,000 x 15,
@@ -96,6 +97,8 @@ _CANDIDATES = 128  # single-precision candidates a row of a blocked pass keeps b
 _U32 = 2.0**-24  # unit roundoff of float32
 #: beyond this magnitude float32 squares could overflow; such data take the double pass
 _SINGLE_LIMIT = 1e15
+# the blocked passes' screens (``single``): none (double only), one column at a time, in chunks
+_COLUMNS, _CHUNKED = 1, 2
 # slots of the kernel's counters (``meta``): the change log's length and the question token, then
 # what ``stats`` reports per round (for benches: where the time goes). Pass distances count
 # row-centroid pairs of the blocked passes; pass ns is their clock time
@@ -408,10 +411,9 @@ def _single_threshold(worst, margin):
 
 
 @njit(cache=True, inline="always")
-def _screen_hits(Xt, cent32, g, acc, limit):
-    """Centroid g's float32 squared distances to all ``_BLOCK`` lanes of a block into ``acc``;
-    whether any lane's is at most its ``limit`` (one vector reduction decides for the whole
-    block: most centroids are far from all its rows; padding lanes have limit -inf)."""
+def _screen_columns(Xt, cent32, g, acc, limit):
+    """``_screen_hits`` one column at a time over all lanes (before ``USE_CHUNKS``): every
+    column's sums are stored and reloaded, so each add waits on the store before it."""
     m = Xt.shape[0]
     for t in range(_BLOCK):
         acc[t] = 0.0
@@ -426,9 +428,85 @@ def _screen_hits(Xt, cent32, g, acc, limit):
     return hit > 0
 
 
+@njit(cache=True, inline="always")
+def _sq(x, c):
+    d = x - c
+    return d * d
+
+
+@njit(cache=True, fastmath={"contract"})
+def _screen_hits(Xt, cent32, g, acc, limit):
+    """Centroid g's float32 squared distances to all ``_BLOCK`` lanes of a block into ``acc``;
+    whether any lane's is at most its ``limit`` (one vector reduction decides for the whole
+    block: most centroids are far from all its rows; padding lanes have limit -inf).
+
+    The columns are taken eight (then four, two, one) at a time with the lanes inside, so each
+    lane's running sum stays in a register across a chunk: summed one column at a time, every
+    column's add waited on the store of the column before, which bounded the pass. The order
+    of the float32 sum and its fused multiply-adds do not matter for exactness: the margin of
+    ``_single_margin`` bounds any order of summation."""
+    m = Xt.shape[0]
+    j = 0
+    while j < m:
+        left = m - j
+        if left >= 8:
+            c0 = cent32[g, j]
+            c1 = cent32[g, j + 1]
+            c2 = cent32[g, j + 2]
+            c3 = cent32[g, j + 3]
+            c4 = cent32[g, j + 4]
+            c5 = cent32[g, j + 5]
+            c6 = cent32[g, j + 6]
+            c7 = cent32[g, j + 7]
+            if j == 0:
+                for t in range(_BLOCK):
+                    acc[t] = ((_sq(Xt[j, t], c0) + _sq(Xt[j + 1, t], c1)) + (_sq(Xt[j + 2, t], c2) + _sq(Xt[j + 3, t], c3))) \
+                        + ((_sq(Xt[j + 4, t], c4) + _sq(Xt[j + 5, t], c5)) + (_sq(Xt[j + 6, t], c6) + _sq(Xt[j + 7, t], c7)))
+            else:
+                for t in range(_BLOCK):
+                    acc[t] += ((_sq(Xt[j, t], c0) + _sq(Xt[j + 1, t], c1)) + (_sq(Xt[j + 2, t], c2) + _sq(Xt[j + 3, t], c3))) \
+                        + ((_sq(Xt[j + 4, t], c4) + _sq(Xt[j + 5, t], c5)) + (_sq(Xt[j + 6, t], c6) + _sq(Xt[j + 7, t], c7)))
+            j += 8
+        elif left >= 4:
+            c0 = cent32[g, j]
+            c1 = cent32[g, j + 1]
+            c2 = cent32[g, j + 2]
+            c3 = cent32[g, j + 3]
+            if j == 0:
+                for t in range(_BLOCK):
+                    acc[t] = (_sq(Xt[j, t], c0) + _sq(Xt[j + 1, t], c1)) + (_sq(Xt[j + 2, t], c2) + _sq(Xt[j + 3, t], c3))
+            else:
+                for t in range(_BLOCK):
+                    acc[t] += (_sq(Xt[j, t], c0) + _sq(Xt[j + 1, t], c1)) + (_sq(Xt[j + 2, t], c2) + _sq(Xt[j + 3, t], c3))
+            j += 4
+        elif left >= 2:
+            c0 = cent32[g, j]
+            c1 = cent32[g, j + 1]
+            if j == 0:
+                for t in range(_BLOCK):
+                    acc[t] = _sq(Xt[j, t], c0) + _sq(Xt[j + 1, t], c1)
+            else:
+                for t in range(_BLOCK):
+                    acc[t] += _sq(Xt[j, t], c0) + _sq(Xt[j + 1, t], c1)
+            j += 2
+        else:
+            c0 = cent32[g, j]
+            if j == 0:
+                for t in range(_BLOCK):
+                    acc[t] = _sq(Xt[j, t], c0)
+            else:
+                for t in range(_BLOCK):
+                    acc[t] += _sq(Xt[j, t], c0)
+            j += 1
+    hit = False
+    for t in range(_BLOCK):
+        hit |= acc[t] <= limit[t]
+    return hit
+
+
 @njit(cache=True)
 def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
-                        clbg, cst, stamp):
+                        clbg, cst, stamp, chunked):
     """``_lists_block`` with the distances screened in float32, then confirmed in double.
 
     Float32 doubles the distances one vector instruction computes. Let A be a row's (K + 1)-th
@@ -467,7 +545,7 @@ def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, ci
     for g in range(nc):
         if size[g] == 0:
             continue
-        if not _screen_hits(Xt, cent32, g, acc, thr):
+        if not (_screen_hits(Xt, cent32, g, acc, thr) if chunked else _screen_columns(Xt, cent32, g, acc, thr)):
             continue
         for t in range(b):
             a = acc[t]
@@ -583,7 +661,7 @@ def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, c
 
 @njit(cache=True)
 def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
-                         clbg, cst, stamp, log, last, share):
+                         clbg, cst, stamp, log, last, share, chunked):
     """``_update_block`` with the changed clusters screened in float32, then confirmed in
     double; the same lists, bit for bit.
 
@@ -630,7 +708,7 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
         keep[t] = min(_single_threshold(worst[t], margin[t]), below[t])
     for c in range(nchg):
         g = changed[c]
-        if not _screen_hits(Xt, cent32, g, acc, keep):
+        if not (_screen_hits(Xt, cent32, g, acc, keep) if chunked else _screen_columns(Xt, cent32, g, acc, keep)):
             continue
         for t in range(b):
             a = acc[t]
@@ -675,7 +753,7 @@ def _one_block(X, X32, xmax, single, rows, r0, b, cent, cent32, size, nc, K, cid
     if share > 0.0:
         if single:
             done = _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd,
-                                        ccnt, clb, clbg, cst, stamp, log, last, share)
+                                        ccnt, clb, clbg, cst, stamp, log, last, share, single == _CHUNKED)
         else:
             done = _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst,
                                  stamp, log, last, share)
@@ -683,7 +761,7 @@ def _one_block(X, X32, xmax, single, rows, r0, b, cent, cent32, size, nc, K, cid
             return done
     if single:
         _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
-                            clbg, cst, stamp)
+                            clbg, cst, stamp, single == _CHUNKED)
     else:
         _lists_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp)
     return nc * b
@@ -958,7 +1036,9 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
             if v > xmax[j]:
                 xmax[j] = v
     # single precision only where its squares cannot overflow and a candidate buffer holds a list
-    single = (techniques & USE_SINGLE) != 0 and xmax.max() < _SINGLE_LIMIT and K + 1 <= _CANDIDATES
+    single = 0
+    if (techniques & USE_SINGLE) != 0 and xmax.max() < _SINGLE_LIMIT and K + 1 <= _CANDIDATES:
+        single = _CHUNKED if (techniques & USE_CHUNKS) != 0 else _COLUMNS
     X32 = X.astype(np.float32) if single else np.empty((0, m), np.float32)
     acc = np.empty(cap)
     pending = np.empty(_PREFETCH + 3 * k, np.int64)
