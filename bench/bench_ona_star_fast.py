@@ -429,9 +429,9 @@ CHUNK_SHAPES = [(100_000, 15), (312_500, 13)]
 
 
 def chunks(repeats: int) -> None:
-    """The float32 screen in column chunks against one column at a time, on large files, where the
-    ablation above (whole fits, 100,000 rows at most) cannot show it: the kernel alone after its
-    MDAV* start, the two taking turns in one process."""
+    """The float32 screen in column chunks against one column at a time: the kernel alone after its
+    MDAV* start (the ablation times whole fits, one run at 100,000 rows), the two taking turns in
+    one process, also at the size of MONA_0.8's parts of 10,000,000 rows."""
     import hashlib
 
     from incrowd.data import standardize
