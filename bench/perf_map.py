@@ -24,6 +24,7 @@ import gc
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -117,6 +118,14 @@ def main() -> None:
     a.add_argument("out_dir")
     args = ap.parse_args()
     if args.command == "annotate":
+        index = Path(args.out_dir) / "symbols.json"
+        if not index.is_file():
+            raise SystemExit(f"{index} not found: call write_perf_map({str(args.out_dir)!r}) in the profiled process first")
+        if not Path(args.data).is_file():
+            raise SystemExit(f"{args.data} not found: record it with perf record -e cpu-clock -p PID -o {args.data}")
+        for tool in ("perf", "objdump", "nm"):
+            if shutil.which(tool) is None:
+                raise SystemExit(f"{tool} is not installed (perf: linux-perf; objdump, nm: binutils)")
         annotate(args.data, args.pattern, args.out_dir)
 
 
