@@ -21,6 +21,8 @@ many minutes each). Writes the sections ``ona-star-*`` of ``docs/benchmarks.md``
 * **mona10m**: ``MONA(10, rho=0.8).fit`` and ``MONA(10, rho=0.5).fit`` on 10,000,000 x 13
   Gaussian rows in one process (no Dask), one fresh process each (``--mona-repeats``, 1 by
   default: a run takes tens of minutes), with the IL of both.
+* **side-by-side**: MONA's ONA* parts one after another (each on all threads) against side by
+  side (each on one thread), taking turns in one process, with equal groups checked.
 * **mona10m-dask**: ``incrowd.distributed.mona`` at rho = 0.8 on the same rows, on a local
   cluster of 2 worker processes, in one fresh process.
 """
@@ -487,6 +489,68 @@ def chunks(repeats: int) -> None:
     _section("ona-star-chunks", body, "ONA*'s float32 screen: one column at a time against chunks of columns")
 
 
+#: (rows, rho) of the comparison of MONA's parts one after another and side by side
+SIDE_SHAPES = [(1_000_000, 0.8), (1_000_000, 0.5)]
+
+
+def side_by_side(repeats: int) -> None:
+    """MONA's ONA* parts one after another, each on all the threads (``workers=1``: the kernel
+    before), against side by side, each on one thread, in one process, taking turns."""
+    import hashlib
+
+    import numba
+
+    from incrowd._compile import compile_clock
+    from incrowd.data import standardize
+    from incrowd.microaggregation.mondrian._mondrian_kernel import RULE_VARIANCE
+    from incrowd.microaggregation.mondrian.mona import mona_part_labels, split_limit
+    from incrowd.microaggregation.ona._ona_kernel import sst_per_row
+
+    k, threads = 10, numba.get_num_threads()
+    variants = {"one after another": 1, "side by side": threads}
+
+    def run(Z, rho, workers):
+        with compile_clock() as clock:  # a path the warm-up missed compiles outside the figure
+            t0 = time.perf_counter()
+            labels, parts, _, _ = mona_part_labels(Z, k, RULE_VARIANCE, split_limit(Z.shape[0], rho),
+                                                   sst_per_row(Z), workers=workers)
+            seconds = time.perf_counter() - t0 - clock.seconds
+        return seconds, parts, hashlib.sha256(labels.tobytes()).hexdigest()
+
+    warm = np.ascontiguousarray(standardize(gaussian(60_000, MONA_COLUMNS, seed=1))[0])
+    for rho in sorted({rho for _, rho in SIDE_SHAPES}):
+        for workers in variants.values():
+            run(warm, rho, workers)
+    rows = []
+    load = [os.getloadavg()[0]]
+    for n, rho in SIDE_SHAPES:
+        Z = np.ascontiguousarray(standardize(gaussian(n, MONA_COLUMNS))[0])
+        got: dict[str, list[tuple[float, int, str]]] = {name: [] for name in variants}
+        for _ in range(repeats):
+            for name, workers in variants.items():
+                got[name].append(run(Z, rho, workers))
+                print(rho, name, got[name][-1], flush=True)
+        assert len({r[2] for runs in got.values() for r in runs}) == 1, "side by side gave other groups"
+        t0 = median([r[0] for r in got["one after another"]])
+        t1 = median([r[0] for r in got["side by side"]])
+        rows.append([f"MONA_{rho} {n:,} x {MONA_COLUMNS} Gaussian, k = {k}", f"{got['side by side'][0][1]:,}",
+                     f"{split_limit(n, rho):,}", fmt_s(t0), fmt_s(t1), f"{t0 / t1:.2f}x", "yes"])
+        print(rows[-1], flush=True)
+        load.append(os.getloadavg()[0])
+    body = "\n".join([
+        _machine_and_load(load),
+        f"- **Method:** MONA's labels (`mona_part_labels`, the cuts included) on standard Gaussian rows "
+        f"(seed 0, standardized), k = {k}, in one process after a warm-up; the two ways take turns, median of "
+        f"{repeats} runs each. *One after another*: each ONA* part alone on the {threads} threads "
+        f"(`workers=1`, as before). *Side by side*: {threads} parts at a time, each on one thread, largest "
+        "first. *Same groups*: equal label hashes in every run.",
+        "",
+        md_table(["run", "ONA* parts", "part limit n^rho", "one after another", "side by side", "ratio",
+                  "same groups"], rows),
+    ])
+    _section("mona-side-by-side", body, "MONA's parts one after another against side by side")
+
+
 def _machine_and_load(load: list[float]) -> str:
     return (f"- **Machine:** {machine_line()}. Measured {now_utc()}; load average (1 min) before and after "
             f"each row: {min(load):.1f} to {max(load):.1f} on {os.cpu_count()} CPUs.")
@@ -517,6 +581,8 @@ def main() -> None:
         scaling(a.limit)
     if "chunks" in a.parts:
         chunks(a.repeats)
+    if "side-by-side" in a.parts:
+        side_by_side(a.repeats)
     if "mona10m" in a.parts:
         mona10m(a.mona_repeats)
     if "mona10m-dask" in a.parts:

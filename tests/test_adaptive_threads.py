@@ -107,6 +107,14 @@ def test_forced_threads_always_take_the_threads():
     assert tuner_counts(tuner)["parallel_passes"] == 5
 
 
+def test_a_serial_tuner_never_takes_the_threads():
+    tuner = new_tuner(serial=True)
+    for _ in range(200):  # far past the serial rate and any try a plain tuner would start
+        assert not use_threads(tuner)
+        record(tuner, False, 1e9, 10)
+    assert tuner_counts(tuner) == {"parallel_passes": 0, "serial_passes": 200, "switches_to_serial": 0}
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 400), m=st.integers(1, 6), k=st.integers(2, 6),
        ties=st.booleans())

@@ -22,7 +22,9 @@ from incrowd import (
 )
 from incrowd.data import standardize
 from incrowd.microaggregation.mondrian._mondrian_kernel import RULE_VARIANCE, mondrian_labels
-from incrowd.microaggregation.mondrian.mona import split_limit
+from incrowd.microaggregation.mondrian.mona import mona_part_labels, split_limit
+from incrowd.microaggregation.ona._ona_kernel import ona_star_labels, sst_per_row
+from incrowd.microaggregation.ona._ona_star_fast import ona_star_best_labels
 
 pytestmark = pytest.mark.filterwarnings("ignore::incrowd.DataWarning")
 
@@ -117,6 +119,28 @@ def test_groups_stay_inside_the_mondrian_parts():
         assert np.unique(parts[model.labels_ == g]).size == 1
     assert model.n_parts_ == np.unique(parts).size  # 4000 / 2^6 = 62.5 <= 63: all to ONA*
     assert np.bincount(parts).max() <= model.split_limit_
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_parts_side_by_side_give_the_groups_of_parts_one_after_another(k):
+    # parts of 700-1400 rows: at k = 2 each takes ONA*'s fast kernel (320 clusters and more),
+    # at k = 3 the reference kernel; several parts, so that the workers share them
+    Z = standardize(np.random.default_rng(11).standard_normal((11_000, 4)))[0]
+    limit, scale = split_limit(Z.shape[0], 0.78), sst_per_row(Z)
+    one = mona_part_labels(Z, k, RULE_VARIANCE, limit, scale, workers=1)
+    assert one[1] >= 8
+    for workers in (2, 3):
+        got = mona_part_labels(Z, k, RULE_VARIANCE, limit, scale, workers=workers)
+        np.testing.assert_array_equal(got[0], one[0])
+        assert got[1:] == one[1:]
+
+
+def test_a_part_on_one_thread_gets_the_groups_of_the_threaded_fit():
+    Z = standardize(np.random.default_rng(12).standard_normal((3000, 6)))[0]
+    threaded = ona_star_best_labels(Z, 2, 100, False)
+    serial = ona_star_best_labels(Z, 2, 100, False, threads=False)
+    np.testing.assert_array_equal(serial[0], threaded[0])
+    np.testing.assert_array_equal(serial[0], ona_star_labels(Z, 2, 100, False)[0])
 
 
 # ---------------------------------------------------------------------------------------------

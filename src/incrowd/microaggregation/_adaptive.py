@@ -56,7 +56,7 @@ _PAR_RUN = 4  # threaded passes since the last serial one
 _N_PAR = 5
 _N_SER = 6
 _SWITCHES = 7  # from the threads back to serial
-_FORCE = 8  # 1.0: always on the threads (tests and ablations)
+_FORCE = 8  # _ALWAYS: always on the threads (tests and ablations); _NEVER: never
 _PAR_RATE = 9
 _TRY_LEFT = 10
 _TRY_BEST = 11
@@ -67,6 +67,9 @@ _SIZE = 14
 _SER = 0.0
 _PAR = 1.0
 _TRY = 2.0
+
+_ALWAYS = 1.0
+_NEVER = -1.0
 
 
 @intrinsic
@@ -89,11 +92,12 @@ def monotonic_ns(typingctx):
     return types.int64(), codegen
 
 
-def new_tuner(force_threads: bool = False) -> np.ndarray:
-    """A fresh tuner state (``force_threads``: every eligible pass on the threads, no timing);
+def new_tuner(force_threads: bool = False, *, serial: bool = False) -> np.ndarray:
+    """A fresh tuner state (``force_threads``: every eligible pass on the threads, no timing;
+    ``serial``: none, for a fit that shares the cores with others run beside it);
     ``tuner_counts`` reads it after a fit."""
     tuner = np.zeros(_SIZE)
-    tuner[_FORCE] = 1.0 if force_threads else 0.0
+    tuner[_FORCE] = _NEVER if serial else (_ALWAYS if force_threads else 0.0)
     return tuner
 
 
@@ -114,7 +118,9 @@ def next_fit(tuner: np.ndarray) -> np.ndarray:
 @njit(cache=True)
 def use_threads(tuner):
     """Whether the next eligible pass runs on the threads (starting a try when one is due)."""
-    if not HAVE_CLOCK or tuner[_FORCE] == 1.0:
+    if tuner[_FORCE] == _NEVER:
+        return False
+    if not HAVE_CLOCK or tuner[_FORCE] == _ALWAYS:
         return True
     if tuner[_SER_RATE] <= 0.0:
         return False  # measure the serial rate first
@@ -149,7 +155,7 @@ def _leave_threads(tuner, lost, failed_try):
 @njit(cache=True)
 def record(tuner, threaded, ns, n_slots):
     """Account for a pass of ``n_slots`` slots that took ``ns`` nanoseconds."""
-    if not HAVE_CLOCK or tuner[_FORCE] == 1.0:
+    if not HAVE_CLOCK or tuner[_FORCE] != 0.0:
         tuner[_N_PAR if threaded else _N_SER] += 1
         return
     rate = ns / max(n_slots, 1)

@@ -149,7 +149,7 @@ def vmdav_labels(X, k, gamma):
     return labels
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def mdav_star_labels(X, k):
     n, m = X.shape
     labels = np.full(n, -1, np.int64)

@@ -57,16 +57,18 @@ _ROWS_PER_CELL = 4
 _GROUPS_PER_CELL = 4
 
 
-def mdav_star_best_labels(X: np.ndarray, k: int) -> np.ndarray:
+def mdav_star_best_labels(X: np.ndarray, k: int, threads: bool = True) -> np.ndarray:
     """``mdav_star_labels`` through whichever kernel is faster for the shape of X: the grid in
     up to ``GRID_MAX_COLUMNS`` columns, the screened kernel beyond, the scan on small inputs
-    (and on values of 1e15 or more, beyond the screened kernel's error bounds)."""
+    (and on values of 1e15 or more, beyond the screened kernel's error bounds). ``threads``:
+    False keeps the work on the calling thread (fits run side by side on the cores)."""
     n, m = X.shape
     if m <= GRID_MAX_COLUMNS and n >= _FAST_MIN_ROWS:
         return mdav_star_fast_labels(X, k)
     if n >= _SCREEN_MIN_ROWS and np.abs(X).max() < 1e15:
         narrow = n >= NARROW_FROM and bool(np.ptp(X, axis=0).max() <= NARROW_MAX_RANGE)
-        if n < PARALLEL_FROM or numba.get_num_threads() < 2 or not PARALLEL_LOCK.acquire(blocking=False):
+        if (not threads or n < PARALLEL_FROM or numba.get_num_threads() < 2
+                or not PARALLEL_LOCK.acquire(blocking=False)):
             return mdav_star_screened_labels(X, k, narrow=narrow)[0]
         try:
             return mdav_star_screened_labels(X, k, PARALLEL_FROM, numba.get_num_threads(), narrow,
@@ -89,7 +91,7 @@ def mdav_star_fast_labels(X: np.ndarray, k: int) -> np.ndarray:
                       cell_start, point_of_row, g_cuts, g_offsets, g_sizes)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _mdav_star(X, k, row_cuts, row_offsets, row_sizes, point_rows, point_start, point_cell, cell_start,
                point_of_row, g_cuts, g_offsets, g_sizes):
     n, m = X.shape

@@ -357,7 +357,7 @@ def _add_query(queries, nq, row):
     return nq + 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spare, batch, window):
     n, m = X.shape
     labels = np.full(n, -1, np.int64)

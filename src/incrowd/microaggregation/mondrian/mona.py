@@ -24,10 +24,13 @@ Runtime O(n d log n) for the cuts plus ONA* on n^(1-rho) parts of at most n^rho 
 from __future__ import annotations
 
 import math
+import threading
 
+import numba
 import numpy as np
 
 from ... import _cancel
+from ..._task_threads import run_on_threads
 from .._base import MAX_ROUNDS, MicroaggregationEstimator, check_int, check_real
 from ..ona._ona_kernel import sst_per_row
 from ..ona._ona_star_fast import ona_star_best_labels
@@ -50,41 +53,74 @@ def mona_labels(Z, k, rule, rho, *, unit_diagonals=False, split_2k=True, max_rou
 
 
 def mona_part_labels(Z, k, rule, limit, scale, *, unit_diagonals=False, split_2k=True, max_rounds=100,
-                     ancestors=None):
+                     ancestors=None, workers=None):
     """MONA on Z, which may be one part of a larger data set (:mod:`incrowd.distributed`):
     ``limit`` and ``scale`` (SST / n) are then the whole data's, and ``ancestors`` the direction
-    ids of the cuts above the part, root first. Returns what :func:`mona_labels` does."""
+    ids of the cuts above the part, root first. ``workers``: threads that cluster parts side by
+    side (default ``numba.get_num_threads()``). Returns what :func:`mona_labels` does."""
     n = Z.shape[0]
     path = np.empty(0, np.int64) if ancestors is None else np.asarray(ancestors, np.int64)
     parts = mondrian_subtree_labels(Z, k, rule, unit_diagonals, split_2k, limit, path)
     order = np.argsort(parts, kind="stable")  # rows by part, ascending row index inside
     bounds = np.searchsorted(parts[order], np.arange(parts.max() + 2))
-    labels = np.empty(n, np.int64)
+    sizes = np.diff(bounds)
+    # Parts Mondrian would still cut can only be here because they fit under n^rho; smaller
+    # ones are one group either way (ONA* of fewer than 2k rows is a single cluster).
+    clustered = np.flatnonzero((sizes <= limit) & (sizes >= 2 * k))
+    labels = np.zeros(n, np.int64)  # each part's own group ids first
+    results = _cluster_parts(Z, k, order, bounds, clustered, max_rounds, scale,
+                             numba.get_num_threads() if workers is None else int(workers), labels)
     next_group = 0
-    n_ona, most_rounds, converged = 0, 0, True
-    n_parts = bounds.shape[0] - 1
-    for p in range(n_parts):
-        # a cancel token (incrowd._cancel) stops the work between parts; progress is parts done
-        _cancel.check_cancelled()
-        _cancel.report_progress(p, n_parts)
+    most_rounds, converged = 0, True
+    for p in range(bounds.shape[0] - 1):
+        n_groups = 1
+        if p in results:
+            n_groups, rounds, done = results[p]
+            most_rounds = max(most_rounds, rounds)
+            converged = converged and done
+        labels[order[bounds[p] : bounds[p + 1]]] += next_group
+        next_group += n_groups
+    return labels, int(clustered.shape[0]), most_rounds, converged
+
+
+def _cluster_parts(Z, k, order, bounds, clustered, max_rounds, scale, workers, labels) -> dict:
+    """ONA* of each part in ``clustered``, its group ids written to the part's rows of
+    ``labels``: returns {part: (groups, rounds, converged)}.
+
+    With two parts or more and two workers or more, the parts are spread over the workers,
+    largest first, each part's ONA* on one thread (:func:`incrowd._task_threads.run_on_threads`):
+    the cores then never wait on one part's serial steps (its MDAV* start, dissolving and
+    splitting), which a lone part's threads do. A lone part keeps the threads. Each part's
+    groups depend only on its rows, so the result is the same either way. A cancel token
+    (:mod:`incrowd._cancel`) stops the work between parts and ONA*'s rounds inside one; the
+    progress is the share of parts done."""
+    n_parts = int(clustered.shape[0])
+    side_by_side = workers >= 2 and n_parts >= 2
+    # largest first, so that no big part starts last while the other workers have run dry
+    queue = clustered[np.argsort(-np.diff(bounds)[clustered], kind="stable")] if side_by_side else clustered
+    results: dict = {}
+    lock = threading.Lock()
+
+    def one_part(i: int) -> None:
+        p = int(queue[i])
         rows = order[bounds[p] : bounds[p + 1]]
-        # Parts Mondrian would still cut can only be here because they fit under n^rho; smaller
-        # ones are one group either way (ONA* of fewer than 2k rows is a single cluster).
-        if rows.shape[0] <= limit and rows.shape[0] >= 2 * k:
-            sub = np.ascontiguousarray(Z[rows])
-            sub_labels, rounds, done = ona_star_best_labels(
-                sub, k, max_rounds, _use_tree_star(*sub.shape, k), -1, scale, _cancel.stop_flag()
-            )
+        sub = np.ascontiguousarray(Z[rows])
+        tree = _use_tree_star(sub.shape[0], sub.shape[1], k)
+        sub_labels, rounds, done = ona_star_best_labels(sub, k, max_rounds, tree, -1, scale, _cancel.stop_flag(),
+                                                        not side_by_side)
+        _cancel.check_cancelled()  # a cancel ends the rounds early; that partition is not kept
+        labels[rows] = sub_labels
+        with lock:
+            results[p] = (int(sub_labels.max()) + 1, int(rounds), bool(done))
+            _cancel.report_progress(len(results), n_parts)
+
+    if side_by_side:
+        run_on_threads(one_part, n_parts, workers)
+    else:
+        for i in range(n_parts):
             _cancel.check_cancelled()
-            n_ona += 1
-            most_rounds = max(most_rounds, int(rounds))
-            converged = converged and bool(done)
-            labels[rows] = sub_labels + next_group
-            next_group += int(sub_labels.max()) + 1
-        else:
-            labels[rows] = next_group
-            next_group += 1
-    return labels, n_ona, most_rounds, converged
+            one_part(i)
+    return results
 
 
 class MONA(MicroaggregationEstimator):

@@ -466,7 +466,7 @@ def start_clusters(X, k, init, spare):
     return mem, size, sums, cent, sse, nc, cap
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None):
     """ONA* on row-major float64 X. Returns (labels, rounds run, converged).
 

@@ -989,7 +989,7 @@ def _snapshot(stats, row, meta, nc):
     stats[row, _META] = nc
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scale=-1.0, stop=None,
                          list_size=LIST_SIZE, techniques=ALL_TECHNIQUES, log_divisor=LOG_DIVISOR,
                          update_share=UPDATE_SHARE, walk_min=WALK_MIN, stats=None):
@@ -1193,17 +1193,18 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
 
 def ona_star_fast_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None, *,
                          techniques=ALL_TECHNIQUES, fast_start=True, log_divisor=LOG_DIVISOR,
-                         update_share=UPDATE_SHARE, walk_min=WALK_MIN):
+                         update_share=UPDATE_SHARE, walk_min=WALK_MIN, threads=True):
     """``_ona_kernel.ona_star_labels(X, k, max_rounds, use_tree, spare, scale, stop)``: the
-    same (labels, rounds run, converged). ``techniques``, ``fast_start`` (the MDAV* start
-    from the fastest exact kernel rather than the scan), ``log_divisor``, ``update_share`` and
-    ``walk_min`` exist for the benches' ablation and tuning."""
+    same (labels, rounds run, converged). ``threads``: False keeps every pass on the calling
+    thread (for fits run side by side, as MONA's parts). ``techniques``, ``fast_start`` (the
+    MDAV* start from the fastest exact kernel rather than the scan), ``log_divisor``,
+    ``update_share`` and ``walk_min`` exist for the benches' ablation and tuning."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     if X.shape[0] < 2 * k:
         return np.zeros(X.shape[0], np.int64), 0, True
-    init = mdav_star_best_labels(X, k) if fast_start else mdav_star_labels(X, k)
-    return ona_star_fast_kernel(X, k, max_rounds, use_tree, init, new_tuner(), spare, scale, stop,
-                                LIST_SIZE, techniques, log_divisor, update_share, walk_min)
+    init = mdav_star_best_labels(X, k, threads) if fast_start else mdav_star_labels(X, k)
+    return ona_star_fast_kernel(X, k, max_rounds, use_tree, init, new_tuner(serial=not threads), spare, scale,
+                                stop, LIST_SIZE, techniques, log_divisor, update_share, walk_min)
 
 
 #: below this many clusters the reference kernel is faster (measured from 100 to 12,800 rows in 3
@@ -1212,10 +1213,11 @@ def ona_star_fast_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=
 SMALL_CLUSTERS = 320
 
 
-def ona_star_best_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None):
+def ona_star_best_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None, threads=True):
     """The groups of ``_ona_kernel.ona_star_labels`` by whichever kernel is faster for the data's
-    size: the reference for fewer than ``SMALL_CLUSTERS`` clusters, else the fast one."""
+    size: the reference for fewer than ``SMALL_CLUSTERS`` clusters, else the fast one (on one
+    thread when ``threads`` is False). Both release the GIL."""
     if X.shape[0] // max(k, 1) < SMALL_CLUSTERS:
         X = np.ascontiguousarray(X, dtype=np.float64)
         return ona_star_labels(X, k, max_rounds, use_tree, spare, scale, stop)
-    return ona_star_fast_labels(X, k, max_rounds, use_tree, spare, scale, stop)
+    return ona_star_fast_labels(X, k, max_rounds, use_tree, spare, scale, stop, threads=threads)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import contextvars
 import threading
 
 import numba
 import numpy as np
 
 from ... import _cancel
+from ..._task_threads import run_on_threads
 from ...metrics import sst
 from .._base import MAX_ROUNDS, MAX_RUNS, MicroaggregationEstimator, check_int
 from ._ona_kernel import ona_one_run, sst_per_row
@@ -137,7 +137,8 @@ def _best_of_runs(Z, k, max_rounds, seeds, use_tree):
     on ties), every run's SSE, rounds and convergence flag, and the best run's index.
 
     The runs go to ``numba.get_num_threads()`` Python threads (the calling one included), each
-    taking the next run when it finishes one; a run is one compiled call that releases the GIL.
+    taking the next run when it finishes one (:func:`incrowd._task_threads.run_on_threads`); a
+    run is one compiled call that releases the GIL.
     Against one parallel region with the runs split in equal shares up front this compiles in
     a fraction of the time (no parallel-loop lowering), keeps only the best labels instead of
     every run's, and gives way on a shared machine: a thread beside another process's work does
@@ -150,48 +151,17 @@ def _best_of_runs(Z, k, max_rounds, seeds, use_tree):
     rounds = np.empty(runs, np.int64)
     converged = np.empty(runs, np.bool_)
     lock = threading.Lock()
-    state = {"next": 0, "done": 0, "best": -1, "labels": None}
+    state = {"done": 0, "best": -1, "labels": None}
 
-    def work() -> None:
-        while True:
-            _cancel.check_cancelled()
-            with lock:
-                q = state["next"]
-                if q >= runs:
-                    return
-                state["next"] = q + 1
-            lab, cost, rnd, conv = ona_one_run(Z, k, max_rounds, seeds[q], use_tree, scale)
-            with lock:
-                costs[q], rounds[q], converged[q] = cost, rnd, conv
-                b = state["best"]
-                if b < 0 or cost < costs[b] or (cost == costs[b] and q < b):
-                    state["best"], state["labels"] = q, lab
-                state["done"] += 1
-                _cancel.report_progress(state["done"], runs)
-
-    errors: list[BaseException] = []
-
-    def guarded() -> None:
-        try:
-            work()
-        except BaseException as exc:  # re-raised in the calling thread
-            with lock:
-                errors.append(exc)
-                state["next"] = runs
-
-    n_helpers = max(0, min(numba.get_num_threads(), runs) - 1)
-    # each helper sees the caller's cancel token (a context variable)
-    helpers = [threading.Thread(target=contextvars.copy_context().run, args=(guarded,), daemon=True)
-               for _ in range(n_helpers)]
-    for t in helpers:
-        t.start()
-    try:
-        work()
-    finally:
+    def one_run(q: int) -> None:
+        lab, cost, rnd, conv = ona_one_run(Z, k, max_rounds, seeds[q], use_tree, scale)
         with lock:
-            state["next"] = runs  # a failed or cancelled call stops the helpers after their run
-        for t in helpers:
-            t.join()
-    if errors:
-        raise errors[0]
+            costs[q], rounds[q], converged[q] = cost, rnd, conv
+            b = state["best"]
+            if b < 0 or cost < costs[b] or (cost == costs[b] and q < b):
+                state["best"], state["labels"] = q, lab
+            state["done"] += 1
+            _cancel.report_progress(state["done"], runs)
+
+    run_on_threads(one_run, runs, numba.get_num_threads())
     return state["labels"], costs, rounds, converged, state["best"]
