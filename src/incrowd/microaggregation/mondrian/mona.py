@@ -131,6 +131,9 @@ class MONA(MicroaggregationEstimator):
     median-cut rules are those of :class:`MondrianV`; ``max_rounds`` caps ONA*'s rounds in each
     part. Deterministic: ``random_state`` has no effect.
 
+    Speed: the parts go to numba's threads one at a time, largest first, each part's ONA* on one
+    thread (a lone part takes all the threads); the groups do not depend on the thread count.
+
     Attributes set by ``fit`` besides those of every method: ``split_limit_`` (floor(n^rho), the
     largest part given to ONA*), ``n_parts_`` (parts clustered by ONA*), ``n_rounds_`` (most
     ONA* rounds in one part), ``converged_`` (every part's ONA* converged).
