@@ -24,7 +24,8 @@ PACKAGE = SRC / "incrowd"
 #: and the wording are those of docs/architecture.md
 LAYERS: dict[int, tuple[str, ...]] = {
     0: ("incrowd", "incrowd.exceptions", "incrowd._version", "incrowd._lazy", "incrowd._compile",
-        "incrowd._atomic", "incrowd._cancel", "incrowd._process", "incrowd._json", "incrowd._compression",
+        "incrowd._atomic", "incrowd._cancel", "incrowd._task_threads", "incrowd._process", "incrowd._json",
+        "incrowd._compression",
         "incrowd._csv_text", "incrowd._na_values", "incrowd._arrow_types", "incrowd._statfiles",
         "incrowd._duckdb_file", "incrowd._small", "incrowd._emd", "incrowd._estimator", "incrowd._methods",
         "incrowd.data", "incrowd.datasets"),
