@@ -70,16 +70,13 @@ def mona_part_labels(Z, k, rule, limit, scale, *, unit_diagonals=False, split_2k
     labels = np.zeros(n, np.int64)  # each part's own group ids first
     results = _cluster_parts(Z, k, order, bounds, clustered, max_rounds, scale,
                              numba.get_num_threads() if workers is None else int(workers), labels)
-    next_group = 0
-    most_rounds, converged = 0, True
-    for p in range(bounds.shape[0] - 1):
-        n_groups = 1
-        if p in results:
-            n_groups, rounds, done = results[p]
-            most_rounds = max(most_rounds, rounds)
-            converged = converged and done
-        labels[order[bounds[p] : bounds[p + 1]]] += next_group
-        next_group += n_groups
+    groups = np.ones(sizes.shape[0], np.int64)  # a part not given to ONA* is one group
+    for p, (n_groups, _, _) in results.items():
+        groups[p] = n_groups
+    first = np.cumsum(groups) - groups  # part p's groups come after those of the parts before it
+    labels[order] += np.repeat(first, sizes)
+    most_rounds = max((r for _, r, _ in results.values()), default=0)
+    converged = all(done for _, _, done in results.values())
     return labels, int(clustered.shape[0]), most_rounds, converged
 
 
