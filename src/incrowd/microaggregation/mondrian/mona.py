@@ -111,12 +111,7 @@ def _cluster_parts(Z, k, order, bounds, clustered, max_rounds, scale, workers, l
             results[p] = (int(sub_labels.max()) + 1, int(rounds), bool(done))
             _cancel.report_progress(len(results), n_parts)
 
-    if side_by_side:
-        run_on_threads(one_part, n_parts, workers)
-    else:
-        for i in range(n_parts):
-            _cancel.check_cancelled()
-            one_part(i)
+    run_on_threads(one_part, n_parts, workers if side_by_side else 1)
     return results
 
 
