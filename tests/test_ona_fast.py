@@ -12,8 +12,12 @@ from hypothesis import strategies as st
 
 from incrowd.microaggregation._adaptive import new_tuner
 from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_best_labels
+from incrowd.microaggregation.ona import _screen_source
 from incrowd.microaggregation.ona._ona_kernel import ona_star_labels
 from incrowd.microaggregation.ona._ona_star_fast import (
+    _CHUNKED,
+    _COLUMNS,
+    _WIDTHS,
     ALL_TECHNIQUES,
     LOG_DIVISOR,
     SMALL_CLUSTERS,
@@ -23,10 +27,12 @@ from incrowd.microaggregation.ona._ona_star_fast import (
     USE_LISTS,
     USE_SINGLE,
     USE_UPDATES,
+    USE_WIDTHS,
     _before,
     _lists_block,
     _lists_block_single,
     _log_change,
+    _recent_changes,
     _update_block,
     _update_block_single,
     ona_star_best_labels,
@@ -83,7 +89,8 @@ def test_equals_reference_with_each_technique_off(kind, m):
     Z = kernel_data(kind, 700, m, seed=m)
     techniques = (ALL_TECHNIQUES, USE_LISTS, USE_LISTS | USE_COLUMNS, USE_LISTS | USE_BLOCKS,
                   USE_LISTS | USE_BLOCKS | USE_SINGLE, USE_LISTS | USE_BLOCKS | USE_UPDATES,
-                  ALL_TECHNIQUES & ~USE_UPDATES, ALL_TECHNIQUES & ~USE_CHUNKS, USE_COLUMNS, 0)
+                  ALL_TECHNIQUES & ~USE_UPDATES, ALL_TECHNIQUES & ~USE_WIDTHS,
+                  ALL_TECHNIQUES & ~USE_CHUNKS & ~USE_WIDTHS, USE_COLUMNS, 0)
     assert_same_as_reference(Z, 3, techniques=techniques, threads=(False, True), updates=((0.5, 32), (1.0, 0)))
 
 
@@ -102,7 +109,7 @@ def test_a_part_of_a_larger_set_keeps_the_callers_scale_and_stop_flag():
         assert got[1:] == expected[1:]
 
 
-def _block_lists(block, X, cent, size, K, rows, chunked=True):
+def _block_lists(block, X, cent, size, K, rows, screen=_WIDTHS):
     n = X.shape[0]
     out = (np.empty((n, K), np.int64), np.empty((n, K)), np.zeros(n, np.int64), np.empty(n),
            np.empty(n, np.int64), np.full(n, -1, np.int64))
@@ -112,7 +119,7 @@ def _block_lists(block, X, cent, size, K, rows, chunked=True):
     else:
         xmax = np.abs(X).max(axis=0)
         block(X, X.astype(np.float32), xmax, rows, 0, rows.shape[0], cent, cent.astype(np.float32), size, nc,
-              K, *out, 7, chunked)
+              K, *out, 7, screen)
     cid, cd, ccnt, clb, clbg, cst = out
     return [(list(cid[r, : ccnt[r]]), list(cd[r, : ccnt[r]]), clb[r], clbg[r], cst[r]) for r in rows]
 
@@ -127,7 +134,7 @@ def _centroids_of(X, labels):
 
 
 @settings(max_examples=60, deadline=None)
-@given(n=st.integers(2, 150), m=st.integers(1, 16), levels=st.integers(1, 6), scale=st.sampled_from([1e-3, 1.0, 1e6, 1e12]),
+@given(n=st.integers(2, 150), m=st.integers(1, 20), levels=st.integers(1, 6), scale=st.sampled_from([1e-3, 1.0, 1e6, 1e12]),
        offset=st.sampled_from([0.0, 1e4, 1e9]), K=st.sampled_from([1, 2, 6]), seed=st.integers(0, 2**32 - 1))
 def test_single_precision_pass_makes_the_double_pass_lists(n, m, levels, scale, offset, K, seed):
     """The float32 screen with its margin keeps every list bit for bit, also where float32
@@ -139,8 +146,9 @@ def test_single_precision_pass_makes_the_double_pass_lists(n, m, levels, scale, 
     size[rng.random(size.shape[0]) < 0.1] = 0  # empty clusters are skipped by both passes
     rows = rng.permutation(n)[: min(n, 64)].astype(np.int64)
     double = _block_lists(_lists_block, X, cent, size, K, rows)
-    for chunked in (True, False):  # the screen in column chunks (1 to 16 columns), or one at a time
-        assert _block_lists(_lists_block_single, X, cent, size, K, rows, chunked) == double
+    # the screen written out for the column count (chunks beyond 16), in column chunks, one at a time
+    for screen in (_WIDTHS, _CHUNKED, _COLUMNS):
+        assert _block_lists(_lists_block_single, X, cent, size, K, rows, screen) == double
 
 
 def test_single_precision_pass_with_more_tied_centroids_than_it_keeps():
@@ -168,9 +176,10 @@ def test_the_kernel_chosen_by_size_gives_the_reference_groups(clusters):
 
 
 @settings(max_examples=80, deadline=None)
-@given(n=st.integers(1, 90), m=st.integers(1, 9), levels=st.integers(1, 5), K=st.sampled_from([1, 2, 6]),
-       seed=st.integers(0, 2**32 - 1), single=st.booleans(), chunked=st.booleans())
-def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed, single, chunked):
+@given(n=st.integers(1, 90), m=st.integers(1, 18), levels=st.integers(1, 5), K=st.sampled_from([1, 2, 6]),
+       seed=st.integers(0, 2**32 - 1), single=st.booleans(), screen=st.sampled_from([_WIDTHS, _CHUNKED, _COLUMNS]),
+       walk=st.booleans())
+def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed, single, screen, walk):
     """After clusters move, appear (copies of others: exact ties) and vanish, a block updated
     from the log holds for every row: listed distances are the current ones, and every
     cluster off the list has a (distance, id) pair at least the row's bound; the float32
@@ -205,15 +214,17 @@ def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed, single, chunke
             _log_change(g, log, meta, last)
     now = int(meta[0])
     lists = (cid, cd, ccnt, clb, clbg, cst)
+    # the block walks the log itself, or takes its changes from the pass's walk
+    recent = None if walk else _recent_changes(rows, b, cst, now, log, last, size, nc)
     if single:
         twin = tuple(a.copy() for a in lists)
         done = _update_block_single(X, X.astype(np.float32), np.abs(X).max(axis=0), rows, 0, b, cent, cent.astype(np.float32),
-                                    size, nc, K, *lists, now, log, last, 1.0, chunked)
+                                    size, nc, K, *lists, now, log, last, 1.0, screen, recent)
         _update_block(X, rows, 0, b, cent, size, nc, K, *twin, now, log, last, 1.0)
         for a, c in zip(lists, twin):
             np.testing.assert_array_equal(a[rows], c[rows])
     else:
-        done = _update_block(X, rows, 0, b, cent, size, nc, K, *lists, now, log, last, 1.0)
+        done = _update_block(X, rows, 0, b, cent, size, nc, K, *lists, now, log, last, 1.0, recent)
     assert done >= 0
     for r in rows:
         assert cst[r] == now
@@ -255,3 +266,16 @@ def test_round_statistics_count_what_the_kernel_did():
     per_round_most = np.diff(col["pass rows"]) * col["cluster slots"][-1]
     assert (np.diff(col["pass distances"]) <= per_round_most).all()
     assert col["cluster slots"][0] >= Z.shape[0] // (2 * k)
+
+
+def test_the_written_out_screens_are_what_their_generator_writes():
+    """``_screen_widths.py`` is generated; an edit to either side without the other fails here."""
+    assert _screen_source.TARGET.read_text() == _screen_source.source()
+
+
+@pytest.mark.parametrize("m", [1, 7, 13, 16, 17])
+def test_each_written_out_width_gives_the_reference_groups(m):
+    """Every column count up to the widest written out (and the first beyond, which takes the
+    chunks) runs its own screen; each gives the reference's groups."""
+    Z = kernel_data("gauss", 900, m, seed=m)
+    assert_same_as_reference(Z, 3, techniques=(ALL_TECHNIQUES, ALL_TECHNIQUES & ~USE_WIDTHS))

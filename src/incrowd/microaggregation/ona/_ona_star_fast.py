@@ -71,6 +71,7 @@ from ._ona_kernel import (
     sst_per_row,
     start_clusters,
 )
+from ._screen_widths import LANES, WIDEST, screen_pairs
 
 #: clusters remembered per row
 LIST_SIZE = 6
@@ -83,7 +84,8 @@ USE_BLOCKS = 4  # lists made in blocks of rows ahead of their questions
 USE_SINGLE = 8  # blocked passes screen in single precision, then confirm in double
 USE_UPDATES = 16  # blocks of rows update their lists from the clusters changed since
 USE_CHUNKS = 32  # the float32 screen sums columns in chunks, each lane's sum kept in a register
-ALL_TECHNIQUES = USE_LISTS | USE_COLUMNS | USE_BLOCKS | USE_SINGLE | USE_UPDATES | USE_CHUNKS
+USE_WIDTHS = 64  # the float32 screen written out for the column count, two centroids at a time
+ALL_TECHNIQUES = USE_LISTS | USE_COLUMNS | USE_BLOCKS | USE_SINGLE | USE_UPDATES | USE_CHUNKS | USE_WIDTHS
 #: a block updates its lists when the clusters changed since its oldest stamp are fewer than
 #: this share of all clusters, else it makes them afresh; with the float32 screen an update
 #: costs no more than a full pass even when every cluster changed (Gaussian 100,000 x 15,
@@ -91,14 +93,16 @@ ALL_TECHNIQUES = USE_LISTS | USE_COLUMNS | USE_BLOCKS | USE_SINGLE | USE_UPDATES
 UPDATE_SHARE = 1.0
 #: rows whose log walk would exceed this many entries are updated in blocks before their question
 WALK_MIN = 32
-_BLOCK = 64  # rows per block of a blocked pass
+_BLOCK = LANES  # rows per block of a blocked pass
+_SCREEN_CHUNK = 32  # centroids one call of the screen covers (its values fill 8 KiB)
 _PREFETCH = 512  # rows whose lists one blocked pass makes ahead of their questions
 _CANDIDATES = 128  # single-precision candidates a row of a blocked pass keeps before compacting
 _U32 = 2.0**-24  # unit roundoff of float32
 #: beyond this magnitude float32 squares could overflow; such data take the double pass
 _SINGLE_LIMIT = 1e15
-# the blocked passes' screens (``single``): none (double only), one column at a time, in chunks
-_COLUMNS, _CHUNKED = 1, 2
+# the blocked passes' screens (``single``): none (double only), one column at a time, in chunks,
+# written out for the column count
+_COLUMNS, _CHUNKED, _WIDTHS = 1, 2, 3
 # slots of the kernel's counters (``meta``): the change log's length and the question token, then
 # what ``stats`` reports per round (for benches: where the time goes). Pass distances count
 # row-centroid pairs of the blocked passes; pass ns is their clock time
@@ -505,8 +509,29 @@ def _screen_hits(Xt, cent32, g, acc, limit):
 
 
 @njit(cache=True)
+def _screen_chunk(single, Xt, cent32, ids, lo, cnt, acc, limit, hit):
+    """The float32 screen of the centroids ``ids[lo:lo + cnt]`` (cnt <= ``_SCREEN_CHUNK``):
+    their distances to the block's lanes into ``acc[q]``, ``hit[q]`` whether any lane's is at
+    most its ``limit``; whether any hit. A hit is only a hint: the caller compares each lane
+    with its limit at the time it takes the centroid, so a limit lowered since the screen keeps
+    the same candidates a screen of one centroid at a time would."""
+    if single == _WIDTHS and Xt.shape[0] <= WIDEST:
+        return screen_pairs(Xt, cent32, ids, lo, cnt, acc, limit, hit)
+    any_hit = False
+    for q in range(cnt):
+        g = ids[lo + q]
+        if single == _CHUNKED:
+            h = _screen_hits(Xt, cent32, g, acc[q], limit)
+        else:
+            h = _screen_columns(Xt, cent32, g, acc[q], limit)
+        hit[q] = h
+        any_hit |= h
+    return any_hit
+
+
+@njit(cache=True)
 def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
-                        clbg, cst, stamp, chunked):
+                        clbg, cst, stamp, single):
     """``_lists_block`` with the distances screened in float32, then confirmed in double.
 
     Float32 doubles the distances one vector instruction computes. Let A be a row's (K + 1)-th
@@ -521,7 +546,9 @@ def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, ci
     m = X.shape[1]
     cap = K + 1
     Xt = np.zeros((m, _BLOCK), np.float32)
-    acc = np.empty(_BLOCK, np.float32)
+    ids = np.empty(_SCREEN_CHUNK, np.int64)
+    acc = np.empty((_SCREEN_CHUNK + 1, _BLOCK), np.float32)
+    hit = np.empty(_SCREEN_CHUNK + 1, np.bool_)
     worst = np.empty(_BLOCK, np.float32)  # running (K + 1)-th smallest float32 distance
     thr = np.empty(_BLOCK, np.float32)  # worst + 2 margin: a centroid below it is kept
     margin = np.empty(_BLOCK)
@@ -542,22 +569,31 @@ def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, ci
         else:
             worst[t] = -np.inf  # padding lanes never keep anything
             thr[t] = -np.inf
-    for g in range(nc):
-        if size[g] == 0:
+    g0 = 0
+    while g0 < nc:
+        cnt = 0
+        while g0 < nc and cnt < _SCREEN_CHUNK:
+            if size[g0] > 0:
+                ids[cnt] = g0
+                cnt += 1
+            g0 += 1
+        if not _screen_chunk(single, Xt, cent32, ids, 0, cnt, acc, thr, hit):
             continue
-        if not (_screen_hits(Xt, cent32, g, acc, thr) if chunked else _screen_columns(Xt, cent32, g, acc, thr)):
-            continue
-        for t in range(b):
-            a = acc[t]
-            if not a <= thr[t] or spill[t]:
+        for q in range(cnt):
+            if not hit[q]:
                 continue
-            if not _keep32(ca, cg, cn, t, thr[t], a, g):
-                spill[t] = True
-                continue
-            filled[t] = _push32(top, t, cap, filled[t], a)
-            if filled[t] == cap:
-                worst[t] = top[t, cap - 1]
-                thr[t] = _single_threshold(worst[t], margin[t])
+            g = ids[q]
+            for t in range(b):
+                a = acc[q, t]
+                if not a <= thr[t] or spill[t]:
+                    continue
+                if not _keep32(ca, cg, cn, t, thr[t], a, g):
+                    spill[t] = True
+                    continue
+                filled[t] = _push32(top, t, cap, filled[t], a)
+                if filled[t] == cap:
+                    worst[t] = top[t, cap - 1]
+                    thr[t] = _single_threshold(worst[t], margin[t])
     bd = np.empty(cap)
     bg = np.empty(cap, np.int64)
     for t in range(b):
@@ -601,8 +637,52 @@ def _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share):
 
 
 @njit(cache=True)
+def _recent_changes(rows, count, cst, stamp, log, last, size, nc):
+    """(clusters, positions): every non-empty cluster whose latest change lies at or after the
+    oldest stamp of ``rows[:count]`` (rows without a list left out), in log order, with the
+    position of that change. A block's clusters changed since its own oldest stamp are then a
+    suffix (``_changed_in``): one walk of the log per pass instead of one per block, whose
+    walks were a tenth of a pass at 312,500 rows."""
+    old = stamp
+    for t in range(count):
+        st = cst[rows[t]]
+        if 0 <= st < old:
+            old = st
+    clusters = np.empty(min(nc, stamp - old) + 1, np.int64)
+    positions = np.empty(clusters.shape[0], np.int64)
+    n = 0
+    for e in range(old, stamp):
+        h = log[e]
+        if last[h] != e or h >= nc or size[h] == 0:
+            continue  # an earlier change of h, or h is gone
+        clusters[n] = h
+        positions[n] = e
+        n += 1
+    return clusters[:n], positions[:n]
+
+
+@njit(cache=True)
+def _changed_in(recent, rows, r0, b, cst, stamp, nc, share):
+    """``_changed_since`` from the pass's ``_recent_changes``: the same clusters, in the same
+    order, found by a binary search."""
+    clusters, positions = recent
+    old = stamp
+    for t in range(b):
+        st = cst[rows[r0 + t]]
+        if st < 0:
+            return old, clusters[:0], -1
+        if st < old:
+            old = st
+    start = np.searchsorted(positions, old)
+    nchg = clusters.shape[0] - start
+    if nchg > int(share * nc):
+        return old, clusters[:0], -1
+    return old, clusters[start:], nchg
+
+
+@njit(cache=True)
 def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, log,
-                  last, share):
+                  last, share, recent=None):
     """The lists of ``rows[r0:r0 + b]`` brought up to date from the clusters changed since the
     block's oldest stamp, in one pass over those clusters; returns the distances computed, or -1
     when a full pass is cheaper (a row without a list, or too many changes).
@@ -613,8 +693,12 @@ def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, c
     Every changed cluster gets its current distance, computed as ``_sqdist_row`` does (columns
     in order, rows inside, which vectorizes). The K + 1 smallest pairs below B then make the new
     list, the (K + 1)-th the new bound (B itself when fewer fall below it): the invariant of
-    ``_nearest_cached`` holds again at the new stamp."""
-    old, changed, nchg = _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share)
+    ``_nearest_cached`` holds again at the new stamp. ``recent``: the pass's
+    ``_recent_changes``, else the block walks the log itself."""
+    if recent is None:
+        old, changed, nchg = _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share)
+    else:
+        old, changed, nchg = _changed_in(recent, rows, r0, b, cst, stamp, nc, share)
     if nchg < 0:
         return -1
     m = X.shape[1]
@@ -661,7 +745,7 @@ def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, c
 
 @njit(cache=True)
 def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
-                         clbg, cst, stamp, log, last, share, chunked):
+                         clbg, cst, stamp, log, last, share, single, recent=None):
     """``_update_block`` with the changed clusters screened in float32, then confirmed in
     double; the same lists, bit for bit.
 
@@ -673,13 +757,17 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
     confirmation computes their distances as ``_sqdist_row`` does and selects as
     ``_update_block``. A block whose kept candidates overflow (many tied distances) is updated
     in double instead."""
-    old, changed, nchg = _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share)
+    if recent is None:
+        old, changed, nchg = _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share)
+    else:
+        old, changed, nchg = _changed_in(recent, rows, r0, b, cst, stamp, nc, share)
     if nchg < 0:
         return -1
     m = X.shape[1]
     cap = K + 1
     Xt = np.zeros((m, _BLOCK), np.float32)
-    acc = np.empty(_BLOCK, np.float32)
+    acc = np.empty((_SCREEN_CHUNK + 1, _BLOCK), np.float32)
+    hit = np.empty(_SCREEN_CHUNK + 1, np.bool_)
     worst = np.empty(_BLOCK, np.float32)  # running (K + 1)-th smallest screen value
     keep = np.empty(_BLOCK, np.float32)  # a changed cluster at most this is kept
     below = np.empty(_BLOCK, np.float32)  # B + M rounded up: no candidate above can pass B
@@ -706,21 +794,25 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
         if filled[t] == cap:
             worst[t] = top[t, cap - 1]
         keep[t] = min(_single_threshold(worst[t], margin[t]), below[t])
-    for c in range(nchg):
-        g = changed[c]
-        if not (_screen_hits(Xt, cent32, g, acc, keep) if chunked else _screen_columns(Xt, cent32, g, acc, keep)):
+    for c0 in range(0, nchg, _SCREEN_CHUNK):
+        cnt = min(_SCREEN_CHUNK, nchg - c0)
+        if not _screen_chunk(single, Xt, cent32, changed, c0, cnt, acc, keep, hit):
             continue
-        for t in range(b):
-            a = acc[t]
-            if not a <= keep[t]:
+        for q in range(cnt):
+            if not hit[q]:
                 continue
-            if not _keep32(ca, cg, cn, t, keep[t], a, g):
-                return _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb,
-                                     clbg, cst, stamp, log, last, share)
-            filled[t] = _push32(top, t, cap, filled[t], a)
-            if filled[t] == cap:
-                worst[t] = top[t, cap - 1]
-                keep[t] = min(_single_threshold(worst[t], margin[t]), below[t])
+            g = changed[c0 + q]
+            for t in range(b):
+                a = acc[q, t]
+                if not a <= keep[t]:
+                    continue
+                if not _keep32(ca, cg, cn, t, keep[t], a, g):
+                    return _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb,
+                                         clbg, cst, stamp, log, last, share, recent)
+                filled[t] = _push32(top, t, cap, filled[t], a)
+                if filled[t] == cap:
+                    worst[t] = top[t, cap - 1]
+                    keep[t] = min(_single_threshold(worst[t], margin[t]), below[t])
     bd = np.empty(cap)
     bg = np.empty(cap, np.int64)
     for t in range(b):
@@ -747,21 +839,21 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
 
 @njit(cache=True, inline="always")
 def _one_block(X, X32, xmax, single, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb, clbg,
-               cst, stamp, log, last, share):
+               cst, stamp, log, last, share, recent):
     """One block's lists, by an update when it is cheaper, else by a full pass; returns the
     distances computed."""
     if share > 0.0:
         if single:
             done = _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd,
-                                        ccnt, clb, clbg, cst, stamp, log, last, share, single == _CHUNKED)
+                                        ccnt, clb, clbg, cst, stamp, log, last, share, single, recent)
         else:
             done = _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst,
-                                 stamp, log, last, share)
+                                 stamp, log, last, share, recent)
         if done >= 0:
             return done
     if single:
         _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
-                            clbg, cst, stamp, single == _CHUNKED)
+                            clbg, cst, stamp, single)
     else:
         _lists_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp)
     return nc * b
@@ -769,25 +861,25 @@ def _one_block(X, X32, xmax, single, rows, r0, b, cent, cent32, size, nc, K, cid
 
 @njit(cache=True)
 def _lists_for(X, X32, xmax, single, rows, count, cent, cent32, size, nc, K, cid, cd, ccnt, clb, clbg,
-               cst, stamp, log, last, share):
+               cst, stamp, log, last, share, recent):
     """The lists of ``rows[:count]``, block after block; returns the distances computed."""
     work = 0
     for r0 in range(0, count, _BLOCK):
         work += _one_block(X, X32, xmax, single, rows, r0, min(_BLOCK, count - r0), cent, cent32, size,
-                           nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, log, last, share)
+                           nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, log, last, share, recent)
     return work
 
 
 @njit(cache=True, parallel=True)
 def _lists_for_parallel(X, X32, xmax, single, rows, count, cent, cent32, size, nc, K, cid, cd, ccnt,
-                        clb, clbg, cst, stamp, log, last, share):
+                        clb, clbg, cst, stamp, log, last, share, recent):
     """``_lists_for`` with the blocks on numba's threads (each block writes its own rows)."""
     n_blocks = (count + _BLOCK - 1) // _BLOCK
     work = np.zeros(n_blocks, np.int64)
     for q in prange(n_blocks):
         r0 = q * _BLOCK
         work[q] = _one_block(X, X32, xmax, single, rows, r0, min(_BLOCK, count - r0), cent, cent32, size,
-                             nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, log, last, share)
+                             nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, log, last, share, recent)
     return work.sum()
 
 
@@ -816,12 +908,13 @@ def _prefetch(X, X32, xmax, single, i, nc, want_k, k, mem, cent, cent32, size, K
     if count > 0:
         threaded = use_threads(tuner)
         t0 = monotonic_ns()
+        recent = _recent_changes(pending, count if share > 0.0 else 0, cst, now, log, last, size, nc)
         if threaded:
             work = _lists_for_parallel(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K,
-                                       cid, cd, ccnt, clb, clbg, cst, now, log, last, share)
+                                       cid, cd, ccnt, clb, clbg, cst, now, log, last, share, recent)
         else:
             work = _lists_for(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K, cid, cd,
-                              ccnt, clb, clbg, cst, now, log, last, share)
+                              ccnt, clb, clbg, cst, now, log, last, share, recent)
         elapsed = monotonic_ns() - t0
         record(tuner, threaded, elapsed, max(work, 1))
         meta[_PASS_WORK] += work
@@ -1039,6 +1132,8 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
     single = 0
     if (techniques & USE_SINGLE) != 0 and xmax.max() < _SINGLE_LIMIT and K + 1 <= _CANDIDATES:
         single = _CHUNKED if (techniques & USE_CHUNKS) != 0 else _COLUMNS
+        if single == _CHUNKED and (techniques & USE_WIDTHS) != 0 and m <= WIDEST:
+            single = _WIDTHS
     X32 = X.astype(np.float32) if single else np.empty((0, m), np.float32)
     acc = np.empty(cap)
     pending = np.empty(_PREFETCH + 3 * k, np.int64)
