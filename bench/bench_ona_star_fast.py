@@ -178,6 +178,8 @@ STEPS = [
      True, True, 31, 16),
     ("+ the float32 screen sums the columns in chunks of up to 8, each row's sum held in a register (not stored "
      "and reloaded after every column)", True, True, 63, 16),
+    ("+ the float32 screen written out for the data's column count: |x|^2 + |c|^2 - 2 x.c, one multiply-add "
+     "per column, two centroids at a time", True, True, 127, 16),
 ]
 #: the steps timed at 100,000 rows, where the reference kernel takes many minutes a run
 BIG_FROM = 3
@@ -430,22 +432,22 @@ def scaling(limit: float) -> None:
 CHUNK_SHAPES = [(100_000, 15), (312_500, 13)]
 
 
-def chunks(repeats: int) -> None:
-    """The float32 screen in column chunks against one column at a time: the kernel alone after its
-    MDAV* start (the ablation times whole fits, one run at 100,000 rows), the two taking turns in
-    one process, also at the size of MONA_0.8's parts of 10,000,000 rows."""
+def _screen_ablation(repeats: int, variants: dict[str, int], serial: bool) -> list[list[str]]:
+    """The ONA* kernel alone after its MDAV* start, at each of ``CHUNK_SHAPES``, with the
+    techniques of each of the two ``variants`` (before, after), taking turns in one process
+    after a warm-up; rows of the table (medians), with the groups checked equal."""
     import hashlib
 
     from incrowd._compile import compile_clock
     from incrowd.data import standardize
     from incrowd.microaggregation._adaptive import new_tuner
     from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_best_labels
-    from incrowd.microaggregation.ona._ona_star_fast import ALL_TECHNIQUES, STATS_COLUMNS, USE_CHUNKS, ona_star_fast_kernel
+    from incrowd.microaggregation.ona._ona_star_fast import STATS_COLUMNS, ona_star_fast_kernel
 
     k = 10
-    variants = {"columns one at a time": ALL_TECHNIQUES & ~USE_CHUNKS, "columns in chunks": ALL_TECHNIQUES}
+    tuners = [lambda: new_tuner(serial=True)] if serial else [new_tuner, lambda: new_tuner(True)]
 
-    def run(X, init, tech, tuner=new_tuner):
+    def run(X, init, tech, tuner):
         stats = np.zeros((202, len(STATS_COLUMNS)), np.int64)
         with compile_clock() as clock:  # a path the warm-up missed compiles outside the figure
             t0 = time.perf_counter()
@@ -457,24 +459,37 @@ def chunks(repeats: int) -> None:
     warm = np.ascontiguousarray(standardize(gaussian(20_000, 13, seed=1))[0])
     warm_init = mdav_star_best_labels(warm, k)
     for tech in variants.values():
-        run(warm, warm_init, tech)
-        run(warm, warm_init, tech, lambda: new_tuner(True))  # the threaded passes compile too
+        for tuner in tuners:  # threaded passes compile too
+            run(warm, warm_init, tech, tuner)
+    (name0, tech0), (name1, tech1) = variants.items()
     rows = []
     for n, m in CHUNK_SHAPES:
         X = np.ascontiguousarray(standardize(gaussian(n, m))[0])
-        init = mdav_star_best_labels(X, k)
-        got: dict[str, list[tuple[float, float, str]]] = {name: [] for name in variants}
+        init = mdav_star_best_labels(X, k, not serial)
+        got: dict[str, list[tuple[float, float, str]]] = {name0: [], name1: []}
         for _ in range(repeats):
             for name, tech in variants.items():
-                got[name].append(run(X, init, tech))
+                got[name].append(run(X, init, tech, tuners[0]))
         labels = {r[2] for runs in got.values() for r in runs}
         assert len(labels) == 1, "the two screens gave different groups"
-        before, after = got["columns one at a time"], got["columns in chunks"]
+        before, after = got[name0], got[name1]
         t0, t1 = median([r[0] for r in before]), median([r[0] for r in after])
         p0, p1 = median([r[1] for r in before]), median([r[1] for r in after])
         rows.append([f"Gaussian {n:,} x {m}", fmt_s(t0), fmt_s(t1), f"{t0 / t1:.2f}x", fmt_s(p0), fmt_s(p1),
                      f"{p0 / p1:.2f}x", "yes"])
         print(rows[-1], flush=True)
+    return rows
+
+
+def chunks(repeats: int) -> None:
+    """The float32 screen in column chunks against one column at a time: the kernel alone after its
+    MDAV* start (the ablation times whole fits, one run at 100,000 rows), the two taking turns in
+    one process, also at the size of MONA_0.8's parts of 10,000,000 rows."""
+    from incrowd.microaggregation.ona._ona_star_fast import ALL_TECHNIQUES, USE_CHUNKS, USE_WIDTHS
+
+    chunked = ALL_TECHNIQUES & ~USE_WIDTHS
+    rows = _screen_ablation(repeats, {"columns one at a time": chunked & ~USE_CHUNKS, "columns in chunks": chunked},
+                            serial=False)
     body = "\n".join([
         f"- **Machine:** {machine_line()}. Measured {now_utc()}.",
         f"- **Method:** the ONA* kernel alone after its MDAV* start (k = 10, standard Gaussian rows, seed 0), "
@@ -487,6 +502,28 @@ def chunks(repeats: int) -> None:
                   "passes, in chunks", "ratio", "same groups"], rows),
     ])
     _section("ona-star-chunks", body, "ONA*'s float32 screen: one column at a time against chunks of columns")
+
+
+def widths(repeats: int) -> None:
+    """The float32 screen written out for the column count (expanded form, two centroids at a
+    time) against the chunks of columns, on one thread, as MONA runs its parts."""
+    from incrowd.microaggregation.ona._ona_star_fast import ALL_TECHNIQUES, USE_WIDTHS
+
+    rows = _screen_ablation(repeats, {"in chunks": ALL_TECHNIQUES & ~USE_WIDTHS, "written out": ALL_TECHNIQUES},
+                            serial=True)
+    body = "\n".join([
+        f"- **Machine:** {machine_line()}. Measured {now_utc()}.",
+        "- **Method:** the ONA* kernel alone after its MDAV* start (k = 10, standard Gaussian rows, seed 0), on "
+        "one thread (as MONA runs each part). Its float32 screen either sums the differences in chunks of up "
+        "to 8 columns, one centroid at a time, or runs the code written out for the data's column count: "
+        "|x|^2 + |c|^2 - 2 x.c, one multiply-add per column, two centroids at a time. The two take turns in "
+        f"one process after a warm-up; median of {repeats} runs each. *Passes*: the blocked passes' clock "
+        "time inside the kernel. *Same groups*: equal label hashes in every run.",
+        "",
+        md_table(["data", "kernel, in chunks", "kernel, written out", "ratio", "passes, in chunks",
+                  "passes, written out", "ratio", "same groups"], rows),
+    ])
+    _section("ona-star-widths", body, "ONA*'s float32 screen: chunks of columns against code written out per width")
 
 
 #: (rows, rho) of the comparison of MONA's parts one after another and side by side
@@ -581,6 +618,8 @@ def main() -> None:
         scaling(a.limit)
     if "chunks" in a.parts:
         chunks(a.repeats)
+    if "widths" in a.parts:
+        widths(a.repeats)
     if "side-by-side" in a.parts:
         side_by_side(a.repeats)
     if "mona10m" in a.parts:

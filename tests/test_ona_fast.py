@@ -29,16 +29,20 @@ from incrowd.microaggregation.ona._ona_star_fast import (
     USE_UPDATES,
     USE_WIDTHS,
     _before,
+    _lane_norms,
     _lists_block,
     _lists_block_single,
     _log_change,
     _recent_changes,
+    _single_margin,
     _update_block,
     _update_block_single,
     ona_star_best_labels,
     ona_star_fast_kernel,
     ona_star_fast_labels,
+    single_centroids,
 )
+from incrowd.microaggregation.ona._screen_widths import screen_pairs
 
 
 def assert_same_as_reference(Z, k, *, list_sizes=(6,), spares=(-1,), techniques=(ALL_TECHNIQUES,), threads=(False,),
@@ -118,7 +122,7 @@ def _block_lists(block, X, cent, size, K, rows, screen=_WIDTHS):
         block(X, rows, 0, rows.shape[0], cent, size, nc, K, *out, 7)
     else:
         xmax = np.abs(X).max(axis=0)
-        block(X, X.astype(np.float32), xmax, rows, 0, rows.shape[0], cent, cent.astype(np.float32), size, nc,
+        block(X, X.astype(np.float32), xmax, rows, 0, rows.shape[0], cent, single_centroids(cent), size, nc,
               K, *out, 7, screen)
     cid, cd, ccnt, clb, clbg, cst = out
     return [(list(cid[r, : ccnt[r]]), list(cd[r, : ccnt[r]]), clb[r], clbg[r], cst[r]) for r in rows]
@@ -218,7 +222,7 @@ def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed, single, screen
     recent = None if walk else _recent_changes(rows, b, cst, now, log, last, size, nc)
     if single:
         twin = tuple(a.copy() for a in lists)
-        done = _update_block_single(X, X.astype(np.float32), np.abs(X).max(axis=0), rows, 0, b, cent, cent.astype(np.float32),
+        done = _update_block_single(X, X.astype(np.float32), np.abs(X).max(axis=0), rows, 0, b, cent, single_centroids(cent),
                                     size, nc, K, *lists, now, log, last, 1.0, screen, recent)
         _update_block(X, rows, 0, b, cent, size, nc, K, *twin, now, log, last, 1.0)
         for a, c in zip(lists, twin):
@@ -279,3 +283,28 @@ def test_each_written_out_width_gives_the_reference_groups(m):
     chunks) runs its own screen; each gives the reference's groups."""
     Z = kernel_data("gauss", 900, m, seed=m)
     assert_same_as_reference(Z, 3, techniques=(ALL_TECHNIQUES, ALL_TECHNIQUES & ~USE_WIDTHS))
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 64), m=st.integers(1, 16), scale=st.sampled_from([1e-3, 1.0, 1e6, 1e12]),
+       offset=st.sampled_from([0.0, 1e4, 1e9]), seed=st.integers(0, 2**32 - 1))
+def test_the_expanded_screen_stays_within_the_margin(n, m, scale, offset, seed):
+    """|x|^2 + |c|^2 - 2 x.c in float32 against the double distance: within the row's margin,
+    also for centroids at the rows themselves (cancellation) and far out on an offset."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, m)) * scale + offset
+    cent = np.vstack([X[: min(n, 5)], rng.standard_normal((7, m)) * scale + offset])
+    xmax = np.abs(np.vstack([X, cent])).max(axis=0)
+    rows = np.arange(n, dtype=np.int64)
+    Xt = np.zeros((m, 64), np.float32)
+    Xt[:, :n] = X.astype(np.float32).T
+    ids = np.arange(cent.shape[0], dtype=np.int64)
+    acc = np.empty((cent.shape[0] + 1, 64), np.float32)
+    hit = np.empty(cent.shape[0] + 1, np.bool_)
+    screen_pairs(Xt, _lane_norms(X, rows, 0, n), single_centroids(cent), ids, 0, ids.shape[0], acc,
+                 np.full(64, np.inf, np.float32), hit)
+    for r in range(n):
+        margin = _single_margin(X, r, xmax)
+        for g in range(cent.shape[0]):
+            exact = float(((X[r] - cent[g]) ** 2).sum())
+            assert abs(float(acc[g, r]) - exact) <= margin

@@ -397,7 +397,8 @@ def _single_margin(X, r, xmax):
     x and c to float32, the difference, its square and the sum of m terms each err by at most
     one roundoff u of a magnitude at most (|x_j| + xmax_j)^2 per term: in all at most
     (m + 6) u sum_j (|x_j| + xmax_j)^2 (the double sum's own error is far smaller); 1.01
-    absorbs the second-order terms."""
+    absorbs the second-order terms. The expanded form of the written-out screens
+    (``_screen_widths``) errs by at most (m + 2) u times the same sum."""
     m = X.shape[1]
     s = 0.0
     for j in range(m):
@@ -509,14 +510,49 @@ def _screen_hits(Xt, cent32, g, acc, limit):
 
 
 @njit(cache=True)
-def _screen_chunk(single, Xt, cent32, ids, lo, cnt, acc, limit, hit):
+def _lane_norms(X, rows, r0, b):
+    """Squared norms of the block's rows, summed in double and rounded once to float32 (0 on
+    the padding lanes)."""
+    xn = np.zeros(_BLOCK, np.float32)
+    for t in range(b):
+        r = rows[r0 + t]
+        s = 0.0
+        for j in range(X.shape[1]):
+            s += X[r, j] * X[r, j]
+        xn[t] = np.float32(s)
+    return xn
+
+
+@njit(cache=True)
+def single_centroids(cent):
+    """The float32 centroids of the screen: each centroid's values rounded, then its squared
+    norm (summed in double, rounded once) in the column after them."""
+    nc, m = cent.shape
+    cent32 = np.zeros((nc, m + 1), np.float32)
+    for g in range(nc):
+        _sync_single(g, cent, cent32)
+    return cent32
+
+
+@njit(cache=True, inline="always")
+def _sync_single(g, cent, cent32):
+    m = cent.shape[1]
+    s = 0.0
+    for j in range(m):
+        cent32[g, j] = np.float32(cent[g, j])
+        s += cent[g, j] * cent[g, j]
+    cent32[g, m] = np.float32(s)
+
+
+@njit(cache=True)
+def _screen_chunk(single, Xt, xn, cent32, ids, lo, cnt, acc, limit, hit):
     """The float32 screen of the centroids ``ids[lo:lo + cnt]`` (cnt <= ``_SCREEN_CHUNK``):
     their distances to the block's lanes into ``acc[q]``, ``hit[q]`` whether any lane's is at
     most its ``limit``; whether any hit. A hit is only a hint: the caller compares each lane
     with its limit at the time it takes the centroid, so a limit lowered since the screen keeps
     the same candidates a screen of one centroid at a time would."""
     if single == _WIDTHS and Xt.shape[0] <= WIDEST:
-        return screen_pairs(Xt, cent32, ids, lo, cnt, acc, limit, hit)
+        return screen_pairs(Xt, xn, cent32, ids, lo, cnt, acc, limit, hit)
     any_hit = False
     for q in range(cnt):
         g = ids[lo + q]
@@ -546,6 +582,7 @@ def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, ci
     m = X.shape[1]
     cap = K + 1
     Xt = np.zeros((m, _BLOCK), np.float32)
+    xn = _lane_norms(X, rows, r0, b)
     ids = np.empty(_SCREEN_CHUNK, np.int64)
     acc = np.empty((_SCREEN_CHUNK + 1, _BLOCK), np.float32)
     hit = np.empty(_SCREEN_CHUNK + 1, np.bool_)
@@ -577,7 +614,7 @@ def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, ci
                 ids[cnt] = g0
                 cnt += 1
             g0 += 1
-        if not _screen_chunk(single, Xt, cent32, ids, 0, cnt, acc, thr, hit):
+        if not _screen_chunk(single, Xt, xn, cent32, ids, 0, cnt, acc, thr, hit):
             continue
         for q in range(cnt):
             if not hit[q]:
@@ -766,6 +803,7 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
     m = X.shape[1]
     cap = K + 1
     Xt = np.zeros((m, _BLOCK), np.float32)
+    xn = _lane_norms(X, rows, r0, b)
     acc = np.empty((_SCREEN_CHUNK + 1, _BLOCK), np.float32)
     hit = np.empty(_SCREEN_CHUNK + 1, np.bool_)
     worst = np.empty(_BLOCK, np.float32)  # running (K + 1)-th smallest screen value
@@ -796,7 +834,7 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
         keep[t] = min(_single_threshold(worst[t], margin[t]), below[t])
     for c0 in range(0, nchg, _SCREEN_CHUNK):
         cnt = min(_SCREEN_CHUNK, nchg - c0)
-        if not _screen_chunk(single, Xt, cent32, changed, c0, cnt, acc, keep, hit):
+        if not _screen_chunk(single, Xt, xn, cent32, changed, c0, cnt, acc, keep, hit):
             continue
         for q in range(cnt):
             if not hit[q]:
@@ -1014,7 +1052,7 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
 def _sync(g, cent, centT, cent32):
     for j in range(cent.shape[1]):
         centT[j, g] = cent[g, j]
-        cent32[g, j] = np.float32(cent[g, j])
+    _sync_single(g, cent, cent32)
 
 
 @njit(cache=True)
@@ -1121,7 +1159,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
     bd = np.empty(K + 1)
     bg = np.empty(K + 1, np.int64)
     centT = np.zeros((m, cap))
-    cent32 = np.zeros((cap, m), np.float32)
+    cent32 = np.zeros((cap, m + 1), np.float32)  # the values, then the squared norm
     xmax = np.zeros(m)
     for r in range(n):
         for j in range(m):
