@@ -180,6 +180,8 @@ STEPS = [
      "and reloaded after every column)", True, True, 63, 16),
     ("+ the float32 screen written out for the data's column count: |x|^2 + |c|^2 - 2 x.c, one multiply-add "
      "per column, two centroids at a time", True, True, 127, 16),
+    ("+ a blocked pass walks the change log once for all its blocks (each block's changed clusters are then a "
+     "suffix of that walk), not once per block", True, True, 255, 16),
 ]
 #: the steps timed at 100,000 rows, where the reference kernel takes many minutes a run
 BIG_FROM = 3
@@ -305,7 +307,6 @@ MONA_AIM = 900.0  # seconds, for rho = 0.8
 
 def one_mona(rho: float, k: int) -> None:
     from incrowd import MONA
-
     from incrowd._compile import compile_clock
 
     # 60,000 rows: parts big enough (n^rho clusters of k past SMALL_CLUSTERS at rho 0.8) for the
@@ -532,6 +533,27 @@ def widths(repeats: int) -> None:
     _section("ona-star-widths", body, "ONA*'s float32 screen: chunks of columns against code written out per width")
 
 
+def recent(repeats: int) -> None:
+    """One walk of the change log per blocked pass against one per block, on one thread."""
+    from incrowd.microaggregation.ona._ona_star_fast import ALL_TECHNIQUES, USE_RECENT
+
+    rows = _screen_ablation(repeats, {"per block": ALL_TECHNIQUES & ~USE_RECENT, "per pass": ALL_TECHNIQUES},
+                            serial=True)
+    body = "\n".join([
+        f"- **Machine:** {machine_line()}. Measured {now_utc()}.",
+        "- **Method:** the ONA* kernel alone after its MDAV* start (k = 10, standard Gaussian rows, seed 0), on "
+        "one thread. A block of rows brings its lists up to date from the clusters changed since its oldest "
+        "stamp: found by each block walking the change log from that stamp, or by one walk per blocked pass "
+        "(from the oldest stamp of all its rows), of which each block takes a suffix by a binary search. "
+        f"The two take turns in one process after a warm-up; median of {repeats} runs each. *Passes*: the "
+        "blocked passes' clock time inside the kernel. *Same groups*: equal label hashes in every run.",
+        "",
+        md_table(["data", "kernel, walk per block", "kernel, walk per pass", "ratio", "passes, per block",
+                  "passes, per pass", "ratio", "same groups"], rows),
+    ])
+    _section("ona-star-recent", body, "ONA*'s updates: one walk of the change log per block against per pass")
+
+
 #: (rows, rho) of the comparison of MONA's parts one after another and side by side
 SIDE_SHAPES = [(1_000_000, 0.8), (1_000_000, 0.5)]
 
@@ -626,6 +648,8 @@ def main() -> None:
         chunks(a.repeats)
     if "widths" in a.parts:
         widths(a.repeats)
+    if "recent" in a.parts:
+        recent(a.repeats)
     if "side-by-side" in a.parts:
         side_by_side(a.repeats)
     if "mona10m" in a.parts:

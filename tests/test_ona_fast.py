@@ -25,6 +25,7 @@ from incrowd.microaggregation.ona._ona_star_fast import (
     USE_CHUNKS,
     USE_COLUMNS,
     USE_LISTS,
+    USE_RECENT,
     USE_SINGLE,
     USE_UPDATES,
     USE_WIDTHS,
@@ -93,7 +94,7 @@ def test_equals_reference_with_each_technique_off(kind, m):
     Z = kernel_data(kind, 700, m, seed=m)
     techniques = (ALL_TECHNIQUES, USE_LISTS, USE_LISTS | USE_COLUMNS, USE_LISTS | USE_BLOCKS,
                   USE_LISTS | USE_BLOCKS | USE_SINGLE, USE_LISTS | USE_BLOCKS | USE_UPDATES,
-                  ALL_TECHNIQUES & ~USE_UPDATES, ALL_TECHNIQUES & ~USE_WIDTHS,
+                  ALL_TECHNIQUES & ~USE_UPDATES, ALL_TECHNIQUES & ~USE_WIDTHS, ALL_TECHNIQUES & ~USE_RECENT,
                   ALL_TECHNIQUES & ~USE_CHUNKS & ~USE_WIDTHS, USE_COLUMNS, 0)
     assert_same_as_reference(Z, 3, techniques=techniques, threads=(False, True), updates=((0.5, 32), (1.0, 0)))
 

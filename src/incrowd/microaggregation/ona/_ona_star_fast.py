@@ -85,7 +85,9 @@ USE_SINGLE = 8  # blocked passes screen in single precision, then confirm in dou
 USE_UPDATES = 16  # blocks of rows update their lists from the clusters changed since
 USE_CHUNKS = 32  # the float32 screen sums columns in chunks, each lane's sum kept in a register
 USE_WIDTHS = 64  # the float32 screen written out for the column count, two centroids at a time
-ALL_TECHNIQUES = USE_LISTS | USE_COLUMNS | USE_BLOCKS | USE_SINGLE | USE_UPDATES | USE_CHUNKS | USE_WIDTHS
+USE_RECENT = 128  # a blocked pass walks the change log once for all its blocks, not once per block
+ALL_TECHNIQUES = (USE_LISTS | USE_COLUMNS | USE_BLOCKS | USE_SINGLE | USE_UPDATES | USE_CHUNKS | USE_WIDTHS
+                  | USE_RECENT)
 #: a block updates its lists when the clusters changed since its oldest stamp are fewer than
 #: this share of all clusters, else it makes them afresh; with the float32 screen an update
 #: costs no more than a full pass even when every cluster changed (Gaussian 100,000 x 15,
@@ -674,13 +676,16 @@ def _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share):
 
 
 @njit(cache=True)
-def _recent_changes(rows, count, cst, stamp, log, last, size, nc):
-    """(clusters, positions): every non-empty cluster whose latest change lies at or after the
-    oldest stamp of ``rows[:count]`` (rows without a list left out), in log order, with the
+def _recent_changes(rows, count, cst, stamp, log, last, size, nc, walk=False):
+    """(clusters, positions, walk): every non-empty cluster whose latest change lies at or after
+    the oldest stamp of ``rows[:count]`` (rows without a list left out), in log order, with the
     position of that change. A block's clusters changed since its own oldest stamp are then a
     suffix (``_changed_in``): one walk of the log per pass instead of one per block, whose
-    walks were a tenth of a pass at 312,500 rows."""
+    walks were a tenth of a pass at 312,500 rows. ``walk``: none here, every block walks the
+    log itself (``USE_RECENT`` off, for the benches)."""
     old = stamp
+    if walk:
+        count = 0
     for t in range(count):
         st = cst[rows[t]]
         if 0 <= st < old:
@@ -695,14 +700,14 @@ def _recent_changes(rows, count, cst, stamp, log, last, size, nc):
         clusters[n] = h
         positions[n] = e
         n += 1
-    return clusters[:n], positions[:n]
+    return clusters[:n], positions[:n], walk
 
 
 @njit(cache=True)
 def _changed_in(recent, rows, r0, b, cst, stamp, nc, share):
     """``_changed_since`` from the pass's ``_recent_changes``: the same clusters, in the same
     order, found by a binary search."""
-    clusters, positions = recent
+    clusters, positions, _ = recent
     old = stamp
     for t in range(b):
         st = cst[rows[r0 + t]]
@@ -732,7 +737,7 @@ def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, c
     list, the (K + 1)-th the new bound (B itself when fewer fall below it): the invariant of
     ``_nearest_cached`` holds again at the new stamp. ``recent``: the pass's
     ``_recent_changes``, else the block walks the log itself."""
-    if recent is None:
+    if recent is None or recent[2]:
         old, changed, nchg = _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share)
     else:
         old, changed, nchg = _changed_in(recent, rows, r0, b, cst, stamp, nc, share)
@@ -794,7 +799,7 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
     confirmation computes their distances as ``_sqdist_row`` does and selects as
     ``_update_block``. A block whose kept candidates overflow (many tied distances) is updated
     in double instead."""
-    if recent is None:
+    if recent is None or recent[2]:
         old, changed, nchg = _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share)
     else:
         old, changed, nchg = _changed_in(recent, rows, r0, b, cst, stamp, nc, share)
@@ -923,7 +928,7 @@ def _lists_for_parallel(X, X32, xmax, single, rows, count, cent, cent32, size, n
 
 @njit(cache=True)
 def _prefetch(X, X32, xmax, single, i, nc, want_k, k, mem, cent, cent32, size, K, cid, cd, ccnt, clb,
-              clbg, cst, meta, log_limit, pending, tuner, log, last, share, walk_min):
+              clbg, cst, meta, log_limit, pending, tuner, log, last, share, walk_min, walk_each):
     """Make in one blocked pass the lists of the rows the coming clusters (from i on) will ask
     about and could not answer cheaply from their lists: members of clusters of exactly k rows
     (``want_k``, phase 1) or of more than k rows (phase 2), whose stamp is older than
@@ -946,7 +951,7 @@ def _prefetch(X, X32, xmax, single, i, nc, want_k, k, mem, cent, cent32, size, K
     if count > 0:
         threaded = use_threads(tuner)
         t0 = monotonic_ns()
-        recent = _recent_changes(pending, count if share > 0.0 else 0, cst, now, log, last, size, nc)
+        recent = _recent_changes(pending, count if share > 0.0 else 0, cst, now, log, last, size, nc, walk_each)
         if threaded:
             work = _lists_for_parallel(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K,
                                        cid, cd, ccnt, clb, clbg, cst, now, log, last, share, recent)
@@ -1145,6 +1150,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
     lists = (techniques & USE_LISTS) != 0
     columns = (techniques & USE_COLUMNS) != 0
     blocked = lists and (techniques & USE_BLOCKS) != 0 and not use_tree
+    walk_each = (techniques & USE_RECENT) == 0
     share = update_share if blocked and (techniques & USE_UPDATES) != 0 else 0.0
     cid = np.empty((n, K), np.int64)
     cd = np.empty((n, K))
@@ -1221,7 +1227,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
             if blocked and i >= fetched:
                 fetched = _prefetch(X, X32, xmax, single, i, nc, True, k, mem, cent, cent32, size, K,
                                     cid, cd, ccnt, clb, clbg, cst, meta, log_limit, pending, tuner, log, last,
-                                    share, walk_min)
+                                    share, walk_min, walk_each)
             ok = True
             for t in range(k):
                 g, _ = _nearest_cached(X, mem[i, t], i, cent, size, nc, T, use_tree, K, cid, cd,
@@ -1270,7 +1276,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
             if blocked and size[i] > k and i >= fetched:
                 fetched = _prefetch(X, X32, xmax, single, i, nc, False, k, mem, cent, cent32, size, K,
                                     cid, cd, ccnt, clb, clbg, cst, meta, log_limit, pending, tuner, log, last,
-                                    share, walk_min)
+                                    share, walk_min, walk_each)
             while size[i] > k:
                 si = size[i]
                 best_imp = -np.inf
