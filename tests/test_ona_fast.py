@@ -43,7 +43,7 @@ from incrowd.microaggregation.ona._ona_star_fast import (
     ona_star_fast_labels,
     single_centroids,
 )
-from incrowd.microaggregation.ona._screen_widths import screen_pairs
+from incrowd.microaggregation.ona._screen_widths import screen_pairs, screen_width
 
 
 def assert_same_as_reference(Z, k, *, list_sizes=(6,), spares=(-1,), techniques=(ALL_TECHNIQUES,), threads=(False,),
@@ -278,10 +278,11 @@ def test_the_written_out_screens_are_what_their_generator_writes():
     assert _screen_source.TARGET.read_text() == _screen_source.source()
 
 
-@pytest.mark.parametrize("m", [1, 7, 13, 16, 17])
+@pytest.mark.parametrize("m", [1, 4, 7, 8, 13, 16, 17])
 def test_each_written_out_width_gives_the_reference_groups(m):
-    """Every column count up to the widest written out (and the first beyond, which takes the
-    chunks) runs its own screen; each gives the reference's groups."""
+    """Column counts at and between the written-out widths (padded with zero columns up to the
+    next one), and the first beyond the widest (which takes the chunks), give the reference's
+    groups."""
     Z = kernel_data("gauss", 900, m, seed=m)
     assert_same_as_reference(Z, 3, techniques=(ALL_TECHNIQUES, ALL_TECHNIQUES & ~USE_WIDTHS))
 
@@ -297,8 +298,8 @@ def test_the_expanded_screen_stays_within_the_margin(n, m, scale, offset, seed):
     cent = np.vstack([X[: min(n, 5)], rng.standard_normal((7, m)) * scale + offset])
     xmax = np.abs(np.vstack([X, cent])).max(axis=0)
     rows = np.arange(n, dtype=np.int64)
-    Xt = np.zeros((m, 64), np.float32)
-    Xt[:, :n] = X.astype(np.float32).T
+    Xt = np.zeros((screen_width(m), 64), np.float32)  # zero rows up to the written-out width
+    Xt[:m, :n] = X.astype(np.float32).T
     ids = np.arange(cent.shape[0], dtype=np.int64)
     acc = np.empty((cent.shape[0] + 1, 64), np.float32)
     hit = np.empty(cent.shape[0] + 1, np.bool_)

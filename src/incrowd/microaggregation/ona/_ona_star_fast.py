@@ -71,7 +71,7 @@ from ._ona_kernel import (
     sst_per_row,
     start_clusters,
 )
-from ._screen_widths import LANES, WIDEST, screen_pairs
+from ._screen_widths import LANES, WIDEST, screen_pairs, screen_width
 
 #: clusters remembered per row
 LIST_SIZE = 6
@@ -527,10 +527,10 @@ def _lane_norms(X, rows, r0, b):
 
 @njit(cache=True)
 def single_centroids(cent):
-    """The float32 centroids of the screen: each centroid's values rounded, then its squared
-    norm (summed in double, rounded once) in the column after them."""
+    """The float32 centroids of the screen: each centroid's values rounded, zero columns up to
+    ``screen_width``, then its squared norm (summed in double, rounded once) in the last column."""
     nc, m = cent.shape
-    cent32 = np.zeros((nc, m + 1), np.float32)
+    cent32 = np.zeros((nc, screen_width(m) + 1), np.float32)
     for g in range(nc):
         _sync_single(g, cent, cent32)
     return cent32
@@ -538,12 +538,11 @@ def single_centroids(cent):
 
 @njit(cache=True, inline="always")
 def _sync_single(g, cent, cent32):
-    m = cent.shape[1]
     s = 0.0
-    for j in range(m):
+    for j in range(cent.shape[1]):
         cent32[g, j] = np.float32(cent[g, j])
         s += cent[g, j] * cent[g, j]
-    cent32[g, m] = np.float32(s)
+    cent32[g, cent32.shape[1] - 1] = np.float32(s)
 
 
 @njit(cache=True)
@@ -583,7 +582,7 @@ def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, ci
     one distance) gets a double full search instead."""
     m = X.shape[1]
     cap = K + 1
-    Xt = np.zeros((m, _BLOCK), np.float32)
+    Xt = np.zeros((cent32.shape[1] - 1, _BLOCK), np.float32)  # zero rows pad to the screen's width
     xn = _lane_norms(X, rows, r0, b)
     ids = np.empty(_SCREEN_CHUNK, np.int64)
     acc = np.empty((_SCREEN_CHUNK + 1, _BLOCK), np.float32)
@@ -616,7 +615,8 @@ def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, ci
                 ids[cnt] = g0
                 cnt += 1
             g0 += 1
-        if not _screen_chunk(single, Xt, xn, cent32, ids, 0, cnt, acc, thr, hit):
+        # an int64 start, not the literal 0: one compiled screen serves this pass and the updates
+        if not _screen_chunk(single, Xt, xn, cent32, ids, np.int64(0), cnt, acc, thr, hit):
             continue
         for q in range(cnt):
             if not hit[q]:
@@ -807,7 +807,7 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
         return -1
     m = X.shape[1]
     cap = K + 1
-    Xt = np.zeros((m, _BLOCK), np.float32)
+    Xt = np.zeros((cent32.shape[1] - 1, _BLOCK), np.float32)  # zero rows pad to the screen's width
     xn = _lane_norms(X, rows, r0, b)
     acc = np.empty((_SCREEN_CHUNK + 1, _BLOCK), np.float32)
     hit = np.empty(_SCREEN_CHUNK + 1, np.bool_)
@@ -1165,7 +1165,6 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
     bd = np.empty(K + 1)
     bg = np.empty(K + 1, np.int64)
     centT = np.zeros((m, cap))
-    cent32 = np.zeros((cap, m + 1), np.float32)  # the values, then the squared norm
     xmax = np.zeros(m)
     for r in range(n):
         for j in range(m):
@@ -1178,6 +1177,8 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
         single = _CHUNKED if (techniques & USE_CHUNKS) != 0 else _COLUMNS
         if single == _CHUNKED and (techniques & USE_WIDTHS) != 0 and m <= WIDEST:
             single = _WIDTHS
+    # the values (zero columns up to the written-out screen's width), then the squared norm
+    cent32 = np.zeros((cap, (screen_width(m) if single == _WIDTHS else m) + 1), np.float32)
     X32 = X.astype(np.float32) if single else np.empty((0, m), np.float32)
     acc = np.empty(cap)
     pending = np.empty(_PREFETCH + 3 * k, np.int64)

@@ -1,5 +1,5 @@
 """Writes ``_screen_widths.py``: the float32 screen of ONA*'s blocked passes written out for
-each column count up to ``WIDEST``, in the expanded form |x|^2 + |c|^2 - 2 x.c.
+each of the column counts ``WIDTHS``, in the expanded form |x|^2 + |c|^2 - 2 x.c.
 
 With the column count a literal, every centroid value sits in a register and each lane's sum
 over all columns is one expression, so a screen is one vectorized loop over the lanes. With a
@@ -14,8 +14,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-#: widest column count with a written-out screen; wider data take the chunked screen
-WIDEST = 16
+#: column counts with a written-out screen; data in fewer columns take the next one up, padded
+#: with zero columns (exact: a zero term adds nothing), wider data the chunked screen. Every
+#: width compiles into each kernel that reaches it, so four of them, not sixteen: on a fresh
+#: install sixteen took the fast kernel's first compile from 78 s to 122 s
+WIDTHS = (4, 8, 12, 16)
+WIDEST = WIDTHS[-1]
 #: lanes (rows) of a block, ``_ona_star_fast._BLOCK``
 LANES = 64
 
@@ -41,6 +45,14 @@ from numba import njit
 
 LANES = {lanes}
 WIDEST = {widest}
+
+
+@njit(cache=True)
+def screen_width(m):
+    \"\"\"Columns of the written-out screen for data in m columns (zero columns pad up to it); m
+    itself beyond ``WIDEST``.\"\"\"
+{width_branches}
+    return m
 '''
 
 
@@ -89,9 +101,9 @@ def _pairs_{m}(Xt, xn, cent32, ids, lo, cnt, acc, limit, hit):
 
 def _dispatch() -> str:
     branches = "\n".join(
-        f"    {'if' if m == 1 else 'elif'} m == {m}:\n"
+        f"    {'if' if m == WIDTHS[0] else 'elif'} m == {m}:\n"
         f"        return _pairs_{m}(Xt, xn, cent32, ids, lo, cnt, acc, limit, hit)"
-        for m in range(1, WIDEST + 1))
+        for m in WIDTHS)
     return f'''
 
 @njit(cache=True)
@@ -104,8 +116,9 @@ def screen_pairs(Xt, xn, cent32, ids, lo, cnt, acc, limit, hit):
 
 def source() -> str:
     """The text of ``_screen_widths.py``."""
-    parts = [_HEADER.format(lanes=LANES, widest=WIDEST)]
-    parts += [_width(m) for m in range(1, WIDEST + 1)]
+    width_branches = "\n".join(f"    if m <= {w}:\n        return {w}" for w in WIDTHS)
+    parts = [_HEADER.format(lanes=LANES, widest=WIDEST, width_branches=width_branches)]
+    parts += [_width(m) for m in WIDTHS]
     parts.append(_dispatch())
     return "".join(parts)
 
