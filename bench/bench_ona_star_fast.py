@@ -522,8 +522,9 @@ def widths(repeats: int) -> None:
         f"- **Machine:** {machine_line()}. Measured {now_utc()}.",
         "- **Method:** the ONA* kernel alone after its MDAV* start (k = 10, standard Gaussian rows, seed 0), on "
         "one thread (as MONA runs each part). Its float32 screen either sums the differences in chunks of up "
-        "to 8 columns, one centroid at a time, or runs the code written out for the data's column count: "
-        "|x|^2 + |c|^2 - 2 x.c, one multiply-add per column, two centroids at a time. The two take turns in "
+        "to 8 columns, one centroid at a time, or runs the code written out for 4, 8, 12 or 16 columns (the "
+        "data padded with zero columns up to the next): |x|^2 + |c|^2 - 2 x.c, one multiply-add per column, "
+        "two centroids at a time. The two take turns in "
         f"one process after a warm-up; median of {repeats} runs each. *Passes*: the blocked passes' clock "
         "time inside the kernel. *Same groups*: equal label hashes in every run.",
         "",
