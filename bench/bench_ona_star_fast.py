@@ -488,6 +488,19 @@ def _screen_ablation(repeats: int, variants: dict[str, int], serial: bool) -> li
     return rows
 
 
+def _ablation_section(key: str, title: str, method: str, rows: list[list[str]], before: str, after: str) -> None:
+    """A kernel comparison of ``_screen_ablation`` as its section of docs/benchmarks.md."""
+    body = "\n".join([
+        f"- **Machine:** {machine_line()}. Measured {now_utc()}.",
+        f"- **Method:** {method} *Passes*: the blocked passes' clock time inside the kernel. *Same groups*: "
+        "equal label hashes in every run.",
+        "",
+        md_table(["data", f"kernel, {before}", f"kernel, {after}", "ratio", f"passes, {before}", f"passes, {after}",
+                  "ratio", "same groups"], rows),
+    ])
+    _section(key, body, title)
+
+
 def chunks(repeats: int) -> None:
     """The float32 screen in column chunks against one column at a time: the kernel alone after its
     MDAV* start (the ablation times whole fits, one run at 100,000 rows), the two taking turns in
@@ -497,18 +510,12 @@ def chunks(repeats: int) -> None:
     chunked = ALL_TECHNIQUES & ~USE_WIDTHS
     rows = _screen_ablation(repeats, {"columns one at a time": chunked & ~USE_CHUNKS, "columns in chunks": chunked},
                             serial=False)
-    body = "\n".join([
-        f"- **Machine:** {machine_line()}. Measured {now_utc()}.",
-        f"- **Method:** the ONA* kernel alone after its MDAV* start (k = 10, standard Gaussian rows, seed 0), "
-        f"its float32 screen summing one column at a time over a block's rows or in chunks of up to 8 "
-        f"columns (each row's running sum held in a register within a chunk), the two taking turns in one "
-        f"process after a warm-up; median of {repeats} runs each. *Passes*: the blocked passes' clock time "
-        "inside the kernel. *Same groups*: equal label hashes in every run.",
-        "",
-        md_table(["data", "kernel, one column at a time", "kernel, in chunks", "ratio", "passes, one at a time",
-                  "passes, in chunks", "ratio", "same groups"], rows),
-    ])
-    _section("ona-star-chunks", body, "ONA*'s float32 screen: one column at a time against chunks of columns")
+    _ablation_section(
+        "ona-star-chunks", "ONA*'s float32 screen: one column at a time against chunks of columns",
+        "the ONA* kernel alone after its MDAV* start (k = 10, standard Gaussian rows, seed 0), its float32 "
+        "screen summing one column at a time over a block's rows or in chunks of up to 8 columns (each row's "
+        "running sum held in a register within a chunk), the two taking turns in one process after a warm-up; "
+        f"median of {repeats} runs each.", rows, "one column at a time", "in chunks")
 
 
 def widths(repeats: int) -> None:
@@ -518,20 +525,14 @@ def widths(repeats: int) -> None:
 
     rows = _screen_ablation(repeats, {"in chunks": ALL_TECHNIQUES & ~USE_WIDTHS, "written out": ALL_TECHNIQUES},
                             serial=True)
-    body = "\n".join([
-        f"- **Machine:** {machine_line()}. Measured {now_utc()}.",
-        "- **Method:** the ONA* kernel alone after its MDAV* start (k = 10, standard Gaussian rows, seed 0), on "
-        "one thread (as MONA runs each part). Its float32 screen either sums the differences in chunks of up "
-        "to 8 columns, one centroid at a time, or runs the code written out for 4, 8, 12 or 16 columns (the "
-        "data padded with zero columns up to the next): |x|^2 + |c|^2 - 2 x.c, one multiply-add per column, "
-        "two centroids at a time. The two take turns in "
-        f"one process after a warm-up; median of {repeats} runs each. *Passes*: the blocked passes' clock "
-        "time inside the kernel. *Same groups*: equal label hashes in every run.",
-        "",
-        md_table(["data", "kernel, in chunks", "kernel, written out", "ratio", "passes, in chunks",
-                  "passes, written out", "ratio", "same groups"], rows),
-    ])
-    _section("ona-star-widths", body, "ONA*'s float32 screen: chunks of columns against code written out per width")
+    _ablation_section(
+        "ona-star-widths", "ONA*'s float32 screen: chunks of columns against code written out per width",
+        "the ONA* kernel alone after its MDAV* start (k = 10, standard Gaussian rows, seed 0), on one thread "
+        "(as MONA runs each part). Its float32 screen either sums the differences in chunks of up to 8 "
+        "columns, one centroid at a time, or runs the code written out for 4, 8, 12 or 16 columns (the data "
+        "padded with zero columns up to the next): |x|^2 + |c|^2 - 2 x.c, one multiply-add per column, two "
+        f"centroids at a time. The two take turns in one process after a warm-up; median of {repeats} runs "
+        "each.", rows, "in chunks", "written out")
 
 
 def recent(repeats: int) -> None:
@@ -540,19 +541,14 @@ def recent(repeats: int) -> None:
 
     rows = _screen_ablation(repeats, {"per block": ALL_TECHNIQUES & ~USE_RECENT, "per pass": ALL_TECHNIQUES},
                             serial=True)
-    body = "\n".join([
-        f"- **Machine:** {machine_line()}. Measured {now_utc()}.",
-        "- **Method:** the ONA* kernel alone after its MDAV* start (k = 10, standard Gaussian rows, seed 0), on "
-        "one thread. A block of rows brings its lists up to date from the clusters changed since its oldest "
-        "stamp: found by each block walking the change log from that stamp, or by one walk per blocked pass "
-        "(from the oldest stamp of all its rows), of which each block takes a suffix by a binary search. "
-        f"The two take turns in one process after a warm-up; median of {repeats} runs each. *Passes*: the "
-        "blocked passes' clock time inside the kernel. *Same groups*: equal label hashes in every run.",
-        "",
-        md_table(["data", "kernel, walk per block", "kernel, walk per pass", "ratio", "passes, per block",
-                  "passes, per pass", "ratio", "same groups"], rows),
-    ])
-    _section("ona-star-recent", body, "ONA*'s updates: one walk of the change log per block against per pass")
+    _ablation_section(
+        "ona-star-recent", "ONA*'s updates: one walk of the change log per block against per pass",
+        "the ONA* kernel alone after its MDAV* start (k = 10, standard Gaussian rows, seed 0), on one thread. "
+        "A block of rows brings its lists up to date from the clusters changed since its oldest stamp: found "
+        "by each block walking the change log from that stamp, or by one walk per blocked pass (from the "
+        "oldest stamp of all its rows), of which each block takes a suffix by a binary search. The two take "
+        f"turns in one process after a warm-up; median of {repeats} runs each.", rows, "walk per block",
+        "walk per pass")
 
 
 #: (rows, rho) of the comparison of MONA's parts one after another and side by side

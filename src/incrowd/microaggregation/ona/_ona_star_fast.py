@@ -648,6 +648,12 @@ def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, ci
         _store_list(r, bd, bg, got, K, cid, cd, ccnt, clb, clbg, cst, stamp)
 
 
+@njit(cache=True, inline="always")
+def _latest_live(h, e, last, size, nc):
+    """Whether log entry e is cluster h's latest change and h still exists."""
+    return last[h] == e and h < nc and size[h] > 0
+
+
 @njit(cache=True)
 def _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share):
     """(oldest stamp of the block, the non-empty clusters changed since it, their count); the
@@ -666,8 +672,8 @@ def _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share):
     nchg = 0
     for e in range(old, stamp):
         h = log[e]
-        if last[h] != e or h >= nc or size[h] == 0:
-            continue  # an earlier change of h, or h is gone
+        if not _latest_live(h, e, last, size, nc):
+            continue
         if nchg == limit:
             return old, changed, -1
         changed[nchg] = h
@@ -695,8 +701,8 @@ def _recent_changes(rows, count, cst, stamp, log, last, size, nc, walk=False):
     n = 0
     for e in range(old, stamp):
         h = log[e]
-        if last[h] != e or h >= nc or size[h] == 0:
-            continue  # an earlier change of h, or h is gone
+        if not _latest_live(h, e, last, size, nc):
+            continue
         clusters[n] = h
         positions[n] = e
         n += 1
