@@ -10,7 +10,15 @@ from hypothesis import strategies as st
 from numba import njit
 
 from incrowd.microaggregation.mdav import _blockdot
-from incrowd.microaggregation.mdav._blockdot import LANES, block_dot_avx2, block_dot_avx512, block_dot_generic
+from incrowd.microaggregation.mdav._blockdot import (
+    LANES,
+    block_dot_avx2,
+    block_dot_avx512,
+    block_dot_generic,
+    block_screen_avx2,
+    block_screen_avx512,
+    block_screen_generic,
+)
 from incrowd.microaggregation.mdav._screen import (
     compact_blocked,
     quantize,
@@ -24,10 +32,13 @@ from conftest import kernel_data
 
 _FEATURES = _blockdot._host_features()
 _VARIANTS = [block_dot_generic]
+_SCREENS = [block_screen_generic]
 if "avx2" in _FEATURES:
     _VARIANTS.append(block_dot_avx2)
+    _SCREENS.append(block_screen_avx2)
 if {"avx512f", "avx512bw"} <= _FEATURES:
     _VARIANTS.append(block_dot_avx512)
+    _SCREENS.append(block_screen_avx512)
 
 
 @njit
@@ -52,6 +63,50 @@ def test_block_products_equal_numpy(dot, npairs, dtype):
     _all_blocks(dot, out, data, npairs, query.view(np.int32).ravel().copy())
     expected = (data.reshape(n_blocks, npairs, LANES, 2).astype(np.int64) * query[None, :, None, :]).sum(axis=(1, 3))
     np.testing.assert_array_equal(out, expected.ravel())
+
+
+def _random_blocks(rng, n_blocks, npairs, dtype):
+    limit = int(np.sqrt(2**29 / (2 * npairs))) if dtype == np.int16 else 127
+    data = rng.integers(-limit, limit + 1, n_blocks * npairs * 2 * LANES).astype(dtype)
+    query = rng.integers(-limit, limit + 1, (npairs, 2)).astype(np.int16)
+    dots = (data.reshape(n_blocks, npairs, LANES, 2).astype(np.int64) * query[None, :, None, :]).sum(axis=(1, 3))
+    return data, query.view(np.int32).ravel().copy(), dots.ravel()
+
+
+@pytest.mark.parametrize("dot", _VARIANTS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("n_blocks", [1, 3, 4, 5, 8, 11])
+@pytest.mark.parametrize("dtype", [np.int16, np.int8])
+def test_blocks_side_by_side_equal_numpy(dot, n_blocks, dtype):
+    """Several blocks in one call (four at a time, then the rest one by one), from an offset
+    into the data and into the output, leaving the output around them alone."""
+    rng = np.random.default_rng(n_blocks)
+    npairs = 7
+    data, qwords, dots = _random_blocks(rng, n_blocks + 2, npairs, dtype)
+    out = np.full((n_blocks + 3) * LANES, -7, np.int32)
+    dot(out, LANES, data, 2 * npairs * 2 * LANES, npairs, qwords, n_blocks)
+    np.testing.assert_array_equal(out[LANES:(n_blocks + 1) * LANES], dots[2 * LANES:])
+    assert (out[:LANES] == -7).all() and (out[(n_blocks + 1) * LANES:] == -7).all()
+
+
+@pytest.mark.parametrize("screen", _SCREENS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("n_blocks", [1, 4, 6, 9])
+@pytest.mark.parametrize("dtype", [np.int16, np.int8])
+def test_the_fused_screen_flags_exactly_the_slots_at_either_bar(screen, n_blocks, dtype):
+    """v = |a|^2 - 2 a.q per slot, and bit l of block b's mask set exactly where v <= hi or
+    v >= lo, bars equal to some v included."""
+    rng = np.random.default_rng(10 + n_blocks)
+    npairs = 5
+    data, qwords, dots = _random_blocks(rng, n_blocks + 1, npairs, dtype)
+    norms = rng.integers(0, 2**20, (n_blocks + 1) * LANES).astype(np.int32)
+    v = (norms - 2 * dots)[LANES:]
+    for hi, lo in [(int(np.quantile(v, 0.1)), int(v.max())), (-(2**31), 2**31 - 1), (int(v[3]), int(v[5]))]:
+        out = np.zeros(n_blocks * LANES, np.int32)
+        masks = np.zeros(n_blocks, np.uint16)
+        screen(out, data, npairs * 2 * LANES, npairs, qwords, n_blocks, norms[LANES:], hi, lo, masks)
+        np.testing.assert_array_equal(out, v)
+        hit = ((v <= hi) | (v >= lo)).reshape(n_blocks, LANES)
+        expected = (hit * (1 << np.arange(LANES))).sum(axis=1)
+        np.testing.assert_array_equal(masks, expected)
 
 
 def test_the_host_gets_its_fastest_variant():

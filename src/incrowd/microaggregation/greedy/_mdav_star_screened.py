@@ -46,13 +46,12 @@ from numba import njit, prange
 
 from .._adaptive import monotonic_ns, new_tuner, record, use_threads
 from .._kernels import row_sq_dist
-from ..mdav._blockdot import LANES, block_dot
+from ..mdav._blockdot import LANES, block_dot, block_screen
 from ..mdav._mdav_fast import _screen
 from ..mdav._screen import (
     _CHUNK_BLOCKS,
     _INT32_MAX,
     _NORM_CAP,
-    _chunk_flags,
     _clamp32,
     _insert,
     _kth_insert,
@@ -135,16 +134,13 @@ def _clos(X, r, sums, sizes, n_groups, k, max_size, mid, step, limit, cdata, cno
         hi = np.int64(_code(X[r, 2 * p + 1], mid[2 * p + 1], step, limit)) if 2 * p + 1 < m else 0
         q_norm += lo * lo + hi * hi
         qwords[p] = (np.int32(hi) << 16) | (np.int32(lo) & 0xFFFF)
-    block = npairs * 2 * LANES
     d0 = np.int64(1) << 62
-    for b in range((n_groups + LANES - 1) // LANES):
-        block_dot(acc, 0, cdata, b * block, npairs, qwords)
-        for lane in range(LANES):
-            g = b * LANES + lane
-            if g < n_groups:
-                d = cnorms[g] + q_norm - 2 * np.int64(acc[lane])
-                dc[g] = d
-                d0 = min(d0, d)
+    n_blocks = (n_groups + LANES - 1) // LANES
+    block_dot(acc, 0, cdata, 0, npairs, qwords, n_blocks)
+    for g in range(n_groups):
+        d = cnorms[g] + q_norm - 2 * np.int64(acc[g])
+        dc[g] = d
+        d0 = min(d0, d)
     # real distance / s within sqrt(m) of the code distance's root (both points coded within
     # s/2 per column); growth weights within [k/(k+1), w_max]; 1e-6 covers float rounding
     h = math.sqrt(m) * (1.0 + 1e-6)
@@ -184,59 +180,62 @@ def _from_list(kept, kept_n, q, alive, exclude, count, out):
 
 @njit(cache=True)
 def _lists_screen(data, norms, npairs, gap, n_slots, alive_slot, q_lo, q_hi, n_near, qw, q_norm, q_slot, hi_v,
-                  acc, flags, near_buf, cand, cand_d, fn, n_cand):
+                  acc, masks, near_buf, cand, cand_d, fn, n_cand):
     """The screen of :func:`_lists_pass` for queries [q_lo, q_hi): candidates and near buffers."""
     n_blocks = (n_slots + LANES - 1) // LANES
     block = npairs * 2 * LANES
     cap = cand.shape[1]
-    words = flags.view(np.uint64)
+    words = masks.view(np.uint64)
     cb = 0
     size = 1
     while cb < n_blocks:
         eb = min(cb + size, n_blocks)
         size = min(2 * size, _CHUNK_BLOCKS)
         s0 = cb * LANES
-        w = (eb - cb) * LANES
         for q in range(q_lo, q_hi):
             nc = n_cand[q]
             if nc < 0:
                 continue  # overflowed
-            for b in range(cb, eb):
-                block_dot(acc, (b - cb) * LANES, data, b * block, npairs, qw[q])
+            nb = eb - cb
             hi = hi_v[q]
-            _chunk_flags(norms[s0:s0 + w], acc, flags, w, hi, _INT32_MAX)
+            block_screen(acc, data, cb * block, npairs, qw[q], nb, norms[s0:s0 + nb * LANES], hi, _INT32_MAX, masks)
             qn = q_norm[q]
             qs = q_slot[q]
             f = fn[q]
             buf = near_buf[q]
-            for t in range(w // 8):
+            for t in range((nb + 3) // 4):
                 if words[t] == 0:
-                    continue
-                for i in range(8 * t, 8 * t + 8):
-                    v = acc[i]
-                    if v > hi:
+                    continue  # no slot of these 4 blocks is under the bar: the common case
+                for b in range(4 * t, min(4 * t + 4, nb)):
+                    if masks[b] == 0:
                         continue
-                    slot = s0 + i
-                    if slot >= n_slots or not alive_slot[slot] or slot == qs:
-                        continue
-                    d = np.int64(v) + qn
-                    if f < n_near or d < buf[n_near - 1]:
-                        f = _kth_insert(buf, f, n_near, d, True)
-                        if f == n_near:
-                            hi = _clamp32(_near_bar(buf[n_near - 1], gap) - qn)
-                    if nc == cap:  # drop the candidates the bar has passed by since
-                        nc = 0
-                        for u in range(cap):
-                            if cand_d[q, u] <= hi + qn:
-                                cand[q, nc] = cand[q, u]
-                                cand_d[q, nc] = cand_d[q, u]
-                                nc += 1
-                        if nc == cap:
-                            nc = -1
-                            break
-                    cand[q, nc] = slot
-                    cand_d[q, nc] = d
-                    nc += 1
+                    for i in range(b * LANES, b * LANES + LANES):
+                        v = acc[i]
+                        if v > hi:
+                            continue
+                        slot = s0 + i
+                        if slot >= n_slots or not alive_slot[slot] or slot == qs:
+                            continue
+                        d = np.int64(v) + qn
+                        if f < n_near or d < buf[n_near - 1]:
+                            f = _kth_insert(buf, f, n_near, d, True)
+                            if f == n_near:
+                                hi = _clamp32(_near_bar(buf[n_near - 1], gap) - qn)
+                        if nc == cap:  # drop the candidates the bar has passed by since
+                            nc = 0
+                            for u in range(cap):
+                                if cand_d[q, u] <= hi + qn:
+                                    cand[q, nc] = cand[q, u]
+                                    cand_d[q, nc] = cand_d[q, u]
+                                    nc += 1
+                            if nc == cap:
+                                nc = -1
+                                break
+                        cand[q, nc] = slot
+                        cand_d[q, nc] = d
+                        nc += 1
+                    if nc < 0:
+                        break
                 if nc < 0:
                     break
             hi_v[q] = hi
@@ -253,14 +252,14 @@ def _lists_screen_parallel(data, norms, npairs, gap, n_slots, alive_slot, n_q, n
     parts = max(1, min(shares, n_q))
     for h in prange(parts):
         acc = np.empty(_CHUNK_BLOCKS * LANES, np.int32)
-        flags = np.zeros(_CHUNK_BLOCKS * LANES, np.uint8)
+        masks = np.zeros(_CHUNK_BLOCKS, np.uint16)
         _lists_screen(data, norms, npairs, gap, n_slots, alive_slot, n_q * h // parts, n_q * (h + 1) // parts,
-                      n_near, qw, q_norm, q_slot, hi_v, acc, flags, near_buf, cand, cand_d, fn, n_cand)
+                      n_near, qw, q_norm, q_slot, hi_v, acc, masks, near_buf, cand, cand_d, fn, n_cand)
 
 
 @njit(cache=True)
 def _lists_pass(X, data, norms, npairs, gap, ids, n_slots, alive_slot, slot_of, queries, n_q, n_near, qw, acc,
-                flags, near_buf, cand, cand_d, out_d, out_s, kept, kept_n, parallel_from, shares, tuner):
+                masks, near_buf, cand, cand_d, out_d, out_s, kept, kept_n, parallel_from, shares, tuner):
     """One screened pass over the slots for the ``n_q`` query rows at once: each query's
     ``n_near`` nearest live rows (its own slot skipped), in the (distance, row) order of the
     scan, into ``kept``. The slots are read chunk by chunk, each chunk screened for every query
@@ -280,7 +279,7 @@ def _lists_pass(X, data, norms, npairs, gap, ids, n_slots, alive_slot, slot_of, 
         hi_v[q] = _INT32_MAX
     if tuner is None:
         _lists_screen(data, norms, npairs, gap, n_slots, alive_slot, 0, n_q, n_near, qw, q_norm, q_slot, hi_v, acc,
-                      flags, near_buf, cand, cand_d, fn, n_cand)
+                      masks, near_buf, cand, cand_d, fn, n_cand)
     elif parallel_from <= n_slots and n_q > 1:
         threaded = use_threads(tuner)
         t0 = monotonic_ns()
@@ -289,11 +288,11 @@ def _lists_pass(X, data, norms, npairs, gap, ids, n_slots, alive_slot, slot_of, 
                                    hi_v, near_buf, cand, cand_d, fn, n_cand, shares)
         else:
             _lists_screen(data, norms, npairs, gap, n_slots, alive_slot, 0, n_q, n_near, qw, q_norm, q_slot, hi_v,
-                          acc, flags, near_buf, cand, cand_d, fn, n_cand)
+                          acc, masks, near_buf, cand, cand_d, fn, n_cand)
         record(tuner, threaded, monotonic_ns() - t0, n_slots * n_q)
     else:
         _lists_screen(data, norms, npairs, gap, n_slots, alive_slot, 0, n_q, n_near, qw, q_norm, q_slot, hi_v, acc,
-                      flags, near_buf, cand, cand_d, fn, n_cand)
+                      masks, near_buf, cand, cand_d, fn, n_cand)
     for q in range(n_q):
         row = queries[q]
         if n_cand[q] < 0:
@@ -380,7 +379,7 @@ def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spa
     queries = np.empty(batch, np.int64)
     qw = np.empty((batch, npairs), np.int32)
     acc = np.empty(_CHUNK_BLOCKS * LANES, np.int32)
-    flags = np.zeros(_CHUNK_BLOCKS * LANES, np.uint8)
+    masks = np.zeros(_CHUNK_BLOCKS, np.uint16)
     near_buf = np.empty((batch, n_list), np.int64)
     b_cand = np.empty((batch, _CAND_CAP), np.int64)
     b_cand_d = np.empty((batch, _CAND_CAP), np.int64)
@@ -395,7 +394,7 @@ def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spa
     cdata = np.zeros(c_blocks * npairs * 2 * LANES, np.int16)
     cnorms = np.zeros(c_blocks * LANES, np.int64)
     c_qwords = np.empty(npairs, np.int32)
-    c_acc = np.empty(LANES, np.int32)
+    c_acc = np.empty(c_blocks * LANES, np.int32)
     dc = np.empty(max_groups, np.int64)
     mid, step, limit = _centroid_coding(X)
     max_size = k
@@ -433,7 +432,7 @@ def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spa
                         if not _has_list(kept, kept_n, o_nu, alive, o, k - 1):
                             nq = _add_query(queries, nq, o_nu)
                 _lists_pass(X, data, norms, npairs, gap, ids, n_slots, alive_slot, slot_of, queries, nq, n_list,
-                            qw, acc, flags, near_buf, b_cand, b_cand_d, out_d, out_s, kept, kept_n,
+                            qw, acc, masks, near_buf, b_cand, b_cand_d, out_d, out_s, kept, kept_n,
                             parallel_from, shares, tuner)
                 stats[2] += 1
                 if kept_n[q] < 0:  # its candidates overflowed: the single-query pass

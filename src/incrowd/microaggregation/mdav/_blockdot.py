@@ -12,6 +12,14 @@ measured at 25,000 rows). The caller keeps the codes small enough that no int32 
 (:func:`incrowd.microaggregation.mdav._screen.quantize`). int8 codes in the same layout (half the
 bytes; ``_screen.quantize_narrow``) are widened to int16 in the register.
 
+``block_dot`` takes ``nblocks`` consecutive blocks and works on four at a time: one block's sum
+is a chain of dependent multiply-adds (fused into ``vpdpwssd`` where the CPU has VNNI), and with
+one chain the loop waited on its latency (on 312,500 x 13 int8 codes, MDAV*'s screen ran at 1.6
+billion slots a second, its sample peak on the instruction after the multiply-add). ``block_screen``
+adds the screen's test in the same registers: v = |a|^2 - 2 a.q per slot into ``out``, and one
+16-bit mask per block with bit l set where lane l's v reaches a bar (v <= hi or v >= lo), so the
+caller looks only at blocks with a bit set, and v is not stored and read back in between.
+
 Three versions give the same integers: AVX-512BW (one ``pmaddwd`` per pair), AVX2 (two), and a
 plain loop for every other CPU. The host's features pick one at import. (No override by
 environment: numba caches the kernels that call ``block_dot`` with the choice frozen in, so a
@@ -48,77 +56,178 @@ def _choose(features: set[str]) -> str:
     return "generic"
 
 
-def _pmadd_intrinsic(width: int, name: str):
-    """An intrinsic summing, over pairs, pmaddwd(codes of 16 lanes, broadcast query word)."""
+# Blocks computed side by side: each block's sum over the pairs is one chain of dependent
+# multiply-adds (``vpdpwssd`` on CPUs with VNNI), so one block at a time waits on the chain's
+# latency; four chains keep the units busy.
+_INTERLEAVE = 4
+
+
+def _to(builder, value, ity):
+    width = value.type.width
+    if width < ity.width:
+        return builder.sext(value, ity)
+    return builder.trunc(value, ity) if width > ity.width else value
+
+
+def _pmadd_intrinsic(width: int, name: str, screen: bool):
+    """An intrinsic summing, over pairs, pmaddwd(codes of 16 lanes, broadcast query word), for
+    ``nblocks`` consecutive blocks; with ``screen``, :func:`block_screen`'s bars as well."""
     i16, i32 = ir.IntType(16), ir.IntType(32)
     words = width // 32  # int32 results per instruction
     vi32 = ir.VectorType(i32, words)
     vi16 = ir.VectorType(i16, 2 * words)
     parts = LANES // words
 
-    @intrinsic
-    def dot(typingctx, out, out_off, data, data_off, npairs, qwords):
-        sig = types.void(out, out_off, data, data_off, npairs, qwords)
+    def codegen(context, builder, signature, args):
+        sig_args = signature.args
+        if screen:
+            out_a, data_a, d_off, n_pairs, q_a, n_blocks, norms_a, hi, lo, masks_a = args
+            o_off = ir.Constant(d_off.type, 0)
+        else:
+            out_a, o_off, data_a, d_off, n_pairs, q_a, n_blocks = args
+        data_i, q_i = (1, 4) if screen else (2, 5)
+        out_s = context.make_array(sig_args[0])(context, builder, out_a)
+        data_s = context.make_array(sig_args[data_i])(context, builder, data_a)
+        q_s = context.make_array(sig_args[q_i])(context, builder, q_a)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vi32, [vi16, vi16]), name)
+        # int8 codes (half the bytes a pass reads) are widened to int16 in the register
+        narrow = sig_args[data_i].dtype.bitwidth == 8
+        vload = ir.VectorType(ir.IntType(8), 2 * words) if narrow else vi16
+        ity = ir.IntType(64)
+        d_off, o_off, n_pairs, n_blocks = (_to(builder, v, ity) for v in (d_off, o_off, n_pairs, n_blocks))
+        if screen:
+            norms_s = context.make_array(sig_args[6])(context, builder, norms_a)
+            masks_s = context.make_array(sig_args[9])(context, builder, masks_a)
+            hi_v = builder.shuffle_vector(builder.insert_element(ir.Constant(vi32, ir.Undefined), _to(builder, hi, i32),
+                                                                 ir.Constant(i32, 0)),
+                                          ir.Constant(vi32, ir.Undefined), ir.Constant(vi32, [0] * words))
+            lo_v = builder.shuffle_vector(builder.insert_element(ir.Constant(vi32, ir.Undefined), _to(builder, lo, i32),
+                                                                 ir.Constant(i32, 0)),
+                                          ir.Constant(vi32, ir.Undefined), ir.Constant(vi32, [0] * words))
+        block = builder.mul(n_pairs, ir.Constant(ity, 2 * LANES))
+        accs = [cgutils.alloca_once(builder, vi32) for _ in range(_INTERLEAVE * parts)]
 
-        def codegen(context, builder, signature, args):
-            out_a, o_off, data_a, d_off, n_pairs, q_a = args
-            out_s = context.make_array(signature.args[0])(context, builder, out_a)
-            data_s = context.make_array(signature.args[2])(context, builder, data_a)
-            q_s = context.make_array(signature.args[5])(context, builder, q_a)
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vi32, [vi16, vi16]), name)
-            # int8 codes (half the bytes a pass reads) are widened to int16 in the register
-            narrow = signature.args[2].dtype.bitwidth == 8
-            vload = ir.VectorType(ir.IntType(8), 2 * words) if narrow else vi16
-            accs = [cgutils.alloca_once_value(builder, ir.Constant(vi32, None)) for _ in range(parts)]
+        def blocks(first, count):
+            """``count`` blocks from block ``first``, side by side."""
+            for a in accs[: count * parts]:
+                builder.store(ir.Constant(vi32, None), a)
+            d_first = builder.add(d_off, builder.mul(first, block))
             with cgutils.for_range(builder, n_pairs) as loop:
                 p = loop.index
                 q = builder.load(builder.gep(q_s.data, [p]))
                 qv = builder.insert_element(ir.Constant(vi32, ir.Undefined), q, ir.Constant(i32, 0))
                 qv = builder.shuffle_vector(qv, ir.Constant(vi32, ir.Undefined), ir.Constant(vi32, [0] * words))
                 qv = builder.bitcast(qv, vi16)
-                base = builder.add(d_off, builder.mul(p, ir.Constant(p.type, 2 * LANES)))
+                base = builder.add(d_first, builder.mul(p, ir.Constant(ity, 2 * LANES)))
+                for c in range(count):
+                    b_base = builder.add(base, builder.mul(ir.Constant(ity, c), block))
+                    for h in range(parts):
+                        ptr = builder.gep(data_s.data, [builder.add(b_base, ir.Constant(ity, 2 * words * h))])
+                        codes = builder.load(builder.bitcast(ptr, vload.as_pointer()), align=1)
+                        if narrow:
+                            codes = builder.sext(codes, vi16)
+                        acc = accs[c * parts + h]
+                        builder.store(builder.add(builder.load(acc), builder.call(fn, [codes, qv])), acc)
+            o_first = builder.add(o_off, builder.mul(first, ir.Constant(ity, LANES)))
+            for c in range(count):
+                mask = ir.Constant(i16, 0)
                 for h in range(parts):
-                    ptr = builder.gep(data_s.data, [builder.add(base, ir.Constant(p.type, 2 * words * h))])
-                    codes = builder.load(builder.bitcast(ptr, vload.as_pointer()), align=1)
-                    if narrow:
-                        codes = builder.sext(codes, vi16)
-                    builder.store(builder.add(builder.load(accs[h]), builder.call(fn, [codes, qv])), accs[h])
-            for h in range(parts):
-                ptr = builder.gep(out_s.data, [builder.add(o_off, ir.Constant(o_off.type, words * h))])
-                builder.store(builder.load(accs[h]), builder.bitcast(ptr, vi32.as_pointer()), align=4)
-            return context.get_dummy_value()
+                    at = builder.add(o_first, ir.Constant(ity, c * LANES + words * h))
+                    value = builder.load(accs[c * parts + h])
+                    if screen:
+                        # v = |a|^2 - 2 a.q, and the lanes where v reaches either bar
+                        n_ptr = builder.gep(norms_s.data, [at])
+                        norm = builder.load(builder.bitcast(n_ptr, vi32.as_pointer()), align=4)
+                        value = builder.sub(norm, builder.add(value, value))
+                        hit = builder.or_(builder.icmp_signed("<=", value, hi_v),
+                                          builder.icmp_signed(">=", value, lo_v))
+                        bits = builder.zext(builder.bitcast(hit, ir.IntType(words)), i16)
+                        mask = builder.or_(mask, builder.shl(bits, ir.Constant(i16, words * h)))
+                    ptr = builder.gep(out_s.data, [at])
+                    builder.store(value, builder.bitcast(ptr, vi32.as_pointer()), align=4)
+                if screen:
+                    builder.store(mask, builder.gep(masks_s.data, [builder.add(first, ir.Constant(ity, c))]))
 
-        return sig, codegen
+        n_groups = builder.sdiv(n_blocks, ir.Constant(ity, _INTERLEAVE))
+        with cgutils.for_range(builder, n_groups) as loop:
+            blocks(builder.mul(loop.index, ir.Constant(ity, _INTERLEAVE)), _INTERLEAVE)
+        done = builder.mul(n_groups, ir.Constant(ity, _INTERLEAVE))
+        with cgutils.for_range(builder, builder.sub(n_blocks, done)) as loop:
+            blocks(builder.add(done, loop.index), 1)
+        return context.get_dummy_value()
+
+    if screen:
+        @intrinsic
+        def dot_screen(typingctx, out, data, data_off, npairs, qwords, nblocks, norms, hi, lo, masks):
+            return types.void(out, data, data_off, npairs, qwords, nblocks, norms, hi, lo, masks), codegen
+
+        return dot_screen
+
+    @intrinsic
+    def dot(typingctx, out, out_off, data, data_off, npairs, qwords, nblocks):
+        return types.void(out, out_off, data, data_off, npairs, qwords, nblocks), codegen
 
     return dot
 
 
-_dot512 = _pmadd_intrinsic(512, "llvm.x86.avx512.pmaddw.d.512")
-_dot256 = _pmadd_intrinsic(256, "llvm.x86.avx2.pmadd.wd")
+_dot512 = _pmadd_intrinsic(512, "llvm.x86.avx512.pmaddw.d.512", False)
+_dot256 = _pmadd_intrinsic(256, "llvm.x86.avx2.pmadd.wd", False)
+_screen512 = _pmadd_intrinsic(512, "llvm.x86.avx512.pmaddw.d.512", True)
+_screen256 = _pmadd_intrinsic(256, "llvm.x86.avx2.pmadd.wd", True)
 
 
 @njit(cache=True)
-def block_dot_avx512(out, out_off, data, data_off, npairs, qwords):
-    _dot512(out, out_off, data, data_off, npairs, qwords)
+def block_dot_avx512(out, out_off, data, data_off, npairs, qwords, nblocks=1):
+    _dot512(out, out_off, data, data_off, npairs, qwords, nblocks)
 
 
 @njit(cache=True)
-def block_dot_avx2(out, out_off, data, data_off, npairs, qwords):
-    _dot256(out, out_off, data, data_off, npairs, qwords)
+def block_dot_avx2(out, out_off, data, data_off, npairs, qwords, nblocks=1):
+    _dot256(out, out_off, data, data_off, npairs, qwords, nblocks)
 
 
 @njit(cache=True)
-def block_dot_generic(out, out_off, data, data_off, npairs, qwords):
-    for lane in range(LANES):
-        out[out_off + lane] = 0
-    for p in range(npairs):
-        word = qwords[p]
-        lo = np.int32(np.int16(word & 0xFFFF))  # the word holds the query's two int16 codes
-        hi = np.int32(word >> 16)
-        base = data_off + p * 2 * LANES
+def block_dot_generic(out, out_off, data, data_off, npairs, qwords, nblocks=1):
+    for b in range(nblocks):
+        o = out_off + b * LANES
+        d = data_off + b * npairs * 2 * LANES
         for lane in range(LANES):
-            out[out_off + lane] += np.int32(data[base + 2 * lane]) * lo + np.int32(data[base + 2 * lane + 1]) * hi
+            out[o + lane] = 0
+        for p in range(npairs):
+            word = qwords[p]
+            lo = np.int32(np.int16(word & 0xFFFF))  # the word holds the query's two int16 codes
+            hi = np.int32(word >> 16)
+            base = d + p * 2 * LANES
+            for lane in range(LANES):
+                out[o + lane] += np.int32(data[base + 2 * lane]) * lo + np.int32(data[base + 2 * lane + 1]) * hi
+
+
+@njit(cache=True)
+def block_screen_avx512(out, data, data_off, npairs, qwords, nblocks, norms, hi, lo, masks):
+    _screen512(out, data, data_off, npairs, qwords, nblocks, norms, hi, lo, masks)
+
+
+@njit(cache=True)
+def block_screen_avx2(out, data, data_off, npairs, qwords, nblocks, norms, hi, lo, masks):
+    _screen256(out, data, data_off, npairs, qwords, nblocks, norms, hi, lo, masks)
+
+
+@njit(cache=True)
+def block_screen_generic(out, data, data_off, npairs, qwords, nblocks, norms, hi, lo, masks):
+    block_dot_generic(out, 0, data, data_off, npairs, qwords, nblocks)
+    h = np.int32(hi)
+    low = np.int32(lo)
+    for b in range(nblocks):
+        mask = 0
+        for lane in range(LANES):
+            i = b * LANES + lane
+            v = np.int32(norms[i] - out[i] - out[i])
+            out[i] = v
+            if v <= h or v >= low:
+                mask |= 1 << lane
+        masks[b] = np.uint16(mask)
 
 
 SIMD = _choose(_host_features() if platform.machine().lower() in ("x86_64", "amd64") else set())
 block_dot = {"avx512": block_dot_avx512, "avx2": block_dot_avx2, "generic": block_dot_generic}[SIMD]
+block_screen = {"avx512": block_screen_avx512, "avx2": block_screen_avx2, "generic": block_screen_generic}[SIMD]

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._kernels import _DEAD_FRACTION, row_sq_dist
-from ._blockdot import LANES, block_dot
+from ._blockdot import LANES, block_screen
 
 PARALLEL_LOCK = threading.Lock()
 
@@ -183,19 +183,6 @@ def _clamp32(v):
     return max(min(v, _INT32_MAX), _INT32_MIN)
 
 
-@njit(cache=True, inline="always")
-def _chunk_flags(chunk_norms, acc, flags, w, hi_v, lo_v):
-    """acc[i] = |a_i|^2 - 2 a_i.q for the chunk, and flags[i] = 1 where it reaches a bar.
-    (int32 and uint8 throughout: this loop vectorizes, where a per-slot branch did not; the
-    flags are then read 8 at a time as one uint64.)"""
-    hi = np.int32(hi_v)
-    lo = np.int32(lo_v)
-    for i in range(w):
-        v = np.int32(chunk_norms[i] - acc[i] - acc[i])
-        acc[i] = v
-        flags[i] = np.uint8(v <= hi) | np.uint8(v >= lo)
-
-
 @njit(cache=True)
 def _screen_blocks(data, norms, npairs, n_slots, alive, qwords, q_norm, exclude, n_near, n_far, gap,
                    b_lo, b_hi, cand, cand_d, cand_at, bars):
@@ -204,8 +191,8 @@ def _screen_blocks(data, norms, npairs, n_slots, alive, qwords, q_norm, exclude,
     near_buf = np.empty(max(n_near, 1), np.int64)
     far_buf = np.empty(max(n_far, 1), np.int64)
     acc = np.empty(_CHUNK_BLOCKS * LANES, np.int32)
-    flags = np.zeros(_CHUNK_BLOCKS * LANES, np.uint8)
-    words = flags.view(np.uint64)
+    masks = np.zeros(_CHUNK_BLOCKS, np.uint16)
+    words = masks.view(np.uint64)
     fn = 0
     ff = 0
     n_cand = 0
@@ -220,34 +207,35 @@ def _screen_blocks(data, norms, npairs, n_slots, alive, qwords, q_norm, exclude,
         # a loose bar goes through the scalar loop below
         eb = min(cb + size, b_hi)
         size = min(2 * size, _CHUNK_BLOCKS)
-        for b in range(cb, eb):
-            block_dot(acc, (b - cb) * LANES, data, b * block, npairs, qwords)
+        nb = eb - cb
         s0 = cb * LANES
-        w = (eb - cb) * LANES
-        _chunk_flags(norms[s0:s0 + w], acc, flags, w, hi_v, lo_v)
-        for t in range(w // 8):
+        block_screen(acc, data, cb * block, npairs, qwords, nb, norms[s0:s0 + nb * LANES], hi_v, lo_v, masks)
+        for t in range((nb + 3) // 4):
             if words[t] == 0:
-                continue  # none of these 8 slots reaches either bar: the common case
-            for i in range(8 * t, 8 * t + 8):
-                v = acc[i]
-                if v > hi_v and v < lo_v:
+                continue  # no slot of these 4 blocks reaches either bar: the common case
+            for b in range(4 * t, min(4 * t + 4, nb)):
+                if masks[b] == 0:
                     continue
-                slot = s0 + i
-                if slot >= n_slots or not alive[slot] or slot == exclude:
-                    continue
-                d = np.int64(v) + q_norm
-                if n_near > 0 and (fn < n_near or d < near_buf[n_near - 1]):
-                    fn = _kth_insert(near_buf, fn, n_near, d, True)
-                    if fn == n_near:
-                        hi_v = _clamp32(_near_bar(near_buf[n_near - 1], gap) - q_norm)
-                if n_far > 0 and (ff < n_far or d > far_buf[n_far - 1]):
-                    ff = _kth_insert(far_buf, ff, n_far, d, False)
-                    if ff == n_far:
-                        lo_v = _clamp32(_far_bar(far_buf[n_far - 1], gap) - q_norm)
-                # bars only tighten, so every final candidate is collected here
-                cand[cand_at + n_cand] = slot
-                cand_d[cand_at + n_cand] = d
-                n_cand += 1
+                for i in range(b * LANES, b * LANES + LANES):
+                    v = acc[i]
+                    if v > hi_v and v < lo_v:
+                        continue  # not flagged, or the bars have tightened since
+                    slot = s0 + i
+                    if slot >= n_slots or not alive[slot] or slot == exclude:
+                        continue
+                    d = np.int64(v) + q_norm
+                    if n_near > 0 and (fn < n_near or d < near_buf[n_near - 1]):
+                        fn = _kth_insert(near_buf, fn, n_near, d, True)
+                        if fn == n_near:
+                            hi_v = _clamp32(_near_bar(near_buf[n_near - 1], gap) - q_norm)
+                    if n_far > 0 and (ff < n_far or d > far_buf[n_far - 1]):
+                        ff = _kth_insert(far_buf, ff, n_far, d, False)
+                        if ff == n_far:
+                            lo_v = _clamp32(_far_bar(far_buf[n_far - 1], gap) - q_norm)
+                    # bars only tighten, so every final candidate is collected here
+                    cand[cand_at + n_cand] = slot
+                    cand_d[cand_at + n_cand] = d
+                    n_cand += 1
         cb = eb
     # too few live slots in this part for a bar: every candidate stays one
     bars[0] = _near_bar(near_buf[n_near - 1], gap) if n_near > 0 and fn == n_near else 8 * _NORM_CAP
