@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import kernel_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
@@ -27,8 +28,6 @@ from incrowd.microaggregation.mdav._screen import (
     screened_pass_parallel,
     slot_words,
 )
-
-from conftest import kernel_data
 
 _FEATURES = _blockdot._host_features()
 _VARIANTS = [block_dot_generic]

@@ -43,6 +43,7 @@ import math
 import numba
 import numpy as np
 from numba import njit, prange
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._adaptive import monotonic_ns, new_tuner, record, use_threads
 from .._kernels import row_sq_dist
@@ -207,12 +208,13 @@ def _lists_screen(data, norms, npairs, gap, n_slots, alive_slot, q_lo, q_hi, n_n
                 if words[t] == 0:
                     continue  # no slot of these 4 blocks is under the bar: the common case
                 for b in range(4 * t, min(4 * t + 4, nb)):
-                    if masks[b] == 0:
-                        continue
-                    for i in range(b * LANES, b * LANES + LANES):
+                    mask = np.uint64(masks[b])
+                    while mask != 0:  # the flagged lanes only
+                        i = b * LANES + trailing_zeros(mask)
+                        mask &= mask - np.uint64(1)
                         v = acc[i]
                         if v > hi:
-                            continue
+                            continue  # the bar has tightened since the chunk was screened
                         slot = s0 + i
                         if slot >= n_slots or not alive_slot[slot] or slot == qs:
                             continue

@@ -26,6 +26,7 @@ import threading
 
 import numpy as np
 from numba import njit, prange
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._kernels import _DEAD_FRACTION, row_sq_dist
 from ._blockdot import LANES, block_screen
@@ -214,12 +215,13 @@ def _screen_blocks(data, norms, npairs, n_slots, alive, qwords, q_norm, exclude,
             if words[t] == 0:
                 continue  # no slot of these 4 blocks reaches either bar: the common case
             for b in range(4 * t, min(4 * t + 4, nb)):
-                if masks[b] == 0:
-                    continue
-                for i in range(b * LANES, b * LANES + LANES):
+                mask = np.uint64(masks[b])
+                while mask != 0:  # the flagged lanes only
+                    i = b * LANES + trailing_zeros(mask)
+                    mask &= mask - np.uint64(1)
                     v = acc[i]
                     if v > hi_v and v < lo_v:
-                        continue  # not flagged, or the bars have tightened since
+                        continue  # the bars have tightened since the chunk was screened
                     slot = s0 + i
                     if slot >= n_slots or not alive[slot] or slot == exclude:
                         continue
