@@ -149,10 +149,10 @@ def test_a_serial_call_compiles_no_threaded_or_int8_code():
         from incrowd.microaggregation.mdav import _mdav_fast as mf, _screen as sc
         Z = np.random.default_rng(0).standard_normal((300, 4))
         mf.mdav_fast_labels(Z, 3)
-        print(len(sc.screened_pass_parallel.signatures), len(sc.quantize_narrow.signatures),
-              len(mf._mdav_rounds.signatures))
+        print(len(sc.screened_pass_parallel.signatures), len(sc.quantize_pairs8.signatures),
+              len(sc.quantize_quads.signatures), len(mf._mdav_rounds.signatures))
     """)
-    assert out.split() == ["0", "0", "1"]
+    assert out.split() == ["0", "0", "0", "1"]
 
 
 def test_the_threaded_kernel_runs_from_the_cache_in_a_fresh_process():

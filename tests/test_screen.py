@@ -24,6 +24,8 @@ from incrowd.microaggregation.mdav._screen import (
     compact_blocked,
     quantize,
     quantize_narrow,
+    quantize_pairs8,
+    quantize_quads,
     screened_pass,
     screened_pass_parallel,
     slot_words,
@@ -40,68 +42,88 @@ if {"avx512f", "avx512bw"} <= _FEATURES:
     _SCREENS.append(block_screen_avx512)
 
 
+_DTYPES = [np.int16, np.int8, np.uint8]
+
+
 @njit
 def _all_blocks(dot, out, data, npairs, qwords):
+    per = data.shape[0] // (out.shape[0] * npairs)
     for b in range(out.shape[0] // LANES):
-        dot(out, b * LANES, data, b * npairs * 2 * LANES, npairs, qwords)
+        dot(out, b * LANES, data, b * npairs * per * LANES, npairs, qwords)
 
 
 @pytest.mark.parametrize("dot", _VARIANTS, ids=lambda f: f.__name__)
-@pytest.mark.parametrize("npairs", [1, 2, 7, 8, 13])
-@pytest.mark.parametrize("dtype", [np.int16, np.int8])
+@pytest.mark.parametrize("npairs", [1, 2, 4, 7, 8, 13])
+@pytest.mark.parametrize("dtype", _DTYPES)
 def test_block_products_equal_numpy(dot, npairs, dtype):
+    if not _host_takes(dot, dtype):
+        pytest.skip("this variant does not take uint8 quads")
     rng = np.random.default_rng(npairs)
     n_blocks = 9
     # the extremes the quantizer allows (int16: the norm cap; int8: 127): no int32 sum overflows
-    limit = int(np.sqrt(2**29 / (2 * npairs))) if dtype == np.int16 else 127
-    data = rng.integers(-limit, limit + 1, n_blocks * npairs * 2 * LANES).astype(dtype)
-    data[: 2 * LANES] = limit
-    query = rng.integers(-limit, limit + 1, (npairs, 2)).astype(np.int16)
-    query[0] = -limit
+    data, words, dots = _random_blocks(rng, n_blocks, npairs, dtype)
     out = np.zeros(n_blocks * LANES, np.int32)
-    _all_blocks(dot, out, data, npairs, query.view(np.int32).ravel().copy())
-    expected = (data.reshape(n_blocks, npairs, LANES, 2).astype(np.int64) * query[None, :, None, :]).sum(axis=(1, 3))
-    np.testing.assert_array_equal(out, expected.ravel())
+    _all_blocks(dot, out, data, npairs, words)
+    np.testing.assert_array_equal(out, dots)
 
 
-def _random_blocks(rng, n_blocks, npairs, dtype):
-    limit = int(np.sqrt(2**29 / (2 * npairs))) if dtype == np.int16 else 127
-    data = rng.integers(-limit, limit + 1, n_blocks * npairs * 2 * LANES).astype(dtype)
-    query = rng.integers(-limit, limit + 1, (npairs, 2)).astype(np.int16)
-    dots = (data.reshape(n_blocks, npairs, LANES, 2).astype(np.int64) * query[None, :, None, :]).sum(axis=(1, 3))
-    return data, query.view(np.int32).ravel().copy(), dots.ravel()
+def _random_blocks(rng, n_blocks, nwords, dtype):
+    """Codes in the layout of ``dtype`` (int16 or int8 pairs, uint8 quads stored as code + 128),
+    the query's words and the exact products per slot."""
+    per = 4 if dtype == np.uint8 else 2
+    limit = int(np.sqrt(2**29 / (per * nwords))) if dtype == np.int16 else 127
+    codes = rng.integers(-limit, limit + 1, (n_blocks, nwords, LANES, per))
+    codes[0, :, 0, :] = limit  # the extremes
+    query = rng.integers(-limit, limit + 1, (nwords, per))
+    query[0] = -limit
+    data = (codes + 128).astype(np.uint8) if dtype == np.uint8 else codes.astype(dtype)
+    words = query.astype(np.int8 if per == 4 else np.int16).view(np.int32).ravel().copy()
+    dots = (codes * query[None, :, None, :]).sum(axis=(1, 3))
+    return data.ravel(), words, dots.ravel()
+
+
+def _host_takes(dot, dtype):
+    """The SIMD variants take uint8 quads only at 512 bits (where the CPU has VNNI)."""
+    return dtype != np.uint8 or dot.__name__.endswith("generic") or (
+        dot.__name__.endswith("avx512") and _blockdot._quads(_FEATURES))
 
 
 @pytest.mark.parametrize("dot", _VARIANTS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("n_blocks", [1, 3, 4, 5, 8, 11])
-@pytest.mark.parametrize("dtype", [np.int16, np.int8])
+@pytest.mark.parametrize("dtype", _DTYPES)
 def test_blocks_side_by_side_equal_numpy(dot, n_blocks, dtype):
     """Several blocks in one call (four at a time, then the rest one by one), from an offset
     into the data and into the output, leaving the output around them alone."""
+    if not _host_takes(dot, dtype):
+        pytest.skip("this variant does not take uint8 quads")
     rng = np.random.default_rng(n_blocks)
     npairs = 7
     data, qwords, dots = _random_blocks(rng, n_blocks + 2, npairs, dtype)
+    per = 4 if dtype == np.uint8 else 2
     out = np.full((n_blocks + 3) * LANES, -7, np.int32)
-    dot(out, LANES, data, 2 * npairs * 2 * LANES, npairs, qwords, n_blocks)
+    dot(out, LANES, data, 2 * npairs * per * LANES, npairs, qwords, n_blocks)
     np.testing.assert_array_equal(out[LANES:(n_blocks + 1) * LANES], dots[2 * LANES:])
     assert (out[:LANES] == -7).all() and (out[(n_blocks + 1) * LANES:] == -7).all()
 
 
 @pytest.mark.parametrize("screen", _SCREENS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("n_blocks", [1, 4, 6, 9])
-@pytest.mark.parametrize("dtype", [np.int16, np.int8])
+@pytest.mark.parametrize("dtype", _DTYPES)
 def test_the_fused_screen_flags_exactly_the_slots_at_either_bar(screen, n_blocks, dtype):
     """v = |a|^2 - 2 a.q per slot, and bit l of block b's mask set exactly where v <= hi or
     v >= lo, bars equal to some v included."""
+    if not _host_takes(screen, dtype):
+        pytest.skip("this variant does not take uint8 quads")
     rng = np.random.default_rng(10 + n_blocks)
     npairs = 5
+    per = 4 if dtype == np.uint8 else 2
     data, qwords, dots = _random_blocks(rng, n_blocks + 1, npairs, dtype)
     norms = rng.integers(0, 2**20, (n_blocks + 1) * LANES).astype(np.int32)
     v = (norms - 2 * dots)[LANES:]
     for hi, lo in [(int(np.quantile(v, 0.1)), int(v.max())), (-(2**31), 2**31 - 1), (int(v[3]), int(v[5]))]:
         out = np.zeros(n_blocks * LANES, np.int32)
         masks = np.zeros(n_blocks, np.uint16)
-        screen(out, data, npairs * 2 * LANES, npairs, qwords, n_blocks, norms[LANES:], hi, lo, masks)
+        screen(out, data, npairs * per * LANES, npairs, qwords, n_blocks, norms[LANES:], hi, lo, masks)
         np.testing.assert_array_equal(out, v)
         hit = ((v <= hi) | (v >= lo)).reshape(n_blocks, LANES)
         expected = (hit * (1 << np.arange(LANES))).sum(axis=1)
@@ -116,18 +138,24 @@ def test_the_host_gets_its_fastest_variant():
 
 
 def _codes(data, npairs, m, n):
-    c = data.reshape(-1, npairs, LANES, 2).transpose(0, 2, 1, 3).reshape(-1, 2 * npairs)
-    return c[:n, :m].astype(np.int64)
+    per = 4 if data.dtype == np.uint8 else 2
+    c = data.reshape(-1, npairs, LANES, per).transpose(0, 2, 1, 3).reshape(-1, per * npairs).astype(np.int64)
+    return c[:n, :m] - (128 if per == 4 else 0)
 
 
-@pytest.mark.parametrize("quant", [quantize, quantize_narrow], ids=["int16", "int8"])
+_QUANTS = [quantize, quantize_pairs8, quantize_quads]
+_QUANT_IDS = ["int16", "int8", "quads"]
+_SCREENED_QUANTS = [quantize, quantize_pairs8] + ([quantize_quads] if _blockdot.QUADS else [])
+
+
+@pytest.mark.parametrize("quant", _QUANTS, ids=_QUANT_IDS)
 @pytest.mark.parametrize("kind", ["gauss", "ints", "cauchy"])
 @pytest.mark.parametrize("m", [1, 2, 5, 15])
 def test_codes_are_within_the_proven_distance_error(kind, m, quant):
     X = np.ascontiguousarray(kernel_data(kind, 300, m, m))
     data, norms, npairs, gap, step = quant(X)
-    assert np.abs(data).max() <= (127 if quant is quantize_narrow else 2**15 - 1)
     codes = _codes(data, npairs, m, len(X))
+    assert np.abs(codes).max() <= (2**15 - 1 if quant is quantize else 127)
     np.testing.assert_array_equal(norms[: len(X)], (codes**2).sum(axis=1))
     assert (norms[: len(X)] < 2**29).all()
     # each dequantized row is a translate of the real one up to s/2 per column
@@ -166,7 +194,7 @@ def _pass(X, alive, seed, n_near, n_far, shares, quant=quantize):
     return list(near[:gn]), list(far[:gf])
 
 
-@pytest.mark.parametrize("quant", [quantize, quantize_narrow], ids=["int16", "int8"])
+@pytest.mark.parametrize("quant", _SCREENED_QUANTS, ids=_QUANT_IDS[: len(_SCREENED_QUANTS)])
 @pytest.mark.parametrize("shares", [0, 1, 2, 5])
 @pytest.mark.parametrize("kind", ["gauss", "ints", "copies", "cauchy"])
 def test_screened_selections_equal_full_sorts(kind, shares, quant):
@@ -193,9 +221,10 @@ def test_screened_selections_on_tied_data(n, m, levels, shares, n_near, n_far, s
     assert (near, far) == _brute(X, alive, X[0], 0, n_near, n_far)
 
 
-def test_compaction_keeps_codes_with_their_rows():
+@pytest.mark.parametrize("quant", _QUANTS, ids=_QUANT_IDS)
+def test_compaction_keeps_codes_with_their_rows(quant):
     X = np.ascontiguousarray(kernel_data("gauss", 100, 5, 3))
-    data, norms, npairs, _, _ = quantize(X)
+    data, norms, npairs, _, _ = quant(X)
     before = _codes(data, npairs, 5, 100).copy()
     alive = np.zeros(norms.shape[0], np.bool_)
     alive[:100] = np.random.default_rng(0).random(100) < 0.5

@@ -47,7 +47,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._adaptive import monotonic_ns, new_tuner, record, use_threads
 from .._kernels import row_sq_dist
-from ..mdav._blockdot import LANES, block_dot, block_screen
+from ..mdav._blockdot import LANES, block_dot, block_screen, per_word
 from ..mdav._mdav_fast import _screen
 from ..mdav._screen import (
     _CHUNK_BLOCKS,
@@ -184,7 +184,7 @@ def _lists_screen(data, norms, npairs, gap, n_slots, alive_slot, q_lo, q_hi, n_n
                   acc, masks, near_buf, cand, cand_d, fn, n_cand):
     """The screen of :func:`_lists_pass` for queries [q_lo, q_hi): candidates and near buffers."""
     n_blocks = (n_slots + LANES - 1) // LANES
-    block = npairs * 2 * LANES
+    block = npairs * per_word(data) * LANES
     cap = cand.shape[1]
     words = masks.view(np.uint64)
     cb = 0
@@ -393,9 +393,10 @@ def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spa
     sums = np.zeros((max_groups, m))
     sizes = np.zeros(max_groups, np.int64)
     c_blocks = (max_groups + LANES - 1) // LANES
-    cdata = np.zeros(c_blocks * npairs * 2 * LANES, np.int16)
+    cpairs = (m + 1) // 2  # the centroid codes are int16 pairs, whatever the rows' layout
+    cdata = np.zeros(c_blocks * cpairs * 2 * LANES, np.int16)
     cnorms = np.zeros(c_blocks * LANES, np.int64)
-    c_qwords = np.empty(npairs, np.int32)
+    c_qwords = np.empty(cpairs, np.int32)
     c_acc = np.empty(c_blocks * LANES, np.int32)
     dc = np.empty(max_groups, np.int64)
     mid, step, limit = _centroid_coding(X)
@@ -457,13 +458,13 @@ def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spa
         growth = 0.0
         if option2:
             cost_nu = _sse_rows(X, members_nu, k)
-            clos, growth = _clos(X, r, sums, sizes, g, k, max_size, mid, step, limit, cdata, cnorms, npairs,
+            clos, growth = _clos(X, r, sums, sizes, g, k, max_size, mid, step, limit, cdata, cnorms, cpairs,
                                  c_qwords, c_acc, dc)
             extend = cost_new > (growth + cost_nu) / (k + 1)
         if extend:
             add_to_group(X, r, clos, labels, sums, sizes)
             max_size = max(max_size, sizes[clos])
-            _set_centroid(sums, sizes, clos, mid, step, limit, cdata, cnorms, npairs)
+            _set_centroid(sums, sizes, clos, mid, step, limit, cdata, cnorms, cpairs)
             alive_slot[s] = False
             alive[r] = False
             n_live -= 1
@@ -474,7 +475,7 @@ def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spa
                 add_to_group(X, row, g, labels, sums, sizes)
                 alive_slot[slot_of[row]] = False
                 alive[row] = False
-            _set_centroid(sums, sizes, g, mid, step, limit, cdata, cnorms, npairs)
+            _set_centroid(sums, sizes, g, mid, step, limit, cdata, cnorms, cpairs)
             g += 1
             n_live -= k
             stats[1] += 1
