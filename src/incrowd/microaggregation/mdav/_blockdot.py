@@ -28,9 +28,10 @@ adds the screen's test in the same registers: v = |a|^2 - 2 a.q per slot into ``
 caller looks only at blocks with a bit set, and v is not stored and read back in between.
 
 Three versions give the same integers: AVX-512BW (one ``pmaddwd`` per pair, one ``vpdpbusd`` per
-quad), AVX2 (two ``pmaddwd``; pairs only), and a plain loop for every other CPU. The host's features pick one at import. (No override by
-environment: numba caches the kernels that call ``block_dot`` with the choice frozen in, so a
-forced choice would outlive the process that made it. The tests compare the three directly.)
+quad), AVX2 (two ``pmaddwd``; pairs only), and a plain loop for every other CPU. The host's
+features pick one at import. (No override by environment: numba caches the kernels that call
+``block_dot`` with the choice frozen in, so a forced choice would outlive the process that made
+it. The tests compare the three directly.)
 """
 
 from __future__ import annotations
@@ -215,7 +216,7 @@ def per_word(data):
     """Codes per lane in one word of the layout of ``data``: 4 for uint8 quads, else 2 (pairs)."""
 
 
-@overload(per_word, jit_options={"cache": True})
+@overload(per_word)
 def _per_word(data):
     per = 4 if data.dtype == types.uint8 else 2
     return lambda data: per
@@ -226,7 +227,7 @@ def code_shift(data):
     else 0."""
 
 
-@overload(code_shift, jit_options={"cache": True})
+@overload(code_shift)
 def _code_shift(data):
     shift = 128 if data.dtype == types.uint8 else 0
     return lambda data: shift
