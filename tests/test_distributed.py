@@ -104,6 +104,57 @@ def test_one_call_api_with_a_scheduler(client):
         microaggregate(X, 5, "mdav", scheduler=client)
 
 
+def test_a_hosts_cores_are_shared_among_its_workers_threads():
+    from incrowd.distributed._mona import share_threads
+
+    two_alone = share_threads({"a": ("h1", 1), "b": ("h1", 1)}, {"a": 2, "b": 2})
+    assert two_alone == {"a": 1, "b": 1}  # not two busy threads per task on two cores
+    assert share_threads({"a": ("h1", 1)}, {"a": 8}) == {"a": 8}  # a lone worker keeps the cores
+    assert share_threads({"a": ("h1", 2), "b": ("h2", 1)}, {"a": 8, "b": 8}) == {"a": 4, "b": 8}
+    assert share_threads({"a": ("h1", 3), "b": ("h1", 3)}, {"a": 4, "b": 4}) == {"a": 1, "b": 1}
+    assert share_threads({"a": ("h1", 1)}, {}) == {"a": 1}  # a worker that did not answer
+
+
+def test_each_leaf_task_runs_on_its_share_of_the_threads(client):
+    import numba
+
+    from incrowd.distributed import _blocks
+    from incrowd.distributed._mona import task_threads
+
+    shares = task_threads(client)
+    cores = client.run(lambda: numba.config.NUMBA_NUM_THREADS)
+    assert set(shares) == set(cores)
+    assert all(shares[a] == max(1, cores[a] // len(cores)) for a in shares)  # two 1-thread workers, one host
+
+    def seen_inside(threads):
+        import numba as nb
+
+        from incrowd.microaggregation.mondrian._mondrian_kernel import RULE_VARIANCE
+
+        real = _blocks.mona_part_labels
+        seen = []
+
+        def spy(*args, **kwargs):
+            seen.append(nb.get_num_threads())
+            return real(*args, **kwargs)
+
+        _blocks.mona_part_labels = spy
+        try:
+            X = np.random.default_rng(5).standard_normal((400, 3))
+            before = nb.get_num_threads()
+            out = _blocks.local_mona(5, RULE_VARIANCE, 400, 1.0, False, True, 10, np.zeros(0, np.int64), threads, X)
+            after = nb.get_num_threads()
+        finally:
+            _blocks.mona_part_labels = real
+        return seen[0], before, after, out[0]
+
+    inside, before, after, labels = client.submit(seen_inside, shares, pure=False).result()
+    assert before == after  # the worker thread's own count is restored
+    assert inside in shares.values()
+    inside_one, _, _, labels_one = client.submit(seen_inside, 1, pure=False).result()
+    assert inside_one == 1 and np.array_equal(labels, labels_one)
+
+
 def test_bad_scheduler_specs():
     for spec, message in (("local:0", "N >= 1"), ("nowhere", "must be 'local:N' or a scheduler address")):
         with pytest.raises(ParameterError, match=message):

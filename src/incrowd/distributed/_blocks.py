@@ -7,6 +7,7 @@ tasks); see docs/scale-out.md.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ..microaggregation.mondrian.mona import mona_part_labels
@@ -98,13 +99,38 @@ def pick(pieces: dict, p: int):
     return pieces.get(int(p))
 
 
-def local_mona(k, rule, limit, scale, unit, split_2k, max_rounds, ancestors, *pieces):
-    """MONA on one leaf part (its rows from every block, in block order = row order)."""
+def local_mona(k, rule, limit, scale, unit, split_2k, max_rounds, ancestors, threads, *pieces):
+    """MONA on one leaf part (its rows from every block, in block order = row order).
+
+    ``threads``: the compiled threads this task may use (an int, or a mapping from worker
+    address to int, as :func:`incrowd.distributed._mona.task_threads` gives; None keeps numba's
+    count). Each Dask thread runs a task of its own, so a task that also spread its passes over
+    every core would put several busy threads on each core. numba's count is per calling
+    thread, so setting it here leaves the worker's other tasks alone."""
     Z = np.ascontiguousarray(np.concatenate([x for x in pieces if x is not None]))
-    labels, n_ona, rounds, converged = mona_part_labels(
-        Z, k, rule, limit, scale, unit_diagonals=unit, split_2k=split_2k, max_rounds=max_rounds,
-        ancestors=ancestors)
+    wanted = _threads_here(threads)
+    before = numba.get_num_threads()
+    if wanted is not None:
+        numba.set_num_threads(max(1, min(wanted, numba.config.NUMBA_NUM_THREADS)))
+    try:
+        labels, n_ona, rounds, converged = mona_part_labels(
+            Z, k, rule, limit, scale, unit_diagonals=unit, split_2k=split_2k, max_rounds=max_rounds,
+            ancestors=ancestors)
+    finally:
+        numba.set_num_threads(before)
     return labels, n_ona, rounds, converged
+
+
+def _threads_here(threads) -> int | None:
+    if threads is None or isinstance(threads, int):
+        return threads
+    try:
+        from distributed import get_worker
+
+        address = get_worker().address
+    except (ImportError, ValueError):  # not inside a Dask task: keep numba's count
+        return None
+    return threads.get(address)
 
 
 def part_counts(part, leaf_ids) -> np.ndarray:

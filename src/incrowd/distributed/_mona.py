@@ -226,11 +226,12 @@ def mona(data, k: int, *, client, rho: float = 0.5, diagonals: str | None = None
     # -- 3. leaves, in depth-first order (lower side first), each finished on one worker
     leaves = _depth_first_leaves(parts)
     taken = [client.submit(B.take_parts, z, part, leaves) for z, part in zip(Z, part_of)]
+    threads = task_threads(client)
     results = []
     for p in leaves:
         pieces = [client.submit(B.pick, t, p) for t in taken]
         results.append(client.submit(B.local_mona, k, rule, limit, sst_per_row, unit, bool(split_2k), max_rounds,
-                                     np.asarray(parts[p].ancestors, np.int64), *pieces))
+                                     np.asarray(parts[p].ancestors, np.int64), threads, *pieces))
     counts = np.array(client.gather([client.submit(B.part_counts, part, leaves) for part in part_of]))
     info = client.gather([client.submit(lambda r: (int(r[0].max()) + 1, r[1], r[2], r[3]), r) for r in results])
     groups_per_leaf = np.array([i[0] for i in info], np.int64)
@@ -272,6 +273,30 @@ def mona(data, k: int, *, client, rho: float = 0.5, diagonals: str | None = None
         tied_cuts=tied_cuts, label_blocks=labels_blocks if keep_label_blocks else [],
         seconds={"standardize": t1 - t0, "cuts": t2 - t1, "leaves": t3 - t2, "labels": t4 - t3, "total": t4 - t0},
     )
+
+
+def task_threads(client) -> dict[str, int]:
+    """Per worker address: the compiled threads one of its tasks may use (:func:`share_threads`
+    over the workers the scheduler knows now; a worker that joins later keeps numba's count)."""
+    cores = client.run(_numba_threads)
+    workers = client.scheduler_info(n_workers=-1)["workers"]
+    return share_threads({a: (w["host"], int(w["nthreads"])) for a, w in workers.items()}, cores)
+
+
+def _numba_threads() -> int:
+    import numba
+
+    return int(numba.config.NUMBA_NUM_THREADS)
+
+
+def share_threads(workers: dict[str, tuple[str, int]], cores: dict[str, int]) -> dict[str, int]:
+    """A host's cores shared among the Dask threads of all its workers: each task gets the
+    host's cores (numba's thread count there) over those threads, at least 1. Two one-thread
+    workers on two cores get one thread per task, not two each; one worker alone keeps both."""
+    per_host: dict[str, int] = {}
+    for host, nthreads in workers.values():
+        per_host[host] = per_host.get(host, 0) + max(1, nthreads)
+    return {a: max(1, cores.get(a, 1) // per_host[host]) for a, (host, _) in workers.items()}
 
 
 def _depth_first_leaves(parts: dict[int, _Part]) -> list[int]:
