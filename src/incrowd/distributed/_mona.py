@@ -286,7 +286,7 @@ def task_threads(client) -> dict[str, int]:
 def _numba_threads() -> int:
     import numba
 
-    return int(numba.config.NUMBA_NUM_THREADS)
+    return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]  # set at import, not typed
 
 
 def share_threads(workers: dict[str, tuple[str, int]], cores: dict[str, int]) -> dict[str, int]:
