@@ -48,7 +48,9 @@ def _plain_help(chain: tuple, path: tuple[str, ...]) -> str:
         parent = above.context_class(above, info_name=name, parent=parent)
     ctx = command.context_class(command, info_name=path[-1], parent=parent, terminal_width=WIDTH,
                                 max_content_width=WIDTH)
-    return command.get_help(ctx).rstrip()
+    # help texts escape a bracket rich would take for a style tag ("\\[privacy]"); plain text
+    # shows the bracket itself
+    return command.get_help(ctx).rstrip().replace("\\[", "[")
 
 
 def render() -> str:

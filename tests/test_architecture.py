@@ -29,7 +29,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "incrowd._csv_text", "incrowd._na_values", "incrowd._arrow_types", "incrowd._statfiles",
         "incrowd._duckdb_file", "incrowd._small", "incrowd._emd", "incrowd._estimator", "incrowd._methods",
         "incrowd.data", "incrowd.datasets"),
-    1: ("incrowd.metrics",),
+    1: ("incrowd.metrics", "incrowd._written"),
     2: ("incrowd.microaggregation", "incrowd.generalization", "incrowd._knn", "incrowd._bound"),
     3: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.release", "incrowd.assessment",
         "incrowd._warmup"),

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from incrowd import DataError, DataWarning
+from incrowd import DataError
 from incrowd.cli import app
 from incrowd.incremental import IncrementalMicroaggregation
 
@@ -138,14 +138,15 @@ def test_every_write_records_a_checksum_the_next_open_accepts(tmp_path):
     assert len(set(checksums)) == len(checksums)
 
 
-def test_state_without_a_checksum_is_accepted_with_a_warning_and_gets_one(state, tmp_path):
+def test_state_without_a_checksum_is_refused(state, tmp_path):
+    # every incrowd that writes format version 1 stores a checksum: a missing one was removed
+    before = digest(state)
     edit(state, "DELETE FROM meta WHERE key = 'checksum'")
-    with pytest.warns(DataWarning, match="has no content checksum"):
-        session = IncrementalMicroaggregation.open(state)
-    out = CliRunner().invoke(app, ["incremental", "show", str(state)])
-    assert out.exit_code == 0 and "warning: " in out.stderr and "no content checksum" in out.stderr
-    session.add(people(6, 7), "nn")
-    assert _stored_checksum(state).startswith("sha256:")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    edited = digest(state)
+    with pytest.raises(DataError, match="has no content checksum"):
         IncrementalMicroaggregation.open(state)
+    for argv in (["show", str(state)], ["add", str(state), str(tmp_path / "late.csv")]):
+        out = CliRunner().invoke(app, ["incremental", *argv])
+        assert out.exit_code == 2 and "no content checksum" in out.stderr, out.output
+        assert "warning" not in out.stderr
+    assert digest(state) == edited != before

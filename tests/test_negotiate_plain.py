@@ -20,7 +20,8 @@ def _answer(lattice, kernel, monkeypatch, **request) -> dict:
     with monkeypatch.context() as patch:
         patch.setattr(_negotiate, "search_kernel", lambda *_: kernel)
         result = negotiate(lattice, **request)
-    return {**result.to_dict(), "visited": result.visited, "seconds": None}
+    # timings differ by nature (the compiled kernel may compile on its first call): not compared
+    return {**result.to_dict(), "visited": result.visited, "seconds": None, "compile_seconds": None}
 
 
 def _same(lattice, monkeypatch, **request):

@@ -232,7 +232,7 @@ def test_the_cli_line_and_toml_reproduce_the_release(app, tmp_path, monkeypatch)
     {"privacy": {"k": 3, "l": 2, "t": 0.25, "max_suppression": 0.01, "strategy": "joint", "method": "mdav-star",
                  "refine": False, "random_state": 7},
      "columns": {"odd \"name\"\\x": "numeric", "ünï cödé": {"role": "categorical", "hierarchy": "h ü.csv"},
-                 "tab\tcol": {"role": "categorical", "intervals": [5, 10.5, 21]}, "s": "sensitive",
+                 "tab\tcol": {"role": "categorical", "intervals": [5.25, 10.5, 21]}, "s": "sensitive",
                  "dotted.name": {"role": "sensitive", "ordered": True}},
      "missing": {"numeric": "separate"}, "method_params": {"runs": 2}},
     {"privacy": {"k": 2, "max_suppression": "1%", "l": None}, "columns": {"a": "numeric", "b": "categorical"},

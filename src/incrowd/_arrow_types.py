@@ -83,10 +83,23 @@ def remembered(frame: pd.DataFrame) -> tuple[pa.Schema | None, dict[str, str]]:
     return schema, dict(frame.attrs.get("arrow_read_dtypes") or {})
 
 
+def _mixed(column: pd.Series) -> bool:
+    if pd.api.types.infer_dtype(column, skipna=True) not in ("mixed", "mixed-integer"):
+        return False  # one type (the usual case, decided without a Python call per cell)
+    present = column.dropna()
+    text = present.map(lambda v: isinstance(v, str))
+    return bool(text.any()) and not bool(text.all())
+
+
 def write_parquet(frame: pd.DataFrame, path: str) -> None:
     schema, dtypes = remembered(frame)
     plain = frame.copy(deep=False)
     plain.attrs = {}  # reading bookkeeping, not data: keep it out of the file's metadata
+    for name in plain.columns:
+        if plain[name].dtype == object and _mixed(plain[name]):
+            # text beside numbers (a label '*' beside codes): Arrow stores one type per
+            # column, so the column is written as text throughout
+            plain[name] = plain[name].map(lambda v: v if v is None or isinstance(v, str) or pd.isna(v) else str(v))
     table = pa.Table.from_pandas(plain, preserve_index=False)
     for i, name in enumerate(table.column_names):
         if schema is None or name not in schema.names:

@@ -12,6 +12,8 @@
   gone.
 - Write failures raise :class:`OutputWriteError` naming the path the user gave and the reason,
   never the temporary name.
+- Inputs the same way (:func:`check_input_file`): only a regular file (or a link to one) is
+  read; a FIFO, device, socket or directory is refused by its kind before anything opens it.
 """
 
 from __future__ import annotations
@@ -54,6 +56,45 @@ def _kind(mode: int) -> str:
         if test(mode):
             return name
     return "not a regular file"
+
+
+def check_input_file(path: str | os.PathLike, what: str) -> None:
+    """Refuse an input that is not a regular file (or a link to one) before anything opens it:
+    opening a FIFO waits for a writer that may never come, a device never ends, and a folder
+    is no file; each is named by its kind, never called missing."""
+    shown = os.fspath(path)
+    try:
+        st = os.stat(shown)
+    except FileNotFoundError:
+        if os.path.islink(shown):
+            raise DataError(f"{what} {shown!r} is a symbolic link to a missing file "
+                            f"({os.readlink(shown)!r})") from None
+        raise DataError(f"{what} {shown!r} does not exist") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise DataError(f"{what} {shown!r} is a symbolic link loop") from None
+        raise DataError(f"cannot read {what} {shown!r}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise DataError(f"{what} {shown!r} is {_kind(st.st_mode)}; expected a regular file")
+
+
+def read_input_bytes(path: str | os.PathLike, what: str) -> bytes:
+    """The content of a regular input file. It is opened without blocking and checked again on
+    the open descriptor, so a FIFO put in its place after the check is refused, not waited on."""
+    check_input_file(path, what)
+    shown = os.fspath(path)
+    try:
+        fd = os.open(shown, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise DataError(f"cannot read {what} {shown!r}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fh.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise DataError(f"{what} {shown!r} is {_kind(mode)}; expected a regular file")
+        try:
+            return fh.read()
+        except OSError as exc:
+            raise DataError(f"cannot read {what} {shown!r}: {exc.strerror or exc}") from None
 
 
 def _same(a: str, b: str) -> bool:

@@ -83,7 +83,44 @@ def _read_arrow(source, sep: str, names: list[str], numeric: set[str]) -> pd.Dat
         return None
     if table.column_names != names or any(table.schema.field(c).type != t for c, t in types.items()):
         return None
+    if _may_end_inside_quotes(source, table):
+        return None
     return table.to_pandas()
+
+
+def _may_end_inside_quotes(source, table) -> bool:
+    """Whether the file may end inside a quoted field, which pyarrow takes for a complete last
+    field (41 records read as one cell) and pandas refuses ("EOF inside string"). Such a field
+    is the last column of the last row, and the file then ends with its opening quote and its
+    value, quotes doubled; a closed field is followed by its closing quote. Only then does
+    pandas read the file again, to judge."""
+    if table.num_rows == 0 or not _last_is_text(table):
+        return False
+    value = table.column(table.num_columns - 1)[table.num_rows - 1].as_py()
+    if value is None:
+        return False
+    suffix = b'"' + value.replace('"', '""').encode("utf-8", "surrogatepass")
+    if hasattr(source, "getbuffer"):
+        return bytes(source.getbuffer()[-len(suffix):]) == suffix
+    with open(source, "rb") as fh:
+        fh.seek(0, 2)
+        size = fh.tell()
+        if size < len(suffix):
+            return False
+        fh.seek(size - len(suffix))
+        return fh.read() == suffix
+
+
+def _last_is_text(table) -> bool:
+    import pyarrow as pa
+
+    return table.num_columns > 0 and table.schema.field(table.num_columns - 1).type == pa.string()
+
+
+def unclosed_quote(exc: Exception) -> int | None:
+    """The record (1 = the header) where pandas found a quoted field that never closes, else None."""
+    found = re.search(r"EOF inside string starting at row (\d+)", str(exc))
+    return None if found is None else int(found.group(1)) + 1
 
 
 def read(source, *, sep: str, parse: Parse, path: str, names: list[str]) -> pd.DataFrame:

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from ._atomic import as_write_error, atomic_output, is_stdout
+from ._atomic import as_write_error, atomic_output, check_input_file, is_stdout
 from .exceptions import DataError
 
 if TYPE_CHECKING:  # frames come from the callers; reading a file needs no pandas
@@ -92,10 +92,9 @@ def read_database(path: str | os.PathLike, *, what: str, file_format: str, versi
     import duckdb
 
     p = Path(path)
-    if not p.exists():
-        raise DataError(f"{what} {str(p)!r} does not exist")
-    if p.is_dir() or p.stat().st_size == 0:
-        raise damaged(what, p, "empty or a directory")
+    check_input_file(p, what)
+    if p.stat().st_size == 0:
+        raise damaged(what, p, "it is empty")
     if not _is_duckdb_database(p):
         make = _MAKE.get(what, rebuild)
         raise damaged(what, p, f"it is not a DuckDB database (a data file?); {make}")

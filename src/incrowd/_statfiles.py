@@ -151,7 +151,24 @@ def read(path: Path, source=None):
                         f"another format ({_reason(exc)})") from None
     if fmt == "stata":
         _check_stata_complete(path, source)
+    elif fmt == "xport":
+        _check_xport_complete(path, source)
     frame.attrs["statfile"] = _metadata(frame, meta, fmt)
+    return frame
+
+
+def read_raw(path: str | os.PathLike, fmt: str):
+    """A statistical file as a user's pyreadstat reads it: raw codes, a user-missing code as the
+    code the file holds (SPSS 8 is 8, Stata ``.a`` is ``'a'``), strings as stored (readstat
+    strips trailing blanks). No metadata, no NaN payloads: what a release is verified on."""
+    import pyreadstat
+
+    readers = {"spss": pyreadstat.read_sav, "stata": pyreadstat.read_dta,
+               "sas7bdat": pyreadstat.read_sas7bdat, "xport": pyreadstat.read_xport}
+    options: dict[str, Any] = {}
+    if fmt in ("spss", "stata"):
+        options.update(apply_value_formats=False, user_missing=True)
+    frame, _ = readers[fmt](os.fspath(path), **options)
     return frame
 
 
@@ -169,6 +186,115 @@ def _check_stata_complete(path: Path, source) -> None:
     if head == b"<stata_dta>" and not tail.rstrip().endswith(b"</stata_dta>"):
         raise DataError(f"cannot read Stata file {str(path)!r}: it is truncated (it does not end "
                         "with </stata_dta>, so its value labels may be lost)")
+
+
+_XPORT_RECORD = 80
+_XPORT_MEMBER = b"HEADER RECORD*******MEMB"
+
+
+def _check_xport_complete(path: Path, source) -> None:
+    """A transport file is a sequence of 80-byte records whose headers give each row's size, and
+    (version 8) the number of rows; the reader stops quietly wherever the file ends, so a file cut
+    short would be read as fewer rows. Its headers are walked as the reader walks them and the
+    data checked against them: whole records, every declared row present, and no partial row.
+    A version 5 file does not record its row count: one cut at a record boundary that falls
+    between rows cannot be told from a shorter file."""
+    if source is not None:
+        data = source.getvalue()
+        size = len(data)
+
+        def at(offset: int, length: int) -> bytes:
+            return data[offset:offset + length]
+    else:
+        size = os.path.getsize(path)
+        handle = open(path, "rb")
+
+        def at(offset: int, length: int) -> bytes:
+            handle.seek(offset)
+            return handle.read(length)
+    try:
+        problem = _xport_problem(at, size)
+    finally:
+        if source is None:
+            handle.close()
+    if problem:
+        raise DataError(f"cannot read {NAMES['xport']} file {str(path)!r}: {problem}")
+
+
+def _xport_header(record: bytes) -> tuple[str, bytes] | None:
+    if len(record) < _XPORT_RECORD or not record.startswith(b"HEADER RECORD*******") \
+            or record[28:48] != b"HEADER RECORD!!!!!!!":
+        return None
+    return record[20:28].decode("ascii", "replace").strip(), record[48:78]
+
+
+def _xport_number(field: bytes) -> int | None:
+    text = field.decode("ascii", "replace").strip()
+    return int(text) if text.isdigit() else None
+
+
+def _xport_problem(at, size: int) -> str | None:
+    """What is wrong with the transport file's structure, or None (headers the reader already
+    refused are not judged again here)."""
+    rec = _XPORT_RECORD
+    library = _xport_header(at(0, rec))
+    if library is None or library[0] not in ("LIBRARY", "LIBV8"):
+        return None
+    v8 = library[0] == "LIBV8"
+    member = _xport_header(at(3 * rec, rec))
+    namestr = _xport_header(at(7 * rec, rec))
+    if member is None or namestr is None:
+        return None
+    width = _xport_number(member[1][26:30]) or 140  # a namestr's length (140; 136 on VAX)
+    count = _xport_number(namestr[1][5:10])
+    if count is None:
+        return None
+    start = 8 * rec
+    names = at(start, count * width)
+    if len(names) < count * width:
+        return "it is truncated (its variable descriptions end early)"
+    row_length = sum(int.from_bytes(names[i * width + 4:i * width + 6], "big") for i in range(count))
+    pos = -(-(start + count * width) // rec) * rec
+    header = _xport_header(at(pos, rec))
+    if v8 and header is not None and header[0] in ("LABELV8", "LABELV9"):
+        entries = _xport_number(header[1][:5]) or 0
+        shorts = 3 if header[0] == "LABELV8" else 5
+        pos += rec
+        for _ in range(entries):
+            head = at(pos, 2 * shorts)
+            if len(head) < 2 * shorts:
+                return "it is truncated (its long labels end early)"
+            lengths = [int.from_bytes(head[2 * j:2 * j + 2], "big") for j in range(1, shorts)]
+            pos += 2 * shorts + sum(lengths)
+        pos = -(-pos // rec) * rec
+        header = _xport_header(at(pos, rec))
+    if header is None or header[0] not in ("OBS", "OBSV8"):
+        return None
+    data_start = pos + rec
+    if size % rec:
+        return (f"it is truncated (its {size} bytes are not a whole number of {rec}-byte "
+                "records)")
+    if row_length == 0:
+        return None
+    length = max(size - data_start, 0)
+    declared = _xport_number(header[1]) if v8 else None
+    if declared:  # version 8 records the row count: the data must hold exactly that
+        need = declared * row_length
+        if length < need:
+            return (f"it is truncated (its header declares {declared} rows, the file holds "
+                    f"{length // row_length})")
+        padded = -(-need // rec) * rec
+        rest = at(data_start + padded, length - padded)
+        if rest.startswith(_XPORT_MEMBER):
+            return "it holds more than one dataset; incrowd reads transport files of one dataset"
+        if rest.strip(b" \x00"):
+            return f"it has {len(rest)} bytes after its {declared} declared rows (damaged)"
+        return None
+    whole = length // row_length
+    tail = at(data_start + whole * row_length, length - whole * row_length)
+    if tail.strip(b" "):  # records are padded with blanks: anything else is a row cut short
+        return f"it is truncated (its last row, row {whole + 1}, is cut short)"
+    return None
 
 
 def _plain(value):

@@ -12,16 +12,16 @@ import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 from numba import njit
 
 from . import _arrow_types, _compression, _csv_text, _small, _statfiles
-from ._atomic import atomic_output, is_stdout, write_csv_stdout
+from ._atomic import atomic_output, check_input_file, is_stdout, write_csv_stdout
 from ._csv_text import NA_VALUES, Parse
-from .exceptions import DataError, DataWarning, ParameterError
+from .exceptions import DataError, DataWarning, ParameterError, name_list
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CSV_DELIMITERS = ",;\t|"
@@ -49,14 +49,22 @@ def _sniff(head: str) -> str:
 
 
 def _head_bytes(path: Path, n_bytes: int = 64 * 1024) -> tuple[bytes, bytes | None]:
-    """(first bytes of the content, whole decompressed content or None for a plain file)."""
+    """(first bytes of the content, whole decompressed content or None for a plain file).
+
+    The head holds at least the whole first line: the header of a wide file can be longer than
+    ``n_bytes``, and a header cut short would name a column that is not there."""
     kind = _compression.detect(path)
     if kind is not None:
         content = _compression.read_bytes(path, kind)
-        return content[:n_bytes], content
+        return content[:max(n_bytes, content.find(b"\n") + 1)], content
     try:
         with open(path, "rb") as fh:
-            return fh.read(n_bytes), None
+            parts = [fh.read(n_bytes)]
+            while b"\n" not in parts[-1]:
+                parts.append(fh.read(n_bytes))
+                if not parts[-1]:
+                    break
+            return b"".join(parts), None
     except OSError as exc:
         raise DataError(f"cannot read input file {str(path)!r}: {exc.strerror or exc}") from exc
 
@@ -82,8 +90,6 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None, parse: Parse 
     Raises :class:`DataError` for a missing, unreadable, damaged or empty file.
     """
     p = Path(path)
-    if not p.exists():
-        raise DataError(f"input file {str(p)!r} does not exist")
     if p.is_dir():
         if not any(f.suffix in (".parquet", ".pq") for f in p.rglob("*") if f.is_file()):
             raise DataError(f"input {str(p)!r} is a directory without .parquet files; expected a CSV "
@@ -92,6 +98,7 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None, parse: Parse 
         if frame.shape[0] == 0:
             raise DataError(f"Parquet dataset {str(p)!r} has no data rows")
         return frame
+    check_input_file(p, "input file")
     if p.stat().st_size == 0:
         raise DataError(f"input file {str(p)!r} is empty (0 bytes)")
     fmt = table_format(p)
@@ -111,6 +118,11 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None, parse: Parse 
         except pd.errors.EmptyDataError as exc:
             raise DataError(f"input file {str(p)!r} is empty (no header row)") from exc
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+            record = _csv_text.unclosed_quote(exc)
+            if record is not None:
+                raise DataError(f"cannot parse CSV file {str(p)!r}: the quoted field opened in record "
+                                f"{record} (the header is record 1) is never closed; every quote that "
+                                "opens a field must close it") from None
             raise DataError(f"cannot parse CSV file {str(p)!r}: {exc}") from exc
         frame.attrs.update(_csv_text.layout(head, delimiter))
     if frame.shape[0] == 0:
@@ -119,7 +131,8 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None, parse: Parse 
 
 
 def write_table(frame: pd.DataFrame, path: str | os.PathLike, *, sep: str | None = None,
-                inputs: Sequence[str | os.PathLike] = ()) -> Path:
+                inputs: Sequence[str | os.PathLike] = (),
+                verify: Callable[[str | bytes], None] | None = None) -> Path:
     """Write atomically: a temporary file in the target directory, then a rename.
 
     A reader never sees a half-written file, and a failure leaves any earlier file intact.
@@ -130,10 +143,17 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike, *, sep: str | None
     with ``zstandard``) compress. A Parquet column still of the type it was read with keeps
     its Arrow type. ``.sav``/``.zsav``, ``.dta`` and ``.xpt`` write SPSS, Stata and SAS transport
     files with the labels and missing-value definitions of ``attrs["statfile"]`` that still hold.
+
+    ``verify`` is called with the complete temporary file's path (with standard output: the
+    bytes about to be written) before it replaces ``path``; what it raises leaves nothing
+    written (see :func:`incrowd._written.write_release`).
     """
     delimiter = sep if sep is not None else frame.attrs.get("csv_sep", ",")
     if is_stdout(path):
-        write_csv_stdout(_csv_text.render(frame, sep=delimiter))
+        content = _csv_text.render(frame, sep=delimiter)
+        if verify is not None:
+            verify(content)
+        write_csv_stdout(content)
         return Path(path)
     target = Path(path)
     fmt = table_format(target)
@@ -147,6 +167,8 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike, *, sep: str | None
             kind = _compression.by_name(target)
             _csv_text.write(frame, tmp_name, sep=delimiter,
                             compression=None if kind is None else _compression.pandas_compression(kind))
+        if verify is not None:
+            verify(tmp_name)
     return target
 
 
@@ -186,14 +208,14 @@ def resolve_roles(
     columns = [str(c) for c in frame.columns]
     if len(set(columns)) != len(columns):
         dup = sorted({c for c in columns if columns.count(c) > 1})
-        raise DataError(f"column names must be unique; duplicated: {dup}")
+        raise DataError(f"column names must be unique; duplicated: {name_list(dup)}")
     ids = _as_name_list(identifiers, "identifiers")
     qis = _as_name_list(quasi_identifiers, "quasi_identifiers")
     for role, names in (("identifier", ids), ("quasi-identifier", qis)):
         for name in names:
             if name not in columns:
                 raise DataError(
-                    f"unknown {role} column {name!r}; the data has columns {columns}"
+                    f"unknown {role} column {name!r}; the data has columns {name_list(columns)}"
                 )
     both = sorted(set(ids) & set(qis))
     if both:
@@ -203,7 +225,7 @@ def resolve_roles(
     if not qis:
         raise DataError("no quasi-identifier columns: every column is an identifier")
     if len(set(qis)) != len(qis):
-        raise DataError(f"quasi-identifiers must be distinct; got {qis}")
+        raise DataError(f"quasi-identifiers must be distinct; got {name_list(qis)}")
     other = [c for c in columns if c not in qis and c not in ids]
     return ColumnRoles(tuple(qis), tuple(ids), tuple(other))
 
@@ -238,13 +260,15 @@ def numeric_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
         arr = column_numbers(col, lambda pos, count, name=name, col=col: DataError(
             f"quasi-identifier column {name!r} must be numeric; data row {pos + 1} "
             f"holds {col.iloc[pos]!r} ({count} non-numeric value(s) in all)"))
-        missing = ~np.isfinite(arr)
-        if missing.any():
-            pos = int(np.flatnonzero(missing)[0])
-            what = "a missing value" if np.isnan(arr[pos]) else f"the value {arr[pos]!r}"
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            # an infinity is a value, not a missing one: each kind is named and counted apart
+            same = np.isnan(arr) if np.isnan(arr[pos]) else np.isinf(arr)
+            what = "a missing value" if np.isnan(arr[pos]) else f"an infinite value {float(arr[pos])!r}"
             raise DataError(
                 f"quasi-identifier column {name!r} has {what} in data row {pos + 1} "
-                f"({int(missing.sum())} such row(s) in all); remove or impute them first"
+                f"({int(same.sum())} such row(s) in all); remove or impute them first"
             )
         out[:, j] = arr
     return out

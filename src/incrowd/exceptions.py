@@ -101,6 +101,16 @@ class PrivacyWarning(IncrowdWarning):
     """Something in the output deserves a curator's attention before publication."""
 
 
+def name_list(names, limit: int = 5) -> str:
+    """Column (or other) names for an error message: all of them when few, else the first
+    ``limit`` and how many more, so a message stays one readable line however many there are
+    (``['a', 'b', 'c', 'd', 'e'] and 199,995 more``)."""
+    names = [str(n) for n in names]
+    if len(names) <= limit + 1:  # "and 1 more" would be no shorter than the name itself
+        return repr(names)
+    return f"{names[:limit]!r} and {len(names) - limit:,} more"
+
+
 __all__ = [
     "IncrowdError",
     "ParameterError",

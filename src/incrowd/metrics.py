@@ -17,7 +17,7 @@ from numba import njit
 
 from . import _small
 from .data import group_means, standardize
-from .exceptions import DataError, ParameterError
+from .exceptions import DataError, ParameterError, name_list
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -169,7 +169,8 @@ def verify_k_anonymity(table: pd.DataFrame | np.ndarray, quasi_identifiers: Sequ
     """Check the published table itself: every combination of QI values occurs >= k times.
 
     ``table`` is a DataFrame (``quasi_identifiers`` names columns; None means all columns) or a
-    2-D array (every column is a quasi-identifier). Missing values count as a value of their own.
+    2-D array (every column is a quasi-identifier). Missing values count as a value of their own,
+    and so does each user-missing code of a statistical file (:func:`class_ids`).
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ParameterError(f"k must be a positive integer; got {k!r}")
@@ -177,7 +178,7 @@ def verify_k_anonymity(table: pd.DataFrame | np.ndarray, quasi_identifiers: Sequ
         cols = list(table.columns) if quasi_identifiers is None else list(quasi_identifiers)
         missing = [c for c in cols if c not in table.columns]
         if missing:
-            raise DataError(f"unknown quasi-identifier column(s) {missing}; table has {list(table.columns)}")
+            raise DataError(f"unknown quasi-identifier column(s) {name_list(missing)}; table has {name_list(table.columns)}")
         frame = table[cols]
     else:
         arr = _as_2d(table)
@@ -185,7 +186,7 @@ def verify_k_anonymity(table: pd.DataFrame | np.ndarray, quasi_identifiers: Sequ
     n = int(frame.shape[0])
     if n == 0:
         return KAnonymityReport(int(k), True, 0, 0, 0, 0)
-    sizes = frame.groupby(list(frame.columns), dropna=False, sort=False).size().to_numpy()
+    sizes = np.bincount(class_ids(frame))
     small = sizes < k
     return KAnonymityReport(
         k=int(k),
@@ -220,20 +221,30 @@ def verify_l_diversity(table: pd.DataFrame, quasi_identifiers: Sequence[str], se
                        l: int) -> LDiversityReport:
     """Check the published table itself: every QI class has >= l distinct ``sensitive`` values.
 
-    Missing values count as a value of their own, in the QIs and in the sensitive column.
+    In the quasi-identifiers a missing value is a value of its own (:func:`class_ids`). In the
+    sensitive column values count as :func:`sensitive_keys` says: a missing value (the NA
+    vocabulary, system missing) is never a distinct value, so it never makes a class diverse; a
+    user-missing code is a value of its own; numbers compare as numbers; trailing blanks do
+    not make another value.
     """
     if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 1:
         raise ParameterError(f"l must be a positive integer; got {l!r}")
     cols = list(quasi_identifiers)
     missing = [c for c in [*cols, sensitive] if c not in table.columns]
     if missing:
-        raise DataError(f"unknown column(s) {missing}; table has {list(table.columns)}")
+        raise DataError(f"unknown column(s) {name_list(missing)}; table has {name_list(table.columns)}")
     n = int(table.shape[0])
     if n == 0:
         return LDiversityReport(int(l), True, 0, 0, 0, 0)
-    grouped = table.groupby(cols, dropna=False, sort=False)[sensitive]
-    distinct = grouped.nunique(dropna=False).to_numpy()
-    sizes = grouped.size().to_numpy()
+    classes = class_ids(table[cols]) if cols else np.zeros(n, dtype=np.int64)
+    n_classes = int(classes.max()) + 1
+    keys, _ = sensitive_keys(table[sensitive])
+    values, _ = pd.factorize(keys, use_na_sentinel=True)
+    present = values >= 0
+    m = int(values.max()) + 1 if present.any() else 1
+    pairs = np.unique(classes[present] * m + values[present])
+    distinct = np.bincount(pairs // m, minlength=n_classes)
+    sizes = np.bincount(classes, minlength=n_classes)
     poor = distinct < l
     return LDiversityReport(
         l=int(l), ok=not bool(poor.any()), n_rows=n, n_classes=int(distinct.size),
@@ -275,54 +286,195 @@ def _default_order(dtype):
     return bool(pd.api.types.is_numeric_dtype(dtype))
 
 
+# ---------------------------------------------------------------------------------------------
+# What counts as a value: one definition for the release, its verifiers and the report
+
+
+def class_ids(frame: pd.DataFrame) -> np.ndarray:
+    """Class number of every row: rows with equal values in every column share one.
+
+    A missing value is a value of its own, and so is each user-missing code of a statistical
+    file (SPSS 8 "don't know" and 9 "refused", Stata ``.a``), apart from system missing and
+    from each other: the file shows them as values, so a reader tells them apart."""
+    from ._statfiles import code_indices
+
+    n = int(frame.shape[0])
+    if frame.shape[1] == 0:
+        return np.zeros(n, dtype=np.int64)
+    parts = {}
+    for j in range(frame.shape[1]):
+        column = frame.iloc[:, j]
+        parts[f"v{j}"] = column.reset_index(drop=True)
+        if pd.api.types.is_float_dtype(column.dtype):
+            index = code_indices(column.to_numpy(dtype=np.float64, na_value=np.nan))
+            if (index >= 0).any():  # the code a NaN stands for, as a column of its own
+                parts[f"u{j}"] = pd.Series(index)
+    keys = pd.DataFrame(parts)
+    if keys.shape[1] == 1:
+        codes, _ = pd.factorize(keys.iloc[:, 0], use_na_sentinel=False)
+        return np.asarray(codes, dtype=np.int64)
+    return keys.groupby(list(keys.columns), dropna=False, sort=False).ngroup().to_numpy(np.int64)
+
+
+def _user_missing(column: pd.Series) -> tuple[np.ndarray, list] | None:
+    """(code index per cell or -1, the codes) of a column read from a statistical file."""
+    from ._statfiles import code_indices
+
+    if not pd.api.types.is_float_dtype(column.dtype):
+        return None
+    index = code_indices(column.to_numpy(dtype=np.float64, na_value=np.nan))
+    if not (index >= 0).any():
+        return None
+    meta = column.attrs.get("statfile")
+    columns = (meta.get("columns") or {}) if isinstance(meta, dict) else {}
+    info = columns.get(str(column.name)) or {}
+    return index, list(info.get("missing_codes") or ())
+
+
+def _canonical(value):
+    """A sensitive value as it counts: numbers (and text that reads as a finite number) as
+    floats, text without its trailing blanks, the NA vocabulary as missing (None)."""
+    from ._na_values import NA_VALUES
+
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        number = float(value)
+        return None if np.isnan(number) else number
+    if isinstance(value, str):
+        text = value.rstrip(" ")
+        if text in NA_VALUES:
+            return None
+        try:
+            number = float(text)
+        except ValueError:
+            return text
+        return number if np.isfinite(number) else text
+    return value
+
+
+def sensitive_keys(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``(keys, user_missing)``: each cell's value as l and t count it (an object array, None
+    where missing) and whether it is a statistical file's user-missing code.
+
+    - The NA vocabulary (:data:`incrowd._na_values.NA_VALUES`: an empty cell, ``NA``,
+      ``N/A``, ...) and system missing values are missing: one missing value, never a
+      distinct value for l; for t, one category of its own.
+    - A user-missing code (SPSS 98 declared missing, Stata ``.a``) is a value of its own,
+      the code as the file holds it (98.0; ``'a'``), as pyreadstat reads it with
+      ``user_missing=True``.
+    - Numbers compare as numbers (``1``, ``1.0`` and 1 are one value).
+    - Values that differ only by trailing blanks are one value (``pos`` and ``pos ``): SPSS
+      and SAS strip them when they write, and counting them once never overstates diversity.
+    """
+    series = column.astype(object) if isinstance(column.dtype, pd.CategoricalDtype) else column
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+        numbers = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        keys = numbers.astype(object)
+        keys[np.isnan(numbers)] = None
+    else:
+        factor, uniques = pd.factorize(series, use_na_sentinel=True)
+        canon = np.empty(len(uniques) + 1, dtype=object)
+        canon[:-1] = [_canonical(v) for v in uniques]
+        canon[-1] = None  # the factor's -1 (missing) picks the last entry
+        keys = canon[factor]
+    user = np.zeros(len(keys), dtype=bool)
+    coded = _user_missing(column)
+    if coded is not None:
+        index, codes = coded
+        user = index >= 0
+        for j in np.unique(index[user]).tolist():
+            keys[index == j] = _canonical(codes[j]) if j < len(codes) else f"user-missing code {j + 1}"
+    return keys, user
+
+
+def _sort_key(value):
+    if isinstance(value, float):
+        return (0, value, "")
+    if isinstance(value, str):
+        return (1, 0.0, value)
+    return (2, 0.0, repr(value))
+
+
+def sensitive_order(keys: np.ndarray, user: np.ndarray, ordered, column: str, *, strict: bool = False) -> list:
+    """The distinct present keys of a column, in the order t's distance takes them.
+
+    ``ordered``: False (equal distance: numbers, then text, each sorted), True (numbers in their
+    order, then text sorted; with ``strict`` a text value that is not a user-missing code is a
+    ParameterError: text has no order of its own) or a list giving the order: every present
+    value must be in it (a DataError names the first that is not), except user-missing codes,
+    which come after the listed values unless listed themselves."""
+    present = ~pd.isna(keys)
+    distinct = pd.unique(keys[present]).tolist()
+    coded = set(keys[present & user].tolist())
+    if isinstance(ordered, (bool, np.bool_)):
+        if ordered and strict:
+            text = [v for v in distinct if not isinstance(v, float) and v not in coded]
+            if text:
+                shown = sorted(map(str, text))[:3]
+                raise ParameterError(
+                    f"sensitive column {column!r} holds text ({', '.join(repr(v) for v in shown)}), which has no "
+                    f"order of its own: give its values in order, e.g. ordered = {_toml_list(shown)} in its "
+                    "entry of [columns], or ordered = false for the equal distance")
+        if ordered:
+            kinds = {isinstance(v, float) for v in distinct if v not in coded}
+            if len(kinds) > 1:  # numbers and text have no order between them
+                raise TypeError("numbers and text")
+        return sorted(distinct, key=_sort_key)
+    raw = list(ordered)
+    if len(set(map(repr, raw))) != len(raw):
+        raise ParameterError(f"ordered for column {column!r} lists a value twice: {raw}")
+    # spellings of one value ("1" and "1.0", "pos" and "pos ") take the first one's place
+    given = list(dict.fromkeys(_canonical(v) for v in raw))
+    position = {v: i for i, v in enumerate(given)}
+    unknown = [v for v in distinct if v not in position and v not in coded]
+    if unknown:
+        row = int(np.flatnonzero(present & (keys == unknown[0]) & ~user)[0]) if present.any() else 0
+        raise DataError(f"column {column!r}: value {unknown[0]!r} is not in the order given ({list(ordered)}), "
+                        f"data row {row + 1}; add it to ordered where it belongs")
+    listed = [v for v in given if v in set(distinct)]
+    return listed + sorted((v for v in distinct if v not in position), key=_sort_key)
+
+
+def _toml_list(values) -> str:
+    return "[" + ", ".join('"' + str(v).replace('"', '\\"') + '"' for v in values) + "]"
+
+
 def _encode_sensitive(values: pd.Series, reference: pd.Series, ordered, column: str):
-    """``(codes, reference_codes, m, ordered)``: the values as codes ``0..m-1`` over the m
-    distinct values of the reference, sorted when the distance is ordered; a missing value is a
-    value of its own, after all others."""
+    """``(codes, reference_codes, m, ordered, missing)``: the values as codes ``0..m-1`` over
+    the m distinct values of the reference (as :func:`sensitive_keys` counts them), in
+    :func:`sensitive_order`'s order; a missing value is one value of its own, after all others
+    (``missing`` says whether the reference holds it: code m-1 then)."""
     if ordered is None:
         ordered = _default_order(values.dtype)
-    order = None
-    if not isinstance(ordered, (bool, np.bool_)):
-        order = list(ordered)
-        if len(set(order)) != len(order):
-            raise ParameterError(f"ordered for column {column!r} lists a value twice: {order}")
-        ordered = True
-    ordered = bool(ordered)
+    is_ordered = True if not isinstance(ordered, (bool, np.bool_)) else bool(ordered)
+    ref_keys, ref_user = sensitive_keys(reference)
+    keys, _ = sensitive_keys(values)
+    try:
+        order = sensitive_order(ref_keys, ref_user, ordered, column)
+    except TypeError:
+        raise DataError(f"column {column!r}: its values cannot be sorted for the ordered distance; "
+                        "give their order as a list (ordered=[...]) or use ordered=False") from None
+    n_present = len(order)
+    ref_missing = pd.isna(ref_keys)
+    missing = bool(ref_missing.any())
+    m = n_present + int(missing)
+    position = {v: i for i, v in enumerate(order)}
 
-    def plain(series: pd.Series) -> pd.Series:
-        return series.astype(object) if isinstance(series.dtype, pd.CategoricalDtype) else series
+    def codes_of(cells: np.ndarray) -> np.ndarray:
+        factor, uniques = pd.factorize(cells, use_na_sentinel=True)
+        lookup = np.array([position.get(k, -1) for k in uniques] + [n_present], dtype=np.int64)
+        return lookup[factor]
 
-    ref, vals = plain(reference), plain(values)
-    ref_missing, val_missing = ref.isna().to_numpy(), vals.isna().to_numpy()
-    distinct = pd.Index(pd.unique(ref[~ref_missing]))
-    if order is not None:
-        known = set(order)
-        unknown = [v for v in distinct if v not in known]
-        if unknown:
-            raise DataError(f"column {column!r}: value {unknown[0]!r} is not in the order given ({order})")
-        present = set(distinct)
-        distinct = pd.Index([v for v in order if v in present], dtype=object)
-    elif ordered:
-        try:
-            distinct = distinct.sort_values()
-        except TypeError:
-            raise DataError(f"column {column!r}: its values cannot be sorted for the ordered distance; "
-                            "give their order as a list (ordered=[...]) or use ordered=False") from None
-    n_present = len(distinct)
-    m = n_present + int(ref_missing.any())
-
-    def codes_of(series: pd.Series, missing: np.ndarray) -> np.ndarray:
-        codes = np.full(len(series), n_present, dtype=np.int64)
-        codes[~missing] = distinct.get_indexer(series[~missing])
-        return codes
-
-    ref_codes = codes_of(ref, ref_missing)
-    codes = codes_of(vals, val_missing)
-    bad = np.flatnonzero((codes < 0) | (val_missing & ~ref_missing.any()))
+    ref_codes = codes_of(ref_keys)
+    codes = codes_of(keys)
+    bad = np.flatnonzero((codes < 0) | ((codes == n_present) & (not missing)))
     if bad.size:
-        raise DataError(f"column {column!r}: value {vals.iloc[bad[0]]!r} (row {bad[0]}) does not occur "
+        raise DataError(f"column {column!r}: value {values.iloc[bad[0]]!r} (row {bad[0]}) does not occur "
                         "in the reference distribution")
-    return codes, ref_codes, m, ordered
+    return codes, ref_codes, m, is_ordered, missing
 
 
 def verify_t_closeness(table: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive: str, t: float, *,
@@ -349,7 +501,10 @@ def verify_t_closeness(table: pd.DataFrame, quasi_identifiers: Sequence[str], se
     move towards the classes that were kept. Every published value must occur in the reference.
 
     Missing values count as a value of their own, in the quasi-identifiers (as in
-    :func:`verify_k_anonymity`) and in the sensitive column (the last value in the order).
+    :func:`verify_k_anonymity`) and in the sensitive column: the NA vocabulary and system
+    missing values together are one category, the last in the order. Sensitive values count
+    as :func:`sensitive_keys` says (numbers as numbers, trailing blanks ignored, each
+    user-missing code a value of its own, placed by :func:`sensitive_order`).
     A class passes when its distance is at most ``t + 1e-12``: the distance is computed from
     integer counts with one rounding, so a class exactly at t passes and the tolerance only
     absorbs that rounding. Raises ``ParameterError`` for t outside (0, 1] and ``DataError`` for
@@ -366,7 +521,7 @@ def verify_t_closeness(table: pd.DataFrame, quasi_identifiers: Sequence[str], se
     cols = list(quasi_identifiers)
     missing = [c for c in [*cols, sensitive] if c not in table.columns]
     if missing:
-        raise DataError(f"unknown column(s) {missing}; table has {list(table.columns)}")
+        raise DataError(f"unknown column(s) {name_list(missing)}; table has {name_list(table.columns)}")
     if reference is None:
         ref = table[sensitive]
     elif isinstance(reference, pd.Series):
@@ -383,9 +538,9 @@ def verify_t_closeness(table: pd.DataFrame, quasi_identifiers: Sequence[str], se
         return TClosenessReport(t, True, 0, 0, 0.0, 0, bool(ordered) if isinstance(ordered, (bool, np.bool_)) else True)
     if len(ref) == 0:
         raise DataError(f"the reference distribution of column {sensitive!r} is empty")
-    codes, ref_codes, m, is_ordered = _encode_sensitive(table[sensitive], ref, ordered, sensitive)
+    codes, ref_codes, m, is_ordered, _ = _encode_sensitive(table[sensitive], ref, ordered, sensitive)
     if cols:
-        classes = table.groupby(cols, dropna=False, sort=False).ngroup().to_numpy(np.int64)
+        classes = class_ids(table[cols])
     else:
         classes = np.zeros(n, dtype=np.int64)
     n_classes = int(classes.max()) + 1

@@ -7,7 +7,10 @@ leave rows out (suppression). The report needs the original row of every release
 - the same number of rows: row i is row i;
 - fewer rows: the columns that pass through unchanged (sensitive and other columns) are matched
   in order, each release row to the next original row with the same values there; a release row
-  that finds none means the files do not align, and the report refuses them.
+  that finds none means the files do not align, and the report refuses them. The match must be
+  the only one: when those columns do not tell rows apart (the earliest and the latest matching
+  of every release row differ, so some release row could be either of two original rows), the
+  report refuses to guess and asks for the kept rows.
 
 Every assumption made is recorded and printed with the report.
 """
@@ -23,7 +26,7 @@ import pandas as pd
 
 from .._csv_text import NA_VALUES
 from ..data import column_numbers
-from ..exceptions import DataError
+from ..exceptions import DataError, name_list
 
 
 @dataclass
@@ -85,7 +88,7 @@ def _is_numeric(column: pd.Series) -> bool:
 
 
 def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sensitive=None,
-          identifiers=None, *, kept_rows=None, numeric=None) -> Aligned:
+          identifiers=None, *, kept_rows=None, numeric=None, categorical=()) -> Aligned:
     if not isinstance(original, pd.DataFrame) or not isinstance(release, pd.DataFrame):
         raise DataError("the original and the release must be tables (DataFrames or files)")
     if original.shape[0] == 0:
@@ -100,7 +103,7 @@ def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sens
             for side, frame in (("original", original), ("release", release)):
                 if name not in frame.columns:
                     raise DataError(f"{role} column {name!r} is not in the {side}; it has "
-                                    f"{[str(c) for c in frame.columns]}")
+                                    f"{name_list(frame.columns)}")
     for name in ids:
         if name not in original.columns:
             raise DataError(f"identifier column {name!r} is not in the original")
@@ -116,13 +119,14 @@ def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sens
     forced = _names(numeric, "numeric")
     for name in forced:
         if name not in qis:
-            raise DataError(f"numeric column {name!r} is not one of the quasi-identifiers {qis}")
+            raise DataError(f"numeric column {name!r} is not one of the quasi-identifiers {name_list(qis)}")
         for side, frame in (("original", orig), ("release", rel)):
             if not _is_numeric(frame[name]):
                 raise DataError(f"quasi-identifier {name!r} is not numeric in the {side} (e.g. "
                                 f"{frame[name].dropna().astype(str).head(1).tolist()}), but the numeric "
                                 "measures need numbers there")
-    nums = forced or [c for c in qis if _is_numeric(orig[c]) and _is_numeric(rel[c])]
+    # a column given a hierarchy is categorical, numbers or not (SPSS codes, Parquet integers)
+    nums = forced or [c for c in qis if c not in set(categorical) and _is_numeric(orig[c]) and _is_numeric(rel[c])]
     cats = [c for c in qis if c not in nums]
     generalized_numbers = [c for c in cats if _is_numeric(orig[c])]
     if generalized_numbers:
@@ -164,6 +168,22 @@ def _kept(orig: pd.DataFrame, rel: pd.DataFrame, qis: Sequence[str], sens: Seque
                             "order and leaves those columns unchanged)")
         kept[i] = j
         j += 1
+    # the latest matching: where it differs from the earliest, either is a valid reading
+    latest = np.empty(r, np.int64)
+    j = n - 1
+    for i in range(r - 1, -1, -1):
+        while o[j] != s[i]:
+            j -= 1
+        latest[i] = j
+        j -= 1
+    ambiguous = np.flatnonzero(latest != kept)
+    if ambiguous.size:
+        i = int(ambiguous[0])
+        raise DataError(f"the release has {r} rows and the original {n}, and the columns that pass "
+                        f"through ({keys}) do not tell which rows were suppressed (release row {i + 1} "
+                        f"could be original data row {kept[i] + 1} or {latest[i] + 1}); give the kept "
+                        "rows: --kept-rows FILE (one original data row number per release row), "
+                        "kept_rows= in Python, or write the report with the release (--report)")
     assumptions.append(f"{n - r} original rows are taken as suppressed: each release row was matched, in "
                        f"order, to the next original row with the same {keys}")
     return kept

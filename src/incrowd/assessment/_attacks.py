@@ -25,7 +25,7 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DataError, IncrowdError, ParameterError
+from ..exceptions import DataError, IncrowdError, ParameterError, name_list
 
 #: anonymeter keeps its random generators in module state, and pandas' ``DataFrame.sample`` draws
 #: from numpy's global one: runs that seed them must not interleave.
@@ -228,7 +228,7 @@ def _check_frames(original, release, control, columns: list[str]) -> None:
             raise DataError(f"{name} must be a pandas DataFrame; got {type(frame).__name__}")
         missing = [c for c in columns if c not in frame.columns]
         if missing:
-            raise DataError(f"unknown column(s) {missing} in the {name}; it has {list(frame.columns)}")
+            raise DataError(f"unknown column(s) {name_list(missing)} in the {name}; it has {name_list(frame.columns)}")
     if len(release) != len(original):
         raise DataError(f"the release has {len(release)} rows and the original {len(original)}; "
                         "rows must align by position (row i of the release made from row i of "

@@ -101,7 +101,8 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
             original = read_table(original)
         if not isinstance(release, pd.DataFrame):
             release = read_table(release)
-        a = align(original, release, quasi_identifiers, sensitive, identifiers, kept_rows=kept_rows, numeric=numeric)
+        a = align(original, release, quasi_identifiers, sensitive, identifiers, kept_rows=kept_rows, numeric=numeric,
+                  categorical=[c for c in (hierarchies or {}) if c not in (numeric or ())])
         risk, seconds = _risk(a, k, population_sizes, threshold)
         utility = _utility(a, hierarchies, target, random_state, seconds)
         if attacks:
@@ -193,7 +194,8 @@ def _utility(a: Aligned, hierarchies, target, random_state, seconds) -> dict:
 
 def _release_with_suppressed(a: Aligned) -> pd.DataFrame:
     """The release's categorical QIs on the original's rows (suppressed rows missing)."""
-    full = pd.DataFrame({c: pd.Series([None] * a.original.shape[0], dtype=object) for c in a.categorical})
+    full = pd.DataFrame({c: pd.Series([None] * a.original.shape[0], dtype=object) for c in a.categorical},
+                        index=pd.RangeIndex(a.original.shape[0]))  # rows even without categorical QIs
     for c in a.categorical:
         column = full[c].to_numpy(copy=True)
         column[a.kept] = a.release[c].astype(object).to_numpy()
@@ -210,7 +212,9 @@ def _figures(a: Aligned, risk: dict, utility: dict) -> dict[str, str]:
         out["histograms"] = fig.histograms_before_after(X, Xm, a.numeric)
         if len(a.numeric) >= 2:
             out["correlations"] = fig.correlation_before_after(X, Xm, a.numeric)
-    sizes = a.release.groupby(a.quasi_identifiers, dropna=False, sort=False).size().to_numpy()
+    from ..metrics import class_ids
+
+    sizes = np.bincount(class_ids(a.release[a.quasi_identifiers]))
     out["class_sizes"] = fig.class_size_histogram(sizes)
     out["summary"] = fig.risk_utility_summary(summary_points(risk, utility))
     return out

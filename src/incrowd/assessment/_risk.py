@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DataError, ParameterError
+from ..exceptions import DataError, ParameterError, name_list
 
 __all__ = ["class_risk", "drisk", "drisk_rmd", "record_linkage", "attribute_disclosure"]
 
@@ -25,14 +25,11 @@ __all__ = ["class_risk", "drisk", "drisk_rmd", "record_linkage", "attribute_disc
 
 def _class_codes(frame: pd.DataFrame) -> np.ndarray:
     """Class number of every row: rows with equal values in all columns share one; a missing
-    value is a value of its own."""
-    n = int(frame.shape[0])
-    if frame.shape[1] == 0:
-        return np.zeros(n, dtype=np.int64)
-    if frame.shape[1] == 1:
-        codes, _ = pd.factorize(frame.iloc[:, 0], use_na_sentinel=False)
-        return np.asarray(codes, dtype=np.int64)
-    return frame.groupby(list(frame.columns), dropna=False, sort=False).ngroup().to_numpy(np.int64)
+    value is a value of its own, and so is each user-missing code (the release's verifier
+    counts classes the same way)."""
+    from ..metrics import class_ids
+
+    return class_ids(frame)
 
 
 def _numeric_pair(original, masked, name_a: str = "original", name_b: str = "masked"):
@@ -370,7 +367,7 @@ def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_stat
                 warnings.simplefilter("ignore", UserWarning)
                 warnings.simplefilter("ignore", RuntimeWarning)
                 cov = _mcd_covariance(xs, random_state, mcd_support_fraction, mcd_max_rows)
-        except np.linalg.LinAlgError:
+        except (np.linalg.LinAlgError, ValueError):  # ValueError: most rows equal, a zero support scatter
             cov = None
     eig = np.linalg.eigvalsh(cov) if cov is not None else np.zeros(1)
     if not eig[0] > 1e-12 * max(eig[-1], 1e-300):
@@ -555,13 +552,14 @@ def record_linkage(original, masked, *, max_assignment: int = 5000, sample: int 
 def attribute_disclosure(release: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive: Sequence[str],
                          reference: pd.DataFrame | None = None) -> dict:
     """Attribute disclosure per sensitive column, over the classes of equal quasi-identifier
-    values (a missing value is a value of its own, in the quasi-identifiers and in the
-    sensitive column):
+    values (a missing value is a value of its own in the quasi-identifiers; sensitive values
+    count as :func:`incrowd.metrics.sensitive_keys` says, as in the release's verifiers):
 
     * ``distinct_l``: the fewest distinct sensitive values in a class (distinct l-diversity,
-      Machanavajjhala et al. 2007);
+      Machanavajjhala et al. 2007); a missing value is not one;
     * ``entropy_l``: the smallest ``exp(H)`` over classes, H the Shannon entropy (natural log)
-      of the class's sensitive distribution (entropy l-diversity, same paper);
+      of the class's sensitive distribution, missing values one category of it (entropy
+      l-diversity, same paper);
     * ``t``: the largest earth mover's distance of a class's sensitive distribution from the
       reference (t-closeness, Li, Li and Venkatasubramanian 2007), from
       :func:`incrowd.metrics.verify_t_closeness` with ``reference`` = the ORIGINAL column when
@@ -571,7 +569,7 @@ def attribute_disclosure(release: pd.DataFrame, quasi_identifiers: Sequence[str]
 
     Returns ``{column: {...}}``.
     """
-    from ..metrics import verify_t_closeness
+    from ..metrics import sensitive_keys, verify_t_closeness
 
     if not isinstance(release, pd.DataFrame):
         raise ParameterError(f"release must be a pandas DataFrame; got {type(release).__name__}")
@@ -579,11 +577,11 @@ def attribute_disclosure(release: pd.DataFrame, quasi_identifiers: Sequence[str]
     sens = [sensitive] if isinstance(sensitive, str) else list(sensitive)
     missing = [c for c in [*qis, *sens] if c not in release.columns]
     if missing:
-        raise DataError(f"unknown column(s) {missing}; release has {list(release.columns)}")
+        raise DataError(f"unknown column(s) {name_list(missing)}; release has {name_list(release.columns)}")
     if reference is not None:
         absent = [c for c in sens if c not in reference.columns]
         if absent:
-            raise DataError(f"unknown column(s) {absent} in the reference; it has {list(reference.columns)}")
+            raise DataError(f"unknown column(s) {name_list(absent)} in the reference; it has {name_list(reference.columns)}")
     n = int(release.shape[0])
     out = {}
     if n == 0:
@@ -592,19 +590,21 @@ def attribute_disclosure(release: pd.DataFrame, quasi_identifiers: Sequence[str]
     n_classes = int(classes.max()) + 1
     class_size = np.bincount(classes, minlength=n_classes).astype(np.float64)
     for s in sens:
-        vals, _ = pd.factorize(release[s], use_na_sentinel=False)
+        keys, _ = sensitive_keys(release[s])
+        vals, _ = pd.factorize(keys, use_na_sentinel=False)
         vals = np.asarray(vals, dtype=np.int64)
         m = int(vals.max()) + 1
         pair, counts = np.unique(classes * m + vals, return_counts=True)
         pair_class = pair // m
-        distinct = np.bincount(pair_class, minlength=n_classes)
+        present = ~pd.isna(keys)
+        distinct = np.bincount(np.unique(classes[present] * m + vals[present]) // m, minlength=n_classes)
         c = counts.astype(np.float64)
         # H = log f - sum(c log c) / f for a class of size f with value counts c
         clogc = np.bincount(pair_class, weights=c * np.log(c), minlength=n_classes)
         entropy = np.log(class_size) - clogc / class_size
         ref = None if reference is None else reference[s]
         t = verify_t_closeness(release, qis, s, 1.0, reference=ref).max_distance
-        single = distinct == 1
+        single = distinct <= 1
         out[s] = {
             "distinct_l": int(distinct.min()),
             "entropy_l": float(np.exp(entropy.min())),

@@ -348,7 +348,9 @@ def _as_labels(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     missing = column.isna().to_numpy()
     out = np.empty(column.size, dtype=object)
     if (~missing).any():
-        out[~missing] = value_labels(column[~missing].reset_index(drop=True))
+        # numbers held as objects (a release column with its suppressed rows filled in) are
+        # spelled as numbers, as the hierarchy holds them: 2.0 is '2'
+        out[~missing] = value_labels(column[~missing].reset_index(drop=True).infer_objects())
     return out, missing
 
 
@@ -499,6 +501,19 @@ def _is_number(column: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
 
 
+def _numbers_where_they_parse(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text columns (a CSV read as text) whose present values all parse as numbers, as float64
+    with the NA vocabulary missing: a column of ages is a number to model, not 70 classes."""
+    from ._align import _as_numbers, _is_numeric
+
+    out = frame.copy()
+    for name in out.columns:
+        column = out[name]
+        if not _is_number(column) and _is_numeric(column):
+            out[name] = _as_numbers(column)
+    return out
+
+
 def _fit_regression(train: pd.DataFrame, test: pd.DataFrame, target, features, numeric) -> dict:
     X, names, cats = _design(train, features, numeric, None, drop_first=True)
     A = np.hstack([np.ones((X.shape[0], 1)), X])
@@ -533,9 +548,13 @@ def _fit_classifier(train: pd.DataFrame, test: pd.DataFrame, target, features, n
     else:
         model = LogisticRegression(max_iter=1000, random_state=random_state)
         with warnings.catch_warnings():
+            # scikit-learn's advice (convergence, many classes) is not the user's to act on:
+            # the report states the task and the protocol
             warnings.simplefilter("ignore", ConvergenceWarning)
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("ignore", FutureWarning)
             model.fit((X - mean) / sd, y)
-        pred = model.predict((Xt - mean) / sd)
+            pred = model.predict((Xt - mean) / sd)
     truth = test[target].astype(str).to_numpy()
     return {"accuracy": float(np.mean(pred == truth)), "classes_seen": int(classes.size)}
 
@@ -562,7 +581,8 @@ def model_utility(original: pd.DataFrame, release: pd.DataFrame, target: str, fe
        to the release's model as the release's label of the same test record: that is how an
        analyst holding the release would code a new record (the original value is not among
        its categories).
-    4. ``task`` ``"regression"`` (default for a numeric target): ordinary least squares with an
+    4. ``task`` ``"regression"`` (default for a numeric target: numbers, or text whose present
+       values all parse as numbers, the NA vocabulary missing, as a CSV column is read): ordinary least squares with an
        intercept (``numpy.linalg.lstsq``, minimum-norm where the design is rank deficient);
        categorical features in treatment coding (the first category in sorted order is the
        reference, so the coefficients read as R's ``lm`` gives them);
@@ -586,6 +606,9 @@ def model_utility(original: pd.DataFrame, release: pd.DataFrame, target: str, fe
         raise ParameterError(f"target {target!r} is also listed among the features")
     if not 0 < test_size < 1:
         raise ParameterError(f"test_size must lie strictly between 0 and 1; got {test_size!r}")
+    cols = [target, *features]
+    original = _numbers_where_they_parse(original[cols])
+    release = _numbers_where_they_parse(release[cols])
     numeric_target = _is_number(original[target]) and _is_number(release[target])
     task = task or ("regression" if numeric_target else "classification")
     if task not in ("regression", "classification"):
@@ -593,7 +616,6 @@ def model_utility(original: pd.DataFrame, release: pd.DataFrame, target: str, fe
     if task == "regression" and not numeric_target:
         side = "original" if not _is_number(original[target]) else "release"
         raise DataError(f"target {target!r} is not numeric in the {side}; a regression needs numbers")
-    cols = [target, *features]
     orig = original[cols].reset_index(drop=True)
     rel = release[cols].reset_index(drop=True)
     keep = ~(orig.isna().any(axis=1) | rel.isna().any(axis=1)).to_numpy()

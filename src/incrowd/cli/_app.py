@@ -161,8 +161,9 @@ def _root(
     """
 
 
-def _report(result: MicroaggregationResult, input_path: Path, output: Path, err: bool = False) -> None:
-    s = result.summary()
+def _report(result: MicroaggregationResult, input_path: Path, output: Path, err: bool = False,
+            written: dict | None = None) -> None:
+    s = {**result.summary(), **(written or {})}
     params = ", ".join(f"{p}={v}" for p, v in s["params"].items())
     rows = [
         ("input", str(input_path)),
@@ -180,8 +181,8 @@ def _report(result: MicroaggregationResult, input_path: Path, output: Path, err:
                                if s["gap"] is not None else "gap unknown"))]
           if "lower_bound" in s else []),
         ("seconds", f"{s['seconds']:.3f}" + _compile_note(s)),
-        ("k-anonymous", f"yes (verified: smallest class has {s['min_class_size']} rows, k={s['k']})"
-         if s["k_anonymous"] else "NO"),
+        ("k-anonymous", f"yes (verified on the written file: smallest class has {s['min_class_size']} rows, "
+                        f"k={s['k']})" if s["k_anonymous"] else "NO"),
         ("output", "standard output" if err else str(output)),
     ]
     console = stdout_console(err)
@@ -293,20 +294,33 @@ def microaggregate_command(
                     f"the aggregated data is not {result.k}-anonymous (smallest class "
                     f"{result.verification.min_class_size}); nothing was written"
                 )
-            progress.stage(f"writing {output.name}")
+            progress.stage(f"writing {output.name} and verifying it as written")
             sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
-            write_table(result.aggregated, output, sep=sep, inputs=(input_path,))
-            if report_path is not None:
-                progress.stage(f"writing the report {report_path.name}")
-                write_release_report(report_path, data, result.aggregated, inputs=(input_path, output),
-                                     quasi_identifiers=result.quasi_identifiers,
-                                     identifiers=result.identifiers, k=result.k,
-                                     release_summary=result.summary())
+
+            def write_report(record: dict) -> None:
+                # after the written file's verification, before it is put in place: the release
+                # and its report succeed together or neither is written
+                if report_path is not None:
+                    progress.stage(f"writing the report {report_path.name}")
+                    write_release_report(report_path, data, result.aggregated, inputs=(input_path, output),
+                                         quasi_identifiers=result.quasi_identifiers,
+                                         identifiers=result.identifiers, k=result.k,
+                                         release_summary=result.summary())
+
+            from .._written import Promise, write_release
+
+            written = write_release(
+                result.aggregated, output, Promise(tuple(result.quasi_identifiers), result.k,
+                                                   finite=tuple(result.quasi_identifiers)),
+                sep=sep, inputs=(input_path,), then=write_report)
     to_stderr = is_stdout(output)
+    as_written = {"min_class_size": written["k_anonymity"]["min_class_size"],
+                  "verified_on": written["verified_on"], "read_back_as": written["read_back_as"]}
     if json_output:
-        print_json({**result.summary(), "input": str(input_path), "output": str(output)}, err=to_stderr)
+        print_json({**result.summary(), **as_written, "input": str(input_path), "output": str(output)},
+                   err=to_stderr)
     else:
-        _report(result, input_path, output, err=to_stderr)
+        _report(result, input_path, output, err=to_stderr, written=as_written)
 
 
 def _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet, params,
@@ -395,6 +409,10 @@ def demo_command(
 
     with user_errors():
         census = load_census()
+        if not 2 <= k <= census.shape[0]:
+            # checked here by name: the warm-up run on 4 * k rows would otherwise fail first
+            # and speak of its own rows
+            raise ParameterError(f"k must be an integer in [2, n_rows={census.shape[0]}]; got {k}")
         results: dict[str, MicroaggregationResult] = {}
         with stages(len(METHODS) + 2, quiet=quiet or json_output) as progress, \
                 compile_clock() as compiling:
@@ -413,7 +431,11 @@ def demo_command(
             if not best.verification.ok:  # microaggregate raises first; never write unverified data
                 raise VerificationError(f"the mdav-star result is not {best.k}-anonymous; nothing was written")
             output_dir.mkdir(parents=True, exist_ok=True)
-            path = write_table(best.aggregated, output_dir / f"census_mdav-star_k{best.k}.csv", sep=",")
+            from .._written import Promise, write_release
+
+            path = output_dir / f"census_mdav-star_k{best.k}.csv"
+            qis = tuple(best.quasi_identifiers)
+            write_release(best.aggregated, path, Promise(qis, best.k, finite=qis), sep=",")
     n_rows, n_cols = census.shape
     if json_output:
         print_json({

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 # pandas, DuckDB and numba load when a command runs, not for --help or --version
 read_table = _lazy.function("incrowd.data", "read_table")
 table_format = _lazy.function("incrowd.data", "table_format")
-write_table = _lazy.function("incrowd.data", "write_table")
+write_release = _lazy.function("incrowd._written", "write_release")
+generalization_promise = _lazy.function("incrowd._written", "generalization_promise")
+verified_as_written = _lazy.function("incrowd._written", "verified_as_written")
 generalize = _lazy.function("incrowd.generalization._apply", "generalize")
 negotiate = _lazy.function("incrowd.generalization._negotiate", "negotiate")
 parse_assignments = _lazy.function("incrowd.generalization._hierarchy", "parse_assignments")
@@ -325,19 +327,26 @@ def generalize_command(
                                 identifiers=names(identifiers, "--id"))
             if result.table.shape[0] == 0:
                 raise DataError("every row would be suppressed; choose higher levels or a smaller k/l")
-            progress.stage(f"writing {output.name}")
+            progress.stage(f"writing {output.name} and verifying it as written")
             sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
-            write_table(result.table, output, sep=sep, inputs=(data_path, hierarchies))
-            if report_path is not None:
-                from ..generalization._lattice import resolve_hierarchies
 
-                qis_all = list(result.levels)
-                _, hier = resolve_hierarchies(data, qis_all, str(hierarchies) if hierarchies else None,
-                                              _intervals(intervals), sensitive)
-                write_release_report(report_path, data, result.table, inputs=(data_path, hierarchies, output),
-                                     quasi_identifiers=qis_all, sensitive=[sensitive] if sensitive else None,
-                                     identifiers=names(identifiers, "--id"), kept_rows=result.kept_rows,
-                                     k=result.k, hierarchies=hier, release_summary=result.to_dict())
+            def write_report(record: dict) -> None:
+                # after the written file's verification, before it is put in place: the release
+                # and its report succeed together or neither is written
+                verified_as_written(result, record)
+                if report_path is not None:
+                    from ..generalization._lattice import resolve_hierarchies
+
+                    qis_all = list(result.levels)
+                    _, hier = resolve_hierarchies(data, qis_all, str(hierarchies) if hierarchies else None,
+                                                  _intervals(intervals), sensitive)
+                    write_release_report(report_path, data, result.table, inputs=(data_path, hierarchies, output),
+                                         quasi_identifiers=qis_all, sensitive=[sensitive] if sensitive else None,
+                                         identifiers=names(identifiers, "--id"), kept_rows=result.kept_rows,
+                                         k=result.k, hierarchies=hier, release_summary=result.to_dict())
+
+            write_release(result.table, output, generalization_promise(result), sep=sep,
+                          inputs=(data_path, hierarchies), then=write_report)
     info = {**result.to_dict(), "input": str(data_path), "output": str(output)}
     to_stderr = is_stdout(output)
     if json_output:
@@ -352,7 +361,7 @@ def generalize_command(
         ("suppressed", f"{result.suppressed} rows ({100 * result.suppressed / result.n_rows:.3f} %)"),
         ("classes", f"{result.classes}, smallest {result.min_class_size} rows"),
         ("verified", " and ".join(p for p in ("k-anonymous" if result.k else "",
-                                              "l-diverse" if result.l else "") if p) + " before writing"),
+                                              "l-diverse" if result.l else "") if p) + " on the written file"),
         ("written", "standard output" if to_stderr else str(output)),
     ]
     print_lines(lines, err=to_stderr)

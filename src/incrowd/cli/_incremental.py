@@ -245,12 +245,17 @@ def publish_command(
             progress.stage(f"opening {state.name}")
             session = IncrementalMicroaggregation.open(state)
             progress.stage("verifying and writing the release" + (" (and the one-shot run)" if compare else ""))
-            result = session.publish(output, compare=compare)
-            if report_path is not None:
-                original, release = session.original_and_release()
-                write_release_report(report_path, original, release, inputs=(state, output),
-                                     quasi_identifiers=list(session.quasi_identifiers), k=result.report["k"],
-                                     release_summary=result.report)
+
+            def write_report(summary: dict) -> None:
+                # after the written file's verification, before it is put in place: the release
+                # and its report succeed together or neither is written
+                if report_path is not None:
+                    original, release = session.original_and_release()
+                    write_release_report(report_path, original, release, inputs=(state, output),
+                                         quasi_identifiers=list(session.quasi_identifiers), k=summary["k"],
+                                         release_summary=summary)
+
+            result = session.publish(output, compare=compare, then=write_report)
     r = result.report
     to_stderr = is_stdout(output)
     if json_output:
@@ -272,7 +277,8 @@ def publish_command(
                             f"run, {r['seconds_one_shot']:.3f} s)"),
         ]
     lines += [
-        ("k-anonymous", f"yes (verified: smallest class has {r['min_class_size']} rows, k={r['k']})"),
+        ("k-anonymous", f"yes (verified{' on the written file' if r.get('verified_on') == 'written file' else ''}: "
+                        f"smallest class has {r['min_class_size']} rows, k={r['k']})"),
         _distinct_line(r),
         ("output", "standard output" if to_stderr else str(output)),
     ]

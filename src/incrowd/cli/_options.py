@@ -90,7 +90,7 @@ SeedOption = Annotated[
 ]
 SchedulerOption = Annotated[
     Optional[str],
-    typer.Option("--scheduler", help="Run on Dask (extra incrowd[dask]): 'local:N' starts N local "
+    typer.Option("--scheduler", help="Run on Dask (extra incrowd\\[dask]): 'local:N' starts N local "
                  "worker processes (N in [1, 4 x the cores]), else the tcp:// address of a running "
                  "scheduler (tcp://host:8786). "
                  "Without it everything runs in process.", show_default=False),

@@ -12,14 +12,15 @@ from .. import _lazy
 from .._atomic import is_stdout
 from ..exceptions import ParameterError
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
+from ._generalization import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption, lattice_limits
 from ._options import JsonOption, QuietOption
 
 read_table = _lazy.function("incrowd.data", "read_table")
 table_format = _lazy.function("incrowd.data", "table_format")
-write_table = _lazy.function("incrowd.data", "write_table")
 load_spec = _lazy.function("incrowd.release._spec", "load_spec")
 publish = _lazy.function("incrowd.release._release", "publish")
 example_toml = _lazy.function("incrowd.release._example", "example_toml")
+check_spec_nodes = _lazy.function("incrowd.release._gtm", "check_spec_nodes")
 
 
 def publish_command(
@@ -27,19 +28,23 @@ def publish_command(
         metavar="DATA", help="The file to publish: CSV (delimiter sniffed; .gz, .bz2, .xz ok), Parquet, "
         "SPSS .sav, Stata .dta, SAS .sas7bdat or .xpt.", show_default=False)],
     spec_path: Annotated[Optional[Path], typer.Option(
-        "--spec", help="Release specification (TOML): [privacy] k, l, t, max_suppression, strategy, "
-        "method; [columns] a role per column; [missing]. Hierarchy paths are read from the spec's folder.",
+        # a backslash keeps rich's markup from taking the section names for style tags
+        "--spec", help="Release specification (TOML): \\[privacy] k, l, t, max_suppression, strategy, "
+        "method; \\[columns] a role per column; \\[missing]. Hierarchy paths are read from the spec's folder.",
         show_default=False)] = None,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="The release; its extension picks the format (CSV, Parquet, .sav, .dta). "
-        "Written atomically, and only after it was verified k-anonymous over all quasi-identifiers "
-        "(and l-diverse, t-close where asked). Never one of the inputs.", show_default=False)] = None,
+        "Written atomically, and only after the file as written was read back and verified k-anonymous "
+        "over all quasi-identifiers (and l-diverse, t-close where asked). Never one of the inputs.",
+        show_default=False)] = None,
     report_path: Annotated[Optional[Path], typer.Option(
         "--report", help="Also write the release report: .json, or .html (one self-contained page).",
         show_default=False)] = None,
     example_spec: Annotated[bool, typer.Option(
         "--example-spec", help="Print a starting specification for DATA (roles guessed from the "
         "columns' types, to edit) and exit.")] = False,
+    max_nodes: MaxNodesOption = DEFAULT_MAX_NODES_TEXT,
+    max_memory: MaxMemoryOption = DEFAULT_MAX_MEMORY_TEXT,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -60,6 +65,8 @@ def publish_command(
         if output is None:
             raise ParameterError("--output/-o is required: where to write the release")
         spec = load_spec(spec_path)
+        node_limit, memory_limit = lattice_limits(max_nodes, max_memory)
+        check_spec_nodes(spec, node_limit)  # from the hierarchies alone, before the data are read
         hierarchy_files = tuple(c.hierarchy for c in spec.columns.values() if c.hierarchy is not None)
         check_output_path(output, (data_path, spec_path, *hierarchy_files))
         if report_path is not None:
@@ -71,16 +78,21 @@ def publish_command(
             numeric = [c.name for c in spec.columns.values() if c.role == "numeric"]
             data = read_table(data_path, parse=numeric or None)
             progress.stage(f"publishing {data.shape[0]} rows ({spec.strategy}, k={spec.k})")
-            result = publish(data, spec)
-            progress.stage(f"writing {output.name}")
+            result = publish(data, spec, max_nodes=node_limit, max_memory=memory_limit)
+            progress.stage(f"writing {output.name} and verifying it as written")
             sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
-            write_table(result.table, output, sep=sep, inputs=(data_path, spec_path, *hierarchy_files))
-            if report_path is not None:
-                progress.stage(f"writing the report {report_path.name}")
-                from ._report import write_release_report
 
-                write_release_report(report_path, data, result.table, inputs=(data_path, spec_path, output),
-                                     **result.report_options())
+            def write_report() -> None:
+                # after the file's verification, before it is put in place: release and report
+                # succeed together or neither is written
+                if report_path is not None:
+                    progress.stage(f"writing the report {report_path.name}")
+                    from ._report import write_release_report
+
+                    write_release_report(report_path, data, result.table,
+                                         inputs=(data_path, spec_path, output), **result.report_options())
+
+            result.write(output, sep=sep, inputs=(data_path, spec_path, *hierarchy_files), then=write_report)
     info = {**result.summary(), "input": str(data_path), "output": str(output)}
     to_stderr = is_stdout(output)
     if json_output:
@@ -117,7 +129,9 @@ def summary_lines(info: dict) -> list[tuple[str, str]]:
                                                else "")),
         ("verified", " and ".join(["k-anonymous over all quasi-identifiers"]
                                   + (["l-diverse"] if info.get("l") is not None else [])
-                                  + (["t-close"] if info.get("t") is not None else [])) + " before writing"),
+                                  + (["t-close"] if info.get("t") is not None else []))
+                     + (" on the written file" if (info.get("verification") or {}).get("verified_on") == "written file"
+                        else " before writing")),
     ]
     if info.get("output"):
         lines.append(("written", "standard output" if is_stdout(Path(info["output"])) else info["output"]))

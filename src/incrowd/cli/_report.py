@@ -8,9 +8,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from .. import _lazy
-from ..exceptions import ParameterError
+from ..exceptions import DataError, ParameterError
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
-from ._options import IdOption, JsonOption, QiOption, QuietOption, names
+from ._options import IdOption, JsonOption, QuietOption, names
 
 read_table = _lazy.function("incrowd.data", "read_table")
 make_report = _lazy.function("incrowd.assessment._report", "report")
@@ -40,13 +40,47 @@ def write_release_report(path: Path | None, original, release, *, inputs: tuple 
     make_report(original, release, **options).write(path, inputs=inputs)
 
 
+def read_kept_rows(path: Path, n_original: int, n_release: int) -> list[int]:
+    """``--kept-rows FILE``: one original data row number (the first row after the header is 1)
+    per line, a line per release row, in increasing order; as 0-based positions."""
+    shown = f"--kept-rows {str(path)!r}"
+    from .._atomic import read_input_bytes  # a FIFO is refused by its kind, not waited on
+
+    try:
+        text = read_input_bytes(path, "--kept-rows file").decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{shown}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+    rows: list[int] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        field = line.strip()
+        if not field:
+            continue
+        if not field.isdigit() or int(field) < 1:
+            raise DataError(f"{shown}, line {number}: {field[:40]!r} is not a data row number (1 is the "
+                            "original's first row after the header)")
+        row = int(field)
+        if row > n_original:
+            raise DataError(f"{shown}, line {number}: row {row}, but the original has {n_original} rows")
+        if rows and row <= rows[-1]:
+            raise DataError(f"{shown}, line {number}: row {row} after row {rows[-1]}; the rows must be in "
+                            "increasing order (the release keeps the original's order)")
+        rows.append(row)
+    if len(rows) != n_release:
+        raise DataError(f"{shown} lists {len(rows)} rows, the release has {n_release}; give one original "
+                        "row number per release row")
+    return [row - 1 for row in rows]
+
+
 def report_command(
     original_path: Annotated[Path, typer.Argument(metavar="ORIGINAL", help="The original file.",
                                                   show_default=False)],
     release_path: Annotated[Path, typer.Argument(
         metavar="RELEASE", help="The release made from it (same row order; suppressed rows left out).",
         show_default=False)],
-    qi: QiOption = None,
+    qi: Annotated[Optional[list[str]], typer.Option(
+        "--qi", help="Required: the quasi-identifier columns, those an intruder may know, "
+        "comma-separated (repeatable); a name holding a comma goes in double quotes: --qi '\"b,c\",a'.",
+        show_default=False)] = None,
     sensitive: Annotated[Optional[list[str]], typer.Option(
         "--sensitive", help="Sensitive columns for attribute disclosure (l, entropy l, t), comma-separated.",
         show_default=False)] = None,
@@ -54,6 +88,11 @@ def report_command(
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Where to write the report: .html (self-contained page) or .json.",
         show_default=False)] = None,
+    kept_rows: Annotated[Optional[Path], typer.Option(
+        "--kept-rows", metavar="FILE", help="Which original row each release row is: a text file with one "
+        "original data row number per line (the first row after the header is 1), one line per release "
+        "row, in order. Needed when rows were suppressed and the columns that pass through do not tell "
+        "which.", show_default=False)] = None,
     k: Annotated[Optional[int], typer.Option("--k", help="The k the release promises: records in smaller "
                                              "classes are counted.", show_default=False)] = None,
     numeric: Annotated[Optional[list[str]], typer.Option(
@@ -70,7 +109,11 @@ def report_command(
     quiet: QuietOption = False,
 ) -> None:
     """Measure the disclosure risk and the utility of RELEASE against ORIGINAL and write the
-    report (HTML or JSON); rows align by position, and the report says what it assumed."""
+    report (HTML or JSON); rows align by position, and the report says what it assumed.
+
+    With suppressed rows, the columns that pass through unchanged tell which rows were kept
+    when they tell rows apart; otherwise give --kept-rows (or write the report with the
+    release: --report of the command that made it)."""
     with user_errors():
         qis = names(qi, "--qi")
         if not qis:
@@ -86,9 +129,10 @@ def report_command(
             numeric_names = names(numeric, "--numeric")
             original = read_table(original_path)
             release = read_table(release_path)
+            kept = None if kept_rows is None else read_kept_rows(kept_rows, len(original), len(release))
             progress.stage("measuring risk and utility" + (" (and running the attacks)" if attacks else ""))
             result = make_report(original, release, qis, names(sensitive, "--sensitive"),
-                                 names(identifiers, "--id"), k=k, numeric=numeric_names or None,
+                                 names(identifiers, "--id"), kept_rows=kept, k=k, numeric=numeric_names or None,
                                  target=target, attacks=attacks, threshold=threshold)
             if output is not None:
                 progress.stage(f"writing {output.name}")

@@ -34,6 +34,11 @@ def serve_command(
                                                     "sessions may hold together; beyond it uploads get 507.")] = 12288,
     max_nodes: MaxNodesOption = DEFAULT_MAX_NODES_TEXT,
     max_memory: MaxMemoryOption = DEFAULT_MAX_MEMORY_TEXT,
+    max_sessions: Annotated[int, typer.Option("--max-sessions", help="Sessions the server holds at once; "
+                                              "beyond them a new one gets 429.")] = 500,
+    max_sessions_per_client: Annotated[int, typer.Option(
+        "--max-sessions-per-client", help="Sessions one client address holds at once; beyond them a new "
+        "one gets 429. Behind a reverse proxy every client has the proxy's address: raise it there.")] = 20,
     workers: Annotated[
         Optional[int],
         typer.Option("--workers", help="Heavy steps (parse, microaggregate, lattice build, negotiate, "
@@ -69,7 +74,8 @@ def serve_command(
         if max_upload_mb <= 0 or idle_minutes <= 0:
             raise ParameterError("--max-upload-mb and --idle-minutes must be positive")
         for flag, value in (("--max-cells", max_cells), ("--max-columns", max_columns),
-                            ("--max-decoded-mb", max_decoded_mb), ("--memory-budget-mb", memory_budget_mb)):
+                            ("--max-decoded-mb", max_decoded_mb), ("--memory-budget-mb", memory_budget_mb),
+                            ("--max-sessions", max_sessions), ("--max-sessions-per-client", max_sessions_per_client)):
             if value <= 0:
                 raise ParameterError(f"{flag} must be positive; got {value:g}")
         node_limit, memory_limit = lattice_limits(max_nodes, max_memory)
@@ -86,7 +92,8 @@ def serve_command(
                          max_nodes=node_limit, max_memory=memory_limit, workers=workers, queue=queue,
                          allowed_hosts=bound_hosts(host, port, allowed_host or ()),
                          max_cells=max_cells, max_columns=max_columns, max_decoded_mb=max_decoded_mb,
-                         memory_budget_mb=memory_budget_mb)
+                         memory_budget_mb=memory_budget_mb, max_sessions=max_sessions,
+                         max_sessions_per_client=max_sessions_per_client)
     if host not in ("127.0.0.1", "localhost", "::1"):
         echo_err("warning", f"binding to {host}: other machines can reach the UI and its uploads; they must "
                  "use a name given with --allowed-host")

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._atomic import check_input_file
 from ..data import read_table
 from ..exceptions import DataError
 
@@ -25,8 +26,8 @@ def read_partitioned(path: str | os.PathLike, columns: list[str] | None = None):
     p = Path(path)
     if p.is_dir() and not is_parquet_dataset(p):
         raise DataError(f"folder {str(p)!r} holds no .parquet files")
-    if not p.exists():
-        raise DataError(f"input {str(p)!r} does not exist")
+    if not p.is_dir():
+        check_input_file(p, "input")
     return dd.read_parquet(str(p), columns=columns)
 
 

@@ -5,7 +5,8 @@ A hierarchy file has one row per original value followed by its generalizations 
 
     39;35-39;30-39;20-39;*
 
-Level j of an attribute is column j. Values are dictionary-encoded once per level, so the rest of
+An empty first field is the row of an empty data cell (``;Unknown;*``): a missing value is a
+value of its own. Level j of an attribute is column j. Values are dictionary-encoded once per level, so the rest of
 the package works on ``int32`` codes and one parent array per level (ARX's ``int[value, level]``).
 """
 
@@ -15,14 +16,17 @@ import csv
 import math
 import os
 import re
+import sys
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
 from .. import _lazy
-from ..exceptions import DataError, ParameterError
+from .._atomic import read_input_bytes
+from ..exceptions import DataError, ParameterError, name_list
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -158,7 +162,8 @@ def hierarchy_from_rows(attribute: str, rows: Sequence[Sequence[str]], source: s
                 f"{numbers[0]}; every value needs the same number of generalization levels"
             )
         for level, cell in enumerate(row):
-            if cell == "":
+            # an empty original value is the row of an empty data cell (';Unknown;*')
+            if cell == "" and level > 0:
                 raise DataError(f"hierarchy {source}, row {number}: level {level} is empty")
     table = np.array([list(r) for r in rows], dtype=object)
     labels: list[np.ndarray] = []
@@ -229,11 +234,9 @@ def read_hierarchy(path: str | os.PathLike, attribute: str | None = None) -> Hie
     p = Path(path)
     name = attribute if attribute is not None else p.stem
     source = f"file {str(p)!r}"
-    if not p.is_file():
-        raise DataError(f"hierarchy file {str(p)!r} does not exist")
     try:
-        text = p.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_input_bytes(p, "hierarchy file").decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
         raise DataError(f"cannot read hierarchy file {str(p)!r}: {exc}") from exc
     lines = text.splitlines()
     numbered = [(i + 1, ln) for i, ln in enumerate(lines) if ln.strip() != ""]
@@ -247,7 +250,9 @@ def read_hierarchy(path: str | os.PathLike, attribute: str | None = None) -> Hie
 
 
 def _candidates(directory: Path, attribute: str) -> list[Path]:
-    files = [f for f in directory.iterdir() if f.is_file() and f.suffix.lower() == ".csv"]
+    # not only regular files: a FIFO or folder named like the attribute's file is refused by
+    # its kind when read, instead of being skipped as if the file were missing
+    files = [f for f in directory.iterdir() if f.suffix.lower() == ".csv"]
     exact = [f for f in files if f.stem == attribute]
     if exact:
         return exact
@@ -268,7 +273,7 @@ def find_hierarchy_file(directory: str | os.PathLike, attribute: str) -> Path:
         names = sorted(f.name for f in d.iterdir() if f.suffix.lower() == ".csv")
         raise DataError(
             f"no hierarchy file for attribute {attribute!r} in {str(d)!r} (looked for "
-            f"'{attribute}.csv' and '*_hierarchy_{attribute}.csv'); CSV files there: {names}"
+            f"'{attribute}.csv' and '*_hierarchy_{attribute}.csv'); CSV files there: {name_list(names)}"
         )
     if len(found) > 1:
         raise DataError(
@@ -283,8 +288,79 @@ def load_hierarchies(directory: str | os.PathLike, attributes: Sequence[str]) ->
     return {a: read_hierarchy(find_hierarchy_file(directory, a), a) for a in attributes}
 
 
-def _format_bound(value: float, integral: bool) -> str:
-    return str(int(value)) if integral else f"{value:g}"
+def _number(value) -> str:
+    """A width or bound as a user wrote it: ``5``, ``0.5``, ``1e+20``, ``inf`` (never
+    ``np.float64(...)`` or ``5.0``)."""
+    if isinstance(value, Fraction):
+        if value.denominator == 1 and abs(value) < 10**16:
+            return str(int(value))
+        try:
+            value = float(value)
+        except OverflowError:  # an integer width beyond float64, given through the API
+            return str(value)
+    if isinstance(value, (np.integer, np.floating)):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return repr(value) if isinstance(value, (int, float)) else str(value)
+
+
+def _numbers(values) -> str:
+    try:
+        return "[" + ", ".join(_number(v) for v in values) + "]"
+    except TypeError:
+        return repr(values)
+
+
+def check_widths(widths: Sequence[float], name: str) -> list[Fraction]:
+    """The interval widths as exact fractions of the decimals written (``0.3`` is three times
+    ``0.1``), or a ParameterError: each width a positive, finite, normal float64 number and a
+    whole multiple of the one before, checked exactly (``[3, 1e20]`` does not nest)."""
+    shown = _numbers(widths)
+    if not isinstance(widths, (list, tuple, np.ndarray)) or len(widths) == 0:
+        raise ParameterError(f"interval widths for {name!r} must name at least one width; got {shown}")
+    exact: list[Fraction] = []
+    for w in widths:
+        if (isinstance(w, bool) or not isinstance(w, (int, float, np.integer, np.floating))
+                or (isinstance(w, (float, np.floating)) and not math.isfinite(w)) or not w > 0):
+            raise ParameterError(f"interval widths for {name!r} must be positive numbers; got {shown}")
+        if isinstance(w, (int, np.integer)):
+            exact.append(Fraction(int(w)))
+            continue
+        if float(w) < sys.float_info.min:
+            raise ParameterError(f"interval width {_number(w)} for {name!r} is subnormal (below "
+                                 f"{sys.float_info.min!r}, where float64 loses precision): too small to bin by; "
+                                 f"got {shown}")
+        exact.append(Fraction(repr(float(w))))  # the shortest decimal that reads back as w
+    for (a, b), (ea, eb) in zip(zip(widths, widths[1:]), zip(exact, exact[1:])):
+        if eb <= ea or (eb / ea).denominator != 1:
+            raise ParameterError(
+                f"interval widths for {name!r} must each be a multiple of the one before (so bins "
+                f"nest): {_number(b)} is not a multiple of {_number(a)}; got {shown}"
+            )
+    return exact
+
+
+def _check_bins(exact: list[Fraction], low, high, integral: bool, name: str, shown: str) -> None:
+    """Refuse a width whose bins over the data's range [low, high] cannot be written as float64
+    numbers: a bound beyond the largest float64, or (for non-integer bins, computed in float64)
+    more bins than float64 can count exactly or bins narrower than its spacing there. The check
+    is exact (fractions), so it cannot overflow itself."""
+    biggest = Fraction(sys.float_info.max)
+    widest = exact[-1]
+    origin = math.floor(Fraction(low) / widest) * widest
+    span = Fraction(high) - origin
+    for w in exact:
+        top = origin + (math.floor(span / w) + 1) * w
+        if -origin > biggest or top > biggest:
+            raise ParameterError(
+                f"interval width {_number(w if top > biggest else widest)} for {name!r} is too large for the "
+                f"data's range ({_number(low)} to {_number(high)}): its bins reach beyond the largest "
+                f"float64 number; got {shown}")
+        if not integral and (span / w > 2**53 or w < Fraction(math.ulp(float(max(-origin, top))))):
+            raise ParameterError(
+                f"interval width {_number(w)} for {name!r} is too small for the data's range ({_number(low)} "
+                f"to {_number(high)}): float64 cannot tell its bins apart there; choose a wider one; got {shown}")
 
 
 def interval_hierarchy(column: pd.Series, widths: Sequence[float], attribute: str | None = None) -> Hierarchy:
@@ -293,42 +369,51 @@ def interval_hierarchy(column: pd.Series, widths: Sequence[float], attribute: st
 
     Each width must be a multiple of the one before, so every bin lies inside one bin of the next
     level (a value never gets two parents). All bins start at a multiple of the widest width at or
-    below the minimum. Integer data get inclusive labels like ``35-39`` (ARX's style); other data
-    get half-open ``[35, 40)``.
+    below the minimum. Integer data get inclusive labels like ``35-39`` (ARX's style), computed
+    exactly; other data get half-open ``[35, 40)``. Widths whose bins float64 cannot hold over the
+    data's range are refused by name (see :func:`check_widths`).
     """
     name = attribute if attribute is not None else str(column.name)
-    source = f"intervals {list(widths)} for column {name!r}"
+    source = f"intervals {_numbers(widths)} for column {name!r}"
     if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
         raise DataError(f"interval hierarchy needs a numeric column; column {name!r} has dtype {column.dtype}")
-    if len(widths) == 0:
-        raise ParameterError(f"interval widths for {name!r} must name at least one width; got {list(widths)}")
-    ws: list[float] = []
-    for w in widths:
-        if isinstance(w, bool) or not isinstance(w, (int, float, np.integer, np.floating)) or not math.isfinite(w) or w <= 0:
-            raise ParameterError(f"interval widths for {name!r} must be positive numbers; got {list(widths)}")
-        ws.append(float(w))
-    for a, b in zip(ws, ws[1:]):
-        ratio = b / a
-        if b <= a or abs(ratio - round(ratio)) > 1e-9:
-            raise ParameterError(
-                f"interval widths for {name!r} must each be a multiple of the one before (so bins "
-                f"nest); got {list(widths)}"
-            )
+    exact = check_widths(widths, name)
+    shown = _numbers(widths)
     labels0 = value_labels(column)
     values = column.to_numpy(np.float64)
+    infinite = np.isinf(values)
+    if infinite.any():
+        at = int(np.flatnonzero(infinite)[0])
+        raise DataError(f"column {name!r} has an infinite value ({_number(values[at])}) in data row {at + 1} "
+                        f"({int(infinite.sum())} such row(s) in all); intervals need a finite number in every row")
     distinct_labels, first = np.unique(labels0, return_index=True)
     distinct_values = values[first]
-    integral = bool(np.all(distinct_values == np.round(distinct_values))) and all(w == round(w) for w in ws)
-    origin = math.floor(float(distinct_values.min()) / ws[-1]) * ws[-1]
-    rows = []
-    for label, value in zip(distinct_labels.tolist(), distinct_values.tolist()):
+    integral = (all(w.denominator == 1 for w in exact)
+                and bool(np.all(distinct_values == np.round(distinct_values))))
+    rows: list[list[str]] = []
+    if integral:
+        # Python integers: exact for any width and value (float64 loses the '- 1' of a bin's
+        # inclusive end beyond 2**53)
+        points = [int(v) for v in column.to_numpy()[first]]
+        ints = [int(w) for w in exact]
+        _check_bins(exact, min(points), max(points), True, name, shown)
+        origin = (min(points) // ints[-1]) * ints[-1]
+        for label, value in zip(distinct_labels.tolist(), points):
+            row = [label]
+            for w in ints:
+                lo = origin + ((value - origin) // w) * w
+                row.append(f"{lo}-{lo + w - 1}")
+            row.append("*")
+            rows.append(row)
+        return hierarchy_from_rows(name, rows, source)
+    ws = [float(w) for w in exact]
+    _check_bins(exact, float(distinct_values.min()), float(distinct_values.max()), False, name, shown)
+    low = math.floor(float(distinct_values.min()) / ws[-1]) * ws[-1]
+    for label, x in zip(distinct_labels.tolist(), distinct_values.tolist()):
         row = [label]
-        for w in ws:
-            lo = origin + math.floor((value - origin) / w) * w
-            if integral:
-                row.append(f"{_format_bound(lo, True)}-{_format_bound(lo + w - 1, True)}")
-            else:
-                row.append(f"[{_format_bound(lo, False)}, {_format_bound(lo + w, False)})")
+        for width in ws:
+            start = low + math.floor((x - low) / width) * width
+            row.append(f"[{start:g}, {start + width:g})")
         row.append("*")
         rows.append(row)
     return hierarchy_from_rows(name, rows, source)

@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import _lazy
 from .._compile import compiled_so_far
-from ..exceptions import DataError, ParameterError
+from ..exceptions import DataError, ParameterError, name_list
 from ._hierarchy import Hierarchy, check_labels, factorize_labels, interval_hierarchy, load_hierarchies
 from ._histograms import ColumnsFrame, Histograms, check_criterion, criterion_histograms
 from ._limits import (
@@ -138,7 +138,7 @@ class Lattice:
             unknown = [a for a in levels if a not in self.attributes]
             if unknown:
                 raise ParameterError(
-                    f"unknown attribute(s) {unknown}; the lattice has attributes {list(self.attributes)}"
+                    f"unknown attribute(s) {name_list(unknown)}; the lattice has attributes {name_list(self.attributes)}"
                 )
             out = []
             for a in self.attributes:
@@ -406,19 +406,19 @@ def resolve_hierarchies(data: pd.DataFrame, quasi_identifiers, hierarchies, inte
     if not qis:
         raise ParameterError("name at least one quasi-identifier column")
     if len(set(qis)) != len(qis):
-        raise ParameterError(f"quasi-identifiers must be distinct; got {qis}")
+        raise ParameterError(f"quasi-identifiers must be distinct; got {name_list(qis)}")
     for q in qis:
         if q not in columns:
-            raise DataError(f"unknown quasi-identifier column {q!r}; the data has columns {columns}")
+            raise DataError(f"unknown quasi-identifier column {q!r}; the data has columns {name_list(columns)}")
     if sensitive is not None:
         if sensitive not in columns:
-            raise DataError(f"unknown sensitive column {sensitive!r}; the data has columns {columns}")
+            raise DataError(f"unknown sensitive column {sensitive!r}; the data has columns {name_list(columns)}")
         if sensitive in qis:
             raise ParameterError(f"column {sensitive!r} cannot be both quasi-identifier and sensitive")
     intervals = dict(intervals or {})
     for a in intervals:
         if a not in qis:
-            raise ParameterError(f"interval widths given for {a!r}, which is not a quasi-identifier ({qis})")
+            raise ParameterError(f"interval widths given for {a!r}, which is not a quasi-identifier ({name_list(qis)})")
     given: dict[str, Hierarchy] = {}
     if isinstance(hierarchies, Mapping):
         given = dict(hierarchies)

@@ -104,8 +104,10 @@ def _fmt_bytes(size: int) -> str:
     return f"{size} B"
 
 
-def check_nodes(depths: Sequence[int], fraction: float, max_nodes: int | None) -> None:
-    """Refuse a lattice with more nodes to compute than ``max_nodes`` (None: no limit)."""
+def check_nodes(depths: Sequence[int], fraction: float, max_nodes: int | None, *,
+                way_out: str | None = None) -> None:
+    """Refuse a lattice with more nodes to compute than ``max_nodes`` (None: no limit);
+    ``way_out`` replaces the advice of a full lattice's refusal (a caller without --partial)."""
     if max_nodes is None:
         return
     n_nodes = node_count(depths)
@@ -114,8 +116,9 @@ def check_nodes(depths: Sequence[int], fraction: float, max_nodes: int | None) -
         return
     if computed == n_nodes:
         raise ParameterError(
-            f"the lattice has {n_nodes:,} nodes (limit {max_nodes:,}); use --partial or fewer "
-            "quasi-identifiers, or raise --max-nodes (Python: fraction=, max_nodes=)"
+            f"the lattice has {n_nodes:,} nodes (limit {max_nodes:,}); "
+            + (way_out or "use --partial or fewer quasi-identifiers, or raise --max-nodes "
+                          "(Python: fraction=, max_nodes=)")
         )
     raise ParameterError(
         f"the partial lattice would compute {computed:,} of {n_nodes:,} nodes (limit {max_nodes:,}); "
@@ -125,8 +128,9 @@ def check_nodes(depths: Sequence[int], fraction: float, max_nodes: int | None) -
 
 
 def check_memory(depths: Sequence[int], fraction: float, bottom_classes: int, max_memory: int | None, *,
-                 n_rows: int, sensitive: bool = False, encoding: bool = True) -> int:
-    """Refuse a build whose estimated memory exceeds ``max_memory`` bytes; returns the estimate."""
+                 n_rows: int, sensitive: bool = False, encoding: bool = True, way_out: str | None = None) -> int:
+    """Refuse a build whose estimated memory exceeds ``max_memory`` bytes; returns the estimate.
+    ``way_out`` replaces the advice at the end of the refusal."""
     need = estimate_bytes(depths, fraction, bottom_classes, n_rows=n_rows, sensitive=sensitive,
                           encoding=encoding)
     if max_memory is not None and need > max_memory:
@@ -134,8 +138,9 @@ def check_memory(depths: Sequence[int], fraction: float, bottom_classes: int, ma
         raise ParameterError(
             f"building the lattice needs about {_fmt_bytes(need)} ({n_nodes:,} nodes, "
             f"{computed_nodes(n_nodes, fraction):,} computed, {bottom_classes:,} bottom classes; limit "
-            f"{_fmt_bytes(max_memory)}); use --partial or fewer quasi-identifiers, or raise "
-            "--max-memory (Python: fraction=, max_memory=)"
+            f"{_fmt_bytes(max_memory)}); "
+            + (way_out or "use --partial or fewer quasi-identifiers, or raise --max-memory "
+                          "(Python: fraction=, max_memory=)")
         )
     return need
 

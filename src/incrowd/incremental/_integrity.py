@@ -48,6 +48,22 @@ def content_checksum(meta: Mapping[str, Any], tables: Mapping[str, pd.DataFrame 
     return f"{_ALGORITHM}:{h.hexdigest()}"
 
 
+def check_checksum(meta: Mapping[str, Any], tables: Mapping[str, pd.DataFrame | None], path: Path) -> None:
+    """The stored checksum is present and matches the content.
+
+    Every incrowd that writes state format version 1 (the only one it reads) stores a checksum,
+    so a file of that format without one had it removed: deleting the row must not turn an edit
+    into a warning. A later format version that drops or changes the checksum says so here.
+    """
+    stored = meta.get(CHECKSUM_KEY)
+    if stored is None:
+        raise modified(path, f"it has no content checksum, which every incrowd writing state format "
+                             f"version {meta.get('format_version')!r} stores, so an edit cannot be ruled "
+                             "out; rebuild the state with 'incrowd incremental base'")
+    if stored != content_checksum(meta, tables):
+        raise modified(path, "its content does not match its checksum (checksum mismatch)")
+
+
 def _hash_column(h, col: pd.Series) -> None:
     if isinstance(col.dtype, np.dtype) and col.dtype.kind in "biuf":
         h.update(np.ascontiguousarray(col.to_numpy()).tobytes())

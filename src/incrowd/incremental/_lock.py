@@ -10,6 +10,12 @@ writer can say who is writing, and it is removed on release so that nothing is l
 state. Removing it is safe because a writer that locked a file which has since been removed (it
 opened the name just before the previous holder removed it) sees that the name now points
 elsewhere and starts over; without ``flock`` (not POSIX) ``filelock`` is used and the file stays.
+
+The lock belongs to the file, not to the name it is reached by: the lock file sits beside the
+resolved file (symbolic links and ``..`` followed), so writers through a link and through the
+real name exclude each other. A state file with a second hard link is refused by every writer:
+the new state is renamed into place, which would leave the other name holding the old state,
+one state silently split into two files.
 """
 
 from __future__ import annotations
@@ -52,7 +58,23 @@ def check_wait(wait) -> float:
 
 
 def lock_path(state: Path) -> Path:
-    return state.with_name(state.name + ".lock")
+    """The lock file of ``state``: beside the file the name resolves to, so every name of it
+    (a symbolic link, a path through a linked folder) shares one lock."""
+    real = Path(os.path.realpath(state))
+    return real.with_name(real.name + ".lock")
+
+
+def check_single_link(state: Path) -> None:
+    """Refuse a state file that has more than one name in the file system (hard links)."""
+    try:
+        links = os.stat(state).st_nlink
+    except OSError:
+        return  # not there yet (base), or unreadable: the writer reports that itself
+    if links > 1:
+        raise DataError(
+            f"state file {str(state)!r} has {links} hard links; a write replaces the file, which "
+            "would leave the other name(s) with the old state: keep one name (remove the other "
+            "hard links, or make them symbolic links) and try again")
 
 
 def _describe_holder(state: Path) -> str:
@@ -149,6 +171,7 @@ def state_lock(state: str | os.PathLike, wait: float = DEFAULT_WAIT) -> Iterator
     locker = _flock if os.name == "posix" else _filelock
     try:
         with locker(lock_path(path), wait):
+            check_single_link(path)  # under the lock: no writer links and writes in between
             yield
     except _Timeout:  # raised only while acquiring: the body never sees this private type
         raise StateLockedError(

@@ -34,7 +34,7 @@ from .. import __version__
 from .._atomic import check_output_path, is_stdout
 from .._compile import compile_clock
 from .._microaggregate import make_estimator, microaggregate
-from ..data import Standardizer, numeric_matrix, resolve_roles, write_table
+from ..data import Standardizer, numeric_matrix, resolve_roles
 from ..exceptions import DataError, DataWarning, IncrowdError, ParameterError, VerificationError
 from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
 from ..microaggregation._base import check_k
@@ -133,7 +133,7 @@ class IncrementalMicroaggregation:
         process may have replaced it since this object read it; its checksum tells."""
         held = self._state.checksum
         if held is None or _state.stored_checksum(self.path) != held:
-            self._state = _state.load(self.path, warn_unchecked=held is not None)
+            self._state = _state.load(self.path)
 
     # ------------------------------------------------------------------ creation and reopening
 
@@ -508,8 +508,10 @@ class IncrementalMicroaggregation:
         }
 
     def publish(self, output: str | os.PathLike | None = None, *, compare: bool = False,
-                sep: str | None = None) -> PublishResult:
-        """Verify the combined release k-anonymous and write it atomically to ``output``.
+                sep: str | None = None, then=None) -> PublishResult:
+        """Verify the combined release k-anonymous and write it atomically to ``output``, verified
+        again on the written file (read back as its format's reader gives it) before it replaces
+        ``output``; ``then(report)`` runs after that verification and before the rename.
 
         ``compare=True`` also microaggregates all rows at once with the base method (needs the
         state's points) and reports D, delta = DT/D - 1 and the relative times tau0, tau+.
@@ -571,8 +573,18 @@ class IncrementalMicroaggregation:
                 "tau_plus": t_plus / t if t > 0 else None,
             })
         if output is not None:
-            write_table(release, output, sep=sep, inputs=(self.path,))
-            report["output"] = str(output)
+            from .._written import Promise, write_release
+
+            def verified(record: dict) -> None:
+                report.update(min_class_size=record["k_anonymity"]["min_class_size"],
+                              verified_on=record["verified_on"], read_back_as=record["read_back_as"],
+                              output=str(output))
+                if then is not None:
+                    then(report)
+
+            qis = tuple(st.quasi_identifiers)
+            write_release(release, output, Promise(qis, st.k, finite=qis), sep=sep, inputs=(self.path,),
+                          then=verified)
         return PublishResult(release=release, verification=check, report=report)
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .._duckdb_file import damaged, read_database, write_database
-from ..exceptions import DataError, DataWarning
+from ..exceptions import DataError
 from . import _integrity
 
 FORMAT = "incrowd.incremental-state"
@@ -281,11 +280,8 @@ def _read_tables(con, meta: dict):
     )
 
 
-def load(path: str | os.PathLike, *, warn_unchecked: bool = True) -> State:
-    """Read a state file, refusing other formats, other versions and damaged files clearly.
-
-    ``warn_unchecked=False`` skips the warning about a file without a checksum (a writer
-    re-reading a file it has opened, and warned about, before)."""
+def load(path: str | os.PathLike) -> State:
+    """Read a state file, refusing other formats, other versions and damaged files clearly."""
     p = Path(path)
     meta, groups, members, passthrough, points_frame = read_database(
         p, what=_WHAT, file_format=FORMAT, version=FORMAT_VERSION,
@@ -300,15 +296,7 @@ def load(path: str | os.PathLike, *, warn_unchecked: bool = True) -> State:
             raise
         raise _damaged(p, f"{type(exc).__name__}: {exc}") from exc
     _integrity.check_state(state, p)
-    stored = meta.get(_integrity.CHECKSUM_KEY)
-    if stored is None:
-        if warn_unchecked:
-            warnings.warn(
-                f"state file {str(p)!r} has no content checksum (written by an older incrowd), so "
-                "an edit made outside incrowd cannot be detected; the next add writes one",
-                DataWarning, stacklevel=2)
-    elif stored != _integrity.content_checksum(meta, tables):
-        raise _integrity.modified(p, "its content does not match its checksum (checksum mismatch)")
+    _integrity.check_checksum(meta, tables, p)
     return state
 
 

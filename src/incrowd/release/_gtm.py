@@ -12,19 +12,32 @@ class, as it is part of what the published row shows.
 
 Inside a class of at least 2k rows the chosen method forms groups of at least k rows on the
 standardized numeric columns the class has; a smaller class is one group.
+
+A node that suppresses every row publishes nothing, so it is never the answer, whatever
+``max_suppression`` allows. The lattice is held to the size limits of a lattice build
+(``max_nodes``, ``max_memory``: :mod:`incrowd.generalization._limits`), checked before any node
+is evaluated; the nodes are generated one at a time, never all held, and the search stops at
+the next node once its job is cancelled (:mod:`incrowd._cancel`).
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
+from typing import Iterator, Sequence
 
 import numpy as np
 
 from .. import _emd
-from ..exceptions import ParameterError
+from .._cancel import check_cancelled
+from ..exceptions import DataError, ParameterError
+from ..generalization._limits import check_memory, check_nodes
 from ..generalization._negotiate import max_suppression_count
 from ._prepare import Prepared
+from ._spec import ReleaseSpec
+
+#: the advice ending a refusal: publish has no --partial, its lattice shrinks through [levels]
+_WAY_OUT = ("fix levels in [levels], or use fewer or coarser categorical quasi-identifiers, or raise "
+            "{flag} (Python: {arg}=)")
 
 
 @dataclass
@@ -67,7 +80,7 @@ def _bottom(prep: Prepared) -> _Bottom:
     n_bottom = first.size
     pairs = []
     for s in prep.sensitive:  # sparse: a many-valued numeric column never makes a dense matrix
-        m = len(s.values)
+        m = s.n_values
         keys, counts = np.unique(of_row * m + s.codes, return_counts=True)
         pairs.append((keys // m, keys % m, counts.astype(np.int64)))
     return _Bottom({a: prep.codes0[a][first] for a in prep.categorical}, prep.pattern[first],
@@ -92,12 +105,12 @@ def _failing(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: i
     for s, (b, value, count) in zip(prep.sensitive, bottom.pairs):
         if spec.l is None and spec.t is None:
             break
-        m = len(s.values)
+        m = s.n_values
         keys, where = np.unique(class_of[b] * m + value, return_inverse=True)
         per_pair = np.bincount(where.ravel(), weights=count).astype(np.int64)
         cls, val = keys // m, keys % m
-        if spec.l is not None:
-            bad |= np.bincount(cls, minlength=n_classes) < spec.l
+        if spec.l is not None:  # a missing value (the last code) is never a distinct value
+            bad |= np.bincount(cls[val != m - 1] if s.missing else cls, minlength=n_classes) < spec.l
         if spec.t is not None:
             # exactly the verifier's distance (integer counts, one rounding), so a class kept
             # here is one the merging can make pass and the verification accepts
@@ -107,26 +120,115 @@ def _failing(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: i
     return bad, sizes
 
 
-def nodes(prep: Prepared) -> list[tuple[int, ...]]:
-    """Level vectors to try, lowest height first, then in the lattice's order."""
+def _ranges(prep: Prepared) -> list[tuple[int, int]]:
+    """(lowest, highest) level per categorical QI: a level fixed in [levels] is both."""
     fixed = prep.spec.levels or {}
-    ranges = []
-    for name in prep.categorical:
-        if name in fixed:
-            ranges.append((fixed[name],))
+    return [(fixed[a], fixed[a]) if a in fixed else (0, prep.hierarchies[a].max_level) for a in prep.categorical]
+
+
+def nodes(prep: Prepared) -> Iterator[tuple[int, ...]]:
+    """Level vectors to try, lowest height first, then in the lattice's order (lexicographic
+    within a height), one at a time: the lattice is never held in memory."""
+    ranges = _ranges(prep)
+    low, high = sum(lo for lo, _ in ranges), sum(hi for _, hi in ranges)
+    for height in range(low, high + 1):
+        yield from _of_height(ranges, height)
+
+
+def _of_height(ranges: Sequence[tuple[int, int]], height: int) -> Iterator[tuple[int, ...]]:
+    """The vectors within ``ranges`` whose levels sum to ``height``, in lexicographic order;
+    an explicit stack, so that many columns never deepen the recursion."""
+    m = len(ranges)
+    if m == 0:
+        if height == 0:
+            yield ()
+        return
+    # the least and most the columns from i on can add
+    rest_lo = [0] * (m + 1)
+    rest_hi = [0] * (m + 1)
+    for i in range(m - 1, -1, -1):
+        rest_lo[i] = rest_lo[i + 1] + ranges[i][0]
+        rest_hi[i] = rest_hi[i + 1] + ranges[i][1]
+    if not rest_lo[0] <= height <= rest_hi[0]:
+        return
+    vector = [0] * m
+    left = [0] * (m + 1)  # height still to place from column i on
+    left[0] = height
+
+    def bounds(i: int) -> tuple[int, int]:
+        lo, hi = ranges[i]
+        return max(lo, left[i] - rest_hi[i + 1]), min(hi, left[i] - rest_lo[i + 1])
+
+    i = 0
+    vector[0] = bounds(0)[0]
+    while i >= 0:
+        if vector[i] > bounds(i)[1]:
+            i -= 1
+            if i >= 0:
+                vector[i] += 1
+            continue
+        left[i + 1] = left[i] - vector[i]
+        if i == m - 1:
+            yield tuple(vector)
+            vector[i] += 1
+            continue
+        i += 1
+        vector[i] = bounds(i)[0]
+
+
+def lattice_depths(spec: ReleaseSpec) -> list[int] | None:
+    """Levels per categorical QI (1 where [levels] fixes one) read from the spec alone, before
+    the data: None when a hierarchy file cannot be read yet (preparing the data names it)."""
+    from ..generalization._hierarchy import read_hierarchy
+
+    fixed = spec.levels or {}
+    depths = []
+    for c in spec.columns.values():
+        if c.role != "categorical":
+            continue
+        if c.name in fixed:
+            depths.append(1)
+        elif c.intervals is not None:
+            depths.append(len(c.intervals) + 2)  # the values, one level per width, then '*'
+        elif c.hierarchy is not None:
+            try:
+                depths.append(read_hierarchy(c.hierarchy, c.name).depth)
+            except (DataError, ParameterError, OSError):
+                return None
         else:
-            ranges.append(tuple(range(prep.hierarchies[name].max_level + 1)))
-    every = list(itertools.product(*ranges)) if ranges else [()]
-    return sorted(every, key=lambda v: sum(v))
+            depths.append(2)  # flat: the value or '*'
+    return depths
 
 
-def choose(prep: Prepared) -> GtmChoice:
+def check_spec_nodes(spec: ReleaseSpec, max_nodes: int | None) -> None:
+    """The node limit of the generalize-then-microaggregate lattice, from the spec alone."""
+    if max_nodes is None or spec.strategy == "joint":
+        return
+    depths = lattice_depths(spec)
+    if depths is not None:
+        check_nodes(depths, 1.0, max_nodes, way_out=_WAY_OUT.format(flag="--max-nodes", arg="max_nodes"))
+
+
+def _check_limits(prep: Prepared, n_bottom: int, max_nodes: int | None, max_memory: int | None) -> None:
+    """The lattice build's limits on this lattice, its bottom classes counted: its memory
+    estimate is a bound here, as the search holds one node's classes at a time."""
+    depths = [hi - lo + 1 for lo, hi in _ranges(prep)]
+    check_nodes(depths, 1.0, max_nodes, way_out=_WAY_OUT.format(flag="--max-nodes", arg="max_nodes"))
+    check_memory(depths, 1.0, n_bottom, max_memory, n_rows=prep.n, sensitive=bool(prep.sensitive),
+                 encoding=False, way_out=_WAY_OUT.format(flag="--max-memory", arg="max_memory"))
+
+
+def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | None = None) -> GtmChoice:
     limit = max_suppression_count(prep.spec.max_suppression, prep.n)
+    # a node that suppresses every row publishes nothing: never an answer
+    within = min(limit, prep.n - 1)
     bottom = _bottom(prep)
+    _check_limits(prep, int(bottom.counts.size), max_nodes, max_memory)
     best = None
     evaluated = 0
     height_found = None
     for vector in nodes(prep):
+        check_cancelled()
         height = sum(vector)
         if height_found is not None and height > height_found:
             break
@@ -135,12 +237,17 @@ def choose(prep: Prepared) -> GtmChoice:
         bad, sizes = _failing(prep, bottom, class_of, n_classes)
         evaluated += 1
         suppressed = int(sizes[bad].sum())
-        if suppressed <= limit and (best is None or suppressed < best.suppressed):
+        if suppressed <= within and (best is None or suppressed < best.suppressed):
             rows_class = class_of[bottom.of_row]
             best = GtmChoice(levels, rows_class, ~bad[rows_class], suppressed, 0)
             height_found = height
     if best is None:
         top = ", ".join(f"{a}={prep.hierarchies[a].max_level}" for a in prep.categorical) or "no categorical column"
+        if limit >= prep.n:
+            raise ParameterError(
+                f"every generalization of the categorical quasi-identifiers suppresses all {prep.n} rows, "
+                f"even the top ({top}), so nothing would be published; lower k or l, raise t, or leave "
+                "a level free in [levels]")
         raise ParameterError(
             f"no generalization of the categorical quasi-identifiers keeps suppression within "
             f"max_suppression={prep.spec.max_suppression!r} ({limit} rows), not even the top ({top}); "
@@ -164,6 +271,7 @@ def microaggregate_classes(prep: Prepared, choice: GtmChoice) -> np.ndarray:
     estimator._check_params()
     next_id = 0
     for members in np.split(order, bounds):
+        check_cancelled()
         present = prep.pattern_masks[int(prep.pattern[members[0]])]
         if members.size < 2 * spec.k or not present.any():
             labels[members] = next_id

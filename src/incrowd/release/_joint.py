@@ -47,6 +47,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .._cancel import check_cancelled
 from ..exceptions import DataError, ParameterError
 
 #: how many neighbouring groups a row or a dissolved group may move to
@@ -201,6 +202,7 @@ def joint_labels(numeric, categorical: Sequence[tuple], k: int, *, refine: bool 
     while not stopped:
         changes = 0
         for start in range(0, n_slots, _CHUNK):
+            check_cancelled()  # between batches of groups, as the deadline
             if deadline is not None and time.monotonic() >= deadline:
                 stopped = True
                 break
@@ -209,6 +211,7 @@ def joint_labels(numeric, categorical: Sequence[tuple], k: int, *, refine: bool 
             if stopped:
                 break
             for start in range(0, n_slots, _CHUNK):
+                check_cancelled()
                 if deadline is not None and time.monotonic() >= deadline:
                     stopped = True
                     break

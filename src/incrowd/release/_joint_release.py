@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._cancel import check_cancelled
 from ..exceptions import ParameterError
 from ._joint import group_lca, joint_labels
 from ._prepare import Prepared
@@ -19,6 +20,7 @@ def joint_groups(prep: Prepared):
     groups = np.full(prep.n, -1, np.int64)
     next_id = 0
     for pattern_id, present in enumerate(prep.pattern_masks):
+        check_cancelled()
         rows = np.flatnonzero(prep.pattern == pattern_id)
         if rows.size == 0:
             continue

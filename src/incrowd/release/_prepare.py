@@ -17,11 +17,20 @@ from ._spec import ReleaseSpec, check_columns
 
 @dataclass
 class Sensitive:
+    """A sensitive column as codes: its distinct values as :func:`incrowd.metrics.sensitive_keys`
+    counts them, in t's order, then (when ``missing``) one code for the missing value, which
+    never counts as a distinct value for l."""
+
     name: str
     codes: np.ndarray          # (n,) int64, in the attribute's order when ordered
-    values: list               # the distinct values, code order
+    values: list               # the distinct present values, code order (missing not among them)
     ordered: bool
     reference_counts: np.ndarray
+    missing: bool = False      # code len(values) is the missing value
+
+    @property
+    def n_values(self) -> int:
+        return len(self.values) + int(self.missing)
 
 
 @dataclass
@@ -122,6 +131,11 @@ def _standardize(X: np.ndarray, names: list[str]) -> np.ndarray:
     return Z
 
 
+#: how a hierarchy file may spell the row for a missing cell (Parquet null, NaN, system
+#: missing), in order of preference; ARX's Adult hierarchies use "?"
+_MISSING_ROWS = ("NA", "", "?", "NaN", "nan", "NULL", "null", "N/A", "None", "#N/A", ".")
+
+
 def _hierarchy(column: pd.Series, column_spec, name: str) -> Hierarchy:
     path = column_spec.hierarchy
     if column_spec.intervals is not None:
@@ -143,64 +157,110 @@ def _hierarchy(column: pd.Series, column_spec, name: str) -> Hierarchy:
             raise DataError(f"hierarchy file {path} for column {name!r} not found")
         return read_hierarchy(path, name)
     # no hierarchy given: a value stays itself or becomes "*"
-    labels = _labels(column)
-    distinct = list(dict.fromkeys(labels.tolist()))
+    labels, _ = _qi_labels(column)
+    distinct = pd.unique(labels).tolist()
+    if None in distinct:  # a missing cell: a value of its own, under a label no other value has
+        taken = set(distinct)
+        spelled = next(v for v in ("NA", *(f"NA ({i})" for i in range(len(taken) + 1))) if v not in taken)
+        distinct = [spelled if v is None else v for v in distinct]
     return hierarchy_from_rows(name, [[v, "*"] for v in distinct], f"(flat hierarchy of {name!r})")
 
 
-def _labels(column: pd.Series) -> np.ndarray:
-    """Cell values as hierarchy strings; a missing cell is the value "NA" (a value of its own)."""
-    missing = column.isna().to_numpy()
-    if not missing.any():
-        factor, uniques = factorize_labels(column)
-        return np.asarray(uniques, dtype=object)[factor]
-    filled = column.astype(object).where(~missing, "NA")
-    return np.asarray(filled.astype(str).to_numpy(object))
+def _code_label(code) -> str:
+    """A user-missing code as a hierarchy file names it: SPSS 8 as "8", Stata .a as ".a"."""
+    if isinstance(code, str):
+        return "." + code
+    number = float(code)
+    return str(int(number)) if number.is_integer() and abs(number) < 2**53 else repr(number)
+
+
+def _qi_labels(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(label per cell as a hierarchy file writes it, None where missing; whether it is a
+    user-missing code). Each user-missing code is a value of its own, labelled by its code: the
+    written file shows the code, so a reader tells 8 from 9 and both from system missing."""
+    from ..metrics import _user_missing
+
+    labels = np.full(column.shape[0], None, dtype=object)
+    present = ~column.isna().to_numpy()
+    if present.any():
+        factor, uniques = factorize_labels(column[present])
+        labels[present] = np.asarray(uniques, dtype=object)[factor]
+    user = np.zeros(column.shape[0], dtype=bool)
+    coded = _user_missing(column)
+    if coded is not None:
+        index, codes = coded
+        user = index >= 0
+        for j in np.unique(index[user]):
+            labels[index == j] = _code_label(codes[j]) if j < len(codes) else f"user-missing code {j + 1}"
+    return labels, user
 
 
 def _encode(hierarchy: Hierarchy, column: pd.Series) -> np.ndarray:
-    missing = column.isna().to_numpy()
-    if missing.any():
-        known = set(hierarchy.labels[0].tolist())
-        spelled = [v for v in ("NA", "", "?", "NaN", "nan", "NULL", "null", "N/A") if v in known]
-        if not spelled:
-            row = int(np.flatnonzero(missing)[0]) + 1
-            raise DataError(f"column {column.name!r} has a missing value in data row {row} and hierarchy "
-                            f"{hierarchy.source} has no row for it: add one (e.g. 'NA;...;*'); a missing "
-                            "value is a value of its own")
-        column = column.astype(object).where(~missing, spelled[0])
-    return hierarchy.encode(column)
+    """Level-0 codes of a column. A cell matches the hierarchy row of its own spelling; a
+    missing cell (or a cell of the NA vocabulary) without a row of its own takes the
+    hierarchy's row for missing values, as long as no two spellings the release shows apart
+    would share a row (then each needs its own)."""
+    from .._na_values import NA_VALUES
+
+    labels, user = _qi_labels(column)
+    known = set(hierarchy.labels[0].tolist())
+    name = column.name
+    for label in pd.unique(labels[user]).tolist():
+        if label not in known:
+            row = int(np.flatnonzero(user & (labels == label))[0]) + 1
+            raise DataError(f"column {name!r}, data row {row}: user-missing code {label} is not in hierarchy "
+                            f"{hierarchy.source}; a user-missing code is a value of its own (the written file "
+                            f"shows it): add a row for it (e.g. '{label};...;*')")
+    spelled = [v for v in _MISSING_ROWS if v in known]
+    mapped = {}
+    for label in pd.unique(labels[~user]).tolist():
+        if label in known:
+            mapped[label] = label
+        elif label is None or label in NA_VALUES:
+            if not spelled:
+                row = int(np.flatnonzero(np.array([v == label for v in labels]) & ~user)[0]) + 1
+                shown = "a missing value" if label is None else f"{label!r}"
+                raise DataError(f"column {name!r} has {shown} in data row {row} and hierarchy "
+                                f"{hierarchy.source} has no row for it: add one ('NA;...;*', or for an empty "
+                                "cell a row with an empty first field, ';...;*'); a missing value is a value "
+                                "of its own")
+            mapped[label] = spelled[0]
+    shared: dict[str, list] = {}
+    for label, target in mapped.items():
+        shared.setdefault(target, []).append(label)
+    for target, spellings in shared.items():
+        if len(spellings) > 1:
+            shown = " and ".join("a missing cell" if v is None else repr(v) for v in spellings)
+            raise DataError(f"column {name!r} spells missing values two ways ({shown}), which the release shows "
+                            f"apart, but hierarchy {hierarchy.source} has one row ({target!r}) for them: give "
+                            "each its own row (an empty cell: a row with an empty first field, ';...;*')")
+    factor, uniques = pd.factorize(labels, use_na_sentinel=True)
+    spelled_as = np.asarray([mapped.get(v, v) for v in uniques] + [mapped.get(None)], dtype=object)
+    return hierarchy.encode(pd.Series(spelled_as[factor], dtype=object, name=name))
 
 
-def _sensitive(column: pd.Series, ordered: bool | None, l: int | None) -> Sensitive:
+def _sensitive(column: pd.Series, ordered, l: int | None) -> Sensitive:
+    """The column as codes over its values as the release's verifiers count them
+    (:func:`incrowd.metrics.sensitive_keys`): ordered by default when every value that is not
+    a user-missing code is a number; ``ordered = true`` on text is refused (text has no order
+    of its own), a list gives the order."""
+    from ..metrics import sensitive_keys, sensitive_order
+
     name = str(column.name)
-    numbers = _as_numbers(column)
+    keys, user = sensitive_keys(column)
+    present = ~pd.isna(keys)
     if ordered is None:
-        ordered = numbers is not None
-    if numbers is not None and ordered:
-        values_num, codes = np.unique(numbers, return_inverse=True)
-        # the published table holds the original cells: their text in the numbers' order
-        text = column.astype(object).to_numpy()
-        first = np.zeros(values_num.size, np.int64)
-        first[codes[::-1]] = np.arange(len(codes))[::-1]
-        values = [text[i] for i in first]
-    else:
-        factor, uniques = pd.factorize(column, sort=True, use_na_sentinel=False)
-        codes, values = factor.astype(np.int64), list(uniques)
-    codes = np.asarray(codes, np.int64)
-    counts = np.bincount(codes, minlength=len(values))
-    if l is not None and l > len(values):
+        plain = keys[present & ~user]
+        ordered = bool(plain.size) and all(isinstance(v, float) for v in plain)
+    order = sensitive_order(keys, user, ordered if isinstance(ordered, bool) else list(ordered), name, strict=True)
+    position = {v: i for i, v in enumerate(order)}
+    factor, uniques = pd.factorize(keys, use_na_sentinel=True)
+    lookup = np.array([position[v] for v in uniques] + [len(order)], dtype=np.int64)
+    codes = lookup[factor]
+    missing = bool((~present).any())
+    counts = np.bincount(codes, minlength=len(order) + int(missing))
+    if l is not None and l > len(order):
         raise ParameterError(f"l={l} is larger than the number of distinct values of sensitive column "
-                             f"{name!r} ({len(values)}); no class can hold l distinct values")
-    return Sensitive(name, codes, values, bool(ordered), counts)
-
-
-def _as_numbers(column: pd.Series) -> np.ndarray | None:
-    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype):
-        arr = column.to_numpy(dtype=np.float64, na_value=np.nan)
-    else:
-        parsed = pd.to_numeric(column, errors="coerce")
-        if parsed.isna().any():
-            return None
-        arr = parsed.to_numpy(dtype=np.float64)
-    return None if np.isnan(arr).any() else arr
+                             f"{name!r} ({len(order)}); no class can hold l distinct values (a missing value "
+                             "is not one)")
+    return Sensitive(name, codes, order, bool(ordered), counts, missing)

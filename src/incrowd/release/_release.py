@@ -7,13 +7,16 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from pathlib import Path
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from .._compile import compile_clock
+from ..data import group_means
 from ..exceptions import VerificationError
+from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from . import _measures
 from ._prepare import Prepared, prepare
 from ._spec import ReleaseSpec, load_spec
@@ -34,9 +37,38 @@ class PublishResult:
     spec: ReleaseSpec
     report: dict[str, Any] = field(default_factory=dict)
     hierarchies: dict[str, Any] = field(default_factory=dict, repr=False)
+    promise: Any = field(default=None, repr=False)  # what :meth:`write` verifies on the file
 
     def summary(self) -> dict[str, Any]:
         return dict(self.report)
+
+    def write(self, path: str | os.PathLike, *, sep: str | None = None, inputs=(),
+              then: Callable[[], None] | None = None) -> Path:
+        """Write the release to ``path`` (its name picks the format, as :func:`incrowd.write_table`),
+        verified on the written file: read back as a user's reader gives it (CSV as text,
+        Parquet through Arrow, SPSS/Stata/SAS through pyreadstat with user-missing codes as
+        stored) and checked k-anonymous, l-diverse and t-close there before it replaces
+        ``path``. A failure raises :class:`VerificationError` and writes nothing. ``then`` runs
+        after the verification and before the rename (the CLI writes the report there).
+        The report's ``verification`` then holds the written file's numbers."""
+        from .._written import write_release
+
+        if self.promise is None:
+            from ..exceptions import ParameterError
+
+            raise ParameterError("this result carries no promise to verify the written file against; "
+                                 "make it with incrowd.publish")
+
+        def verified(record: dict[str, Any]) -> None:
+            if record:  # the release is the file: its numbers, from here on
+                self.report["verification"] = record
+                self.report["classes"] = int(record["k_anonymity"]["n_classes"])
+                self.report["min_class_size"] = int(record["k_anonymity"]["min_class_size"])
+            if then is not None:
+                then()
+
+        write_release(self.table, path, self.promise, sep=sep, inputs=inputs, then=verified)
+        return Path(path)
 
     def report_options(self) -> dict[str, Any]:
         """What :func:`incrowd.report` needs to measure this release against its input."""
@@ -47,17 +79,26 @@ class PublishResult:
 
 
 def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec, *,
-            base_dir: str | os.PathLike | None = None) -> PublishResult:
+            base_dir: str | os.PathLike | None = None, max_nodes: int | None = DEFAULT_MAX_NODES,
+            max_memory: int | str | None = DEFAULT_MAX_MEMORY) -> PublishResult:
     """Publish ``data`` (a DataFrame or a file path) as ``spec`` says (a TOML file, TOML text, a
     dict of the same structure, or a :class:`ReleaseSpec`).
 
     The returned table has been verified k-anonymous over all quasi-identifiers together, and
     l-diverse and t-close (against the whole input's distribution) in every sensitive column
     when the spec asks; a table that fails is never returned (:class:`VerificationError`).
+
+    ``max_nodes`` and ``max_memory`` (bytes or "8G"; None lifts one) bound the lattice of the
+    generalize-then-microaggregate strategy as they bound :meth:`Lattice.build`: a larger one
+    is refused before any node is evaluated (the node count before a file is read).
     """
     spec = load_spec(spec, base_dir)
+    max_nodes, max_memory = check_max_nodes(max_nodes), parse_size(max_memory, "max_memory")
     if not isinstance(data, pd.DataFrame):
         from ..data import read_table
+        from ._gtm import check_spec_nodes
+
+        check_spec_nodes(spec, max_nodes)
 
         data = read_table(data)
     with compile_clock() as clock:
@@ -68,7 +109,7 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
 
             groups, levels_per_row, extra = joint_groups(prep)
         else:
-            groups, levels_per_row, extra = _gtm_groups(prep)
+            groups, levels_per_row, extra = _gtm_groups(prep, max_nodes, max_memory)
         merged = _enforce_sensitive(prep, groups, extra.pop("blocks", None))
         if spec.strategy == "joint" and merged is not groups:
             from ._joint_release import joint_levels
@@ -83,13 +124,28 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
     report = _report(prep, groups, levels_per_row, keep, verification, extra,
                      max(seconds - clock.seconds, 0.0), clock.seconds)
     return PublishResult(table=table, suppressed=int((~keep).sum()), kept_rows=np.flatnonzero(keep),
-                         spec=spec, report=report, hierarchies=dict(prep.hierarchies))
+                         spec=spec, report=report, hierarchies=dict(prep.hierarchies),
+                         promise=_promise(prep, table))
 
 
-def _gtm_groups(prep: Prepared):
+def _promise(prep: Prepared, table: pd.DataFrame):
+    """What :meth:`PublishResult.write` verifies on the written file (as :func:`_verify` in memory)."""
+    from .._written import Promise
+
+    spec = prep.spec
+    names = [s.name for s in prep.sensitive]
+    return Promise(
+        quasi_identifiers=tuple(c for c in table.columns if prep.roles.get(c) in ("numeric", "categorical")),
+        k=spec.k, l=spec.l, t=spec.t, sensitive=tuple(names),
+        ordered={s.name: list(s.values) if s.ordered else False for s in prep.sensitive},
+        reference=prep.frame[names] if spec.t is not None and names else None,
+        finite=tuple(prep.numeric))
+
+
+def _gtm_groups(prep: Prepared, max_nodes: int | None = None, max_memory: int | None = None):
     from . import _gtm
 
-    choice = _gtm.choose(prep)
+    choice = _gtm.choose(prep, max_nodes=max_nodes, max_memory=max_memory)
     groups = _gtm.microaggregate_classes(prep, choice)
     levels_per_row = {a: np.full(prep.n, choice.levels[a], np.int64) for a in prep.categorical}
     extra = {"levels": dict(choice.levels), "nodes_evaluated": choice.nodes_evaluated,
@@ -114,7 +170,7 @@ def _enforce_sensitive(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | 
         from ._joint_release import categorical_embedding
 
         points = np.hstack([points, categorical_embedding(prep, kept)])
-    columns = [SensitiveColumn(s.name, s.codes[kept], len(s.values), s.ordered, s.reference_counts)
+    columns = [SensitiveColumn(s.name, s.codes[kept], s.n_values, s.ordered, s.reference_counts, s.missing)
                for s in prep.sensitive]
     block = None if blocks is None else blocks[kept]
     if block is None and prep.pattern.any():
@@ -133,6 +189,9 @@ def _check_suppression(prep: Prepared, groups: np.ndarray) -> None:
 
     limit = max_suppression_count(prep.spec.max_suppression, prep.n)
     suppressed = int((groups < 0).sum())
+    if suppressed == prep.n:  # an empty release is never an answer, whatever the limit allows
+        raise ParameterError(f"the release would suppress all {prep.n} rows, so nothing would be published; "
+                             "lower k or l, raise t, or give more rows")
     if suppressed > limit:
         raise ParameterError(f"the release would suppress {suppressed} rows, more than max_suppression="
                              f"{prep.spec.max_suppression!r} ({limit} rows); nothing is published")
@@ -146,11 +205,15 @@ def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndar
         g = np.unique(groups[keep], return_inverse=True)[1].ravel()
         X = prep.X[keep]
         present = ~np.isnan(X)
-        sums = np.zeros((int(g.max()) + 1, X.shape[1]))
-        counts = np.zeros_like(sums)
-        np.add.at(sums, g, np.where(present, X, 0.0))
-        np.add.at(counts, g, present.astype(np.float64))
-        means = np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
+        n_groups = int(g.max()) + 1
+        means = np.full((n_groups, X.shape[1]), np.nan)
+        for j in range(X.shape[1]):
+            # each column's mean over its present values; the overflow-safe means of
+            # microaggregate: values near the float64 limit never give an infinite mean
+            rows = present[:, j]
+            if rows.any():
+                with np.errstate(invalid="ignore", divide="ignore"):  # a group with no value: NaN
+                    means[:, j] = group_means(X[rows, j:j + 1], g[rows], n_groups)[:, 0]
         published = np.full((prep.n, X.shape[1]), np.nan)
         published[keep] = np.where(present, means[g], np.nan)
         for j, name in enumerate(prep.numeric):
@@ -161,6 +224,13 @@ def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndar
         if not (level > 0).any():
             continue  # published as given: the cells stay the input's own
         column = out[name].astype(object).to_numpy(copy=True)
+        as_given = (level == 0) & ~out[name].isna().to_numpy()
+        if as_given.any() and pd.api.types.is_numeric_dtype(out[name].dtype):
+            # a generalized column is text throughout (labels such as '*' beside codes would
+            # be a column no format stores as one type): its codes as the hierarchy spells them
+            from ..generalization._hierarchy import value_labels
+
+            column[as_given] = value_labels(out[name][as_given])
         for L in np.unique(level[level > 0]):
             rows = level == L
             if L > hierarchy.max_level:  # values with no common ancestor (a top of several values)
@@ -181,7 +251,7 @@ def _verify(prep: Prepared, table: pd.DataFrame) -> dict[str, Any]:
     spec = prep.spec
     qis = [c for c in table.columns if prep.roles.get(c) in ("numeric", "categorical")]
     report = verify_k_anonymity(table, qis, spec.k)
-    out: dict[str, Any] = {"k_anonymity": report.to_dict()}
+    out: dict[str, Any] = {"k_anonymity": report.to_dict(), "verified_on": "table in memory"}
     if not report:
         raise VerificationError(f"the release is not {spec.k}-anonymous over {qis} ({report.to_dict()}); "
                                 "nothing is published")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _emd
+from .._cancel import check_cancelled
 from ..exceptions import ParameterError
 
 
@@ -29,13 +30,16 @@ class SensitiveColumn:
     """A sensitive column as codes: ``codes[i]`` in ``0..n_values-1`` (sorted by value when
     ``ordered``; a missing value is a code of its own), and ``reference_counts`` the counts of
     each code in the distribution the groups are compared with (for a release: the whole input,
-    suppressed rows included). Codes the reference never takes are not among its m values."""
+    suppressed rows included). Codes the reference never takes are not among its m values.
+    ``missing``: the last code is the missing value, which is never a distinct value for l (a
+    class of one value and missing cells holds one value)."""
 
     name: str
     codes: np.ndarray
     n_values: int
     ordered: bool
     reference_counts: np.ndarray
+    missing: bool = False
 
 
 #: above this many groups x values cells a column keeps its counts per group, sparse
@@ -46,13 +50,14 @@ class _DenseCounts:
     """Value counts of every group in one groups x values matrix: vectorized merges and
     partner choices, for columns with few values."""
 
-    def __init__(self, group, codes, n_groups: int, reference: np.ndarray, ordered: bool):
+    def __init__(self, group, codes, n_groups: int, reference: np.ndarray, ordered: bool, missing: bool = False):
         m = reference.size
         self.counts = np.bincount(group * m + codes, minlength=n_groups * m).reshape(n_groups, m).astype(np.int64)
-        self.reference, self.ordered = reference, ordered
+        self.reference, self.ordered, self.missing = reference, ordered, missing
 
     def _status(self, counts) -> tuple[np.ndarray, np.ndarray]:
-        return (counts > 0).sum(axis=1), _emd.dense_distances(counts, self.reference, self.ordered)
+        values = counts[:, :-1] if self.missing else counts
+        return (values > 0).sum(axis=1), _emd.dense_distances(counts, self.reference, self.ordered)
 
     def status(self, groups) -> tuple[np.ndarray, np.ndarray]:
         """(distinct values, distance) of each group in ``groups``."""
@@ -70,8 +75,9 @@ class _SparseCounts:
     """Per group, the values it takes and how often: memory O(n) whatever the number of
     values (a numeric sensitive column with thousands of them), at some speed."""
 
-    def __init__(self, group, codes, n_groups: int, reference: np.ndarray, ordered: bool):
+    def __init__(self, group, codes, n_groups: int, reference: np.ndarray, ordered: bool, missing: bool = False):
         m = reference.size
+        self.missing = missing
         pairs, cnt = np.unique(group * m + codes, return_counts=True)
         cls, val = pairs // m, pairs % m
         bounds = np.searchsorted(cls, np.arange(n_groups + 1))
@@ -84,8 +90,10 @@ class _SparseCounts:
         pairs, inv = np.unique(cls * m + key_vals, return_inverse=True)
         cnt = np.bincount(inv.ravel(), weights=key_cnts).astype(np.int64)
         p_cls = pairs // m
-        distance = _emd.emd_pairs(p_cls, pairs % m, cnt, n_classes, self.reference, self.ordered)
-        return np.bincount(p_cls, minlength=n_classes), distance
+        p_val = pairs % m
+        distance = _emd.emd_pairs(p_cls, p_val, cnt, n_classes, self.reference, self.ordered)
+        counted = p_cls[p_val != m - 1] if self.missing else p_cls
+        return np.bincount(counted, minlength=n_classes), distance
 
     def status(self, groups) -> tuple[np.ndarray, np.ndarray]:
         groups = np.asarray(groups)
@@ -154,7 +162,7 @@ def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], *, l: in
     n_groups = ids.size
     block_of_group, n_blocks = _group_blocks(blocks, group, n_groups, n)
     coded = [_codes(c, n) for c in sensitive]
-    columns = [_store(group, codes, n_groups, ref, c.ordered) for (codes, ref), c in zip(coded, sensitive)]
+    columns = [_store(group, codes, n_groups, ref, c.ordered, missing) for (codes, ref, missing), c in zip(coded, sensitive)]
     sizes = np.bincount(group, minlength=n_groups).astype(np.int64)
     centroids = np.empty((n_groups, pts.shape[1]))
     for j in range(pts.shape[1]):
@@ -163,8 +171,8 @@ def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], *, l: in
     short, excess = _shortfall([c.status(np.arange(n_groups)) for c in columns], l, t)
     block_of_row = block_of_group[group]
     b_short, b_excess = _shortfall(
-        [_SparseCounts(block_of_row, codes, n_blocks, ref, c.ordered).status(np.arange(n_blocks))
-         for (codes, ref), c in zip(coded, sensitive)], l, t)
+        [_SparseCounts(block_of_row, codes, n_blocks, ref, c.ordered, missing).status(np.arange(n_blocks))
+         for (codes, ref, missing), c in zip(coded, sensitive)], l, t)
     block_fails = _fails(b_short, b_excess)
     failed = block_fails[block_of_group[group]]
 
@@ -176,6 +184,7 @@ def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], *, l: in
             for g in np.flatnonzero(_fails(short, excess) & ~block_fails[block_of_group])]
     heapq.heapify(work)
     while work:
+        check_cancelled()  # one merge per step: a cancelled web job stops here
         _, _, g, ver = heapq.heappop(work)
         if not alive[g] or version[g] != ver:
             continue
@@ -218,8 +227,9 @@ def _group_blocks(blocks, group: np.ndarray, n_groups: int, n: int) -> tuple[np.
     return lo, int(dense.max()) + 1
 
 
-def _codes(col: SensitiveColumn, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(codes over the reference's m values, their positive reference counts)."""
+def _codes(col: SensitiveColumn, n: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(codes over the reference's m values, their positive reference counts, whether the last
+    of them is the missing value)."""
     codes = np.asarray(col.codes, dtype=np.int64)
     ref = np.asarray(col.reference_counts, dtype=np.int64)
     if codes.shape != (n,) or ref.shape != (int(col.n_values),):
@@ -234,12 +244,12 @@ def _codes(col: SensitiveColumn, n: int) -> tuple[np.ndarray, np.ndarray]:
         raise ParameterError(f"sensitive column {col.name!r}: row {int(np.flatnonzero(~present[codes])[0])} "
                              "holds a value the reference distribution never takes")
     # values the reference lacks are not among its m values (nor do the rows hold them)
-    return (np.cumsum(present) - 1)[codes], ref[present]
+    return (np.cumsum(present) - 1)[codes], ref[present], bool(col.missing and present[-1])
 
 
-def _store(group, codes, n_groups: int, reference: np.ndarray, ordered: bool):
+def _store(group, codes, n_groups: int, reference: np.ndarray, ordered: bool, missing: bool = False):
     kind = _DenseCounts if n_groups * reference.size <= _DENSE_CELLS else _SparseCounts
-    return kind(group, codes, n_groups, reference, bool(ordered))
+    return kind(group, codes, n_groups, reference, bool(ordered), missing)
 
 
 def _shortfall(statuses, l, t) -> tuple[np.ndarray, np.ndarray]:

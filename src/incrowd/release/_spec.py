@@ -17,6 +17,7 @@ Given as a TOML file (or TOML text) or as the same structure as a Python dict::
     hours = { role = "categorical", intervals = [5, 10, 20] }   # nested bins, then "*"
     native-country = { role = "categorical" }     # no hierarchy: a value or "*"
     income = "sensitive"
+    level = { role = "sensitive", ordered = ["low", "mid", "high"] }   # an ordinal's order for t
     # every other column: "other" (passes through unchanged)
 
     [missing]
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..exceptions import DataError, ParameterError
+from ..exceptions import DataError, ParameterError, name_list
 
 ROLES = ("identifier", "numeric", "categorical", "sensitive", "other")
 STRATEGIES = ("generalize-then-microaggregate", "joint")
@@ -52,7 +53,7 @@ class ColumnSpec:
     name: str
     role: str
     hierarchy: Path | None = None
-    ordered: bool | None = None
+    ordered: bool | tuple | None = None   # a tuple: the values in their order
     intervals: tuple[float, ...] | None = None
 
 
@@ -90,7 +91,7 @@ class ReleaseSpec:
                 if c.hierarchy is not None:
                     entry["hierarchy"] = str(c.hierarchy)
                 if c.ordered is not None:
-                    entry["ordered"] = c.ordered
+                    entry["ordered"] = c.ordered if isinstance(c.ordered, bool) else list(c.ordered)
                 if c.intervals is not None:
                     entry["intervals"] = list(c.intervals)
                 columns[c.name] = entry
@@ -122,28 +123,60 @@ def load_spec(spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec,
         return spec
     if isinstance(spec, Mapping):
         return _from_dict(spec, Path(base_dir) if base_dir is not None else Path.cwd(), "the spec")
-    if isinstance(spec, (str, os.PathLike)) and not (isinstance(spec, str) and "\n" in spec):
+    if isinstance(spec, os.PathLike) or (isinstance(spec, str) and _is_file_name(spec)):
+        from .._atomic import read_input_bytes
+
         path = Path(spec)
-        if path.suffix.lower() == ".toml" or path.exists():
-            try:
-                text = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                raise DataError(f"spec file {path} not found") from None
-            except (OSError, UnicodeDecodeError) as exc:
-                raise DataError(f"spec file {path} cannot be read: {exc}") from None
-            root = Path(base_dir) if base_dir is not None else path.resolve().parent
-            return _from_dict(_parse_toml(text, str(path)), root, f"spec file {path}")
+        source = f"spec file {str(path)!r}"
+        try:
+            text = read_input_bytes(path, "spec file").decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{source} is not UTF-8 text: {exc}") from None
+        root = Path(base_dir) if base_dir is not None else path.resolve().parent
+        return _from_dict(_parse_toml(text, source), root, source)
     if isinstance(spec, str):
         root = Path(base_dir) if base_dir is not None else Path.cwd()
         return _from_dict(_parse_toml(spec, "the spec"), root, "the spec")
     raise ParameterError(f"spec must be a TOML file, TOML text or a dict; got {type(spec).__name__}")
 
 
+def _is_file_name(text: str) -> bool:
+    """A one-line string names a file unless it reads as TOML (``k = 5``, ``[privacy]``); one
+    that exists or ends in .toml always does."""
+    if "\n" in text:
+        return False
+    return text.lower().endswith(".toml") or os.path.exists(text) or not re.search(r"[=\[]", text)
+
+
+#: deeper than any spec needs (section, column, its table, a list of widths), far below
+#: Python's stack
+_MAX_DEPTH = 8
+
+
+def _check_depth(raw: Any, source: str) -> None:
+    # a loop, not recursion: the point is to refuse what would exhaust the stack (a dict that
+    # contains itself included) before anything walks it recursively
+    stack = [(raw, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            raise ParameterError(f"{source} nests too deeply (tables or lists more than {_MAX_DEPTH} "
+                                 "levels inside one another); a release spec is a few flat tables")
+        if isinstance(value, Mapping):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((v, depth + 1) for v in value)
+
+
 def _parse_toml(text: str, source: str) -> dict[str, Any]:
     import tomllib
 
     try:
-        return tomllib.loads(text)
+        # a byte order mark is how some editors start UTF-8 text, not part of the TOML
+        return tomllib.loads(text.removeprefix("\ufeff"))
+    except RecursionError:
+        raise DataError(f"{source} nests too deeply (arrays or tables inside one another beyond "
+                        "what can be read); a release spec is a few flat tables") from None
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         line = re.search(r"line (\d+)", message)
@@ -169,13 +202,14 @@ def _key_on_line(text: str, number: int) -> str | None:
 def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
     if not isinstance(raw, Mapping):
         raise ParameterError(f"{source}: expected a table of sections {list(_SECTIONS)}")
+    _check_depth(raw, source)
     unknown = [s for s in raw if s not in _SECTIONS]
     if unknown:
-        raise ParameterError(f"{source}: unknown section(s) {unknown}; known: {', '.join(_SECTIONS)}")
+        raise ParameterError(f"{source}: unknown section(s) {name_list(unknown)}; known: {', '.join(_SECTIONS)}")
     privacy = _table(raw, "privacy", source)
     bad = [key for key in privacy if key not in _PRIVACY_KEYS]
     if bad:
-        raise ParameterError(f"{source}: unknown key(s) {bad} in [privacy]; known: {', '.join(_PRIVACY_KEYS)}")
+        raise ParameterError(f"{source}: unknown key(s) {name_list(bad)} in [privacy]; known: {', '.join(_PRIVACY_KEYS)}")
     if "k" not in privacy:
         raise ParameterError(f"{source}: [privacy] needs k (every published class has at least k rows)")
     k = privacy["k"]
@@ -210,8 +244,8 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
         raise ParameterError(f"{source}: max_seconds must be a positive number; got {max_seconds!r}")
     random_state = privacy.get("random_state", 0)
     if random_state is not None and (isinstance(random_state, bool) or not isinstance(random_state, int)
-                                     or random_state < 0):
-        raise ParameterError(f"{source}: random_state must be a non-negative integer; got {random_state!r}")
+                                     or not 0 <= random_state <= 2**32 - 1):
+        raise ParameterError(f"{source}: random_state must be an integer in [0, {2**32 - 1}]; got {random_state!r}")
     columns = _columns(_table(raw, "columns", source), root, source)
     if not any(c.role in ("numeric", "categorical") for c in columns.values()):
         raise ParameterError(f"{source}: [columns] names no quasi-identifier (role \"numeric\" or \"categorical\")")
@@ -220,7 +254,7 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
     missing = _table(raw, "missing", source)
     bad = [key for key in missing if key != "numeric"]
     if bad:
-        raise ParameterError(f"{source}: unknown key(s) {bad} in [missing]; known: numeric")
+        raise ParameterError(f"{source}: unknown key(s) {name_list(bad)} in [missing]; known: numeric")
     missing_numeric = missing.get("numeric", "error")
     if missing_numeric not in MISSING_NUMERIC:
         raise ParameterError(f"{source}: missing.numeric must be one of {', '.join(MISSING_NUMERIC)}; "
@@ -263,14 +297,19 @@ def _columns(raw: Mapping[str, Any], root: Path, source: str) -> dict[str, Colum
         elif isinstance(value, Mapping):
             extra = [key for key in value if key not in ("role", "hierarchy", "ordered", "intervals")]
             if extra:
-                raise ParameterError(f"{source}: column {name!r}: unknown key(s) {extra}; known: role, "
+                raise ParameterError(f"{source}: column {name!r}: unknown key(s) {name_list(extra)}; known: role, "
                                      "hierarchy, intervals, ordered")
             if "intervals" in value:
                 widths = value["intervals"]
-                if (not isinstance(widths, (list, tuple)) or not widths
-                        or not all(isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0 for w in widths)):
+                if not isinstance(widths, (list, tuple)) or not widths:
                     raise ParameterError(f"{source}: column {name!r}: intervals must be a list of positive "
                                          f"widths, each a multiple of the one before (e.g. [5, 10, 20]); got {widths!r}")
+                from ..generalization._hierarchy import check_widths
+
+                try:
+                    check_widths(list(widths), str(name))
+                except ParameterError as exc:
+                    raise ParameterError(f"{source}: {exc}") from None
                 if "hierarchy" in value:
                     raise ParameterError(f"{source}: column {name!r}: give a hierarchy file or intervals, not both")
                 intervals = tuple(float(w) for w in widths)
@@ -281,10 +320,17 @@ def _columns(raw: Mapping[str, Any], root: Path, source: str) -> dict[str, Colum
                 hierarchy = root / value["hierarchy"]
             if "ordered" in value:
                 ordered = value["ordered"]
-                if not isinstance(ordered, bool):
-                    raise ParameterError(f"{source}: column {name!r}: ordered must be true or false")
+                if isinstance(ordered, (list, tuple)):
+                    if (not ordered or len(set(map(repr, ordered))) != len(ordered)
+                            or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in ordered)):
+                        raise ParameterError(f"{source}: column {name!r}: ordered must list each value once, "
+                                             f"in order (e.g. ordered = [\"low\", \"mid\", \"high\"]); got {ordered!r}")
+                    ordered = tuple(ordered)
+                elif not isinstance(ordered, bool):
+                    raise ParameterError(f"{source}: column {name!r}: ordered must be true, false or the values in "
+                                         "order (e.g. ordered = [\"low\", \"mid\", \"high\"])")
         elif isinstance(value, (list, tuple)):
-            raise ParameterError(f"{source}: column {name!r} is given {len(value)} roles {list(value)}; "
+            raise ParameterError(f"{source}: column {name!r} is given {len(value)} roles {name_list(value)}; "
                                  "a column has one role")
         else:
             raise ParameterError(f"{source}: column {name!r}: give a role ({', '.join(ROLES)}) or a table "
@@ -305,6 +351,6 @@ def check_columns(spec: ReleaseSpec, columns: list[str]) -> dict[str, str]:
     spec is a DataError naming it."""
     unknown = [name for name in spec.columns if name not in columns]
     if unknown:
-        raise DataError(f"{spec.source} names column(s) {unknown} that the data does not have; the data "
-                        f"has {columns}")
+        raise DataError(f"{spec.source} names column(s) {name_list(unknown)} that the data does not have; the data "
+                        f"has {name_list(columns)}")
     return {c: (spec.columns[c].role if c in spec.columns else "other") for c in columns}

@@ -32,7 +32,15 @@ def toml_key(name: str) -> str:
     return name if _BARE_KEY.fullmatch(name) else _toml_string(name)
 
 
-def _toml_value(value: Any, where: str) -> str:
+#: deeper than any spec needs, far below Python's stack (a value nested deeper, or one that
+#: contains itself, would otherwise end in a RecursionError)
+_MAX_DEPTH = 8
+
+
+def _toml_value(value: Any, where: str, depth: int = 0) -> str:
+    if depth > _MAX_DEPTH:
+        raise ParameterError(f"{where}: the spec nests too deeply (lists or tables more than {_MAX_DEPTH} "
+                             "levels inside one another)")
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -44,9 +52,9 @@ def _toml_value(value: Any, where: str) -> str:
     if isinstance(value, str):
         return _toml_string(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v, where) for v in value if v is not None) + "]"
+        return "[" + ", ".join(_toml_value(v, where, depth + 1) for v in value if v is not None) + "]"
     if isinstance(value, Mapping):
-        return "{ " + ", ".join(f"{toml_key(str(k))} = {_toml_value(v, where)}"
+        return "{ " + ", ".join(f"{toml_key(str(k))} = {_toml_value(v, where, depth + 1)}"
                                 for k, v in value.items() if v is not None) + " }"
     raise ParameterError(f"{where}: {value!r} cannot be written as TOML")
 

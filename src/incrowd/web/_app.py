@@ -27,7 +27,14 @@ from ._body_limit import BodyLimit
 from ._context import MB, TEMPLATES, base_name, dataset_of, error, session_for, session_of
 from ._errors import JSONErrors, Scrubber, read_user_table
 from ._guard import LOOPBACK, TEST_CLIENT_HOST, Guard, csp_nonce
-from ._sessions import COOKIE, Dataset, SessionStore
+from ._sessions import (
+    COOKIE,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_CLIENT,
+    Dataset,
+    SessionStore,
+    TooManySessions,
+)
 from ._upload_limits import (
     DEFAULT_MAX_CELLS,
     DEFAULT_MAX_COLUMNS,
@@ -89,7 +96,9 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                queue: int | None = None, allowed_hosts: list[str] | None = None,
                max_cells: int | None = DEFAULT_MAX_CELLS, max_columns: int | None = DEFAULT_MAX_COLUMNS,
                max_decoded_mb: float | None = DEFAULT_MAX_DECODED_MB,
-               memory_budget_mb: float | None = DEFAULT_MEMORY_BUDGET_MB) -> FastAPI:
+               memory_budget_mb: float | None = DEFAULT_MEMORY_BUDGET_MB,
+               max_sessions: int | None = DEFAULT_MAX_SESSIONS,
+               max_sessions_per_client: int | None = DEFAULT_MAX_SESSIONS_PER_CLIENT) -> FastAPI:
     """The web application. ``max_upload_mb``: largest accepted upload; ``idle_seconds``: a
     session idle this long is deleted with its files; ``data_dir``: a folder whose CSV and
     Parquet files are offered as samples beside the bundled Census data; ``max_nodes`` and
@@ -99,8 +108,11 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
     ``allowed_hosts``: the Host names answered ("name" or "name:port"; ``incrowd serve`` passes
     its bound address), by default the loopback names on any port and TestClient's;
     ``max_cells``, ``max_columns``, ``max_decoded_mb``: bounds on one upload's decoded table,
-    checked while decoding; ``memory_budget_mb``: the data sets of all sessions together."""
-    store = SessionStore(idle_seconds=idle_seconds)
+    checked while decoding; ``memory_budget_mb``: the data sets and hierarchies of all sessions
+    together; ``max_sessions``, ``max_sessions_per_client``: sessions held at once, in all and
+    per client address (a new one beyond either gets 429)."""
+    store = SessionStore(idle_seconds=idle_seconds, max_sessions=max_sessions,
+                         max_per_client=max_sessions_per_client)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI):
@@ -134,6 +146,10 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
     @app.exception_handler(IncrowdError)
     async def _incrowd_error(_request: Request, exc: IncrowdError) -> JSONResponse:
         return error(400, str(exc))
+
+    @app.exception_handler(TooManySessions)
+    async def _too_many_sessions(_request: Request, exc: TooManySessions) -> JSONResponse:
+        return error(exc.status, str(exc))
 
     @app.exception_handler(UploadRefused)
     async def _upload_refused(_request: Request, exc: UploadRefused) -> JSONResponse:

@@ -32,7 +32,7 @@ def session_for(request: Request, response: Response) -> Session:
     """The caller's session, created (and its cookie set) on first use."""
     session = session_of(request)
     if session is None:
-        session = store_of(request).create()
+        session = store_of(request).create(request.client.host if request.client else None)
         response.set_cookie(COOKIE, session.id, httponly=True, samesite="strict")
     return session
 

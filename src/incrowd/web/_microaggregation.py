@@ -8,12 +8,13 @@ from typing import Any, Optional
 
 import numpy as np
 from fastapi import APIRouter, Request
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from .._cancel import check_cancelled
 from .._microaggregate import microaggregate
-from ..data import write_table
-from ..exceptions import DataError, ParameterError
+from .._written import Promise, write_release
+from ..cli._options import MAX_SEED
+from ..exceptions import DataError, ParameterError, VerificationError
 from ._context import dataset_of, session_of, stem_of
 from ._pool import heavy
 from ._report import offer
@@ -30,19 +31,20 @@ class MicroaggregateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     dataset: str
-    k: int
+    # strict: a JSON string "5" or 5.0 is not the integer the CLI reads, and the range is the CLI's
+    k: StrictInt
     method: str = "mdav"
     quasi_identifiers: Optional[list[str]] = None
     identifiers: Optional[list[str]] = None
     gamma: Optional[float] = None
     rho: Optional[float] = None
-    runs: Optional[int] = None
-    max_rounds: Optional[int] = None
+    runs: Optional[StrictInt] = None
+    max_rounds: Optional[StrictInt] = None
     max_seconds: Optional[float] = None
     start: Optional[str] = None
     diagonals: Optional[str] = None
     split_2k: Optional[bool] = None
-    seed: Optional[int] = None
+    seed: Optional[StrictInt] = Field(default=None, ge=0, le=MAX_SEED)
     bound: bool = False
 
 
@@ -96,7 +98,11 @@ def microaggregate_in(session: Session, ds: Dataset, req: MicroaggregateRequest)
     check_cancelled()
     download = f"{stem_of(ds.display_name)}_{req.method}_k{req.k}.csv"
     path = session.new_file(".csv")
-    write_table(result.aggregated, path, sep=",")
+    qis = tuple(result.quasi_identifiers)  # verified again on the file offered for download
+    try:
+        write_release(result.aggregated, path, Promise(qis, result.k, finite=qis), sep=",")
+    except VerificationError as exc:  # the download's name, never the server's path
+        raise VerificationError(str(exc).replace(str(path), download)) from None
     res = Result(path.stem, path, download, "text/csv", before=ds.frame, after=result.aggregated)
     session.results[res.id] = res
     command, python = command_line(req, ds.display_name, download)

@@ -14,16 +14,17 @@ from typing import Any, Optional, Union
 
 import numpy as np
 from fastapi import APIRouter, File, Form, Request, Response, UploadFile
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StrictInt
 
+from .._written import generalization_promise, verified_as_written, write_release
 from ..cli._generalization import _fraction
-from ..data import write_table
-from ..exceptions import BuildCancelled, DataError, ParameterError
+from ..exceptions import BuildCancelled, DataError, ParameterError, VerificationError, name_list
 from ..generalization import Lattice, Negotiation, generalize, negotiate, read_hierarchy
-from ._context import MB, base_name, dataset_of, error, lattice_of, session_for, session_of, stem_of
+from ._context import MB, base_name, dataset_of, error, lattice_of, session_for, session_of, stem_of, store_of
 from ._pool import heavy, pool_of
 from ._report import offer
 from ._sessions import BuiltLattice, Result, UploadedHierarchy
+from ._upload_limits import UploadRefused
 
 router = APIRouter()
 _HIERARCHY_LIMIT = 50 * MB
@@ -51,9 +52,9 @@ class NegotiateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     lattice: str
-    k: Optional[int] = None
-    l: Optional[int] = None
-    max_levels: Optional[dict[str, int]] = None
+    k: Optional[StrictInt] = None  # strict: a JSON string "5" is not an integer
+    l: Optional[StrictInt] = None
+    max_levels: Optional[dict[str, StrictInt]] = None
     max_suppression: Union[int, float, str] = 0
     runtime_histogram: bool = False
 
@@ -64,9 +65,9 @@ class GeneralizeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     lattice: str
-    levels: dict[str, int]
-    k: Optional[int] = None
-    l: Optional[int] = None
+    levels: dict[str, StrictInt]
+    k: Optional[StrictInt] = None
+    l: Optional[StrictInt] = None
     identifiers: Optional[list[str]] = None
 
 
@@ -99,12 +100,19 @@ async def upload_hierarchies(request: Request, response: Response,
         path = session.new_file(".csv")
         path.write_bytes(content)
         try:
-            hierarchy = await pool_of(request).run(read_hierarchy, path, name)
+            # bounded while scanned, its parsing peak reserved in the memory budget, and what it
+            # holds afterwards counted there with the data sets
+            hierarchy, held = await pool_of(request).run(
+                request.app.state.upload_limits.read_hierarchy, path, display, store_of(request),
+                functools.partial(read_hierarchy, attribute=name))
+        except UploadRefused:
+            raise
         except DataError as exc:
             raise DataError(str(exc).replace(str(path), display)) from None
         finally:
             path.unlink(missing_ok=True)
-        parsed.append(UploadedHierarchy(name, display, dataclasses.replace(hierarchy, source=f"file {display!r}")))
+        parsed.append(UploadedHierarchy(name, display, dataclasses.replace(hierarchy, source=f"file {display!r}"),
+                                        held))
     for h in parsed:  # all or nothing: one bad file keeps none of the batch
         session.hierarchies[h.attribute] = h
     return {"hierarchies": [_describe_hierarchy(h) for h in session.hierarchies.values()]}
@@ -284,7 +292,8 @@ def run_generalize(req: GeneralizeRequest, request: Request) -> dict[str, Any]:
     lattice = built.lattice
     unknown = [a for a in req.levels if a not in lattice.attributes]
     if unknown:
-        raise ParameterError(f"unknown attribute(s) {unknown}; the lattice has attributes {list(lattice.attributes)}")
+        raise ParameterError(f"unknown attribute(s) {name_list(unknown)}; the lattice has attributes "
+                             f"{name_list(lattice.attributes)}")
     result = generalize(ds.frame, req.levels, k=req.k, l=req.l, sensitive=lattice.sensitive,
                         hierarchies=dict(lattice.hierarchies), quasi_identifiers=list(lattice.attributes),
                         identifiers=req.identifiers)
@@ -294,7 +303,11 @@ def run_generalize(req: GeneralizeRequest, request: Request) -> dict[str, Any]:
     privacy = f"k{req.k}" if req.k is not None else f"l{req.l}"
     download = f"{stem_of(ds.display_name)}_{levels_tag}_{privacy}.csv"
     path = session.new_file(".csv")
-    write_table(result.table, path, sep=",")
+    try:  # verified again on the file offered for download
+        record = write_release(result.table, path, generalization_promise(result), sep=",")
+    except VerificationError as exc:  # the download's name, never the server's path
+        raise VerificationError(str(exc).replace(str(path), download)) from None
+    verified_as_written(result, record)
     res = Result(path.stem, path, download, "text/csv")
     session.results[res.id] = res
     report = offer(res, ds.frame, result.table, stem_of(download), quasi_identifiers=list(result.levels),

@@ -6,6 +6,7 @@ TOML shown beside the report is what the CLI reads from a folder holding those f
 from __future__ import annotations
 
 import dataclasses
+import functools
 import secrets
 import shlex
 from pathlib import Path
@@ -15,16 +16,18 @@ from fastapi import APIRouter, File, Request, Response, UploadFile
 from pydantic import BaseModel, ConfigDict
 
 from .._cancel import check_cancelled
-from ..data import read_table, write_table
+from ..data import read_table
 from ..exceptions import DataError, IncrowdError, ParameterError, VerificationError
 from ..generalization import read_hierarchy
+from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES
 from ..release._toml import spec_to_toml
-from ._context import base_name, dataset_of, session_for, session_of, stem_of
+from ._context import base_name, dataset_of, session_for, session_of, stem_of, store_of
 from ._job import Job, forget_finished
 from ._negotiation import _HIERARCHY_LIMIT, attribute_from_filename
 from ._pool import heavy, pool_of
 from ._report import offer
 from ._sessions import Dataset, Result, Session
+from ._upload_limits import UploadRefused
 
 router = APIRouter()
 SPEC_FILE = "release.toml"
@@ -106,7 +109,13 @@ async def upload_hierarchies(request: Request, response: Response,
             # recorded before it is read, so that a file that fails is removed with the batch
             batch.append(ReleaseHierarchy(display, path, attribute, 0, 0, 0))
             try:
-                hierarchy = await pool_of(request).run(read_hierarchy, path, attribute)
+                # bounded while scanned and its parsing peak reserved in the memory budget; only
+                # the file is kept, so nothing stays counted afterwards
+                hierarchy, _ = await pool_of(request).run(
+                    request.app.state.upload_limits.read_hierarchy, path, display, store_of(request),
+                    functools.partial(read_hierarchy, attribute=attribute))
+            except UploadRefused:
+                raise
             except DataError as exc:
                 raise DataError(str(exc).replace(str(path), display)) from None
             batch[-1] = dataclasses.replace(batch[-1], levels=hierarchy.depth, max_level=hierarchy.max_level,
@@ -183,11 +192,14 @@ def verification_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def publish_in(session: Session, ds: Dataset, req: PublishRequest) -> dict[str, Any]:
+def publish_in(session: Session, ds: Dataset, req: PublishRequest, *, max_nodes: int | None = DEFAULT_MAX_NODES,
+               max_memory: int | None = DEFAULT_MAX_MEMORY) -> dict[str, Any]:
     """Run the release ``req`` asks for on ``ds`` and keep its table and report in ``session``:
     what the endpoint answers. The data is read again from the uploaded file as the CLI reads
-    it (only the numeric columns parsed), so the CLI line shown gives the same release."""
+    it (only the numeric columns parsed), so the CLI line shown gives the same release.
+    ``max_nodes``, ``max_memory``: the server's lattice limits (``incrowd serve``)."""
     from ..cli._publish import summary_lines
+    from ..release._gtm import check_spec_nodes
     from ..release._release import publish
     from ..release._spec import load_spec
 
@@ -199,9 +211,10 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest) -> dict[str, 
         release_spec = load_spec(resolved, base_dir=session.folder)
         toml = spec_to_toml(spec)
         numeric = release_spec.names("numeric")
+        check_spec_nodes(release_spec, max_nodes)  # before the data are read again
         data = read_table(ds.path, parse=numeric or None)
         check_cancelled()
-        result = publish(data, release_spec)
+        result = publish(data, release_spec, max_nodes=max_nodes, max_memory=max_memory)
         check_cancelled()
     except IncrowdError as exc:
         names[str(session.folder)] = "<server>"
@@ -210,7 +223,10 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest) -> dict[str, 
     download, report_name = f"{stem}_release.csv", f"{stem}_report.html"
     table_path = session.new_file(".csv")
     sep = data.attrs.get("csv_sep")  # the input's delimiter, as the CLI keeps it
-    write_table(result.table, table_path, sep=sep)
+    try:
+        result.write(table_path, sep=sep)  # verified again on the file offered for download
+    except IncrowdError as exc:
+        raise _renamed(exc, {str(table_path): download}) from None
     report = result.summary()
     table_res = Result(table_path.stem, table_path, download, "text/csv")
     session.results[table_res.id] = table_res
@@ -242,7 +258,13 @@ def run_publish(req: PublishRequest, request: Request) -> dict[str, Any]:
     """Publish a data set of this session as the spec says; the release is verified (k over all
     quasi-identifiers, l and t where asked) and offered for download with its HTML report."""
     session = session_of(request)
-    return publish_in(session, dataset_of(session, req.dataset), req)
+    return publish_in(session, dataset_of(session, req.dataset), req, **_limits(request))
+
+
+def _limits(request: Request) -> dict[str, int | None]:
+    """The server's lattice limits, which bind a release's lattice as they bind a build's."""
+    max_nodes, max_memory = request.app.state.lattice_limits
+    return {"max_nodes": max_nodes, "max_memory": max_memory}
 
 
 @router.post("/api/publish/jobs", status_code=202)
@@ -253,6 +275,7 @@ async def start_job(req: PublishRequest, request: Request) -> dict[str, Any]:
     ds = dataset_of(session, req.dataset)
     forget_finished(session)
     job = Job(secrets.token_hex(8))
-    pool_of(request).submit(job.run, session, ds, req, work=publish_in, what="release")
+    pool_of(request).submit(job.run, session, ds, req, work=functools.partial(publish_in, **_limits(request)),
+                            what="release")
     session.jobs[job.id] = job
     return {"job": job.id}

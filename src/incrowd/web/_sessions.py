@@ -1,6 +1,8 @@
 """Per-browser sessions: each has its own temporary folder, deleted when the session ends or
 has been idle too long. Files inside get random names chosen here; no name or path from a
-request ever reaches the filesystem.
+request ever reaches the filesystem. Sessions are bounded in number, in all and per client
+address (``incrowd serve --max-sessions``, ``--max-sessions-per-client``): a client that
+throws its cookie away on every request cannot fill the server with folders and data sets.
 """
 
 from __future__ import annotations
@@ -20,6 +22,14 @@ from ..generalization import Hierarchy, Lattice
 from ._lifecycle import new_root
 
 COOKIE = "incrowd_session"
+DEFAULT_MAX_SESSIONS = 500
+DEFAULT_MAX_SESSIONS_PER_CLIENT = 20
+
+
+class TooManySessions(DataError):
+    """A new session over one of the server's session limits (answered 429)."""
+
+    status = 429
 
 
 @dataclass
@@ -55,6 +65,7 @@ class UploadedHierarchy:
     attribute: str
     display_name: str
     hierarchy: Hierarchy
+    nbytes: int = 0  # memory it holds, counted against the server's budget
 
 
 @dataclass
@@ -73,6 +84,7 @@ class Session:
     id: str
     folder: Path
     last_seen: float = field(default_factory=time.monotonic)
+    client: str | None = None  # the address that created it, for the per-client limit
     datasets: dict[str, Dataset] = field(default_factory=dict)
     results: dict[str, Result] = field(default_factory=dict)
     hierarchies: dict[str, UploadedHierarchy] = field(default_factory=dict)
@@ -106,8 +118,15 @@ class Session:
 class SessionStore:
     """Sessions by cookie id, with a lock: the server runs requests on several threads."""
 
-    def __init__(self, idle_seconds: float = 3600.0, root: Path | None = None):
+    def __init__(self, idle_seconds: float = 3600.0, root: Path | None = None,
+                 max_sessions: int | None = DEFAULT_MAX_SESSIONS,
+                 max_per_client: int | None = DEFAULT_MAX_SESSIONS_PER_CLIENT):
+        for name, value in (("max_sessions", max_sessions), ("max_sessions_per_client", max_per_client)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise DataError(f"{name} must be a positive integer (or None for no limit); got {value!r}")
         self.idle_seconds = float(idle_seconds)
+        self.max_sessions = max_sessions
+        self.max_per_client = max_per_client
         self.root = new_root(root)  # one folder per server, swept after a crash
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
@@ -120,12 +139,23 @@ class SessionStore:
                 session.last_seen = time.monotonic()
             return session
 
-    def create(self) -> Session:
+    def create(self, client: str | None = None) -> Session:
+        """A new session for ``client`` (its address), within the limits (TooManySessions)."""
         session_id = secrets.token_urlsafe(24)
         folder = self.root / secrets.token_hex(12)
-        folder.mkdir(mode=0o700)
-        session = Session(session_id, folder)
-        with self._lock:
+        session = Session(session_id, folder, client=client)
+        with self._lock:  # counted and added under one lock: parallel requests cannot all pass
+            if self.max_sessions is not None and len(self._sessions) >= self.max_sessions:
+                raise TooManySessions(f"the server holds {len(self._sessions)} sessions, its limit "
+                                      f"(--max-sessions {self.max_sessions}); try again when one has ended "
+                                      "or expired")
+            if self.max_per_client is not None:
+                mine = sum(1 for s in self._sessions.values() if s.client == client)
+                if mine >= self.max_per_client:
+                    raise TooManySessions(f"this client holds {mine} sessions, the limit per client "
+                                          f"(--max-sessions-per-client {self.max_per_client}); keep the "
+                                          "session cookie, or end a session (DELETE /api/session)")
+            folder.mkdir(mode=0o700)
             self._sessions[session_id] = session
         return session
 
@@ -155,9 +185,10 @@ class SessionStore:
         shutil.rmtree(self.root, ignore_errors=True)
 
     def memory_in_use(self) -> int:
-        """Bytes held by the data sets of every session."""
+        """Bytes held by the data sets and uploaded hierarchies of every session."""
         with self._lock:
-            return sum(ds.nbytes for s in self._sessions.values() for ds in s.datasets.values())
+            return sum(sum(ds.nbytes for ds in s.datasets.values()) + sum(h.nbytes for h in s.hierarchies.values())
+                       for s in self._sessions.values())
 
     def __len__(self) -> int:
         with self._lock:
