@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: demo test docs docs-check bench reproduce screenshots scale-out clean
+.PHONY: demo test test-fast docs docs-check bench reproduce screenshots scale-out clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ $(BIN)/python:
 # scikit-learn, numba, joblib, scipy) are ours already, so it comes without its pins too;
 # 1.1 needs polars besides, so it stays below 1.1.
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[test,bench,web,dask]"
+	$(BIN)/python -m pip install --quiet -e ".[test,web,dask]"
 	$(BIN)/python -m pip install --quiet --no-deps "pycanon>=1.3.6"
 	$(BIN)/python -m pip install --quiet --no-deps "anonymeter>=1.0,<1.1"
 	touch $(STAMP)
@@ -27,6 +27,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto --maxprocesses=4 --dist worksteal --durations=20
+
+# the quick tier while working: everything but the tests marked slow (under 3 minutes on 2 cores)
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -n auto --maxprocesses=4 --dist worksteal -m "not slow"
 
 # the documentation site and the lint and type checks (extras docs and lint)
 $(DOCS_STAMP): $(STAMP) pyproject.toml

@@ -15,7 +15,7 @@ from incrowd.data import standardize
 
 from conftest import benchmark_matrix
 
-pytestmark = pytest.mark.filterwarnings("ignore::incrowd.DataWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::incrowd.DataWarning"), pytest.mark.slow]
 
 
 def optimal_il(X: np.ndarray, k: int) -> float:

@@ -290,6 +290,7 @@ def test_usage_errors_are_one_error_line(runner, semicolon_csv):
 # demo, methods, --version
 
 
+@pytest.mark.slow
 def test_demo_writes_the_mdav_star_file_and_prints_the_table(runner, tmp_path):
     out_dir = tmp_path / "demo"
     result = runner.invoke(app, ["demo", "--k", "3", "--output-dir", str(out_dir)])
@@ -310,6 +311,7 @@ def test_demo_writes_the_mdav_star_file_and_prints_the_table(runner, tmp_path):
         assert 0 < float(cells[4]) < 100
 
 
+@pytest.mark.slow
 def test_demo_json(runner, tmp_path):
     summary = run_json(runner, ["demo", "--k", "4", "--output-dir", str(tmp_path)])
     assert [r["method"] for r in summary["results"]] == list(METHODS)

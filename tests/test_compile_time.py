@@ -21,6 +21,8 @@ import pytest
 import incrowd
 from incrowd.microaggregation._base import MicroaggregationEstimator
 
+pytestmark = pytest.mark.slow  # seconds a test: in make test, not in make test-fast
+
 CLI = [sys.executable, "-m", "incrowd.cli"]
 CENSUS = Path(incrowd.__file__).parent / "datasets" / "census.csv"
 TIMEOUT = 300

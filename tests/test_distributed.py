@@ -16,7 +16,7 @@ from incrowd.data import data_dir  # noqa: E402
 from incrowd.distributed import connect, mona  # noqa: E402
 from incrowd.exceptions import ParameterError  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

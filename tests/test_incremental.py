@@ -197,6 +197,7 @@ def test_cli_steps_in_separate_processes_equal_one_api_run(tmp_path):
 # Properties
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     n=st.integers(6, 80),

@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 from incrowd import StateLockedError
 from incrowd.incremental import IncrementalMicroaggregation
 
+pytestmark = pytest.mark.slow  # seconds a test: in make test, not in make test-fast
+
 EXE = [sys.executable, "-m", "incrowd.cli", "incremental"]
 TIMEOUT = 300
 

@@ -22,6 +22,8 @@ import pytest
 
 import incrowd
 
+pytestmark = pytest.mark.slow  # seconds a test: in make test, not in make test-fast
+
 NOTICE_ONCE = "compiling kernels for this machine, once"
 NOTICE_EACH = "every process compiles again"
 TIMEOUT = 300

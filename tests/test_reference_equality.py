@@ -16,6 +16,8 @@ from incrowd.microaggregation.greedy._greedy_kernels import (
 )
 from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
 
+pytestmark = pytest.mark.slow  # seconds a test: in make test, not in make test-fast
+
 
 @pytest.mark.parametrize("name", ["census", "tarragona", "eia", "cloud1", "cloud2"])
 @pytest.mark.parametrize("k", [2, 3, 5, 10])

@@ -31,7 +31,7 @@ from incrowd.data import data_dir  # noqa: E402
 from incrowd.datasets import load_census  # noqa: E402
 from incrowd.web import create_app  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ADULT_QIS = ["age", "education", "marital-status", "native-country", "occupation", "race", "sex", "workclass"]

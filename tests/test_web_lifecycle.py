@@ -23,7 +23,7 @@ httpx = pytest.importorskip("httpx")
 from loopback import free_port, wait_until  # noqa: E402
 from incrowd.datasets import load_census  # noqa: E402
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+pytestmark = [pytest.mark.skipif(os.name != "posix", reason="POSIX signals"), pytest.mark.slow]
 
 CSV = load_census().head(100).to_csv(index=False).encode()
 EXIT_BOUND = 15  # seconds the test waits for an exit before it kills the server and fails
