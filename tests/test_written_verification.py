@@ -496,3 +496,15 @@ def test_publish_result_write_keeps_existing_keys(tmp_path):
     assert after["verification"]["verified_on"] == "written file"
     assert after["min_class_size"] == smallest_class(*user_rows(tmp_path / "r.dta"), ["age", "sex"])
     assert os.path.exists(tmp_path / "r.dta")
+
+
+def test_the_html_report_says_the_release_was_verified_on_the_written_file(tmp_path, runner):
+    data = _coded(tmp_path, ".sav")
+    spec = _spec(tmp_path, '[privacy]\nk = 3\nmax_suppression = "5%"\n[columns]\nage = "numeric"\n'
+                           'sex = {role = "categorical", hierarchy = "sex.csv"}\n')
+    out, report = tmp_path / "release.sav", tmp_path / "report.html"
+    done = runner.invoke(app, ["publish", str(data), "--spec", str(spec), "-o", str(out), "--report", str(report)])
+    assert done.exit_code == 0, done.output
+    page = report.read_text()
+    assert "Verified on the written file, read back as SPSS through pyreadstat" in page
+    assert "Verified on the published table before it was written" not in page

@@ -133,9 +133,13 @@ def render(report) -> str:
     assumptions = "".join(f"<li>{html.escape(a)}</li>" for a in report.assumptions)
     release = ""
     if report.release:
-        checks = _verified(report.release.get("verification") or {})
+        verification = report.release.get("verification") or {}
+        checks = _verified(verification)
+        where = (f"Verified on the written file, read back as {verification['read_back_as']}, before it was put in place"
+                 if verification.get("verified_on") == "written file" and verification.get("read_back_as")
+                 else "Verified on the published table before it was written")
         release = ("<h2>The release</h2>"
-                   + (f"<p>Verified on the published table before it was written:</p><ul>{checks}</ul>" if checks else "")
+                   + (f"<p>{html.escape(where)}:</p><ul>{checks}</ul>" if checks else "")
                    + _table({"summary": {k: v for k, v in report.release.items() if k != "verification"}}))
     headline = "".join(f"<tr><th>{html.escape(k)}</th><td class=num>{html.escape(_fmt(v))}</td></tr>"
                        for k, v in summary_points(report.risk, report.utility).items())
