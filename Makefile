@@ -56,19 +56,16 @@ reproduce: $(STAMP)
 	$(BIN)/python bench/reproduce_incremental.py
 	$(BIN)/python bench/reproduce_negotiation.py
 
+# the timing suite over the public API (bench/suite/: median of 5 calls after a warm-up that
+# compiles, printed as one table; `bench/suite/run.py --quick` checks it in seconds), then the
+# whole-process benches, which rewrite their sections of docs/performance.md; sdcMicro side by
+# side only with RLIB=DIR, sdcMicro built there by ../shared/peers/sdcMicro/build.sh DIR
 bench: $(STAMP)
-	$(BIN)/python bench/bench_speed.py
-	$(BIN)/python bench/bench_ona_mona_aims.py
-	$(BIN)/python bench/bench_mdav_fast.py
-	$(BIN)/python bench/bench_mdav_star_fast.py
-	$(BIN)/python bench/bench_ablation.py --json bench/results/ablation.json
-	$(BIN)/python bench/bench_memory.py
-	$(BIN)/python bench/bench_aims.py
-	$(BIN)/python bench/bench_scaling.py
-	$(BIN)/python bench/load_web.py
-	$(BIN)/python bench/bench_contention.py
+	$(BIN)/python bench/suite/run.py
 	$(BIN)/python bench/bench_first_run.py
 	$(BIN)/python bench/bench_startup.py
+	$(BIN)/python bench/bench_memory.py
+	if [ -n "$(RLIB)" ]; then $(BIN)/python bench/bench_sdcmicro.py --rlib "$(RLIB)"; fi
 
 # MONA on 10,000,000 rows in process and on 2 Dask workers (about 15 minutes): docs/scale-out.md
 scale-out: $(STAMP)

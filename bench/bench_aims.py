@@ -1,7 +1,7 @@
 """Absolute aims on millions of rows, each in a fresh process: time and peak memory.
 
 Run from the repository root: ``.venv/bin/python bench/bench_aims.py [--repeats N]`` (3 runs of
-each by default, about 10 minutes on a 2-core machine). Writes the section ``aims`` of ``docs/benchmarks.md``.
+each by default, about 10 minutes on a 2-core machine). Writes the section ``aims`` of ``docs/performance.md``.
 
 * MDAV on 1,000,000 x 15 standard Gaussian rows, k = 10 (aim: under 60 s);
 * MDAV* on 1,000,000 x 3 Adult-like rows (Adult's age, education-num, hours-per-week drawn
@@ -94,7 +94,7 @@ Adult's (age, education-num, hours-per-week) drawn with replacement (`default_rn
 
 {table}
 """
-    update_section(DOCS / "benchmarks.md", "aims", body, "Benchmarks")
+    update_section(DOCS / "performance.md", "aims", body, "Performance")
     print(body)
 
 

@@ -12,7 +12,7 @@ release that added it; older ones show "-").
 
     .venv/bin/python bench/bench_first_run.py [--methods mdav,ona] [--repeats 1] [--no-demo]
 
-Writes the ``first-run`` section of docs/benchmarks.md.
+Writes the ``first-run`` section of docs/performance.md.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def _fmt(values: list[float | None], digits: int = 1) -> str:
 def table(rows: list[dict], repeats: int, methods: list[str]) -> str:
     names = list(dict.fromkeys(r["name"] for r in rows))
     lines = [
-        f"Measured {now_utc()} on {machine_line()}. The machine was shared with other work "
+        f"Written by `bench/bench_first_run.py`; measured {now_utc()} on {machine_line()}. The machine was shared with other work "
         "(several processes on 2 cores), so walls are noisy: compare rows of one run only.",
         "",
         "A fresh virtual environment with the wheel of this checkout (`pip wheel . --no-deps`), "
@@ -190,8 +190,8 @@ def main() -> None:
     body = table(rows, args.repeats, methods)
     print(body)
     if not args.no_docs:
-        update_section(DOCS / "benchmarks.md", "first-run", "## First run after a fresh install\n\n" + body,
-                       "Benchmarks")
+        update_section(DOCS / "performance.md", "first-run", "## First run after a fresh install\n\n" + body,
+                       "Performance")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ on 2,000 rows, its time without numba's compiling (``compile_seconds``), killed 
 runs at rho = 0.3, 0.4, ..., 0.9. ``gauss`` is n x 15 standard Gaussian rows (default n:
 1,000,000); ``adult`` is Adult's (age, education-num, hours-per-week) and ``census`` the Census
 file (1,080 x 13), each as it is with ``--n 0`` (their default) or resampled with replacement to
-n rows. Writes the section ``frontier-<data>-<n>`` of ``docs/benchmarks.md`` (a table, best IL
+n rows. Writes the section ``frontier-<data>-<n>`` of ``docs/performance.md`` (a table, best IL
 first, with the points on the frontier marked: no other method is both faster and lower in IL)
 and the figure ``docs/figures/frontier_<data>_<n>.png``, n being the rows used, and keeps the raw
 results in ``bench/results/frontier/<data>_<n>.json``; ``--render`` redraws the section and the
@@ -111,7 +111,7 @@ def _frontier(points: list[tuple[float, float]]) -> list[bool]:
 
 
 def _section(name: str, body: str, title: str) -> None:
-    update_section(DOCS / "benchmarks.md", name, f"## {title}\n\n{body}", title)
+    update_section(DOCS / "performance.md", name, f"## {title}\n\n{body}", title)
 
 
 def main() -> None:
@@ -195,6 +195,7 @@ def _write(run: dict) -> None:
         f"numba's compiling taken out (`compile_seconds`), killed past {fmt_s(limit)}; peak memory is the "
         "process's peak resident set per row, data included. *Frontier*: no other method is both "
         "at most as slow and at most as lossy.",
+        f"- **Script:** `bench/bench_frontier.py --data {data} --n {n}`.",
         "",
         md_table(["method", "IL", "time", "peak bytes per row", "on the frontier"], rows),
         "",

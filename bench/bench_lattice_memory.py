@@ -2,7 +2,7 @@
 
 Run from the repository root: ``.venv/bin/python bench/bench_lattice_memory.py`` (about 3
 minutes). Writes ``bench/results/lattice_memory.json`` and the section ``lattice-memory`` of
-``docs/benchmarks.md``.
+``docs/performance.md``.
 
 Each case runs in a fresh process: the data and hierarchies are read, numba's kernels are
 loaded by a build of two attributes, the peak-RSS counter is reset (``/proc/self/clear_refs``),
@@ -59,7 +59,7 @@ def _load(kind: str, qis: list[str], sensitive: str | None):
 
 def _one(index: int) -> None:
     from incrowd.generalization import Lattice, estimate_bytes
-    from incrowd.generalization._limits import count_bottom_classes
+    from incrowd._bench_entry import count_bottom_classes
 
     _label, kind, qis, sensitive, fraction = CASES[index]
     data, hier = _load(kind, qis, sensitive)
@@ -84,7 +84,7 @@ def _one(index: int) -> None:
 def _refused() -> list[list[str]]:
     """Estimates (no build) for the lattices the defaults refuse: 12 and 14 Adult attributes."""
     from incrowd.generalization import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, estimate_bytes, node_count
-    from incrowd.generalization._limits import count_bottom_classes
+    from incrowd._bench_entry import count_bottom_classes
 
     rows = []
     for label, qis in (("Adult, 12 QIs, full hierarchies", FULL11 + ["capital-gain"]),
@@ -147,7 +147,7 @@ before the data are read (node count) or encoded (memory):
 
 {refused_table}
 """
-    update_section(DOCS / "benchmarks.md", "lattice-memory", body, "Benchmarks")
+    update_section(DOCS / "performance.md", "lattice-memory", body, "Performance")
     print(body)
 
 

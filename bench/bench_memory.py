@@ -1,7 +1,7 @@
 """Peak memory per row of the microaggregation kernels and estimators.
 
 Run from the repository root: ``.venv/bin/python bench/bench_memory.py`` (about 3 minutes).
-Writes the section ``memory`` of ``docs/benchmarks.md``.
+Writes the section ``memory`` of ``docs/performance.md``.
 
 Each case runs in a fresh process: the data are generated and the kernels loaded (a warm-up on
 2,000 rows), the kernel's peak-RSS counter is reset (``/proc/self/clear_refs``), one call runs,
@@ -35,9 +35,9 @@ CASES = [
 
 def _runner(what: str):
     from incrowd import MDAV, MONA, MDAVStar, MondrianV
-    from incrowd.microaggregation.mdav._mdav_fast import mdav_fast_labels
-    from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
-    from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_fast_labels
+    from incrowd._bench_entry import mdav_fast_labels
+    from incrowd._bench_entry import mdav_labels
+    from incrowd._bench_entry import mdav_star_fast_labels
 
     return {
         "mdav-kernel": lambda X: mdav_fast_labels(X, 10),
@@ -97,7 +97,7 @@ candidates (8); no n x n or n x m float64 copy. The estimators add the standardi
 input (8 per column) and the published centroids (8 per column); the plain scan kernel keeps a
 column-major float64 copy (8 per column) and a distance vector (8).
 """
-    update_section(DOCS / "benchmarks.md", "memory", body, "Benchmarks")
+    update_section(DOCS / "performance.md", "memory", body, "Performance")
     print(body)
 
 

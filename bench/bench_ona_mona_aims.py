@@ -1,7 +1,7 @@
 """Runtime aims for Thaeter & Reischuk's (2021) methods (ONA*, MONA, Mondrian V) on this machine.
 
 Run from the repository root: ``.venv/bin/python bench/bench_ona_mona_aims.py``. Writes the section
-``ona-mona-aims`` of ``docs/benchmarks.md`` (other sections are left alone). Takes about 1-2 minutes
+``ona-mona-aims`` of ``docs/performance.md`` (other sections are left alone). Takes about 1-2 minutes
 on a 2-core machine; progress goes to stdout.
 
 Aims (wall time of the estimator's ``fit`` on the raw data: standardization, clustering,
@@ -174,7 +174,7 @@ def main() -> None:
         "The information losses are those of section `table6` of docs/reproduction.md (the "
         "published MONA_0.5 row is 7.74, 12.56, 15.99, 18.53, 22.45, 26.59).",
     ]
-    path = update_section(DOCS / "benchmarks.md", "ona-mona-aims", "\n".join(out), "Benchmarks")
+    path = update_section(DOCS / "performance.md", "ona-mona-aims", "\n".join(out), "Performance")
     print("\n".join(out))
     print(f"\nwrote section 'ona-mona-aims' of {path} in {elapsed:.1f} s")
     if not (t_ona_star < ONA_STAR_TARGET and worst < MONA_TARGET and t_gauss < GAUSS_TARGET):

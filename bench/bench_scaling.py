@@ -7,7 +7,7 @@ own process killed at ``--budget`` seconds (default 600: the largest n that
 finishes in 10 minutes counts), and stops at the first size that does not finish in the budget or when
 the next size would exceed ``--max-rows`` (memory: 40,960,000 x 15 float64 is 4.9 GB before the
 copies a fit makes). ``--methods`` reruns some methods and keeps the others' rows. Writes the section ``scaling`` of
-``docs/benchmarks.md`` and ``docs/figures/scaling.png`` (log-log, with the fitted exponents).
+``docs/performance.md`` and ``docs/figures/scaling.png`` (log-log, with the fitted exponents).
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ row cap of {args.max_rows:,} (memory). "Stopped at" names that size.
 
 ![time against n, log-log](figures/{png.name})
 """
-    update_section(DOCS / "benchmarks.md", "scaling", body, "Benchmarks")
+    update_section(DOCS / "performance.md", "scaling", body, "Performance")
     print(body)
 
 

@@ -5,7 +5,7 @@ LIBDIR``)::
 
     .venv/bin/python bench/bench_sdcmicro.py --rlib LIBDIR
 
-Writes the section ``sdcmicro`` of ``docs/benchmarks.md`` (``--quick``: fewer cells, printed
+Writes the section ``sdcmicro`` of ``docs/performance.md`` (``--quick``: fewer cells, printed
 only, so a quick check never replaces the full table). It measures whatever incrowd is imported
 (``PYTHONPATH`` or the installed package), so it can be rerun as the code changes.
 
@@ -449,8 +449,8 @@ def main() -> None:
     if not all(r["il_equal"] for r in all_rows):
         print("IL differs in some cells (see the table)", file=sys.stderr)
     if not args.quick:
-        update_section(DOCS / "benchmarks.md", SECTION, body, "Benchmarks")
-        print(f"wrote the section {SECTION} of {DOCS / 'benchmarks.md'}")
+        update_section(DOCS / "performance.md", SECTION, body, "Performance")
+        print(f"wrote the section {SECTION} of {DOCS / 'performance.md'}")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,11 @@
 """Speed of the MDAV family, and exactness of the MDAV scan kernel against the plain reference.
 
 Run from the repository root: ``.venv/bin/python bench/bench_speed.py``. Writes the section
-``speed`` of ``docs/benchmarks.md`` and the figure ``docs/figures/mdav_scaling.png``.
+``speed`` of ``docs/performance.md`` and the figure ``docs/figures/mdav_scaling.png``.
 
 (a) MDAV on 50,000 x 15 standard Gaussian rows (seed 0), k = 10: the numba scan kernel, the
     public ``incrowd.microaggregate`` call (which runs the fast exact kernel of ``_mdav_fast``,
-    see ``bench_mdav_fast.py``), and the plain numpy reference of ``tests/reference.py``.
+    see docs/studies.md, "Exact fast MDAV against the plain scan kernel"), and the plain numpy reference of ``tests/reference.py``.
 (b) MDAV* on Adult (48,842 x 3), k = 2, against Thaeter & Reischuk (2021), Table 6.
 (c) Every method on Census, k = 5.
 (d) MDAV scaling in n (m = 15, k = 10) with the fitted log-log exponent and a plot.
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import incrowd  # noqa: E402
 from incrowd.data import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
-from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels  # noqa: E402
+from incrowd._bench_entry import mdav_labels  # noqa: E402
 
 from _common import (  # noqa: E402
     DISPLAY,
@@ -309,7 +309,7 @@ def main() -> None:
         "",
         f"- **Machine:** {machine_line()}. The scan kernels are single-threaded; "
         "`incrowd.microaggregate(..., 'mdav')` runs the fast exact kernel, which splits passes over "
-        f"16,384 rows or more over the {m['cores'].split()[0]} cores (`docs/benchmarks.md`, mdav-fast).",
+        f"16,384 rows or more over the {m['cores'].split()[0]} cores (Studies, \"Exact fast MDAV against the plain scan kernel\").",
         f"- **Timing:** wall clock (`time.perf_counter`), median of {REPEATS} runs after one "
         "untimed warm-up run that loads/compiles the numba kernels. The plain numpy reference "
         f"is timed once when one run takes over {SLOW_REFERENCE_S:.0f} s.",
@@ -327,7 +327,7 @@ def main() -> None:
         "",
     ]
     body = "\n".join(head + lines_a + lines_b + lines_c + lines_d + lines_e)
-    path = update_section(DOCS / "benchmarks.md", "speed", body, "Benchmarks")
+    path = update_section(DOCS / "performance.md", "speed", body, "Performance")
     print(f"\nwrote section 'speed' of {path} in {elapsed:.1f} s")
     if e["mismatches"] or not a["identical"]:
         sys.exit(1)

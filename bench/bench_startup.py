@@ -4,7 +4,7 @@ Run from the repository root: ``.venv/bin/python bench/bench_startup.py [--repea
 [--compare OLD/src --compare-note 'commit ...']`` (``--compare``: older sources measured in the
 same loop, taking turns, so both see the same machine)
 (``--render`` redraws the section from the JSON without measuring).
-Writes the section ``startup`` of ``docs/benchmarks.md`` and the raw figures to
+Writes the section ``startup`` of ``docs/performance.md`` and the raw figures to
 ``bench/results/startup.json`` (one entry per ``--label``).
 
 ``--src DIR --label before --note 'commit ...'`` measures other sources (e.g. an older checkout's ``src``) with this
@@ -89,7 +89,7 @@ else:
     from incrowd.generalization import Lattice, negotiate
     one = contextlib.nullcontext()
     if what == "negotiate-one":  # as ``incrowd negotiate`` answers: one request per process
-        from incrowd.generalization._search_plain import one_request
+        from incrowd._bench_entry import one_request
         one = one_request()
     t1 = time.perf_counter()
     lat = Lattice.open(sys.argv[2])
@@ -312,8 +312,8 @@ def main() -> None:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(saved, indent=1) + "\n")
     if args.label == "after" or args.render:
-        update_section(DOCS / "benchmarks.md", "startup", render(saved), title="Benchmarks")
-        print(f"wrote the startup section of {DOCS / 'benchmarks.md'}")
+        update_section(DOCS / "performance.md", "startup", render(saved), title="Performance")
+        print(f"wrote the startup section of {DOCS / 'performance.md'}")
 
 
 if __name__ == "__main__":

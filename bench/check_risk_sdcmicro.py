@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 import incrowd
-from incrowd.assessment._risk import drisk, drisk_rmd, record_linkage
+from incrowd._bench_entry import drisk, drisk_rmd, record_linkage
 
 RMD_DROP = ["PTOTVAL", "PEARNVAL", "ERNVAL"]
 

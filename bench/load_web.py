@@ -19,7 +19,7 @@ Every honest request is ``POST /api/microaggregate`` with method ``mdav``, k cyc
 CSV, downloaded afterwards by the same session, is verified k-anonymous on all 13 columns.
 Latency is the wall time of the POST as the client sees it. The server's peak RSS is VmHWM of
 the serve process (and of any child it has), read from /proc. Writes the section ``web-load`` of
-``docs/benchmarks.md`` and ``bench/results/load_web.json``. After the hostile run, the same phase
+``docs/performance.md`` and ``bench/results/load_web.json``. After the hostile run, the same phase
 runs once with the abandoned jobs alone and once with the uploads and cross-origin POSTs alone,
 to show which costs what. Takes about two minutes on a 2-core machine.
 """
@@ -498,7 +498,7 @@ work on the machine between phases.
     }
     print(body)
     if write:
-        update_section(DOCS / "benchmarks.md", "web-load", body, "Benchmarks")
+        update_section(DOCS / "performance.md", "web-load", body, "Performance")
         out = REPO / "bench" / "results" / "load_web.json"
         out.write_text(json.dumps(raw, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({"ratios": raw["ratios"], "acceptance": ok, "bench_wall_s": raw["bench_wall_s"],

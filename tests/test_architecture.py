@@ -33,7 +33,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
     2: ("incrowd.microaggregation", "incrowd.generalization", "incrowd._knn", "incrowd._bound"),
     3: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.release", "incrowd.assessment",
         "incrowd._warmup"),
-    4: ("incrowd.cli", "incrowd.web", "incrowd.distributed"),
+    4: ("incrowd.cli", "incrowd.web", "incrowd.distributed", "incrowd._bench_entry"),
 }
 LAYER_NAMES = {0: "core", 1: "measures", 2: "algorithms", 3: "orchestration", 4: "interfaces"}
 LAYER_OF = {unit: layer for layer, units in LAYERS.items() for unit in units}

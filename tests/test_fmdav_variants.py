@@ -4,15 +4,20 @@ the plain scan kernel's labels; every variant gives a valid k-partition."""
 from __future__ import annotations
 
 import itertools
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from incrowd.microaggregation.mdav._fmdav_variants import mdav_variant_labels
 from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
 
+# the variants are a bench's kernels, kept under bench/ (not in the package); this test alone
+# puts bench/ on the path to reach them
+sys.path.append(str(Path(__file__).resolve().parents[1] / "bench"))
+from _fmdav_variants import mdav_variant_labels  # noqa: E402
 from conftest import kernel_data
 
 FLAGS = list(itertools.product([False, True], repeat=4))  # inner, reuse, partial, subtract

@@ -4,7 +4,7 @@ The scripts are run from the repository root as ``.venv/bin/python bench/<script
 from here (``from _common import ...``). The benchmark data are read from
 :func:`incrowd.data.data_dir` (``$INCROWD_DATA`` or ``../shared/data`` beside the checkout).
 Several scripts write into the same Markdown files (``docs/reproduction.md``,
-``docs/benchmarks.md``); each owns one section delimited by ``<!-- BEGIN name -->`` /
+``docs/performance.md``, ``docs/studies.md``); each owns one section delimited by ``<!-- BEGIN name -->`` /
 ``<!-- END name -->`` and :func:`update_section` replaces only that section, under a file lock,
 with an atomic write.
 

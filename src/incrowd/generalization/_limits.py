@@ -7,7 +7,7 @@ memory estimate also needs the bottom-class count (distinct quasi-identifier com
 which one DuckDB ``SELECT DISTINCT`` gives without encoding the data.
 
 The defaults suit a 24 GiB machine. The per-node and per-class costs below were measured by
-``bench/bench_lattice_memory.py`` (see docs/benchmarks.md, "Lattice memory") and rounded up.
+``bench/bench_lattice_memory.py`` (see docs/performance.md, "Lattice memory") and rounded up.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """MDAV: the estimator (``mdav``), its plain kernel (``_mdav_kernel``), the fast scan with screened
-distances (``_mdav_fast``, ``_screen``, ``_blockdot``) and the fixed-size variants (``_fmdav_variants``).
+distances (``_mdav_fast``, ``_screen``, ``_blockdot``).
 
 Imports only the shared helpers of the package root (``_base``, ``_kernels``, ``_adaptive``).
 """

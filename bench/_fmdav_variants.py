@@ -2,8 +2,10 @@
 
 Rodriguez-Hoyos et al. (2020) (Rodriguez-Hoyos et al., F-MDAV) measures the speed-up of five techniques over
 "traditional MDAV" (its Algorithm 1), each alone and all together. This module rebuilds that
-ablation in numba (``bench/bench_ablation.py``); it is not used by the estimators. The
-production kernels are ``_mdav_kernel`` (plain scan) and ``_mdav_fast`` (fused, exact).
+ablation in numba (``bench/bench_ablation.py``, tested by ``tests/test_fmdav_variants.py``); it
+lives under ``bench/``, not in the package, since no estimator uses it. The production kernels
+are ``mdav_labels`` (plain scan) and ``mdav_fast_labels`` (fused, exact), reached through
+``incrowd._bench_entry``.
 
 :func:`mdav_variant_labels` is MDAV "generic" with one switch per technique:
 
@@ -16,7 +18,7 @@ production kernels are ``_mdav_kernel`` (plain scan) and ``_mdav_fast`` (fused, 
 
 All variants keep the remaining rows as a list of row indices in row order, compacted after
 each group, and break ties by the lowest row index. With the arithmetic switches off
-(``inner`` and ``subtract``) and float64 input, the labels equal ``_mdav_kernel.mdav_labels``;
+(``inner`` and ``subtract``) and float64 input, the labels equal ``mdav_labels``;
 ``inner``, ``subtract`` and float32 round differently, so their groups may differ slightly.
 """
 
@@ -25,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._kernels import nearest_alive, rest_group
+from incrowd._bench_entry import nearest_alive, rest_group
 
 
 @njit(cache=True)

@@ -1,0 +1,88 @@
+"""The one place benchmarks may import internals from; not public API.
+
+The scripts under ``bench/`` measure the public API (``import incrowd``) wherever they can. A few
+must reach below it: the paper reproductions drive a kernel with a rule the estimators do not
+expose, the memory bench times a kernel without its estimator, the publish and report benches
+compute a measure on their own, the start-up bench imitates what the CLI does in one process.
+They import those names from here, and only from here, so that moving or renaming an internal
+module means changing one line below instead of a dozen scripts, and so that a grep for
+``_bench_entry`` lists every place a benchmark depends on an internal.
+
+Nothing here is a promise: names come and go with the benchmarks that need them. Each name is
+loaded on first use (``module.NAME``), so importing this module loads no kernel and compiles
+nothing.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+#: name -> the internal module that defines it (today's module paths)
+_SOURCES: dict[str, str] = {
+    # file writing (bench/_common/output.py)
+    "atomic_output": "incrowd._atomic",
+    "write_text_atomic": "incrowd._atomic",
+    # numba's compile clock (reproduce_refine.py, scale_out.py)
+    "compile_clock": "incrowd._compile",
+    # exact MDAV: the plain scan kernel and the fast exact kernel (bench_speed.py, bench_memory.py,
+    # bench_ablation.py)
+    "mdav_labels": "incrowd.microaggregation.mdav._mdav_kernel",
+    "mdav_fast_labels": "incrowd.microaggregation.mdav._mdav_fast",
+    # the building blocks the F-MDAV variants share with the scan kernel (bench/_fmdav_variants.py)
+    "nearest_alive": "incrowd.microaggregation._kernels",
+    "rest_group": "incrowd.microaggregation._kernels",
+    # MDAV* through the grid index (bench_memory.py)
+    "mdav_star_fast_labels": "incrowd.microaggregation.greedy._mdav_star_fast",
+    # Mondrian with an explicit cut rule (reproduce_mondrian.py, reproduce_table6.py, scale_out.py)
+    "mondrian_labels": "incrowd.microaggregation.mondrian._mondrian_kernel",
+    "RULE_RANGE": "incrowd.microaggregation.mondrian._mondrian_kernel",
+    "RULE_VARIANCE": "incrowd.microaggregation.mondrian._mondrian_kernel",
+    "RULE_V2D": "incrowd.microaggregation.mondrian._mondrian_kernel",
+    # ONA and ONA* labels and the total sum of squares (reproduce_ona.py, reproduce_table6.py)
+    "ona_best_labels": "incrowd.microaggregation.ona._ona_kernel",
+    "ona_star_labels": "incrowd.microaggregation.ona._ona_kernel",
+    "sst_per_row": "incrowd.microaggregation.ona._ona_kernel",
+    # Refine's moves and the lower bound's helpers (reproduce_refine.py)
+    "MOVE_EXACT": "incrowd.microaggregation.refine._refine_kernel",
+    "MOVE_SPLIT3": "incrowd.microaggregation.refine._refine_kernel",
+    "MOVE_SWAP": "incrowd.microaggregation.refine._refine_kernel",
+    "MOVE_SWEEP": "incrowd.microaggregation.refine._refine_kernel",
+    "bound_distinct": "incrowd._bound:_distinct",
+    "BOUND_ALL_ROWS_MAX": "incrowd._bound:_ALL_ROWS_MAX",
+    # the lattice: bottom classes and the one-request search of the CLI (bench_lattice_memory.py,
+    # bench_startup.py)
+    "count_bottom_classes": "incrowd.generalization._limits",
+    "one_request": "incrowd.generalization._search_plain",
+    # mixed releases (bench_publish.py, bench_joint.py)
+    "numeric_information_loss": "incrowd.release._measures",
+    "standardize_columns": "incrowd.release._prepare:_standardize",
+    "group_lca": "incrowd.release._joint",
+    "joint_labels": "incrowd.release._joint",
+    "joint_objective": "incrowd.release._joint",
+    # the report's measures, timed or compared one by one (bench_attacks.py,
+    # bench_risk_measures.py, check_risk_sdcmicro.py, check_utility_sdcmicro.py)
+    "attacks": "incrowd.assessment._attacks",
+    "attribute_disclosure": "incrowd.assessment._risk",
+    "class_risk": "incrowd.assessment._risk",
+    "drisk": "incrowd.assessment._risk",
+    "drisk_rmd": "incrowd.assessment._risk",
+    "record_linkage": "incrowd.assessment._risk",
+    "numeric_utility": "incrowd.assessment._utility",
+}
+
+__all__ = sorted(_SOURCES)
+
+
+def __getattr__(name: str):
+    try:
+        source = _SOURCES[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    module, _, attr = source.partition(":")
+    value = getattr(import_module(module), attr or name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SOURCES))
