@@ -21,9 +21,13 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import machine_line, md_table  # noqa: E402
+from _common import (  # noqa: E402
+    data_dir,  # noqa: E402
+    machine_line,
+    md_table,
+)
 
-from incrowd.data import data_dir, standardize  # noqa: E402
+from incrowd._standardize import standardize  # noqa: E402
 from incrowd.generalization import read_hierarchy  # noqa: E402
 from incrowd.release._joint import group_lca, joint_labels, joint_objective  # noqa: E402
 

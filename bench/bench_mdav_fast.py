@@ -27,13 +27,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd.data import standardize  # noqa: E402
+from _common import DOCS, fmt_s, machine_line, md_table, now_utc, timed_kernel, update_section  # noqa: E402
+
+from incrowd._standardize import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
 from incrowd.microaggregation.mdav._blockdot import SIMD  # noqa: E402
 from incrowd.microaggregation.mdav._mdav_fast import PARALLEL_FROM, mdav_fast_labels  # noqa: E402
 from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels  # noqa: E402
-
-from _common import DOCS, fmt_s, machine_line, md_table, now_utc, timed_kernel, update_section  # noqa: E402
 
 KERNELS = {
     "plain": lambda Z, k: mdav_labels(Z, k),
@@ -93,8 +93,9 @@ def main() -> None:
     table_c = md_table(["n", "1 thread", f"{numba.get_num_threads()} threads (from {PARALLEL_FROM:,} slots)", "ratio"],
                        rows_c, align="rrrr")
     rows_d = []
-    from incrowd import MDAV
     from _common import load_adult, load_census, load_eia, load_tarragona
+
+    from incrowd import MDAV
     cases = [("Gaussian 50,000 x 15", lambda: np.random.default_rng(0).standard_normal((50000, 15)), (10, 3))]
     for name, loader in (("Census", load_census), ("Tarragona", load_tarragona), ("EIA", load_eia), ("Adult (3 attributes)", load_adult)):
         cases.append((name, loader, (3, 5, 10)))

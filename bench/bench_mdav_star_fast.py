@@ -23,12 +23,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd.data import standardize  # noqa: E402
+from _common import DOCS, fmt_s, load_adult, machine_line, md_table, now_utc, timed_kernel, update_section  # noqa: E402
+
+from incrowd._standardize import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
 from incrowd.microaggregation.greedy._greedy_kernels import mdav_star_labels  # noqa: E402
 from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_fast_labels  # noqa: E402
-
-from _common import DOCS, fmt_s, load_adult, machine_line, md_table, now_utc, timed_kernel, update_section  # noqa: E402
 
 
 def main() -> None:

@@ -41,7 +41,7 @@ from _common import (
     update_section,
 )
 
-from incrowd.data import standardize
+from incrowd._standardize import standardize
 
 FILES = ["census", "tarragona", "eia", "cloud1", "cloud2", "adult", "credit"]
 NAMES = {"census": "Census", "tarragona": "Tarragona", "eia": "EIA", "cloud1": "Cloud1", "cloud2": "Cloud2",
@@ -81,8 +81,7 @@ def _one(kind: str, n: int, k: int) -> None:
 def _load(name: str) -> np.ndarray:
     if name == "credit":
         import pandas as pd
-
-        from incrowd.data import data_dir
+        from _common import data_dir
 
         frame = pd.read_csv(data_dir() / "credit_default.csv.gz").drop(columns="ID")
         return np.ascontiguousarray(standardize(frame.to_numpy(dtype=np.float64))[0])

@@ -62,7 +62,7 @@ FILES = ("census", "tarragona", "eia", "cloud1", "cloud2", "adult", "credit")
 
 
 def _matrix(name: str) -> np.ndarray:
-    from incrowd.data import standardize
+    from incrowd._standardize import standardize
 
     if name == "credit":
         from _common import load_credit
@@ -459,7 +459,7 @@ def _screen_ablation(repeats: int, variants: dict[str, int], serial: bool) -> li
     import hashlib
 
     from incrowd._compile import compile_clock
-    from incrowd.data import standardize
+    from incrowd._standardize import standardize
     from incrowd.microaggregation._adaptive import new_tuner
     from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_best_labels
     from incrowd.microaggregation.ona._ona_star_fast import STATS_COLUMNS, ona_star_fast_kernel
@@ -576,7 +576,7 @@ def side_by_side(repeats: int) -> None:
     import numba
 
     from incrowd._compile import compile_clock
-    from incrowd.data import standardize
+    from incrowd._standardize import standardize
     from incrowd.microaggregation.mondrian._mondrian_kernel import RULE_VARIANCE
     from incrowd.microaggregation.mondrian.mona import mona_part_labels, split_limit
     from incrowd.microaggregation.ona._ona_kernel import sst_per_row

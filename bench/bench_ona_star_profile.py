@@ -48,7 +48,7 @@ SHOWN_ROUNDS = 10  # rounds shown one by one; the rest are summed
 
 
 def _gauss(n: int, m: int, seed: int = 0) -> np.ndarray:
-    from incrowd.data import standardize
+    from incrowd._standardize import standardize
 
     return np.ascontiguousarray(standardize(gaussian(n, m, seed))[0])
 

@@ -31,6 +31,9 @@ import pandas as pd
 import incrowd
 from incrowd.assessment._risk import drisk, drisk_rmd, record_linkage
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import data_dir  # noqa: E402
+
 RMD_DROP = ["PTOTVAL", "PEARNVAL", "ERNVAL"]
 
 R_CODE = r"""
@@ -99,7 +102,7 @@ def _fmt(v):
 
 
 def main() -> None:
-    original = pd.read_csv(incrowd.data.data_dir() / "census.csv").astype(np.float64)
+    original = pd.read_csv(data_dir() / "census.csv").astype(np.float64)
     mdav = incrowd.microaggregate(original, 3, "mdav").aggregated[original.columns].astype(np.float64)
     rng = np.random.default_rng(0)
     noise = original + rng.normal(size=original.shape) * (0.05 * original.std(ddof=1)).to_numpy()

@@ -27,16 +27,6 @@ from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd.data import standardize  # noqa: E402
-from incrowd.metrics import information_loss  # noqa: E402
-from incrowd.microaggregation._kernels import (  # noqa: E402  (unchanged building blocks)
-    _DEAD_FRACTION,
-    centroid_alive,
-    farthest_alive,
-    nearest_alive,
-)
-from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels  # noqa: E402
-
 from _common import (  # noqa: E402
     DISPLAY,
     DOCS,
@@ -53,6 +43,16 @@ from _common import (  # noqa: E402
     time_runs,
     update_section,
 )
+
+from incrowd._standardize import standardize  # noqa: E402
+from incrowd.metrics import information_loss  # noqa: E402
+from incrowd.microaggregation._kernels import (  # noqa: E402  (unchanged building blocks)
+    _DEAD_FRACTION,
+    centroid_alive,
+    farthest_alive,
+    nearest_alive,
+)
+from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels  # noqa: E402
 
 REPEATS = 5
 SETS = ["census", "tarragona", "eia", "cloud1", "cloud2", "adult"]

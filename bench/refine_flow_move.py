@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import DOCS, load, machine_line, md_table, now_utc, update_section  # noqa: E402
 
 from incrowd import Refine  # noqa: E402
-from incrowd.data import standardize  # noqa: E402
+from incrowd._standardize import standardize  # noqa: E402
 from incrowd.metrics import sse  # noqa: E402
 from incrowd.microaggregation.refine.refine import refine_partition  # noqa: E402
 

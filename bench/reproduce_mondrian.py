@@ -27,15 +27,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd.data import standardize  # noqa: E402
-from incrowd.microaggregation.mondrian._mondrian_kernel import (  # noqa: E402
-    RULE_RANGE,
-    RULE_V2D,
-    RULE_VARIANCE,
-    mondrian_labels,
-)
-from incrowd.microaggregation.mondrian.mondrian import Mondrian, MondrianV, MondrianV2D  # noqa: E402
-
 from _common import (  # noqa: E402
     ADULT_COLUMNS,
     DOCS,
@@ -57,6 +48,15 @@ from _common import (  # noqa: E402
     time_runs,
     update_section,
 )
+
+from incrowd._standardize import standardize  # noqa: E402
+from incrowd.microaggregation.mondrian._mondrian_kernel import (  # noqa: E402
+    RULE_RANGE,
+    RULE_V2D,
+    RULE_VARIANCE,
+    mondrian_labels,
+)
+from incrowd.microaggregation.mondrian.mondrian import Mondrian, MondrianV, MondrianV2D  # noqa: E402
 
 KS = [2, 3, 4, 5, 7, 10]
 METHODS = ["range", "variance", "v2d"]
@@ -218,7 +218,7 @@ def main() -> None:
     out.append("")
     out.append(f"- **Machine:** {machine_line()}. The numba kernel is single-threaded.")
     out.append("- **Data:** " + "; ".join(f"{DISPLAY[d]}: {DATA_NOTES[d]}" for d in SETS)
-               + ". Read from `incrowd.data.data_dir()`.")
+               + ". Read from `bench/_common` `data_dir()`.")
     out.append(
         "- **Methods:** the estimators `Mondrian`, `MondrianV`, `MondrianV2D` of "
         "`incrowd.microaggregation.mondrian.mondrian` with `split_2k=False` (parts of exactly 2k rows "

@@ -36,12 +36,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd.data import standardize  # noqa: E402
-from incrowd.metrics import sst  # noqa: E402
-from incrowd.microaggregation.ona._ona_kernel import ona_best_labels  # noqa: E402
-from incrowd.microaggregation.greedy.mdav_star import MDAVStar  # noqa: E402
-from incrowd.microaggregation.ona.ona import ONA, ONAStar, _use_tree  # noqa: E402
-
 from _common import (  # noqa: E402
     DATA_NOTES,
     DISPLAY,
@@ -63,6 +57,12 @@ from _common import (  # noqa: E402
     update_section,
     yes_no,
 )
+
+from incrowd._standardize import standardize  # noqa: E402
+from incrowd.metrics import sst  # noqa: E402
+from incrowd.microaggregation.greedy.mdav_star import MDAVStar  # noqa: E402
+from incrowd.microaggregation.ona._ona_kernel import ona_best_labels  # noqa: E402
+from incrowd.microaggregation.ona.ona import ONA, ONAStar, _use_tree  # noqa: E402
 
 KS = [2, 3, 4, 5, 7, 10]
 SETS = ["census", "tarragona", "eia", "cloud1", "cloud2"]
@@ -277,7 +277,7 @@ def main() -> None:
                "threads (`prange` over the runs); ONA* and MDAV* are single-threaded. Times were "
                "measured while other jobs ran on the machine (ratios/times measured under load).")
     out.append("- **Data:** " + "; ".join(f"{DISPLAY[d]}: {DATA_NOTES[d]}" for d in SETS)
-               + ". Read from `incrowd.data.data_dir()`.")
+               + ". Read from `bench/_common` `data_dir()`.")
     out.append(
         f"- **Methods:** `ONAStar(k=k)` (Thaeter & Reischuk (2021), Algorithm 3; deterministic; at most 100 "
         f"rounds, never reached) and `ONA(k=k, runs={RUNS}, max_rounds={MAX_ROUNDS}, "

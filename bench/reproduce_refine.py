@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import DOCS, TABLE1_2021, TABLE6_2021, load, machine_line, md_table, now_utc, update_section  # noqa: E402
 
 from incrowd._bound import _ALL_ROWS_MAX, _distinct, lower_bound  # noqa: E402
-from incrowd.data import standardize  # noqa: E402
+from incrowd._standardize import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
 from incrowd.microaggregation import ONAStar, Refine  # noqa: E402
 from incrowd.microaggregation.refine._refine_kernel import MOVE_EXACT, MOVE_SPLIT3, MOVE_SWAP, MOVE_SWEEP  # noqa: E402

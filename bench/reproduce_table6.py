@@ -35,24 +35,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd import (  # noqa: E402
-    MDAVStar,
-    MONA,
-    MONA2D,
-    Mondrian,
-    MondrianV,
-    MondrianV2D,
-    ONAStar,
-)
-from incrowd.data import standardize  # noqa: E402
-from incrowd.microaggregation.mondrian._mondrian_kernel import (  # noqa: E402
-    RULE_V2D,
-    RULE_VARIANCE,
-    mondrian_labels,
-)
-from incrowd.microaggregation.ona._ona_kernel import ona_star_labels, sst_per_row  # noqa: E402
-from incrowd.microaggregation.mondrian.mona import split_limit  # noqa: E402
-
 from _common import (  # noqa: E402
     DOCS,
     FIGURES,
@@ -78,6 +60,24 @@ from _common import (  # noqa: E402
     update_section,
 )
 from reproduce_mondrian import DATA_NOTES, _project, _scores  # noqa: E402
+
+from incrowd import (  # noqa: E402
+    MONA,
+    MONA2D,
+    MDAVStar,
+    Mondrian,
+    MondrianV,
+    MondrianV2D,
+    ONAStar,
+)
+from incrowd._standardize import standardize  # noqa: E402
+from incrowd.microaggregation.mondrian._mondrian_kernel import (  # noqa: E402
+    RULE_V2D,
+    RULE_VARIANCE,
+    mondrian_labels,
+)
+from incrowd.microaggregation.mondrian.mona import split_limit  # noqa: E402
+from incrowd.microaggregation.ona._ona_kernel import ona_star_labels, sst_per_row  # noqa: E402
 
 KS = [2, 3, 4, 5, 7, 10]
 SETS = ["adult", "credit"]
@@ -460,7 +460,7 @@ def main() -> None:
     out.append(f"- **Machine:** {machine_line()}. Measured while other work ran on the same "
                "2 cores, so the runtimes are noisy (the IL values are not).")
     out.append("- **Data:** " + "; ".join(f"{DISPLAY[d]}: {DATA_NOTES[d]}" for d in SETS)
-               + ". Read from `incrowd.data.data_dir()`.")
+               + ". Read from `bench/_common` `data_dir()`.")
     out.append(
         "- **Methods:** the estimators `MDAVStar`, `ONAStar`, `Mondrian`, `MondrianV`, "
         "`MondrianV2D`, `MONA`, `MONA2D` (`from incrowd import ...`), `fit` on the raw values "

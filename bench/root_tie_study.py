@@ -27,13 +27,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _common import DOCS, TABLE6_2021, load_adult, load_credit, machine_line, md_table, now_utc, update_section  # noqa: E402
+
 from incrowd import MONA  # noqa: E402
-from incrowd.data import standardize  # noqa: E402
+from incrowd._standardize import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
 from incrowd.microaggregation.mondrian._mondrian_kernel import RULE_VARIANCE, mondrian_labels  # noqa: E402
 from incrowd.microaggregation.mondrian.mona import mona_labels  # noqa: E402
-
-from _common import DOCS, TABLE6_2021, load_adult, load_credit, machine_line, md_table, now_utc, update_section  # noqa: E402
 
 KS = [2, 3, 4, 5, 7, 10]
 PUBLISHED = {(ds, m): TABLE6_2021[ds][m] for ds in ("adult", "credit") for m in ("mondrian-v", "mona")}

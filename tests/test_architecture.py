@@ -24,12 +24,9 @@ PACKAGE = SRC / "incrowd"
 #: and the wording are those of docs/architecture.md
 LAYERS: dict[int, tuple[str, ...]] = {
     0: ("incrowd", "incrowd.exceptions", "incrowd._version", "incrowd._lazy", "incrowd._compile",
-        "incrowd._atomic", "incrowd._cancel", "incrowd._task_threads", "incrowd._process", "incrowd._json",
-        "incrowd._compression",
-        "incrowd._csv_text", "incrowd._na_values", "incrowd._arrow_types", "incrowd._statfiles",
-        "incrowd._duckdb_file", "incrowd._small", "incrowd._emd", "incrowd._estimator", "incrowd._methods",
-        "incrowd.data", "incrowd.datasets"),
-    1: ("incrowd.metrics", "incrowd._written"),
+        "incrowd._cancel", "incrowd._task_threads", "incrowd._process",
+        "incrowd._small", "incrowd._emd", "incrowd._estimator", "incrowd._methods", "incrowd.datasets"),
+    1: ("incrowd.io", "incrowd.metrics", "incrowd._standardize", "incrowd.data"),
     2: ("incrowd.microaggregation", "incrowd.generalization", "incrowd._knn", "incrowd._bound"),
     3: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.release", "incrowd.assessment",
         "incrowd._warmup"),
@@ -196,11 +193,11 @@ def test_the_checker_sees_lazy_imports_and_skips_type_checking_ones(tmp_path):
 def test_the_checker_reports_an_upward_import_and_a_cycle():
     graph = {
         "incrowd.metrics": [("incrowd.cli._app", 7, True)],
-        "incrowd.data": [("incrowd._atomic", 1, False)],
-        "incrowd._atomic": [("incrowd.data", 3, False)],
+        "incrowd.io._tables": [("incrowd.io._atomic", 1, False)],
+        "incrowd.io._atomic": [("incrowd.io._tables", 3, False)],
     }
     assert _upward_imports(graph) == ["incrowd.metrics (line 7, measures) imports incrowd.cli._app (interfaces)"]
-    assert _cycles(graph) == [["incrowd._atomic", "incrowd.data", "incrowd._atomic"]]
+    assert _cycles(graph) == [["incrowd.io._atomic", "incrowd.io._tables", "incrowd.io._atomic"]]
 
 
 def test_negotiation_and_lattice_files_do_not_import_the_lattice_builder(graph):

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 pytest.importorskip("distributed")
+from benchdata import data_dir  # noqa: E402
+
 from incrowd import MONA, MONA2D, microaggregate, verify_k_anonymity  # noqa: E402
-from incrowd.data import data_dir  # noqa: E402
 from incrowd.distributed import connect, mona  # noqa: E402
 from incrowd.exceptions import ParameterError  # noqa: E402
 

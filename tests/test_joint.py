@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from incrowd import _small
-from incrowd.data import standardize
+from incrowd._standardize import standardize
 from incrowd.exceptions import DataError, ParameterError
 from incrowd.generalization._hierarchy import hierarchy_from_rows
 from incrowd.release._joint import group_lca, joint_labels, joint_objective

@@ -9,15 +9,15 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from typer.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from typer.testing import CliRunner
 
 import incrowd
 from incrowd import _process, _small
 from incrowd.cli import app
-from incrowd.data import _group_sums
+from incrowd.io._tables import _group_sums
 from incrowd.metrics import _squared_deviations
 from incrowd.microaggregation.mdav._mdav_fast import mdav_fast_labels
 from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels

@@ -37,7 +37,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
     from ._microaggregate import MicroaggregationResult, microaggregate
     from ._version import __version__
     from .assessment import Report, report
-    from .data import read_table, write_table
+    from .io import read_table, write_table
     from .metrics import information_loss, sse, sst, verify_k_anonymity, verify_l_diversity, verify_t_closeness
     from .microaggregation import (
         MDAV,
@@ -65,8 +65,8 @@ _LAZY = {
     "Report": ".assessment._report",
     "publish": ".release._release",
     "PublishResult": ".release._release",
-    "read_table": ".data",
-    "write_table": ".data",
+    "read_table": ".io",
+    "write_table": ".io",
     **dict.fromkeys(["information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity",
                       "verify_t_closeness"], ".metrics"),
     **dict.fromkeys(["METHODS", "MDAV", "MDAVPlus", "VMDAV", "MDAVStar", "ONA", "ONAStar", "Mondrian",
@@ -76,7 +76,7 @@ _LAZY = {
 
 
 #: submodules a bare ``import incrowd`` used to load, listed by ``dir(incrowd)`` as before
-_SUBMODULES = ("data", "exceptions", "metrics", "microaggregation", "generalization", "incremental", "release", "assessment")
+_SUBMODULES = ("io", "exceptions", "metrics", "microaggregation", "generalization", "incremental", "release", "assessment")
 
 __getattr__, __dir__ = _lazy.attach(__name__, _LAZY, _SUBMODULES)
 

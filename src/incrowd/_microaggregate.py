@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 
 from ._compile import compile_clock
-from ._statfiles import mark_changed
-from .data import numeric_matrix, resolve_roles
 from .exceptions import DataError, ParameterError, VerificationError
+from .io._statfiles import mark_changed
+from .io._tables import numeric_matrix, resolve_roles
 from .metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
 from .microaggregation import METHODS
 

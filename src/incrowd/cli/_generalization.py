@@ -9,9 +9,9 @@ import typer
 from rich.table import Table
 
 from .. import _lazy
-from .._atomic import is_stdout
 from ..exceptions import DataError, ParameterError
 from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
+from ..io._atomic import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._options import IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, SchedulerTimeoutOption, check_scheduler, names
 from ._report import ReportOption, check_report_path, write_release_report
@@ -20,11 +20,11 @@ if TYPE_CHECKING:
     from ..generalization import Negotiation
 
 # pandas, DuckDB and numba load when a command runs, not for --help or --version
-read_table = _lazy.function("incrowd.data", "read_table")
-table_format = _lazy.function("incrowd.data", "table_format")
-write_release = _lazy.function("incrowd._written", "write_release")
-generalization_promise = _lazy.function("incrowd._written", "generalization_promise")
-verified_as_written = _lazy.function("incrowd._written", "verified_as_written")
+read_table = _lazy.function("incrowd.io._tables", "read_table")
+table_format = _lazy.function("incrowd.io._tables", "table_format")
+write_release = _lazy.function("incrowd.io._written", "write_release")
+generalization_promise = _lazy.function("incrowd.io._written", "generalization_promise")
+verified_as_written = _lazy.function("incrowd.io._written", "verified_as_written")
 generalize = _lazy.function("incrowd.generalization._apply", "generalize")
 negotiate = _lazy.function("incrowd.generalization._negotiate", "negotiate")
 parse_assignments = _lazy.function("incrowd.generalization._hierarchy", "parse_assignments")

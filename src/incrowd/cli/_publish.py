@@ -9,14 +9,14 @@ from typing import Annotated, Optional
 import typer
 
 from .. import _lazy
-from .._atomic import is_stdout
 from ..exceptions import ParameterError
+from ..io._atomic import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._generalization import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption, lattice_limits
 from ._options import JsonOption, QuietOption
 
-read_table = _lazy.function("incrowd.data", "read_table")
-table_format = _lazy.function("incrowd.data", "table_format")
+read_table = _lazy.function("incrowd.io._tables", "read_table")
+table_format = _lazy.function("incrowd.io._tables", "table_format")
 load_spec = _lazy.function("incrowd.release._spec", "load_spec")
 publish = _lazy.function("incrowd.release._release", "publish")
 example_toml = _lazy.function("incrowd.release._example", "example_toml")

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 
 from .. import _lazy
-from .._atomic import read_input_bytes
 from ..exceptions import DataError, ParameterError, name_list
+from ..io._atomic import read_input_bytes
 
 if TYPE_CHECKING:
     import pandas as pd

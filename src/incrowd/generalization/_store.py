@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _lazy
-from .._duckdb_file import damaged, read_database, write_database
+from ..io._duckdb_file import damaged, read_database, write_database
 from ._hierarchy import Hierarchy
 from ._histograms import ColumnsFrame, Histograms
 

@@ -31,11 +31,12 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from .._atomic import check_output_path, is_stdout
 from .._compile import compile_clock
 from .._microaggregate import make_estimator, microaggregate
-from ..data import Standardizer, numeric_matrix, resolve_roles
+from .._standardize import Standardizer
 from ..exceptions import DataError, DataWarning, IncrowdError, ParameterError, VerificationError
+from ..io._atomic import check_output_path, is_stdout
+from ..io._tables import numeric_matrix, resolve_roles
 from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
 from ..microaggregation._base import check_k
 from ..microaggregation.mdav._mdav_kernel import mdav_labels
@@ -573,7 +574,7 @@ class IncrementalMicroaggregation:
                 "tau_plus": t_plus / t if t > 0 else None,
             })
         if output is not None:
-            from .._written import Promise, write_release
+            from ..io._written import Promise, write_release
 
             def verified(record: dict) -> None:
                 report.update(min_class_size=record["k_anonymity"]["min_class_size"],

@@ -17,8 +17,9 @@ import pandas as pd
 from .._compile import compile_clock
 from .._estimator import ClusterTags, Estimator
 from .._methods import MAX_ROUNDS, MAX_RUNS  # noqa: F401  (kept here for ona/ona.py, mondrian/mona.py; the CLI reads them cheaply)
-from ..data import Standardizer, group_means, numeric_matrix
+from .._standardize import Standardizer, group_means
 from ..exceptions import DataError, IncrowdError, ParameterError
+from ..io._tables import numeric_matrix
 from ..metrics import information_loss
 
 

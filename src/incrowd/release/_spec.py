@@ -124,7 +124,7 @@ def load_spec(spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec,
     if isinstance(spec, Mapping):
         return _from_dict(spec, Path(base_dir) if base_dir is not None else Path.cwd(), "the spec")
     if isinstance(spec, os.PathLike) or (isinstance(spec, str) and _is_file_name(spec)):
-        from .._atomic import read_input_bytes
+        from ..io._atomic import read_input_bytes
 
         path = Path(spec)
         source = f"spec file {str(path)!r}"

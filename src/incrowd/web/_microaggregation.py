@@ -12,9 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from .._cancel import check_cancelled
 from .._microaggregate import microaggregate
-from .._written import Promise, write_release
 from ..cli._options import MAX_SEED
 from ..exceptions import DataError, ParameterError, VerificationError
+from ..io._written import Promise, write_release
 from ._context import dataset_of, session_of, stem_of
 from ._pool import heavy
 from ._report import offer

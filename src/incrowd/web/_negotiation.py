@@ -16,10 +16,10 @@ import numpy as np
 from fastapi import APIRouter, File, Form, Request, Response, UploadFile
 from pydantic import BaseModel, ConfigDict, StrictInt
 
-from .._written import generalization_promise, verified_as_written, write_release
 from ..cli._generalization import _fraction
 from ..exceptions import BuildCancelled, DataError, ParameterError, VerificationError, name_list
 from ..generalization import Lattice, Negotiation, generalize, negotiate, read_hierarchy
+from ..io._written import generalization_promise, verified_as_written, write_release
 from ._context import MB, base_name, dataset_of, error, lattice_of, session_for, session_of, stem_of, store_of
 from ._pool import heavy, pool_of
 from ._report import offer
