@@ -80,7 +80,7 @@ def _use_tree(Z: np.ndarray, k: int) -> bool:
 
 
 def equality(big: bool) -> None:
-    from incrowd._compile import compile_clock
+    from incrowd._runtime._compile import compile_clock
     from incrowd.microaggregation._adaptive import new_tuner
     from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_best_labels
     from incrowd.microaggregation.ona._ona_kernel import ona_star_labels
@@ -307,7 +307,7 @@ MONA_AIM = 900.0  # seconds, for rho = 0.8
 
 def one_mona(rho: float, k: int) -> None:
     from incrowd import MONA
-    from incrowd._compile import compile_clock
+    from incrowd._runtime._compile import compile_clock
 
     # 60,000 rows: parts big enough (n^rho clusters of k past SMALL_CLUSTERS at rho 0.8) for the
     # fast ONA* kernel to compile here, not inside the timed fit
@@ -458,7 +458,7 @@ def _screen_ablation(repeats: int, variants: dict[str, int], serial: bool) -> li
     after a warm-up; rows of the table (medians), with the groups checked equal."""
     import hashlib
 
-    from incrowd._compile import compile_clock
+    from incrowd._runtime._compile import compile_clock
     from incrowd._standardize import standardize
     from incrowd.microaggregation._adaptive import new_tuner
     from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_best_labels
@@ -575,7 +575,7 @@ def side_by_side(repeats: int) -> None:
 
     import numba
 
-    from incrowd._compile import compile_clock
+    from incrowd._runtime._compile import compile_clock
     from incrowd._standardize import standardize
     from incrowd.microaggregation.mondrian._mondrian_kernel import RULE_VARIANCE
     from incrowd.microaggregation.mondrian.mona import mona_part_labels, split_limit

@@ -79,7 +79,7 @@ def il_of(Z, labels) -> float:
 
 
 def ona_star(Z, k):
-    from incrowd._compile import compile_clock
+    from incrowd._runtime._compile import compile_clock
 
     est = ONAStar(k=k)
     # a kernel the warm-up did not reach (MDAV*'s screened start on the full rows) may compile

@@ -85,7 +85,7 @@ def on_dask(args) -> dict:
 
 def leaf_cost(part_rows_at_scale: int, cols: int, k: int, seed: int) -> dict:
     """ONA* on one part of the size MONA_rho hands it at the planned scale (seconds per row)."""
-    from incrowd._compile import compile_clock
+    from incrowd._runtime._compile import compile_clock
     from incrowd.microaggregation.mondrian._mondrian_kernel import RULE_VARIANCE
     from incrowd.microaggregation.mondrian.mona import mona_part_labels
 

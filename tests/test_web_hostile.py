@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from incrowd import _cancel
+from incrowd._runtime import _cancel
 from incrowd.exceptions import BuildCancelled
 
 pytest.importorskip("fastapi")

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from . import _lazy
-from ._compile import prepare_cache as _prepare_cache
+from ._runtime import _lazy
+from ._runtime._compile import prepare_cache as _prepare_cache
 
 # before anything imports numba: a read-only install without a writable user cache folder
 # would make numba refuse to load the kernels
@@ -35,7 +35,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
     from . import generalization, incremental
     from ._bound import lower_bound
     from ._microaggregate import MicroaggregationResult, microaggregate
-    from ._version import __version__
+    from ._runtime._version import __version__
     from .assessment import Report, report
     from .io import read_table, write_table
     from .metrics import information_loss, sse, sst, verify_k_anonymity, verify_l_diversity, verify_t_closeness
@@ -58,7 +58,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
 
 #: public name -> the module that defines it (loaded on first access)
 _LAZY = {
-    "__version__": "._version",  # reading the package metadata costs importlib.metadata: on first use too
+    "__version__": "._runtime._version",  # reading the package metadata costs importlib.metadata: on first use too
     "microaggregate": "._microaggregate",
     "MicroaggregationResult": "._microaggregate",
     "report": ".assessment._report",

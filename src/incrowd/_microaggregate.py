@@ -10,7 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ._compile import compile_clock
+from ._runtime._compile import compile_clock
 from .exceptions import DataError, ParameterError, VerificationError
 from .io._statfiles import mark_changed
 from .io._tables import numeric_matrix, resolve_roles

@@ -6,7 +6,7 @@
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from .. import _lazy
+from .._runtime import _lazy
 
 if _TYPE_CHECKING:
     from ._report import Report, report

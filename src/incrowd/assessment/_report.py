@@ -92,7 +92,7 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     counts as at risk; ``target``: a column to model on release and original; ``attacks``: run
     anonymeter's singling-out, linkability and inference attacks (slow).
     """
-    from .._compile import compile_clock, work_clock
+    from .._runtime._compile import compile_clock, work_clock
     from ..io._tables import read_table
 
     with compile_clock() as clock:
@@ -131,7 +131,7 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
 
 
 def _risk(a: Aligned, k, population_sizes, threshold) -> tuple[dict, dict]:
-    from .._compile import work_clock
+    from .._runtime._compile import work_clock
     from . import _risk as measures
 
     seconds: dict[str, float] = {}
@@ -169,7 +169,7 @@ def _risk(a: Aligned, k, population_sizes, threshold) -> tuple[dict, dict]:
 
 
 def _utility(a: Aligned, hierarchies, target, random_state, seconds) -> dict:
-    from .._compile import work_clock
+    from .._runtime._compile import work_clock
     from . import _utility as measures
 
     out: dict[str, Any] = {}

@@ -12,8 +12,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .. import _lazy
-from .._compile import compile_clock
+from .._runtime import _lazy
+from .._runtime._compile import compile_clock
 from ..exceptions import ParameterError, VerificationError
 from ..io._atomic import is_stdout
 from ..io._na_values import NA_HELP
@@ -85,7 +85,7 @@ app.command("warmup")(warmup_command)
 
 def main() -> None:
     """Console-script entry point."""
-    from .._compile import enable_notice
+    from .._runtime._compile import enable_notice
 
     if not {"-q", "--quiet"} & set(sys.argv[1:]):
         enable_notice()
@@ -96,7 +96,7 @@ def run() -> None:
     """The ``incrowd`` program (console script and ``python -m incrowd.cli``): :func:`main`,
     then a quick exit (:func:`_exit_now`). Code that calls :func:`main` itself gets its
     ``SystemExit`` as before."""
-    from .. import _process
+    from .._runtime import _process
 
     _process.program = True
     try:
@@ -140,7 +140,7 @@ def _exit_now(code) -> None:
 
 def _print_version(value: bool) -> None:
     if value:
-        from .. import __version__  # read from the package metadata only when asked
+        from .._runtime._version import __version__  # read from the package metadata only when asked
 
         typer.echo(f"incrowd {__version__}")
         raise typer.Exit()
@@ -248,7 +248,7 @@ def microaggregate_command(
 
     OUTPUT is written atomically, and only after the aggregated table was verified k-anonymous.
     """
-    from .. import _process
+    from .._runtime import _process
 
     _process.one_shot = _process.program and scheduler is None
     with user_errors():

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 from rich.table import Table
 
-from .. import _lazy
+from .._runtime import _lazy
 from ..exceptions import DataError, ParameterError
 from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
 from ..io._atomic import is_stdout

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .. import _lazy
+from .._runtime import _lazy
 from ..exceptions import DataError, ParameterError
 from ..incremental._lock import DEFAULT_WAIT, describe_as
 from ..incremental._strategy_names import STRATEGY_NAMES

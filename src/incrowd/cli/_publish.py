@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .. import _lazy
+from .._runtime import _lazy
 from ..exceptions import ParameterError
 from ..io._atomic import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, user_errors

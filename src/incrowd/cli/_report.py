@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .. import _lazy
+from .._runtime import _lazy
 from ..exceptions import DataError, ParameterError
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._options import IdOption, JsonOption, QuietOption, names

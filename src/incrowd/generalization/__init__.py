@@ -15,7 +15,7 @@ import os
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any, Sequence
 
-from .. import _lazy
+from .._runtime import _lazy
 
 if _TYPE_CHECKING:  # what type checkers see; at run time the names load on first use
     import pandas as pd

@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._compile import compiled_so_far
+from .._runtime._compile import compiled_so_far
 from ..exceptions import ParameterError, VerificationError
 from ..io._statfiles import mark_changed
 from ..io._tables import resolve_roles

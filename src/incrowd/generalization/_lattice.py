@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .. import _lazy
-from .._compile import compiled_so_far
+from .._runtime import _lazy
+from .._runtime._compile import compiled_so_far
 from ..exceptions import DataError, ParameterError, name_list
 from ._hierarchy import Hierarchy, check_labels, factorize_labels, interval_hierarchy, load_hierarchies
 from ._histograms import ColumnsFrame, Histograms, check_criterion, criterion_histograms

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
-from .._compile import compiled_so_far
+from .._runtime._compile import compiled_so_far
 from ..exceptions import ParameterError
 from ._histograms import Histograms, check_criterion, criterion_histograms
 from ._search_plain import FIELDS, search_kernel

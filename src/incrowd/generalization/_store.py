@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import _lazy
+from .._runtime import _lazy
 from ..io._duckdb_file import damaged, read_database, write_database
 from ._hierarchy import Hierarchy
 from ._histograms import ColumnsFrame, Histograms
@@ -91,7 +91,7 @@ def save_lattice(lattice: Lattice, path: str | os.PathLike, *, inputs=()) -> Pat
 
     The data file it was built from (and ``inputs``) are never replaced.
     """
-    from .. import __version__
+    from .._runtime._version import __version__
 
     meta = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "incrowd_version": __version__,

@@ -30,9 +30,9 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import __version__
-from .._compile import compile_clock
 from .._microaggregate import make_estimator, microaggregate
+from .._runtime._compile import compile_clock
+from .._runtime._version import __version__
 from .._standardize import Standardizer
 from ..exceptions import DataError, DataWarning, IncrowdError, ParameterError, VerificationError
 from ..io._atomic import check_output_path, is_stdout

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import _lazy
+from .._runtime import _lazy
 
 if TYPE_CHECKING:
     from ._csv_text import NA_VALUES

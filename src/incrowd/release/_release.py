@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from .._compile import compile_clock
+from .._runtime._compile import compile_clock
 from .._standardize import group_means
 from ..exceptions import VerificationError
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size

@@ -16,7 +16,7 @@ from fastapi import FastAPI, File, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
-from .. import __version__
+from .._runtime._version import __version__
 from ..datasets import load_census
 from ..exceptions import DataError, IncrowdError
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size

@@ -10,8 +10,8 @@ import numpy as np
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from .._cancel import check_cancelled
 from .._microaggregate import microaggregate
+from .._runtime._cancel import check_cancelled
 from ..cli._options import MAX_SEED
 from ..exceptions import DataError, ParameterError, VerificationError
 from ..io._written import Promise, write_release

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from fastapi import APIRouter, File, Request, Response, UploadFile
 from pydantic import BaseModel, ConfigDict
 
-from .._cancel import check_cancelled
+from .._runtime._cancel import check_cancelled
 from ..exceptions import DataError, IncrowdError, ParameterError, VerificationError
 from ..generalization import read_hierarchy
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES

@@ -18,7 +18,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse
 
-from .._cancel import check_cancelled
+from .._runtime._cancel import check_cancelled
 from ..exceptions import DataError
 from ._context import error, session_of
 from ._job import Job, forget_finished
