@@ -1,4 +1,4 @@
-"""Seconds of the anonymeter attacks (``incrowd.assessment._attacks.attacks``) on the full Adult file.
+"""Seconds of the anonymeter attacks (``incrowd.reporting._attacks.attacks``) on the full Adult file.
 
 Run from the repository root: ``.venv/bin/python bench/bench_attacks.py [--repeats 2]``.
 Prints a JSON object and writes it to ``bench/results/attacks.json``.
@@ -37,7 +37,7 @@ def child(repeats: int) -> dict:
     import incrowd
     from anonymeter import evaluators
     from bench_publish import spec
-    from incrowd.assessment._attacks import attacks
+    from incrowd.reporting._attacks import attacks
 
     stages: list[tuple[str, float]] = []
     for name in ("SinglingOutEvaluator", "LinkabilityEvaluator", "InferenceEvaluator"):

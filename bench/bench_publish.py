@@ -52,8 +52,8 @@ def numeric_il_of_classes(data, result) -> float:
     """Generalization alone: numeric IL with each equivalence class as the group."""
     import numpy as np
 
-    from incrowd.release._measures import numeric_information_loss
-    from incrowd.release._prepare import _standardize
+    from incrowd.publishing._measures import numeric_information_loss
+    from incrowd.publishing._prepare import _standardize
 
     X = np.column_stack([data[c].astype(float).to_numpy() for c in NUMERIC])
     Z = _standardize(X, NUMERIC)

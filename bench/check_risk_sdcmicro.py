@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 import incrowd
-from incrowd.assessment._risk import drisk, drisk_rmd, record_linkage
+from incrowd.reporting._risk import drisk, drisk_rmd, record_linkage
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import data_dir  # noqa: E402

@@ -27,8 +27,8 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "incrowd._estimator", "incrowd._methods", "incrowd.datasets"),
     1: ("incrowd.io", "incrowd.metrics", "incrowd._standardize", "incrowd.data"),
     2: ("incrowd.microaggregation", "incrowd.generalization", "incrowd._knn", "incrowd._bound"),
-    3: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.release", "incrowd.assessment",
-        "incrowd._runtime._warmup"),
+    3: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.publishing", "incrowd.reporting",
+        "incrowd._runtime._warmup", "incrowd.release", "incrowd.assessment"),
     4: ("incrowd.cli", "incrowd.web", "incrowd.distributed"),
 }
 LAYER_NAMES = {0: "core", 1: "measures", 2: "algorithms", 3: "orchestration", 4: "interfaces"}
@@ -216,7 +216,7 @@ def test_negotiation_and_lattice_files_do_not_import_the_lattice_builder(graph):
 
 #: microaggregation's families, lowest first: a family imports only the package root's shared
 #: helpers and the families before it (docs/architecture.md, "Inside microaggregation/")
-FAMILIES = ("mdav", "greedy", "ona", "mondrian", "refine")
+FAMILIES = ("mdav", "greedy", "ona", "mondrian", "refine", "joint")
 SHARED = ("_base", "_kernels", "_adaptive")
 
 

@@ -263,7 +263,7 @@ def test_report_models_a_numeric_csv_target_as_regression(tmp_path):
     import json
     import warnings as _warnings
 
-    from incrowd.assessment import report
+    from incrowd.reporting import report
     from incrowd.io._tables import read_table
 
     rng = np.random.default_rng(3)
@@ -308,7 +308,7 @@ def test_report_models_a_numeric_csv_target_as_regression(tmp_path):
 def test_report_refuses_an_ambiguous_alignment_and_takes_kept_rows(tmp_path):
     import json
 
-    from incrowd.assessment import report
+    from incrowd.reporting import report
 
     rng = np.random.default_rng(11)
     n = 40

@@ -20,7 +20,7 @@ import incrowd.cli._publish as cli_publish
 from incrowd.cli import app
 from incrowd.exceptions import ParameterError
 from incrowd.generalization import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES
-from incrowd.release import _gtm
+from incrowd.publishing import _gtm
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 import incrowd
 from incrowd.cli import app
 from incrowd.exceptions import DataError, ParameterError
-from incrowd.release import example_toml, load_spec
+from incrowd.publishing import example_toml, load_spec
 
 DATA = Path(data_dir())
 ADULT = DATA / "adult.csv.gz"

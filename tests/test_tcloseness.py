@@ -254,8 +254,8 @@ def test_one_sensitive_value_is_distance_zero_where_pycanon_divides_by_zero():
 
 from unittest import mock  # noqa: E402
 
-from incrowd.release import _sensitive as sensitive_module  # noqa: E402
-from incrowd.release._sensitive import SensitiveColumn, enforce_sensitive  # noqa: E402
+from incrowd.publishing import _sensitive as sensitive_module  # noqa: E402
+from incrowd.publishing._sensitive import SensitiveColumn, enforce_sensitive  # noqa: E402
 
 
 @st.composite

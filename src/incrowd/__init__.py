@@ -36,7 +36,6 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
     from ._bound import lower_bound
     from ._microaggregate import MicroaggregationResult, microaggregate
     from ._runtime._version import __version__
-    from .assessment import Report, report
     from .io import read_table, write_table
     from .metrics import information_loss, sse, sst, verify_k_anonymity, verify_l_diversity, verify_t_closeness
     from .microaggregation import (
@@ -54,17 +53,18 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
         ONAStar,
         Refine,
     )
-    from .release import PublishResult, publish
+    from .publishing import PublishResult, publish
+    from .reporting import Report, report
 
 #: public name -> the module that defines it (loaded on first access)
 _LAZY = {
     "__version__": "._runtime._version",  # reading the package metadata costs importlib.metadata: on first use too
     "microaggregate": "._microaggregate",
     "MicroaggregationResult": "._microaggregate",
-    "report": ".assessment._report",
-    "Report": ".assessment._report",
-    "publish": ".release._release",
-    "PublishResult": ".release._release",
+    "report": ".reporting._report",
+    "Report": ".reporting._report",
+    "publish": ".publishing._release",
+    "PublishResult": ".publishing._release",
     "read_table": ".io",
     "write_table": ".io",
     **dict.fromkeys(["information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity",
@@ -76,7 +76,7 @@ _LAZY = {
 
 
 #: submodules a bare ``import incrowd`` used to load, listed by ``dir(incrowd)`` as before
-_SUBMODULES = ("io", "exceptions", "metrics", "microaggregation", "generalization", "incremental", "release", "assessment")
+_SUBMODULES = ("io", "exceptions", "metrics", "microaggregation", "generalization", "incremental", "publishing", "reporting")
 
 __getattr__, __dir__ = _lazy.attach(__name__, _LAZY, _SUBMODULES)
 

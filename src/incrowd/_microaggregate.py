@@ -10,6 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ._methods import DISTRIBUTED_METHODS
 from ._runtime._compile import compile_clock
 from .exceptions import DataError, ParameterError, VerificationError
 from .io._statfiles import mark_changed
@@ -101,7 +102,7 @@ class MicroaggregationResult:
         return out
 
 
-_DISTRIBUTED = ("mona", "mona-2d")
+_DISTRIBUTED = DISTRIBUTED_METHODS
 
 
 def check_distributed_method(method: str) -> None:

@@ -17,10 +17,10 @@ from ._options import JsonOption, QuietOption
 
 read_table = _lazy.function("incrowd.io._tables", "read_table")
 table_format = _lazy.function("incrowd.io._tables", "table_format")
-load_spec = _lazy.function("incrowd.release._spec", "load_spec")
-publish = _lazy.function("incrowd.release._release", "publish")
-example_toml = _lazy.function("incrowd.release._example", "example_toml")
-check_spec_nodes = _lazy.function("incrowd.release._gtm", "check_spec_nodes")
+load_spec = _lazy.function("incrowd.publishing._spec", "load_spec")
+publish = _lazy.function("incrowd.publishing._release", "publish")
+example_toml = _lazy.function("incrowd.publishing._example", "example_toml")
+check_spec_nodes = _lazy.function("incrowd.publishing._gtm", "check_spec_nodes")
 
 
 def publish_command(

@@ -13,7 +13,7 @@ from ._console import check_output_path, print_json, print_lines, stages, user_e
 from ._options import IdOption, JsonOption, QuietOption, names
 
 read_table = _lazy.function("incrowd.io._tables", "read_table")
-make_report = _lazy.function("incrowd.assessment._report", "report")
+make_report = _lazy.function("incrowd.reporting._report", "report")
 
 ReportOption = Annotated[
     Optional[Path],
