@@ -57,3 +57,14 @@ def test_the_new_paths_do_not_warn():
                   "from incrowd.incremental import IncrementalRelease, STRATEGIES\n"
                   "from incrowd.publishing import PUBLISH_STRATEGIES\n"
                   "incrowd.read_table, incrowd.publish, incrowd.report\n") == ""
+
+
+def test_distributed_build_lattice_is_the_one_build_lattice_with_a_warning():
+    pytest.importorskip("dask.distributed")
+    import incrowd.distributed as distributed
+    from incrowd.distributed._lattice import lattice_on_workers
+
+    with pytest.warns(DeprecationWarning, match="incrowd.generalization.build_lattice"):
+        old = distributed.build_lattice
+    assert old is lattice_on_workers
+    assert "build_lattice" not in distributed.__all__

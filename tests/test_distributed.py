@@ -208,7 +208,7 @@ def _same_lattice(a, b) -> None:
 def test_lattice_equals_single_machine_on_arx_adult(client, tmp_path):
     import pandas as pd
 
-    from incrowd.distributed import build_lattice
+    from incrowd.generalization import build_lattice
     from incrowd.generalization import Lattice
 
     folder = data_dir() / "adult_arx"

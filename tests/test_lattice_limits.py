@@ -172,7 +172,7 @@ def test_cli_refuses_in_one_line_and_writes_nothing(tmp_path):
 
 def test_dask_build_has_the_same_limits(monkeypatch):
     pytest.importorskip("distributed")
-    from incrowd.distributed import build_lattice
+    from incrowd.generalization import build_lattice
 
     frame, names, hier = binary(10, n_rows=300)
 

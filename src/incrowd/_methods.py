@@ -33,3 +33,5 @@ DISTRIBUTED_METHODS = ("mona", "mona-2d")
 #: labels of every run) or a count no longer fits the kernels' 64-bit integers
 MAX_RUNS = 10_000
 MAX_ROUNDS = 1_000_000
+#: the largest random seed (``random_state``) the CLI and the web accept
+MAX_SEED = 2**32 - 1

@@ -116,13 +116,13 @@ def check_distributed_method(method: str) -> None:
 
 def _fit_on_dask(estimator, fit_input, scheduler, timings: dict) -> None:
     """Fill the estimator's fitted attributes from a distributed run (same groups)."""
-    from .distributed._mona import fit_distributed
+    from ._runtime import _backends
     from .microaggregation._base import as_quasi_identifier_matrix, check_k
 
     values, _ = as_quasi_identifier_matrix(fit_input)
     check_k(estimator.k, values.shape[0])
     estimator._check_params()
-    result = fit_distributed(estimator, values, scheduler)
+    result = _backends.get("dask").fit(estimator, values, scheduler)  # registered by incrowd.distributed
     estimator.labels_ = result.labels
     estimator.n_groups_ = result.n_groups
     estimator.group_sizes_ = result.group_sizes

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 from rich.table import Table
 
+from .._frontends import partial_fraction as _fraction
 from .._runtime import _lazy
 from ..exceptions import DataError, ParameterError
 from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
@@ -141,7 +142,8 @@ def build_command(
                        node_limit)
         with stages(3, quiet=quiet or json_output) as progress:
             if scheduler is not None:
-                from ..distributed import build_lattice, connect
+                from ..distributed import connect
+                from ..generalization import build_lattice
 
                 progress.stage(f"connecting to {scheduler}")
                 with connect(scheduler, timeout=scheduler_timeout) as client:
@@ -176,19 +178,6 @@ def build_command(
             if info.get("compile_seconds", 0) >= 0.0005 else "")),
         ("written", str(output)),
     ])
-
-
-def _fraction(text: str | None) -> float:
-    if text is None:
-        return 1.0
-    t = text.strip()
-    try:
-        value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
-    except ValueError:
-        value = -1.0
-    if not 0 < value <= 1:
-        raise ParameterError(f"--partial must be a share of the nodes in (0, 1] or (0%, 100%]; got {text!r}")
-    return value
 
 
 @lattice_app.command("show")

@@ -16,7 +16,8 @@ from ..io._statfiles import mark_changed
 from ..io._tables import resolve_roles
 from ..metrics import verify_k_anonymity, verify_l_diversity
 from ._hierarchy import Hierarchy, factorize_labels
-from ._lattice import _as_level, resolve_hierarchies
+from ._lattice import resolve_hierarchies
+from ._table import _as_level
 
 
 @dataclass

@@ -10,9 +10,9 @@ import numpy as np
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
+from .._methods import MAX_SEED
 from .._microaggregate import microaggregate
 from .._runtime._cancel import check_cancelled
-from ..cli._options import MAX_SEED
 from ..exceptions import DataError, ParameterError, VerificationError
 from ..io._written import Promise, write_release
 from ._context import dataset_of, session_of, stem_of

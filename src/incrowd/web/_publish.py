@@ -198,7 +198,7 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest, *, max_nodes:
     what the endpoint answers. The data is read again from the uploaded file as the CLI reads
     it (only the numeric columns parsed), so the CLI line shown gives the same release.
     ``max_nodes``, ``max_memory``: the server's lattice limits (``incrowd serve``)."""
-    from ..cli._publish import summary_lines
+    from .._frontends import summary_lines
     from ..publishing._gtm import check_spec_nodes
     from ..publishing._release import publish
     from ..publishing._spec import load_spec
