@@ -9,25 +9,15 @@ from __future__ import annotations
 import warnings
 
 from ._standardize import Standardizer, group_means, standardize
-from .io._csv_text import NA_VALUES, Parse
-from .io._tables import (
-    CSV_DELIMITERS,
-    PARQUET_SUFFIXES,
-    ColumnRoles,
-    column_numbers,
-    numeric_matrix,
-    read_table,
-    resolve_roles,
-    sniff_delimiter,
-    table_format,
-    write_table,
-)
+from .io import *  # noqa: F403  (every public name of incrowd.io, as before)
+from .io import __all__ as _io_names
+from .io._csv_text import Parse
+from .io._tables import CSV_DELIMITERS, PARQUET_SUFFIXES
 
 warnings.warn("incrowd.data is deprecated and will be removed in the next release: read and write "
               "through incrowd.io (read_table, write_table, table_format, sniff_delimiter, resolve_roles, "
               "ColumnRoles, numeric_matrix, NA_VALUES); Standardizer, standardize and group_means are "
               "in incrowd._standardize", DeprecationWarning, stacklevel=2)
 
-__all__ = ["read_table", "write_table", "table_format", "sniff_delimiter", "resolve_roles", "ColumnRoles",
-           "column_numbers", "numeric_matrix", "NA_VALUES", "Parse", "PARQUET_SUFFIXES", "CSV_DELIMITERS",
-           "Standardizer", "standardize", "group_means"]
+__all__ = [*_io_names, "Parse", "PARQUET_SUFFIXES", "CSV_DELIMITERS", "Standardizer", "standardize",
+           "group_means"]
