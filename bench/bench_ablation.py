@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd.data import standardize  # noqa: E402
+from incrowd._bench_entry import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
 from _fmdav_variants import mdav_variant_labels  # noqa: E402
 from incrowd._bench_entry import mdav_fast_labels  # noqa: E402
@@ -324,7 +324,7 @@ Written by `bench/bench_ablation.py` on {when} ({minutes:.1f} min).
   House) are **not available here**. Instead: standard Gaussian data,
   `numpy.random.default_rng(seed).standard_normal((n, 13))` (13 columns, like Large Census)
   and `(n, 10)` (10 columns, like Quant Forest), seeds 0, 1, 2, each column standardized
-  (zero mean, unit variance) with `incrowd.data.standardize`, as in the paper. k = {K}.
+  (zero mean, unit variance) with the estimators' standardization, as in the paper. k = {K}.
 - **Method:** as the paper's section 4.2: s = t0 / t, with t0 the time of traditional MDAV
   (Algorithm 1) and t that of the variant, each the mean over random samples of n rows. The
   paper averages 3 samples per n; here {seeds_note}. Traditional MDAV takes minutes at

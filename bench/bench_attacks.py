@@ -1,4 +1,4 @@
-"""Seconds of the anonymeter attacks (``incrowd.assessment._attacks.attacks``) on the full Adult file.
+"""Seconds of the anonymeter attacks (``incrowd.report``'s attacks) on the full Adult file.
 
 Run from the repository root: ``.venv/bin/python bench/bench_attacks.py [--repeats 2]``.
 Prints a JSON object and writes it to ``bench/results/attacks.json``.

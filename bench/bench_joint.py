@@ -4,7 +4,7 @@ Run from the repository root: ``.venv/bin/python bench/bench_joint.py [--k 5] [-
 Quasi-identifiers: age, hours-per-week (numeric, standardized), sex, race, marital-status,
 education, native-country (ARX full hierarchies; ``?`` is a value there). Prints a Markdown
 table: seconds (compiled kernels: a small warm-up run comes first and is timed apart), the loss
-the method lowers (numeric SSE + categorical LCA loss, see ``incrowd.release._joint``), numeric
+the method lowers (numeric SSE + categorical LCA loss, see ``incrowd.microaggregation.joint``), numeric
 IL (SSE/SST), mean generalization height (LCA level / max level, over rows and categorical
 columns), groups and largest group.
 """
@@ -21,9 +21,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import machine_line, md_table  # noqa: E402
+from _common import data_dir, machine_line, md_table  # noqa: E402
 
-from incrowd.data import data_dir, standardize  # noqa: E402
+from incrowd._bench_entry import standardize  # noqa: E402
 from incrowd.generalization import read_hierarchy  # noqa: E402
 from incrowd._bench_entry import group_lca, joint_labels, joint_objective  # noqa: E402
 

@@ -40,9 +40,10 @@ CASES = [
 
 def _load(kind: str, qis: list[str], sensitive: str | None):
     import pandas as pd
+    from _common import data_dir
 
-    from incrowd.data import data_dir, read_table
     from incrowd.generalization import read_hierarchy
+    from incrowd.io._tables import read_table
 
     root = data_dir()
     if kind == "arx":

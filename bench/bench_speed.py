@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import incrowd  # noqa: E402
-from incrowd.data import standardize  # noqa: E402
+from incrowd._bench_entry import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
 from incrowd._bench_entry import mdav_labels  # noqa: E402
 
@@ -264,7 +264,7 @@ def part_e(ref) -> tuple[list[str], dict]:
     lines = [
         "### (e) Exactness: plain reference vs scan kernel",
         "",
-        "Both on the same standardized data (`incrowd.data.standardize`); *labels identical* "
+        "Both on the same standardized data (the estimators' standardization); *labels identical* "
         "means the same group id for every row (both number groups in order of creation), "
         "*same groups* that the partitions are equal.",
         "",
@@ -314,7 +314,7 @@ def main() -> None:
         "untimed warm-up run that loads/compiles the numba kernels. The plain numpy reference "
         f"is timed once when one run takes over {SLOW_REFERENCE_S:.0f} s.",
         "- **Data:** standard Gaussian rows from `numpy.random.default_rng(seed)`; Adult and "
-        "Census from `incrowd.data.data_dir()`; every column standardized to mean 0, variance 1.",
+        "Census from `data_dir()`; every column standardized to mean 0, variance 1.",
         "",
         "**Summary.** "
         f"MDAV 50,000 x 15, k = 10: {fmt_s(a['fast'])} (target < 3 s; plain reference "

@@ -28,8 +28,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import incrowd
-from incrowd._bench_entry import drisk, drisk_rmd, record_linkage
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import incrowd  # noqa: E402
+from _common import data_dir  # noqa: E402
+from incrowd._bench_entry import drisk, drisk_rmd, record_linkage  # noqa: E402
 
 RMD_DROP = ["PTOTVAL", "PEARNVAL", "ERNVAL"]
 
@@ -99,7 +102,7 @@ def _fmt(v):
 
 
 def main() -> None:
-    original = pd.read_csv(incrowd.data.data_dir() / "census.csv").astype(np.float64)
+    original = pd.read_csv(data_dir() / "census.csv").astype(np.float64)
     mdav = incrowd.microaggregate(original, 3, "mdav").aggregated[original.columns].astype(np.float64)
     rng = np.random.default_rng(0)
     noise = original + rng.normal(size=original.shape) * (0.05 * original.std(ddof=1)).to_numpy()

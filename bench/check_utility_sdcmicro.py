@@ -93,7 +93,7 @@ def main(argv=None) -> int:
     key = {"IL1": "il1", "IL1s": "il1s", "eigen_nonsingular": "eigen_nonsingular",
            "eigen_dropped": "eigen_dropped"}
     print(f"{args.data} ({X.shape[0]} x {X.shape[1]}), MDAV release from incrowd.microaggregate; "
-          "sdcMicro 5.8.0 dUtility vs incrowd.assessment numeric_utility\n")
+          "sdcMicro 5.8.0 dUtility vs incrowd's numeric_utility\n")
     print("| k | measure | sdcMicro dUtility | incrowd | relative difference |")
     print("|---|---|---|---|---|")
     worst = 0.0

@@ -27,10 +27,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import incrowd  # noqa: E402
-from incrowd.data import standardize  # noqa: E402
-from incrowd.metrics import information_loss, sse, sst  # noqa: E402
-
 from _common import (  # noqa: E402
     DATA_NOTES,
     DISPLAY,
@@ -48,6 +44,10 @@ from _common import (  # noqa: E402
     update_section,
     yes_no,
 )
+
+import incrowd  # noqa: E402
+from incrowd._standardize import standardize  # noqa: E402
+from incrowd.metrics import information_loss, sse, sst  # noqa: E402
 
 KS_001 = [3, 4, 5, 7, 10]
 KS_000 = [2, 3, 4, 5, 7, 10]
@@ -239,7 +239,7 @@ def main() -> None:
     out.append(
         "- **Data:** "
         + "; ".join(f"{DISPLAY[d]}: {DATA_NOTES[d]}" for d in data)
-        + ". Read from `incrowd.data.data_dir()`."
+        + ". Read from `bench/_common` `data_dir()`."
     )
     out.append(
         "- **Methods:** `incrowd.microaggregate(X, k, method)` with method `mdav`, `mdav-plus`, "

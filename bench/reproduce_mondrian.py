@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd.data import standardize  # noqa: E402
+from incrowd._bench_entry import standardize  # noqa: E402
 from incrowd._bench_entry import (  # noqa: E402
     RULE_RANGE,
     RULE_V2D,
@@ -218,7 +218,7 @@ def main() -> None:
     out.append("")
     out.append(f"- **Machine:** {machine_line()}. The numba kernel is single-threaded.")
     out.append("- **Data:** " + "; ".join(f"{DISPLAY[d]}: {DATA_NOTES[d]}" for d in SETS)
-               + ". Read from `incrowd.data.data_dir()`.")
+               + ". Read from `data_dir()`.")
     out.append(
         "- **Methods:** the estimators `Mondrian`, `MondrianV`, `MondrianV2D` of "
         "`incrowd.microaggregation.mondrian.mondrian` with `split_2k=False` (parts of exactly 2k rows "

@@ -36,7 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd.data import standardize  # noqa: E402
+from incrowd._bench_entry import standardize  # noqa: E402
 from incrowd.metrics import sst  # noqa: E402
 from incrowd._bench_entry import ona_best_labels  # noqa: E402
 from incrowd.microaggregation.greedy.mdav_star import MDAVStar  # noqa: E402
@@ -277,7 +277,7 @@ def main() -> None:
                "threads (`prange` over the runs); ONA* and MDAV* are single-threaded. Times were "
                "measured while other jobs ran on the machine (ratios/times measured under load).")
     out.append("- **Data:** " + "; ".join(f"{DISPLAY[d]}: {DATA_NOTES[d]}" for d in SETS)
-               + ". Read from `incrowd.data.data_dir()`.")
+               + ". Read from `data_dir()`.")
     out.append(
         f"- **Methods:** `ONAStar(k=k)` (Thaeter & Reischuk (2021), Algorithm 3; deterministic; at most 100 "
         f"rounds, never reached) and `ONA(k=k, runs={RUNS}, max_rounds={MAX_ROUNDS}, "

@@ -40,7 +40,7 @@ from _common import DOCS, TABLE1_2021, TABLE6_2021, load, machine_line, md_table
 from incrowd import lower_bound  # noqa: E402
 from incrowd._bench_entry import BOUND_ALL_ROWS_MAX as _ALL_ROWS_MAX  # noqa: E402
 from incrowd._bench_entry import bound_distinct as _distinct  # noqa: E402
-from incrowd.data import standardize  # noqa: E402
+from incrowd._bench_entry import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
 from incrowd.microaggregation import ONAStar, Refine  # noqa: E402
 from incrowd._bench_entry import MOVE_EXACT, MOVE_SPLIT3, MOVE_SWAP, MOVE_SWEEP  # noqa: E402

@@ -44,7 +44,7 @@ from incrowd import (  # noqa: E402
     MondrianV2D,
     ONAStar,
 )
-from incrowd.data import standardize  # noqa: E402
+from incrowd._bench_entry import standardize  # noqa: E402
 from incrowd._bench_entry import (  # noqa: E402
     RULE_V2D,
     RULE_VARIANCE,
@@ -460,7 +460,7 @@ def main() -> None:
     out.append(f"- **Machine:** {machine_line()}. Measured while other work ran on the same "
                "2 cores, so the runtimes are noisy (the IL values are not).")
     out.append("- **Data:** " + "; ".join(f"{DISPLAY[d]}: {DATA_NOTES[d]}" for d in SETS)
-               + ". Read from `incrowd.data.data_dir()`.")
+               + ". Read from `data_dir()`.")
     out.append(
         "- **Methods:** the estimators `MDAVStar`, `ONAStar`, `Mondrian`, `MondrianV`, "
         "`MondrianV2D`, `MONA`, `MONA2D` (`from incrowd import ...`), `fit` on the raw values "

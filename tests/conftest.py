@@ -11,7 +11,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # so tests can import reference.py
 
-from incrowd.data import data_dir, standardize  # noqa: E402
+from benchdata import data_dir  # noqa: E402
+
+from incrowd._standardize import standardize  # noqa: E402
 
 EIA_COLUMNS = [
     "UTILITYID", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",

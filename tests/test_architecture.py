@@ -23,25 +23,20 @@ PACKAGE = SRC / "incrowd"
 #: layer number -> the units (``incrowd.X``: a top-level module or subpackage) in it; the order
 #: and the wording are those of docs/architecture.md
 LAYERS: dict[int, tuple[str, ...]] = {
-    0: ("incrowd", "incrowd.exceptions", "incrowd._version", "incrowd._lazy", "incrowd._compile",
-        "incrowd._atomic", "incrowd._cancel", "incrowd._task_threads", "incrowd._process", "incrowd._json",
-        "incrowd._compression",
-        "incrowd._csv_text", "incrowd._na_values", "incrowd._arrow_types", "incrowd._statfiles",
-        "incrowd._duckdb_file", "incrowd._small", "incrowd._emd", "incrowd._estimator", "incrowd._methods",
-        "incrowd.data", "incrowd.datasets"),
-    1: ("incrowd.metrics", "incrowd._written"),
+    0: ("incrowd", "incrowd.exceptions", "incrowd._runtime", "incrowd._small", "incrowd._emd",
+        "incrowd._estimator", "incrowd._methods", "incrowd.datasets"),
+    1: ("incrowd.io", "incrowd.metrics", "incrowd._standardize", "incrowd.data"),
     2: ("incrowd.microaggregation", "incrowd.generalization", "incrowd._knn", "incrowd._bound"),
-    3: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.release", "incrowd.assessment",
-        "incrowd._warmup"),
+    3: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.publishing", "incrowd.reporting",
+        "incrowd._runtime._warmup", "incrowd._frontends", "incrowd.release", "incrowd.assessment"),
     4: ("incrowd.cli", "incrowd.web", "incrowd.distributed", "incrowd._bench_entry"),
 }
-LAYER_NAMES = {0: "core", 1: "measures", 2: "algorithms", 3: "orchestration", 4: "interfaces"}
+LAYER_NAMES = {0: "core", 1: "I/O and measures", 2: "algorithms", 3: "orchestration", 4: "interfaces"}
 LAYER_OF = {unit: layer for layer, units in LAYERS.items() for unit in units}
 
 #: (importing module, imported unit) -> why an import inside a function may reach a higher layer
-ALLOWED_UPWARD = {
-    ("incrowd._microaggregate", "incrowd.distributed"):
-        "microaggregate(scheduler=...) hands the run to the optional Dask backend, loaded only then",
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {
+    # empty: the Dask backend registers itself (incrowd._runtime._backends) and is looked up by name
 }
 
 
@@ -105,7 +100,13 @@ def _imports(path: Path, facade: dict[str, str], module: str | None = None):
 
 
 def _unit(module: str) -> str:
-    return ".".join(module.split(".")[:2])
+    """The unit of LAYERS a module belongs to: the longest listed prefix of its name (a module
+    may sit in a package of a lower layer, as ``_runtime._warmup`` does), else ``incrowd.X``."""
+    parts = module.split(".")
+    for n in range(len(parts), 2, -1):
+        if ".".join(parts[:n]) in LAYER_OF:
+            return ".".join(parts[:n])
+    return ".".join(parts[:2])
 
 
 @pytest.fixture(scope="module")
@@ -181,6 +182,85 @@ def test_no_import_cycles_at_module_level(graph):
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
+def _import_statements(path: Path) -> tuple[int, int, int]:
+    """(at module level, inside functions, under ``if TYPE_CHECKING:``): the import statements of
+    the package's own modules in one file (a relative import, or an absolute one of incrowd)."""
+    counts = [0, 0, 0]
+
+    def own(node: ast.AST) -> bool:
+        if isinstance(node, ast.ImportFrom):
+            return node.level > 0 or (node.module or "").split(".")[0] == "incrowd"
+        return isinstance(node, ast.Import) and any(a.name.split(".")[0] == "incrowd" for a in node.names)
+
+    def visit(node: ast.AST, lazy: bool, typing_only: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                for inner in child.body:
+                    visit_one(inner, lazy, True)
+                for other in child.orelse:
+                    visit_one(other, lazy, typing_only)
+                continue
+            visit_one(child, lazy, typing_only)
+
+    def visit_one(child: ast.AST, lazy: bool, typing_only: bool) -> None:
+        if isinstance(child, (ast.Import, ast.ImportFrom)):
+            if own(child):
+                counts[2 if typing_only else 1 if lazy else 0] += 1
+            return
+        if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+            visit(ast.Module(body=[child], type_ignores=[]), lazy, typing_only)
+            return
+        visit(child, lazy or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)), typing_only)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), False, False)
+    return counts[0], counts[1], counts[2]
+
+
+def import_counts() -> dict[str, int]:
+    """The package's own import statements, summed over src/incrowd: what docs/architecture.md states."""
+    totals = [0, 0, 0]
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for i, n in enumerate(_import_statements(path)):
+            totals[i] += n
+    return {"module level": totals[0], "inside functions": totals[1], "TYPE_CHECKING": totals[2]}
+
+
+def test_the_architecture_page_states_the_import_counts():
+    import re
+
+    page = (SRC.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    stated = {
+        "module level": re.search(r"\*\*([\d,]+)\*\* at module level", page),
+        "inside functions": re.search(r"\*\*([\d,]+)\*\* inside functions", page),
+        "TYPE_CHECKING": re.search(r"\*\*([\d,]+)\*\* under `if TYPE_CHECKING:`", page),
+    }
+    missing = [k for k, m in stated.items() if m is None]
+    assert not missing, f"docs/architecture.md no longer states the counts of imports {missing}"
+    found = {k: int(m.group(1).replace(",", "")) for k, m in stated.items()}
+    assert found == import_counts(), ("docs/architecture.md states other import counts than the source has; "
+                                      "write the source's numbers there")
+
+
+def test_the_import_counter_tells_the_three_kinds_apart(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("from typing import TYPE_CHECKING\n"
+                     "import numpy\n"
+                     "from . import exceptions\n"
+                     "from incrowd.io import read_table\n"
+                     "if TYPE_CHECKING:\n    from incrowd.cli import _app\n    from .x import y\n"
+                     "def f():\n    from incrowd.web import _app\n    import incrowd.metrics\n"
+                     "    if TYPE_CHECKING:\n        from . import z\n", encoding="utf-8")
+    assert _import_statements(probe) == (2, 2, 3)
+
+
+def test_the_web_never_imports_the_command_line(graph):
+    # what both use (the publish summary, the partial share, the caps on user numbers) is below
+    # both; the command line imports the web only to serve it (``incrowd serve``)
+    wrong = [f"{m} imports {t}" for m, imports in graph.items() for t, _, _ in imports
+             if m.startswith("incrowd.web") and t.startswith("incrowd.cli")]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_the_checker_sees_lazy_imports_and_skips_type_checking_ones(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text("from typing import TYPE_CHECKING\n"
@@ -196,11 +276,11 @@ def test_the_checker_sees_lazy_imports_and_skips_type_checking_ones(tmp_path):
 def test_the_checker_reports_an_upward_import_and_a_cycle():
     graph = {
         "incrowd.metrics": [("incrowd.cli._app", 7, True)],
-        "incrowd.data": [("incrowd._atomic", 1, False)],
-        "incrowd._atomic": [("incrowd.data", 3, False)],
+        "incrowd.io._tables": [("incrowd.io._atomic", 1, False)],
+        "incrowd.io._atomic": [("incrowd.io._tables", 3, False)],
     }
-    assert _upward_imports(graph) == ["incrowd.metrics (line 7, measures) imports incrowd.cli._app (interfaces)"]
-    assert _cycles(graph) == [["incrowd._atomic", "incrowd.data", "incrowd._atomic"]]
+    assert _upward_imports(graph) == ["incrowd.metrics (line 7, I/O and measures) imports incrowd.cli._app (interfaces)"]
+    assert _cycles(graph) == [["incrowd.io._atomic", "incrowd.io._tables", "incrowd.io._atomic"]]
 
 
 def test_negotiation_and_lattice_files_do_not_import_the_lattice_builder(graph):
@@ -212,9 +292,20 @@ def test_negotiation_and_lattice_files_do_not_import_the_lattice_builder(graph):
         assert "incrowd.generalization._lattice" not in targets
 
 
+def test_what_reads_a_lattice_never_names_the_builder():
+    # the lattice table (_table.LatticeTable) split from the builder (_lattice.Lattice): the
+    # negotiation, the lattice file and the histograms read the table, not even under
+    # TYPE_CHECKING do they name Lattice
+    import re
+
+    for name in ("_negotiate", "_store", "_histograms"):
+        text = (PACKAGE / "generalization" / f"{name}.py").read_text(encoding="utf-8")
+        assert not re.search(r"(?<![\w.])Lattice(?![\w])", text), name
+
+
 #: microaggregation's families, lowest first: a family imports only the package root's shared
 #: helpers and the families before it (docs/architecture.md, "Inside microaggregation/")
-FAMILIES = ("mdav", "greedy", "ona", "mondrian", "refine")
+FAMILIES = ("mdav", "greedy", "ona", "mondrian", "refine", "joint")
 SHARED = ("_base", "_kernels", "_adaptive")
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from incrowd.assessment._align import align
+from incrowd.reporting._align import align
 from incrowd.exceptions import DataError
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from incrowd.assessment._attacks import attacks
+from incrowd.reporting._attacks import attacks
 from incrowd.exceptions import DataError, IncrowdError, ParameterError
 
 # hyphens as in Adult: anonymeter evaluates singling-out queries as pandas expressions

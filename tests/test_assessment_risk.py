@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from incrowd.assessment._risk import attribute_disclosure, class_risk, drisk, drisk_rmd, record_linkage
+from incrowd.reporting._risk import attribute_disclosure, class_risk, drisk, drisk_rmd, record_linkage
 from incrowd.exceptions import DataError, ParameterError
 
 
@@ -431,7 +431,7 @@ def test_drisk_rmd_rejects_linearly_dependent_columns():
 def test_drisk_rmd_large_path_is_robust_and_close_to_full_mcd():
     from sklearn.covariance import MinCovDet
 
-    from incrowd.assessment._risk import _mcd_covariance
+    from incrowd.reporting._risk import _mcd_covariance
 
     rng = np.random.default_rng(7)
     clean = rng.normal(size=(900, 3)) @ np.array([[1.0, 0.6, 0.0], [0.0, 0.8, 0.2], [0.0, 0.0, 0.5]])
@@ -448,7 +448,7 @@ def test_drisk_rmd_large_path_is_robust_and_close_to_full_mcd():
 
 @pytest.mark.parametrize("block_q,block_x", [(1, 1), (3, 4), (5, 2)])
 def test_record_linkage_blocks_keep_ties_and_minimum(block_q, block_x):
-    from incrowd.assessment._risk import _distance_linkage
+    from incrowd.reporting._risk import _distance_linkage
 
     x = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0], [5.0, 5.0], [5.0, 5.0], [9.0, 1.0]])
     xm = np.array([[1.0, 0.0], [2.0, 0.0], [1.0, 1.0], [2.0, 2.0], [5.0, 5.0], [5.0, 5.0], [7.0, 3.0]])

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from incrowd.assessment._utility import categorical_utility, model_utility, numeric_utility
+from incrowd.reporting._utility import categorical_utility, model_utility, numeric_utility
 from incrowd.exceptions import DataError
 from incrowd.generalization._hierarchy import hierarchy_from_rows
 
@@ -290,7 +290,7 @@ def _check_svg(svg: str):
 
 
 def test_figures_are_inline_svg_without_links():
-    from incrowd.assessment import _figures as f
+    from incrowd.reporting import _figures as f
 
     X, Y = _data(9, n=200)
     names = ["a", "b", "c"]
@@ -318,7 +318,7 @@ def test_figures_are_inline_svg_without_links():
 
 
 def test_figures_survive_constant_and_missing_columns():
-    from incrowd.assessment import _figures as f
+    from incrowd.reporting import _figures as f
 
     X, _ = _data(10, n=50)
     Y = np.repeat(X.mean(axis=0, keepdims=True), 50, axis=0)  # all rows in one class
@@ -335,7 +335,7 @@ def test_figures_do_not_use_pyplot():
     import subprocess
     import sys
 
-    code = ("import sys, numpy as np; from incrowd.assessment import _figures as f; "
+    code = ("import sys, numpy as np; from incrowd.reporting import _figures as f; "
             "f.correlation_before_after(np.eye(3), np.eye(3), ['a', 'b', 'c']); "
             "f.class_size_histogram([3, 4]); print('matplotlib.pyplot' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

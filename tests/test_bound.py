@@ -3,17 +3,15 @@ and against every method on the benchmark files)."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
+from conftest import benchmark_matrix
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from incrowd import METHODS, ParameterError, lower_bound, microaggregate
-from incrowd.data import standardize
-
-from conftest import benchmark_matrix
+from incrowd._standardize import standardize
 
 pytestmark = [pytest.mark.filterwarnings("ignore::incrowd.DataWarning"), pytest.mark.slow]
 

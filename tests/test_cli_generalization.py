@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from benchdata import data_dir
 from typer.testing import CliRunner
 
 from incrowd import verify_k_anonymity
 from incrowd.cli import app
-from incrowd.data import data_dir
 from incrowd.generalization import Lattice, negotiate
 
 

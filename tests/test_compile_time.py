@@ -208,7 +208,7 @@ def test_generalization_timings_keep_compile_apart():
 def test_work_clock_stands_still_while_compiling():
     import numba
 
-    from incrowd._compile import compiled_so_far, work_clock
+    from incrowd._runtime._compile import compiled_so_far, work_clock
 
     @numba.njit(cache=False)
     def fresh(x):

@@ -7,10 +7,10 @@ import bz2
 import gzip
 import lzma
 
+import csvcases as cc
 import pytest
 from typer.testing import CliRunner
 
-import csvcases as cc
 from incrowd import DataError, read_table
 from incrowd.cli import app
 
@@ -108,7 +108,7 @@ def test_compressed_input_read_and_output_compressed(runner, tmp_path, suffix):
 
 
 def test_zst_refused_by_name_without_zstandard(runner, tmp_path, monkeypatch):
-    from incrowd import _compression
+    from incrowd.io import _compression
 
     monkeypatch.setattr(_compression, "_zstandard", lambda: None)
     src = tmp_path / "in.csv.zst"

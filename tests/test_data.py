@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from incrowd import DataError, DataWarning, read_table, write_table
-from incrowd.data import resolve_roles, sniff_delimiter, standardize
+from incrowd._standardize import standardize
+from incrowd.io._tables import resolve_roles, sniff_delimiter
 
 
 @pytest.mark.parametrize("sep", [",", ";", "\t", "|"])

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 pytest.importorskip("distributed")
+from benchdata import data_dir  # noqa: E402
+
 from incrowd import MONA, MONA2D, microaggregate, verify_k_anonymity  # noqa: E402
-from incrowd.data import data_dir  # noqa: E402
 from incrowd.distributed import connect, mona  # noqa: E402
 from incrowd.exceptions import ParameterError  # noqa: E402
 
@@ -207,7 +208,7 @@ def _same_lattice(a, b) -> None:
 def test_lattice_equals_single_machine_on_arx_adult(client, tmp_path):
     import pandas as pd
 
-    from incrowd.distributed import build_lattice
+    from incrowd.generalization import build_lattice
     from incrowd.generalization import Lattice
 
     folder = data_dir() / "adult_arx"

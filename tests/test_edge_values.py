@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from incrowd import microaggregate, read_table
+from incrowd._standardize import group_means, standardize
 from incrowd.cli import app
 from incrowd.cli._console import print_json
-from incrowd.data import Standardizer, group_means, standardize
 from incrowd.incremental import IncrementalMicroaggregation
 
 HUGE = 1.7e308

@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from benchdata import data_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import (
@@ -16,7 +17,6 @@ from reference import (
     suppressed_from,
 )
 
-from incrowd.data import data_dir
 from incrowd.exceptions import DataError, ParameterError
 from incrowd.generalization import (
     Lattice,

@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import benchmark_matrix, kernel_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from incrowd import VMDAV, MDAVPlus, MDAVStar
-from incrowd.data import standardize
+from incrowd._standardize import standardize
 from incrowd.microaggregation.greedy._greedy_kernels import mdav_plus_labels, mdav_star_labels, vmdav_labels
 from incrowd.microaggregation.greedy._grid import GRID_DIMS, grid_bounds, ring_cells
-from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
 from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_fast_labels
 from incrowd.microaggregation.greedy._vmdav_fast import mdav_plus_fast_labels, vmdav_fast_labels
-
-from conftest import benchmark_matrix, kernel_data
+from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
 
 
 @pytest.mark.filterwarnings("ignore::incrowd.exceptions.DataWarning")

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from benchdata import data_dir
 from typer.testing import CliRunner
 
 from incrowd.cli import app
-from incrowd.data import data_dir
 from incrowd.exceptions import DataError
 from incrowd.generalization import Hierarchy, Lattice, generalize, read_hierarchy
 from incrowd.generalization._hierarchy import hierarchy_from_rows

@@ -165,7 +165,7 @@ def _sas7bdat_sample() -> str | None:
 def test_truncated_statistical_files_are_one_error_line(tmp_path):
     import pyreadstat
 
-    from incrowd.data import read_table
+    from incrowd.io._tables import read_table
 
     frame = pd.DataFrame({"age": np.arange(300.0) % 90, "income": np.arange(300.0) * 7.5,
                           "town": [f"t{i % 13}" for i in range(300)]})
@@ -220,7 +220,7 @@ def test_truncated_statistical_files_are_one_error_line(tmp_path):
 
 
 def test_csv_with_an_unclosed_quote_is_refused_by_every_reader(tmp_path):
-    from incrowd.data import read_table
+    from incrowd.io._tables import read_table
 
     state = tmp_path / "s.duckdb"
     IncrementalMicroaggregation.from_base(rows(40, "base", 0), state, 4, quasi_identifiers=["a", "b"])
@@ -263,8 +263,8 @@ def test_report_models_a_numeric_csv_target_as_regression(tmp_path):
     import json
     import warnings as _warnings
 
-    from incrowd.assessment import report
-    from incrowd.data import read_table
+    from incrowd.reporting import report
+    from incrowd.io._tables import read_table
 
     rng = np.random.default_rng(3)
     n = 300
@@ -308,7 +308,7 @@ def test_report_models_a_numeric_csv_target_as_regression(tmp_path):
 def test_report_refuses_an_ambiguous_alignment_and_takes_kept_rows(tmp_path):
     import json
 
-    from incrowd.assessment import report
+    from incrowd.reporting import report
 
     rng = np.random.default_rng(11)
     n = 40

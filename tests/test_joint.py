@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from incrowd import _small
-from incrowd.data import standardize
+from incrowd._standardize import standardize
 from incrowd.exceptions import DataError, ParameterError
 from incrowd.generalization._hierarchy import hierarchy_from_rows
-from incrowd.release._joint import group_lca, joint_labels, joint_objective
+from incrowd.microaggregation.joint._joint import group_lca, joint_labels, joint_objective
 
 SETTINGS = dict(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -235,8 +235,8 @@ def test_code_outside_the_hierarchy_is_a_data_error():
 def test_move_deltas_equal_the_loss_difference(table, data):
     # the refinement decides on these deltas; its result falls back to the seed when worse, so
     # a wrong delta would only show as missed gains: check them against the loss itself
-    from incrowd.release import _joint_kernels as kern
-    from incrowd.release._joint import _prepare
+    from incrowd.microaggregation.joint import _joint_kernels as kern
+    from incrowd.microaggregation.joint._joint import _prepare
 
     Z, categorical, _ = table
     n = Z.shape[0]
@@ -273,8 +273,8 @@ def test_move_deltas_equal_the_loss_difference(table, data):
 @given(mixed_tables(), st.integers(1, 5))
 @settings(**SETTINGS)
 def test_split_of_2k_rows_gives_two_groups_of_k_and_never_raises_the_loss(table, k):
-    from incrowd.release import _joint_kernels as kern
-    from incrowd.release._joint import _prepare
+    from incrowd.microaggregation.joint import _joint_kernels as kern
+    from incrowd.microaggregation.joint._joint import _prepare
 
     Z, categorical, _ = table
     n = Z.shape[0]
@@ -292,7 +292,7 @@ def test_split_of_2k_rows_gives_two_groups_of_k_and_never_raises_the_loss(table,
 
 
 def test_too_many_distinct_values_is_a_data_error_naming_the_column(monkeypatch):
-    from incrowd.release import _joint
+    from incrowd.microaggregation.joint import _joint
 
     monkeypatch.setattr(_joint, "MAX_TABLE_BYTES", 8 * 3 * 3 - 1)
     h = hierarchy_from_rows("zip", [["1", "*"], ["2", "*"], ["3", "*"]], "<zip>")

@@ -13,15 +13,22 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from benchdata import data_dir
+from loopback import serving, wait_until
 from typer.testing import CliRunner
 
 import incrowd.generalization._lattice as lattice_module
-from loopback import serving, wait_until
 from incrowd.cli import app
-from incrowd.data import data_dir
 from incrowd.exceptions import BuildCancelled, ParameterError
-from incrowd.generalization import (DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, Hierarchy, Lattice, estimate_bytes,
-                                    node_count, parse_size)
+from incrowd.generalization import (
+    DEFAULT_MAX_MEMORY,
+    DEFAULT_MAX_NODES,
+    Hierarchy,
+    Lattice,
+    estimate_bytes,
+    node_count,
+    parse_size,
+)
 from incrowd.generalization._hierarchy import hierarchy_from_rows
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -165,7 +172,7 @@ def test_cli_refuses_in_one_line_and_writes_nothing(tmp_path):
 
 def test_dask_build_has_the_same_limits(monkeypatch):
     pytest.importorskip("distributed")
-    from incrowd.distributed import build_lattice
+    from incrowd.generalization import build_lattice
 
     frame, names, hier = binary(10, n_rows=300)
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import kernel_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from incrowd import MDAV
-from incrowd.data import standardize
+from incrowd._standardize import standardize
 from incrowd.microaggregation.mdav._mdav_fast import mdav_fast_labels
 from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
-
-from conftest import kernel_data
 
 
 @pytest.mark.filterwarnings("ignore::incrowd.exceptions.DataWarning")

@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import benchmark_matrix, kernel_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from incrowd import MDAVStar
-from incrowd.data import standardize
-from incrowd.microaggregation.greedy import _mdav_star_fast
+from incrowd._standardize import standardize
 from incrowd.microaggregation._adaptive import new_tuner, tuner_counts
+from incrowd.microaggregation.greedy import _mdav_star_fast
 from incrowd.microaggregation.greedy._greedy_kernels import mdav_star_labels
 from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_best_labels
 from incrowd.microaggregation.greedy._mdav_star_screened import mdav_star_screened_labels
-
-from conftest import benchmark_matrix, kernel_data
 
 # (batch, window, spare, narrow): one query per pass, the default batches, int8 codes
 _VARIANTS = [(1, 1, 1, False), (8, 32, 2, False), (16, 64, 4, True)]

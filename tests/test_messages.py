@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from incrowd import DataError, IncrowdError, ParameterError
 from incrowd.cli import app
 from incrowd.generalization import interval_hierarchy, read_hierarchy
-from incrowd.release import load_spec
+from incrowd.publishing import load_spec
 
 EXE = [sys.executable, "-m", "incrowd.cli"]
 #: a bound on each subprocess, so a regression that waits on a FIFO fails instead of hanging

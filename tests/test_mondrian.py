@@ -7,11 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import reference as ref
+from benchdata import data_dir
 from conftest import benchmark_matrix
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from incrowd.data import data_dir, standardize
+from incrowd._standardize import standardize
 from incrowd.exceptions import ParameterError
 from incrowd.metrics import information_loss
 from incrowd.microaggregation.mondrian._mondrian_kernel import (

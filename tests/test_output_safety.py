@@ -356,7 +356,7 @@ def test_duckdb_failure_hides_the_temporary_and_removes_its_log(tmp_path, monkey
 
 
 def test_no_permission_for_the_temporary_names_the_path(runner, data, tmp_path, monkeypatch):
-    from incrowd import _atomic
+    from incrowd.io import _atomic
 
     def refuse(tmp):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(tmp))
@@ -389,7 +389,7 @@ main()
 
 SLOW_DUCKDB = r"""
 import json, sys, time
-import incrowd._duckdb_file as f
+import incrowd.io._duckdb_file as f
 class SlowJson:
     loads = staticmethod(json.loads)
     calls = 0

@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from benchdata import data_dir
 from pycanon import anonymity
 from typer.testing import CliRunner
 
 from incrowd import METHODS, microaggregate
 from incrowd.cli import app
-from incrowd.data import data_dir
 from incrowd.generalization import generalize
 from incrowd.incremental import IncrementalMicroaggregation
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import json
 
+import csvcases as cc
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -13,7 +14,6 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-import csvcases as cc
 from incrowd import DataError, microaggregate, read_table, write_table
 from incrowd.cli import app
 
@@ -126,7 +126,7 @@ def test_api_leaves_non_qi_frame_columns_alone():
 
 
 def test_qi_na_vocabulary_and_non_numeric_errors(runner, tmp_path):
-    from incrowd.data import NA_VALUES
+    from incrowd.io._tables import NA_VALUES
 
     assert {"NA", "null", "None", "#N/A", ""} <= set(NA_VALUES)
     rows = cc.rows(N)

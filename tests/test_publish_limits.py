@@ -10,6 +10,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from benchdata import data_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -17,10 +18,9 @@ from typer.testing import CliRunner
 import incrowd
 import incrowd.cli._publish as cli_publish
 from incrowd.cli import app
-from incrowd.data import data_dir
 from incrowd.exceptions import ParameterError
 from incrowd.generalization import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES
-from incrowd.release import _gtm
+from incrowd.publishing import _gtm
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -149,7 +149,7 @@ def test_python_limits_refuse_before_any_node(monkeypatch, tmp_path):
     with pytest.raises(ParameterError, match=r"needs about .*max_memory="):
         incrowd.publish(frame, spec, max_memory="1K")
     # given a file, the node count is refused before the file is read
-    monkeypatch.setattr(incrowd.data, "read_table", lambda *a, **k: pytest.fail("the data were read"))
+    monkeypatch.setattr(incrowd.io._tables, "read_table", lambda *a, **k: pytest.fail("the data were read"))
     with pytest.raises(ParameterError, match=r"484 nodes \(limit 100\)"):
         incrowd.publish(data, spec, max_nodes=100)
     for bad in (0, -1, 1.5, True):

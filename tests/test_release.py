@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from benchdata import data_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -15,9 +16,9 @@ from typer.testing import CliRunner
 import incrowd
 from incrowd.cli import app
 from incrowd.exceptions import DataError, ParameterError
-from incrowd.release import example_toml, load_spec
+from incrowd.publishing import example_toml, load_spec
 
-DATA = Path(incrowd.data.data_dir())
+DATA = Path(data_dir())
 ADULT = DATA / "adult.csv.gz"
 FULL = DATA / "adult_arx" / "full"
 needs_data = pytest.mark.skipif(not ADULT.exists(), reason="benchmark data folder not found")

@@ -9,15 +9,16 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from typer.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from typer.testing import CliRunner
 
 import incrowd
-from incrowd import _process, _small
+from incrowd import _small
+from incrowd._runtime import _process
 from incrowd.cli import app
-from incrowd.data import _group_sums
+from incrowd._standardize import _group_sums
 from incrowd.metrics import _squared_deviations
 from incrowd.microaggregation.mdav._mdav_fast import mdav_fast_labels
 from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
@@ -65,7 +66,7 @@ def test_small_file_in_the_program_skips_numba_and_writes_the_same_release(tmp_p
     args = ["microaggregate", str(census), "--k", "3", "--method", "mdav", "--json", "--quiet"]
     code = (
         "import json, sys\n"
-        "from incrowd import _process\n"
+        "from incrowd._runtime import _process\n"
         "from incrowd.cli import main\n"
         "_process.program = True\n"
         f"sys.argv = ['incrowd', *{args!r}, '-o', {str(tmp_path / 'twin.csv')!r}]\n"

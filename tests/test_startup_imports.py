@@ -65,10 +65,10 @@ def test_version_and_help_load_no_heavy_dependency(argv):
 
 
 def test_help_still_lists_the_methods_strategies_and_na_texts():
-    from incrowd._na_values import NA_HELP
+    from incrowd._methods import METHOD_NAMES
     from incrowd.incremental import STRATEGIES
     from incrowd.incremental._strategy_names import STRATEGY_NAMES
-    from incrowd._methods import METHOD_NAMES
+    from incrowd.io._na_values import NA_HELP
 
     assert METHOD_NAMES == tuple(incrowd.METHODS)
     assert STRATEGY_NAMES == tuple(STRATEGIES)
@@ -86,22 +86,22 @@ def test_every_public_name_imports_from_a_fresh_process():
             "    for name in module.__all__:\n"
             "        assert getattr(module, name) is not None, name\n"
             "    assert set(module.__all__) <= set(dir(module)), module\n"
-            "assert {'data', 'exceptions', 'metrics', 'microaggregation'} <= set(dir(incrowd))\n"
+            "assert {'io', 'exceptions', 'metrics', 'microaggregation'} <= set(dir(incrowd))\n"
             "print('ok')")
     assert _fresh(code).stdout.strip() == "ok"
 
 
 def test_names_are_the_same_objects_as_in_their_modules():
     from incrowd import MDAV, microaggregate, read_table
-    from incrowd.data import read_table as from_data
     from incrowd.generalization import Lattice, negotiate
     from incrowd.generalization._lattice import Lattice as lattice_class
     from incrowd.generalization._negotiate import negotiate as negotiate_function
+    from incrowd.io._tables import read_table as from_data
     from incrowd.microaggregation import MDAV as mdav_class
 
     assert MDAV is mdav_class and read_table is from_data and Lattice is lattice_class
     assert negotiate is negotiate_function and callable(microaggregate)
-    assert incrowd.data.read_table is from_data  # submodules stay reachable as attributes
+    assert incrowd.io._tables.read_table is from_data  # submodules stay reachable as attributes
 
 
 def test_unknown_attribute_is_an_attribute_error():

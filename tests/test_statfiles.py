@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 
 from incrowd import microaggregate, read_table, verify_k_anonymity
 from incrowd.cli import app
-from incrowd.data import numeric_matrix, write_table
 from incrowd.exceptions import DataError, ParameterError
+from incrowd.io._tables import numeric_matrix, write_table
 
 N = 30
 LABELS = {"age": "Age in years", "income": "Monthly income", "sex": "Sex of respondent",

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from incrowd import _cancel
-from incrowd._task_threads import run_on_threads
+from incrowd._runtime import _cancel
+from incrowd._runtime._task_threads import run_on_threads
 from incrowd.exceptions import BuildCancelled
 
 

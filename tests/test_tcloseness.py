@@ -19,18 +19,16 @@ test so that a change in pycanon shows.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
+from benchdata import data_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 import incrowd
-from incrowd import DataError, ParameterError, verify_k_anonymity, verify_l_diversity, verify_t_closeness
-from incrowd import metrics
-
+from incrowd import DataError, ParameterError, metrics, verify_k_anonymity, verify_l_diversity, verify_t_closeness
 
 # ---------------------------------------------------------------------------------------------
 # brute force: EMD as a transport problem
@@ -256,8 +254,8 @@ def test_one_sensitive_value_is_distance_zero_where_pycanon_divides_by_zero():
 
 from unittest import mock  # noqa: E402
 
-from incrowd.release import _sensitive as sensitive_module  # noqa: E402
-from incrowd.release._sensitive import SensitiveColumn, enforce_sensitive  # noqa: E402
+from incrowd.publishing import _sensitive as sensitive_module  # noqa: E402
+from incrowd.publishing._sensitive import SensitiveColumn, enforce_sensitive  # noqa: E402
 
 
 @st.composite
@@ -395,7 +393,7 @@ def test_merged_release_agrees_with_pycanon():
 
 from pathlib import Path  # noqa: E402
 
-_DATA = Path(incrowd.data.data_dir())
+_DATA = Path(data_dir())
 _FULL = _DATA / "adult_arx" / "full"
 _QIS = ["age", "hours-per-week", "sex", "race", "marital-status", "education", "native-country"]
 

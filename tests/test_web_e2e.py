@@ -23,11 +23,11 @@ if not CHROMIUM.exists() and not os.environ.get("INCROWD_REQUIRE_BROWSER"):
                 allow_module_level=True)
 sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
 import uvicorn  # noqa: E402
+from benchdata import data_dir  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from incrowd import microaggregate, verify_k_anonymity  # noqa: E402
 from incrowd.cli import app as cli_app  # noqa: E402
-from incrowd.data import data_dir  # noqa: E402
 from incrowd.datasets import load_census  # noqa: E402
 from incrowd.web import create_app  # noqa: E402
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from incrowd import _cancel
+from incrowd._runtime import _cancel
 from incrowd.exceptions import BuildCancelled
 
 pytest.importorskip("fastapi")
@@ -49,7 +49,7 @@ def test_delete_stops_a_publish_job_between_lattice_nodes(monkeypatch):
     httpx = pytest.importorskip("httpx")
     from loopback import serving, wait_until
 
-    from incrowd.release import _gtm
+    from incrowd.publishing import _gtm
 
     started, go = threading.Event(), threading.Event()
     calls = []
@@ -95,8 +95,8 @@ def test_delete_stops_a_publish_job_between_lattice_nodes(monkeypatch):
 
 
 def test_every_step_of_a_release_stops_under_a_cancelled_token():
-    from incrowd.release._joint import joint_labels
-    from incrowd.release._sensitive import SensitiveColumn, enforce_sensitive
+    from incrowd.microaggregation.joint._joint import joint_labels
+    from incrowd.publishing._sensitive import SensitiveColumn, enforce_sensitive
 
     # ten groups of two rows, each holding one sensitive value: every group must merge for l = 2
     labels = np.repeat(np.arange(10), 2)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from incrowd import _cancel
+from incrowd._runtime import _cancel
 from incrowd.exceptions import BuildCancelled
 from incrowd.microaggregation.mondrian.mona import MONA
 from incrowd.microaggregation.ona.ona import ONA

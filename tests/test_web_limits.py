@@ -19,8 +19,8 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("multipart")
 from fastapi.testclient import TestClient  # noqa: E402
-
 from loopback import free_port  # noqa: E402
+
 from incrowd.web import create_app  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -334,7 +334,7 @@ def test_uploads_parsed_at_once_share_the_memory_budget(tmp_path):
     data not yet held."""
     import threading
 
-    from incrowd.data import read_table
+    from incrowd.io._tables import read_table
     from incrowd.web._sessions import SessionStore
     from incrowd.web._upload_limits import UploadLimits, UploadRefused
 

@@ -20,7 +20,7 @@ pytest.importorskip("multipart")
 from fastapi.testclient import TestClient  # noqa: E402
 
 import incrowd  # noqa: E402
-from incrowd.assessment._report import summary_points  # noqa: E402
+from incrowd.reporting._report import summary_points  # noqa: E402
 from incrowd.web import create_app  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")

@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import incrowd
-from incrowd import _csv_text
 from incrowd.cli import app
 from incrowd.exceptions import IncrowdError, VerificationError
+from incrowd.io import _csv_text
 
 FORMATS = [".csv", ".parquet", ".sav", ".dta", ".xpt"]
 
@@ -111,7 +111,7 @@ def survey(n: int = 48, seed: int = 0) -> pd.DataFrame:
 
 
 def test_a_csv_whose_text_splits_a_class_is_refused_and_the_earlier_file_stays(tmp_path):
-    from incrowd._written import Promise, write_release
+    from incrowd.io._written import Promise, write_release
 
     # in memory 1 == 1.0: one class of four; as CSV text '1' is alone beside three '1.0'
     frame = pd.DataFrame({"q": pd.Series([1, 1.0, 1.0, 1.0], dtype=object), "v": ["a", "b", "c", "d"]})
@@ -131,8 +131,8 @@ def test_a_csv_whose_text_splits_a_class_is_refused_and_the_earlier_file_stays(t
 
 
 def test_a_file_that_cannot_be_read_back_is_not_put_in_place(tmp_path, monkeypatch):
-    from incrowd import _statfiles
-    from incrowd._written import Promise, write_release
+    from incrowd.io import _statfiles
+    from incrowd.io._written import Promise, write_release
 
     def unreadable(path, fmt):
         raise ValueError("bad header")
@@ -146,7 +146,7 @@ def test_a_file_that_cannot_be_read_back_is_not_put_in_place(tmp_path, monkeypat
 
 
 def test_a_class_poor_in_the_file_names_its_values(tmp_path, monkeypatch):
-    from incrowd._written import Promise, write_release
+    from incrowd.io._written import Promise, write_release
 
     frame = pd.DataFrame({"q": ["a"] * 4 + ["b"] * 4, "s": ["pos", "neg"] * 4})
     promise = Promise(("q",), 2, l=2, sensitive=("s",))
@@ -162,7 +162,7 @@ def test_a_class_poor_in_the_file_names_its_values(tmp_path, monkeypatch):
 
 
 def test_a_class_far_in_the_file_names_its_distance(tmp_path, monkeypatch):
-    from incrowd._written import Promise, write_release
+    from incrowd.io._written import Promise, write_release
 
     frame = pd.DataFrame({"q": ["a"] * 4 + ["b"] * 4, "s": ["x", "y"] * 4})
     promise = Promise(("q",), 2, t=0.2, sensitive=("s",), ordered={"s": False}, reference=frame[["s"]])
@@ -176,7 +176,7 @@ def test_a_class_far_in_the_file_names_its_distance(tmp_path, monkeypatch):
 
 
 def test_trailing_blanks_spss_strips_never_make_a_class_diverse_in_the_file(tmp_path):
-    from incrowd._written import Promise, write_release
+    from incrowd.io._written import Promise, write_release
 
     frame = pd.DataFrame({"q": ["a"] * 4, "s": ["pos", "pos ", "pos", "pos "]})
     for suffix in (".sav", ".xpt"):
@@ -186,7 +186,7 @@ def test_trailing_blanks_spss_strips_never_make_a_class_diverse_in_the_file(tmp_
 
 
 def test_an_infinite_value_the_input_did_not_have_is_refused(tmp_path):
-    from incrowd._written import Promise, write_release
+    from incrowd.io._written import Promise, write_release
 
     frame = pd.DataFrame({"x": [np.inf, np.inf, 1.0, 1.0]})
     with pytest.raises(VerificationError, match="holds 'inf' in column 'x', data row 1"):

@@ -2,7 +2,7 @@
 
 The scripts are run from the repository root as ``.venv/bin/python bench/<script>.py`` and import
 from here (``from _common import ...``). The benchmark data are read from
-:func:`incrowd.data.data_dir` (``$INCROWD_DATA`` or ``../shared/data`` beside the checkout).
+:func:`data_dir` (moved here from ``incrowd.data``) (``$INCROWD_DATA`` or ``../shared/data`` beside the checkout).
 Several scripts write into the same Markdown files (``docs/reproduction.md``,
 ``docs/performance.md``, ``docs/studies.md``); each owns one section delimited by ``<!-- BEGIN name -->`` /
 ``<!-- END name -->`` and :func:`update_section` replaces only that section, under a file lock,
@@ -19,14 +19,13 @@ with an atomic write.
 
 from __future__ import annotations
 
-from incrowd.data import data_dir  # noqa: F401  (scripts find the data files through it)
-
 from .data import (  # noqa: F401
     ADULT_COLUMNS,
     DATA_NOTES,
     DISPLAY,
     EIA_COLUMNS,
     LOADERS,
+    data_dir,
     gaussian,
     load,
     load_adult,

@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from incrowd.data import data_dir
-
 from .paths import REPO
+
+
+def data_dir() -> Path:
+    """Benchmark data folder: ``$INCROWD_DATA``, else ``../shared/data`` beside the checkout.
+
+    "Beside the checkout" is tried from the working directory first, then from this file
+    (an editable install run from elsewhere). The returned folder may not exist.
+    """
+    env = os.environ.get("INCROWD_DATA")
+    if env:
+        return Path(env)
+    candidates = [Path.cwd().parent / "shared" / "data", Path(__file__).resolve().parents[3] / "shared" / "data"]
+    for folder in candidates:
+        if folder.is_dir():
+            return folder
+    return candidates[0]
 
 EIA_COLUMNS = [
     "UTILITYID", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from . import _lazy
-from ._compile import prepare_cache as _prepare_cache
+from ._runtime import _lazy
+from ._runtime._compile import prepare_cache as _prepare_cache
 
 # before anything imports numba: a read-only install without a writable user cache folder
 # would make numba refuse to load the kernels
@@ -35,9 +35,8 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
     from . import generalization, incremental
     from ._bound import lower_bound
     from ._microaggregate import MicroaggregationResult, microaggregate
-    from ._version import __version__
-    from .assessment import Report, report
-    from .data import read_table, write_table
+    from ._runtime._version import __version__
+    from .io import read_table, write_table
     from .metrics import information_loss, sse, sst, verify_k_anonymity, verify_l_diversity, verify_t_closeness
     from .microaggregation import (
         MDAV,
@@ -54,19 +53,20 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
         ONAStar,
         Refine,
     )
-    from .release import PublishResult, publish
+    from .publishing import PublishResult, publish
+    from .reporting import Report, report
 
 #: public name -> the module that defines it (loaded on first access)
 _LAZY = {
-    "__version__": "._version",  # reading the package metadata costs importlib.metadata: on first use too
+    "__version__": "._runtime._version",  # reading the package metadata costs importlib.metadata: on first use too
     "microaggregate": "._microaggregate",
     "MicroaggregationResult": "._microaggregate",
-    "report": ".assessment._report",
-    "Report": ".assessment._report",
-    "publish": ".release._release",
-    "PublishResult": ".release._release",
-    "read_table": ".data",
-    "write_table": ".data",
+    "report": ".reporting._report",
+    "Report": ".reporting._report",
+    "publish": ".publishing._release",
+    "PublishResult": ".publishing._release",
+    "read_table": ".io",
+    "write_table": ".io",
     **dict.fromkeys(["information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity",
                       "verify_t_closeness"], ".metrics"),
     **dict.fromkeys(["METHODS", "MDAV", "MDAVPlus", "VMDAV", "MDAVStar", "ONA", "ONAStar", "Mondrian",
@@ -76,7 +76,7 @@ _LAZY = {
 
 
 #: submodules a bare ``import incrowd`` used to load, listed by ``dir(incrowd)`` as before
-_SUBMODULES = ("data", "exceptions", "metrics", "microaggregation", "generalization", "incremental", "release", "assessment")
+_SUBMODULES = ("io", "exceptions", "metrics", "microaggregation", "generalization", "incremental", "publishing", "reporting")
 
 __getattr__, __dir__ = _lazy.attach(__name__, _LAZY, _SUBMODULES)
 

@@ -20,10 +20,12 @@ from importlib import import_module
 #: name -> the internal module that defines it (today's module paths)
 _SOURCES: dict[str, str] = {
     # file writing (bench/_common/output.py)
-    "atomic_output": "incrowd._atomic",
-    "write_text_atomic": "incrowd._atomic",
+    "atomic_output": "incrowd.io._atomic",
+    "write_text_atomic": "incrowd.io._atomic",
+    # standardization as the estimators do it (the reproductions and speed benches)
+    "standardize": "incrowd._standardize",
     # numba's compile clock (reproduce_refine.py, scale_out.py)
-    "compile_clock": "incrowd._compile",
+    "compile_clock": "incrowd._runtime._compile",
     # exact MDAV: the plain scan kernel and the fast exact kernel (bench_speed.py, bench_memory.py,
     # bench_ablation.py)
     "mdav_labels": "incrowd.microaggregation.mdav._mdav_kernel",
@@ -54,20 +56,20 @@ _SOURCES: dict[str, str] = {
     "count_bottom_classes": "incrowd.generalization._limits",
     "one_request": "incrowd.generalization._search_plain",
     # mixed releases (bench_publish.py, bench_joint.py)
-    "numeric_information_loss": "incrowd.release._measures",
-    "standardize_columns": "incrowd.release._prepare:_standardize",
-    "group_lca": "incrowd.release._joint",
-    "joint_labels": "incrowd.release._joint",
-    "joint_objective": "incrowd.release._joint",
+    "numeric_information_loss": "incrowd.publishing._measures",
+    "standardize_columns": "incrowd.publishing._prepare:_standardize",
+    "group_lca": "incrowd.microaggregation.joint._joint",
+    "joint_labels": "incrowd.microaggregation.joint._joint",
+    "joint_objective": "incrowd.microaggregation.joint._joint",
     # the report's measures, timed or compared one by one (bench_attacks.py,
     # bench_risk_measures.py, check_risk_sdcmicro.py, check_utility_sdcmicro.py)
-    "attacks": "incrowd.assessment._attacks",
-    "attribute_disclosure": "incrowd.assessment._risk",
-    "class_risk": "incrowd.assessment._risk",
-    "drisk": "incrowd.assessment._risk",
-    "drisk_rmd": "incrowd.assessment._risk",
-    "record_linkage": "incrowd.assessment._risk",
-    "numeric_utility": "incrowd.assessment._utility",
+    "attacks": "incrowd.reporting._attacks",
+    "attribute_disclosure": "incrowd.reporting._risk",
+    "class_risk": "incrowd.reporting._risk",
+    "drisk": "incrowd.reporting._risk",
+    "drisk_rmd": "incrowd.reporting._risk",
+    "record_linkage": "incrowd.reporting._risk",
+    "numeric_utility": "incrowd.reporting._utility",
 }
 
 __all__ = sorted(_SOURCES)

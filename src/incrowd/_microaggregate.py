@@ -10,10 +10,11 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ._compile import compile_clock
-from ._statfiles import mark_changed
-from .data import numeric_matrix, resolve_roles
+from ._methods import DISTRIBUTED_METHODS
+from ._runtime._compile import compile_clock
 from .exceptions import DataError, ParameterError, VerificationError
+from .io._statfiles import mark_changed
+from .io._tables import numeric_matrix, resolve_roles
 from .metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
 from .microaggregation import METHODS
 
@@ -101,7 +102,7 @@ class MicroaggregationResult:
         return out
 
 
-_DISTRIBUTED = ("mona", "mona-2d")
+_DISTRIBUTED = DISTRIBUTED_METHODS
 
 
 def check_distributed_method(method: str) -> None:
@@ -115,13 +116,13 @@ def check_distributed_method(method: str) -> None:
 
 def _fit_on_dask(estimator, fit_input, scheduler, timings: dict) -> None:
     """Fill the estimator's fitted attributes from a distributed run (same groups)."""
-    from .distributed._mona import fit_distributed
+    from ._runtime import _backends
     from .microaggregation._base import as_quasi_identifier_matrix, check_k
 
     values, _ = as_quasi_identifier_matrix(fit_input)
     check_k(estimator.k, values.shape[0])
     estimator._check_params()
-    result = fit_distributed(estimator, values, scheduler)
+    result = _backends.get("dask").fit(estimator, values, scheduler)  # registered by incrowd.distributed
     estimator.labels_ = result.labels
     estimator.n_groups_ = result.n_groups
     estimator.group_sizes_ = result.group_sizes

@@ -16,7 +16,7 @@ import pandas as pd
 from numba import njit
 
 from . import _small
-from .data import group_means, standardize
+from ._standardize import group_means, standardize
 from .exceptions import DataError, ParameterError, name_list
 
 if TYPE_CHECKING:
@@ -296,7 +296,7 @@ def class_ids(frame: pd.DataFrame) -> np.ndarray:
     A missing value is a value of its own, and so is each user-missing code of a statistical
     file (SPSS 8 "don't know" and 9 "refused", Stata ``.a``), apart from system missing and
     from each other: the file shows them as values, so a reader tells them apart."""
-    from ._statfiles import code_indices
+    from .io._statfiles import code_indices
 
     n = int(frame.shape[0])
     if frame.shape[1] == 0:
@@ -318,7 +318,7 @@ def class_ids(frame: pd.DataFrame) -> np.ndarray:
 
 def _user_missing(column: pd.Series) -> tuple[np.ndarray, list] | None:
     """(code index per cell or -1, the codes) of a column read from a statistical file."""
-    from ._statfiles import code_indices
+    from .io._statfiles import code_indices
 
     if not pd.api.types.is_float_dtype(column.dtype):
         return None
@@ -334,7 +334,7 @@ def _user_missing(column: pd.Series) -> tuple[np.ndarray, list] | None:
 def _canonical(value):
     """A sensitive value as it counts: numbers (and text that reads as a finite number) as
     floats, text without its trailing blanks, the NA vocabulary as missing (None)."""
-    from ._na_values import NA_VALUES
+    from .io._na_values import NA_VALUES
 
     if value is None or value is pd.NA or value is pd.NaT:
         return None
@@ -359,7 +359,7 @@ def sensitive_keys(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """``(keys, user_missing)``: each cell's value as l and t count it (an object array, None
     where missing) and whether it is a statistical file's user-missing code.
 
-    - The NA vocabulary (:data:`incrowd._na_values.NA_VALUES`: an empty cell, ``NA``,
+    - The NA vocabulary (:data:`incrowd.io._na_values.NA_VALUES`: an empty cell, ``NA``,
       ``N/A``, ...) and system missing values are missing: one missing value, never a
       distinct value for l; for t, one category of its own.
     - A user-missing code (SPSS 98 declared missing, Stata ``.a``) is a value of its own,

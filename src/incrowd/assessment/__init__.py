@@ -1,16 +1,11 @@
-"""Disclosure risk and utility of a release, beside the original it was made from.
+"""Deprecated: the package is :mod:`incrowd.reporting` (``incrowd.assessment`` keeps working for one
+release, with a ``DeprecationWarning``)."""
 
-- :func:`report` (also ``incrowd.report``): original and release in, a :class:`Report` out, with
-  ``.risk`` and ``.utility`` (dicts of named measures), ``.to_json()`` and ``.to_html(path)``.
-"""
+import warnings as _warnings
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
+from ..reporting import Report, report
 
-from .. import _lazy
-
-if _TYPE_CHECKING:
-    from ._report import Report, report
-
-__getattr__, __dir__ = _lazy.attach(__name__, {"report": "._report", "Report": "._report"})
+_warnings.warn("incrowd.assessment is deprecated and will be removed in the next release; import from "
+               "incrowd.reporting (or incrowd.report / incrowd.Report)", DeprecationWarning, stacklevel=2)
 
 __all__ = ["report", "Report"]

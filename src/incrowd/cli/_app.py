@@ -12,11 +12,11 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .. import _lazy
-from .._atomic import is_stdout
-from .._compile import compile_clock
-from .._na_values import NA_HELP
+from .._runtime import _lazy
+from .._runtime._compile import compile_clock
 from ..exceptions import ParameterError, VerificationError
+from ..io._atomic import is_stdout
+from ..io._na_values import NA_HELP
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
@@ -56,9 +56,9 @@ if TYPE_CHECKING:
 # pandas, numba and the methods load when a command runs, not for --help or --version
 check_distributed_method = _lazy.function("incrowd._microaggregate", "check_distributed_method")
 microaggregate = _lazy.function("incrowd._microaggregate", "microaggregate")
-read_table = _lazy.function("incrowd.data", "read_table")
-table_format = _lazy.function("incrowd.data", "table_format")
-write_table = _lazy.function("incrowd.data", "write_table")
+read_table = _lazy.function("incrowd.io._tables", "read_table")
+table_format = _lazy.function("incrowd.io._tables", "table_format")
+write_table = _lazy.function("incrowd.io._tables", "write_table")
 load_census = _lazy.function("incrowd.datasets", "load_census")
 
 app = typer.Typer(
@@ -85,7 +85,7 @@ app.command("warmup")(warmup_command)
 
 def main() -> None:
     """Console-script entry point."""
-    from .._compile import enable_notice
+    from .._runtime._compile import enable_notice
 
     if not {"-q", "--quiet"} & set(sys.argv[1:]):
         enable_notice()
@@ -96,7 +96,7 @@ def run() -> None:
     """The ``incrowd`` program (console script and ``python -m incrowd.cli``): :func:`main`,
     then a quick exit (:func:`_exit_now`). Code that calls :func:`main` itself gets its
     ``SystemExit`` as before."""
-    from .. import _process
+    from .._runtime import _process
 
     _process.program = True
     try:
@@ -140,7 +140,7 @@ def _exit_now(code) -> None:
 
 def _print_version(value: bool) -> None:
     if value:
-        from .. import __version__  # read from the package metadata only when asked
+        from .._runtime._version import __version__  # read from the package metadata only when asked
 
         typer.echo(f"incrowd {__version__}")
         raise typer.Exit()
@@ -248,7 +248,7 @@ def microaggregate_command(
 
     OUTPUT is written atomically, and only after the aggregated table was verified k-anonymous.
     """
-    from .. import _process
+    from .._runtime import _process
 
     _process.one_shot = _process.program and scheduler is None
     with user_errors():
@@ -307,7 +307,7 @@ def microaggregate_command(
                                          identifiers=result.identifiers, k=result.k,
                                          release_summary=result.summary())
 
-            from .._written import Promise, write_release
+            from ..io._written import Promise, write_release
 
             written = write_release(
                 result.aggregated, output, Promise(tuple(result.quasi_identifiers), result.k,
@@ -431,7 +431,7 @@ def demo_command(
             if not best.verification.ok:  # microaggregate raises first; never write unverified data
                 raise VerificationError(f"the mdav-star result is not {best.k}-anonymous; nothing was written")
             output_dir.mkdir(parents=True, exist_ok=True)
-            from .._written import Promise, write_release
+            from ..io._written import Promise, write_release
 
             path = output_dir / f"census_mdav-star_k{best.k}.csv"
             qis = tuple(best.quasi_identifiers)

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 from rich.table import Table
 
-from .. import _lazy
-from .._atomic import is_stdout
+from .._frontends import partial_fraction as _fraction
+from .._runtime import _lazy
 from ..exceptions import DataError, ParameterError
 from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
+from ..io._atomic import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._options import IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, SchedulerTimeoutOption, check_scheduler, names
 from ._report import ReportOption, check_report_path, write_release_report
@@ -20,11 +21,11 @@ if TYPE_CHECKING:
     from ..generalization import Negotiation
 
 # pandas, DuckDB and numba load when a command runs, not for --help or --version
-read_table = _lazy.function("incrowd.data", "read_table")
-table_format = _lazy.function("incrowd.data", "table_format")
-write_release = _lazy.function("incrowd._written", "write_release")
-generalization_promise = _lazy.function("incrowd._written", "generalization_promise")
-verified_as_written = _lazy.function("incrowd._written", "verified_as_written")
+read_table = _lazy.function("incrowd.io._tables", "read_table")
+table_format = _lazy.function("incrowd.io._tables", "table_format")
+write_release = _lazy.function("incrowd.io._written", "write_release")
+generalization_promise = _lazy.function("incrowd.io._written", "generalization_promise")
+verified_as_written = _lazy.function("incrowd.io._written", "verified_as_written")
 generalize = _lazy.function("incrowd.generalization._apply", "generalize")
 negotiate = _lazy.function("incrowd.generalization._negotiate", "negotiate")
 parse_assignments = _lazy.function("incrowd.generalization._hierarchy", "parse_assignments")
@@ -141,7 +142,8 @@ def build_command(
                        node_limit)
         with stages(3, quiet=quiet or json_output) as progress:
             if scheduler is not None:
-                from ..distributed import build_lattice, connect
+                from ..distributed import connect
+                from ..generalization import build_lattice
 
                 progress.stage(f"connecting to {scheduler}")
                 with connect(scheduler, timeout=scheduler_timeout) as client:
@@ -176,19 +178,6 @@ def build_command(
             if info.get("compile_seconds", 0) >= 0.0005 else "")),
         ("written", str(output)),
     ])
-
-
-def _fraction(text: str | None) -> float:
-    if text is None:
-        return 1.0
-    t = text.strip()
-    try:
-        value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
-    except ValueError:
-        value = -1.0
-    if not 0 < value <= 1:
-        raise ParameterError(f"--partial must be a share of the nodes in (0, 1] or (0%, 100%]; got {text!r}")
-    return value
 
 
 @lattice_app.command("show")

@@ -8,12 +8,12 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .. import _lazy
-from .._atomic import is_stdout
-from .._na_values import NA_HELP
+from .._runtime import _lazy
 from ..exceptions import DataError, ParameterError
 from ..incremental._lock import DEFAULT_WAIT, describe_as
 from ..incremental._strategy_names import STRATEGY_NAMES
+from ..io._atomic import is_stdout
+from ..io._na_values import NA_HELP
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._options import (
     DiagonalsOption,
@@ -37,9 +37,9 @@ from ._report import ReportOption, check_report_path, write_release_report
 from ._usage import bounded
 
 # pandas, DuckDB and numba load when a command runs, not for --help or --version
-numeric_matrix = _lazy.function("incrowd.data", "numeric_matrix")
-read_table = _lazy.function("incrowd.data", "read_table")
-resolve_roles = _lazy.function("incrowd.data", "resolve_roles")
+numeric_matrix = _lazy.function("incrowd.io._tables", "numeric_matrix")
+read_table = _lazy.function("incrowd.io._tables", "read_table")
+resolve_roles = _lazy.function("incrowd.io._tables", "resolve_roles")
 fit_runtime_model = _lazy.function("incrowd.incremental._plan", "fit_runtime_model")
 plan = _lazy.function("incrowd.incremental._plan", "plan")
 

@@ -7,12 +7,11 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .._methods import MAX_ROUNDS, MAX_RUNS, METHOD_NAMES
+from .._methods import MAX_ROUNDS, MAX_RUNS, MAX_SEED, METHOD_NAMES
 from ..exceptions import ParameterError
 from ._usage import bounded
 
 #: seeds are 32-bit on the command line, as in most tools
-MAX_SEED = 2**32 - 1
 
 KOption = Annotated[int, typer.Option("--k", help="Minimum group size (>= 2).", show_default=False)]
 MethodOption = Annotated[str, typer.Option("--method", help=f"One of: {', '.join(METHOD_NAMES)}.")]

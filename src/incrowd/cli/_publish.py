@@ -8,19 +8,20 @@ from typing import Annotated, Optional
 
 import typer
 
-from .. import _lazy
-from .._atomic import is_stdout
+from .._frontends import summary_lines
+from .._runtime import _lazy
 from ..exceptions import ParameterError
+from ..io._atomic import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._generalization import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption, lattice_limits
 from ._options import JsonOption, QuietOption
 
-read_table = _lazy.function("incrowd.data", "read_table")
-table_format = _lazy.function("incrowd.data", "table_format")
-load_spec = _lazy.function("incrowd.release._spec", "load_spec")
-publish = _lazy.function("incrowd.release._release", "publish")
-example_toml = _lazy.function("incrowd.release._example", "example_toml")
-check_spec_nodes = _lazy.function("incrowd.release._gtm", "check_spec_nodes")
+read_table = _lazy.function("incrowd.io._tables", "read_table")
+table_format = _lazy.function("incrowd.io._tables", "table_format")
+load_spec = _lazy.function("incrowd.publishing._spec", "load_spec")
+publish = _lazy.function("incrowd.publishing._release", "publish")
+example_toml = _lazy.function("incrowd.publishing._example", "example_toml")
+check_spec_nodes = _lazy.function("incrowd.publishing._gtm", "check_spec_nodes")
 
 
 def publish_command(
@@ -99,43 +100,6 @@ def publish_command(
         print_json(info, err=to_stderr)
         return
     print_lines(summary_lines(info), err=to_stderr)
-
-
-def summary_lines(info: dict) -> list[tuple[str, str]]:
-    privacy = [f"k={info['k']}"]
-    if info.get("l") is not None:
-        privacy.append(f"l={info['l']}")
-    if info.get("t") is not None:
-        privacy.append(f"t={info['t']}")
-    sensitive = ", ".join(info.get("sensitive") or []) or "none"
-    lines = [
-        ("input", info.get("input", "")),
-        ("strategy", f"{info['strategy']} (method {info['method']})"),
-        ("privacy", ", ".join(privacy) + f"; sensitive: {sensitive}"),
-        ("quasi-identifiers", f"numeric {', '.join(info['numeric']) or '-'}; categorical "
-                              f"{', '.join(info['categorical']) or '-'}"),
-    ]
-    if info.get("levels"):
-        lines.append(("levels", ", ".join(f"{a}={v}" for a, v in info["levels"].items())))
-    lines += [
-        ("rows", f"{info['rows_in']} in, {info['rows_out']} out"),
-        ("suppressed", f"{info['suppressed']} rows ({100 * info['suppressed_fraction']:.3f} %)"),
-        ("classes", f"{info['classes']}, smallest {info['min_class_size']} rows"),
-        ("numeric IL", f"{100 * info['numeric_information_loss']:.3f} % (SSE/SST of the numeric QIs)"),
-        ("categorical loss", f"NCP {info['categorical_ncp']:.4f}, mean generalization height "
-                             f"{info['mean_generalization_height']:.3f}"),
-        ("seconds", f"{info['seconds']:.3f}" + (f" (plus {info['compile_seconds']:.3f} s to compile or load the "
-                                               "kernels, not counted)" if info.get("compile_seconds", 0) > 0.0005
-                                               else "")),
-        ("verified", " and ".join(["k-anonymous over all quasi-identifiers"]
-                                  + (["l-diverse"] if info.get("l") is not None else [])
-                                  + (["t-close"] if info.get("t") is not None else []))
-                     + (" on the written file" if (info.get("verification") or {}).get("verified_on") == "written file"
-                        else " before writing")),
-    ]
-    if info.get("output"):
-        lines.append(("written", "standard output" if is_stdout(Path(info["output"])) else info["output"]))
-    return lines
 
 
 __all__ = ["publish_command", "summary_lines"]

@@ -7,13 +7,13 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .. import _lazy
+from .._runtime import _lazy
 from ..exceptions import DataError, ParameterError
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._options import IdOption, JsonOption, QuietOption, names
 
-read_table = _lazy.function("incrowd.data", "read_table")
-make_report = _lazy.function("incrowd.assessment._report", "report")
+read_table = _lazy.function("incrowd.io._tables", "read_table")
+make_report = _lazy.function("incrowd.reporting._report", "report")
 
 ReportOption = Annotated[
     Optional[Path],
@@ -44,7 +44,7 @@ def read_kept_rows(path: Path, n_original: int, n_release: int) -> list[int]:
     """``--kept-rows FILE``: one original data row number (the first row after the header is 1)
     per line, a line per release row, in increasing order; as 0-based positions."""
     shown = f"--kept-rows {str(path)!r}"
-    from .._atomic import read_input_bytes  # a FIFO is refused by its kind, not waited on
+    from ..io._atomic import read_input_bytes  # a FIFO is refused by its kind, not waited on
 
     try:
         text = read_input_bytes(path, "--kept-rows file").decode("utf-8-sig")

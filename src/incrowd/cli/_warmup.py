@@ -30,8 +30,8 @@ def warmup_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from .._compile import cache_directory, disable_notice
-    from .._warmup import steps, targets, warm
+    from .._runtime._compile import cache_directory, disable_notice
+    from .._runtime._warmup import steps, targets, warm
 
     disable_notice()  # the progress bar says it already
     with user_errors():

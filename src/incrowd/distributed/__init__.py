@@ -3,17 +3,51 @@ single-machine groups, over row blocks on a ``dask.distributed`` cluster.
 
 - :func:`connect`: a client for ``local:N`` (a LocalCluster of N workers) or a scheduler address;
 - :func:`mona`: distributed MONA_rho / MONA 2D_rho (:class:`DistributedResult`);
-- :func:`build_lattice`: lattice histograms from partitioned data (the single-machine lattice);
+- :func:`incrowd.generalization.build_lattice` with ``client=``: lattice histograms from
+  partitioned data (the single-machine lattice); ``build_lattice`` here is its deprecated
+  former name;
 - :func:`microaggregate_dataset`: a Parquet dataset in, a verified Parquet dataset out,
   partition by partition.
 
 The block functions in ``incrowd.distributed._blocks`` are pure functions of numpy arrays, the
-seam for other engines (docs/scale-out.md).
+seam for other engines (docs/scale-out.md). Importing this package registers it as the
+execution backend ``"dask"`` (``incrowd._runtime._backends``): ``microaggregate(...,
+scheduler=...)`` and ``build_lattice(..., client=...)`` look it up by name.
 """
 
+from .._runtime import _backends
 from ._cluster import connect
 from ._files import microaggregate_dataset
-from ._lattice import build_lattice
-from ._mona import DistributedResult, mona
+from ._lattice import lattice_on_workers
+from ._mona import DistributedResult, fit_distributed, mona
 
-__all__ = ["connect", "mona", "DistributedResult", "build_lattice", "microaggregate_dataset"]
+
+class _DaskBackend:
+    """What the orchestration layer calls through ``_backends.get("dask")``."""
+
+    name = "dask"
+
+    @staticmethod
+    def fit(estimator, values, scheduler):
+        return fit_distributed(estimator, values, scheduler)
+
+    @staticmethod
+    def build_lattice(data, quasi_identifiers, *, client, **kwargs):
+        return lattice_on_workers(data, quasi_identifiers, client=client, **kwargs)
+
+
+_backends.register("dask", _DaskBackend())
+
+
+def __getattr__(name: str):
+    if name == "build_lattice":  # one build_lattice: generalization's, with client=
+        import warnings
+
+        warnings.warn("incrowd.distributed.build_lattice is deprecated and will be removed in the next release; "
+                      "call incrowd.generalization.build_lattice(data, quasi_identifiers, client=client, ...)",
+                      DeprecationWarning, stacklevel=2)
+        return lattice_on_workers
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["connect", "mona", "DistributedResult", "microaggregate_dataset"]

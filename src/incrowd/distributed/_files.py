@@ -12,10 +12,10 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .._atomic import is_stdout, sweep_stale, temp_path
 from .._microaggregate import check_distributed_method, make_estimator
-from ..data import numeric_matrix, resolve_roles
 from ..exceptions import DataError, VerificationError
+from ..io._atomic import is_stdout, sweep_stale, temp_path
+from ..io._tables import numeric_matrix, resolve_roles
 from ._io import frames_of
 from ._io import head as columns_of
 from ._mona import mona

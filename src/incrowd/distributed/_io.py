@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._atomic import check_input_file
-from ..data import read_table
 from ..exceptions import DataError
+from ..io._atomic import check_input_file
+from ..io._tables import read_table
 
 
 def is_parquet_dataset(path: str | os.PathLike) -> bool:

@@ -62,7 +62,7 @@ def _merge(a, b):
     return groups, np.bincount(inverse.ravel(), weights=counts, minlength=groups.shape[0]).astype(np.int64)
 
 
-def build_lattice(data, quasi_identifiers: Sequence[str] | str, *, client,
+def lattice_on_workers(data, quasi_identifiers: Sequence[str] | str, *, client,
                   hierarchies: Mapping[str, Hierarchy] | str | None = None,
                   intervals: Mapping[str, Sequence[float]] | None = None,
                   sensitive: str | None = None, fraction: float = 1.0, source: str = "",

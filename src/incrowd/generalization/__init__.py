@@ -15,7 +15,7 @@ import os
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any, Sequence
 
-from .. import _lazy
+from .._runtime import _lazy
 
 if _TYPE_CHECKING:  # what type checkers see; at run time the names load on first use
     import pandas as pd
@@ -46,8 +46,15 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
 })
 
 
-def build_lattice(data: "pd.DataFrame", quasi_identifiers: "Sequence[str] | str", **kwargs: Any) -> "Lattice":
-    """Same as :meth:`Lattice.build`."""
+def build_lattice(data: "pd.DataFrame", quasi_identifiers: "Sequence[str] | str", *, client: Any = None,
+                  **kwargs: Any) -> "Lattice":
+    """Same as :meth:`Lattice.build`; with ``client`` (a ``dask.distributed`` client), the same
+    lattice built over partitioned data on the client's workers (``data``: a dask dataframe, a
+    Parquet dataset folder or a list of pandas frames in row order; needs ``incrowd[dask]``)."""
+    if client is not None:
+        from .._runtime import _backends
+
+        return _backends.get("dask").build_lattice(data, quasi_identifiers, client=client, **kwargs)
     from ._lattice import Lattice
 
     return Lattice.build(data, quasi_identifiers, **kwargs)

@@ -10,13 +10,14 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._compile import compiled_so_far
-from .._statfiles import mark_changed
-from ..data import resolve_roles
+from .._runtime._compile import compiled_so_far
 from ..exceptions import ParameterError, VerificationError
+from ..io._statfiles import mark_changed
+from ..io._tables import resolve_roles
 from ..metrics import verify_k_anonymity, verify_l_diversity
 from ._hierarchy import Hierarchy, factorize_labels
-from ._lattice import _as_level, resolve_hierarchies
+from ._lattice import resolve_hierarchies
+from ._table import _as_level
 
 
 @dataclass

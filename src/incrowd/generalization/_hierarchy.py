@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
-from .. import _lazy
-from .._atomic import read_input_bytes
+from .._runtime import _lazy
 from ..exceptions import DataError, ParameterError, name_list
+from ..io._atomic import read_input_bytes
 
 if TYPE_CHECKING:
     import pandas as pd

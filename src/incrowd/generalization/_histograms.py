@@ -15,7 +15,7 @@ import numpy as np
 from ..exceptions import ParameterError
 
 if TYPE_CHECKING:
-    from ._lattice import Lattice
+    from ._table import LatticeTable
 
 
 @dataclass
@@ -79,7 +79,7 @@ class ColumnsFrame:
 
 
 
-def check_criterion(lattice: Lattice, k: int | None, l: int | None) -> tuple[str, int]:
+def check_criterion(lattice: LatticeTable, k: int | None, l: int | None) -> tuple[str, int]:
     """('k', k) or ('l', l), checked against the lattice: one of them, an integer >= 2."""
     if (k is None) == (l is None):
         raise ParameterError("give exactly one of k (k-anonymity) and l (naive l-diversity)")
@@ -97,7 +97,7 @@ def check_criterion(lattice: Lattice, k: int | None, l: int | None) -> tuple[str
     return "l", int(l)
 
 
-def criterion_histograms(lattice: Lattice, criterion: str) -> Histograms:
+def criterion_histograms(lattice: LatticeTable, criterion: str) -> Histograms:
     """The histograms a checked criterion reads: class sizes for "k", distinct sensitive values
     for "l" (:func:`check_criterion` has refused "l" on a lattice without them)."""
     hist = lattice.k_histograms if criterion == "k" else lattice.l_histograms

@@ -20,17 +20,15 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .. import _lazy
-from .._compile import compiled_so_far
+from .._runtime import _lazy
+from .._runtime._compile import compiled_so_far
 from ..exceptions import DataError, ParameterError, name_list
 from ._hierarchy import Hierarchy, check_labels, factorize_labels, interval_hierarchy, load_hierarchies
-from ._histograms import ColumnsFrame, Histograms, check_criterion, criterion_histograms
+from ._histograms import Histograms, check_criterion, criterion_histograms
 from ._limits import (
     DEFAULT_MAX_MEMORY,
     DEFAULT_MAX_NODES,
@@ -41,6 +39,7 @@ from ._limits import (
     count_bottom_classes,
     parse_size,
 )
+from ._table import LatticeTable, _as_level, _histogram_parts, code_map_table, node_levels  # noqa: F401
 
 # numba loads when a lattice is built or a node generalized, not when a lattice file is opened
 generalize_table = _lazy.function("incrowd.generalization._kernels", "generalize_table")
@@ -52,122 +51,14 @@ else:
     pd = _lazy.module("pandas")  # only building and saving need pandas, not opening a file
 
 
-class _FrameAttribute:
-    """A DataFrame attribute that may be given as :class:`ColumnsFrame`: opening a lattice file
-    to answer a request never needs it, so pandas is imported only when it is read."""
-
-    def __set_name__(self, owner, name: str) -> None:
-        self.slot = "_" + name
-
-    def __get__(self, obj, owner=None):
-        if obj is None:
-            return self
-        value = obj.__dict__[self.slot]
-        if isinstance(value, ColumnsFrame):
-            value = pd.DataFrame(value.columns)
-            obj.__dict__[self.slot] = value
-        return value
-
-    def __set__(self, obj, value) -> None:
-        obj.__dict__[self.slot] = value
-
-
-@dataclass
-class Lattice:
+class Lattice(LatticeTable):
     """Generalization lattice over ``attributes`` with per-node histograms.
 
     Build with :meth:`build`, store with :meth:`save`, reopen with :meth:`open`, ask with
-    :meth:`negotiate`; :meth:`suppressed` and :meth:`histogram` read single nodes.
+    :meth:`negotiate`; :meth:`suppressed` and :meth:`histogram` read single nodes. The table
+    itself (levels, ids, histograms, the bottom classes) is :class:`LatticeTable`, which the
+    negotiation, the lattice file and the histograms read without naming this builder.
     """
-
-    attributes: tuple[str, ...]
-    hierarchies: dict[str, Hierarchy]
-    n_rows: int
-    sensitive: str | None
-    sensitive_values: int
-    materialized: np.ndarray
-    n_classes: np.ndarray
-    k_histograms: Histograms
-    l_histograms: Histograms | None
-    score: np.ndarray
-    level_scores: pd.DataFrame
-    bottom_codes: np.ndarray
-    bottom_counts: np.ndarray
-    fraction: float = 1.0
-    timings: dict[str, float] = field(default_factory=dict)
-    source: str = ""
-
-    # -- shape -----------------------------------------------------------------------------
-
-    @property
-    def depths(self) -> np.ndarray:
-        return np.array([self.hierarchies[a].depth for a in self.attributes], dtype=np.int64)
-
-    @property
-    def strides(self) -> np.ndarray:
-        d = self.depths
-        return np.array([int(np.prod(d[i + 1:])) for i in range(d.size)], dtype=np.int64)
-
-    @property
-    def n_nodes(self) -> int:
-        return int(np.prod(self.depths))
-
-    @cached_property
-    def levels(self) -> np.ndarray:
-        """(n_nodes, n_attributes) level vectors in id order (the hierarchies never change)."""
-        return node_levels(self.depths)
-
-    @property
-    def heights(self) -> np.ndarray:
-        return self.levels.sum(axis=1)
-
-    @property
-    def is_partial(self) -> bool:
-        return not bool(self.materialized.all())
-
-    def node_id(self, levels: Mapping[str, int] | Sequence[int]) -> int:
-        vector = self.level_vector(levels)
-        return int(np.dot(vector, self.strides))
-
-    def level_vector(self, levels: Mapping[str, int] | Sequence[int], *, default: str = "error") -> np.ndarray:
-        """Levels as a vector in attribute order, checked against each hierarchy's depth.
-
-        ``default`` fills attributes a mapping leaves out: "error", "top" (max level) or "bottom".
-        """
-        if isinstance(levels, Mapping):
-            unknown = [a for a in levels if a not in self.attributes]
-            if unknown:
-                raise ParameterError(
-                    f"unknown attribute(s) {name_list(unknown)}; the lattice has attributes {name_list(self.attributes)}"
-                )
-            out = []
-            for a in self.attributes:
-                if a in levels:
-                    out.append(_as_level(levels[a], a, self.hierarchies[a].max_level))
-                elif default == "top":
-                    out.append(self.hierarchies[a].max_level)
-                elif default == "bottom":
-                    out.append(0)
-                else:
-                    raise ParameterError(f"no level given for attribute {a!r}; give one for each of {list(self.attributes)}")
-            return np.array(out, dtype=np.int64)
-        seq = list(levels)
-        if len(seq) != len(self.attributes):
-            raise ParameterError(
-                f"a level vector needs {len(self.attributes)} levels ({list(self.attributes)}); got {seq}"
-            )
-        return np.array([_as_level(v, a, self.hierarchies[a].max_level) for v, a in zip(seq, self.attributes)],
-                        dtype=np.int64)
-
-    def sublattice(self, levels: Mapping[str, int] | Sequence[int]) -> np.ndarray:
-        """Ids of the nodes componentwise at or below ``levels`` (a mapping may leave attributes
-        out: they may go to their top), in id order."""
-        vector = self.level_vector(levels, default="top") if isinstance(levels, Mapping) else self.level_vector(levels)
-        return np.flatnonzero(np.all(self.levels <= vector, axis=1))
-
-    def level_dict(self, node: int) -> dict[str, int]:
-        vector = self.levels[node]
-        return {a: int(v) for a, v in zip(self.attributes, vector)}
 
     # -- single-node look-ups --------------------------------------------------------------
 
@@ -356,44 +247,12 @@ class Lattice:
         }
         return lattice
 
-    def node_histograms(self, node: int):
-        """Compute one node's histograms from the stored bottom classes (no raw data needed)."""
-        maps, offsets = code_map_table(self.hierarchies, self.attributes)
-        codes, counts = generalize_table(self.bottom_codes, self.bottom_counts, maps, offsets,
-                                         self.levels[node], len(self.attributes))
-        return _histogram_parts(codes, counts, len(self.attributes), self.sensitive is not None)
-
-
-# after @dataclass has made __init__ (which assigns it): a lattice opened from a file keeps its
-# level scores as columns until someone reads them
-Lattice.level_scores = _FrameAttribute()
-Lattice.level_scores.__set_name__(Lattice, "level_scores")  # type: ignore[misc]  # the descriptor just set
 
 
 def check_fraction(fraction) -> float:
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
         raise ParameterError(f"fraction (share of lattice nodes to build) must be in (0, 1]; got {fraction!r}")
     return float(fraction)
-
-
-def _as_level(value, attribute: str, max_level: int) -> int:
-    """A level from an int or from CLI text ("2"), checked against the hierarchy's depth."""
-    message = (f"level of {attribute!r} must be an integer in [0, {max_level}]; got "
-               f"{value if isinstance(value, str) else repr(value)}")
-    if isinstance(value, bool):
-        raise ParameterError(message)
-    try:
-        level = int(value.strip()) if isinstance(value, str) else int(value)
-    except (TypeError, ValueError):
-        raise ParameterError(message) from None
-    if level != value and not isinstance(value, str) or not 0 <= level <= max_level:
-        raise ParameterError(message)
-    return level
-
-
-def node_levels(depths: np.ndarray) -> np.ndarray:
-    grids = np.meshgrid(*[np.arange(d) for d in depths], indexing="ij")
-    return np.stack([g.ravel() for g in grids], axis=1).astype(np.int64)
 
 
 def resolve_hierarchies(data: pd.DataFrame, quasi_identifiers, hierarchies, intervals, sensitive):
@@ -435,22 +294,6 @@ def resolve_hierarchies(data: pd.DataFrame, quasi_identifiers, hierarchies, inte
     for a, widths in intervals.items():
         given[a] = interval_hierarchy(data[a], widths, a)
     return qis, {q: given[q] for q in qis}
-
-
-def code_map_table(hierarchies: Mapping[str, Hierarchy], attributes: Sequence[str]):
-    """All level-0 -> level maps in one padded 2-D array; row ``offsets[j] + level`` is column
-    j's map (numba wants one array, not a list of them)."""
-    width = max(hierarchies[a].labels[0].size for a in attributes)
-    rows: list[np.ndarray] = []
-    offsets: list[int] = []
-    for a in attributes:
-        h = hierarchies[a]
-        offsets.append(len(rows))
-        for level in range(h.depth):
-            row = np.zeros(width, dtype=np.int32)
-            row[: h.labels[0].size] = h.code_map(level)
-            rows.append(row)
-    return np.vstack(rows), np.array(offsets, dtype=np.int64)
 
 
 def _group_bottom(codes0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -518,13 +361,6 @@ def _top_nodes(score: np.ndarray, fraction: float) -> np.ndarray:
     chosen[order[:count]] = True
     chosen[n - 1] = True
     return chosen
-
-
-def _histogram_parts(codes, counts, m, with_sensitive):
-    n_classes, k_size, k_classes, l_distinct, l_classes, l_rows = node_histograms(codes, counts, m, with_sensitive)
-    k_part = (k_size, k_classes, k_size * k_classes)
-    l_part = (l_distinct, l_classes, l_rows) if with_sensitive else None
-    return int(n_classes), k_part, l_part
 
 
 def _compute_nodes(hier, qis, depths, bottom_codes, bottom_counts, chosen, with_sensitive, progress,

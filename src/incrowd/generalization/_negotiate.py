@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
-from .._compile import compiled_so_far
+from .._runtime._compile import compiled_so_far
 from ..exceptions import ParameterError
 from ._histograms import Histograms, check_criterion, criterion_histograms
 from ._search_plain import FIELDS, search_kernel
 
 if TYPE_CHECKING:
-    from ._lattice import Lattice
+    from ._table import LatticeTable
 
 RELAXATIONS = ("max_suppression", "height", "k")
 
@@ -147,7 +147,7 @@ def max_suppression_count(value: int | float | str, n_rows: int) -> int:
 class _SearchArrays:
     """Arrays the kernel reads, derived once per lattice."""
 
-    def __init__(self, lattice: Lattice):
+    def __init__(self, lattice: LatticeTable):
         self.levels = np.ascontiguousarray(lattice.levels)
         self.strides = lattice.strides
         self.heights = self.levels.sum(axis=1)
@@ -156,7 +156,7 @@ class _SearchArrays:
         self.h_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
 
-def _arrays(lattice: Lattice) -> _SearchArrays:
+def _arrays(lattice: LatticeTable) -> _SearchArrays:
     cached = lattice.__dict__.get("_search_arrays")
     if cached is None:
         cached = _SearchArrays(lattice)
@@ -176,7 +176,7 @@ def _with_node(hist: Histograms, node: int, part) -> Histograms:
                       np.concatenate([hist.rows[:a], rows, hist.rows[b:]]))
 
 
-def negotiate(lattice: Lattice, *, k: int | None = None, l: int | None = None,
+def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = None,
               max_levels: Mapping[str, int] | None = None,
               max_suppression: int | float | str = 0,
               runtime_histogram: bool = False) -> Negotiation:

@@ -17,21 +17,23 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from .. import _lazy
-from .._duckdb_file import damaged, read_database, write_database
+from .._runtime import _lazy
+from ..io._duckdb_file import damaged, read_database, write_database
 from ._hierarchy import Hierarchy
 from ._histograms import ColumnsFrame, Histograms
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ._lattice import Lattice
+    from ._table import LatticeTable
 else:
     pd = _lazy.module("pandas")  # only building and saving need pandas, not opening a file
+
+_T = TypeVar("_T", bound="LatticeTable")  # the class that opens a file, a LatticeTable
 
 FORMAT = "incrowd.lattice"
 FORMAT_VERSION = 1
@@ -53,7 +55,7 @@ def _histogram_frame(hist: Histograms, key: str) -> pd.DataFrame:
     return pd.DataFrame({"node_id": node, key: hist.keys, "classes": hist.classes, "rows": hist.rows})
 
 
-def _frames(lattice: Lattice) -> dict[str, pd.DataFrame]:
+def _frames(lattice: LatticeTable) -> dict[str, pd.DataFrame]:
     records = []
     for a in lattice.attributes:
         h = lattice.hierarchies[a]
@@ -86,12 +88,12 @@ def _frames(lattice: Lattice) -> dict[str, pd.DataFrame]:
     return frames
 
 
-def save_lattice(lattice: Lattice, path: str | os.PathLike, *, inputs=()) -> Path:
+def save_lattice(lattice: LatticeTable, path: str | os.PathLike, *, inputs=()) -> Path:
     """Write the lattice file atomically; an existing file is replaced only on success.
 
     The data file it was built from (and ``inputs``) are never replaced.
     """
-    from .. import __version__
+    from .._runtime._version import __version__
 
     meta = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "incrowd_version": __version__,
@@ -139,11 +141,11 @@ def _read_tables(con, meta: dict):
     )
 
 
-def load_lattice(path: str | os.PathLike, lattice_class: type[Lattice]) -> Lattice:
+def load_lattice(path: str | os.PathLike, lattice_class: type[_T]) -> _T:
     """Read a lattice file, refusing other formats, versions and damaged files clearly.
 
-    ``lattice_class`` is :class:`~incrowd.generalization.Lattice`, passed in by
-    :meth:`Lattice.open` so that this module does not import the module that calls it."""
+    ``lattice_class`` is the builder's class (a :class:`LatticeTable`), passed in by its ``open``
+    so that this module does not import the module that calls it."""
     p = Path(path)
     meta, hierarchy, nodes, k_hist, l_hist, level_scores, bottom = read_database(
         p, what=_WHAT, file_format=FORMAT, version=FORMAT_VERSION,

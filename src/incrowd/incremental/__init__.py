@@ -12,7 +12,7 @@
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from .. import _lazy
+from .._runtime import _lazy
 
 if _TYPE_CHECKING:  # what type checkers see; at run time the names load on first use
     from ._plan import (
@@ -26,18 +26,28 @@ if _TYPE_CHECKING:  # what type checkers see; at run time the names load on firs
         optimal_ratio,
         plan,
     )
-    from ._session import STRATEGIES, IncrementalMicroaggregation, PublishResult
+    from ._session import STRATEGIES, IncrementalMicroaggregation, IncrementalRelease
 
 # loaded on first use: planning needs numpy only, a state file pandas, DuckDB and the kernels
-__getattr__, __dir__ = _lazy.attach(__name__, {
+_getattr, __dir__ = _lazy.attach(__name__, {
     **dict.fromkeys(["VARSIGMA_MINUS", "Plan", "RuntimeModel", "critical_ratio", "deadline_ratio",
                      "earliest_finish", "fit_runtime_model", "optimal_ratio", "plan"], "._plan"),
-    **dict.fromkeys(["STRATEGIES", "IncrementalMicroaggregation", "PublishResult"], "._session"),
+    **dict.fromkeys(["STRATEGIES", "IncrementalMicroaggregation", "IncrementalRelease"], "._session"),
 })
+
+
+def __getattr__(name: str):  # the lazy loader, and one deprecated name
+    if name == "PublishResult":
+        import warnings
+
+        warnings.warn("incrowd.incremental.PublishResult is deprecated and will be removed in the next "
+                      "release; it is now incrowd.incremental.IncrementalRelease", DeprecationWarning, stacklevel=2)
+        return _getattr("IncrementalRelease")
+    return _getattr(name)
 
 __all__ = [
     "IncrementalMicroaggregation",
-    "PublishResult",
+    "IncrementalRelease",
     "STRATEGIES",
     "plan",
     "Plan",

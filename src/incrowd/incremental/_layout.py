@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import pandas as pd
 import pyarrow as pa
 
-from .. import _arrow_types
+from ..io import _arrow_types
 
 
 def of_input(frame: pd.DataFrame, passthrough: Sequence[str]) -> dict[str, Any]:
@@ -27,7 +27,7 @@ def of_input(frame: pd.DataFrame, passthrough: Sequence[str]) -> dict[str, Any]:
 
 
 def apply(release: pd.DataFrame, layout: dict[str, Any]) -> pd.DataFrame:
-    """Set the attributes :func:`incrowd.data.write_table` reads to reproduce the layout."""
+    """Set the attributes :func:`incrowd.io._tables.write_table` reads to reproduce the layout."""
     release.attrs.update({k: v for k, v in layout.items() if k.startswith("csv_")})
     if "arrow_schema" in layout:
         schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(layout["arrow_schema"])))

@@ -30,12 +30,13 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import __version__
-from .._atomic import check_output_path, is_stdout
-from .._compile import compile_clock
 from .._microaggregate import make_estimator, microaggregate
-from ..data import Standardizer, numeric_matrix, resolve_roles
+from .._runtime._compile import compile_clock
+from .._runtime._version import __version__
+from .._standardize import Standardizer
 from ..exceptions import DataError, DataWarning, IncrowdError, ParameterError, VerificationError
+from ..io._atomic import check_output_path, is_stdout
+from ..io._tables import numeric_matrix, resolve_roles
 from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
 from ..microaggregation._base import check_k
 from ..microaggregation.mdav._mdav_kernel import mdav_labels
@@ -104,7 +105,7 @@ def _check_random_state(random_state) -> Any:
 
 
 @dataclass
-class PublishResult:
+class IncrementalRelease:
     """The combined release (verified k-anonymous) and its report."""
 
     release: pd.DataFrame
@@ -508,7 +509,7 @@ class IncrementalMicroaggregation:
         }
 
     def publish(self, output: str | os.PathLike | None = None, *, compare: bool = False,
-                sep: str | None = None, then=None) -> PublishResult:
+                sep: str | None = None, then=None) -> IncrementalRelease:
         """Verify the combined release k-anonymous and write it atomically to ``output``, verified
         again on the written file (read back as its format's reader gives it) before it replaces
         ``output``; ``then(report)`` runs after that verification and before the rename.
@@ -573,7 +574,7 @@ class IncrementalMicroaggregation:
                 "tau_plus": t_plus / t if t > 0 else None,
             })
         if output is not None:
-            from .._written import Promise, write_release
+            from ..io._written import Promise, write_release
 
             def verified(record: dict) -> None:
                 report.update(min_class_size=record["k_anonymity"]["min_class_size"],
@@ -585,7 +586,17 @@ class IncrementalMicroaggregation:
             qis = tuple(st.quasi_identifiers)
             write_release(release, output, Promise(qis, st.k, finite=qis), sep=sep, inputs=(self.path,),
                           then=verified)
-        return PublishResult(release=release, verification=check, report=report)
+        return IncrementalRelease(release=release, verification=check, report=report)
 
 
-__all__ = ["IncrementalMicroaggregation", "PublishResult", "STRATEGIES"]
+def __getattr__(name: str):
+    if name == "PublishResult":  # the name before 0.x (it read like publish's result)
+        import warnings
+
+        warnings.warn("incrowd.incremental.PublishResult is deprecated and will be removed in the next "
+                      "release; it is now incrowd.incremental.IncrementalRelease", DeprecationWarning, stacklevel=2)
+        return IncrementalRelease
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["IncrementalMicroaggregation", "IncrementalRelease", "STRATEGIES"]

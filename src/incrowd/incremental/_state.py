@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._duckdb_file import damaged, read_database, write_database
 from ..exceptions import DataError
+from ..io._duckdb_file import damaged, read_database, write_database
 from . import _integrity
 
 FORMAT = "incrowd.incremental-state"

@@ -8,6 +8,7 @@ the thread tuner). Families import one way: ``mondrian`` -> ``ona`` -> ``greedy`
 
 from __future__ import annotations
 
+from .._methods import METHOD_CLASSES
 from ._base import MicroaggregationEstimator
 from .greedy import VMDAV, MDAVPlus, MDAVStar
 from .mdav import MDAV
@@ -15,20 +16,10 @@ from .mondrian import MONA, MONA2D, Mondrian, MondrianV, MondrianV2D
 from .ona import ONA, ONAStar
 from .refine import Refine
 
-#: method name (as used by the API, the CLI and the web UI) -> estimator class
+#: method name (as used by the API, the CLI and the web UI) -> estimator class; the names and their
+#: order come from the one table, ``incrowd._methods.METHOD_CLASSES``
 METHODS: dict[str, type[MicroaggregationEstimator]] = {
-    "mdav": MDAV,
-    "mdav-plus": MDAVPlus,
-    "v-mdav": VMDAV,
-    "mdav-star": MDAVStar,
-    "ona": ONA,
-    "ona-star": ONAStar,
-    "mondrian": Mondrian,
-    "mondrian-v": MondrianV,
-    "mondrian-v2d": MondrianV2D,
-    "mona": MONA,
-    "mona-2d": MONA2D,
-    "refine": Refine,
+    name: globals()[cls] for name, cls in METHOD_CLASSES.items()
 }
 
 __all__ = [

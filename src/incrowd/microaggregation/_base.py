@@ -14,11 +14,12 @@ import time
 import numpy as np
 import pandas as pd
 
-from .._compile import compile_clock
 from .._estimator import ClusterTags, Estimator
 from .._methods import MAX_ROUNDS, MAX_RUNS  # noqa: F401  (kept here for ona/ona.py, mondrian/mona.py; the CLI reads them cheaply)
-from ..data import Standardizer, group_means, numeric_matrix
+from .._runtime._compile import compile_clock
+from .._standardize import Standardizer, group_means
 from ..exceptions import DataError, IncrowdError, ParameterError
+from ..io._tables import numeric_matrix
 from ..metrics import information_loss
 
 

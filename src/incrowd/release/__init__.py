@@ -1,24 +1,11 @@
-"""One release of a survey file over numeric and categorical quasi-identifiers together.
+"""Deprecated: the package is :mod:`incrowd.publishing` (``incrowd.release`` keeps working for one
+release, with a ``DeprecationWarning``)."""
 
-- :func:`publish` (also ``incrowd.publish``): data and a release specification in, a verified
-  release out (:class:`PublishResult`);
-- :func:`load_spec`, :class:`ReleaseSpec`, :class:`ColumnSpec`: the specification (TOML or dict);
-- :func:`example_spec`: a starting specification from a file's columns and types.
-"""
+import warnings as _warnings
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
+from ..publishing import ColumnSpec, PublishResult, ReleaseSpec, example_spec, example_toml, load_spec, publish
 
-from .. import _lazy
-
-if _TYPE_CHECKING:
-    from ._example import example_spec, example_toml
-    from ._release import PublishResult, publish
-    from ._spec import ColumnSpec, ReleaseSpec, load_spec
-
-__getattr__, __dir__ = _lazy.attach(__name__, {
-    "publish": "._release", "PublishResult": "._release",
-    "ReleaseSpec": "._spec", "ColumnSpec": "._spec", "load_spec": "._spec",
-    "example_spec": "._example", "example_toml": "._example",
-})
+_warnings.warn("incrowd.release is deprecated and will be removed in the next release; import from "
+               "incrowd.publishing (or incrowd.publish / incrowd.PublishResult)", DeprecationWarning, stacklevel=2)
 
 __all__ = ["publish", "PublishResult", "ReleaseSpec", "ColumnSpec", "load_spec", "example_spec", "example_toml"]

@@ -16,11 +16,11 @@ from fastapi import FastAPI, File, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
-from .. import __version__
-from ..data import write_table
+from .._runtime._version import __version__
 from ..datasets import load_census
 from ..exceptions import DataError, IncrowdError
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
+from ..io._tables import write_table
 from ..microaggregation import METHODS
 from . import _jobs, _microaggregation, _negotiation, _pool, _publish, _report
 from ._body_limit import BodyLimit

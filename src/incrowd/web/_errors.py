@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..data import read_table
 from ..exceptions import DataError
+from ..io._tables import read_table
 
 log = logging.getLogger("incrowd.web")
 _DECODE_ERRORS: tuple[type[BaseException], ...] = (ValueError, TypeError, OSError, EOFError, zlib.error,

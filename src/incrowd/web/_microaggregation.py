@@ -10,11 +10,11 @@ import numpy as np
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from .._cancel import check_cancelled
+from .._methods import MAX_SEED
 from .._microaggregate import microaggregate
-from .._written import Promise, write_release
-from ..cli._options import MAX_SEED
+from .._runtime._cancel import check_cancelled
 from ..exceptions import DataError, ParameterError, VerificationError
+from ..io._written import Promise, write_release
 from ._context import dataset_of, session_of, stem_of
 from ._pool import heavy
 from ._report import offer

@@ -16,10 +16,10 @@ import numpy as np
 from fastapi import APIRouter, File, Form, Request, Response, UploadFile
 from pydantic import BaseModel, ConfigDict, StrictInt
 
-from .._written import generalization_promise, verified_as_written, write_release
-from ..cli._generalization import _fraction
+from .._frontends import partial_fraction as _fraction
 from ..exceptions import BuildCancelled, DataError, ParameterError, VerificationError, name_list
 from ..generalization import Lattice, Negotiation, generalize, negotiate, read_hierarchy
+from ..io._written import generalization_promise, verified_as_written, write_release
 from ._context import MB, base_name, dataset_of, error, lattice_of, session_for, session_of, stem_of, store_of
 from ._pool import heavy, pool_of
 from ._report import offer
@@ -145,7 +145,7 @@ def _build_command(req: LatticeBuildRequest, data_name: str, sources: dict[str, 
 
 
 @router.post("/api/lattice/build")
-async def build_lattice(req: LatticeBuildRequest, request: Request) -> Any:
+async def start_lattice_build(req: LatticeBuildRequest, request: Request) -> Any:
     """Build the generalization lattice of a data set's quasi-identifiers (every node's
     suppression histograms); kept in this session for negotiation. The server's size limits
     refuse it before any work; it stops between nodes on ``/api/lattice/cancel`` or when the

@@ -15,12 +15,12 @@ from typing import Any, Mapping
 from fastapi import APIRouter, File, Request, Response, UploadFile
 from pydantic import BaseModel, ConfigDict
 
-from .._cancel import check_cancelled
-from ..data import read_table
+from .._runtime._cancel import check_cancelled
 from ..exceptions import DataError, IncrowdError, ParameterError, VerificationError
 from ..generalization import read_hierarchy
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES
-from ..release._toml import spec_to_toml
+from ..io._tables import read_table
+from ..publishing._toml import spec_to_toml
 from ._context import base_name, dataset_of, session_for, session_of, stem_of, store_of
 from ._job import Job, forget_finished
 from ._negotiation import _HIERARCHY_LIMIT, attribute_from_filename
@@ -63,13 +63,13 @@ class PublishRequest(BaseModel):
 def page_context() -> dict[str, Any]:
     """The choices the Publish page offers, named as the spec names them."""
     from .._methods import METHOD_NAMES
-    from ..release._spec import MISSING_NUMERIC, ROLES, STRATEGIES
+    from ..publishing._spec import MISSING_NUMERIC, PUBLISH_STRATEGIES, ROLES
 
-    return {"methods": list(METHOD_NAMES), "strategies": list(STRATEGIES), "roles": list(ROLES),
+    return {"methods": list(METHOD_NAMES), "strategies": list(PUBLISH_STRATEGIES), "roles": list(ROLES),
             "missing_numeric": list(MISSING_NUMERIC)}
 
 
-# -- the specification as TOML: written by incrowd.release._toml ----------------------------
+# -- the specification as TOML: written by incrowd.publishing._toml ----------------------------
 
 
 def _without_nulls(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -198,10 +198,10 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest, *, max_nodes:
     what the endpoint answers. The data is read again from the uploaded file as the CLI reads
     it (only the numeric columns parsed), so the CLI line shown gives the same release.
     ``max_nodes``, ``max_memory``: the server's lattice limits (``incrowd serve``)."""
-    from ..cli._publish import summary_lines
-    from ..release._gtm import check_spec_nodes
-    from ..release._release import publish
-    from ..release._spec import load_spec
+    from .._frontends import summary_lines
+    from ..publishing._gtm import check_spec_nodes
+    from ..publishing._release import publish
+    from ..publishing._spec import load_spec
 
     spec = _without_nulls(req.spec)
     names = {str(ds.path): ds.display_name}
@@ -246,7 +246,7 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest, *, max_nodes:
 def example(dataset_id: str, request: Request) -> dict[str, Any]:
     """A starting specification for a data set of this session: each column's role guessed from
     its values (what ``incrowd publish --example-spec`` prints)."""
-    from ..release._example import example_spec
+    from ..publishing._example import example_spec
 
     ds = dataset_of(session_of(request), dataset_id)
     return {"dataset": ds.id, "spec": example_spec(ds.frame)}

@@ -18,7 +18,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse
 
-from .._cancel import check_cancelled
+from .._runtime._cancel import check_cancelled
 from ..exceptions import DataError
 from ._context import error, session_of
 from ._job import Job, forget_finished
@@ -81,7 +81,7 @@ def _not_here(session: Session | None, result_id: str) -> JSONResponse | None:
 def make(session: Session, result_id: str) -> dict[str, Any]:
     """The report of a result of ``session``, made on first call (the others wait for it):
     its headline figures, its assumptions and its download links."""
-    from ..assessment._report import report, summary_points
+    from ..reporting._report import report, summary_points
 
     pending = _pending(session, result_id)
     with pending.lock:

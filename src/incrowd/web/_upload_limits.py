@@ -22,10 +22,10 @@ from typing import Callable
 
 import pandas as pd
 
-from .. import _compression
-from ..data import _sniff, read_table, table_format
 from ..exceptions import DataError
 from ..generalization._hierarchy import Hierarchy
+from ..io import _compression
+from ..io._tables import _sniff, read_table, table_format
 from ._sessions import SessionStore
 
 MB = 1024 * 1024

@@ -29,8 +29,8 @@ import threading
 import numba
 import numpy as np
 
-from ... import _cancel
-from ..._task_threads import run_on_threads
+from ..._runtime import _cancel
+from ..._runtime._task_threads import run_on_threads
 from .._base import MAX_ROUNDS, MicroaggregationEstimator, check_int, check_real
 from ..ona._ona_kernel import sst_per_row
 from ..ona._ona_star_fast import ona_star_best_labels

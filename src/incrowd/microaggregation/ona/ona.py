@@ -7,8 +7,8 @@ import threading
 import numba
 import numpy as np
 
-from ... import _cancel
-from ..._task_threads import run_on_threads
+from ..._runtime import _cancel
+from ..._runtime._task_threads import run_on_threads
 from ...metrics import sst
 from .._base import MAX_ROUNDS, MAX_RUNS, MicroaggregationEstimator, check_int
 from ._ona_kernel import ona_one_run, sst_per_row

@@ -8,9 +8,9 @@ import time
 import numpy as np
 from scipy.spatial import cKDTree
 
-from ... import _cancel
-from ..._compile import compile_clock
 from ..._knn import knn_scan, use_scan
+from ..._runtime import _cancel
+from ..._runtime._compile import compile_clock
 from ...exceptions import ParameterError
 from .._base import MAX_ROUNDS, MicroaggregationEstimator, check_int
 from ._refine_kernel import MOVE_EXACT, MOVE_SPLIT3, MOVE_SWAP, MOVE_SWEEP, group_costs, ils_kicks, refine_round, split_round

@@ -38,7 +38,7 @@ from typing import Any, Mapping
 from ..exceptions import DataError, ParameterError, name_list
 
 ROLES = ("identifier", "numeric", "categorical", "sensitive", "other")
-STRATEGIES = ("generalize-then-microaggregate", "joint")
+PUBLISH_STRATEGIES = ("generalize-then-microaggregate", "joint")
 MISSING_NUMERIC = ("error", "separate")
 _SECTIONS = ("privacy", "columns", "missing", "method_params", "levels")
 _PRIVACY_KEYS = ("k", "l", "t", "max_suppression", "strategy", "method", "refine", "max_seconds",
@@ -124,7 +124,7 @@ def load_spec(spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec,
     if isinstance(spec, Mapping):
         return _from_dict(spec, Path(base_dir) if base_dir is not None else Path.cwd(), "the spec")
     if isinstance(spec, os.PathLike) or (isinstance(spec, str) and _is_file_name(spec)):
-        from .._atomic import read_input_bytes
+        from ..io._atomic import read_input_bytes
 
         path = Path(spec)
         source = f"spec file {str(path)!r}"
@@ -223,9 +223,9 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or not 0 < t <= 1:
             raise ParameterError(f"{source}: t must be a number in (0, 1] (earth mover's distance); got {t!r}")
         t = float(t)
-    strategy = privacy.get("strategy", STRATEGIES[0])
-    if strategy not in STRATEGIES:
-        raise ParameterError(f"{source}: strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+    strategy = privacy.get("strategy", PUBLISH_STRATEGIES[0])
+    if strategy not in PUBLISH_STRATEGIES:
+        raise ParameterError(f"{source}: strategy must be one of {', '.join(PUBLISH_STRATEGIES)}; got {strategy!r}")
     method = privacy.get("method", "mdav")
     from .._methods import METHOD_NAMES
 

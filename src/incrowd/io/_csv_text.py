@@ -16,9 +16,9 @@ from typing import Callable, Sequence, Union
 
 import pandas as pd
 
+from ..exceptions import DataError
 from . import _compression
 from ._na_values import NA_HELP, NA_VALUES  # noqa: F401  (data.py and the CLI read them from here)
-from .exceptions import DataError
 
 #: which columns to parse as numbers: None (none), True (every column that parses), a list of
 #: names, or a function of the header's names giving that list

@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
+from ..exceptions import DataError
 from ._atomic import as_write_error, atomic_output, check_input_file, is_stdout
-from .exceptions import DataError
 
 if TYPE_CHECKING:  # frames come from the callers; reading a file needs no pandas
     import pandas as pd

@@ -4,7 +4,7 @@ being the one the others wait for.
 
 The tasks must be compiled calls that release the GIL (``nogil=True``) to run side by side.
 Each helper thread runs in a copy of the caller's context, so it sees the caller's cancel token
-(:mod:`incrowd._cancel`), which is checked before every task."""
+(:mod:`incrowd._runtime._cancel`), which is checked before every task."""
 
 from __future__ import annotations
 

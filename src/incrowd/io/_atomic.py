@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .exceptions import DataError, IncrowdError, OutputWriteError
+from ..exceptions import DataError, IncrowdError, OutputWriteError
 
 #: the output name meaning standard output (only where the format is text)
 STDOUT = "-"

@@ -17,7 +17,7 @@ from typing import Iterator
 
 import numpy as np
 
-from .exceptions import BuildCancelled
+from ..exceptions import BuildCancelled
 
 
 class CancelToken:

@@ -17,7 +17,7 @@ A node that suppresses every row publishes nothing, so it is never the answer, w
 ``max_suppression`` allows. The lattice is held to the size limits of a lattice build
 (``max_nodes``, ``max_memory``: :mod:`incrowd.generalization._limits`), checked before any node
 is evaluated; the nodes are generated one at a time, never all held, and the search stops at
-the next node once its job is cancelled (:mod:`incrowd._cancel`).
+the next node once its job is cancelled (:mod:`incrowd._runtime._cancel`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from .. import _emd
-from .._cancel import check_cancelled
+from .._runtime._cancel import check_cancelled
 from ..exceptions import DataError, ParameterError
 from ..generalization._limits import check_memory, check_nodes
 from ..generalization._negotiate import max_suppression_count

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..data import Standardizer, column_numbers
+from .._standardize import Standardizer
 from ..exceptions import DataError, ParameterError
 from ..generalization._hierarchy import Hierarchy, factorize_labels, hierarchy_from_rows, read_hierarchy
+from ..io._tables import column_numbers
 from ._spec import ReleaseSpec, check_columns
 
 
@@ -200,7 +201,7 @@ def _encode(hierarchy: Hierarchy, column: pd.Series) -> np.ndarray:
     missing cell (or a cell of the NA vocabulary) without a row of its own takes the
     hierarchy's row for missing values, as long as no two spellings the release shows apart
     would share a row (then each needs its own)."""
-    from .._na_values import NA_VALUES
+    from ..io._na_values import NA_VALUES
 
     labels, user = _qi_labels(column)
     known = set(hierarchy.labels[0].tolist())

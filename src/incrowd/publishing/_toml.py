@@ -1,4 +1,4 @@
-"""A release specification as TOML text that :func:`incrowd.release.load_spec` reads back to the
+"""A release specification as TOML text that :func:`incrowd.publishing.load_spec` reads back to the
 same specification (the web page's "spec to copy", and the starting spec ``--example-spec``
 prints)."""
 
@@ -60,7 +60,7 @@ def _toml_value(value: Any, where: str, depth: int = 0) -> str:
 
 
 def spec_to_toml(spec: Mapping[str, Any]) -> str:
-    """The release specification dict as TOML text that :func:`incrowd.release.load_spec` reads
+    """The release specification dict as TOML text that :func:`incrowd.publishing.load_spec` reads
     back to the same specification (keys whose value is None are left out: TOML has no null)."""
     sections = [s for s in _SECTION_ORDER if s in spec] + [s for s in spec if s not in _SECTION_ORDER]
     blocks = []

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._csv_text import NA_VALUES
+from ..io._csv_text import NA_VALUES
 from ._toml import toml_key
 
 #: a column of numbers with at most this many distinct values is proposed as categorical

@@ -41,7 +41,7 @@ class Report:
         return out
 
     def to_json(self) -> str:
-        from .._json import dumps
+        from ..io._json import dumps
 
         return dumps(self.to_dict())
 
@@ -52,7 +52,7 @@ class Report:
 
         text = render(self)
         if path is not None:
-            from .._atomic import atomic_output
+            from ..io._atomic import atomic_output
 
             with atomic_output(path, inputs=inputs, what="report") as tmp:
                 with open(tmp, "w", encoding="utf-8") as fh:
@@ -64,7 +64,7 @@ class Report:
         if str(path).lower().endswith((".html", ".htm")):
             self.to_html(path, inputs=inputs)
             return
-        from .._atomic import atomic_output
+        from ..io._atomic import atomic_output
 
         with atomic_output(path, inputs=inputs, what="report") as tmp:
             with open(tmp, "w", encoding="utf-8") as fh:
@@ -92,8 +92,8 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     counts as at risk; ``target``: a column to model on release and original; ``attacks``: run
     anonymeter's singling-out, linkability and inference attacks (slow).
     """
-    from .._compile import compile_clock, work_clock
-    from ..data import read_table
+    from .._runtime._compile import compile_clock, work_clock
+    from ..io._tables import read_table
 
     with compile_clock() as clock:
         t0 = work_clock()
@@ -131,7 +131,7 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
 
 
 def _risk(a: Aligned, k, population_sizes, threshold) -> tuple[dict, dict]:
-    from .._compile import work_clock
+    from .._runtime._compile import work_clock
     from . import _risk as measures
 
     seconds: dict[str, float] = {}
@@ -169,7 +169,7 @@ def _risk(a: Aligned, k, population_sizes, threshold) -> tuple[dict, dict]:
 
 
 def _utility(a: Aligned, hierarchies, target, random_state, seconds) -> dict:
-    from .._compile import work_clock
+    from .._runtime._compile import work_clock
     from . import _utility as measures
 
     out: dict[str, Any] = {}

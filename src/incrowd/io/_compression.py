@@ -14,7 +14,7 @@ import lzma
 import zlib
 from pathlib import Path
 
-from .exceptions import DataError
+from ..exceptions import DataError
 
 #: compression -> (file name suffix, magic bytes at the start of the file)
 FORMATS: dict[str, tuple[str, bytes]] = {

@@ -3,7 +3,7 @@
 The table in memory is not what a user gets: a CSV holds text (``1`` and ``1.0`` are two
 values there), an SPSS or Stata file holds its user-missing codes (8 and 9, ``.a``) where
 memory holds NaN, SPSS and SAS strip trailing blanks. So every release is written to its
-temporary file (see :func:`incrowd._atomic.atomic_output`), read back through the reader a user
+temporary file (see :func:`incrowd.io._atomic.atomic_output`), read back through the reader a user
 would use for that format, and k (over all quasi-identifiers together, missing as a value of
 its own), l and t are verified on THAT with the verifiers of :mod:`incrowd.metrics`. A failure
 raises :class:`VerificationError` naming the class that failed; the temporary is removed, so
@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .exceptions import IncrowdError, VerificationError
+from ..exceptions import IncrowdError, VerificationError
 
 #: how each written format is read back (what the verification record says)
 READERS = {
@@ -63,7 +63,7 @@ class Promise:
 
 def _format_of(path: str | os.PathLike) -> str:
     from ._atomic import is_stdout
-    from .data import table_format
+    from ._tables import table_format
 
     return "csv" if is_stdout(path) else table_format(path)
 
@@ -175,7 +175,7 @@ def verify_frame(table: pd.DataFrame, promise: Promise, *, what: str,
     """Verify ``promise`` on ``table`` (a release as read back); ``what`` names it in errors.
 
     ``reference``: the input's sensitive columns as the file writes them (for t)."""
-    from .metrics import verify_k_anonymity, verify_l_diversity, verify_t_closeness
+    from ..metrics import verify_k_anonymity, verify_l_diversity, verify_t_closeness
 
     qis = list(promise.quasi_identifiers)
     absent = [c for c in [*qis, *promise.sensitive, *promise.finite] if c not in table.columns]
@@ -205,7 +205,7 @@ def verify_frame(table: pd.DataFrame, promise: Promise, *, what: str,
             diverse = verify_l_diversity(table, qis, name, promise.l)
             out.setdefault("l_diversity", {})[name] = diverse.to_dict()
             if not diverse:
-                from .metrics import class_ids, sensitive_keys
+                from ..metrics import class_ids, sensitive_keys
 
                 # the poorest class as the verifier counts values (a missing one never counts)
                 classes = class_ids(table[qis]) if qis else np.zeros(table.shape[0], dtype=np.int64)
@@ -237,7 +237,7 @@ def verify_frame(table: pd.DataFrame, promise: Promise, *, what: str,
 
 def _farthest(table: pd.DataFrame, qis: list[str], name: str, t: float, order, ref) -> tuple:
     """The quasi-identifier values of the class farthest from the reference (only on failure)."""
-    from .metrics import verify_t_closeness
+    from ..metrics import verify_t_closeness
 
     best, where = -1.0, ()
     for values, rows in _classes(table, qis):
@@ -274,13 +274,13 @@ def verify_written(source: str | bytes, frame: pd.DataFrame, promise: Promise, *
 def write_release(frame: pd.DataFrame, path: str | os.PathLike, promise: Promise, *, sep: str | None = None,
                   inputs: Sequence[str | os.PathLike] = (),
                   then: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """Write ``frame`` to ``path`` (as :func:`incrowd.data.write_table`), verified on the file.
+    """Write ``frame`` to ``path`` (as :func:`incrowd.io._tables.write_table`), verified on the file.
 
     The file is read back from its temporary and ``promise`` verified there before it replaces
     ``path``; ``then(record)`` (e.g. writing the release's report) runs after the verification and
     before the rename, so a failure of either leaves nothing new. Returns the verification
     record (``verified_on``: ``"written file"``; ``seconds``: the read-back and verification)."""
-    from .data import write_table
+    from ._tables import write_table
 
     fmt = _format_of(path)
     delimiter = sep if sep is not None else frame.attrs.get("csv_sep", ",")

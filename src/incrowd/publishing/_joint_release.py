@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._cancel import check_cancelled
+from .._runtime._cancel import check_cancelled
 from ..exceptions import ParameterError
-from ._joint import group_lca, joint_labels
+from ..microaggregation.joint._joint import group_lca, joint_labels
 from ._prepare import Prepared
 
 

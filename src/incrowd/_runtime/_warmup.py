@@ -42,8 +42,8 @@ class Warmed:
 
 def targets(names: Sequence[str] | None = None) -> list[str]:
     """The warm-up targets: every method and the incremental kernels, or those named."""
-    from .exceptions import ParameterError
-    from .microaggregation import METHODS
+    from ..exceptions import ParameterError
+    from ..microaggregation import METHODS
 
     known = list(METHODS) + list(EXTRA)
     if not names:
@@ -96,7 +96,7 @@ def _run(target: str, rows: int, cols: int) -> None:
     if target == "generalization":
         _run_generalization(rows, cols)
         return
-    from ._microaggregate import microaggregate
+    from .._microaggregate import microaggregate
 
     microaggregate(_data(rows, cols), 5, target, random_state=0, **_QUICK.get(target, {}))
 
@@ -107,8 +107,8 @@ def _run_incremental(rows: int, cols: int) -> None:
     import warnings
     from pathlib import Path
 
-    from .incremental import IncrementalMicroaggregation
-    from .incremental._session import STRATEGIES
+    from ..incremental import IncrementalMicroaggregation
+    from ..incremental._session import STRATEGIES
 
     data = _data(rows + 2 * max(rows // 10, 5), cols)
     base, late = data.iloc[:rows], data.iloc[rows:]
@@ -129,7 +129,7 @@ def _run_generalization(rows: int, cols: int) -> None:
     import numpy as np
     import pandas as pd
 
-    from .generalization import Lattice, generalize, negotiate
+    from ..generalization import Lattice, generalize, negotiate
 
     rng = np.random.default_rng(rows + cols)
     names = [f"q{j}" for j in range(max(cols, 2))]

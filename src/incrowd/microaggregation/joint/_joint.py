@@ -47,8 +47,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .._cancel import check_cancelled
-from ..exceptions import DataError, ParameterError
+from ..._runtime._cancel import check_cancelled
+from ...exceptions import DataError, ParameterError
 
 #: how many neighbouring groups a row or a dissolved group may move to
 NEIGHBOUR_GROUPS = 128

@@ -13,8 +13,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from .._compile import compile_clock
-from ..data import group_means
+from .._runtime._compile import compile_clock
+from .._standardize import group_means
 from ..exceptions import VerificationError
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from . import _measures
@@ -51,7 +51,7 @@ class PublishResult:
         ``path``. A failure raises :class:`VerificationError` and writes nothing. ``then`` runs
         after the verification and before the rename (the CLI writes the report there).
         The report's ``verification`` then holds the written file's numbers."""
-        from .._written import write_release
+        from ..io._written import write_release
 
         if self.promise is None:
             from ..exceptions import ParameterError
@@ -95,7 +95,7 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
     spec = load_spec(spec, base_dir)
     max_nodes, max_memory = check_max_nodes(max_nodes), parse_size(max_memory, "max_memory")
     if not isinstance(data, pd.DataFrame):
-        from ..data import read_table
+        from ..io._tables import read_table
         from ._gtm import check_spec_nodes
 
         check_spec_nodes(spec, max_nodes)
@@ -130,7 +130,7 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
 
 def _promise(prep: Prepared, table: pd.DataFrame):
     """What :meth:`PublishResult.write` verifies on the written file (as :func:`_verify` in memory)."""
-    from .._written import Promise
+    from ..io._written import Promise
 
     spec = prep.spec
     names = [s.name for s in prep.sensitive]
@@ -238,7 +238,7 @@ def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndar
                 continue
             column[rows] = hierarchy.generalize(prep.codes0[name][rows], int(L))
         out[name] = column
-    from .._statfiles import mark_changed
+    from ..io._statfiles import mark_changed
 
     changed = list(prep.numeric) + [a for a in prep.categorical if (levels_per_row[a][keep] > 0).any()]
     mark_changed(out, changed)  # a statistical file's value labels no longer describe them

@@ -30,8 +30,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..exceptions import DataError, ParameterError
 from . import _compression
-from .exceptions import DataError, ParameterError
 
 #: file name suffix -> format
 READ_SUFFIXES = {".sav": "spss", ".zsav": "spss", ".dta": "stata", ".sas7bdat": "sas7bdat", ".xpt": "xport"}

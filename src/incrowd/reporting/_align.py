@@ -24,9 +24,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._csv_text import NA_VALUES
-from ..data import column_numbers
 from ..exceptions import DataError, name_list
+from ..io._csv_text import NA_VALUES
+from ..io._tables import column_numbers
 
 
 @dataclass

@@ -1,0 +1,27 @@
+"""One release of a survey file over numeric and categorical quasi-identifiers together.
+
+- :func:`publish` (also ``incrowd.publish``): data and a release specification in, a verified
+  release out (:class:`PublishResult`);
+- :func:`load_spec`, :class:`ReleaseSpec`, :class:`ColumnSpec`: the specification (TOML or dict);
+- :data:`PUBLISH_STRATEGIES`: the strategies a specification may name (``incrowd.incremental.STRATEGIES``
+  are the incremental ones);
+- :func:`example_spec`: a starting specification from a file's columns and types.
+"""
+
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+from .._runtime import _lazy
+
+if _TYPE_CHECKING:
+    from ._example import example_spec, example_toml
+    from ._release import PublishResult, publish
+    from ._spec import PUBLISH_STRATEGIES, ColumnSpec, ReleaseSpec, load_spec
+
+__getattr__, __dir__ = _lazy.attach(__name__, {
+    "publish": "._release", "PublishResult": "._release",
+    "ReleaseSpec": "._spec", "PUBLISH_STRATEGIES": "._spec", "ColumnSpec": "._spec", "load_spec": "._spec",
+    "example_spec": "._example", "example_toml": "._example",
+})
+
+__all__ = ["publish", "PublishResult", "PUBLISH_STRATEGIES", "ReleaseSpec", "ColumnSpec", "load_spec", "example_spec",
+           "example_toml"]
