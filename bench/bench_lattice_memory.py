@@ -43,7 +43,7 @@ def _load(kind: str, qis: list[str], sensitive: str | None):
     from _common import data_dir
 
     from incrowd.generalization import read_hierarchy
-    from incrowd.io._tables import read_table
+    from incrowd import read_table
 
     root = data_dir()
     if kind == "arx":
