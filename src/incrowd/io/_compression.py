@@ -117,6 +117,25 @@ def read_bytes(path: Path, kind: str) -> bytes:
     return out
 
 
+def open_decoded(path: Path):
+    """A binary reader of the decoded content, read as a stream (the web's upload limits count
+    what it decodes), or None where only ``read_table`` can say what is wrong (zstd without the
+    ``zstandard`` package)."""
+    kind = detect(path)
+    if kind is None:
+        return open(path, "rb")
+    if kind == "gzip":
+        return gzip.open(path, "rb")
+    if kind == "bz2":
+        return bz2.open(path, "rb")
+    if kind == "xz":
+        return lzma.open(path, "rb")
+    zstandard = _zstandard()
+    if zstandard is None:
+        return None
+    return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
+
+
 def pandas_compression(kind: str) -> dict:
     """pandas' ``compression=`` for an output of this kind (gzip without a timestamp, so the
     same table gives the same bytes)."""
