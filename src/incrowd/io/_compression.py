@@ -13,6 +13,7 @@ import gzip
 import lzma
 import zlib
 from pathlib import Path
+from typing import Any, Callable
 
 from ..exceptions import DataError
 
@@ -124,16 +125,14 @@ def open_decoded(path: Path):
     kind = detect(path)
     if kind is None:
         return open(path, "rb")
-    if kind == "gzip":
-        return gzip.open(path, "rb")
-    if kind == "bz2":
-        return bz2.open(path, "rb")
-    if kind == "xz":
-        return lzma.open(path, "rb")
+    if kind != "zstd":
+        return _READERS[kind](path, "rb")
     zstandard = _zstandard()
-    if zstandard is None:
-        return None
-    return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
+    return None if zstandard is None else zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
+
+
+#: the stream readers of the compressions Python has built in (zstd needs the package)
+_READERS: dict[str, Callable[..., Any]] = {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}
 
 
 def pandas_compression(kind: str) -> dict:
