@@ -13,6 +13,7 @@ import gzip
 import lzma
 import zlib
 from pathlib import Path
+from typing import Any, Callable
 
 from ..exceptions import DataError
 
@@ -115,6 +116,23 @@ def read_bytes(path: Path, kind: str) -> bytes:
             f"input file {str(path)!r} is not a readable {kind} stream (truncated or corrupted): {exc}"
         ) from exc
     return out
+
+
+def open_decoded(path: Path):
+    """A binary reader of the decoded content, read as a stream (the web's upload limits count
+    what it decodes), or None where only ``read_table`` can say what is wrong (zstd without the
+    ``zstandard`` package)."""
+    kind = detect(path)
+    if kind is None:
+        return open(path, "rb")
+    if kind != "zstd":
+        return _READERS[kind](path, "rb")
+    zstandard = _zstandard()
+    return None if zstandard is None else zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
+
+
+#: the stream readers of the compressions Python has built in (zstd needs the package)
+_READERS: dict[str, Callable[..., Any]] = {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}
 
 
 def pandas_compression(kind: str) -> dict:

@@ -33,7 +33,7 @@ def table_format(path: str | os.PathLike) -> str:
     return _statfiles.format_of(path) or "csv"
 
 
-def _sniff(head: str) -> str:
+def sniff_text(head: str) -> str:
     lines = [ln for ln in head.splitlines() if ln.strip()][:50]
     if not lines:
         return ","
@@ -70,7 +70,7 @@ def _head_bytes(path: Path, n_bytes: int = 64 * 1024) -> tuple[bytes, bytes | No
 def sniff_delimiter(path: str | os.PathLike) -> str:
     """The delimiter of a CSV file among ``, ; TAB |`` (a single-column file gives ',')."""
     head, _ = _head_bytes(Path(path))
-    return _sniff(head.decode("utf-8", errors="replace"))
+    return sniff_text(head.decode("utf-8", errors="replace"))
 
 
 def read_table(path: str | os.PathLike, *, sep: str | None = None, parse: Parse = None) -> pd.DataFrame:
@@ -108,7 +108,7 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None, parse: Parse 
     else:
         head, content = _head_bytes(p)
         text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-        delimiter = sep if sep is not None else _sniff(text)
+        delimiter = sep if sep is not None else sniff_text(text)
         header = _csv_text.header_names(text, delimiter, str(p))
         source = p if content is None else io.BytesIO(content)
         try:

@@ -9,9 +9,7 @@ refused with 507."""
 
 from __future__ import annotations
 
-import bz2
 import csv
-import gzip
 import lzma
 import sys
 import threading
@@ -25,7 +23,7 @@ import pandas as pd
 from ..exceptions import DataError
 from ..generalization._hierarchy import Hierarchy
 from ..io import _compression
-from ..io._tables import _sniff, read_table, table_format
+from ..io._tables import read_table, sniff_text, table_format
 from ._sessions import SessionStore
 
 MB = 1024 * 1024
@@ -54,23 +52,6 @@ class UploadRefused(DataError):
 def _too_large(display: str, what: str, flag: str) -> UploadRefused:
     return UploadRefused(413, f"file {display!r} {what} ({flag}); start the server with a larger {flag} "
                               "or upload a smaller file")
-
-
-def _open_decoded(path: Path):
-    """A binary reader of the decoded content, or None where only read_table can say what is wrong."""
-    kind = _compression.detect(path)
-    if kind is None:
-        return open(path, "rb")
-    if kind == "gzip":
-        return gzip.open(path, "rb")
-    if kind == "bz2":
-        return bz2.open(path, "rb")
-    if kind == "xz":
-        return lzma.open(path, "rb")
-    zstandard = _compression._zstandard()
-    if zstandard is None:
-        return None
-    return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
 
 
 def _count(n: int | None) -> str:
@@ -126,7 +107,7 @@ class UploadLimits:
         """(decoded bytes, lines, columns of the first line) of a delimited file, read in chunks
         and refused as soon as a bound is passed; zeros where only the reader can say what is
         wrong with it."""
-        reader = _open_decoded(path)
+        reader = _compression.open_decoded(path)
         if reader is None:
             return 0, 0, 0
         header_bound = max(64 * 1024, (self.max_columns or 0) * _HEADER_BYTES_PER_COLUMN)
@@ -144,7 +125,7 @@ class UploadLimits:
                                               f"a line end; at most {_count(self.max_columns)} columns are "
                                               "accepted", "--max-columns")
                 line = (buf if end < 0 else buf[:end]).decode("utf-8", errors="replace").lstrip("\ufeff")
-                delimiter = _sniff(buf[:64 * 1024].decode("utf-8", errors="replace").lstrip("\ufeff"))
+                delimiter = sniff_text(buf[:64 * 1024].decode("utf-8", errors="replace").lstrip("\ufeff"))
                 columns = max(1, len(next(csv.reader([line.rstrip("\r")], delimiter=delimiter), [])))
                 self._check_shape(display, 0, columns, exact=False)
                 decoded, lines = len(buf), buf.count(b"\n")
