@@ -7,10 +7,8 @@ clos(x), each as the scan would (same distances, ties by the lowest row or group
 columns a query touches a handful of cells, so a step costs about the same at any n; copies of
 a row (Adult has 9,953 distinct triples in 48,842 rows) share one distance. The grid spans at
 most three columns; with more, queries stay exact but visit more cells, so ``MDAVStar`` uses this
-kernel only up to ``GRID_MAX_COLUMNS`` columns (measured on 40,000 Gaussian rows, k = 10: 5.6x
-the scan at 3 columns, 1.4x at 5, 0.66x at 6). From five columns on the screened kernel
-(``_mdav_star_screened``) is faster: on 160,000 Gaussian rows, k = 10, the grid took 2.5 s at 4
-columns against the screened kernel's 3.1 s, and 16.7 s at 5 columns against its 4.5 s.
+kernel only up to ``GRID_MAX_COLUMNS`` columns; from five columns on the screened kernel
+(``_mdav_star_screened``) is faster (the measurements are in the docs' performance studies).
 """
 
 from __future__ import annotations
@@ -40,14 +38,13 @@ from ._mdav_star_screened import _sse_rows, mdav_star_screened_labels
 FAST_MAX_COLUMNS = 5  # MDAV+ and V-MDAV (``_vmdav_fast``) take their grid kernels up to here
 GRID_MAX_COLUMNS = 4  # MDAV* takes the grid up to here, the screened kernel beyond
 _FAST_MIN_ROWS = 2_000  # below this the index costs more than the scans
-# The screened kernel beat the scan from 1,000 rows (15 columns, k = 3 and 10: 1.9 against
-# 3.9 ms and 1.8 against 2.2 ms), and lost at 500 (k = 10: 0.84 against 0.74 ms).
+# The screened kernel beats the scan from about 1,000 rows; below, its index costs more than it
+# saves.
 _SCREEN_MIN_ROWS = 1_000
-# int8 codes from here (as ``mdav.NARROW_FROM``, for MDAV*'s many more passes): with one query
-# per pass, 80,000 x 15, k = 10, took 3.2 s against 4.0 s with int16 codes (even at 40,000); with
-# eight queries per pass (the kernel's default) the two ran even at 160,000 (9.8 s, 9.7 s), as
-# a batched pass reads the codes once for all its queries. Kept from 64,000 rows until a batched
-# comparison at a million rows (codes far beyond the cache) says otherwise.
+# int8 codes from here (as ``mdav.NARROW_FROM``, for MDAV*'s many more passes): they halve the
+# bytes a pass streams, which pays once the codes leave the cache; a batched pass reads the
+# codes once for all its queries, which narrows the gain. Kept from 64,000 rows until a batched
+# comparison at a million rows says otherwise.
 NARROW_FROM = 64_000
 NARROW_MAX_RANGE = 16.0
 # one per process, used under PARALLEL_LOCK (as ``mdav._TUNER``): whether the threads pay on this

@@ -16,8 +16,8 @@ Layout ("blocked quads", uint8 arrays; ``_screen.quantize_quads``): int8 codes f
 word, word w of a block 64 bytes with lane l's codes of columns 4w .. 4w + 3 at 4l .. 4l + 3, each
 stored as code + 128. ``vpdpbusd`` (AVX-512 VNNI) sums four unsigned-by-signed byte products
 into each int32 lane: sum (a + 128) q, from which 128 sum q (:func:`query_offset`) is taken
-off, exactly. A query word holds four int8 codes. On 312,500 x 13 rows, MDAV*'s screened
-passes took 9.4 s against 11.0 s with int8 pairs (both with chunks of 64 blocks).
+off, exactly. A query word holds four int8 codes; four codes to a word beat int8 pairs in
+MDAV*'s screened passes (measured in the docs' performance studies).
 
 ``block_dot`` takes ``nblocks`` consecutive blocks and works on four at a time: one block's sum
 is a chain of dependent multiply-adds (fused into ``vpdpwssd`` where the CPU has VNNI), and with

@@ -36,9 +36,8 @@ def mdav_exact_labels(Z, k):
         PARALLEL_LOCK.release()
 
 
-# int8 codes halve the bytes a pass streams: 1,000,000 x 15 Gaussian rows took 24.6 s against
-# 42.4 s with int16 codes, while at 400,000 rows (codes mostly in cache) the two were even
-# (4.05 s, 3.96 s). Their step is 1/127 of the half range, so a standardized column with a wide
+# int8 codes halve the bytes a pass streams, which pays once the codes no longer fit in the
+# cache (below, the two are even). Their step is 1/127 of the half range, so a standardized column with a wide
 # range (heavy tails: more rows inside the bars, each decided in float64) keeps int16 codes.
 NARROW_FROM = 500_000
 NARROW_MAX_RANGE = 16.0

@@ -80,7 +80,7 @@ def _check_split_2k(value) -> None:
 def _mondrian(Z, k, rule, unit_diagonals, split_2k):
     """``mondrian_labels`` through the specialization MONA calls (leaf limit and ancestors as
     run-time values): Mondrian and MONA then share one compiled kernel per machine, where the
-    wrapper's omitted defaults would compile a second one (about 10 s on a first run)."""
+    wrapper's omitted defaults would compile a second one on a first run)."""
     return mondrian_subtree_labels(Z, k, rule, bool(unit_diagonals), bool(split_2k), 0,
                                    np.empty(0, np.int64))
 

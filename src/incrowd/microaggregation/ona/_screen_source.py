@@ -16,8 +16,8 @@ from pathlib import Path
 
 #: column counts with a written-out screen; data in fewer columns take the next one up, padded
 #: with zero columns (exact: a zero term adds nothing), wider data the chunked screen. Every
-#: width compiles into each kernel that reaches it, so four of them, not sixteen: on a fresh
-#: install sixteen took the fast kernel's first compile from 78 s to 122 s
+#: width compiles into each kernel that reaches it, so four of them, not sixteen: sixteen made
+#: the fast kernel's first compile half as long again
 WIDTHS = (4, 8, 12, 16)
 WIDEST = WIDTHS[-1]
 #: lanes (rows) of a block, ``_ona_star_fast._BLOCK``

@@ -14,9 +14,9 @@ from .._base import MAX_ROUNDS, MAX_RUNS, MicroaggregationEstimator, check_int
 from ._ona_kernel import ona_one_run, sst_per_row
 from ._ona_star_fast import ona_star_best_labels
 
-# Nearest-centroid search: a k-d tree pays off once there are many clusters (measured on the
-# benchmark files: EIA with 800+ clusters and Adult are 1.5-3x faster with it, the 1,000-row
-# sets slightly slower). Both searches return the same cluster, so this only changes speed.
+# Nearest-centroid search: a k-d tree pays off once there are many clusters (on the benchmark
+# files, EIA and Adult gain, the 1,000-row sets lose a little). Both searches return the same
+# cluster, so this only changes speed.
 _TREE_MIN_CLUSTERS = 800
 
 
@@ -26,8 +26,7 @@ def _use_tree(n_rows: int, k: int) -> bool:
 
 # ONA* asks for a full search only when a row's remembered neighbourhood no longer answers (see
 # ``_ona_star_fast``); its scan is vectorized over the clusters and beats the tree from 5
-# columns on (measured on 20,000 Gaussian rows, k = 10: the tree 1.3x faster at 3 columns, 1.7x
-# slower at 5, 7x slower at 15).
+# columns on, and its blocked passes run only without the tree.
 _STAR_TREE_MAX_COLUMNS = 4
 
 
