@@ -314,7 +314,7 @@ def main() -> None:
         "untimed warm-up run that loads/compiles the numba kernels. The plain numpy reference "
         f"is timed once when one run takes over {SLOW_REFERENCE_S:.0f} s.",
         "- **Data:** standard Gaussian rows from `numpy.random.default_rng(seed)`; Adult and "
-        "Census from `data_dir()`; every column standardized to mean 0, variance 1.",
+        "Census from `data_dir()` (`$INCROWD_DATA`); every column standardized to mean 0, variance 1.",
         "",
         "**Summary.** "
         f"MDAV 50,000 x 15, k = 10: {fmt_s(a['fast'])} (target < 3 s; plain reference "

@@ -85,11 +85,11 @@ def _cluster_parts(Z, k, order, bounds, clustered, max_rounds, scale, workers, l
     ``labels``: returns {part: (groups, rounds, converged)}.
 
     With two parts or more and two workers or more, the parts are spread over the workers,
-    largest first, each part's ONA* on one thread (:func:`incrowd._task_threads.run_on_threads`):
+    largest first, each part's ONA* on one thread (:func:`incrowd._runtime._task_threads.run_on_threads`):
     the cores then never wait on one part's serial steps (its MDAV* start, dissolving and
     splitting), which a lone part's threads do. A lone part keeps the threads. Each part's
     groups depend only on its rows, so the result is the same either way. A cancel token
-    (:mod:`incrowd._cancel`) stops the work between parts and ONA*'s rounds inside one; the
+    (:mod:`incrowd._runtime._cancel`) stops the work between parts and ONA*'s rounds inside one; the
     progress is the share of parts done."""
     n_parts = int(clustered.shape[0])
     side_by_side = workers >= 2 and n_parts >= 2

@@ -136,13 +136,13 @@ def _best_of_runs(Z, k, max_rounds, seeds, use_tree):
     on ties), every run's SSE, rounds and convergence flag, and the best run's index.
 
     The runs go to ``numba.get_num_threads()`` Python threads (the calling one included), each
-    taking the next run when it finishes one (:func:`incrowd._task_threads.run_on_threads`); a
+    taking the next run when it finishes one (:func:`incrowd._runtime._task_threads.run_on_threads`); a
     run is one compiled call that releases the GIL.
     Against one parallel region with the runs split in equal shares up front this compiles in
     a fraction of the time (no parallel-loop lowering), keeps only the best labels instead of
     every run's, and gives way on a shared machine: a thread beside another process's work does
     fewer runs instead of being the one the others wait for. A cancel token
-    (:mod:`incrowd._cancel`) is checked before each run, and the progress is the share of runs
+    (:mod:`incrowd._runtime._cancel`) is checked before each run, and the progress is the share of runs
     done. Each run depends only on its seed, so the result is the same for any thread count."""
     runs = int(seeds.shape[0])
     scale = sst_per_row(Z)
