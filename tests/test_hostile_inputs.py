@@ -64,6 +64,7 @@ HOLDER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_state_lock_is_per_file_not_per_name(tmp_path):
     real = tmp_path / "real.duckdb"
     IncrementalMicroaggregation.from_base(rows(40, "base", 0), real, 3, quasi_identifiers=["a", "b"])

@@ -293,6 +293,7 @@ def test_name_list_names_a_few_and_counts_the_rest():
     assert name_list([f"c{i}" for i in range(200_000)]) == "['c0', 'c1', 'c2', 'c3', 'c4'] and 199,995 more"
 
 
+@pytest.mark.slow
 def test_many_unknown_columns_give_a_short_line(runner, tmp_path, people):
     columns = "\n".join(f'u{i} = "numeric"' for i in range(200_000))
     spec = write_spec(tmp_path, columns)

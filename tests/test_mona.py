@@ -62,6 +62,7 @@ def test_rho_0_is_mondrian_and_rho_1_is_ona_star(data, split_2k):
     np.testing.assert_array_equal(MONA2D(k=k, rho=1.0).fit(X).labels_, star)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [3, 10])
 def test_ends_of_the_dial_on_adult(k):
     Z = benchmark_matrix("adult")  # 48,842 rows, 9,953 distinct: ties everywhere

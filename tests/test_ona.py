@@ -98,6 +98,7 @@ def test_ona_star_kernel_equals_reference_on_benchmark_files(name, k):
     assert_ona_star_equals_reference(benchmark_matrix(name), k)
 
 
+@pytest.mark.slow
 def test_ona_kernel_equals_reference_on_a_benchmark_file():
     assert_ona_equals_reference(benchmark_matrix("census"), 10, np.array([7], dtype=np.uint64))
 

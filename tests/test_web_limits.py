@@ -251,6 +251,7 @@ def test_gzip_bomb_is_refused_by_max_decoded_mb(make_app):
     assert "--max-decoded-mb" in r.json()["error"] and "1 MB" in r.json()["error"]
 
 
+@pytest.mark.slow
 def test_gzip_bomb_stops_decoding_early_in_a_real_server(tmp_path):
     """The server's peak memory grows by less than the bomb's decoded size: it never held it."""
     if not Path("/proc/self/status").exists():

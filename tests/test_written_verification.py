@@ -402,6 +402,7 @@ def _statistical_input(path: Path, rows) -> None:
                                                 "s": {98.0: "HIV", 99.0: "cancer"}})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", FORMATS)
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=_NO_SHRINK)
 @given(rows=st.lists(st.tuples(st.integers(18, 40), st.sampled_from([1, 2, 8, 9]), st.sampled_from([1, 2, 98, 99])),
