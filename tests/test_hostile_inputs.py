@@ -20,6 +20,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from test_incremental_lock import rows
+from test_statfiles import _sas7bdat_sample
 from typer.testing import CliRunner
 
 from incrowd import DataError
@@ -30,13 +32,6 @@ EXE = [sys.executable, "-m", "incrowd.cli"]
 TIMEOUT = 300
 
 
-def rows(n: int, tag: str, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "a": rng.normal(size=n).round(3),
-        "b": rng.integers(0, 50, n),
-        "tag": [f"{tag}-{i}" for i in range(n)],  # every row distinct, so each is traceable
-    })
 
 
 def digest(path: Path) -> str:
@@ -149,20 +144,6 @@ def test_state_without_its_checksum_is_refused(tmp_path):
 # Statistical files cut short
 
 
-def _sas7bdat_sample() -> str | None:
-    import glob
-    import sysconfig
-
-    site = sysconfig.get_paths()["purelib"]
-    for pattern in (os.path.join(site, "pandas/tests/io/sas/data/*.sas7bdat"),
-                    "/usr/lib/R/site-library/haven/examples/*.sas7bdat",
-                    "/usr/local/lib/R/site-library/haven/examples/*.sas7bdat"):
-        found = sorted(glob.glob(pattern), key=os.path.getsize)
-        if found:
-            return found[0]
-    return None
-
-
 def test_truncated_statistical_files_are_one_error_line(tmp_path):
     import pyreadstat
 
@@ -264,8 +245,8 @@ def test_report_models_a_numeric_csv_target_as_regression(tmp_path):
     import json
     import warnings as _warnings
 
-    from incrowd.reporting import report
     from incrowd.io._tables import read_table
+    from incrowd.reporting import report
 
     rng = np.random.default_rng(3)
     n = 300
