@@ -15,7 +15,6 @@ import pandas as pd
 
 from .._runtime._compile import compile_clock
 from .._standardize import group_means
-from ..exceptions import VerificationError
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from . import _measures
 from ._prepare import Prepared, prepare
@@ -246,36 +245,12 @@ def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndar
 
 
 def _verify(prep: Prepared, table: pd.DataFrame) -> dict[str, Any]:
-    from ..metrics import verify_k_anonymity, verify_l_diversity
+    """The promise checked on the table in memory, by the same code that checks the written file."""
+    from ..io._written import verify_frame
 
-    spec = prep.spec
-    qis = [c for c in table.columns if prep.roles.get(c) in ("numeric", "categorical")]
-    report = verify_k_anonymity(table, qis, spec.k)
-    out: dict[str, Any] = {"k_anonymity": report.to_dict(), "verified_on": "table in memory"}
-    if not report:
-        raise VerificationError(f"the release is not {spec.k}-anonymous over {qis} ({report.to_dict()}); "
-                                "nothing is published")
-    if spec.l is not None:
-        out["l_diversity"] = {}
-        for s in prep.sensitive:
-            got = verify_l_diversity(table, qis, s.name, spec.l)
-            out["l_diversity"][s.name] = got.to_dict()
-            if not got:
-                raise VerificationError(f"the release is not {spec.l}-diverse in {s.name!r} ({got.to_dict()}); "
-                                        "nothing is published")
-    if spec.t is not None:
-        from ..metrics import verify_t_closeness
-
-        out["t_closeness"] = {}
-        for s in prep.sensitive:
-            got = verify_t_closeness(table, qis, s.name, spec.t,
-                                     ordered=list(s.values) if s.ordered else False,
-                                     reference=prep.frame[s.name])
-            out["t_closeness"][s.name] = got.to_dict()
-            if not got:
-                raise VerificationError(f"the release is not {spec.t}-close in {s.name!r} ({got.to_dict()}); "
-                                        "nothing is published")
-    return out
+    promise = _promise(prep, table)
+    out = verify_frame(table, promise, what="the release", reference=promise.reference)
+    return {**out, "verified_on": "table in memory"}
 
 
 def _report(prep: Prepared, groups, levels_per_row, keep, verification, extra, seconds,
