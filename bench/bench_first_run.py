@@ -38,8 +38,9 @@ METHODS = ["mdav", "mdav-plus", "v-mdav", "mdav-star", "ona", "ona-star", "mondr
 AIM_METHOD, AIM_SECONDS = "mdav", 15.0
 
 
-def build_env(work: Path, deps_from_index: bool) -> Path:
-    """A fresh virtual environment with this checkout's wheel installed; returns its bin/."""
+def build_env(work: Path, deps_from_index: bool, extras: str = "") -> Path:
+    """A fresh virtual environment with this checkout's wheel installed (with ``extras``, e.g. "web",
+    when the dependencies come from the index); returns its bin/."""
     wheels = work / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(wheels)],
                    check=True)
@@ -49,7 +50,8 @@ def build_env(work: Path, deps_from_index: bool) -> Path:
     subprocess.run([base_python, "-m", "venv", str(env_dir)], check=True)
     python = env_dir / "bin" / "python"
     if deps_from_index:
-        subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", f"{wheel}[{extras}]" if extras else str(wheel)],
+                       check=True)
     else:
         subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True)
         site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],

@@ -94,8 +94,8 @@ def run(repeats: int, strategies: list[str]) -> dict:
         times = []
         for _ in range(repeats):
             result = incrowd.publish(data, sp)
-            times.append(result.report["seconds"])
-        rep = result.report
+            times.append(result.summary()["seconds"])
+        rep = result.summary()
         il = numeric_il_of_classes(data, result) if name == "generalization alone" else rep["numeric_information_loss"]
         row = {"privacy": label, "strategy": name, "numeric_il": il, "ncp": rep["categorical_ncp"],
                "height": rep["mean_generalization_height"], "suppressed": rep["suppressed"],

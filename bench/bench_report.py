@@ -61,18 +61,18 @@ def run(big: int, attacks: bool) -> dict:
     rows = []
     census = incrowd.read_table(data_dir() / "census.csv", parse=True)
     qis = list(census.columns)
-    incrowd.report(census, incrowd.microaggregate(census, 3).aggregated, qis, k=3)  # warm: compile, import
+    incrowd.report(census, incrowd.microaggregate(census, 3).table, qis, k=3)  # warm: compile, import
     for k in (3, 5, 10):
         release = incrowd.microaggregate(census, k)
         t = time.perf_counter()
-        rep = incrowd.report(census, release.aggregated, qis, k=k)
+        rep = incrowd.report(census, release.table, qis, k=k)
         rows.append(_row(f"Census, MDAV k = {k}", rep, time.perf_counter() - t))
         print(rows[-1]["release"], f"{rows[-1]['seconds']:.2f} s", flush=True)
     adult = incrowd.read_table(data_dir() / "adult.csv.gz")
     numeric = adult[ADULT_COLUMNS].astype(float)
     release = incrowd.microaggregate(numeric, 5, "mdav-star")
     t = time.perf_counter()
-    rep = incrowd.report(numeric, release.aggregated, ADULT_COLUMNS, k=5)
+    rep = incrowd.report(numeric, release.table, ADULT_COLUMNS, k=5)
     rows.append(_row("Adult (age, education-num, hours-per-week), MDAV* k = 5", rep, time.perf_counter() - t))
     print(rows[-1]["release"], f"{rows[-1]['seconds']:.2f} s", flush=True)
     arx = data_dir() / "adult_arx"
@@ -96,7 +96,7 @@ def run(big: int, attacks: bool) -> dict:
         frame_big = pd.DataFrame(X, columns=[f"q{j}" for j in range(15)])
         release = incrowd.microaggregate(frame_big, 10)
         t = time.perf_counter()
-        rep = incrowd.report(frame_big, release.aggregated, list(frame_big.columns), k=10)
+        rep = incrowd.report(frame_big, release.table, list(frame_big.columns), k=10)
         speed.append({"what": f"report on {big:,} x 15 Gaussian, MDAV k = 10 (figures, no attacks)",
                       "seconds": time.perf_counter() - t, "parts": rep.about["seconds"]})
         print(speed[-1]["what"], f"{speed[-1]['seconds']:.1f} s", flush=True)

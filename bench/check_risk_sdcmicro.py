@@ -103,7 +103,7 @@ def _fmt(v):
 
 def main() -> None:
     original = pd.read_csv(data_dir() / "census.csv").astype(np.float64)
-    mdav = incrowd.microaggregate(original, 3, "mdav").aggregated[original.columns].astype(np.float64)
+    mdav = incrowd.microaggregate(original, 3, "mdav").table[original.columns].astype(np.float64)
     rng = np.random.default_rng(0)
     noise = original + rng.normal(size=original.shape) * (0.05 * original.std(ddof=1)).to_numpy()
     print(f"Census ({original.shape[0]} x {original.shape[1]}); sdcMicro 5.8.0 (robustbase covMcd, set.seed(0)) "

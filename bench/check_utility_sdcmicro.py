@@ -75,7 +75,7 @@ def main(argv=None) -> int:
         _write(tmp / "x.csv", X, names)
         files = []
         for k in args.k:
-            Y = np.asarray(microaggregate(X, k, "mdav").aggregated, dtype=np.float64)
+            Y = np.asarray(microaggregate(X, k, "mdav").table, dtype=np.float64)
             f = tmp / f"mdav_k{k}.csv"
             _write(f, Y, names)
             # incrowd reads back what R reads, so both see the same doubles

@@ -24,7 +24,7 @@ def test_result_fields(census_frame):
     r = microaggregate(census_frame, 5, "mdav-star")
     assert r.labels.shape == (1080,) and r.labels.dtype.kind == "i"
     assert r.group_sizes.sum() == 1080 and r.group_sizes.min() >= 5
-    assert isinstance(r.aggregated, pd.DataFrame) and r.aggregated.shape == census_frame.shape
+    assert isinstance(r.table, pd.DataFrame) and r.table.shape == census_frame.shape
     assert 0 < r.information_loss < 1 and r.seconds > 0
     assert r.verification.ok and r.verification.min_class_size >= 5
     s = r.summary()
@@ -38,16 +38,16 @@ def test_api_equals_estimator(census_frame):
     np.testing.assert_array_equal(r.labels, est.labels_)
     assert r.information_loss == est.information_loss_
     agg = est.fit_transform(census_frame)
-    pd.testing.assert_frame_equal(agg, r.aggregated)
+    pd.testing.assert_frame_equal(agg, r.table)
 
 
 def test_numpy_in_numpy_out():
     X = np.random.default_rng(0).normal(size=(50, 3))
     r = microaggregate(X, 5, "mdav-plus")
-    assert isinstance(r.aggregated, np.ndarray) and r.aggregated.shape == X.shape
+    assert isinstance(r.table, np.ndarray) and r.table.shape == X.shape
     assert r.quasi_identifiers is None
     # the column means survive aggregation exactly (up to rounding): centroids preserve sums
-    np.testing.assert_allclose(r.aggregated.mean(axis=0), X.mean(axis=0), atol=1e-12)
+    np.testing.assert_allclose(r.table.mean(axis=0), X.mean(axis=0), atol=1e-12)
 
 
 def test_estimator_is_sklearn_compatible():
@@ -126,7 +126,7 @@ def test_constant_column_warns_and_still_works():
     with pytest.warns(DataWarning, match=r"\['c'\] are constant"):
         r = microaggregate(frame, 3)
     assert "constant" in r.warnings[0]
-    assert (r.aggregated["c"] == 7.0).all()
+    assert (r.table["c"] == 7.0).all()
 
 
 def test_all_constant_data_has_zero_loss():
@@ -144,9 +144,9 @@ def test_quasi_identifiers_with_array_is_an_error():
 def test_identifier_dropped_and_default_qis_exclude_it():
     frame = pd.DataFrame({"id": range(6), "x": [1.0, 2, 3, 10, 11, 12]})
     r = microaggregate(frame, 3, identifiers=["id"])
-    assert list(r.aggregated.columns) == ["x"]
+    assert list(r.table.columns) == ["x"]
     assert r.quasi_identifiers == ["x"] and r.identifiers == ["id"]
-    assert r.aggregated["x"].tolist() == [2.0, 2.0, 2.0, 11.0, 11.0, 11.0]
+    assert r.table["x"].tolist() == [2.0, 2.0, 2.0, 11.0, 11.0, 11.0]
 
 
 def test_non_numeric_default_qi_is_named():
@@ -157,7 +157,8 @@ def test_non_numeric_default_qi_is_named():
 
 def test_public_names_are_exactly_these():
     assert sorted(incrowd.__all__) == sorted([
-        "report", "Report", "publish", "PublishResult", "microaggregate", "MicroaggregationResult", "METHODS", "MDAV", "MDAVPlus", "VMDAV",
+        "report", "Report", "risk", "RiskResult", "publish", "PublishResult", "microaggregate", "MicroaggregationResult", "Verification",
+        "METHODS", "MDAV", "MDAVPlus", "VMDAV",
         "MDAVStar", "ONA", "ONAStar", "Mondrian", "MondrianV", "MondrianV2D", "MONA", "MONA2D", "Refine",
         "lower_bound", "information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity", "verify_t_closeness",
         "read_table",

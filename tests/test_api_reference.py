@@ -22,6 +22,9 @@ PAGES = {
     "incrowd.metrics": "metrics.md",
     "incrowd.incremental": "incremental.md",
     "incrowd.generalization": "generalization.md",
+    "incrowd.io": "io.md",
+    "incrowd.publishing": "publishing.md",
+    "incrowd.reporting": "reporting.md",
     "incrowd.distributed": "distributed.md",
     "incrowd.web": "web.md",
 }

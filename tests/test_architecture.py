@@ -53,11 +53,19 @@ def _is_module(name: str) -> bool:
 
 
 def _facade_targets() -> dict[str, str]:
-    """``incrowd.NAME`` -> the module that defines NAME, for the root package's lazy names."""
+    """``incrowd.NAME`` -> the module that defines NAME, for the root package's lazy names; and
+    the same for the internal APIs of ``incrowd.io`` and ``incrowd._runtime``, whose names other
+    packages import from the package (so the graph has the module that runs)."""
     import incrowd
+    import incrowd._runtime
+    import incrowd.io
 
-    return {f"incrowd.{name}": ("incrowd" + module if module.startswith(".") else module)
-            for name, module in incrowd._LAZY.items()}
+    out = {f"incrowd.{name}": ("incrowd" + module if module.startswith(".") else module)
+           for name, module in incrowd._LAZY.items()}
+    for package in (incrowd.io, incrowd._runtime):
+        for name, spec in {**package._LAZY, **getattr(package, "_INTERNAL", {}), **package._MODULES}.items():
+            out[f"{package.__name__}.{name}"] = package.__name__ + spec.partition(":")[0]
+    return out
 
 
 def _imports(path: Path, facade: dict[str, str], module: str | None = None):

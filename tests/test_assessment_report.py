@@ -54,7 +54,7 @@ def test_the_page_is_self_contained_and_the_json_is_json(tmp_path):
     from incrowd.datasets import load_census
 
     census = load_census().head(300)
-    release = incrowd.microaggregate(census, 3).aggregated
+    release = incrowd.microaggregate(census, 3).table
     rep = incrowd.report(census, release, list(census.columns), k=3)
     page = rep.to_html(tmp_path / "report.html")
     assert (tmp_path / "report.html").read_text(encoding="utf-8") == page

@@ -68,7 +68,7 @@ def test_il_agrees_with_microaggregation_information_loss():
 
     X, _ = _data(3, n=30)
     res = microaggregate(X, 3)
-    assert numeric_utility(X, np.asarray(res.aggregated), list("abc"))["il"] == pytest.approx(res.information_loss, abs=TOL)
+    assert numeric_utility(X, np.asarray(res.table), list("abc"))["il"] == pytest.approx(res.information_loss, abs=TOL)
 
 
 def test_per_qi_and_matrix_differences():
@@ -191,7 +191,8 @@ def test_categorical_all_suppressed_costs_one():
         out = categorical_utility(orig, star, hierarchies, np.zeros(4, bool))
         assert out["mean_ncp"] == 1.0 and out["changed_share"] == {"c": 1.0, "d": 1.0}
     out = categorical_utility(orig, orig.copy(), None, np.ones(4, bool))
-    assert out["mean_ncp"] == 1.0 and out["suppressed_share"] == 1.0
+    # nothing published: no value to cost; counting withheld rows, everything is lost
+    assert out["mean_ncp"] is None and out["mean_ncp_all_rows"] == 1.0 and out["suppressed_share"] == 1.0
 
 
 def test_categorical_ncp_and_height_by_definition():
@@ -200,11 +201,12 @@ def test_categorical_ncp_and_height_by_definition():
     suppressed = np.array([False, False, False, False, True])
     out = categorical_utility(orig, rel, {"c": _hierarchy()}, suppressed)
     # Xu et al.: "A" covers 3 of 4 leaves; "B" covers 1 leaf (card 1: costs 0); "*" covers 4;
-    # the withheld row costs 1
-    assert out["ncp"]["c"] == pytest.approx((3 / 4 + 0 + 0 + 1 + 1) / 5, abs=TOL)
+    # over the published rows, and with the withheld row costing 1 over all rows
+    assert out["ncp"]["c"] == pytest.approx((3 / 4 + 0 + 0 + 1) / 4, abs=TOL)
+    assert out["mean_ncp_all_rows"] == pytest.approx((3 / 4 + 0 + 0 + 1 + 1) / 5, abs=TOL)
     # heights over published rows: levels 1, 0, 1, 2 of top 2
     assert out["height"]["c"] == pytest.approx((0.5 + 0 + 0.5 + 1) / 4, abs=TOL)
-    assert out["suppressed_rows"] == 1 and out["changed_share"]["c"] == pytest.approx(4 / 5)
+    assert out["suppressed_rows"] == 1 and out["changed_share"]["c"] == pytest.approx(3 / 4)
 
 
 def test_categorical_rejects_a_label_outside_the_hierarchy():

@@ -159,7 +159,7 @@ def test_incremental_reports_keep_compile_apart(tmp_path):
     assert "compile_seconds" in base and base["seconds"] >= 0
     report = inc.add(frame(9), "nn")
     assert "compile_seconds" in report and report["seconds"] >= 0
-    published = inc.publish(compare=True).report
+    published = inc.publish(compare=True).summary()
     assert published["seconds_increment"] == pytest.approx(report["seconds"])
 
 
@@ -201,7 +201,7 @@ def test_generalization_timings_keep_compile_apart():
     info = Lattice.build(frame, ["age", "hours"], intervals=intervals).describe()
     assert info["compile_seconds"] == info["seconds"]["compile"] >= 0
     assert info["seconds"]["total"] >= 0
-    result = generalize(frame, {"age": 2, "hours": 1}, k=3, intervals=intervals).to_dict()
+    result = generalize(frame, {"age": 2, "hours": 1}, k=3, intervals=intervals).summary()
     assert result["compile_seconds"] >= 0 and result["seconds"] >= 0
 
 

@@ -68,3 +68,67 @@ def test_distributed_build_lattice_is_the_one_build_lattice_with_a_warning():
         old = distributed.build_lattice
     assert old is lattice_on_workers
     assert "build_lattice" not in distributed.__all__
+
+
+def test_the_data_module_warning_names_no_private_module():
+    """A user is pointed to public homes only: the standardization helpers are internal."""
+    sys.modules.pop("incrowd.data", None)
+    with pytest.warns(DeprecationWarning) as caught:
+        importlib.import_module("incrowd.data")
+    message = " ".join(str(w.message) for w in caught if "incrowd.data" in str(w.message))
+    assert "incrowd.io" in message and "internal" in message
+    assert "incrowd._" not in message
+
+
+def _small_frame():
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    return pd.DataFrame({"id": range(12), "x": rng.normal(size=12), "y": rng.normal(size=12),
+                         "c": ["a", "b", "c"] * 4})
+
+
+def test_result_table_and_summary_old_names_warn_and_give_the_same_objects(tmp_path):
+    """The names a result had for its table (``aggregated``, ``release``) and for its summary
+    (``report``, ``to_dict()``) keep working for one release, each with a warning naming the new one."""
+    import incrowd
+    from incrowd.generalization import generalize
+    from incrowd.incremental import IncrementalMicroaggregation
+
+    frame = _small_frame()
+    micro = incrowd.microaggregate(frame, 3, quasi_identifiers=["x", "y"], identifiers="id")
+    with pytest.warns(DeprecationWarning, match=r"MicroaggregationResult\.table"):
+        assert micro.aggregated is micro.table
+    state = IncrementalMicroaggregation.from_base(frame, tmp_path / "s.duckdb", 3, quasi_identifiers=["x", "y"],
+                                                  identifiers="id")
+    inc = state.publish()
+    with pytest.warns(DeprecationWarning, match=r"IncrementalRelease\.table"):
+        assert inc.release is inc.table
+    with pytest.warns(DeprecationWarning, match=r"IncrementalRelease\.summary\(\)"):
+        assert inc.report is inc.summary()
+    published = incrowd.publish(frame, {"privacy": {"k": 3, "max_suppression": 1.0},
+                                        "columns": {"x": "numeric", "y": "numeric", "c": "categorical",
+                                                    "id": "identifier"}})
+    with pytest.warns(DeprecationWarning, match=r"PublishResult\.summary\(\)"):
+        assert published.report == published.summary()
+    general = generalize(frame.drop(columns=["id", "c"]), {"x": 1}, k=3, intervals={"x": [1, 2]})
+    with pytest.warns(DeprecationWarning, match=r"GeneralizationResult\.summary\(\)"):
+        assert general.to_dict() == general.summary()
+
+
+def test_a_verification_read_as_the_k_anonymity_report_it_was_warns():
+    """``result.verification`` was a KAnonymityReport for microaggregate and the incremental
+    release: its fields still read, from the ``k_anonymity`` record, with a warning."""
+    import incrowd
+
+    result = incrowd.microaggregate(_small_frame(), 3, quasi_identifiers=["x", "y"], identifiers="id")
+    record = result.verification["k_anonymity"]
+    assert result.verification.ok and result.verification.min_class_size == record["min_class_size"]
+    for name in ("k", "n_rows", "n_classes", "n_rows_in_small_classes"):
+        with pytest.warns(DeprecationWarning, match=rf"verification\['k_anonymity'\]\['{name}'\]"):
+            assert getattr(result.verification, name) == record[name]
+    with pytest.warns(DeprecationWarning, match="verification is a dict"):
+        assert result.verification.to_dict() == record
+    with pytest.raises(AttributeError):
+        result.verification.no_such_field  # noqa: B018

@@ -288,7 +288,7 @@ def test_parquet_dataset_in_and_out(client, tmp_path):
     assert list(published.columns) == ["x", "y", "z", "note"]
     assert published["note"].tolist() == frame["note"].tolist()  # other columns pass, row order kept
     ref = microaggregate(frame, 5, "mona", quasi_identifiers=["x", "y", "z"], identifiers=["id"], rho=0.5)
-    assert np.allclose(published[["x", "y", "z"]].to_numpy(), ref.aggregated[["x", "y", "z"]].to_numpy(),
+    assert np.allclose(published[["x", "y", "z"]].to_numpy(), ref.table[["x", "y", "z"]].to_numpy(),
                        rtol=1e-12, atol=1e-9)
     assert verify_k_anonymity(published, ["x", "y", "z"], 5).ok
     again = CliRunner().invoke(app, args)

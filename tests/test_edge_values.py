@@ -100,7 +100,7 @@ def test_values_at_the_float64_limit_give_finite_centroids_and_il(method):
         warnings.simplefilter("error", RuntimeWarning)  # numpy's overflow warnings
         result = microaggregate(frame, 5, method, quasi_identifiers=QIS, random_state=0)
     assert np.isfinite(result.centroids).all()
-    assert np.isfinite(result.aggregated[QIS].to_numpy()).all()
+    assert np.isfinite(result.table[QIS].to_numpy()).all()
     assert 0.0 <= result.information_loss <= 1.0
     assert result.verification.ok
     strict_loads(json.dumps(result.summary(), allow_nan=False))

@@ -137,7 +137,7 @@ def test_negotiation_equals_brute_force_k(adult_arx, adult_lattice, partial):
             available = None if partial is None else materialized | ({vmax} if partial == "runtime" else set())
             expected = brute_negotiation(nodes, supp, vmax, k, limit, lattice.n_rows, available)
             result = negotiate(lattice, k=k, max_levels=dict(zip(QIS, vmax)), max_suppression=limit,
-                               runtime_histogram=partial == "runtime")
+                               runtime_histogram=partial == "runtime", metric="height")
             _check_answer(result, expected, lattice, "k")
 
 
@@ -151,7 +151,7 @@ def test_negotiation_equals_brute_force_l(adult_lattice):
     for vmax in nodes[::2]:
         for l, limit in itertools.product((2, 3, 6, 9), (0, 30, 301, 3016)):
             expected = brute_negotiation(nodes, supp, vmax, l, limit, lattice.n_rows)
-            result = negotiate(lattice, l=l, max_levels=dict(zip(QIS, vmax)), max_suppression=limit)
+            result = negotiate(lattice, l=l, max_levels=dict(zip(QIS, vmax)), max_suppression=limit, metric="height")
             _check_answer(result, expected, lattice, "l")
             assert result.to_dict()["relaxations"]["l"] == result.to_dict()["relaxations"]["k"]
 
@@ -252,7 +252,8 @@ def test_random_lattices_equal_brute_force(data):
     part = 0 if criterion == "k" else 1
     expected = brute_negotiation(nodes, lambda v, tt: suppressed_from(brute[v][part], tt, criterion),
                                  vmax, t, limit, len(frame), available)
-    result = negotiate(lattice, **{criterion: t}, max_levels=dict(zip(qis, vmax)), max_suppression=limit)
+    result = negotiate(lattice, **{criterion: t}, max_levels=dict(zip(qis, vmax)), max_suppression=limit,
+                       metric="height")
     _check_answer(result, expected, lattice, criterion)
     # applying the chosen node gives the suppression the lattice promised, verified
     best = result.exact or result.relaxations["height"]

@@ -101,7 +101,7 @@ def test_publish_reports_paper_quantities_and_verifies(tmp_path):
     session.add(data.iloc[450:], "nn-split-end")
     out = tmp_path / "release.csv"
     result = session.publish(out, compare=True)
-    r = result.report
+    r = result.summary()
     X = data[QIS].to_numpy(float)
     # DT is the release's information loss, measured as a one-shot run would
     assert r["DT"] == pytest.approx(information_loss(X, session.labels), rel=1e-10)
@@ -132,7 +132,7 @@ def test_state_without_points_holds_no_row_values(tmp_path):
     with pytest.raises(ParameterError, match="keep_points=False"):
         session.add(data.iloc[150:], "nn-split-end")
     session.add(data.iloc[150:], "nn")
-    r = session.publish().report
+    r = session.publish().summary()
     assert r["DT"] == pytest.approx(information_loss(data[QIS].to_numpy(float), session.labels), rel=1e-10)
     with pytest.raises(ParameterError, match="compare"):
         session.publish(compare=True)
@@ -146,7 +146,7 @@ def _uninterrupted(tmp_path: Path, data: pd.DataFrame) -> pd.DataFrame:
     session = IncrementalMicroaggregation.from_base(
         data.iloc[:300], tmp_path / "one.duckdb", 5, identifiers="pid", quasi_identifiers=QIS)
     session.add(data.iloc[300:], "nn-split-end")
-    return session.publish(tmp_path / "one.csv").release
+    return session.publish(tmp_path / "one.csv").table
 
 
 def test_killed_after_the_base_still_publishes_the_same_release(tmp_path):
@@ -172,7 +172,7 @@ def test_killed_after_the_base_still_publishes_the_same_release(tmp_path):
     assert proc.returncode == -signal.SIGKILL
     reopened = IncrementalMicroaggregation.open(state)
     reopened.add(data.iloc[300:], "nn-split-end")
-    killed = reopened.publish(tmp_path / "killed.csv").release
+    killed = reopened.publish(tmp_path / "killed.csv").table
     pd.testing.assert_frame_equal(killed, _uninterrupted(tmp_path, data))
     assert (tmp_path / "killed.csv").read_bytes() == (tmp_path / "one.csv").read_bytes()
 
@@ -225,9 +225,9 @@ def test_any_split_and_strategy_publishes_k_anonymous_without_losing_rows(
     labels = session.labels
     assert labels.shape == (n,) and labels.min() >= 0  # every row once, none lost or doubled
     assert np.bincount(labels).min() >= k
-    assert verify_k_anonymity(result.release, qis, k).ok
-    assert result.release.shape[0] == n
-    assert 0.0 <= result.report["DT"] <= 1.0 + 1e-9
+    assert verify_k_anonymity(result.table, qis, k).ok
+    assert result.table.shape[0] == n
+    assert 0.0 <= result.summary()["DT"] <= 1.0 + 1e-9
     keys = IncrementalMicroaggregation.open(folder / "s.duckdb")._state.keys["pid"]
     assert sorted(keys) == sorted(data["pid"])
     # deterministic: the same steps again give the same groups
@@ -348,7 +348,7 @@ def test_any_library_method_can_be_the_base(tmp_path):
         base = microaggregate(data.iloc[:150], 4, method, identifiers="pid", quasi_identifiers=QIS)
         np.testing.assert_array_equal(session.labels, base.labels)
         session.add(data.iloc[150:], "nn-split-end")
-        r = session.publish(compare=True).report
+        r = session.publish(compare=True).summary()
         assert r["method"] == method and r["k_anonymous"]
 
 

@@ -153,7 +153,7 @@ def test_with_identifiers_every_row_is_a_distinct_record(tmp_path):
     # equal values under new identifiers are new people: accepted, no duplicate check
     same_values = base.assign(pid=[f"q{i}" for i in range(40)])
     session.add(same_values, "nn")
-    report = session.publish().report
+    report = session.publish().summary()
     assert report["min_distinct_records"] == report["min_group_size"]
     assert report["groups_below_k_distinct"] == 0
     with pytest.raises(DataError, match="already in the state"):  # the same identifiers again
@@ -176,4 +176,4 @@ def test_state_without_fingerprints_warns_on_add(built):
     session = IncrementalMicroaggregation.open(path)
     with pytest.warns(DataWarning, match="keeps no row fingerprints"):
         session.add(late, "nn")
-    assert session.publish().report["min_distinct_records"] is None
+    assert session.publish().summary()["min_distinct_records"] is None

@@ -106,7 +106,7 @@ def test_api_file_helpers_round_trip_byte_identical(tmp_path):
     frame = read_table(src)
     assert frame["zip"].tolist()[:2] == ["02134", "00501"] and frame["count"].tolist()[1] == ""
     result = microaggregate(frame, 3, quasi_identifiers=cc.QIS, identifiers=cc.ID)
-    write_table(result.aggregated, out)
+    write_table(result.table, out)
     got = out.read_bytes().decode("utf-8")
     assert got == cc.expected_release(text, got)
     # read and written untouched: the same bytes
@@ -122,7 +122,7 @@ def test_api_leaves_non_qi_frame_columns_alone():
     })
     result = microaggregate(frame, 3, quasi_identifiers=["age"])
     for col in ("zip", "n", "s"):
-        pd.testing.assert_series_equal(result.aggregated[col], frame[col])
+        pd.testing.assert_series_equal(result.table[col], frame[col])
 
 
 def test_qi_na_vocabulary_and_non_numeric_errors(runner, tmp_path):
@@ -199,7 +199,7 @@ def test_parquet_keeps_pandas_nullable_types_cli_and_api(runner, tmp_path):
         pd.testing.assert_series_equal(back[col], frame[col])
     api_out = tmp_path / "api.parquet"
     result = microaggregate(read_table(src), 3, quasi_identifiers=["age", "income"])
-    write_table(result.aggregated, api_out)
+    write_table(result.table, api_out)
     assert_passthrough_types(src, api_out, ["age", "income"])
     gen_out = tmp_path / "gen.parquet"
     invoke_ok(runner, ["generalize", str(src), "-o", str(gen_out), "--levels", "age=2",

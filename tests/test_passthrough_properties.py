@@ -52,7 +52,7 @@ def test_api_round_trip_keeps_passthrough_text(tmp_path_factory, case):
     src.write_bytes(text.encode("utf-8"))
     frame = read_table(src, sep=sep)
     result = microaggregate(frame, 3, quasi_identifiers=QIS, identifiers="id")
-    write_table(result.aggregated, out)
+    write_table(result.table, out)
     got = out.read_bytes().decode("utf-8")
     assert got == _expected(text, got, sep, newline)
 

@@ -55,7 +55,7 @@ def test_invariants(method, data):
         # fixed size k, except one group (the last) of at most 2k - 1
         assert (sizes != k).sum() <= 1 and sizes.max() <= 2 * k - 1
     assert 0.0 <= result.information_loss <= 1.0 + 1e-12
-    assert verify_k_anonymity(result.aggregated, None, k).ok
+    assert verify_k_anonymity(result.table, None, k).ok
     # deterministic for the same input and seed (only ona draws random numbers)
     first = microaggregate(X, k, method, random_state=7, **PARAMS.get(method, {}))
     again = microaggregate(X, k, method, random_state=7, **PARAMS.get(method, {}))
@@ -73,7 +73,7 @@ def test_row_order_and_passthrough_columns_are_preserved(method, census_frame):
     result = microaggregate(
         frame, 4, method, quasi_identifiers=qis, identifiers="person_id", **PARAMS.get(method, {})
     )
-    out = result.aggregated
+    out = result.table
     assert list(out.columns) == [c for c in frame.columns if c != "person_id"]
     others = [c for c in out.columns if c not in qis]
     pd.testing.assert_frame_equal(out[others], frame[others])

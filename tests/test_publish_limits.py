@@ -55,13 +55,14 @@ def _two_classes(tmp_path):
 def test_full_suppression_allowed_still_publishes_rows(tmp_path):
     frame, data = _two_classes(tmp_path)
     spec = tmp_path / "spec.toml"
-    spec.write_text('[privacy]\nk = 11\nmax_suppression = "100%"\n[columns]\nage = "numeric"\nsex = "categorical"\n')
+    spec.write_text('[privacy]\nallow_full_suppression = true\nk = 11\nmax_suppression = "100%"\n[columns]\n'
+                    'age = "numeric"\nsex = "categorical"\n')
     out = tmp_path / "release.csv"
     got = CliRunner().invoke(app, ["publish", str(data), "--spec", str(spec), "-o", str(out), "--json"])
     assert got.exit_code == 0, got.output
     release = pd.read_csv(out)
     assert release.shape[0] == 20 and set(release["sex"]) == {"*"}
-    result = incrowd.publish(frame, {"privacy": {"k": 11, "max_suppression": 1.0},
+    result = incrowd.publish(frame, {"privacy": {"k": 11, "max_suppression": 1.0, "allow_full_suppression": True},
                                      "columns": {"age": "numeric", "sex": "categorical"}})
     assert result.suppressed == 0 and result.summary()["levels"] == {"sex": 1}
 
@@ -69,7 +70,7 @@ def test_full_suppression_allowed_still_publishes_rows(tmp_path):
 def test_a_release_with_no_row_left_is_refused_in_one_line(tmp_path):
     frame, data = _two_classes(tmp_path)
     spec = tmp_path / "spec.toml"
-    spec.write_text('[privacy]\nk = 11\nmax_suppression = "100%"\n[columns]\nage = "numeric"\n'
+    spec.write_text('[privacy]\nallow_full_suppression = true\nk = 11\nmax_suppression = "100%"\n[columns]\nage = "numeric"\n'
                     'sex = "categorical"\n[levels]\nsex = 0\n')
     out = tmp_path / "release.csv"
     got = CliRunner().invoke(app, ["publish", str(data), "--spec", str(spec), "-o", str(out)])
@@ -93,9 +94,9 @@ def test_the_negotiation_never_answers_a_node_that_suppresses_every_row(tmp_path
     frame, _ = _two_classes(tmp_path)
     hierarchy = hierarchy_from_rows("sex", [["m", "*"], ["f", "*"]], "hierarchy sex")
     lattice = Lattice.build(frame, ["sex"], hierarchies={"sex": hierarchy})
-    answer = negotiate(lattice, k=11, max_suppression="100%")
+    answer = negotiate(lattice, k=11, max_suppression="100%", metric="height")
     assert answer.exact is not None and answer.exact.levels == {"sex": 1} and answer.exact.suppressed == 0
-    answer = negotiate(lattice, k=11, max_levels={"sex": 0}, max_suppression="100%")
+    answer = negotiate(lattice, k=11, max_levels={"sex": 0}, max_suppression="100%", metric="height")
     assert answer.exact is None
 
 
@@ -107,7 +108,7 @@ def _intervals_case(tmp_path, n_columns=6):
     frame["x"] = rng.normal(size=100)
     data = tmp_path / "wide.csv"
     frame.to_csv(data, index=False)
-    lines = ["[privacy]", "k = 3", 'max_suppression = "5%"', "[columns]", 'x = "numeric"']
+    lines = ["[privacy]", "k = 3", 'max_suppression = "5%"', "allow_full_suppression = true", "[columns]", 'x = "numeric"']
     lines += [f'c{i} = {{ role = "categorical", intervals = {WIDTHS} }}' for i in range(n_columns)]
     spec = tmp_path / "wide.toml"
     spec.write_text("\n".join(lines) + "\n")
@@ -180,7 +181,7 @@ def test_fourteen_adult_attributes_are_refused_in_one_line(monkeypatch, tmp_path
     root = data_dir() / "adult_arx"
     if not (root / "full").is_dir() or not (data_dir() / "adult.csv.gz").is_file():
         pytest.skip("benchmark data not present")
-    lines = ["[privacy]", "k = 5", "[columns]"]
+    lines = ["[privacy]", "k = 5", "allow_full_suppression = true", "[columns]"]
     for a in ADULT14:
         source = root / "adult_hierarchy_age.csv" if a == "age" else root / "full" / f"adult_full_hierarchy_{a}.csv"
         lines.append(f'"{a}" = {{ role = "categorical", hierarchy = "{source}" }}')
@@ -203,7 +204,7 @@ def test_web_publish_is_held_to_the_servers_limits(tmp_path):
     from incrowd.web import create_app
 
     frame, _, _ = _intervals_case(tmp_path, n_columns=2)
-    spec = {"privacy": {"k": 3, "max_suppression": "5%"},
+    spec = {"privacy": {"k": 3, "max_suppression": "5%", "allow_full_suppression": True},
             "columns": {"x": "numeric", "c0": {"role": "categorical", "intervals": WIDTHS},
                         "c1": {"role": "categorical", "intervals": WIDTHS}}}
     application = create_app(max_nodes=100)

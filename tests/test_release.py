@@ -28,7 +28,8 @@ def _adult_spec(**privacy):
     columns = {"age": "numeric", "hours-per-week": "numeric", "income": "sensitive", "fnlwgt": "identifier"}
     for name in ("sex", "race", "marital-status", "education", "native-country"):
         columns[name] = {"role": "categorical", "hierarchy": str(FULL / f"adult_full_hierarchy_{name}.csv")}
-    return {"privacy": {"k": 5, "max_suppression": "1%", **privacy}, "columns": columns}
+    return {"privacy": {"k": 5, "max_suppression": "1%", "allow_full_suppression": True, **privacy},
+            "columns": columns}
 
 
 @pytest.fixture(scope="module")
@@ -66,12 +67,12 @@ def test_adult_release_is_k_anonymous_over_all_qis_and_keeps_the_rest(adult_part
 def test_the_chosen_generalization_is_the_lowest_the_lattice_negotiates(adult_part):
     from incrowd.generalization import Lattice, negotiate, read_hierarchy
 
-    spec = _adult_spec()
+    spec = _adult_spec(metric="height")
     result = incrowd.publish(adult_part, spec)
     cats = ["sex", "race", "marital-status", "education", "native-country"]
     hier = {a: read_hierarchy(FULL / f"adult_full_hierarchy_{a}.csv", a) for a in cats}
     lattice = Lattice.build(adult_part, cats, hierarchies=hier)
-    answer = negotiate(lattice, k=5, max_suppression="1%")
+    answer = negotiate(lattice, k=5, max_suppression="1%", metric="height")
     assert answer.exact is not None
     assert sum(result.summary()["levels"].values()) == answer.exact.height
 
@@ -116,7 +117,8 @@ def test_random_mixed_releases_are_k_anonymous_and_keep_everything_else(tmp_path
         path = folder / f"{name}.csv"
         path.write_text("\n".join(";".join(r) for r in rows) + "\n")
         columns[name] = {"role": "categorical", "hierarchy": str(path)}
-    spec = {"privacy": {"k": k, "max_suppression": "20%", "strategy": strategy}, "columns": columns,
+    spec = {"privacy": {"k": k, "max_suppression": "20%", "strategy": strategy, "allow_full_suppression": True},
+            "columns": columns,
             "missing": {"numeric": "separate"}}
     try:
         result = incrowd.publish(frame, spec)
@@ -272,7 +274,8 @@ def test_random_releases_are_l_diverse_and_t_close_when_asked(tmp_path_factory, 
         path = folder / f"{name}.csv"
         path.write_text("\n".join(";".join(r) for r in rows) + "\n")
         columns[name] = {"role": "categorical", "hierarchy": str(path)}
-    spec = {"privacy": {"k": k, "max_suppression": "40%", "strategy": strategy, **privacy},
+    spec = {"privacy": {"k": k, "max_suppression": "40%", "strategy": strategy, "allow_full_suppression": True,
+                        **privacy},
             "columns": columns, "missing": {"numeric": "separate"}}
     try:
         result = incrowd.publish(frame, spec)

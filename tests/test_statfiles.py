@@ -214,7 +214,7 @@ def test_cli_microaggregate_keeps_labels_and_user_missing(sav, dta, tmp_path, su
     before, _ = read_raw(source)
     expected = microaggregate(read_table(source), 3, quasi_identifiers=["age", "income"], identifiers=["id"])
     np.testing.assert_allclose(after[["age", "income"]].to_numpy(),
-                               expected.aggregated[["age", "income"]].to_numpy())
+                               expected.table[["age", "income"]].to_numpy())
     assert after["age"].nunique() < before["age"].nunique()  # aggregated, not copied
     if suffix == ".sav":  # a centroid is not an integer: the input's F3.0 would hide its decimals
         assert meta.original_variable_types["age"] != "F3.0"

@@ -283,7 +283,7 @@ def test_the_risk_and_utility_report_opens_offline_with_every_figure(browser, tm
 
     census = load_census()
     release = microaggregate(census, 3, "mdav")
-    made = report(census, release.aggregated, quasi_identifiers=release.quasi_identifiers, k=3,
+    made = report(census, release.table, quasi_identifiers=release.quasi_identifiers, k=3,
                   release_summary=release.summary())
     path = tmp_path / "report.html"
     made.to_html(path)

@@ -175,3 +175,26 @@ def test_sweep_spares_live_servers_links_and_other_names(tmp_path):
     assert sweep_stale_roots(tmp_path) == [stale]
     assert not stale.exists() and alive.is_dir() and link.is_symlink() and (target / "keep.csv").is_file()
     assert all(f.is_dir() for f in odd)
+
+
+def test_serve_says_its_url_on_stderr_when_its_output_goes_to_files(tmp_path):
+    port = free_port()
+    out, err = tmp_path / "out.txt", tmp_path / "err.txt"
+    with out.open("w") as o, err.open("w") as e:
+        proc = subprocess.Popen([sys.executable, "-m", "incrowd.cli", "serve", "--port", str(port)],
+                                env={**os.environ, "TMPDIR": str(tmp_path)}, stdout=o, stderr=e)
+        try:
+            assert wait_until(lambda: f"http://127.0.0.1:{port}/" in err.read_text(), 60), err.read_text()
+            assert _up(f"http://127.0.0.1:{port}")  # the URL said is one that answers
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=EXIT_BOUND)
+
+
+def test_url_of_a_wildcard_bind_is_loopback_and_ipv6_is_bracketed():
+    from incrowd.web._lifecycle import url_of
+
+    assert url_of("0.0.0.0", 8000) == "http://127.0.0.1:8000/"
+    assert url_of("::", 80) == "http://[::1]:80/"
+    assert url_of("::1", 8001) == "http://[::1]:8001/"
+    assert url_of("example.org", 9) == "http://example.org:9/"

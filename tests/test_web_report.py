@@ -107,8 +107,9 @@ def test_a_microaggregation_job_is_followed_by_its_report(app):
     assert set(m["points"]) == set(summary_points(expected.risk, expected.utility))
     for name, value in summary_points(expected.risk, expected.utility).items():
         assert m["points"][name] == pytest.approx(value, abs=1e-9), name
-    assert m["points"]["information loss (SSE/SST)"] == pytest.approx(r["information_loss"], abs=1e-12)
+    assert m["points"]["information loss, all rows (SSE/SST)"] == pytest.approx(r["information_loss"], abs=1e-12)
     assert m["points"]["highest re-identification risk"] <= 1 / 4
+    assert m["verdict"] == expected.verdict and m["verdict"][0]["measure"] == "k"
     assert m["assumptions"] and m["about"]["k"] == 4
     body = assert_downloads(client, m, "people_mdav_k4")
     assert body["release"]["k"] == 4 and body["about"]["rows_release"] == 120
@@ -133,7 +134,7 @@ def test_a_publish_offers_the_full_report_with_the_release_summary(app):
     m = m.json()
     points = m["points"]
     assert 0 < points["highest re-identification risk"] <= 1 / 3
-    assert 0 <= points["information loss (SSE/SST)"] < 1
+    assert 0 <= points["information loss, all rows (SSE/SST)"] < 1
     body = assert_downloads(client, m, "people")
     assert body["release"]["k"] == 3 and body["release"]["sensitive"] == ["disease"]
     assert body["about"]["sensitive"] == ["disease"] and "attribute_disclosure" in body["risk"]

@@ -87,6 +87,9 @@ def leftovers(folder: Path) -> list[str]:
 
 def _spec(tmp: Path, text: str) -> Path:
     path = tmp / "release.toml"
+    # these tests verify the written file, where a column may well end as "*"
+    if "allow_full_suppression" not in text:
+        text = text.replace("[privacy]\n", "[privacy]\nallow_full_suppression = true\n", 1)
     path.write_text(text)
     return path
 

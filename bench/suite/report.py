@@ -22,7 +22,7 @@ class Report:
     def setup(self, n):
         columns = [f"x{j}" for j in range(15)]
         self.original = pd.DataFrame(gaussian(n), columns=columns)
-        self.release = incrowd.microaggregate(self.original, 10, "mdav").aggregated
+        self.release = incrowd.microaggregate(self.original, 10, "mdav").table
         self.columns = columns
 
     def time_report(self, n):

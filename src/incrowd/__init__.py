@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from ._runtime import _lazy
-from ._runtime._compile import prepare_cache as _prepare_cache
+from ._runtime import lazy as _lazy
+from ._runtime import prepare_cache as _prepare_cache
 
 # before anything imports numba: a read-only install without a writable user cache folder
 # would make numba refuse to load the kernels
@@ -35,8 +35,8 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
     from . import generalization, incremental
     from ._bound import lower_bound
     from ._microaggregate import MicroaggregationResult, microaggregate
-    from ._runtime._version import __version__
-    from .io import read_table, write_table
+    from ._runtime import __version__
+    from .io import Verification, read_table, write_table
     from .metrics import information_loss, sse, sst, verify_k_anonymity, verify_l_diversity, verify_t_closeness
     from .microaggregation import (
         MDAV,
@@ -54,7 +54,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
         Refine,
     )
     from .publishing import PublishResult, publish
-    from .reporting import Report, report
+    from .reporting import Report, RiskResult, report, risk
 
 #: public name -> the module that defines it (loaded on first access)
 _LAZY = {
@@ -63,10 +63,13 @@ _LAZY = {
     "MicroaggregationResult": "._microaggregate",
     "report": ".reporting._report",
     "Report": ".reporting._report",
+    "risk": ".reporting._risk_api",
+    "RiskResult": ".reporting._risk_api",
     "publish": ".publishing._release",
     "PublishResult": ".publishing._release",
     "read_table": ".io",
     "write_table": ".io",
+    "Verification": ".io._written",
     **dict.fromkeys(["information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity",
                       "verify_t_closeness"], ".metrics"),
     **dict.fromkeys(["METHODS", "MDAV", "MDAVPlus", "VMDAV", "MDAVStar", "ONA", "ONAStar", "Mondrian",
@@ -83,10 +86,13 @@ __getattr__, __dir__ = _lazy.attach(__name__, _LAZY, _SUBMODULES)
 __all__ = [
     "report",
     "Report",
+    "risk",
+    "RiskResult",
     "publish",
     "PublishResult",
     "microaggregate",
     "MicroaggregationResult",
+    "Verification",
     "METHODS",
     "MDAV",
     "MDAVPlus",

@@ -68,6 +68,10 @@ _SOURCES: dict[str, str] = {
     "class_risk": "incrowd.reporting._risk",
     "drisk": "incrowd.reporting._risk",
     "drisk_rmd": "incrowd.reporting._risk",
+    # the report's row alignment (bench_report_speed.py)
+    "align": "incrowd.reporting._align",
+    # SUDA2 alone, beside sdcMicro's (peers/suda2_vs_sdcmicro.py)
+    "suda2": "incrowd.reporting._suda2",
     "record_linkage": "incrowd.reporting._risk",
     "numeric_utility": "incrowd.reporting._utility",
 }

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .exceptions import ParameterError
-from .io._atomic import is_stdout
+from .io import is_stdout
 
 
 def summary_lines(info: dict) -> list[tuple[str, str]]:
@@ -33,7 +33,9 @@ def summary_lines(info: dict) -> list[tuple[str, str]]:
         ("classes", f"{info['classes']}, smallest {info['min_class_size']} rows"),
         ("numeric IL", f"{100 * info['numeric_information_loss']:.3f} % (SSE/SST of the numeric QIs)"),
         ("categorical loss", f"NCP {info['categorical_ncp']:.4f}, mean generalization height "
-                             f"{info['mean_generalization_height']:.3f}"),
+                             f"{info['mean_generalization_height']:.3f}"
+                             + (f"; published as one label in every row: {', '.join(info['fully_suppressed'])}"
+                                if info.get("fully_suppressed") else "")),
         ("seconds", f"{info['seconds']:.3f}" + (f" (plus {info['compile_seconds']:.3f} s to compile or load the "
                                                "kernels, not counted)" if info.get("compile_seconds", 0) > 0.0005
                                                else "")),

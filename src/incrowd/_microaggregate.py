@@ -11,25 +11,56 @@ import numpy as np
 import pandas as pd
 
 from ._methods import DISTRIBUTED_METHODS
-from ._runtime._compile import compile_clock
+from ._runtime import compile_clock
 from .exceptions import DataError, ParameterError, VerificationError
-from .io._statfiles import mark_changed
-from .io._tables import numeric_matrix, resolve_roles
-from .metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
+from .io import Promise, Verification, in_memory, mark_changed, numeric_matrix, resolve_roles
+from .metrics import group_size_stats, verify_k_anonymity
 from .microaggregation import METHODS
 
 
 @dataclass
 class MicroaggregationResult:
-    """What a microaggregation produced, and what was checked about it.
+    """What a microaggregation produced, and what was checked about it (what
+    :func:`microaggregate` returns).
 
-    ``labels``: one group id per input row (row order kept); ``aggregated``: the publishable data
-    in the input's type (a DataFrame keeps its non-QI columns unchanged and drops identifiers);
-    ``information_loss``: SSE/SST on standardized QIs, in [0, 1]; ``group_sizes``: size per
-    group id; ``seconds``: time of the microaggregation itself, without compiling;
-    ``compile_seconds``: time numba spent compiling kernels (or loading them from its cache)
-    during the call, 0 when all were loaded already; ``verification``: the k-anonymity check
-    of ``aggregated``.
+    Attributes
+    ----------
+    method : str
+        The method's name (a key of :data:`incrowd.METHODS`).
+    k : int
+        The smallest group size.
+    params : dict
+        The method's parameters as used (JSON-ready).
+    labels : numpy.ndarray
+        One group id per input row (row order kept).
+    information_loss : float
+        SSE/SST on the standardized quasi-identifiers, in [0, 1].
+    group_sizes : numpy.ndarray
+        Size per group id.
+    table : pandas.DataFrame or numpy.ndarray
+        The publishable data in the input's type: a DataFrame keeps its columns that are not
+        quasi-identifiers unchanged and drops the identifiers. (``aggregated`` is its former
+        name, deprecated.)
+    seconds : float
+        Time of the microaggregation itself, without compiling.
+    quasi_identifiers : list of str or None
+        The aggregated columns (None for an array: every column).
+    identifiers : list of str
+        The columns dropped.
+    centroids : numpy.ndarray
+        One row of group means per group id.
+    verification : Verification
+        The k-anonymity check of ``table`` (:class:`incrowd.Verification`).
+    timings : dict of str to float
+        Seconds per phase, without compiling.
+    warnings : list of str
+        The warnings the run gave.
+    compile_seconds : float
+        Time numba spent compiling kernels (or loading them from its cache) during the call,
+        0 when all were loaded already.
+    lower_bound : float or None
+        A proven lower bound on the information loss of any k-partition of these rows (with
+        ``bound=True``; see :func:`incrowd.lower_bound`).
     """
 
     method: str
@@ -38,18 +69,25 @@ class MicroaggregationResult:
     labels: np.ndarray
     information_loss: float
     group_sizes: np.ndarray
-    aggregated: Any
+    table: Any
     seconds: float
     quasi_identifiers: list[str] | None
     identifiers: list[str]
     centroids: np.ndarray
-    verification: KAnonymityReport
+    verification: Verification
     timings: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     compile_seconds: float = 0.0
     #: a proven lower bound on the information loss of any k-partition of these rows (set when
     #: asked for with ``bound=True``; see :func:`incrowd.lower_bound`)
     lower_bound: float | None = None
+
+    @property
+    def aggregated(self) -> Any:
+        """Deprecated name of :attr:`table` (every result calls its released data ``table``)."""
+        warnings.warn("MicroaggregationResult.aggregated is deprecated and will be removed in the next release; "
+                      "use MicroaggregationResult.table", DeprecationWarning, stacklevel=2)
+        return self.table
 
     @property
     def gap(self) -> float | None:
@@ -71,8 +109,16 @@ class MicroaggregationResult:
         return int(self.group_sizes.shape[0])
 
     def summary(self) -> dict[str, Any]:
-        """A JSON-ready report (the CLI's ``--json`` prints exactly this); with a bound
-        (``microaggregate(..., bound=True)``) it holds ``lower_bound`` and ``gap`` too."""
+        """What the CLI's ``--json`` prints for this release.
+
+        Returns
+        -------
+        dict
+            JSON-ready: the method, k, parameters, columns, rows and groups, the group sizes,
+            the information loss, the times, ``k_anonymous``, ``min_class_size``,
+            ``verification`` and the warnings; with a bound (``microaggregate(...,
+            bound=True)``) ``lower_bound`` and ``gap`` too.
+        """
         stats = group_size_stats(self.labels)
         out = {
             "method": self.method,
@@ -93,6 +139,7 @@ class MicroaggregationResult:
             "timings": self.timings,
             "k_anonymous": bool(self.verification.ok),
             "min_class_size": self.verification.min_class_size,
+            "verification": self.verification,
             "warnings": self.warnings,
         }
         if self.lower_bound is not None:
@@ -116,7 +163,7 @@ def check_distributed_method(method: str) -> None:
 
 def _fit_on_dask(estimator, fit_input, scheduler, timings: dict) -> None:
     """Fill the estimator's fitted attributes from a distributed run (same groups)."""
-    from ._runtime import _backends
+    from ._runtime import backends as _backends
     from .microaggregation._base import as_quasi_identifier_matrix, check_k
 
     values, _ = as_quasi_identifier_matrix(fit_input)
@@ -177,6 +224,33 @@ def microaggregate(
     quasi-identifiers, so the result's ``lower_bound`` and ``gap`` say how far it is at most from
     the best possible partition. Returns a :class:`MicroaggregationResult`; the aggregated data
     has been verified k-anonymous.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame or numpy.ndarray
+        The table (or a numeric array, every column a quasi-identifier).
+    k : int
+        The smallest group size.
+    method : str, default "mdav"
+        A method name of :data:`incrowd.METHODS`.
+    quasi_identifiers : str, sequence of str or None, default None
+        The numeric columns to aggregate (None: every column that is not an identifier).
+    identifiers : str, sequence of str or None, default None
+        Columns dropped from the output.
+    random_state : int or None, default None
+        The seed of a randomized method.
+    scheduler : str, distributed.Client or None, default None
+        Run ``mona`` or ``mona-2d`` on Dask: ``"local:N"``, a scheduler address or a client.
+    bound : bool, default False
+        Also compute :func:`incrowd.lower_bound` (the result's ``lower_bound`` and ``gap``).
+    **params
+        The method's own parameters (``gamma`` for ``v-mdav``, ``rho`` for ``mona``, ...).
+
+    Returns
+    -------
+    MicroaggregationResult
+        The release (``table``, verified k-anonymous: ``verification``), the groups and the
+        information loss.
     """
     if not isinstance(bound, bool):
         raise ParameterError(f"bound must be True or False; got {bound!r}")
@@ -229,10 +303,13 @@ def _microaggregate(data, k, method, quasi_identifiers, identifiers, random_stat
         for j, name in enumerate(qis):
             aggregated[name] = published[:, j]
         mark_changed(aggregated, qis)  # a statistical file's labels no longer describe them
-        verification = verify_k_anonymity(aggregated, qis, estimator.k)
+        checked = verify_k_anonymity(aggregated, qis, estimator.k)
     else:
         aggregated = published[:, 0] if np.ndim(data) == 1 else published
-        verification = verify_k_anonymity(published, None, estimator.k)
+        checked = verify_k_anonymity(published, None, estimator.k)
+    # an array's quasi-identifiers are its columns, named by position
+    promise = Promise(tuple(qis) if qis is not None else tuple(range(published.shape[1])), int(estimator.k))
+    verification = in_memory(promise, k_anonymity=checked.to_dict())
     t3, c3 = time.perf_counter(), clock.seconds
     if not (np.isfinite(centroids).all() and np.isfinite(estimator.information_loss_)):
         # the standardization is scale-safe, so this is a bug: never publish inf or NaN
@@ -259,7 +336,7 @@ def _microaggregate(data, k, method, quasi_identifiers, identifiers, random_stat
         labels=labels,
         information_loss=float(estimator.information_loss_),
         group_sizes=estimator.group_sizes_,
-        aggregated=aggregated,
+        table=aggregated,
         seconds=float(estimator.seconds_),
         quasi_identifiers=qis,
         identifiers=ids,

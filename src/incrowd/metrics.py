@@ -35,6 +35,7 @@ __all__ = [
     "LDiversityReport",
     "verify_t_closeness",
     "TClosenessReport",
+    "match_counts",
 ]
 
 
@@ -53,7 +54,20 @@ def _check_labels(labels, n_rows: int) -> np.ndarray:
 
 
 def sse(X: ArrayLike, labels: ArrayLike) -> float:
-    """Sum of squared distances of each row to its group's centroid (in the units of X)."""
+    """Sum of squared distances of each row to its group's centroid (in the units of X).
+
+    Parameters
+    ----------
+    X : array_like of shape (n_rows, n_columns)
+        The quasi-identifier values, one row per record.
+    labels : array_like of shape (n_rows,)
+        The group id of each row.
+
+    Returns
+    -------
+    float
+        The within-group sum of squares.
+    """
     Xa = _as_2d(X)
     lab = _check_labels(labels, Xa.shape[0])
     counts = np.bincount(lab)
@@ -63,7 +77,18 @@ def sse(X: ArrayLike, labels: ArrayLike) -> float:
 
 
 def sst(X: ArrayLike) -> float:
-    """Sum of squared distances of each row to the global centroid (in the units of X)."""
+    """Sum of squared distances of each row to the global centroid (in the units of X).
+
+    Parameters
+    ----------
+    X : array_like of shape (n_rows, n_columns)
+        The quasi-identifier values, one row per record.
+
+    Returns
+    -------
+    float
+        The total sum of squares.
+    """
     Xa = _as_2d(X)
     return _deviations(Xa, np.zeros(Xa.shape[0], np.int64), Xa.mean(axis=0)[None, :])
 
@@ -99,6 +124,20 @@ def information_loss(X: ArrayLike, labels: ArrayLike, *, standardized: bool = Fa
     """IL = SSE/SST on standardized data (X is standardized here unless ``standardized``).
 
     Returns 0.0 for data whose quasi-identifiers are all constant (nothing can be lost).
+
+    Parameters
+    ----------
+    X : array_like of shape (n_rows, n_columns)
+        The quasi-identifier values, one row per record.
+    labels : array_like of shape (n_rows,)
+        The group id of each row.
+    standardized : bool, default False
+        True when ``X`` is standardized already (mean 0, population variance 1 per column).
+
+    Returns
+    -------
+    float
+        SSE/SST, in [0, 1].
     """
     Xa = _as_2d(X)
     Z = Xa if standardized else standardize(Xa)[0]
@@ -110,7 +149,19 @@ def information_loss(X: ArrayLike, labels: ArrayLike, *, standardized: bool = Fa
 
 @dataclass(frozen=True)
 class GroupSizeStats:
-    """Sizes of the groups of a clustering."""
+    """Sizes of the groups of a clustering.
+
+    Attributes
+    ----------
+    n_groups : int
+        Number of groups.
+    min, max : int
+        The smallest and the largest group size.
+    mean : float
+        The mean group size.
+    histogram : dict of int to int
+        Groups per size.
+    """
 
     n_groups: int
     min: int
@@ -129,13 +180,36 @@ class GroupSizeStats:
 
 
 def group_sizes(labels: ArrayLike) -> np.ndarray:
-    """Size of each group, indexed by group id (ids need not be dense; absent ids are dropped)."""
+    """Size of each group, indexed by group id (ids need not be dense; absent ids are dropped).
+
+    Parameters
+    ----------
+    labels : array_like of shape (n_rows,)
+        The group id of each row.
+
+    Returns
+    -------
+    numpy.ndarray
+        The size of each group present, in the order of the group ids.
+    """
     lab = np.asarray(labels, dtype=np.int64)
     counts = np.bincount(lab)
     return counts[counts > 0]
 
 
 def group_size_stats(labels: ArrayLike) -> GroupSizeStats:
+    """The sizes of the groups of a clustering, summarized.
+
+    Parameters
+    ----------
+    labels : array_like of shape (n_rows,)
+        The group id of each row.
+
+    Returns
+    -------
+    GroupSizeStats
+        The number of groups, the smallest, largest and mean size, and groups per size.
+    """
     sizes = group_sizes(labels)
     values, counts = np.unique(sizes, return_counts=True)
     return GroupSizeStats(
@@ -149,7 +223,23 @@ def group_size_stats(labels: ArrayLike) -> GroupSizeStats:
 
 @dataclass(frozen=True)
 class KAnonymityReport:
-    """Outcome of checking a published table: truthy when it is k-anonymous."""
+    """Outcome of checking a published table: truthy when it is k-anonymous.
+
+    Attributes
+    ----------
+    k : int
+        The k checked.
+    ok : bool
+        Every class holds at least k rows.
+    n_rows : int
+        Rows of the table.
+    n_classes : int
+        Classes of equal quasi-identifier values.
+    min_class_size : int
+        Rows of the smallest class.
+    n_rows_in_small_classes : int
+        Rows in classes below k.
+    """
 
     k: int
     ok: bool
@@ -165,12 +255,32 @@ class KAnonymityReport:
         return dict(self.__dict__)
 
 
-def verify_k_anonymity(table: pd.DataFrame | np.ndarray, quasi_identifiers: Sequence[str] | None, k: int) -> KAnonymityReport:
+def verify_k_anonymity(table: pd.DataFrame | np.ndarray, quasi_identifiers: Sequence[str] | None, k: int, *,
+                       missing_matches: str = "itself") -> KAnonymityReport:
     """Check the published table itself: every combination of QI values occurs >= k times.
 
     ``table`` is a DataFrame (``quasi_identifiers`` names columns; None means all columns) or a
     2-D array (every column is a quasi-identifier). Missing values count as a value of their own,
-    and so does each user-missing code of a statistical file (:func:`class_ids`).
+    and so does each user-missing code of a statistical file (:func:`class_ids`). With
+    ``missing_matches="any"`` a missing value matches every value instead (sdcMicro's
+    ``kAnon``): every row must match at least k rows (:func:`match_counts`); ``n_classes`` then
+    counts distinct rows and ``min_class_size`` is the fewest matches of a row.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame or numpy.ndarray
+        The published table.
+    quasi_identifiers : sequence of str or None
+        The quasi-identifier columns of a DataFrame (None: every column).
+    k : int
+        The smallest class size promised.
+    missing_matches : {"itself", "any"}, default "itself"
+        Whether a missing value is a value of its own or matches every value (see above).
+
+    Returns
+    -------
+    KAnonymityReport
+        Truthy when the table is k-anonymous; the smallest class and the rows in classes below k.
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ParameterError(f"k must be a positive integer; got {k!r}")
@@ -186,6 +296,12 @@ def verify_k_anonymity(table: pd.DataFrame | np.ndarray, quasi_identifiers: Sequ
     n = int(frame.shape[0])
     if n == 0:
         return KAnonymityReport(int(k), True, 0, 0, 0, 0)
+    if missing_matches != "itself":
+        counts = match_counts(frame, missing_matches=missing_matches)
+        low = counts < k
+        return KAnonymityReport(k=int(k), ok=not bool(low.any()), n_rows=n,
+                                n_classes=int(np.unique(class_ids(frame)).size), min_class_size=int(counts.min()),
+                                n_rows_in_small_classes=int(low.sum()))
     sizes = np.bincount(class_ids(frame))
     small = sizes < k
     return KAnonymityReport(
@@ -201,7 +317,23 @@ def verify_k_anonymity(table: pd.DataFrame | np.ndarray, quasi_identifiers: Sequ
 @dataclass(frozen=True)
 class LDiversityReport:
     """Outcome of checking a published table for naive l-diversity: truthy when every class of
-    equal quasi-identifier values holds at least l distinct sensitive values."""
+    equal quasi-identifier values holds at least l distinct sensitive values.
+
+    Attributes
+    ----------
+    l : int
+        The l checked.
+    ok : bool
+        Every class holds at least l distinct sensitive values.
+    n_rows : int
+        Rows of the table.
+    n_classes : int
+        Classes of equal quasi-identifier values.
+    min_distinct : int
+        The fewest distinct sensitive values of a class.
+    n_rows_in_poor_classes : int
+        Rows in classes with fewer than l distinct values.
+    """
 
     l: int
     ok: bool
@@ -226,6 +358,22 @@ def verify_l_diversity(table: pd.DataFrame, quasi_identifiers: Sequence[str], se
     vocabulary, system missing) is never a distinct value, so it never makes a class diverse; a
     user-missing code is a value of its own; numbers compare as numbers; trailing blanks do
     not make another value.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The published table.
+    quasi_identifiers : sequence of str
+        The quasi-identifier columns.
+    sensitive : str
+        The sensitive column.
+    l : int
+        The fewest distinct sensitive values promised per class.
+
+    Returns
+    -------
+    LDiversityReport
+        Truthy when every class is l-diverse; the poorest class and the rows in poor classes.
     """
     if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 1:
         raise ParameterError(f"l must be a positive integer; got {l!r}")
@@ -256,7 +404,25 @@ def verify_l_diversity(table: pd.DataFrame, quasi_identifiers: Sequence[str], se
 class TClosenessReport:
     """Outcome of checking a published table for t-closeness: truthy when the distribution of
     the sensitive values in every class of equal quasi-identifier values lies within earth
-    mover's distance t of the reference distribution."""
+    mover's distance t of the reference distribution.
+
+    Attributes
+    ----------
+    t : float
+        The t checked.
+    ok : bool
+        Every class lies within distance t of the reference.
+    n_rows : int
+        Rows of the table.
+    n_classes : int
+        Classes of equal quasi-identifier values.
+    max_distance : float
+        The largest distance of a class from the reference.
+    n_rows_in_far_classes : int
+        Rows in classes farther than t.
+    ordered : bool
+        True when the ordered distance was used, False for the equal distance.
+    """
 
     t: float
     ok: bool
@@ -296,7 +462,7 @@ def class_ids(frame: pd.DataFrame) -> np.ndarray:
     A missing value is a value of its own, and so is each user-missing code of a statistical
     file (SPSS 8 "don't know" and 9 "refused", Stata ``.a``), apart from system missing and
     from each other: the file shows them as values, so a reader tells them apart."""
-    from .io._statfiles import code_indices
+    from .io import code_indices
 
     n = int(frame.shape[0])
     if frame.shape[1] == 0:
@@ -318,7 +484,7 @@ def class_ids(frame: pd.DataFrame) -> np.ndarray:
 
 def _user_missing(column: pd.Series) -> tuple[np.ndarray, list] | None:
     """(code index per cell or -1, the codes) of a column read from a statistical file."""
-    from .io._statfiles import code_indices
+    from .io import code_indices
 
     if not pd.api.types.is_float_dtype(column.dtype):
         return None
@@ -334,7 +500,7 @@ def _user_missing(column: pd.Series) -> tuple[np.ndarray, list] | None:
 def _canonical(value):
     """A sensitive value as it counts: numbers (and text that reads as a finite number) as
     floats, text without its trailing blanks, the NA vocabulary as missing (None)."""
-    from .io._na_values import NA_VALUES
+    from .io import NA_VALUES
 
     if value is None or value is pd.NA or value is pd.NaT:
         return None
@@ -514,6 +680,28 @@ def verify_t_closeness(table: pd.DataFrame, quasi_identifiers: Sequence[str], se
     equal for text) with the table's own column as reference and gives the same largest
     distance, except that it leaves rows with a missing quasi-identifier out of every class,
     divides by zero when the column takes one value, and cannot take another reference.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The published table.
+    quasi_identifiers : sequence of str
+        The quasi-identifier columns.
+    sensitive : str
+        The sensitive column.
+    t : float
+        The largest distance promised, in (0, 1].
+    ordered : bool, sequence or None, default None
+        The distance: ordered (True, or a list of the values in their order), equal (False) or
+        by the column's type (None).
+    reference : pandas.Series, numpy.ndarray or None, default None
+        The sensitive values whose distribution the classes are compared with (None: the
+        table's own column).
+
+    Returns
+    -------
+    TClosenessReport
+        Truthy when every class is t-close; the largest distance and the rows in far classes.
     """
     from . import _emd
 
@@ -551,3 +739,123 @@ def verify_t_closeness(table: pd.DataFrame, quasi_identifiers: Sequence[str], se
         t=t, ok=not bool(far.any()), n_rows=n, n_classes=n_classes, max_distance=float(distance.max()),
         n_rows_in_far_classes=int(sizes[far].sum()), ordered=is_ordered,
     )
+
+
+#: how a missing quasi-identifier value matches others: "itself" (a value of its own) or "any"
+#: (sdcMicro's wildcard: it matches every value)
+MISSING_MATCHES = ("itself", "any")
+
+
+def _radix_rows(codes: np.ndarray) -> np.ndarray:
+    """One int64 key per row of a non-negative code matrix (equal rows, equal keys), renumbered
+    densely before a digit would carry it past int64."""
+    n = codes.shape[0]
+    key = np.zeros(n, dtype=np.int64)
+    for j in range(codes.shape[1]):
+        width = int(codes[:, j].max(initial=0)) + 1
+        if key.max(initial=0) >= 2**62 // width:
+            key = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
+        key = key * width + codes[:, j]
+    return key
+
+
+def wildcard_counts(codes: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """sdcMicro's ``fk`` with missing values (``freqCalc``, ``alpha = 1``) of every row of an
+    integer code matrix, ``-1`` for a missing value; with ``weights`` (integers) each row
+    stands for that many rows (distinct rows with their counts give the rows' figures).
+
+    Row j counts for row i when, in every column, their values are equal or either is missing
+    (the row itself included). Two rules of sdcMicro 5.8.0 ``R/freqCalc.r`` are kept: a row
+    missing in EVERY column gets ``n`` (it matches all), and it does not count for a row missing
+    in no column (``addAllNAtoKeys`` is off there). Work: one grouping per pair of missing
+    patterns, (patterns^2 * n), not n^2.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    n, m = codes.shape
+    w = np.ones(n, dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
+    total = int(w.sum())
+    out = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return out
+    if m == 0:
+        out[:] = total
+        return out
+    miss = codes < 0
+    weights = 1 << np.arange(m, dtype=np.int64) if m < 63 else None
+    if weights is None:
+        pattern = np.unique(miss, axis=0, return_inverse=True)[1].ravel()
+    else:
+        pattern = miss.astype(np.int64) @ weights
+    kinds, first = np.unique(pattern, return_index=True)
+    members = [np.flatnonzero(pattern == p) for p in kinds]
+    masks = [miss[f] for f in first]
+    for a, rows_a in enumerate(members):
+        if masks[a].all():
+            out[rows_a] = total
+            continue
+        for b, rows_b in enumerate(members):
+            if masks[b].all() and not masks[a].any():
+                continue  # sdcMicro: an all-missing row does not count for a complete one
+            cols = np.flatnonzero(~(masks[a] | masks[b]))
+            if cols.size == 0:
+                out[rows_a] += int(w[rows_b].sum())
+                continue
+            # one key over both sets of rows, so that equal values get equal keys
+            both = _radix_rows(codes[np.ix_(np.concatenate([rows_b, rows_a]), cols)])
+            uniq, inv = np.unique(both, return_inverse=True)
+            inv = inv.ravel()
+            counts = np.bincount(inv[:rows_b.size], weights=w[rows_b], minlength=uniq.size).astype(np.int64)
+            out[rows_a] += counts[inv[rows_b.size:]]
+    return out
+
+
+def quasi_identifier_codes(frame: pd.DataFrame, *, empty_is_missing: bool = False) -> np.ndarray:
+    """Integer codes (n, columns) of a frame's values, ``-1`` for a missing value; with
+    ``empty_is_missing`` an empty text value is missing too (a CSV file read back as text holds
+    ``""`` where the table in memory held a missing value)."""
+    out = np.empty(frame.shape, dtype=np.int64)
+    for j in range(frame.shape[1]):
+        column = frame.iloc[:, j]
+        try:  # codes in the values' order, so that the order of the rows does not number them
+            codes, _ = pd.factorize(column, use_na_sentinel=True, sort=True)
+        except TypeError:  # values of several types that do not compare
+            codes, _ = pd.factorize(column, use_na_sentinel=True)
+        codes = np.asarray(codes, dtype=np.int64)
+        if empty_is_missing and not pd.api.types.is_numeric_dtype(column.dtype):
+            codes[np.asarray(column.astype(object) == "", dtype=bool)] = -1
+        out[:, j] = codes
+    return out
+
+
+def match_counts(table: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, *,
+                 missing_matches: str = "itself") -> np.ndarray:
+    """How many rows share each row's quasi-identifier values (the row itself included).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The rows.
+    quasi_identifiers : sequence of str, optional
+        The columns compared (all when None).
+    missing_matches : {"itself", "any"}
+        ``"itself"``: a missing value is a value of its own (the size of the row's class, as
+        :func:`verify_k_anonymity` counts it). ``"any"``: sdcMicro's wildcard, a missing value
+        (or an empty text value) matches every value, as sdcMicro's ``freqCalc`` and ``kAnon``
+        count it (:func:`wildcard_counts`).
+
+    Returns
+    -------
+    numpy.ndarray
+        One count per row, in row order.
+    """
+    if missing_matches not in MISSING_MATCHES:
+        raise ParameterError(f"missing_matches must be one of {', '.join(MISSING_MATCHES)}; got {missing_matches!r}")
+    cols = list(table.columns) if quasi_identifiers is None else list(quasi_identifiers)
+    absent = [c for c in cols if c not in table.columns]
+    if absent:
+        raise DataError(f"unknown quasi-identifier column(s) {name_list(absent)}; table has {name_list(table.columns)}")
+    frame = table[cols]
+    if missing_matches == "itself":
+        ids = class_ids(frame)
+        return np.bincount(ids)[ids] if ids.size else np.zeros(0, dtype=np.int64)
+    return wildcard_counts(quasi_identifier_codes(frame, empty_is_missing=True))

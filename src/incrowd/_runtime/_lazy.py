@@ -15,15 +15,24 @@ import sys
 from typing import Any, Callable, Iterable, Mapping
 
 
-def attach(package: str, names: Mapping[str, str], submodules: Iterable[str] = ()):
+def attach(package: str, names: Mapping[str, str], submodules: Iterable[str] = (),
+           modules: Mapping[str, str] | None = None):
     """``(__getattr__, __dir__)`` for ``package``: ``names`` maps a public name to the
-    (relative) module defining it; any submodule of the package is loaded when looked up."""
-    listed = set(names) | set(submodules)
+    (relative) module defining it, or to ``"module:attribute"`` where the package names it
+    differently; ``modules`` maps a name to a (relative) module given as a whole (a namespace
+    whose state is shared, such as ``_runtime.process``); any submodule of the package is
+    loaded when looked up."""
+    modules = dict(modules or {})
+    listed = set(names) | set(submodules) | set(modules)
 
     def __getattr__(name: str) -> Any:
         module = names.get(name)
-        if module is not None:
-            value = getattr(importlib.import_module(module, package), name)
+        if module is not None or name in modules:
+            if module is None:
+                value = importlib.import_module(modules[name], package)
+            else:
+                module, _, attribute = module.partition(":")
+                value = getattr(importlib.import_module(module, package), attribute or name)
             setattr(sys.modules[package], name, value)  # later lookups are plain attribute reads
             return value
         if not name.startswith("__") and importlib.util.find_spec(f"{package}.{name}") is not None:

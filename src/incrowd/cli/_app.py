@@ -12,11 +12,10 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .._runtime import _lazy
-from .._runtime._compile import compile_clock
+from .._runtime import compile_clock
+from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError, VerificationError
-from ..io._atomic import is_stdout
-from ..io._na_values import NA_HELP
+from ..io import NA_HELP, is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
@@ -46,6 +45,7 @@ from ._options import (
 )
 from ._publish import publish_command
 from ._report import ReportOption, check_report_path, report_command, write_release_report
+from ._risk import risk_command
 from ._serve import serve_command
 from ._usage import OneLineUsageErrors
 from ._warmup import warmup_command
@@ -63,7 +63,8 @@ load_census = _lazy.function("incrowd.datasets", "load_census")
 
 app = typer.Typer(
     name="incrowd",
-    help="Microaggregate numerical quasi-identifiers so every row hides in a group of >= k rows.",
+    help="Publish microdata so that every person hides in a crowd of at least k look-alikes: publish, report and "
+         "risk for survey files, microaggregation, generalization, incremental releases and a web UI.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -79,13 +80,14 @@ app.command("negotiate")(negotiate_command)
 app.command("generalize")(generalize_command)
 app.command("publish")(publish_command)
 app.command("report")(report_command)
+app.command("risk")(risk_command)
 app.command("serve")(serve_command)
 app.command("warmup")(warmup_command)
 
 
 def main() -> None:
     """Console-script entry point."""
-    from .._runtime._compile import enable_notice
+    from .._runtime import enable_notice
 
     if not {"-q", "--quiet"} & set(sys.argv[1:]):
         enable_notice()
@@ -96,7 +98,7 @@ def run() -> None:
     """The ``incrowd`` program (console script and ``python -m incrowd.cli``): :func:`main`,
     then a quick exit (:func:`_exit_now`). Code that calls :func:`main` itself gets its
     ``SystemExit`` as before."""
-    from .._runtime import _process
+    from .._runtime import process as _process
 
     _process.program = True
     try:
@@ -140,7 +142,7 @@ def _exit_now(code) -> None:
 
 def _print_version(value: bool) -> None:
     if value:
-        from .._runtime._version import __version__  # read from the package metadata only when asked
+        from .._runtime import __version__  # read from the package metadata only when asked
 
         typer.echo(f"incrowd {__version__}")
         raise typer.Exit()
@@ -248,7 +250,7 @@ def microaggregate_command(
 
     OUTPUT is written atomically, and only after the aggregated table was verified k-anonymous.
     """
-    from .._runtime import _process
+    from .._runtime import process as _process
 
     _process.one_shot = _process.program and scheduler is None
     with user_errors():
@@ -302,22 +304,23 @@ def microaggregate_command(
                 # and its report succeed together or neither is written
                 if report_path is not None:
                     progress.stage(f"writing the report {report_path.name}")
-                    write_release_report(report_path, data, result.aggregated, inputs=(input_path, output),
+                    write_release_report(report_path, data, result.table, inputs=(input_path, output),
                                          quasi_identifiers=result.quasi_identifiers,
                                          identifiers=result.identifiers, k=result.k,
-                                         release_summary=result.summary())
+                                         release_summary={**result.summary(), "verification": record})
 
-            from ..io._written import Promise, write_release
+            from ..io import Promise, write_release
 
             written = write_release(
-                result.aggregated, output, Promise(tuple(result.quasi_identifiers), result.k,
+                result.table, output, Promise(tuple(result.quasi_identifiers), result.k,
                                                    finite=tuple(result.quasi_identifiers)),
                 sep=sep, inputs=(input_path,), then=write_report)
     to_stderr = is_stdout(output)
     as_written = {"min_class_size": written["k_anonymity"]["min_class_size"],
                   "verified_on": written["verified_on"], "read_back_as": written["read_back_as"]}
     if json_output:
-        print_json({**result.summary(), **as_written, "input": str(input_path), "output": str(output)},
+        print_json({**result.summary(), **as_written, "verification": written, "input": str(input_path),
+                    "output": str(output)},
                    err=to_stderr)
     else:
         _report(result, input_path, output, err=to_stderr, written=as_written)
@@ -431,11 +434,11 @@ def demo_command(
             if not best.verification.ok:  # microaggregate raises first; never write unverified data
                 raise VerificationError(f"the mdav-star result is not {best.k}-anonymous; nothing was written")
             output_dir.mkdir(parents=True, exist_ok=True)
-            from ..io._written import Promise, write_release
+            from ..io import Promise, write_release
 
             path = output_dir / f"census_mdav-star_k{best.k}.csv"
             qis = tuple(best.quasi_identifiers)
-            write_release(best.aggregated, path, Promise(qis, best.k, finite=qis), sep=",")
+            write_release(best.table, path, Promise(qis, best.k, finite=qis), sep=",")
     n_rows, n_cols = census.shape
     if json_output:
         print_json({

@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.text import Text
 
 from ..exceptions import DataError, IncrowdError
-from ..io._atomic import check_output_path as _check_output_path
-from ..io._atomic import is_stdout
+from ..io import check_output_path as _check_output_path
+from ..io import is_stdout
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -109,7 +109,7 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
 def print_json(obj: Any, err: bool = False) -> None:
     """Exactly one strict JSON document on stdout (stderr with ``err``), nothing else;
     non-finite numbers become null."""
-    from ..io._json import dumps as strict_json  # numpy's types are converted there
+    from ..io import json_dumps as strict_json  # numpy's types are converted there
 
     stream = sys.stderr if err else sys.stdout
     stream.write(strict_json(obj, indent=2) + "\n")
@@ -180,7 +180,7 @@ def check_output_path(output: Path, inputs: tuple = (), *, what: str = "output",
                             "('-'); name a file")
         return
     if stdout_ok:  # a table: its extension must name a format incrowd writes
-        from ..io._statfiles import check_writable
+        from ..io import check_writable
 
         check_writable(output, what)
     _check_output_path(output, inputs=inputs, what=what)

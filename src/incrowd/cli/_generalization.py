@@ -9,10 +9,10 @@ import typer
 from rich.table import Table
 
 from .._frontends import partial_fraction as _fraction
-from .._runtime import _lazy
+from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
 from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
-from ..io._atomic import is_stdout
+from ..io import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._options import IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, SchedulerTimeoutOption, check_scheduler, names
 from ._report import ReportOption, check_report_path, write_release_report
@@ -228,16 +228,19 @@ def _print_negotiation(result: Negotiation) -> None:
         ("answered in", f"{result.seconds * 1000:.2f} ms, {result.nodes_visited} nodes visited"),
     ])
     table = Table()
-    for col in ("answer", "levels", "height", "suppressed", crit, "classes"):
+    metric = result.metric
+    columns = ("answer", "levels", "height", "suppressed", crit, "classes") + (() if metric == "height" else (metric,))
+    for col in columns:
         table.add_column(col, justify="left" if col in ("answer", "levels") else "right")
     rows = [("exact", result.exact)] if result.exact is not None else [
         (f"relax {name if name != 'k' else crit}", node) for name, node in result.relaxations.items()]
     for label, node in rows:
         if node is None:
-            table.add_row(label, "no solution", "", "", "", "")
+            table.add_row(label, "no solution", *[""] * (len(columns) - 2))
         else:
+            value = () if metric == "height" else (f"{(node.metrics or {}).get(metric, float('nan')):.6g}",)
             table.add_row(label, _levels_text(node.levels), str(node.height), str(node.suppressed),
-                          str(node.value), str(node.classes))
+                          str(node.value), str(node.classes), *value)
     stdout_console().print(table)
 
 
@@ -261,6 +264,12 @@ def negotiate_command(
         typer.Option("--runtime-histogram", help="Partial lattices: compute v_max's histogram now "
                      "if the lattice lacks it."),
     ] = False,
+    metric: Annotated[
+        str,
+        typer.Option("--metric", help="What the answer minimizes: loss (Iyengar's LM), discernibility, "
+                     "entropy, aecs, precision, height (the lowest node) or classification (the "
+                     "lattice's sensitive column as target)."),
+    ] = "loss",
     json_output: JsonOption = False,
 ) -> None:
     """Answer a request exactly, or with the three relaxations (suppression, height, k or l)."""
@@ -270,7 +279,7 @@ def negotiate_command(
     with user_errors(), one_request():  # one answer per process: loading the compiled search costs more
         lattice = Lattice.open(lattice_path)
         result = negotiate(lattice, k=k, l=l, max_levels=_levels(max_levels, "--max-levels"),
-                           max_suppression=max_suppression, runtime_histogram=runtime_histogram)
+                           max_suppression=max_suppression, runtime_histogram=runtime_histogram, metric=metric)
     if json_output:
         print_json(result.to_dict())
         return
@@ -285,10 +294,11 @@ def generalize_command(
                                          "SPSS and Stata keep the labels of the columns not "
                                          "generalized.", show_default=False)],
     levels: Annotated[
-        str,
-        typer.Option("--levels", help="Level per quasi-identifier, e.g. 'age=2,sex=0,education=1'.",
-                     show_default=False),
-    ],
+        Optional[str],
+        typer.Option("--levels", help="Level per quasi-identifier, e.g. 'age=2,sex=0,education=1'; "
+                     "without it, the node of the --qi lattice with the least --metric within "
+                     "--max-suppression.", show_default=False),
+    ] = None,
     k: OptionalK = None,
     l: OptionalL = None,
     sensitive: SensitiveOption = None,
@@ -299,9 +309,19 @@ def generalize_command(
     json_output: JsonOption = False,
     quiet: QuietOption = False,
     report_path: ReportOption = None,
+    metric: Annotated[
+        str,
+        typer.Option("--metric", help="Without --levels: what the chosen node minimizes (loss, "
+                     "discernibility, entropy, aecs, precision, height, classification)."),
+    ] = "loss",
+    max_suppression: Annotated[
+        str,
+        typer.Option("--max-suppression", help="Without --levels: rows the chosen node may remove "
+                     "(301, 0.01 or 1%)."),
+    ] = "0",
 ) -> None:
-    """Generalize DATA to the given levels, remove the rows of classes below k (or l), verify,
-    and write the table atomically."""
+    """Generalize DATA to the given levels (or to the node with the least --metric), remove the
+    rows of classes below k (or l), verify, and write the table atomically."""
     with user_errors():
         check_output_path(output, (data_path, hierarchies))
         check_report_path(report_path, (data_path, hierarchies, output))
@@ -313,7 +333,8 @@ def generalize_command(
             result = generalize(data, level_map, k=k, l=l, sensitive=sensitive,
                                 hierarchies=str(hierarchies) if hierarchies else None,
                                 intervals=_intervals(intervals), quasi_identifiers=names(qi, "--qi"),
-                                identifiers=names(identifiers, "--id"))
+                                identifiers=names(identifiers, "--id"), metric=metric,
+                                max_suppression=max_suppression)
             if result.table.shape[0] == 0:
                 raise DataError("every row would be suppressed; choose higher levels or a smaller k/l")
             progress.stage(f"writing {output.name} and verifying it as written")
@@ -332,11 +353,11 @@ def generalize_command(
                     write_release_report(report_path, data, result.table, inputs=(data_path, hierarchies, output),
                                          quasi_identifiers=qis_all, sensitive=[sensitive] if sensitive else None,
                                          identifiers=names(identifiers, "--id"), kept_rows=result.kept_rows,
-                                         k=result.k, hierarchies=hier, release_summary=result.to_dict())
+                                         k=result.k, hierarchies=hier, release_summary=result.summary())
 
             write_release(result.table, output, generalization_promise(result), sep=sep,
                           inputs=(data_path, hierarchies), then=write_report)
-    info = {**result.to_dict(), "input": str(data_path), "output": str(output)}
+    info = {**result.summary(), "input": str(data_path), "output": str(output)}
     to_stderr = is_stdout(output)
     if json_output:
         print_json(info, err=to_stderr)

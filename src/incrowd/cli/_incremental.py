@@ -8,12 +8,11 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .._runtime import _lazy
+from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
 from ..incremental._lock import DEFAULT_WAIT, describe_as
 from ..incremental._strategy_names import STRATEGY_NAMES
-from ..io._atomic import is_stdout
-from ..io._na_values import NA_HELP
+from ..io import NA_HELP, is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._options import (
     DiagonalsOption,
@@ -256,7 +255,7 @@ def publish_command(
                                          release_summary=summary)
 
             result = session.publish(output, compare=compare, then=write_report)
-    r = result.report
+    r = result.summary()
     to_stderr = is_stdout(output)
     if json_output:
         print_json(r, err=to_stderr)

@@ -9,9 +9,9 @@ from typing import Annotated, Optional
 import typer
 
 from .._frontends import summary_lines
-from .._runtime import _lazy
+from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError
-from ..io._atomic import is_stdout
+from ..io import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._generalization import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption, lattice_limits
 from ._options import JsonOption, QuietOption
@@ -21,6 +21,7 @@ table_format = _lazy.function("incrowd.io._tables", "table_format")
 load_spec = _lazy.function("incrowd.publishing._spec", "load_spec")
 publish = _lazy.function("incrowd.publishing._release", "publish")
 example_toml = _lazy.function("incrowd.publishing._example", "example_toml")
+hierarchy_files_in = _lazy.function("incrowd.publishing._example", "hierarchy_files_in")
 check_spec_nodes = _lazy.function("incrowd.publishing._gtm", "check_spec_nodes")
 
 
@@ -43,7 +44,8 @@ def publish_command(
         show_default=False)] = None,
     example_spec: Annotated[bool, typer.Option(
         "--example-spec", help="Print a starting specification for DATA (roles guessed from the "
-        "columns' types, to edit) and exit.")] = False,
+        "file's metadata and the columns' types, hierarchy files beside DATA proposed by name; to "
+        "edit, saved beside DATA) and exit.")] = False,
     max_nodes: MaxNodesOption = DEFAULT_MAX_NODES_TEXT,
     max_memory: MaxMemoryOption = DEFAULT_MAX_MEMORY_TEXT,
     json_output: JsonOption = False,
@@ -59,7 +61,8 @@ def publish_command(
     with user_errors():
         if example_spec:
             data = read_table(data_path)
-            typer.echo(example_toml(data, data_path.name), nl=False)
+            folder = data_path.resolve().parent
+            typer.echo(example_toml(data, data_path.name, hierarchy_files_in(folder), folder), nl=False)
             return
         if spec_path is None:
             raise ParameterError("--spec is required (or --example-spec to print a starting one)")

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .._runtime import _lazy
+from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._options import IdOption, JsonOption, QuietOption, names
@@ -44,7 +44,7 @@ def read_kept_rows(path: Path, n_original: int, n_release: int) -> list[int]:
     """``--kept-rows FILE``: one original data row number (the first row after the header is 1)
     per line, a line per release row, in increasing order; as 0-based positions."""
     shown = f"--kept-rows {str(path)!r}"
-    from ..io._atomic import read_input_bytes  # a FIFO is refused by its kind, not waited on
+    from ..io import read_input_bytes  # a FIFO is refused by its kind, not waited on
 
     try:
         text = read_input_bytes(path, "--kept-rows file").decode("utf-8-sig")
@@ -105,6 +105,23 @@ def report_command(
         "--attacks", help="Also run anonymeter's singling-out, linkability and inference attacks (slower).")] = False,
     threshold: Annotated[float, typer.Option(
         "--threshold", help="Re-identification risk above which a record counts as at risk.")] = 0.2,
+    weight: Annotated[Optional[str], typer.Option(
+        "--weight", help="The original's sampling-weight column: the report adds the release's individual "
+        "and global risk and expected re-identifications as sdcMicro measures them.", show_default=False)] = None,
+    hierarchies: Annotated[Optional[Path], typer.Option(
+        "--hierarchies", metavar="DIR", help="Folder of ARX-style hierarchy files ('<attribute>.csv' or "
+        "'<name>_hierarchy_<attribute>.csv'), as 'lattice build' takes it: the categorical utility (NCP, "
+        "height) of the quasi-identifiers that have one.", show_default=False)] = None,
+    spec: Annotated[Optional[Path], typer.Option(
+        "--spec", metavar="FILE", help="The release's spec (TOML): quasi-identifiers, sensitive columns, "
+        "identifiers, the promised k, l and t, hierarchies and the verdict's thresholds ([report]) come "
+        "from it; --qi and the others may then be left out.", show_default=False)] = None,
+    risk_map: Annotated[bool, typer.Option(
+        "--map", help="With --spec: also re-make the release's neighbours (k - 1, k + 1, one level up or down "
+        "in one categorical column) and measure each: the risk-utility map, with the spec of each point.")] = False,
+    verdict_threshold: Annotated[Optional[list[str]], typer.Option(
+        "--verdict-threshold", metavar="NAME=VALUE", help="A threshold of the verdict, e.g. entropy_l=1.5 "
+        "or record_linkage=0.05 (repeatable; over the spec's [report]).", show_default=False)] = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -115,9 +132,20 @@ def report_command(
     when they tell rows apart; otherwise give --kept-rows (or write the report with the
     release: --report of the command that made it)."""
     with user_errors():
+        from ..reporting._verdict import parse_threshold_flags
+
         qis = names(qi, "--qi")
+        loaded = None
+        if spec is not None:
+            from ..publishing import load_spec
+
+            loaded = load_spec(spec)
+            qis = qis or loaded.quasi_identifiers
         if not qis:
-            raise ParameterError("--qi is required: the columns an intruder may know")
+            raise ParameterError("--qi is required: the columns an intruder may know (or give --spec)")
+        flags = parse_threshold_flags(verdict_threshold)
+        if risk_map and loaded is None:
+            raise ParameterError("--map needs --spec: the neighbouring releases are re-made from the release's spec")
         if output is None and not json_output:
             raise ParameterError("give -o report.html (or .json), or --json to print the report")
         if output is not None:
@@ -130,10 +158,23 @@ def report_command(
             original = read_table(original_path)
             release = read_table(release_path)
             kept = None if kept_rows is None else read_kept_rows(kept_rows, len(original), len(release))
+            options = _spec_options(loaded, original, qis) if loaded is not None else {}
+            if hierarchies is not None:
+                options["hierarchies"] = {**options.get("hierarchies", {}), **_folder_hierarchies(hierarchies, qis)}
+            options["thresholds"] = {**options.get("thresholds", {}), **flags}
+            if risk_map:
+                options.update(spec=loaded, risk_utility_map=True)
+            options.setdefault("k", k)
+            if k is not None:
+                options["k"] = k
             progress.stage("measuring risk and utility" + (" (and running the attacks)" if attacks else ""))
-            result = make_report(original, release, qis, names(sensitive, "--sensitive"),
-                                 names(identifiers, "--id"), kept_rows=kept, k=k, numeric=numeric_names or None,
-                                 target=target, attacks=attacks, threshold=threshold)
+            result = make_report(original, release, qis,
+                                 names(sensitive, "--sensitive") or options.pop("sensitive", None),
+                                 names(identifiers, "--id") or options.pop("identifiers", None), kept_rows=kept,
+                                 numeric=numeric_names or options.pop("numeric", None) or None,
+                                 target=target, attacks=attacks, threshold=threshold, weight=weight,
+                                 **{key: v for key, v in options.items()
+                                    if key not in ("sensitive", "identifiers", "numeric")})
             if output is not None:
                 progress.stage(f"writing {output.name}")
                 result.write(output, inputs=(original_path, release_path))
@@ -143,10 +184,56 @@ def report_command(
     print_lines(_lines(result, output))
 
 
+def _spec_options(spec, original, qis: list[str]) -> dict[str, Any]:
+    """What a release's spec tells the report: roles, promises, hierarchies (read as
+    ``incrowd publish`` reads them, flat ones included) and the verdict's thresholds."""
+    from ..publishing._prepare import prepare
+
+    prepared = prepare(original, spec)
+    return {"sensitive": spec.names("sensitive") or None, "identifiers": spec.names("identifier") or None,
+            "numeric": [c for c in spec.names("numeric") if c in qis] or None,
+            "k": spec.k, "l": spec.l, "t": spec.t,
+            "hierarchies": {c: h for c, h in prepared.hierarchies.items() if c in qis},
+            "thresholds": dict(spec.report_thresholds)}
+
+
+def _folder_hierarchies(folder: Path, qis: list[str]) -> dict[str, Any]:
+    """``--hierarchies DIR``: the hierarchy of every quasi-identifier that has a file there."""
+    from ..generalization import find_hierarchy_file, read_hierarchy
+
+    if not folder.is_dir():
+        raise DataError(f"--hierarchies {str(folder)!r} is not a folder")
+    out = {}
+    for q in qis:
+        if (folder / f"{q}.csv").is_file() or any(folder.glob(f"*_hierarchy_{q}.csv")):
+            out[q] = read_hierarchy(find_hierarchy_file(folder, q), q)
+    if not out:
+        raise DataError(f"--hierarchies {str(folder)!r} holds no hierarchy file of the quasi-identifiers "
+                        f"({', '.join(qis)}); name them '<attribute>.csv'")
+    return out
+
+
+def _verdict_lines(result) -> list[tuple[str, str]]:
+    out = []
+    for line in result.verdict:
+        value = line["value"]
+        shown = f"{value:.4g}" if isinstance(value, float) else str(value)
+        text = f"{line['status'].upper():6} {shown} (threshold {line['threshold']:g})"
+        if line["status"] != "pass":
+            text += f": {line['driver']}; next: {line['next_step']}"
+        out.append((line["measure"], text))
+    return out
+
+
 def _lines(result, output) -> list[tuple[str, str]]:
     about, risk, utility = result.about, result.risk, result.utility
-    lines = [("rows", f"{about['rows_original']} original, {about['rows_release']} released "
-                      f"({about['suppressed']} suppressed)")]
+    lines = _verdict_lines(result)
+    for point in result.risk_utility_map or []:
+        changed = "" if point["label"] == "release" else f"  (incrowd publish --spec with {point['label']})"
+        lines.append((f"map: {point['label']}", f"risk {100 * point['risk']:.3g} %, loss {100 * point['loss']:.3g} %"
+                                                f"{changed}"))
+    lines.append(("rows", f"{about['rows_original']} original, {about['rows_release']} released "
+                          f"({about['suppressed']} suppressed)"))
     classes = risk.get("classes", {})
     if classes:
         prosecutor = classes.get("prosecutor", {})
@@ -156,9 +243,14 @@ def _lines(result, output) -> list[tuple[str, str]]:
                                                 f"average {prosecutor.get('average', float('nan')):.4f}"))
     if "drisk" in risk:
         lines.append(("dRisk", f"{risk['drisk']:.4f}"))
+    survey = risk.get("sample_risk", {})
+    if survey:
+        lines.append(("global risk (weighted)", f"{survey['global_risk']:.6g}, expected re-identifications "
+                                                f"{survey['expected_reidentifications']:.4g}"))
     numeric = utility.get("numeric", {})
-    if "il" in numeric:
-        lines.append(("information loss", f"{100 * numeric['il']:.3f} % (SSE/SST)"))
+    if "il_all_rows" in numeric:
+        lines.append(("information loss", f"{100 * numeric['il_all_rows']:.3g} % (SSE/SST over all rows, "
+                                          "a suppressed row losing all; the release summary's numeric IL)"))
     if output is not None:
         lines.append(("written", str(output)))
     return lines

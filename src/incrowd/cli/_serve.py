@@ -57,7 +57,8 @@ def serve_command(
                      show_default=False),
     ] = None,
 ) -> None:
-    """Serve the web UI (microaggregation and generalization negotiation in the browser) until interrupted."""
+    """Serve the web UI until interrupted: Microaggregate (/), Negotiate (/negotiate) and Publish (/publish)
+    pages in the browser. The URL to open is printed on stderr when the server is ready."""
     with user_errors():
         try:
             import uvicorn  # noqa: F401  (a missing extra is reported here, in one line)

@@ -30,7 +30,7 @@ def warmup_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from .._runtime._compile import cache_directory, disable_notice
+    from .._runtime import cache_directory, disable_notice
     from .._runtime._warmup import steps, targets, warm
 
     disable_notice()  # the progress bar says it already

@@ -15,7 +15,7 @@ execution backend ``"dask"`` (``incrowd._runtime._backends``): ``microaggregate(
 scheduler=...)`` and ``build_lattice(..., client=...)`` look it up by name.
 """
 
-from .._runtime import _backends
+from .._runtime import backends as _backends
 from ._cluster import connect
 from ._files import microaggregate_dataset
 from ._lattice import lattice_on_workers

@@ -14,8 +14,7 @@ import pandas as pd
 
 from .._microaggregate import check_distributed_method, make_estimator
 from ..exceptions import DataError, VerificationError
-from ..io._atomic import is_stdout, sweep_stale, temp_path
-from ..io._tables import numeric_matrix, resolve_roles
+from ..io import is_stdout, numeric_matrix, resolve_roles, sweep_stale, temp_path
 from ._io import frames_of
 from ._io import head as columns_of
 from ._mona import mona

@@ -10,8 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError
-from ..io._atomic import check_input_file
-from ..io._tables import read_table
+from ..io import check_input_file, read_table
 
 
 def is_parquet_dataset(path: str | os.PathLike) -> bool:

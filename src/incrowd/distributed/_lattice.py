@@ -41,7 +41,9 @@ def _first_appearance(frame: pd.DataFrame, column: str, index: int) -> list:
 def _class_table(frame, index, qis, hierarchies, sensitive, sensitive_values):
     """The partition's rows grouped by level-0 codes (sensitive code last): (codes, counts)."""
     try:
-        columns = [hierarchies[a].encode(frame[a]) for a in qis]
+        from ..generalization._cells import encode_cells
+
+        columns = [encode_cells(hierarchies[a], frame[a]) for a in qis]
     except DataError as exc:
         raise DataError(f"partition {index}: {exc} (row numbers count within the partition)") from None
     if sensitive is not None:

@@ -8,14 +8,19 @@
   :meth:`Lattice.open`);
 - :func:`negotiate`: a request (k or l, maximum levels, maximum suppression) answered exactly
   or with the three relaxations (:class:`Negotiation`, :class:`Node`);
-- :func:`generalize`: apply a node to the data, suppress, verify (:class:`GeneralizationResult`).
+- :func:`generalize`: apply a node to the data, suppress, verify (:class:`GeneralizationResult`);
+- utility metrics (:data:`METRICS`: ``loss``, ``discernibility``, ``entropy``, ``aecs``,
+  ``precision``, ``height``, ``classification``) of a lattice node (:func:`node_metrics`) or of
+  a released table (:func:`released_metrics`); :func:`negotiate` answers with the least one.
+- :func:`local_suppression`: suppress single quasi-identifier cells until k holds, a missing
+  value matching any value (sdcMicro's wildcard) or only itself (:class:`LocalSuppressionResult`).
 """
 
 import os
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any, Sequence
 
-from .._runtime import _lazy
+from .._runtime import lazy as _lazy
 
 if _TYPE_CHECKING:  # what type checkers see; at run time the names load on first use
     import pandas as pd
@@ -31,7 +36,9 @@ if _TYPE_CHECKING:  # what type checkers see; at run time the names load on firs
     )
     from ._lattice import Lattice
     from ._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, estimate_bytes, node_count, parse_size
+    from ._local_suppression import LocalSuppressionResult, local_suppression
     from ._negotiate import RELAXATIONS, Negotiation, Node, max_suppression_count, negotiate
+    from ._utility_metrics import METRICS, node_metrics, released_metrics
 
 # loaded on first use, so that a process answering from a lattice file never loads what
 # building or applying one needs (and ``import incrowd`` loads none of it)
@@ -40,9 +47,11 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     **dict.fromkeys(["Hierarchy", "find_hierarchy_file", "interval_hierarchy", "load_hierarchies",
                      "parse_assignments", "read_hierarchy"], "._hierarchy"),
     "Lattice": "._lattice",
+    "LocalSuppressionResult": "._local_suppression", "local_suppression": "._local_suppression",
     **dict.fromkeys(["DEFAULT_MAX_MEMORY", "DEFAULT_MAX_NODES", "estimate_bytes", "node_count", "parse_size"],
                     "._limits"),
     **dict.fromkeys(["RELAXATIONS", "Negotiation", "Node", "max_suppression_count", "negotiate"], "._negotiate"),
+    **dict.fromkeys(["METRICS", "node_metrics", "released_metrics"], "._utility_metrics"),
 })
 
 
@@ -50,9 +59,27 @@ def build_lattice(data: "pd.DataFrame", quasi_identifiers: "Sequence[str] | str"
                   **kwargs: Any) -> "Lattice":
     """Same as :meth:`Lattice.build`; with ``client`` (a ``dask.distributed`` client), the same
     lattice built over partitioned data on the client's workers (``data``: a dask dataframe, a
-    Parquet dataset folder or a list of pandas frames in row order; needs ``incrowd[dask]``)."""
+    Parquet dataset folder or a list of pandas frames in row order; needs ``incrowd[dask]``).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, dask dataframe, str or list of pandas.DataFrame
+        The table (with ``client``: partitioned data, see above).
+    quasi_identifiers : str or sequence of str
+        The attributes of the lattice.
+    client : distributed.Client or None, default None
+        Build on the client's workers (None: in this process).
+    **kwargs
+        The options of :meth:`Lattice.build` (``hierarchies``, ``intervals``, ``sensitive``,
+        ``fraction``, ``max_nodes``, ``max_memory``, ...).
+
+    Returns
+    -------
+    Lattice
+        The lattice with its per-node histograms.
+    """
     if client is not None:
-        from .._runtime import _backends
+        from .._runtime import backends as _backends
 
         return _backends.get("dask").build_lattice(data, quasi_identifiers, client=client, **kwargs)
     from ._lattice import Lattice
@@ -61,7 +88,18 @@ def build_lattice(data: "pd.DataFrame", quasi_identifiers: "Sequence[str] | str"
 
 
 def open_lattice(path: "str | os.PathLike") -> "Lattice":
-    """Same as :meth:`Lattice.open`."""
+    """Same as :meth:`Lattice.open`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A lattice file written by :meth:`Lattice.save`.
+
+    Returns
+    -------
+    Lattice
+        The lattice as it was saved.
+    """
     from ._lattice import Lattice
 
     return Lattice.open(path)
@@ -89,4 +127,9 @@ __all__ = [
     "max_suppression_count",
     "generalize",
     "GeneralizationResult",
+    "METRICS",
+    "node_metrics",
+    "released_metrics",
+    "local_suppression",
+    "LocalSuppressionResult",
 ]

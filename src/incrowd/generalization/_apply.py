@@ -10,19 +10,52 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._runtime._compile import compiled_so_far
+from .._runtime import compiled_so_far
 from ..exceptions import ParameterError, VerificationError
-from ..io._statfiles import mark_changed
-from ..io._tables import resolve_roles
+from ..io import Promise, Verification, in_memory, mark_changed, resolve_roles
 from ..metrics import verify_k_anonymity, verify_l_diversity
 from ._hierarchy import Hierarchy, factorize_labels
-from ._lattice import resolve_hierarchies
+from ._lattice import Lattice, resolve_hierarchies
 from ._table import _as_level
+from ._utility_metrics import check_metric, released_metrics
 
 
 @dataclass
 class GeneralizationResult:
-    """The anonymized table and what was done to get it."""
+    """The anonymized table and what was done to get it (what :func:`generalize` returns).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        The released rows: quasi-identifiers generalized, identifiers dropped, rows of too
+        small (or too uniform) classes suppressed, row order kept.
+    levels : dict of str to int
+        The generalization level of each quasi-identifier.
+    k, l : int or None
+        The k and l asked for (None where not asked).
+    sensitive : str or None
+        The sensitive column l is counted in.
+    n_rows : int
+        Rows of the input.
+    suppressed : int
+        Rows suppressed.
+    classes : int
+        Equivalence classes of the release.
+    min_class_size : int
+        Size of its smallest class.
+    min_distinct : int or None
+        Fewest distinct sensitive values in a class (with l).
+    seconds : float
+        Time of the call, without compiling.
+    kept_rows : numpy.ndarray
+        Positions in the input of the released rows.
+    verification : Verification
+        What was verified about ``table``, and where (:class:`incrowd.Verification`).
+    compile_seconds : float
+        Time numba spent compiling (or loading cached kernels) during the call.
+    metrics : dict or None
+        The applied node's value of every utility metric.
+    """
 
     table: pd.DataFrame
     levels: dict[str, int]
@@ -36,15 +69,27 @@ class GeneralizationResult:
     min_distinct: int | None
     seconds: float
     kept_rows: np.ndarray
-    verification: dict = field(default_factory=dict)
+    verification: Verification = field(default_factory=Verification)
     #: numba compiling (or loading cached kernels) during the call, left out of ``seconds``
     compile_seconds: float = 0.0
+    #: every utility metric of the node applied (incrowd.generalization.METRICS)
+    metrics: dict | None = None
 
     @property
     def height(self) -> int:
+        """The sum of the levels: the node's height in the lattice."""
         return int(sum(self.levels.values()))
 
-    def to_dict(self) -> dict:
+    def summary(self) -> dict:
+        """What the CLI's ``--json`` prints for this release.
+
+        Returns
+        -------
+        dict
+            JSON-ready: the levels and height, rows in and out, suppressed rows, classes, the
+            smallest class, the times, ``verification``, and k, l, ``sensitive`` and
+            ``min_distinct`` where asked.
+        """
         out = {
             "levels": dict(self.levels), "height": self.height, "rows_in": self.n_rows,
             "rows_out": self.n_rows - self.suppressed, "suppressed": self.suppressed,
@@ -59,7 +104,23 @@ class GeneralizationResult:
             out["l"] = self.l
             out["sensitive"] = self.sensitive
             out["min_distinct"] = self.min_distinct
+        if self.metrics is not None:
+            out["metrics"] = dict(self.metrics)
         return out
+
+    def to_dict(self) -> dict:
+        """Deprecated name of :meth:`summary` (one word for a result's JSON-ready facts).
+
+        Returns
+        -------
+        dict
+            What :meth:`summary` returns.
+        """
+        import warnings
+
+        warnings.warn("GeneralizationResult.to_dict() is deprecated and will be removed in the next release; "
+                      "use GeneralizationResult.summary()", DeprecationWarning, stacklevel=2)
+        return self.summary()
 
 
 def _check_threshold(name: str, value, upper: int, what: str) -> int:
@@ -68,20 +129,61 @@ def _check_threshold(name: str, value, upper: int, what: str) -> int:
     return int(value)
 
 
-def generalize(data: pd.DataFrame, levels: Mapping[str, int], *, k: int | None = None,
+def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k: int | None = None,
                l: int | None = None, sensitive: str | None = None,
                hierarchies: Mapping[str, Hierarchy] | str | None = None,
                intervals: Mapping[str, Sequence[float]] | None = None,
                quasi_identifiers: Sequence[str] | str | None = None,
-               identifiers: Sequence[str] | str | None = None) -> GeneralizationResult:
+               identifiers: Sequence[str] | str | None = None, metric: str = "loss",
+               max_suppression: int | float | str = 0) -> GeneralizationResult:
     """Generalize ``data`` to ``levels`` and suppress (remove) the rows of classes smaller than
     ``k`` or with fewer than ``l`` distinct ``sensitive`` values.
 
     Quasi-identifiers are the attributes of ``levels`` (plus any in ``quasi_identifiers``, kept at
     level 0); identifiers are dropped; other columns pass unchanged. The returned table has been
     verified k-anonymous (and l-diverse); rows keep their order.
+
+    Without ``levels``, the node is chosen: the one of the ``quasi_identifiers``' lattice with
+    the least ``metric`` (:data:`~incrowd.generalization.METRICS`, default ``"loss"``) whose
+    suppression for k (or l) stays within ``max_suppression``, as :func:`negotiate` answers.
+    The result's ``metrics`` gives the applied node's value of every metric.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The table.
+    levels : mapping of str to int or None, default None
+        The generalization level of each quasi-identifier (None: chosen, see above).
+    k : int or None, default None
+        Suppress the rows of classes smaller than k.
+    l : int or None, default None
+        Suppress the rows of classes with fewer than l distinct ``sensitive`` values.
+    sensitive : str or None, default None
+        The sensitive column of l.
+    hierarchies : mapping of str to Hierarchy, str or None, default None
+        A folder of ARX-style hierarchy files, or a hierarchy per attribute.
+    intervals : mapping of str to sequence of float or None, default None
+        Interval widths per numeric attribute without a hierarchy file.
+    quasi_identifiers : str, sequence of str or None, default None
+        More quasi-identifiers (kept at level 0 unless in ``levels``).
+    identifiers : str, sequence of str or None, default None
+        Columns dropped.
+    metric : str, default "loss"
+        What the chosen node minimizes (without ``levels``).
+    max_suppression : int, float or str, default 0
+        Rows the chosen node may suppress (without ``levels``).
+
+    Returns
+    -------
+    GeneralizationResult
+        The release (``table``), verified k-anonymous (and l-diverse): ``verification``.
     """
     t0, c0 = time.perf_counter(), compiled_so_far()
+    check_metric(metric)
+    if not levels:
+        levels = _chosen_levels(data, k=k, l=l, sensitive=sensitive, hierarchies=hierarchies, intervals=intervals,
+                                quasi_identifiers=quasi_identifiers, identifiers=identifiers, metric=metric,
+                                max_suppression=max_suppression)
     if k is None and l is None:
         raise ParameterError("give k (k-anonymity), l (naive l-diversity, with sensitive=), or both")
     if l is not None and sensitive is None:
@@ -99,7 +201,9 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int], *, k: int | None =
     n = int(data.shape[0])
     if k is not None:
         k = _check_threshold("k", k, n, "n_rows")
-    codes0 = {a: hier[a].encode(data[a]) for a in qis}
+    from ._cells import encode_cells  # missing cells and codes met as publish meets them
+
+    codes0 = {a: encode_cells(hier[a], data[a]) for a in qis}
     codes = np.column_stack([hier[a].code_map(chosen[a])[codes0[a]] for a in qis])
     _, class_of, sizes = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
     class_of = class_of.ravel()
@@ -118,8 +222,12 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int], *, k: int | None =
         out[a] = hier[a].generalize(codes0[a], chosen[a])
     out = out.loc[keep].reset_index(drop=True)
     mark_changed(out, qis)  # a statistical file's labels no longer describe them
+    from ._cells import attach_recodes, recode_groups
+
+    # SPSS and Stata get the generalized columns of codes back as labelled codes
+    attach_recodes(out, {a: recode_groups(data[a], hier[a]) for a in qis})
     suppressed = int(n - keep.sum())
-    verification: dict = {}
+    verification = in_memory(Promise(tuple(qis), k, l, sensitive=(sensitive,) if l is not None else ()))
     if k is not None:
         report = verify_k_anonymity(out, qis, k)
         verification["k_anonymity"] = report.to_dict()
@@ -132,11 +240,41 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int], *, k: int | None =
             raise VerificationError(f"generalized table is not {l}-diverse ({report_l.to_dict()}); nothing written")
         min_distinct = report_l.min_distinct
     kept_sizes = out.groupby(qis, sort=False).size().to_numpy() if len(out) else np.zeros(0, int)
+    original = pd.concat([data.loc[keep], data.loc[~keep]]) if (~keep).any() else data
+    metrics = released_metrics(out, hier, n_rows=n, levels=chosen, original=original,
+                               target=sensitive if sensitive in out.columns else None)
     compile_seconds = compiled_so_far() - c0
     seconds = (time.perf_counter() - t0) - compile_seconds
     return GeneralizationResult(
         table=out, levels=chosen, k=k, l=l, sensitive=sensitive, n_rows=n, suppressed=suppressed,
         classes=int(kept_sizes.size), min_class_size=int(kept_sizes.min()) if kept_sizes.size else 0,
         min_distinct=min_distinct, seconds=seconds, compile_seconds=compile_seconds, kept_rows=np.flatnonzero(keep),
-        verification=verification,
+        verification=verification, metrics=metrics,
     )
+
+
+def _chosen_levels(data: pd.DataFrame, *, k, l, sensitive, hierarchies, intervals, quasi_identifiers, identifiers,
+                   metric: str, max_suppression) -> dict[str, int]:
+    """The levels :func:`negotiate` answers exactly on the quasi-identifiers' lattice."""
+    from ._negotiate import negotiate
+
+    if (k is None) == (l is None):
+        raise ParameterError("choosing the node (no levels given) needs exactly one of k and l")
+    qis = [] if quasi_identifiers is None else (
+        [q.strip() for q in quasi_identifiers.split(",") if q.strip()]
+        if isinstance(quasi_identifiers, str) else list(quasi_identifiers))
+    if not qis:
+        raise ParameterError("name the quasi-identifiers: give levels, or quasi_identifiers to choose the node "
+                             "by the metric")
+    roles = resolve_roles(data, qis, identifiers)
+    lattice = Lattice.build(data, list(roles.quasi_identifiers), hierarchies=hierarchies, intervals=intervals,
+                            sensitive=sensitive if l is not None else None)
+    answer = negotiate(lattice, k=k, l=l, max_suppression=max_suppression, metric=metric)
+    if answer.exact is None:
+        least = answer.relaxations["max_suppression"]
+        raise ParameterError(
+            f"no generalization keeps suppression within max_suppression={max_suppression!r} "
+            f"({answer.max_suppression} rows)"
+            + (f"; the least any node allows is {least.suppressed} rows" if least is not None else "")
+            + ": allow more suppression or lower k (or l)")
+    return dict(answer.exact.levels)

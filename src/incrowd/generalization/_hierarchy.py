@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
-from .._runtime import _lazy
+from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError, name_list
-from ..io._atomic import read_input_bytes
+from ..io import read_input_bytes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,6 +42,17 @@ class Hierarchy:
 
     ``labels[j]`` holds the distinct values of level j (index = code); ``parents[j]`` maps a
     code of level j to its code at level j + 1 (one array per level below the top).
+
+    Attributes
+    ----------
+    attribute : str
+        The column it generalizes.
+    labels : tuple of numpy.ndarray
+        The distinct values of each level (level 0 first).
+    parents : tuple of numpy.ndarray
+        The parent code of each code, per level below the top.
+    source : str
+        Where it came from (a file, intervals, flat), for messages.
     """
 
     attribute: str
@@ -230,7 +241,20 @@ def check_labels(hierarchy: Hierarchy, row_numbers: Sequence[int] | None = None)
 
 
 def read_hierarchy(path: str | os.PathLike, attribute: str | None = None) -> Hierarchy:
-    """Read and validate one ARX-style hierarchy file."""
+    """Read and validate one ARX-style hierarchy file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The hierarchy file (one row per value: the value, then its generalizations).
+    attribute : str or None, default None
+        The column it generalizes (None: named after the file).
+
+    Returns
+    -------
+    Hierarchy
+        The validated hierarchy.
+    """
     p = Path(path)
     name = attribute if attribute is not None else p.stem
     source = f"file {str(p)!r}"
@@ -259,12 +283,68 @@ def _candidates(directory: Path, attribute: str) -> list[Path]:
     arx = [f for f in files if f.stem.endswith(f"hierarchy_{attribute}")]
     if arx:
         return arx
-    return [f for f in files if f.stem.endswith(f"_{attribute}")]
+    suffixed = [f for f in files if f.stem.endswith(f"_{attribute}")]
+    if suffixed:
+        return suffixed
+    return _by_normalized_name(attribute, files)
+
+
+def normalized_name(text: str) -> str:
+    """A column's or a file's name as names are compared: case, spaces and punctuation ignored
+    (``marital_status``, ``Marital-Status`` and ``marital status`` are one name)."""
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def _by_normalized_name(attribute: str, files: Sequence[Path]) -> list[Path]:
+    key = normalized_name(attribute)
+    if not key:
+        return []
+    exact = [f for f in files if normalized_name(f.stem) == key]
+    return exact or [f for f in files if normalized_name(f.stem).endswith("hierarchy" + key)]
+
+
+def propose_hierarchy_files(columns: Sequence[str], files: Sequence[str | os.PathLike]) -> dict[str, Path]:
+    """The hierarchy file of each column that has exactly one among ``files`` by name: the file
+    named as the column, or ``<anything>hierarchy<column>`` (ARX's
+    ``adult_hierarchy_marital-status.csv``), names compared by :func:`normalized_name`.
+
+    Parameters
+    ----------
+    columns : sequence of str
+        The data's column names.
+    files : sequence of path-like
+        The candidate hierarchy files (``.csv``).
+
+    Returns
+    -------
+    dict
+        Column name -> its file, for the columns with one match (none or several: left out).
+    """
+    paths = [Path(f) for f in files if Path(f).suffix.lower() == ".csv"]
+    out: dict[str, Path] = {}
+    for column in columns:
+        found = _by_normalized_name(str(column), paths)
+        if len(found) == 1:
+            out[str(column)] = found[0]
+    return out
 
 
 def find_hierarchy_file(directory: str | os.PathLike, attribute: str) -> Path:
     """The file for ``attribute`` in ``directory``: ``<attribute>.csv`` or ARX's
-    ``<dataset>_hierarchy_<attribute>.csv``."""
+    ``<dataset>_hierarchy_<attribute>.csv``.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+        The folder of hierarchy files.
+    attribute : str
+        The column.
+
+    Returns
+    -------
+    pathlib.Path
+        The hierarchy file.
+    """
     d = Path(directory)
     if not d.is_dir():
         raise DataError(f"hierarchy folder {str(d)!r} does not exist or is not a folder")
@@ -284,7 +364,20 @@ def find_hierarchy_file(directory: str | os.PathLike, attribute: str) -> Path:
 
 
 def load_hierarchies(directory: str | os.PathLike, attributes: Sequence[str]) -> dict[str, Hierarchy]:
-    """One validated hierarchy per attribute, found by name in ``directory``."""
+    """One validated hierarchy per attribute, found by name in ``directory``.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+        The folder of hierarchy files.
+    attributes : sequence of str
+        The columns.
+
+    Returns
+    -------
+    dict of str to Hierarchy
+        One hierarchy per attribute.
+    """
     return {a: read_hierarchy(find_hierarchy_file(directory, a), a) for a in attributes}
 
 
@@ -372,6 +465,20 @@ def interval_hierarchy(column: pd.Series, widths: Sequence[float], attribute: st
     below the minimum. Integer data get inclusive labels like ``35-39`` (ARX's style), computed
     exactly; other data get half-open ``[35, 40)``. Widths whose bins float64 cannot hold over the
     data's range are refused by name (see :func:`check_widths`).
+
+    Parameters
+    ----------
+    column : pandas.Series
+        The numeric column.
+    widths : sequence of float
+        The bin width of each level above 0, each a multiple of the one before.
+    attribute : str or None, default None
+        The column's name (None: the Series' name).
+
+    Returns
+    -------
+    Hierarchy
+        The interval hierarchy.
     """
     name = attribute if attribute is not None else str(column.name)
     source = f"intervals {_numbers(widths)} for column {name!r}"
@@ -427,6 +534,18 @@ def parse_assignments(text: str | Mapping[str, object] | None, what: str) -> dic
 
     A part without ``=`` continues the value before it, so interval widths read naturally:
     ``"age=5,10,20,hours-per-week=10,20"`` -> ``{"age": "5,10,20", "hours-per-week": "10,20"}``.
+
+    Parameters
+    ----------
+    text : str, mapping or None
+        The assignments as given.
+    what : str
+        The option's name, for the error message.
+
+    Returns
+    -------
+    dict of str to str
+        The value of each name (empty for None).
     """
     if text is None:
         return {}

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .._runtime import _lazy
-from .._runtime._compile import compiled_so_far
+from .._runtime import compiled_so_far
+from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError, name_list
 from ._hierarchy import Hierarchy, check_labels, factorize_labels, interval_hierarchy, load_hierarchies
 from ._histograms import Histograms, check_criterion, criterion_histograms
@@ -58,6 +58,39 @@ class Lattice(LatticeTable):
     :meth:`negotiate`; :meth:`suppressed` and :meth:`histogram` read single nodes. The table
     itself (levels, ids, histograms, the bottom classes) is :class:`LatticeTable`, which the
     negotiation, the lattice file and the histograms read without naming this builder.
+
+    Made by :meth:`build` or :meth:`open`, not constructed directly.
+
+    Attributes
+    ----------
+    attributes : tuple of str
+        The quasi-identifiers, in the order of the level vectors.
+    hierarchies : dict of str to Hierarchy
+        One per attribute.
+    n_rows : int
+        Rows of the data.
+    sensitive : str or None
+        The sensitive attribute of the l histograms.
+    sensitive_values : int
+        Its distinct values.
+    materialized : numpy.ndarray of bool
+        Per node, whether its histograms were computed (all of them in a full lattice).
+    n_classes : numpy.ndarray
+        Per node, its equivalence classes.
+    k_histograms, l_histograms : Histograms
+        Per node, the class sizes and (with ``sensitive``) the distinct sensitive values.
+    score : numpy.ndarray
+        Per node, its Lambda score (the order of a partial build).
+    level_scores : pandas.DataFrame
+        Per attribute and level, the scores Lambda is made of.
+    bottom_codes, bottom_counts : numpy.ndarray
+        The classes of the bottom node and their sizes.
+    fraction : float
+        The share of nodes built (1.0: the full lattice).
+    timings : dict of str to float
+        Seconds per phase of the build.
+    source : str
+        What it was built from, for messages.
     """
 
     # -- single-node look-ups --------------------------------------------------------------
@@ -94,12 +127,13 @@ class Lattice(LatticeTable):
 
     def negotiate(self, *, k: int | None = None, l: int | None = None,
                   max_levels: Mapping[str, int] | None = None,
-                  max_suppression: int | float | str = 0, runtime_histogram: bool = False):
+                  max_suppression: int | float | str = 0, runtime_histogram: bool = False,
+                  metric: str = "loss", weights: Mapping[str, float] | None = None):
         """Answer a request; see :func:`incrowd.generalization.negotiate`."""
         from ._negotiate import negotiate
 
         return negotiate(self, k=k, l=l, max_levels=max_levels, max_suppression=max_suppression,
-                         runtime_histogram=runtime_histogram)
+                         runtime_histogram=runtime_histogram, metric=metric, weights=weights)
 
     # -- persistence -----------------------------------------------------------------------
 
@@ -170,7 +204,9 @@ class Lattice(LatticeTable):
             check_memory(depths, fraction, classes, max_memory, n_rows=int(data.shape[0]),
                          sensitive=sensitive is not None)
         stop()
-        codes0 = np.column_stack([hier[a].encode(data[a]) for a in qis]).astype(np.int32)
+        from ._cells import encode_cells  # missing cells and codes met as publish meets them
+
+        codes0 = np.column_stack([encode_cells(hier[a], data[a]) for a in qis]).astype(np.int32)
         n_sensitive = 0
         if sensitive is not None:
             s_codes, s_uniques = factorize_labels(data[sensitive])

@@ -38,7 +38,20 @@ _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECA
 
 
 def parse_size(value: int | float | str | None, what: str = "--max-memory") -> int | None:
-    """Bytes from ``8G``, ``512M``, ``1.5GiB`` or a plain number of bytes; None stays None."""
+    """Bytes from ``8G``, ``512M``, ``1.5GiB`` or a plain number of bytes; None stays None.
+
+    Parameters
+    ----------
+    value : int, float, str or None
+        The size as given.
+    what : str, default "--max-memory"
+        The option's name, for the error message.
+
+    Returns
+    -------
+    int or None
+        Bytes, or None.
+    """
     if value is None:
         return None
     if isinstance(value, bool):
@@ -65,7 +78,18 @@ def check_max_nodes(value, what: str = "max_nodes") -> int | None:
 
 
 def node_count(depths: Sequence[int]) -> int:
-    """Nodes of the full lattice: the product of (levels + 1), as an exact Python integer."""
+    """Nodes of the full lattice: the product of (levels + 1), as an exact Python integer.
+
+    Parameters
+    ----------
+    depths : sequence of int
+        The number of levels of each attribute's hierarchy (top included).
+
+    Returns
+    -------
+    int
+        The node count.
+    """
     return math.prod(int(d) for d in depths)
 
 
@@ -80,7 +104,28 @@ def estimate_bytes(depths: Sequence[int], fraction: float, bottom_classes: int, 
                    sensitive: bool = False, encoding: bool = True) -> int:
     """Memory a build needs beyond its input: per node of the lattice, per computed node and
     histogram entry, the class tables of the roll-up path (one per height, each up to the
-    bottom-class count) and, with ``encoding``, the level-0 codes of every row."""
+    bottom-class count) and, with ``encoding``, the level-0 codes of every row.
+
+    Parameters
+    ----------
+    depths : sequence of int
+        The number of levels of each attribute's hierarchy.
+    fraction : float
+        The share of nodes computed.
+    bottom_classes : int
+        Classes of the bottom node (at most the row count).
+    n_rows : int
+        Rows of the data.
+    sensitive : bool, default False
+        Whether l histograms are computed too.
+    encoding : bool, default True
+        Count the level-0 codes of every row.
+
+    Returns
+    -------
+    int
+        The estimated bytes.
+    """
     m = len(depths)
     n_nodes = node_count(depths)
     computed = computed_nodes(n_nodes, fraction)

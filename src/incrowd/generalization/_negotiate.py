@@ -13,6 +13,10 @@ none (slides 004, "Approximate Solutions"):
 
 Each relaxation may have no solution (``None``). A node that would suppress every row publishes
 nothing, so it is never an answer (the limit is at most n_rows - 1).
+
+With a ``metric`` other than ``height`` (the default is ``loss``), each answer is instead the
+node with the least metric among the same candidates (ties: lowest height, least suppression,
+lowest id): :mod:`._utility_metrics` defines the metrics and the search.
 """
 
 from __future__ import annotations
@@ -25,10 +29,11 @@ from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
-from .._runtime._compile import compiled_so_far
+from .._runtime import compiled_so_far
 from ..exceptions import ParameterError
 from ._histograms import Histograms, check_criterion, criterion_histograms
 from ._search_plain import FIELDS, search_kernel
+from ._utility_metrics import DEFAULT_METRIC, MetricTables, best_node, check_metric, tables
 
 if TYPE_CHECKING:
     from ._table import LatticeTable
@@ -38,7 +43,25 @@ RELAXATIONS = ("max_suppression", "height", "k")
 
 @dataclass(frozen=True)
 class Node:
-    """One generalization scheme with its suppression for a privacy threshold."""
+    """One generalization scheme with its suppression for a privacy threshold.
+
+    Attributes
+    ----------
+    levels : dict of str to int
+        The generalization level of each attribute.
+    height : int
+        The sum of the levels.
+    suppressed : int
+        Rows to suppress at this node.
+    criterion : {"k", "l"}
+        The privacy model.
+    value : int
+        Its threshold.
+    classes : int
+        Equivalence classes after suppression.
+    metrics : dict or None
+        Every utility metric of the node (:data:`~incrowd.generalization.METRICS`).
+    """
 
     levels: dict[str, int]
     height: int
@@ -46,15 +69,58 @@ class Node:
     criterion: str
     value: int
     classes: int
+    #: every utility metric of the node (:data:`~incrowd.generalization.METRICS`)
+    metrics: dict | None = None
 
     def to_dict(self) -> dict:
-        return {"levels": dict(self.levels), "height": self.height, "suppressed": self.suppressed,
-                self.criterion: self.value, "classes": self.classes}
+        out = {"levels": dict(self.levels), "height": self.height, "suppressed": self.suppressed,
+               self.criterion: self.value, "classes": self.classes}
+        if self.metrics is not None:
+            out["metrics"] = dict(self.metrics)
+        return out
 
 
 @dataclass(frozen=True)
 class Negotiation:
-    """The answer to one request: ``status`` is "exact" or "relaxed"."""
+    """The answer to one request: ``status`` is "exact" or "relaxed".
+
+    Attributes
+    ----------
+    status : {"exact", "relaxed"}
+        Whether the request was met as asked.
+    exact : Node or None
+        The answer to the request as asked (None: no node meets it).
+    relaxations : dict of str to Node or None
+        The nearest answers when one of :data:`RELAXATIONS` is relaxed.
+    criterion : {"k", "l"}
+        The privacy model asked for.
+    value : int
+        Its threshold.
+    max_levels : dict of str to int
+        The highest tolerable level of each attribute.
+    max_suppression : int
+        Rows that may be suppressed.
+    n_rows : int
+        Rows of the data.
+    visited : dict of str to int
+        Nodes looked at, per phase of the search.
+    seconds : float
+        Time of the search, without compiling.
+    partial : bool
+        Whether the lattice is partial.
+    runtime_histogram_seconds : float or None
+        Time spent computing a missing histogram, when asked.
+    compile_seconds : float
+        Time numba spent compiling (or loading) the search kernel.
+    max_suppression_given : str or None
+        ``max_suppression`` as the caller gave it (e.g. ``"5%"``).
+    metric : str
+        What the answers minimize.
+    metric_evaluated : int
+        Nodes whose classes the search computed for the metric.
+    optimality_gap : float
+        How far the exact answer's value may be from the optimum (0: optimal).
+    """
 
     status: str
     exact: Node | None
@@ -72,6 +138,11 @@ class Negotiation:
     compile_seconds: float = 0.0
     #: max_suppression as the caller gave it (e.g. "5%"), beside the row count it was read as
     max_suppression_given: str | None = None
+    #: the metric the answers minimize, the nodes whose classes the search computed, and how far
+    #: the exact answer's value may be from the optimum (0: optimal; see _utility_metrics)
+    metric: str = "height"
+    metric_evaluated: int = 0
+    optimality_gap: float = 0.0
 
     @property
     def nodes_visited(self) -> int:
@@ -94,6 +165,8 @@ class Negotiation:
             "partial_lattice": self.partial,
             "runtime_histogram_seconds": self.runtime_histogram_seconds,
             "compile_seconds": self.compile_seconds,
+            "metric": self.metric, "metric_evaluated": self.metric_evaluated,
+            "optimality_gap": self.optimality_gap,
         }
 
 
@@ -109,6 +182,18 @@ def max_suppression_count(value: int | float | str, n_rows: int) -> int:
     A string is read in exactly one of three forms: digits only (a row count), a number with a
     decimal point (a fraction) or a number followed by ``%``. Anything else, exponent notation
     such as ``1e3`` included (a count? a fraction?), is refused with the forms that are read.
+
+    Parameters
+    ----------
+    value : int, float or str
+        The limit as given.
+    n_rows : int
+        Rows of the data.
+
+    Returns
+    -------
+    int
+        The most rows that may be suppressed.
     """
     allowed = (f"max_suppression must be a whole row count in [0, n_rows={n_rows}] (e.g. 300), a "
                f"fraction in [0, 1] with a decimal point (e.g. 0.05) or a percentage in [0%, 100%] "
@@ -179,15 +264,47 @@ def _with_node(hist: Histograms, node: int, part) -> Histograms:
 def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = None,
               max_levels: Mapping[str, int] | None = None,
               max_suppression: int | float | str = 0,
-              runtime_histogram: bool = False) -> Negotiation:
+              runtime_histogram: bool = False, metric: str = DEFAULT_METRIC,
+              weights: Mapping[str, float] | None = None) -> Negotiation:
     """Answer a request on ``lattice``.
 
     ``max_levels`` maps attributes to their highest tolerable level (v_max); attributes left out
     may go to their top level. ``max_suppression`` is a count, a fraction, or a string such as
     ``"1%"``. ``runtime_histogram`` (partial lattices): compute v_max's histogram now when the
-    lattice lacks it.
+    lattice lacks it. ``metric`` (one of :data:`~incrowd.generalization.METRICS`, default
+    ``"loss"``) is what an answer minimizes; ``"height"`` gives the lowest node. ``weights``
+    maps quasi-identifiers to weights of ``loss``, ``entropy`` and ``precision``.
+
+    Parameters
+    ----------
+    lattice : LatticeTable
+        The lattice to search (a :class:`~incrowd.generalization.Lattice` built or opened).
+    k : int or None, default None
+        The k of k-anonymity asked for.
+    l : int or None, default None
+        The l of naive l-diversity asked for (the lattice's sensitive attribute).
+    max_levels : mapping of str to int or None, default None
+        The highest tolerable level of each attribute.
+    max_suppression : int, float or str, default 0
+        Rows that may be suppressed: a count, a fraction or ``"1%"``.
+    runtime_histogram : bool, default False
+        Compute a missing histogram of a partial lattice now.
+    metric : str, default "loss"
+        What an answer minimizes.
+    weights : mapping of str to float or None, default None
+        Weights of the quasi-identifiers in ``loss``, ``entropy`` and ``precision``.
+
+    Returns
+    -------
+    Negotiation
+        The exact answer (or None) and the relaxed answers.
     """
     criterion, value = check_criterion(lattice, k, l)
+    metric = check_metric(metric)
+    if metric == "classification" and lattice.sensitive is None:
+        raise ParameterError("metric 'classification' needs a target column: build the lattice with "
+                             "the target as its sensitive attribute (--sensitive)")
+    metric_tables = tables(lattice, weights)
     vmax_vector = lattice.level_vector(dict(max_levels or {}), default="top")
     limit = max_suppression_count(max_suppression, lattice.n_rows)
     arrays = _arrays(lattice)
@@ -217,6 +334,10 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
         t1 = time.perf_counter()
         out = negotiate_kernel(*args)
     got = dict(zip(FIELDS, (int(x) for x in out)))
+    search = {"evaluated": 0, "gap": 0.0}
+    if metric != "height":
+        _by_metric(got, metric_tables, metric, hist, criterion, value, limit, vmax_vector, materialized,
+                   lattice.n_rows, search)
 
     def node(node_id: int, supp: int, threshold: int) -> Node | None:
         if node_id < 0:
@@ -224,8 +345,9 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
         below_rows, below_classes = hist.below(node_id, threshold)
         a, b = int(hist.offsets[node_id]), int(hist.offsets[node_id + 1])
         total_classes = int(hist.cum_classes[b - 1]) if b > a else 0
+        values = metric_tables.evaluate(node_id, criterion, threshold)
         return Node(lattice.level_dict(node_id), int(arrays.heights[node_id]), supp, criterion,
-                    threshold, total_classes - below_classes)
+                    threshold, total_classes - below_classes, values)
 
     exact = node(got["exact"], got["exact_supp"], value)
     if exact is not None:
@@ -246,4 +368,39 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
         max_suppression=limit, n_rows=lattice.n_rows, visited=visited, seconds=seconds,
         partial=lattice.is_partial, runtime_histogram_seconds=runtime_seconds,
         compile_seconds=compile_seconds, max_suppression_given=str(max_suppression),
+        metric=metric, metric_evaluated=int(search["evaluated"]), optimality_gap=search["gap"],
     )
+
+
+def _by_metric(got: dict, tabs: MetricTables, metric: str, hist: Histograms, criterion: str, value: int,
+               limit: int, vmax_vector: np.ndarray, materialized: np.ndarray, n_rows: int, search: dict) -> None:
+    """Replace each answer of the lowest-node search by the least-``metric`` node among the same
+    candidates: the exact answer's (v_max's sublattice within the limit), the max-suppression
+    relaxation's (the sublattice's least suppression), the height relaxation's (the whole
+    lattice within the limit) and the k relaxation's (the sublattice within the limit at the
+    largest k it allows)."""
+    within = min(limit, n_rows - 1)  # a node suppressing every row is never an answer
+    in_sub = np.all(tabs.levels <= vmax_vector, axis=1) & materialized
+    supp = hist.rows_below_all(value)
+
+    def choose(prefix: str, candidates: np.ndarray, threshold: int, rows: np.ndarray) -> None:
+        choice = best_node(tabs, metric, candidates, hist, criterion, threshold, rows)
+        if choice is None:
+            return
+        got[prefix] = choice.node
+        got[prefix + "_supp"] = int(rows[choice.node])
+        search["evaluated"] += choice.evaluated
+        if prefix == "exact":
+            search["gap"] = choice.optimality_gap
+
+    if got["exact"] >= 0:
+        choose("exact", in_sub & (supp <= within), value, supp)
+        return
+    if got["r_supp"] >= 0:
+        choose("r_supp", in_sub & (supp == got["r_supp_supp"]), value, supp)
+    if got["r_height"] >= 0:
+        choose("r_height", materialized & (supp <= within), value, supp)
+    if got["r_t"] >= 0:
+        t_star = got["r_t_value"]
+        rows = hist.rows_below_all(t_star)
+        choose("r_t", in_sub & (rows <= within), t_star, rows)

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from .._runtime import _lazy
-from ..io._duckdb_file import damaged, read_database, write_database
+from .._runtime import lazy as _lazy
+from ..io import damaged, read_database, write_database
 from ._hierarchy import Hierarchy
 from ._histograms import ColumnsFrame, Histograms
 
@@ -93,7 +93,7 @@ def save_lattice(lattice: LatticeTable, path: str | os.PathLike, *, inputs=()) -
 
     The data file it was built from (and ``inputs``) are never replaced.
     """
-    from .._runtime._version import __version__
+    from .._runtime import __version__
 
     meta = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "incrowd_version": __version__,

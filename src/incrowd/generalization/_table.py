@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
-from .._runtime import _lazy
+from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError, name_list
 from ._hierarchy import Hierarchy
 from ._histograms import ColumnsFrame, Histograms

@@ -12,7 +12,7 @@
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from .._runtime import _lazy
+from .._runtime import lazy as _lazy
 
 if _TYPE_CHECKING:  # what type checkers see; at run time the names load on first use
     from ._plan import (

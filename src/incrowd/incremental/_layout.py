@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import pandas as pd
 import pyarrow as pa
 
-from ..io import _arrow_types
+from ..io import arrow_types as _arrow_types
 
 
 def of_input(frame: pd.DataFrame, passthrough: Sequence[str]) -> dict[str, Any]:

@@ -49,19 +49,52 @@ def _check_tau_end(tau_end) -> float:
 
 
 def critical_ratio(varsigma: float) -> float:
-    """nu- = (2 + varsigma - sqrt(varsigma (4 + varsigma))) / 2: solves varsigma nu = (1-nu)^2."""
+    """nu- = (2 + varsigma - sqrt(varsigma (4 + varsigma))) / 2: solves varsigma nu = (1-nu)^2.
+
+    Parameters
+    ----------
+    varsigma : float
+        The collection time over the one-shot run's time (uniform arrivals).
+
+    Returns
+    -------
+    float
+        nu-, the largest increment share that still saves time.
+    """
     s = _check_varsigma(varsigma)
     return (2.0 + s - math.sqrt(s * (4.0 + s))) / 2.0
 
 
 def optimal_ratio(varsigma: float) -> float:
-    """nu* = (2 + varsigma)/4 below varsigma-, else nu- (Delta_tau = (2+varsigma) nu - 2 nu^2)."""
+    """nu* = (2 + varsigma)/4 below varsigma-, else nu- (Delta_tau = (2+varsigma) nu - 2 nu^2).
+
+    Parameters
+    ----------
+    varsigma : float
+        The collection time over the one-shot run's time (uniform arrivals).
+
+    Returns
+    -------
+    float
+        nu*, the increment share that finishes earliest.
+    """
     s = _check_varsigma(varsigma)
     return (2.0 + s) / 4.0 if s <= VARSIGMA_MINUS else critical_ratio(s)
 
 
 def earliest_finish(varsigma: float) -> float:
-    """tau_end_min: the finish after the last arrival at nu* (the lower bound of tau_end)."""
+    """tau_end_min: the finish after the last arrival at nu* (the lower bound of tau_end).
+
+    Parameters
+    ----------
+    varsigma : float
+        The collection time over the one-shot run's time (uniform arrivals).
+
+    Returns
+    -------
+    float
+        tau_end_min, relative to the one-shot run.
+    """
     s = _check_varsigma(varsigma)
     nu = optimal_ratio(s)
     return (1.0 - nu) ** 2 + nu**2 - s * nu
@@ -73,6 +106,18 @@ def deadline_ratio(varsigma: float, tau_end: float) -> float | None:
     Solves (1-nu)^2 + nu^2 = tau_end + varsigma nu. Returns 0.0 when tau_end >= 1 (the
     one-shot run meets the deadline: no increment needed) and None when tau_end is below
     :func:`earliest_finish` (no split meets the deadline).
+
+    Parameters
+    ----------
+    varsigma : float
+        The collection time over the one-shot run's time (uniform arrivals).
+    tau_end : float
+        The deadline after the last arrival, relative to the one-shot run.
+
+    Returns
+    -------
+    float or None
+        nu_end (0.0 or None, see above).
     """
     s = _check_varsigma(varsigma)
     te = _check_tau_end(tau_end)
@@ -90,7 +135,25 @@ def deadline_ratio(varsigma: float, tau_end: float) -> float | None:
 
 @dataclass
 class RuntimeModel:
-    """seconds(n) = coefficient * n ** exponent; ``coefficient`` None = relative use only."""
+    """seconds(n) = coefficient * n ** exponent; ``coefficient`` None = relative use only.
+
+    Attributes
+    ----------
+    exponent : float
+        b in seconds = c * n^b.
+    coefficient : float or None
+        c (None: only ratios are known).
+    source : str
+        Where the model comes from ("assumed", the thesis, or fitted on this machine).
+    method : str or None
+        The method timed.
+    k : int or None
+        The group size timed.
+    columns : int or None
+        Columns of the rows timed.
+    samples : list of (int, float)
+        The (rows, seconds) timings fitted.
+    """
 
     exponent: float
     coefficient: float | None = None
@@ -140,6 +203,30 @@ def fit_runtime_model(
     Rows are standard Gaussian with ``columns`` columns, or rows drawn without replacement from
     ``data`` (the user's own quasi-identifiers). Each size is timed ``repeats`` times after one
     untimed warm-up run (which also compiles the kernels); the median is fitted.
+
+    Parameters
+    ----------
+    method : str, default "mdav"
+        A method name of :data:`incrowd.METHODS`.
+    k : int, default 10
+        The group size.
+    columns : int, default 15
+        Columns of the generated rows.
+    data : numpy.ndarray or None, default None
+        Rows to sample from instead of generated ones.
+    sizes : sequence of int, default (2000, 4000, 8000, 16000)
+        The row counts timed.
+    repeats : int, default 3
+        Timings per size (the median is fitted).
+    seed : int, default 0
+        The seed of the rows.
+    **params
+        The method's own parameters.
+
+    Returns
+    -------
+    RuntimeModel
+        The fitted model, with the timings it was fitted on.
     """
     from .._microaggregate import make_estimator
 
@@ -265,7 +352,39 @@ def _argmax(f: Callable[[float], float], lo: float, hi: float, grid: int = 4001)
 
 @dataclass
 class Plan:
-    """Where to split, and what that buys. All tau values are relative to the one-shot run."""
+    """Where to split, and what that buys. All tau values are relative to the one-shot run.
+
+    Attributes
+    ----------
+    rows : int
+        The rows to be published.
+    varsigma : float or None
+        The collection time over the one-shot run's time.
+    tau_end : float or None
+        The deadline, relative to the one-shot run.
+    nu_minus : float
+        The critical ratio nu-.
+    nu_star : float
+        The optimal ratio nu*.
+    nu_end : float or None
+        The deadline ratio.
+    delta_tau_star : float
+        The time saved at nu*.
+    tau_end_min : float
+        The earliest finish.
+    varsigma_minus : float or None
+        The varsigma below which nu* is (2 + varsigma)/4.
+    solved : str
+        How the ratios were found (closed form or numerically).
+    model, increment_model : RuntimeModel
+        The runtime models used.
+    seconds_one_shot : float or None
+        The one-shot run's seconds, when the model knows them.
+    at : dict of str to dict
+        The figures at each ratio.
+    notes : list of str
+        What the plan assumed or could not meet.
+    """
 
     rows: int
     varsigma: float | None
@@ -322,6 +441,30 @@ def plan(
     (default: the thesis' quadratic one); ``increment_model``: the increment's (default: the
     same, as for 2MDAV with an MDAV base). ``closed_form``: use the thesis' formulas (default:
     when the model is quadratic, the increment's is the same, and arrivals are uniform).
+
+    Parameters
+    ----------
+    rows : int
+        The rows to be published.
+    varsigma : float or None, default None
+        Uniform arrivals: the collection time over the one-shot run's time.
+    arrivals : tuple of two sequences of float, or None, default None
+        Measured arrivals: times in seconds and the rows arrived by then.
+    tau_end : float or None, default None
+        The deadline after the last arrival, relative to the one-shot run.
+    deadline_seconds : float or None, default None
+        The deadline after the last arrival, in seconds.
+    model : RuntimeModel or None, default None
+        The base method's runtime model.
+    increment_model : RuntimeModel or None, default None
+        The increment's runtime model.
+    closed_form : bool or None, default None
+        Use the thesis' closed formulas (None: when they apply).
+
+    Returns
+    -------
+    Plan
+        The critical, optimal and deadline ratios and what each buys.
     """
     if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 2:
         raise ParameterError(f"rows must be an integer >= 2; got {rows!r}")

@@ -31,12 +31,10 @@ import numpy as np
 import pandas as pd
 
 from .._microaggregate import make_estimator, microaggregate
-from .._runtime._compile import compile_clock
-from .._runtime._version import __version__
+from .._runtime import __version__, compile_clock
 from .._standardize import Standardizer
 from ..exceptions import DataError, DataWarning, IncrowdError, ParameterError, VerificationError
-from ..io._atomic import check_output_path, is_stdout
-from ..io._tables import numeric_matrix, resolve_roles
+from ..io import Promise, Verification, check_output_path, in_memory, is_stdout, numeric_matrix, resolve_roles
 from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
 from ..microaggregation._base import check_k
 from ..microaggregation.mdav._mdav_kernel import mdav_labels
@@ -106,14 +104,50 @@ def _check_random_state(random_state) -> Any:
 
 @dataclass
 class IncrementalRelease:
-    """The combined release (verified k-anonymous) and its report."""
+    """The combined release, verified k-anonymous (what
+    :meth:`IncrementalMicroaggregation.publish` returns).
 
-    release: pd.DataFrame
-    verification: KAnonymityReport
-    report: dict[str, Any]
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        The released rows: base rows first, then each increment in order. (``release`` is its
+        former name, deprecated.)
+    verification : Verification
+        What was verified about ``table``, and where (:class:`incrowd.Verification`): on the
+        written file when it was written.
+    _summary : dict
+        What :meth:`summary` returns (``report`` is its former name, deprecated).
+    """
+
+    table: pd.DataFrame
+    verification: Verification
+    _summary: dict[str, Any]
 
     def summary(self) -> dict[str, Any]:
-        return self.report
+        """What the CLI's ``--json`` prints for this release.
+
+        Returns
+        -------
+        dict
+            JSON-ready: the state file, k, the method, rows and groups, the distortions D0, D+
+            and DT, the times, ``k_anonymous``, ``min_class_size`` and ``verification`` (with
+            ``compare=True`` the one-shot figures too).
+        """
+        return self._summary
+
+    @property
+    def release(self) -> pd.DataFrame:
+        """Deprecated name of :attr:`table`."""
+        warnings.warn("IncrementalRelease.release is deprecated and will be removed in the next release; "
+                      "use IncrementalRelease.table", DeprecationWarning, stacklevel=2)
+        return self.table
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """Deprecated name of :meth:`summary` (a ``report`` is an :class:`incrowd.Report`)."""
+        warnings.warn("IncrementalRelease.report is deprecated and will be removed in the next release; "
+                      "use IncrementalRelease.summary()", DeprecationWarning, stacklevel=2)
+        return self._summary
 
 
 class IncrementalMicroaggregation:
@@ -123,6 +157,13 @@ class IncrementalMicroaggregation:
     reopen with :meth:`open`, adjoin late rows with :meth:`add`, and write the release with
     :meth:`publish`. Every change is saved to the file before the call returns, so a process
     may stop between any two calls; another process picks up from the file.
+
+    Parameters
+    ----------
+    state : State
+        The state as read from the file.
+    path : pathlib.Path
+        The state file.
     """
 
     def __init__(self, state: State, path: Path):
@@ -526,6 +567,9 @@ class IncrementalMicroaggregation:
         if output is not None and not is_stdout(output):
             check_output_path(output, inputs=(self.path,))  # fail before the work
         release, check = self.release()
+        qis = tuple(st.quasi_identifiers)
+        promise = Promise(qis, st.k, finite=qis)
+        verification = in_memory(promise, k_anonymity=check.to_dict())
         dist = self.distortion()
         sizes = group_size_stats(st.labels)
         n0 = int(np.count_nonzero(st.batch == 0))
@@ -555,6 +599,7 @@ class IncrementalMicroaggregation:
             "seconds_increment": t_plus,
             "k_anonymous": bool(check.ok),
             "min_class_size": check.min_class_size,
+            "verification": verification,
             **st.distinct_summary(),
         }
         if compare:
@@ -574,19 +619,19 @@ class IncrementalMicroaggregation:
                 "tau_plus": t_plus / t if t > 0 else None,
             })
         if output is not None:
-            from ..io._written import Promise, write_release
+            from ..io import write_release
 
-            def verified(record: dict) -> None:
+            def verified(record: Verification) -> None:
+                nonlocal verification
+                verification = record  # the release is the file: its numbers, from here on
                 report.update(min_class_size=record["k_anonymity"]["min_class_size"],
                               verified_on=record["verified_on"], read_back_as=record["read_back_as"],
-                              output=str(output))
+                              verification=record, output=str(output))
                 if then is not None:
                     then(report)
 
-            qis = tuple(st.quasi_identifiers)
-            write_release(release, output, Promise(qis, st.k, finite=qis), sep=sep, inputs=(self.path,),
-                          then=verified)
-        return IncrementalRelease(release=release, verification=check, report=report)
+            write_release(release, output, promise, sep=sep, inputs=(self.path,), then=verified)
+        return IncrementalRelease(table=release, verification=verification, _summary=report)
 
 
 def __getattr__(name: str):

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError
-from ..io._duckdb_file import damaged, read_database, write_database
+from ..io import damaged, read_database, write_database
 from . import _integrity
 
 FORMAT = "incrowd.incremental-state"

@@ -6,16 +6,33 @@ pandas): :func:`read_table`, :func:`write_table`, :func:`table_format`, :func:`s
 :func:`resolve_roles`, :class:`ColumnRoles`, :func:`numeric_matrix`, :func:`column_numbers`,
 :data:`NA_VALUES`. They were in ``incrowd.data`` before 0.x (that module still re-exports them,
 with a ``DeprecationWarning``).
+
+The internal API (not public, not in ``__all__``): other packages of incrowd import what they
+need of reading and writing from here, never from the ``_`` modules, also loaded on first use:
+
+- atomic writes and paths (``_atomic``): ``atomic_output``, ``temp_path``, ``sweep_stale``,
+  ``check_output_path``, ``check_input_file``, ``read_input_bytes``, ``is_stdout``;
+- tables (``_tables``, ``_csv_text``, ``_na_values``): ``PARQUET_SUFFIXES``, ``CSV_DELIMITERS``,
+  ``sniff_text``, ``Parse``, ``NA_HELP``;
+- statistical files (``_statfiles``): ``StatMeta``, ``check_writable``, ``code_indices``,
+  ``mark_changed``;
+- DuckDB files (``_duckdb_file``): ``read_database``, ``write_database``, ``damaged``;
+- strict JSON (``_json``): ``json_dumps``;
+- a release verified on the written file (``_written``): ``Promise``, ``Verification``,
+  ``in_memory``, ``verify_frame``, ``write_release``, ``generalization_promise``,
+  ``verified_as_written``;
+- modules given whole: ``arrow_types`` (Arrow types kept through Parquet and DuckDB),
+  ``compression`` (compressed input).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._runtime import _lazy
+from .._runtime import lazy as _lazy
 
 if TYPE_CHECKING:
-    from ._csv_text import NA_VALUES
+    from ._na_values import NA_VALUES
     from ._tables import (
         ColumnRoles,
         column_numbers,
@@ -26,15 +43,31 @@ if TYPE_CHECKING:
         table_format,
         write_table,
     )
+    from ._written import Verification as Verification  # public as incrowd.Verification
 
 _LAZY = {
     **dict.fromkeys(["read_table", "write_table", "table_format", "sniff_delimiter", "resolve_roles",
                      "ColumnRoles", "numeric_matrix", "column_numbers", "PARQUET_SUFFIXES",
                      "CSV_DELIMITERS"], "._tables"),
-    "NA_VALUES": "._csv_text",
+    "NA_VALUES": "._na_values",  # the vocabulary alone: no pandas
 }
 
-__getattr__, __dir__ = _lazy.attach(__name__, _LAZY)
+#: the internal API (see above)
+_INTERNAL = {
+    **dict.fromkeys(["atomic_output", "temp_path", "sweep_stale", "check_output_path", "check_input_file",
+                     "read_input_bytes", "is_stdout"], "._atomic"),
+    "sniff_text": "._tables",
+    "Parse": "._csv_text",
+    "NA_HELP": "._na_values",
+    **dict.fromkeys(["StatMeta", "check_writable", "code_indices", "mark_changed"], "._statfiles"),
+    **dict.fromkeys(["read_database", "write_database", "damaged"], "._duckdb_file"),
+    "json_dumps": "._json:dumps",
+    **dict.fromkeys(["Promise", "Verification", "in_memory", "verify_frame", "write_release",
+                     "generalization_promise", "verified_as_written"], "._written"),
+}
+_MODULES = {"arrow_types": "._arrow_types", "compression": "._compression"}
+
+__getattr__, __dir__ = _lazy.attach(__name__, {**_LAZY, **_INTERNAL}, modules=_MODULES)
 
 __all__ = ["read_table", "write_table", "table_format", "sniff_delimiter", "resolve_roles", "ColumnRoles",
            "numeric_matrix", "column_numbers", "NA_VALUES"]

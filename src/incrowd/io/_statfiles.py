@@ -20,7 +20,10 @@ A plain NaN (system missing) has no payload and stays system missing.
 A caller that changed a column's values (microaggregated, generalized) lists it in
 ``attrs["statfile"]["changed"]`` (:func:`mark_changed`): its variable label is kept, but its value
 labels, missing-value definitions, user-missing codes and display format no longer describe it
-and are not written.
+and are not written. A generalized column of codes held as text is written back to SPSS and Stata
+as labelled codes when ``attrs["statfile"]["recoded"]`` gives its recode (see
+:func:`incrowd.generalization._cells.recode_groups`); a microaggregated column keeps its display
+format, with two decimals where its means need them, and its measure.
 """
 
 from __future__ import annotations
@@ -417,6 +420,87 @@ def _labels_that_fit(pairs, numeric: bool, fmt: str, same: bool) -> dict:
     return fit
 
 
+def _recoded(series, info: dict, recode: dict, fmt: str, same: bool, name, shown: str):
+    """(codes, the column's metadata as written) of a generalized column held as text: an
+    unchanged cell (its code as text) its code, a group its code from ``recode``; a missing cell
+    stays as it is (a user-missing code keeps its NaN payload)."""
+    import numpy as np
+    import pandas as pd
+
+    # a group that is a user-missing code (Stata's .a) is that code: a NaN carrying its index
+    codes_in = list(info.get("missing_codes") or ()) if same else []
+    groups = {}
+    for code, label in recode["groups"]:
+        if isinstance(code, str):
+            if code not in codes_in:
+                continue
+            tagged = np.array([np.nan])
+            groups[str(label)] = float(_tag_cells(tagged, np.array([True]), np.array([codes_in.index(code)]))[0])
+        else:
+            groups[str(label)] = float(code)
+    cells = series.to_numpy(dtype=object)
+    text = np.array([isinstance(v, str) for v in cells], dtype=bool)
+    values = np.full(cells.shape[0], np.nan)
+    if (~text).any():
+        # Python floats keep a NaN's payload bits (which user-missing code it is)
+        values[~text] = np.array([np.nan if v is None else v for v in cells[~text]], dtype=np.float64)
+    if text.any():
+        factor, uniques = pd.factorize(cells[text])
+        codes = np.empty(len(uniques))
+        for j, label in enumerate(uniques):
+            if label in groups:
+                codes[j] = groups[label]
+                continue
+            try:
+                codes[j] = float(label)
+            except ValueError:
+                raise DataError(f"cannot write {NAMES[fmt]} file {shown!r}: column {str(name)!r} holds "
+                                f"{label!r}, neither a code nor a group of its hierarchy") from None
+        values[text] = codes[factor]
+    pairs = [list(p) for p in (info.get("value_labels") or ()) if not isinstance(p[0], str) or same]
+    pairs += [[code, label] for code, label in recode["groups"] if not isinstance(code, str)]
+    width = len(str(int(max([abs(c) for c, _ in recode["groups"] if not isinstance(c, str)] + [1]))))
+    written = {**info, "type": "double", "value_labels": pairs, "measure": recode["measure"],
+               "format": f"F{max(width, 1) + 1}.0" if fmt == "spss" else "%8.0g"}
+    ranges = (info.get("missing") or {}).get("ranges") or ()
+    new = [c for c, _ in recode["groups"] if not isinstance(c, str) and c not in (info.get("missing_codes") or ())]
+    if not same or any(lo <= code <= hi for code in new for lo, hi in ranges):
+        written.pop("missing", None)  # a group's code must never read as missing
+        written.pop("missing_codes", None)
+    return pd.Series(values), written
+
+
+def _rescaled(series, info: dict, fmt: str, same: bool, name, formats: dict, measures: dict) -> None:
+    """A microaggregated column keeps its display format, with decimals enough for its means,
+    and its measure."""
+    import numpy as np
+
+    if fmt == "spss" and info.get("measure"):
+        measures[name] = info["measure"]
+    if not same or not info.get("format"):
+        return
+    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    whole = bool(np.all(~np.isfinite(values) | (values == np.round(values))))
+    text = str(info["format"])
+    if fmt == "spss":
+        m = re.fullmatch(r"(F|COMMA|DOT|DOLLAR|PCT|N)(\d+)(?:\.(\d+))?", text.upper())
+        if m is None:
+            formats[name] = text  # a date or time: means of dates are dates
+            return
+        kind, width, decimals = m.group(1), int(m.group(2)), int(m.group(3) or 0)
+        wanted = decimals if whole else max(decimals, 2)
+        kind = "F" if kind == "N" else kind  # N holds whole numbers only
+        formats[name] = f"{kind}{width + (wanted - decimals) + (1 if decimals == 0 and wanted else 0)}.{wanted}"
+    elif fmt == "stata":
+        m = re.fullmatch(r"%(-?)(\d+)\.(\d+)([fg])(c?)", text)
+        if m is None or m.group(4) == "g" or whole:
+            formats[name] = text  # %g shows the decimals a mean has; dates stay dates
+            return
+        width, decimals = int(m.group(2)), int(m.group(3))
+        wanted = max(decimals, 2)
+        formats[name] = f"%{m.group(1)}{width + wanted - decimals}.{wanted}f{m.group(5)}"
+
+
 def write(frame, tmp: str, fmt: str, shown: str) -> None:
     """Write ``frame`` to ``tmp`` as ``fmt`` (the user's name for it is ``shown``)."""
     import numpy as np
@@ -427,6 +511,7 @@ def write(frame, tmp: str, fmt: str, shown: str) -> None:
     meta = frame.attrs.get("statfile") if isinstance(frame.attrs.get("statfile"), dict) else {}
     described = meta.get("columns") or {}
     changed = set(meta.get("changed") or ())
+    recoded = (meta.get("recoded") or {}) if fmt in ("spss", "stata") else {}  # a transport file holds text
     same = meta.get("format") == fmt
     columns: dict[str, Any] = {}
     column_labels: dict[str, str] = {}
@@ -441,6 +526,11 @@ def write(frame, tmp: str, fmt: str, shown: str) -> None:
         numeric = _is_numeric(series)
         # a column still of its type and not marked changed keeps its coding
         kept = bool(info) and str(name) not in changed and _kind(series) == info.get("type")
+        if str(name) in recoded and not numeric:
+            series, info = _recoded(series, info, recoded[str(name)], fmt, same, name, shown)
+            numeric = kept = True
+        elif str(name) in changed and numeric and info.get("type") == "double":
+            _rescaled(series, info, fmt, same, name, formats, measures)
         if info.get("label"):
             column_labels[name] = info["label"]
         fit = _labels_that_fit(info.get("value_labels") or (), numeric, fmt, same) if kept else {}

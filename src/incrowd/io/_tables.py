@@ -27,7 +27,18 @@ CSV_DELIMITERS = ",;\t|"
 
 def table_format(path: str | os.PathLike) -> str:
     """'parquet', a statistical format ('spss', 'stata', 'sas7bdat', 'xport') or 'csv', decided by
-    the file name (``.csv.gz``, ``.csv.xz`` ... and any other name are CSV)."""
+    the file name (``.csv.gz``, ``.csv.xz`` ... and any other name are CSV).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file's name (the file need not exist).
+
+    Returns
+    -------
+    str
+        The format's name.
+    """
     if _compression.strip_suffix(Path(path).name.lower()).endswith(PARQUET_SUFFIXES):
         return "parquet"
     return _statfiles.format_of(path) or "csv"
@@ -68,7 +79,18 @@ def _head_bytes(path: Path, n_bytes: int = 64 * 1024) -> tuple[bytes, bytes | No
 
 
 def sniff_delimiter(path: str | os.PathLike) -> str:
-    """The delimiter of a CSV file among ``, ; TAB |`` (a single-column file gives ',')."""
+    """The delimiter of a CSV file among ``, ; TAB |`` (a single-column file gives ',').
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The CSV file (plain or compressed).
+
+    Returns
+    -------
+    str
+        The delimiter.
+    """
     head, _ = _head_bytes(Path(path))
     return sniff_text(head.decode("utf-8", errors="replace"))
 
@@ -86,6 +108,20 @@ def read_table(path: str | os.PathLike, *, sep: str | None = None, parse: Parse 
     missing-value definitions in ``attrs["statfile"]`` (see :mod:`incrowd.io._statfiles`).
 
     Raises :class:`DataError` for a missing, unreadable, damaged or empty file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file; its name picks the format (:func:`table_format`).
+    sep : str or None, default None
+        A CSV's delimiter (None: detected, :func:`sniff_delimiter`).
+    parse : None, bool, sequence of str or callable, default None
+        The CSV columns to read as numbers (None: none, every column is text).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table, with how it was read in ``attrs`` (so :func:`write_table` writes it back alike).
     """
     p = Path(path)
     if p.is_dir():
@@ -145,6 +181,25 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike, *, sep: str | None
     ``verify`` is called with the complete temporary file's path (with standard output: the
     bytes about to be written) before it replaces ``path``; what it raises leaves nothing
     written (see :func:`incrowd.io._written.write_release`).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table.
+    path : str or os.PathLike
+        The file to write; its name picks the format, ``"-"`` is standard output.
+    sep : str or None, default None
+        A CSV's delimiter (None: the one ``frame`` was read with, else ``,``).
+    inputs : sequence of str or os.PathLike, default ()
+        Files and folders the table was made from, which are never overwritten.
+    verify : callable or None, default None
+        Called with the temporary file's path (or the bytes for standard output) before the
+        rename; what it raises leaves nothing written.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
     """
     delimiter = sep if sep is not None else frame.attrs.get("csv_sep", ",")
     if is_stdout(path):
@@ -187,7 +242,17 @@ def _as_name_list(value: str | Sequence[str] | None, what: str) -> list[str]:
 
 @dataclass(frozen=True)
 class ColumnRoles:
-    """Which columns are quasi-identifiers, which are identifiers, and the rest (passed on)."""
+    """Which columns are quasi-identifiers, which are identifiers, and the rest (passed on).
+
+    Attributes
+    ----------
+    quasi_identifiers : tuple of str
+        The quasi-identifier columns.
+    identifiers : tuple of str
+        The identifier columns (dropped from a release).
+    other : tuple of str
+        Every other column (passed on unchanged).
+    """
 
     quasi_identifiers: tuple[str, ...]
     identifiers: tuple[str, ...]
@@ -202,6 +267,20 @@ def resolve_roles(
     """Check the named columns exist and split the frame's columns into roles.
 
     ``quasi_identifiers=None`` means every column that is not an identifier.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table.
+    quasi_identifiers : str, sequence of str or None, default None
+        The quasi-identifier columns (a comma-separated string or a list).
+    identifiers : str, sequence of str or None, default None
+        The identifier columns.
+
+    Returns
+    -------
+    ColumnRoles
+        The columns by role.
     """
     columns = [str(c) for c in frame.columns]
     if len(set(columns)) != len(columns):
@@ -231,7 +310,21 @@ def resolve_roles(
 def column_numbers(column: pd.Series, refuse) -> np.ndarray:
     """A column as float64, NaN where missing. Text (a CSV read without parsing) counts only the
     documented NA vocabulary as missing; any other cell that is not a number is refused:
-    ``refuse(position, count)`` returns the error to raise (position 0-based)."""
+    ``refuse(position, count)`` returns the error to raise (position 0-based).
+
+    Parameters
+    ----------
+    column : pandas.Series
+        The column.
+    refuse : callable
+        ``refuse(position, count)`` gives the error to raise for the first cell that is not a
+        number (0-based position) and the count of such cells.
+
+    Returns
+    -------
+    numpy.ndarray
+        The values as float64, NaN where missing.
+    """
     if pd.api.types.is_bool_dtype(column.dtype):
         values = column.astype(np.float64)
     elif pd.api.types.is_numeric_dtype(column.dtype):
@@ -251,6 +344,18 @@ def numeric_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
 
     Rows are reported 1-based, counting data rows only (header excluded), which is the line
     number in a CSV file minus one.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table.
+    columns : sequence of str
+        The columns to read as numbers.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_rows, len(columns))
+        The values as float64.
     """
     out = np.empty((frame.shape[0], len(columns)), dtype=np.float64)
     for j, name in enumerate(columns):

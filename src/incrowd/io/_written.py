@@ -59,6 +59,109 @@ class Promise:
     ordered: Mapping[str, Any] = field(default_factory=dict)
     reference: pd.DataFrame | None = None
     finite: tuple[str, ...] = ()
+    #: how a missing quasi-identifier value matches when k is counted: "itself" (a value of its
+    #: own) or "any" (sdcMicro's wildcard; a release made by local suppression that way)
+    missing_matches: str = "itself"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The promise as a verification record states it (what was asked, not the data).
+
+        Returns
+        -------
+        dict
+            ``quasi_identifiers`` (a list), ``k``, ``l``, ``t`` (None where not asked) and
+            ``sensitive`` (a list).
+        """
+        out: dict[str, Any] = {"quasi_identifiers": list(self.quasi_identifiers), "k": self.k, "l": self.l, "t": self.t,
+               "sensitive": list(self.sensitive)}
+        if self.missing_matches != "itself":
+            out["missing_matches"] = self.missing_matches  # a blank matched any value when k was counted
+        return out
+
+
+#: the attributes a result's ``verification`` had when it was a k-anonymity report, now read
+#: from its ``k_anonymity`` record
+_K_ANONYMITY_FIELDS = ("k", "n_rows", "n_classes", "n_rows_in_small_classes")
+
+
+class Verification(dict):
+    """What was verified about a release, and where: the ``verification`` of every result.
+
+    A dict (JSON-ready, as the CLI's ``--json`` and the report print it) of:
+
+    - ``promise``: what the release promises (``quasi_identifiers``, ``k``, ``l``, ``t``,
+      ``sensitive``; None where not asked);
+    - ``k_anonymity``: the k verifier's record (:meth:`incrowd.metrics.KAnonymityReport.to_dict`);
+    - ``l_diversity`` and ``t_closeness`` where asked: the l and t verifiers' records, per
+      sensitive column for :func:`incrowd.publish` (one record for
+      :func:`incrowd.generalization.generalize`, which has one sensitive column);
+    - ``verified_on``: ``"table in memory"``, or ``"written file"`` once the release was
+      written and verified there (then ``read_back_as`` names the reader and ``seconds`` the
+      time reading back and verifying took).
+
+    ``ok`` (also its truth value) says whether every verified measure held: a result is only
+    returned when it does.
+
+    Parameters
+    ----------
+    *args, **kwargs : Any
+        As for :class:`dict`.
+    """
+
+    @property
+    def ok(self) -> bool:
+        """True when something was verified and every verified measure (k, and l and t per
+        sensitive column) held."""
+        records = list(self._records())
+        return bool(records) and all(bool(record.get("ok")) for record in records)
+
+    @property
+    def min_class_size(self) -> int | None:
+        """The size of the release's smallest equivalence class (None when k was not verified)."""
+        got = self.get("k_anonymity")
+        return None if got is None else int(got["min_class_size"])
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def _records(self):
+        if "k_anonymity" in self:
+            yield self["k_anonymity"]
+        for name in ("l_diversity", "t_closeness"):
+            got = self.get(name) or {}
+            # one record (generalize) or one per sensitive column (publish)
+            yield from ([got] if "ok" in got else got.values())
+
+    def __getattr__(self, name: str):
+        if name in _K_ANONYMITY_FIELDS and "k_anonymity" in self:
+            import warnings
+
+            warnings.warn(f"result.verification.{name} is deprecated and will be removed in the next release: "
+                          f"the verification is a dict now; read result.verification['k_anonymity']['{name}']",
+                          DeprecationWarning, stacklevel=2)
+            return self["k_anonymity"][name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict copy (deprecated: the verification is a dict itself).
+
+        Returns
+        -------
+        dict
+            The k-anonymity record, as ``to_dict()`` of the k-anonymity report it replaces gave.
+        """
+        import warnings
+
+        warnings.warn("result.verification.to_dict() is deprecated and will be removed in the next release: "
+                      "the verification is a dict now; read result.verification['k_anonymity']",
+                      DeprecationWarning, stacklevel=2)
+        return dict(self.get("k_anonymity") or {})
+
+
+def in_memory(promise: Promise, **records: Any) -> Verification:
+    """The verification record of a table verified in memory: ``promise`` and the verifiers'
+    ``records`` (``k_anonymity=...``, ...)."""
+    return Verification(promise=promise.to_dict(), **records, verified_on="table in memory")
 
 
 def _format_of(path: str | os.PathLike) -> str:
@@ -171,7 +274,7 @@ def _file_order(mem: pd.Series, file: pd.Series, ordered) -> list | bool:
 
 
 def verify_frame(table: pd.DataFrame, promise: Promise, *, what: str,
-                 reference: pd.DataFrame | None = None) -> dict[str, Any]:
+                 reference: pd.DataFrame | None = None) -> Verification:
     """Verify ``promise`` on ``table`` (a release as read back); ``what`` names it in errors.
 
     ``reference``: the input's sensitive columns as the file writes them (for t)."""
@@ -181,7 +284,7 @@ def verify_frame(table: pd.DataFrame, promise: Promise, *, what: str,
     absent = [c for c in [*qis, *promise.sensitive, *promise.finite] if c not in table.columns]
     if absent:
         raise VerificationError(f"{what} has no column {absent[0]!r}; nothing was written")
-    out: dict[str, Any] = {}
+    out = Verification(promise=promise.to_dict())
     for name in promise.finite:
         text = table[name]
         numbers = pd.to_numeric(text.where(~text.isna()), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
@@ -191,8 +294,17 @@ def verify_frame(table: pd.DataFrame, promise: Promise, *, what: str,
                 f"{what} holds {text.iloc[bad[0]]!r} in column {name!r}, data row {bad[0] + 1} ({bad.size} "
                 "infinite value(s) in all), though the input has none; nothing was written")
     if promise.k is not None:
-        got = verify_k_anonymity(table, qis, promise.k)
+        got = verify_k_anonymity(table, qis, promise.k, missing_matches=promise.missing_matches)
         out["k_anonymity"] = got.to_dict()
+        if not got and promise.missing_matches != "itself":
+            from ..metrics import match_counts
+
+            counts = match_counts(table, qis, missing_matches=promise.missing_matches)
+            row = int(np.argmin(counts))
+            raise VerificationError(
+                f"{what} is not {promise.k}-anonymous over {qis} with a missing value matching any value: "
+                f"data row {row + 1} {_describe(tuple(table[qis].iloc[row]))} matches {int(counts[row])} row(s) "
+                f"({got.n_rows_in_small_classes} rows match fewer than k); nothing was written")
         if not got:
             sizes = _classes(table, qis).size()
             values = _key(sizes.idxmin())
@@ -248,7 +360,7 @@ def _farthest(table: pd.DataFrame, qis: list[str], name: str, t: float, order, r
 
 
 def verify_written(source: str | bytes, frame: pd.DataFrame, promise: Promise, *, fmt: str, sep: str,
-                   shown: str) -> dict[str, Any]:
+                   shown: str) -> Verification:
     """Read ``source`` back as ``fmt`` and verify ``promise`` on it; ``frame`` is what was written."""
     what = "standard output" if isinstance(source, bytes) else f"the written file {shown!r}"
     try:
@@ -273,7 +385,7 @@ def verify_written(source: str | bytes, frame: pd.DataFrame, promise: Promise, *
 
 def write_release(frame: pd.DataFrame, path: str | os.PathLike, promise: Promise, *, sep: str | None = None,
                   inputs: Sequence[str | os.PathLike] = (),
-                  then: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                  then: Callable[[dict[str, Any]], None] | None = None) -> Verification:
     """Write ``frame`` to ``path`` (as :func:`incrowd.io._tables.write_table`), verified on the file.
 
     The file is read back from its temporary and ``promise`` verified there before it replaces
@@ -284,7 +396,7 @@ def write_release(frame: pd.DataFrame, path: str | os.PathLike, promise: Promise
 
     fmt = _format_of(path)
     delimiter = sep if sep is not None else frame.attrs.get("csv_sep", ",")
-    record: dict[str, Any] = {}
+    record = Verification()
 
     def check(source: str | bytes) -> None:
         t0 = time.perf_counter()
@@ -320,5 +432,5 @@ def verified_as_written(result, record: dict[str, Any]) -> None:
     verification["read_back_as"] = record["read_back_as"]
 
 
-__all__ = ["Promise", "READERS", "generalization_promise", "read_back", "verified_as_written", "verify_frame",
-           "verify_written", "write_release"]
+__all__ = ["Promise", "READERS", "Verification", "generalization_promise", "in_memory", "read_back",
+           "verified_as_written", "verify_frame", "verify_written", "write_release"]

@@ -16,10 +16,10 @@ import pandas as pd
 
 from .._estimator import ClusterTags, Estimator
 from .._methods import MAX_ROUNDS, MAX_RUNS  # noqa: F401  (kept here for ona/ona.py, mondrian/mona.py; the CLI reads them cheaply)
-from .._runtime._compile import compile_clock
+from .._runtime import compile_clock
 from .._standardize import Standardizer, group_means
 from ..exceptions import DataError, IncrowdError, ParameterError
-from ..io._tables import numeric_matrix
+from ..io import numeric_matrix
 from ..metrics import information_loss
 
 
@@ -94,7 +94,15 @@ class MicroaggregationEstimator(ClusterTags, Estimator):
     """Base class: subclasses implement ``_labels(Z, k, rng)`` on standardized data Z.
 
     ``fit`` sets ``seconds_`` (the fit without compiling) and ``compile_seconds_`` (numba
-    compiling kernels, or loading them from its cache, during the fit; 0 once loaded)."""
+    compiling kernels, or loading them from its cache, during the fit; 0 once loaded).
+
+    Parameters
+    ----------
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
+    random_state : int, numpy.random.Generator or None
+        The seed of a randomized method (the deterministic ones ignore it).
+    """
 
     def __init__(self, k: int = 5, *, random_state=None):
         self.k = k

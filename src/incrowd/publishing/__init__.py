@@ -10,7 +10,7 @@
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from .._runtime import _lazy
+from .._runtime import lazy as _lazy
 
 if _TYPE_CHECKING:
     from ._example import example_spec, example_toml

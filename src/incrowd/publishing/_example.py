@@ -1,26 +1,68 @@
-"""A starting release specification from a file's columns and types, for the curator to edit.
+"""A starting release specification from a file's columns, types and metadata, for the curator
+to edit.
 
-The guesses are plain and said in comments: a column whose every value is distinct is an
-identifier (a column of numbers only when its name says so, e.g. "id"); a column of numbers
-with many distinct values is numeric; anything else is categorical (flat: a value or "*",
-until a hierarchy file is named). Sensitive columns cannot be guessed: the spec says where to
-mark them.
+The guesses are plain and said in comments, first from what the file says about a column, then
+from its values:
+
+- a column named like a survey weight (``weight``, ``wgt``, ``fnlwgt``, ``pweight``, ...) or
+  labelled as one ("Final sampling weight") is the ``weight``;
+- a column whose every value is distinct is an identifier: text, a name that says so ("id",
+  "respid"), or whole numbers over at least ``_MANY_ROWS`` rows (a measurement of whole
+  numbers is not distinct on every row of a file that size);
+- a column with value labels (SPSS, Stata) or an SPSS measure of nominal or ordinal is
+  categorical; an SPSS measure of scale is numeric;
+- else a column of numbers with many distinct values is numeric, anything else categorical.
+
+User-missing codes are listed beside their column. A categorical column with a hierarchy file
+among ``hierarchy_files`` whose name is the column's (compared without case, spaces and
+punctuation, ARX's ``<data>_hierarchy_<column>.csv`` included) gets that file. Sensitive
+columns cannot be guessed: the spec says where to mark them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
+import re
+from pathlib import Path
+from typing import Any, Sequence
 
 import pandas as pd
 
-from ..io._csv_text import NA_VALUES
+from ..io import NA_VALUES
 from ._toml import toml_key
 
 #: a column of numbers with at most this many distinct values is proposed as categorical
 _FEW_VALUES = 15
+#: whole numbers distinct on every row of at least this many rows are an identifier
+_MANY_ROWS = 100
+_WEIGHT_NAME = re.compile(r"^(?:[a-z]*_)?(?:[pfaisn]?weight|[pfais]?wgt|fnlwgt|wght|[pfa]?wt|finalwt)s?(?:_[a-z0-9]*)?$")
+_ID_NAMES = ("id", "ident", "identifier", "respondent", "record", "respid", "caseid", "serial", "recid")
+
+
+def _info(column: pd.Series) -> dict:
+    meta = column.attrs.get("statfile")
+    return ((meta.get("columns") or {}).get(str(column.name)) or {}) if isinstance(meta, dict) else {}
+
+
+def _is_weight_name(name: str, label: str | None) -> bool:
+    plain = re.sub(r"[^0-9a-z]+", "_", name.casefold()).strip("_")
+    return bool(_WEIGHT_NAME.match(plain)) or "weight" in (label or "").casefold()
+
+
+def _user_missing(info: dict) -> list[str]:
+    """The column's user-missing codes with their labels, as a comment shows them."""
+    codes = info.get("missing_codes") or []
+    labels = {(str(c) if isinstance(c, str) else float(c)): t for c, t in info.get("value_labels") or ()}
+    out = []
+    for code in codes:
+        key = str(code) if isinstance(code, str) else float(code)
+        shown = f".{code}" if isinstance(code, str) else (str(int(code)) if float(code).is_integer() else repr(code))
+        out.append(f"{shown} \"{labels[key]}\"" if key in labels else shown)
+    return out
 
 
 def _guess(column: pd.Series) -> tuple[str, str]:
+    info = _info(column)
     values = column.dropna()
     if not pd.api.types.is_numeric_dtype(column.dtype):
         values = values[~values.isin(NA_VALUES)]
@@ -29,17 +71,70 @@ def _guess(column: pd.Series) -> tuple[str, str]:
     numbers = pd.to_numeric(values, errors="coerce")
     numeric = n > 0 and not numbers.isna().any()
     name = str(column.name).lower()
-    id_like = name in ("id", "ident", "identifier", "respondent", "record") or name.endswith(("_id", "-id", " id"))
-    if n > 1 and distinct == n and (not numeric or id_like):
+    user = _user_missing(info)
+    more = f" + user-missing {', '.join(user)}" if user else ""
+    if numeric and _is_weight_name(name, info.get("label")):
+        return "weight", "a survey weight (by its " + ("name)" if _is_weight_name(name, None) else "label)")
+    id_like = (name in _ID_NAMES or name.endswith(("_id", "-id", " id")) or name.startswith(("id_", "id-")))
+    whole = numeric and bool((numbers == numbers.round()).all())
+    if n > 1 and distinct == n and n == column.shape[0] and (
+            not numeric or id_like or (whole and n >= _MANY_ROWS)):
         return "identifier", f"every value is distinct ({distinct} values)"
+    labelled = any(not isinstance(code, str) and code not in (info.get("missing_codes") or ())
+                   for code, _ in info.get("value_labels") or ())
+    measure = info.get("measure")
+    if labelled or measure in ("nominal", "ordinal"):
+        why = "value labels" if labelled else f"measure {measure}"
+        if labelled and measure in ("nominal", "ordinal"):
+            why += f", measure {measure}"
+        return "categorical", f"{distinct} values{more} ({why})"
+    if numeric and measure == "scale":
+        return "numeric", f"numbers, {distinct} distinct values{more} (measure scale)"
     if numeric and distinct > _FEW_VALUES:
-        return "numeric", f"numbers, {distinct} distinct values"
-    return "categorical", f"{distinct} distinct values" + (" (numbers: a code?)" if numeric else "")
+        return "numeric", f"numbers, {distinct} distinct values{more}"
+    return "categorical", f"{distinct} distinct values{more}" + (" (numbers: a code?)" if numeric else "")
 
 
-def example_spec(data: pd.DataFrame) -> dict[str, Any]:
-    """The spec as a dict (the structure :func:`incrowd.publish` takes)."""
-    columns = {str(c): _guess(data[c])[0] for c in data.columns}
+def _relative(path: Path, base: Path | None) -> str:
+    if base is not None:
+        try:
+            return Path(os.path.relpath(path, base)).as_posix()
+        except ValueError:  # another drive
+            pass
+    return path.as_posix()
+
+
+def example_spec(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLike] = (),
+                 base_dir: str | os.PathLike | None = None) -> dict[str, Any]:
+    """The starting spec as a dict (the structure :func:`incrowd.publish` takes).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The file to publish, as :func:`incrowd.read_table` reads it (a statistical file's
+        metadata in ``attrs["statfile"]``).
+    hierarchy_files : sequence of path-like
+        Hierarchy files to propose, matched to columns by name.
+    base_dir : path-like, optional
+        The folder the spec will be read from: hierarchy paths are written relative to it.
+
+    Returns
+    -------
+    dict
+        ``privacy``, ``columns`` (a role, or a table with the role and the hierarchy) and
+        ``missing``.
+    """
+    from ..generalization._hierarchy import propose_hierarchy_files
+
+    proposed = propose_hierarchy_files([str(c) for c in data.columns], hierarchy_files)
+    base = Path(base_dir) if base_dir is not None else None
+    columns: dict[str, Any] = {}
+    for c in data.columns:
+        role = _guess(data[c])[0]
+        if role == "categorical" and str(c) in proposed:
+            columns[str(c)] = {"role": role, "hierarchy": _relative(proposed[str(c)], base)}
+        else:
+            columns[str(c)] = role
     return {
         "privacy": {"k": 5, "max_suppression": "1%", "strategy": "generalize-then-microaggregate",
                     "method": "mdav"},
@@ -48,12 +143,49 @@ def example_spec(data: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def example_toml(data: pd.DataFrame, source: str = "the data") -> str:
-    """The spec as commented TOML text, ready to edit and pass to ``incrowd publish --spec``."""
+def hierarchy_files_in(folder: str | os.PathLike) -> list[Path]:
+    """The ``.csv`` files of ``folder`` and of its ``hierarchies`` subfolder (none if absent)."""
+    out: list[Path] = []
+    for place in (Path(folder), Path(folder) / "hierarchies"):
+        if place.is_dir():
+            out += sorted(f for f in place.iterdir() if f.suffix.lower() == ".csv" and f.is_file())
+    return out
+
+
+def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: Sequence[str | os.PathLike] = (),
+                 base_dir: str | os.PathLike | None = None) -> str:
+    """The spec as commented TOML text, ready to edit and pass to ``incrowd publish --spec``.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The file to publish (see :func:`example_spec`).
+    source : str
+        The file's name, for the header comment.
+    hierarchy_files : sequence of path-like
+        Hierarchy files to propose, matched to columns by name.
+    base_dir : path-like, optional
+        The folder the spec will be read from: hierarchy paths are written relative to it.
+
+    Returns
+    -------
+    str
+        TOML text that :func:`incrowd.publishing.load_spec` reads.
+    """
+    from ..generalization._hierarchy import propose_hierarchy_files
+
     has_missing = any(_has_missing(data[c]) for c in data.columns)
+    proposed = propose_hierarchy_files([str(c) for c in data.columns], hierarchy_files)
+    base = Path(base_dir) if base_dir is not None else None
+    statfile = isinstance(data.attrs.get("statfile"), dict)
     lines = [
         f"# A starting release specification for {source} ({data.shape[0]} rows, {data.shape[1]} columns).",
-        "# Check every role below: the guesses come from the values' types only.",
+        "# Check every role below: the guesses come from the "
+        + ("file's metadata (value labels, measures) and " if statfile else "") + "the values' types.",
+    ]
+    if proposed:
+        lines.append(f"# Hierarchy paths are relative to the spec's folder: save it beside {source}.")
+    lines += [
         "",
         "[privacy]",
         "k = 5                     # every published class holds at least k rows",
@@ -62,14 +194,24 @@ def example_toml(data: pd.DataFrame, source: str = "the data") -> str:
         "max_suppression = \"1%\"    # rows that may be left out",
         "strategy = \"generalize-then-microaggregate\"   # or \"joint\"",
         "method = \"mdav\"           # microaggregation method for the numeric columns",
+        "# allow_full_suppression = true   # let a column be published as \"*\" in every row",
         "",
         "[columns]",
         "# roles: identifier (dropped), numeric, categorical (add hierarchy = \"file.csv\"),",
-        "#        sensitive (protected by l and t), other (passes through unchanged)",
+        "#        sensitive (protected by l and t), weight (a survey weight: kept, never a quasi-identifier),",
+        "#        other (passes through unchanged)",
     ]
     for c in data.columns:
         role, why = _guess(data[c])
-        lines.append(f"{toml_key(str(c))} = \"{role}\"".ljust(40) + f"# {why}")
+        name = str(c)
+        if name in proposed:
+            path = _relative(proposed[name], base).replace("\\", "\\\\").replace('"', '\\"')
+            entry = f"{{ role = \"categorical\", hierarchy = \"{path}\" }}"
+            if role == "categorical":
+                lines.append(f"{toml_key(name)} = {entry}".ljust(40) + f"  # {why}")
+                continue
+            why += f"; or {entry}"
+        lines.append(f"{toml_key(name)} = \"{role}\"".ljust(40) + f"# {why}")
     lines += [
         "",
         "[missing]",

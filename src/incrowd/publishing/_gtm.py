@@ -13,6 +13,14 @@ class, as it is part of what the published row shows.
 Inside a class of at least 2k rows the chosen method forms groups of at least k rows on the
 standardized numeric columns the class has; a smaller class is one group.
 
+With ``[privacy] metric`` other than ``"height"`` (the default is ``"loss"``), the node is the
+one with the least metric over the categorical quasi-identifiers (ties: lowest height, least
+suppression, lattice order; :mod:`incrowd.generalization._utility_metrics` defines the
+metrics): nodes are evaluated in order of a lower bound of the metric valid for every node, and
+the search stops at the first whose bound exceeds the best value found, so the answer is exact.
+Without t, a node over the limit rules out every node below it (its classes are unions of
+theirs, so they suppress at least as many rows).
+
 A node that suppresses every row publishes nothing, so it is never the answer, whatever
 ``max_suppression`` allows. The lattice is held to the size limits of a lattice build
 (``max_nodes``, ``max_memory``: :mod:`incrowd.generalization._limits`), checked before any node
@@ -22,13 +30,14 @@ the next node once its job is cancelled (:mod:`incrowd._runtime._cancel`).
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 import numpy as np
 
 from .. import _emd
-from .._runtime._cancel import check_cancelled
+from .._runtime import check_cancelled
 from ..exceptions import DataError, ParameterError
 from ..generalization._limits import check_memory, check_nodes
 from ..generalization._negotiate import max_suppression_count
@@ -47,6 +56,8 @@ class GtmChoice:
     keep: np.ndarray          # (n,) bool: rows of classes that are published
     suppressed: int
     nodes_evaluated: int
+    metric: str = "height"
+    metrics: dict | None = None   # every utility metric of the node
 
 
 @dataclass
@@ -97,11 +108,16 @@ def _classes(prep: Prepared, bottom: _Bottom, levels: dict[str, int]) -> tuple[n
     return class_of, int(class_of.max()) + 1
 
 
-def _failing(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
-    """(per class: True when it cannot be published, per class: rows)."""
+def _failing(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: int,
+             within: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(per class: True when it cannot be published, per class: rows). With ``within``, a node
+    whose classes below k alone hold more rows is answered without l and t (a failure they add
+    only suppresses more), so its flags may be incomplete."""
     spec = prep.spec
     sizes = np.bincount(class_of, weights=bottom.counts, minlength=n_classes).astype(np.int64)
     bad = sizes < spec.k
+    if within is not None and int(sizes[bad].sum()) > within:
+        return bad, sizes
     for s, (b, value, count) in zip(prep.sensitive, bottom.pairs):
         if spec.l is None and spec.t is None:
             break
@@ -122,8 +138,10 @@ def _failing(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: i
 
 def _ranges(prep: Prepared) -> list[tuple[int, int]]:
     """(lowest, highest) level per categorical QI: a level fixed in [levels] is both."""
+    from ._recode import informative_top
+
     fixed = prep.spec.levels or {}
-    return [(fixed[a], fixed[a]) if a in fixed else (0, prep.hierarchies[a].max_level) for a in prep.categorical]
+    return [(fixed[a], fixed[a]) if a in fixed else (0, informative_top(prep, a)) for a in prep.categorical]
 
 
 def nodes(prep: Prepared) -> Iterator[tuple[int, ...]]:
@@ -224,17 +242,19 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
     within = min(limit, prep.n - 1)
     bottom = _bottom(prep)
     _check_limits(prep, int(bottom.counts.size), max_nodes, max_memory)
-    best = None
-    evaluated = 0
+    tables = _metric_tables(prep, bottom)
+    by_height = prep.spec.metric == "height"
+    best = None if by_height else _choose_by_metric(prep, bottom, tables, within)
+    evaluated = 0 if best is None else best.nodes_evaluated
     height_found = None
-    for vector in nodes(prep):
+    for vector in nodes(prep) if by_height else ():
         check_cancelled()
         height = sum(vector)
         if height_found is not None and height > height_found:
             break
         levels = dict(zip(prep.categorical, vector))
         class_of, n_classes = _classes(prep, bottom, levels)
-        bad, sizes = _failing(prep, bottom, class_of, n_classes)
+        bad, sizes = _failing(prep, bottom, class_of, n_classes, within)
         evaluated += 1
         suppressed = int(sizes[bad].sum())
         if suppressed <= within and (best is None or suppressed < best.suppressed):
@@ -242,7 +262,12 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
             best = GtmChoice(levels, rows_class, ~bad[rows_class], suppressed, 0)
             height_found = height
     if best is None:
-        top = ", ".join(f"{a}={prep.hierarchies[a].max_level}" for a in prep.categorical) or "no categorical column"
+        top = ", ".join(f"{a}={hi}" for a, (_, hi) in zip(prep.categorical, _ranges(prep))) or "no categorical column"
+        capped = [a for a, (_, hi) in zip(prep.categorical, _ranges(prep)) if hi < prep.hierarchies[a].max_level
+                  and not (prep.spec.levels and a in prep.spec.levels)]
+        if capped:  # the way out may be the one label the spec refuses by default
+            top += (f"; {', '.join(capped)} stop below their top, which is one label in every row: allow it "
+                    "with allow_full_suppression = true")
         if limit >= prep.n:
             raise ParameterError(
                 f"every generalization of the categorical quasi-identifiers suppresses all {prep.n} rows, "
@@ -253,6 +278,106 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
             f"max_suppression={prep.spec.max_suppression!r} ({limit} rows), not even the top ({top}); "
             "allow more suppression, lower k, l or raise t, or leave a level free in [levels]")
     best.nodes_evaluated = evaluated
+    if best.metrics is None:
+        best.metrics = _metrics_of(prep, bottom, tables, best.levels)
+    return best
+
+
+def _metric_tables(prep: Prepared, bottom: _Bottom):
+    from ..generalization._utility_metrics import ColumnTables
+
+    hier = [prep.hierarchies[a] for a in prep.categorical]
+    marginals = [np.bincount(bottom.codes[a], weights=bottom.counts, minlength=int(h.labels[0].size))
+                 for a, h in zip(prep.categorical, hier)]
+    return ColumnTables(hier, marginals, np.ones(len(hier)), prep.n)
+
+
+def _class_facts(prep: Prepared, bottom: _Bottom, levels: dict[str, int], class_of: np.ndarray, n_classes: int,
+                 with_target: bool):
+    """Generalized codes per class (C, m) and, with a sensitive column (the target of
+    ``classification``: the first one), the rows of each class's unique most frequent value."""
+    from ..generalization._utility_metrics import majority
+
+    first = np.zeros(n_classes, np.int64)
+    first[class_of] = np.arange(class_of.size)
+    gen = np.column_stack([prep.hierarchies[a].code_map(levels[a])[bottom.codes[a][first]]
+                           for a in prep.categorical]) if prep.categorical else np.zeros((n_classes, 0), np.int64)
+    major = None
+    if with_target and bottom.pairs:
+        b, value, count = bottom.pairs[0]
+        width = int(prep.sensitive[0].n_values)
+        keys, where = np.unique(class_of[b] * width + value, return_inverse=True)
+        rows = np.bincount(where.ravel(), weights=count).astype(np.int64)
+        major = majority(keys // width, rows, n_classes)
+    return gen.astype(np.int64), major
+
+
+def _metrics_of(prep: Prepared, bottom: _Bottom, tables, levels: dict[str, int]) -> dict:
+    """Every utility metric of the node ``levels`` over the categorical quasi-identifiers."""
+    vector = np.array([[levels[a] for a in prep.categorical]], dtype=np.int64).reshape(1, -1)
+    class_of, n_classes = _classes(prep, bottom, levels)
+    bad, sizes = _failing(prep, bottom, class_of, n_classes)
+    gen, major = _class_facts(prep, bottom, levels, class_of, n_classes, True)
+    part = {name: values[0] for name, values in tables.parts(vector).items()}
+    return tables.values(vector[0], part, sizes, bad, gen, major)
+
+
+def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int) -> GtmChoice | None:
+    """The least-metric node within the limit: best first by a lower bound (see the module)."""
+    metric = prep.spec.metric
+    if metric == "classification" and not prep.sensitive:
+        raise ParameterError("metric \"classification\" needs a column with role \"sensitive\" (its target)")
+    ranges = _ranges(prep)
+    grids = np.meshgrid(*[np.arange(lo, hi + 1) for lo, hi in ranges], indexing="ij")
+    levels = (np.stack([g.ravel() for g in grids], axis=1) if ranges else np.zeros((1, 0))).astype(np.int64)
+    parts = tables.parts(levels)
+    bound = tables.bound(metric, parts)
+    if bound is None:  # every node's classes are unions of the bottom classes
+        floor = {"discernibility": float(np.sum(bottom.counts.astype(np.float64) ** 2)),
+                 "aecs": prep.n / max(int(bottom.counts.size), 1)}.get(metric, 0.0)
+        bound = np.full(levels.shape[0], floor)
+    heights = levels.sum(axis=1)
+    # the sum of squared class sizes and n / classes, suppression left out, only grow going up
+    # (classes merge) and bound the metric from below: a node evaluated raises its ancestors' bounds
+    raise_bounds = metric in ("discernibility", "aecs")
+    heap = [(float(bound[v]), int(heights[v]), int(v)) for v in range(levels.shape[0])]
+    heapq.heapify(heap)
+    prune = prep.spec.t is None  # with t, a coarser class may fail where its parts pass
+    failed: list[np.ndarray] = []
+    best, best_key, evaluated = None, None, 0
+    while heap:
+        check_cancelled()
+        b, h, v = heapq.heappop(heap)
+        if b < bound[v]:  # raised since it was queued
+            heapq.heappush(heap, (float(bound[v]), h, v))
+            continue
+        if best_key is not None and bound[v] > best_key[0]:
+            break
+        lv = levels[v]
+        if prune and failed and np.any(np.all(lv <= np.asarray(failed), axis=1)):
+            continue
+        chosen = dict(zip(prep.categorical, lv.tolist()))
+        class_of, n_classes = _classes(prep, bottom, chosen)
+        bad, sizes = _failing(prep, bottom, class_of, n_classes, within)
+        evaluated += 1
+        suppressed = int(sizes[bad].sum())
+        if raise_bounds:
+            floor = (float(np.sum(sizes.astype(np.float64) ** 2)) if metric == "discernibility"
+                     else prep.n / max(n_classes, 1))
+            above = np.all(levels >= lv, axis=1)
+            bound[above] = np.maximum(bound[above], floor)
+        if suppressed > within:
+            failed.append(lv)
+            continue
+        gen, major = _class_facts(prep, bottom, chosen, class_of, n_classes, metric == "classification")
+        part = {name: values[v] for name, values in parts.items()}
+        value = tables.values(lv, part, sizes, bad, gen, major)[metric]
+        key = (value, int(heights[v]), suppressed, int(v))
+        if best_key is None or key < best_key:
+            rows_class = class_of[bottom.of_row]
+            best, best_key = GtmChoice(chosen, rows_class, ~bad[rows_class], suppressed, 0, metric), key
+    if best is not None:
+        best.nodes_evaluated = evaluated
     return best
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._runtime._cancel import check_cancelled
+from .._runtime import check_cancelled
 from ..exceptions import ParameterError
 from ..microaggregation.joint._joint import group_lca, joint_labels
 from ._prepare import Prepared

@@ -11,8 +11,12 @@ import pandas as pd
 
 from .._standardize import Standardizer
 from ..exceptions import DataError, ParameterError
-from ..generalization._hierarchy import Hierarchy, factorize_labels, hierarchy_from_rows, read_hierarchy
-from ..io._tables import column_numbers
+from ..generalization._cells import as_value_labels as _as_value_labels
+from ..generalization._cells import encode_cells as _encode
+from ..generalization._cells import match_mode
+from ..generalization._cells import qi_labels as _qi_labels
+from ..generalization._hierarchy import Hierarchy, hierarchy_from_rows, read_hierarchy
+from ..io import column_numbers
 from ._spec import ReleaseSpec, check_columns
 
 
@@ -49,6 +53,12 @@ class Prepared:
     pattern_masks: list[np.ndarray] = field(default_factory=list)  # per id: present numeric columns
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
     codes0: dict[str, np.ndarray] = field(default_factory=dict)
+    #: per categorical QI: "code" or "label", how its cells met the hierarchy's level 0
+    match: dict[str, str] = field(default_factory=dict)
+    #: per categorical QI: its hierarchy with level 0 spelled as the data's cells (codes as
+    #: text), what a report reading the input's own cells encodes them with
+    data_hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
+    weight: str | None = None
 
     @property
     def n(self) -> int:
@@ -70,8 +80,23 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
     X = _numeric(frame, numeric, spec.missing_numeric)
     pattern, masks = _patterns(X)
     Z = _standardize(X, numeric)
-    hierarchies = {c: _hierarchy(frame[c], spec.columns[c], c) for c in categorical}
-    codes0 = {c: _encode(hierarchies[c], frame[c]) for c in categorical}
+    hierarchies: dict[str, Hierarchy] = {}
+    codes0: dict[str, np.ndarray] = {}
+    match: dict[str, str] = {}
+    data_hierarchies: dict[str, Hierarchy] = {}
+    for c in categorical:
+        column = frame[c]
+        column_spec = spec.columns[c]
+        hierarchy = _hierarchy(column, column_spec, c)
+        labels, user = _qi_labels(column)
+        mode = _match(hierarchy, column, labels, user, column_spec)
+        shown = _as_value_labels(column, labels) if mode == "label" else labels
+        hierarchies[c], match[c] = hierarchy, mode
+        codes0[c] = _encode(hierarchy, column, shown, user)
+        data_hierarchies[c] = _spelled_as_data(hierarchy, codes0[c], labels)
+    weight = spec.weight
+    if weight is not None:
+        _check_weight(frame[weight], weight)
     if spec.levels:
         for name, level in spec.levels.items():
             if level > hierarchies[name].max_level:
@@ -80,7 +105,8 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
     sensitive = [_sensitive(frame[c], spec.columns[c].ordered, spec.l) for c in columns if roles[c] == "sensitive"]
     return Prepared(frame=frame, spec=spec, roles=roles, numeric=numeric, categorical=categorical,
                     sensitive=sensitive, identifiers=[c for c in columns if roles[c] == "identifier"],
-                    X=X, Z=Z, pattern=pattern, pattern_masks=masks, hierarchies=hierarchies, codes0=codes0)
+                    X=X, Z=Z, pattern=pattern, pattern_masks=masks, hierarchies=hierarchies, codes0=codes0,
+                    match=match, data_hierarchies=data_hierarchies, weight=weight)
 
 
 def _numeric(frame: pd.DataFrame, names: list[str], missing: str) -> np.ndarray:
@@ -132,11 +158,6 @@ def _standardize(X: np.ndarray, names: list[str]) -> np.ndarray:
     return Z
 
 
-#: how a hierarchy file may spell the row for a missing cell (Parquet null, NaN, system
-#: missing), in order of preference; ARX's Adult hierarchies use "?"
-_MISSING_ROWS = ("NA", "", "?", "NaN", "nan", "NULL", "null", "N/A", "None", "#N/A", ".")
-
-
 def _hierarchy(column: pd.Series, column_spec, name: str) -> Hierarchy:
     path = column_spec.hierarchy
     if column_spec.intervals is not None:
@@ -159,6 +180,8 @@ def _hierarchy(column: pd.Series, column_spec, name: str) -> Hierarchy:
         return read_hierarchy(path, name)
     # no hierarchy given: a value stays itself or becomes "*"
     labels, _ = _qi_labels(column)
+    if getattr(column_spec, "match", None) == "label":
+        labels = _as_value_labels(column, labels)
     distinct = pd.unique(labels).tolist()
     if None in distinct:  # a missing cell: a value of its own, under a label no other value has
         taken = set(distinct)
@@ -167,77 +190,42 @@ def _hierarchy(column: pd.Series, column_spec, name: str) -> Hierarchy:
     return hierarchy_from_rows(name, [[v, "*"] for v in distinct], f"(flat hierarchy of {name!r})")
 
 
-def _code_label(code) -> str:
-    """A user-missing code as a hierarchy file names it: SPSS 8 as "8", Stata .a as ".a"."""
-    if isinstance(code, str):
-        return "." + code
-    number = float(code)
-    return str(int(number)) if number.is_integer() and abs(number) < 2**53 else repr(number)
+def _match(hierarchy: Hierarchy, column: pd.Series, labels: np.ndarray, user: np.ndarray, column_spec) -> str:
+    """"code" or "label": how the column meets its hierarchy's level 0. The spec may say;
+    else whichever of the codes and the value labels level 0 holds (codes first), and an
+    error naming both when it holds neither."""
+    requested = getattr(column_spec, "match", None)
+    if requested is None and column_spec.hierarchy is None and column_spec.intervals is None:
+        return "code"  # a flat column is built from its own cells
+    return match_mode(hierarchy, column, labels, user, requested)
 
 
-def _qi_labels(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(label per cell as a hierarchy file writes it, None where missing; whether it is a
-    user-missing code). Each user-missing code is a value of its own, labelled by its code: the
-    written file shows the code, so a reader tells 8 from 9 and both from system missing."""
-    from ..metrics import _user_missing
+def _spelled_as_data(hierarchy: Hierarchy, codes0: np.ndarray, labels: np.ndarray) -> Hierarchy:
+    """``hierarchy`` with each level-0 value the data meets spelled as the data's own cells
+    (codes as text): "Bachelors" matched by label becomes "9", "7.0" becomes "7"."""
+    from dataclasses import replace
 
-    labels = np.full(column.shape[0], None, dtype=object)
-    present = ~column.isna().to_numpy()
-    if present.any():
-        factor, uniques = factorize_labels(column[present])
-        labels[present] = np.asarray(uniques, dtype=object)[factor]
-    user = np.zeros(column.shape[0], dtype=bool)
-    coded = _user_missing(column)
-    if coded is not None:
-        index, codes = coded
-        user = index >= 0
-        for j in np.unique(index[user]):
-            labels[index == j] = _code_label(codes[j]) if j < len(codes) else f"user-missing code {j + 1}"
-    return labels, user
+    present = np.array([v is not None for v in labels], dtype=bool)
+    if not present.any():
+        return hierarchy
+    pairs = pd.DataFrame({"code": codes0[present], "cell": labels[present]}).drop_duplicates("code")
+    level0 = hierarchy.labels[0].copy()
+    level0[pairs["code"].to_numpy()] = pairs["cell"].to_numpy()
+    if len(set(level0.tolist())) != level0.size:
+        return hierarchy  # two values would read alike: the file's own spelling is the one that holds
+    return replace(hierarchy, labels=(level0, *hierarchy.labels[1:]))
 
 
-def _encode(hierarchy: Hierarchy, column: pd.Series) -> np.ndarray:
-    """Level-0 codes of a column. A cell matches the hierarchy row of its own spelling; a
-    missing cell (or a cell of the NA vocabulary) without a row of its own takes the
-    hierarchy's row for missing values, as long as no two spellings the release shows apart
-    would share a row (then each needs its own)."""
-    from ..io._na_values import NA_VALUES
-
-    labels, user = _qi_labels(column)
-    known = set(hierarchy.labels[0].tolist())
-    name = column.name
-    for label in pd.unique(labels[user]).tolist():
-        if label not in known:
-            row = int(np.flatnonzero(user & (labels == label))[0]) + 1
-            raise DataError(f"column {name!r}, data row {row}: user-missing code {label} is not in hierarchy "
-                            f"{hierarchy.source}; a user-missing code is a value of its own (the written file "
-                            f"shows it): add a row for it (e.g. '{label};...;*')")
-    spelled = [v for v in _MISSING_ROWS if v in known]
-    mapped = {}
-    for label in pd.unique(labels[~user]).tolist():
-        if label in known:
-            mapped[label] = label
-        elif label is None or label in NA_VALUES:
-            if not spelled:
-                row = int(np.flatnonzero(np.array([v == label for v in labels]) & ~user)[0]) + 1
-                shown = "a missing value" if label is None else f"{label!r}"
-                raise DataError(f"column {name!r} has {shown} in data row {row} and hierarchy "
-                                f"{hierarchy.source} has no row for it: add one ('NA;...;*', or for an empty "
-                                "cell a row with an empty first field, ';...;*'); a missing value is a value "
-                                "of its own")
-            mapped[label] = spelled[0]
-    shared: dict[str, list] = {}
-    for label, target in mapped.items():
-        shared.setdefault(target, []).append(label)
-    for target, spellings in shared.items():
-        if len(spellings) > 1:
-            shown = " and ".join("a missing cell" if v is None else repr(v) for v in spellings)
-            raise DataError(f"column {name!r} spells missing values two ways ({shown}), which the release shows "
-                            f"apart, but hierarchy {hierarchy.source} has one row ({target!r}) for them: give "
-                            "each its own row (an empty cell: a row with an empty first field, ';...;*')")
-    factor, uniques = pd.factorize(labels, use_na_sentinel=True)
-    spelled_as = np.asarray([mapped.get(v, v) for v in uniques] + [mapped.get(None)], dtype=object)
-    return hierarchy.encode(pd.Series(spelled_as[factor], dtype=object, name=name))
+def _check_weight(column: pd.Series, name: str) -> None:
+    """A survey weight is a finite number >= 0 in every row."""
+    numbers = column_numbers(column, lambda pos, count: DataError(
+        f"weight column {name!r} must hold numbers; data row {pos + 1} holds {column.iloc[pos]!r} "
+        f"({count} non-numeric value(s) in all)"))
+    bad = ~np.isfinite(numbers) | (numbers < 0)
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise DataError(f"weight column {name!r} must hold a number >= 0 in every row; data row {pos + 1} holds "
+                        f"{column.iloc[pos]!r} ({int(bad.sum())} such row(s)); a weight is never missing")
 
 
 def _sensitive(column: pd.Series, ordered, l: int | None) -> Sensitive:

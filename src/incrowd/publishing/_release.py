@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from .._runtime._compile import compile_clock
+from .._runtime import compile_clock
 from .._standardize import group_means
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from . import _measures
@@ -23,23 +23,60 @@ from ._spec import ReleaseSpec, load_spec
 
 @dataclass
 class PublishResult:
-    """The release and what was checked about it.
+    """The release and what was checked about it (what :func:`publish` returns).
 
-    ``table``: the published rows (identifiers dropped, suppressed rows removed, row order kept,
-    other columns unchanged); ``suppressed``: how many rows were suppressed; ``kept_rows``:
-    positions in the input of the published rows; ``report``: a JSON-ready dict (what
-    :meth:`summary` returns)."""
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        The published rows (identifiers dropped, suppressed rows removed, row order kept,
+        other columns unchanged).
+    suppressed : int
+        How many rows were suppressed.
+    kept_rows : numpy.ndarray
+        Positions in the input of the published rows.
+    spec : ReleaseSpec
+        The specification it was published by.
+    _summary : dict
+        What :meth:`summary` returns (``report`` is its former name, deprecated).
+    hierarchies : dict
+        The hierarchy of each categorical quasi-identifier.
+    promise : object
+        What :meth:`write` verifies on the written file.
+    """
 
     table: pd.DataFrame
     suppressed: int
     kept_rows: np.ndarray
     spec: ReleaseSpec
-    report: dict[str, Any] = field(default_factory=dict)
+    _summary: dict[str, Any] = field(default_factory=dict)
     hierarchies: dict[str, Any] = field(default_factory=dict, repr=False)
     promise: Any = field(default=None, repr=False)  # what :meth:`write` verifies on the file
 
+    @property
+    def verification(self):
+        """What was verified about :attr:`table`, and where (:class:`incrowd.Verification`):
+        in memory, then on the written file once :meth:`write` has written it."""
+        return self._summary.get("verification")
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """Deprecated name of :meth:`summary` (a ``report`` is an :class:`incrowd.Report`)."""
+        import warnings
+
+        warnings.warn("PublishResult.report is deprecated and will be removed in the next release; "
+                      "use PublishResult.summary()", DeprecationWarning, stacklevel=2)
+        return self._summary
+
     def summary(self) -> dict[str, Any]:
-        return dict(self.report)
+        """What the CLI's ``--json`` prints for this release.
+
+        Returns
+        -------
+        dict
+            JSON-ready: the strategy, k, l, t, the columns by role, rows, suppressed rows,
+            classes, the information loss, the times and ``verification``.
+        """
+        return dict(self._summary)
 
     def write(self, path: str | os.PathLike, *, sep: str | None = None, inputs=(),
               then: Callable[[], None] | None = None) -> Path:
@@ -49,8 +86,8 @@ class PublishResult:
         stored) and checked k-anonymous, l-diverse and t-close there before it replaces
         ``path``. A failure raises :class:`VerificationError` and writes nothing. ``then`` runs
         after the verification and before the rename (the CLI writes the report there).
-        The report's ``verification`` then holds the written file's numbers."""
-        from ..io._written import write_release
+        The summary's ``verification`` (and :attr:`verification`) then holds the written file's numbers."""
+        from ..io import write_release
 
         if self.promise is None:
             from ..exceptions import ParameterError
@@ -60,9 +97,9 @@ class PublishResult:
 
         def verified(record: dict[str, Any]) -> None:
             if record:  # the release is the file: its numbers, from here on
-                self.report["verification"] = record
-                self.report["classes"] = int(record["k_anonymity"]["n_classes"])
-                self.report["min_class_size"] = int(record["k_anonymity"]["min_class_size"])
+                self._summary["verification"] = record
+                self._summary["classes"] = int(record["k_anonymity"]["n_classes"])
+                self._summary["min_class_size"] = int(record["k_anonymity"]["min_class_size"])
             if then is not None:
                 then()
 
@@ -71,10 +108,13 @@ class PublishResult:
 
     def report_options(self) -> dict[str, Any]:
         """What :func:`incrowd.report` needs to measure this release against its input."""
-        r = self.report
+        r = self._summary
         return {"quasi_identifiers": [*r["numeric"], *r["categorical"]], "sensitive": r["sensitive"] or None,
                 "identifiers": r["identifiers_dropped"], "kept_rows": self.kept_rows, "k": r["k"],
-                "hierarchies": self.hierarchies, "release_summary": r}
+                # numeric QIs by role, not by type: a categorical QI of codes is no number
+                "numeric": list(r["numeric"]), "hierarchies": self.hierarchies, "release_summary": r,
+                "thresholds": dict(self.spec.report_thresholds),
+                "weight": self.spec.weight}  # the survey weight the risk measures weigh rows by
 
 
 def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec, *,
@@ -90,11 +130,30 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
     ``max_nodes`` and ``max_memory`` (bytes or "8G"; None lifts one) bound the lattice of the
     generalize-then-microaggregate strategy as they bound :meth:`Lattice.build`: a larger one
     is refused before any node is evaluated (the node count before a file is read).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, str or os.PathLike
+        The table, or a file :func:`incrowd.read_table` reads.
+    spec : str, os.PathLike, mapping or ReleaseSpec
+        The release specification (:func:`incrowd.publishing.load_spec`).
+    base_dir : str, os.PathLike or None, default None
+        Where relative hierarchy paths of the spec are read from (None: the TOML file's folder,
+        or the working directory).
+    max_nodes : int or None, default 200000
+        The most lattice nodes (None: no limit).
+    max_memory : int, str or None, default "8G"
+        The most memory for the lattice, in bytes or as ``"8G"`` (None: no limit).
+
+    Returns
+    -------
+    PublishResult
+        The release (``table``), what was verified (``verification``) and its summary.
     """
     spec = load_spec(spec, base_dir)
     max_nodes, max_memory = check_max_nodes(max_nodes), parse_size(max_memory, "max_memory")
     if not isinstance(data, pd.DataFrame):
-        from ..io._tables import read_table
+        from ..io import read_table
         from ._gtm import check_spec_nodes
 
         check_spec_nodes(spec, max_nodes)
@@ -117,19 +176,22 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
         groups = merged
         _check_suppression(prep, groups)
         keep = groups >= 0
-        table = _table(prep, groups, levels_per_row, keep)
+        from ._recode import check_full_suppression
+
+        extra["fully_suppressed"] = check_full_suppression(prep, levels_per_row, keep)
+        table = _table(prep, groups, levels_per_row, keep, cells=extra.pop("cells", None))
         verification = _verify(prep, table)
         seconds = time.perf_counter() - t0
     report = _report(prep, groups, levels_per_row, keep, verification, extra,
                      max(seconds - clock.seconds, 0.0), clock.seconds)
     return PublishResult(table=table, suppressed=int((~keep).sum()), kept_rows=np.flatnonzero(keep),
-                         spec=spec, report=report, hierarchies=dict(prep.hierarchies),
+                         spec=spec, _summary=report, hierarchies=dict(prep.data_hierarchies),
                          promise=_promise(prep, table))
 
 
 def _promise(prep: Prepared, table: pd.DataFrame):
     """What :meth:`PublishResult.write` verifies on the written file (as :func:`_verify` in memory)."""
-    from ..io._written import Promise
+    from ..io import Promise
 
     spec = prep.spec
     names = [s.name for s in prep.sensitive]
@@ -138,17 +200,25 @@ def _promise(prep: Prepared, table: pd.DataFrame):
         k=spec.k, l=spec.l, t=spec.t, sensitive=tuple(names),
         ordered={s.name: list(s.values) if s.ordered else False for s in prep.sensitive},
         reference=prep.frame[names] if spec.t is not None and names else None,
-        finite=tuple(prep.numeric))
+        finite=tuple(prep.numeric), missing_matches=spec.missing_matches)
 
 
 def _gtm_groups(prep: Prepared, max_nodes: int | None = None, max_memory: int | None = None):
     from . import _gtm
 
     choice = _gtm.choose(prep, max_nodes=max_nodes, max_memory=max_memory)
+    cells = None
+    if prep.spec.suppression == "cells":
+        from ._cells import suppress_cells
+
+        cells = suppress_cells(prep, choice)
     groups = _gtm.microaggregate_classes(prep, choice)
     levels_per_row = {a: np.full(prep.n, choice.levels[a], np.int64) for a in prep.categorical}
     extra = {"levels": dict(choice.levels), "nodes_evaluated": choice.nodes_evaluated,
-             "blocks": choice.class_of}
+             "metric": choice.metric, "metrics": choice.metrics, "blocks": choice.class_of}
+    if cells is not None:
+        extra.update(cells=cells, suppression="cells", missing_matches=prep.spec.missing_matches,
+                     suppressed_cells={a: int(b.sum()) for a, b in cells.items()})
     return groups, levels_per_row, extra
 
 
@@ -197,7 +267,7 @@ def _check_suppression(prep: Prepared, groups: np.ndarray) -> None:
 
 
 def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndarray],
-           keep: np.ndarray) -> pd.DataFrame:
+           keep: np.ndarray, cells: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
     frame = prep.frame
     out = frame.drop(columns=prep.identifiers).copy()
     if prep.numeric and keep.any():
@@ -237,20 +307,28 @@ def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndar
                 continue
             column[rows] = hierarchy.generalize(prep.codes0[name][rows], int(L))
         out[name] = column
-    from ..io._statfiles import mark_changed
+    if cells:
+        from ._cells import blank_cells
+
+        blank_cells(out, cells)
+    from ..io import mark_changed
 
     changed = list(prep.numeric) + [a for a in prep.categorical if (levels_per_row[a][keep] > 0).any()]
     mark_changed(out, changed)  # a statistical file's value labels no longer describe them
+    from ._recode import attach
+
+    attach(out, prep, changed[len(prep.numeric):])  # SPSS and Stata get them back as labelled codes
     return out.loc[keep].reset_index(drop=True)
 
 
 def _verify(prep: Prepared, table: pd.DataFrame) -> dict[str, Any]:
     """The promise checked on the table in memory, by the same code that checks the written file."""
-    from ..io._written import verify_frame
+    from ..io import verify_frame
 
     promise = _promise(prep, table)
     out = verify_frame(table, promise, what="the release", reference=promise.reference)
-    return {**out, "verified_on": "table in memory"}
+    out["verified_on"] = "table in memory"
+    return out
 
 
 def _report(prep: Prepared, groups, levels_per_row, keep, verification, extra, seconds,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _emd
-from .._runtime._cancel import check_cancelled
+from .._runtime import check_cancelled
 from ..exceptions import ParameterError
 
 

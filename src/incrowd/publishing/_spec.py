@@ -9,6 +9,11 @@ Given as a TOML file (or TOML text) or as the same structure as a Python dict::
     max_suppression = "1%"
     strategy = "generalize-then-microaggregate"   # or "joint"
     method = "mdav"       # any microaggregation method; its parameters in [method_params]
+    allow_full_suppression = false   # true: a quasi-identifier may be published as "*" in every row
+                                     # (also per column: race = { ..., allow_full_suppression = true })
+    suppression = "rows"  # or "cells": blank single categorical cells instead (local suppression),
+                          # with missing_matches = "itself" | "any", importance = { sex = 1, ... }
+                          # and max_suppressed_cells
 
     [columns]
     respondent = "identifier"
@@ -17,6 +22,8 @@ Given as a TOML file (or TOML text) or as the same structure as a Python dict::
     hours = { role = "categorical", intervals = [5, 10, 20] }   # nested bins, then "*"
     native-country = { role = "categorical" }     # no hierarchy: a value or "*"
     income = "sensitive"
+    fnlwgt = "weight"     # a survey weight: passes through, never a QI, weights the risk measures
+    education = { role = "categorical", hierarchy = "education.csv", match = "label" }   # or "code"
     level = { role = "sensitive", ordered = ["low", "mid", "high"] }   # an ordinal's order for t
     # every other column: "other" (passes through unchanged)
 
@@ -37,28 +44,101 @@ from typing import Any, Mapping
 
 from ..exceptions import DataError, ParameterError, name_list
 
-ROLES = ("identifier", "numeric", "categorical", "sensitive", "other")
+ROLES = ("identifier", "numeric", "categorical", "sensitive", "weight", "other")
+#: how a categorical column with value labels meets its hierarchy's level 0
+MATCH = ("label", "code")
 PUBLISH_STRATEGIES = ("generalize-then-microaggregate", "joint")
 MISSING_NUMERIC = ("error", "separate")
-_SECTIONS = ("privacy", "columns", "missing", "method_params", "levels")
+_SECTIONS = ("privacy", "columns", "missing", "method_params", "levels", "report")
 _PRIVACY_KEYS = ("k", "l", "t", "max_suppression", "strategy", "method", "refine", "max_seconds",
-                 "random_state")
+                 "random_state", "allow_full_suppression", "metric", "suppression", "missing_matches",
+                 "importance", "max_suppressed_cells")
 
 
 @dataclass(frozen=True)
 class ColumnSpec:
     """One column's role; a categorical column may name its hierarchy file (else it is flat:
-    its own value or ``*``); a sensitive column may say it is ordered for t-closeness."""
+    its own value or ``*``); a sensitive column may say it is ordered for t-closeness.
+
+    Attributes
+    ----------
+    name : str
+        The column.
+    role : str
+        One of ``identifier``, ``numeric``, ``categorical``, ``sensitive``, ``weight``, ``other``.
+    hierarchy : pathlib.Path or None
+        A categorical column's hierarchy file.
+    ordered : bool, tuple or None
+        A sensitive column's order for t: True (sorted), False (nominal), a tuple of the values
+        in their order, or None (by the column's type).
+    intervals : tuple of float or None
+        A numeric column generalized into nested intervals of these widths.
+    match : {"label", "code"} or None
+        How a column with value labels meets its hierarchy's level 0 (None: whichever it covers).
+    allow_full_suppression : bool or None
+        Whether the column may be published as ``*`` in every row (None: as ``[privacy]`` says).
+    """
 
     name: str
     role: str
     hierarchy: Path | None = None
     ordered: bool | tuple | None = None   # a tuple: the values in their order
     intervals: tuple[float, ...] | None = None
+    match: str | None = None   # "label" or "code"; None: whichever the hierarchy's level 0 covers
+    allow_full_suppression: bool | None = None   # None: as [privacy] says
 
 
 @dataclass(frozen=True)
 class ReleaseSpec:
+    """A release specification, checked: what :func:`load_spec` returns and :func:`incrowd.publish` follows.
+
+    Attributes
+    ----------
+    k : int
+        Every published class holds at least k rows.
+    l : int or None
+        Distinct sensitive values per class, in every sensitive column.
+    t : float or None
+        The largest earth mover's distance of a class from the input's distribution, per
+        sensitive column.
+    max_suppression : int, float or str
+        Rows that may be left out: a count, a fraction or ``"1%"``.
+    strategy : {"generalize-then-microaggregate", "joint"}
+        How numeric and categorical quasi-identifiers are released together.
+    method : str
+        The microaggregation method for the numeric columns.
+    method_params : dict
+        The method's own parameters.
+    columns : dict of str to ColumnSpec
+        One role per column named.
+    missing_numeric : {"error", "separate"}
+        A missing numeric quasi-identifier is refused, or grouped apart.
+    levels : dict of str to int or None
+        Fixed generalization levels of categorical columns (None: chosen).
+    refine : bool
+        Improve the joint strategy's groups by local moves.
+    max_seconds : float or None
+        A time limit for the joint strategy's refinement.
+    random_state : int or None
+        The seed of randomized steps.
+    allow_full_suppression : bool
+        A quasi-identifier may be published as ``*`` in every row.
+    source : str
+        Where the spec came from, for messages.
+    metric : str
+        What the chosen generalization minimizes (:data:`incrowd.generalization.METRICS`).
+    suppression : {"rows", "cells"}
+        Remove the rows of classes below k, or blank single categorical cells.
+    missing_matches : {"itself", "any"}
+        With cell suppression: a missing value matches only itself, or any value.
+    importance : dict of str to int or None
+        With cell suppression: which columns to blank last (higher is kept longer).
+    max_suppressed_cells : int, float, str or None
+        With cell suppression: the most cells that may be blanked.
+    report_thresholds : dict of str to float
+        The spec's ``[report]`` table: changed thresholds of the report's verdict.
+    """
+
     k: int
     l: int | None = None
     t: float | None = None
@@ -72,10 +152,28 @@ class ReleaseSpec:
     refine: bool = True
     max_seconds: float | None = None
     random_state: int | None = 0
+    allow_full_suppression: bool = False
     source: str = field(default="the spec", compare=False)
+    #: what the generalize-then-microaggregate node minimizes (incrowd.generalization.METRICS)
+    metric: str = "loss"
+    #: "rows": a row of a class below k is removed; "cells": single categorical cells are
+    #: blanked instead (incrowd.generalization.local_suppression)
+    suppression: str = "rows"
+    #: with cells: a missing value matches only itself, or any value (sdcMicro's wildcard)
+    missing_matches: str = "itself"
+    importance: dict[str, int] | None = None
+    max_suppressed_cells: int | float | str | None = None
+    #: the report verdict's thresholds ([report]; incrowd.reporting._verdict.DEFAULTS names them)
+    report_thresholds: dict[str, float] = field(default_factory=dict)
 
     def names(self, role: str) -> list[str]:
         return [c.name for c in self.columns.values() if c.role == role]
+
+    @property
+    def weight(self) -> str | None:
+        """The survey weight column (role ``"weight"``), or None."""
+        names = self.names("weight")
+        return names[0] if names else None
 
     @property
     def quasi_identifiers(self) -> list[str]:
@@ -84,7 +182,8 @@ class ReleaseSpec:
     def to_dict(self) -> dict[str, Any]:
         columns: dict[str, Any] = {}
         for c in self.columns.values():
-            if c.hierarchy is None and c.ordered is None and c.intervals is None:
+            if (c.hierarchy is None and c.ordered is None and c.intervals is None and c.match is None
+                    and c.allow_full_suppression is None):
                 columns[c.name] = c.role
             else:
                 entry: dict[str, Any] = {"role": c.role}
@@ -94,6 +193,10 @@ class ReleaseSpec:
                     entry["ordered"] = c.ordered if isinstance(c.ordered, bool) else list(c.ordered)
                 if c.intervals is not None:
                     entry["intervals"] = list(c.intervals)
+                if c.match is not None:
+                    entry["match"] = c.match
+                if c.allow_full_suppression is not None:
+                    entry["allow_full_suppression"] = c.allow_full_suppression
                 columns[c.name] = entry
         privacy: dict[str, Any] = {"k": self.k, "max_suppression": self.max_suppression,
                                    "strategy": self.strategy, "method": self.method}
@@ -103,12 +206,24 @@ class ReleaseSpec:
             privacy["t"] = self.t
         if self.strategy == "joint":
             privacy["refine"] = self.refine
+        if self.allow_full_suppression:
+            privacy["allow_full_suppression"] = True
+        if self.strategy != "joint":
+            privacy["metric"] = self.metric
+        if self.suppression != "rows":
+            privacy.update(suppression=self.suppression, missing_matches=self.missing_matches)
+            if self.importance:
+                privacy["importance"] = dict(self.importance)
+            if self.max_suppressed_cells is not None:
+                privacy["max_suppressed_cells"] = self.max_suppressed_cells
         out: dict[str, Any] = {"privacy": privacy, "columns": columns,
                                "missing": {"numeric": self.missing_numeric}}
         if self.method_params:
             out["method_params"] = dict(self.method_params)
         if self.levels:
             out["levels"] = dict(self.levels)
+        if self.report_thresholds:
+            out["report"] = dict(self.report_thresholds)
         return out
 
 
@@ -118,13 +233,25 @@ def load_spec(spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec,
 
     Relative hierarchy paths are read from ``base_dir``: by default the TOML file's folder, or the
     working directory for a dict or text.
+
+    Parameters
+    ----------
+    spec : str, os.PathLike, mapping or ReleaseSpec
+        A TOML file's path, TOML text, a dict of the same structure, or a spec.
+    base_dir : str, os.PathLike or None, default None
+        Where relative hierarchy paths are read from.
+
+    Returns
+    -------
+    ReleaseSpec
+        The checked specification.
     """
     if isinstance(spec, ReleaseSpec):
         return spec
     if isinstance(spec, Mapping):
         return _from_dict(spec, Path(base_dir) if base_dir is not None else Path.cwd(), "the spec")
     if isinstance(spec, os.PathLike) or (isinstance(spec, str) and _is_file_name(spec)):
-        from ..io._atomic import read_input_bytes
+        from ..io import read_input_bytes
 
         path = Path(spec)
         source = f"spec file {str(path)!r}"
@@ -246,7 +373,19 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
     if random_state is not None and (isinstance(random_state, bool) or not isinstance(random_state, int)
                                      or not 0 <= random_state <= 2**32 - 1):
         raise ParameterError(f"{source}: random_state must be an integer in [0, {2**32 - 1}]; got {random_state!r}")
+    allow_full = privacy.get("allow_full_suppression", False)
+    if not isinstance(allow_full, bool):
+        raise ParameterError(f"{source}: allow_full_suppression must be true or false; got {allow_full!r}")
+    from ..generalization._utility_metrics import METRICS
+
+    metric = privacy.get("metric", "loss")
+    if metric not in METRICS:
+        raise ParameterError(f"{source}: metric must be one of {', '.join(METRICS)}; got {metric!r}")
     columns = _columns(_table(raw, "columns", source), root, source)
+    weights = [c.name for c in columns.values() if c.role == "weight"]
+    if len(weights) > 1:
+        raise ParameterError(f"{source}: [columns] gives the role \"weight\" to {name_list(weights)}; a release "
+                             "has one survey weight")
     if not any(c.role in ("numeric", "categorical") for c in columns.values()):
         raise ParameterError(f"{source}: [columns] names no quasi-identifier (role \"numeric\" or \"categorical\")")
     if (l is not None or t is not None) and not any(c.role == "sensitive" for c in columns.values()):
@@ -272,10 +411,16 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
             if isinstance(level, bool) or not isinstance(level, int) or level < 0:
                 raise ParameterError(f"{source}: level of {name!r} must be an integer >= 0; got {level!r}")
             levels[name] = level
+    from ..reporting._verdict import thresholds_from
+
+    report_table = dict(_table(raw, "report", source))
+    thresholds_from(report_table, f"{source}: [report]")  # one clear error for a bad name or value
     return ReleaseSpec(k=k, l=l, t=t, max_suppression=max_suppression, strategy=strategy, method=method,
+                       report_thresholds={key: float(v) for key, v in report_table.items()},
                        method_params=method_params, columns=columns, missing_numeric=missing_numeric,
                        levels=levels, refine=refine, max_seconds=max_seconds, random_state=random_state,
-                       source=source)
+                       allow_full_suppression=allow_full, source=source, metric=metric,
+                       **_cell_suppression(privacy, columns, source, l=l, t=t, strategy=strategy))
 
 
 def _table(raw: Mapping[str, Any], name: str, source: str) -> Mapping[str, Any]:
@@ -291,14 +436,28 @@ def _columns(raw: Mapping[str, Any], root: Path, source: str) -> dict[str, Colum
         hierarchy = None
         ordered = None
         intervals = None
+        match = None
+        allow_full = None
         role: Any
         if isinstance(value, str):
             role = value
         elif isinstance(value, Mapping):
-            extra = [key for key in value if key not in ("role", "hierarchy", "ordered", "intervals")]
+            extra = [key for key in value if key not in ("role", "hierarchy", "ordered", "intervals", "match",
+                                                         "allow_full_suppression")]
             if extra:
                 raise ParameterError(f"{source}: column {name!r}: unknown key(s) {name_list(extra)}; known: role, "
-                                     "hierarchy, intervals, ordered")
+                                     "hierarchy, intervals, ordered, match, allow_full_suppression")
+            if "allow_full_suppression" in value:
+                allow_full = value["allow_full_suppression"]
+                if not isinstance(allow_full, bool):
+                    raise ParameterError(f"{source}: column {name!r}: allow_full_suppression must be true or "
+                                         f"false; got {allow_full!r}")
+            if "match" in value:
+                match = value["match"]
+                if match not in MATCH:
+                    raise ParameterError(f"{source}: column {name!r}: match must be \"label\" (the hierarchy "
+                                         "names the value labels) or \"code\" (it names the codes); got "
+                                         f"{match!r}")
             if "intervals" in value:
                 widths = value["intervals"]
                 if not isinstance(widths, (list, tuple)) or not widths:
@@ -340,9 +499,15 @@ def _columns(raw: Mapping[str, Any], root: Path, source: str) -> dict[str, Colum
         if (hierarchy is not None or intervals is not None) and role != "categorical":
             raise ParameterError(f"{source}: column {name!r}: only a categorical column takes a hierarchy "
                                  "or intervals")
+        if allow_full is not None and role != "categorical":
+            raise ParameterError(f"{source}: column {name!r}: only a categorical column takes "
+                                 "allow_full_suppression")
+        if match is not None and (role != "categorical" or intervals is not None):
+            raise ParameterError(f"{source}: column {name!r}: only a categorical column without intervals "
+                                 "takes match")
         if ordered is not None and role != "sensitive":
             raise ParameterError(f"{source}: column {name!r}: only a sensitive column takes ordered")
-        out[str(name)] = ColumnSpec(str(name), role, hierarchy, ordered, intervals)
+        out[str(name)] = ColumnSpec(str(name), role, hierarchy, ordered, intervals, match, allow_full)
     return out
 
 
@@ -354,3 +519,60 @@ def check_columns(spec: ReleaseSpec, columns: list[str]) -> dict[str, str]:
         raise DataError(f"{spec.source} names column(s) {name_list(unknown)} that the data does not have; the data "
                         f"has {name_list(columns)}")
     return {c: (spec.columns[c].role if c in spec.columns else "other") for c in columns}
+
+
+SUPPRESSION = ("rows", "cells")
+
+
+def _cell_suppression(privacy: Mapping[str, Any], columns: Mapping[str, ColumnSpec], source: str, *,
+                      l, t, strategy: str) -> dict[str, Any]:
+    """``suppression``, ``missing_matches``, ``importance`` and ``max_suppressed_cells`` of
+    [privacy], checked (the last three only mean something with ``suppression = "cells"``)."""
+    from ..metrics import MISSING_MATCHES
+
+    suppression = privacy.get("suppression", "rows")
+    if suppression not in SUPPRESSION:
+        raise ParameterError(f"{source}: suppression must be one of {', '.join(SUPPRESSION)}; got {suppression!r}")
+    cell_keys = [key for key in ("missing_matches", "importance", "max_suppressed_cells") if key in privacy]
+    if suppression == "rows":
+        if cell_keys:
+            raise ParameterError(f"{source}: {', '.join(cell_keys)} only apply with suppression = \"cells\"")
+        return {}
+    if l is not None or t is not None or strategy == "joint":
+        raise ParameterError(f"{source}: suppression = \"cells\" meets k with the generalize-then-microaggregate "
+                             "strategy; l, t and the joint strategy need suppression = \"rows\"")
+    missing_matches = privacy.get("missing_matches", "itself")
+    if missing_matches not in MISSING_MATCHES:
+        raise ParameterError(f"{source}: missing_matches must be one of {', '.join(MISSING_MATCHES)}; "
+                             f"got {missing_matches!r}")
+    categorical = [c.name for c in columns.values() if c.role == "categorical"]
+    if not categorical:
+        raise ParameterError(f"{source}: suppression = \"cells\" blanks categorical quasi-identifier cells; "
+                             "[columns] names none")
+    if missing_matches == "any" and any(c.role == "numeric" for c in columns.values()):
+        raise ParameterError(f"{source}: missing_matches = \"any\" needs every quasi-identifier categorical "
+                             "(a blank that matches any value leaves no classes to microaggregate numeric "
+                             "columns in); use missing_matches = \"itself\"")
+    importance = privacy.get("importance")
+    if importance is not None:
+        if not isinstance(importance, Mapping):
+            raise ParameterError(f"{source}: importance must be a table of categorical columns and numbers, "
+                                 "e.g. importance = { sex = 1, region = 2 }")
+        m = len(categorical)
+        for name, value in importance.items():
+            if name not in categorical:
+                raise ParameterError(f"{source}: importance names {name!r}, which is not a categorical column")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= m:
+                raise ParameterError(f"{source}: importance of {name!r} must be an integer from 1 (most "
+                                     f"important, blanked last) to {m}; got {value!r}")
+        absent = [c for c in categorical if c not in importance]
+        if absent:
+            raise ParameterError(f"{source}: importance gives no number for {name_list(absent)}; give one for "
+                                 "every categorical column")
+        importance = dict(importance)
+    limit = privacy.get("max_suppressed_cells")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float, str))):
+        raise ParameterError(f"{source}: max_suppressed_cells must be a count, a fraction or a percentage such "
+                             f"as \"1%\" of the categorical cells; got {limit!r}")
+    return {"suppression": suppression, "missing_matches": missing_matches, "importance": importance,
+            "max_suppressed_cells": limit}

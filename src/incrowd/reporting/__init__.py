@@ -2,15 +2,20 @@
 
 - :func:`report` (also ``incrowd.report``): original and release in, a :class:`Report` out, with
   ``.risk`` and ``.utility`` (dicts of named measures), ``.to_json()`` and ``.to_html(path)``.
+- :func:`risk` (also ``incrowd.risk``): one file in (before or after protection), a
+  :class:`RiskResult` out: every record's ``fk``, ``Fk``, individual, SUDA2 and household risk,
+  and the file's summary (global risk, expected re-identifications, population uniqueness).
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from .._runtime import _lazy
+from .._runtime import lazy as _lazy
 
 if _TYPE_CHECKING:
     from ._report import Report, report
+    from ._risk_api import RiskResult, risk
 
-__getattr__, __dir__ = _lazy.attach(__name__, {"report": "._report", "Report": "._report"})
+__getattr__, __dir__ = _lazy.attach(__name__, {"report": "._report", "Report": "._report",
+                                                   "risk": "._risk_api", "RiskResult": "._risk_api"})
 
-__all__ = ["report", "Report"]
+__all__ = ["report", "Report", "risk", "RiskResult"]

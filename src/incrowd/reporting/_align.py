@@ -25,8 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, name_list
-from ..io._csv_text import NA_VALUES
-from ..io._tables import column_numbers
+from ..io import NA_VALUES, column_numbers
 
 
 @dataclass
@@ -84,7 +83,11 @@ def _is_numeric(column: pd.Series) -> bool:
     present = ~(text.isna() | text.isin(NA_VALUES))
     if not present.any():
         return False
-    return not pd.to_numeric(text[present], errors="coerce").isna().any()
+    values = text[present]
+    # a text column usually shows itself in its first values: parse those before all of them
+    if pd.to_numeric(values.iloc[:64], errors="coerce").isna().any():
+        return False
+    return not pd.to_numeric(values, errors="coerce").isna().any()
 
 
 def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sensitive=None,

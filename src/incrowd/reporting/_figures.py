@@ -224,12 +224,14 @@ def _flatten(points: Mapping) -> list[tuple[str, str, float]]:
     return out
 
 
-def risk_utility_summary(points: Mapping) -> str:
+def risk_utility_summary(points: Mapping, *, limits: tuple[float, float] | None = None) -> str:
     """Named risk and utility figures as horizontal bars, one panel per group.
 
     ``points``: ``{"risk": {name: value}, "utility": {name: value}}`` (any group names), or a
     flat ``{name: value}``; non-numeric and undefined (None, NaN) entries are skipped. Each bar
-    carries its value; risks are drawn in orange, everything else in blue.
+    carries its value; risks are drawn in orange, everything else in blue. ``limits``: a fixed
+    axis range (the report's shares: 0 to 1), so that one measure is drawn on the same scale in
+    every report; None fits the axis to the values.
     """
     if not isinstance(points, Mapping):
         raise ParameterError("points must be a dict of named figures")
@@ -249,13 +251,39 @@ def risk_utility_summary(points: Mapping) -> str:
             values = np.array([v for _, v in rows][::-1])
             ax.barh(range(len(rows)), values, color=color)
             ax.set_yticks(range(len(rows)), names)
-            span = max(float(np.abs(values).max()), 1e-12)
+            span = max(float(np.abs(values).max()), 1e-12) if limits is None else limits[1] - limits[0]
             for i, v in enumerate(values):
-                ax.text(v + 0.01 * span * (1 if v >= 0 else -1), i, f"{v:.4g}", va="center",
+                label = f"{100 * v:.3g} %" if limits == (0.0, 1.0) else f"{v:.4g}"
+                ax.text(v + 0.01 * span * (1 if v >= 0 else -1), i, label, va="center",
                         ha="left" if v >= 0 else "right", fontsize=9)
-            low = min(0.0, float(values.min()))
-            ax.set_xlim(low - (0.15 * span if low < 0 else 0), max(0.0, float(values.max())) + 0.18 * span)
+            if limits is not None:
+                ax.set_xlim(limits[0], limits[1] + 0.18 * span)
+            else:
+                low = min(0.0, float(values.min()))
+                ax.set_xlim(low - (0.15 * span if low < 0 else 0), max(0.0, float(values.max())) + 0.18 * span)
             if grp:
                 ax.set_title(grp)
+        fig.tight_layout()
+        return _to_svg(fig)
+
+
+def risk_utility_scatter(points: Sequence[Mapping]) -> str:
+    """The risk-utility map: one point per release (``label``, ``risk``, ``loss``), numbered in
+    the order given (the report's table names them), the release itself (label "release") in
+    orange; both axes fixed from 0 to 1 (shares), so that maps of different releases read alike."""
+    with _drawing():
+        fig, ax = _subplots(1, 1, (WIDTH_IN / 2, 4.2))
+        for number, p in enumerate(points, start=1):
+            own = p["label"] == "release"
+            ax.scatter([p["risk"]], [p["loss"]], s=60 if own else 30, color=_RELEASE if own else _ORIGINAL,
+                       zorder=3 if own else 2)
+            # neighbours crowd on fixed axes: numbered here, named in the table beside
+            ax.annotate(str(number), (p["risk"], p["loss"]), textcoords="offset points",
+                        xytext=(4, 3 + 7 * (number % 2)), fontsize=8)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("risk (expected share of records re-identified)")
+        ax.set_ylabel("loss (information lost per quasi-identifier)")
+        ax.set_title("The release and its neighbours")
         fig.tight_layout()
         return _to_svg(fig)

@@ -7,7 +7,7 @@ import html
 import math
 from typing import Any
 
-from ._summary import summary_points
+from ._summary import DEFINITIONS, summary_points
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:76rem;margin:1.5rem auto;
@@ -19,6 +19,9 @@ td,th{border:1px solid #d0d0d0;padding:.25rem .55rem;text-align:left;vertical-al
 th{background:#f3f3f5;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .figure{margin:1rem 0}.figure svg{max-width:100%;height:auto}
 .note{color:#555;font-size:.9rem}ul.assumptions li{margin:.2rem 0}
+td.pass{background:#e6f4ea;color:#1e6b34;font-weight:600}td.review{background:#fff4d6;color:#7a5300;font-weight:600}
+td.fail{background:#fde7e9;color:#a01c2a;font-weight:600}abbr{text-decoration:underline dotted;cursor:help}
+.freq{display:inline-block;vertical-align:top;margin-right:1.2rem}
 """
 
 _SOURCES = [
@@ -38,7 +41,8 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             return "-"
-        return f"{value:.6g}"
+        # four significant digits: what a reader compares; the JSON keeps every digit
+        return f"{value:.4g}"
     if value is None:
         return "-"
     if isinstance(value, (list, tuple)):
@@ -105,6 +109,73 @@ def _table(section: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def _percent(share: float) -> str:
+    """A share as a percentage with three significant digits (0.0715036 is 7.15 %)."""
+    if not math.isfinite(share):
+        return "-"
+    if share == 0:
+        return "0 %"
+    return f"{100 * share:.3g} %"
+
+
+def _verdict(lines: list[dict]) -> str:
+    if not lines:
+        return ""
+    rows = []
+    for v in lines:
+        value = v["value"]
+        shown = _fmt(float(value)) if isinstance(value, float) else _fmt(value)
+        rows.append(f"<tr><th>{html.escape(v['measure'])}</th><td class=num>{html.escape(shown)}</td>"
+                    f"<td class=num>{html.escape(_fmt(v['threshold']))}</td>"
+                    f"<td class={html.escape(v['status'])}>{html.escape(v['status'])}</td>"
+                    f"<td>{html.escape(v.get('driver') or '')}</td><td>{html.escape(v.get('next_step') or '')}</td></tr>")
+    head = "<tr><th>measure</th><th>value</th><th>threshold</th><th>verdict</th><th>what drives it</th><th>next step</th></tr>"
+    return f"<h2>Verdict</h2><table id=verdict>{head}{''.join(rows)}</table>"
+
+
+def _map(points: list[dict] | None, figure: str | None) -> str:
+    """The risk-utility map: its figure and one row per point with the spec that makes it."""
+    if not points:
+        return ""
+    from ..publishing._toml import spec_to_toml
+
+    rows = "".join(
+        f"<tr><td class=num>{number}</td><th>{html.escape(p['label'])}</th><td class=num>{html.escape(_percent(p['risk']))}</td>"
+        f"<td class=num>{html.escape(_percent(p['loss']))}</td><td><details><summary>spec</summary>"
+        f"<pre>{html.escape(spec_to_toml(p['spec']))}</pre></details></td></tr>" for number, p in enumerate(points, start=1))
+    return ("<h2>Risk and loss of the neighbouring releases</h2>"
+            + (f"<div class=figure id=figure-map>{figure}</div>" if figure else "")
+            + "<table id=risk-utility-map><tr><th>#</th><th>release</th><th>risk</th><th>loss</th><th>made by</th></tr>"
+            + rows + "</table><p class=note>risk: classes over published rows (the expected share of records "
+            "re-identified); loss: numeric information loss and categorical NCP over all rows, averaged over "
+            "the quasi-identifiers. Each neighbour was re-made with incrowd publish --spec and measured.</p>")
+
+
+def _categorical_tables(categorical: dict) -> str:
+    """Before/after frequencies of every categorical quasi-identifier and suppression per key."""
+    if not categorical:
+        return ""
+    parts = []
+    cells = categorical.get("suppressed_cells") or {}
+    if cells:
+        body = "".join(f"<tr><th>{html.escape(c)}</th><td class=num>{n}</td>"
+                       f"<td class=num>{categorical.get('suppressed_rows', 0)}</td>"
+                       f"<td class=num>{html.escape(_percent(categorical.get('changed_share', {}).get(c, 0.0)))}</td></tr>"
+                       for c, n in cells.items())
+        parts.append("<h3>Suppression per key</h3><table id=suppression><tr><th>column</th><th>cells suppressed</th>"
+                     f"<th>rows withheld</th><th>published values changed</th></tr>{body}</table>")
+    freqs = categorical.get("frequencies") or {}
+    if freqs:
+        tables = []
+        for c, rows in freqs.items():
+            body = "".join(f"<tr><th>{html.escape(str(r['value']))}</th><td class=num>{r['original']}</td>"
+                           f"<td class=num>{r['release']}</td></tr>" for r in rows)
+            tables.append(f"<div class=freq><table><caption>{html.escape(c)}</caption><tr><th>value</th>"
+                          f"<th>original</th><th>release</th></tr>{body}</table></div>")
+        parts.append("<h3>Categorical values before and after</h3>" + "".join(tables))
+    return "".join(parts)
+
+
 def _verified(verification: dict) -> str:
     checks = []
     ka = verification.get("k_anonymity") or {}
@@ -115,6 +186,13 @@ def _verified(verification: dict) -> str:
     for name, got in (verification.get("t_closeness") or {}).items():
         checks.append(f"{name}: t-close (t={got.get('t')}), largest distance {_fmt(got.get('max_distance'))}")
     return "".join(f"<li>{html.escape(c)}</li>" for c in checks)
+
+
+def _named(name: str) -> str:
+    """A headline figure's name, its definition on hover where the page has two of a kind."""
+    if name in DEFINITIONS:
+        return f"<abbr title=\"{html.escape(DEFINITIONS[name])}\">{html.escape(name)}</abbr>"
+    return html.escape(name)
 
 
 def render(report) -> str:
@@ -141,25 +219,38 @@ def render(report) -> str:
         release = ("<h2>The release</h2>"
                    + (f"<p>{html.escape(where)}:</p><ul>{checks}</ul>" if checks else "")
                    + _table({"summary": {k: v for k, v in report.release.items() if k != "verification"}}))
-    headline = "".join(f"<tr><th>{html.escape(k)}</th><td class=num>{html.escape(_fmt(v))}</td></tr>"
-                       for k, v in summary_points(report.risk, report.utility).items())
+    headline = "".join(
+        f"<tr><th>{_named(k)}</th><td class=num>{html.escape(_percent(v))}</td></tr>"
+        for k, v in summary_points(report.risk, report.utility).items())
+    utility = dict(report.utility)
+    categorical = dict(utility.get("categorical") or {})
+    if categorical:  # shown as tables of their own
+        utility["categorical"] = {k: v for k, v in categorical.items() if k not in ("frequencies",)}
+    if isinstance(utility.get("numeric"), dict) and "il" in utility["numeric"]:
+        numeric = dict(utility["numeric"])
+        numeric["information loss, published rows (il)"] = numeric.pop("il")
+        utility["numeric"] = numeric
+    definitions = "".join(f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in DEFINITIONS.items())
     figures = "".join(
         f"<div class=figure id=figure-{html.escape(name)}><h3>{html.escape(name.replace('_', ' '))}</h3>{svg}</div>"
-        for name, svg in report.figures.items())
+        for name, svg in report.figures.items() if name != "risk_utility_map")
     sources = "".join(f"<tr><th>{html.escape(a)}</th><td>{html.escape(b)}</td></tr>" for a, b in _SOURCES)
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         "<meta name=viewport content='width=device-width, initial-scale=1'>"
         f"<title>incrowd risk and utility report</title><style>{_CSS}</style></head><body>"
         "<h1>Disclosure risk and utility</h1>"
+        f"{_verdict(getattr(report, 'verdict', []))}"
+        f"{_map(getattr(report, 'risk_utility_map', None), report.figures.get('risk_utility_map'))}"
         f"<table>{head_rows}</table>"
         f"<h2>At a glance</h2><table>{headline}</table>"
+        f"<ul class=note id=definitions>{definitions}</ul>"
         + (f"<div class=figure id=figure-summary-top>{report.figures['summary']}</div>"
            if "summary" in report.figures else "")
         + f"<h2>What the report assumed</h2><ul class=assumptions>{assumptions}</ul>"
         f"{release}"
         f"<h2>Risk</h2>{_table(report.risk)}"
-        f"<h2>Utility</h2>{_table(report.utility)}"
+        f"<h2>Utility</h2>{_table(utility)}{_categorical_tables(categorical)}"
         f"<h2>Figures</h2>{figures}"
         f"<h2>Definitions</h2><table>{sources}</table>"
         "<p class=note>Made by incrowd. Every figure is computed on the files named above; nothing in this page "

@@ -24,7 +24,28 @@ from ._summary import summary_points
 
 @dataclass
 class Report:
-    """Risk and utility of one release (dicts of named measures, JSON-ready)."""
+    """Risk and utility of one release (dicts of named measures, JSON-ready).
+
+    Attributes
+    ----------
+    risk : dict
+        The risk measures, by name.
+    utility : dict
+        The utility measures, by name.
+    assumptions : list of str
+        What the measures assume (the intruder's knowledge, the population).
+    about : dict
+        The two tables and the options measured.
+    release : dict or None
+        The release's own summary, when known.
+    figures : dict of str to str
+        The report's figures, as SVG text by name.
+    verdict : list of dict
+        One line per promise and measure: value, threshold, pass / review / fail, and the driver
+        and next step of a review or failure (see ``_verdict``).
+    risk_utility_map : list of dict or None
+        The risk and utility of the release's neighbouring choices, when asked for.
+    """
 
     risk: dict[str, Any]
     utility: dict[str, Any]
@@ -32,16 +53,20 @@ class Report:
     about: dict[str, Any] = field(default_factory=dict)
     release: dict[str, Any] | None = None     # the release's own summary, when known
     figures: dict[str, str] = field(default_factory=dict, repr=False)
+    verdict: list[dict[str, Any]] = field(default_factory=list)   # see ``_verdict``
+    risk_utility_map: list[dict[str, Any]] | None = None   # see ``_map``; when asked for
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"about": self.about, "assumptions": list(self.assumptions), "risk": self.risk,
-               "utility": self.utility}
+        out = {"verdict": list(self.verdict), "about": self.about, "assumptions": list(self.assumptions),
+               "risk": self.risk, "utility": self.utility}
         if self.release is not None:
             out["release"] = self.release
+        if self.risk_utility_map is not None:
+            out["risk_utility_map"] = list(self.risk_utility_map)
         return out
 
     def to_json(self) -> str:
-        from ..io._json import dumps
+        from ..io import json_dumps as dumps
 
         return dumps(self.to_dict())
 
@@ -52,7 +77,7 @@ class Report:
 
         text = render(self)
         if path is not None:
-            from ..io._atomic import atomic_output
+            from ..io import atomic_output
 
             with atomic_output(path, inputs=inputs, what="report") as tmp:
                 with open(tmp, "w", encoding="utf-8") as fh:
@@ -64,7 +89,7 @@ class Report:
         if str(path).lower().endswith((".html", ".htm")):
             self.to_html(path, inputs=inputs)
             return
-        from ..io._atomic import atomic_output
+        from ..io import atomic_output
 
         with atomic_output(path, inputs=inputs, what="report") as tmp:
             with open(tmp, "w", encoding="utf-8") as fh:
@@ -79,7 +104,10 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
            hierarchies: Mapping[str, Any] | None = None,
            population_sizes: Sequence[float] | np.ndarray | None = None, threshold: float = 0.2,
            target: str | None = None, attacks: bool = False, figures: bool = True,
-           release_summary: Mapping[str, Any] | None = None, random_state: int = 0) -> Report:
+           release_summary: Mapping[str, Any] | None = None, random_state: int = 0,
+           weight: str | None = None, l: int | None = None, t: float | None = None,
+           thresholds: Mapping[str, float] | None = None, spec: Any = None,
+           risk_utility_map: bool = False) -> Report:
     """Risk and utility of ``release`` against ``original`` (DataFrames or file paths).
 
     ``quasi_identifiers``: the columns an intruder may know; ``sensitive``: columns to check for
@@ -90,10 +118,80 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     categorical utility; ``population_sizes``: per release row, its class's size in the
     population (journalist risk); ``threshold``: the re-identification risk above which a record
     counts as at risk; ``target``: a column to model on release and original; ``attacks``: run
-    anonymeter's singling-out, linkability and inference attacks (slow).
+    anonymeter's singling-out, linkability and inference attacks (slow); ``weight``: the
+    original's sampling-weight column: the risk gains ``sample_risk``, the release's individual
+    and global risk and expected re-identifications as sdcMicro measures them (see ``incrowd.risk``).
+
+    ``verdict`` (first in the JSON and on the page): one line per promise and measure, pass /
+    review / fail against a threshold, with the driver and the next step of each review or
+    failure. ``l`` and ``t`` are the promised l and t (as ``k``; taken from ``release_summary``
+    when not given); ``thresholds`` change the defaults of ``incrowd.reporting._verdict.DEFAULTS``
+    (a spec's ``[report]`` table), e.g. ``{"entropy_l": 1.5}``.
+
+    Parameters
+    ----------
+    original : pandas.DataFrame, str or os.PathLike
+        The input table (or its file).
+    release : pandas.DataFrame, str or os.PathLike
+        The released table (or its file).
+    quasi_identifiers : sequence of str or None, default None
+        The columns an intruder may know.
+    sensitive : sequence of str or None, default None
+        Columns checked for attribute disclosure.
+    identifiers : sequence of str or None, default None
+        Columns left out on both sides.
+    kept_rows : sequence of int, numpy.ndarray or None, default None
+        The original row of each release row.
+    k : int or None, default None
+        The promised k.
+    numeric : sequence of str or None, default None
+        Quasi-identifiers measured as numbers.
+    hierarchies : mapping or None, default None
+        Column to :class:`~incrowd.generalization.Hierarchy`, for the categorical utility.
+    population_sizes : sequence of float, numpy.ndarray or None, default None
+        Per release row, its class's size in the population.
+    threshold : float, default 0.2
+        The re-identification risk above which a record counts as at risk.
+    target : str or None, default None
+        A column to model on release and original.
+    attacks : bool, default False
+        Run anonymeter's attacks (slow).
+    figures : bool, default True
+        Draw the figures.
+    release_summary : mapping or None, default None
+        The release's own summary, shown with the report.
+    random_state : int, default 0
+        The seed of sampled measures and attacks.
+    weight : str or None, default None
+        The original's sampling-weight column.
+    l, t : int, float or None, default None
+        The promised l and t (None: from ``release_summary``).
+    thresholds : mapping of str to float or None, default None
+        Changed thresholds of the verdict (see above).
+    spec : ReleaseSpec, dict, str, os.PathLike or None, default None
+        The release's spec, for the risk-utility map.
+    risk_utility_map : bool, default False
+        Also re-make and measure the release's neighbours (k - 1, k + 1, the lattice nodes one
+        level up or down in one column) from ``spec``: ``risk_utility_map`` in the JSON, a list
+        of points ``label``, ``risk``, ``loss``, ``spec``, the release first.
+
+    Returns
+    -------
+    Report
+        The risk and utility measures, JSON-ready (:meth:`Report.to_dict`).
     """
-    from .._runtime._compile import compile_clock, work_clock
-    from ..io._tables import read_table
+    from ._verdict import thresholds_from
+
+    thresholds = thresholds_from(thresholds)  # a bad name or value fails before any work
+    promised_l, promised_t = l, t  # ``t`` is reused below as a clock reading
+    if risk_utility_map and spec is None:
+        from ..exceptions import ParameterError
+
+        raise ParameterError("risk_utility_map needs the release's spec (spec=..., --spec FILE): its "
+                             "neighbours are re-made from it")
+    from .._runtime import check_cancelled, compile_clock, work_clock
+    from ..io import read_table
+    from ._verdict import verdict as _verdict
 
     with compile_clock() as clock:
         t0 = work_clock()
@@ -104,6 +202,10 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         a = align(original, release, quasi_identifiers, sensitive, identifiers, kept_rows=kept_rows, numeric=numeric,
                   categorical=[c for c in (hierarchies or {}) if c not in (numeric or ())])
         risk, seconds = _risk(a, k, population_sizes, threshold)
+        if weight is not None:
+            t = work_clock()
+            risk["sample_risk"] = _sample_risk(a, weight, threshold)
+            seconds["sample_risk"] = work_clock() - t
         utility = _utility(a, hierarchies, target, random_state, seconds)
         if attacks:
             from ._attacks import attacks as run_attacks
@@ -121,8 +223,25 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         }
         out = Report(risk=risk, utility=utility, assumptions=a.assumptions, about=about,
                      release=dict(release_summary) if release_summary is not None else None)
+        if risk_utility_map:
+            from ._map import risk_utility_map as make_map
+
+            started = work_clock()
+            out.risk_utility_map, left_out = make_map(original, spec, release_summary)
+            a.assumptions.extend(f"map: {line}" for line in left_out)
+            seconds["risk_utility_map"] = work_clock() - started
+        check_cancelled()
+        promised = dict(release_summary or {})
+        out.verdict = _verdict(a, risk, utility, hierarchies=hierarchies, k=k,
+                               l=promised_l if promised_l is not None else promised.get("l"),
+                               t=promised_t if promised_t is not None else promised.get("t"),
+                               thresholds=thresholds)
         if figures:
             out.figures = _figures(a, risk, utility)
+            if out.risk_utility_map:
+                from ._figures import risk_utility_scatter
+
+                out.figures["risk_utility_map"] = risk_utility_scatter(out.risk_utility_map)
         about["seconds"]["total"] = work_clock() - t0
     # every figure in "seconds" leaves numba's compiling out (anonymeter's kernels compile on a
     # first attack); what it cost is said apart
@@ -131,7 +250,7 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
 
 
 def _risk(a: Aligned, k, population_sizes, threshold) -> tuple[dict, dict]:
-    from .._runtime._compile import work_clock
+    from .._runtime import check_cancelled, work_clock
     from . import _risk as measures
 
     seconds: dict[str, float] = {}
@@ -148,9 +267,16 @@ def _risk(a: Aligned, k, population_sizes, threshold) -> tuple[dict, dict]:
         # the sampled distance-based linkage scans every original row per sampled release row:
         # keep that scan near 5e9 distance terms (a million rows x 15 columns: 1,000 samples)
         budget = int(5e9 // max(X.shape[0] * max(X.shape[1], 1), 1))
-        linkage = functools.partial(measures.record_linkage, distance_sample=min(5000, max(1000, budget)))
+        # the global (assignment) linkage costs n^3: solved on up to 2,000 rows; above, its sampled
+        # estimate (an upper one, seconds per sample) is left to record_linkage(global_linkage=True)
+        linkage = functools.partial(measures.record_linkage, distance_sample=min(5000, max(1000, budget)),
+                                    global_linkage=X.shape[0] <= 2000)
+        if X.shape[0] > 2000:
+            a.assumptions.append("the global (one-to-one assignment) record linkage is left out above 2,000 rows "
+                                 "(n^3 work)")
         for name, fn in (("drisk", measures.drisk), ("drisk_rmd", measures.drisk_rmd),
                          ("record_linkage", linkage)):
+            check_cancelled()  # a web job stops between measures
             t = work_clock()
             try:
                 out[name] = fn(X, Xm)
@@ -168,20 +294,47 @@ def _risk(a: Aligned, k, population_sizes, threshold) -> tuple[dict, dict]:
     return out, seconds
 
 
+def _sample_risk(a: Aligned, weight: str, threshold: float) -> dict:
+    """The release's survey risk (``incrowd.risk``), each release row weighted as its original row."""
+    from ._risk_api import risk as measure
+
+    if weight not in a.original.columns:
+        raise DataError(f"weight column {weight!r} is not in the original (or is named as an identifier)")
+    if weight in a.quasi_identifiers:
+        raise DataError(f"weight column {weight!r} is also a quasi-identifier; give it one role")
+    frame = a.release[a.quasi_identifiers].reset_index(drop=True)
+    frame[weight] = a.original[weight].iloc[a.kept].reset_index(drop=True)
+    out = measure(frame, a.quasi_identifiers, weight=weight, threshold=threshold).summary()
+    out["weight"] = weight
+    return out
+
+
 def _utility(a: Aligned, hierarchies, target, random_state, seconds) -> dict:
-    from .._runtime._compile import work_clock
+    from .._runtime import check_cancelled, work_clock
     from . import _utility as measures
+    from ._align import _as_numbers
 
     out: dict[str, Any] = {}
     if a.numeric:
+        check_cancelled()
         X, Xm, _ = a.complete_numbers
         t = work_clock()
         out["numeric"] = measures.numeric_utility(X, Xm, a.numeric)
+        # the release summary's IL counts every original row (a suppressed one loses all)
+        everyone = np.column_stack([_as_numbers(a.original[c]) for c in a.numeric])
+        out["numeric"].update(measures.information_loss_all_rows(everyone, a.numbers("release"), a.kept,
+                                                                 a.numeric))
         seconds["numeric_utility"] = work_clock() - t
     if a.categorical or a.suppressed.any():
+        check_cancelled()
         t = work_clock()
         out["categorical"] = measures.categorical_utility(
             a.original[a.categorical], _release_with_suppressed(a), dict(hierarchies or {}), a.suppressed)
+        undefined = out["categorical"].get("ncp_undefined") or []
+        if undefined:
+            a.assumptions.append(f"{undefined} were recoded without a hierarchy the report knows: their NCP is "
+                                 "undefined and mean_ncp covers the other columns only (give --hierarchies DIR "
+                                 "or --spec)")
         seconds["categorical_utility"] = work_clock() - t
     if target is not None:
         t = work_clock()
@@ -216,5 +369,6 @@ def _figures(a: Aligned, risk: dict, utility: dict) -> dict[str, str]:
 
     sizes = np.bincount(class_ids(a.release[a.quasi_identifiers]))
     out["class_sizes"] = fig.class_size_histogram(sizes)
-    out["summary"] = fig.risk_utility_summary(summary_points(risk, utility))
+    # every headline figure is a share: one fixed 0-1 axis, the same in every report
+    out["summary"] = fig.risk_utility_summary(summary_points(risk, utility), limits=(0.0, 1.0))
     return out

@@ -99,6 +99,45 @@ def information_loss_pairwise(original: np.ndarray, masked: np.ndarray) -> float
     return sse / sst
 
 
+def information_loss_all_rows(original: np.ndarray, released: np.ndarray, kept: np.ndarray,
+                              names: Sequence[str]) -> dict:
+    """IL over ALL original rows, the release summary's ``numeric_information_loss``:
+    SSE/SST with every column standardized by the original's mean and sd over all rows; a
+    published cell loses its squared difference from the original, a suppressed row its squared
+    distance from the mean (all of it). Cells missing on either side are left out.
+
+    Parameters
+    ----------
+    original : every original row's numeric quasi-identifiers (n x p, NaN missing)
+    released : the release's values of the same columns, one row per ``kept`` position
+    kept : the original row of each release row
+    names : the column names
+
+    Returns
+    -------
+    dict
+        ``il_all_rows`` (0 nothing lost, 1 as if every row were published as the mean) and
+        ``il_column_share``: per column its share of the SSE (sums to 1 when anything is lost).
+    """
+    X = np.asarray(original, dtype=np.float64)
+    Y = np.asarray(released, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(X, axis=0)
+        sd = np.nanstd(X, axis=0)
+    sd = np.where(np.isfinite(sd) & (sd > 0), sd, 1.0)
+    Z = (X - mean) / sd
+    present = ~np.isnan(Z)
+    sst = np.where(present, Z, 0.0) ** 2
+    lost = sst.copy()  # a suppressed row loses all of it
+    D = Z[kept] - (Y - mean) / sd
+    lost[kept] = np.where(np.isnan(D), 0.0, D) ** 2
+    sse_col = lost.sum(axis=0)
+    total_sst, total_sse = float(sst.sum()), float(sse_col.sum())
+    share = {str(c): (float(v / total_sse) if total_sse > 0 else 0.0) for c, v in zip(names, sse_col)}
+    return {"il_all_rows": total_sse / total_sst if total_sst > 0 else 0.0, "il_column_share": share}
+
+
 def il1s(original: np.ndarray, masked: np.ndarray) -> float:
     """sdcMicro's IL1s: sum over cells of |x - xm| / (sd(x) * sqrt(2)).
 
@@ -358,7 +397,9 @@ def _published_levels(hierarchy, original: pd.Series, published: np.ndarray, row
                       name: str) -> tuple[np.ndarray, np.ndarray]:
     """For the given rows: the lowest level whose label of the original value is the published
     label (-1 where none is: a suppressed cell), and the original's level-0 codes."""
-    codes0 = hierarchy.encode(original[rows].reset_index(drop=True))
+    from ..generalization._cells import encode_cells  # missing cells as the release met them
+
+    codes0 = encode_cells(hierarchy, original[rows].reset_index(drop=True))
     pub = published[rows]
     # resolved once per distinct (original, published) pair, not once per row
     pub_codes, pub_uniques = pd.factorize(pd.Series(pub, dtype=object).astype(str), sort=False)
@@ -391,8 +432,12 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
     assessed are the release's. A cell published as ``*`` or missing is a suppressed cell.
 
     - ``suppressed_rows``, ``suppressed_share``: rows withheld, over all rows;
-    - ``changed_share``: per column the share of rows whose published value differs from the
-      original (withheld rows and suppressed cells count as changed);
+    - ``changed_share``: per column the share of PUBLISHED rows whose value differs from the
+      original (a suppressed cell counts as changed; a withheld row is counted once, in
+      ``suppressed_share``, not in every column): a column published unchanged has 0;
+    - ``suppressed_cells``: per column the published rows whose cell is suppressed;
+    - ``frequencies``: per column the most frequent values, counted in the original (all rows)
+      and in the release (published rows), the rest summed in one row;
     - ``height`` (with a hierarchy for the column): mean over the published rows of the level of
       the published label over the hierarchy's top level (a suppressed cell counts as the top);
       the level is the lowest one at which the original value's ancestor is the published label;
@@ -400,12 +445,15 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
     - ``ncp``: normalized certainty penalty (Xu, Wang, Pei, Wang, Shi, Fu, "Utility-based
       anonymization using local recoding", KDD 2006, Sect. 2.2): a published value u costs
       card(u)/|A|, where card(u) is the number of original (level-0) values u covers and |A| the
-      number of level-0 values of the hierarchy; 0 when card(u) = 1 (ungeneralized); a withheld
-      row or suppressed cell costs 1. Averaged over rows per column, then over columns
-      (``mean_ncp``). A column without hierarchy costs 0 unchanged and 1 suppressed; where it
-      was recoded otherwise its NCP is ``None`` (the coverage of the new value is unknown) and
-      it is left out of the mean. Rows whose original value is missing are left out of height
-      and NCP.
+      number of level-0 values of the hierarchy; 0 when card(u) = 1 (ungeneralized); a
+      suppressed cell costs 1. Averaged over the published rows per column (a column published
+      unchanged has 0), then over columns (``mean_ncp``). A column without hierarchy costs 0
+      unchanged and 1 suppressed; where it was recoded otherwise its NCP is ``None`` (the
+      coverage of the new value is unknown: give its hierarchy) and it is left out of the mean.
+      ``mean_ncp_columns`` names the columns the mean covers, ``ncp_undefined`` the others.
+      ``mean_ncp_all_rows``: the same mean with every withheld row costing 1 in every column,
+      over all rows (the release summary's ``categorical_ncp``). Rows whose original value is
+      missing are left out of height and NCP.
     """
     if not isinstance(original, pd.DataFrame) or not isinstance(release, pd.DataFrame):
         raise ParameterError("original and release must be DataFrames")
@@ -424,18 +472,23 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
         raise ParameterError(f"suppressed must hold one flag per row ({n}); got {withheld.size}")
     published_rows = ~withheld
 
-    changed, height, ncp = {}, {}, {}
+    changed, height, ncp, ncp_all, cells, frequencies = {}, {}, {}, {}, {}, {}
     for name in release.columns:
         orig_col = original[name].reset_index(drop=True)
         orig, orig_missing = _as_labels(orig_col)
         pub, pub_missing = _as_labels(release[name].reset_index(drop=True))
         pub = np.where(pub_missing, SUPPRESSED_LABEL, pub).astype(object)
-        same = (orig.astype(str) == pub.astype(str)) | (orig_missing & pub_missing)
-        diff = withheld | ~same
-        changed[name] = float(diff.mean()) if n else 0.0
+        # both sides are labels as a hierarchy file spells them (text): compared as objects,
+        # without copying every value into a fixed-width string array first
+        same = (orig == pub) | (orig_missing & pub_missing)
+        # a withheld row is counted once, in suppressed_share, not as a change of every column
+        n_published = int(published_rows.sum())
+        changed[name] = float(np.count_nonzero(~same & published_rows) / n_published) if n_published else 0.0
+        cells[name] = int(np.count_nonzero(published_rows & ~orig_missing & (pub == SUPPRESSED_LABEL)))
+        frequencies[name] = _frequencies(orig, orig_missing, pub, published_rows)
         rows = np.flatnonzero(published_rows & ~orig_missing)
         cost_withheld = float(np.count_nonzero(withheld & ~orig_missing))
-        counted = rows.size + cost_withheld
+        counted = rows.size
         h = hierarchies.get(name)
         if h is not None:
             level, codes0 = _published_levels(h, orig_col, pub, rows, name)
@@ -450,26 +503,57 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
                 covered = np.bincount(h.code_map(int(L)), minlength=h.labels[int(L)].size)[
                     h.code_map(int(L))[codes0[at]]]
                 cost[at] = np.where(covered > 1, covered / n_leaves, 0.0)
-            ncp[name] = float((cost.sum() + cost_withheld) / counted) if counted else None
+            total: float | None = float(cost.sum())
         else:
             kept_same = same[rows]
             kept_supp = pub[rows] == SUPPRESSED_LABEL
-            if np.any(~kept_same & ~kept_supp):
-                ncp[name] = None
-            else:
-                ncp[name] = float((np.count_nonzero(kept_supp) + cost_withheld) / counted) if counted else None
-    defined_ncp = [v for v in ncp.values() if v is not None]
+            total = None if np.any(~kept_same & ~kept_supp) else float(np.count_nonzero(kept_supp))
+        # None when nothing is published (or the recoding is unknown): there is no value to cost
+        ncp[name] = total / counted if total is not None and counted else None
+        everyone = counted + cost_withheld
+        ncp_all[name] = (total + cost_withheld) / everyone if total is not None and everyone else None
+    covered = [c for c, v in ncp.items() if v is not None]
+    covered_all = [c for c, v in ncp_all.items() if v is not None]
     defined_h = [v for v in height.values() if v is not None]
     return {
         "n_rows": int(n),
         "suppressed_rows": int(withheld.sum()),
         "suppressed_share": float(withheld.mean()) if n else 0.0,
         "changed_share": changed,
+        "suppressed_cells": cells,
         "height": height,
         "mean_height": float(np.mean(defined_h)) if defined_h else None,
         "ncp": ncp,
-        "mean_ncp": float(np.mean(defined_ncp)) if defined_ncp else None,
+        "mean_ncp": float(np.mean([ncp[c] for c in covered])) if covered else None,
+        "mean_ncp_columns": covered,
+        "ncp_undefined": [c for c in ncp if ncp[c] is None],
+        "mean_ncp_all_rows": float(np.mean([ncp_all[c] for c in covered_all])) if covered_all else None,
+        "frequencies": frequencies,
     }
+
+
+def _frequencies(orig: np.ndarray, orig_missing: np.ndarray, pub: np.ndarray, published: np.ndarray,
+                 top: int = 12) -> list[dict]:
+    """The most frequent values before (all original rows) and after (published rows), as
+    counts; the rest summed in one row. ``orig`` and ``pub`` hold the values as labels."""
+
+    def counts(values: np.ndarray) -> pd.Series:
+        # hashed codes, then one bincount: no per-value string copies
+        codes, uniques = pd.factorize(values, use_na_sentinel=False)
+        return pd.Series(np.bincount(codes, minlength=len(uniques)), index=[str(u) for u in uniques])
+
+    shown = np.array(orig, dtype=object)  # a copy: the missing ones are named in it
+    shown[orig_missing] = "(missing)"
+    before = counts(shown)
+    after = counts(pub[published])
+    both = before.add(after, fill_value=0).sort_values(ascending=False, kind="stable")
+    listed = list(both.index[:top])
+    rows = [{"value": v, "original": int(before.get(v, 0)), "release": int(after.get(v, 0))} for v in listed]
+    if len(both) > top:
+        rest = [v for v in both.index[top:]]
+        rows.append({"value": f"({len(rest)} other values)", "original": int(before.reindex(rest).fillna(0).sum()),
+                     "release": int(after.reindex(rest).fillna(0).sum())})
+    return rows
 
 
 # --- a model trained on the release ----------------------------------------------------------

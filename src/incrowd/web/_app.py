@@ -16,11 +16,11 @@ from fastapi import FastAPI, File, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
-from .._runtime._version import __version__
+from .._runtime import __version__
 from ..datasets import load_census
 from ..exceptions import DataError, IncrowdError
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
-from ..io._tables import write_table
+from ..io import write_table
 from ..microaggregation import METHODS
 from . import _jobs, _microaggregation, _negotiation, _pool, _publish, _report
 from ._body_limit import BodyLimit
@@ -113,20 +113,35 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
     per client address (a new one beyond either gets 429)."""
     store = SessionStore(idle_seconds=idle_seconds, max_sessions=max_sessions,
                          max_per_client=max_sessions_per_client)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_app: FastAPI):
-        yield
-        pool.close()
-        store.close()  # every session folder goes with the server
-
-    app = FastAPI(title="incrowd", version=__version__, lifespan=lifespan,
+    app = FastAPI(title="incrowd", version=__version__, lifespan=_lifespan,
                   description="Microaggregation and generalization for microdata, in the browser.")
     app.state.sessions = store
     pool = _pool.install(app, workers, queue)
     app.state.max_upload_bytes = int(max_upload_mb * MB)
     app.state.upload_limits = UploadLimits.from_options(max_cells, max_columns, max_decoded_mb, memory_budget_mb)
     app.state.lattice_limits = (check_max_nodes(max_nodes), parse_size(max_memory, "max_memory"))
+    samples = _samples(data_dir)
+    _add_middleware(app, store, samples, data_dir, allowed_hosts)
+    _add_error_handlers(app)
+    _add_pages(app, samples, max_upload_mb)
+    _add_dataset_routes(app, samples, store, pool)
+    for page in (_microaggregation, _jobs, _negotiation, _publish, _report):
+        app.include_router(page.router)
+    _add_session_routes(app, store)
+    return app
+
+
+@contextlib.asynccontextmanager
+async def _lifespan(app: FastAPI):
+    """Lifecycle: when the server stops, the workers stop and every session folder goes."""
+    yield
+    app.state.pool.close()
+    app.state.sessions.close()
+
+
+def _samples(data_dir: str | Path | None) -> dict[str, Path | None]:
+    """The data sets offered as samples: the bundled Census (None) and the CSV and Parquet
+    files of ``data_dir``, by name."""
     samples: dict[str, Path | None] = {"census": None}
     if data_dir is not None:
         folder = Path(data_dir)
@@ -135,13 +150,23 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
         for f in sorted(folder.iterdir()):
             if f.is_file() and f.name.lower().endswith(_SUFFIXES):
                 samples.setdefault(f.name, f)
+    return samples
 
+
+def _add_middleware(app: FastAPI, store: SessionStore, samples: dict[str, Path | None],
+                    data_dir: str | Path | None, allowed_hosts: list[str] | None) -> None:
+    """Middleware, innermost first: idle sessions swept, the body limit, errors as JSON with
+    server paths scrubbed, and the Host and origin guard outermost."""
     app.add_middleware(_SweepIdle, store=store)
     app.add_middleware(BodyLimit, limit=app.state.max_upload_bytes)
     app.add_middleware(JSONErrors, scrub=Scrubber({str(p): n for n, p in samples.items() if p is not None},
                                                   [store.root, data_dir]))
     app.add_middleware(Guard, allowed_hosts=[*LOOPBACK, TEST_CLIENT_HOST] if allowed_hosts is None
                        else allowed_hosts)
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """Every refusal answers ``{"error": message}`` with the CLI's message and its status."""
 
     @app.exception_handler(IncrowdError)
     async def _incrowd_error(_request: Request, exc: IncrowdError) -> JSONResponse:
@@ -162,6 +187,10 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
         got = first.get("input")
         return error(400, f"{where}: {first.get('msg', 'invalid value')}; got {got!r}")
 
+
+def _add_pages(app: FastAPI, samples: dict[str, Path | None], max_upload_mb: float) -> None:
+    """The server-rendered pages: microaggregation, negotiation, publishing."""
+
     def page(request: Request, template: str, **context: Any) -> HTMLResponse:
         response = TEMPLATES.TemplateResponse(
             request, template,
@@ -181,6 +210,11 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
     @app.get("/publish", response_class=HTMLResponse, include_in_schema=False)
     async def publish_page(request: Request) -> HTMLResponse:
         return page(request, "publish.html", active="publish", **_publish.page_context())
+
+
+def _add_dataset_routes(app: FastAPI, samples: dict[str, Path | None], store: SessionStore,
+                        pool: _pool.WorkerPool) -> None:
+    """The data sets of a session: the samples, uploads, and a preview."""
 
     @app.get("/api/samples")
     async def list_samples() -> dict[str, list[str]]:
@@ -239,11 +273,9 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
         """Preview (first rows) and column types of a data set of this session."""
         return _describe_dataset(dataset_of(session_of(request), dataset_id))
 
-    app.include_router(_microaggregation.router)
-    app.include_router(_jobs.router)
-    app.include_router(_negotiation.router)
-    app.include_router(_publish.router)
-    app.include_router(_report.router)
+
+def _add_session_routes(app: FastAPI, store: SessionStore) -> None:
+    """A session's results to download, and ending it."""
 
     @app.get("/api/results/{result_id}")
     async def download(result_id: str, request: Request) -> Response:
@@ -263,5 +295,3 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
         response = JSONResponse({"ended": session is not None})
         response.delete_cookie(COOKIE)
         return response
-
-    return app

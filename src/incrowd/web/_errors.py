@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..exceptions import DataError
-from ..io._tables import read_table
+from ..io import read_table
 
 log = logging.getLogger("incrowd.web")
 _DECODE_ERRORS: tuple[type[BaseException], ...] = (ValueError, TypeError, OSError, EOFError, zlib.error,

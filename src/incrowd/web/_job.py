@@ -7,7 +7,7 @@ import logging
 import threading
 from typing import Any, Callable
 
-from .._runtime._cancel import CancelToken, cancellable
+from .._runtime import CancelToken, cancellable
 from ..exceptions import BuildCancelled, IncrowdError
 from ._sessions import Dataset, Session
 

@@ -77,6 +77,34 @@ def new_root(parent: str | Path | None = None) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{ROOT_PREFIX}{os.getpid()}-", dir=parent))
 
 
+def url_of(host: str, port: int) -> str:
+    """The address a browser opens for a server bound to ``host``: a wildcard bind is reached on loopback."""
+    if host in ("0.0.0.0", ""):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def _announcing_server_class():
+    import uvicorn
+
+    class AnnouncingServer(uvicorn.Server):
+        """Says where to point the browser once the socket is bound, on stderr, whatever stdout is
+        (uvicorn's own line is silenced with its other start-up chatter at log level "warning")."""
+
+        def __init__(self, config, url: str):
+            super().__init__(config)
+            self.url = url
+
+        async def startup(self, sockets=None):
+            await super().startup(sockets=sockets)
+            if self.started:
+                print(f"incrowd is serving on {self.url} (Ctrl+C stops it)", file=sys.stderr, flush=True)
+
+    return AnnouncingServer
+
+
 def serve(app, *, host: str, port: int) -> None:
     """Run ``app`` under uvicorn until SIGTERM or SIGINT, then clean up and exit promptly."""
     import uvicorn
@@ -91,7 +119,9 @@ def serve(app, *, host: str, port: int) -> None:
     if threading.current_thread() is threading.main_thread():
         previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=GRACE_SECONDS)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                timeout_graceful_shutdown=GRACE_SECONDS)
+        _announcing_server_class()(config, url_of(host, port)).run()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -12,9 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from .._methods import MAX_SEED
 from .._microaggregate import microaggregate
-from .._runtime._cancel import check_cancelled
+from .._runtime import check_cancelled
 from ..exceptions import DataError, ParameterError, VerificationError
-from ..io._written import Promise, write_release
+from ..io import Promise, write_release
 from ._context import dataset_of, session_of, stem_of
 from ._pool import heavy
 from ._report import offer
@@ -76,7 +76,7 @@ def command_line(req: MicroaggregateRequest, input_name: str, output_name: str) 
         py_args.append("bound=True")
     py_args += [f"{name}={value!r}" for name, value in params.items()]
     python = (f"import incrowd\nresult = incrowd.microaggregate(incrowd.read_table({input_name!r}), "
-              f"{', '.join(py_args)})\nincrowd.write_table(result.aggregated, {output_name!r})")
+              f"{', '.join(py_args)})\nincrowd.write_table(result.table, {output_name!r})")
     return shlex.join(args), python
 
 
@@ -100,15 +100,16 @@ def microaggregate_in(session: Session, ds: Dataset, req: MicroaggregateRequest)
     path = session.new_file(".csv")
     qis = tuple(result.quasi_identifiers)  # verified again on the file offered for download
     try:
-        write_release(result.aggregated, path, Promise(qis, result.k, finite=qis), sep=",")
+        written = write_release(result.table, path, Promise(qis, result.k, finite=qis), sep=",")
     except VerificationError as exc:  # the download's name, never the server's path
         raise VerificationError(str(exc).replace(str(path), download)) from None
-    res = Result(path.stem, path, download, "text/csv", before=ds.frame, after=result.aggregated)
+    res = Result(path.stem, path, download, "text/csv", before=ds.frame, after=result.table)
     session.results[res.id] = res
     command, python = command_line(req, ds.display_name, download)
-    report = offer(res, ds.frame, result.aggregated, stem_of(download), quasi_identifiers=result.quasi_identifiers,
-                   identifiers=result.identifiers, k=result.k, release_summary=result.summary())
-    return {**result.summary(), **report, "dataset": ds.id, "result": res.id,
+    report = offer(res, ds.frame, result.table, stem_of(download), quasi_identifiers=result.quasi_identifiers,
+                   identifiers=result.identifiers, k=result.k,
+                   release_summary={**result.summary(), "verification": written})
+    return {**result.summary(), "verification": written, **report, "dataset": ds.id, "result": res.id,
             "download": f"/api/results/{res.id}", "download_name": download,
             "scatter": f"/api/results/{res.id}/scatter",
             "command": command, "python": python}

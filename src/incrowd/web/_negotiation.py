@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, StrictInt
 from .._frontends import partial_fraction as _fraction
 from ..exceptions import BuildCancelled, DataError, ParameterError, VerificationError, name_list
 from ..generalization import Lattice, Negotiation, generalize, negotiate, read_hierarchy
-from ..io._written import generalization_promise, verified_as_written, write_release
+from ..io import generalization_promise, verified_as_written, write_release
 from ._context import MB, base_name, dataset_of, error, lattice_of, session_for, session_of, stem_of, store_of
 from ._pool import heavy, pool_of
 from ._report import offer
@@ -57,6 +57,7 @@ class NegotiateRequest(BaseModel):
     max_levels: Optional[dict[str, StrictInt]] = None
     max_suppression: Union[int, float, str] = 0
     runtime_histogram: bool = False
+    metric: str = "loss"  # what an answer minimizes (incrowd.generalization.METRICS)
 
 
 class GeneralizeRequest(BaseModel):
@@ -244,6 +245,7 @@ def _negotiate_command(req: NegotiateRequest, lattice_file: str) -> str:
     args += ["--max-suppression", str(req.max_suppression)]
     if req.runtime_histogram:
         args.append("--runtime-histogram")
+    args += ["--metric", req.metric]
     return shlex.join(args)
 
 
@@ -255,7 +257,8 @@ def run_negotiate(req: NegotiateRequest, request: Request) -> dict[str, Any]:
     t0 = time.perf_counter()
     built = lattice_of(session_of(request), req.lattice)
     answer = negotiate(built.lattice, k=req.k, l=req.l, max_levels=req.max_levels or {},
-                       max_suppression=req.max_suppression, runtime_histogram=req.runtime_histogram)
+                       max_suppression=req.max_suppression, runtime_histogram=req.runtime_histogram,
+                       metric=req.metric)
     view = level_view(built.lattice, answer)
     data_name = built.lattice.source or "data.csv"
     return {**answer.to_dict(), "lattice": built.id, "view": view,
@@ -313,7 +316,7 @@ def run_generalize(req: GeneralizeRequest, request: Request) -> dict[str, Any]:
     report = offer(res, ds.frame, result.table, stem_of(download), quasi_identifiers=list(result.levels),
                    sensitive=[lattice.sensitive] if lattice.sensitive else None, identifiers=req.identifiers,
                    kept_rows=result.kept_rows, k=result.k, hierarchies=dict(lattice.hierarchies),
-                   release_summary=result.to_dict())
-    return {**result.to_dict(), **report, "lattice": built.id, "result": res.id,
+                   release_summary=result.summary())
+    return {**result.summary(), **report, "lattice": built.id, "result": res.id,
             "download": f"/api/results/{res.id}", "download_name": download,
             "command": _generalize_command(req, built, ds.display_name, download)}

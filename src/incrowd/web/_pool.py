@@ -16,7 +16,7 @@ from typing import Any, Callable
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from .._runtime._cancel import CancelToken, cancellable
+from .._runtime import CancelToken, cancellable
 
 RETRY_AFTER_SECONDS = 5
 #: how often a heavy endpoint looks whether its client is still there

@@ -18,7 +18,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse
 
-from .._runtime._cancel import check_cancelled
+from .._runtime import check_cancelled
 from ..exceptions import DataError
 from ._context import error, session_of
 from ._job import Job, forget_finished
@@ -95,6 +95,7 @@ def make(session: Session, result_id: str) -> dict[str, Any]:
             base = f"/api/results/{result_id}/report"
             pending.made = {
                 "result": result_id,
+                "verdict": list(made.verdict),
                 "points": summary_points(made.risk, made.utility),
                 "assumptions": list(made.assumptions),
                 "about": made.about,

@@ -22,8 +22,8 @@ import pandas as pd
 
 from ..exceptions import DataError
 from ..generalization._hierarchy import Hierarchy
-from ..io import _compression
-from ..io._tables import read_table, sniff_text, table_format
+from ..io import compression as _compression
+from ..io import read_table, sniff_text, table_format
 from ._sessions import SessionStore
 
 MB = 1024 * 1024

@@ -14,6 +14,13 @@ class MDAVPlus(MicroaggregationEstimator):
     centroid, so every group has between k and 2k-1 rows. Deterministic: ``random_state`` has
     no effect. In up to five columns the neighbour searches go through a grid index, with the
     same groups.
+
+    Parameters
+    ----------
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
+    random_state : None
+        Accepted for a uniform interface; the method is deterministic and ignores it.
     """
 
     def _labels(self, Z, k, rng):

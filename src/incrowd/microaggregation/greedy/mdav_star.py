@@ -17,6 +17,13 @@ class MDAVStar(MicroaggregationEstimator):
     k rows would remain for y's group. Deterministic: ``random_state`` has no effect. In up to four
     columns the neighbour and clos(x) searches go through a grid index, in more through screened
     passes over integer codes of the rows and of the group centroids, with the same groups.
+
+    Parameters
+    ----------
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
+    random_state : None
+        Accepted for a uniform interface; the method is deterministic and ignores it.
     """
 
     def _labels(self, Z, k, rng):

@@ -16,6 +16,15 @@ class VMDAV(MicroaggregationEstimator):
     ``gamma=0`` is MDAV+; Solanas et al. suggest 0.2 for scattered and 1.1 for clustered data.
     Deterministic: ``random_state`` has no effect. In up to five columns the neighbour searches go
     through a grid index, with the same groups.
+
+    Parameters
+    ----------
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
+    gamma : float, default 0.2
+        The growth threshold: a row joins a group while ``d_in < gamma * d_out``; 0 is MDAV+.
+    random_state : None
+        Accepted for a uniform interface; the method is deterministic and ignores it.
     """
 
     def __init__(self, k: int = 5, *, gamma: float = 0.2, random_state=None):

@@ -47,7 +47,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..._runtime._cancel import check_cancelled
+from ..._runtime import check_cancelled
 from ...exceptions import DataError, ParameterError
 
 #: how many neighbouring groups a row or a dissolved group may move to

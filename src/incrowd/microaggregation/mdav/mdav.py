@@ -58,6 +58,15 @@ class MDAV(MicroaggregationEstimator):
     float32, as a single-precision implementation would see it, and reports what that changed
     against float64: ``groups_changed_`` (the partitions differ) and ``rows_regrouped_`` (rows
     whose group is not exactly a float64 group). The published groups are the float32 ones.
+
+    Parameters
+    ----------
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
+    dtype : {"float64", "float32"}, default "float64"
+        The precision the standardized data are clustered in (see above).
+    random_state : None
+        Accepted for a uniform interface; the method is deterministic and ignores it.
     """
 
     def __init__(self, k: int = 5, *, dtype: str = "float64", random_state=None):

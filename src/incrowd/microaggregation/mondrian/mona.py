@@ -29,8 +29,8 @@ import threading
 import numba
 import numpy as np
 
-from ..._runtime import _cancel
-from ..._runtime._task_threads import run_on_threads
+from ..._runtime import cancel as _cancel
+from ..._runtime import run_on_threads
 from .._base import MAX_ROUNDS, MicroaggregationEstimator, check_int, check_real
 from ..ona._ona_kernel import sst_per_row
 from ..ona._ona_star_fast import ona_star_best_labels
@@ -129,6 +129,21 @@ class MONA(MicroaggregationEstimator):
     Attributes set by ``fit`` besides those of every method: ``split_limit_`` (floor(n^rho), the
     largest part given to ONA*), ``n_parts_`` (parts clustered by ONA*), ``n_rounds_`` (most
     ONA* rounds in one part), ``converged_`` (every part's ONA* converged).
+
+    Parameters
+    ----------
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
+    rho : float, default 0.5
+        In [0, 1]: parts of more than n^rho rows are cut by Mondrian V, the rest clustered by
+        ONA*.
+    split_2k : bool, default True
+        Cut parts of exactly 2k rows too (groups of k..2k-1 rows); False leaves them whole
+        (groups of k..2k rows, the rule of Thaeter & Reischuk's Table 6).
+    max_rounds : int, default 100
+        The most ONA* rounds in one part.
+    random_state : None
+        Accepted for a uniform interface; the method is deterministic and ignores it.
     """
 
     _rule = RULE_VARIANCE
@@ -177,6 +192,24 @@ class MONA2D(MONA):
 
     ``diagonals`` as in :class:`MondrianV2D` (``"sum"``, the default, reproduces Table 6).
     MONA 2D_0 is Mondrian V2D and MONA 2D_1 is ONA*.
+
+    Parameters
+    ----------
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
+    rho : float, default 0.5
+        In [0, 1]: parts of more than n^rho rows are cut by Mondrian V2D, the rest clustered by
+        ONA*.
+    diagonals : {"sum", "unit"}, default "sum"
+        How a diagonal direction is scored: by the variance of x_a +- x_b (``"sum"``, which
+        reproduces Thaeter & Reischuk's Table 6) or along the unit vector (``"unit"``).
+    split_2k : bool, default True
+        Cut parts of exactly 2k rows too (groups of k..2k-1 rows); False leaves them whole
+        (groups of k..2k rows, the rule of Thaeter & Reischuk's Table 6).
+    max_rounds : int, default 100
+        The most ONA* rounds in one part.
+    random_state : None
+        Accepted for a uniform interface; the method is deterministic and ignores it.
     """
 
     _rule = RULE_V2D

@@ -110,6 +110,16 @@ class Mondrian(_MondrianBase):
     ``fit``: ``labels_``, ``n_groups_``, ``group_sizes_``, ``centroids_`` (original units),
     ``information_loss_`` (SSE/SST on standardized data), ``seconds_`` (the algorithm alone),
     ``compile_seconds_`` (numba compiling or loading its kernels during the fit).
+
+    Parameters
+    ----------
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
+    split_2k : bool, default True
+        Cut parts of exactly 2k rows too (groups of k..2k-1 rows); False leaves them whole
+        (groups of k..2k rows, the rule of Thaeter & Reischuk's Table 6).
+    random_state : None
+        Accepted for a uniform interface; the method is deterministic and ignores it.
     """
 
     _rule = RULE_RANGE
@@ -122,6 +132,16 @@ class MondrianV(_MondrianBase):
     variance (sum of squared deviations from the part's mean). Groups have k..2k-1 rows;
     ``split_2k=False`` leaves parts of exactly 2k rows whole (k..2k, the rule of the paper's
     Table 6). See the module docstring for the exact rules. Deterministic.
+
+    Parameters
+    ----------
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
+    split_2k : bool, default True
+        Cut parts of exactly 2k rows too (groups of k..2k-1 rows); False leaves them whole
+        (groups of k..2k rows, the rule of Thaeter & Reischuk's Table 6).
+    random_state : None
+        Accepted for a uniform interface; the method is deterministic and ignores it.
     """
 
     _rule = RULE_VARIANCE
@@ -136,6 +156,19 @@ class MondrianV2D(_MondrianBase):
     the variance along the unit vector (e_a +- e_b)/sqrt(2), half as much, as the paper's text
     describes. ``split_2k=False``: leave parts of exactly 2k rows whole (Table 6's rule).
     Deterministic.
+
+    Parameters
+    ----------
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
+    diagonals : {"sum", "unit"}, default "sum"
+        How a diagonal direction is scored: by the variance of x_a +- x_b (``"sum"``, which
+        reproduces Thaeter & Reischuk's Table 6) or along the unit vector (``"unit"``).
+    split_2k : bool, default True
+        Cut parts of exactly 2k rows too (groups of k..2k-1 rows); False leaves them whole
+        (groups of k..2k rows, the rule of Thaeter & Reischuk's Table 6).
+    random_state : None
+        Accepted for a uniform interface; the method is deterministic and ignores it.
     """
 
     _rule = RULE_V2D

@@ -7,8 +7,8 @@ import threading
 import numba
 import numpy as np
 
-from ..._runtime import _cancel
-from ..._runtime._task_threads import run_on_threads
+from ..._runtime import cancel as _cancel
+from ..._runtime import run_on_threads
 from ...metrics import sst
 from .._base import MAX_ROUNDS, MAX_RUNS, MicroaggregationEstimator, check_int
 from ._ona_kernel import ona_one_run, sst_per_row
@@ -64,6 +64,15 @@ class ONAStar(MicroaggregationEstimator):
 
     Attributes set by ``fit`` besides those of every method: ``n_rounds_`` (rounds run, the last
     one being the round that changed nothing when ``converged_``), ``converged_``.
+
+    Parameters
+    ----------
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
+    max_rounds : int, default 100
+        The most rounds of dissolving and reassignment.
+    random_state : None
+        Accepted for a uniform interface; the method is deterministic and ignores it.
     """
 
     def __init__(self, k: int = 5, *, max_rounds: int = 100, random_state=None):
@@ -105,6 +114,17 @@ class ONA(MicroaggregationEstimator):
     Attributes set by ``fit`` besides those of every method: ``best_run_`` (index of the kept
     run), ``n_rounds_`` and ``converged_`` (of the kept run), ``run_information_losses_``,
     ``run_n_rounds_`` and ``run_converged_`` (one entry per run).
+
+    Parameters
+    ----------
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
+    runs : int, default 100
+        Independent random starts (the paper's mu); the run with the lowest SSE is kept.
+    max_rounds : int, default 30
+        The most rounds of one run.
+    random_state : int, numpy.random.Generator or None
+        The seed of the random starts (None: fresh entropy).
     """
 
     def __init__(self, k: int = 5, *, runs: int = 100, max_rounds: int = 30, random_state=None):

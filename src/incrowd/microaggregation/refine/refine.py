@@ -9,8 +9,8 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from ..._knn import knn_scan, use_scan
-from ..._runtime import _cancel
-from ..._runtime._compile import compile_clock
+from ..._runtime import cancel as _cancel
+from ..._runtime import compile_clock
 from ...exceptions import ParameterError
 from .._base import MAX_ROUNDS, MicroaggregationEstimator, check_int
 from ._refine_kernel import MOVE_EXACT, MOVE_SPLIT3, MOVE_SWAP, MOVE_SWEEP, group_costs, ils_kicks, refine_round, split_round
@@ -143,6 +143,19 @@ class Refine(MicroaggregationEstimator):
     Attributes set by ``fit`` besides those of every method: ``start_information_loss_`` (the
     start's IL), ``n_rounds_``, ``stopped_by_`` ("max_rounds" or "max_seconds"), ``n_kicks_``
     and ``n_kicks_kept_`` (perturbations tried and kept).
+
+    Parameters
+    ----------
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
+    start : str or MicroaggregationEstimator, default "ona-star"
+        The start partition: a method name of :data:`incrowd.METHODS` or an estimator.
+    max_seconds : float, default 10.0
+        Stop after this many seconds (the start included, compiling left out).
+    max_rounds : int, default 60
+        Stop after this many rounds.
+    random_state : int, numpy.random.Generator or None
+        The seed of the group order and the kicks.
     """
 
     def __init__(self, k: int = 5, *, start="ona-star", max_seconds: float = 10.0,

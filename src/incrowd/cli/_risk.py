@@ -1,0 +1,101 @@
+"""``incrowd risk``: the re-identification risk of one file as it is, before or after protection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .._runtime import lazy as _lazy
+from ..exceptions import ParameterError
+from ._console import check_output_path, print_json, print_lines, stages, user_errors
+from ._options import JsonOption, QuietOption, names
+
+read_table = _lazy.function("incrowd.io._tables", "read_table")
+measure_risk = _lazy.function("incrowd.reporting._risk_api", "risk")
+
+_SUFFIXES = (".html", ".htm", ".json")
+
+
+def risk_command(
+    data_path: Annotated[Path, typer.Argument(metavar="DATA", help="The file to assess (any format incrowd "
+                                              "reads: CSV, Parquet, .sav, .dta, .sas7bdat, .xpt).", show_default=False)],
+    qi: Annotated[Optional[list[str]], typer.Option(
+        "--qi", help="Required: the quasi-identifier (key) columns, those an intruder may know, "
+        "comma-separated (repeatable); a name holding a comma goes in double quotes: --qi '\"b,c\",a'. "
+        "A missing key value matches any value, as in sdcMicro.", show_default=False)] = None,
+    weight: Annotated[Optional[str], typer.Option(
+        "--weight", help="The sampling-weight column: how many people each row stands for. Without it "
+        "(and without --population) the file is taken for the whole population.", show_default=False)] = None,
+    household: Annotated[Optional[str], typer.Option(
+        "--household", help="The household-id column: adds each row's household risk.",
+        show_default=False)] = None,
+    population: Annotated[Optional[float], typer.Option(
+        "--population", help="The population's size: the sampling fraction of the population-uniqueness "
+        "estimates; without --weight each row stands for population / rows people.",
+        show_default=False)] = None,
+    threshold: Annotated[float, typer.Option(
+        "--threshold", help="Individual risk above which a record counts as at risk.")] = 0.2,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="Also write the risk report: .html (one self-contained page) or .json.",
+        show_default=False)] = None,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Measure the re-identification risk of every record of DATA as sdcMicro does (fk, Fk,
+    individual risk, SUDA2, household risk) and the file's global risk, expected
+    re-identifications and population-uniqueness estimates."""
+    with user_errors():
+        qis = names(qi, "--qi")
+        if not qis:
+            raise ParameterError("--qi is required: the columns an intruder may know")
+        if output is not None:
+            if output.suffix.lower() not in _SUFFIXES:
+                raise ParameterError(f"-o {output}: give a file ending in .html or .json")
+            check_output_path(output, (data_path,), what="risk report", stdout_ok=False)
+        if not 0 < threshold <= 1:
+            raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}")
+        with stages(3 if output is not None else 2, quiet=quiet or json_output) as progress:
+            progress.stage("reading the file")
+            data = read_table(data_path)
+            progress.stage("measuring the risk")
+            result = measure_risk(data, qis, weight=weight, household=household, population=population,
+                                  threshold=threshold)
+            if output is not None:
+                progress.stage(f"writing {output.name}")
+                result.write(output, inputs=(data_path,))
+    if json_output:
+        print_json(result.to_dict())
+        return
+    print_lines(_lines(result, output))
+
+
+def _lines(result, output) -> list[tuple[str, str]]:
+    s, about = result.summary(), result.about
+    lines = [("rows", f"{about['rows']}"),
+             ("global risk", f"{s['global_risk']:.6g} ({s['global_risk_percent']:.4g} %)"),
+             ("expected re-identifications", f"{s['expected_reidentifications']:.4g}"),
+             ("highest individual risk", f"{s['highest_individual_risk']:.4g}"),
+             (f"records above {about['threshold']:g}", f"{s['records_above_threshold']}"),
+             ("sample uniques", f"{s['sample_uniques']}"),
+             ("k violations", ", ".join(f"k={k}: {v}" for k, v in s["k_violations"].items()))]
+    if "household_risk" in s:
+        lines.append(("household risk", f"{s['household_risk']:.6g} (expected "
+                                         f"{s['household_expected_reidentifications']:.4g})"))
+    if "highest_suda_dis_score" in s:
+        lines.append(("SUDA2", f"{s['suda_records_with_msu']} records with special uniques, highest DIS "
+                               f"score {s['highest_suda_dis_score']:.4g}"))
+    uniqueness = s.get("population_uniqueness")
+    if isinstance(uniqueness, dict):
+        def share(model: str) -> str:
+            value, count = uniqueness.get(model), uniqueness.get(f"{model}_uniques")
+            return "-" if value is None else f"{100 * value:.3g} % ({count:,.0f})"
+
+        chosen = uniqueness.get("dankar_model")
+        lines.append(("population uniques", f"{share('dankar')} by Dankar's rule ({chosen or 'no sample uniques'}); "
+                                            f"Pitman {share('pitman')}, Zayatz {share('zayatz')}, "
+                                            f"SNB {share('snb')}"))
+    if output is not None:
+        lines.append(("written", str(output)))
+    return lines

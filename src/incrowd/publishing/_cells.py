@@ -1,0 +1,81 @@
+"""``suppression = "cells"``: the rows of the chosen node's classes below k keep their row, with
+single categorical cells blanked (:func:`incrowd.generalization.local_suppression`) instead of
+the row removed.
+
+Local suppression runs on the categorical codes at the chosen levels, apart within each
+missing pattern of the numeric columns (the pattern is part of what a published row shows, so
+rows of two patterns never match). A pattern with fewer than k rows cannot reach k by blanking
+categorical cells: its rows are suppressed as whole rows, as with ``suppression = "rows"``.
+With ``missing_matches = "itself"`` the resulting classes (a blank a value of its own) have k
+rows or more, and the numeric columns are microaggregated inside them as usual.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import ParameterError
+
+
+def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
+    """Blank cells for ``choice`` (a :class:`~incrowd.publishing._gtm.GtmChoice`, updated in
+    place: every row kept but those of too small patterns, classes with the blanks); returns the
+    blanked cells per categorical column (booleans per row)."""
+    from ..generalization._local_suppression import local_suppression
+    from ..generalization._negotiate import max_suppression_count
+
+    spec = prep.spec
+    names = list(prep.categorical)
+    n, k = prep.n, spec.k
+    codes = np.column_stack([prep.hierarchies[a].code_map(choice.levels[a])[prep.codes0[a]].astype(np.int64)
+                             for a in names])
+    if spec.missing_matches == "any":
+        # a missing input cell published as it is matches any value, as a blank does
+        for j, a in enumerate(names):
+            if choice.levels[a] == 0:
+                codes[prep.frame[a].isna().to_numpy(), j] = -1
+    importance = None if not spec.importance else [spec.importance[a] for a in names]
+    blank = np.zeros(codes.shape, dtype=bool)
+    keep = np.ones(n, dtype=bool)
+    for p in np.unique(prep.pattern):
+        rows = np.flatnonzero(prep.pattern == p)
+        if rows.size < k:
+            keep[rows] = False
+            continue
+        got = local_suppression(pd.DataFrame(codes[rows], columns=names).replace(-1, np.nan), names, k,
+                                importance=importance, missing_matches=spec.missing_matches)
+        blank[rows] = got.mask
+    if spec.max_suppressed_cells is not None:
+        total = n * len(names)
+        try:
+            limit = max_suppression_count(spec.max_suppressed_cells, total)
+        except ParameterError:
+            raise ParameterError(f"max_suppressed_cells must be a whole cell count in [0, {total}] (rows times "
+                                 "categorical quasi-identifiers), a fraction in [0, 1] with a decimal point or a "
+                                 f"percentage; got {spec.max_suppressed_cells!r}") from None
+        if int(blank.sum()) > limit:
+            raise ParameterError(f"local suppression needs {int(blank.sum())} cells for k={k}, more than "
+                                 f"max_suppressed_cells={spec.max_suppressed_cells!r} ({limit} cells); nothing is "
+                                 "published")
+    codes[blank] = -1
+    key = np.column_stack([prep.pattern.astype(np.int64), codes])
+    choice.class_of = np.unique(key, axis=0, return_inverse=True)[1].ravel().astype(np.int64)
+    choice.keep = keep
+    choice.suppressed = int((~keep).sum())
+    return {a: blank[:, j] for j, a in enumerate(names)}
+
+
+def blank_cells(table: pd.DataFrame, cells: dict[str, np.ndarray]) -> None:
+    """Set the blanked cells of ``table`` (one row per input row) missing, in place; a column of
+    whole numbers stays whole numbers (a nullable integer column), so a CSV shows ``1``, not
+    ``1.0``, beside the blanks."""
+    for name, blank in cells.items():
+        if not blank.any():
+            continue
+        column = table[name]
+        if pd.api.types.is_integer_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype):
+            column = column.astype("Int64")
+        elif not (pd.api.types.is_float_dtype(column.dtype) or column.dtype == object):
+            column = column.astype(object)
+        table[name] = column.mask(pd.Series(blank, index=table.index))

@@ -1,0 +1,384 @@
+"""``incrowd.risk``: the re-identification risk of a file as it is, before or after protection.
+
+The measures are sdcMicro 5.8.0's (``freqCalc``, ``indivRisk``, ``measure_risk``, ``suda2``)
+and ARX's population-uniqueness estimates; ``docs/risk.md`` defines each one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DataError, ParameterError
+from . import _sample_risk as sample
+
+#: the k of the k-anonymity violations counted in the summary
+K_VALUES = (2, 3, 5)
+#: the riskiest records shown in the JSON and HTML report (with their key values)
+_SHOWN = 20
+
+
+@dataclass
+class RiskResult:
+    """The risk of every record of a file and the file's summary figures (made by :func:`risk`).
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        One row per input row, in the input's order and with its index: ``fk``, ``Fk``,
+        ``individual_risk``, ``suda_score`` and ``suda_dis_score``, and ``household_risk``
+        (with a household column).
+    about : dict
+        What was measured: rows, quasi-identifiers, weight, household, population, threshold,
+        seconds.
+    """
+
+    records: pd.DataFrame
+    about: dict[str, Any]
+    _summary: dict[str, Any] = field(init=False, repr=False, default_factory=dict)
+    _top_keys: pd.DataFrame | None = field(init=False, repr=False, default=None)  # the riskiest rows' keys
+
+    def summary(self) -> dict[str, Any]:
+        """The file's figures.
+
+        Returns
+        -------
+        dict
+            ``global_risk`` (mean individual risk), ``global_risk_percent``,
+            ``expected_reidentifications`` (sum of the individual risks), ``highest_individual_risk``,
+            ``sample_uniques`` (records with ``fk = 1``), ``records_above_threshold``
+            (individual risk above the threshold), ``k_violations`` (``{2: .., 3: .., 5: ..}``:
+            records with ``fk < k``); with a household column ``household_risk`` and
+            ``household_expected_reidentifications``; with a known sampling fraction
+            ``sampling_fraction`` and ``population_uniqueness`` (the estimates).
+        """
+        return dict(self._summary)
+
+    def to_dict(self, records: bool = False) -> dict[str, Any]:
+        """JSON-ready: ``about`` and ``summary``, and the riskiest records (up to 20, with their
+        key values; ``row`` counts the data rows from 1).
+
+        Parameters
+        ----------
+        records : bool
+            Also give every record's measures (``records``: a list of dicts, in order).
+
+        Returns
+        -------
+        dict
+        """
+        out: dict[str, Any] = {"about": self.about, "summary": self.summary(), "riskiest": self._riskiest(_SHOWN)}
+        if records:
+            out["records"] = self.records.reset_index(drop=True).to_dict(orient="records")
+        return out
+
+    def to_json(self, records: bool = False) -> str:
+        """:meth:`to_dict` as one strict JSON document (non-finite numbers as null).
+
+        Parameters
+        ----------
+        records : bool
+            Also give every record's measures.
+
+        Returns
+        -------
+        str
+        """
+        from ..io import json_dumps as dumps
+
+        return dumps(self.to_dict(records=records))
+
+    def to_html(self, path: str | os.PathLike | None = None, *, inputs=()) -> str:
+        """One self-contained page like the report's (inline CSS, no script, nothing fetched),
+        written atomically to ``path`` when given.
+
+        Parameters
+        ----------
+        path : str or path-like, optional
+            Where to write the page.
+        inputs : tuple
+            Files the page must never overwrite.
+
+        Returns
+        -------
+        str
+            The HTML text.
+        """
+        text = _render(self)
+        if path is not None:
+            _write_text(path, text, inputs)
+        return text
+
+    def write(self, path: str | os.PathLike, *, inputs=()) -> None:
+        """HTML or JSON by the file's extension (``.html``, ``.htm``, ``.json``), atomically.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Where to write.
+        inputs : tuple
+            Files it must never overwrite.
+
+        Returns
+        -------
+        None
+        """
+        if str(path).lower().endswith((".html", ".htm")):
+            self.to_html(path, inputs=inputs)
+        else:
+            _write_text(path, self.to_json() + "\n", inputs)
+
+    def _riskiest(self, count: int) -> list[dict[str, Any]]:
+        order = np.argsort(-self.records["individual_risk"].to_numpy(), kind="stable")[:count]
+        rows = []
+        top = self._top_keys
+        for pos in order.tolist():
+            row: dict[str, Any] = {"row": pos + 1}
+            if top is not None and pos in top.index:
+                row.update({str(k): _plain(v) for k, v in top.loc[pos].items()})
+            row.update({k: _plain(v) for k, v in self.records.iloc[pos].items()})
+            rows.append(row)
+        return rows
+
+
+def _plain(value):
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    return value
+
+
+def _write_text(path, text: str, inputs) -> None:
+    from ..io import atomic_output
+
+    with atomic_output(path, inputs=inputs, what="risk report") as tmp:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+
+def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str], *,
+         weight: str | None = None, household: str | None = None, population: float | None = None,
+         threshold: float = 0.2) -> RiskResult:
+    """The re-identification risk of every record of ``data`` as it is (before or after
+    protection), as sdcMicro and ARX measure it.
+
+    Parameters
+    ----------
+    data : DataFrame or path
+        The file (any format :func:`incrowd.read_table` reads).
+    quasi_identifiers : sequence of str
+        The key variables: the columns an intruder may know. A missing value matches any value,
+        as in sdcMicro's ``freqCalc``.
+    weight : str, optional
+        The sampling-weight column (each row stands for that many people). Without it the
+        sample is taken for the population (individual risk ``1 / fk``), unless ``population``
+        is given.
+    household : str, optional
+        The household-id column: adds ``household_risk``, the probability that some member of
+        the row's household is re-identified.
+    population : float, optional
+        The population's size. It sets the sampling fraction of the population-uniqueness
+        estimates (otherwise rows / sum of weights); without ``weight`` each row stands for
+        ``population / rows`` people (a simple random sample).
+    threshold : float
+        Individual risk above which a record counts in ``records_above_threshold``.
+
+    Returns
+    -------
+    RiskResult
+        ``.records`` (per row: ``fk``, ``Fk``, ``individual_risk``, ``suda_score``,
+        ``suda_dis_score``, ``household_risk``) and ``.summary()``.
+    """
+    from .._runtime import work_clock
+
+    t0 = work_clock()
+    if not isinstance(data, pd.DataFrame):
+        from ..io import read_table
+
+        data = read_table(data)
+    qis = _check_names(data, quasi_identifiers, weight, household)
+    threshold = sample.check_threshold(threshold)
+    n = int(data.shape[0])
+    if n == 0:
+        raise DataError("the file has no rows; there is no risk to measure")
+    weights = None if weight is None else sample.sampling_weights(data[weight], weight)
+    households = None if household is None else sample.household_ids(data[household], household)
+    if population is not None:
+        population = _check_population(population, n)
+        if weights is None:
+            weights = np.full(n, population / n)
+    seconds: dict[str, float] = {}
+    t = work_clock()
+    codes = sample.key_codes(data, qis)
+    fk, Fk = sample.frequencies(codes, weights)
+    rk = sample.individual_risk(fk, None if weights is None else Fk)
+    seconds["individual_risk"] = work_clock() - t
+    records = pd.DataFrame({"fk": fk.astype(np.int64), "Fk": Fk, "individual_risk": rk}, index=data.index)
+
+    summary: dict[str, Any] = dict(sample.global_risk(rk))
+    summary["highest_individual_risk"] = float(rk.max())
+    summary["sample_uniques"] = int((fk == 1).sum())
+    summary["records_above_threshold"] = int((rk > threshold).sum())
+    summary["k_violations"] = {k: int((fk < k).sum()) for k in K_VALUES}
+
+    t = work_clock()
+    suda = _suda2(data, qis, codes)
+    if suda is not None:
+        records["suda_score"], records["suda_dis_score"] = suda
+        summary["suda_records_with_msu"] = int((records["suda_score"].to_numpy() > 0).sum())
+        summary["highest_suda_dis_score"] = float(records["suda_dis_score"].max())
+        seconds["suda2"] = work_clock() - t
+
+    if households is not None:
+        t = work_clock()
+        hh = sample.household_risk(rk, households)
+        records["household_risk"] = hh
+        summary["household_risk"] = float(hh.mean())
+        summary["household_expected_reidentifications"] = float(hh.sum())
+        seconds["household_risk"] = work_clock() - t
+
+    fraction = _sampling_fraction(n, weights, population)
+    if fraction is not None:
+        summary["sampling_fraction"] = fraction
+        t = work_clock()
+        uniqueness = _population_uniqueness(codes, fraction)
+        if uniqueness is not None:
+            summary["population_uniqueness"] = uniqueness
+            seconds["population_uniqueness"] = work_clock() - t
+    about = {"rows": n, "quasi_identifiers": qis, "weight": weight, "household": household,
+             "population": population, "threshold": threshold, "seconds": seconds}
+    riskiest = np.argsort(-rk, kind="stable")[:_SHOWN]
+    top = data.iloc[riskiest][qis].astype(object).where(codes[riskiest] >= 0, None)
+    top.index = riskiest
+    seconds["total"] = work_clock() - t0
+    result = RiskResult(records=records, about=about)
+    result._summary, result._top_keys = summary, top
+    return result
+
+
+def _check_names(data: pd.DataFrame, quasi_identifiers, weight, household) -> list[str]:
+    from ..exceptions import name_list
+
+    if isinstance(quasi_identifiers, str):
+        quasi_identifiers = [quasi_identifiers]
+    qis = list(quasi_identifiers or [])
+    if not qis:
+        raise ParameterError("quasi_identifiers is empty: name the columns an intruder may know")
+    seen: set[str] = set()
+    for q in qis:
+        if q in seen:
+            raise ParameterError(f"quasi-identifier {q!r} is named twice")
+        seen.add(q)
+    columns = set(data.columns)
+    missing = [q for q in qis if q not in columns]
+    if missing:
+        raise DataError(f"quasi-identifier column {missing[0]!r} is not in the file; it has "
+                        f"{name_list(list(map(str, data.columns)))}")
+    for role, name in (("weight", weight), ("household", household)):
+        if name is None:
+            continue
+        if name not in columns:
+            raise DataError(f"{role} column {name!r} is not in the file; it has {name_list(list(map(str, data.columns)))}")
+        if name in seen:
+            raise ParameterError(f"{role} column {name!r} is also a quasi-identifier; give it one role")
+    if weight is not None and weight == household:
+        raise ParameterError(f"column {weight!r} is named as both weight and household")
+    return qis
+
+
+def _check_population(population, n: int) -> float:
+    try:
+        value = float(population)
+    except (TypeError, ValueError):
+        raise ParameterError(f"population must be a number of people; got {population!r}") from None
+    if not np.isfinite(value) or value < n:
+        raise ParameterError(f"population must be at least the number of rows ({n}); got {population!r}")
+    return value
+
+
+def _sampling_fraction(n: int, weights, population) -> float | None:
+    if population is not None:
+        return n / population
+    if weights is not None:
+        return min(1.0, n / float(weights.sum()))
+    return None
+
+
+def _suda2(data: pd.DataFrame, qis: list[str], codes: np.ndarray):
+    """SUDA2 scores (``suda_score``, ``suda_dis_score``), or None where the module is absent."""
+    try:
+        from ._suda2 import suda2
+    except ImportError:
+        return None
+    # suda2 codes the values as sdcMicro's matrix holds them (its hash reads them): give it the
+    # values themselves, with every cell missing here (the NA vocabulary too) as NaN
+    keys = pd.DataFrame({q: data[q].where(codes[:, j] >= 0) for j, q in enumerate(qis)}, index=data.index)
+    score, dis = suda2(keys)
+    return np.asarray(score, dtype=np.float64), np.asarray(dis, dtype=np.float64)
+
+
+def _population_uniqueness(codes: np.ndarray, fraction: float):
+    try:
+        from ._uniqueness import population_uniqueness
+    except ImportError:
+        return None
+    sizes = np.bincount(pd.factorize(sample._row_ids(codes + 1))[0])  # a missing value is a class value here
+    return population_uniqueness(sizes, fraction)
+
+
+_DEFINITIONS = [
+    ("fk, Fk", "sdcMicro freqCalc: rows sharing the key combination, and the sum of their weights"),
+    ("individual risk", "sdcMicro indivRisk (Benedetti and Franconi, negative binomial, method 'approx')"),
+    ("global risk, expected re-identifications", "sdcMicro measure_risk: the mean and the sum of the "
+     "individual risks"),
+    ("household risk", "sdcMicro measure_risk with hid: 1 - prod(1 - risk) over a household"),
+    ("SUDA2 score, DIS score", "sdcMicro suda2 (Manning, Haglin, Keane 2008; DisFraction 0.01)"),
+    ("population uniqueness", "ARX: Pitman, Zayatz, SNB, and Dankar's decision rule"),
+]
+
+
+def _render(result: RiskResult) -> str:
+    import html
+
+    from ._html import _CSS, _fmt, _table
+
+    about = result.about
+    head = [
+        ("rows", _fmt(about.get("rows"))),
+        ("quasi-identifiers", ", ".join(about.get("quasi_identifiers", [])) or "-"),
+        ("weight", about.get("weight") or "- (the sample is the population)"),
+        ("household", about.get("household") or "-"),
+        ("population", _fmt(about.get("population"))),
+        ("risk threshold", _fmt(about.get("threshold"))),
+    ]
+    head_rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>" for k, v in head)
+    riskiest = result._riskiest(_SHOWN)
+    risky = ""
+    if riskiest:
+        cols = list(riskiest[0])
+        risky = ("<table><tr>" + "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in cols) + "</tr>"
+                 + "".join("<tr>" + "".join(f"<td class=num>{html.escape(_fmt(r[c]))}</td>" for c in cols) + "</tr>"
+                           for r in riskiest) + "</table>")
+    sources = "".join(f"<tr><th>{html.escape(a)}</th><td>{html.escape(b)}</td></tr>" for a, b in _DEFINITIONS)
+    summary = {k.replace("_", " "): ({str(kk): vv for kk, vv in v.items()} if isinstance(v, dict) else v)
+               for k, v in result.summary().items()}
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        "<meta name=viewport content='width=device-width, initial-scale=1'>"
+        f"<title>incrowd re-identification risk</title><style>{_CSS}</style></head><body>"
+        "<h1>Re-identification risk</h1>"
+        f"<table>{head_rows}</table>"
+        f"<h2>Summary</h2>{_table({'risk': summary})}"
+        f"<h2>The riskiest records</h2><p class=note>Row numbers count the file's data rows from 1.</p>{risky}"
+        f"<h2>Definitions</h2><table>{sources}</table>"
+        "<p class=note>Made by incrowd. Every figure is computed on the file named above; nothing in this page "
+        "is fetched from elsewhere.</p></body></html>\n"
+    )
+
+
+__all__ = ["risk", "RiskResult"]

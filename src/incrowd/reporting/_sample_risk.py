@@ -1,0 +1,256 @@
+"""Re-identification risk of a sample survey, as sdcMicro 5.8.0 measures it.
+
+- :func:`frequencies`: ``fk`` (rows sharing a row's key combination in the sample) and ``Fk``
+  (the sum of their weights: the combination's estimated size in the population), as
+  ``freqCalc``, missing key values included (see there).
+- :func:`individual_risk`: the Benedetti-Franconi risk of each row, as ``indivRisk`` (its
+  default ``method="approx"``).
+- :func:`global_risk`: the sum, mean and percentage of the individual risks, as ``measure_risk``.
+- :func:`household_risk`: the risk that at least one member of a row's household is
+  re-identified, as ``measure_risk`` with ``hid``.
+
+Every function is linear or n log n in the rows (factorizing, ``np.unique``, grouped sums); the
+only loop is over the pairs of missing-value patterns present among the distinct key
+combinations (one pair for a table without missing keys).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DataError, ParameterError
+
+
+def key_codes(data: pd.DataFrame, quasi_identifiers: Sequence[str]) -> np.ndarray:
+    """The key values as integer codes, one column per key, ``-1`` where the value is missing.
+
+    Values compare as :func:`incrowd.metrics.sensitive_keys` compares them: numbers as numbers
+    (the text ``1.0`` and the number 1 are one value), text without trailing blanks, the NA
+    vocabulary (an empty cell, ``NA``, ...) and system missing values as missing; a statistical
+    file's user-missing code (SPSS 98 "refused") is a value of its own.
+    """
+    n = int(data.shape[0])
+    codes = np.empty((n, len(quasi_identifiers)), dtype=np.int64)
+    for j, name in enumerate(quasi_identifiers):
+        codes[:, j] = _column_codes(data[name])
+    return codes
+
+
+def _column_codes(column: pd.Series) -> np.ndarray:
+    from ..metrics import sensitive_keys
+
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        column = column.astype(object)
+    if pd.api.types.is_float_dtype(column.dtype) and column.attrs.get("statfile"):
+        keys, _ = sensitive_keys(column)  # user-missing codes hide behind NaN here
+        return pd.factorize(keys, use_na_sentinel=True)[0].astype(np.int64)
+    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype):
+        numbers = column.to_numpy(dtype=np.float64, na_value=np.nan)
+        return pd.factorize(numbers, use_na_sentinel=True)[0].astype(np.int64)
+    # factorize the cells first, then canonicalize the (few) distinct values
+    factor, uniques = pd.factorize(column, use_na_sentinel=True)
+    canon, _ = sensitive_keys(pd.Series(np.asarray(uniques, dtype=object), dtype=object))
+    canon_codes = pd.factorize(canon, use_na_sentinel=True)[0].astype(np.int64)
+    out = np.full(len(factor), -1, dtype=np.int64)
+    present = factor >= 0
+    out[present] = canon_codes[factor[present]]
+    return out
+
+
+def _row_ids(matrix: np.ndarray) -> np.ndarray:
+    """One id per distinct row of a non-negative integer matrix (equal rows, equal ids)."""
+    n, p = matrix.shape
+    if p == 0:
+        return np.zeros(n, dtype=np.int64)
+    ids = matrix[:, 0].astype(np.int64, copy=True)
+    for j in range(1, p):
+        column = matrix[:, j]
+        radix = int(column.max()) + 1 if n else 1
+        if int(ids.max(initial=0)) + 1 > (2**62) // max(radix, 1):
+            ids = pd.factorize(ids)[0].astype(np.int64)  # compress before it overflows
+        ids = ids * radix + column
+    return ids
+
+
+def frequencies(codes: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(fk, Fk)`` of every row, as sdcMicro 5.8.0's ``freqCalc`` (``alpha = 1``).
+
+    ``codes``: the key codes (:func:`key_codes`, ``-1`` missing); ``weights``: the sampling
+    weights (all 1 when ``None``, so that ``Fk = fk``).
+
+    Missing key values match as in ``freqCalc``: a missing value matches any value. A row is
+    counted in the frequency of every row it is compatible with (equal wherever both have a
+    value), with two exceptions ``freqCalc`` makes: a row whose keys are all missing gets the
+    whole sample (``fk = n``, ``Fk`` = the sum of all weights), and, with two or more keys, a row
+    without missing keys does not count the rows whose keys are all missing.
+    """
+    n, p = codes.shape
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    if n == 0:
+        return np.zeros(0), np.zeros(0)
+    # the distinct key combinations, with their counts and weight sums
+    shifted = codes + 1  # -1 (missing) becomes 0, a value of the matrix like any other
+    inverse, combo = pd.factorize(_row_ids(shifted))  # hashing: linear, where sorting is n log n
+    m = combo.shape[0]
+    first = np.zeros(m, dtype=np.int64)
+    first[inverse[::-1]] = np.arange(n - 1, -1, -1)
+    keys = codes[first]
+    count = np.bincount(inverse, minlength=m).astype(np.float64)
+    weight = np.bincount(inverse, weights=w, minlength=m)
+    missing = keys < 0
+    if not missing.any():
+        return count[inverse], weight[inverse]
+
+    bits = (missing * (1 << np.arange(p, dtype=np.int64))).sum(axis=1)
+    patterns = np.unique(bits)
+    all_missing = (1 << p) - 1
+    fk = np.zeros(m)
+    Fk = np.zeros(m)
+    members = {int(b): np.flatnonzero(bits == b) for b in patterns}
+    for a, rows_a in members.items():
+        for b, rows_b in members.items():
+            if p > 1 and a == 0 and b == all_missing:
+                continue  # freqCalc's complete keys leave out the all-missing ones
+            shared = [j for j in range(p) if not (a >> j) & 1 and not (b >> j) & 1]
+            if not shared:
+                fk[rows_a] += count[rows_b].sum()
+                Fk[rows_a] += weight[rows_b].sum()
+                continue
+            ids = _row_ids(shifted[first[np.concatenate([rows_a, rows_b])]][:, shared])
+            where, uniq = pd.factorize(ids)
+            on_a, on_b = where[: rows_a.size], where[rows_a.size:]
+            fk[rows_a] += np.bincount(on_b, weights=count[rows_b], minlength=uniq.size)[on_a]
+            Fk[rows_a] += np.bincount(on_b, weights=weight[rows_b], minlength=uniq.size)[on_a]
+    if all_missing in members:
+        fk[members[all_missing]] = float(n)
+        Fk[members[all_missing]] = float(w.sum())
+    return fk[inverse], Fk[inverse]
+
+
+def individual_risk(fk: np.ndarray, Fk: np.ndarray | None = None) -> np.ndarray:
+    """Each row's re-identification risk, as sdcMicro 5.8.0's ``indivRisk`` (``method="approx"``).
+
+    Without weights (``Fk`` None) the risk is ``1 / fk``. With weights, ``pk = fk / Fk`` and
+    (Benedetti and Franconi's negative-binomial model, approximated as in sdcMicro):
+
+    - ``fk = 1``: ``pk / (1 - pk) * log(1 / pk)``;
+    - ``fk = 2``: ``pk / (1 - pk) - (pk / (1 - pk))**2 * log(1 / pk)``;
+    - ``fk > 2``: ``pk / (fk - (1 - pk))``;
+    - ``fk = Fk`` (the combination's whole population is in the sample): ``1 / fk``.
+
+    With weights of 1 or more (``Fk >= fk``) every risk is in [0, 1].
+
+    Where ``pk`` is within 0.001 of 1 the ``fk = 1`` and ``fk = 2`` formulas are evaluated
+    by their power series in ``q = 1 - pk``: the closed forms cancel there (sdcMicro's
+    ``fk = 2`` risk at a weight of 1 + 2e-16 is 1.5, where the limit is 1/2); elsewhere the
+    closed forms are sdcMicro's, digit for digit.
+    """
+    fk = np.asarray(fk, dtype=np.float64)
+    if Fk is None:
+        return 1.0 / fk
+    Fk = np.asarray(Fk, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        pk = fk / Fk
+        odds = pk / (1.0 - pk)
+        log_inv = np.log(1.0 / pk)
+        rk = np.zeros_like(fk)
+        rk = np.where(fk > 2, pk / (fk - (1.0 - pk)), rk)
+        rk = np.where(fk == 2, odds - odds**2 * log_inv, rk)
+        rk = np.where(fk == 1, odds * log_inv, rk)
+        q = 1.0 - pk
+        near = np.abs(q) < _SERIES_BELOW
+        if near.any():
+            rk = np.where(near & (fk == 1), _series(q, lambda k: 1.0 / k), rk)
+            rk = np.where(near & (fk == 2), _series(q, lambda k: 1.0 / (k * (k + 1))), rk)
+        rk = np.where(fk == Fk, 1.0 / fk, rk)
+    return rk
+
+
+#: |1 - pk| below which indivRisk's fk = 1 and fk = 2 formulas are summed as series
+_SERIES_BELOW = 1e-3
+
+
+def _series(q: np.ndarray, coefficient) -> np.ndarray:
+    """(1 - q) * sum over k >= 1 of coefficient(k) q**(k - 1): the fk = 1 risk
+    (p / q) log(1 / p) with coefficient 1/k, the fk = 2 risk with 1/(k (k + 1)); nine terms
+    leave an error below |q|**9 < 1e-27."""
+    total = np.zeros_like(q)
+    for k in range(9, 0, -1):
+        total = total * q + coefficient(k)
+    return (1.0 - q) * total
+
+
+def global_risk(risk: np.ndarray) -> dict[str, float]:
+    """``measure_risk``'s global figures from the individual risks: the expected number of
+    re-identifications (their sum), the global risk (their mean) and its percentage."""
+    risk = np.asarray(risk, dtype=np.float64)
+    expected = float(risk.sum())
+    mean = expected / risk.size if risk.size else float("nan")
+    return {"global_risk": mean, "global_risk_percent": 100.0 * mean, "expected_reidentifications": expected}
+
+
+def household_risk(risk: np.ndarray, household: pd.Series | np.ndarray) -> np.ndarray:
+    """Each row's household risk, as ``measure_risk`` with ``hid``: the probability that at
+    least one member of its household is re-identified, ``1 - prod(1 - risk)`` over the members
+    (rows with equal household id)."""
+    ids = pd.factorize(pd.Series(household), use_na_sentinel=True)[0]
+    survive = pd.Series(1.0 - np.asarray(risk, dtype=np.float64))
+    return 1.0 - survive.groupby(ids, sort=False).transform("prod").to_numpy()
+
+
+def sampling_weights(column: pd.Series, name: str) -> np.ndarray:
+    """A weight column as positive finite numbers, or a :class:`DataError` naming the first row
+    that is not one (rows counted from 1)."""
+    from ..io import NA_VALUES
+
+    if pd.api.types.is_bool_dtype(column.dtype):
+        raise DataError(f"weight column {name!r} holds true/false values; give the sampling weights (numbers)")
+    if pd.api.types.is_numeric_dtype(column.dtype):
+        values = column.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        # parse each distinct text once: a million rows hold a few thousand weights
+        factor, uniques = pd.factorize(column, use_na_sentinel=True)
+        text = pd.Series(np.asarray(uniques, dtype=object))
+        text = text.where(~text.map(lambda v: isinstance(v, str) and v.strip() in NA_VALUES))
+        parsed = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        values = np.full(len(factor), np.nan)
+        values[factor >= 0] = parsed[factor[factor >= 0]]
+    bad = ~np.isfinite(values) | (values <= 0)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        cell = column.iloc[row]
+        shown = repr(cell) if isinstance(cell, str) else str(cell)
+        raise DataError(f"weight column {name!r}, row {row + 1}: {shown} is not a positive number "
+                        "(a sampling weight is the number of people a respondent stands for)")
+    return values
+
+
+def household_ids(column: pd.Series, name: str) -> pd.Series:
+    """A household column, or a :class:`DataError` naming its first missing cell."""
+    from ..io import NA_VALUES
+
+    missing = column.isna().to_numpy()
+    if not pd.api.types.is_numeric_dtype(column.dtype):
+        missing = missing | column.astype(object).map(lambda v: isinstance(v, str) and v.strip() in NA_VALUES).to_numpy(bool)
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise DataError(f"household column {name!r}, row {row + 1}: the household id is missing "
+                        "(every row needs its household)")
+    return column.reset_index(drop=True)
+
+
+def check_threshold(threshold: float) -> float:
+    """The risk threshold as a float in (0, 1], or a :class:`ParameterError`."""
+    try:
+        value = float(threshold)
+    except (TypeError, ValueError):
+        raise ParameterError(f"threshold must be a number in (0, 1]; got {threshold!r}") from None
+    if not 0 < value <= 1:
+        raise ParameterError(f"threshold must be in (0, 1]; got {threshold!r}")
+    return value
+
+
+__all__: list[str] = []

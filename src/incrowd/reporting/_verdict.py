@@ -1,0 +1,359 @@
+"""The report's verdict: one line per promise and per risk or loss measured, each against a
+threshold, with what drives a review or a failure and the step the tool can take next.
+
+Rules (``DEFAULTS`` holds the thresholds; a spec's ``[report]`` table, ``thresholds=`` in
+Python and ``--verdict-threshold NAME=VALUE`` on ``incrowd report`` change them):
+
+* a promise the release made (``k``, distinct ``l``, ``t``: the spec's ``[privacy]``, or
+  ``k=`` / ``l=`` / ``t=`` of :func:`incrowd.report`) is "pass" when kept and "fail" when
+  broken; without a promise the same measure is checked against its default threshold and is
+  "review" when beyond it;
+* every other measure is "pass" up to its threshold, "review" beyond it and "fail" beyond its
+  fail threshold (``NAME_fail``) where it has one.
+
+Higher is better for ``k``, ``l`` and ``entropy_l``; lower is better for all others.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import ParameterError
+
+#: default thresholds; ``NAME_fail`` is the fail threshold of NAME
+DEFAULTS: dict[str, float] = {
+    "k": 5, "k_fail": 2,                       # smallest class: below 2 a record is unique
+    "l": 2,                                    # fewest distinct sensitive values in a class
+    "entropy_l": 2,                            # smallest exp(entropy) of a class
+    "t": 0.3,                                  # largest earth mover's distance of a class
+    "reidentification_risk": 0.2, "reidentification_risk_fail": 0.5,   # 1 / smallest class
+    "marketer_risk": 0.1,                      # expected share of records re-identified
+    "drisk": 0.1,                              # sdcMicro dRisk
+    "drisk_rmd": 0.01,                         # sdcMicro dRiskRMD risk2 (isolated records)
+    "record_linkage": 0.1, "record_linkage_fail": 0.5,   # share linked to their own original
+    "attacks": 0.1,                            # anonymeter's risk of each attack
+    "information_loss": 0.2, "information_loss_fail": 0.5,   # numeric SSE/SST, all rows
+    "ncp": 0.3, "ncp_fail": 0.7,               # categorical mean NCP
+    "suppressed_share": 0.05,                  # rows withheld
+}
+HIGHER_IS_BETTER = {"k", "l", "entropy_l"}
+
+
+def thresholds_from(values: Mapping[str, Any] | None, where: str = "thresholds") -> dict[str, float]:
+    """The defaults with ``values`` (a spec's ``[report]`` table, ``--verdict-threshold``) over
+    them; an unknown name or a value that is not a number >= 0 raises one clear error."""
+    out = dict(DEFAULTS)
+    for name, value in (values or {}).items():
+        if name not in DEFAULTS:
+            raise ParameterError(f"{where}: unknown threshold {name!r}; known: {', '.join(sorted(DEFAULTS))}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise ParameterError(f"{where}: threshold {name} must be a number >= 0; got {value!r}")
+        out[name] = float(value)
+    return out
+
+
+def parse_threshold_flags(flags: list[str] | None) -> dict[str, float]:
+    """``["entropy_l=1.5", "t=0.2"]`` as a dict; a malformed flag raises one clear error."""
+    out: dict[str, float] = {}
+    for flag in flags or []:
+        name, sep, value = flag.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+        if not sep or number is None:
+            raise ParameterError(f"--verdict-threshold {flag!r}: give NAME=NUMBER, e.g. entropy_l=1.5")
+        out[name.strip()] = number
+    thresholds_from(out, "--verdict-threshold")
+    return out
+
+
+def _status(measure: str, value: float, threshold: float, fail: float | None, promised: bool) -> str:
+    higher = measure in HIGHER_IS_BETTER
+
+    def beyond(limit: float) -> bool:
+        # a figure computed in floating point (exp(log 2) is 1.9999999999999998) that meets its
+        # limit up to rounding meets it
+        slack = 1e-9 * max(1.0, abs(limit))
+        return value < limit - slack if higher else value > limit + slack
+
+    if not beyond(threshold):
+        return "pass"
+    if promised or (fail is not None and beyond(fail)):
+        return "fail"
+    return "review"
+
+
+def _pct(share: float) -> str:
+    return f"{100 * share:.3g} %"
+
+
+def _line(measure: str, value, threshold, status: str, driver: str | None = None,
+          next_step: str | None = None, **extra: Any) -> dict[str, Any]:
+    out = {"measure": measure, "value": value, "threshold": threshold, "status": status,
+           "driver": driver if status != "pass" else None, "next_step": next_step if status != "pass" else None}
+    out.update(extra)
+    return out
+
+
+class _Context:
+    """What the drivers need: the release's quasi-identifiers, their classes and hierarchies."""
+
+    def __init__(self, aligned, hierarchies: Mapping[str, Any] | None):
+        self.a = aligned
+        self.hierarchies = dict(hierarchies or {})
+
+    def class_sizes(self, columns) -> np.ndarray:
+        from ..metrics import class_ids
+
+        codes = class_ids(self.a.release[list(columns)])
+        return np.bincount(codes)[codes]
+
+    def step_for(self, qi: str, cells: int) -> str:
+        """The step that coarsens ``qi``: one level up its hierarchy, a larger k for a
+        microaggregated number, local suppression for a column without hierarchy."""
+        if qi in self.hierarchies:
+            return f"generalize {qi} one level"
+        if qi in self.a.numeric:
+            return f"raise k (microaggregate {qi} in larger groups)"
+        return f"suppress {cells} cells of {qi}"
+
+    def small_class_driver(self, below: int) -> tuple[str, str]:
+        """(driver, next step) for records in classes smaller than ``below``: the quasi-identifier
+        without which the fewest records would stay in such classes, and the smallest class."""
+        qis = self.a.quasi_identifiers
+        sizes = self.class_sizes(qis)
+        small = sizes < below
+        n_small = int(small.sum())
+        best, best_left = None, n_small
+        if len(qis) > 1:
+            for q in qis:
+                left = int((self.class_sizes([c for c in qis if c != q]) < below).sum())
+                if best is None or left < best_left:
+                    best, best_left = q, left
+        else:
+            best, best_left = qis[0], 0
+        if best is None:  # impossible: align() refuses a release without quasi-identifiers
+            raise AssertionError("no quasi-identifier to name as the driver")
+        i = int(np.argmin(sizes))
+        values = ", ".join(f"{c}={self.a.release[c].iloc[i]}" for c in qis)
+        driver = (f"{n_small} records in classes below {below} (smallest: {int(sizes[i])} rows with {values}); "
+                  f"{best} singles them out most (without it {best_left} would remain)")
+        return driver, self.step_for(best, n_small)
+
+
+def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any] | None = None,
+            k: int | None = None, l: int | None = None, t: float | None = None,
+            thresholds: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One line per promise and per measure present in ``risk`` and ``utility``:
+    ``{measure, value, threshold, status, driver, next_step}`` (``status`` "pass", "review" or
+    "fail"; ``driver`` and ``next_step`` only for a review or a failure), as the module says."""
+    th = thresholds_from(thresholds)
+    ctx = _Context(aligned, hierarchies)
+    out: list[dict[str, Any]] = []
+
+    def fail_of(name):
+        return th.get(f"{name}_fail")
+
+    classes = risk.get("classes") or {}
+    if classes:
+        smallest = int(classes.get("smallest_class", 0))
+        limit = int(k) if k is not None else int(th["k"])
+        status = _status("k", smallest, limit, None if k is not None else fail_of("k"), k is not None)
+        driver = step = None
+        if status != "pass":
+            driver, step = ctx.small_class_driver(limit)
+        out.append(_line("k", smallest, limit, status, driver, step, promised=k is not None))
+        for model in ("prosecutor", "journalist"):
+            got = classes.get(model) or {}
+            if model == "journalist" and not got.get("population_table"):
+                continue  # without a population table it repeats the prosecutor line
+            if "highest" in got:
+                value = float(got["highest"])
+                status = _status("reidentification_risk", value, th["reidentification_risk"],
+                                 fail_of("reidentification_risk"), False)
+                driver = step = None
+                if status != "pass":
+                    driver, step = ctx.small_class_driver(math.ceil(1 / th["reidentification_risk"] - 1e-9)
+                                                          if th["reidentification_risk"] > 0 else smallest + 1)
+                out.append(_line(f"{model}_risk", value, th["reidentification_risk"], status, driver, step))
+        marketer = (classes.get("marketer") or {}).get("risk")
+        if marketer is not None:
+            status = _status("marketer_risk", float(marketer), th["marketer_risk"], None, False)
+            n_classes = int(classes.get("n_classes", 0))
+            out.append(_line("marketer_risk", float(marketer), th["marketer_risk"], status,
+                             f"{n_classes} classes for {classes.get('n_records')} records (average class of "
+                             f"{(classes.get('n_records') or 0) / max(n_classes, 1):.3g} rows)",
+                             f"raise k (an average class of {math.ceil(1 / th['marketer_risk']) if th['marketer_risk'] else '?'} "
+                             "rows meets the threshold)"))
+    for s, got in (risk.get("attribute_disclosure") or {}).items():
+        out.extend(_sensitive_lines(ctx, s, got, th, l, t))
+    if isinstance(risk.get("drisk"), (int, float)):
+        value = float(risk["drisk"])
+        status = _status("drisk", value, th["drisk"], None, False)
+        out.append(_line("drisk", value, th["drisk"], status, _drisk_driver(aligned) if status != "pass" else None,
+                         "raise k"))
+    rmd = risk.get("drisk_rmd") or {}
+    if isinstance(rmd.get("risk2"), (int, float)):
+        value = float(rmd["risk2"])
+        status = _status("drisk_rmd", value, th["drisk_rmd"], None, False)
+        out.append(_line("drisk_rmd", value, th["drisk_rmd"], status,
+                         f"{_pct(value)} of records lie near their original and far from other records",
+                         "raise k"))
+    link = risk.get("record_linkage") or {}
+    if isinstance(link.get("distance_based"), (int, float)):
+        value = float(link["distance_based"])
+        status = _status("record_linkage", value, th["record_linkage"], fail_of("record_linkage"), False)
+        out.append(_line("record_linkage", value, th["record_linkage"], status,
+                         f"{_pct(value)} of release records are nearest their own original "
+                         f"({link.get('distance_method', 'exact')})" + _closest_column(aligned),
+                         "raise k"))
+    for name, got in _attack_risks(risk.get("attacks")):
+        status = _status("attacks", got, th["attacks"], None, False)
+        out.append(_line(f"attack: {name}", got, th["attacks"], status,
+                         f"anonymeter's {name} attack beats its control by {_pct(got)}", "raise k"))
+    for name, value, key in _weighted_risks(risk):
+        status = _status(key, value, th[key], fail_of(key), False)
+        out.append(_line(name, value, th[key], status,
+                         "the sampling weights' estimate of the population's risk (sdcMicro's individual risk)",
+                         "raise k"))
+    numeric = utility.get("numeric") or {}
+    il = numeric.get("il_all_rows", numeric.get("il"))
+    if isinstance(il, (int, float)):
+        value = float(il)
+        status = _status("information_loss", value, th["information_loss"], fail_of("information_loss"), False)
+        shares = numeric.get("il_column_share") or {}
+        top = max(shares, key=shares.__getitem__) if shares else None
+        driver = (f"{top} carries {_pct(shares[top])} of the loss" if top else None)
+        step = (f"lower k, or leave {top} out of the quasi-identifiers if an intruder cannot know it"
+                if top and shares[top] > 0.5 else "lower k")
+        out.append(_line("information_loss", value, th["information_loss"], status, driver, step))
+    categorical = utility.get("categorical") or {}
+    if isinstance(categorical.get("mean_ncp"), (int, float)):
+        value = float(categorical["mean_ncp"])
+        status = _status("ncp", value, th["ncp"], fail_of("ncp"), False)
+        per = {c: v for c, v in (categorical.get("ncp") or {}).items() if v is not None}
+        top = max(per, key=per.__getitem__) if per else None
+        driver = f"{top} has NCP {per[top]:.3g}" if top else None
+        if top and top not in ctx.hierarchies and per[top] >= 1.0:
+            step = f"give {top} a hierarchy (it is published as '*' throughout)"
+        else:
+            step = "lower k, or allow more suppression (max_suppression) so that a lower node qualifies"
+        out.append(_line("ncp", value, th["ncp"], status, driver, step))
+    if "suppressed_share" in categorical or aligned.suppressed.any():
+        value = float(aligned.suppressed.mean())
+        status = _status("suppressed_share", value, th["suppressed_share"], None, False)
+        driver = step = None
+        if status != "pass":
+            driver, step = _suppression_driver(ctx, k if k is not None else int(th["k"]))
+        out.append(_line("suppressed_share", value, th["suppressed_share"], status, driver, step))
+    return out
+
+
+def _sensitive_lines(ctx: _Context, s: str, got: dict, th: dict, l, t) -> list[dict]:
+    out = []
+    single = float(got.get("single_value_share", 0.0))
+    limit = int(l) if l is not None else int(th["l"])
+    value = int(got.get("distinct_l", 0))
+    status = _status("l", value, limit, None, l is not None)
+    out.append(_line(f"l ({s})", value, limit, status,
+                     f"{_pct(single)} of records are in classes with a single {s} value",
+                     f"l-diversity on {s} (l = {limit})", promised=l is not None))
+    elimit = float(th["entropy_l"]) if l is None else max(float(l), 1.0)
+    evalue = float(got.get("entropy_l", 0.0))
+    status = _status("entropy_l", evalue, elimit, None, False)
+    out.append(_line(f"entropy_l ({s})", evalue, elimit, status,
+                     f"a class's {s} values are nearly all one value ({_pct(single)} of records in classes "
+                     "with a single value)", f"l-diversity or t-closeness on {s}"))
+    tlimit = float(t) if t is not None else float(th["t"])
+    tvalue = float(got.get("t", 0.0))
+    status = _status("t", tvalue, tlimit, None, t is not None)
+    driver = None
+    if status != "pass":
+        from ..metrics import verify_t_closeness
+
+        a = ctx.a
+        far = verify_t_closeness(a.release, a.quasi_identifiers, s, min(max(tlimit, 1e-9), 1.0),
+                                 reference=a.original[s]).n_rows_in_far_classes
+        driver = (f"{s}: {far} records are in classes whose distribution is farther than {tlimit:g} from "
+                  f"the whole file's (largest distance {tvalue:.3g})")
+    out.append(_line(f"t ({s})", tvalue, tlimit, status, driver, f"t-closeness on {s} (t = {tlimit:g})",
+                     promised=t is not None))
+    return out
+
+
+def _drisk_driver(aligned) -> str | None:
+    """The numeric column whose released value most often lies near the original's."""
+    if not aligned.numeric:
+        return None
+    X, Xm, _ = aligned.complete_numbers
+    if X.shape[0] < 2:
+        return None
+    sd = np.nanstd(Xm, axis=0, ddof=1)
+    near = (np.abs(X - Xm) <= 0.05 * sd).mean(axis=0)
+    j = int(np.argmax(near))
+    return f"{aligned.numeric[j]} is published within 0.05 sd of its original in {_pct(float(near[j]))} of records"
+
+
+def _closest_column(aligned) -> str:
+    if not aligned.numeric:
+        return ""
+    X, Xm, _ = aligned.complete_numbers
+    if X.shape[0] < 2:
+        return ""
+    sd = X.std(axis=0, ddof=1)
+    sd = np.where(sd > 0, sd, 1.0)
+    moved = np.abs(X - Xm).mean(axis=0) / sd
+    j = int(np.argmin(moved))
+    return f"; {aligned.numeric[j]} moves least ({moved[j]:.3g} sd on average)"
+
+
+def _attack_risks(attacks) -> list[tuple[str, float]]:
+    if not isinstance(attacks, dict):
+        return []
+    out = []
+    for name, got in attacks.items():
+        if isinstance(got, dict) and isinstance(got.get("risk"), (int, float)):
+            out.append((name.replace("_", " "), float(got["risk"])))
+        elif isinstance(got, dict):
+            out.extend((f"{name.replace('_', ' ')}, {sub}", float(v["risk"])) for sub, v in got.items()
+                       if isinstance(v, dict) and isinstance(v.get("risk"), (int, float)))
+    return out
+
+
+def _weighted_risks(risk: dict) -> list[tuple[str, float, str]]:
+    """(measure, value, threshold name) of the weighted risks, where a weight was given."""
+    got = risk.get("sample_risk")
+    if not isinstance(got, dict):
+        return []
+    out = []
+    for field, name, key in (("highest_individual_risk", "weighted_highest_risk", "reidentification_risk"),
+                             ("global_risk", "weighted_global_risk", "marketer_risk")):
+        if isinstance(got.get(field), (int, float)):
+            out.append((name, float(got[field]), key))
+    return out
+
+
+def _suppression_driver(ctx: _Context, k: int) -> tuple[str, str]:
+    """The quasi-identifier that singles out most suppressed rows: among the withheld rows'
+    original values, the one whose values are rarest in the original."""
+    a = ctx.a
+    withheld = np.flatnonzero(a.suppressed)
+    qis = [c for c in a.categorical if c in a.original.columns] or a.quasi_identifiers
+    best, best_rare = None, -1
+    for q in qis:
+        counts = a.original[q].astype(str).map(a.original[q].astype(str).value_counts())
+        rare = int((counts.iloc[withheld] < k).sum())
+        if rare > best_rare:
+            best, best_rare = q, rare
+    if best is None:  # impossible: align() refuses a release without quasi-identifiers
+        raise AssertionError("no quasi-identifier to name as the driver")
+    cells = pd.Series(a.original[best].iloc[withheld]).astype(str).value_counts()
+    values = ", ".join(f"{v} ({c})" for v, c in cells.head(3).items())
+    driver = (f"{withheld.size} rows withheld; {best} holds a value rarer than k in {best_rare} of them "
+              f"(most withheld: {values})")
+    return driver, ctx.step_for(best, withheld.size)

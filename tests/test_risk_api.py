@@ -1,0 +1,270 @@
+"""incrowd.risk, its result, the ``incrowd risk`` command and the report's weighted risk."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import incrowd
+from incrowd.cli import app
+from incrowd.exceptions import DataError, ParameterError
+from incrowd.reporting import RiskResult
+from incrowd.reporting import _sample_risk as sr
+
+
+@pytest.fixture
+def survey() -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    n = 300
+    return pd.DataFrame({
+        "region": rng.integers(1, 4, n),
+        "sex": rng.choice(["m", "f"], n),
+        "age": rng.integers(1, 8, n),
+        "w": rng.uniform(1, 200, n).round(2),
+        "hh": np.repeat(np.arange(100), 3),
+    })
+
+
+QIS = ["region", "sex", "age"]
+
+
+def test_records_and_summary(survey):
+    result = incrowd.risk(survey, QIS, weight="w", household="hh", threshold=0.05)
+    assert isinstance(result, RiskResult)
+    rec = result.records
+    assert list(rec.columns[:3]) == ["fk", "Fk", "individual_risk"]
+    assert "household_risk" in rec.columns
+    sizes = survey.groupby(QIS)["w"].transform("size").to_numpy()
+    weights = survey.groupby(QIS)["w"].transform("sum").to_numpy()
+    np.testing.assert_array_equal(rec["fk"].to_numpy(), sizes)
+    np.testing.assert_allclose(rec["Fk"].to_numpy(), weights, rtol=1e-12)
+    s = result.summary()
+    rk = rec["individual_risk"].to_numpy()
+    assert s["global_risk"] == pytest.approx(rk.mean())
+    assert s["expected_reidentifications"] == pytest.approx(rk.sum())
+    assert s["global_risk_percent"] == pytest.approx(100 * rk.mean())
+    assert s["sample_uniques"] == int((sizes == 1).sum())
+    assert s["records_above_threshold"] == int((rk > 0.05).sum())
+    assert s["k_violations"] == {k: int((sizes < k).sum()) for k in (2, 3, 5)}
+    assert s["household_expected_reidentifications"] == pytest.approx(rec["household_risk"].sum())
+    assert s["sampling_fraction"] == pytest.approx(len(survey) / survey["w"].sum())
+
+
+def test_records_keep_the_input_order_and_index(survey):
+    shuffled = survey.sample(frac=1, random_state=1)
+    a = incrowd.risk(survey, QIS, weight="w").records
+    b = incrowd.risk(shuffled, QIS, weight="w").records
+    assert list(b.index) == list(shuffled.index)
+    pd.testing.assert_frame_equal(a.loc[shuffled.index], b)
+
+
+def test_suda2_columns_come_from_suda2(survey):
+    pytest.importorskip("incrowd.reporting._suda2")
+    from incrowd.reporting._suda2 import suda2
+
+    rec = incrowd.risk(survey, QIS).records
+    score, dis = suda2(survey[QIS])
+    np.testing.assert_allclose(rec["suda_score"].to_numpy(), score)
+    np.testing.assert_allclose(rec["suda_dis_score"].to_numpy(), dis)
+
+
+def test_population_uniqueness_from_the_class_sizes_and_the_sampling_fraction(survey):
+    pytest.importorskip("incrowd.reporting._uniqueness")
+    from incrowd.reporting._uniqueness import population_uniqueness
+
+    survey.loc[3, "age"] = np.nan  # a missing value is a class value of its own here
+    sizes = survey.groupby(QIS, dropna=False).size().to_numpy()
+    by_weight = incrowd.risk(survey, QIS, weight="w").summary()["population_uniqueness"]
+    assert by_weight == population_uniqueness(sizes, len(survey) / survey["w"].sum())
+    by_population = incrowd.risk(survey, QIS, weight="w", population=10**6).summary()
+    assert by_population["sampling_fraction"] == pytest.approx(len(survey) / 10**6)
+    assert by_population["population_uniqueness"] == population_uniqueness(sizes, len(survey) / 10**6)
+    assert "population_uniqueness" not in incrowd.risk(survey, QIS).summary()
+
+
+def test_without_weight_the_sample_is_the_population(survey):
+    result = incrowd.risk(survey, QIS)
+    rec = result.records
+    np.testing.assert_allclose(rec["individual_risk"], 1 / rec["fk"])
+    np.testing.assert_array_equal(rec["Fk"], rec["fk"])
+    assert "sampling_fraction" not in result.summary()
+
+
+def test_population_without_weight_is_a_simple_random_sample(survey):
+    result = incrowd.risk(survey, QIS, population=30_000)
+    rec = result.records
+    np.testing.assert_allclose(rec["Fk"], rec["fk"] * 100)
+    expected = sr.individual_risk(rec["fk"].to_numpy(float), rec["fk"].to_numpy(float) * 100)
+    np.testing.assert_allclose(rec["individual_risk"], expected)
+    assert result.summary()["sampling_fraction"] == pytest.approx(0.01)
+
+
+def test_missing_values_as_text_and_as_nan_are_one_missing_value():
+    as_nan = pd.DataFrame({"a": [1.0, np.nan, 1.0, 2.0], "b": ["x", "y", None, "y"]})
+    as_text = pd.DataFrame({"a": ["1", "NA", "1.0", "2"], "b": ["x", "y", "", "y"]})
+    a = incrowd.risk(as_nan, ["a", "b"]).records
+    b = incrowd.risk(as_text, ["a", "b"]).records
+    np.testing.assert_array_equal(a["fk"], b["fk"])
+    # a missing value matches any value: (NA, y) matches (2, y) and (1, NA); (1, NA) matches (1, x)
+    assert a["fk"].tolist() == [2, 3, 3, 2]
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    ({"quasi_identifiers": ["region", "nope"]}, DataError, "'nope'"),
+    ({"quasi_identifiers": []}, ParameterError, "quasi_identifiers"),
+    ({"quasi_identifiers": ["sex", "sex"]}, ParameterError, "twice"),
+    ({"weight": "nope"}, DataError, "weight column 'nope'"),
+    ({"weight": "sex"}, ParameterError, "also a quasi-identifier"),
+    ({"household": "nope"}, DataError, "household column 'nope'"),
+    ({"threshold": 0}, ParameterError, "threshold"),
+    ({"threshold": 1.5}, ParameterError, "threshold"),
+    ({"population": 10}, ParameterError, "population"),
+])
+def test_bad_parameters_are_named(survey, kwargs, error, words):
+    args = {"quasi_identifiers": QIS, **kwargs}
+    with pytest.raises(error, match=words):
+        incrowd.risk(survey, args.pop("quasi_identifiers"), **args)
+
+
+@pytest.mark.parametrize("value, shown", [(0.0, "0.0"), (np.nan, "nan"), (-2.0, "-2.0")])
+def test_bad_weights_name_the_row(survey, value, shown):
+    survey.loc[7, "w"] = value
+    with pytest.raises(DataError, match=f"weight column 'w', row 8: {shown}"):
+        incrowd.risk(survey, QIS, weight="w")
+
+
+def test_missing_household_id_names_the_row(survey):
+    survey["hh"] = survey["hh"].astype(object)
+    survey.loc[4, "hh"] = "NA"
+    with pytest.raises(DataError, match="household column 'hh', row 5"):
+        incrowd.risk(survey, QIS, household="hh")
+
+
+def test_json_and_html(survey, tmp_path):
+    result = incrowd.risk(survey, QIS, weight="w", household="hh")
+    doc = json.loads(result.to_json(records=True))
+    assert doc["summary"]["k_violations"] == {str(k): v for k, v in result.summary()["k_violations"].items()}
+    assert len(doc["records"]) == len(survey)
+    assert doc["riskiest"][0]["individual_risk"] == pytest.approx(result.records["individual_risk"].max())
+    result.write(tmp_path / "r.html")
+    result.write(tmp_path / "r.json")
+    page = (tmp_path / "r.html").read_text()
+    assert "Re-identification risk" in page and "expected reidentifications" in page
+    assert "<script" not in page and "http" not in page.split("</style>")[1].split("<h2>Definitions")[0]
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["global_risk"] == pytest.approx(
+        result.summary()["global_risk"])
+
+
+def test_exported_at_top_level():
+    assert incrowd.risk is incrowd.reporting.risk
+    assert "risk" in incrowd.__all__ and "RiskResult" in incrowd.__all__
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from(["a", "b", "NA"]), st.floats(1, 1000)),
+                min_size=1, max_size=40))
+def test_risk_properties(rows):
+    frame = pd.DataFrame(rows, columns=["x", "y", "w"])
+    result = incrowd.risk(frame, ["x", "y"], weight="w")
+    rec, s = result.records, result.summary()
+    rk = rec["individual_risk"].to_numpy()
+    assert ((rk >= 0) & (rk <= 1 + 1e-12)).all()
+    assert (rec["Fk"].to_numpy() >= rec["fk"].to_numpy() * frame["w"].min() * (1 - 1e-12)).all()
+    assert s["k_violations"][2] <= s["k_violations"][3] <= s["k_violations"][5] <= len(frame)
+    assert s["sample_uniques"] == s["k_violations"][2]
+
+
+# ---- the command ---------------------------------------------------------------------------
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def test_cli_json_equals_the_api(survey, tmp_path, runner):
+    path = tmp_path / "s.csv"
+    survey.to_csv(path, index=False)
+    out = runner.invoke(app, ["risk", str(path), "--qi", "region,sex,age", "--weight", "w", "--household", "hh",
+                              "--json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    api = incrowd.risk(survey, QIS, weight="w", household="hh").summary()
+    assert doc["summary"]["expected_reidentifications"] == pytest.approx(api["expected_reidentifications"], rel=1e-12)
+    assert doc["summary"]["household_risk"] == pytest.approx(api["household_risk"], rel=1e-12)
+
+
+def test_cli_reads_statistical_files_and_writes_html(survey, tmp_path, runner):
+    path = tmp_path / "s.sav"
+    incrowd.write_table(survey.assign(sex=survey["sex"].map({"m": 1, "f": 2})), path)
+    page = tmp_path / "risk.html"
+    out = runner.invoke(app, ["risk", str(path), "--qi", "region,sex,age", "--weight", "w", "-o", str(page)])
+    assert out.exit_code == 0, out.output
+    assert "expected re-identifications" in out.stdout
+    assert page.read_text().startswith("<!doctype html>")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--qi", "region,nope"], "'nope'"),
+    ([], "--qi is required"),
+    (["--qi", "region", "--weight", "sex"], "weight column 'sex', row 1"),
+    (["--qi", "region", "-o", "r.txt"], ".html or .json"),
+    (["--qi", "region", "--threshold", "2"], "--threshold"),
+])
+def test_cli_errors_are_one_line_and_write_nothing(survey, tmp_path, runner, args, words, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "s.csv"
+    survey.to_csv(path, index=False)
+    before = set(tmp_path.iterdir())
+    out = runner.invoke(app, ["risk", str(path), *args, "-o", "r.html"] if "-o" not in args
+                        else ["risk", str(path), *args])
+    assert out.exit_code == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], out.stderr
+    assert set(tmp_path.iterdir()) == before
+
+
+# ---- the report, when a weight is known ----------------------------------------------------
+# the keys as categories, so that the report skips its (slower) numeric measures
+
+def _categorical(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(region="r" + frame["region"].astype(str), age="a" + frame["age"].astype(str))
+
+
+def test_report_gains_the_weighted_risk(survey):
+    release = survey.copy()
+    release["age"] = np.where(release["age"] > 4, 5, release["age"])
+    survey, release = _categorical(survey), _categorical(release)
+    rep = incrowd.report(survey, release, QIS, weight="w", figures=False)
+    expected = incrowd.risk(release, QIS, weight="w").summary()
+    got = rep.risk["sample_risk"]
+    assert got["weight"] == "w"
+    for key in ("global_risk", "expected_reidentifications", "highest_individual_risk", "records_above_threshold"):
+        assert got[key] == pytest.approx(expected[key])
+    assert "sample_risk" not in incrowd.report(survey, release, QIS, figures=False).risk
+
+
+def test_report_weight_with_suppressed_rows_uses_each_kept_rows_weight(survey):
+    survey = _categorical(survey)
+    kept = np.arange(0, len(survey), 2)
+    release = survey.iloc[kept].reset_index(drop=True)
+    rep = incrowd.report(survey, release, QIS, kept_rows=kept, weight="w", figures=False)
+    expected = incrowd.risk(release, QIS, weight="w").summary()
+    assert rep.risk["sample_risk"]["expected_reidentifications"] == pytest.approx(expected["expected_reidentifications"])
+
+
+def test_report_command_weight(survey, tmp_path, runner):
+    survey = _categorical(survey)
+    survey.to_csv(tmp_path / "o.csv", index=False)
+    survey.to_csv(tmp_path / "r.csv", index=False)
+    out = runner.invoke(app, ["report", str(tmp_path / "o.csv"), str(tmp_path / "r.csv"), "--qi", "region,sex,age",
+                              "--weight", "w", "--json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    assert doc["risk"]["sample_risk"]["global_risk"] == pytest.approx(
+        incrowd.risk(survey, QIS, weight="w").summary()["global_risk"])

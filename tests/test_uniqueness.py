@@ -1,0 +1,154 @@
+"""Population uniqueness from a sample (ARX's Pitman, Zayatz, SNB and Dankar's rule) against
+the published formulas, computed here independently of the module."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from incrowd.exceptions import ParameterError
+from incrowd.reporting._uniqueness import population_uniqueness
+
+# classes of the sample: size -> number of classes
+HIST = {1: 30, 2: 12, 3: 6, 4: 3, 6: 2, 10: 1}
+
+
+def _expand(hist):
+    return [k for k, c in hist.items() for _ in range(c)]
+
+
+def test_zayatz_by_hand():
+    """Zayatz (1991): share of sample uniques that are population uniques
+    c1 P_1(1) / sum_k c_k P_k(1), P_k(1) = k C(N-k, n-1) / C(N, n); uniques c1 * share / f."""
+    sizes = [1, 1, 1, 2, 3]
+    n, f = 8, 0.5
+    big_n = 16
+
+    def p(k):
+        return k * math.comb(big_n - k, n - 1) / math.comb(big_n, n)
+
+    share = 3 * p(1) / (3 * p(1) + p(2) + p(3))
+    r = population_uniqueness(sizes, f)
+    assert r["zayatz_uniques"] == pytest.approx(3 * share / f, rel=1e-12)
+    assert r["zayatz"] == pytest.approx(3 * share / f / big_n, rel=1e-12)
+    assert r["sample_uniques"] == 3 and r["sample_size"] == 8 and r["population_size"] == 16
+
+
+def test_pitman_parameters_solve_the_likelihood_equations():
+    """Hoshino (2001): at the ML fit, sum_{i<u} 1/(t + i a) = sum_{i<n} 1/(t + i) and
+    sum_{i<u} i/(t + i a) = sum_k c_k sum_{j<k} 1/(j - a); uniques Gamma(t+1)/Gamma(t+a) N^a."""
+    f = 0.05
+    r = population_uniqueness(HIST, f)
+    t, a = r["pitman_theta"], r["pitman_alpha"]
+    u = sum(HIST.values())
+    # ARX keeps theta >= 0 and lets alpha be negative (a finite number of classes)
+    assert t is not None and t >= 0 and a < 1 and t + (u - 1) * a > 0
+    n = sum(k * c for k, c in HIST.items())
+    eq1 = sum(1 / (t + i * a) for i in range(1, u)) - sum(1 / (t + i) for i in range(1, n))
+    eq2 = sum(i / (t + i * a) for i in range(1, u)) - sum(
+        c * sum(1 / (j - a) for j in range(1, k)) for k, c in HIST.items())
+    assert abs(eq1) < 1e-6 and abs(eq2) < 1e-6
+    big_n = n / f
+    expected = math.exp(math.lgamma(t + 1) - math.lgamma(t + a)) * big_n**a
+    assert r["pitman_uniques"] == pytest.approx(expected, rel=1e-12)
+    assert r["dankar_model"] == "pitman" and r["dankar"] == r["pitman"]  # f <= 0.1
+
+
+def _shlosser_sh3(hist, q):
+    """Haas et al. (1995), D_Sh3."""
+    d = sum(hist.values())
+    f1 = hist.get(1, 0)
+    s = lambda g: sum(g(i) * fi for i, fi in hist.items())  # noqa: E731
+    num1 = s(lambda i: i * q * q * (1 - q * q) ** (i - 1))
+    den1 = s(lambda i: (1 - q) ** i * ((1 + q) ** i - 1))
+    num2 = s(lambda i: (1 - q) ** i)
+    den2 = s(lambda i: i * q * (1 - q) ** (i - 1))
+    return d + f1 * num1 / den1 * (num2 / den2) ** 2
+
+
+def test_snb_parameters_match_expected_uniques_and_pairs():
+    """Chen & Keller-McNulty (1998): K classes of population size 1 + NegBin(alpha, beta),
+    sampled by f: the fit makes the expected sample uniques and pairs the observed ones
+    (expectations summed here over the class-size distribution); uniques K beta^alpha."""
+    f = 0.3
+    r = population_uniqueness(_expand(HIST), f)
+    alpha, beta, k = r["snb_alpha"], r["snb_beta"], r["snb_classes"]
+    assert alpha is not None and alpha > 0 and 0 < beta < 1
+    assert k == pytest.approx(_shlosser_sh3(HIST, f), rel=1e-12)
+    j = np.arange(1, 20000)
+    log_pf = (math.lgamma(alpha) * -1 + np.array([math.lgamma(x - 1 + alpha) - math.lgamma(x) for x in j])
+              + alpha * math.log(beta) + (j - 1) * math.log(1 - beta))
+    pf = np.exp(log_pf)
+    e1 = k * np.sum(pf * j * f * (1 - f) ** (j - 1))
+    e2 = k * np.sum(pf * j * (j - 1) / 2 * f * f * (1 - f) ** (j - 2))
+    assert e1 == pytest.approx(HIST[1], rel=1e-6)
+    assert e2 == pytest.approx(HIST[2], rel=1e-6)
+    assert r["snb_uniques"] == pytest.approx(k * beta**alpha, rel=1e-12)
+
+
+def test_dankar_rule_above_a_tenth_takes_the_smaller_of_zayatz_and_snb():
+    r = population_uniqueness(HIST, 0.3)
+    assert r["zayatz"] is not None and r["snb"] is not None
+    assert r["dankar"] == min(r["zayatz"], r["snb"])
+    assert r["dankar_model"] == ("zayatz" if r["zayatz"] < r["snb"] else "snb")
+
+
+def test_no_sample_uniques_means_no_population_uniques():
+    r = population_uniqueness({2: 5, 3: 1}, 0.01)
+    for name in ("pitman", "zayatz", "snb", "dankar"):
+        assert r[name] == 0.0 and r[f"{name}_uniques"] == 0.0
+    assert r["dankar_model"] is None
+
+
+def test_all_sample_uniques():
+    r = population_uniqueness([1] * 10, 0.2)
+    assert r["pitman"] is None  # the likelihood has no maximum
+    assert r["zayatz_uniques"] == pytest.approx(50.0) and r["zayatz"] == pytest.approx(1.0)
+    assert r["snb"] is None  # no pairs to fit
+    assert r["dankar_model"] == "zayatz" and r["dankar"] == pytest.approx(1.0)
+
+
+def test_whole_population_sampled_gives_the_sample_uniques():
+    r = population_uniqueness(HIST, 1.0)
+    assert r["zayatz_uniques"] == pytest.approx(HIST[1], rel=1e-12)
+    assert r["snb_uniques"] == pytest.approx(HIST[1], rel=1e-9)
+    assert r["dankar_uniques"] == pytest.approx(HIST[1], rel=1e-9)
+    assert r["population_size"] == sum(k * c for k, c in HIST.items())
+
+
+def test_class_sizes_mapping_and_pairs_agree():
+    a = population_uniqueness(_expand(HIST), 0.05)
+    b = population_uniqueness(HIST, 0.05)
+    c = population_uniqueness(np.array([[k, v] for k, v in HIST.items()]), 0.05)
+    assert a == b == c
+
+
+@pytest.mark.parametrize("sizes, fraction, word", [
+    ([1, 2], 0, "sampling_fraction"), ([1, 2], 1.5, "sampling_fraction"), ([1, 2], "x", "sampling_fraction"),
+    ([], 0.1, "sample_class_sizes"), ([0, 1], 0.1, "sample_class_sizes"), ([1.5], 0.1, "sample_class_sizes"),
+    (np.ones((2, 3)), 0.1, "sample_class_sizes"), (["a", "b"], 0.1, "sample_class_sizes"),
+])
+def test_bad_input_names_the_parameter(sizes, fraction, word):
+    with pytest.raises(ParameterError, match=word):
+        population_uniqueness(sizes, fraction)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.dictionaries(st.integers(1, 15), st.integers(1, 25), min_size=1, max_size=6),
+       st.floats(0.001, 1.0))
+def test_estimates_lie_between_zero_and_the_population(hist, fraction):
+    r = population_uniqueness(hist, fraction)
+    big_n = r["population_size"]
+    for name in ("pitman", "zayatz", "snb", "dankar"):
+        count, share = r[f"{name}_uniques"], r[name]
+        if count is not None:
+            assert -1e-9 <= count <= big_n * (1 + 1e-12)
+            assert share == pytest.approx(count / big_n)
+    if r["dankar_model"] is not None:
+        assert r["dankar"] == r[r["dankar_model"]]
+    if hist.get(1, 0) == 0:
+        assert r["dankar"] == 0.0
