@@ -77,21 +77,10 @@ from ._screen_widths import LANES, WIDEST, screen_pairs, screen_width
 LIST_SIZE = 6
 #: a question walks at most nc / LOG_DIVISOR log entries before a full search is cheaper
 LOG_DIVISOR = 16
-#: techniques of this kernel, each one switchable so that benches can measure what it buys
-USE_LISTS = 1  # rows remember their neighbourhood between questions
-USE_COLUMNS = 2  # full searches vectorized over clusters (else one distance at a time)
-USE_BLOCKS = 4  # lists made in blocks of rows ahead of their questions
-USE_SINGLE = 8  # blocked passes screen in single precision, then confirm in double
-USE_UPDATES = 16  # blocks of rows update their lists from the clusters changed since
-USE_CHUNKS = 32  # the float32 screen sums columns in chunks, each lane's sum kept in a register
-USE_WIDTHS = 64  # the float32 screen written out for the column count, two centroids at a time
-USE_RECENT = 128  # a blocked pass walks the change log once for all its blocks, not once per block
-ALL_TECHNIQUES = (USE_LISTS | USE_COLUMNS | USE_BLOCKS | USE_SINGLE | USE_UPDATES | USE_CHUNKS | USE_WIDTHS
-                  | USE_RECENT)
 #: a block updates its lists when the clusters changed since its oldest stamp are fewer than
 #: this share of all clusters, else it makes them afresh; with the float32 screen an update
-#: costs no more than a full pass even when every cluster changed (Gaussian 100,000 x 15,
-#: k = 10: share 0.5 11.1 s, 0.8 10.0 s, 1.0 9.8 s)
+#: costs no more than a full pass even when every cluster changed (the study of the share is
+#: in the docs' performance studies)
 UPDATE_SHARE = 1.0
 #: rows whose log walk would exceed this many entries are updated in blocks before their question
 WALK_MIN = 32
@@ -102,17 +91,11 @@ _CANDIDATES = 128  # single-precision candidates a row of a blocked pass keeps b
 _U32 = 2.0**-24  # unit roundoff of float32
 #: beyond this magnitude float32 squares could overflow; such data take the double pass
 _SINGLE_LIMIT = 1e15
-# the blocked passes' screens (``single``): none (double only), one column at a time, in chunks,
-# written out for the column count
-_COLUMNS, _CHUNKED, _WIDTHS = 1, 2, 3
-# slots of the kernel's counters (``meta``): the change log's length and the question token, then
-# what ``stats`` reports per round (for benches: where the time goes). Pass distances count
-# row-centroid pairs of the blocked passes; pass ns is their clock time
-_LOG, _TOKEN, _PASS_WORK, _PASS_ROWS, _PASS_NS, _QUESTIONS, _SEARCHES, _META = range(8)
-#: columns of ``stats``: the counters above at each round's start, then the clock and the clusters
-STATS_COLUMNS = ("log entries", "pass distances", "pass rows", "pass ns", "questions",
-                 "full searches", "clock ns", "cluster slots")
-assert len(STATS_COLUMNS) == _META + 1
+# the blocked passes' screens (``single``): none (double only; data whose float32 squares could
+# overflow), in column chunks, written out for the column count
+_CHUNKED, _WIDTHS = 2, 3
+# slots of the kernel's counters (``meta``): the change log's length, the question token
+_LOG, _TOKEN, _META = range(3)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -418,24 +401,6 @@ def _single_threshold(worst, margin):
 
 
 @njit(cache=True, inline="always")
-def _screen_columns(Xt, cent32, g, acc, limit):
-    """``_screen_hits`` one column at a time over all lanes (before ``USE_CHUNKS``): every
-    column's sums are stored and reloaded, so each add waits on the store before it."""
-    m = Xt.shape[0]
-    for t in range(_BLOCK):
-        acc[t] = 0.0
-    for j in range(m):
-        c = cent32[g, j]
-        for t in range(_BLOCK):
-            diff = Xt[j, t] - c
-            acc[t] += diff * diff
-    hit = 0
-    for t in range(_BLOCK):
-        hit += acc[t] <= limit[t]
-    return hit > 0
-
-
-@njit(cache=True, inline="always")
 def _sq(x, c):
     d = x - c
     return d * d
@@ -556,11 +521,7 @@ def _screen_chunk(single, Xt, xn, cent32, ids, lo, cnt, acc, limit, hit):
         return screen_pairs(Xt, xn, cent32, ids, lo, cnt, acc, limit, hit)
     any_hit = False
     for q in range(cnt):
-        g = ids[lo + q]
-        if single == _CHUNKED:
-            h = _screen_hits(Xt, cent32, g, acc[q], limit)
-        else:
-            h = _screen_columns(Xt, cent32, g, acc[q], limit)
+        h = _screen_hits(Xt, cent32, ids[lo + q], acc[q], limit)
         hit[q] = h
         any_hit |= h
     return any_hit
@@ -655,43 +616,12 @@ def _latest_live(h, e, last, size, nc):
 
 
 @njit(cache=True)
-def _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share):
-    """(oldest stamp of the block, the non-empty clusters changed since it, their count); the
-    count is -1 when a row has no list or more than ``share`` of the clusters changed."""
-    old = stamp
-    for t in range(b):
-        st = cst[rows[r0 + t]]
-        if st < 0:
-            return old, np.empty(0, np.int64), -1
-        if st < old:
-            old = st
-    limit = int(share * nc)
-    # no more distinct clusters than log entries: late rounds change a few, and a buffer for
-    # all nc (megabytes, a fresh mapping each block) would cost more than the update
-    changed = np.empty(min(limit, stamp - old) + 1, np.int64)
-    nchg = 0
-    for e in range(old, stamp):
-        h = log[e]
-        if not _latest_live(h, e, last, size, nc):
-            continue
-        if nchg == limit:
-            return old, changed, -1
-        changed[nchg] = h
-        nchg += 1
-    return old, changed, nchg
-
-
-@njit(cache=True)
-def _recent_changes(rows, count, cst, stamp, log, last, size, nc, walk=False):
-    """(clusters, positions, walk): every non-empty cluster whose latest change lies at or after
-    the oldest stamp of ``rows[:count]`` (rows without a list left out), in log order, with the
+def _recent_changes(rows, count, cst, stamp, log, last, size, nc):
+    """(clusters, positions): every non-empty cluster whose latest change lies at or after the
+    oldest stamp of ``rows[:count]`` (rows without a list left out), in log order, with the
     position of that change. A block's clusters changed since its own oldest stamp are then a
-    suffix (``_changed_in``): one walk of the log per pass instead of one per block, whose
-    walks were a tenth of a pass at 312,500 rows. ``walk``: none here, every block walks the
-    log itself (``USE_RECENT`` off, for the benches)."""
+    suffix (``_changed_in``): one walk of the log per pass instead of one per block."""
     old = stamp
-    if walk:
-        count = 0
     for t in range(count):
         st = cst[rows[t]]
         if 0 <= st < old:
@@ -706,14 +636,15 @@ def _recent_changes(rows, count, cst, stamp, log, last, size, nc, walk=False):
         clusters[n] = h
         positions[n] = e
         n += 1
-    return clusters[:n], positions[:n], walk
+    return clusters[:n], positions[:n]
 
 
 @njit(cache=True)
 def _changed_in(recent, rows, r0, b, cst, stamp, nc, share):
-    """``_changed_since`` from the pass's ``_recent_changes``: the same clusters, in the same
-    order, found by a binary search."""
-    clusters, positions, _ = recent
+    """(oldest stamp of the block, the non-empty clusters changed since it in log order, their
+    count), taken from the pass's ``_recent_changes`` by a binary search; the count is -1 when a
+    row has no list or more than ``share`` of the clusters changed."""
+    clusters, positions = recent
     old = stamp
     for t in range(b):
         st = cst[rows[r0 + t]]
@@ -729,8 +660,8 @@ def _changed_in(recent, rows, r0, b, cst, stamp, nc, share):
 
 
 @njit(cache=True)
-def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, log,
-                  last, share, recent=None):
+def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, last,
+                  share, recent):
     """The lists of ``rows[r0:r0 + b]`` brought up to date from the clusters changed since the
     block's oldest stamp, in one pass over those clusters; returns the distances computed, or -1
     when a full pass is cheaper (a row without a list, or too many changes).
@@ -742,11 +673,8 @@ def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, c
     in order, rows inside, which vectorizes). The K + 1 smallest pairs below B then make the new
     list, the (K + 1)-th the new bound (B itself when fewer fall below it): the invariant of
     ``_nearest_cached`` holds again at the new stamp. ``recent``: the pass's
-    ``_recent_changes``, else the block walks the log itself."""
-    if recent is None or recent[2]:
-        old, changed, nchg = _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share)
-    else:
-        old, changed, nchg = _changed_in(recent, rows, r0, b, cst, stamp, nc, share)
+    ``_recent_changes``."""
+    old, changed, nchg = _changed_in(recent, rows, r0, b, cst, stamp, nc, share)
     if nchg < 0:
         return -1
     m = X.shape[1]
@@ -793,7 +721,7 @@ def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, c
 
 @njit(cache=True)
 def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
-                         clbg, cst, stamp, log, last, share, single, recent=None):
+                         clbg, cst, stamp, last, share, single, recent):
     """``_update_block`` with the changed clusters screened in float32, then confirmed in
     double; the same lists, bit for bit.
 
@@ -805,10 +733,7 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
     confirmation computes their distances as ``_sqdist_row`` does and selects as
     ``_update_block``. A block whose kept candidates overflow (many tied distances) is updated
     in double instead."""
-    if recent is None or recent[2]:
-        old, changed, nchg = _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share)
-    else:
-        old, changed, nchg = _changed_in(recent, rows, r0, b, cst, stamp, nc, share)
+    old, changed, nchg = _changed_in(recent, rows, r0, b, cst, stamp, nc, share)
     if nchg < 0:
         return -1
     m = X.shape[1]
@@ -857,7 +782,7 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
                     continue
                 if not _keep32(ca, cg, cn, t, keep[t], a, g):
                     return _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb,
-                                         clbg, cst, stamp, log, last, share, recent)
+                                         clbg, cst, stamp, last, share, recent)
                 filled[t] = _push32(top, t, cap, filled[t], a)
                 if filled[t] == cap:
                     worst[t] = top[t, cap - 1]
@@ -888,16 +813,16 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
 
 @njit(cache=True, inline="always")
 def _one_block(X, X32, xmax, single, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb, clbg,
-               cst, stamp, log, last, share, recent):
+               cst, stamp, last, share, recent):
     """One block's lists, by an update when it is cheaper, else by a full pass; returns the
     distances computed."""
     if share > 0.0:
         if single:
             done = _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd,
-                                        ccnt, clb, clbg, cst, stamp, log, last, share, single, recent)
+                                        ccnt, clb, clbg, cst, stamp, last, share, single, recent)
         else:
             done = _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst,
-                                 stamp, log, last, share, recent)
+                                 stamp, last, share, recent)
         if done >= 0:
             return done
     if single:
@@ -910,31 +835,31 @@ def _one_block(X, X32, xmax, single, rows, r0, b, cent, cent32, size, nc, K, cid
 
 @njit(cache=True)
 def _lists_for(X, X32, xmax, single, rows, count, cent, cent32, size, nc, K, cid, cd, ccnt, clb, clbg,
-               cst, stamp, log, last, share, recent):
+               cst, stamp, last, share, recent):
     """The lists of ``rows[:count]``, block after block; returns the distances computed."""
     work = 0
     for r0 in range(0, count, _BLOCK):
         work += _one_block(X, X32, xmax, single, rows, r0, min(_BLOCK, count - r0), cent, cent32, size,
-                           nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, log, last, share, recent)
+                           nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, last, share, recent)
     return work
 
 
 @njit(cache=True, parallel=True)
 def _lists_for_parallel(X, X32, xmax, single, rows, count, cent, cent32, size, nc, K, cid, cd, ccnt,
-                        clb, clbg, cst, stamp, log, last, share, recent):
+                        clb, clbg, cst, stamp, last, share, recent):
     """``_lists_for`` with the blocks on numba's threads (each block writes its own rows)."""
     n_blocks = (count + _BLOCK - 1) // _BLOCK
     work = np.zeros(n_blocks, np.int64)
     for q in prange(n_blocks):
         r0 = q * _BLOCK
         work[q] = _one_block(X, X32, xmax, single, rows, r0, min(_BLOCK, count - r0), cent, cent32, size,
-                             nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, log, last, share, recent)
+                             nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, last, share, recent)
     return work.sum()
 
 
 @njit(cache=True)
 def _prefetch(X, X32, xmax, single, i, nc, want_k, k, mem, cent, cent32, size, K, cid, cd, ccnt, clb,
-              clbg, cst, meta, log_limit, pending, tuner, log, last, share, walk_min, walk_each):
+              clbg, cst, meta, log_limit, pending, tuner, log, last, share, walk_min):
     """Make in one blocked pass the lists of the rows the coming clusters (from i on) will ask
     about and could not answer cheaply from their lists: members of clusters of exactly k rows
     (``want_k``, phase 1) or of more than k rows (phase 2), whose stamp is older than
@@ -957,29 +882,25 @@ def _prefetch(X, X32, xmax, single, i, nc, want_k, k, mem, cent, cent32, size, K
     if count > 0:
         threaded = use_threads(tuner)
         t0 = monotonic_ns()
-        recent = _recent_changes(pending, count if share > 0.0 else 0, cst, now, log, last, size, nc, walk_each)
+        recent = _recent_changes(pending, count if share > 0.0 else 0, cst, now, log, last, size, nc)
         if threaded:
             work = _lists_for_parallel(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K,
-                                       cid, cd, ccnt, clb, clbg, cst, now, log, last, share, recent)
+                                       cid, cd, ccnt, clb, clbg, cst, now, last, share, recent)
         else:
             work = _lists_for(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K, cid, cd,
-                              ccnt, clb, clbg, cst, now, log, last, share, recent)
+                              ccnt, clb, clbg, cst, now, last, share, recent)
         elapsed = monotonic_ns() - t0
         record(tuner, threaded, elapsed, max(work, 1))
-        meta[_PASS_WORK] += work
-        meta[_PASS_ROWS] += count
-        meta[_PASS_NS] += elapsed
     return g
 
 
 @njit(cache=True)
 def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt, clb, clbg, cst,
-                    log, meta, last, log_limit, bd, bg, centT, acc, columns, mark):
+                    log, meta, last, log_limit, bd, bg, centT, acc, mark):
     """(cluster, squared distance) of the centroid closest to X[r] among the non-empty clusters
     other than ``exclude``, lowest id on ties: the answer of ``_ona_kernel._nearest``."""
     now = meta[0]
     st = cst[r]
-    meta[_QUESTIONS] += 1
     if st >= 0 and now - st <= log_limit:
         lbd = clb[r]
         lbg = clbg[r]
@@ -1045,13 +966,10 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
         if best >= 0:
             return best, best_d
     cap = K + 1
-    meta[_SEARCHES] += 1
     if use_tree:
         filled = _full_tree(X, r, cent, size, nc, T, bd, bg, cap)
-    elif columns:
-        filled = _full_columns(X, r, centT, size, nc, acc, bd, bg, cap)
     else:
-        filled = _full_brute(X, r, cent, size, nc, bd, bg, cap)
+        filled = _full_columns(X, r, centT, size, nc, acc, bd, bg, cap)
     _store_list(r, bd, bg, filled, K, cid, cd, ccnt, clb, clbg, cst, now)
     for q in range(filled):
         if bg[q] != exclude:
@@ -1120,25 +1038,13 @@ def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta, las
     return nc
 
 
-@njit(cache=True)
-def _snapshot(stats, row, meta, nc):
-    if stats is None or row >= stats.shape[0]:
-        return
-    stats[row, 0] = meta[_LOG]
-    for q in range(_PASS_WORK, _META):  # the token is no statistic
-        stats[row, q - 1] = meta[q]
-    stats[row, _META - 1] = monotonic_ns()
-    stats[row, _META] = nc
-
-
 @njit(cache=True, nogil=True)
 def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scale=-1.0, stop=None,
-                         list_size=LIST_SIZE, techniques=ALL_TECHNIQUES, log_divisor=LOG_DIVISOR,
-                         update_share=UPDATE_SHARE, walk_min=WALK_MIN, stats=None):
+                         list_size=LIST_SIZE, update_share=UPDATE_SHARE, walk_min=WALK_MIN):
     """``_ona_kernel.ona_star_labels`` from the MDAV* labels ``init``; same results.
 
-    ``stats`` (int64, rows x ``len(STATS_COLUMNS)``), when given, receives the counters at the
-    start of each round and, in the row after the last round, at the end."""
+    ``list_size``, ``update_share`` and ``walk_min`` change only the speed; the tests vary them
+    to drive every path (lists that run out, blocks updated however many clusters changed)."""
     n, m = X.shape
     labels = np.zeros(n, np.int64)
     if n < 2 * k:
@@ -1153,11 +1059,9 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
     _rebuild(T, cent, size, nc)
 
     K = list_size
-    lists = (techniques & USE_LISTS) != 0
-    columns = (techniques & USE_COLUMNS) != 0
-    blocked = lists and (techniques & USE_BLOCKS) != 0 and not use_tree
-    walk_each = (techniques & USE_RECENT) == 0
-    share = update_share if blocked and (techniques & USE_UPDATES) != 0 else 0.0
+    # the blocked passes scan all centroids: without the tree only
+    blocked = not use_tree
+    share = update_share if blocked else 0.0
     cid = np.empty((n, K), np.int64)
     cd = np.empty((n, K))
     ccnt = np.zeros(n, np.int64)
@@ -1179,10 +1083,8 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
                 xmax[j] = v
     # single precision only where its squares cannot overflow and a candidate buffer holds a list
     single = 0
-    if (techniques & USE_SINGLE) != 0 and xmax.max() < _SINGLE_LIMIT and K + 1 <= _CANDIDATES:
-        single = _CHUNKED if (techniques & USE_CHUNKS) != 0 else _COLUMNS
-        if single == _CHUNKED and (techniques & USE_WIDTHS) != 0 and m <= WIDEST:
-            single = _WIDTHS
+    if xmax.max() < _SINGLE_LIMIT and K + 1 <= _CANDIDATES:
+        single = _WIDTHS if m <= WIDEST else _CHUNKED
     # the values (zero columns up to the written-out screen's width), then the squared norm
     cent32 = np.zeros((cap, (screen_width(m) if single == _WIDTHS else m) + 1), np.float32)
     X32 = X.astype(np.float32) if single else np.empty((0, m), np.float32)
@@ -1203,7 +1105,6 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
         if stop is not None:
             if stop[0] != 0:
                 break
-        _snapshot(stats, rounds, meta, nc)
         rounds += 1
         changed = False
         # Refresh every cluster from its members; a centroid whose bits move is a change.
@@ -1220,9 +1121,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
                 _sync(g, cent, centT, cent32)
         _rebuild(T, cent, size, nc)
         # a log walk longer than a search is not worth it
-        log_limit = nc // log_divisor if not use_tree else 64
-        if not lists:
-            log_limit = -1
+        log_limit = nc // LOG_DIVISOR if not use_tree else 64
 
         # ---- Phase 1: dissolving clusters of exactly k rows ----------------------------------
         i = 0
@@ -1234,11 +1133,11 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
             if blocked and i >= fetched:
                 fetched = _prefetch(X, X32, xmax, single, i, nc, True, k, mem, cent, cent32, size, K,
                                     cid, cd, ccnt, clb, clbg, cst, meta, log_limit, pending, tuner, log, last,
-                                    share, walk_min, walk_each)
+                                    share, walk_min)
             ok = True
             for t in range(k):
                 g, _ = _nearest_cached(X, mem[i, t], i, cent, size, nc, T, use_tree, K, cid, cd,
-                                       ccnt, clb, clbg, cst, log, meta, last, log_limit, bd, bg, centT, acc, columns, mark)
+                                       ccnt, clb, clbg, cst, log, meta, last, log_limit, bd, bg, centT, acc, mark)
                 if g < 0:
                     ok = False
                     break
@@ -1283,7 +1182,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
             if blocked and size[i] > k and i >= fetched:
                 fetched = _prefetch(X, X32, xmax, single, i, nc, False, k, mem, cent, cent32, size, K,
                                     cid, cd, ccnt, clb, clbg, cst, meta, log_limit, pending, tuner, log, last,
-                                    share, walk_min, walk_each)
+                                    share, walk_min)
             while size[i] > k:
                 si = size[i]
                 best_imp = -np.inf
@@ -1294,7 +1193,7 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
                 for t in range(si):
                     r = mem[i, t]
                     g, dg = _nearest_cached(X, r, i, cent, size, nc, T, use_tree, K, cid, cd, ccnt,
-                                            clb, clbg, cst, log, meta, last, log_limit, bd, bg, centT, acc, columns, mark)
+                                            clb, clbg, cst, log, meta, last, log_limit, bd, bg, centT, acc, mark)
                     if g < 0:
                         break
                     a = si / (si - 1.0) * _sqdist_row(X, r, cent, i)
@@ -1327,7 +1226,6 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
             converged = True
             break
 
-    _snapshot(stats, rounds, meta, nc)
     new_id = 0
     for g in range(nc):
         if size[g] > 0:
@@ -1337,20 +1235,16 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
     return labels, rounds, converged
 
 
-def ona_star_fast_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None, *,
-                         techniques=ALL_TECHNIQUES, fast_start=True, log_divisor=LOG_DIVISOR,
-                         update_share=UPDATE_SHARE, walk_min=WALK_MIN, threads=True):
+def ona_star_fast_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None, *, threads=True):
     """``_ona_kernel.ona_star_labels(X, k, max_rounds, use_tree, spare, scale, stop)``: the
     same (labels, rounds run, converged). ``threads``: False keeps every pass on the calling
-    thread (for fits run side by side, as MONA's parts). ``techniques``, ``fast_start`` (the
-    MDAV* start from the fastest exact kernel rather than the scan), ``log_divisor``,
-    ``update_share`` and ``walk_min`` exist for the benches' ablation and tuning."""
+    thread (for fits run side by side, as MONA's parts)."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     if X.shape[0] < 2 * k:
         return np.zeros(X.shape[0], np.int64), 0, True
-    init = mdav_star_best_labels(X, k, threads) if fast_start else mdav_star_labels(X, k)
+    init = mdav_star_best_labels(X, k, threads)
     return ona_star_fast_kernel(X, k, max_rounds, use_tree, init, new_tuner(serial=not threads), spare, scale,
-                                stop, LIST_SIZE, techniques, log_divisor, update_share, walk_min)
+                                stop, LIST_SIZE, UPDATE_SHARE, WALK_MIN)
 
 
 #: below this many clusters the reference kernel is faster (measured from 100 to 12,800 rows in 3
