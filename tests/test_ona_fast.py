@@ -104,11 +104,11 @@ def _block_lists(block, X, cent, size, K, rows, screen=_WIDTHS):
            np.empty(n, np.int64), np.full(n, -1, np.int64))
     nc = cent.shape[0]
     if block is _lists_block:
-        block(X, rows, 0, rows.shape[0], cent, size, nc, K, *out, 7)
+        block(X, rows, 0, rows.shape[0], cent, size, nc, out, 7)
     else:
         xmax = np.abs(X).max(axis=0)
-        block(X, X.astype(np.float32), xmax, rows, 0, rows.shape[0], cent, single_centroids(cent), size, nc,
-              K, *out, 7, screen)
+        block(X, X.astype(np.float32), xmax, rows, 0, rows.shape[0], cent, single_centroids(cent), size, nc, out, 7,
+              screen)
     cid, cd, ccnt, clb, clbg, cst = out
     return [(list(cid[r, : ccnt[r]]), list(cd[r, : ccnt[r]]), clb[r], clbg[r], cst[r]) for r in rows]
 
@@ -182,11 +182,12 @@ def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed, single, screen
     b = rows.shape[0]
     cid, cd, ccnt = np.empty((n, K), np.int64), np.empty((n, K)), np.zeros(n, np.int64)
     clb, clbg, cst = np.empty(n), np.empty(n, np.int64), np.full(n, -1, np.int64)
+    lists = (cid, cd, ccnt, clb, clbg, cst)
     log, meta, last = np.empty(4 * nc + 8, np.int64), np.zeros(2, np.int64), np.full(nc, -1, np.int64)
     for g in range(nc):  # every cluster was created once
         _log_change(g, log, meta, last)
     half = b // 2  # rows stamped at two times, so the block's oldest stamp is not every row's
-    _lists_block(X, rows[:half], 0, half, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, int(meta[0]))
+    _lists_block(X, rows[:half], 0, half, cent, size, nc, lists, int(meta[0]))
     for g in rng.choice(nc, size=int(rng.integers(0, nc + 1)), replace=False):
         change = rng.integers(0, 3)
         if change == 0:
@@ -196,13 +197,12 @@ def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed, single, screen
         else:
             size[g] = 0
         _log_change(g, log, meta, last)
-    _lists_block(X, rows[half:], 0, b - half, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, int(meta[0]))
+    _lists_block(X, rows[half:], 0, b - half, cent, size, nc, lists, int(meta[0]))
     for g in rng.choice(nc, size=int(rng.integers(0, nc + 1)), replace=False):
         if size[g] > 0:
             cent[g] = cent[g] + rng.integers(-1, 2, m) if rng.random() < 0.5 else cent[rng.integers(0, nc)]
             _log_change(g, log, meta, last)
     now = int(meta[0])
-    lists = (cid, cd, ccnt, clb, clbg, cst)
     # the block takes its changes from a pass's walk over its own rows, or over more rows with
     # older stamps (the changes since the block's own oldest stamp are then a suffix)
     if wide:
@@ -214,12 +214,12 @@ def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed, single, screen
     if single:
         twin = tuple(a.copy() for a in lists)
         done = _update_block_single(X, X.astype(np.float32), np.abs(X).max(axis=0), rows, 0, b, cent, single_centroids(cent),
-                                    size, nc, K, *lists, now, last, 1.0, screen, recent)
-        _update_block(X, rows, 0, b, cent, size, nc, K, *twin, now, last, 1.0, recent)
+                                    size, nc, lists, now, last, 1.0, screen, recent)
+        _update_block(X, rows, 0, b, cent, size, nc, twin, now, last, 1.0, recent)
         for a, c in zip(lists, twin):
             np.testing.assert_array_equal(a[rows], c[rows])
     else:
-        done = _update_block(X, rows, 0, b, cent, size, nc, K, *lists, now, last, 1.0, recent)
+        done = _update_block(X, rows, 0, b, cent, size, nc, lists, now, last, 1.0, recent)
     assert done >= 0
     for r in rows:
         assert cst[r] == now

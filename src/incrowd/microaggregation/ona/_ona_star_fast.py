@@ -341,11 +341,13 @@ def _far_from_block(Xt, cent, g, b, acc, worst):
 
 
 @njit(cache=True)
-def _lists_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp):
+def _lists_block(X, rows, r0, b, cent, size, nc, lists, stamp):
     """The lists of ``rows[r0:r0 + b]`` (b <= _BLOCK) by one pass over the centroids: each
     centroid's distances are summed column by column, rows inside, which vectorizes, reads each
     centroid once per block, and keeps each row's sum in column order, the order of
-    ``_sqdist_row``."""
+    ``_sqdist_row``. ``lists``: the rows' lists (``_new_lists``)."""
+    cid, cd, ccnt, clb, clbg, cst = lists
+    K = cid.shape[1]
     m = X.shape[1]
     cap = K + 1
     Xt = np.empty((m, _BLOCK))
@@ -528,8 +530,7 @@ def _screen_chunk(single, Xt, xn, cent32, ids, lo, cnt, acc, limit, hit):
 
 
 @njit(cache=True)
-def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
-                        clbg, cst, stamp, single):
+def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, lists, stamp, single):
     """``_lists_block`` with the distances screened in float32, then confirmed in double.
 
     Float32 doubles the distances one vector instruction computes. Let A be a row's (K + 1)-th
@@ -541,6 +542,8 @@ def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, ci
     ``_sqdist_row`` does, and keeps the K + 1 smallest in (distance, id) order: the lists of
     ``_lists_block``, bit for bit. A row whose kept centroids do not fit (many centroids at
     one distance) gets a double full search instead."""
+    cid, cd, ccnt, clb, clbg, cst = lists
+    K = cid.shape[1]
     m = X.shape[1]
     cap = K + 1
     Xt = np.zeros((cent32.shape[1] - 1, _BLOCK), np.float32)  # zero rows pad to the screen's width
@@ -660,8 +663,7 @@ def _changed_in(recent, rows, r0, b, cst, stamp, nc, share):
 
 
 @njit(cache=True)
-def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, last,
-                  share, recent):
+def _update_block(X, rows, r0, b, cent, size, nc, lists, stamp, last, share, recent):
     """The lists of ``rows[r0:r0 + b]`` brought up to date from the clusters changed since the
     block's oldest stamp, in one pass over those clusters; returns the distances computed, or -1
     when a full pass is cheaper (a row without a list, or too many changes).
@@ -674,6 +676,8 @@ def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, c
     list, the (K + 1)-th the new bound (B itself when fewer fall below it): the invariant of
     ``_nearest_cached`` holds again at the new stamp. ``recent``: the pass's
     ``_recent_changes``."""
+    cid, cd, ccnt, clb, clbg, cst = lists
+    K = cid.shape[1]
     old, changed, nchg = _changed_in(recent, rows, r0, b, cst, stamp, nc, share)
     if nchg < 0:
         return -1
@@ -720,8 +724,8 @@ def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, c
 
 
 @njit(cache=True)
-def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
-                         clbg, cst, stamp, last, share, single, recent):
+def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, lists, stamp, last, share, single,
+                         recent):
     """``_update_block`` with the changed clusters screened in float32, then confirmed in
     double; the same lists, bit for bit.
 
@@ -733,6 +737,8 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
     confirmation computes their distances as ``_sqdist_row`` does and selects as
     ``_update_block``. A block whose kept candidates overflow (many tied distances) is updated
     in double instead."""
+    cid, cd, ccnt, clb, clbg, cst = lists
+    K = cid.shape[1]
     old, changed, nchg = _changed_in(recent, rows, r0, b, cst, stamp, nc, share)
     if nchg < 0:
         return -1
@@ -781,8 +787,7 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
                 if not a <= keep[t]:
                     continue
                 if not _keep32(ca, cg, cn, t, keep[t], a, g):
-                    return _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb,
-                                         clbg, cst, stamp, last, share, recent)
+                    return _update_block(X, rows, r0, b, cent, size, nc, lists, stamp, last, share, recent)
                 filled[t] = _push32(top, t, cap, filled[t], a)
                 if filled[t] == cap:
                     worst[t] = top[t, cap - 1]
@@ -812,60 +817,59 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
 
 
 @njit(cache=True, inline="always")
-def _one_block(X, X32, xmax, single, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb, clbg,
-               cst, stamp, last, share, recent):
+def _one_block(X, passes, lists, rows, r0, b, cent, cent32, size, nc, stamp, last, recent):
     """One block's lists, by an update when it is cheaper, else by a full pass; returns the
     distances computed."""
+    X32, xmax, single, share, _, _ = passes
     if share > 0.0:
         if single:
-            done = _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd,
-                                        ccnt, clb, clbg, cst, stamp, last, share, single, recent)
+            done = _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, lists, stamp, last,
+                                        share, single, recent)
         else:
-            done = _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst,
-                                 stamp, last, share, recent)
+            done = _update_block(X, rows, r0, b, cent, size, nc, lists, stamp, last, share, recent)
         if done >= 0:
             return done
     if single:
-        _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
-                            clbg, cst, stamp, single)
+        _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, lists, stamp, single)
     else:
-        _lists_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp)
+        _lists_block(X, rows, r0, b, cent, size, nc, lists, stamp)
     return nc * b
 
 
 @njit(cache=True)
-def _lists_for(X, X32, xmax, single, rows, count, cent, cent32, size, nc, K, cid, cd, ccnt, clb, clbg,
-               cst, stamp, last, share, recent):
+def _lists_for(X, passes, lists, rows, count, cent, cent32, size, nc, stamp, last, recent):
     """The lists of ``rows[:count]``, block after block; returns the distances computed."""
     work = 0
     for r0 in range(0, count, _BLOCK):
-        work += _one_block(X, X32, xmax, single, rows, r0, min(_BLOCK, count - r0), cent, cent32, size,
-                           nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, last, share, recent)
+        work += _one_block(X, passes, lists, rows, r0, min(_BLOCK, count - r0), cent, cent32, size, nc, stamp,
+                           last, recent)
     return work
 
 
 @njit(cache=True, parallel=True)
-def _lists_for_parallel(X, X32, xmax, single, rows, count, cent, cent32, size, nc, K, cid, cd, ccnt,
-                        clb, clbg, cst, stamp, last, share, recent):
+def _lists_for_parallel(X, passes, lists, rows, count, cent, cent32, size, nc, stamp, last, recent):
     """``_lists_for`` with the blocks on numba's threads (each block writes its own rows)."""
     n_blocks = (count + _BLOCK - 1) // _BLOCK
     work = np.zeros(n_blocks, np.int64)
     for q in prange(n_blocks):
         r0 = q * _BLOCK
-        work[q] = _one_block(X, X32, xmax, single, rows, r0, min(_BLOCK, count - r0), cent, cent32, size,
-                             nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, last, share, recent)
+        work[q] = _one_block(X, passes, lists, rows, r0, min(_BLOCK, count - r0), cent, cent32, size, nc, stamp,
+                             last, recent)
     return work.sum()
 
 
 @njit(cache=True)
-def _prefetch(X, X32, xmax, single, i, nc, want_k, k, mem, cent, cent32, size, K, cid, cd, ccnt, clb,
-              clbg, cst, meta, log_limit, pending, tuner, log, last, share, walk_min):
+def _prefetch(X, passes, lists, clusters, log, meta, i, nc, want_k, k, log_limit, tuner):
     """Make in one blocked pass the lists of the rows the coming clusters (from i on) will ask
     about and could not answer cheaply from their lists: members of clusters of exactly k rows
     (``want_k``, phase 1) or of more than k rows (phase 2), whose stamp is older than
     ``walk_min`` log entries (``log_limit`` when blocks only make lists afresh, ``share`` 0).
     Returns the first cluster not looked at. The pass runs on numba's threads while the tuner
-    (``_adaptive``) finds them faster than one thread."""
+    (``_adaptive``) finds them faster than one thread. ``passes``, ``lists`` and ``clusters``:
+    the workspaces of ``_start``."""
+    _, _, _, share, walk_min, pending = passes
+    cst = lists[5]
+    mem, size, _, cent, _, _, last, _, _, cent32, _ = clusters
     now = meta[0]
     stale = log_limit if share <= 0.0 else min(walk_min, log_limit)
     count = 0
@@ -884,13 +888,10 @@ def _prefetch(X, X32, xmax, single, i, nc, want_k, k, mem, cent, cent32, size, K
         t0 = monotonic_ns()
         recent = _recent_changes(pending, count if share > 0.0 else 0, cst, now, log, last, size, nc)
         if threaded:
-            work = _lists_for_parallel(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K,
-                                       cid, cd, ccnt, clb, clbg, cst, now, last, share, recent)
+            work = _lists_for_parallel(X, passes, lists, pending, count, cent, cent32, size, nc, now, last, recent)
         else:
-            work = _lists_for(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K, cid, cd,
-                              ccnt, clb, clbg, cst, now, last, share, recent)
-        elapsed = monotonic_ns() - t0
-        record(tuner, threaded, elapsed, max(work, 1))
+            work = _lists_for(X, passes, lists, pending, count, cent, cent32, size, nc, now, last, recent)
+        record(tuner, threaded, monotonic_ns() - t0, max(work, 1))
     return g
 
 
@@ -1003,14 +1004,16 @@ def _grow_single(cent32, cap):
 
 
 @njit(cache=True)
-def _grown(cap, nc, m, use_tree, mem, size, sums, cent, sse, last, mark, centT, cent32):
-    """Every per-cluster array for twice the clusters (a split needs room for two more)."""
+def _grown(cap, nc, use_tree, clusters):
+    """(cap, clusters): every per-cluster array for twice the clusters (a split needs room for
+    two more)."""
+    mem, size, sums, cent, sse, _, last, mark, centT, cent32, _ = clusters
     cap = 2 * cap + 2
     mem, size, sums, cent, sse = _grow(mem, size, sums, cent, sse, cap)
-    T = _new_index(cap, m, use_tree, _threshold(nc))
+    T = _new_index(cap, cent.shape[1], use_tree, _threshold(nc))
     _rebuild(T, cent, size, nc)
-    return (cap, mem, size, sums, cent, sse, _grow_last(last, cap), _grow_last(mark, cap),
-            _grow_columns(centT, cap), _grow_single(cent32, cap), np.empty(cap), T)
+    return cap, (mem, size, sums, cent, sse, T, _grow_last(last, cap), _grow_last(mark, cap),
+                 _grow_columns(centT, cap), _grow_single(cent32, cap), np.empty(cap))
 
 
 @njit(cache=True)
@@ -1021,8 +1024,9 @@ def _changed(g, T, cent, size, nc, log, meta, last, centT, cent32):
 
 
 @njit(cache=True)
-def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta, last, centT, cent32):
+def _split_star(X, k, g, nc, clusters, rows, log, meta):
     """``_ona_kernel._split_star``, with every part logged as changed."""
+    mem, size, sums, cent, sse, T, last, _, centT, cent32, _ = clusters
     cnt = size[g]
     M = mem[g, :cnt].copy()
     sl = mdav_star_labels(np.ascontiguousarray(X[M]), k)
@@ -1038,6 +1042,220 @@ def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta, las
     return nc
 
 
+@njit(cache=True)
+def _split_if_full(X, k, g, nc, cap, use_tree, clusters, rows, log, meta):
+    """(nc, cap, clusters): cluster g split when it reached 2k rows, the arrays grown first
+    when they have no room for its parts."""
+    if clusters[1][g] >= 2 * k:
+        if nc + 2 > cap:
+            cap, clusters = _grown(cap, nc, use_tree, clusters)
+        nc = _split_star(X, k, g, nc, clusters, rows, log, meta)
+    return nc, cap, clusters
+
+
+# ---------------------------------------------------------------------------------------------
+# The kernel's phases. Three workspaces travel between them (built by ``_start``), each
+# unpacked once at the top of a phase so that the per-question loops run on plain arrays:
+#
+# * ``clusters``: (mem, size, sums, cent, sse, T, last, mark, centT, cent32, acc), everything
+#   ``_grown`` replaces when a split needs room (T the search index, ``last`` each cluster's
+#   latest log entry, ``mark`` the question tokens, ``centT`` / ``cent32`` the centroids by
+#   column and in float32, ``acc`` a full search's distances);
+# * ``lists``: (cid, cd, ccnt, clb, clbg, cst), the rows' lists: cluster ids, their distances,
+#   their count, the bound (distance, id) and the stamp;
+# * ``passes``: (X32, xmax, single, share, walk_min, pending), the blocked passes' data and
+#   settings.
+
+
+@njit(cache=True)
+def _new_lists(n, K):
+    return (np.empty((n, K), np.int64), np.empty((n, K)), np.zeros(n, np.int64), np.empty(n),
+            np.empty(n, np.int64), np.full(n, -1, np.int64))
+
+
+@njit(cache=True)
+def _start(X, k, init, spare, use_tree, K, update_share, walk_min):
+    """(nc, cap, clusters, lists, passes, log, meta): the clusters of the MDAV* labels ``init``,
+    empty lists and log, and the blocked passes' precision: float32 screens only where their
+    squares cannot overflow and a candidate buffer holds a list."""
+    n, m = X.shape
+    mem, size, sums, cent, sse, nc, cap = start_clusters(X, k, init, spare)
+    T = _new_index(cap, m, use_tree, _threshold(nc))
+    _rebuild(T, cent, size, nc)
+    xmax = np.zeros(m)
+    for r in range(n):
+        for j in range(m):
+            v = abs(X[r, j])
+            if v > xmax[j]:
+                xmax[j] = v
+    single = 0
+    if xmax.max() < _SINGLE_LIMIT and K + 1 <= _CANDIDATES:
+        single = _WIDTHS if m <= WIDEST else _CHUNKED
+    # the values (zero columns up to the written-out screen's width), then the squared norm
+    cent32 = np.zeros((cap, (screen_width(m) if single == _WIDTHS else m) + 1), np.float32)
+    X32 = X.astype(np.float32) if single else np.empty((0, m), np.float32)
+    clusters = (mem, size, sums, cent, sse, T, np.full(cap, -1, np.int64), np.full(cap, -1, np.int64),
+                np.zeros((m, cap)), cent32, np.empty(cap))
+    # the blocked passes scan all centroids: without the tree only
+    share = update_share if not use_tree else 0.0
+    passes = (X32, xmax, single, share, walk_min, np.empty(_PREFETCH + 3 * k, np.int64))
+    return nc, cap, clusters, _new_lists(n, K), passes, np.empty(4 * n + 64, np.int64), np.zeros(_META, np.int64)
+
+
+@njit(cache=True)
+def _refresh(X, nc, clusters, log, meta):
+    """Every cluster recomputed from its members at a round's start; a centroid whose bits move
+    is a change. Returns the log (grown when short)."""
+    mem, size, sums, cent, sse, T, last, _, centT, cent32, _ = clusters
+    old = np.empty(X.shape[1])
+    log = _room(log, meta, nc)
+    for g in range(nc):
+        if size[g] > 0:
+            for j in range(X.shape[1]):
+                old[j] = cent[g, j]
+            _set_from_rows(X, g, mem[g], size[g], size, sums, cent, sse)
+            for j in range(X.shape[1]):
+                if cent[g, j] != old[j]:
+                    _log_change(g, log, meta, last)
+                    break
+            _sync(g, cent, centT, cent32)
+    _rebuild(T, cent, size, nc)
+    return log
+
+
+@njit(cache=True)
+def _dissolve_phase(X, k, use_tree, scale, tuner, nc, cap, clusters, lists, passes, log, meta, log_limit):
+    """Phase 1: each cluster of exactly k rows is dissolved when sending every member to its
+    nearest other cluster lowers the cost; a target that reaches 2k rows is split. Returns
+    (changed, nc, cap, clusters, log)."""
+    cid, cd, ccnt, clb, clbg, cst = lists
+    K = cid.shape[1]
+    mem, size, sums, cent, sse, T, last, mark, centT, cent32, acc = clusters
+    width = mem.shape[1]
+    m = X.shape[1]
+    bd = np.empty(K + 1)
+    bg = np.empty(K + 1, np.int64)
+    tg = np.empty(width, np.int64)
+    ls = np.empty(width, np.int64)
+    buf = np.empty(width, np.int64)
+    tsum = np.empty(m)
+    tcent = np.empty((1, m))
+    rows = np.empty(X.shape[0], np.int64)
+    need = 6 * k + 16  # most log entries one step can add (a dissolve with its splits)
+    changed = False
+    i = 0
+    fetched = 0  # clusters before this one have had their rows' lists made
+    while i < nc:
+        if size[i] != k:
+            i += 1
+            continue
+        if not use_tree and i >= fetched:
+            fetched = _prefetch(X, passes, lists, clusters, log, meta, i, nc, True, k, log_limit, tuner)
+        ok = True
+        for t in range(k):
+            g, _ = _nearest_cached(X, mem[i, t], i, cent, size, nc, T, use_tree, K, cid, cd, ccnt, clb, clbg,
+                                   cst, log, meta, last, log_limit, bd, bg, centT, acc, mark)
+            if g < 0:
+                ok = False
+                break
+            tg[t] = g
+        if not ok:
+            i += 1
+            continue
+        n_l = _distinct_ascending(tg, k, ls)
+        inc_total = _dissolve_cost(X, mem[i], k, tg, ls, n_l, size, sums, cent, tsum, tcent)
+        if not _gain_exceeds(sse[i], inc_total, scale):
+            i += 1
+            continue
+        log = _room(log, meta, need)
+        for t in range(k):
+            buf[t] = mem[i, t]
+        for q in range(n_l):
+            g = ls[q]
+            for t in range(k):
+                if tg[t] == g:
+                    _add_row(X, buf[t], g, size, sums, cent, sse)
+                    _insert_sorted(mem, g, size[g] - 1, buf[t])
+            _changed(g, T, cent, size, nc, log, meta, last, centT, cent32)
+        size[i] = 0
+        sse[i] = 0.0
+        _changed(i, T, cent, size, nc, log, meta, last, centT, cent32)
+        changed = True
+        for q in range(n_l):
+            nc, cap, clusters = _split_if_full(X, k, ls[q], nc, cap, use_tree, clusters, rows, log, meta)
+        mem, size, sums, cent, sse, T, last, mark, centT, cent32, acc = clusters
+        i += 1
+    return changed, nc, cap, clusters, log
+
+
+@njit(cache=True)
+def _reassign_phase(X, k, use_tree, scale, tuner, nc, cap, clusters, lists, passes, log, meta, log_limit):
+    """Phase 2: while a cluster has more than k rows, its member whose move to its nearest other
+    cluster lowers the cost most moves there; a target that reaches 2k rows is split. Returns
+    (changed, nc, cap, clusters, log)."""
+    cid, cd, ccnt, clb, clbg, cst = lists
+    K = cid.shape[1]
+    mem, size, sums, cent, sse, T, last, mark, centT, cent32, acc = clusters
+    bd = np.empty(K + 1)
+    bg = np.empty(K + 1, np.int64)
+    rows = np.empty(X.shape[0], np.int64)
+    need = 6 * k + 16
+    changed = False
+    i = 0
+    fetched = 0
+    while i < nc:
+        if not use_tree and size[i] > k and i >= fetched:
+            fetched = _prefetch(X, passes, lists, clusters, log, meta, i, nc, False, k, log_limit, tuner)
+        while size[i] > k:
+            si = size[i]
+            best_imp = -np.inf
+            r0 = -1
+            j0 = -1
+            a0 = 0.0
+            b0 = 0.0
+            for t in range(si):
+                r = mem[i, t]
+                g, dg = _nearest_cached(X, r, i, cent, size, nc, T, use_tree, K, cid, cd, ccnt, clb, clbg, cst,
+                                        log, meta, last, log_limit, bd, bg, centT, acc, mark)
+                if g < 0:
+                    break
+                a = si / (si - 1.0) * _sqdist_row(X, r, cent, i)
+                b = size[g] / (size[g] + 1.0) * dg
+                if a - b > best_imp:
+                    best_imp = a - b
+                    r0 = r
+                    j0 = g
+                    a0 = a
+                    b0 = b
+            if r0 < 0 or not _gain_exceeds(a0, b0, scale):
+                break
+            log = _room(log, meta, need)
+            _delete_sorted(mem, i, si, r0)
+            _remove_row(X, r0, i, size, sums, cent, sse)
+            _add_row(X, r0, j0, size, sums, cent, sse)
+            _insert_sorted(mem, j0, size[j0] - 1, r0)
+            _changed(i, T, cent, size, nc, log, meta, last, centT, cent32)
+            _changed(j0, T, cent, size, nc, log, meta, last, centT, cent32)
+            changed = True
+            nc, cap, clusters = _split_if_full(X, k, j0, nc, cap, use_tree, clusters, rows, log, meta)
+            mem, size, sums, cent, sse, T, last, mark, centT, cent32, acc = clusters
+        i += 1
+    return changed, nc, cap, clusters, log
+
+
+@njit(cache=True)
+def _labels_of(mem, size, nc, n):
+    """Row labels, clusters numbered in slot order with the empty ones left out."""
+    labels = np.zeros(n, np.int64)
+    new_id = 0
+    for g in range(nc):
+        if size[g] > 0:
+            for t in range(size[g]):
+                labels[mem[g, t]] = new_id
+            new_id += 1
+    return labels
+
+
 @njit(cache=True, nogil=True)
 def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scale=-1.0, stop=None,
                          list_size=LIST_SIZE, update_share=UPDATE_SHARE, walk_min=WALK_MIN):
@@ -1045,60 +1263,13 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
 
     ``list_size``, ``update_share`` and ``walk_min`` change only the speed; the tests vary them
     to drive every path (lists that run out, blocks updated however many clusters changed)."""
-    n, m = X.shape
-    labels = np.zeros(n, np.int64)
+    n = X.shape[0]
     if n < 2 * k:
-        return labels, 0, True
-    mem, size, sums, cent, sse, nc, cap = start_clusters(X, k, init, spare)
-    width = mem.shape[1]
-    rows = np.empty(n, np.int64)
-
+        return np.zeros(n, np.int64), 0, True
     if scale < 0.0:
         scale = sst_per_row(X)
-    T = _new_index(cap, m, use_tree, _threshold(nc))
-    _rebuild(T, cent, size, nc)
-
-    K = list_size
-    # the blocked passes scan all centroids: without the tree only
-    blocked = not use_tree
-    share = update_share if blocked else 0.0
-    cid = np.empty((n, K), np.int64)
-    cd = np.empty((n, K))
-    ccnt = np.zeros(n, np.int64)
-    clb = np.empty(n)
-    clbg = np.empty(n, np.int64)
-    cst = np.full(n, -1, np.int64)
-    log = np.empty(4 * n + 64, np.int64)
-    meta = np.zeros(_META, np.int64)
-    last = np.full(cap, -1, np.int64)
-    mark = np.full(cap, -1, np.int64)
-    bd = np.empty(K + 1)
-    bg = np.empty(K + 1, np.int64)
-    centT = np.zeros((m, cap))
-    xmax = np.zeros(m)
-    for r in range(n):
-        for j in range(m):
-            v = abs(X[r, j])
-            if v > xmax[j]:
-                xmax[j] = v
-    # single precision only where its squares cannot overflow and a candidate buffer holds a list
-    single = 0
-    if xmax.max() < _SINGLE_LIMIT and K + 1 <= _CANDIDATES:
-        single = _WIDTHS if m <= WIDEST else _CHUNKED
-    # the values (zero columns up to the written-out screen's width), then the squared norm
-    cent32 = np.zeros((cap, (screen_width(m) if single == _WIDTHS else m) + 1), np.float32)
-    X32 = X.astype(np.float32) if single else np.empty((0, m), np.float32)
-    acc = np.empty(cap)
-    pending = np.empty(_PREFETCH + 3 * k, np.int64)
-    old = np.empty(m)
-    need = 6 * k + 16  # most log entries one step can add (a dissolve with its splits)
-
-    tg = np.empty(width, np.int64)
-    ls = np.empty(width, np.int64)
-    buf = np.empty(width, np.int64)
-    tsum = np.empty(m)
-    tcent = np.empty((1, m))
-
+    nc, cap, clusters, lists, passes, log, meta = _start(X, k, init, spare, use_tree, list_size, update_share,
+                                                         walk_min)
     rounds = 0
     converged = False
     while rounds < max_rounds:
@@ -1106,133 +1277,17 @@ def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scal
             if stop[0] != 0:
                 break
         rounds += 1
-        changed = False
-        # Refresh every cluster from its members; a centroid whose bits move is a change.
-        log = _room(log, meta, nc)
-        for g in range(nc):
-            if size[g] > 0:
-                for j in range(m):
-                    old[j] = cent[g, j]
-                _set_from_rows(X, g, mem[g], size[g], size, sums, cent, sse)
-                for j in range(m):
-                    if cent[g, j] != old[j]:
-                        _log_change(g, log, meta, last)
-                        break
-                _sync(g, cent, centT, cent32)
-        _rebuild(T, cent, size, nc)
+        log = _refresh(X, nc, clusters, log, meta)
         # a log walk longer than a search is not worth it
         log_limit = nc // LOG_DIVISOR if not use_tree else 64
-
-        # ---- Phase 1: dissolving clusters of exactly k rows ----------------------------------
-        i = 0
-        fetched = 0  # clusters before this one have had their rows' lists made
-        while i < nc:
-            if size[i] != k:
-                i += 1
-                continue
-            if blocked and i >= fetched:
-                fetched = _prefetch(X, X32, xmax, single, i, nc, True, k, mem, cent, cent32, size, K,
-                                    cid, cd, ccnt, clb, clbg, cst, meta, log_limit, pending, tuner, log, last,
-                                    share, walk_min)
-            ok = True
-            for t in range(k):
-                g, _ = _nearest_cached(X, mem[i, t], i, cent, size, nc, T, use_tree, K, cid, cd,
-                                       ccnt, clb, clbg, cst, log, meta, last, log_limit, bd, bg, centT, acc, mark)
-                if g < 0:
-                    ok = False
-                    break
-                tg[t] = g
-            if not ok:
-                i += 1
-                continue
-            n_l = _distinct_ascending(tg, k, ls)
-            inc_total = _dissolve_cost(X, mem[i], k, tg, ls, n_l, size, sums, cent, tsum, tcent)
-            if not _gain_exceeds(sse[i], inc_total, scale):
-                i += 1
-                continue
-            log = _room(log, meta, need)
-            for t in range(k):
-                buf[t] = mem[i, t]
-            for q in range(n_l):
-                g = ls[q]
-                for t in range(k):
-                    if tg[t] == g:
-                        _add_row(X, buf[t], g, size, sums, cent, sse)
-                        _insert_sorted(mem, g, size[g] - 1, buf[t])
-                _changed(g, T, cent, size, nc, log, meta, last, centT, cent32)
-            size[i] = 0
-            sse[i] = 0.0
-            _changed(i, T, cent, size, nc, log, meta, last, centT, cent32)
-            changed = True
-            for q in range(n_l):
-                g = ls[q]
-                if size[g] >= 2 * k:
-                    if nc + 2 > cap:
-                        (cap, mem, size, sums, cent, sse, last, mark, centT, cent32, acc,
-                         T) = _grown(cap, nc, m, use_tree, mem, size, sums, cent, sse, last, mark,
-                                     centT, cent32)
-                    nc = _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta,
-                                     last, centT, cent32)
-            i += 1
-
-        # ---- Phase 2: reassigning rows of clusters with more than k rows ---------------------
-        i = 0
-        fetched = 0
-        while i < nc:
-            if blocked and size[i] > k and i >= fetched:
-                fetched = _prefetch(X, X32, xmax, single, i, nc, False, k, mem, cent, cent32, size, K,
-                                    cid, cd, ccnt, clb, clbg, cst, meta, log_limit, pending, tuner, log, last,
-                                    share, walk_min)
-            while size[i] > k:
-                si = size[i]
-                best_imp = -np.inf
-                r0 = -1
-                j0 = -1
-                a0 = 0.0
-                b0 = 0.0
-                for t in range(si):
-                    r = mem[i, t]
-                    g, dg = _nearest_cached(X, r, i, cent, size, nc, T, use_tree, K, cid, cd, ccnt,
-                                            clb, clbg, cst, log, meta, last, log_limit, bd, bg, centT, acc, mark)
-                    if g < 0:
-                        break
-                    a = si / (si - 1.0) * _sqdist_row(X, r, cent, i)
-                    b = size[g] / (size[g] + 1.0) * dg
-                    if a - b > best_imp:
-                        best_imp = a - b
-                        r0 = r
-                        j0 = g
-                        a0 = a
-                        b0 = b
-                if r0 < 0 or not _gain_exceeds(a0, b0, scale):
-                    break
-                log = _room(log, meta, need)
-                _delete_sorted(mem, i, si, r0)
-                _remove_row(X, r0, i, size, sums, cent, sse)
-                _add_row(X, r0, j0, size, sums, cent, sse)
-                _insert_sorted(mem, j0, size[j0] - 1, r0)
-                _changed(i, T, cent, size, nc, log, meta, last, centT, cent32)
-                _changed(j0, T, cent, size, nc, log, meta, last, centT, cent32)
-                changed = True
-                if size[j0] >= 2 * k:
-                    if nc + 2 > cap:
-                        (cap, mem, size, sums, cent, sse, last, mark, centT, cent32, acc,
-                         T) = _grown(cap, nc, m, use_tree, mem, size, sums, cent, sse, last, mark,
-                                     centT, cent32)
-                    nc = _split_star(X, k, j0, nc, mem, size, sums, cent, sse, rows, T, log, meta,
-                                     last, centT, cent32)
-            i += 1
-        if not changed:
+        moved, nc, cap, clusters, log = _dissolve_phase(X, k, use_tree, scale, tuner, nc, cap, clusters, lists,
+                                                        passes, log, meta, log_limit)
+        shifted, nc, cap, clusters, log = _reassign_phase(X, k, use_tree, scale, tuner, nc, cap, clusters, lists,
+                                                          passes, log, meta, log_limit)
+        if not (moved or shifted):
             converged = True
             break
-
-    new_id = 0
-    for g in range(nc):
-        if size[g] > 0:
-            for t in range(size[g]):
-                labels[mem[g, t]] = new_id
-            new_id += 1
-    return labels, rounds, converged
+    return _labels_of(clusters[0], clusters[1], nc, n), rounds, converged
 
 
 def ona_star_fast_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None, *, threads=True):
