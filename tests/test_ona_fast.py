@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from incrowd.microaggregation._adaptive import new_tuner
+from incrowd.microaggregation._kernels import before
 from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_best_labels
 from incrowd.microaggregation.ona import _screen_source
 from incrowd.microaggregation.ona._ona_kernel import ona_star_labels
@@ -18,7 +19,6 @@ from incrowd.microaggregation.ona._ona_star_fast import (
     _CHUNKED,
     _WIDTHS,
     SMALL_CLUSTERS,
-    _before,
     _lane_norms,
     _lists_block,
     _lists_block_single,
@@ -231,9 +231,9 @@ def test_an_updated_list_keeps_its_promise(n, m, levels, K, seed, single, screen
             d = float(((X[r] - cent[g]) ** 2).sum())
             if g in listed:
                 assert listed[g] == d
-                assert _before(d, g, clb[r], clbg[r])
+                assert before(d, g, clb[r], clbg[r])
             else:
-                assert not _before(d, g, clb[r], clbg[r])
+                assert not before(d, g, clb[r], clbg[r])
 
 
 def test_the_written_out_screens_are_what_their_generator_writes():

@@ -48,6 +48,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._adaptive import monotonic_ns, new_tuner, record, use_threads
+from .._kernels import before, box_sq_dist, insert_pair, join_growth
 from ..greedy._greedy_kernels import mdav_star_labels
 from ..greedy._mdav_star_fast import mdav_star_best_labels
 from ._ona_kernel import (
@@ -103,12 +104,6 @@ _LOG, _TOKEN, _META = range(3)
 
 
 @njit(cache=True, inline="always")
-def _before(d, g, e, h):
-    """(d, g) < (e, h) in (distance, cluster id) order."""
-    return d < e or (d == e and g < h)
-
-
-@njit(cache=True, inline="always")
 def _sqdist_below(X, r, cent, g, limit):
     """``_sqdist_row(X, r, cent, g)`` when it is at most ``limit``; otherwise some value above
     ``limit`` (the sum stops once a partial sum passes it: the terms are never negative)."""
@@ -119,22 +114,6 @@ def _sqdist_below(X, r, cent, g, limit):
         if s > limit:
             return s
     return s
-
-
-@njit(cache=True)
-def _insert_top(bd, bg, filled, cap, d, g):
-    """Insert (d, g) into the ascending pairs bd/bg[:filled] kept to at most ``cap``; returns
-    the new count."""
-    if filled == cap and not _before(d, g, bd[cap - 1], bg[cap - 1]):
-        return filled
-    pos = filled if filled < cap else cap - 1
-    while pos > 0 and _before(d, g, bd[pos - 1], bg[pos - 1]):
-        bd[pos] = bd[pos - 1]
-        bg[pos] = bg[pos - 1]
-        pos -= 1
-    bd[pos] = d
-    bg[pos] = g
-    return filled + 1 if filled < cap else filled
 
 
 @njit(cache=True, inline="always")
@@ -218,7 +197,7 @@ def _full_brute(X, r, cent, size, nc, bd, bg, cap):
         if size[g] == 0:
             continue
         d = _sqdist_row(X, r, cent, g)
-        filled = _insert_top(bd, bg, filled, cap, d, g)
+        filled = insert_pair(bd, bg, filled, cap, d, g)
     return filled
 
 
@@ -243,7 +222,7 @@ def _full_columns(X, r, centT, size, nc, acc, bd, bg, cap):
         d = acc[g]
         if filled == cap and d >= bd[cap - 1]:
             continue  # clusters come in ascending id: an equal distance loses its tie
-        filled = _insert_top(bd, bg, filled, cap, d, g)
+        filled = insert_pair(bd, bg, filled, cap, d, g)
     return filled
 
 
@@ -251,13 +230,12 @@ def _full_columns(X, r, centT, size, nc, acc, bd, bg, cap):
 def _full_tree(X, r, cent, size, nc, T, bd, bg, cap):
     """As ``_full_brute`` through the k-d tree of ``_ona_kernel`` (stale clusters scanned)."""
     ids, lo, hi, start, end, left, dim, split, stale, dlist, meta, stack = T
-    m = X.shape[1]
     filled = 0
     for q in range(meta[1]):
         g = dlist[q]
         if g >= nc or size[g] == 0:
             continue
-        filled = _insert_top(bd, bg, filled, cap, _sqdist_row(X, r, cent, g), g)
+        filled = insert_pair(bd, bg, filled, cap, _sqdist_row(X, r, cent, g), g)
     if meta[0] == 0:
         return filled
     sp = 1
@@ -265,16 +243,7 @@ def _full_tree(X, r, cent, size, nc, T, bd, bg, cap):
     while sp > 0:
         sp -= 1
         node = stack[sp]
-        lb = 0.0
-        for j in range(m):
-            v = X[r, j]
-            if v < lo[node, j]:
-                diff = v - lo[node, j]
-                lb += diff * diff
-            elif v > hi[node, j]:
-                diff = v - hi[node, j]
-                lb += diff * diff
-        if filled == cap and lb > bd[cap - 1]:
+        if filled == cap and box_sq_dist(X, r, lo, hi, node) > bd[cap - 1]:
             continue
         a = left[node]
         if a < 0:
@@ -282,7 +251,7 @@ def _full_tree(X, r, cent, size, nc, T, bd, bg, cap):
                 g = ids[q]
                 if stale[g]:
                     continue
-                filled = _insert_top(bd, bg, filled, cap, _sqdist_row(X, r, cent, g), g)
+                filled = insert_pair(bd, bg, filled, cap, _sqdist_row(X, r, cent, g), g)
         else:
             if sp + 2 > stack.shape[0]:
                 # deeper than the work stack: finish by brute force (same answer)
@@ -369,7 +338,7 @@ def _lists_block(X, rows, r0, b, cent, size, nc, lists, stamp):
         for t in range(b):
             if filled[t] == cap and acc[t] >= bd[t, cap - 1]:
                 continue  # clusters come in ascending id: an equal distance loses its tie
-            filled[t] = _insert_top(bd[t], bg[t], filled[t], cap, acc[t], g)
+            filled[t] = insert_pair(bd[t], bg[t], filled[t], cap, acc[t], g)
             if filled[t] == cap:
                 worst[t] = bd[t, cap - 1]
     for t in range(b):
@@ -608,7 +577,7 @@ def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, lists
             for e in range(cn[t]):
                 if ca[t, e] <= thr[t]:
                     g = cg[t, e]
-                    got = _insert_top(bd, bg, got, cap, _sqdist_row(X, r, cent, g), g)
+                    got = insert_pair(bd, bg, got, cap, _sqdist_row(X, r, cent, g), g)
         _store_list(r, bd, bg, got, K, cid, cd, ccnt, clb, clbg, cst, stamp)
 
 
@@ -701,7 +670,7 @@ def _update_block(X, rows, r0, b, cent, size, nc, lists, stamp, last, share, rec
         for q in range(ccnt[r]):
             h = cid[r, q]
             if last[h] < old:  # unchanged since every stamp of the block: not among the changed
-                filled[t] = _insert_top(bd[t], bg[t], filled[t], cap, cd[r, q], h)
+                filled[t] = insert_pair(bd[t], bg[t], filled[t], cap, cd[r, q], h)
         worst[t] = bd[t, cap - 1] if filled[t] == cap else bnd[t]
     for c in range(nchg):
         g = changed[c]
@@ -709,12 +678,12 @@ def _update_block(X, rows, r0, b, cent, size, nc, lists, stamp, last, share, rec
             continue
         for t in range(b):
             d = acc[t]
-            if not _before(d, g, bnd[t], bndg[t]):
+            if not before(d, g, bnd[t], bndg[t]):
                 continue
             f = filled[t]
-            if f == cap and not _before(d, g, bd[t, cap - 1], bg[t, cap - 1]):
+            if f == cap and not before(d, g, bd[t, cap - 1], bg[t, cap - 1]):
                 continue
-            filled[t] = _insert_top(bd[t], bg[t], f, cap, d, g)
+            filled[t] = insert_pair(bd[t], bg[t], f, cap, d, g)
             if filled[t] == cap:
                 worst[t] = bd[t, cap - 1]
     for t in range(b):
@@ -802,16 +771,16 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, list
         for q in range(ccnt[r]):
             h = cid[r, q]
             if last[h] < old:
-                got = _insert_top(bd, bg, got, cap, cd[r, q], h)
+                got = insert_pair(bd, bg, got, cap, cd[r, q], h)
         for e in range(cn[t]):
             if ca[t, e] <= keep[t]:
                 g = cg[t, e]
                 d = _sqdist_row(X, r, cent, g)
-                if not _before(d, g, bnd, bndg):
+                if not before(d, g, bnd, bndg):
                     continue
-                if got == cap and not _before(d, g, bd[cap - 1], bg[cap - 1]):
+                if got == cap and not before(d, g, bd[cap - 1], bg[cap - 1]):
                     continue
-                got = _insert_top(bd, bg, got, cap, d, g)
+                got = insert_pair(bd, bg, got, cap, d, g)
         _store_list(r, bd, bg, got, K, cid, cd, ccnt, clb, clbg, cst, stamp, bnd, bndg)
     return nchg * b
 
@@ -919,7 +888,7 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
                 d = _sqdist_below(X, r, cent, h, lbd)
             else:
                 d = cd[r, q]
-            if _before(d, h, lbd, lbg):
+            if before(d, h, lbd, lbg):
                 bd[cnt] = d
                 bg[cnt] = h
                 cnt += 1
@@ -929,7 +898,7 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
             if last[h] != e or h >= nc or size[h] == 0 or mark[h] == token:
                 continue
             d = _sqdist_below(X, r, cent, h, lbd)
-            if not _before(d, h, lbd, lbg):
+            if not before(d, h, lbd, lbg):
                 continue
             if cnt < K:
                 bd[cnt] = d
@@ -938,9 +907,9 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
                 continue
             worst = 0
             for q in range(1, cnt):
-                if _before(bd[worst], bg[worst], bd[q], bg[q]):
+                if before(bd[worst], bg[worst], bd[q], bg[q]):
                     worst = q
-            if _before(d, h, bd[worst], bg[worst]):
+            if before(d, h, bd[worst], bg[worst]):
                 lbd = bd[worst]
                 lbg = bg[worst]
                 bd[worst] = d
@@ -954,7 +923,7 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
             h = bg[q]
             if h == exclude:
                 continue
-            if best < 0 or _before(bd[q], h, best_d, best):
+            if best < 0 or before(bd[q], h, best_d, best):
                 best = h
                 best_d = bd[q]
         for q in range(cnt):
@@ -1220,7 +1189,7 @@ def _reassign_phase(X, k, use_tree, scale, tuner, nc, cap, clusters, lists, pass
                 if g < 0:
                     break
                 a = si / (si - 1.0) * _sqdist_row(X, r, cent, i)
-                b = size[g] / (size[g] + 1.0) * dg
+                b = join_growth(size[g], dg)
                 if a - b > best_imp:
                     best_imp = a - b
                     r0 = r
