@@ -78,8 +78,11 @@ def nearest_alive(d, alive, n_slots, exclude_a, exclude_b, count, out):
     for i in range(n_slots):
         if not alive[i] or i == exclude_a or i == exclude_b:
             continue
-        if pair_enters(buf_d, out, filled, count, d[i], i):
-            filled = insert_pair(buf_d, out, filled, count, d[i], i)
+        di = d[i]
+        # slots come in ascending order: one that only ties the worst kept does not enter
+        if filled == count and di >= buf_d[count - 1]:
+            continue
+        filled = insert_pair(buf_d, out, filled, count, di, i)
     return filled
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._kernels import growth_to_sums, insert_pair, pair_enters, row_sq_dist
+from .._kernels import row_sq_dist
 
 GRID_DIMS = 3
 # lower bounds are shrunk by this relative amount: far above the rounding of a sum of a few
@@ -184,6 +184,22 @@ def _cells_of_rows(X, cuts, offsets, sizes):
 
 
 @njit(cache=True)
+def _insert_pair(buf_d, buf_r, filled, size, d, row):
+    """Keep the ``size`` smallest (d, row) pairs, ascending; returns the new fill, or -1 when the
+    pair did not enter (then no pair with the same d and a larger row enters either)."""
+    if filled == size and (d > buf_d[size - 1] or (d == buf_d[size - 1] and row > buf_r[size - 1])):
+        return -1
+    pos = filled if filled < size else size - 1
+    while pos > 0 and (buf_d[pos - 1] > d or (buf_d[pos - 1] == d and buf_r[pos - 1] > row)):
+        buf_d[pos] = buf_d[pos - 1]
+        buf_r[pos] = buf_r[pos - 1]
+        pos -= 1
+    buf_d[pos] = d
+    buf_r[pos] = row
+    return filled + 1 if filled < size else filled
+
+
+@njit(cache=True)
 def nearest_rows(X, q, count, skip_a, skip_b, alive, point_rows, point_start, point_head, point_alive,
                  cell_start, cell_alive, cuts, offsets, sizes, ring_buf, out, out_d):
     """The ``count`` alive rows nearest to q (rows skip_a, skip_b left out), ascending by
@@ -213,9 +229,10 @@ def nearest_rows(X, q, count, skip_a, skip_b, alive, point_rows, point_start, po
                     row = point_rows[p]
                     if not alive[row] or row == skip_a or row == skip_b:
                         continue
-                    if not pair_enters(out_d, out, filled, count, d, row):
-                        break  # copies further on have larger row ids: none enters either
-                    filled = insert_pair(out_d, out, filled, count, d, row)
+                    got = _insert_pair(out_d, out, filled, count, d, row)
+                    if got < 0:
+                        break  # copies further on have larger row ids
+                    filled = got
         bound = beyond_ring(qg, center, r, cuts, offsets, sizes)
         if bound < 0.0 or (filled == count and bound > out_d[count - 1]):
             return filled
@@ -286,7 +303,11 @@ def least_growth(X, row, sums, sizes_g, min_size, head, nxt, cuts, offsets, size
         for t in range(n_ring):
             g = head[ring_buf[t]]
             while g >= 0:
-                growth = growth_to_sums(X, row, sums, sizes_g, g)
+                dist = 0.0
+                for j in range(m):
+                    diff = X[row, j] - sums[g, j] / sizes_g[g]
+                    dist += diff * diff
+                growth = sizes_g[g] / (sizes_g[g] + 1.0) * dist
                 if best < 0 or growth < best_d or (growth == best_d and g < best):
                     best = g
                     best_d = growth

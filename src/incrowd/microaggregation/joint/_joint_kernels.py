@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._kernels import growth_to_sums, insert_pair, join_growth, pair_enters
+from .._kernels import growth_to_sums, insert_pair, join_growth
 
 
 @njit(cache=True)
@@ -41,8 +41,11 @@ def _nearest(d, live, n_live, taken, exclude, count, out):
         i = live[t]
         if taken[i] or i == exclude:
             continue
-        if pair_enters(buf, out, filled, count, d[t], i):
-            filled = insert_pair(buf, out, filled, count, d[t], i)
+        di = d[t]
+        # rows come in ascending order: one that only ties the worst kept does not enter
+        if filled == count and di >= buf[count - 1]:
+            continue
+        filled = insert_pair(buf, out, filled, count, di, i)
     return filled
 
 
@@ -383,9 +386,10 @@ def neighbour_groups(X, codes, T, size, sums, rep, lv, out, g_start, g_stop):
                 if lv[h, c] > x:
                     x = lv[h, c]
                 dist += (sh + 1.0) * x - sh * lv[h, c]
-            row = out[g]
-            if pair_enters(buf, row, filled, count, dist, h):
-                filled = insert_pair(buf, row, filled, count, dist, h)
+            # groups come in ascending id: one that only ties the worst kept does not enter
+            if filled == count and dist >= buf[count - 1]:
+                continue
+            filled = insert_pair(buf, out[g], filled, count, dist, h)
     return out
 
 
