@@ -386,10 +386,19 @@ def neighbour_groups(X, codes, T, size, sums, rep, lv, out, g_start, g_stop):
                 if lv[h, c] > x:
                     x = lv[h, c]
                 dist += (sh + 1.0) * x - sh * lv[h, c]
-            # groups come in ascending id: one that only ties the worst kept does not enter
+            # groups come in ascending id, so an equal distance keeps the lower id first; the
+            # buffer (128 groups) takes many insertions, cheaper inline than through insert_pair
             if filled == count and dist >= buf[count - 1]:
                 continue
-            filled = insert_pair(buf, out[g], filled, count, dist, h)
+            pos = filled if filled < count else count - 1
+            while pos > 0 and buf[pos - 1] > dist:
+                buf[pos] = buf[pos - 1]
+                out[g, pos] = out[g, pos - 1]
+                pos -= 1
+            buf[pos] = dist
+            out[g, pos] = h
+            if filled < count:
+                filled += 1
     return out
 
 
