@@ -90,10 +90,10 @@ COPIES = (r"\w+\[pos\] = \w+\[pos - 1\]\s+\w+\[(?:\w+, )?pos\] = \w+\[(?:\w+, )?
           r"\w+ \*= \w+ / \(\w+ \+ 1\.0\)")
 
 
-#: copies kept on purpose, each measured slower through the shared primitive: the joint
-#: clustering's neighbour lists insert into a buffer of 128 groups, so often that the call cost
-#: shows (11-20 % on 6,000 rows)
-KEPT = {("joint/_joint_kernels.py", "neighbour_groups")}
+#: copies kept on purpose, each measured slower through the shared primitive: MDAV's scan for
+#: the k - 1 nearest (its hot loop) and the joint clustering's neighbour lists (a buffer of 128
+#: groups, filled so often that the call shows)
+KEPT = {("_kernels.py", "nearest_alive"), ("joint/_joint_kernels.py", "neighbour_groups")}
 
 
 def test_each_primitive_is_defined_once_and_used_by_the_families():

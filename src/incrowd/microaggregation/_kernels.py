@@ -79,10 +79,18 @@ def nearest_alive(d, alive, n_slots, exclude_a, exclude_b, count, out):
         if not alive[i] or i == exclude_a or i == exclude_b:
             continue
         di = d[i]
-        # slots come in ascending order: one that only ties the worst kept does not enter
         if filled == count and di >= buf_d[count - 1]:
             continue
-        filled = insert_pair(buf_d, out, filled, count, di, i)
+        # inline, not through insert_pair: this scan is MDAV's hot loop, and the call showed
+        pos = filled if filled < count else count - 1
+        while pos > 0 and buf_d[pos - 1] > di:
+            buf_d[pos] = buf_d[pos - 1]
+            out[pos] = out[pos - 1]
+            pos -= 1
+        buf_d[pos] = di
+        out[pos] = i
+        if filled < count:
+            filled += 1
     return filled
 
 
