@@ -81,11 +81,11 @@ def nearest_alive(d, alive, n_slots, exclude_a, exclude_b, count, out):
         di = d[i]
         if filled == count and di >= buf_d[count - 1]:
             continue
+        # inline, not through insert_pair: this scan is MDAV's hot loop, and the call showed
         pos = filled if filled < count else count - 1
         while pos > 0 and buf_d[pos - 1] > di:
-            if pos < count:
-                buf_d[pos] = buf_d[pos - 1]
-                out[pos] = out[pos - 1]
+            buf_d[pos] = buf_d[pos - 1]
+            out[pos] = out[pos - 1]
             pos -= 1
         buf_d[pos] = di
         out[pos] = i
@@ -185,3 +185,75 @@ def order_by_distance_desc(X, center):
             d[i] += diff * diff
     # argsort of -d is stable with kind="mergesort", so equal distances keep row order.
     return np.argsort(-d, kind="mergesort")
+
+
+# ---------------------------------------------------------------------------------------------
+# Primitives the searches of several families share (ONA, the greedy MDAV variants, the joint
+# clustering): one definition each, so that every kernel keeps and breaks ties alike.
+
+
+@njit(cache=True, inline="always")
+def before(d, g, e, h):
+    """(d, g) < (e, h) in (distance, id) order: a scan in ascending id keeps the lowest id
+    among equal distances."""
+    return d < e or (d == e and g < h)
+
+
+@njit(cache=True, inline="always")
+def pair_enters(bd, bg, filled, cap, d, g):
+    """Whether (d, g) enters the ascending (distance, id) pairs ``bd``/``bg[:filled]`` kept to at
+    most ``cap``: always while there is room, else when it comes before the last pair."""
+    return filled < cap or before(d, g, bd[cap - 1], bg[cap - 1])
+
+
+@njit(cache=True)
+def insert_pair(bd, bg, filled, cap, d, g):
+    """Top-k insertion: (d, g) into the ascending (distance, id) pairs ``bd``/``bg[:filled]``,
+    kept to the ``cap`` smallest; returns the new count (unchanged, and the pairs too, when the
+    pair does not enter). Fed in ascending id, this is the "strictly closer than the worst"
+    buffer of a scan: equal distances keep the lower id first."""
+    if not pair_enters(bd, bg, filled, cap, d, g):
+        return filled
+    pos = filled if filled < cap else cap - 1
+    while pos > 0 and before(d, g, bd[pos - 1], bg[pos - 1]):
+        bd[pos] = bd[pos - 1]
+        bg[pos] = bg[pos - 1]
+        pos -= 1
+    bd[pos] = d
+    bg[pos] = g
+    return filled + 1 if filled < cap else filled
+
+
+@njit(cache=True, inline="always")
+def box_sq_dist(X, r, lo, hi, node):
+    """Squared distance from row r of X to the box ``lo[node]``..``hi[node]`` (0 inside), summed
+    in column order: no point in the box is closer, so a search prunes a box whose bound exceeds
+    its best distance."""
+    lb = 0.0
+    for j in range(X.shape[1]):
+        v = X[r, j]
+        if v < lo[node, j]:
+            diff = v - lo[node, j]
+            lb += diff * diff
+        elif v > hi[node, j]:
+            diff = v - hi[node, j]
+            lb += diff * diff
+    return lb
+
+
+@njit(cache=True, inline="always")
+def join_growth(size, sqdist):
+    """Group growth: SSE(G + x) - SSE(G) = |G| / (|G| + 1) * ||x - c_G||^2, for a group of
+    ``size`` rows whose centroid lies at squared distance ``sqdist`` from x."""
+    return size / (size + 1.0) * sqdist
+
+
+@njit(cache=True, inline="always")
+def growth_to_sums(X, row, sums, sizes, g):
+    """``join_growth`` of X[row] into group g, its centroid ``sums[g] / sizes[g]`` (distance
+    summed in column order)."""
+    dist = 0.0
+    for j in range(X.shape[1]):
+        diff = X[row, j] - sums[g, j] / sizes[g]
+        dist += diff * diff
+    return join_growth(sizes[g], dist)

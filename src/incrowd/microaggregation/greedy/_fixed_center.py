@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._kernels import order_by_distance_desc, sequential_mean
+from .._kernels import growth_to_sums, order_by_distance_desc, sequential_mean
 
 
 @njit(cache=True)
@@ -66,15 +66,10 @@ def sse_growth_closest(X, row, sums, sizes, n_groups):
 
     SSE(G + x) - SSE(G) = |G| / (|G| + 1) * ||x - c_G||^2. Returns (group, growth).
     """
-    m = X.shape[1]
     best = -1
     best_d = 0.0
     for g in range(n_groups):
-        dist = 0.0
-        for j in range(m):
-            diff = X[row, j] - sums[g, j] / sizes[g]
-            dist += diff * diff
-        growth = sizes[g] / (sizes[g] + 1.0) * dist
+        growth = growth_to_sums(X, row, sums, sizes, g)
         if best < 0 or growth < best_d:
             best = g
             best_d = growth

@@ -1,10 +1,10 @@
 """MDAV* with the groups of ``_greedy_kernels.mdav_star_labels``, exactly, at any column count.
 
 The scan kernel spends a step (one origin x) on two float64 passes over all unassigned rows (the
-k-1 nearest to x, and to x's nearest neighbour nu) and one over all groups (clos(x)); on 40,000
-Gaussian rows x 15, k = 10, the two row passes took 90 % of the time, clos(x) 9 %, and 7,390 of
-the 10,651 steps extended a group (one row assigned) rather than making one (k rows), so a fit
-makes about five times MDAV's passes. The grid kernel (``_mdav_star_fast``) beats the scan only
+k-1 nearest to x, and to x's nearest neighbour nu) and one over all groups (clos(x)); in 15
+Gaussian columns the two row passes take almost all of the time, and 7,390 of the 10,651 steps
+on 40,000 rows (k = 10) extended a group (one row assigned) rather than making one (k rows), so
+a fit makes about five times MDAV's passes. The grid kernel (``_mdav_star_fast``) beats the scan only
 in a few columns, and in 15 Gaussian columns no geometric bound prunes an exact k-nearest search
 (ball bounds around clusters of 64 rows kept 84 % to 98 % of 100,000 rows): every query reads
 every unassigned row. So the work stays about n^2 / k, and this kernel makes it cheap:
@@ -46,7 +46,7 @@ from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._adaptive import monotonic_ns, new_tuner, record, use_threads
-from .._kernels import row_sq_dist
+from .._kernels import growth_to_sums, insert_pair, row_sq_dist
 from ..mdav._blockdot import LANES, block_dot, block_screen, per_word
 from ..mdav._mdav_fast import _screen
 from ..mdav._screen import (
@@ -54,7 +54,6 @@ from ..mdav._screen import (
     _INT32_MAX,
     _NORM_CAP,
     _clamp32,
-    _insert,
     _kth_insert,
     _near_bar,
     code_frame,
@@ -153,11 +152,7 @@ def _clos(X, r, sums, sizes, n_groups, k, max_size, mid, step, limit, cdata, cno
     for g in range(n_groups):
         if dc[g] > bar:
             continue
-        dist = 0.0
-        for j in range(m):
-            diff = X[r, j] - sums[g, j] / sizes[g]
-            dist += diff * diff
-        growth = sizes[g] / (sizes[g] + 1.0) * dist
+        growth = growth_to_sums(X, r, sums, sizes, g)
         if best < 0 or growth < best_d:
             best = g
             best_d = growth
@@ -260,15 +255,22 @@ def _lists_screen_parallel(data, norms, npairs, gap, n_slots, alive_slot, n_q, n
 
 
 @njit(cache=True)
-def _lists_pass(X, data, norms, npairs, gap, ids, n_slots, alive_slot, slot_of, queries, n_q, n_near, qw, acc,
-                masks, near_buf, cand, cand_d, out_d, out_s, kept, kept_n, parallel_from, shares, tuner):
+def _lists_pass(X, codes, slots, n_slots, queries, n_q, n_near, work, kept, kept_n, parallel_from, shares, tuner):
     """One screened pass over the slots for the ``n_q`` query rows at once: each query's
     ``n_near`` nearest live rows (its own slot skipped), in the (distance, row) order of the
     scan, into ``kept``. The slots are read chunk by chunk, each chunk screened for every query
     while it sits in the cache, so a pass streams the codes once for all the queries. A query
     whose candidates overflow their buffer (masses of copies) gets ``kept_n`` = -1. With a
     ``tuner``, passes over at least ``parallel_from`` slots may split the queries over the
-    threads, as ``_mdav_fast._screen`` splits a pass."""
+    threads, as ``_mdav_fast._screen`` splits a pass.
+
+    The workspaces (built once by ``_mdav_star``): ``codes`` = (data, norms, npairs, gap), the
+    slots' screen codes; ``slots`` = (ids, slot_of, alive_slot); ``work`` = (qw, acc, masks,
+    near_buf, cand, cand_d, out_d, out_s), the pass's buffers. ``tuner`` stays an argument of
+    its own: None there prunes the threaded branch at compile time."""
+    data, norms, npairs, gap = codes
+    ids, slot_of, alive_slot = slots
+    qw, acc, masks, near_buf, cand, cand_d, out_d, out_s = work
     hi_v = np.empty(n_q, np.int64)
     fn = np.zeros(n_q, np.int64)
     n_cand = np.zeros(n_q, np.int64)
@@ -306,7 +308,7 @@ def _lists_pass(X, data, norms, npairs, gap, ids, n_slots, alive_slot, slot_of, 
             if cand_d[q, u] > bar:
                 continue
             slot = cand[q, u]
-            got = _insert(out_d, out_s, got, n_near, row_sq_dist(X, ids[slot], X[row]), slot, True)
+            got = insert_pair(out_d, out_s, got, n_near, row_sq_dist(X, ids[slot], X[row]), slot)
         for t in range(got):
             kept[row, t] = ids[out_s[t]]
         kept_n[row] = got
@@ -400,6 +402,10 @@ def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spa
     c_acc = np.empty(c_blocks * LANES, np.int32)
     dc = np.empty(max_groups, np.int64)
     mid, step, limit = _centroid_coding(X)
+    # the screened pass's workspaces (see ``_lists_pass``); the arrays stay, compaction rewrites them
+    codes = (data, norms, npairs, gap)
+    slots = (ids, slot_of, alive_slot)
+    work = (qw, acc, masks, near_buf, b_cand, b_cand_d, out_d, out_s)
     max_size = k
     n_slots = n
     n_live = n
@@ -434,9 +440,8 @@ def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spa
                         o_nu = _first_alive(kept, kept_n, o, alive, -1)
                         if not _has_list(kept, kept_n, o_nu, alive, o, k - 1):
                             nq = _add_query(queries, nq, o_nu)
-                _lists_pass(X, data, norms, npairs, gap, ids, n_slots, alive_slot, slot_of, queries, nq, n_list,
-                            qw, acc, masks, near_buf, b_cand, b_cand_d, out_d, out_s, kept, kept_n,
-                            parallel_from, shares, tuner)
+                _lists_pass(X, codes, slots, n_slots, queries, nq, n_list, work, kept, kept_n, parallel_from, shares,
+                            tuner)
                 stats[2] += 1
                 if kept_n[q] < 0:  # its candidates overflowed: the single-query pass
                     found = min(n_list, n_live - 1)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._kernels import growth_to_sums, insert_pair, join_growth
+
 
 @njit(cache=True)
 def _pair_dist(X, codes, T, a, b):
@@ -40,18 +42,10 @@ def _nearest(d, live, n_live, taken, exclude, count, out):
         if taken[i] or i == exclude:
             continue
         di = d[t]
+        # rows come in ascending order: one that only ties the worst kept does not enter
         if filled == count and di >= buf[count - 1]:
             continue
-        pos = filled if filled < count else count - 1
-        while pos > 0 and buf[pos - 1] > di:
-            if pos < count:
-                buf[pos] = buf[pos - 1]
-                out[pos] = out[pos - 1]
-            pos -= 1
-        buf[pos] = di
-        out[pos] = i
-        if filled < count:
-            filled += 1
+        filled = insert_pair(buf, out, filled, count, di, i)
     return filled
 
 
@@ -270,11 +264,7 @@ def recompute_all(X, codes, T, members, size, sums, rep, lv):
 def _add_delta(X, codes, T, size, sums, rep, lv, g, x):
     """Loss change of adding row x to group g."""
     h = size[g]
-    num = 0.0
-    for j in range(X.shape[1]):
-        diff = X[x, j] - sums[g, j] / h
-        num += diff * diff
-    num *= h / (h + 1.0)
+    num = growth_to_sums(X, x, sums, size, g)
     before = 0.0
     after = 0.0
     for c in range(codes.shape[1]):
@@ -390,19 +380,20 @@ def neighbour_groups(X, codes, T, size, sums, rep, lv, out, g_start, g_stop):
             for j in range(p):
                 diff = means[h, j] - means[g, j]
                 dist += diff * diff
-            dist *= sh / (sh + 1.0)
+            dist = join_growth(sh, dist)
             for c in range(C):
                 x = T[c, rep[g, c], rep[h, c]]
                 if lv[h, c] > x:
                     x = lv[h, c]
                 dist += (sh + 1.0) * x - sh * lv[h, c]
+            # groups come in ascending id, so an equal distance keeps the lower id first; the
+            # buffer (128 groups) takes many insertions, cheaper inline than through insert_pair
             if filled == count and dist >= buf[count - 1]:
                 continue
             pos = filled if filled < count else count - 1
             while pos > 0 and buf[pos - 1] > dist:
-                if pos < count:
-                    buf[pos] = buf[pos - 1]
-                    out[g, pos] = out[g, pos - 1]
+                buf[pos] = buf[pos - 1]
+                out[g, pos] = out[g, pos - 1]
                 pos -= 1
             buf[pos] = dist
             out[g, pos] = h

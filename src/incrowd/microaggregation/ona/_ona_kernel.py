@@ -35,6 +35,7 @@ import numpy as np
 from numba import njit, prange
 from numba.typed import List
 
+from .._kernels import box_sq_dist, join_growth
 from ..greedy._greedy_kernels import mdav_plus_labels, mdav_star_labels
 
 #: relative margin a cost decrease must exceed to count (see module docstring)
@@ -80,7 +81,7 @@ def _dissolve_cost(X, members, k, tg, ls, n_l, size, sums, cent, tsum, tcent):
             if tg[t] != g:
                 continue
             r = members[t]
-            inc += sz / (sz + 1.0) * _sqdist_row(X, r, tcent, 0)
+            inc += join_growth(sz, _sqdist_row(X, r, tcent, 0))
             sz += 1
             for j in range(m):
                 tsum[j] += X[r, j]
@@ -137,7 +138,7 @@ def _add_row(X, r, g, size, sums, cent, sse):
         for j in range(m):
             sums[g, j] = X[r, j]
     else:
-        sse[g] += sz / (sz + 1.0) * _sqdist_row(X, r, cent, g)
+        sse[g] += join_growth(sz, _sqdist_row(X, r, cent, g))
         for j in range(m):
             sums[g, j] += X[r, j]
     size[g] = sz + 1
@@ -313,16 +314,7 @@ def _nearest(X, r, exclude, cent, size, nc, T):
     while sp > 0:
         sp -= 1
         node = stack[sp]
-        lb = 0.0
-        for j in range(m):
-            v = X[r, j]
-            if v < lo[node, j]:
-                diff = v - lo[node, j]
-                lb += diff * diff
-            elif v > hi[node, j]:
-                diff = v - hi[node, j]
-                lb += diff * diff
-        if lb > bd:
+        if box_sq_dist(X, r, lo, hi, node) > bd:
             continue
         a = left[node]
         if a < 0:
@@ -577,7 +569,7 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None)
                     if g < 0:
                         break
                     a = si / (si - 1.0) * _sqdist_row(X, r, cent, i)
-                    b = size[g] / (size[g] + 1.0) * dg
+                    b = join_growth(size[g], dg)
                     if a - b > best_imp:
                         best_imp = a - b
                         r0 = r

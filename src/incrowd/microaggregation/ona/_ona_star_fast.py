@@ -48,6 +48,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._adaptive import monotonic_ns, new_tuner, record, use_threads
+from .._kernels import before, box_sq_dist, insert_pair, join_growth
 from ..greedy._greedy_kernels import mdav_star_labels
 from ..greedy._mdav_star_fast import mdav_star_best_labels
 from ._ona_kernel import (
@@ -77,21 +78,10 @@ from ._screen_widths import LANES, WIDEST, screen_pairs, screen_width
 LIST_SIZE = 6
 #: a question walks at most nc / LOG_DIVISOR log entries before a full search is cheaper
 LOG_DIVISOR = 16
-#: techniques of this kernel, each one switchable so that benches can measure what it buys
-USE_LISTS = 1  # rows remember their neighbourhood between questions
-USE_COLUMNS = 2  # full searches vectorized over clusters (else one distance at a time)
-USE_BLOCKS = 4  # lists made in blocks of rows ahead of their questions
-USE_SINGLE = 8  # blocked passes screen in single precision, then confirm in double
-USE_UPDATES = 16  # blocks of rows update their lists from the clusters changed since
-USE_CHUNKS = 32  # the float32 screen sums columns in chunks, each lane's sum kept in a register
-USE_WIDTHS = 64  # the float32 screen written out for the column count, two centroids at a time
-USE_RECENT = 128  # a blocked pass walks the change log once for all its blocks, not once per block
-ALL_TECHNIQUES = (USE_LISTS | USE_COLUMNS | USE_BLOCKS | USE_SINGLE | USE_UPDATES | USE_CHUNKS | USE_WIDTHS
-                  | USE_RECENT)
 #: a block updates its lists when the clusters changed since its oldest stamp are fewer than
 #: this share of all clusters, else it makes them afresh; with the float32 screen an update
-#: costs no more than a full pass even when every cluster changed (Gaussian 100,000 x 15,
-#: k = 10: share 0.5 11.1 s, 0.8 10.0 s, 1.0 9.8 s)
+#: costs no more than a full pass even when every cluster changed (the study of the share is
+#: in the docs' performance studies)
 UPDATE_SHARE = 1.0
 #: rows whose log walk would exceed this many entries are updated in blocks before their question
 WALK_MIN = 32
@@ -102,27 +92,15 @@ _CANDIDATES = 128  # single-precision candidates a row of a blocked pass keeps b
 _U32 = 2.0**-24  # unit roundoff of float32
 #: beyond this magnitude float32 squares could overflow; such data take the double pass
 _SINGLE_LIMIT = 1e15
-# the blocked passes' screens (``single``): none (double only), one column at a time, in chunks,
-# written out for the column count
-_COLUMNS, _CHUNKED, _WIDTHS = 1, 2, 3
-# slots of the kernel's counters (``meta``): the change log's length and the question token, then
-# what ``stats`` reports per round (for benches: where the time goes). Pass distances count
-# row-centroid pairs of the blocked passes; pass ns is their clock time
-_LOG, _TOKEN, _PASS_WORK, _PASS_ROWS, _PASS_NS, _QUESTIONS, _SEARCHES, _META = range(8)
-#: columns of ``stats``: the counters above at each round's start, then the clock and the clusters
-STATS_COLUMNS = ("log entries", "pass distances", "pass rows", "pass ns", "questions",
-                 "full searches", "clock ns", "cluster slots")
-assert len(STATS_COLUMNS) == _META + 1
+# the blocked passes' screens (``single``): none (double only; data whose float32 squares could
+# overflow), in column chunks, written out for the column count
+_CHUNKED, _WIDTHS = 2, 3
+# slots of the kernel's counters (``meta``): the change log's length, the question token
+_LOG, _TOKEN, _META = range(3)
 
 
 # ---------------------------------------------------------------------------------------------
 # (distance, id) pairs
-
-
-@njit(cache=True, inline="always")
-def _before(d, g, e, h):
-    """(d, g) < (e, h) in (distance, cluster id) order."""
-    return d < e or (d == e and g < h)
 
 
 @njit(cache=True, inline="always")
@@ -136,22 +114,6 @@ def _sqdist_below(X, r, cent, g, limit):
         if s > limit:
             return s
     return s
-
-
-@njit(cache=True)
-def _insert_top(bd, bg, filled, cap, d, g):
-    """Insert (d, g) into the ascending pairs bd/bg[:filled] kept to at most ``cap``; returns
-    the new count."""
-    if filled == cap and not _before(d, g, bd[cap - 1], bg[cap - 1]):
-        return filled
-    pos = filled if filled < cap else cap - 1
-    while pos > 0 and _before(d, g, bd[pos - 1], bg[pos - 1]):
-        bd[pos] = bd[pos - 1]
-        bg[pos] = bg[pos - 1]
-        pos -= 1
-    bd[pos] = d
-    bg[pos] = g
-    return filled + 1 if filled < cap else filled
 
 
 @njit(cache=True, inline="always")
@@ -235,7 +197,7 @@ def _full_brute(X, r, cent, size, nc, bd, bg, cap):
         if size[g] == 0:
             continue
         d = _sqdist_row(X, r, cent, g)
-        filled = _insert_top(bd, bg, filled, cap, d, g)
+        filled = insert_pair(bd, bg, filled, cap, d, g)
     return filled
 
 
@@ -260,7 +222,7 @@ def _full_columns(X, r, centT, size, nc, acc, bd, bg, cap):
         d = acc[g]
         if filled == cap and d >= bd[cap - 1]:
             continue  # clusters come in ascending id: an equal distance loses its tie
-        filled = _insert_top(bd, bg, filled, cap, d, g)
+        filled = insert_pair(bd, bg, filled, cap, d, g)
     return filled
 
 
@@ -268,13 +230,12 @@ def _full_columns(X, r, centT, size, nc, acc, bd, bg, cap):
 def _full_tree(X, r, cent, size, nc, T, bd, bg, cap):
     """As ``_full_brute`` through the k-d tree of ``_ona_kernel`` (stale clusters scanned)."""
     ids, lo, hi, start, end, left, dim, split, stale, dlist, meta, stack = T
-    m = X.shape[1]
     filled = 0
     for q in range(meta[1]):
         g = dlist[q]
         if g >= nc or size[g] == 0:
             continue
-        filled = _insert_top(bd, bg, filled, cap, _sqdist_row(X, r, cent, g), g)
+        filled = insert_pair(bd, bg, filled, cap, _sqdist_row(X, r, cent, g), g)
     if meta[0] == 0:
         return filled
     sp = 1
@@ -282,16 +243,7 @@ def _full_tree(X, r, cent, size, nc, T, bd, bg, cap):
     while sp > 0:
         sp -= 1
         node = stack[sp]
-        lb = 0.0
-        for j in range(m):
-            v = X[r, j]
-            if v < lo[node, j]:
-                diff = v - lo[node, j]
-                lb += diff * diff
-            elif v > hi[node, j]:
-                diff = v - hi[node, j]
-                lb += diff * diff
-        if filled == cap and lb > bd[cap - 1]:
+        if filled == cap and box_sq_dist(X, r, lo, hi, node) > bd[cap - 1]:
             continue
         a = left[node]
         if a < 0:
@@ -299,7 +251,7 @@ def _full_tree(X, r, cent, size, nc, T, bd, bg, cap):
                 g = ids[q]
                 if stale[g]:
                     continue
-                filled = _insert_top(bd, bg, filled, cap, _sqdist_row(X, r, cent, g), g)
+                filled = insert_pair(bd, bg, filled, cap, _sqdist_row(X, r, cent, g), g)
         else:
             if sp + 2 > stack.shape[0]:
                 # deeper than the work stack: finish by brute force (same answer)
@@ -358,11 +310,13 @@ def _far_from_block(Xt, cent, g, b, acc, worst):
 
 
 @njit(cache=True)
-def _lists_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp):
+def _lists_block(X, rows, r0, b, cent, size, nc, lists, stamp):
     """The lists of ``rows[r0:r0 + b]`` (b <= _BLOCK) by one pass over the centroids: each
     centroid's distances are summed column by column, rows inside, which vectorizes, reads each
     centroid once per block, and keeps each row's sum in column order, the order of
-    ``_sqdist_row``."""
+    ``_sqdist_row``. ``lists``: the rows' lists (``_new_lists``)."""
+    cid, cd, ccnt, clb, clbg, cst = lists
+    K = cid.shape[1]
     m = X.shape[1]
     cap = K + 1
     Xt = np.empty((m, _BLOCK))
@@ -384,7 +338,7 @@ def _lists_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cs
         for t in range(b):
             if filled[t] == cap and acc[t] >= bd[t, cap - 1]:
                 continue  # clusters come in ascending id: an equal distance loses its tie
-            filled[t] = _insert_top(bd[t], bg[t], filled[t], cap, acc[t], g)
+            filled[t] = insert_pair(bd[t], bg[t], filled[t], cap, acc[t], g)
             if filled[t] == cap:
                 worst[t] = bd[t, cap - 1]
     for t in range(b):
@@ -415,24 +369,6 @@ def _single_threshold(worst, margin):
     if worst == np.inf:
         return np.float32(np.inf)
     return np.float32((np.float64(worst) + 2.0 * margin) * (1.0 + 4.0 * _U32))
-
-
-@njit(cache=True, inline="always")
-def _screen_columns(Xt, cent32, g, acc, limit):
-    """``_screen_hits`` one column at a time over all lanes (before ``USE_CHUNKS``): every
-    column's sums are stored and reloaded, so each add waits on the store before it."""
-    m = Xt.shape[0]
-    for t in range(_BLOCK):
-        acc[t] = 0.0
-    for j in range(m):
-        c = cent32[g, j]
-        for t in range(_BLOCK):
-            diff = Xt[j, t] - c
-            acc[t] += diff * diff
-    hit = 0
-    for t in range(_BLOCK):
-        hit += acc[t] <= limit[t]
-    return hit > 0
 
 
 @njit(cache=True, inline="always")
@@ -556,19 +492,14 @@ def _screen_chunk(single, Xt, xn, cent32, ids, lo, cnt, acc, limit, hit):
         return screen_pairs(Xt, xn, cent32, ids, lo, cnt, acc, limit, hit)
     any_hit = False
     for q in range(cnt):
-        g = ids[lo + q]
-        if single == _CHUNKED:
-            h = _screen_hits(Xt, cent32, g, acc[q], limit)
-        else:
-            h = _screen_columns(Xt, cent32, g, acc[q], limit)
+        h = _screen_hits(Xt, cent32, ids[lo + q], acc[q], limit)
         hit[q] = h
         any_hit |= h
     return any_hit
 
 
 @njit(cache=True)
-def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
-                        clbg, cst, stamp, single):
+def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, lists, stamp, single):
     """``_lists_block`` with the distances screened in float32, then confirmed in double.
 
     Float32 doubles the distances one vector instruction computes. Let A be a row's (K + 1)-th
@@ -580,6 +511,8 @@ def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, ci
     ``_sqdist_row`` does, and keeps the K + 1 smallest in (distance, id) order: the lists of
     ``_lists_block``, bit for bit. A row whose kept centroids do not fit (many centroids at
     one distance) gets a double full search instead."""
+    cid, cd, ccnt, clb, clbg, cst = lists
+    K = cid.shape[1]
     m = X.shape[1]
     cap = K + 1
     Xt = np.zeros((cent32.shape[1] - 1, _BLOCK), np.float32)  # zero rows pad to the screen's width
@@ -644,7 +577,7 @@ def _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, ci
             for e in range(cn[t]):
                 if ca[t, e] <= thr[t]:
                     g = cg[t, e]
-                    got = _insert_top(bd, bg, got, cap, _sqdist_row(X, r, cent, g), g)
+                    got = insert_pair(bd, bg, got, cap, _sqdist_row(X, r, cent, g), g)
         _store_list(r, bd, bg, got, K, cid, cd, ccnt, clb, clbg, cst, stamp)
 
 
@@ -655,43 +588,12 @@ def _latest_live(h, e, last, size, nc):
 
 
 @njit(cache=True)
-def _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share):
-    """(oldest stamp of the block, the non-empty clusters changed since it, their count); the
-    count is -1 when a row has no list or more than ``share`` of the clusters changed."""
-    old = stamp
-    for t in range(b):
-        st = cst[rows[r0 + t]]
-        if st < 0:
-            return old, np.empty(0, np.int64), -1
-        if st < old:
-            old = st
-    limit = int(share * nc)
-    # no more distinct clusters than log entries: late rounds change a few, and a buffer for
-    # all nc (megabytes, a fresh mapping each block) would cost more than the update
-    changed = np.empty(min(limit, stamp - old) + 1, np.int64)
-    nchg = 0
-    for e in range(old, stamp):
-        h = log[e]
-        if not _latest_live(h, e, last, size, nc):
-            continue
-        if nchg == limit:
-            return old, changed, -1
-        changed[nchg] = h
-        nchg += 1
-    return old, changed, nchg
-
-
-@njit(cache=True)
-def _recent_changes(rows, count, cst, stamp, log, last, size, nc, walk=False):
-    """(clusters, positions, walk): every non-empty cluster whose latest change lies at or after
-    the oldest stamp of ``rows[:count]`` (rows without a list left out), in log order, with the
+def _recent_changes(rows, count, cst, stamp, log, last, size, nc):
+    """(clusters, positions): every non-empty cluster whose latest change lies at or after the
+    oldest stamp of ``rows[:count]`` (rows without a list left out), in log order, with the
     position of that change. A block's clusters changed since its own oldest stamp are then a
-    suffix (``_changed_in``): one walk of the log per pass instead of one per block, whose
-    walks were a tenth of a pass at 312,500 rows. ``walk``: none here, every block walks the
-    log itself (``USE_RECENT`` off, for the benches)."""
+    suffix (``_changed_in``): one walk of the log per pass instead of one per block."""
     old = stamp
-    if walk:
-        count = 0
     for t in range(count):
         st = cst[rows[t]]
         if 0 <= st < old:
@@ -706,14 +608,15 @@ def _recent_changes(rows, count, cst, stamp, log, last, size, nc, walk=False):
         clusters[n] = h
         positions[n] = e
         n += 1
-    return clusters[:n], positions[:n], walk
+    return clusters[:n], positions[:n]
 
 
 @njit(cache=True)
 def _changed_in(recent, rows, r0, b, cst, stamp, nc, share):
-    """``_changed_since`` from the pass's ``_recent_changes``: the same clusters, in the same
-    order, found by a binary search."""
-    clusters, positions, _ = recent
+    """(oldest stamp of the block, the non-empty clusters changed since it in log order, their
+    count), taken from the pass's ``_recent_changes`` by a binary search; the count is -1 when a
+    row has no list or more than ``share`` of the clusters changed."""
+    clusters, positions = recent
     old = stamp
     for t in range(b):
         st = cst[rows[r0 + t]]
@@ -729,8 +632,7 @@ def _changed_in(recent, rows, r0, b, cst, stamp, nc, share):
 
 
 @njit(cache=True)
-def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, log,
-                  last, share, recent=None):
+def _update_block(X, rows, r0, b, cent, size, nc, lists, stamp, last, share, recent):
     """The lists of ``rows[r0:r0 + b]`` brought up to date from the clusters changed since the
     block's oldest stamp, in one pass over those clusters; returns the distances computed, or -1
     when a full pass is cheaper (a row without a list, or too many changes).
@@ -742,11 +644,10 @@ def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, c
     in order, rows inside, which vectorizes). The K + 1 smallest pairs below B then make the new
     list, the (K + 1)-th the new bound (B itself when fewer fall below it): the invariant of
     ``_nearest_cached`` holds again at the new stamp. ``recent``: the pass's
-    ``_recent_changes``, else the block walks the log itself."""
-    if recent is None or recent[2]:
-        old, changed, nchg = _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share)
-    else:
-        old, changed, nchg = _changed_in(recent, rows, r0, b, cst, stamp, nc, share)
+    ``_recent_changes``."""
+    cid, cd, ccnt, clb, clbg, cst = lists
+    K = cid.shape[1]
+    old, changed, nchg = _changed_in(recent, rows, r0, b, cst, stamp, nc, share)
     if nchg < 0:
         return -1
     m = X.shape[1]
@@ -769,7 +670,7 @@ def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, c
         for q in range(ccnt[r]):
             h = cid[r, q]
             if last[h] < old:  # unchanged since every stamp of the block: not among the changed
-                filled[t] = _insert_top(bd[t], bg[t], filled[t], cap, cd[r, q], h)
+                filled[t] = insert_pair(bd[t], bg[t], filled[t], cap, cd[r, q], h)
         worst[t] = bd[t, cap - 1] if filled[t] == cap else bnd[t]
     for c in range(nchg):
         g = changed[c]
@@ -777,12 +678,12 @@ def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, c
             continue
         for t in range(b):
             d = acc[t]
-            if not _before(d, g, bnd[t], bndg[t]):
+            if not before(d, g, bnd[t], bndg[t]):
                 continue
             f = filled[t]
-            if f == cap and not _before(d, g, bd[t, cap - 1], bg[t, cap - 1]):
+            if f == cap and not before(d, g, bd[t, cap - 1], bg[t, cap - 1]):
                 continue
-            filled[t] = _insert_top(bd[t], bg[t], f, cap, d, g)
+            filled[t] = insert_pair(bd[t], bg[t], f, cap, d, g)
             if filled[t] == cap:
                 worst[t] = bd[t, cap - 1]
     for t in range(b):
@@ -792,8 +693,8 @@ def _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, c
 
 
 @njit(cache=True)
-def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
-                         clbg, cst, stamp, log, last, share, single, recent=None):
+def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, lists, stamp, last, share, single,
+                         recent):
     """``_update_block`` with the changed clusters screened in float32, then confirmed in
     double; the same lists, bit for bit.
 
@@ -805,10 +706,9 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
     confirmation computes their distances as ``_sqdist_row`` does and selects as
     ``_update_block``. A block whose kept candidates overflow (many tied distances) is updated
     in double instead."""
-    if recent is None or recent[2]:
-        old, changed, nchg = _changed_since(rows, r0, b, cst, stamp, log, last, size, nc, share)
-    else:
-        old, changed, nchg = _changed_in(recent, rows, r0, b, cst, stamp, nc, share)
+    cid, cd, ccnt, clb, clbg, cst = lists
+    K = cid.shape[1]
+    old, changed, nchg = _changed_in(recent, rows, r0, b, cst, stamp, nc, share)
     if nchg < 0:
         return -1
     m = X.shape[1]
@@ -856,8 +756,7 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
                 if not a <= keep[t]:
                     continue
                 if not _keep32(ca, cg, cn, t, keep[t], a, g):
-                    return _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb,
-                                         clbg, cst, stamp, log, last, share, recent)
+                    return _update_block(X, rows, r0, b, cent, size, nc, lists, stamp, last, share, recent)
                 filled[t] = _push32(top, t, cap, filled[t], a)
                 if filled[t] == cap:
                     worst[t] = top[t, cap - 1]
@@ -872,75 +771,74 @@ def _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, c
         for q in range(ccnt[r]):
             h = cid[r, q]
             if last[h] < old:
-                got = _insert_top(bd, bg, got, cap, cd[r, q], h)
+                got = insert_pair(bd, bg, got, cap, cd[r, q], h)
         for e in range(cn[t]):
             if ca[t, e] <= keep[t]:
                 g = cg[t, e]
                 d = _sqdist_row(X, r, cent, g)
-                if not _before(d, g, bnd, bndg):
+                if not before(d, g, bnd, bndg):
                     continue
-                if got == cap and not _before(d, g, bd[cap - 1], bg[cap - 1]):
+                if got == cap and not before(d, g, bd[cap - 1], bg[cap - 1]):
                     continue
-                got = _insert_top(bd, bg, got, cap, d, g)
+                got = insert_pair(bd, bg, got, cap, d, g)
         _store_list(r, bd, bg, got, K, cid, cd, ccnt, clb, clbg, cst, stamp, bnd, bndg)
     return nchg * b
 
 
 @njit(cache=True, inline="always")
-def _one_block(X, X32, xmax, single, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb, clbg,
-               cst, stamp, log, last, share, recent):
+def _one_block(X, passes, lists, rows, r0, b, cent, cent32, size, nc, stamp, last, recent):
     """One block's lists, by an update when it is cheaper, else by a full pass; returns the
     distances computed."""
+    X32, xmax, single, share, _, _ = passes
     if share > 0.0:
         if single:
-            done = _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd,
-                                        ccnt, clb, clbg, cst, stamp, log, last, share, single, recent)
+            done = _update_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, lists, stamp, last,
+                                        share, single, recent)
         else:
-            done = _update_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst,
-                                 stamp, log, last, share, recent)
+            done = _update_block(X, rows, r0, b, cent, size, nc, lists, stamp, last, share, recent)
         if done >= 0:
             return done
     if single:
-        _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, K, cid, cd, ccnt, clb,
-                            clbg, cst, stamp, single)
+        _lists_block_single(X, X32, xmax, rows, r0, b, cent, cent32, size, nc, lists, stamp, single)
     else:
-        _lists_block(X, rows, r0, b, cent, size, nc, K, cid, cd, ccnt, clb, clbg, cst, stamp)
+        _lists_block(X, rows, r0, b, cent, size, nc, lists, stamp)
     return nc * b
 
 
 @njit(cache=True)
-def _lists_for(X, X32, xmax, single, rows, count, cent, cent32, size, nc, K, cid, cd, ccnt, clb, clbg,
-               cst, stamp, log, last, share, recent):
+def _lists_for(X, passes, lists, rows, count, cent, cent32, size, nc, stamp, last, recent):
     """The lists of ``rows[:count]``, block after block; returns the distances computed."""
     work = 0
     for r0 in range(0, count, _BLOCK):
-        work += _one_block(X, X32, xmax, single, rows, r0, min(_BLOCK, count - r0), cent, cent32, size,
-                           nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, log, last, share, recent)
+        work += _one_block(X, passes, lists, rows, r0, min(_BLOCK, count - r0), cent, cent32, size, nc, stamp,
+                           last, recent)
     return work
 
 
 @njit(cache=True, parallel=True)
-def _lists_for_parallel(X, X32, xmax, single, rows, count, cent, cent32, size, nc, K, cid, cd, ccnt,
-                        clb, clbg, cst, stamp, log, last, share, recent):
+def _lists_for_parallel(X, passes, lists, rows, count, cent, cent32, size, nc, stamp, last, recent):
     """``_lists_for`` with the blocks on numba's threads (each block writes its own rows)."""
     n_blocks = (count + _BLOCK - 1) // _BLOCK
     work = np.zeros(n_blocks, np.int64)
     for q in prange(n_blocks):
         r0 = q * _BLOCK
-        work[q] = _one_block(X, X32, xmax, single, rows, r0, min(_BLOCK, count - r0), cent, cent32, size,
-                             nc, K, cid, cd, ccnt, clb, clbg, cst, stamp, log, last, share, recent)
+        work[q] = _one_block(X, passes, lists, rows, r0, min(_BLOCK, count - r0), cent, cent32, size, nc, stamp,
+                             last, recent)
     return work.sum()
 
 
 @njit(cache=True)
-def _prefetch(X, X32, xmax, single, i, nc, want_k, k, mem, cent, cent32, size, K, cid, cd, ccnt, clb,
-              clbg, cst, meta, log_limit, pending, tuner, log, last, share, walk_min, walk_each):
+def _prefetch(X, passes, lists, clusters, log, meta, i, nc, want_k, k, log_limit, tuner):
     """Make in one blocked pass the lists of the rows the coming clusters (from i on) will ask
     about and could not answer cheaply from their lists: members of clusters of exactly k rows
     (``want_k``, phase 1) or of more than k rows (phase 2), whose stamp is older than
     ``walk_min`` log entries (``log_limit`` when blocks only make lists afresh, ``share`` 0).
     Returns the first cluster not looked at. The pass runs on numba's threads while the tuner
-    (``_adaptive``) finds them faster than one thread."""
+    (``_adaptive``) finds them faster than one thread. ``passes``, ``lists`` and ``clusters``:
+    the workspaces of ``_start``."""
+    _, _, _, share, walk_min, pending = passes
+    cst = lists[5]
+    mem, size, _, cent, _, _, last, _, _, cent32, _ = clusters
     now = meta[0]
     stale = log_limit if share <= 0.0 else min(walk_min, log_limit)
     count = 0
@@ -957,29 +855,22 @@ def _prefetch(X, X32, xmax, single, i, nc, want_k, k, mem, cent, cent32, size, K
     if count > 0:
         threaded = use_threads(tuner)
         t0 = monotonic_ns()
-        recent = _recent_changes(pending, count if share > 0.0 else 0, cst, now, log, last, size, nc, walk_each)
+        recent = _recent_changes(pending, count if share > 0.0 else 0, cst, now, log, last, size, nc)
         if threaded:
-            work = _lists_for_parallel(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K,
-                                       cid, cd, ccnt, clb, clbg, cst, now, log, last, share, recent)
+            work = _lists_for_parallel(X, passes, lists, pending, count, cent, cent32, size, nc, now, last, recent)
         else:
-            work = _lists_for(X, X32, xmax, single, pending, count, cent, cent32, size, nc, K, cid, cd,
-                              ccnt, clb, clbg, cst, now, log, last, share, recent)
-        elapsed = monotonic_ns() - t0
-        record(tuner, threaded, elapsed, max(work, 1))
-        meta[_PASS_WORK] += work
-        meta[_PASS_ROWS] += count
-        meta[_PASS_NS] += elapsed
+            work = _lists_for(X, passes, lists, pending, count, cent, cent32, size, nc, now, last, recent)
+        record(tuner, threaded, monotonic_ns() - t0, max(work, 1))
     return g
 
 
 @njit(cache=True)
 def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt, clb, clbg, cst,
-                    log, meta, last, log_limit, bd, bg, centT, acc, columns, mark):
+                    log, meta, last, log_limit, bd, bg, centT, acc, mark):
     """(cluster, squared distance) of the centroid closest to X[r] among the non-empty clusters
     other than ``exclude``, lowest id on ties: the answer of ``_ona_kernel._nearest``."""
     now = meta[0]
     st = cst[r]
-    meta[_QUESTIONS] += 1
     if st >= 0 and now - st <= log_limit:
         lbd = clb[r]
         lbg = clbg[r]
@@ -997,7 +888,7 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
                 d = _sqdist_below(X, r, cent, h, lbd)
             else:
                 d = cd[r, q]
-            if _before(d, h, lbd, lbg):
+            if before(d, h, lbd, lbg):
                 bd[cnt] = d
                 bg[cnt] = h
                 cnt += 1
@@ -1007,7 +898,7 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
             if last[h] != e or h >= nc or size[h] == 0 or mark[h] == token:
                 continue
             d = _sqdist_below(X, r, cent, h, lbd)
-            if not _before(d, h, lbd, lbg):
+            if not before(d, h, lbd, lbg):
                 continue
             if cnt < K:
                 bd[cnt] = d
@@ -1016,9 +907,9 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
                 continue
             worst = 0
             for q in range(1, cnt):
-                if _before(bd[worst], bg[worst], bd[q], bg[q]):
+                if before(bd[worst], bg[worst], bd[q], bg[q]):
                     worst = q
-            if _before(d, h, bd[worst], bg[worst]):
+            if before(d, h, bd[worst], bg[worst]):
                 lbd = bd[worst]
                 lbg = bg[worst]
                 bd[worst] = d
@@ -1032,7 +923,7 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
             h = bg[q]
             if h == exclude:
                 continue
-            if best < 0 or _before(bd[q], h, best_d, best):
+            if best < 0 or before(bd[q], h, best_d, best):
                 best = h
                 best_d = bd[q]
         for q in range(cnt):
@@ -1045,13 +936,10 @@ def _nearest_cached(X, r, exclude, cent, size, nc, T, use_tree, K, cid, cd, ccnt
         if best >= 0:
             return best, best_d
     cap = K + 1
-    meta[_SEARCHES] += 1
     if use_tree:
         filled = _full_tree(X, r, cent, size, nc, T, bd, bg, cap)
-    elif columns:
-        filled = _full_columns(X, r, centT, size, nc, acc, bd, bg, cap)
     else:
-        filled = _full_brute(X, r, cent, size, nc, bd, bg, cap)
+        filled = _full_columns(X, r, centT, size, nc, acc, bd, bg, cap)
     _store_list(r, bd, bg, filled, K, cid, cd, ccnt, clb, clbg, cst, now)
     for q in range(filled):
         if bg[q] != exclude:
@@ -1085,14 +973,16 @@ def _grow_single(cent32, cap):
 
 
 @njit(cache=True)
-def _grown(cap, nc, m, use_tree, mem, size, sums, cent, sse, last, mark, centT, cent32):
-    """Every per-cluster array for twice the clusters (a split needs room for two more)."""
+def _grown(cap, nc, use_tree, clusters):
+    """(cap, clusters): every per-cluster array for twice the clusters (a split needs room for
+    two more)."""
+    mem, size, sums, cent, sse, _, last, mark, centT, cent32, _ = clusters
     cap = 2 * cap + 2
     mem, size, sums, cent, sse = _grow(mem, size, sums, cent, sse, cap)
-    T = _new_index(cap, m, use_tree, _threshold(nc))
+    T = _new_index(cap, cent.shape[1], use_tree, _threshold(nc))
     _rebuild(T, cent, size, nc)
-    return (cap, mem, size, sums, cent, sse, _grow_last(last, cap), _grow_last(mark, cap),
-            _grow_columns(centT, cap), _grow_single(cent32, cap), np.empty(cap), T)
+    return cap, (mem, size, sums, cent, sse, T, _grow_last(last, cap), _grow_last(mark, cap),
+                 _grow_columns(centT, cap), _grow_single(cent32, cap), np.empty(cap))
 
 
 @njit(cache=True)
@@ -1103,8 +993,9 @@ def _changed(g, T, cent, size, nc, log, meta, last, centT, cent32):
 
 
 @njit(cache=True)
-def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta, last, centT, cent32):
+def _split_star(X, k, g, nc, clusters, rows, log, meta):
     """``_ona_kernel._split_star``, with every part logged as changed."""
+    mem, size, sums, cent, sse, T, last, _, centT, cent32, _ = clusters
     cnt = size[g]
     M = mem[g, :cnt].copy()
     sl = mdav_star_labels(np.ascontiguousarray(X[M]), k)
@@ -1121,236 +1012,263 @@ def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta, las
 
 
 @njit(cache=True)
-def _snapshot(stats, row, meta, nc):
-    if stats is None or row >= stats.shape[0]:
-        return
-    stats[row, 0] = meta[_LOG]
-    for q in range(_PASS_WORK, _META):  # the token is no statistic
-        stats[row, q - 1] = meta[q]
-    stats[row, _META - 1] = monotonic_ns()
-    stats[row, _META] = nc
+def _split_if_full(X, k, g, nc, cap, use_tree, clusters, rows, log, meta):
+    """(nc, cap, clusters): cluster g split when it reached 2k rows, the arrays grown first
+    when they have no room for its parts."""
+    if clusters[1][g] >= 2 * k:
+        if nc + 2 > cap:
+            cap, clusters = _grown(cap, nc, use_tree, clusters)
+        nc = _split_star(X, k, g, nc, clusters, rows, log, meta)
+    return nc, cap, clusters
 
 
-@njit(cache=True, nogil=True)
-def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scale=-1.0, stop=None,
-                         list_size=LIST_SIZE, techniques=ALL_TECHNIQUES, log_divisor=LOG_DIVISOR,
-                         update_share=UPDATE_SHARE, walk_min=WALK_MIN, stats=None):
-    """``_ona_kernel.ona_star_labels`` from the MDAV* labels ``init``; same results.
+# ---------------------------------------------------------------------------------------------
+# The kernel's phases. Three workspaces travel between them (built by ``_start``), each
+# unpacked once at the top of a phase so that the per-question loops run on plain arrays:
+#
+# * ``clusters``: (mem, size, sums, cent, sse, T, last, mark, centT, cent32, acc), everything
+#   ``_grown`` replaces when a split needs room (T the search index, ``last`` each cluster's
+#   latest log entry, ``mark`` the question tokens, ``centT`` / ``cent32`` the centroids by
+#   column and in float32, ``acc`` a full search's distances);
+# * ``lists``: (cid, cd, ccnt, clb, clbg, cst), the rows' lists: cluster ids, their distances,
+#   their count, the bound (distance, id) and the stamp;
+# * ``passes``: (X32, xmax, single, share, walk_min, pending), the blocked passes' data and
+#   settings.
 
-    ``stats`` (int64, rows x ``len(STATS_COLUMNS)``), when given, receives the counters at the
-    start of each round and, in the row after the last round, at the end."""
+
+@njit(cache=True)
+def _new_lists(n, K):
+    return (np.empty((n, K), np.int64), np.empty((n, K)), np.zeros(n, np.int64), np.empty(n),
+            np.empty(n, np.int64), np.full(n, -1, np.int64))
+
+
+@njit(cache=True)
+def _start(X, k, init, spare, use_tree, K, update_share, walk_min):
+    """(nc, cap, clusters, lists, passes, log, meta): the clusters of the MDAV* labels ``init``,
+    empty lists and log, and the blocked passes' precision: float32 screens only where their
+    squares cannot overflow and a candidate buffer holds a list."""
     n, m = X.shape
-    labels = np.zeros(n, np.int64)
-    if n < 2 * k:
-        return labels, 0, True
     mem, size, sums, cent, sse, nc, cap = start_clusters(X, k, init, spare)
-    width = mem.shape[1]
-    rows = np.empty(n, np.int64)
-
-    if scale < 0.0:
-        scale = sst_per_row(X)
     T = _new_index(cap, m, use_tree, _threshold(nc))
     _rebuild(T, cent, size, nc)
-
-    K = list_size
-    lists = (techniques & USE_LISTS) != 0
-    columns = (techniques & USE_COLUMNS) != 0
-    blocked = lists and (techniques & USE_BLOCKS) != 0 and not use_tree
-    walk_each = (techniques & USE_RECENT) == 0
-    share = update_share if blocked and (techniques & USE_UPDATES) != 0 else 0.0
-    cid = np.empty((n, K), np.int64)
-    cd = np.empty((n, K))
-    ccnt = np.zeros(n, np.int64)
-    clb = np.empty(n)
-    clbg = np.empty(n, np.int64)
-    cst = np.full(n, -1, np.int64)
-    log = np.empty(4 * n + 64, np.int64)
-    meta = np.zeros(_META, np.int64)
-    last = np.full(cap, -1, np.int64)
-    mark = np.full(cap, -1, np.int64)
-    bd = np.empty(K + 1)
-    bg = np.empty(K + 1, np.int64)
-    centT = np.zeros((m, cap))
     xmax = np.zeros(m)
     for r in range(n):
         for j in range(m):
             v = abs(X[r, j])
             if v > xmax[j]:
                 xmax[j] = v
-    # single precision only where its squares cannot overflow and a candidate buffer holds a list
     single = 0
-    if (techniques & USE_SINGLE) != 0 and xmax.max() < _SINGLE_LIMIT and K + 1 <= _CANDIDATES:
-        single = _CHUNKED if (techniques & USE_CHUNKS) != 0 else _COLUMNS
-        if single == _CHUNKED and (techniques & USE_WIDTHS) != 0 and m <= WIDEST:
-            single = _WIDTHS
+    if xmax.max() < _SINGLE_LIMIT and K + 1 <= _CANDIDATES:
+        single = _WIDTHS if m <= WIDEST else _CHUNKED
     # the values (zero columns up to the written-out screen's width), then the squared norm
     cent32 = np.zeros((cap, (screen_width(m) if single == _WIDTHS else m) + 1), np.float32)
     X32 = X.astype(np.float32) if single else np.empty((0, m), np.float32)
-    acc = np.empty(cap)
-    pending = np.empty(_PREFETCH + 3 * k, np.int64)
-    old = np.empty(m)
-    need = 6 * k + 16  # most log entries one step can add (a dissolve with its splits)
+    clusters = (mem, size, sums, cent, sse, T, np.full(cap, -1, np.int64), np.full(cap, -1, np.int64),
+                np.zeros((m, cap)), cent32, np.empty(cap))
+    # the blocked passes scan all centroids: without the tree only
+    share = update_share if not use_tree else 0.0
+    passes = (X32, xmax, single, share, walk_min, np.empty(_PREFETCH + 3 * k, np.int64))
+    return nc, cap, clusters, _new_lists(n, K), passes, np.empty(4 * n + 64, np.int64), np.zeros(_META, np.int64)
 
+
+@njit(cache=True)
+def _refresh(X, nc, clusters, log, meta):
+    """Every cluster recomputed from its members at a round's start; a centroid whose bits move
+    is a change. Returns the log (grown when short)."""
+    mem, size, sums, cent, sse, T, last, _, centT, cent32, _ = clusters
+    old = np.empty(X.shape[1])
+    log = _room(log, meta, nc)
+    for g in range(nc):
+        if size[g] > 0:
+            for j in range(X.shape[1]):
+                old[j] = cent[g, j]
+            _set_from_rows(X, g, mem[g], size[g], size, sums, cent, sse)
+            for j in range(X.shape[1]):
+                if cent[g, j] != old[j]:
+                    _log_change(g, log, meta, last)
+                    break
+            _sync(g, cent, centT, cent32)
+    _rebuild(T, cent, size, nc)
+    return log
+
+
+@njit(cache=True)
+def _dissolve_phase(X, k, use_tree, scale, tuner, nc, cap, clusters, lists, passes, log, meta, log_limit):
+    """Phase 1: each cluster of exactly k rows is dissolved when sending every member to its
+    nearest other cluster lowers the cost; a target that reaches 2k rows is split. Returns
+    (changed, nc, cap, clusters, log)."""
+    cid, cd, ccnt, clb, clbg, cst = lists
+    K = cid.shape[1]
+    mem, size, sums, cent, sse, T, last, mark, centT, cent32, acc = clusters
+    width = mem.shape[1]
+    m = X.shape[1]
+    bd = np.empty(K + 1)
+    bg = np.empty(K + 1, np.int64)
     tg = np.empty(width, np.int64)
     ls = np.empty(width, np.int64)
     buf = np.empty(width, np.int64)
     tsum = np.empty(m)
     tcent = np.empty((1, m))
-
-    rounds = 0
-    converged = False
-    while rounds < max_rounds:
-        if stop is not None:
-            if stop[0] != 0:
+    rows = np.empty(X.shape[0], np.int64)
+    need = 6 * k + 16  # most log entries one step can add (a dissolve with its splits)
+    changed = False
+    i = 0
+    fetched = 0  # clusters before this one have had their rows' lists made
+    while i < nc:
+        if size[i] != k:
+            i += 1
+            continue
+        if not use_tree and i >= fetched:
+            fetched = _prefetch(X, passes, lists, clusters, log, meta, i, nc, True, k, log_limit, tuner)
+        ok = True
+        for t in range(k):
+            g, _ = _nearest_cached(X, mem[i, t], i, cent, size, nc, T, use_tree, K, cid, cd, ccnt, clb, clbg,
+                                   cst, log, meta, last, log_limit, bd, bg, centT, acc, mark)
+            if g < 0:
+                ok = False
                 break
-        _snapshot(stats, rounds, meta, nc)
-        rounds += 1
-        changed = False
-        # Refresh every cluster from its members; a centroid whose bits move is a change.
-        log = _room(log, meta, nc)
-        for g in range(nc):
-            if size[g] > 0:
-                for j in range(m):
-                    old[j] = cent[g, j]
-                _set_from_rows(X, g, mem[g], size[g], size, sums, cent, sse)
-                for j in range(m):
-                    if cent[g, j] != old[j]:
-                        _log_change(g, log, meta, last)
-                        break
-                _sync(g, cent, centT, cent32)
-        _rebuild(T, cent, size, nc)
-        # a log walk longer than a search is not worth it
-        log_limit = nc // log_divisor if not use_tree else 64
-        if not lists:
-            log_limit = -1
-
-        # ---- Phase 1: dissolving clusters of exactly k rows ----------------------------------
-        i = 0
-        fetched = 0  # clusters before this one have had their rows' lists made
-        while i < nc:
-            if size[i] != k:
-                i += 1
-                continue
-            if blocked and i >= fetched:
-                fetched = _prefetch(X, X32, xmax, single, i, nc, True, k, mem, cent, cent32, size, K,
-                                    cid, cd, ccnt, clb, clbg, cst, meta, log_limit, pending, tuner, log, last,
-                                    share, walk_min, walk_each)
-            ok = True
+            tg[t] = g
+        if not ok:
+            i += 1
+            continue
+        n_l = _distinct_ascending(tg, k, ls)
+        inc_total = _dissolve_cost(X, mem[i], k, tg, ls, n_l, size, sums, cent, tsum, tcent)
+        if not _gain_exceeds(sse[i], inc_total, scale):
+            i += 1
+            continue
+        log = _room(log, meta, need)
+        for t in range(k):
+            buf[t] = mem[i, t]
+        for q in range(n_l):
+            g = ls[q]
             for t in range(k):
-                g, _ = _nearest_cached(X, mem[i, t], i, cent, size, nc, T, use_tree, K, cid, cd,
-                                       ccnt, clb, clbg, cst, log, meta, last, log_limit, bd, bg, centT, acc, columns, mark)
+                if tg[t] == g:
+                    _add_row(X, buf[t], g, size, sums, cent, sse)
+                    _insert_sorted(mem, g, size[g] - 1, buf[t])
+            _changed(g, T, cent, size, nc, log, meta, last, centT, cent32)
+        size[i] = 0
+        sse[i] = 0.0
+        _changed(i, T, cent, size, nc, log, meta, last, centT, cent32)
+        changed = True
+        for q in range(n_l):
+            nc, cap, clusters = _split_if_full(X, k, ls[q], nc, cap, use_tree, clusters, rows, log, meta)
+        mem, size, sums, cent, sse, T, last, mark, centT, cent32, acc = clusters
+        i += 1
+    return changed, nc, cap, clusters, log
+
+
+@njit(cache=True)
+def _reassign_phase(X, k, use_tree, scale, tuner, nc, cap, clusters, lists, passes, log, meta, log_limit):
+    """Phase 2: while a cluster has more than k rows, its member whose move to its nearest other
+    cluster lowers the cost most moves there; a target that reaches 2k rows is split. Returns
+    (changed, nc, cap, clusters, log)."""
+    cid, cd, ccnt, clb, clbg, cst = lists
+    K = cid.shape[1]
+    mem, size, sums, cent, sse, T, last, mark, centT, cent32, acc = clusters
+    bd = np.empty(K + 1)
+    bg = np.empty(K + 1, np.int64)
+    rows = np.empty(X.shape[0], np.int64)
+    need = 6 * k + 16
+    changed = False
+    i = 0
+    fetched = 0
+    while i < nc:
+        if not use_tree and size[i] > k and i >= fetched:
+            fetched = _prefetch(X, passes, lists, clusters, log, meta, i, nc, False, k, log_limit, tuner)
+        while size[i] > k:
+            si = size[i]
+            best_imp = -np.inf
+            r0 = -1
+            j0 = -1
+            a0 = 0.0
+            b0 = 0.0
+            for t in range(si):
+                r = mem[i, t]
+                g, dg = _nearest_cached(X, r, i, cent, size, nc, T, use_tree, K, cid, cd, ccnt, clb, clbg, cst,
+                                        log, meta, last, log_limit, bd, bg, centT, acc, mark)
                 if g < 0:
-                    ok = False
                     break
-                tg[t] = g
-            if not ok:
-                i += 1
-                continue
-            n_l = _distinct_ascending(tg, k, ls)
-            inc_total = _dissolve_cost(X, mem[i], k, tg, ls, n_l, size, sums, cent, tsum, tcent)
-            if not _gain_exceeds(sse[i], inc_total, scale):
-                i += 1
-                continue
+                a = si / (si - 1.0) * _sqdist_row(X, r, cent, i)
+                b = join_growth(size[g], dg)
+                if a - b > best_imp:
+                    best_imp = a - b
+                    r0 = r
+                    j0 = g
+                    a0 = a
+                    b0 = b
+            if r0 < 0 or not _gain_exceeds(a0, b0, scale):
+                break
             log = _room(log, meta, need)
-            for t in range(k):
-                buf[t] = mem[i, t]
-            for q in range(n_l):
-                g = ls[q]
-                for t in range(k):
-                    if tg[t] == g:
-                        _add_row(X, buf[t], g, size, sums, cent, sse)
-                        _insert_sorted(mem, g, size[g] - 1, buf[t])
-                _changed(g, T, cent, size, nc, log, meta, last, centT, cent32)
-            size[i] = 0
-            sse[i] = 0.0
+            _delete_sorted(mem, i, si, r0)
+            _remove_row(X, r0, i, size, sums, cent, sse)
+            _add_row(X, r0, j0, size, sums, cent, sse)
+            _insert_sorted(mem, j0, size[j0] - 1, r0)
             _changed(i, T, cent, size, nc, log, meta, last, centT, cent32)
+            _changed(j0, T, cent, size, nc, log, meta, last, centT, cent32)
             changed = True
-            for q in range(n_l):
-                g = ls[q]
-                if size[g] >= 2 * k:
-                    if nc + 2 > cap:
-                        (cap, mem, size, sums, cent, sse, last, mark, centT, cent32, acc,
-                         T) = _grown(cap, nc, m, use_tree, mem, size, sums, cent, sse, last, mark,
-                                     centT, cent32)
-                    nc = _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T, log, meta,
-                                     last, centT, cent32)
-            i += 1
+            nc, cap, clusters = _split_if_full(X, k, j0, nc, cap, use_tree, clusters, rows, log, meta)
+            mem, size, sums, cent, sse, T, last, mark, centT, cent32, acc = clusters
+        i += 1
+    return changed, nc, cap, clusters, log
 
-        # ---- Phase 2: reassigning rows of clusters with more than k rows ---------------------
-        i = 0
-        fetched = 0
-        while i < nc:
-            if blocked and size[i] > k and i >= fetched:
-                fetched = _prefetch(X, X32, xmax, single, i, nc, False, k, mem, cent, cent32, size, K,
-                                    cid, cd, ccnt, clb, clbg, cst, meta, log_limit, pending, tuner, log, last,
-                                    share, walk_min, walk_each)
-            while size[i] > k:
-                si = size[i]
-                best_imp = -np.inf
-                r0 = -1
-                j0 = -1
-                a0 = 0.0
-                b0 = 0.0
-                for t in range(si):
-                    r = mem[i, t]
-                    g, dg = _nearest_cached(X, r, i, cent, size, nc, T, use_tree, K, cid, cd, ccnt,
-                                            clb, clbg, cst, log, meta, last, log_limit, bd, bg, centT, acc, columns, mark)
-                    if g < 0:
-                        break
-                    a = si / (si - 1.0) * _sqdist_row(X, r, cent, i)
-                    b = size[g] / (size[g] + 1.0) * dg
-                    if a - b > best_imp:
-                        best_imp = a - b
-                        r0 = r
-                        j0 = g
-                        a0 = a
-                        b0 = b
-                if r0 < 0 or not _gain_exceeds(a0, b0, scale):
-                    break
-                log = _room(log, meta, need)
-                _delete_sorted(mem, i, si, r0)
-                _remove_row(X, r0, i, size, sums, cent, sse)
-                _add_row(X, r0, j0, size, sums, cent, sse)
-                _insert_sorted(mem, j0, size[j0] - 1, r0)
-                _changed(i, T, cent, size, nc, log, meta, last, centT, cent32)
-                _changed(j0, T, cent, size, nc, log, meta, last, centT, cent32)
-                changed = True
-                if size[j0] >= 2 * k:
-                    if nc + 2 > cap:
-                        (cap, mem, size, sums, cent, sse, last, mark, centT, cent32, acc,
-                         T) = _grown(cap, nc, m, use_tree, mem, size, sums, cent, sse, last, mark,
-                                     centT, cent32)
-                    nc = _split_star(X, k, j0, nc, mem, size, sums, cent, sse, rows, T, log, meta,
-                                     last, centT, cent32)
-            i += 1
-        if not changed:
-            converged = True
-            break
 
-    _snapshot(stats, rounds, meta, nc)
+@njit(cache=True)
+def _labels_of(mem, size, nc, n):
+    """Row labels, clusters numbered in slot order with the empty ones left out."""
+    labels = np.zeros(n, np.int64)
     new_id = 0
     for g in range(nc):
         if size[g] > 0:
             for t in range(size[g]):
                 labels[mem[g, t]] = new_id
             new_id += 1
-    return labels, rounds, converged
+    return labels
 
 
-def ona_star_fast_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None, *,
-                         techniques=ALL_TECHNIQUES, fast_start=True, log_divisor=LOG_DIVISOR,
-                         update_share=UPDATE_SHARE, walk_min=WALK_MIN, threads=True):
+@njit(cache=True, nogil=True)
+def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scale=-1.0, stop=None,
+                         list_size=LIST_SIZE, update_share=UPDATE_SHARE, walk_min=WALK_MIN):
+    """``_ona_kernel.ona_star_labels`` from the MDAV* labels ``init``; same results.
+
+    ``list_size``, ``update_share`` and ``walk_min`` change only the speed; the tests vary them
+    to drive every path (lists that run out, blocks updated however many clusters changed)."""
+    n = X.shape[0]
+    if n < 2 * k:
+        return np.zeros(n, np.int64), 0, True
+    if scale < 0.0:
+        scale = sst_per_row(X)
+    nc, cap, clusters, lists, passes, log, meta = _start(X, k, init, spare, use_tree, list_size, update_share,
+                                                         walk_min)
+    rounds = 0
+    converged = False
+    while rounds < max_rounds:
+        if stop is not None:
+            if stop[0] != 0:
+                break
+        rounds += 1
+        log = _refresh(X, nc, clusters, log, meta)
+        # a log walk longer than a search is not worth it
+        log_limit = nc // LOG_DIVISOR if not use_tree else 64
+        moved, nc, cap, clusters, log = _dissolve_phase(X, k, use_tree, scale, tuner, nc, cap, clusters, lists,
+                                                        passes, log, meta, log_limit)
+        shifted, nc, cap, clusters, log = _reassign_phase(X, k, use_tree, scale, tuner, nc, cap, clusters, lists,
+                                                          passes, log, meta, log_limit)
+        if not (moved or shifted):
+            converged = True
+            break
+    return _labels_of(clusters[0], clusters[1], nc, n), rounds, converged
+
+
+def ona_star_fast_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None, *, threads=True):
     """``_ona_kernel.ona_star_labels(X, k, max_rounds, use_tree, spare, scale, stop)``: the
     same (labels, rounds run, converged). ``threads``: False keeps every pass on the calling
-    thread (for fits run side by side, as MONA's parts). ``techniques``, ``fast_start`` (the
-    MDAV* start from the fastest exact kernel rather than the scan), ``log_divisor``,
-    ``update_share`` and ``walk_min`` exist for the benches' ablation and tuning."""
+    thread (for fits run side by side, as MONA's parts)."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     if X.shape[0] < 2 * k:
         return np.zeros(X.shape[0], np.int64), 0, True
-    init = mdav_star_best_labels(X, k, threads) if fast_start else mdav_star_labels(X, k)
+    init = mdav_star_best_labels(X, k, threads)
     return ona_star_fast_kernel(X, k, max_rounds, use_tree, init, new_tuner(serial=not threads), spare, scale,
-                                stop, LIST_SIZE, techniques, log_divisor, update_share, walk_min)
+                                stop, LIST_SIZE, UPDATE_SHARE, WALK_MIN)
 
 
 #: below this many clusters the reference kernel is faster (measured from 100 to 12,800 rows in 3
