@@ -28,6 +28,7 @@ from incrowd.generalization import (
     read_hierarchy,
 )
 from incrowd.generalization._hierarchy import hierarchy_from_rows
+from random_hierarchies import random_hierarchy_rows
 
 QIS = ["age", "sex", "race", "education"]
 SENSITIVE = "occupation"
@@ -209,18 +210,8 @@ def _random_case(draw):
     tables = {}
     hier = {}
     for j in range(m):
-        card = int(rng.integers(2, 7))
-        depth = int(rng.integers(2, 5))
-        rows = [[f"a{j}v{c}"] for c in range(card)]
-        parents = np.arange(card)
-        for level in range(1, depth - 1):
-            groups = max(1, int(rng.integers(1, len(set(parents)) + 1)))
-            remap = {p: int(rng.integers(0, groups)) for p in sorted(set(parents))}
-            parents = np.array([remap[p] for p in parents])
-            for c in range(card):
-                rows[c].append(f"a{j}L{level}g{parents[c]}")
-        for c in range(card):
-            rows[c].append("*")
+        rows = random_hierarchy_rows(rng, j)
+        card = len(rows)
         name = f"q{j}"
         hier[name] = hierarchy_from_rows(name, rows, f"random {name}")
         tables[name] = pd.DataFrame(rows)
