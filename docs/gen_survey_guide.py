@@ -242,8 +242,9 @@ on stderr (exit code 2), and writes nothing:
 {_block(first_err.strip())}
 Read it from the end: even the highest generalization that still tells rows apart leaves more
 rows in classes smaller than k than the limit allows. Every column stops one level below its
-top, because the top is one label in every row (`*`), which tells an analyst nothing; a
-column without a hierarchy (`relationship`) has no level between its values and `*`. The
+top, because the top is one label in every row (`*`), which tells an analyst nothing; the line
+names the column that holds the classes small: `relationship` has no hierarchy, so no level
+between its values and `*`. The
 remedies the line names are the curator's choices: allow more suppression, lower k, or let a
 column be published as one label with `allow_full_suppression = true` (in `[privacy]` for every
 column, or in one column's entry:

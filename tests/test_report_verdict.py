@@ -131,6 +131,24 @@ def test_promised_l_and_t_come_from_the_release_summary():
     assert _line(rep, "l (income)")["status"] == "fail" and _line(rep, "t (income)")["status"] == "fail"
 
 
+def test_l_and_t_without_a_promise_say_they_are_checked_against_a_threshold_not_a_promise():
+    data = _grid()
+    data.loc[(data.sex == "m") & (data.region == "n"), "income"] = "hi"
+    rep = incrowd.report(data, data, ["sex", "region"], sensitive=["income"], figures=False)
+    for name, limit in (("l", "2"), ("t", "0.3")):
+        line = _line(rep, f"{name} (income)")
+        assert (line["status"], line["promised"]) == ("review", False)
+        assert line["driver"].endswith(f"checked against a default threshold ({name} = {limit}), not a promise: "
+                                       f"the release set no {name}")
+        assert line["next_step"].startswith("if income needs protecting: ")
+    rep = incrowd.report(data, data, ["sex", "region"], sensitive=["income"], figures=False,
+                         thresholds={"l": 3})
+    assert "against the report's threshold (l = 3)" in _line(rep, "l (income)")["driver"]
+    # a promise broken reads as one: no word of a default
+    rep = incrowd.report(data, data, ["sex", "region"], sensitive=["income"], l=2, t=0.2, figures=False)
+    assert not any("threshold" in _line(rep, m)["driver"] for m in ("l (income)", "t (income)"))
+
+
 # --- numeric risks and the loss ---------------------------------------------------------------
 
 def _numbers(n=60, seed=0, noise=0.0):
@@ -203,6 +221,24 @@ def test_suppressed_share_is_reviewed_with_the_rare_value_behind_it():
     assert line["value"] == pytest.approx(2 / 26) and line["status"] == "review"
     assert "region holds a value rarer than k in 2" in line["driver"] and "e (2)" in line["driver"]
     assert line["next_step"] == "suppress 2 cells of region"
+
+
+def test_suppressed_share_names_the_withheld_values_by_their_value_labels(tmp_path):
+    import pyreadstat
+
+    # region coded 1, 2, 3 (labelled) and 99 "Not stated" (user-missing): the rows of 3 and 99 are
+    # too few and are withheld
+    region = np.array([1.0] * 12 + [2.0] * 12 + [3.0] * 2 + [99.0] * 3)
+    frame = pd.DataFrame({"sex": np.ones(region.size), "region": region})
+    pyreadstat.write_sav(frame, str(tmp_path / "s.sav"), missing_ranges={"region": [99.0]},
+                         variable_value_labels={"region": {1.0: "North", 2.0: "South", 3.0: "East",
+                                                           99.0: "Not stated"}})
+    data = incrowd.read_table(tmp_path / "s.sav")
+    kept = np.flatnonzero(region < 3)
+    rep = incrowd.report(data, data.iloc[kept], ["sex", "region"], kept_rows=kept, figures=False)
+    line = _line(rep, "suppressed_share")
+    assert line["status"] == "review"
+    assert "region holds a value rarer than k in 5 of them (most withheld: Not stated (3), East (2))" in line["driver"]
 
 
 def test_a_column_published_unchanged_has_ncp_0_and_0_percent_changed():

@@ -209,6 +209,20 @@ def test_cli_reads_statistical_files_and_writes_html(survey, tmp_path, runner):
     assert page.read_text().startswith("<!doctype html>")
 
 
+def test_riskiest_rows_show_a_user_missing_code_by_its_label_not_as_null(tmp_path, runner):
+    import pyreadstat
+
+    # the single row of code 99 ("Not stated", user-missing) is the riskiest: a value of its own
+    frame = pd.DataFrame({"edu": [1.0] * 4 + [2.0] * 4 + [99.0], "grp": [1.0] * 8 + [99.0]})
+    pyreadstat.write_sav(frame, str(tmp_path / "s.sav"), missing_ranges={"edu": [99.0], "grp": [99.0]},
+                         variable_value_labels={"edu": {1.0: "Primary", 2.0: "Tertiary", 99.0: "Not stated"}})
+    out = runner.invoke(app, ["risk", str(tmp_path / "s.sav"), "--qi", "edu,grp", "--json"])
+    assert out.exit_code == 0, out.output
+    top = json.loads(out.stdout)["riskiest"][0]
+    assert (top["row"], top["fk"], top["edu"], top["grp"]) == (9, 1, "Not stated", "99")
+    assert json.loads(out.stdout)["riskiest"][1]["edu"] == 1.0  # a value keeps its code
+
+
 @pytest.mark.parametrize("args, words", [
     (["--qi", "region,nope"], "'nope'"),
     ([], "--qi is required"),

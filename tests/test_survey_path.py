@@ -489,3 +489,23 @@ def test_generalize_meets_labels_and_writes_labelled_codes_as_publish_does(tmp_p
         written, meta = read(out)
         assert written["edu"].tolist() == codes
         assert meta.variable_value_labels["edu"][100.0] == "Basic" and meta.missing_ranges["edu"]
+
+
+def test_a_refusal_names_the_column_without_a_hierarchy_and_only_the_levers_set(tmp_path):
+    # rel has a value per row and no hierarchy: only "*" would merge its rows, so it alone holds
+    # every class below k; edu has a level between its values and "*" and is not the cause
+    (tmp_path / "edu.csv").write_text("a;low;*\nb;low;*\nc;high;*\nd;high;*\n")
+    frame = pd.DataFrame({"edu": list("abcd") * 5, "rel": [f"r{i}" for i in range(20)], "inc": ["x", "y"] * 10})
+    columns = {"edu": {"role": "categorical", "hierarchy": str(tmp_path / "edu.csv")}, "rel": "categorical",
+               "inc": "other"}
+    with pytest.raises(ParameterError) as refused:
+        incrowd.publish(frame, {"privacy": {"k": 2}, "columns": columns})
+    line = str(refused.value)
+    assert "rel has no hierarchy: give it one, or make it 'other'/'sensitive', or allow_full_suppression" in line
+    assert "edu" not in line.split("; ", 1)[1] and "stop below their top" not in line
+    assert "lower k," in line and " l " not in line and "raise t" not in line
+    with pytest.raises(ParameterError) as refused:
+        incrowd.publish(frame, {"privacy": {"k": 2, "l": 2}, "columns": {**columns, "inc": "sensitive"}})
+    assert "lower k or l," in str(refused.value) and "raise t" not in str(refused.value)
+    with pytest.raises(ParameterError, match="lower k, raise t,"):
+        incrowd.publish(frame, {"privacy": {"k": 2, "t": 0.5}, "columns": {**columns, "inc": "sensitive"}})

@@ -265,22 +265,42 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
         top = ", ".join(f"{a}={hi}" for a, (_, hi) in zip(prep.categorical, _ranges(prep))) or "no categorical column"
         capped = [a for a, (_, hi) in zip(prep.categorical, _ranges(prep)) if hi < prep.hierarchies[a].max_level
                   and not (prep.spec.levels and a in prep.spec.levels)]
-        if capped:  # the way out may be the one label the spec refuses by default
+        # a column with no hierarchy has no level between its values and "*": it is the one that
+        # holds every class at the bottom, so it is the one to name
+        flat = [a for a in capped if prep.hierarchies[a].max_level == 1 and _no_hierarchy(prep.spec.columns.get(a))]
+        if flat:
+            have, it = ("has", "it") if len(flat) == 1 else ("have", "them")
+            top += (f"; {', '.join(flat)} {have} no hierarchy: give {it} one, or make {it} 'other'/'sensitive', "
+                    "or allow_full_suppression = true")
+        elif capped:  # the way out may be the one label the spec refuses by default
             top += (f"; {', '.join(capped)} stop below their top, which is one label in every row: allow it "
                     "with allow_full_suppression = true")
+        levers = _levers(prep.spec)
         if limit >= prep.n:
             raise ParameterError(
                 f"every generalization of the categorical quasi-identifiers suppresses all {prep.n} rows, "
-                f"even the top ({top}), so nothing would be published; lower k or l, raise t, or leave "
+                f"even the top ({top}), so nothing would be published; {levers}, or leave "
                 "a level free in [levels]")
         raise ParameterError(
             f"no generalization of the categorical quasi-identifiers keeps suppression within "
             f"max_suppression={prep.spec.max_suppression!r} ({limit} rows), not even the top ({top}); "
-            "allow more suppression, lower k, l or raise t, or leave a level free in [levels]")
+            f"allow more suppression, {levers}, or leave a level free in [levels]")
     best.nodes_evaluated = evaluated
     if best.metrics is None:
         best.metrics = _metrics_of(prep, bottom, tables, best.levels)
     return best
+
+
+def _no_hierarchy(column) -> bool:
+    """Whether a categorical column was given no hierarchy, so it is flat: its value or ``*``."""
+    return column is None or (column.hierarchy is None and column.intervals is None)
+
+
+def _levers(spec) -> str:
+    """The privacy parameters a refusal may point at: k always, l and t only where the spec set them."""
+    lowered = ["k"] + (["l"] if spec.l is not None else [])
+    said = f"lower {' or '.join(lowered)}"
+    return said + (", raise t" if spec.t is not None else "")
 
 
 def _metric_tables(prep: Prepared, bottom: _Bottom):

@@ -145,6 +145,21 @@ class RiskResult:
         return rows
 
 
+def _show_user_missing(top: pd.DataFrame, rows: pd.DataFrame) -> None:
+    """Spell, in the riskiest rows' key values, each user-missing code of a statistical file by
+    its value label (else its code): the figures count it as a value of its own, so it is
+    shown as one, not as a missing value."""
+    from ..generalization._cells import as_value_labels, qi_labels
+
+    for j, q in enumerate(top.columns):
+        column = rows[q]
+        if not pd.api.types.is_float_dtype(column.dtype) or not column.attrs.get("statfile"):
+            continue
+        labels, user = qi_labels(column)
+        if user.any():
+            top.iloc[np.flatnonzero(user), j] = as_value_labels(column, labels)[user]
+
+
 def _plain(value):
     if isinstance(value, (np.integer,)):
         return int(value)
@@ -254,6 +269,7 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
              "population": population, "threshold": threshold, "seconds": seconds}
     riskiest = np.argsort(-rk, kind="stable")[:_SHOWN]
     top = data.iloc[riskiest][qis].astype(object).where(codes[riskiest] >= 0, None)
+    _show_user_missing(top, data.iloc[riskiest])
     top.index = riskiest
     seconds["total"] = work_clock() - t0
     result = RiskResult(records=records, about=about)

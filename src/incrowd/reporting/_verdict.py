@@ -260,9 +260,11 @@ def _sensitive_lines(ctx: _Context, s: str, got: dict, th: dict, l, t) -> list[d
     limit = int(l) if l is not None else int(th["l"])
     value = int(got.get("distinct_l", 0))
     status = _status("l", value, limit, None, l is not None)
-    out.append(_line(f"l ({s})", value, limit, status,
-                     f"{_pct(single)} of records are in classes with a single {s} value",
-                     f"l-diversity on {s} (l = {limit})", promised=l is not None))
+    driver = f"{_pct(single)} of records are in classes with a single {s} value"
+    step = f"l-diversity on {s} (l = {limit})"
+    if l is None:
+        driver, step = _unpromised("l", limit, driver, step, s)
+    out.append(_line(f"l ({s})", value, limit, status, driver, step, promised=l is not None))
     elimit = float(th["entropy_l"]) if l is None else max(float(l), 1.0)
     evalue = float(got.get("entropy_l", 0.0))
     status = _status("entropy_l", evalue, elimit, None, False)
@@ -281,9 +283,19 @@ def _sensitive_lines(ctx: _Context, s: str, got: dict, th: dict, l, t) -> list[d
                                  reference=a.original[s]).n_rows_in_far_classes
         driver = (f"{s}: {far} records are in classes whose distribution is farther than {tlimit:g} from "
                   f"the whole file's (largest distance {tvalue:.3g})")
-    out.append(_line(f"t ({s})", tvalue, tlimit, status, driver, f"t-closeness on {s} (t = {tlimit:g})",
-                     promised=t is not None))
+    step = f"t-closeness on {s} (t = {tlimit:g})"
+    if t is None and driver is not None:
+        driver, step = _unpromised("t", tlimit, driver, step, s)
+    out.append(_line(f"t ({s})", tvalue, tlimit, status, driver, step, promised=t is not None))
     return out
+
+
+def _unpromised(name: str, limit: float, driver: str, step: str, s: str) -> tuple[str, str]:
+    """(driver, next step) of an l or t line the release made no promise for: the figure is
+    measured against a threshold of the report, which a curator must not read as a broken promise."""
+    whose = "a default threshold" if limit == DEFAULTS[name] else "the report's threshold"
+    return (f"{driver}; checked against {whose} ({name} = {limit:g}), not a promise: the release set no {name}",
+            f"if {s} needs protecting: {step}")
 
 
 def _drisk_driver(aligned) -> str | None:
@@ -346,14 +358,27 @@ def _suppression_driver(ctx: _Context, k: int) -> tuple[str, str]:
     qis = [c for c in a.categorical if c in a.original.columns] or a.quasi_identifiers
     best, best_rare = None, -1
     for q in qis:
-        counts = a.original[q].astype(str).map(a.original[q].astype(str).value_counts())
+        shown = _shown(a.original[q])
+        counts = shown.map(shown.value_counts())
         rare = int((counts.iloc[withheld] < k).sum())
         if rare > best_rare:
             best, best_rare = q, rare
     if best is None:  # impossible: align() refuses a release without quasi-identifiers
         raise AssertionError("no quasi-identifier to name as the driver")
-    cells = pd.Series(a.original[best].iloc[withheld]).astype(str).value_counts()
+    cells = _shown(a.original[best].iloc[withheld]).value_counts()
     values = ", ".join(f"{v} ({c})" for v, c in cells.head(3).items())
     driver = (f"{withheld.size} rows withheld; {best} holds a value rarer than k in {best_rare} of them "
               f"(most withheld: {values})")
     return driver, ctx.step_for(best, withheld.size)
+
+
+def _shown(column: pd.Series) -> pd.Series:
+    """A column's cells as a driver counts and names them: by value label where a statistical
+    file gave the column labels (a user-missing code, a value of its own, by its label or its
+    code), else as text; missing where the cell is."""
+    from ..generalization._cells import as_value_labels, qi_labels, value_label_map
+
+    if not value_label_map(column):
+        return pd.Series(column).astype(str)
+    labels, _ = qi_labels(column)
+    return pd.Series(as_value_labels(column, labels), dtype=object)
