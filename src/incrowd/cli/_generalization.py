@@ -220,8 +220,9 @@ def _given(text: str | None, count: int) -> str:
 
 def _print_negotiation(result: Negotiation) -> None:
     crit = result.criterion
+    asked = result.thresholds or {crit: result.value}
     print_lines([
-        ("request", f"{crit}={result.value}, max levels {_levels_text(result.max_levels)}, "
+        ("request", f"{', '.join(f'{a}={v}' for a, v in asked.items())}, max levels {_levels_text(result.max_levels)}, "
                     f"max suppression {result.max_suppression} of {result.n_rows} rows"
                     f"{_given(result.max_suppression_given, result.max_suppression)}"),
         ("status", result.status),
@@ -229,18 +230,22 @@ def _print_negotiation(result: Negotiation) -> None:
     ])
     table = Table()
     metric = result.metric
-    columns = ("answer", "levels", "height", "suppressed", crit, "classes") + (() if metric == "height" else (metric,))
+    columns = (("answer", "levels", "height", "suppressed", *asked, "classes")
+               + (() if metric == "height" else (metric,)))
     for col in columns:
         table.add_column(col, justify="left" if col in ("answer", "levels") else "right")
+    # one criterion: its relaxation is keyed "k" whichever it is
     rows = [("exact", result.exact)] if result.exact is not None else [
-        (f"relax {name if name != 'k' else crit}", node) for name, node in result.relaxations.items()]
+        (f"relax {name if name != 'k' or result.thresholds else crit}", node)
+        for name, node in result.relaxations.items()]
     for label, node in rows:
         if node is None:
             table.add_row(label, "no solution", *[""] * (len(columns) - 2))
         else:
             value = () if metric == "height" else (f"{(node.metrics or {}).get(metric, float('nan')):.6g}",)
+            reached = node.thresholds or {crit: node.value}
             table.add_row(label, _levels_text(node.levels), str(node.height), str(node.suppressed),
-                          str(node.value), str(node.classes), *value)
+                          *(str(reached[a]) for a in asked), str(node.classes), *value)
     stdout_console().print(table)
 
 
@@ -270,16 +275,26 @@ def negotiate_command(
                      "entropy, aecs, precision, height (the lowest node) or classification (the "
                      "lattice's sensitive column as target)."),
     ] = "loss",
+    t: Annotated[
+        Optional[float],
+        typer.Option("--t", help="t-closeness: refused, as a lattice keeps the sensitive values as "
+                     "codes without the values and their order its distance needs; publish checks t.",
+                     show_default=False),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Answer a request exactly, or with the three relaxations (suppression, height, k or l)."""
+    """Answer a request exactly, or with its relaxations (suppression, height, k or l).
+
+    --k and --l together suppress a class with fewer than k rows or fewer than l distinct sensitive values, as publish does.
+    """
     from ..generalization._lattice import Lattice
     from ..generalization._search_plain import one_request
 
     with user_errors(), one_request():  # one answer per process: loading the compiled search costs more
         lattice = Lattice.open(lattice_path)
         result = negotiate(lattice, k=k, l=l, max_levels=_levels(max_levels, "--max-levels"),
-                           max_suppression=max_suppression, runtime_histogram=runtime_histogram, metric=metric)
+                           max_suppression=max_suppression, runtime_histogram=runtime_histogram, metric=metric,
+                           t=t)
     if json_output:
         print_json(result.to_dict())
         return

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from ._table import LatticeTable
 
 RELAXATIONS = ("max_suppression", "height", "k")
+#: why a lattice cannot answer t-closeness
+NO_T = ("t cannot be negotiated on a lattice: it keeps the sensitive attribute as codes, without the "
+        "values and their order that t-closeness's distance needs; ask publish for t ([privacy] t)")
 
 
 @dataclass(frozen=True)
@@ -53,14 +56,16 @@ class Node:
         The sum of the levels.
     suppressed : int
         Rows to suppress at this node.
-    criterion : {"k", "l"}
+    criterion : {"k", "l", "k+l"}
         The privacy model.
     value : int
-        Its threshold.
+        Its threshold (k for "k+l").
     classes : int
         Equivalence classes after suppression.
     metrics : dict or None
         Every utility metric of the node (:data:`~incrowd.generalization.METRICS`).
+    thresholds : dict or None
+        For "k+l": ``{"k": k, "l": l}``.
     """
 
     levels: dict[str, int]
@@ -71,10 +76,13 @@ class Node:
     classes: int
     #: every utility metric of the node (:data:`~incrowd.generalization.METRICS`)
     metrics: dict | None = None
+    #: for "k+l": {"k": k, "l": l}
+    thresholds: dict | None = None
 
     def to_dict(self) -> dict:
         out = {"levels": dict(self.levels), "height": self.height, "suppressed": self.suppressed,
-               self.criterion: self.value, "classes": self.classes}
+               **(dict(self.thresholds) if self.thresholds else {self.criterion: self.value}),
+               "classes": self.classes}
         if self.metrics is not None:
             out["metrics"] = dict(self.metrics)
         return out
@@ -91,11 +99,12 @@ class Negotiation:
     exact : Node or None
         The answer to the request as asked (None: no node meets it).
     relaxations : dict of str to Node or None
-        The nearest answers when one of :data:`RELAXATIONS` is relaxed.
-    criterion : {"k", "l"}
+        The nearest answers when one of :data:`RELAXATIONS` is relaxed (for "k+l": the
+        suppression, the height, k with l kept, or l with k kept).
+    criterion : {"k", "l", "k+l"}
         The privacy model asked for.
     value : int
-        Its threshold.
+        Its threshold (k for "k+l").
     max_levels : dict of str to int
         The highest tolerable level of each attribute.
     max_suppression : int
@@ -120,6 +129,8 @@ class Negotiation:
         Nodes whose classes the search computed for the metric.
     optimality_gap : float
         How far the exact answer's value may be from the optimum (0: optimal).
+    thresholds : dict or None
+        For "k+l": ``{"k": k, "l": l}``.
     """
 
     status: str
@@ -143,6 +154,8 @@ class Negotiation:
     metric: str = "height"
     metric_evaluated: int = 0
     optimality_gap: float = 0.0
+    #: for "k+l": {"k": k, "l": l}
+    thresholds: dict | None = None
 
     @property
     def nodes_visited(self) -> int:
@@ -156,7 +169,8 @@ class Negotiation:
             "status": self.status,
             "exact": self.exact.to_dict() if self.exact is not None else None,
             "relaxations": relax,
-            "request": {self.criterion: self.value, "max_levels": dict(self.max_levels),
+            "request": {**(dict(self.thresholds) if self.thresholds else {self.criterion: self.value}),
+                        "max_levels": dict(self.max_levels),
                         "max_suppression": self.max_suppression, "rows": self.n_rows,
                         "max_suppression_given": self.max_suppression_given},
             "nodes_visited": self.nodes_visited,
@@ -265,7 +279,7 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
               max_levels: Mapping[str, int] | None = None,
               max_suppression: int | float | str = 0,
               runtime_histogram: bool = False, metric: str = DEFAULT_METRIC,
-              weights: Mapping[str, float] | None = None) -> Negotiation:
+              weights: Mapping[str, float] | None = None, t: float | None = None) -> Negotiation:
     """Answer a request on ``lattice``.
 
     ``max_levels`` maps attributes to their highest tolerable level (v_max); attributes left out
@@ -274,6 +288,13 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
     lattice lacks it. ``metric`` (one of :data:`~incrowd.generalization.METRICS`, default
     ``"loss"``) is what an answer minimizes; ``"height"`` gives the lowest node. ``weights``
     maps quasi-identifiers to weights of ``loss``, ``entropy`` and ``precision``.
+
+    With both ``k`` and ``l`` a class is suppressed when it has fewer than k rows or fewer than
+    l distinct sensitive values, as :func:`incrowd.publish` does: each node's suppression is
+    then computed from the lattice's bottom classes (the two histograms only bound it), and the
+    relaxations are the suppression, the height, the largest k with l kept and the largest l
+    with k kept. ``t`` is refused: the lattice keeps the sensitive values as codes, without the
+    values and their order that t-closeness's distance needs.
 
     Parameters
     ----------
@@ -293,12 +314,18 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
         What an answer minimizes.
     weights : mapping of str to float or None, default None
         Weights of the quasi-identifiers in ``loss``, ``entropy`` and ``precision``.
+    t : float or None, default None
+        t-closeness: refused with a :class:`~incrowd.exceptions.ParameterError` (see above).
 
     Returns
     -------
     Negotiation
         The exact answer (or None) and the relaxed answers.
     """
+    if t is not None:
+        raise ParameterError(NO_T)
+    if k is not None and l is not None:
+        return _negotiate_k_and_l(lattice, k, l, max_levels, max_suppression, runtime_histogram, metric, weights)
     criterion, value = check_criterion(lattice, k, l)
     metric = check_metric(metric)
     if metric == "classification" and lattice.sensitive is None:
@@ -404,3 +431,138 @@ def _by_metric(got: dict, tabs: MetricTables, metric: str, hist: Histograms, cri
         t_star = got["r_t_value"]
         rows = hist.rows_below_all(t_star)
         choose("r_t", in_sub & (rows <= within), t_star, rows)
+
+
+def _negotiate_k_and_l(lattice: LatticeTable, k, l, max_levels, max_suppression, runtime_histogram: bool,
+                       metric: str, weights) -> Negotiation:
+    """:func:`negotiate` for k and l together: a class fails when it fails either.
+
+    The rows failing "k or l" at a node lie between the larger of the two histograms' counts
+    and their sum; where those meet the node's suppression is read from them, elsewhere its
+    classes are computed from the bottom classes, only for the nodes a bound does not settle.
+    Suppression never grows going up (classes merge; a union of passing classes passes both),
+    which the relaxations' candidates rely on as the single-criterion search does."""
+    check_criterion(lattice, k, None)
+    check_criterion(lattice, None, l)
+    k, l = int(k), int(l)
+    metric = check_metric(metric)  # l needs the sensitive attribute: "classification" has its target
+    tabs = tables(lattice, weights)
+    vmax_vector = lattice.level_vector(dict(max_levels or {}), default="top")
+    limit = max_suppression_count(max_suppression, lattice.n_rows)
+    n = lattice.n_rows
+    within = min(limit, n - 1)  # a node suppressing every row is never an answer
+    arrays = _arrays(lattice)
+    vmax = int(np.dot(vmax_vector, arrays.strides))
+    k_hist, l_hist = lattice.k_histograms, lattice.l_histograms
+    materialized = lattice.materialized
+    runtime_seconds = None
+    t0 = time.perf_counter()
+    if runtime_histogram and not materialized[vmax]:
+        _, k_part, l_part = lattice.node_histograms(vmax)
+        k_hist, l_hist = _with_node(k_hist, vmax, k_part), _with_node(l_hist, vmax, l_part)
+        materialized = materialized.copy()
+        materialized[vmax] = True
+        runtime_seconds = time.perf_counter() - t0
+    k_rows, l_rows = k_hist.rows_below_all(k), l_hist.rows_below_all(l)
+    low, high = np.maximum(k_rows, l_rows), np.minimum(k_rows + l_rows, n)
+    supp = np.where(low == high, low, -1)
+    evaluated = {"count": 0}
+
+    def settle(mask: np.ndarray) -> None:
+        for v in np.flatnonzero(mask & (supp < 0)):
+            supp[v] = tabs.suppression(int(v), "k+l", (k, l))[0]
+            evaluated["count"] += 1
+
+    in_sub = np.all(arrays.levels <= vmax_vector, axis=1) & materialized
+    heights = arrays.heights
+    search = {"evaluated": 0, "gap": 0.0}
+
+    def choose(candidates: np.ndarray, kl: tuple[int, int], rows: np.ndarray, exact: bool = False) -> int:
+        ids = np.flatnonzero(candidates)
+        if ids.size == 0:
+            return -1
+        if metric == "height":
+            return int(ids[np.lexsort((ids, rows[ids], heights[ids]))[0]])
+        choice = best_node(tabs, metric, candidates, k_hist, "k+l", kl, rows)
+        search["evaluated"] += choice.evaluated
+        if exact:
+            search["gap"] = choice.optimality_gap
+        return choice.node
+
+    def node(node_id: int, kl: tuple[int, int], rows: int) -> Node | None:
+        if node_id < 0:
+            return None
+        _, classes = tabs.suppression(node_id, "k+l", kl)
+        return Node(lattice.level_dict(node_id), int(heights[node_id]), int(rows), "k+l", kl[0], classes,
+                    tabs.evaluate(node_id, "k+l", kl), {"k": kl[0], "l": kl[1]})
+
+    t1 = time.perf_counter()
+    settle(in_sub & (low <= within))
+    exact_id = choose(in_sub & (supp >= 0) & (supp <= within), (k, l), supp, exact=True)
+    visited = {"exact": evaluated["count"]}
+    relaxations: dict[str, Node | None] = {"max_suppression": None, "height": None, "k": None, "l": None}
+    exact = node(exact_id, (k, l), int(supp[exact_id])) if exact_id >= 0 else None
+    if exact is None:
+        before = evaluated["count"]
+        if in_sub.any():  # the least suppression of the sublattice, nodes suppressing every row left out
+            settle(in_sub & (low <= high[in_sub].min()))
+            known = in_sub & (supp >= 0) & (supp < n)
+            if known.any():
+                least = int(supp[known].min())
+                relaxations["max_suppression"] = node(choose(known & (supp == least), (k, l), supp), (k, l), least)
+        visited["max_suppression"] = evaluated["count"] - before
+        before = evaluated["count"]
+        settle(materialized & (low <= within))
+        anywhere = choose(materialized & (supp >= 0) & (supp <= within), (k, l), supp)
+        relaxations["height"] = node(anywhere, (k, l), int(supp[anywhere])) if anywhere >= 0 else None
+        visited["height"] = evaluated["count"] - before
+        for name in ("k", "l"):
+            answer, count = _relax_one(tabs, name, k, l, in_sub, within, choose)
+            relaxations[name] = None if answer is None else node(*answer)
+            visited[name] = count
+    seconds = time.perf_counter() - t1
+    return Negotiation(
+        status="exact" if exact is not None else "relaxed", exact=exact, relaxations=relaxations,
+        criterion="k+l", value=k, max_levels=lattice.level_dict(vmax), max_suppression=limit, n_rows=n,
+        visited=visited, seconds=seconds, partial=lattice.is_partial, runtime_histogram_seconds=runtime_seconds,
+        max_suppression_given=str(max_suppression), metric=metric,
+        metric_evaluated=int(search["evaluated"]), optimality_gap=search["gap"], thresholds={"k": k, "l": l},
+    )
+
+
+def _largest(keys: np.ndarray, rows: np.ndarray, base: int, within: int) -> int:
+    """The largest threshold t such that ``base`` plus the rows of the classes whose key is
+    below t stay within ``within`` (0: none; the classes with the largest key survive it)."""
+    if base > within or keys.size == 0:
+        return 0
+    order = np.argsort(keys, kind="stable")
+    values, starts = np.unique(keys[order], return_index=True)
+    below = np.concatenate([[0], np.cumsum(rows[order])])[starts]  # rows with a key below each value
+    ok = base + below <= within
+    return int(values[ok].max()) if ok.any() else 0
+
+
+def _relax_one(tabs: MetricTables, name: str, k: int, l: int, in_sub: np.ndarray, within: int, choose):
+    """Relax k (l kept) or l (k kept): the largest threshold >= 2 some node of the sublattice
+    meets within the limit, and the node chosen among those meeting it; (answer or None, nodes
+    visited)."""
+    best = np.zeros(in_sub.size, np.int64)
+    ids = np.flatnonzero(in_sub)
+    for v in ids:
+        _, _, sizes, distinct, _ = tabs.class_facts(int(v), with_majority=False)
+        if name == "k":
+            held = distinct < l
+            best[v] = _largest(sizes[~held], sizes[~held], int(sizes[held].sum()), within)
+        else:
+            held = sizes < k
+            best[v] = _largest(distinct[~held], sizes[~held], int(sizes[held].sum()), within)
+    top = int(best.max(initial=0))
+    if top < 2:
+        return None, int(ids.size)
+    kl = (top, l) if name == "k" else (k, top)
+    meets = in_sub & (best >= top)
+    rows = np.zeros(in_sub.size, np.int64)
+    for v in np.flatnonzero(meets):
+        rows[v] = tabs.suppression(int(v), "k+l", kl)[0]
+    chosen = choose(meets, kl, rows)
+    return (chosen, kl, int(rows[chosen])), int(ids.size + meets.sum())

@@ -260,25 +260,47 @@ class MetricTables:
         class_of = class_of.ravel()
         return class_of, first.size, np.column_stack(gen)[first] if gen else np.zeros((first.size, 0), np.int64)
 
-    def evaluate(self, node: int, criterion: str, threshold: int) -> dict[str, float | None]:
-        """Every metric of ``node`` when the classes failing ``criterion``/``threshold`` are
-        suppressed."""
+    def class_facts(self, node: int, with_majority: bool = True):
+        """(class of each bottom class, generalized codes per class, class sizes, distinct
+        sensitive values per class or None, rows of each class's unique most frequent sensitive
+        value or None)."""
         class_of, n_classes, gen = self.classes(node)
         sizes = np.bincount(class_of, weights=self.counts, minlength=n_classes).astype(np.int64)
         distinct = major = None
         if self.target is not None:
             width = int(self.target.max(initial=0)) + 1
             pair, where = np.unique(class_of * width + self.target, return_inverse=True)
-            pair_rows = np.bincount(where.ravel(), weights=self.counts).astype(np.int64)
             pair_class = pair // width
             distinct = np.bincount(pair_class, minlength=n_classes)
-            major = majority(pair_class, pair_rows, n_classes)
+            if with_majority:
+                pair_rows = np.bincount(where.ravel(), weights=self.counts).astype(np.int64)
+                major = majority(pair_class, pair_rows, n_classes)
+        return class_of, gen, sizes, distinct, major
+
+    @staticmethod
+    def failing(sizes: np.ndarray, distinct: np.ndarray | None, criterion: str, threshold) -> np.ndarray:
+        """Per class, whether it fails: size below k ("k"), fewer than l distinct sensitive
+        values ("l"), or either ("k+l", ``threshold`` the pair (k, l))."""
         if criterion == "k":
-            failing = sizes < threshold
-        else:
-            if distinct is None:  # check_criterion refuses "l" on a lattice without a sensitive attribute
-                raise ParameterError("l-diversity needs a lattice built with a sensitive attribute (--sensitive)")
-            failing = distinct < threshold
+            return sizes < threshold
+        if distinct is None:  # check_criterion refuses "l" on a lattice without a sensitive attribute
+            raise ParameterError("l-diversity needs a lattice built with a sensitive attribute (--sensitive)")
+        if criterion == "l":
+            return distinct < threshold
+        k, l = threshold
+        return (sizes < k) | (distinct < l)
+
+    def suppression(self, node: int, criterion: str, threshold) -> tuple[int, int]:
+        """(rows suppressed, classes published) at ``node`` for ``criterion``/``threshold``."""
+        _, _, sizes, distinct, _ = self.class_facts(node, with_majority=False)
+        failing = self.failing(sizes, distinct, criterion, threshold)
+        return int(sizes[failing].sum()), int((~failing).sum())
+
+    def evaluate(self, node: int, criterion: str, threshold) -> dict[str, float | None]:
+        """Every metric of ``node`` when the classes failing ``criterion``/``threshold`` are
+        suppressed (``"k+l"``: a class fails when it fails either; ``threshold`` is (k, l))."""
+        _, gen, sizes, distinct, major = self.class_facts(node)
+        failing = self.failing(sizes, distinct, criterion, threshold)
         part = {name: values[node] for name, values in self.parts.items()}
         return self.column_tables.values(self.levels[node], part, sizes, failing, gen, major)
 
@@ -302,6 +324,8 @@ class MetricTables:
         n, W = self.n, self.weight_sum
         if metric == "height":
             return self.heights.astype(np.float64)
+        if criterion == "k+l":  # the rows failing k or l are not in either histogram
+            return None
         if metric not in ("precision", "aecs", "discernibility"):
             return None
         supp = hist.rows_below_all(threshold)
