@@ -293,8 +293,10 @@ def test_request_errors(adult_lattice):
     for bad in ("150%", "-1", 1.5, -3, "lots", 30163):
         with pytest.raises(ParameterError, match="max_suppression must be"):
             negotiate(lattice, k=5, max_suppression=bad)
-    with pytest.raises(ParameterError, match="exactly one of k"):
-        negotiate(lattice, k=5, l=2)
+    with pytest.raises(ParameterError, match=r"give k \(k-anonymity\), l \(naive l-diversity\) or both"):
+        negotiate(lattice)
+    with pytest.raises(ParameterError, match=r"l must be an integer in \[2, \d+\] \(distinct values of 'occupation'\)"):
+        negotiate(lattice, k=5, l=99)  # k and l together: each checked as alone
 
 
 def test_max_suppression_forms():

@@ -324,6 +324,8 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
     """
     if t is not None:
         raise ParameterError(NO_T)
+    if k is None and l is None:
+        raise ParameterError("give k (k-anonymity), l (naive l-diversity) or both")
     if k is not None and l is not None:
         return _negotiate_k_and_l(lattice, k, l, max_levels, max_suppression, runtime_histogram, metric, weights)
     criterion, value = check_criterion(lattice, k, l)
