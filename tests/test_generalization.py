@@ -10,6 +10,7 @@ import pytest
 from benchdata import data_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from random_hierarchies import random_hierarchy_rows
 from reference import (
     brute_histograms,
     brute_negotiation,
@@ -28,7 +29,6 @@ from incrowd.generalization import (
     read_hierarchy,
 )
 from incrowd.generalization._hierarchy import hierarchy_from_rows
-from random_hierarchies import random_hierarchy_rows
 
 QIS = ["age", "sex", "race", "education"]
 SENSITIVE = "occupation"

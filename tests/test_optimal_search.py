@@ -12,6 +12,7 @@ import pytest
 from benchdata import data_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from random_hierarchies import random_hierarchy_rows
 
 from incrowd.exceptions import ParameterError
 from incrowd.generalization import (
@@ -24,7 +25,6 @@ from incrowd.generalization import (
     released_metrics,
 )
 from incrowd.generalization._hierarchy import hierarchy_from_rows
-from random_hierarchies import random_hierarchy_rows
 
 
 def _random_case(draw):

@@ -121,19 +121,24 @@ class Lattice(LatticeTable):
         return criterion_histograms(self, criterion).below(node, value)[0]
 
     def suppressed_all(self, *, k: int | None = None, l: int | None = None) -> np.ndarray:
-        """Rows to suppress at every node, in id order; -1 where a partial lattice lacks the node."""
+        """Rows to suppress at every node, in id order; -1 where a partial lattice lacks the node.
+        With k and l, a class fails when it fails either."""
+        if k is not None and l is not None:
+            from ._negotiate import suppressed_k_and_l
+
+            return suppressed_k_and_l(self, k, l)
         criterion, value = check_criterion(self, k, l)
         return np.where(self.materialized, criterion_histograms(self, criterion).rows_below_all(value), -1)
 
     def negotiate(self, *, k: int | None = None, l: int | None = None,
                   max_levels: Mapping[str, int] | None = None,
                   max_suppression: int | float | str = 0, runtime_histogram: bool = False,
-                  metric: str = "loss", weights: Mapping[str, float] | None = None):
+                  metric: str = "loss", weights: Mapping[str, float] | None = None, t: float | None = None):
         """Answer a request; see :func:`incrowd.generalization.negotiate`."""
         from ._negotiate import negotiate
 
         return negotiate(self, k=k, l=l, max_levels=max_levels, max_suppression=max_suppression,
-                         runtime_histogram=runtime_histogram, metric=metric, weights=weights)
+                         runtime_histogram=runtime_histogram, metric=metric, weights=weights, t=t)
 
     # -- persistence -----------------------------------------------------------------------
 

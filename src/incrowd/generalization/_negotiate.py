@@ -1,4 +1,4 @@
-"""Negotiation: answer (k or l, v_max, max suppression) exactly, or with three relaxations.
+"""Negotiation: answer (k, l or both, v_max, max suppression) exactly, or with three relaxations.
 
 Exact answer: among the nodes of v_max's sublattice whose suppression is within the limit, the
 lowest height, ties to the lowest suppression, then to the smallest level vector. When there is
@@ -13,6 +13,11 @@ none (slides 004, "Approximate Solutions"):
 
 Each relaxation may have no solution (``None``). A node that would suppress every row publishes
 nothing, so it is never an answer (the limit is at most n_rows - 1).
+
+k and l together (a class fails when it fails either, as in ``publish``) are answered the same
+way from each node's classes, computed from the lattice's bottom classes where the two
+histograms do not settle its suppression; the ``k`` relaxation is then split into ``k`` (l
+kept) and ``l`` (k kept).
 
 With a ``metric`` other than ``height`` (the default is ``loss``), each answer is instead the
 node with the least metric among the same candidates (ties: lowest height, least suppression,
@@ -465,8 +470,7 @@ def _negotiate_k_and_l(lattice: LatticeTable, k, l, max_levels, max_suppression,
         materialized = materialized.copy()
         materialized[vmax] = True
         runtime_seconds = time.perf_counter() - t0
-    k_rows, l_rows = k_hist.rows_below_all(k), l_hist.rows_below_all(l)
-    low, high = np.maximum(k_rows, l_rows), np.minimum(k_rows + l_rows, n)
+    low, high = _k_and_l_bounds(k_hist, l_hist, k, l, n)
     supp = np.where(low == high, low, -1)
     evaluated = {"count": 0}
 
@@ -530,6 +534,25 @@ def _negotiate_k_and_l(lattice: LatticeTable, k, l, max_levels, max_suppression,
         max_suppression_given=str(max_suppression), metric=metric,
         metric_evaluated=int(search["evaluated"]), optimality_gap=search["gap"], thresholds={"k": k, "l": l},
     )
+
+
+def _k_and_l_bounds(k_hist: Histograms, l_hist: Histograms, k: int, l: int, n: int):
+    """Per node, the least and the most rows failing k or l: the classes failing either are the
+    union of those failing k and those failing l."""
+    k_rows, l_rows = k_hist.rows_below_all(k), l_hist.rows_below_all(l)
+    return np.maximum(k_rows, l_rows), np.minimum(k_rows + l_rows, n)
+
+
+def suppressed_k_and_l(lattice: LatticeTable, k: int, l: int) -> np.ndarray:
+    """Rows failing k or l at every node, in id order; -1 where a partial lattice lacks the node."""
+    check_criterion(lattice, k, None)
+    check_criterion(lattice, None, l)
+    low, high = _k_and_l_bounds(lattice.k_histograms, lattice.l_histograms, int(k), int(l), lattice.n_rows)
+    out = np.where(lattice.materialized, low, -1)
+    tabs = tables(lattice)
+    for v in np.flatnonzero(lattice.materialized & (low != high)):
+        out[v] = tabs.suppression(int(v), "k+l", (int(k), int(l)))[0]
+    return out
 
 
 def _largest(keys: np.ndarray, rows: np.ndarray, base: int, within: int) -> int:

@@ -214,7 +214,7 @@ def level_view(lattice: Lattice, answer: Negotiation) -> list[dict[str, Any]]:
     heights = lattice.heights
     vmax = lattice.level_vector(answer.max_levels)
     within = np.all(lattice.levels <= vmax, axis=1)
-    supp = lattice.suppressed_all(**{answer.criterion: answer.value})
+    supp = lattice.suppressed_all(**(answer.thresholds or {answer.criterion: answer.value}))
     built = within & (supp >= 0)
     meet = built & (supp <= answer.max_suppression) & (supp < lattice.n_rows)
     marks: dict[int, list[str]] = {}
@@ -222,7 +222,7 @@ def level_view(lattice: Lattice, answer: Negotiation) -> list[dict[str, Any]]:
         marks.setdefault(answer.exact.height, []).append("exact")
     for name, node in answer.relaxations.items():
         if node is not None:
-            label = answer.criterion if name == "k" else name
+            label = answer.criterion if name == "k" and not answer.thresholds else name
             marks.setdefault(node.height, []).append(label)
     rows = []
     for h in range(int(heights.max()), -1, -1):
