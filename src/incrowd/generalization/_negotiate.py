@@ -461,6 +461,8 @@ def _negotiate_k_and_l(lattice: LatticeTable, k, l, max_levels, max_suppression,
     arrays = _arrays(lattice)
     vmax = int(np.dot(vmax_vector, arrays.strides))
     k_hist, l_hist = lattice.k_histograms, lattice.l_histograms
+    if l_hist is None:  # check_criterion refused l on a lattice without a sensitive attribute
+        raise ParameterError("l needs a lattice built with a sensitive attribute")
     materialized = lattice.materialized
     runtime_seconds = None
     t0 = time.perf_counter()
@@ -490,6 +492,8 @@ def _negotiate_k_and_l(lattice: LatticeTable, k, l, max_levels, max_suppression,
         if metric == "height":
             return int(ids[np.lexsort((ids, rows[ids], heights[ids]))[0]])
         choice = best_node(tabs, metric, candidates, k_hist, "k+l", kl, rows)
+        if choice is None:  # not reached: candidates are not empty
+            return -1
         search["evaluated"] += choice.evaluated
         if exact:
             search["gap"] = choice.optimality_gap
@@ -547,7 +551,10 @@ def suppressed_k_and_l(lattice: LatticeTable, k: int, l: int) -> np.ndarray:
     """Rows failing k or l at every node, in id order; -1 where a partial lattice lacks the node."""
     check_criterion(lattice, k, None)
     check_criterion(lattice, None, l)
-    low, high = _k_and_l_bounds(lattice.k_histograms, lattice.l_histograms, int(k), int(l), lattice.n_rows)
+    l_hist = lattice.l_histograms
+    if l_hist is None:  # check_criterion refused l on a lattice without a sensitive attribute
+        raise ParameterError("l needs a lattice built with a sensitive attribute")
+    low, high = _k_and_l_bounds(lattice.k_histograms, l_hist, int(k), int(l), lattice.n_rows)
     out = np.where(lattice.materialized, low, -1)
     tabs = tables(lattice)
     for v in np.flatnonzero(lattice.materialized & (low != high)):

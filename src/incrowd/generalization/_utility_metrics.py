@@ -319,7 +319,7 @@ class MetricTables:
             return _segment_sums(k_hist, k_hist.keys.astype(np.float64) ** 2 * k_hist.classes)
         return np.zeros(self.levels.shape[0])
 
-    def exact_all(self, metric: str, hist, criterion: str, threshold: int) -> np.ndarray | None:
+    def exact_all(self, metric: str, hist, criterion: str, threshold: int | tuple[int, int]) -> np.ndarray | None:
         """``metric`` of every node from the histograms alone, or None where it needs classes."""
         n, W = self.n, self.weight_sum
         if metric == "height":
@@ -366,7 +366,8 @@ class Choice:
     optimality_gap: float
 
 
-def best_node(tabs: MetricTables, metric: str, candidates: np.ndarray, hist, criterion: str, threshold: int,
+def best_node(tabs: MetricTables, metric: str, candidates: np.ndarray, hist, criterion: str,
+              threshold: int | tuple[int, int],
               suppressed: np.ndarray, max_evaluations: int | None = None) -> Choice | None:
     """The candidate with the least ``metric`` (ties: lowest height, least suppression, lowest
     id), or None without candidates; see the module's text for the search."""

@@ -274,19 +274,19 @@ def _sensitive_lines(ctx: _Context, s: str, got: dict, th: dict, l, t) -> list[d
     tlimit = float(t) if t is not None else float(th["t"])
     tvalue = float(got.get("t", 0.0))
     status = _status("t", tvalue, tlimit, None, t is not None)
-    driver = None
+    t_driver = None
     if status != "pass":
         from ..metrics import verify_t_closeness
 
         a = ctx.a
         far = verify_t_closeness(a.release, a.quasi_identifiers, s, min(max(tlimit, 1e-9), 1.0),
                                  reference=a.original[s]).n_rows_in_far_classes
-        driver = (f"{s}: {far} records are in classes whose distribution is farther than {tlimit:g} from "
-                  f"the whole file's (largest distance {tvalue:.3g})")
+        t_driver = (f"{s}: {far} records are in classes whose distribution is farther than {tlimit:g} from "
+                    f"the whole file's (largest distance {tvalue:.3g})")
     step = f"t-closeness on {s} (t = {tlimit:g})"
-    if t is None and driver is not None:
-        driver, step = _unpromised("t", tlimit, driver, step, s)
-    out.append(_line(f"t ({s})", tvalue, tlimit, status, driver, step, promised=t is not None))
+    if t is None and t_driver is not None:
+        t_driver, step = _unpromised("t", tlimit, t_driver, step, s)
+    out.append(_line(f"t ({s})", tvalue, tlimit, status, t_driver, step, promised=t is not None))
     return out
 
 
