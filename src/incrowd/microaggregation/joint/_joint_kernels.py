@@ -274,6 +274,25 @@ def _add_delta(X, codes, T, size, sums, rep, lv, g, x):
     return num + (h + 1.0) * after - h * before
 
 
+@njit(cache=True, inline="always")
+def _best_neighbour(X, codes, T, size, sums, rep, lv, near, g, x, k):
+    """(group, loss added) of the neighbour of group g (non-empty, under 2k rows) that row x
+    joins at the least added loss; (-1, 0.0) when none can take it. Ties keep the earlier neighbour."""
+    best = -1
+    best_d = 0.0
+    for s in range(near.shape[1]):
+        h = near[g, s]
+        if h < 0:
+            break
+        if size[h] == 0 or size[h] >= 2 * k:
+            continue
+        dd = _add_delta(X, codes, T, size, sums, rep, lv, h, x)
+        if best < 0 or dd < best_d:
+            best = h
+            best_d = dd
+    return best, best_d
+
+
 @njit(cache=True)
 def _remove_delta(X, codes, T, members, size, sums, lv, g, x):
     """Loss change of removing row x from group g (size >= 2): negative or zero."""
@@ -471,18 +490,7 @@ def dissolve_pass(X, codes, T, members, size, sums, rep, lv, labels, near, k, fr
         placed = 0
         for t in range(k):
             x = rows[t]
-            best = -1
-            best_d = 0.0
-            for s in range(near.shape[1]):
-                h = near[g, s]
-                if h < 0:
-                    break
-                if size[h] == 0 or size[h] >= 2 * k:
-                    continue
-                dd = _add_delta(X, codes, T, size, sums, rep, lv, h, x)
-                if best < 0 or dd < best_d:
-                    best = h
-                    best_d = dd
+            best, best_d = _best_neighbour(X, codes, T, size, sums, rep, lv, near, g, x, k)
             if best < 0:
                 break
             added += best_d
@@ -526,18 +534,7 @@ def reassign_pass(X, codes, T, members, size, sums, rep, lv, labels, near, k, fr
                 break
             x = rows[t]
             out = _remove_delta(X, codes, T, members, size, sums, lv, g, x)
-            best = -1
-            best_d = 0.0
-            for s in range(near.shape[1]):
-                h = near[g, s]
-                if h < 0:
-                    break
-                if size[h] == 0 or size[h] >= 2 * k:
-                    continue
-                dd = _add_delta(X, codes, T, size, sums, rep, lv, h, x)
-                if best < 0 or dd < best_d:
-                    best = h
-                    best_d = dd
+            best, best_d = _best_neighbour(X, codes, T, size, sums, rep, lv, near, g, x, k)
             if best >= 0 and out + best_d < -eps:
                 _remove(X, codes, T, members, size, sums, rep, lv, g, x)
                 _add(X, codes, T, members, size, sums, rep, lv, labels, best, x)
