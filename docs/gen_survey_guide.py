@@ -78,8 +78,10 @@ def run(rows: int, data_dir: Path, folder: Path) -> dict:
         raise SystemExit(f"--example-spec failed:\n{example.stderr}")
     out["example_spec"] = example.stdout
 
-    # 2. the curator's edit: income is what the release must not give away
-    spec = _set(example.stdout, r'^income = .*$', 'income = "sensitive"')
+    # 2. the curator's check: income is what the release must not give away (proposed so by its name)
+    spec = example.stdout
+    if not re.search(r'^income = "sensitive"', spec, re.M):
+        spec = _set(spec, r'^income = .*$', 'income = "sensitive"')
     (folder / "release.toml").write_text(spec, encoding="utf-8")
     out["spec_max_suppression"] = re.search(r'^max_suppression = "([^"]*)"', spec, re.M).group(1)
 
@@ -215,11 +217,14 @@ What to check, line by line:
 - Every column the spec lists as `categorical` or `numeric` is a quasi-identifier: a value an
   intruder may know from elsewhere. Turn a column that is not one into `"other"` (published
   unchanged).
+- **max_suppression**: the smallest of 1, 2, 5, 10 and 20 % that these roles and hierarchies can
+  meet at k = 5. Where 1 % is too little, the comment above it says how many rows stay in classes
+  under k even at the most general levels, and which column holds them there.
 
 ## 3. Say what must be protected
 
-The proposal takes `income` for a quasi-identifier. It is what an intruder wants to learn, not
-what they know, so make it sensitive:
+The proposal takes `income` for sensitive, by its name: it is what an intruder wants to learn,
+not what they know. A column it cannot recognize so is made sensitive by hand:
 
 ```toml
 income = "sensitive"
@@ -233,8 +238,10 @@ every class to hold varied values of it (see [k, l and t](privacy-models.md)).
 {_block(out["publish_cmd"], "sh")}
 """)
     if first_rc == 0:
-        p.append(f"At the spec's `max_suppression = \"{out['spec_max_suppression']}\"` the release is made "
-                 "at the first try.\n\n")
+        p.append(f"At the proposed `max_suppression = \"{out['spec_max_suppression']}\"` the release is made "
+                 "at the first try (had the limit been too small, incrowd would refuse in one line, write "
+                 "nothing, and name the column that holds the classes small and the levers: more "
+                 "suppression, a lower k, a hierarchy, or `allow_full_suppression = true`). The summary:\n\n")
     else:
         p.append(f"""At the proposed `max_suppression = "{out['spec_max_suppression']}"` incrowd refuses, in one line
 on stderr (exit code 2), and writes nothing:

@@ -355,8 +355,15 @@ def test_generalize_without_levels_applies_the_least_metric_node(tmp_path):
         assert result.levels == answer.exact.levels and result.suppressed == answer.exact.suppressed
         for name in ("loss", "discernibility", "entropy", "aecs", "precision", "height"):
             assert result.metrics[name] == pytest.approx(answer.exact.metrics[name], rel=1e-12), (metric, name)
-    with pytest.raises(ParameterError, match="exactly one of k and l"):
-        generalize(frame, k=12, l=2, sensitive="s", quasi_identifiers=["q0", "q1"], hierarchies=hier)
+    # k and l together: the node the k+l negotiation answers, both promises verified
+    lattice_s = Lattice.build(frame, ["q0", "q1"], hierarchies=hier, sensitive="s")
+    both = negotiate(lattice_s, k=12, l=2, max_suppression=10, metric="loss").exact
+    result = generalize(frame, k=12, l=2, sensitive="s", quasi_identifiers=["q0", "q1"], hierarchies=hier,
+                        max_suppression=10)
+    assert result.levels == both.levels and result.suppressed == both.suppressed
+    assert result.min_class_size >= 12 and result.min_distinct >= 2
+    with pytest.raises(ParameterError, match="give k"):
+        generalize(frame, quasi_identifiers=["q0", "q1"], hierarchies=hier)
     with pytest.raises(ParameterError, match="metric must be one of"):
         generalize(frame, {"q0": 1}, k=12, hierarchies=hier, metric="utility")
     # the command: the same node, its metrics in the JSON

@@ -84,8 +84,9 @@ def test_the_curators_path_from_a_labelled_file_to_a_release_and_its_report(tmp_
     assert roles["respid"] == "identifier" and roles["fnlwgt"] == "weight" and proposed.weight == "fnlwgt"
     assert roles["age"] == "numeric"
     for name in ("workclass", "education", "marital_status", "occupation", "race", "sex", "native_country",
-                 "relationship", "income"):
+                 "relationship"):
         assert roles[name] == "categorical", name
+    assert roles["income"] == "sensitive"  # by its name: what an intruder wants to learn
     for name, attribute in survey.ARX.items():
         if name in ("income", "age"):
             continue  # named otherwise (salary-class), or numeric
@@ -396,17 +397,41 @@ def test_the_example_spec_reads_measures_labels_weights_and_hierarchy_names(tmp_
     assert done.exit_code == 0, done.output
     spec = load_spec(done.stdout, base_dir=tmp_path)
     roles = {name: c.role for name, c in spec.columns.items()}
-    assert roles == {"respid": "identifier", "edu": "categorical", "region": "categorical", "income": "numeric",
+    assert roles == {"respid": "identifier", "edu": "categorical", "region": "categorical", "income": "sensitive",
                      "pweight": "weight", "score": "numeric", "marital_status": "categorical"}
     assert spec.columns["marital_status"].hierarchy == tmp_path / "adult_hierarchy_marital-status.csv"
     assert spec.columns["edu"].hierarchy == tmp_path / "EDU.csv"
     assert 'user-missing 99 "Not stated"' in done.stdout
     # the same starting spec publishes (no sensitive column is needed)
-    (tmp_path / "spec.toml").write_text(done.stdout.replace('max_suppression = "1%"', 'max_suppression = "5%"')
-                                        .replace('income = "numeric"', 'income = "other"')
-                                        .replace('score = "numeric"', 'score = "other"'))
+    (tmp_path / "spec.toml").write_text(done.stdout.replace('score = "numeric"', 'score = "other"'))
     released = run("publish", source, "--spec", tmp_path / "spec.toml", "-o", tmp_path / "r.sav")
     assert released.exit_code == 0, released.output
+
+
+def test_the_example_spec_proposes_the_smallest_suppression_limit_that_publishes(tmp_path):
+    # "rel" has no hierarchy, so it keeps its values: its 9 rare values (3 rows each) hold 27 of
+    # 400 rows (6.75 %) in classes under 5 at every node; "grp" can always be generalized away
+    rng = np.random.default_rng(1)
+    n = 400
+    rel = np.array(["common"] * (n - 27) + [f"rare{i}" for i in range(9) for _ in range(3)], dtype=object)
+    frame = pd.DataFrame({"grp": rng.choice(list("abcd"), n), "rel": rng.permutation(rel),
+                          "x": rng.normal(size=n)})
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "grp.csv").write_text("a;ab;*\nb;ab;*\nc;cd;*\nd;cd;*\n")
+    done = run("publish", tmp_path / "d.csv", "--example-spec")
+    assert done.exit_code == 0, done.output
+    assert 'max_suppression = "10%"' in done.stdout
+    assert "27 rows (6.8 %) in classes under k = 5; rel has no hierarchy" in done.stdout
+    spec = tmp_path / "spec.toml"
+    spec.write_text(done.stdout)
+    released = run("publish", tmp_path / "d.csv", "--spec", spec, "-o", tmp_path / "r.csv", "--json")
+    assert released.exit_code == 0, released.output
+    assert json.loads(released.stdout)["suppressed"] == 27
+    # one step less refuses: the proposal is the smallest round limit that publishes
+    spec.write_text(done.stdout.replace('max_suppression = "10%"', 'max_suppression = "5%"'))
+    assert run("publish", tmp_path / "d.csv", "--spec", spec, "-o", tmp_path / "r2.csv").exit_code == 2
+    from incrowd.publishing import example_spec
+    assert example_spec(frame, [tmp_path / "grp.csv"], tmp_path)["privacy"]["max_suppression"] == "10%"
 
 
 def test_hierarchy_files_are_found_by_normalized_name(tmp_path):

@@ -145,7 +145,7 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
 
     Without ``levels``, the node is chosen: the one of the ``quasi_identifiers``' lattice with
     the least ``metric`` (:data:`~incrowd.generalization.METRICS`, default ``"loss"``) whose
-    suppression for k (or l) stays within ``max_suppression``, as :func:`negotiate` answers.
+    suppression for k, l or both stays within ``max_suppression``, as :func:`negotiate` answers.
     The result's ``metrics`` gives the applied node's value of every metric.
 
     Parameters
@@ -258,8 +258,8 @@ def _chosen_levels(data: pd.DataFrame, *, k, l, sensitive, hierarchies, interval
     """The levels :func:`negotiate` answers exactly on the quasi-identifiers' lattice."""
     from ._negotiate import negotiate
 
-    if (k is None) == (l is None):
-        raise ParameterError("choosing the node (no levels given) needs exactly one of k and l")
+    if k is None and l is None:
+        raise ParameterError("give k (k-anonymity), l (naive l-diversity, with sensitive=), or both")
     qis = [] if quasi_identifiers is None else (
         [q.strip() for q in quasi_identifiers.split(",") if q.strip()]
         if isinstance(quasi_identifiers, str) else list(quasi_identifiers))

@@ -13,10 +13,18 @@ from its values:
   categorical; an SPSS measure of scale is numeric;
 - else a column of numbers with many distinct values is numeric, anything else categorical.
 
+- a column named like what an intruder wants to learn rather than what they know (``income``,
+  ``salary``, ``wage``, ``earnings``, ``diagnosis``, ``disease``) is ``sensitive``; other
+  sensitive columns cannot be guessed: the spec says where to mark them.
+
 User-missing codes are listed beside their column. A categorical column with a hierarchy file
 among ``hierarchy_files`` whose name is the column's (compared without case, spaces and
-punctuation, ARX's ``<data>_hierarchy_<column>.csv`` included) gets that file. Sensitive
-columns cannot be guessed: the spec says where to mark them.
+punctuation, ARX's ``<data>_hierarchy_<column>.csv`` included) gets that file.
+
+``max_suppression`` is the smallest of 1, 2, 5, 10 and 20 % that the proposed roles and
+hierarchies can meet at k = 5 (the most general levels allowed, without a column turned to one
+label, suppress the fewest rows), so the starting spec publishes as proposed; when none does,
+it stays 1 % and a comment says what holds the rows back.
 """
 
 from __future__ import annotations
@@ -36,6 +44,11 @@ _FEW_VALUES = 15
 #: whole numbers distinct on every row of at least this many rows are an identifier
 _MANY_ROWS = 100
 _WEIGHT_NAME = re.compile(r"^(?:[a-z]*_)?(?:[pfaisn]?weight|[pfais]?wgt|fnlwgt|wght|[pfa]?wt|finalwt)s?(?:_[a-z0-9]*)?$")
+_SENSITIVE_NAME = re.compile(r"^(?:[a-z]*_)?(?:income|salary|salaries|wages?|earnings?|diagnos[ie]s|disease)"
+                             r"(?:_[a-z0-9]*)?$")
+#: the suppression limits a starting spec proposes, the smallest that publishes first
+_LIMITS = (1, 2, 5, 10, 20)
+_PROPOSED_K = 5
 _ID_NAMES = ("id", "ident", "identifier", "respondent", "record", "respid", "caseid", "serial", "recid")
 
 
@@ -75,6 +88,9 @@ def _guess(column: pd.Series) -> tuple[str, str]:
     more = f" + user-missing {', '.join(user)}" if user else ""
     if numeric and _is_weight_name(name, info.get("label")):
         return "weight", "a survey weight (by its " + ("name)" if _is_weight_name(name, None) else "label)")
+    if _SENSITIVE_NAME.match(re.sub(r"[^0-9a-z]+", "_", name.casefold()).strip("_")):
+        return "sensitive", (f"{distinct} values{more}: named like what an intruder wants to learn, not what "
+                             "they know; or a quasi-identifier")
     id_like = (name in _ID_NAMES or name.endswith(("_id", "-id", " id")) or name.startswith(("id_", "id-")))
     whole = numeric and bool((numbers == numbers.round()).all())
     if n > 1 and distinct == n and n == column.shape[0] and (
@@ -124,6 +140,14 @@ def example_spec(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLike
         ``privacy``, ``columns`` (a role, or a table with the role and the hierarchy) and
         ``missing``.
     """
+    spec = _columns_only(data, hierarchy_files, base_dir)
+    spec["privacy"]["max_suppression"], _ = _proposed_limit(data, spec, Path(base_dir) if base_dir is not None else None)
+    return spec
+
+
+def _columns_only(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLike],
+                  base_dir: str | os.PathLike | None) -> dict[str, Any]:
+    """The proposal with its roles and hierarchies, and a 1 % limit still to be checked."""
     from ..generalization._hierarchy import propose_hierarchy_files
 
     proposed = propose_hierarchy_files([str(c) for c in data.columns], hierarchy_files)
@@ -136,11 +160,42 @@ def example_spec(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLike
         else:
             columns[str(c)] = role
     return {
-        "privacy": {"k": 5, "max_suppression": "1%", "strategy": "generalize-then-microaggregate",
+        "privacy": {"k": _PROPOSED_K, "max_suppression": "1%", "strategy": "generalize-then-microaggregate",
                     "method": "mdav"},
         "columns": columns,
         "missing": {"numeric": "error"},
     }
+
+
+def _proposed_limit(data: pd.DataFrame, spec: dict, base: Path | None) -> tuple[str, str | None]:
+    """The smallest of :data:`_LIMITS` the proposal meets, and a comment when it is not 1 % (or
+    when none is met, "1%" and what holds the rows back)."""
+    from ..exceptions import IncrowdError
+    from ..generalization._negotiate import max_suppression_count
+    from ._gtm import no_hierarchy, top_suppression
+    from ._prepare import prepare
+    from ._spec import load_spec
+
+    try:
+        prep = prepare(data, load_spec(spec, base))
+        if not prep.categorical:
+            return "1%", None
+        needed = top_suppression(prep)
+    except IncrowdError:  # a proposal the file cannot meet as it stands: publish will say why
+        return "1%", None
+    n = int(data.shape[0])
+    share = f"{needed} rows ({100 * needed / n:.1f} %)"
+    flat = [a for a in prep.categorical if no_hierarchy(prep.spec.columns.get(a))]
+    held = f"; {', '.join(flat)} {'has' if len(flat) == 1 else 'have'} no hierarchy" if flat else ""
+    for pct in _LIMITS:
+        if max_suppression_count(f"{pct}%", n) >= needed:
+            why = None if pct == _LIMITS[0] else (
+                f"1 % is too little: at their most general levels the quasi-identifiers still leave "
+                f"{share} in classes under k = {_PROPOSED_K}{held}")
+            return f"{pct}%", why
+    return "1%", (f"no limit up to {_LIMITS[-1]} % publishes: at their most general levels the "
+                  f"quasi-identifiers leave {share} in classes under k = {_PROPOSED_K}{held}; "
+                  "give hierarchies, or make columns 'other'")
 
 
 def hierarchy_files_in(folder: str | os.PathLike) -> list[Path]:
@@ -177,6 +232,7 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
     has_missing = any(_has_missing(data[c]) for c in data.columns)
     proposed = propose_hierarchy_files([str(c) for c in data.columns], hierarchy_files)
     base = Path(base_dir) if base_dir is not None else None
+    limit, limit_why = _proposed_limit(data, _columns_only(data, hierarchy_files, base_dir), base)
     statfile = isinstance(data.attrs.get("statfile"), dict)
     lines = [
         f"# A starting release specification for {source} ({data.shape[0]} rows, {data.shape[1]} columns).",
@@ -191,7 +247,8 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
         "k = 5                     # every published class holds at least k rows",
         "# l = 2                   # distinct sensitive values per class (needs a \"sensitive\" column)",
         "# t = 0.3                 # t-closeness: earth mover's distance per class, in (0, 1]",
-        "max_suppression = \"1%\"    # rows that may be left out",
+        *([f"# {limit_why}"] if limit_why else []),
+        f"max_suppression = \"{limit}\"".ljust(26) + "# rows that may be left out",
         "strategy = \"generalize-then-microaggregate\"   # or \"joint\"",
         "method = \"mdav\"           # microaggregation method for the numeric columns",
         "# allow_full_suppression = true   # let a column be published as \"*\" in every row",
@@ -226,3 +283,20 @@ def _has_missing(column: pd.Series) -> bool:
     if column.isna().any():
         return True
     return not pd.api.types.is_numeric_dtype(column.dtype) and bool(column.isin(NA_VALUES).any())
+
+
+def column_notes(data: pd.DataFrame) -> dict[str, str]:
+    """Why each column's role is proposed: the comment ``--example-spec`` writes beside it (its
+    values, user-missing codes with their labels, the metadata that decided), by column name.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The file to publish (see :func:`example_spec`).
+
+    Returns
+    -------
+    dict
+        Column name -> the reason, as text.
+    """
+    return {str(c): _guess(data[c])[1] for c in data.columns}

@@ -267,7 +267,7 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
                   and not (prep.spec.levels and a in prep.spec.levels)]
         # a column with no hierarchy has no level between its values and "*": it is the one that
         # holds every class at the bottom, so it is the one to name
-        flat = [a for a in capped if prep.hierarchies[a].max_level == 1 and _no_hierarchy(prep.spec.columns.get(a))]
+        flat = [a for a in capped if prep.hierarchies[a].max_level == 1 and no_hierarchy(prep.spec.columns.get(a))]
         if flat:
             have, it = ("has", "it") if len(flat) == 1 else ("have", "them")
             top += (f"; {', '.join(flat)} {have} no hierarchy: give {it} one, or make {it} 'other'/'sensitive', "
@@ -291,7 +291,17 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
     return best
 
 
-def _no_hierarchy(column) -> bool:
+def top_suppression(prep: Prepared) -> int:
+    """Rows the most general node the spec allows suppresses: for k alone (monotone), the least
+    suppression any node reaches, so the smallest ``max_suppression`` that publishes."""
+    bottom = _bottom(prep)
+    levels = {a: hi for a, (_, hi) in zip(prep.categorical, _ranges(prep))}
+    class_of, n_classes = _classes(prep, bottom, levels)
+    bad, sizes = _failing(prep, bottom, class_of, n_classes)
+    return int(sizes[bad].sum())
+
+
+def no_hierarchy(column) -> bool:
     """Whether a categorical column was given no hierarchy, so it is flat: its value or ``*``."""
     return column is None or (column.hierarchy is None and column.intervals is None)
 
