@@ -174,6 +174,17 @@ def test_record_linkage_and_drisk_rules():
     assert _line(rep, "record_linkage")["status"] == "pass"
 
 
+def test_drisk_of_a_mostly_zero_column_names_the_zeros_not_k():
+    # a capital-loss-like amount: 0 in 80 % of rows; the zeros stay zeros in any class of zeros
+    rng = np.random.default_rng(3)
+    x = pd.DataFrame({"loss": np.where(rng.random(100) < 0.8, 0.0, rng.normal(1500, 300, 100).round())})
+    y = x.assign(loss=np.where(x["loss"] == 0, 0.0, x["loss"] + rng.normal(0, 900, 100)))
+    line = _line(incrowd.report(x, y, ["loss"], figures=False), "drisk")
+    assert line["status"] == "review"
+    assert "loss is published within 0.05 sd" in line["driver"] and "of its values are 0" in line["driver"]
+    assert "bottom-code loss" in line["next_step"] and line["next_step"] != "raise k"
+
+
 def test_information_loss_names_the_column_that_carries_it():
     x, _ = _numbers()
     y = x.assign(b=x["b"].mean())  # b published as its mean: all of b's spread lost, none of a's

@@ -195,8 +195,8 @@ def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any
     if isinstance(risk.get("drisk"), (int, float)):
         value = float(risk["drisk"])
         status = _status("drisk", value, th["drisk"], None, False)
-        out.append(_line("drisk", value, th["drisk"], status, _drisk_driver(aligned) if status != "pass" else None,
-                         "raise k"))
+        driver, step = _drisk_driver(aligned) if status != "pass" else (None, "raise k")
+        out.append(_line("drisk", value, th["drisk"], status, driver, step))
     rmd = risk.get("drisk_rmd") or {}
     if isinstance(rmd.get("risk2"), (int, float)):
         value = float(rmd["risk2"])
@@ -298,17 +298,29 @@ def _unpromised(name: str, limit: float, driver: str, step: str, s: str) -> tupl
             f"if {s} needs protecting: {step}")
 
 
-def _drisk_driver(aligned) -> str | None:
-    """The numeric column whose released value most often lies near the original's."""
+def _drisk_driver(aligned) -> tuple[str | None, str]:
+    """The numeric column whose released value most often lies near the original's, and the step:
+    raise k, unless most of that column is one value (a zero-inflated amount such as a capital
+    loss), which every class publishes unchanged whatever k is."""
     if not aligned.numeric:
-        return None
+        return None, "raise k"
     X, Xm, _ = aligned.complete_numbers
     if X.shape[0] < 2:
-        return None
+        return None, "raise k"
     sd = np.nanstd(Xm, axis=0, ddof=1)
     near = (np.abs(X - Xm) <= 0.05 * sd).mean(axis=0)
     j = int(np.argmax(near))
-    return f"{aligned.numeric[j]} is published within 0.05 sd of its original in {_pct(float(near[j]))} of records"
+    name = aligned.numeric[j]
+    driver = f"{name} is published within 0.05 sd of its original in {_pct(float(near[j]))} of records"
+    values, counts = np.unique(X[:, j], return_counts=True)
+    mode = int(np.argmax(counts))
+    share = float(counts[mode]) / X.shape[0]
+    if share >= 0.5:
+        return (f"{driver}: {_pct(share)} of its values are {values[mode]:g}, and a class of records that all "
+                "hold one value publishes it unchanged at any k",
+                f"if {name} = {values[mode]:g} is worth hiding, top- or bottom-code {name} or publish it as a "
+                "categorical with a hierarchy; if an intruder cannot know it, make it 'other'")
+    return driver, "raise k"
 
 
 def _closest_column(aligned) -> str:
