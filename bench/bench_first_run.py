@@ -38,11 +38,11 @@ METHODS = ["mdav", "mdav-plus", "v-mdav", "mdav-star", "ona", "ona-star", "mondr
 AIM_METHOD, AIM_SECONDS = "mdav", 15.0
 
 
-def build_env(work: Path, deps_from_index: bool, extras: str = "") -> Path:
-    """A fresh virtual environment with this checkout's wheel installed (with ``extras``, e.g. "web",
-    when the dependencies come from the index); returns its bin/."""
+def build_env(work: Path, deps_from_index: bool, extras: str = "", source: Path = REPO) -> Path:
+    """A fresh virtual environment with the wheel of ``source`` (this checkout by default) installed
+    (with ``extras``, e.g. "web", when the dependencies come from the index); returns its bin/."""
     wheels = work / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(wheels)],
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(wheels)],
                    check=True)
     wheel = next(wheels.glob("incrowd-*.whl"))
     env_dir = work / "venv"

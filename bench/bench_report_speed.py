@@ -12,6 +12,15 @@ on the same tables with ``report_options()`` (figures included) plus the HTML pa
 repeats (one run at 200,000 rows and above); per measure, the report's own ``about.seconds``. "record linkage before" is the
 distance-based and global linkage as the report ran them before (a sample of the masked records
 against all originals above 20,000 rows, and the global assignment on 20 samples of 2,000 rows).
+
+``--processes``: as a user runs them, each a fresh process on the files (the same tables written as
+CSV, the spec as TOML): ``incrowd publish DATA --spec S -o R`` (the release), the same with
+``--report R.html`` (the release and its report: the report's cost is the difference), and
+``incrowd report DATA R --spec S -o R.json`` (the standalone report, which finds the kept rows
+itself). Wall seconds of each process, with the release's and the report's own ``seconds``
+(compiling excluded, said apart). ``--before SRC``: the same commands on a second source tree
+(``PYTHONPATH=SRC``), interleaved with these run by run, to time a change. Writes
+``bench/results/report_speed_processes.json``.
 """
 
 from __future__ import annotations
@@ -105,12 +114,108 @@ def render(saved: dict) -> str:
             f"median of {saved['repeats']} runs.\n\n" + md_table(header, table))
 
 
+PROCESSES = REPO / "bench" / "results" / "report_speed_processes.json"
+
+
+def _toml(spec: dict) -> str:
+    lines = ["[privacy]", "k = 5", 'max_suppression = "1%"', "allow_full_suppression = true", "", "[columns]"]
+    for name, role in spec["columns"].items():
+        if isinstance(role, dict):
+            lines.append(f'"{name}" = {{ role = "{role["role"]}", hierarchy = {json.dumps(role["hierarchy"])} }}')
+        else:
+            lines.append(f'"{name}" = "{role}"')
+    return "\n".join(lines) + "\n"
+
+
+def run_processes(rows: list[int], repeats: int, before: str | None) -> dict:
+    """Fresh processes, as a user runs them (see the module's docstring)."""
+    import os
+    import subprocess
+
+    import numpy as np
+
+    import incrowd
+
+    work = Path(tempfile.mkdtemp(prefix="report-speed-"))
+    (work / "spec.toml").write_text(_toml(_spec()))
+    launcher = work / "incrowd_cli.py"
+    launcher.write_text("import sys\nfrom incrowd.cli import run\nsys.exit(run())\n")
+    adult = incrowd.read_table(data_dir() / "adult.csv.gz")
+    versions = {"after": None, **({"before": before} if before else {})}
+
+    def cli(version: str, args: list[str]) -> tuple[float, str]:
+        env = dict(os.environ)
+        if versions[version]:
+            env["PYTHONPATH"] = str(versions[version])
+        t = time.perf_counter()
+        done = subprocess.run([sys.executable, str(launcher), *args], env=env, cwd=work, capture_output=True,
+                              text=True)
+        wall = time.perf_counter() - t
+        if done.returncode:
+            raise SystemExit(f"{version}: incrowd {' '.join(args)} failed: {done.stderr[-2000:]}")
+        return wall, done.stdout
+
+    out = []
+    for n in rows:
+        frame = adult if n == len(adult) else adult.iloc[
+            np.random.default_rng(0).integers(0, len(adult), n)].reset_index(drop=True)
+        data = f"adult{n}.csv"
+        frame.to_csv(work / data, index=False)
+        for version in versions:  # numba's cache filled (or compiled) first, untimed
+            cli(version, ["publish", data, "--spec", "spec.toml", "-o", "warm.csv", "-q", "--report", "warm.json"])
+        for repeat in range(repeats if n <= 250_000 else 1):
+            for version in versions:
+                rec: dict = {"rows": n, "version": version, "repeat": repeat}
+                wall, printed = cli(version, ["publish", data, "--spec", "spec.toml", "-o", f"{version}.csv", "-q",
+                                              "--json"])
+                summary = json.loads(printed)
+                rec.update(publish_wall=wall, publish_seconds=summary.get("seconds"),
+                           publish_compile=summary.get("compile_seconds"))
+                rec["publish_report_wall"] = cli(version, ["publish", data, "--spec", "spec.toml", "-o",
+                                                           f"{version}2.csv", "-q", "--report", f"{version}.html"])[0]
+                rec["report_wall"] = cli(version, ["report", data, f"{version}.csv", "--spec", "spec.toml", "-o",
+                                                   f"{version}.json", "-q"])[0]
+                about = json.loads((work / f"{version}.json").read_text())["about"]
+                rec.update(report_seconds=about["seconds"], report_compile=about.get("compile_seconds"))
+                out.append(rec)
+                print(json.dumps(rec), flush=True)
+    return {"when": now_utc(), "machine": machine_line(), "repeats": repeats, "runs": out}
+
+
+def render_processes(saved: dict) -> str:
+    header = ["rows", "version", "publish: process s (its own seconds)", "publish --report: process s",
+              "report cost in publish --report s", "report: process s (its own seconds)"]
+    table = []
+    keys = sorted({(r["rows"], r["version"]) for r in saved["runs"]}, key=lambda k: (k[0], k[1] != "before"))
+    for n, version in keys:
+        runs = [r for r in saved["runs"] if r["rows"] == n and r["version"] == version]
+
+        def med(f, runs=runs):
+            return statistics.median(f(r) for r in runs)
+
+        table.append([f"{n:,}", version, f"{med(lambda r: r['publish_wall']):.1f} ({med(lambda r: r['publish_seconds']):.2f})",
+                      f"{med(lambda r: r['publish_report_wall']):.1f}",
+                      f"{med(lambda r: r['publish_report_wall'] - r['publish_wall']):.1f}",
+                      f"{med(lambda r: r['report_wall']):.1f} ({med(lambda r: r['report_seconds']['total']):.2f})"])
+    return (f"Generated by `bench/bench_report_speed.py --processes` on {saved['when']}. Machine: {saved['machine']}; "
+            f"median of {saved['repeats']} runs (one at 1,000,000 rows).\n\n" + md_table(header, table))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", default="48842,200000,1000000")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--render", action="store_true")
+    parser.add_argument("--processes", action="store_true", help="fresh CLI processes, as a user runs them")
+    parser.add_argument("--before", default=None, help="with --processes: a second source tree, interleaved")
     args = parser.parse_args()
+    if args.processes:
+        if not args.render:
+            saved = run_processes([int(v) for v in args.rows.split(",")], args.repeats, args.before)
+            PROCESSES.parent.mkdir(parents=True, exist_ok=True)
+            PROCESSES.write_text(json.dumps(saved, indent=1, default=str) + "\n")
+        print(render_processes(json.loads(PROCESSES.read_text())))
+        return
     if not args.render:
         saved = run([int(v) for v in args.rows.split(",")], args.repeats)
         RESULTS.parent.mkdir(parents=True, exist_ok=True)

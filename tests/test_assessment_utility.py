@@ -333,7 +333,7 @@ def test_figures_survive_constant_and_missing_columns():
 
 def test_figures_do_not_use_pyplot():
     # pyplot keeps a global figure registry and may pick a GUI backend: the web server draws
-    # reports in threads, so the figures are built from matplotlib.figure.Figure alone
+    # reports in threads, so the figures never touch it (they are SVG written directly)
     import subprocess
     import sys
 

@@ -252,3 +252,56 @@ def test_mondrian_and_mona_share_one_compiled_kernel():
                           timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1", "0"]
+
+
+
+
+HELPER_COMPILES = textwrap.dedent("""
+    import json
+    import numpy as np
+    from numba.core import event
+    from incrowd._runtime import compile_clock
+    from incrowd.microaggregation._kernels import nearest_alive
+    from incrowd.microaggregation.greedy import _fixed_center
+    from incrowd.microaggregation.greedy._greedy_kernels import mdav_star_labels
+    from incrowd.microaggregation.ona import _ona_kernel as ok
+
+    compiled = []
+
+    class Record(event.Listener):
+        def on_start(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__module__)
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", Record())
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    with compile_clock():  # the package's kernels are called under a clock
+        labels = mdav_star_labels(X, 3)
+        grown = ok._grow(np.ones((2, 9), np.int64), np.ones(2, np.int64), X[:2].copy(), X[:2].copy(),
+                         np.ones(2), 5)
+    helpers = [_fixed_center.next_origin, _fixed_center.add_to_group, _fixed_center.sse_growth_closest,
+               nearest_alive]
+    print(json.dumps({"signatures": [len(f.signatures) for f in helpers],
+                      "strings": sorted({m for m in compiled if "unicode" in m}),
+                      "smallest_group": int(np.bincount(labels).min()),
+                      "grown": [int(grown[0][:2].sum()), int(grown[0].shape[0]), float(grown[2][:2].sum())]}))
+""")
+
+
+def test_a_constant_argument_compiles_no_second_specialization(tmp_path):
+    """MDAV* calls its helpers with constants (``next_origin(..., 0, ...)``) and with variables:
+    each helper compiles once, for the plain integer type, not once more per constant. ONA*'s
+    growth of its cluster arrays compiles none of numba's string formatting (a shape-mismatch
+    message that copy can never raise)."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", HELPER_COMPILES], capture_output=True, text=True, env=env,
+                          timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["signatures"] == [1, 1, 1, 1]
+    assert report["strings"] == []
+    assert report["smallest_group"] >= 3
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    assert report["grown"] == [18, 5, float(X[:2].sum())]

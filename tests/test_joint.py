@@ -298,3 +298,139 @@ def test_too_many_distinct_values_is_a_data_error_naming_the_column(monkeypatch)
     h = hierarchy_from_rows("zip", [["1", "*"], ["2", "*"], ["3", "*"]], "<zip>")
     with pytest.raises(DataError, match="'zip' has 3 distinct values"):
         joint_labels(np.zeros((4, 0)), [(np.array([0, 1, 2, 0], np.int32), h)], 2)
+
+
+# --------------------------------------------------------------------------------------------
+# parts: the whole-file clustering inside Mondrian-style parts (how the joint strategy scales)
+
+
+def _flat(name, n_values):
+    return hierarchy_from_rows(name, [[f"{name}{u}", "*"] for u in range(n_values)], f"<{name}>")
+
+
+def brute_mean_lca_term(codes, h):
+    """Mean LCA term over all ordered pairs of rows, a row with itself included."""
+    n = codes.size
+    return sum(lca_level(h, codes[i], codes[j]) for i in range(n) for j in range(n)) / (n * n * h.max_level)
+
+
+@given(mixed_tables(max_n=15))
+@settings(**SETTINGS)
+def test_mean_lca_term_equals_the_mean_over_all_pairs_of_rows(table):
+    from incrowd.microaggregation.joint._joint import _mean_lca_term
+
+    _, categorical, _ = table
+    for codes, h in categorical:
+        values, counts = np.unique(codes, return_counts=True)
+        ancestors = np.column_stack([h.code_map(level)[values] for level in range(h.depth)])
+        assert _mean_lca_term(ancestors, counts.astype(float), h.max_level) == pytest.approx(
+            brute_mean_lca_term(codes, h), abs=1e-12)
+
+
+@given(mixed_tables(), st.integers(2, 30))
+@settings(**SETTINGS)
+def test_parts_hold_every_row_once_and_have_bounded_sizes(table, part_rows):
+    from incrowd.microaggregation.joint._joint import joint_parts
+
+    Z, categorical, _ = table
+    n = Z.shape[0]
+    min_rows = max(part_rows // 4, 1)
+    parts = joint_parts(Z, categorical, part_rows, min_rows)
+    assert np.array_equal(np.sort(np.concatenate(parts)), np.arange(n))
+    assert (len(parts) == 1) == (n <= part_rows)
+    for rows in parts:
+        assert np.array_equal(rows, np.sort(rows))
+        assert rows.size <= part_rows or n <= part_rows
+        if n > part_rows:
+            assert rows.size >= min(min_rows, part_rows // 2)
+
+
+@given(mixed_tables(), st.integers(2, 30), st.booleans(), st.sampled_from(["mdav", "mdav-loss"]))
+@settings(**{**SETTINGS, "max_examples": 15})
+def test_partitioned_groups_are_the_whole_file_clustering_of_each_part(table, part_rows, refine, seeding):
+    from incrowd.microaggregation.joint._joint import joint_parts
+
+    Z, categorical, k = table
+    n = Z.shape[0]
+    labels = joint_labels(Z, categorical, k, refine=refine, seeding=seeding, part_rows=part_rows)
+    check_partition(labels, n, k)
+    limit = max(part_rows, 2 * k)
+    parts = joint_parts(Z, categorical, limit, max(limit // 16, k)) if n > limit else [np.arange(n)]
+    want = np.empty(n, np.int64)
+    offset = 0
+    for rows in parts:
+        local = joint_labels(Z[rows], [(c[rows], h) for c, h in categorical], k, refine=refine,
+                             seeding=seeding, part_rows=None)
+        want[rows] = local + offset
+        offset += int(local.max()) + 1
+    assert np.array_equal(labels, want)
+    if n <= limit:  # one part: today's whole-file clustering, bit for bit
+        assert np.array_equal(labels, joint_labels(Z, categorical, k, refine=refine, seeding=seeding,
+                                                   part_rows=None))
+
+
+def test_cuts_go_between_categorical_values_before_numeric_medians():
+    from incrowd.microaggregation.joint._joint import joint_parts
+
+    # two values of a flat column, 50 rows each, interleaved; the numeric column is far more
+    # spread than the categorical one, yet a cut through it would split both values' rows
+    rng = np.random.default_rng(3)
+    h = _flat("c", 2)
+    codes = np.tile([0, 1], 50).astype(np.int32)
+    Z = standardize(rng.normal(size=(100, 1)))[0]
+    parts = joint_parts(Z, [(codes, h)], 60)
+    assert [np.unique(codes[rows]).tolist() for rows in parts] == [[0], [1]]
+
+
+def test_part_rows_below_two_is_a_parameter_error():
+    with pytest.raises(ParameterError, match="part_rows"):
+        joint_labels(np.zeros((4, 1)), [], 2, part_rows=1)
+
+
+@pytest.mark.slow
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 4), st.integers(8, 24))
+def test_a_partitioned_joint_release_is_k_anonymous_over_all_qis(seed, k, part_rows):
+    import pandas as pd
+
+    import incrowd
+
+    rng = np.random.default_rng(seed)
+    n = 120
+    frame = pd.DataFrame({"x": rng.normal(size=n).round(1), "c0": rng.choice(["a", "b", "c"], n),
+                          "c1": rng.choice(["u", "v"], n, p=[0.8, 0.2])})
+    spec = {"privacy": {"k": k, "max_suppression": "0%", "strategy": "joint"},
+            "columns": {"x": "numeric", "c0": "categorical", "c1": "categorical"}}
+    defaults = joint_labels.__kwdefaults__
+    saved = defaults["part_rows"]
+    defaults["part_rows"] = part_rows  # publish leaves part_rows at its default
+    try:
+        result = incrowd.publish(frame, spec)
+    finally:
+        defaults["part_rows"] = saved
+    assert result.table.groupby(["x", "c0", "c1"]).size().min() >= k
+    assert result.suppressed == 0
+
+
+def test_max_seconds_is_one_clock_for_all_parts():
+    # past the clock, every part keeps its seed: the partitioned seeding, part for part
+    rng = np.random.default_rng(5)
+    h = _flat("c", 3)
+    Z = standardize(rng.normal(size=(200, 2)))[0]
+    categorical = [(rng.integers(0, 3, 200).astype(np.int32), h)]
+    seeds = joint_labels(Z, categorical, 3, part_rows=40)
+    assert np.unique(seeds).size > 1 and not np.array_equal(seeds, joint_labels(Z, categorical, 3, part_rows=None))
+    assert np.array_equal(joint_labels(Z, categorical, 3, refine=True, max_seconds=0, part_rows=40), seeds)
+    assert not np.array_equal(joint_labels(Z, categorical, 3, refine=True, part_rows=40), seeds)
+
+
+@given(st.lists(st.integers(-2, 12), max_size=40), st.sampled_from([np.int32, np.int64, np.float64]))
+@settings(**SETTINGS)
+def test_distinct_codes_equal_numpy_unique(codes, dtype):
+    from incrowd.microaggregation.joint._joint import _distinct
+
+    codes0 = np.array(codes, dtype=dtype)
+    values, dense = _distinct(codes0, 10)
+    want_values, want_dense = np.unique(codes0, return_inverse=True)
+    assert np.array_equal(values, want_values) and values.dtype == want_values.dtype
+    assert np.array_equal(dense, want_dense.reshape(-1))

@@ -34,22 +34,25 @@ DATA = Path(__file__).resolve().parent / "data"
 TESTDATA_KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
 
 
-def _brute_counts(codes: np.ndarray, wildcard: bool) -> np.ndarray:
-    """Matches per row, pair by pair; sdcMicro's two rules for rows missing everywhere."""
+def _brute_counts(codes: np.ndarray, wildcard: bool, weights=None) -> np.ndarray:
+    """Matches (or weight sums) per row, pair by pair, with sdcMicro 5.8.0 freqCalc's rules for
+    rows missing everywhere: such a row gets the whole sample, and with two or more columns it
+    counts for no row missing nowhere (with one column freqCalc adds it to every value)."""
     n, m = codes.shape
-    out = np.zeros(n, dtype=np.int64)
+    w = np.ones(n, dtype=np.int64) if weights is None else np.asarray(weights)
+    out = np.zeros(n, dtype=w.dtype)
     for i in range(n):
         if wildcard and (codes[i] < 0).all():
-            out[i] = n
+            out[i] = w.sum()
             continue
         for j in range(n):
             if wildcard:
-                if (codes[j] < 0).all() and (codes[i] >= 0).all():
+                if m > 1 and (codes[j] < 0).all() and (codes[i] >= 0).all():
                     continue
                 same = all(codes[i, c] == codes[j, c] or codes[i, c] < 0 or codes[j, c] < 0 for c in range(m))
             else:
                 same = bool((codes[i] == codes[j]).all())
-            out[i] += same
+            out[i] += w[j] * same
     return out
 
 
@@ -62,6 +65,30 @@ tables = st.integers(1, 4).flatmap(lambda m: st.lists(
 def test_wildcard_counts_match_brute_force(rows):
     codes = np.asarray(rows, dtype=np.int64)
     assert wildcard_counts(codes).tolist() == _brute_counts(codes, True).tolist()
+
+
+def test_wildcard_counts_one_key_counts_the_missing_rows_for_every_value():
+    # freqCalc with one key adds the missing rows to every value (its special case for one key)
+    codes = np.array([[0], [0], [1], [-1]])
+    assert wildcard_counts(codes).tolist() == [3, 3, 2, 4]
+    assert wildcard_counts(codes).dtype == np.int64
+
+
+@settings(max_examples=60, deadline=None)
+@given(tables.flatmap(lambda rows: st.tuples(st.just(rows), st.lists(
+    st.floats(0.5, 500.0, allow_nan=False), min_size=len(rows), max_size=len(rows)))))
+def test_wildcard_counts_with_float_weights_match_brute_force_and_the_sample_risk(case):
+    from incrowd.reporting._sample_risk import frequencies
+
+    rows, weights = case
+    codes = np.asarray(rows, dtype=np.int64)
+    w = np.asarray(weights)
+    expected = _brute_counts(codes, True, w)
+    np.testing.assert_allclose(wildcard_counts(codes, w), expected, rtol=1e-12)
+    # the sample risk's fk and Fk are the same counting
+    fk, Fk = frequencies(codes, w)
+    assert fk.tolist() == _brute_counts(codes, True).tolist()
+    np.testing.assert_allclose(Fk, expected, rtol=1e-12)
 
 
 def test_wildcard_counts_match_sdcmicro_freqcalc_with_missing_keys():
@@ -115,7 +142,8 @@ def _fast_min_count(codes: np.ndarray, wildcard: bool) -> int:
         miss = a < 0
         eq = ((a[:, None, :] == a[None, :, :]) | miss[:, None, :] | miss[None, :, :]).all(axis=2)
         every, complete = miss.all(axis=1), ~miss.any(axis=1)
-        eq &= ~(complete[:, None] & every[None, :])  # sdcMicro: an all-missing row counts for no complete one
+        if a.shape[1] > 1:  # sdcMicro: an all-missing row counts for no complete one
+            eq &= ~(complete[:, None] & every[None, :])
         counts = eq.sum(axis=1)
         counts[every] = a.shape[0]
     else:

@@ -334,6 +334,39 @@ def test_publish_spec_refuses_an_unknown_metric_and_reports_every_metric():
     assert set(report["metrics"]) == set(METRICS) and report["metrics"]["classification"] is None
 
 
+def test_publish_metric_weights_choose_the_node_negotiate_chooses_with_those_weights(tmp_path):
+    import incrowd
+    from incrowd.publishing import load_spec
+
+    rng = np.random.default_rng(6)
+    frame = pd.DataFrame({"q0": rng.choice(list("abcd"), 300, p=[0.4, 0.3, 0.2, 0.1]),
+                          "q1": rng.choice(list("wxyz"), 300, p=[0.4, 0.3, 0.2, 0.1]),
+                          "a": rng.normal(size=300)})
+    rows = {"q0": [["a", "ab", "*"], ["b", "ab", "*"], ["c", "cd", "*"], ["d", "cd", "*"]],
+            "q1": [["w", "wx", "*"], ["x", "wx", "*"], ["y", "yz", "*"], ["z", "yz", "*"]]}
+    for a, r in rows.items():
+        (tmp_path / f"{a}.csv").write_text("".join(";".join(row) + "\n" for row in r))
+    lattice = Lattice.build(frame, ["q0", "q1"], hierarchies=str(tmp_path))
+    chosen = set()
+    for weights in ({"q0": 1.0, "q1": 1.0}, {"q0": 10.0, "q1": 0.1}, {"q0": 0.1, "q1": 10.0}):
+        answer = negotiate(lattice, k=25, max_suppression=6, metric="loss", weights=weights).exact
+        spec = load_spec({"privacy": {"k": 25, "max_suppression": 6, "metric_weights": weights,
+                                      "allow_full_suppression": True},
+                          "columns": {a: {"role": "categorical", "hierarchy": str(tmp_path / f"{a}.csv")}
+                                      for a in rows} | {"a": "numeric"}})
+        assert spec.metric_weights == weights and load_spec(spec.to_dict()).metric_weights == weights
+        summary = incrowd.publish(frame, spec).summary()
+        assert summary["levels"] == answer.levels, weights
+        assert summary["metrics"]["loss"] == pytest.approx(answer.metrics["loss"], rel=1e-12)
+        chosen.add(tuple(sorted(answer.levels.items())))
+    assert len(chosen) > 1  # the weights changed the answer, so the test tells them apart
+    for bad, said in (({"a": 1.0}, "'a', which is not a categorical column"), ({"q0": -1}, "'q0' must be a finite"),
+                      ({"q0": 0, "q1": 0}, "must not all be 0"), ([1, 2], "must be a table")):
+        with pytest.raises(ParameterError, match=said):
+            load_spec({"privacy": {"k": 2, "metric_weights": bad},
+                       "columns": {"q0": "categorical", "q1": "categorical", "a": "numeric"}})
+
+
 def test_generalize_without_levels_applies_the_least_metric_node(tmp_path):
     import json
 
@@ -380,3 +413,35 @@ def test_generalize_without_levels_applies_the_least_metric_node(tmp_path):
     expected = negotiate(lattice, k=12, max_suppression=10, metric="loss").exact
     assert got["levels"] == expected.levels
     assert got["metrics"]["loss"] == pytest.approx(expected.metrics["loss"], rel=1e-12)
+
+
+def test_cli_metric_weights_answer_like_the_api(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+
+    lattice, path = _small_lattice_file(tmp_path)
+    weights = {"q0": 5.0, "q1": 0.5}
+    out = CliRunner().invoke(app, ["negotiate", str(path), "--k", "6", "--max-suppression", "5",
+                                   "--metric-weights", "q0=5,q1=0.5", "--json"])
+    assert out.exit_code == 0, out.output
+    expected = negotiate(lattice, k=6, max_suppression=5, weights=weights).exact
+    got = json.loads(out.stdout)["exact"]
+    assert got["levels"] == expected.levels
+    assert got["metrics"]["loss"] == pytest.approx(expected.metrics["loss"], rel=1e-12)
+    bad = CliRunner().invoke(app, ["negotiate", str(path), "--k", "6", "--metric-weights", "q0=heavy"])
+    assert bad.exit_code == 2 and "--metric-weights" in bad.output and "Traceback" not in bad.output
+
+
+@pytest.mark.parametrize("metric", ["loss", "precision", "entropy", "discernibility", "height"])
+def test_a_numeric_only_release_has_no_generalization_loss(metric):
+    import incrowd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    summary = incrowd.publish(frame, {"privacy": {"k": 3, "metric": metric},
+                                      "columns": {"a": "numeric", "b": "numeric"}}).summary()
+    assert summary["metrics"]["loss"] == 0.0 and summary["metrics"]["precision"] == 0.0
+    assert summary["metrics"]["discernibility"] == 60.0 ** 2  # one class, nothing generalized

@@ -191,3 +191,48 @@ def test_suda2_reads_categories_booleans_and_fractions_as_values():
     score, _ = suda2(keys)
     assert np.array_equal(score, brute_scores(rows))
     assert score.sum() > 0
+
+
+def brute_ihsn_scores(rows: list[tuple]) -> np.ndarray:
+    """sdcMicro's original_scores = FALSE (the IHSN implementation): an MSU of size k among M
+    keys weighs (2^(M-k) - 1) k! (M-k)! / M!, M at least 3 (Suda2.h, g_ab)."""
+    m = max(len(rows[0]), 3)
+    weight = {k: (2 ** (m - k) - 1) * math.factorial(k) * math.factorial(m - k) / math.factorial(m)
+              for k in range(1, m + 1)}
+    return np.array([sum(weight[k] for k in sizes) for sizes in brute_msus(rows)], dtype=float)
+
+
+@settings(max_examples=30, deadline=None)
+@given(_tables(missing=True))
+def test_suda2_ihsn_scores_equal_brute_force(rows):
+    score, dis = suda2(_frame(rows), original_scores=False)
+    np.testing.assert_allclose(score, brute_ihsn_scores(rows), rtol=1e-12, atol=0)
+    assert np.all(dis[score == 0] == 0)
+
+
+@pytest.mark.parametrize("case", ["testdata_ihsn", "testdata_na_ihsn"])
+def test_suda2_original_scores_false_equals_sdcmicro(case):
+    """sdcMicro 5.8.0's suda2(original_scores = FALSE) on testdata (seven keys, and with missing
+    values): every score and DIS score to 1e-9, directly and through incrowd.risk."""
+    import incrowd
+
+    peer = _peer(case)
+    keys = peer.drop(columns=["score", "dis_score"])
+    score, dis = suda2(keys, original_scores=False)
+    np.testing.assert_allclose(score, peer["score"].to_numpy(), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(dis, peer["dis_score"].to_numpy(), rtol=0, atol=1e-9)
+    # the default weights differ: the fixture tells the two apart
+    assert not np.allclose(suda2(keys)[0], peer["score"].to_numpy())
+    records = incrowd.risk(keys, list(keys.columns), suda_original_scores=False).records
+    np.testing.assert_allclose(records["suda_score"], peer["score"].to_numpy(), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(records["suda_dis_score"], peer["dis_score"].to_numpy(), rtol=0, atol=1e-9)
+
+
+def test_original_scores_must_be_a_bool():
+    import incrowd
+
+    keys = pd.DataFrame({"a": [1, 2, 2], "b": [1, 1, 2]})
+    with pytest.raises(ParameterError, match="original_scores must be true or false"):
+        suda2(keys, original_scores="no")
+    with pytest.raises(ParameterError, match="suda_original_scores must be true or false"):
+        incrowd.risk(keys, ["a", "b"], suda_original_scores=1)

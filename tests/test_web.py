@@ -102,7 +102,7 @@ def test_path_like_filenames_stay_in_the_session_folder(app):
     assert len(files) == 4 and all(f.parent == session.folder for f in files)
     assert not any(f.name.startswith(".") or "evil" in f.name for f in files)
     r = client.post("/api/datasets", files={"file": ("notes.txt", b"hello")})
-    assert r.status_code == 400 and "not CSV or Parquet" in r.json()["error"]
+    assert r.status_code == 400 and "not CSV, Parquet, SPSS, Stata or SAS" in r.json()["error"]
 
 
 def test_sessions_do_not_see_each_other(app):

@@ -325,3 +325,52 @@ def test_the_report_appears_under_a_microaggregation(server, page, tmp_path):
     saved = download(page, "#report-download", tmp_path)
     assert saved.name == "census_mdav_k3_report.html" and "<svg" in saved.read_text()
     assert set(json.loads(download(page, "#report-json", tmp_path).read_text())) >= {"risk", "utility"}
+
+
+def test_a_labelled_sav_goes_through_roles_risk_and_publish_to_a_labelled_sav(server, page, tmp_path):
+    """The curator's path (bench/web_survey_acceptance.py, without its screenshots): a labelled
+    .sav built from Adult, roles and hierarchies proposed, the Risk step, the release downloaded
+    as .sav with its labels, and the report."""
+    import sys
+
+    import pyreadstat
+
+    from incrowd import read_table, risk
+    from incrowd.generalization import read_hierarchy
+
+    if not (data_dir() / "adult_arx").is_dir():
+        pytest.skip("benchmark data folder not found")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import _survey_files as survey
+    from web_survey_acceptance import PASS_THROUGH, survey_path
+
+    sav = survey.write_sav(tmp_path / "adult.sav", data_dir(), n=1500)
+    hierarchies = survey.write_hierarchies(tmp_path / "hierarchies", data_dir())
+    times, seen = survey_path(page, server, sav, list(hierarchies.values()), tmp_path)
+    assert not seen["horizontal_scroll"]
+    roles = seen["roles"]
+    assert roles["respid"]["role"] == "identifier" and roles["fnlwgt"]["role"] == "weight"
+    assert roles["age"]["role"] == "numeric" and 'user-missing 99 "Not stated"' in roles["workclass"]["note"]
+    for name, file in hierarchies.items():
+        if name not in ("age", "income", "relationship"):
+            assert roles[name] == {**roles[name], "role": "categorical", "generalization": f"file:{file.name}"}, name
+    # only the controls that fit a role: none beside an identifier, a weight, a numeric or a sensitive column
+    assert all(r["controls"] == 0 for r in roles.values() if r["role"] != "categorical")
+    assert roles["marital_status"]["controls"] == 2  # the hierarchy, and whether it is matched by label or code
+    qis = [n for n in roles if n not in PASS_THROUGH and roles[n]["role"] in ("numeric", "categorical")]
+    expected = risk(read_table(sav), qis, weight="fnlwgt").summary()
+    shown = dict(seen["risk_lines"])
+    assert shown["sample uniques"] == str(expected["sample_uniques"])
+    assert shown["k violations"] == ", ".join(f"k={k}: {v}" for k, v in expected["k_violations"].items())
+    assert seen["release"].name == "adult_release.sav" and seen["report"].name == "adult_report.html"
+    written, meta = pyreadstat.read_sav(str(seen["release"]), user_missing=True, apply_value_formats=False)
+    sizes = written[qis].astype(str).groupby(qis).size()
+    assert sizes.min() >= 5
+    levels = dict(part.split("=") for part in dict(seen["release_lines"])["levels"].split(", "))
+    for name, level in levels.items():
+        assert pd.api.types.is_numeric_dtype(written[name]) and meta.variable_value_labels[name], name
+        if int(level) > 0:  # each published code is labelled by a group of its hierarchy's level
+            groups = set(read_hierarchy(hierarchies[name]).labels[int(level)].tolist())
+            assert {meta.variable_value_labels[name][v] for v in written[name].dropna()} <= groups, name
+    assert set(times) >= {"upload .sav, roles proposed", "risk of the file as it is",
+                          "publish (verified on the written .sav)", "risk and utility report"}

@@ -1,7 +1,7 @@
 """Local suppression: incrowd's ``local_suppression`` beside sdcMicro's ``localSuppression``.
 
 Run from the repository root: ``.venv/bin/python bench/peers/local_suppression_vs_sdcmicro.py
-[--adult-keys 6|8] [--skip-r]``. Needs R with sdcMicro 5.8.0 (library folder ``$INCROWD_RLIB``,
+[--adult-keys 6|8] [--skip-r] [--no-fixture]``. Needs R with sdcMicro 5.8.0 (library folder ``$INCROWD_RLIB``,
 default ``/root/.local/share/incrowd-peers/Rlib``); a bench, never a test (CI has no R).
 
 For sdcMicro's ``testdata`` (its 7 keys urbrur, roof, walls, water, electcon, relat, sex; read
@@ -116,6 +116,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--adult-keys", type=int, choices=(6, 8), default=6)
     ap.add_argument("--skip-r", action="store_true")
+    ap.add_argument("--no-fixture", action="store_true",
+                    help="print the table only; leave tests/data/sdcmicro_local_suppression.json as it is")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     rows, tasks = [], []
@@ -148,7 +150,7 @@ def main() -> None:
             if proc.returncode:
                 sys.exit(f"Rscript failed:\n{proc.stderr}")
             ref = {r["name"]: r for r in json.loads(proc.stdout.strip().splitlines()[-1])}
-    if ref:
+    if ref and not args.no_fixture:
         _write_fixture(rows, ref)
     print("\n| data | importance | k | sdcMicro cells | incrowd cells | sdcMicro s | incrowd s | "
           "sdcMicro's fk of incrowd's (min) | incrowd, missing = itself |\n|---|---|---:|---:|---:|---:|---:|---:|---:|")

@@ -1,4 +1,5 @@
-# sdcMicro 5.8.0's suda2 scores (score and disScore, DisFraction 0.01, original_scores = TRUE),
+# sdcMicro 5.8.0's suda2 scores (score and disScore, DisFraction 0.01, original_scores = TRUE;
+# the cases named *_ihsn with original_scores = FALSE),
 # written as CSV for bench/peers/suda2_vs_sdcmicro.py, which compares incrowd's suda2 against
 # them and (with --fixtures) writes the committed test fixtures under tests/data/.
 #
@@ -54,8 +55,8 @@ if (length(args) >= 3 && args[3] == "million") {
   quit(save = "no")
 }
 
-run <- function(name, df, keys) {
-  s <- suppressWarnings(suda2(df, variables = keys))
+run <- function(name, df, keys, original_scores = TRUE) {
+  s <- suppressWarnings(suda2(df, variables = keys, original_scores = original_scores))
   inp <- df[, keys, drop = FALSE]
   inp[] <- lapply(inp, function(x) ifelse(is.na(x), "", as.character(x)))
   write.csv(cbind(inp, score = num(s$score), dis_score = num(s$disScore)),
@@ -81,3 +82,7 @@ run("testdata_two_keys", testdata, c("water", "relat"))
 
 # 4. the first 4,000 rows of Adult, eight keys, "?" missing
 run("adult", read_adult(4000), adult_keys)
+
+# 5. original_scores = FALSE (the IHSN implementation's MSU weights): testdata as in 1 and 2
+run("testdata_ihsn", testdata, keys, FALSE)
+run("testdata_na_ihsn", td, keys, FALSE)

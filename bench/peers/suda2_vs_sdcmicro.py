@@ -50,11 +50,11 @@ from _common import data_dir  # noqa: E402
 from incrowd._bench_entry import suda2  # noqa: E402
 
 R_SCRIPT = ROOT / "bench" / "peers" / "suda2_vs_sdcmicro.R"
-CASES = ["testdata", "testdata_na", "testdata_two_keys", "adult"]
+CASES = ["testdata", "testdata_na", "testdata_two_keys", "adult", "testdata_ihsn", "testdata_na_ihsn"]
 ADULT_KEYS = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]
 HEADER = """\
 # sdcMicro 5.8.0 suda2 scores for incrowd's tests (case {case}): suda2(data, variables = keys)
-# with its defaults (missing -999, DisFraction 0.01, original_scores TRUE); columns: the keys
+# with {defaults}; columns: the keys
 # as R held them (empty = NA), then $score and $disScore printed with 17 significant digits.
 # Made by: .venv/bin/python bench/peers/suda2_vs_sdcmicro.py --fixtures
 # (R script bench/peers/suda2_vs_sdcmicro.R).
@@ -69,9 +69,9 @@ def read_peer(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, comment="#", keep_default_na=False, na_values=["", "NA"])
 
 
-def compare(frame: pd.DataFrame) -> tuple[float, float, int]:
+def compare(frame: pd.DataFrame, original_scores: bool = True) -> tuple[float, float, int]:
     keys = frame.drop(columns=["score", "dis_score"])
-    score, dis = suda2(keys)
+    score, dis = suda2(keys, original_scores=original_scores)
     return (float(np.max(np.abs(score - frame["score"].to_numpy()))),
             float(np.max(np.abs(dis - frame["dis_score"].to_numpy()))), int((score > 0).sum()))
 
@@ -92,13 +92,19 @@ def run_cases(fixtures: bool) -> None:
         for case in CASES:
             path = Path(tmp) / f"{case}.csv"
             frame = read_peer(path)
-            d_score, d_dis, msu = compare(frame)
+            original = not case.endswith("_ihsn")  # the IHSN weights: original_scores = FALSE
+            d_score, d_dis, msu = compare(frame, original)
             say(f"| {case} | {len(frame):,} | {frame.shape[1] - 2} | {msu:,} | {d_score:.3g} | {d_dis:.3g} |")
             if fixtures:
                 target = ROOT / "tests" / "data" / f"sdcmicro_suda2_{case}.csv.gz"
+                text = HEADER.format(case=case, defaults=(
+                    "its defaults (missing -999, DisFraction 0.01, original_scores TRUE)" if original else
+                    "its defaults (missing -999, DisFraction 0.01) but original_scores = FALSE")) + \
+                    path.read_text(encoding="utf-8").replace('"', "")
+                if target.exists() and gzip.decompress(target.read_bytes()).decode("utf-8") == text:
+                    continue  # unchanged: the committed file (and its gzip header) stays
                 with gzip.open(target, "wt", encoding="utf-8", newline="") as fh:
-                    fh.write(HEADER.format(case=case))
-                    fh.write(path.read_text(encoding="utf-8").replace('"', ""))
+                    fh.write(text)
                 print(f"wrote {target.relative_to(ROOT)}")
 
 

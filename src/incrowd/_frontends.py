@@ -1,5 +1,5 @@
 """What the command line and the web UI share, below both (neither imports the other): the
-publish summary's lines and the parser of a partial lattice's share. Their caps on user
+publish summary's lines, the risk summary's lines and the parser of a partial lattice's share. Their caps on user
 numbers (``MAX_SEED``, ``MAX_RUNS``, ``MAX_ROUNDS``) are in ``_methods``.
 """
 
@@ -45,8 +45,43 @@ def summary_lines(info: dict) -> list[tuple[str, str]]:
                      + (" on the written file" if (info.get("verification") or {}).get("verified_on") == "written file"
                         else " before writing")),
     ]
+    if info.get("risk_targets"):  # each target beside the value the release reaches
+        lines.append(("risk targets", "; ".join(f"{key} {got['achieved']:.4g} (at most {got['target']:g})"
+                                                for key, got in info["risk_targets"].items())))
     if info.get("output"):
         lines.append(("written", "standard output" if is_stdout(Path(info["output"])) else info["output"]))
+    return lines
+
+
+def risk_lines(result, output=None) -> list[tuple[str, str]]:
+    """The lines ``incrowd risk`` prints and the web's Risk step shows: a :class:`RiskResult`'s
+    summary, and where its report was written (``output``)."""
+    s, about = result.summary(), result.about
+    lines = [("rows", f"{about['rows']}"),
+             ("global risk", f"{s['global_risk']:.6g} ({s['global_risk_percent']:.4g} %)"),
+             ("expected re-identifications", f"{s['expected_reidentifications']:.4g}"),
+             ("highest individual risk", f"{s['highest_individual_risk']:.4g}"),
+             (f"records above {about['threshold']:g}", f"{s['records_above_threshold']}"),
+             ("sample uniques", f"{s['sample_uniques']}"),
+             ("k violations", ", ".join(f"k={k}: {v}" for k, v in s["k_violations"].items()))]
+    if "household_risk" in s:
+        lines.append(("household risk", f"{s['household_risk']:.6g} (expected "
+                                         f"{s['household_expected_reidentifications']:.4g})"))
+    if "highest_suda_dis_score" in s:
+        lines.append(("SUDA2", f"{s['suda_records_with_msu']} records with special uniques, highest DIS "
+                               f"score {s['highest_suda_dis_score']:.4g}"))
+    uniqueness = s.get("population_uniqueness")
+    if isinstance(uniqueness, dict):
+        def share(model: str) -> str:
+            value, count = uniqueness.get(model), uniqueness.get(f"{model}_uniques")
+            return "-" if value is None else f"{100 * value:.3g} % ({count:,.0f})"
+
+        chosen = uniqueness.get("dankar_model")
+        lines.append(("population uniques", f"{share('dankar')} by Dankar's rule ({chosen or 'no sample uniques'}); "
+                                            f"Pitman {share('pitman')}, Zayatz {share('zayatz')}, "
+                                            f"SNB {share('snb')}"))
+    if output is not None:
+        lines.append(("written", str(output)))
     return lines
 
 

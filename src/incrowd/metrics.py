@@ -754,59 +754,81 @@ def _radix_rows(codes: np.ndarray) -> np.ndarray:
     for j in range(codes.shape[1]):
         width = int(codes[:, j].max(initial=0)) + 1
         if key.max(initial=0) >= 2**62 // width:
-            key = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
+            key = pd.factorize(key)[0].astype(np.int64)
         key = key * width + codes[:, j]
     return key
 
 
 def wildcard_counts(codes: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """sdcMicro's ``fk`` with missing values (``freqCalc``, ``alpha = 1``) of every row of an
-    integer code matrix, ``-1`` for a missing value; with ``weights`` (integers) each row
-    stands for that many rows (distinct rows with their counts give the rows' figures).
+    """sdcMicro's ``fk`` (and, with weights, ``Fk``) with missing values, as 5.8.0's
+    ``freqCalc`` (``alpha = 1``) counts them, of every row of an integer code matrix (``-1`` for
+    a missing value).
 
     Row j counts for row i when, in every column, their values are equal or either is missing
-    (the row itself included). Two rules of sdcMicro 5.8.0 ``R/freqCalc.r`` are kept: a row
-    missing in EVERY column gets ``n`` (it matches all), and it does not count for a row missing
-    in no column (``addAllNAtoKeys`` is off there). Work: one grouping per pair of missing
-    patterns, (patterns^2 * n), not n^2.
+    (the row itself included). Two rules of ``R/freqCalc.r`` are kept: a row missing in EVERY
+    column gets the whole sample, and, with two or more columns, it does not count for a row
+    missing in no column (``addAllNAtoKeys`` is off there; with one column ``freqCalc`` adds the
+    missing rows to every value). This is the one definition: local suppression counts k with
+    it and the sample risk (:func:`incrowd.risk`) takes ``fk`` and ``Fk`` from it.
+
+    ``weights``: what each row counts for, ``(n,)`` or ``(n, c)`` for several sums in one pass
+    (the sampling weights give ``Fk``; counts of distinct rows give the rows' ``fk``). The
+    result has the weights' shape, ``int64`` for integer weights (or none: each row counts 1),
+    ``float64`` otherwise. Work: linear in the rows (hashing), then one grouping of the distinct
+    rows per pair of missing patterns present.
     """
     codes = np.asarray(codes, dtype=np.int64)
-    n, m = codes.shape
-    w = np.ones(n, dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
-    total = int(w.sum())
-    out = np.zeros(n, dtype=np.int64)
+    n, p = codes.shape
+    integral = weights is None or np.issubdtype(np.asarray(weights).dtype, np.integer)
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    flat = w.ndim == 1
+    w = w.reshape(n, -1)
+    out = _wildcard_sums(codes, w)
+    out = out[:, 0] if flat else out
+    return out.astype(np.int64) if integral else out
+
+
+def _wildcard_sums(codes: np.ndarray, w: np.ndarray) -> np.ndarray:
+    n, p = codes.shape
+    c = w.shape[1]
     if n == 0:
-        return out
-    if m == 0:
-        out[:] = total
-        return out
-    miss = codes < 0
-    weights = 1 << np.arange(m, dtype=np.int64) if m < 63 else None
-    if weights is None:
-        pattern = np.unique(miss, axis=0, return_inverse=True)[1].ravel()
-    else:
-        pattern = miss.astype(np.int64) @ weights
-    kinds, first = np.unique(pattern, return_index=True)
-    members = [np.flatnonzero(pattern == p) for p in kinds]
-    masks = [miss[f] for f in first]
-    for a, rows_a in enumerate(members):
-        if masks[a].all():
-            out[rows_a] = total
+        return np.zeros((0, c))
+    if p == 0:
+        return np.broadcast_to(w.sum(axis=0), (n, c)).copy()
+    # the distinct combinations with their weight sums; -1 (missing) is shifted to 0
+    shifted = codes + 1
+    inverse, combo = pd.factorize(_radix_rows(shifted))  # hashing: linear, where sorting is n log n
+    m = combo.shape[0]
+    first = np.zeros(m, dtype=np.int64)
+    first[inverse[::-1]] = np.arange(n - 1, -1, -1)
+    keys = codes[first]
+    weight = np.stack([np.bincount(inverse, weights=w[:, j], minlength=m) for j in range(c)], axis=1)
+    missing: np.ndarray = np.asarray(keys < 0)
+    if not missing.any():
+        return weight[inverse]
+    bits = missing.astype(np.int64) @ (1 << np.arange(p, dtype=np.int64)) if p < 63 else \
+        pd.factorize(_radix_rows(missing.astype(np.int64)))[0].astype(np.int64)
+    every = np.asarray(missing.all(axis=1))
+    out = np.zeros((m, c))
+    members = [np.flatnonzero(bits == b) for b in np.unique(bits)]
+    for rows_a in members:
+        if every[rows_a[0]]:
+            out[rows_a] = w.sum(axis=0)  # freqCalc: a row missing everywhere gets the whole sample
             continue
-        for b, rows_b in enumerate(members):
-            if masks[b].all() and not masks[a].any():
-                continue  # sdcMicro: an all-missing row does not count for a complete one
-            cols = np.flatnonzero(~(masks[a] | masks[b]))
-            if cols.size == 0:
-                out[rows_a] += int(w[rows_b].sum())
+        none_a = not missing[rows_a[0]].any()
+        for rows_b in members:
+            if p > 1 and none_a and every[rows_b[0]]:
+                continue  # freqCalc's complete keys leave out the all-missing ones
+            shared = np.flatnonzero(~(missing[rows_a[0]] | missing[rows_b[0]]))
+            if shared.size == 0:
+                out[rows_a] += weight[rows_b].sum(axis=0)
                 continue
-            # one key over both sets of rows, so that equal values get equal keys
-            both = _radix_rows(codes[np.ix_(np.concatenate([rows_b, rows_a]), cols)])
-            uniq, inv = np.unique(both, return_inverse=True)
-            inv = inv.ravel()
-            counts = np.bincount(inv[:rows_b.size], weights=w[rows_b], minlength=uniq.size).astype(np.int64)
-            out[rows_a] += counts[inv[rows_b.size:]]
-    return out
+            # one key over both sets of combinations, so that equal values get equal keys
+            where, uniq = pd.factorize(_radix_rows(shifted[first[np.concatenate([rows_a, rows_b])]][:, shared]))
+            on_a, on_b = where[:rows_a.size], where[rows_a.size:]
+            for j in range(c):
+                out[rows_a, j] += np.bincount(on_b, weights=weight[rows_b, j], minlength=uniq.size)[on_a]
+    return out[inverse]
 
 
 def quasi_identifier_codes(frame: pd.DataFrame, *, empty_is_missing: bool = False) -> np.ndarray:

@@ -7,6 +7,14 @@ thread is compiling: that is time the call spends on the compiler, never on the 
 "numba:compile" fires only for a real compilation (not a cache load): it drives the one-line
 notice.
 
+A kernel that calls another with a constant (``f(x, 0)``), or with a variable that starts as
+one (``r = -1`` before a loop sets it), would make numba compile the callee once more for that
+literal value, often twice in one caller (type inference meets the constant before the variable's
+final type). Installing the clocks also turns that off for this package's kernels: a call from
+one kernel to another is typed by the argument's plain type (``int64``, not ``Literal[int](0)``),
+so each callee compiles once per array layout and dtype. The machine code does the same
+arithmetic in the same order, so the results are the same bit for bit.
+
 Listeners are process-wide in numba, so each clock counts only the events of its own thread (a
 web server's other requests compile in other threads) and nested lock events once. Numba is
 imported only when a clock starts, i.e. by code that is about to call a kernel anyway.
@@ -124,7 +132,32 @@ def _install() -> None:
 
         event.register("numba:compiler_lock", _Lock())
         event.register("numba:compile", _Compile())
+        _type_calls_by_plain_types()
         _installed = True
+
+
+#: the modules whose kernels are typed by plain argument types when another kernel calls them
+_PACKAGE = __name__.split(".")[0] + "."
+
+
+def _type_calls_by_plain_types() -> None:
+    """Make numba type a call from one of this package's kernels to another by the arguments'
+    plain types (see the module docstring). Kernels of other packages keep numba's behaviour; a
+    numba without the method this wraps only compiles more."""
+    from numba.core import dispatcher, types
+
+    original = getattr(dispatcher.Dispatcher, "get_call_template", None)
+    if original is None or getattr(original, "_plain_types", False):
+        return
+
+    def get_call_template(self, args, kws):
+        if getattr(self.py_func, "__module__", "").startswith(_PACKAGE):
+            args = tuple(types.unliteral(a) for a in args)
+            kws = {name: types.unliteral(t) for name, t in kws.items()}
+        return original(self, args, kws)
+
+    get_call_template._plain_types = True  # type: ignore[attr-defined]
+    dispatcher.Dispatcher.get_call_template = get_call_template  # type: ignore[method-assign]
 
 
 @contextmanager

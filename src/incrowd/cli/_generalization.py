@@ -27,6 +27,8 @@ write_release = _lazy.function("incrowd.io._written", "write_release")
 generalization_promise = _lazy.function("incrowd.io._written", "generalization_promise")
 verified_as_written = _lazy.function("incrowd.io._written", "verified_as_written")
 generalize = _lazy.function("incrowd.generalization._apply", "generalize")
+local_recoding = _lazy.function("incrowd.generalization._local_recoding", "local_recoding")
+make_promise = _lazy.function("incrowd.io._written", "Promise")
 negotiate = _lazy.function("incrowd.generalization._negotiate", "negotiate")
 parse_assignments = _lazy.function("incrowd.generalization._hierarchy", "parse_assignments")
 
@@ -100,6 +102,23 @@ def _intervals(values: list[str] | None) -> dict[str, list[float]]:
 
 def _levels(text: str | None, option: str) -> dict[str, str]:
     return parse_assignments(text, option) if text else {}
+
+
+MetricWeightsOption = Annotated[Optional[str], typer.Option(
+    "--metric-weights", help="A weight per quasi-identifier in loss, entropy and precision, e.g. "
+    "'education=2,sex=0.5' (1 where left out).", show_default=False)]
+
+
+def _metric_weights(text: str | None) -> dict[str, float] | None:
+    if not text:
+        return None
+    out = {}
+    for name, value in parse_assignments(text, "--metric-weights").items():
+        try:
+            out[name] = float(value)
+        except ValueError:
+            raise ParameterError(f"--metric-weights: the weight of {name!r} must be a number; got {value!r}") from None
+    return out
 
 
 @lattice_app.command("build")
@@ -213,6 +232,24 @@ def _levels_text(levels: dict[str, int]) -> str:
     return ", ".join(f"{a}={v}" for a, v in levels.items())
 
 
+def _ranges_text(ranges: dict[str, tuple[int, int]]) -> str:
+    return ", ".join(f"{a}={lo}" if lo == hi else f"{a}={lo}-{hi}" for a, (lo, hi) in ranges.items())
+
+
+def _check_recoding(recoding: str, l: int | None, max_suppression: str) -> bool:
+    """Whether --recoding asks for local recoding; what local recoding cannot honour is refused."""
+    choice = recoding.strip().lower()
+    if choice not in ("global", "local"):
+        raise ParameterError(f"--recoding must be global or local; got {recoding!r}")
+    if choice == "local":
+        if l is not None:
+            raise ParameterError("--recoding local makes classes of at least --k rows; it does not take --l")
+        if max_suppression.strip() not in ("0", "0%", "0.0"):
+            raise ParameterError("--recoding local suppresses no row (only classes of a --levels start node "
+                                 "below k); leave out --max-suppression")
+    return choice == "local"
+
+
 def _given(text: str | None, count: int) -> str:
     """How --max-suppression was read, when the user wrote it as a fraction or a percentage."""
     return "" if text is None or text.strip() == str(count) else f" (--max-suppression {text.strip()})"
@@ -275,6 +312,7 @@ def negotiate_command(
                      "entropy, aecs, precision, height (the lowest node) or classification (the "
                      "lattice's sensitive column as target)."),
     ] = "loss",
+    metric_weights: MetricWeightsOption = None,
     t: Annotated[
         Optional[float],
         typer.Option("--t", help="t-closeness: refused, as a lattice keeps the sensitive values as "
@@ -294,7 +332,7 @@ def negotiate_command(
         lattice = Lattice.open(lattice_path)
         result = negotiate(lattice, k=k, l=l, max_levels=_levels(max_levels, "--max-levels"),
                            max_suppression=max_suppression, runtime_histogram=runtime_histogram, metric=metric,
-                           t=t)
+                           t=t, weights=_metric_weights(metric_weights))
     if json_output:
         print_json(result.to_dict())
         return
@@ -334,6 +372,14 @@ def generalize_command(
         typer.Option("--max-suppression", help="Without --levels: rows the chosen node may remove "
                      "(301, 0.01 or 1%)."),
     ] = "0",
+    metric_weights: MetricWeightsOption = None,
+    recoding: Annotated[
+        str,
+        typer.Option("--recoding", help="global: every class at the same levels (a lattice node); "
+                     "local: each class at its own levels (Mondrian over the hierarchies, from "
+                     "--levels or the top of every hierarchy; k only, --metric loss or "
+                     "discernibility)."),
+    ] = "global",
 ) -> None:
     """Generalize DATA to the given levels (or to the node with the least --metric), remove the
     rows of classes below k (or l), verify, and write the table atomically."""
@@ -341,15 +387,23 @@ def generalize_command(
         check_output_path(output, (data_path, hierarchies))
         check_report_path(report_path, (data_path, hierarchies, output))
         level_map = _levels(levels, "--levels")
+        local = _check_recoding(recoding, l, max_suppression)
         with stages(4, quiet=quiet or json_output) as progress:
             progress.stage(f"reading {data_path.name}")
             data = read_table(data_path, parse=list(_intervals(intervals)))
             progress.stage("generalizing and suppressing")
-            result = generalize(data, level_map, k=k, l=l, sensitive=sensitive,
-                                hierarchies=str(hierarchies) if hierarchies else None,
-                                intervals=_intervals(intervals), quasi_identifiers=names(qi, "--qi"),
-                                identifiers=names(identifiers, "--id"), metric=metric,
-                                max_suppression=max_suppression)
+            if local:
+                result = local_recoding(data, str(hierarchies) if hierarchies else None, k,
+                                        quasi_identifiers=names(qi, "--qi") or (list(level_map) or None),
+                                        intervals=_intervals(intervals), identifiers=names(identifiers, "--id"),
+                                        levels=level_map or None, metric=metric,
+                                        metric_weights=_metric_weights(metric_weights))
+            else:
+                result = generalize(data, level_map, k=k, l=l, sensitive=sensitive,
+                                    hierarchies=str(hierarchies) if hierarchies else None,
+                                    intervals=_intervals(intervals), quasi_identifiers=names(qi, "--qi"),
+                                    identifiers=names(identifiers, "--id"), metric=metric,
+                                    max_suppression=max_suppression, metric_weights=_metric_weights(metric_weights))
             if result.table.shape[0] == 0:
                 raise DataError("every row would be suppressed; choose higher levels or a smaller k/l")
             progress.stage(f"writing {output.name} and verifying it as written")
@@ -362,7 +416,7 @@ def generalize_command(
                 if report_path is not None:
                     from ..generalization._lattice import resolve_hierarchies
 
-                    qis_all = list(result.levels)
+                    qis_all = list(result.quasi_identifiers if local else result.levels)
                     _, hier = resolve_hierarchies(data, qis_all, str(hierarchies) if hierarchies else None,
                                                   _intervals(intervals), sensitive)
                     write_release_report(report_path, data, result.table, inputs=(data_path, hierarchies, output),
@@ -370,8 +424,10 @@ def generalize_command(
                                          identifiers=names(identifiers, "--id"), kept_rows=result.kept_rows,
                                          k=result.k, hierarchies=hier, release_summary=result.summary())
 
-            write_release(result.table, output, generalization_promise(result), sep=sep,
-                          inputs=(data_path, hierarchies), then=write_report)
+            promise = make_promise(tuple(result.quasi_identifiers), result.k) if local else \
+                generalization_promise(result)
+            write_release(result.table, output, promise, sep=sep, inputs=(data_path, hierarchies),
+                          then=write_report)
     info = {**result.summary(), "input": str(data_path), "output": str(output)}
     to_stderr = is_stdout(output)
     if json_output:
@@ -379,14 +435,17 @@ def generalize_command(
         return
     lines = [
         ("input", str(data_path)),
-        ("levels", f"{_levels_text(result.levels)} (height {result.height})"),
-        ("privacy", ", ".join(p for p in (f"k={result.k}" if result.k else "",
-                                           f"l={result.l} on {result.sensitive}" if result.l else "") if p)),
+        ("levels", f"per class: {_ranges_text(result.level_ranges)}, loss {result.metrics['loss']:.4f}" if local
+         else f"{_levels_text(result.levels)} (height {result.height})"),
+        ("privacy", f"k={result.k}" if local else
+         ", ".join(p for p in (f"k={result.k}" if result.k else "",
+                               f"l={result.l} on {result.sensitive}" if result.l else "") if p)),
         ("rows", f"{result.n_rows} in, {result.n_rows - result.suppressed} out"),
         ("suppressed", f"{result.suppressed} rows ({100 * result.suppressed / result.n_rows:.3f} %)"),
         ("classes", f"{result.classes}, smallest {result.min_class_size} rows"),
-        ("verified", " and ".join(p for p in ("k-anonymous" if result.k else "",
-                                              "l-diverse" if result.l else "") if p) + " on the written file"),
+        ("verified", "k-anonymous on the written file" if local else
+         " and ".join(p for p in ("k-anonymous" if result.k else "",
+                                  "l-diverse" if result.l else "") if p) + " on the written file"),
         ("written", "standard output" if to_stderr else str(output)),
     ]
     print_lines(lines, err=to_stderr)

@@ -19,7 +19,6 @@ from ._options import (
     GammaOption,
     IdOption,
     JsonOption,
-    KOption,
     MaxRoundsOption,
     MethodOption,
     QiOption,
@@ -38,6 +37,7 @@ from ._usage import bounded
 # pandas, DuckDB and numba load when a command runs, not for --help or --version
 numeric_matrix = _lazy.function("incrowd.io._tables", "numeric_matrix")
 read_table = _lazy.function("incrowd.io._tables", "read_table")
+load_spec = _lazy.function("incrowd.publishing._spec", "load_spec")
 resolve_roles = _lazy.function("incrowd.io._tables", "resolve_roles")
 fit_runtime_model = _lazy.function("incrowd.incremental._plan", "fit_runtime_model")
 plan = _lazy.function("incrowd.incremental._plan", "plan")
@@ -58,8 +58,15 @@ StateArgument = Annotated[
 ]
 InputArgument = Annotated[
     Path,
-    typer.Argument(metavar="INPUT", help="CSV (delimiter sniffed; .gz, .bz2, .xz ok) or Parquet "
-                   "file. " + NA_HELP, show_default=False),
+    typer.Argument(metavar="INPUT", help="CSV (delimiter sniffed; .gz, .bz2, .xz ok), Parquet, SPSS "
+                   "(.sav, .zsav), Stata (.dta) or SAS (.sas7bdat, .xpt) file. " + NA_HELP, show_default=False),
+]
+SpecOption = Annotated[
+    Optional[Path],
+    typer.Option("--spec", metavar="SPEC.toml",
+                 help="Release specification, as for 'incrowd publish': numeric and categorical "
+                      "quasi-identifiers released together, k over all of them; the state records it.",
+                 show_default=False),
 ]
 WaitOption = Annotated[
     float,
@@ -79,7 +86,11 @@ def base_command(
         Path,
         typer.Option("--state", "-o", help="State file to create (DuckDB).", show_default=False),
     ],
-    k: KOption,
+    k: Annotated[
+        Optional[int],
+        typer.Option("--k", help="Minimum group size (>= 2); with --spec, the spec's.", show_default=False),
+    ] = None,
+    spec_path: SpecOption = None,
     method: MethodOption = "mdav",
     qi: QiOption = None,
     identifiers: IdOption = None,
@@ -105,6 +116,9 @@ def base_command(
     """Microaggregate the base rows of INPUT and store what the increments need in STATE.
 
     Identifiers (--id) are the row keys (they must be unique) and are dropped from the release.
+    With --spec (the release specification of 'incrowd publish'), the base is published over
+    numeric and categorical quasi-identifiers together and every later release is k-anonymous
+    over all of them, keeping a statistical file's labels, formats and missing codes.
     """
     from ..incremental._session import IncrementalMicroaggregation
 
@@ -112,20 +126,47 @@ def base_command(
         check_output_path(state, (input_path,), what="state file", stdout_ok=False)
         if state.exists() and not force:
             raise DataError(f"state file {str(state)!r} already exists; use --force to overwrite it")
-        with stages(3, quiet=quiet or json_output) as progress:
-            progress.stage(f"reading {input_path.name}")
-            data = read_table(input_path, parse=parse_qis(names(qi, "--qi"), names(identifiers, "--id")))
-            progress.stage(f"microaggregating {data.shape[0]} base rows with {method}, k={k}")
-            session = IncrementalMicroaggregation.from_base(
-                data, state, k, method,
-                quasi_identifiers=names(qi, "--qi"), identifiers=names(identifiers, "--id"),
-                keep_points=keep_points, random_state=seed, overwrite=force, wait=wait,
-                **method_params(gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
-                                diagonals=diagonals, split_2k=split_2k),
-            )
-            progress.stage("state written")
+        if spec_path is not None:
+            if seed is not None:
+                raise ParameterError("--spec names the seed (random_state in [privacy]); drop --seed")
+            session = _base_from_spec(input_path, state, spec_path, k, method, qi, identifiers, force, wait,
+                                      quiet or json_output, method_params(gamma=gamma, rho=rho, runs=runs,
+                                                                          max_rounds=max_rounds, diagonals=diagonals,
+                                                                          split_2k=split_2k))
+        else:
+            if k is None:
+                raise ParameterError("--k is required (or --spec, a release specification that names k)")
+            with stages(3, quiet=quiet or json_output) as progress:
+                progress.stage(f"reading {input_path.name}")
+                data = read_table(input_path, parse=parse_qis(names(qi, "--qi"), names(identifiers, "--id")))
+                progress.stage(f"microaggregating {data.shape[0]} base rows with {method}, k={k}")
+                session = IncrementalMicroaggregation.from_base(
+                    data, state, k, method,
+                    quasi_identifiers=names(qi, "--qi"), identifiers=names(identifiers, "--id"),
+                    keep_points=keep_points, random_state=seed, overwrite=force, wait=wait,
+                    **method_params(gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
+                                    diagonals=diagonals, split_2k=split_2k),
+                )
+                progress.stage("state written")
     info = session.describe()
     base = info["batches"][0]
+    if info.get("kind") == "mixed":
+        if json_output:
+            print_json({**info, "input": str(input_path), "seconds": base["seconds"]})
+            return
+        print_lines([
+            ("input", str(input_path)),
+            ("spec", str(spec_path)),
+            ("k", str(info["k"])),
+            ("quasi-identifiers", f"{', '.join(info['numeric']) or 'none'} (numeric); "
+                                  f"{', '.join(info['categorical']) or 'none'} (categorical)"),
+            ("generalization", ", ".join(f"{a} level {v}" for a, v in info["levels"].items()) or "none"),
+            ("rows", f"{info['rows']} ({base['suppressed']} wait for their class)"),
+            ("groups", str(info["groups"])),
+            ("seconds", f"{base['seconds']:.3f}"),
+            ("state", str(state)),
+        ])
+        return
     if json_output:
         print_json({**info, "input": str(input_path), "information_loss": base["information_loss"],
                     "seconds": base["seconds"]})
@@ -140,6 +181,28 @@ def base_command(
         ("state", str(state)),
         ("keeps points", "yes" if info["keeps_points"] else "no (nn and 2mdav only)"),
     ])
+
+
+def _base_from_spec(input_path: Path, state: Path, spec_path: Path, k, method: str, qi, identifiers,
+                    force: bool, wait: float, quiet: bool, params: dict):
+    from ..incremental._session import IncrementalMicroaggregation
+
+    if names(qi, "--qi") is not None or names(identifiers, "--id") is not None:
+        raise ParameterError("--spec names every column's role; give --qi and --id in the spec instead")
+    if params:
+        raise ParameterError(f"--spec names the method and its parameters ([method_params]); drop "
+                             f"{', '.join('--' + name.replace('_', '-') for name in params)}")
+    spec = load_spec(spec_path)
+    hierarchy_files = tuple(c.hierarchy for c in spec.columns.values() if c.hierarchy is not None)
+    check_output_path(state, (input_path, spec_path, *hierarchy_files), what="state file", stdout_ok=False)
+    with stages(3, quiet=quiet) as progress:
+        progress.stage(f"reading {input_path.name}")
+        numeric = [c.name for c in spec.columns.values() if c.role == "numeric"]
+        data = read_table(input_path, parse=numeric or None)
+        progress.stage(f"publishing {data.shape[0]} base rows by {spec_path.name}, k={spec.k}")
+        session = IncrementalMicroaggregation.from_base(data, state, k, method, spec=spec, overwrite=force, wait=wait)
+        progress.stage("state written")
+    return session
 
 
 @incremental_app.command("add")
@@ -165,11 +228,20 @@ def add_command(
                      help="Without --id, adjoin rows equal to rows already in STATE (say they are "
                           "different people); by default such an increment is refused."),
     ] = False,
+    spec_path: Annotated[
+        Optional[Path],
+        typer.Option("--spec", metavar="SPEC.toml", help="The release specification STATE was built with "
+                     "(checked: a different one is refused).", show_default=False),
+    ] = None,
     wait: WaitOption = DEFAULT_WAIT,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
     """Adjoin the rows of INPUT to STATE (same columns as the base) and save STATE.
+
+    A state built with --spec adjoins each row to a group of its class (same generalized
+    categorical values), nearest first; a row whose class has no group waits for k rows of its
+    class (releases suppress waiting rows within the spec's max_suppression).
 
     One writer at a time: a concurrent add or base waits up to --wait seconds for the other.
     """
@@ -183,10 +255,11 @@ def add_command(
             progress.stage(f"opening {state.name}")
             session = IncrementalMicroaggregation.open(state)
             progress.stage(f"reading {input_path.name}")
-            data = read_table(input_path, parse=session.describe()["quasi_identifiers"])
+            described = session.describe()
+            data = read_table(input_path, parse=described.get("numeric", described["quasi_identifiers"]) or None)
             progress.stage(f"adjoining {data.shape[0]} rows with {strategy}")
             report = session.add(data, strategy, inertial=inertial, k=k, wait=wait,
-                                 allow_duplicates=allow_duplicates)
+                                 allow_duplicates=allow_duplicates, spec=spec_path)
     if json_output:
         print_json({**report, "state": str(state), "input": str(input_path),
                     "rows_total": session.n_rows})
@@ -201,6 +274,9 @@ def add_command(
         ("rows in state", str(session.n_rows)),
         ("state", str(state)),
     ]
+    if "waiting" in report:
+        lines.append(("rows waiting", f"{report['waiting']} (for k rows of their class; {report['joined']} "
+                                      f"joined a group, {report['formed']} formed new groups)"))
     if report.get("duplicates_allowed"):
         lines.append(("duplicates", f"{report['duplicates_allowed']} row(s) equal to rows already in "
                                     "the state, adjoined as different people (--allow-duplicates)"))
@@ -210,6 +286,10 @@ def add_command(
 
 
 def _distinct_line(info: dict[str, Any]) -> tuple[str, str]:
+    if info.get("kind") == "mixed":
+        return ("rows waiting", f"{info['waiting']} (for k rows of their class; suppressed from a release); "
+                                "generalization " + (", ".join(f"{a} level {v}" for a, v in info["levels"].items())
+                                                     or "none"))
     if info.get("min_distinct_records") is None:
         return ("distinct records", "unknown (state written by an older incrowd without row fingerprints)")
     below = info["groups_below_k_distinct"]
@@ -222,8 +302,9 @@ def publish_command(
     state: StateArgument,
     output: Annotated[
         Path,
-        typer.Option("--output", "-o", help="Release file; .parquet/.pq or CSV (.gz compresses); "
-                     "'-' writes CSV to stdout and the report to stderr.", show_default=False),
+        typer.Option("--output", "-o", help="Release file; its extension picks the format (.parquet/.pq, "
+                     ".sav/.zsav, .dta, .xpt, else CSV; .gz compresses); '-' writes CSV to stdout and the "
+                     "report to stderr.", show_default=False),
     ],
     compare: Annotated[
         bool,
@@ -233,6 +314,11 @@ def publish_command(
     json_output: JsonOption = False,
     quiet: QuietOption = False,
     report_path: ReportOption = None,
+    spec_path: Annotated[
+        Optional[Path],
+        typer.Option("--spec", metavar="SPEC.toml", help="The release specification STATE was built with "
+                     "(checked: a different one is refused).", show_default=False),
+    ] = None,
 ) -> None:
     """Verify the combined release (base + increments) k-anonymous and write it atomically."""
     from ..incremental._session import IncrementalMicroaggregation
@@ -249,16 +335,27 @@ def publish_command(
                 # after the written file's verification, before it is put in place: the release
                 # and its report succeed together or neither is written
                 if report_path is not None:
-                    original, release = session.original_and_release()
-                    write_release_report(report_path, original, release, inputs=(state, output),
-                                         quasi_identifiers=list(session.quasi_identifiers), k=summary["k"],
-                                         release_summary=summary)
+                    original, release, options = session.report_inputs()
+                    options.setdefault("release_summary", summary)
+                    write_release_report(report_path, original, release, inputs=(state, output), **options)
 
-            result = session.publish(output, compare=compare, then=write_report)
+            result = session.publish(output, compare=compare, then=write_report, spec=spec_path)
     r = result.summary()
     to_stderr = is_stdout(output)
     if json_output:
         print_json(r, err=to_stderr)
+        return
+    if r.get("kind") == "mixed":
+        print_lines([
+            ("state", str(state)),
+            ("k", f"{r['k']}, {len(r['batches']) - 1} increment(s)"),
+            ("rows", f"{r['rows']} (base {r['rows_base']}, increments {r['rows_increment']}); "
+                     f"{r['suppressed']} suppressed (waiting for their class)"),
+            ("k-anonymous", f"yes, over {', '.join(r['quasi_identifiers'])} together (verified"
+                            f"{' on the written file' if r.get('verified_on') == 'written file' else ''}: "
+                            f"smallest class has {r['min_class_size']} rows, {r['classes']} classes)"),
+            ("output", "standard output" if to_stderr else str(output)),
+        ], err=to_stderr)
         return
     lines = [
         ("state", str(state)),

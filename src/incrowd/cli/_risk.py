@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from .._frontends import risk_lines
 from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
@@ -72,30 +73,4 @@ def risk_command(
 
 
 def _lines(result, output) -> list[tuple[str, str]]:
-    s, about = result.summary(), result.about
-    lines = [("rows", f"{about['rows']}"),
-             ("global risk", f"{s['global_risk']:.6g} ({s['global_risk_percent']:.4g} %)"),
-             ("expected re-identifications", f"{s['expected_reidentifications']:.4g}"),
-             ("highest individual risk", f"{s['highest_individual_risk']:.4g}"),
-             (f"records above {about['threshold']:g}", f"{s['records_above_threshold']}"),
-             ("sample uniques", f"{s['sample_uniques']}"),
-             ("k violations", ", ".join(f"k={k}: {v}" for k, v in s["k_violations"].items()))]
-    if "household_risk" in s:
-        lines.append(("household risk", f"{s['household_risk']:.6g} (expected "
-                                         f"{s['household_expected_reidentifications']:.4g})"))
-    if "highest_suda_dis_score" in s:
-        lines.append(("SUDA2", f"{s['suda_records_with_msu']} records with special uniques, highest DIS "
-                               f"score {s['highest_suda_dis_score']:.4g}"))
-    uniqueness = s.get("population_uniqueness")
-    if isinstance(uniqueness, dict):
-        def share(model: str) -> str:
-            value, count = uniqueness.get(model), uniqueness.get(f"{model}_uniques")
-            return "-" if value is None else f"{100 * value:.3g} % ({count:,.0f})"
-
-        chosen = uniqueness.get("dankar_model")
-        lines.append(("population uniques", f"{share('dankar')} by Dankar's rule ({chosen or 'no sample uniques'}); "
-                                            f"Pitman {share('pitman')}, Zayatz {share('zayatz')}, "
-                                            f"SNB {share('snb')}"))
-    if output is not None:
-        lines.append(("written", str(output)))
-    return lines
+    return risk_lines(result, output)

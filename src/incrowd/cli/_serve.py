@@ -18,7 +18,8 @@ def serve_command(
     port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
     data_dir: Annotated[
         Optional[Path],
-        typer.Option("--data-dir", help="Folder whose CSV and Parquet files are offered as samples.",
+        typer.Option("--data-dir", help="Folder whose data files (CSV, Parquet, .sav, .zsav, .dta, "
+                     ".sas7bdat, .xpt) are offered as samples.",
                      show_default=False),
     ] = None,
     max_upload_mb: Annotated[float, typer.Option("--max-upload-mb", help="Largest upload accepted.")] = 200,
@@ -57,8 +58,12 @@ def serve_command(
                      show_default=False),
     ] = None,
 ) -> None:
-    """Serve the web UI until interrupted: Microaggregate (/), Negotiate (/negotiate) and Publish (/publish)
-    pages in the browser. The URL to open is printed on stderr when the server is ready."""
+    """Serve the web UI until interrupted. Its pages: Microaggregation (/: microaggregate numeric
+    columns), Generalization negotiation (/negotiate: lattice, k and suppression), and Publish
+    (/publish: upload CSV, Parquet, SPSS, Stata or SAS; roles and hierarchies; the Risk step, the
+    re-identification risk of the file as it is; the release in the uploaded format, verified;
+    its risk and utility report). The URL to open is printed on stderr when the server is ready,
+    whatever stdout is."""
     with user_errors():
         try:
             import uvicorn  # noqa: F401  (a missing extra is reported here, in one line)

@@ -12,6 +12,8 @@
 - utility metrics (:data:`METRICS`: ``loss``, ``discernibility``, ``entropy``, ``aecs``,
   ``precision``, ``height``, ``classification``) of a lattice node (:func:`node_metrics`) or of
   a released table (:func:`released_metrics`); :func:`negotiate` answers with the least one.
+- :func:`local_recoding`: each class at its own levels (Mondrian over the hierarchies),
+  verified k-anonymous (:class:`LocalRecodingResult`);
 - :func:`local_suppression`: suppress single quasi-identifier cells until k holds, a missing
   value matching any value (sdcMicro's wildcard) or only itself (:class:`LocalSuppressionResult`).
 """
@@ -36,6 +38,7 @@ if _TYPE_CHECKING:  # what type checkers see; at run time the names load on firs
     )
     from ._lattice import Lattice
     from ._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, estimate_bytes, node_count, parse_size
+    from ._local_recoding import LocalRecodingResult, local_recoding
     from ._local_suppression import LocalSuppressionResult, local_suppression
     from ._negotiate import RELAXATIONS, Negotiation, Node, max_suppression_count, negotiate
     from ._utility_metrics import METRICS, node_metrics, released_metrics
@@ -47,6 +50,7 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     **dict.fromkeys(["Hierarchy", "find_hierarchy_file", "interval_hierarchy", "load_hierarchies",
                      "parse_assignments", "read_hierarchy"], "._hierarchy"),
     "Lattice": "._lattice",
+    "LocalRecodingResult": "._local_recoding", "local_recoding": "._local_recoding",
     "LocalSuppressionResult": "._local_suppression", "local_suppression": "._local_suppression",
     **dict.fromkeys(["DEFAULT_MAX_MEMORY", "DEFAULT_MAX_NODES", "estimate_bytes", "node_count", "parse_size"],
                     "._limits"),
@@ -132,4 +136,6 @@ __all__ = [
     "released_metrics",
     "local_suppression",
     "LocalSuppressionResult",
+    "local_recoding",
+    "LocalRecodingResult",
 ]

@@ -135,7 +135,8 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
                intervals: Mapping[str, Sequence[float]] | None = None,
                quasi_identifiers: Sequence[str] | str | None = None,
                identifiers: Sequence[str] | str | None = None, metric: str = "loss",
-               max_suppression: int | float | str = 0) -> GeneralizationResult:
+               max_suppression: int | float | str = 0,
+               metric_weights: Mapping[str, float] | None = None) -> GeneralizationResult:
     """Generalize ``data`` to ``levels`` and suppress (remove) the rows of classes smaller than
     ``k`` or with fewer than ``l`` distinct ``sensitive`` values.
 
@@ -172,6 +173,9 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
         What the chosen node minimizes (without ``levels``).
     max_suppression : int, float or str, default 0
         Rows the chosen node may suppress (without ``levels``).
+    metric_weights : mapping of str to float or None, default None
+        A weight per quasi-identifier in ``loss``, ``entropy`` and ``precision`` (1 where left
+        out), for the choice and the reported ``metrics``.
 
     Returns
     -------
@@ -183,7 +187,7 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
     if not levels:
         levels = _chosen_levels(data, k=k, l=l, sensitive=sensitive, hierarchies=hierarchies, intervals=intervals,
                                 quasi_identifiers=quasi_identifiers, identifiers=identifiers, metric=metric,
-                                max_suppression=max_suppression)
+                                max_suppression=max_suppression, metric_weights=metric_weights)
     if k is None and l is None:
         raise ParameterError("give k (k-anonymity), l (naive l-diversity, with sensitive=), or both")
     if l is not None and sensitive is None:
@@ -242,7 +246,7 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
     kept_sizes = out.groupby(qis, sort=False).size().to_numpy() if len(out) else np.zeros(0, int)
     original = pd.concat([data.loc[keep], data.loc[~keep]]) if (~keep).any() else data
     metrics = released_metrics(out, hier, n_rows=n, levels=chosen, original=original,
-                               target=sensitive if sensitive in out.columns else None)
+                               target=sensitive if sensitive in out.columns else None, weights=metric_weights)
     compile_seconds = compiled_so_far() - c0
     seconds = (time.perf_counter() - t0) - compile_seconds
     return GeneralizationResult(
@@ -254,7 +258,7 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
 
 
 def _chosen_levels(data: pd.DataFrame, *, k, l, sensitive, hierarchies, intervals, quasi_identifiers, identifiers,
-                   metric: str, max_suppression) -> dict[str, int]:
+                   metric: str, max_suppression, metric_weights=None) -> dict[str, int]:
     """The levels :func:`negotiate` answers exactly on the quasi-identifiers' lattice."""
     from ._negotiate import negotiate
 
@@ -269,7 +273,7 @@ def _chosen_levels(data: pd.DataFrame, *, k, l, sensitive, hierarchies, interval
     roles = resolve_roles(data, qis, identifiers)
     lattice = Lattice.build(data, list(roles.quasi_identifiers), hierarchies=hierarchies, intervals=intervals,
                             sensitive=sensitive if l is not None else None)
-    answer = negotiate(lattice, k=k, l=l, max_suppression=max_suppression, metric=metric)
+    answer = negotiate(lattice, k=k, l=l, max_suppression=max_suppression, metric=metric, weights=metric_weights)
     if answer.exact is None:
         least = answer.relaxations["max_suppression"]
         raise ParameterError(

@@ -4,6 +4,10 @@ A node's working table is its equivalence classes as rows of level codes (plus, 
 attribute, one row per distinct (class, sensitive value) pair) and a row count each. A coarser
 node's table comes from a finer node's by mapping one column to the next level and grouping
 again, so no step after the first ever touches the raw rows.
+
+``publish``'s node search (:mod:`incrowd.publishing._gtm`) reads two more: a node's classes
+straight from the bottom classes (:func:`node_classes`) and their l and t in one pass over the
+(bottom class, sensitive value) pairs (:func:`sensitive_fails`).
 """
 
 from __future__ import annotations
@@ -151,3 +155,127 @@ def node_histograms(codes, counts, n_qi, with_sensitive):
         l_classes = np.zeros(0, np.int64)
         l_rows = np.zeros(0, np.int64)
     return n_classes, k_size, k_classes, l_distinct, l_classes, l_rows
+
+
+@njit(cache=True)
+def _node_groups(codes0, first_key, maps, map_rows, widths):
+    """Group the bottom classes by their key at a node (hashing, linear in the bottom classes):
+    (group of each bottom class, numbered by first appearance; each group's key; its first
+    bottom class)."""
+    n = codes0.shape[0]
+    m = codes0.shape[1]
+    cap = 16
+    while cap < 2 * n:
+        cap <<= 1
+    mask = np.uint64(cap - 1)
+    table = np.full(cap, _EMPTY, np.int64)
+    group_key = np.empty(n, np.int64)
+    group_first = np.empty(n, np.int64)
+    gid = np.empty(n, np.int64)
+    g = 0
+    for r in range(n):
+        key = first_key[r]
+        for j in range(m):
+            key = key * widths[j] + maps[map_rows[j], codes0[r, j]]
+        h = np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)
+        pos = (h ^ (h >> np.uint64(29))) & mask
+        while True:
+            e = table[pos]
+            if e == _EMPTY:
+                table[pos] = g
+                group_key[g] = key
+                group_first[g] = r
+                gid[r] = g
+                g += 1
+                break
+            if group_key[e] == key:
+                gid[r] = e
+                break
+            pos = (pos + np.uint64(1)) & mask
+    return gid, group_key[:g], group_first[:g]
+
+
+def node_classes(codes0, first_key, maps, map_rows, widths):
+    """One node's classes from the bottom classes, numbered as ``np.unique`` numbers their keys.
+
+    Bottom class r's key is the radix number (``first_key[r]``, then column j's code
+    ``maps[map_rows[j], codes0[r, j]]`` as a digit of base ``widths[j]``); the caller makes
+    sure it fits an int64. The keys are grouped by hashing, then only the distinct keys are
+    sorted (numpy's sort: numba's would add its compile to the first use), so ids follow the key
+    order and the first member of each class is its first bottom class. Returns (class of each
+    bottom class, first bottom class of each class, class count).
+    """
+    gid, keys, first = _node_groups(codes0, first_key, maps, map_rows, widths)
+    order = np.argsort(keys)
+    rank = np.empty(order.size, np.int64)
+    rank[order] = np.arange(order.size)
+    return rank[gid], first[order], int(order.size)
+
+
+@njit(cache=True)
+def sensitive_fails(class_of, n_classes, pair_b, pair_val, pair_cnt, reference, ordered, missing, l, with_t,
+                    fail_l, distance):
+    """One sensitive column's l and t per class, from the bottom classes' (bottom class, value,
+    rows) pairs: ``fail_l[c]`` set when class c has fewer than ``l`` distinct values (``l`` 0:
+    not asked; with ``missing`` the last code is never a distinct value), and with ``with_t``
+    ``distance[c]`` its earth mover's distance to ``reference``.
+
+    The distance is :func:`incrowd._emd.emd_pairs`'s: the same integer numerator (the caller
+    makes sure it fits an int64) over the same denominator, one float division. ``fail_l`` is
+    only ever set, so several columns accumulate into it.
+    """
+    m = reference.size
+    n_pairs = pair_b.size
+    start = np.zeros(n_classes + 1, np.int64)
+    for p in range(n_pairs):
+        start[class_of[pair_b[p]] + 1] += 1
+    for c in range(n_classes):
+        start[c + 1] += start[c]
+    fill = start[:n_classes].copy()
+    order = np.empty(n_pairs, np.int64)
+    for p in range(n_pairs):
+        c = class_of[pair_b[p]]
+        order[fill[c]] = p
+        fill[c] += 1
+    n_ref = np.int64(0)
+    r_cum = np.empty(m, np.int64)
+    for i in range(m):
+        n_ref += reference[i]
+        r_cum[i] = n_ref
+    scratch = np.zeros(m, np.int64)
+    with_t = with_t and m > 1
+    for c in range(n_classes):
+        distinct = 0
+        s = np.int64(0)
+        for e in range(start[c], start[c + 1]):
+            p = order[e]
+            v = pair_val[p]
+            if scratch[v] == 0 and not (missing and v == m - 1):
+                distinct += 1
+            scratch[v] += pair_cnt[p]
+            s += pair_cnt[p]
+        if l > 0 and distinct < l:
+            fail_l[c] = True
+        if with_t and s > 0:
+            num = np.int64(0)
+            if ordered:
+                cum = np.int64(0)
+                for i in range(m - 1):
+                    cum += scratch[i]
+                    num += abs(cum * n_ref - r_cum[i] * s)
+                den = s * n_ref * (m - 1)
+            else:
+                for e in range(start[c], start[c + 1]):
+                    v = pair_val[order[e]]
+                    if scratch[v] != 0:  # a value met twice (two bottom classes) counts once
+                        r = reference[v]
+                        num += abs(scratch[v] * n_ref - r * s) - r * s
+                        scratch[v] = 0
+                num += s * n_ref
+                den = 2 * s * n_ref
+            distance[c] = num / den
+        elif with_t:
+            distance[c] = 0.0
+        for e in range(start[c], start[c + 1]):
+            scratch[pair_val[order[e]]] = 0
+    return fail_l, distance

@@ -322,15 +322,15 @@ def _matches(C: _Combos, src_row: np.ndarray, c: int, value: int) -> tuple[np.nd
 
 def _delta(C: _Combos, match_src: np.ndarray, match_dest: np.ndarray, src_every: bool,
            dest_every: bool) -> np.ndarray:
-    """Change of every combination's matches when one record moves (sdcMicro: a record missing
-    everywhere counts for no record missing nowhere)."""
+    """Change of every combination's matches when one record moves (sdcMicro: with two or more
+    columns a record missing everywhere counts for no record missing nowhere)."""
     size = C.size
     alive = C.w[:size] > 0
     before = match_src & alive
     after = match_dest & alive
-    if src_every:
+    if src_every and C.m > 1:  # with one column freqCalc counts the missing for every value
         before &= ~C.complete[:size]
-    if dest_every:
+    if dest_every and C.m > 1:
         after &= ~C.complete[:size]
     return after.astype(np.int64) - before
 
@@ -341,7 +341,7 @@ def _own_matches(C: _Combos, match_dest: np.ndarray, dest_row: np.ndarray, n: in
         return n
     size = C.size
     hit = match_dest & (C.w[:size] > 0)
-    if (dest_row >= 0).all():
+    if (dest_row >= 0).all() and C.m > 1:
         hit &= ~C.every[:size]
     return int(C.w[:size][hit].sum())
 
@@ -445,7 +445,7 @@ def _restore_any_once(codes: np.ndarray, start: np.ndarray, k: int, imp: np.ndar
         if dest is None or C.w[dest] == 0:
             # the record alone in a new combination: its own matches, itself among them
             hit = match_dest & stay
-            if (dest_row >= 0).all():
+            if (dest_row >= 0).all() and C.m > 1:
                 hit &= ~C.every[:size]
             # the source combination keeps one record fewer; the record itself counts once
             if int(w[hit].sum()) - int(hit[src]) + 1 < k:

@@ -140,7 +140,9 @@ class ColumnTables:
 
     @property
     def weight_sum(self) -> float:
-        return float(self.weights.sum())
+        # without a quasi-identifier to generalize (a numeric-only release) every cell part is
+        # 0: dividing by 1 keeps the loss and the precision 0 rather than 0/0
+        return float(self.weights.sum()) or 1.0
 
     def parts(self, levels: np.ndarray) -> dict[str, np.ndarray]:
         """Per node (rows of ``levels``), the parts of the metrics that depend on the levels alone."""
@@ -240,7 +242,9 @@ class MetricTables:
 
     @property
     def weight_sum(self) -> float:
-        return float(self.weights.sum())
+        # without a quasi-identifier to generalize (a numeric-only release) every cell part is
+        # 0: dividing by 1 keeps the loss and the precision 0 rather than 0/0
+        return float(self.weights.sum()) or 1.0
 
     # -- one node's classes ---------------------------------------------------------------
 
@@ -557,3 +561,51 @@ def _released_entropy(released, original, hierarchies, levels, qis, w) -> float:
             c = c[c > 0]
             total += w[j] * float(-np.sum(c * np.log2(c / sup.size)))
     return total
+
+
+# -- per-cell levels: a value's level may differ between classes (local recoding) ---------
+
+def cell_losses(hierarchy: Hierarchy, codes0: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """Iyengar's LM cost of each cell, each published at its own level: (leaves under the
+    published value - 1) / (leaves of the hierarchy - 1), from the cells' level-0 codes."""
+    codes0 = np.asarray(codes0, dtype=np.int64)
+    levels = np.asarray(levels, dtype=np.int64)
+    total = int(hierarchy.labels[0].size)
+    out = np.zeros(codes0.shape[0])
+    if total <= 1:
+        return out
+    for level in np.unique(levels).tolist():
+        at = levels == level
+        code_map = hierarchy.code_map(int(level))
+        leaves = np.bincount(code_map, minlength=hierarchy.labels[level].size)
+        out[at] = (leaves[code_map[codes0[at]]] - 1) / (total - 1)
+    return out
+
+
+def cell_metrics(hierarchies: Sequence[Hierarchy], codes0: np.ndarray, levels: np.ndarray, class_of: np.ndarray,
+                 n_rows: int, weights: np.ndarray | None = None) -> dict[str, float | None]:
+    """The metrics of a release whose cells carry their own levels (``codes0`` and ``levels``:
+    published rows x quasi-identifiers; ``class_of``: each published row's class; the rows of
+    ``n_rows`` not published are suppressed). ``loss``, ``discernibility``, ``aecs`` and
+    ``precision`` as :data:`METRICS` defines them; ``entropy``, ``height`` and
+    ``classification`` are None (they assume one level per quasi-identifier, or a target)."""
+    n_kept, m = codes0.shape
+    n = int(n_rows)
+    s = n - n_kept
+    w = np.ones(m) if weights is None else np.asarray(weights, dtype=np.float64)
+    W = float(w.sum())
+    cells = sum((w[j] * float(cell_losses(h, codes0[:, j], levels[:, j]).sum()) for j, h in enumerate(hierarchies)),
+                0.0)
+    prec = sum((w[j] * float(levels[:, j].sum()) / h.max_level for j, h in enumerate(hierarchies) if h.max_level),
+               0.0)
+    sizes = np.bincount(np.asarray(class_of, dtype=np.int64)) if n_kept else np.zeros(0, np.int64)
+    sizes = sizes[sizes > 0]
+    return {
+        "loss": (cells + s * W) / (n * W),
+        "discernibility": float(np.sum(sizes.astype(np.float64) ** 2) + float(n) * s),
+        "entropy": None,
+        "aecs": n / max(sizes.size + (1 if s else 0), 1),
+        "precision": (prec + s * W) / (n * W),
+        "height": None,
+        "classification": None,
+    }

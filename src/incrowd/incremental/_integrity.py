@@ -163,7 +163,8 @@ def check_columns(meta: Mapping[str, Any], tables: Mapping[str, pd.DataFrame | N
         "groups": ["group_id", "size"] + [f"sum_{j}" for j in range(m)] + [f"sumsq_{j}" for j in range(m)],
         "members": ["row", "batch", "group_id"] + [f"key:{c}" for c in meta["identifiers"]]
                    + (["fingerprint"] if meta.get("fingerprints") else []),
-        "passthrough": ["row"] + [f"col:{c}" for c in meta["passthrough_columns"]],
+        "passthrough": ["row"] + [f"col:{c}" for c in meta["passthrough_columns"]]
+                       + [f"missing_code:{c}" for c in (meta.get("layout") or {}).get("missing_codes") or ()],
         "points": ["row"] + [f"z_{j}" for j in range(m)],
     }
     for name, want in expected.items():

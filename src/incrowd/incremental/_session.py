@@ -34,11 +34,20 @@ from .._microaggregate import make_estimator, microaggregate
 from .._runtime import __version__, compile_clock
 from .._standardize import Standardizer
 from ..exceptions import DataError, DataWarning, IncrowdError, ParameterError, VerificationError
-from ..io import Promise, Verification, check_output_path, in_memory, is_stdout, numeric_matrix, resolve_roles
+from ..io import (
+    Promise,
+    Verification,
+    check_output_path,
+    in_memory,
+    is_stdout,
+    mark_changed,
+    numeric_matrix,
+    resolve_roles,
+)
 from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
 from ..microaggregation._base import check_k
 from ..microaggregation.mdav._mdav_kernel import mdav_labels
-from . import _fingerprint, _layout, _state
+from . import _fingerprint, _layout, _mixed, _state
 from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
 from ._lock import DEFAULT_WAIT, check_wait, state_lock
 from ._state import State
@@ -166,16 +175,22 @@ class IncrementalMicroaggregation:
         The state file.
     """
 
-    def __init__(self, state: State, path: Path):
-        self._state = state
+    def __init__(self, state: State | _mixed.MixedState, path: Path):
+        # a MixedState (made by a release specification) goes only where ``_mixed`` says so
+        self._state: State = state  # type: ignore[assignment]
         self.path = path
+
+    @property
+    def _mixed(self) -> bool:
+        """Whether the state was made by a release specification (numeric and categorical QIs)."""
+        return isinstance(self._state, _mixed.MixedState)
 
     def _refresh(self) -> None:
         """Continue from the file as it is now (called with the writer lock held): another
         process may have replaced it since this object read it; its checksum tells."""
         held = self._state.checksum
         if held is None or _state.stored_checksum(self.path) != held:
-            self._state = _state.load(self.path)
+            self._state = _mixed.load(self.path) if self._mixed else _state.load(self.path)  # type: ignore[assignment]
 
     # ------------------------------------------------------------------ creation and reopening
 
@@ -184,7 +199,7 @@ class IncrementalMicroaggregation:
         cls,
         data,
         path: str | os.PathLike,
-        k: int,
+        k: int | None = None,
         method: str = "mdav",
         *,
         quasi_identifiers: Sequence[str] | str | None = None,
@@ -193,9 +208,20 @@ class IncrementalMicroaggregation:
         random_state=None,
         overwrite: bool = False,
         wait: float = DEFAULT_WAIT,
+        spec=None,
+        base_dir: str | os.PathLike | None = None,
         **params,
     ) -> IncrementalMicroaggregation:
         """Microaggregate the base data with ``method`` and store the state in ``path``.
+
+        With ``spec`` (a release specification as :func:`incrowd.publish` takes it: a TOML file,
+        TOML text, a dict or a :class:`~incrowd.publishing.ReleaseSpec`; relative hierarchy paths
+        from ``base_dir``), the base is published as ``publish`` publishes it, over numeric and
+        categorical quasi-identifiers together, and the state records the spec, its hierarchy
+        files' digests and the chosen generalization node: every later release is k-anonymous
+        over all quasi-identifiers together and keeps a statistical file's metadata. The spec
+        names the roles, k and the method (``quasi_identifiers``, ``identifiers`` and the
+        method's parameters are then not given; ``k``, when given, must be the spec's).
 
         ``identifiers`` (dropped from the release) serve as row keys and must be unique;
         without them rows are keyed by their number. ``keep_points=False`` stores no
@@ -211,6 +237,11 @@ class IncrementalMicroaggregation:
                 "explicitly (overwrite=True, CLI --force)"
             )
         wait = check_wait(wait)
+        if spec is not None:
+            return cls._from_spec(data, target, spec, base_dir, k, method, quasi_identifiers, identifiers,
+                                  params, overwrite, wait)
+        if k is None:
+            raise ParameterError("k is required (or a release specification, spec=, that names it)")
         if not isinstance(keep_points, (bool, np.bool_)):
             raise ParameterError(f"keep_points must be True or False; got {keep_points!r}")
         seed = _check_random_state(random_state)
@@ -251,6 +282,13 @@ class IncrementalMicroaggregation:
             incrowd_version=__version__, fingerprints=prints, fingerprint_key=print_key,
             layout=_layout.of_input(frame, list(roles.other)),
         )
+        labelled = [c for c in roles.other if ((frame.attrs.get("statfile") or {}).get("columns") or {})
+                    .get(c, {}).get("value_labels")]
+        if labelled:
+            warnings.warn(
+                f"column(s) {', '.join(labelled)} carry value labels and pass through unchanged: the releases are "
+                "k-anonymous over the numeric quasi-identifiers only; give a release specification (CLI --spec, "
+                "API spec=) to protect categorical columns too", DataWarning, stacklevel=2)
         with state_lock(target, wait):
             if target.exists() and not overwrite:  # created by another process meanwhile
                 raise DataError(
@@ -260,9 +298,41 @@ class IncrementalMicroaggregation:
             return cls(_state.save_and_read(state, target), target)
 
     @classmethod
+    def _from_spec(cls, data, target: Path, spec, base_dir, k, method, quasi_identifiers, identifiers,
+                   params, overwrite: bool, wait: float) -> IncrementalMicroaggregation:
+        from ..publishing import load_spec
+
+        release_spec = load_spec(spec, base_dir)
+        for given, what in ((quasi_identifiers, "quasi_identifiers (--qi)"), (identifiers, "identifiers (--id)"),
+                            (params or None, "method parameters")):
+            if given is not None:
+                raise ParameterError(f"{what} and a release specification both given; the spec names the "
+                                     "roles and the method's parameters")
+        if k is not None and k != release_spec.k:
+            raise ParameterError(f"k={k!r} differs from the spec's k={release_spec.k}; give one of them")
+        if method != "mdav" and method != release_spec.method:
+            raise ParameterError(f"method {method!r} differs from the spec's method {release_spec.method!r}; "
+                                 "the spec names the method")
+        _mixed.check_supported(release_spec)
+        frame = _as_frame(data, "base data")
+        ids = release_spec.names("identifier")
+        _check_unique_keys(frame[[c for c in ids if c in frame.columns]].reset_index(drop=True), "base data")
+        state = _mixed.create(frame, release_spec, layout_columns=[
+            c for c in frame.columns if c not in release_spec.quasi_identifiers and c not in ids])
+        with state_lock(target, wait):
+            if target.exists() and not overwrite:  # created by another process meanwhile
+                raise DataError(
+                    f"state file {str(target)!r} already exists; choose another name or overwrite "
+                    "it explicitly (overwrite=True, CLI --force)"
+                )
+            return cls(_mixed.save(state, target), target)
+
+    @classmethod
     def open(cls, path: str | os.PathLike) -> IncrementalMicroaggregation:
         """Reopen a state file written by :meth:`from_base` (in this or another process)."""
         target = Path(path)
+        if _mixed.is_mixed(target):
+            return cls(_mixed.load(target), target)
         return cls(_state.load(target), target)
 
     # ------------------------------------------------------------------ properties
@@ -299,6 +369,9 @@ class IncrementalMicroaggregation:
         """(the rows as they arrived, the combined release), row for row, for the risk and utility
         report. The original quasi-identifiers come back from the stored standardized values (a
         rounding step from the input's own); the state must keep them (keep_points)."""
+        if self._mixed:
+            original, release, _ = self.report_inputs()
+            return original, release
         st = self._state
         if not st.keep_points:
             raise ParameterError(
@@ -310,6 +383,22 @@ class IncrementalMicroaggregation:
         for j, name in enumerate(st.quasi_identifiers):
             original[name] = values[:, j]
         return original, release
+
+    def report_inputs(self) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+        """(the rows as they arrived, the combined release, the options of :func:`incrowd.report`):
+        what the risk and utility report of the release is made from.
+
+        Returns
+        -------
+        tuple of (pandas.DataFrame, pandas.DataFrame, dict)
+            The original rows, the release, and the report's options (quasi-identifiers, k,
+            and with a specification its roles, hierarchies and the rows the release keeps).
+        """
+        if self._mixed:
+            result, frame = _mixed.release(self._state)
+            return frame, result.table, result.report_options()
+        original, release = self.original_and_release()
+        return original, release, {"quasi_identifiers": list(self.quasi_identifiers), "k": self.k}
 
     def describe(self) -> dict[str, Any]:
         """What the state file holds (format, roles, groups, batches, tables)."""
@@ -339,8 +428,16 @@ class IncrementalMicroaggregation:
 
     def add(self, data, strategy: str = "nn-split-end", *, inertial: bool = False,
             k: int | None = None, wait: float = DEFAULT_WAIT,
-            allow_duplicates: bool = False) -> dict[str, Any]:
+            allow_duplicates: bool = False, spec=None,
+            base_dir: str | os.PathLike | None = None) -> dict[str, Any]:
         """Adjoin late rows with ``strategy`` and save the state; returns the batch report.
+
+        A state made by a release specification adjoins each late row to a group of its class
+        (the groups whose generalized categorical values cover its own and whose missing pattern
+        is its own), nearest by ``strategy`` as for numeric rows; a row whose class has no group
+        waits until k rows of its class wait, which then form groups (a release suppresses the
+        rows still waiting, within the spec's max_suppression). ``spec``, when given, must be
+        the state's own.
 
         ``k``, when given, must equal the state's k (a guard against mixing up files).
         Nothing is saved if anything fails. The whole read-adjoin-write holds the state file's
@@ -360,10 +457,44 @@ class IncrementalMicroaggregation:
         if not isinstance(allow_duplicates, (bool, np.bool_)):
             raise ParameterError(f"allow_duplicates must be True or False; got {allow_duplicates!r}")
         wait = check_wait(wait)
+        if self._mixed:
+            with state_lock(self.path, wait):
+                self._refresh()
+                return self._add_mixed(data, strategy, bool(inertial), k, spec, base_dir)
+        if spec is not None:
+            raise ParameterError(f"state file {str(self.path)!r} was made without a release specification "
+                                 "(numeric quasi-identifiers only); add to it without one")
         self._warm(data, strategy)
         with state_lock(self.path, wait):
             self._refresh()
             return self._add_locked(data, strategy, bool(inertial), k, bool(allow_duplicates))
+
+    def _add_mixed(self, data, strategy: str, inertial: bool, k: int | None, spec, base_dir) -> dict[str, Any]:
+        st: Any = self._state
+        if k is not None and k != st.k:
+            raise ParameterError(
+                f"k={k!r} differs from the state's k={st.k} (state file {str(self.path)!r}); "
+                "an increment is adjoined with the k of its base"
+            )
+        _mixed.check_spec(st, spec, self.path, base_dir)
+        frame = self._increment_frame(data)
+        ids = st.identifiers
+        keys = frame[ids].reset_index(drop=True)
+        _check_unique_keys(keys, "increment")
+        if ids:
+            seen = pd.MultiIndex.from_frame(st.rows[ids]) if len(ids) > 1 else pd.Index(st.rows[ids[0]])
+            new = pd.MultiIndex.from_frame(keys) if len(ids) > 1 else pd.Index(keys.iloc[:, 0])
+            again = new.isin(seen)
+            if again.any():
+                pos = int(np.flatnonzero(again)[0])
+                value = new[pos].item() if hasattr(new[pos], "item") else new[pos]
+                raise DataError(
+                    f"identifier value {value!r} (increment data row {pos + 1}) is already in "
+                    f"the state; {int(again.sum())} row(s) of this increment were adjoined before"
+                )
+        new_state, report = _mixed.add(st, frame, strategy, inertial)
+        self._state = _mixed.save(new_state, self.path)  # type: ignore[assignment]
+        return dict(report)
 
     def _warm(self, data, strategy: str) -> None:
         """Compile the kernels this add needs before taking the writer lock (a first compile
@@ -501,6 +632,10 @@ class IncrementalMicroaggregation:
         """The combined release (identifiers dropped, QIs replaced by group centroids in the
         original units, other columns unchanged; base rows first, then each increment in
         order) and its k-anonymity check. Raises VerificationError if the check fails."""
+        if self._mixed:
+            result, _ = _mixed.release(self._state)
+            qis = [c for c in self._state.quasi_identifiers if c in result.table.columns]
+            return result.table, verify_k_anonymity(result.table, qis, self.k)
         st = self._state
         published = Standardizer(st.mean, st.scale).inverse_transform(st.centroids())[st.labels]
         out = pd.DataFrame(index=pd.RangeIndex(st.n_rows))
@@ -512,6 +647,7 @@ class IncrementalMicroaggregation:
             else:
                 out[name] = st.passthrough[name].array  # .to_numpy() would turn Int64 into float
         _layout.apply(out, st.layout)
+        mark_changed(out, st.quasi_identifiers)  # their value labels and missing codes no longer hold
         check = verify_k_anonymity(out, st.quasi_identifiers, st.k)
         if not check.ok:
             raise VerificationError(
@@ -528,6 +664,9 @@ class IncrementalMicroaggregation:
         release's information loss), D0 = SSE of the base partition over its rows / (m*n0),
         and D+ = (SSE_T - SSE_0) / (m*n+), so that DT = (1-nu) D0 + nu D+ exactly.
         """
+        if self._mixed:
+            raise ParameterError("D0, D+ and DT are measured for a state of numeric quasi-identifiers only; "
+                                 f"state file {str(self.path)!r} was made by a release specification")
         st = self._state
         n = st.n_rows
         n0 = int(np.count_nonzero(st.batch == 0))
@@ -550,14 +689,26 @@ class IncrementalMicroaggregation:
         }
 
     def publish(self, output: str | os.PathLike | None = None, *, compare: bool = False,
-                sep: str | None = None, then=None) -> IncrementalRelease:
+                sep: str | None = None, then=None, spec=None,
+                base_dir: str | os.PathLike | None = None) -> IncrementalRelease:
         """Verify the combined release k-anonymous and write it atomically to ``output``, verified
         again on the written file (read back as its format's reader gives it) before it replaces
         ``output``; ``then(report)`` runs after that verification and before the rename.
 
         ``compare=True`` also microaggregates all rows at once with the base method (needs the
         state's points) and reports D, delta = DT/D - 1 and the relative times tau0, tau+.
+
+        A state made by a release specification publishes as ``publish`` does: k-anonymous over
+        all quasi-identifiers together (rows still waiting for their class suppressed, within
+        the spec's max_suppression), generalized columns of a statistical file as labelled codes,
+        the file's labels, formats, measures and user-missing codes kept. ``spec``, when given,
+        must be the state's own.
         """
+        if self._mixed:
+            return self._publish_mixed(output, compare, sep, then, spec, base_dir)
+        if spec is not None:
+            raise ParameterError(f"state file {str(self.path)!r} was made without a release specification "
+                                 "(numeric quasi-identifiers only); publish it without one")
         st = self._state
         if compare and not st.keep_points:
             raise ParameterError(
@@ -632,6 +783,35 @@ class IncrementalMicroaggregation:
 
             write_release(release, output, promise, sep=sep, inputs=(self.path,), then=verified)
         return IncrementalRelease(table=release, verification=verification, _summary=report)
+
+    def _publish_mixed(self, output, compare: bool, sep, then, spec, base_dir) -> IncrementalRelease:
+        st = self._state
+        if compare:
+            raise ParameterError("compare is for a state of numeric quasi-identifiers only; state file "
+                                 f"{str(self.path)!r} was made by a release specification")
+        _mixed.check_spec(st, spec, self.path, base_dir)
+        if output is not None and not is_stdout(output):
+            check_output_path(output, inputs=(self.path,))  # fail before the work
+        result, _ = _mixed.release(st)
+        n0 = int(np.count_nonzero(st.batch == 0))
+        summary = {
+            "state": str(self.path), "kind": _mixed.KIND, **result.summary(),
+            "quasi_identifiers": st.quasi_identifiers, "rows": st.n_rows, "rows_base": n0,
+            "rows_increment": st.n_rows - n0, "nu": (st.n_rows - n0) / st.n_rows, "groups": st.n_groups,
+            "waiting": int(np.count_nonzero(st.labels < 0)), "batches": st.batches,
+            "k_anonymous": True,
+        }
+        if output is not None:
+            def verified() -> None:
+                summary.update(verification=result.verification, min_class_size=result.summary()["min_class_size"],
+                               classes=result.summary()["classes"], output=str(output),
+                               verified_on=result.verification["verified_on"],
+                               read_back_as=result.verification.get("read_back_as"))
+                if then is not None:
+                    then(summary)
+
+            result.write(output, sep=sep, inputs=(self.path,), then=verified)
+        return IncrementalRelease(table=result.table, verification=result.verification, _summary=summary)
 
 
 def __getattr__(name: str):

@@ -10,7 +10,8 @@ What the file holds (table ``contents`` says the same in words):
 - ``members``: per row, its row number in the release, its batch, its group, and its key (the
   identifier columns' values when the data has identifiers, else the row number alone);
 - ``passthrough``: the columns that are neither identifiers nor quasi-identifiers, which the
-  release publishes unchanged;
+  release publishes unchanged (for a column of a statistical file with user-missing codes,
+  ``missing_code:`` + name says which code each missing cell was: DuckDB keeps no NaN payload);
 - ``points`` (only with ``keep_points``): the standardized quasi-identifier values of every row.
   They are needed to split cells (nn-split-mid, nn-split-end) and to compare with a one-shot
   run; without them the file holds no quasi-identifier value of any single row.
@@ -35,7 +36,7 @@ import pandas as pd
 
 from ..exceptions import DataError
 from ..io import damaged, read_database, write_database
-from . import _integrity
+from . import _integrity, _layout
 
 FORMAT = "incrowd.incremental-state"
 FORMAT_VERSION = 1
@@ -236,7 +237,8 @@ def _write(state: State, path: str | os.PathLike, finish) -> Path:
         members["fingerprint"] = state.fingerprints
     passthrough = pd.concat(
         [pd.DataFrame({"row": np.arange(state.n_rows)}),
-         state.passthrough.reset_index(drop=True).add_prefix("col:")], axis=1)
+         state.passthrough.reset_index(drop=True).add_prefix("col:"),
+         _layout.missing_codes_of(state.passthrough.reset_index(drop=True), state.layout)], axis=1)
     frames = {
         "contents": pd.DataFrame(state.contents(), columns=["table_name", "holds"]),
         "groups": groups, "members": members, "passthrough": passthrough,
@@ -311,6 +313,8 @@ def _assemble(meta, groups, members, passthrough, points_frame) -> State:
     others = list(meta["passthrough_columns"])
     pt = passthrough[[f"col:{c}" for c in others]].copy()
     pt.columns = others
+    pt = _layout.with_missing_codes(pt, passthrough[[c for c in passthrough.columns
+                                                     if str(c).startswith("missing_code:")]])
     points = None
     if points_frame is not None:
         points = np.ascontiguousarray(points_frame[[f"z_{j}" for j in range(m)]].to_numpy(np.float64))

@@ -583,3 +583,28 @@ def write(frame, tmp: str, fmt: str, shown: str) -> None:
         raise  # the atomic writer names the user's path and the reason
     except Exception as exc:  # pyreadstat's own errors: one line naming the user's file
         raise DataError(f"cannot write {NAMES[fmt]} file {shown!r}: {_reason(exc)}") from None
+
+
+def shape(path: str | os.PathLike) -> tuple[int | None, int]:
+    """(rows, columns) of a statistical file from its header alone, before any row is decoded:
+    what a server checks against its limits first. Rows are None where the format does not
+    record them (a SAS transport file). A compressed file is not looked into (None, 0): its
+    size is only known once decompressed. Raises :class:`DataError` as :func:`read` does."""
+    import pyreadstat
+
+    fmt = format_of(path)
+    if fmt is None:
+        raise ParameterError(f"{os.fspath(path)!r} is not an SPSS, Stata or SAS file")
+    if _compression.detect(Path(path)) is not None:
+        return None, 0
+    readers = {"spss": pyreadstat.read_sav, "stata": pyreadstat.read_dta,
+               "sas7bdat": pyreadstat.read_sas7bdat, "xport": pyreadstat.read_xport}
+    try:
+        _, meta = readers[fmt](os.fspath(path), metadataonly=True)
+    except MemoryError:
+        raise
+    except Exception as exc:  # pyreadstat's own errors, as in read()
+        raise DataError(f"cannot read {NAMES[fmt]} file {os.fspath(path)!r}: it is damaged, truncated or in "
+                        f"another format ({_reason(exc)})") from None
+    rows = meta.number_rows
+    return (None if rows is None or rows < 0 else int(rows)), int(meta.number_columns or 0)

@@ -62,6 +62,11 @@ class Promise:
     #: how a missing quasi-identifier value matches when k is counted: "itself" (a value of its
     #: own) or "any" (sdcMicro's wildcard; a release made by local suppression that way)
     missing_matches: str = "itself"
+    #: the release's risk targets (``max_individual_risk``, ...: the bound per name), and the
+    #: check that measures them on a table as read back, ``(table, quasi_identifiers, what)``
+    #: to a record (given by the publishing layer, which owns the risk measures)
+    risk_targets: Mapping[str, float] = field(default_factory=dict)
+    risk_check: Callable[..., dict[str, Any]] | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The promise as a verification record states it (what was asked, not the data).
@@ -76,6 +81,8 @@ class Promise:
                "sensitive": list(self.sensitive)}
         if self.missing_matches != "itself":
             out["missing_matches"] = self.missing_matches  # a blank matched any value when k was counted
+        if self.risk_targets:
+            out["risk_targets"] = dict(self.risk_targets)
         return out
 
 
@@ -92,6 +99,8 @@ class Verification(dict):
     - ``promise``: what the release promises (``quasi_identifiers``, ``k``, ``l``, ``t``,
       ``sensitive``; None where not asked);
     - ``k_anonymity``: the k verifier's record (:meth:`incrowd.metrics.KAnonymityReport.to_dict`);
+    - ``risk_targets`` where the release has risk targets: the weight column and, per target,
+      its bound and the value reached (``target``, ``achieved``);
     - ``l_diversity`` and ``t_closeness`` where asked: the l and t verifiers' records, per
       sensitive column for :func:`incrowd.publish` (one record for
       :func:`incrowd.generalization.generalize`, which has one sensitive column);
@@ -127,6 +136,8 @@ class Verification(dict):
     def _records(self):
         if "k_anonymity" in self:
             yield self["k_anonymity"]
+        if "risk_targets" in self:
+            yield self["risk_targets"]
         for name in ("l_diversity", "t_closeness"):
             got = self.get(name) or {}
             # one record (generalize) or one per sensitive column (publish)
@@ -344,6 +355,8 @@ def verify_frame(table: pd.DataFrame, promise: Promise, *, what: str,
                 raise VerificationError(
                     f"{what} is not {promise.t}-close in {name!r}: the class {_describe(far)} lies at "
                     f"distance {close.max_distance:.6g} from the input's distribution; nothing was written")
+    if promise.risk_check is not None:
+        out["risk_targets"] = promise.risk_check(table, qis, what)
     return out
 
 

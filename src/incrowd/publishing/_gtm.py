@@ -18,8 +18,14 @@ one with the least metric over the categorical quasi-identifiers (ties: lowest h
 suppression, lattice order; :mod:`incrowd.generalization._utility_metrics` defines the
 metrics): nodes are evaluated in order of a lower bound of the metric valid for every node, and
 the search stops at the first whose bound exceeds the best value found, so the answer is exact.
-Without t, a node over the limit rules out every node below it (its classes are unions of
-theirs, so they suppress at least as many rows).
+A node rules out every node below it when its floor passes the limit: the rows of its classes
+failing k or l (their parts fail them too), plus, for a class failing t, the share of its rows
+that fails t in any split of it (the distance is convex: :func:`_t_floor`). Best first meets
+the nodes below the first that passes one by one, so a node over the limit is followed up a
+chain to a node high above it whose floor still passes the limit (:func:`_climb`), ruling out
+its whole down-set at once. Only nodes that cannot pass are skipped, so the answer is the same.
+A node's classes and its l and t come from compiled kernels
+(:mod:`incrowd.generalization._kernels`) that give the numpy lines' ids, flags and distances.
 
 A node that suppresses every row publishes nothing, so it is never the answer, whatever
 ``max_suppression`` allows. The lattice is held to the size limits of a lattice build
@@ -41,6 +47,7 @@ from .._runtime import check_cancelled
 from ..exceptions import DataError, ParameterError
 from ..generalization._limits import check_memory, check_nodes
 from ..generalization._negotiate import max_suppression_count
+from . import _risk_targets
 from ._prepare import Prepared
 from ._spec import ReleaseSpec
 
@@ -70,6 +77,63 @@ class _Bottom:
     counts: np.ndarray                 # (B,) rows
     pairs: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per sensitive column: (bottom, value, rows)
     of_row: np.ndarray                 # (n,) bottom class of each row
+    #: what the compiled node kernels read (:func:`_compiled`), made on first use; False: none
+    compiled: _Compiled | bool | None = None
+    #: per sensitive column, the largest distance to its reference (:func:`_t_reach`)
+    t_reach: list[float] | None = None
+
+
+@dataclass
+class _Compiled:
+    """The bottom classes as the compiled kernels read them: level-0 codes (B, m), every
+    column's level maps stacked (one row per column and level), each row's label count, and per
+    sensitive column its reference as int64, or None where the numpy path must judge it."""
+
+    codes0: np.ndarray
+    first_key: np.ndarray
+    maps: np.ndarray
+    row0: np.ndarray
+    widths: np.ndarray
+    references: list[np.ndarray | None]
+
+    def node(self, prep: Prepared, levels: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+        rows = self.row0 + np.fromiter((levels[a] for a in prep.categorical), np.int64, len(prep.categorical))
+        return rows, self.widths[rows]
+
+
+def _compiled(prep: Prepared, bottom: _Bottom) -> _Compiled | None:
+    """The compiled kernels' arrays, or None when a node's key could pass int64 (the numpy
+    path renumbers the key as it grows)."""
+    if bottom.compiled is None:
+        hier = [prep.hierarchies[a] for a in prep.categorical]
+        bound = int(bottom.pattern.max(initial=0)) + 1
+        for h in hier:
+            bound *= max(int(x.size) for x in h.labels)
+        if bound >= 2**62:
+            bottom.compiled = False
+            return None
+        maps = [h.code_map(level).astype(np.int64) for h in hier for level in range(h.depth)]
+        table = np.zeros((len(maps), max((x.size for x in maps), default=1)), np.int64)
+        for i, code_map in enumerate(maps):
+            table[i, : code_map.size] = code_map
+        depths = [h.depth for h in hier]
+        references: list[np.ndarray | None] = []
+        for s in prep.sensitive:
+            ref = np.ascontiguousarray(s.reference_counts, dtype=np.int64)
+            n_ref, m = int(ref.sum()), int(ref.size)
+            # the kernel sums the distance's numerator in int64 and walks all m values of an
+            # ordered column per class: elsewhere emd_pairs (floats, runs) judges the column
+            fits = m == s.n_values and m * n_ref * n_ref < 2**62 and not (prep.spec.t is not None and s.ordered
+                                                                          and m > 1024)
+            references.append(ref if fits else None)
+        codes0 = (np.column_stack([bottom.codes[a] for a in prep.categorical]).astype(np.int64)
+                  if hier else np.zeros((bottom.counts.size, 0), np.int64))
+        bottom.compiled = _Compiled(
+            np.ascontiguousarray(codes0), np.ascontiguousarray(bottom.pattern, dtype=np.int64), table,
+            np.concatenate([[0], np.cumsum(depths)[:-1]]).astype(np.int64) if hier else np.zeros(0, np.int64),
+            np.array([int(h.labels[level].size) for h in hier for level in range(h.depth)], np.int64),
+            references)
+    return bottom.compiled if isinstance(bottom.compiled, _Compiled) else None
 
 
 def _radix_key(first: np.ndarray, digits) -> np.ndarray:
@@ -100,6 +164,12 @@ def _bottom(prep: Prepared) -> _Bottom:
 
 def _classes(prep: Prepared, bottom: _Bottom, levels: dict[str, int]) -> tuple[np.ndarray, int]:
     """Class id of each bottom class at ``levels``, and the class count."""
+    fast = _compiled(prep, bottom)
+    if fast is not None:  # the same ids as the numpy path's np.unique, by hashing
+        from ..generalization._kernels import node_classes
+
+        class_of, _, n_classes = node_classes(fast.codes0, fast.first_key, fast.maps, *fast.node(prep, levels))
+        return class_of, int(n_classes)
     hier = prep.hierarchies
     key = _radix_key(bottom.pattern, ((hier[a].code_map(levels[a])[bottom.codes[a]],
                                        int(hier[a].labels[levels[a]].size)) for a in prep.categorical))
@@ -113,27 +183,87 @@ def _failing(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: i
     """(per class: True when it cannot be published, per class: rows). With ``within``, a node
     whose classes below k alone hold more rows is answered without l and t (a failure they add
     only suppresses more), so its flags may be incomplete."""
+    monotone, far, sizes = _fails(prep, bottom, class_of, n_classes, within)
+    return monotone | far, sizes
+
+
+def _fails(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: int,
+           within: int | None = None, excess: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_failing`'s flags in two parts: failing k or l (a coarser class fails them only
+    when all its parts do, so these rows never grow going down the lattice), failing only t (a
+    coarser class may fail t where some of its parts pass); and the rows per class.
+
+    ``excess`` (per class, zeros), when given, receives for t the least share of a class's rows
+    that fail t in any split of it into smaller classes (:func:`_t_floor`)."""
     spec = prep.spec
     sizes = np.bincount(class_of, weights=bottom.counts, minlength=n_classes).astype(np.int64)
     bad = sizes < spec.k
+    far = np.zeros(n_classes, dtype=bool)
     if within is not None and int(sizes[bad].sum()) > within:
-        return bad, sizes
-    for s, (b, value, count) in zip(prep.sensitive, bottom.pairs):
+        return bad, far, sizes
+    fast = _compiled(prep, bottom)
+    for i, (s, (b, value, count)) in enumerate(zip(prep.sensitive, bottom.pairs)):
         if spec.l is None and spec.t is None:
             break
-        m = s.n_values
-        keys, where = np.unique(class_of[b] * m + value, return_inverse=True)
-        per_pair = np.bincount(where.ravel(), weights=count).astype(np.int64)
-        cls, val = keys // m, keys % m
-        if spec.l is not None:  # a missing value (the last code) is never a distinct value
-            bad |= np.bincount(cls[val != m - 1] if s.missing else cls, minlength=n_classes) < spec.l
+        if fast is not None and fast.references[i] is not None:
+            from ..generalization._kernels import sensitive_fails
+
+            # the numpy lines below in one pass over the pairs: the same flags and distances
+            distance = np.zeros(n_classes)
+            sensitive_fails(class_of, n_classes, b, value, count, fast.references[i], bool(s.ordered),
+                            bool(s.missing), 0 if spec.l is None else int(spec.l), spec.t is not None, bad, distance)
+        else:
+            m = s.n_values
+            keys, where = np.unique(class_of[b] * m + value, return_inverse=True)
+            per_pair = np.bincount(where.ravel(), weights=count).astype(np.int64)
+            cls, val = keys // m, keys % m
+            if spec.l is not None:  # a missing value (the last code) is never a distinct value
+                bad |= np.bincount(cls[val != m - 1] if s.missing else cls, minlength=n_classes) < spec.l
+            if spec.t is not None:
+                # exactly the verifier's distance (integer counts, one rounding), so a class kept
+                # here is one the merging can make pass and the verification accepts
+                distance = _emd.emd_pairs(cls, val, per_pair, n_classes, s.reference_counts.astype(np.int64),
+                                          s.ordered)
         if spec.t is not None:
-            # exactly the verifier's distance (integer counts, one rounding), so a class kept
-            # here is one the merging can make pass and the verification accepts
-            distance = _emd.emd_pairs(cls, val, per_pair, n_classes, s.reference_counts.astype(np.int64),
-                                      s.ordered)
-            bad |= _emd.exceeds(distance, spec.t)
-    return bad, sizes
+            far |= _emd.exceeds(distance, spec.t)
+            if excess is not None:
+                np.maximum(excess, _t_share(distance, spec.t, _t_reach(prep, bottom)[i]), out=excess)
+    return bad, far, sizes
+
+
+def _t_reach(prep: Prepared, bottom: _Bottom) -> list[float]:
+    """Per sensitive column, the largest distance any class can have: the distance is convex in
+    the class's distribution, so it peaks at a class of one value."""
+    if bottom.t_reach is None:
+        reach = []
+        for s in prep.sensitive:
+            ref = np.asarray(s.reference_counts, dtype=np.int64)
+            # past a few thousand values the m x m table costs more than a looser bound saves
+            reach.append(float(_emd.emd_dense(np.eye(ref.size, dtype=np.int64), ref, s.ordered).max())
+                         if 0 < ref.size <= 2048 and (ref > 0).all() else 1.0)
+        bottom.t_reach = reach
+    return bottom.t_reach
+
+
+def _t_share(distance: np.ndarray, t: float, reach: float) -> np.ndarray:
+    """The least share of a class's rows failing t in any split of it (see :func:`_t_floor`)."""
+    limit = t + _emd.TOLERANCE
+    room = reach - limit
+    if room <= 0:  # no class can fail t
+        return np.zeros(distance.size)
+    return np.clip((distance - limit) / room, 0.0, 1.0)
+
+
+def _t_floor(sizes: np.ndarray, monotone: np.ndarray, excess: np.ndarray) -> int:
+    """Rows every node below a node must suppress, from the node's classes: all of a class
+    failing k or l (its parts fail them too), and a share of a class failing t.
+
+    A class C split into parts P: its distribution is their mixture, and the distance to the
+    reference is convex, so d(C) <= sum |P|/|C| d(P). A passing part is within t, a failing
+    one within the largest distance D, so the failing parts hold at least
+    |C| (d(C) - t) / (D - t) rows. Rounded down, with a margin for the float division."""
+    share = np.where(monotone, 1.0, excess * (1.0 - 1e-9))
+    return int(np.floor(sizes * share).sum())
 
 
 def _ranges(prep: Prepared) -> list[tuple[int, int]]:
@@ -255,6 +385,7 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
         levels = dict(zip(prep.categorical, vector))
         class_of, n_classes = _classes(prep, bottom, levels)
         bad, sizes = _failing(prep, bottom, class_of, n_classes, within)
+        bad = _risk_targets.judged(prep, bottom, levels, class_of, n_classes, bad, sizes, within)
         evaluated += 1
         suppressed = int(sizes[bad].sum())
         if suppressed <= within and (best is None or suppressed < best.suppressed):
@@ -262,6 +393,7 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
             best = GtmChoice(levels, rows_class, ~bad[rows_class], suppressed, 0)
             height_found = height
     if best is None:
+        _risk_targets.refuse(prep, bottom, limit)
         top = ", ".join(f"{a}={hi}" for a, (_, hi) in zip(prep.categorical, _ranges(prep))) or "no categorical column"
         capped = [a for a, (_, hi) in zip(prep.categorical, _ranges(prep)) if hi < prep.hierarchies[a].max_level
                   and not (prep.spec.levels and a in prep.spec.levels)]
@@ -287,7 +419,7 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
             f"allow more suppression, {levers}, or leave a level free in [levels]")
     best.nodes_evaluated = evaluated
     if best.metrics is None:
-        best.metrics = _metrics_of(prep, bottom, tables, best.levels)
+        best.metrics = _metrics_of(prep, bottom, tables, best.levels, within)
     return best
 
 
@@ -314,12 +446,12 @@ def _levers(spec) -> str:
 
 
 def _metric_tables(prep: Prepared, bottom: _Bottom):
-    from ..generalization._utility_metrics import ColumnTables
+    from ..generalization._utility_metrics import ColumnTables, check_weights
 
     hier = [prep.hierarchies[a] for a in prep.categorical]
     marginals = [np.bincount(bottom.codes[a], weights=bottom.counts, minlength=int(h.labels[0].size))
                  for a, h in zip(prep.categorical, hier)]
-    return ColumnTables(hier, marginals, np.ones(len(hier)), prep.n)
+    return ColumnTables(hier, marginals, check_weights(prep.spec.metric_weights, prep.categorical), prep.n)
 
 
 def _class_facts(prep: Prepared, bottom: _Bottom, levels: dict[str, int], class_of: np.ndarray, n_classes: int,
@@ -342,11 +474,12 @@ def _class_facts(prep: Prepared, bottom: _Bottom, levels: dict[str, int], class_
     return gen.astype(np.int64), major
 
 
-def _metrics_of(prep: Prepared, bottom: _Bottom, tables, levels: dict[str, int]) -> dict:
+def _metrics_of(prep: Prepared, bottom: _Bottom, tables, levels: dict[str, int], within: int | None = None) -> dict:
     """Every utility metric of the node ``levels`` over the categorical quasi-identifiers."""
     vector = np.array([[levels[a] for a in prep.categorical]], dtype=np.int64).reshape(1, -1)
     class_of, n_classes = _classes(prep, bottom, levels)
     bad, sizes = _failing(prep, bottom, class_of, n_classes)
+    bad = _risk_targets.judged(prep, bottom, levels, class_of, n_classes, bad, sizes, within)
     gen, major = _class_facts(prep, bottom, levels, class_of, n_classes, True)
     part = {name: values[0] for name, values in tables.parts(vector).items()}
     return tables.values(vector[0], part, sizes, bad, gen, major)
@@ -372,8 +505,10 @@ def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int) -> G
     raise_bounds = metric in ("discernibility", "aecs")
     heap = [(float(bound[v]), int(heights[v]), int(v)) for v in range(levels.shape[0])]
     heapq.heapify(heap)
-    prune = prep.spec.t is None  # with t, a coarser class may fail where its parts pass
-    failed: list[np.ndarray] = []
+    # nodes that cannot pass: below a node whose floor (_t_floor) passes the limit
+    dead = np.zeros(levels.shape[0], dtype=bool)
+    # without t the floor never grows going up: a node whose floor passes vouches for those above
+    floor_ok = np.zeros(levels.shape[0], dtype=bool) if prep.spec.t is None else None
     best, best_key, evaluated = None, None, 0
     while heap:
         check_cancelled()
@@ -384,11 +519,13 @@ def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int) -> G
         if best_key is not None and bound[v] > best_key[0]:
             break
         lv = levels[v]
-        if prune and failed and np.any(np.all(lv <= np.asarray(failed), axis=1)):
+        if dead[v]:
             continue
         chosen = dict(zip(prep.categorical, lv.tolist()))
         class_of, n_classes = _classes(prep, bottom, chosen)
-        bad, sizes = _failing(prep, bottom, class_of, n_classes, within)
+        excess = np.zeros(n_classes)
+        monotone, far, sizes = _fails(prep, bottom, class_of, n_classes, within, excess)
+        bad = _risk_targets.judged(prep, bottom, chosen, class_of, n_classes, monotone | far, sizes, within)
         evaluated += 1
         suppressed = int(sizes[bad].sum())
         if raise_bounds:
@@ -397,7 +534,9 @@ def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int) -> G
             above = np.all(levels >= lv, axis=1)
             bound[above] = np.maximum(bound[above], floor)
         if suppressed > within:
-            failed.append(lv)
+            if _t_floor(sizes, monotone, excess) > within:
+                dead |= np.all(levels <= lv, axis=1)
+                evaluated += _climb(prep, bottom, levels, lv, within, dead, ranges, floor_ok)
             continue
         gen, major = _class_facts(prep, bottom, chosen, class_of, n_classes, metric == "classification")
         part = {name: values[v] for name, values in parts.items()}
@@ -411,10 +550,72 @@ def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int) -> G
     return best
 
 
+def _climb(prep: Prepared, bottom: _Bottom, levels: np.ndarray, lv: np.ndarray, within: int, dead: np.ndarray,
+           ranges: Sequence[tuple[int, int]], floor_ok: np.ndarray | None) -> int:
+    """From ``lv``, whose :func:`_t_floor` passes the limit, a node high on a chain up to the
+    top whose floor still does, its down-set marked ``dead``; returns the nodes evaluated.
+
+    Best first by a bound that grows with the levels meets the nodes below the first that
+    passes one by one; a node high above them that fails rules them all out at once. Without
+    t the floor is the rows failing k or l, which never grow going up, so the nodes over the
+    limit are a prefix of the chain and a binary search finds the highest; with t it finds one.
+    ``floor_ok`` (without t): nodes known to pass, marked here as found.
+    """
+    chain = [lv.copy()]
+    step = lv.copy()
+    while True:  # one level at a time, the columns in turn, so the chain stays near the diagonal
+        raised = False
+        for j, (_, hi) in enumerate(ranges):
+            if step[j] < hi:
+                step[j] += 1
+                chain.append(step.copy())
+                raised = True
+        if not raised:
+            break
+    count = [0]
+
+    def over(node: np.ndarray) -> bool:
+        at = np.all(levels == node, axis=1)
+        if dead[at].any():
+            return True
+        if floor_ok is not None and floor_ok[at].any():
+            return False
+        check_cancelled()
+        class_of, n_classes = _classes(prep, bottom, dict(zip(prep.categorical, node.tolist())))
+        excess = np.zeros(n_classes)
+        monotone, _, sizes = _fails(prep, bottom, class_of, n_classes, within, excess)
+        count[0] += 1
+        if _t_floor(sizes, monotone, excess) > within:
+            return True
+        if floor_ok is not None:
+            floor_ok[np.all(levels >= node, axis=1)] = True
+        return False
+
+    lo, hi_i = 0, len(chain)
+    while hi_i - lo > 1:
+        mid = (lo + hi_i) // 2
+        if over(chain[mid]):
+            lo = mid
+        else:
+            hi_i = mid
+    top = chain[lo]
+    moved = True
+    while moved:  # then up one column at a time while the floor stays over the limit
+        moved = False
+        for j, (_, hi) in enumerate(ranges):
+            if top[j] < hi:
+                parent = top.copy()
+                parent[j] += 1
+                if over(parent):
+                    top, moved = parent, True
+                    break
+    if not np.array_equal(top, lv):
+        dead |= np.all(levels <= top, axis=1)
+    return count[0]
+
+
 def microaggregate_classes(prep: Prepared, choice: GtmChoice) -> np.ndarray:
     """Group id per row (-1 for suppressed rows): the method's groups inside each kept class."""
-    from .._microaggregate import make_estimator
-
     spec = prep.spec
     labels = np.full(prep.n, -1, np.int64)
     rows = np.flatnonzero(choice.keep)
@@ -422,13 +623,19 @@ def microaggregate_classes(prep: Prepared, choice: GtmChoice) -> np.ndarray:
         return labels
     order = rows[np.argsort(choice.class_of[rows], kind="stable")]
     bounds = np.flatnonzero(np.diff(choice.class_of[order])) + 1
-    estimator = make_estimator(spec.method, spec.k, spec.random_state, **spec.method_params)
-    estimator._check_params()
+    estimator = None
+    # without a numeric column every class is one group: loading the methods (a second or so in
+    # a fresh process) is left out, unless [method_params] asks for its check
+    if prep.numeric or spec.method_params:
+        from .._microaggregate import make_estimator
+
+        estimator = make_estimator(spec.method, spec.k, spec.random_state, **spec.method_params)
+        estimator._check_params()
     next_id = 0
     for members in np.split(order, bounds):
         check_cancelled()
         present = prep.pattern_masks[int(prep.pattern[members[0]])]
-        if members.size < 2 * spec.k or not present.any():
+        if estimator is None or members.size < 2 * spec.k or not present.any():
             labels[members] = next_id
             next_id += 1
             continue

@@ -100,6 +100,8 @@ class PublishResult:
                 self._summary["verification"] = record
                 self._summary["classes"] = int(record["k_anonymity"]["n_classes"])
                 self._summary["min_class_size"] = int(record["k_anonymity"]["min_class_size"])
+                if "risk_targets" in record:
+                    self._summary["risk_targets"] = record["risk_targets"]["targets"]
             if then is not None:
                 then()
 
@@ -174,6 +176,10 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
 
             levels_per_row = joint_levels(prep, merged)  # a merged group meets at a higher ancestor
         groups = merged
+        if spec.risk_targets:
+            from ._risk_targets import suppress_groups
+
+            groups = suppress_groups(prep, groups, levels_per_row)
         _check_suppression(prep, groups)
         keep = groups >= 0
         from ._recode import check_full_suppression
@@ -200,7 +206,17 @@ def _promise(prep: Prepared, table: pd.DataFrame):
         k=spec.k, l=spec.l, t=spec.t, sensitive=tuple(names),
         ordered={s.name: list(s.values) if s.ordered else False for s in prep.sensitive},
         reference=prep.frame[names] if spec.t is not None and names else None,
-        finite=tuple(prep.numeric), missing_matches=spec.missing_matches)
+        finite=tuple(prep.numeric), missing_matches=spec.missing_matches,
+        risk_targets=dict(spec.risk_targets), risk_check=_risk_check(spec))
+
+
+def _risk_check(spec: ReleaseSpec):
+    """The risk targets' check of a release as read back (None without targets)."""
+    if not spec.risk_targets or spec.weight is None:  # the spec refuses targets without a weight
+        return None
+    from ._risk_targets import verifier
+
+    return verifier(spec.risk_targets, spec.weight)
 
 
 def _gtm_groups(prep: Prepared, max_nodes: int | None = None, max_memory: int | None = None):
@@ -355,5 +371,7 @@ def _report(prep: Prepared, groups, levels_per_row, keep, verification, extra, s
         "seconds": seconds, "compile_seconds": compile_seconds,
         "verification": verification,
     }
+    if "risk_targets" in verification:  # each target with the value the release reaches
+        out["risk_targets"] = verification["risk_targets"]["targets"]
     out.update({key: value for key, value in extra.items() if key != "blocks"})
     return out

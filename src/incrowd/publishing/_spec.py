@@ -14,6 +14,11 @@ Given as a TOML file (or TOML text) or as the same structure as a Python dict::
     suppression = "rows"  # or "cells": blank single categorical cells instead (local suppression),
                           # with missing_matches = "itself" | "any", importance = { sex = 1, ... }
                           # and max_suppressed_cells
+    max_individual_risk = 0.1   # optional risk targets, with a "weight" column: each row's
+    max_global_risk = 0.01      # re-identification risk in the population (sdcMicro's indivRisk),
+                                # their mean, and max_expected_reidentifications (their sum)
+    metric = "loss"       # what the chosen node minimizes; metric_weights = { education = 2 } weighs
+                          # categorical columns in loss, entropy and precision
 
     [columns]
     respondent = "identifier"
@@ -52,7 +57,8 @@ MISSING_NUMERIC = ("error", "separate")
 _SECTIONS = ("privacy", "columns", "missing", "method_params", "levels", "report")
 _PRIVACY_KEYS = ("k", "l", "t", "max_suppression", "strategy", "method", "refine", "max_seconds",
                  "random_state", "allow_full_suppression", "metric", "suppression", "missing_matches",
-                 "importance", "max_suppressed_cells")
+                 "importance", "max_suppressed_cells", "metric_weights", "max_individual_risk",
+                 "max_global_risk", "max_expected_reidentifications")
 
 
 @dataclass(frozen=True)
@@ -127,6 +133,9 @@ class ReleaseSpec:
         Where the spec came from, for messages.
     metric : str
         What the chosen generalization minimizes (:data:`incrowd.generalization.METRICS`).
+    metric_weights : dict of str to float or None
+        A weight per categorical quasi-identifier in ``loss``, ``entropy`` and ``precision``
+        (1 where left out).
     suppression : {"rows", "cells"}
         Remove the rows of classes below k, or blank single categorical cells.
     missing_matches : {"itself", "any"}
@@ -137,6 +146,9 @@ class ReleaseSpec:
         With cell suppression: the most cells that may be blanked.
     report_thresholds : dict of str to float
         The spec's ``[report]`` table: changed thresholds of the report's verdict.
+    risk_targets : dict of str to float
+        ``max_individual_risk``, ``max_global_risk``, ``max_expected_reidentifications`` where
+        set: the re-identification risk the release may reach, weighted by the weight column.
     """
 
     k: int
@@ -156,6 +168,8 @@ class ReleaseSpec:
     source: str = field(default="the spec", compare=False)
     #: what the generalize-then-microaggregate node minimizes (incrowd.generalization.METRICS)
     metric: str = "loss"
+    #: a weight per categorical quasi-identifier in loss, entropy and precision (1 where left out)
+    metric_weights: dict[str, float] | None = None
     #: "rows": a row of a class below k is removed; "cells": single categorical cells are
     #: blanked instead (incrowd.generalization.local_suppression)
     suppression: str = "rows"
@@ -165,6 +179,8 @@ class ReleaseSpec:
     max_suppressed_cells: int | float | str | None = None
     #: the report verdict's thresholds ([report]; incrowd.reporting._verdict.DEFAULTS names them)
     report_thresholds: dict[str, float] = field(default_factory=dict)
+    #: [privacy] max_individual_risk, max_global_risk, max_expected_reidentifications where set
+    risk_targets: dict[str, float] = field(default_factory=dict)
 
     def names(self, role: str) -> list[str]:
         return [c.name for c in self.columns.values() if c.role == role]
@@ -210,12 +226,15 @@ class ReleaseSpec:
             privacy["allow_full_suppression"] = True
         if self.strategy != "joint":
             privacy["metric"] = self.metric
+            if self.metric_weights:
+                privacy["metric_weights"] = dict(self.metric_weights)
         if self.suppression != "rows":
             privacy.update(suppression=self.suppression, missing_matches=self.missing_matches)
             if self.importance:
                 privacy["importance"] = dict(self.importance)
             if self.max_suppressed_cells is not None:
                 privacy["max_suppressed_cells"] = self.max_suppressed_cells
+        privacy.update(self.risk_targets)
         out: dict[str, Any] = {"privacy": privacy, "columns": columns,
                                "missing": {"numeric": self.missing_numeric}}
         if self.method_params:
@@ -382,6 +401,7 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
     if metric not in METRICS:
         raise ParameterError(f"{source}: metric must be one of {', '.join(METRICS)}; got {metric!r}")
     columns = _columns(_table(raw, "columns", source), root, source)
+    metric_weights = _metric_weights(privacy.get("metric_weights"), columns, source)
     weights = [c.name for c in columns.values() if c.role == "weight"]
     if len(weights) > 1:
         raise ParameterError(f"{source}: [columns] gives the role \"weight\" to {name_list(weights)}; a release "
@@ -415,12 +435,36 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
 
     report_table = dict(_table(raw, "report", source))
     thresholds_from(report_table, f"{source}: [report]")  # one clear error for a bad name or value
+    cells = _cell_suppression(privacy, columns, source, l=l, t=t, strategy=strategy)
+    from ._risk_targets import parse_risk_targets
+
+    risk_targets = parse_risk_targets(privacy, columns, source, strategy=strategy,
+                                      suppression=cells.get("suppression", "rows"))
     return ReleaseSpec(k=k, l=l, t=t, max_suppression=max_suppression, strategy=strategy, method=method,
                        report_thresholds={key: float(v) for key, v in report_table.items()},
                        method_params=method_params, columns=columns, missing_numeric=missing_numeric,
                        levels=levels, refine=refine, max_seconds=max_seconds, random_state=random_state,
                        allow_full_suppression=allow_full, source=source, metric=metric,
-                       **_cell_suppression(privacy, columns, source, l=l, t=t, strategy=strategy))
+                       metric_weights=metric_weights, risk_targets=risk_targets, **cells)
+
+
+def _metric_weights(raw: Any, columns: Mapping[str, ColumnSpec], source: str) -> dict[str, float] | None:
+    """``[privacy] metric_weights``: categorical quasi-identifiers to finite numbers >= 0, not all 0."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise ParameterError(f"{source}: metric_weights must be a table of categorical columns and numbers, "
+                             f"e.g. {{ education = 2 }}; got {raw!r}")
+    out: dict[str, float] = {}
+    for name, w in raw.items():
+        if name not in columns or columns[name].role != "categorical":
+            raise ParameterError(f"{source}: metric_weights names {name!r}, which is not a categorical column")
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
+            raise ParameterError(f"{source}: metric_weights of {name!r} must be a finite number >= 0; got {w!r}")
+        out[str(name)] = float(w)
+    if out and len(out) == sum(c.role == "categorical" for c in columns.values()) and not any(out.values()):
+        raise ParameterError(f"{source}: metric_weights must not all be 0")
+    return out or None
 
 
 def _table(raw: Mapping[str, Any], name: str, source: str) -> Mapping[str, Any]:

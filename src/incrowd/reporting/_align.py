@@ -38,6 +38,15 @@ class Aligned:
     categorical: list[str]
     sensitive: list[str]
     assumptions: list[str] = field(default_factory=list)
+    # (side, column) -> every row of that side's column as float64, parsed once: a file read as
+    # text costs a parse per column, which every measure and figure would repeat
+    parsed: dict[tuple[str, str], np.ndarray] = field(default_factory=dict, repr=False)
+
+    def _column(self, side: str, name: str) -> np.ndarray:
+        key = (side, name)
+        if key not in self.parsed:
+            self.parsed[key] = _as_numbers((self.original if side == "original" else self.release)[name])
+        return self.parsed[key]
 
     @property
     def suppressed(self) -> np.ndarray:
@@ -46,10 +55,16 @@ class Aligned:
         return mask
 
     def numbers(self, which: str) -> np.ndarray:
-        """The numeric QIs as float64 (rows of the release): ``which`` is "original" or "release"."""
-        frame = self.original.iloc[self.kept] if which == "original" else self.release
-        return np.column_stack([_as_numbers(frame[c]) for c in self.numeric]) if self.numeric else \
-            np.zeros((frame.shape[0], 0))
+        """The numeric QIs as float64: ``which`` is "original" or "release" (rows of the
+        release), or "everyone" (every original row, suppressed ones included)."""
+        if which == "original":
+            columns = [self._column("original", c)[self.kept] for c in self.numeric]
+        elif which == "everyone":
+            columns = [self._column("original", c) for c in self.numeric]
+        else:
+            columns = [self._column("release", c) for c in self.numeric]
+        rows = self.original.shape[0] if which == "everyone" else self.release.shape[0]
+        return np.column_stack(columns) if columns else np.zeros((rows, 0))
 
     @functools.cached_property
     def complete_numbers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -75,19 +90,27 @@ def _as_numbers(column: pd.Series) -> np.ndarray:
 
 
 def _is_numeric(column: pd.Series) -> bool:
+    return _parsed_if_numeric(column) is not None
+
+
+def _parsed_if_numeric(column: pd.Series) -> np.ndarray | None:
+    """The column as :func:`_as_numbers` gives it when every present value is a number (and one
+    is present, or the column is of a numeric type), else None: the test and the parse in one."""
     if pd.api.types.is_bool_dtype(column.dtype):
-        return False
+        return None
     if pd.api.types.is_numeric_dtype(column.dtype):
-        return True
+        return _as_numbers(column)
     text = column.astype(object)
     present = ~(text.isna() | text.isin(NA_VALUES))
     if not present.any():
-        return False
-    values = text[present]
+        return None
     # a text column usually shows itself in its first values: parse those before all of them
-    if pd.to_numeric(values.iloc[:64], errors="coerce").isna().any():
-        return False
-    return not pd.to_numeric(values, errors="coerce").isna().any()
+    if pd.to_numeric(text[present].iloc[:64], errors="coerce").isna().any():
+        return None
+    try:
+        return _as_numbers(column)
+    except DataError:  # a present value that is not a number
+        return None
 
 
 def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sensitive=None,
@@ -120,22 +143,33 @@ def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sens
         assumptions.append(f"identifier column(s) {ids} are left out on both sides")
     kept = _kept(orig, rel, qis, sens, kept_rows, assumptions)
     forced = _names(numeric, "numeric")
+    parsed: dict[tuple[str, str], np.ndarray] = {}
+
+    def is_numeric(side: str, name: str) -> bool:
+        if (side, name) in parsed:
+            return True
+        values = _parsed_if_numeric((orig if side == "original" else rel)[name])
+        if values is not None:
+            parsed[(side, name)] = values
+        return values is not None
+
     for name in forced:
         if name not in qis:
             raise DataError(f"numeric column {name!r} is not one of the quasi-identifiers {name_list(qis)}")
         for side, frame in (("original", orig), ("release", rel)):
-            if not _is_numeric(frame[name]):
+            if not is_numeric(side, name):
                 raise DataError(f"quasi-identifier {name!r} is not numeric in the {side} (e.g. "
                                 f"{frame[name].dropna().astype(str).head(1).tolist()}), but the numeric "
                                 "measures need numbers there")
     # a column given a hierarchy is categorical, numbers or not (SPSS codes, Parquet integers)
-    nums = forced or [c for c in qis if c not in set(categorical) and _is_numeric(orig[c]) and _is_numeric(rel[c])]
+    nums = forced or [c for c in qis if c not in set(categorical) and is_numeric("original", c)
+                      and is_numeric("release", c)]
     cats = [c for c in qis if c not in nums]
-    generalized_numbers = [c for c in cats if _is_numeric(orig[c])]
+    generalized_numbers = [c for c in cats if is_numeric("original", c)]
     if generalized_numbers:
         assumptions.append(f"{generalized_numbers} hold numbers in the original but not in the release "
                            "(generalized): they are measured as categorical")
-    return Aligned(orig, rel, kept, qis, nums, cats, sens, assumptions)
+    return Aligned(orig, rel, kept, qis, nums, cats, sens, assumptions, parsed)
 
 
 def _kept(orig: pd.DataFrame, rel: pd.DataFrame, qis: Sequence[str], sens: Sequence[str], kept_rows,
@@ -158,27 +192,18 @@ def _kept(orig: pd.DataFrame, rel: pd.DataFrame, qis: Sequence[str], sens: Seque
         raise DataError(f"the release has {r} rows and the original {n}, and no column besides the "
                         "quasi-identifiers to tell which rows were suppressed; give the kept rows "
                         "(kept_rows=) or a release with the same rows")
-    o = orig[keys].astype(str).agg("\x1f".join, axis=1).to_numpy()
-    s = rel[keys].astype(str).agg("\x1f".join, axis=1).to_numpy()
-    kept = np.empty(r, np.int64)
-    j = 0
-    for i in range(r):
-        while j < n and o[j] != s[i]:
-            j += 1
-        if j == n:
-            raise DataError(f"release row {i + 1} matches no later original row on the columns that pass "
-                            f"through ({keys}); the files do not align (the release keeps the original's "
-                            "order and leaves those columns unchanged)")
-        kept[i] = j
-        j += 1
-    # the latest matching: where it differs from the earliest, either is a valid reading
-    latest = np.empty(r, np.int64)
-    j = n - 1
-    for i in range(r - 1, -1, -1):
-        while o[j] != s[i]:
-            j -= 1
-        latest[i] = j
-        j -= 1
+    o, s = _row_keys(orig[keys], rel[keys])
+    earliest = _match_in_order(o, s)
+    if isinstance(earliest, int):
+        raise DataError(f"release row {earliest + 1} matches no later original row on the columns that pass "
+                        f"through ({keys}); the files do not align (the release keeps the original's "
+                        "order and leaves those columns unchanged)")
+    kept = np.asarray(earliest, dtype=np.int64)
+    # the latest matching (the earliest one of both files reversed): where it differs from the
+    # earliest, either is a valid reading
+    backwards = _match_in_order(o[::-1], s[::-1])
+    assert not isinstance(backwards, int)  # the earliest matching exists, so the latest does
+    latest = n - 1 - np.asarray(backwards, dtype=np.int64)[::-1]
     ambiguous = np.flatnonzero(latest != kept)
     if ambiguous.size:
         i = int(ambiguous[0])
@@ -190,3 +215,30 @@ def _kept(orig: pd.DataFrame, rel: pd.DataFrame, qis: Sequence[str], sens: Seque
     assumptions.append(f"{n - r} original rows are taken as suppressed: each release row was matched, in "
                        f"order, to the next original row with the same {keys}")
     return kept
+
+
+def _row_keys(orig: pd.DataFrame, rel: pd.DataFrame) -> tuple[list[int], list[int]]:
+    """One number per row of each side, equal where the rows' values, as text, are equal in every
+    column (text, so that a column read as numbers on one side and as text on the other still
+    matches). Column by column: a row-wise join of the values costs a Python call per row."""
+    from ..metrics import class_ids
+
+    both = pd.concat([orig.astype(str), rel.astype(str)], ignore_index=True)
+    ids = class_ids(both)
+    return ids[:orig.shape[0]].tolist(), ids[orig.shape[0]:].tolist()
+
+
+def _match_in_order(o: list[int], s: list[int]) -> list[int] | int:
+    """Each ``s[i]`` matched, in order, to the next ``o[j]`` equal to it (the earliest matching of
+    ``s`` as a subsequence of ``o``): the matched positions, or the first ``i`` that finds none.
+    Plain lists of ints: one pass over both, n + r comparisons."""
+    out = [0] * len(s)
+    j, n = 0, len(o)
+    for i, value in enumerate(s):
+        while j < n and o[j] != value:
+            j += 1
+        if j == n:
+            return i
+        out[i] = j
+        j += 1
+    return out

@@ -201,7 +201,9 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
             release = read_table(release)
         a = align(original, release, quasi_identifiers, sensitive, identifiers, kept_rows=kept_rows, numeric=numeric,
                   categorical=[c for c in (hierarchies or {}) if c not in (numeric or ())])
+        aligned = work_clock() - t0
         risk, seconds = _risk(a, k, population_sizes, threshold)
+        seconds["read_and_align"] = aligned  # reading the files, finding the kept rows
         if weight is not None:
             t = work_clock()
             risk["sample_risk"] = _sample_risk(a, weight, threshold)
@@ -232,16 +234,20 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
             seconds["risk_utility_map"] = work_clock() - started
         check_cancelled()
         promised = dict(release_summary or {})
+        started = work_clock()
         out.verdict = _verdict(a, risk, utility, hierarchies=hierarchies, k=k,
                                l=promised_l if promised_l is not None else promised.get("l"),
                                t=promised_t if promised_t is not None else promised.get("t"),
-                               thresholds=thresholds)
+                               thresholds=thresholds, risk_targets=promised.get("risk_targets"))
+        seconds["verdict"] = work_clock() - started
         if figures:
+            started = work_clock()
             out.figures = _figures(a, risk, utility)
             if out.risk_utility_map:
                 from ._figures import risk_utility_scatter
 
                 out.figures["risk_utility_map"] = risk_utility_scatter(out.risk_utility_map)
+            seconds["figures"] = work_clock() - started
         about["seconds"]["total"] = work_clock() - t0
     # every figure in "seconds" leaves numba's compiling out (anonymeter's kernels compile on a
     # first attack); what it cost is said apart
@@ -312,7 +318,6 @@ def _sample_risk(a: Aligned, weight: str, threshold: float) -> dict:
 def _utility(a: Aligned, hierarchies, target, random_state, seconds) -> dict:
     from .._runtime import check_cancelled, work_clock
     from . import _utility as measures
-    from ._align import _as_numbers
 
     out: dict[str, Any] = {}
     if a.numeric:
@@ -321,7 +326,7 @@ def _utility(a: Aligned, hierarchies, target, random_state, seconds) -> dict:
         t = work_clock()
         out["numeric"] = measures.numeric_utility(X, Xm, a.numeric)
         # the release summary's IL counts every original row (a suppressed one loses all)
-        everyone = np.column_stack([_as_numbers(a.original[c]) for c in a.numeric])
+        everyone = a.numbers("everyone")
         out["numeric"].update(measures.information_loss_all_rows(everyone, a.numbers("release"), a.kept,
                                                                  a.numeric))
         seconds["numeric_utility"] = work_clock() - t

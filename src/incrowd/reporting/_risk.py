@@ -261,10 +261,17 @@ _CNP2: dict[str, dict[str | int, Any]] = {
 def _mcd_cons(p: int, alpha: float) -> float:
     """robustbase ``.MCDcons``: the consistency factor of an MCD scatter on a share ``alpha`` of
     normal data, ``alpha / P(chi2_(p+2) <= chi2_p quantile of alpha)``."""
-    from scipy import special, stats
+    from scipy import special
 
-    q = stats.chi2.ppf(alpha, p)
-    return float(alpha / special.gammainc(p / 2 + 1, q / 2))
+    return float(alpha / special.gammainc(p / 2 + 1, _chi2_ppf(alpha, p) / 2))
+
+
+def _chi2_ppf(q: float, p: int) -> float:
+    """``scipy.stats.chi2.ppf(q, p)``, which is this very expression (importing ``scipy.stats``
+    costs most of a second in a fresh process)."""
+    from scipy import special
+
+    return float(2 * special.gammaincinv(p / 2, q))
 
 
 def _mcd_cnp2(p: int, n: int, alpha: float, kind: str) -> float:
@@ -301,27 +308,32 @@ def _mcd_h(n: int, p: int, alpha: float) -> int:
 def _mcd_covariance(xs: np.ndarray, random_state: int, support_fraction, max_rows: int,
                     refine_rows: int = 100_000) -> np.ndarray:
     """robustbase ``covMcd``'s reweighted scatter: the raw MCD (the h rows of least scatter)
-    found by scikit-learn's FAST-MCD, then robustbase's corrections: the raw scatter (n - 1
-    divisor) times ``.MCDcons(p, h/n) * .MCDcnp2(p, n, alpha)``; rows within the 0.975 chi2
+    found by scikit-learn's FAST-MCD (as ``_mcd`` reproduces it), then robustbase's corrections:
+    the raw scatter (n - 1 divisor) times ``.MCDcons(p, h/n) * .MCDcnp2(p, n, alpha)``; rows within the 0.975 chi2
     quantile of it reweighted, their scatter (n - 1) times ``.MCDcons(p, share kept) *
     .MCDcnp2.rew(p, n, alpha)``."""
-    from scipy import stats
-    from sklearn.covariance import MinCovDet
+    from ._mcd import fast_mcd
 
     n, p = xs.shape
     alpha = 0.5 if support_fraction is None else float(support_fraction)
     h = min(max(_mcd_h(n, p, alpha), p + 1), n)
+    column = _column_equal_in(xs, h)
+    if column is not None:
+        # h rows on one hyperplane (a column equal in all of them): any h of them have a scatter
+        # of determinant 0, so the MCD's is singular (robustbase's exact fit, its first check);
+        # FAST-MCD's random starts may miss it on a small file. Said without searching: on Adult
+        # (capital-gain 0 in 91 % of the rows) the search cost most of the report
+        raise np.linalg.LinAlgError(f"column {column} is equal in at least {h} rows: the MCD scatter is singular")
     if n <= max_rows:
         # (h + 1/2) / n: scikit-learn truncates fraction * n to the support size
-        raw = MinCovDet(random_state=random_state, support_fraction=(h + 0.5) / n).fit(xs)
-        sub = xs[raw.raw_support_]
+        sub = xs[fast_mcd(xs, (h + 0.5) / n, random_state)[2]]
     else:
         sub = _mcd_large(xs, random_state, h, max_rows, refine_rows)
     loc = sub.mean(axis=0)
     cov = np.cov(sub, rowvar=False, ddof=1).reshape(p, p) * (_mcd_cons(p, h / n) * _mcd_cnp2(p, n, alpha, "raw"))
     if h == n:
         return cov
-    keep = _sq_mahalanobis(xs, loc, cov) < stats.chi2(p).ppf(0.975)
+    keep = _sq_mahalanobis(xs, loc, cov) < _chi2_ppf(0.975, p)
     cov = np.cov(xs[keep], rowvar=False, ddof=1).reshape(p, p)
     kept = int(keep.sum())
     if kept != n:
@@ -329,24 +341,32 @@ def _mcd_covariance(xs: np.ndarray, random_state: int, support_fraction, max_row
     return cov
 
 
+def _column_equal_in(xs: np.ndarray, h: int) -> int | None:
+    """The first column that holds one value in at least ``h`` rows, or None."""
+    for j in range(xs.shape[1]):
+        _, counts = np.unique(xs[:, j], return_counts=True)
+        if counts.max(initial=0) >= h:
+            return j
+    return None
+
+
 def _mcd_large(xs: np.ndarray, random_state: int, h: int, max_rows: int, refine_rows: int) -> np.ndarray:
     """The raw MCD support (its rows) of a table above ``max_rows`` rows: FAST-MCD on a random
     sample, then concentration steps on up to ``refine_rows`` rows."""
-    from sklearn.covariance import MinCovDet
+    from ._mcd import fast_mcd
 
     n, p = xs.shape
     rng = np.random.default_rng(random_state)
     rows = np.sort(rng.choice(n, size=max_rows, replace=False))
     hs = min(max(int(round(h * max_rows / n)), p + 1), max_rows)
-    start = MinCovDet(random_state=random_state, support_fraction=(hs + 0.5) / max_rows).fit(xs[rows])
-    loc, cov = start.raw_location_, start.raw_covariance_
+    loc, cov, start_support = fast_mcd(xs[rows], (hs + 0.5) / max_rows, random_state)
     # C-steps on at most refine_rows rows (10^5 rows pin a scatter down to well under 1 %)
     if n > refine_rows:
         xr = xs[np.sort(rng.choice(n, size=refine_rows, replace=False))]
         hr = min(max(int(round(h * refine_rows / n)), p + 1), refine_rows)
     else:
         xr, hr = xs, h
-    best_det, best = np.inf, xs[rows][start.raw_support_]
+    best_det, best = np.inf, xs[rows][start_support]
     for _ in range(100):
         dist = _sq_mahalanobis(xr, loc, cov)
         sub = xr[np.argpartition(dist, hr - 1)[:hr]]
@@ -390,7 +410,8 @@ def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_stat
     (``R/microaggregation.R`` line 1026); ``dRiskRMD``'s own default is ``k = 0.01``.
 
     The scatter is robustbase ``covMcd``'s (alpha = 1/2, h = (n + p + 1) // 2): the raw MCD
-    (the h rows whose scatter has the least determinant) from scikit-learn's FAST-MCD, then
+    (the h rows whose scatter has the least determinant) from scikit-learn 1.9's FAST-MCD (reproduced
+    step for step in ``incrowd.reporting._mcd``, without importing scikit-learn), then
     robustbase's corrections exactly: the raw scatter (n - 1 divisor) times the consistency
     factor ``.MCDcons(p, h/n)`` and the small-sample factor ``.MCDcnp2(p, n, 1/2)``; the rows
     within the 0.975 chi-square quantile of it reweighted, their scatter (n - 1) times
@@ -400,6 +421,11 @@ def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_stat
     random sample of ``mcd_max_rows`` rows (``random_state``) and its raw estimate starts
     concentration steps (C-steps, Rousseeuw and Van Driessen 1999) on up to 100,000 rows until
     the determinant stops falling; the corrections and the reweighting use all rows.
+
+    When h rows or more hold one value of a column (h rows on a hyperplane: robustbase's "exact
+    fit", found by its first check, the h-th order statistic of a column's absolute deviation from
+    its median being 0), the MCD scatter is singular and the measure is withheld without a
+    search, as sdcMicro stops there.
 
     ``covariance`` replaces the MCD by a given scatter matrix of the scaled original (p x p),
     e.g. robustbase's ``covMcd(scale(x))$cov``, to reproduce one sdcMicro run to the digit.

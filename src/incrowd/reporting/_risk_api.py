@@ -178,7 +178,7 @@ def _write_text(path, text: str, inputs) -> None:
 
 def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str], *,
          weight: str | None = None, household: str | None = None, population: float | None = None,
-         threshold: float = 0.2) -> RiskResult:
+         threshold: float = 0.2, suda_original_scores: bool = True) -> RiskResult:
     """The re-identification risk of every record of ``data`` as it is (before or after
     protection), as sdcMicro and ARX measure it.
 
@@ -202,6 +202,10 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
         ``population / rows`` people (a simple random sample).
     threshold : float
         Individual risk above which a record counts in ``records_above_threshold``.
+    suda_original_scores : bool, default True
+        sdcMicro's ``suda2(original_scores=)``: True (its default) weighs a minimal sample
+        unique of size s among M keys by ``(M - s)!`` (Elliot et al.); False by
+        ``(2^(M - s) - 1) s! (M - s)! / M!``, as the IHSN's original implementation did.
 
     Returns
     -------
@@ -209,7 +213,7 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
         ``.records`` (per row: ``fk``, ``Fk``, ``individual_risk``, ``suda_score``,
         ``suda_dis_score``, ``household_risk``) and ``.summary()``.
     """
-    from .._runtime import work_clock
+    from .._runtime import cancel, check_cancelled, work_clock
 
     t0 = work_clock()
     if not isinstance(data, pd.DataFrame):
@@ -218,6 +222,8 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
         data = read_table(data)
     qis = _check_names(data, quasi_identifiers, weight, household)
     threshold = sample.check_threshold(threshold)
+    if not isinstance(suda_original_scores, (bool, np.bool_)):
+        raise ParameterError(f"suda_original_scores must be true or false; got {suda_original_scores!r}")
     n = int(data.shape[0])
     if n == 0:
         raise DataError("the file has no rows; there is no risk to measure")
@@ -234,6 +240,9 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
     rk = sample.individual_risk(fk, None if weights is None else Fk)
     seconds["individual_risk"] = work_clock() - t
     records = pd.DataFrame({"fk": fk.astype(np.int64), "Fk": Fk, "individual_risk": rk}, index=data.index)
+    # a web job stops between the measures and shows how far it got
+    check_cancelled()
+    cancel.report_progress(1, 4)
 
     summary: dict[str, Any] = dict(sample.global_risk(rk))
     summary["highest_individual_risk"] = float(rk.max())
@@ -242,12 +251,14 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
     summary["k_violations"] = {k: int((fk < k).sum()) for k in K_VALUES}
 
     t = work_clock()
-    suda = _suda2(data, qis, codes)
+    suda = _suda2(data, qis, codes, suda_original_scores)
     if suda is not None:
         records["suda_score"], records["suda_dis_score"] = suda
         summary["suda_records_with_msu"] = int((records["suda_score"].to_numpy() > 0).sum())
         summary["highest_suda_dis_score"] = float(records["suda_dis_score"].max())
         seconds["suda2"] = work_clock() - t
+    check_cancelled()
+    cancel.report_progress(2, 4)
 
     if households is not None:
         t = work_clock()
@@ -256,6 +267,8 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
         summary["household_risk"] = float(hh.mean())
         summary["household_expected_reidentifications"] = float(hh.sum())
         seconds["household_risk"] = work_clock() - t
+    check_cancelled()
+    cancel.report_progress(3, 4)
 
     fraction = _sampling_fraction(n, weights, population)
     if fraction is not None:
@@ -325,7 +338,7 @@ def _sampling_fraction(n: int, weights, population) -> float | None:
     return None
 
 
-def _suda2(data: pd.DataFrame, qis: list[str], codes: np.ndarray):
+def _suda2(data: pd.DataFrame, qis: list[str], codes: np.ndarray, original_scores: bool = True):
     """SUDA2 scores (``suda_score``, ``suda_dis_score``), or None where the module is absent."""
     try:
         from ._suda2 import suda2
@@ -334,7 +347,7 @@ def _suda2(data: pd.DataFrame, qis: list[str], codes: np.ndarray):
     # suda2 codes the values as sdcMicro's matrix holds them (its hash reads them): give it the
     # values themselves, with every cell missing here (the NA vocabulary too) as NaN
     keys = pd.DataFrame({q: data[q].where(codes[:, j] >= 0) for j, q in enumerate(qis)}, index=data.index)
-    score, dis = suda2(keys)
+    score, dis = suda2(keys, original_scores=original_scores)
     return np.asarray(score, dtype=np.float64), np.asarray(dis, dtype=np.float64)
 
 

@@ -10,8 +10,8 @@
   re-identified, as ``measure_risk`` with ``hid``.
 
 Every function is linear or n log n in the rows (factorizing, ``np.unique``, grouped sums); the
-only loop is over the pairs of missing-value patterns present among the distinct key
-combinations (one pair for a table without missing keys).
+only loop (in :func:`incrowd.metrics.wildcard_counts`) is over the pairs of missing-value
+patterns present among the distinct key combinations (none for a table without missing keys).
 """
 
 from __future__ import annotations
@@ -62,17 +62,9 @@ def _column_codes(column: pd.Series) -> np.ndarray:
 
 def _row_ids(matrix: np.ndarray) -> np.ndarray:
     """One id per distinct row of a non-negative integer matrix (equal rows, equal ids)."""
-    n, p = matrix.shape
-    if p == 0:
-        return np.zeros(n, dtype=np.int64)
-    ids = matrix[:, 0].astype(np.int64, copy=True)
-    for j in range(1, p):
-        column = matrix[:, j]
-        radix = int(column.max()) + 1 if n else 1
-        if int(ids.max(initial=0)) + 1 > (2**62) // max(radix, 1):
-            ids = pd.factorize(ids)[0].astype(np.int64)  # compress before it overflows
-        ids = ids * radix + column
-    return ids
+    from ..metrics import _radix_rows
+
+    return _radix_rows(matrix)
 
 
 def frequencies(codes: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -85,49 +77,15 @@ def frequencies(codes: np.ndarray, weights: np.ndarray | None = None) -> tuple[n
     counted in the frequency of every row it is compatible with (equal wherever both have a
     value), with two exceptions ``freqCalc`` makes: a row whose keys are all missing gets the
     whole sample (``fk = n``, ``Fk`` = the sum of all weights), and, with two or more keys, a row
-    without missing keys does not count the rows whose keys are all missing.
+    without missing keys does not count the rows whose keys are all missing. The counting is
+    :func:`incrowd.metrics.wildcard_counts` (the one definition, local suppression's too).
     """
-    n, p = codes.shape
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-    if n == 0:
-        return np.zeros(0), np.zeros(0)
-    # the distinct key combinations, with their counts and weight sums
-    shifted = codes + 1  # -1 (missing) becomes 0, a value of the matrix like any other
-    inverse, combo = pd.factorize(_row_ids(shifted))  # hashing: linear, where sorting is n log n
-    m = combo.shape[0]
-    first = np.zeros(m, dtype=np.int64)
-    first[inverse[::-1]] = np.arange(n - 1, -1, -1)
-    keys = codes[first]
-    count = np.bincount(inverse, minlength=m).astype(np.float64)
-    weight = np.bincount(inverse, weights=w, minlength=m)
-    missing = keys < 0
-    if not missing.any():
-        return count[inverse], weight[inverse]
+    from ..metrics import wildcard_counts
 
-    bits = (missing * (1 << np.arange(p, dtype=np.int64))).sum(axis=1)
-    patterns = np.unique(bits)
-    all_missing = (1 << p) - 1
-    fk = np.zeros(m)
-    Fk = np.zeros(m)
-    members = {int(b): np.flatnonzero(bits == b) for b in patterns}
-    for a, rows_a in members.items():
-        for b, rows_b in members.items():
-            if p > 1 and a == 0 and b == all_missing:
-                continue  # freqCalc's complete keys leave out the all-missing ones
-            shared = [j for j in range(p) if not (a >> j) & 1 and not (b >> j) & 1]
-            if not shared:
-                fk[rows_a] += count[rows_b].sum()
-                Fk[rows_a] += weight[rows_b].sum()
-                continue
-            ids = _row_ids(shifted[first[np.concatenate([rows_a, rows_b])]][:, shared])
-            where, uniq = pd.factorize(ids)
-            on_a, on_b = where[: rows_a.size], where[rows_a.size:]
-            fk[rows_a] += np.bincount(on_b, weights=count[rows_b], minlength=uniq.size)[on_a]
-            Fk[rows_a] += np.bincount(on_b, weights=weight[rows_b], minlength=uniq.size)[on_a]
-    if all_missing in members:
-        fk[members[all_missing]] = float(n)
-        Fk[members[all_missing]] = float(w.sum())
-    return fk[inverse], Fk[inverse]
+    n = codes.shape[0]
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    both = wildcard_counts(codes, np.column_stack([np.ones(n), w]))
+    return both[:, 0], both[:, 1]
 
 
 def individual_risk(fk: np.ndarray, Fk: np.ndarray | None = None) -> np.ndarray:

@@ -7,7 +7,9 @@ while r is unique on no proper subset of S. A missing value matches nothing, as 
 a variable it lacks, and another record missing a variable of S does not share r's values on S.
 
 With M key variables, record r scores ``sum over its MSUs S of (M - |S|)!`` (Elliot et al.,
-"SUDA: A Program for Detecting Special Uniques"; sdcMicro's default ``original_scores=TRUE``),
+"SUDA: A Program for Detecting Special Uniques"; sdcMicro's default ``original_scores=TRUE``;
+with ``original_scores=False`` an MSU weighs ``(2^(M-|S|) - 1) |S|! (M-|S|)! / M!``, as in the
+IHSN's original implementation, which sdcMicro keeps as its ``original_scores=FALSE``),
 and its DIS score is ``1 / (1 + (U/dis - U) / (score^Q * sum_s score_s^-Q))`` with
 ``Q = 1 + (8 - M)/20``, U the sample uniques and ``dis = U f / (U f + P (1 - f))`` from the
 sampling fraction f (``dis_fraction``) and the records P in pairs (classes of two).
@@ -51,7 +53,8 @@ _MAX_KEYS = 62
 _SMALL = 8
 
 
-def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01) -> tuple[np.ndarray, np.ndarray]:
+def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01,
+          original_scores: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Per-record SUDA score and DIS score, as sdcMicro 5.8.0's ``suda2`` computes them.
 
     Parameters
@@ -67,6 +70,10 @@ def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01) -> tu
         ``missing``, default -999 there). A missing value matches no other value.
     dis_fraction : float, default 0.01
         Sampling fraction for the DIS score (sdcMicro's ``DisFraction``), in (0, 1].
+    original_scores : bool, default True
+        sdcMicro's ``original_scores``: True weighs an MSU of size s by ``(M - s)!`` (Elliot et
+        al.); False by ``(2^(M - s) - 1) s! (M - s)! / M!``, as the IHSN's original
+        implementation did (:func:`msu_weights`).
 
     Returns
     -------
@@ -80,6 +87,8 @@ def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01) -> tu
     if isinstance(dis_fraction, bool) or not isinstance(dis_fraction, (int, float, np.floating, np.integer)) \
             or not (0.0 < float(dis_fraction) <= 1.0):
         raise ParameterError(f"dis_fraction must be a number in (0, 1]; got {dis_fraction!r}")
+    if not isinstance(original_scores, (bool, np.bool_)):
+        raise ParameterError(f"original_scores must be true or false; got {original_scores!r}")
     n, m = keys.shape
     if m == 0:
         raise ParameterError("keys has no columns; suda2 needs at least one key variable")
@@ -100,7 +109,7 @@ def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01) -> tu
     suffix = _suffix_classes(codes)
     full = suffix[0]  # class number on all keys, in lexicographic order of the records' codes
     sizes = np.bincount(full)
-    weights = np.array([math.factorial(m - s) for s in range(1, m + 1)], dtype=np.float64)
+    weights = msu_weights(m, bool(original_scores))
     score = np.zeros(n)
     if np.any(sizes == 1):  # no record is unique on a subset unless unique on all keys
         # records in lexicographic order: a group's records lie near each other in memory
@@ -109,6 +118,19 @@ def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01) -> tu
                              np.take(suffix, rows, axis=1))
         score[rows] = counts.astype(np.float64) @ weights
     return score, _dis_scores(score, raw, full, sizes, m, float(dis_fraction))
+
+
+def msu_weights(m: int, original_scores: bool = True) -> np.ndarray:
+    """What an MSU of each size 1..m adds to a record's SUDA score, as sdcMicro's C++ code
+    (``g_ab`` in ``Suda2.h``) sets it: ``(m - s)!`` with ``original_scores`` (Elliot et al.),
+    else ``(2^(m - s) - 1) s! (m - s)! / m!`` (the IHSN implementation's; 0 for s = m). Each
+    weight is the exact rational rounded once to float64."""
+    from fractions import Fraction
+
+    if original_scores:
+        return np.array([math.factorial(m - s) for s in range(1, m + 1)], dtype=np.float64)
+    return np.array([float(Fraction((2 ** (m - s) - 1) * math.factorial(s) * math.factorial(m - s),
+                                    math.factorial(m))) for s in range(1, m + 1)], dtype=np.float64)
 
 
 def _encode(keys: pd.DataFrame, missing) -> tuple[np.ndarray, np.ndarray]:

@@ -401,10 +401,15 @@ def _published_levels(hierarchy, original: pd.Series, published: np.ndarray, row
 
     codes0 = encode_cells(hierarchy, original[rows].reset_index(drop=True))
     pub = published[rows]
-    # resolved once per distinct (original, published) pair, not once per row
-    pub_codes, pub_uniques = pd.factorize(pd.Series(pub, dtype=object).astype(str), sort=False)
+    # resolved once per distinct (original, published) pair, not once per row; the published
+    # labels spelled as text once per distinct value
+    raw_codes, raw_uniques = pd.factorize(pd.Series(pub, dtype=object), sort=False, use_na_sentinel=False)
+    spelled_codes, pub_uniques = pd.factorize(pd.Series([str(u) for u in raw_uniques], dtype=object), sort=False)
+    pub_codes = spelled_codes[raw_codes] if raw_codes.size else raw_codes
     key = codes0.astype(np.int64) * max(len(pub_uniques), 1) + pub_codes
-    pairs, inverse = np.unique(key, return_inverse=True)
+    # hashed, not sorted: each pair's level is resolved alone, so their order does not matter
+    inverse, pairs = pd.factorize(key, sort=False)
+    pairs = np.asarray(pairs, dtype=np.int64)
     pair_code0 = (pairs // max(len(pub_uniques), 1)).astype(np.int64)
     pair_pub = np.asarray(pub_uniques, dtype=object)[pairs % max(len(pub_uniques), 1)].astype(str)
     pair_level = np.full(pairs.size, -1, dtype=np.int64)
@@ -472,8 +477,11 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
         raise ParameterError(f"suppressed must hold one flag per row ({n}); got {withheld.size}")
     published_rows = ~withheld
 
+    from .._runtime import check_cancelled
+
     changed, height, ncp, ncp_all, cells, frequencies = {}, {}, {}, {}, {}, {}
     for name in release.columns:
+        check_cancelled()  # a web job stops between columns (seconds each at a million rows)
         orig_col = original[name].reset_index(drop=True)
         orig, orig_missing = _as_labels(orig_col)
         pub, pub_missing = _as_labels(release[name].reset_index(drop=True))

@@ -148,10 +148,13 @@ class _Context:
 
 def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any] | None = None,
             k: int | None = None, l: int | None = None, t: float | None = None,
-            thresholds: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+            thresholds: Mapping[str, Any] | None = None,
+            risk_targets: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """One line per promise and per measure present in ``risk`` and ``utility``:
     ``{measure, value, threshold, status, driver, next_step}`` (``status`` "pass", "review" or
-    "fail"; ``driver`` and ``next_step`` only for a review or a failure), as the module says."""
+    "fail"; ``driver`` and ``next_step`` only for a review or a failure), as the module says.
+    ``risk_targets``: the release's promised risk targets (its summary's ``risk_targets``): the
+    weighted risks are held to them as promises."""
     th = thresholds_from(thresholds)
     ctx = _Context(aligned, hierarchies)
     out: list[dict[str, Any]] = []
@@ -216,11 +219,16 @@ def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any
         status = _status("attacks", got, th["attacks"], None, False)
         out.append(_line(f"attack: {name}", got, th["attacks"], status,
                          f"anonymeter's {name} attack beats its control by {_pct(got)}", "raise k"))
+    targets = dict(risk_targets or {})
     for name, value, key in _weighted_risks(risk):
-        status = _status(key, value, th[key], fail_of(key), False)
-        out.append(_line(name, value, th[key], status,
+        target = targets.get(_TARGET_OF[name])
+        bound = th.get(key) if target is None else float(target["target"] if isinstance(target, Mapping) else target)
+        if bound is None:  # a measure with no default threshold is only a line where promised
+            continue
+        status = _status(key, value, bound, fail_of(key) if target is None else None, target is not None)
+        out.append(_line(name, value, bound, status,
                          "the sampling weights' estimate of the population's risk (sdcMicro's individual risk)",
-                         "raise k"))
+                         "raise k", **({"promised": True} if target is not None else {})))
     numeric = utility.get("numeric") or {}
     il = numeric.get("il_all_rows", numeric.get("il"))
     if isinstance(il, (int, float)):
@@ -349,6 +357,11 @@ def _attack_risks(attacks) -> list[tuple[str, float]]:
     return out
 
 
+#: the release's risk target (``[privacy]``) that promises each weighted line
+_TARGET_OF = {"weighted_highest_risk": "max_individual_risk", "weighted_global_risk": "max_global_risk",
+              "expected_reidentifications": "max_expected_reidentifications"}
+
+
 def _weighted_risks(risk: dict) -> list[tuple[str, float, str]]:
     """(measure, value, threshold name) of the weighted risks, where a weight was given."""
     got = risk.get("sample_risk")
@@ -356,7 +369,9 @@ def _weighted_risks(risk: dict) -> list[tuple[str, float, str]]:
         return []
     out = []
     for field, name, key in (("highest_individual_risk", "weighted_highest_risk", "reidentification_risk"),
-                             ("global_risk", "weighted_global_risk", "marketer_risk")):
+                             ("global_risk", "weighted_global_risk", "marketer_risk"),
+                             ("expected_reidentifications", "expected_reidentifications",
+                              "expected_reidentifications")):
         if isinstance(got.get(field), (int, float)):
             out.append((name, float(got[field]), key))
     return out

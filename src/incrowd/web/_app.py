@@ -8,6 +8,7 @@ Endpoint and field names are the CLI's and the Python API's (``k``, ``method``,
 from __future__ import annotations
 
 import contextlib
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from ..exceptions import DataError, IncrowdError
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from ..io import write_table
 from ..microaggregation import METHODS
-from . import _jobs, _microaggregation, _negotiation, _pool, _publish, _report
+from . import _jobs, _microaggregation, _negotiation, _pool, _publish, _report, _risk
 from ._body_limit import BodyLimit
 from ._context import MB, TEMPLATES, base_name, dataset_of, error, session_for, session_of
 from ._errors import JSONErrors, Scrubber, read_user_table
@@ -31,6 +32,7 @@ from ._sessions import (
     COOKIE,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_MAX_SESSIONS_PER_CLIENT,
+    STATFILE_SUFFIXES,
     Dataset,
     SessionStore,
     TooManySessions,
@@ -45,7 +47,9 @@ from ._upload_limits import (
 )
 
 _PREVIEW_ROWS = 10
-_SUFFIXES = (".csv.gz", ".csv", ".parquet", ".pq")
+_SUFFIXES = (".csv.gz", ".csv", ".parquet", ".pq", *STATFILE_SUFFIXES)
+#: the file picker's accept list: what the server takes (a browser matches the last suffix)
+UPLOAD_ACCEPT = ",".join((".csv", ".gz", ".parquet", ".pq", *STATFILE_SUFFIXES))
 
 
 def _safe_name(filename: str | None) -> tuple[str, str]:
@@ -54,25 +58,57 @@ def _safe_name(filename: str | None) -> tuple[str, str]:
     lower = name.lower()
     suffix = next((s for s in _SUFFIXES if lower.endswith(s)), None)
     if suffix is None:
-        raise DataError(f"file {name!r} is not CSV or Parquet; use .csv, .csv.gz or .parquet")
+        raise DataError(f"file {name!r} is not CSV, Parquet, SPSS, Stata or SAS; use .csv, .csv.gz, .parquet, "
+                        f"{', '.join(STATFILE_SUFFIXES)}")
     return name, ".parquet" if suffix == ".pq" else suffix
 
 
-def _columns(frame: pd.DataFrame) -> list[dict[str, str]]:
-    return [{"name": str(c), "dtype": "numeric" if pd.api.types.is_numeric_dtype(frame[c]) else "text"}
-            for c in frame.columns]
+def _columns(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Each column's name and type; a statistical file's variable label too, when it has one."""
+    meta = frame.attrs.get("statfile")
+    described = (meta.get("columns") or {}) if isinstance(meta, dict) else {}
+    out: list[dict[str, Any]] = []
+    for c in frame.columns:
+        column: dict[str, Any] = {"name": str(c),
+                                  "dtype": "numeric" if pd.api.types.is_numeric_dtype(frame[c]) else "text"}
+        info = described.get(str(c)) or {}
+        if info.get("label"):
+            column["label"] = str(info["label"])
+        if info.get("value_labels"):
+            column["value_labels"] = len(info["value_labels"])
+        out.append(column)
+    return out
 
 
 def _describe_dataset(ds: Dataset) -> dict[str, Any]:
     preview = ds.frame.head(_PREVIEW_ROWS)
+    rows = [[None if pd.isna(v) else (v.item() if hasattr(v, "item") else v) for v in row]
+            for row in preview.itertuples(index=False)]
+    _show_user_missing(preview, rows)
     return {
         "dataset": ds.id,
         "name": ds.display_name,
         "rows": int(ds.frame.shape[0]),
         "columns": _columns(ds.frame),
-        "preview": [[None if pd.isna(v) else (v.item() if hasattr(v, "item") else v) for v in row]
-                    for row in preview.itertuples(index=False)],
+        "preview": rows,
     }
+
+
+def _show_user_missing(preview: pd.DataFrame, rows: list[list[Any]]) -> None:
+    """A statistical file's user-missing cells shown by the code the file holds (99, ``.a``):
+    they are values of their own, not empty cells."""
+    from ..io import code_indices
+
+    meta = preview.attrs.get("statfile")
+    described = (meta.get("columns") or {}) if isinstance(meta, dict) else {}
+    for j, name in enumerate(preview.columns):
+        codes = (described.get(str(name)) or {}).get("missing_codes")
+        if not codes or not pd.api.types.is_float_dtype(preview[name].dtype):
+            continue
+        for i, index in enumerate(code_indices(preview[name].to_numpy()).tolist()):
+            if 0 <= index < len(codes):
+                code = codes[index]
+                rows[i][j] = f".{code}" if isinstance(code, str) else (int(code) if float(code).is_integer() else code)
 
 
 class _SweepIdle:
@@ -100,8 +136,8 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
                max_sessions: int | None = DEFAULT_MAX_SESSIONS,
                max_sessions_per_client: int | None = DEFAULT_MAX_SESSIONS_PER_CLIENT) -> FastAPI:
     """The web application. ``max_upload_mb``: largest accepted upload; ``idle_seconds``: a
-    session idle this long is deleted with its files; ``data_dir``: a folder whose CSV and
-    Parquet files are offered as samples beside the bundled Census data; ``max_nodes`` and
+    session idle this long is deleted with its files; ``data_dir``: a folder whose data files
+    (CSV, Parquet, SPSS, Stata, SAS) are offered as samples beside the bundled Census data; ``max_nodes`` and
     ``max_memory``: the lattice size limits of :meth:`Lattice.build` (None lifts one);
     ``workers``: heavy steps run at once (default: the CPU count); ``queue``: more that may wait
     for a worker (default twice ``workers``), beyond which a request gets 503;
@@ -125,7 +161,7 @@ def create_app(*, max_upload_mb: float = 200, idle_seconds: float = 3600,
     _add_error_handlers(app)
     _add_pages(app, samples, max_upload_mb)
     _add_dataset_routes(app, samples, store, pool)
-    for page in (_microaggregation, _jobs, _negotiation, _publish, _report):
+    for page in (_microaggregation, _jobs, _negotiation, _publish, _report, _risk):
         app.include_router(page.router)
     _add_session_routes(app, store)
     return app
@@ -140,8 +176,8 @@ async def _lifespan(app: FastAPI):
 
 
 def _samples(data_dir: str | Path | None) -> dict[str, Path | None]:
-    """The data sets offered as samples: the bundled Census (None) and the CSV and Parquet
-    files of ``data_dir``, by name."""
+    """The data sets offered as samples: the bundled Census (None) and the data files of
+    ``data_dir`` (CSV, Parquet, SPSS, Stata, SAS), by name."""
     samples: dict[str, Path | None] = {"census": None}
     if data_dir is not None:
         folder = Path(data_dir)
@@ -195,7 +231,7 @@ def _add_pages(app: FastAPI, samples: dict[str, Path | None], max_upload_mb: flo
         response = TEMPLATES.TemplateResponse(
             request, template,
             {"samples": list(samples), "version": __version__, "csp_nonce": csp_nonce(request),
-             "max_upload_mb": max_upload_mb, **context})
+             "max_upload_mb": max_upload_mb, "upload_accept": UPLOAD_ACCEPT, **context})
         session_for(request, response)
         return response
 
@@ -230,15 +266,20 @@ def _add_dataset_routes(app: FastAPI, samples: dict[str, Path | None], store: Se
         session = session_for(request, response)
         path = samples[name]
         frame = load_census() if path is None else read_user_table(path, name)
-        stored = session.new_file(".parquet")
-        write_table(frame, stored)
+        statfile = next((s for s in STATFILE_SUFFIXES if name.lower().endswith(s)), None)
+        stored = session.new_file(statfile or ".parquet")
+        if statfile and path is not None:  # its labels and formats are what its release is written back with
+            shutil.copyfile(path, stored)
+        else:
+            write_table(frame, stored)
         ds = Dataset(stored.stem, f"{name}.csv" if path is None else name, stored, frame)
         session.datasets[ds.id] = ds
         return _describe_dataset(ds)
 
     @app.post("/api/datasets")
     async def upload(request: Request, response: Response, file: UploadFile = File(...)) -> Any:
-        """Upload a CSV (delimiter detected, .gz accepted) or Parquet file."""
+        """Upload a CSV (delimiter detected, .gz accepted), Parquet, SPSS (.sav, .zsav), Stata (.dta)
+        or SAS (.sas7bdat, .xpt) file; a statistical file keeps its labels for its release."""
         limit = app.state.max_upload_bytes
         display, suffix = _safe_name(file.filename)
         session = session_for(request, response)

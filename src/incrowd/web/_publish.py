@@ -19,7 +19,7 @@ from .._runtime import check_cancelled
 from ..exceptions import DataError, IncrowdError, ParameterError, VerificationError
 from ..generalization import read_hierarchy
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES
-from ..io import read_table
+from ..io import read_table, table_format
 from ..publishing._toml import spec_to_toml
 from ._context import base_name, dataset_of, session_for, session_of, stem_of, store_of
 from ._job import Job, forget_finished
@@ -164,6 +164,23 @@ def _with_server_paths(session: Session, spec: dict[str, Any]) -> tuple[dict[str
 
 # -- the release ------------------------------------------------------------------------------
 
+#: the release's file for an upload's format: the same format, labels and all, where incrowd
+#: writes it (a .sas7bdat is read, not written: its release is a SAS transport file)
+_RELEASE_FORMATS = {"spss": None, "stata": (".dta", "application/x-stata-dta"),
+                    "xport": (".xpt", "application/x-sas-xport"), "sas7bdat": (".xpt", "application/x-sas-xport"),
+                    "parquet": (".parquet", "application/vnd.apache.parquet"), "csv": (".csv", "text/csv")}
+
+
+def release_format(display_name: str) -> tuple[str, str]:
+    """(suffix, media type) of the release of the file the user calls ``display_name``."""
+    fmt = table_format(display_name)
+    if fmt == "spss":  # a compressed SPSS file gives a compressed one
+        return (".zsav" if display_name.lower().endswith(".zsav") else ".sav"), "application/x-spss-sav"
+    if display_name.lower().endswith(".csv.gz"):
+        return ".csv", "text/csv"
+    return _RELEASE_FORMATS.get(fmt) or (".csv", "text/csv")
+
+
 def _renamed(exc: IncrowdError, names: dict[str, str]) -> IncrowdError:
     """``exc`` with every server path in its message replaced by the name the user knows."""
     text = str(exc)
@@ -220,15 +237,16 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest, *, max_nodes:
         names[str(session.folder)] = "<server>"
         raise _renamed(exc, names) from None
     stem = stem_of(ds.display_name)
-    download, report_name = f"{stem}_release.csv", f"{stem}_report.html"
-    table_path = session.new_file(".csv")
-    sep = data.attrs.get("csv_sep")  # the input's delimiter, as the CLI keeps it
+    suffix, media_type = release_format(ds.display_name)
+    download, report_name = f"{stem}_release{suffix}", f"{stem}_report.html"
+    table_path = session.new_file(suffix)
+    sep = data.attrs.get("csv_sep") if suffix == ".csv" else None  # the input's delimiter, as the CLI keeps it
     try:
         result.write(table_path, sep=sep)  # verified again on the file offered for download
     except IncrowdError as exc:
         raise _renamed(exc, {str(table_path): download}) from None
     report = result.summary()
-    table_res = Result(table_path.stem, table_path, download, "text/csv")
+    table_res = Result(table_path.stem, table_path, download, media_type)
     session.results[table_res.id] = table_res
     # the download is the full risk and utility report, with this summary in it (as --report)
     offered = offer(table_res, data, result.table, stem, **result.report_options())
@@ -245,11 +263,26 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest, *, max_nodes:
 @heavy
 def example(dataset_id: str, request: Request) -> dict[str, Any]:
     """A starting specification for a data set of this session: each column's role guessed from
-    its values (what ``incrowd publish --example-spec`` prints)."""
-    from ..publishing._example import example_spec
+    the file's metadata and values, and the hierarchy files uploaded in this session proposed
+    by name (what ``incrowd publish --example-spec`` prints); ``notes``: why each role, with
+    the user-missing codes; ``hierarchies``: the file proposed for each column."""
+    from ..generalization._hierarchy import propose_hierarchy_files
+    from ..publishing._example import column_notes, example_spec
 
-    ds = dataset_of(session_of(request), dataset_id)
-    return {"dataset": ds.id, "spec": example_spec(ds.frame)}
+    session = session_of(request)
+    ds = dataset_of(session, dataset_id)
+    spec = example_spec(ds.frame)
+    # the uploads are kept under random names: they are proposed by the names the user gave
+    # them, as --example-spec proposes the files beside the data (normalized names)
+    uploaded = list(_uploaded(session)) if session is not None else []
+    proposed = propose_hierarchy_files([str(c) for c in ds.frame.columns], uploaded)
+    for column, file in proposed.items():
+        entry = spec["columns"].get(column)
+        role = entry if isinstance(entry, str) else (entry or {}).get("role")
+        if role == "categorical":
+            spec["columns"][column] = {"role": "categorical", "hierarchy": file.name}
+    return {"dataset": ds.id, "spec": spec, "notes": column_notes(ds.frame),
+            "hierarchies": {column: file.name for column, file in proposed.items()}}
 
 
 @router.post("/api/publish")

@@ -24,6 +24,8 @@ from ._lifecycle import new_root
 COOKIE = "incrowd_session"
 DEFAULT_MAX_SESSIONS = 500
 DEFAULT_MAX_SESSIONS_PER_CLIENT = 20
+#: the statistical files an upload may be (SPSS, Stata, SAS), as ``incrowd.read_table`` reads them
+STATFILE_SUFFIXES = (".sav", ".zsav", ".dta", ".sas7bdat", ".xpt")
 
 
 class TooManySessions(DataError):
@@ -110,8 +112,9 @@ class Session:
 
     def new_file(self, suffix: str) -> Path:
         """A fresh path inside this session's folder (random name, allowed suffix only)."""
-        if suffix not in {".csv", ".parquet", ".duckdb", ".csv.gz", ".html", ".json"}:
-            raise DataError(f"file type {suffix!r} is not accepted; use .csv, .csv.gz or .parquet")
+        if suffix not in {".csv", ".parquet", ".duckdb", ".csv.gz", ".html", ".json", *STATFILE_SUFFIXES}:
+            raise DataError(f"file type {suffix!r} is not accepted; use .csv, .csv.gz, .parquet, "
+                            f"{', '.join(STATFILE_SUFFIXES)}")
         return self.folder / f"{secrets.token_hex(8)}{suffix}"
 
 

@@ -3,7 +3,8 @@ a few hundred kilobytes of gzip or Parquet can stand for hundreds of millions of
 header line is read alone first (up to a byte bound) and its fields counted against
 ``max_columns``; then the decoded stream is read in chunks, counting bytes and lines, and
 stops as soon as ``max_decoded_bytes`` or ``max_cells`` (rows x columns) is passed. A Parquet
-file is judged from its footer (row count, columns, uncompressed size) before any row is read.
+file is judged from its footer (row count, columns, uncompressed size) before any row is read,
+an SPSS, Stata or SAS file from its header (rows and columns, read through ``incrowd.io``).
 Across sessions, the frames held stay within ``memory_budget``; an upload that would pass it is
 refused with 507."""
 
@@ -23,7 +24,7 @@ import pandas as pd
 from ..exceptions import DataError
 from ..generalization._hierarchy import Hierarchy
 from ..io import compression as _compression
-from ..io import read_table, sniff_text, table_format
+from ..io import read_table, sniff_text, statfile_shape, table_format
 from ._sessions import SessionStore
 
 MB = 1024 * 1024
@@ -155,6 +156,20 @@ class UploadLimits:
         self._check_bytes(display, size)
         return max(size, meta.num_rows * meta.num_columns * _CELL_BYTES)
 
+    def check_statfile(self, path: Path, display: str) -> int:
+        """The memory an SPSS, Stata or SAS file will take at least, from its header (read by
+        incrowd.io, as the table will be), within the bounds. A format that does not record its
+        row count is judged by its size on disk: its rows are at least as many bytes."""
+        try:
+            rows, columns = statfile_shape(path)
+        except DataError as exc:
+            raise DataError(str(exc).replace(str(path), display)) from None
+        on_disk = path.stat().st_size
+        self._check_shape(display, rows or 0, columns, exact=rows is not None)
+        estimate = max(on_disk, (rows or 0) * columns * _CELL_BYTES)
+        self._check_bytes(display, estimate)
+        return estimate
+
     # -- the memory budget across sessions ----------------------------------------------------
 
     def _check_budget(self, store: SessionStore, display: str, adding: int) -> None:
@@ -181,8 +196,11 @@ class UploadLimits:
              reader: Callable[..., pd.DataFrame] = read_table) -> tuple[pd.DataFrame, int]:
         """The table of an uploaded file and the bytes it holds, every bound checked on the way;
         ``reader`` reads it once the checks before reading have passed."""
-        if table_format(path) == "parquet":
+        fmt = table_format(path)
+        if fmt == "parquet":
             estimate = self.check_parquet(path, display)
+        elif fmt != "csv":
+            estimate = self.check_statfile(path, display)
         else:
             estimate = self.check_csv(path, display)
         frame = self._within_budget(store, display, estimate, lambda: reader(path, parse=True))

@@ -377,11 +377,16 @@ def _grow(mem, size, sums, cent, sse, newcap):
     sums2 = np.zeros((newcap, m))
     cent2 = np.zeros((newcap, m))
     sse2 = np.zeros(newcap)
-    mem2[:cap] = mem
-    size2[:cap] = size
-    sums2[:cap] = sums
-    cent2[:cap] = cent
-    sse2[:cap] = sse
+    # element by element: a slice assignment would compile numba's shape-mismatch message
+    # (string formatting) into every kernel that grows the arrays
+    for g in range(cap):
+        for t in range(width):
+            mem2[g, t] = mem[g, t]
+        for j in range(m):
+            sums2[g, j] = sums[g, j]
+            cent2[g, j] = cent[g, j]
+        size2[g] = size[g]
+        sse2[g] = sse[g]
     return mem2, size2, sums2, cent2, sse2
 
 
@@ -405,6 +410,17 @@ def _delete_sorted(mem, g, cnt, r):
 
 
 @njit(cache=True)
+def _label_count(labels):
+    """``labels.max() + 1`` of non-empty labels, as a loop: the array method would compile
+    numba's reduction machinery into ONA*'s kernels for this one use."""
+    count = 0
+    for t in range(labels.shape[0]):
+        if labels[t] + 1 > count:
+            count = labels[t] + 1
+    return count
+
+
+@njit(cache=True)
 def start_clusters(X, k, init, spare):
     """ONA*'s lines 1-4 from the MDAV* labels ``init``: every cluster of >= 2k rows replaced by
     MDAV+ of its rows (the first part keeps the cluster's place in the list, the others are
@@ -416,12 +432,18 @@ def start_clusters(X, k, init, spare):
     for i in range(n):
         if init[i] + 1 > n0:
             n0 = init[i] + 1
-    order = np.argsort(init, kind="mergesort")  # rows grouped by cluster, ascending inside
     bounds = np.zeros(n0 + 1, np.int64)
     for i in range(n):
         bounds[init[i] + 1] += 1
     for g in range(n0):
         bounds[g + 1] += bounds[g]
+    # rows grouped by cluster, ascending inside: the stable sort of ``init``, by counting (an
+    # argsort would compile numba's merge sort for integers into this kernel)
+    order = np.empty(n, np.int64)
+    fill = bounds.copy()
+    for i in range(n):
+        order[fill[init[i]]] = i
+        fill[init[i]] += 1
 
     width = 3 * k
     cap = n0 + (n // k + 16 if spare < 0 else spare)
@@ -443,7 +465,7 @@ def start_clusters(X, k, init, spare):
             continue
         M = order[s : s + cnt].copy()
         sl = mdav_plus_labels(np.ascontiguousarray(X[M]), k)
-        n_parts = sl.max() + 1
+        n_parts = _label_count(sl)
         for p in range(n_parts):
             c = _gather_part(sl, M, p, rows)
             tgt = g
@@ -631,7 +653,7 @@ def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T):
     cnt = size[g]
     M = mem[g, :cnt].copy()
     sl = mdav_star_labels(np.ascontiguousarray(X[M]), k)
-    n_parts = sl.max() + 1
+    n_parts = _label_count(sl)
     for p in range(n_parts):
         c = _gather_part(sl, M, p, rows)
         tgt = g

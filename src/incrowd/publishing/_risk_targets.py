@@ -1,0 +1,338 @@
+"""Releases that meet a risk target: ``[privacy] max_individual_risk``, ``max_global_risk`` and
+``max_expected_reidentifications``, measured as :func:`incrowd.risk` measures a file (sdcMicro
+5.8.0's ``freqCalc``, ``indivRisk`` and ``measure_risk``) over the release's quasi-identifiers,
+each row weighted by the column with role ``"weight"``.
+
+The generalization search meets them beside k, l and t (:mod:`incrowd.publishing._gtm`): at a
+node, the classes below k (or failing l or t) go first; then every row whose individual risk is
+above ``max_individual_risk`` is suppressed too (counted against ``max_suppression``; again
+until none is left above, since with missing key values one row's removal can raise another's
+risk); the node is feasible when the suppression stays within the limit and the rows left meet
+``max_global_risk`` (the mean of their individual risks) and ``max_expected_reidentifications``
+(their sum). The global figures are those of the published file: a suppressed row is not in it,
+and no row is suppressed for their sake alone (generalizing meets them). The written file is
+verified the same way (:func:`verifier`) before it is put in place.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import ParameterError, VerificationError
+
+#: the spec keys, in the order the summary shows them
+RISK_TARGETS = ("max_individual_risk", "max_global_risk", "max_expected_reidentifications")
+#: what each target bounds, as the summary of :func:`incrowd.risk` names it
+_MEASURE = {"max_individual_risk": "highest_individual_risk", "max_global_risk": "global_risk",
+            "max_expected_reidentifications": "expected_reidentifications"}
+#: the written file's figures are sums in another order than the search's: a relative slack of
+#: this much is rounding, not risk
+RELATIVE_SLACK = 1e-9
+
+
+def parse_risk_targets(privacy: Mapping[str, Any], columns: Mapping[str, Any], source: str, *,
+                       strategy: str, suppression: str) -> dict[str, float]:
+    """The risk targets of [privacy], checked: numbers in (0, 1] (the expected number of
+    re-identifications: any positive number), with a weight column, the generalize-then-
+    microaggregate strategy and row suppression."""
+    out: dict[str, float] = {}
+    for key in RISK_TARGETS:
+        if key not in privacy:
+            continue
+        value = privacy[key]
+        what = ("a positive number (re-identifications expected in the population)"
+                if key == "max_expected_reidentifications" else "a number in (0, 1] (a probability)")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ParameterError(f"{source}: {key} must be {what}; got {value!r}")
+        if value <= 0 or (key != "max_expected_reidentifications" and value > 1):
+            raise ParameterError(f"{source}: {key} must be {what}; got {value!r}")
+        out[key] = float(value)
+    if not out:
+        return out
+    named = ", ".join(out)
+    if not any(getattr(c, "role", None) == "weight" for c in columns.values()):
+        raise ParameterError(f"{source}: {named} needs a column with role \"weight\" in [columns] (the survey "
+                             "weights the population risk is estimated from; without them a row's risk is 1/k "
+                             "at most, which k bounds)")
+    if strategy != "generalize-then-microaggregate":
+        raise ParameterError(f"{source}: {named} is met by the generalize-then-microaggregate search; "
+                             f"strategy {strategy!r} does not take it")
+    if suppression != "rows":
+        raise ParameterError(f"{source}: {named} is met by suppressing rows; suppression = {suppression!r} "
+                             "does not take it")
+    return out
+
+
+def figures(risk: np.ndarray, rows: np.ndarray) -> dict[str, float]:
+    """The three measures of a release whose distinct classes have individual risks ``risk``
+    and ``rows`` rows each (rows of 0 are not published)."""
+    present = rows > 0
+    total = float(rows[present].sum())
+    expected = float(np.dot(risk[present], rows[present]))
+    return {"max_individual_risk": float(risk[present].max()) if present.any() else 0.0,
+            "max_global_risk": expected / total if total else 0.0,
+            "max_expected_reidentifications": expected}
+
+
+def _met(targets: Mapping[str, float], got: Mapping[str, float], slack: float = 0.0) -> dict[str, bool]:
+    return {key: got[key] <= limit * (1.0 + slack) for key, limit in targets.items()}
+
+
+@dataclass
+class NodeJudge:
+    """Judges the nodes of one search: which classes a node suppresses for the targets, and
+    whether what it publishes meets them; keeps the best figures reached for the refusal."""
+
+    targets: dict[str, float]
+    quasi_identifiers: list[str]
+    #: per bottom class: its weight (the sum of its rows' weights)
+    weight: np.ndarray
+    #: per bottom class and categorical QI: published missing at level 0
+    missing0: dict[str, np.ndarray]
+    #: per bottom class and numeric QI: published missing (its missing pattern)
+    numeric_missing: np.ndarray
+    #: per target, the lowest value a node reached with its suppression within the limit
+    best: dict[str, tuple[float, dict[str, int]]] = field(default_factory=dict)
+    #: the lowest highest individual risk of a node before its risky rows went (for the
+    #: refusal when suppressing them passes the limit at every node)
+    best_before: tuple[float, dict[str, int]] | None = None
+    judged: int = 0
+
+    def judge(self, hierarchies, bottom_codes: Mapping[str, np.ndarray], levels: Mapping[str, int],
+              class_of: np.ndarray, n_classes: int, bad: np.ndarray,
+              sizes: np.ndarray, within: int | None = None) -> tuple[np.ndarray, bool]:
+        """(per class: suppressed, with the rows above ``max_individual_risk`` added; whether
+        the rows left meet every target)."""
+        from ..metrics import wildcard_counts
+        from ..reporting._sample_risk import individual_risk
+
+        rows = np.where(bad, 0, sizes).astype(np.int64)
+        Fk_class = np.bincount(class_of, weights=self.weight, minlength=n_classes)
+        codes = self._codes(hierarchies, bottom_codes, levels, class_of, n_classes)
+        bad = bad.copy()
+        limit = self.targets.get("max_individual_risk")
+        first = True
+        while True:
+            keep = rows > 0
+            fk: np.ndarray
+            Fk: np.ndarray
+            if codes is None:  # no published cell is missing: a class is its own key
+                fk, Fk = sizes.astype(np.float64), Fk_class
+            else:
+                both = np.zeros((n_classes, 2))
+                both[keep] = wildcard_counts(codes[keep], np.column_stack([rows[keep], Fk_class[keep]]).astype(np.float64))
+                fk, Fk = both[:, 0], both[:, 1]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                risk = np.where(keep, individual_risk(np.maximum(fk, 1.0), np.maximum(Fk, 1e-300)), 0.0)
+            if first:
+                top = figures(risk, rows)["max_individual_risk"]
+                if self.best_before is None or top < self.best_before[0]:
+                    self.best_before = (top, dict(levels))
+                first = False
+            above = keep & (risk > limit) if limit is not None else np.zeros(n_classes, bool)
+            if not above.any():
+                break
+            bad |= above
+            rows[above] = 0
+            if codes is None:
+                risk[above] = 0.0
+                break  # without missing cells a class's risk is its own: none other moved
+        self.judged += 1
+        got = figures(risk, rows)
+        if within is not None and int(sizes[bad].sum()) > within:
+            return bad, False
+        self._remember(got, levels)
+        return bad, bool(rows.sum()) and all(_met(self.targets, got).values())
+
+    def _codes(self, hierarchies, bottom_codes, levels, class_of, n_classes) -> np.ndarray | None:
+        """Per class, the published key as codes (-1 missing), or None when nothing published
+        is missing. A numeric QI is its class's id (the class's group means; rows of two classes
+        never share one), or -1 where the class's pattern leaves it missing."""
+        at0 = [a for a in self.missing0 if levels[a] == 0 and self.missing0[a].any()]
+        if not at0 and not self.numeric_missing.any():
+            return None
+        first = np.zeros(n_classes, np.int64)
+        first[class_of] = np.arange(class_of.size)
+        cols = []
+        for a in self.missing0:
+            code = hierarchies[a].code_map(levels[a])[bottom_codes[a][first]].astype(np.int64)
+            if levels[a] == 0:
+                code = np.where(self.missing0[a][first], -1, code)
+            cols.append(code)
+        ids = np.arange(n_classes, dtype=np.int64)
+        for j in range(self.numeric_missing.shape[1]):
+            cols.append(np.where(self.numeric_missing[first, j], -1, ids))
+        return np.column_stack(cols) if cols else np.zeros((n_classes, 0), np.int64)
+
+    def _remember(self, got: Mapping[str, float], levels: Mapping[str, int]) -> None:
+        for key in self.targets:
+            if key not in self.best or got[key] < self.best[key][0]:
+                self.best[key] = (got[key], dict(levels))
+
+    def refusal(self, max_suppression, limit: int) -> ParameterError:
+        """The error when no node meets the targets: the target missed and the best value reached."""
+        missed = [key for key in self.targets if key in self.best and self.best[key][0] > self.targets[key]]
+        if missed:  # nodes kept within the limit, and a global target stayed above its bound
+            key = missed[0]
+            value, levels = self.best[key]
+            lever = ("" if "max_individual_risk" in self.targets else
+                     ", set max_individual_risk too (the rows it suppresses lower the mean and the sum)")
+            return ParameterError(
+                f"no generalization meets {key}={self.targets[key]:g}: the best reached is {value:.6g} "
+                f"(at {_at(levels)}); raise {key} or k{lever}, or give coarser hierarchies; nothing is published")
+        target = self.targets.get("max_individual_risk", float("nan"))
+        value, levels = self.best_before or (float("nan"), {})
+        return ParameterError(
+            f"no generalization meets max_individual_risk={target:g} within max_suppression={max_suppression!r} "
+            f"({limit} rows): the lowest highest risk of a node is {value:.6g} (at {_at(levels)}), and suppressing "
+            "the rows above the target passes the limit at every node; allow more suppression, raise "
+            "max_individual_risk or k, or give coarser hierarchies; nothing is published")
+
+
+def _at(levels: Mapping[str, int]) -> str:
+    return ", ".join(f"{a}={v}" for a, v in levels.items()) or "the only node"
+
+
+def judged(prep, bottom, levels: Mapping[str, int], class_of: np.ndarray, n_classes: int, bad: np.ndarray,
+           sizes: np.ndarray, within: int | None) -> np.ndarray:
+    """The search's feasibility hook: a node's suppressed classes (``bad``, from k, l and t) with
+    the classes above ``max_individual_risk`` added, or every class where the rows left miss a
+    target (so the node suppresses more than any limit and is never the answer). Unchanged
+    without risk targets, or where ``bad`` alone passes ``within`` already."""
+    if not prep.spec.risk_targets:
+        return bad
+    if within is not None and int(sizes[bad].sum()) > within:
+        return bad
+    judge = bottom.__dict__.get("risk_judge")
+    if judge is None:
+        judge = bottom.__dict__["risk_judge"] = node_judge(prep, bottom)
+    out, ok = judge.judge(prep.hierarchies, bottom.codes, levels, class_of, n_classes, bad, sizes, within)
+    return out if ok else np.ones_like(bad)
+
+
+def refuse(prep, bottom, limit: int) -> None:
+    """Raise the risk targets' refusal when nodes within the limit were judged and none met them."""
+    judge = bottom.__dict__.get("risk_judge")
+    if judge is not None and judge.judged:
+        raise judge.refusal(prep.spec.max_suppression, limit)
+
+
+def node_judge(prep, bottom) -> NodeJudge | None:
+    """The judge of a search over ``bottom`` (the rows grouped by their level-0 codes), or None
+    when the spec sets no risk target."""
+    spec = prep.spec
+    targets = dict(getattr(spec, "risk_targets", None) or {})
+    if not targets:
+        return None
+    from ..reporting._sample_risk import sampling_weights
+
+    weight = spec.weight
+    w = sampling_weights(prep.frame[weight].reset_index(drop=True), weight)
+    n_bottom = int(bottom.counts.size)
+    from ..reporting._sample_risk import key_codes
+
+    first = np.zeros(n_bottom, np.int64)
+    first[bottom.of_row[::-1]] = np.arange(bottom.of_row.size - 1, -1, -1)
+    # missing as the written file's verifier reads a cell (the NA vocabulary, system missing)
+    level0 = key_codes(prep.frame.iloc[first].reset_index(drop=True), list(prep.categorical))
+    missing0 = {a: level0[:, j] < 0 for j, a in enumerate(prep.categorical)}
+    masks = np.asarray([prep.pattern_masks[int(p)] for p in bottom.pattern], dtype=bool).reshape(n_bottom, -1) \
+        if prep.numeric else np.zeros((n_bottom, 0), bool)
+    return NodeJudge(targets, [*prep.numeric, *prep.categorical], np.bincount(bottom.of_row, weights=w,
+                                                                             minlength=n_bottom),
+                     missing0, ~masks[:, :len(prep.numeric)])
+
+
+def suppress_groups(prep, groups: np.ndarray, levels_per_row: Mapping[str, np.ndarray]) -> np.ndarray:
+    """With numeric quasi-identifiers a published key is a microaggregation group (its means),
+    a part of the node's class: the groups whose rows are above ``max_individual_risk`` are
+    suppressed too (whole groups, so k holds), again until none is left above. ``groups``: the
+    group of each row, -1 for a suppressed row."""
+    limit = prep.spec.risk_targets.get("max_individual_risk")
+    if limit is None or not prep.numeric or not (groups >= 0).any():
+        return groups
+    from ..metrics import wildcard_counts
+    from ..reporting._sample_risk import individual_risk, key_codes, sampling_weights
+
+    weight = prep.spec.weight
+    w = sampling_weights(prep.frame[weight].reset_index(drop=True), weight)
+    n = prep.n
+    missing0 = key_codes(prep.frame.reset_index(drop=True), list(prep.categorical)) < 0
+    cols = []
+    for j, a in enumerate(prep.categorical):
+        level, code = levels_per_row[a], np.zeros(n, np.int64)
+        for L in np.unique(level):
+            rows = level == L
+            if L <= prep.hierarchies[a].max_level:  # above: one label ("*") in every row
+                code[rows] = prep.hierarchies[a].code_map(int(L))[prep.codes0[a][rows]]
+        cols.append(np.where((level == 0) & missing0[:, j], -1, code))
+    for j in range(len(prep.numeric)):
+        cols.append(np.where(np.isnan(prep.X[:, j]), -1, groups))
+    codes = np.column_stack(cols)
+    before = int((groups < 0).sum())
+    groups = groups.copy()
+    while True:
+        keep = np.flatnonzero(groups >= 0)
+        both = wildcard_counts(codes[keep], np.column_stack([np.ones(keep.size), w[keep]]))
+        above = individual_risk(both[:, 0], both[:, 1]) > limit
+        if not above.any():
+            break
+        groups[np.isin(groups, np.unique(groups[keep[above]]))] = -1
+    from ..generalization._negotiate import max_suppression_count
+
+    allowed = max_suppression_count(prep.spec.max_suppression, n)
+    suppressed = int((groups < 0).sum())
+    if suppressed > allowed and suppressed > before:
+        raise ParameterError(
+            f"the groups of the numeric quasi-identifiers ({', '.join(prep.numeric)}) above max_individual_risk="
+            f"{limit:g} hold {suppressed - before} rows more, {suppressed} suppressed in all, more than "
+            f"max_suppression={prep.spec.max_suppression!r} ({allowed} rows); raise max_individual_risk or k, "
+            "or allow more suppression; nothing is published")
+    return groups
+
+
+def measured(table: pd.DataFrame, quasi_identifiers, weight: str) -> dict[str, Any]:
+    """The three measures of a table as :func:`incrowd.risk` computes them."""
+    from ..reporting._sample_risk import frequencies, individual_risk, key_codes, sampling_weights
+
+    w = sampling_weights(table[weight].reset_index(drop=True), weight)
+    fk, Fk = frequencies(key_codes(table, list(quasi_identifiers)), w)
+    risk = individual_risk(fk, Fk)
+    return {"max_individual_risk": float(risk.max()) if risk.size else 0.0,
+            "max_global_risk": float(risk.mean()) if risk.size else 0.0,
+            "max_expected_reidentifications": float(risk.sum()), "_risk": risk}
+
+
+def verifier(targets: Mapping[str, float], weight: str):
+    """The check :class:`incrowd.io.Promise` runs on a release as read back: a record of each
+    target and the value reached, or a :class:`VerificationError` naming the target missed."""
+    targets = dict(targets)
+
+    def check(table: pd.DataFrame, quasi_identifiers, what: str) -> dict[str, Any]:
+        if weight not in table.columns:
+            raise VerificationError(f"{what} has no weight column {weight!r} to measure the risk with; "
+                                    "nothing was written")
+        got = measured(table, quasi_identifiers, weight)
+        risk = got.pop("_risk")
+        met = _met(targets, got, RELATIVE_SLACK)
+        for key, ok in met.items():
+            if not ok:
+                where = ""
+                if key == "max_individual_risk":
+                    row = int(np.argmax(risk))
+                    where = f" (data row {row + 1})"
+                raise VerificationError(f"{what} does not meet {key}={targets[key]:g}: it reaches "
+                                        f"{got[key]:.6g}{where}; nothing was written")
+        return {"ok": True, "weight": weight,
+                "targets": {key: {"target": limit, "achieved": got[key], "measure": _MEASURE[key]}
+                            for key, limit in targets.items()}}
+
+    return check
+
+
+__all__: list[str] = []
