@@ -64,3 +64,10 @@ def test_unknown_columns_and_text_where_numbers_are_needed_are_named():
     assert a.categorical == ["age", "sex"]
     assert any("generalized" in text for text in a.assumptions)
     assert np.array_equal(a.kept, np.arange(6))
+    # named categorical by the caller (a hierarchy, or a spec's roles): no guess, nothing said
+    coded = original.assign(sex=[1, 2, 1, 2, 1, 2])
+    for named in ({"categorical": ["sex"]}, {"numeric": ["age"]}):
+        b = align(coded, coded.assign(sex=["1", "2", "1", "2", "1", "2"]), ["age", "sex"], **named)
+        assert b.categorical == ["sex"] and not any("generalized" in text for text in b.assumptions), named
+    assert any("generalized" in text
+               for text in align(coded, coded.assign(sex=["1", "2", "1", "2", "1", "*"]), ["age", "sex"]).assumptions)

@@ -534,3 +534,27 @@ def test_a_refusal_names_the_column_without_a_hierarchy_and_only_the_levers_set(
     assert "lower k or l," in str(refused.value) and "raise t" not in str(refused.value)
     with pytest.raises(ParameterError, match="lower k, raise t,"):
         incrowd.publish(frame, {"privacy": {"k": 2, "t": 0.5}, "columns": {**columns, "inc": "sensitive"}})
+
+
+@needs_data
+@pytest.mark.slow
+def test_the_standalone_report_reads_a_labelled_release_by_its_labels_and_the_specs_weight(tmp_path):
+    # a generalized group is stored as a new code (e.g. 101) whose value label is the group's
+    # label: the report on the written .sav must read it so, as publish --report does in memory
+    survey.write_hierarchies(tmp_path, DATA)
+    source = survey.write_sav(tmp_path / "adult.sav", DATA, n=2000)
+    spec = tmp_path / "release.toml"
+    spec.write_text(edit_roles(run("publish", source, "--example-spec").stdout))
+    out = tmp_path / "release.sav"
+    done = run("publish", source, "--spec", spec, "-o", out, "--report", tmp_path / "inside.json", "--json")
+    assert done.exit_code == 0, done.output
+    assert any(level > 0 for level in json.loads(done.stdout)["levels"].values())  # groups were written
+    done = run("report", source, out, "--spec", spec, "-o", tmp_path / "alone.json")
+    assert done.exit_code == 0, done.output
+    inside = json.loads((tmp_path / "inside.json").read_text())
+    alone = json.loads((tmp_path / "alone.json").read_text())
+    assert alone["utility"]["categorical"]["ncp"] == pytest.approx(inside["utility"]["categorical"]["ncp"])
+    assert alone["utility"]["categorical"]["height"] == pytest.approx(inside["utility"]["categorical"]["height"])
+    measures = {line["measure"] for line in alone["verdict"]}
+    assert {"weighted_highest_risk", "weighted_global_risk"} <= measures  # the spec's weight role
+    assert not any("hold numbers in the original" in text for text in alone["assumptions"])

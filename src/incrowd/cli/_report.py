@@ -107,7 +107,8 @@ def report_command(
         "--threshold", help="Re-identification risk above which a record counts as at risk.")] = 0.2,
     weight: Annotated[Optional[str], typer.Option(
         "--weight", help="The original's sampling-weight column: the report adds the release's individual "
-        "and global risk and expected re-identifications as sdcMicro measures them.", show_default=False)] = None,
+        "and global risk and expected re-identifications as sdcMicro measures them (default: the --spec's "
+        "weight column).", show_default=False)] = None,
     hierarchies: Annotated[Optional[Path], typer.Option(
         "--hierarchies", metavar="DIR", help="Folder of ARX-style hierarchy files ('<attribute>.csv' or "
         "'<name>_hierarchy_<attribute>.csv'), as 'lattice build' takes it: the categorical utility (NCP, "
@@ -141,6 +142,7 @@ def report_command(
 
             loaded = load_spec(spec)
             qis = qis or loaded.quasi_identifiers
+            weight = weight or loaded.weight  # the spec's weight role weights the risk, as in publish --report
         if not qis:
             raise ParameterError("--qi is required: the columns an intruder may know (or give --spec)")
         flags = parse_threshold_flags(verdict_threshold)

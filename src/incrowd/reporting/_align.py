@@ -165,7 +165,10 @@ def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sens
     nums = forced or [c for c in qis if c not in set(categorical) and is_numeric("original", c)
                       and is_numeric("release", c)]
     cats = [c for c in qis if c not in nums]
-    generalized_numbers = [c for c in cats if is_numeric("original", c)]
+    # a column the caller named categorical (a hierarchy, or every QI but the numeric ones it
+    # named: a release spec's roles) is no guess, so it is not listed as an assumption
+    said = set(categorical) | (set(qis) - set(forced) if forced else set())
+    generalized_numbers = [c for c in cats if c not in said and is_numeric("original", c)]
     if generalized_numbers:
         assumptions.append(f"{generalized_numbers} hold numbers in the original but not in the release "
                            "(generalized): they are measured as categorical")

@@ -334,7 +334,8 @@ def _utility(a: Aligned, hierarchies, target, random_state, seconds) -> dict:
         check_cancelled()
         t = work_clock()
         out["categorical"] = measures.categorical_utility(
-            a.original[a.categorical], _release_with_suppressed(a), dict(hierarchies or {}), a.suppressed)
+            a.original[a.categorical], _release_with_suppressed(a), dict(hierarchies or {}), a.suppressed,
+            value_labels=_value_labels(a.release, a.categorical))
         undefined = out["categorical"].get("ncp_undefined") or []
         if undefined:
             a.assumptions.append(f"{undefined} were recoded without a hierarchy the report knows: their NCP is "
@@ -347,6 +348,20 @@ def _utility(a: Aligned, hierarchies, target, random_state, seconds) -> dict:
         out["model"] = measures.model_utility(a.original.iloc[a.kept].reset_index(drop=True), a.release, target,
                                               features, random_state=random_state)
         seconds["model_utility"] = work_clock() - t
+    return out
+
+
+def _value_labels(release: pd.DataFrame, columns: Sequence[str]) -> dict[str, dict]:
+    """Per categorical column of a labelled release (SPSS, Stata): its codes' value labels, so
+    a generalized group stored as a new code is read as the group's label."""
+    meta = release.attrs.get("statfile") if isinstance(release, pd.DataFrame) else None
+    if not isinstance(meta, dict):
+        return {}
+    out = {}
+    for c in columns:
+        pairs = ((meta.get("columns") or {}).get(str(c)) or {}).get("value_labels") or ()
+        if pairs:
+            out[str(c)] = {code: label for code, label in pairs}
     return out
 
 

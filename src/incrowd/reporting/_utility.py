@@ -394,9 +394,12 @@ def _as_labels(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _published_levels(hierarchy, original: pd.Series, published: np.ndarray, rows: np.ndarray,
-                      name: str) -> tuple[np.ndarray, np.ndarray]:
+                      name: str, labels: Mapping[str, str] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """For the given rows: the lowest level whose label of the original value is the published
-    label (-1 where none is: a suppressed cell), and the original's level-0 codes."""
+    label (-1 where none is: a suppressed cell), and the original's level-0 codes. ``labels``
+    (a labelled file's codes, spelled as the published values are, to their value labels): a
+    published code meets the hierarchy by its spelling or by its label, as the release was
+    written from either."""
     from ..generalization._cells import encode_cells  # missing cells as the release met them
 
     codes0 = encode_cells(hierarchy, original[rows].reset_index(drop=True))
@@ -412,13 +415,16 @@ def _published_levels(hierarchy, original: pd.Series, published: np.ndarray, row
     pairs = np.asarray(pairs, dtype=np.int64)
     pair_code0 = (pairs // max(len(pub_uniques), 1)).astype(np.int64)
     pair_pub = np.asarray(pub_uniques, dtype=object)[pairs % max(len(pub_uniques), 1)].astype(str)
+    pair_label = np.array([labels.get(p, p) for p in pair_pub], dtype=object).astype(str) if labels else pair_pub
     pair_level = np.full(pairs.size, -1, dtype=np.int64)
     for L in range(hierarchy.depth):
-        labels = hierarchy.labels[L].astype(str)[hierarchy.code_map(L)[pair_code0]]
-        pair_level[(pair_level < 0) & (labels == pair_pub)] = L
+        at_level = hierarchy.labels[L].astype(str)[hierarchy.code_map(L)[pair_code0]]
+        pair_level[(pair_level < 0) & ((at_level == pair_pub) | (at_level == pair_label))] = L
     level = pair_level[inverse.ravel()]
     unresolved = level < 0
     stray = unresolved & (pub != SUPPRESSED_LABEL)
+    if labels:
+        stray &= np.array([labels.get(p, p) != SUPPRESSED_LABEL for p in pub], dtype=bool)
     if stray.any():
         i = int(np.flatnonzero(stray)[0])
         raise DataError(
@@ -428,8 +434,18 @@ def _published_levels(hierarchy, original: pd.Series, published: np.ndarray, row
     return level, codes0
 
 
+def _spelled_labels(labels: Mapping | None) -> dict[str, str] | None:
+    """A column's value labels keyed by their codes spelled as :func:`_as_labels` spells values."""
+    if not labels:
+        return None
+    from ..generalization._hierarchy import value_labels as spell
+
+    codes = list(labels)
+    return dict(zip(spell(pd.Series(codes, dtype=object).infer_objects()), (str(labels[c]) for c in codes)))
+
+
 def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchies: Mapping | None,
-                        suppressed: np.ndarray | None) -> dict:
+                        suppressed: np.ndarray | None, value_labels: Mapping[str, Mapping] | None = None) -> dict:
     """Utility of a generalized (and suppressed) release of categorical quasi-identifiers.
 
     ``original`` and ``release`` hold the same rows in the same order, suppressed rows included
@@ -456,6 +472,8 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
       unchanged and 1 suppressed; where it was recoded otherwise its NCP is ``None`` (the
       coverage of the new value is unknown: give its hierarchy) and it is left out of the mean.
       ``mean_ncp_columns`` names the columns the mean covers, ``ncp_undefined`` the others.
+      ``value_labels`` (per column, a labelled file's codes to their labels): a generalized
+      group stored as a new code is read as its label.
       ``mean_ncp_all_rows``: the same mean with every withheld row costing 1 in every column,
       over all rows (the release summary's ``categorical_ncp``). Rows whose original value is
       missing are left out of height and NCP.
@@ -499,7 +517,7 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
         counted = rows.size
         h = hierarchies.get(name)
         if h is not None:
-            level, codes0 = _published_levels(h, orig_col, pub, rows, name)
+            level, codes0 = _published_levels(h, orig_col, pub, rows, name, _spelled_labels((value_labels or {}).get(name)))
             top = h.max_level
             cell_suppressed = level < 0
             lv = np.where(cell_suppressed, top, level)
