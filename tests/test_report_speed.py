@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from incrowd.exceptions import DataError
@@ -61,7 +61,14 @@ def test_fast_mcd_is_scikit_learns_bit_for_bit(n, p, fraction, seed, digits):
     # rounded data: ties in the distances, where a different order of operations would show
     x = np.round(rng.standard_normal((n, p)) @ rng.standard_normal((p, p)) * 3, digits)
     x[: n // 8] += 10  # outliers the MCD leaves out
-    _same(*_mcd_pair(x, fraction, seed % 1000))
+    # the domain the module promises equality on (it says why): supports of at least p + 2 rows
+    assume(int(fraction * n) >= p + 2)
+    expected, got = _mcd_pair(x, fraction, seed % 1000)
+    # scikit-learn's own failure in one dimension (an empty array inside MinCovDet), not a refusal
+    assume(not (isinstance(expected, ValueError) and "0 sample" in str(expected)))
+    if not isinstance(expected, Exception):
+        assume(np.linalg.slogdet(expected[1])[0] > 0)  # a singular best support (see the module)
+    _same(expected, got)
 
 
 @pytest.mark.slow
