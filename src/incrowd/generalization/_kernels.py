@@ -30,6 +30,16 @@ def _row_hash(codes, r, n_key):
 
 
 @njit(cache=True)
+def _open_table(n):
+    """An empty open-addressing table for n keys (a power of two at least 2n, so probes stay
+    short) and the mask that maps a hash to a slot."""
+    cap = 16
+    while cap < 2 * n:
+        cap <<= 1
+    return np.full(cap, _EMPTY, np.int64), np.uint64(cap - 1)
+
+
+@njit(cache=True)
 def group_rows(codes, counts, n_key):
     """Group rows by their first ``n_key`` columns (open-addressing hash on the code tuple).
 
@@ -37,11 +47,7 @@ def group_rows(codes, counts, n_key):
     groups are numbered in order of first appearance, so the result is deterministic.
     """
     n = codes.shape[0]
-    cap = 16
-    while cap < 2 * n:
-        cap <<= 1
-    mask = np.uint64(cap - 1)
-    table = np.full(cap, _EMPTY, np.int64)
+    table, mask = _open_table(n)
     first = np.empty(n, np.int64)
     sums = np.zeros(n, np.int64)
     inverse = np.empty(n, np.int64)
@@ -164,11 +170,7 @@ def _node_groups(codes0, first_key, maps, map_rows, widths):
     bottom class)."""
     n = codes0.shape[0]
     m = codes0.shape[1]
-    cap = 16
-    while cap < 2 * n:
-        cap <<= 1
-    mask = np.uint64(cap - 1)
-    table = np.full(cap, _EMPTY, np.int64)
+    table, mask = _open_table(n)
     group_key = np.empty(n, np.int64)
     group_first = np.empty(n, np.int64)
     gid = np.empty(n, np.int64)
