@@ -312,6 +312,8 @@ def lower_bound(data, k: int, *, iterations: int | None = None) -> float:
         return 0.0
     Y, w = _distinct(Z)
     P = Y.shape[0]
+    if P == 1:  # one distinct row (values equal up to rounding): every grouping loses nothing
+        return 0.0
     if iterations is None:
         iterations = _ITERATIONS_ALL_ROWS if P <= _ALL_ROWS_MAX else _ITERATIONS
     if P <= _ALL_ROWS_MAX:

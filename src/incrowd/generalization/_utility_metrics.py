@@ -370,6 +370,12 @@ class Choice:
     optimality_gap: float
 
 
+def _tie_tolerance(value: float) -> float:
+    """How far two metric values may differ and still tie: the rounding of sums of the same terms
+    in another order, not a difference of utility."""
+    return 1e-12 * max(1.0, abs(value))
+
+
 def best_node(tabs: MetricTables, metric: str, candidates: np.ndarray, hist, criterion: str,
               threshold: int | tuple[int, int],
               suppressed: np.ndarray, max_evaluations: int | None = None) -> Choice | None:
@@ -384,8 +390,10 @@ def best_node(tabs: MetricTables, metric: str, candidates: np.ndarray, hist, cri
     heights = tabs.heights
     exact = tabs.exact_all(metric, hist, criterion, threshold)
     if exact is not None:
-        order = np.lexsort((ids, suppressed[ids], heights[ids], exact[ids]))
-        best = int(ids[order[0]])
+        least = float(exact[ids].min())
+        # values equal up to rounding (one metric summed in another order) are ties
+        near = ids[exact[ids] <= least + _tie_tolerance(least)]
+        best = int(near[np.lexsort((near, suppressed[near], heights[near]))[0]])
         return Choice(best, float(exact[best]), 0, 0.0)
     limit = MAX_EVALUATIONS if max_evaluations is None else max_evaluations
     bound = tabs.bounds(metric, hist, criterion)
@@ -394,7 +402,7 @@ def best_node(tabs: MetricTables, metric: str, candidates: np.ndarray, hist, cri
     gap = 0.0
     for v in order:
         v = int(v)
-        if best_key is not None and bound[v] > best_key[0]:
+        if best_key is not None and bound[v] > best_key[0] + _tie_tolerance(best_key[0]):
             break
         if evaluated >= limit:
             gap = max(0.0, best_key[0] - float(bound[v])) if best_key is not None else math.inf
@@ -404,7 +412,8 @@ def best_node(tabs: MetricTables, metric: str, candidates: np.ndarray, hist, cri
             raise AssertionError(f"metric {metric!r} has no value at node {v}")
         evaluated += 1
         key = (value, int(heights[v]), int(suppressed[v]), v)
-        if best_key is None or key < best_key:
+        if best_key is None or value < best_key[0] - _tie_tolerance(best_key[0]) or (
+                abs(value - best_key[0]) <= _tie_tolerance(best_key[0]) and key[1:] < best_key[1:]):
             best, best_key = v, key
     if best_key is None:  # no node was evaluated: only a limit below 1 stops before the first
         raise ParameterError(f"max_evaluations must be at least 1; got {max_evaluations!r}")
