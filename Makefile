@@ -17,7 +17,7 @@ $(BIN)/python:
 # scikit-learn, numba, joblib, scipy) are ours already, so it comes without its pins too;
 # 1.1 needs polars besides, so it stays below 1.1.
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[test,web,dask]"
+	$(BIN)/python -m pip install --quiet -e ".[test,web,dask,bench]"
 	$(BIN)/python -m pip install --quiet --no-deps "pycanon>=1.3.6"
 	$(BIN)/python -m pip install --quiet --no-deps "anonymeter>=1.0,<1.1"
 	touch $(STAMP)

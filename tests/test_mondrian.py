@@ -19,6 +19,7 @@ from incrowd.microaggregation.mondrian._mondrian_kernel import (
     RULE_RANGE,
     RULE_V2D,
     RULE_VARIANCE,
+    heap_sort_range,
     mondrian_labels,
     select_kth,
 )
@@ -172,6 +173,20 @@ def test_select_kth(values, data):
     a = np.array(values, dtype=float)
     r = data.draw(st.integers(0, a.size - 1))
     assert select_kth(a.copy(), a.size, r) == np.sort(a)[r]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-3, 3) | st.floats(-1e3, 1e3), min_size=0, max_size=80), st.data())
+def test_heap_sort_range_sorts_the_range_only(values, data):
+    # select_kth's fallback after too many quickselect rounds; quickselect rarely reaches it
+    a = np.array(values, dtype=float)
+    lo = data.draw(st.integers(0, a.size))
+    hi = data.draw(st.integers(lo, a.size))
+    b = a.copy()
+    heap_sort_range(b, lo, hi)
+    np.testing.assert_array_equal(b[lo:hi], np.sort(a[lo:hi]))
+    np.testing.assert_array_equal(b[:lo], a[:lo])
+    np.testing.assert_array_equal(b[hi:], a[hi:])
 
 
 # ---------------------------------------------------------------------------------------------

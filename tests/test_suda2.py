@@ -236,3 +236,32 @@ def test_original_scores_must_be_a_bool():
         suda2(keys, original_scores="no")
     with pytest.raises(ParameterError, match="suda_original_scores must be true or false"):
         incrowd.risk(keys, ["a", "b"], suda_original_scores=1)
+
+
+def test_the_cli_takes_the_ihsn_scores(tmp_path):
+    """``incrowd risk --suda-scores ihsn`` gives sdcMicro's suda2(original_scores = FALSE) scores
+    for the riskiest records it prints, and says which weights it used."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+
+    peer = _peer("testdata_ihsn")
+    keys = peer.drop(columns=["score", "dis_score"])
+    keys.to_csv(tmp_path / "keys.csv", index=False)
+    qi = ",".join(keys.columns)
+    answers = {}
+    for scores in ("original", "ihsn"):
+        done = CliRunner().invoke(app, ["risk", str(tmp_path / "keys.csv"), "--qi", qi, "--json",
+                                        "--suda-scores", scores])
+        assert done.exit_code == 0, done.output
+        answers[scores] = json.loads(done.output)
+        assert answers[scores]["about"]["suda_scores"] == scores
+    riskiest = answers["ihsn"]["riskiest"]
+    assert riskiest
+    for record in riskiest:
+        assert record["suda_score"] == pytest.approx(peer["score"].iloc[record["row"] - 1], abs=1e-9)
+    assert [r["suda_score"] for r in riskiest] != [r["suda_score"] for r in answers["original"]["riskiest"]]
+    done = CliRunner().invoke(app, ["risk", str(tmp_path / "keys.csv"), "--qi", qi, "--suda-scores", "dis"])
+    assert done.exit_code == 2 and "--suda-scores must be 'original' or 'ihsn'" in done.output

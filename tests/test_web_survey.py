@@ -273,6 +273,14 @@ def test_the_risk_step_gives_incrowd_risks_figures(app, tmp_path):
     labels = [label for label, _ in answer["lines"]]
     assert labels[:3] == ["rows", "global risk", "expected re-identifications"]
     assert "population uniques" in labels
+    # the SUDA2 weights of the IHSN's implementation, as incrowd risk --suda-scores ihsn gives them
+    ihsn = client.post("/api/risk", json=_risk_request(ds, suda_scores="ihsn")).json()
+    expected = incrowd.risk(incrowd.read_table(source), ["age", "sex", "marital_status"], weight="wgt",
+                            suda_original_scores=False)
+    assert ihsn["summary"] == json.loads(expected.to_json())["summary"]
+    assert ihsn["about"]["suda_scores"] == "ihsn" and ihsn["command"].endswith("--suda-scores ihsn")
+    assert [r["suda_score"] for r in ihsn["riskiest"]] == pytest.approx(
+        [r["suda_score"] for r in expected.to_dict()["riskiest"]])
 
 
 def test_the_risk_job_reports_its_result_and_stops_when_cancelled(app, tmp_path, monkeypatch):
@@ -317,6 +325,7 @@ def test_risk_step_errors_are_one_json_line(app, tmp_path):
     for body, needle in ((_risk_request(ds, quasi_identifiers=["nope"]), "'nope'"),
                          (_risk_request(ds, quasi_identifiers=["age", "wgt"]), "'wgt'"),
                          (_risk_request(ds, threshold=2), "threshold"),
+                         (_risk_request(ds, suda_scores="dis"), "suda_scores"),
                          (_risk_request("unknown"), "unknown dataset")):
         got = client.post("/api/risk", json=body)
         assert 400 <= got.status_code < 500 and got.headers["content-type"] == "application/json", got.text

@@ -38,6 +38,10 @@ def risk_command(
         show_default=False)] = None,
     threshold: Annotated[float, typer.Option(
         "--threshold", help="Individual risk above which a record counts as at risk.")] = 0.2,
+    suda_scores: Annotated[str, typer.Option(
+        "--suda-scores", help="How SUDA2 weighs a minimal sample unique of size s among M keys: "
+        "'original' by (M - s)! (Elliot et al.; sdcMicro's default, original_scores=TRUE), 'ihsn' by "
+        "(2^(M - s) - 1) s! (M - s)! / M!, as the IHSN's implementation did (original_scores=FALSE).")] = "original",
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Also write the risk report: .html (one self-contained page) or .json.",
         show_default=False)] = None,
@@ -57,12 +61,14 @@ def risk_command(
             check_output_path(output, (data_path,), what="risk report", stdout_ok=False)
         if not 0 < threshold <= 1:
             raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}")
+        if suda_scores not in ("original", "ihsn"):
+            raise ParameterError(f"--suda-scores must be 'original' or 'ihsn'; got {suda_scores!r}")
         with stages(3 if output is not None else 2, quiet=quiet or json_output) as progress:
             progress.stage("reading the file")
             data = read_table(data_path)
             progress.stage("measuring the risk")
             result = measure_risk(data, qis, weight=weight, household=household, population=population,
-                                  threshold=threshold)
+                                  threshold=threshold, suda_original_scores=suda_scores == "original")
             if output is not None:
                 progress.stage(f"writing {output.name}")
                 result.write(output, inputs=(data_path,))

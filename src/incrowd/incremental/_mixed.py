@@ -159,9 +159,6 @@ def check_supported(spec) -> None:
     if spec.strategy != "generalize-then-microaggregate":
         raise ParameterError(f"{spec.source}: an incremental release uses strategy "
                              f"\"generalize-then-microaggregate\"; got strategy = {spec.strategy!r}")
-    if spec.l is not None or spec.t is not None:
-        raise ParameterError(f"{spec.source}: an incremental release promises k only; remove l and t "
-                             "from [privacy] (publish all rows at once with 'incrowd publish' for them)")
     if spec.suppression != "rows":
         raise ParameterError(f"{spec.source}: an incremental release suppresses rows; set suppression = "
                              "\"rows\" in [privacy]")
@@ -377,7 +374,9 @@ def add(state: MixedState, frame: pd.DataFrame, strategy: str, inertial: bool) -
     spec = state.release_spec()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a few late rows are often constant: said of the whole, if at all
-        prepare(frame, replace(spec, k=1))  # the increment's own mistakes, named by its own row numbers
+        # the increment's own mistakes, named by its own row numbers; l and t hold for the
+        # releases of all rows, not for an increment alone
+        prepare(frame, replace(spec, k=1, l=None, t=None))
     rows = pd.concat([state.rows, frame], ignore_index=True)
     combined = state.frame()
     combined = pd.concat([combined, frame], ignore_index=True)
@@ -415,8 +414,8 @@ def release(state: MixedState):
     with compile_clock() as clock:
         start = time.perf_counter()
         prep = prepared_frame(frame, state.release_spec())
-        groups = state.labels
-        _check_waiting(prep, groups)
+        groups = _with_sensitive(prep, state)
+        _check_waiting(prep, groups, state.labels)
         levels_per_row = {a: np.full(prep.n, state.levels[a], np.int64) for a in prep.categorical}
         keep = groups >= 0
         fully = check_full_suppression(prep, levels_per_row, keep)
@@ -433,15 +432,29 @@ def release(state: MixedState):
     return result, frame
 
 
-def _check_waiting(prep, groups: np.ndarray) -> None:
+def _with_sensitive(prep, state: MixedState) -> np.ndarray:
+    """The state's groups with l and t enforced as ``publish`` enforces them on its groups: a
+    group whose sensitive values fail merges with the nearest group of its class (the node's
+    generalized values and the missing pattern), and what still fails is suppressed. The state
+    keeps its own groups; t compares with all rows of the state, the input of this release."""
+    from ..publishing._release import _enforce_sensitive
+
+    return _enforce_sensitive(prep, state.labels.copy(), _classes(prep, state.levels))
+
+
+def _check_waiting(prep, groups: np.ndarray, waiting_groups: np.ndarray) -> None:
     from ..publishing._release import _check_suppression
 
     try:
         _check_suppression(prep, groups)
     except ParameterError as exc:
-        waiting = int((groups < 0).sum())
-        raise ParameterError(f"{waiting} row(s) wait for k={prep.spec.k} rows of their class and would be "
-                             f"suppressed: {exc}; add more rows, or raise max_suppression in the spec") from None
+        waiting = int((waiting_groups < 0).sum())
+        failing = int((groups < 0).sum()) - waiting
+        what = [f"{waiting} row(s) wait for k={prep.spec.k} rows of their class"] if waiting else []
+        if failing:
+            what.append(f"{failing} row(s) are in groups that fail l or t within their class")
+        raise ParameterError(f"{' and '.join(what)} and would be suppressed: {exc}; add more rows, or raise "
+                             "max_suppression in the spec") from None
 
 
 # ---------------------------------------------------------------------------------------------

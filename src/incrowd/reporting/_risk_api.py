@@ -279,7 +279,8 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
             summary["population_uniqueness"] = uniqueness
             seconds["population_uniqueness"] = work_clock() - t
     about = {"rows": n, "quasi_identifiers": qis, "weight": weight, "household": household,
-             "population": population, "threshold": threshold, "seconds": seconds}
+             "population": population, "threshold": threshold,
+             "suda_scores": "original" if suda_original_scores else "ihsn", "seconds": seconds}
     riskiest = np.argsort(-rk, kind="stable")[:_SHOWN]
     top = data.iloc[riskiest][qis].astype(object).where(codes[riskiest] >= 0, None)
     _show_user_missing(top, data.iloc[riskiest])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import secrets
 import shlex
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict
@@ -35,6 +35,7 @@ class RiskRequest(BaseModel):
     household: Optional[str] = None
     population: Optional[float] = None
     threshold: float = 0.2
+    suda_scores: Literal["original", "ihsn"] = "original"
 
 
 def command_line(req: RiskRequest, input_name: str) -> str:
@@ -48,6 +49,8 @@ def command_line(req: RiskRequest, input_name: str) -> str:
         args += ["--population", f"{req.population:g}"]
     if req.threshold != 0.2:
         args += ["--threshold", f"{req.threshold:g}"]
+    if req.suda_scores != "original":
+        args += ["--suda-scores", req.suda_scores]
     return shlex.join(args)
 
 
@@ -62,7 +65,8 @@ def risk_in(session: Session, ds: Dataset, req: RiskRequest) -> dict[str, Any]:
         data = read_table(ds.path)
         check_cancelled()
         result = risk(data, req.quasi_identifiers, weight=req.weight or None, household=req.household or None,
-                      population=req.population, threshold=req.threshold)
+                      population=req.population, threshold=req.threshold,
+                      suda_original_scores=req.suda_scores == "original")
         check_cancelled()
     except BuildCancelled:
         raise

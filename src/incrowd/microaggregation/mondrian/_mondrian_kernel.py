@@ -150,6 +150,41 @@ def _project(W, s, e, a, b, o, out):
 
 
 @njit(cache=True)
+def _sift_down(a, lo, root, end):
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and a[lo + child] < a[lo + child + 1]:
+            child += 1
+        if a[lo + root] < a[lo + child]:
+            v = a[lo + root]
+            a[lo + root] = a[lo + child]
+            a[lo + child] = v
+            root = child
+        else:
+            return
+
+
+@njit(cache=True)
+def heap_sort_range(a, lo, hi):
+    """Sort a[lo:hi] in place, in O(n log n) and without extra memory.
+
+    Written out rather than ``a[lo:hi] = np.sort(a[lo:hi])``: that line makes numba compile its
+    sort and the error path of an array assignment (message formatting included), about 1.5 s on
+    first use, for a fallback that almost never runs. A sort of values has one answer, so the
+    result is the same."""
+    n = hi - lo
+    for root in range(n // 2 - 1, -1, -1):
+        _sift_down(a, lo, root, n)
+    for end in range(n - 1, 0, -1):
+        v = a[lo]
+        a[lo] = a[lo + end]
+        a[lo + end] = v
+        _sift_down(a, lo, 0, end)
+
+
+@njit(cache=True)
 def select_kth(a, n, r):
     """The r-th smallest (0-based) of a[:n]; a[:n] is reordered. O(n) expected.
 
@@ -168,7 +203,7 @@ def select_kth(a, n, r):
     while lo < hi:
         rounds += 1
         if rounds > limit:
-            a[lo:hi + 1] = np.sort(a[lo:hi + 1])
+            heap_sort_range(a, lo, hi + 1)
             return a[r]
         mid = lo + (hi - lo) // 2
         x = a[lo]
