@@ -270,6 +270,29 @@ def test_an_increment_repeating_a_row_key_is_refused(tmp_path):
         session.add(small_frame(5, 1, start=3), "nn")
 
 
+def test_a_row_added_twice_without_identifiers_is_refused_unless_allowed(tmp_path):
+    spec = small_spec(tmp_path)
+    spec.write_text(spec.read_text().replace('id = "identifier"\n', ""))
+    base = small_frame(30, 0).drop(columns="id")
+    late = small_frame(6, 1).drop(columns="id")
+    base.to_csv(tmp_path / "base.csv", index=False)
+    late.to_csv(tmp_path / "late.csv", index=False)
+    state = tmp_path / "s.duckdb"
+    assert run("incremental", "base", tmp_path / "base.csv", "-o", state, "--spec", spec).exit_code == 0
+    assert run("incremental", "add", state, tmp_path / "late.csv", "--spec", spec).exit_code == 0
+    before = state.read_bytes()
+    # the same file again, and a base row typed another way (ages as integers): both recognised
+    for again in (late, base.iloc[[4]].astype({"age": int})):
+        again.to_csv(tmp_path / "again.csv", index=False)
+        done = run("incremental", "add", state, tmp_path / "again.csv", "--spec", spec)
+        assert done.exit_code == 2 and "already in state file" in done.output, done.output
+        assert "increment data row 1" in done.output and "Traceback" not in done.output
+        assert state.read_bytes() == before
+    done = run("incremental", "add", state, tmp_path / "again.csv", "--spec", spec, "--allow-duplicates")
+    assert done.exit_code == 0, done.output
+    assert IncrementalMicroaggregation.open(state).describe()["rows"] == 37
+
+
 # --------------------------------------------------------------------------------------------
 # random mixed schedules
 

@@ -460,7 +460,7 @@ class IncrementalMicroaggregation:
         if self._mixed:
             with state_lock(self.path, wait):
                 self._refresh()
-                return self._add_mixed(data, strategy, bool(inertial), k, spec, base_dir)
+                return self._add_mixed(data, strategy, bool(inertial), k, spec, base_dir, bool(allow_duplicates))
         if spec is not None:
             raise ParameterError(f"state file {str(self.path)!r} was made without a release specification "
                                  "(numeric quasi-identifiers only); add to it without one")
@@ -469,7 +469,8 @@ class IncrementalMicroaggregation:
             self._refresh()
             return self._add_locked(data, strategy, bool(inertial), k, bool(allow_duplicates))
 
-    def _add_mixed(self, data, strategy: str, inertial: bool, k: int | None, spec, base_dir) -> dict[str, Any]:
+    def _add_mixed(self, data, strategy: str, inertial: bool, k: int | None, spec, base_dir,
+                   allow_duplicates: bool = False) -> dict[str, Any]:
         st: Any = self._state
         if k is not None and k != st.k:
             raise ParameterError(
@@ -492,9 +493,32 @@ class IncrementalMicroaggregation:
                     f"identifier value {value!r} (increment data row {pos + 1}) is already in "
                     f"the state; {int(again.sum())} row(s) of this increment were adjoined before"
                 )
+        elif not allow_duplicates:
+            self._refuse_mixed_duplicates(frame)
         new_state, report = _mixed.add(st, frame, strategy, inertial)
         self._state = _mixed.save(new_state, self.path)  # type: ignore[assignment]
         return dict(report)
+
+    def _refuse_mixed_duplicates(self, frame: pd.DataFrame) -> None:
+        """A mixed state keeps its rows whole, so a row already in it (the same file added twice)
+        is found by hashing every column of both with one fresh key, as a numeric state's
+        stored fingerprints find it."""
+        st: Any = self._state
+        columns = [c for c in st.rows.columns if c in frame.columns]
+        key = _fingerprint.new_key()
+        empty = np.empty((0, 0))
+        seen = _fingerprint.fingerprints(empty.reshape(st.rows.shape[0], 0), st.rows[columns], key)
+        prints = _fingerprint.fingerprints(empty.reshape(frame.shape[0], 0), frame[columns].reset_index(drop=True), key)
+        again = np.isin(prints, seen)
+        count = int(again.sum())
+        if count:
+            first = int(np.flatnonzero(again)[0])
+            raise DataError(
+                f"{count} row(s) of the increment are already in state file {str(self.path)!r} "
+                f"(first: increment data row {first + 1}); the same record adjoined twice makes "
+                "groups of copies that hide no one. If these rows are different people with equal "
+                "values, pass --allow-duplicates (API allow_duplicates=True)"
+            )
 
     def _warm(self, data, strategy: str) -> None:
         """Compile the kernels this add needs before taking the writer lock (a first compile
