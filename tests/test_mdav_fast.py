@@ -82,3 +82,18 @@ def test_float32_option_reports_what_changed():
     assert rows_regrouped(np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])) == 4
     with pytest.raises(ParameterError, match="dtype must be 'float64' or 'float32'"):
         MDAV(5, dtype="float16").fit(X)
+
+
+@pytest.mark.parametrize("columns", [1, 3])
+def test_the_kernel_chosen_by_size_gives_the_scans_groups_on_both_sides_of_the_switch(columns):
+    """Below ``SCAN_BELOW`` rows MDAV runs the plain scan (it compiles in a fraction of the
+    screened kernel's time), from there the screened kernel: the groups are the scan's on both
+    sides, ties included (ages on a grid)."""
+    from incrowd.microaggregation.mdav import mdav as mdav_module
+
+    rng = np.random.default_rng(columns)
+    for n in (mdav_module.SCAN_BELOW - 1, mdav_module.SCAN_BELOW):
+        Z = np.ascontiguousarray(np.round(rng.standard_normal((n, columns)) * 8) / 8)
+        expected = mdav_labels(Z, 5)
+        np.testing.assert_array_equal(mdav_module.mdav_exact_labels(Z, 5), expected)
+        np.testing.assert_array_equal(mdav_fast_labels(Z, 5, -1, 1, False)[0], expected)

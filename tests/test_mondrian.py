@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from incrowd._standardize import standardize
 from incrowd.exceptions import ParameterError
 from incrowd.metrics import information_loss
+from incrowd.microaggregation._kernels import heap_sort_range
 from incrowd.microaggregation.mondrian._mondrian_kernel import (
     RULE_RANGE,
     RULE_V2D,
     RULE_VARIANCE,
-    heap_sort_range,
     mondrian_labels,
     select_kth,
 )

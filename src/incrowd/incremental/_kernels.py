@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..microaggregation._kernels import heap_sort_range
 from ..microaggregation.mdav._mdav_kernel import mdav_labels
 
 #: split modes of :func:`adjoin`
@@ -113,11 +114,18 @@ def _split_group(P_old, P_new, first_new, q, k, n_groups, head, nxt, labels, sum
         r = nxt[r]
     # MDAV's result depends on the row order it is given; ascending row numbers make the split
     # independent of the order in which members were linked.
-    members.sort()
+    heap_sort_range(members, 0, count)
     m = P_new.shape[1]
     block = np.empty((count, m))
+    # element by element: a row assignment would compile numba's shape-mismatch error path
     for t in range(count):
-        block[t] = _point(P_old, P_new, first_new, members[t])
+        r = members[t]
+        if r < first_new:
+            for j in range(m):
+                block[t, j] = P_old[r, j]
+        else:
+            for j in range(m):
+                block[t, j] = P_new[r - first_new, j]
     sub = mdav_labels(block, k)
     n_parts = sub.max() + 1
     ids = np.empty(n_parts, np.int64)

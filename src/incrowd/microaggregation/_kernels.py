@@ -257,3 +257,37 @@ def growth_to_sums(X, row, sums, sizes, g):
         diff = X[row, j] - sums[g, j] / sizes[g]
         dist += diff * diff
     return join_growth(sizes[g], dist)
+
+
+@njit(cache=True)
+def _sift_down(a, lo, root, end):
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and a[lo + child] < a[lo + child + 1]:
+            child += 1
+        if a[lo + root] < a[lo + child]:
+            v = a[lo + root]
+            a[lo + root] = a[lo + child]
+            a[lo + child] = v
+            root = child
+        else:
+            return
+
+
+@njit(cache=True)
+def heap_sort_range(a, lo, hi):
+    """Sort a[lo:hi] in place, in O(n log n) and without extra memory.
+
+    Written out rather than ``a[lo:hi] = np.sort(a[lo:hi])`` or ``a.sort()``: those make numba
+    compile its sort into each caller, and an array assignment its error path (message formatting
+    included), 1-2 s on first use. A sort of values has one answer, so results are the same."""
+    n = hi - lo
+    for root in range(n // 2 - 1, -1, -1):
+        _sift_down(a, lo, root, n)
+    for end in range(n - 1, 0, -1):
+        v = a[lo]
+        a[lo] = a[lo + end]
+        a[lo + end] = v
+        _sift_down(a, lo, 0, end)

@@ -31,6 +31,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._kernels import heap_sort_range
+
 RULE_RANGE = 0  # Mondrian: widest range
 RULE_VARIANCE = 1  # Mondrian V: largest variance over the d axes
 RULE_V2D = 2  # Mondrian V2D: largest variance over the axes and the d(d-1) diagonals
@@ -147,41 +149,6 @@ def _project(W, s, e, a, b, o, out):
     else:
         for i in range(s, e):
             out[i - s] = W[i, a] - W[i, b]
-
-
-@njit(cache=True)
-def _sift_down(a, lo, root, end):
-    while True:
-        child = 2 * root + 1
-        if child >= end:
-            return
-        if child + 1 < end and a[lo + child] < a[lo + child + 1]:
-            child += 1
-        if a[lo + root] < a[lo + child]:
-            v = a[lo + root]
-            a[lo + root] = a[lo + child]
-            a[lo + child] = v
-            root = child
-        else:
-            return
-
-
-@njit(cache=True)
-def heap_sort_range(a, lo, hi):
-    """Sort a[lo:hi] in place, in O(n log n) and without extra memory.
-
-    Written out rather than ``a[lo:hi] = np.sort(a[lo:hi])``: that line makes numba compile its
-    sort and the error path of an array assignment (message formatting included), about 1.5 s on
-    first use, for a fallback that almost never runs. A sort of values has one answer, so the
-    result is the same."""
-    n = hi - lo
-    for root in range(n // 2 - 1, -1, -1):
-        _sift_down(a, lo, root, n)
-    for end in range(n - 1, 0, -1):
-        v = a[lo]
-        a[lo] = a[lo + end]
-        a[lo + end] = v
-        _sift_down(a, lo, 0, end)
 
 
 @njit(cache=True)
