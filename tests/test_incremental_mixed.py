@@ -400,6 +400,10 @@ def test_every_incremental_release_keeps_l_and_t_on_the_written_file(tmp_path, l
         table = pd.read_csv(out, dtype=str)
         assert 0 < table.shape[0] <= seen.shape[0]
         check_release(table, seen["income"], 3, l, t)
+    done = run("incremental", "publish", state, "-o", tmp_path / "said.csv", "--spec", spec)
+    assert done.exit_code == 0, done.output
+    assert ("l-diverse" in done.output) == (l is not None) and ("t-close" in done.output) == (t is not None)
+    assert "verified on the written file" in done.output
 
 
 def test_the_l_suppression_of_an_incremental_release_is_named_in_one_line(tmp_path):

@@ -75,6 +75,26 @@ WaitOption = Annotated[
 ]
 
 
+def _why_suppressed(r: dict) -> str:
+    waiting = int(r.get("waiting") or 0)
+    failing = int(r["suppressed"]) - waiting
+    if not failing:
+        return "waiting for their class"
+    said = [f"{waiting} waiting for their class"] if waiting else []
+    return ", ".join(said + [f"{failing} in groups failing l or t"])
+
+
+def _sensitive_lines(r: dict) -> list[tuple[str, str]]:
+    """The promised l and t, verified as k is: where the release was checked."""
+    where = " on the written file" if r.get("verified_on") == "written file" else ""
+    out = []
+    if r.get("l") is not None:
+        out.append(("l-diverse", f"yes, l={r['l']} in every class (verified{where})"))
+    if r.get("t") is not None:
+        out.append(("t-close", f"yes, t={r['t']} in every class (verified{where})"))
+    return out
+
+
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100.0 * value:.3f} %"
 
@@ -350,10 +370,11 @@ def publish_command(
             ("state", str(state)),
             ("k", f"{r['k']}, {len(r['batches']) - 1} increment(s)"),
             ("rows", f"{r['rows']} (base {r['rows_base']}, increments {r['rows_increment']}); "
-                     f"{r['suppressed']} suppressed (waiting for their class)"),
+                     f"{r['suppressed']} suppressed ({_why_suppressed(r)})"),
             ("k-anonymous", f"yes, over {', '.join(r['quasi_identifiers'])} together (verified"
                             f"{' on the written file' if r.get('verified_on') == 'written file' else ''}: "
                             f"smallest class has {r['min_class_size']} rows, {r['classes']} classes)"),
+            *_sensitive_lines(r),
             ("output", "standard output" if to_stderr else str(output)),
         ], err=to_stderr)
         return
