@@ -509,16 +509,7 @@ class IncrementalMicroaggregation:
         empty = np.empty((0, 0))
         seen = _fingerprint.fingerprints(empty.reshape(st.rows.shape[0], 0), st.rows[columns], key)
         prints = _fingerprint.fingerprints(empty.reshape(frame.shape[0], 0), frame[columns].reset_index(drop=True), key)
-        again = np.isin(prints, seen)
-        count = int(again.sum())
-        if count:
-            first = int(np.flatnonzero(again)[0])
-            raise DataError(
-                f"{count} row(s) of the increment are already in state file {str(self.path)!r} "
-                f"(first: increment data row {first + 1}); the same record adjoined twice makes "
-                "groups of copies that hide no one. If these rows are different people with equal "
-                "values, pass --allow-duplicates (API allow_duplicates=True)"
-            )
+        self._refuse_repeated(np.isin(prints, seen))
 
     def _warm(self, data, strategy: str) -> None:
         """Compile the kernels this add needs before taking the writer lock (a first compile
@@ -546,8 +537,14 @@ class IncrementalMicroaggregation:
             return None, 0
         prints = _fingerprint.fingerprints(X, frame[st.passthrough_columns], st.fingerprint_key)
         again = np.isin(prints, st.fingerprints)
+        if not allow:
+            self._refuse_repeated(again)
+        return prints, int(again.sum())
+
+    def _refuse_repeated(self, again: np.ndarray) -> None:
+        """One line for the increment rows already in the state (``again`` marks them)."""
         count = int(again.sum())
-        if count and not allow:
+        if count:
             first = int(np.flatnonzero(again)[0])
             raise DataError(
                 f"{count} row(s) of the increment are already in state file {str(self.path)!r} "
@@ -555,7 +552,6 @@ class IncrementalMicroaggregation:
                 "groups of copies that hide no one. If these rows are different people with equal "
                 "values, pass --allow-duplicates (API allow_duplicates=True)"
             )
-        return prints, count
 
     def _add_locked(self, data, strategy: str, inertial: bool, k: int | None,
                     allow_duplicates: bool) -> dict[str, Any]:
