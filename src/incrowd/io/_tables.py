@@ -329,6 +329,8 @@ def column_numbers(column: pd.Series, refuse) -> np.ndarray:
         values = column.astype(np.float64)
     elif pd.api.types.is_numeric_dtype(column.dtype):
         values = column
+    elif isinstance(column.dtype, pd.StringDtype) or pd.api.types.infer_dtype(column, skipna=True) == "string":
+        return _text_numbers(column, refuse)
     else:
         na = column.isna() | column.isin(NA_VALUES)
         values = pd.to_numeric(column.where(~na), errors="coerce")
@@ -337,6 +339,28 @@ def column_numbers(column: pd.Series, refuse) -> np.ndarray:
             raise refuse(int(np.flatnonzero(bad.to_numpy())[0]), int(bad.sum()))
     # nullable and Arrow-backed columns: a missing value becomes NaN
     return np.asarray(pd.Series(values).to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+
+
+def _text_numbers(column: pd.Series, refuse) -> np.ndarray:
+    """:func:`column_numbers` of a column of text: each distinct text parsed once (a column of
+    ages holds a hundred of them in a million rows), then every row looked up by its code.
+    Text is equal only to the same text, so a distinct text parses as each of its rows would."""
+    codes, distinct = pd.factorize(column, use_na_sentinel=True)
+    texts = pd.Series(distinct, dtype=column.dtype)
+    if (codes < 0).any():
+        # a missing cell makes the parse one of floats, as it did the whole column's ("-0"
+        # beside a missing cell is -0.0, alone 0)
+        texts = pd.concat([texts, pd.Series([None], dtype=column.dtype)], ignore_index=True)
+    na = texts.isna() | texts.isin(NA_VALUES)
+    values = pd.to_numeric(texts.where(~na), errors="coerce").iloc[:len(distinct)]
+    na = na.iloc[:len(distinct)]
+    bad = (values.isna() & ~na).to_numpy()
+    if bad.any():
+        # -1 (a missing cell) looks up the last entry: a missing cell is never refused
+        rows = np.append(bad, False)[codes]
+        raise refuse(int(np.flatnonzero(rows)[0]), int(rows.sum()))
+    numbers = np.asarray(pd.Series(values).to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+    return np.append(numbers, np.nan)[codes]
 
 
 def numeric_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -41,6 +41,17 @@ class Aligned:
     # (side, column) -> every row of that side's column as float64, parsed once: a file read as
     # text costs a parse per column, which every measure and figure would repeat
     parsed: dict[tuple[str, str], np.ndarray] = field(default_factory=dict, repr=False)
+    # sensitive column -> its t-closeness check over the release's classes, made once by the
+    # attribute disclosure at the t the verdict checks (``_verdict.t_checked``)
+    t_reports: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @functools.cached_property
+    def release_classes(self) -> np.ndarray:
+        """Each release row's class of equal quasi-identifier values, numbered once for every
+        measure and figure that groups the release so."""
+        from ..metrics import class_ids
+
+        return class_ids(self.release[self.quasi_identifiers])
 
     def _column(self, side: str, name: str) -> np.ndarray:
         key = (side, name)
@@ -100,17 +111,17 @@ def _parsed_if_numeric(column: pd.Series) -> np.ndarray | None:
         return None
     if pd.api.types.is_numeric_dtype(column.dtype):
         return _as_numbers(column)
-    text = column.astype(object)
-    present = ~(text.isna() | text.isin(NA_VALUES))
-    if not present.any():
-        return None
     # a text column usually shows itself in its first values: parse those before all of them
-    if pd.to_numeric(text[present].iloc[:64], errors="coerce").isna().any():
+    head = column.iloc[:1024].astype(object)
+    head = head[~(head.isna() | head.isin(NA_VALUES))]
+    if pd.to_numeric(head.iloc[:64], errors="coerce").isna().any():
         return None
     try:
-        return _as_numbers(column)
+        values = _as_numbers(column)
     except DataError:  # a present value that is not a number
         return None
+    # every present value parsed to a number (a text that parses to NaN is refused above)
+    return None if np.isnan(values).all() else values
 
 
 def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sensitive=None,

@@ -202,7 +202,12 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         a = align(original, release, quasi_identifiers, sensitive, identifiers, kept_rows=kept_rows, numeric=numeric,
                   categorical=[c for c in (hierarchies or {}) if c not in (numeric or ())])
         aligned = work_clock() - t0
-        risk, seconds = _risk(a, k, population_sizes, threshold)
+        from ._verdict import t_checked
+
+        # the attribute disclosure checks t where the verdict will: one check serves both
+        t_check = t_checked(promised_t if promised_t is not None else (release_summary or {}).get("t"),
+                            thresholds) if a.sensitive else 1.0
+        risk, seconds = _risk(a, k, population_sizes, threshold, t_check)
         seconds["read_and_align"] = aligned  # reading the files, finding the kept rows
         if weight is not None:
             t = work_clock()
@@ -255,15 +260,16 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     return out
 
 
-def _risk(a: Aligned, k, population_sizes, threshold) -> tuple[dict, dict]:
+def _risk(a: Aligned, k, population_sizes, threshold, t_check: float = 1.0) -> tuple[dict, dict]:
     from .._runtime import check_cancelled, work_clock
     from . import _risk as measures
 
     seconds: dict[str, float] = {}
     out: dict[str, Any] = {}
     t = work_clock()
-    out["classes"] = measures.class_risk(a.release[a.quasi_identifiers], k=k,
-                                         population_sizes=population_sizes, threshold=threshold)
+    # the release grouped by its quasi-identifiers once, for every measure and figure
+    out["classes"] = measures.class_risk_of_classes(a.release_classes, k=k, population_sizes=population_sizes,
+                                                    threshold=threshold)
     seconds["classes"] = work_clock() - t
     if a.numeric:
         X, Xm, ok = a.complete_numbers
@@ -294,8 +300,8 @@ def _risk(a: Aligned, k, population_sizes, threshold) -> tuple[dict, dict]:
             seconds[name] = work_clock() - t
     if a.sensitive:
         t = work_clock()
-        out["attribute_disclosure"] = measures.attribute_disclosure(a.release, a.quasi_identifiers, a.sensitive,
-                                                                    reference=a.original)
+        out["attribute_disclosure"] = measures.attribute_disclosure_of_classes(
+            a.release, a.release_classes, a.sensitive, reference=a.original, t=t_check, checks=a.t_reports)
         seconds["attribute_disclosure"] = work_clock() - t
     return out, seconds
 
@@ -333,8 +339,8 @@ def _utility(a: Aligned, hierarchies, target, random_state, seconds) -> dict:
     if a.categorical or a.suppressed.any():
         check_cancelled()
         t = work_clock()
-        out["categorical"] = measures.categorical_utility(
-            a.original[a.categorical], _release_with_suppressed(a), dict(hierarchies or {}), a.suppressed,
+        out["categorical"] = measures.categorical_utility_of_release(
+            a.original[a.categorical], a.release[a.categorical], a.kept, dict(hierarchies or {}),
             value_labels=_value_labels(a.release, a.categorical))
         undefined = out["categorical"].get("ncp_undefined") or []
         if undefined:
@@ -365,17 +371,6 @@ def _value_labels(release: pd.DataFrame, columns: Sequence[str]) -> dict[str, di
     return out
 
 
-def _release_with_suppressed(a: Aligned) -> pd.DataFrame:
-    """The release's categorical QIs on the original's rows (suppressed rows missing)."""
-    full = pd.DataFrame({c: pd.Series([None] * a.original.shape[0], dtype=object) for c in a.categorical},
-                        index=pd.RangeIndex(a.original.shape[0]))  # rows even without categorical QIs
-    for c in a.categorical:
-        column = full[c].to_numpy(copy=True)
-        column[a.kept] = a.release[c].astype(object).to_numpy()
-        full[c] = column
-    return full
-
-
 def _figures(a: Aligned, risk: dict, utility: dict) -> dict[str, str]:
     from . import _figures as fig
 
@@ -385,9 +380,7 @@ def _figures(a: Aligned, risk: dict, utility: dict) -> dict[str, str]:
         out["histograms"] = fig.histograms_before_after(X, Xm, a.numeric)
         if len(a.numeric) >= 2:
             out["correlations"] = fig.correlation_before_after(X, Xm, a.numeric)
-    from ..metrics import class_ids
-
-    sizes = np.bincount(class_ids(a.release[a.quasi_identifiers]))
+    sizes = np.bincount(a.release_classes)
     out["class_sizes"] = fig.class_size_histogram(sizes)
     # every headline figure is a share: one fixed 0-1 axis, the same in every report
     out["summary"] = fig.risk_utility_summary(summary_points(risk, utility), limits=(0.0, 1.0))

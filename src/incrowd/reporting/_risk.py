@@ -32,6 +32,20 @@ def _class_codes(frame: pd.DataFrame) -> np.ndarray:
     return class_ids(frame)
 
 
+def t_closeness_of_classes(release: pd.DataFrame, classes: np.ndarray, sensitive: str, t: float,
+                           reference: pd.Series | None = None):
+    """:func:`incrowd.metrics.verify_t_closeness` of ``sensitive`` over classes already numbered
+    (``classes``, one per row, as :func:`_class_codes` numbers them): the distances, the rows
+    in far classes and the largest distance do not depend on how the classes are numbered, so
+    a report groups the release by its quasi-identifiers once for every measure."""
+    from ..metrics import verify_t_closeness
+
+    key = f"{sensitive} (class)"  # any name but the sensitive column's own
+    # the sensitive column keeps its dtype and the file's metadata (user-missing codes)
+    frame = release[[sensitive]].assign(**{key: np.asarray(classes, dtype=np.int64)})
+    return verify_t_closeness(frame, [key], sensitive, t, reference=reference)
+
+
 def _numeric_pair(original, masked, name_a: str = "original", name_b: str = "masked"):
     x = _as_matrix(original, name_a)
     xm = _as_matrix(masked, name_b)
@@ -111,12 +125,24 @@ def class_risk(release_qis: pd.DataFrame, *, k: int | None = None, population_si
     """
     if not isinstance(release_qis, pd.DataFrame):
         raise ParameterError(f"release_qis must be a pandas DataFrame; got {type(release_qis).__name__}")
+    _check_threshold_k(threshold, k)
+    return class_risk_of_classes(_class_codes(release_qis), k=k, population_sizes=population_sizes,
+                                 threshold=threshold)
+
+
+def _check_threshold_k(threshold, k) -> None:
     if not (isinstance(threshold, (int, float)) and 0.0 <= float(threshold) <= 1.0):
         raise ParameterError(f"threshold must be a number in [0, 1]; got {threshold!r}")
     if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
         raise ParameterError(f"k must be a positive integer or None; got {k!r}")
-    n = int(release_qis.shape[0])
-    codes = _class_codes(release_qis)
+
+
+def class_risk_of_classes(codes: np.ndarray, *, k: int | None = None, population_sizes=None,
+                          threshold: float = 0.2) -> dict:
+    """:func:`class_risk` of a release whose classes are numbered already (``codes``: each
+    row's class, as :func:`_class_codes` numbers them): a report groups the release once."""
+    _check_threshold_k(threshold, k)
+    n = int(codes.shape[0])
     sizes = np.bincount(codes) if n else np.zeros(0, dtype=np.int64)
     per_size, count = np.unique(sizes, return_counts=True)
     rec_size = sizes[codes] if n else np.zeros(0, dtype=np.int64)
@@ -571,7 +597,9 @@ def _tree_linkage(xs: np.ndarray, xms: np.ndarray, rows: np.ndarray, rel_tol: fl
     original rows: n log n instead of n^2.
 
     Equal original rows are one point of the tree carrying their count (they are tied at every
-    distance). A masked row whose widened tie ball (the nearest distance times
+    distance), and equal masked rows (a microaggregated group) one query: the nearest points
+    and the tie ball depend on the query's values alone, the credit on them and the row's own
+    original. A query whose widened tie ball (the nearest distance times
     ``(1 + rel_tol)(1 + 1e-9)``) holds one distinct point is settled at once; the few whose ball
     holds more get those candidates' distances recomputed from the differences and the ties
     judged on them, as the blocked scan does.
@@ -582,33 +610,53 @@ def _tree_linkage(xs: np.ndarray, xms: np.ndarray, rows: np.ndarray, rel_tol: fl
     unique = xs[first]
     counts = np.bincount(inverse, minlength=first.size)
     tree = cKDTree(unique)
-    q = xms[rows]
     own = inverse[rows]
+    query_of, query_first = _distinct_rows(xms[rows])
+    q = xms[rows][query_first]
     d, nearest = tree.query(q, k=1, workers=-1)
     radius = np.nextafter(d * (1.0 + rel_tol) * (1.0 + 1e-9), np.inf)
     inside = tree.query_ball_point(q, radius, return_length=True, workers=-1)
-    out = np.where(own == nearest, 1.0 / counts[nearest], 0.0)
+    nearest_of_row = nearest[query_of]
+    out = np.where(own == nearest_of_row, 1.0 / counts[nearest_of_row], 0.0)
     crowded = np.flatnonzero(inside > 1)
     if crowded.size:
+        share = np.zeros(q.shape[0])
+        tied_pairs = []  # query * (distinct originals) + tied original, one per tie
         for i, cand in zip(crowded, tree.query_ball_point(q[crowded], radius[crowded], workers=-1)):
             cand = np.asarray(cand, dtype=np.int64)
             diff = unique[cand] - q[i]
             dist = np.sqrt(np.einsum("ij,ij->i", diff, diff))
             tied = cand[dist <= dist.min() * (1.0 + rel_tol)]
-            out[i] = 1.0 / counts[tied].sum() if own[i] in tied else 0.0
+            share[i] = 1.0 / counts[tied].sum()
+            tied_pairs.append(i * first.size + tied)
+        at = np.flatnonzero(np.isin(query_of, crowded))
+        own_tied = np.isin(query_of[at] * first.size + own[at], np.concatenate(tied_pairs))
+        out[at] = np.where(own_tied, share[query_of[at]], 0.0)
     return out
 
 
 def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(distinct-row number of each row, the first row of each): hashed column by column, O(n p),
-    where ``np.unique(axis=0)`` sorts the rows."""
+    where ``np.unique(axis=0)`` sorts the rows. Numbered in order of first appearance."""
     key = np.zeros(x.shape[0], dtype=np.int64)
     for j in range(x.shape[1]):
         codes, uniques = pd.factorize(x[:, j])
         # key and codes are dense, below n: their pair fits an int64 and is renumbered densely
         key = pd.factorize(key * max(len(uniques), 1) + codes)[0].astype(np.int64)
-    order = np.unique(key, return_index=True)[1] if x.shape[0] else np.zeros(0, np.int64)
-    return key, order
+    return key, first_rows(key)
+
+
+def first_rows(codes: np.ndarray) -> np.ndarray:
+    """The first row of each code, for codes numbered 0, 1, ... in order of first appearance
+    (as ``pandas.factorize`` numbers them): a row holds a code first where it exceeds every
+    code before it. One pass, where ``np.unique(return_index=True)`` sorts."""
+    codes = np.asarray(codes)
+    if codes.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    new = np.empty(codes.size, dtype=bool)
+    new[0] = True
+    new[1:] = codes[1:] > np.maximum.accumulate(codes)[:-1]
+    return np.flatnonzero(new)
 
 
 def _linkage_credit(xs: np.ndarray, xms: np.ndarray, rows: np.ndarray, rel_tol: float) -> np.ndarray:
@@ -734,8 +782,6 @@ def attribute_disclosure(release: pd.DataFrame, quasi_identifiers: Sequence[str]
 
     Returns ``{column: {...}}``.
     """
-    from ..metrics import sensitive_keys, verify_t_closeness
-
     if not isinstance(release, pd.DataFrame):
         raise ParameterError(f"release must be a pandas DataFrame; got {type(release).__name__}")
     qis = list(quasi_identifiers)
@@ -747,33 +793,52 @@ def attribute_disclosure(release: pd.DataFrame, quasi_identifiers: Sequence[str]
         absent = [c for c in sens if c not in reference.columns]
         if absent:
             raise DataError(f"unknown column(s) {name_list(absent)} in the reference; it has {name_list(reference.columns)}")
+    return attribute_disclosure_of_classes(release, _class_codes(release[qis]), sens, reference)
+
+
+def attribute_disclosure_of_classes(release: pd.DataFrame, classes: np.ndarray, sens: Sequence[str],
+                                    reference: pd.DataFrame | None = None, *, t: float = 1.0,
+                                    checks: dict | None = None) -> dict:
+    """:func:`attribute_disclosure` over the release's classes numbered already (``classes``:
+    each row's, as :func:`_class_codes` numbers them): a report groups the release once. The
+    largest distance does not depend on the t checked: ``t`` is the one the verdict checks,
+    and ``checks`` (when given) receives each column's check for it to count far rows from."""
+    from ..metrics import sensitive_keys
+
     n = int(release.shape[0])
-    out = {}
     if n == 0:
         return {s: {"distinct_l": 0, "entropy_l": 0.0, "t": 0.0, "single_value_share": 0.0} for s in sens}
-    classes = _class_codes(release[qis])
+    out = {}
     n_classes = int(classes.max()) + 1
     class_size = np.bincount(classes, minlength=n_classes).astype(np.float64)
     for s in sens:
         keys, _ = sensitive_keys(release[s])
-        vals, _ = pd.factorize(keys, use_na_sentinel=False)
+        vals, values = pd.factorize(keys, use_na_sentinel=False)
         vals = np.asarray(vals, dtype=np.int64)
         m = int(vals.max()) + 1
-        pair, counts = np.unique(classes * m + vals, return_counts=True)
+        # the (class, value) pairs hashed, then only the distinct ones sorted: np.unique's pairs
+        # and counts, in its order (the entropy sums each class's terms in value order)
+        found, pair = pd.factorize(classes * m + vals)
+        order = np.argsort(pair)
+        pair = np.asarray(pair)[order]
+        counts = np.bincount(found, minlength=order.size)[order]
         pair_class = pair // m
-        present = ~pd.isna(keys)
-        distinct = np.bincount(np.unique(classes[present] * m + vals[present]) // m, minlength=n_classes)
+        # a missing value is never a distinct value for l
+        present = ~pd.isna(np.asarray(values, dtype=object))[pair % m]
+        distinct = np.bincount(pair_class[present], minlength=n_classes)
         c = counts.astype(np.float64)
         # H = log f - sum(c log c) / f for a class of size f with value counts c
         clogc = np.bincount(pair_class, weights=c * np.log(c), minlength=n_classes)
         entropy = np.log(class_size) - clogc / class_size
         ref = None if reference is None else reference[s]
-        t = verify_t_closeness(release, qis, s, 1.0, reference=ref).max_distance
+        check = t_closeness_of_classes(release, classes, s, t, reference=ref)
+        if checks is not None:
+            checks[s] = check
         single = distinct <= 1
         out[s] = {
             "distinct_l": int(distinct.min()),
             "entropy_l": float(np.exp(entropy.min())),
-            "t": float(t),
+            "t": float(check.max_distance),
             "single_value_share": float(class_size[single].sum() / n),
         }
     return out

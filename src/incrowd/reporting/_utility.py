@@ -191,14 +191,14 @@ def covariance(X: np.ndarray) -> np.ndarray:
     return pd.DataFrame(X).cov(min_periods=2).to_numpy()
 
 
-def correlation(X: np.ndarray) -> np.ndarray:
+def correlation(X: np.ndarray, cov: np.ndarray | None = None) -> np.ndarray:
     """Pearson correlation matrix, pairwise-complete as :func:`covariance`; NaN for a constant
-    column (exactly constant: max == min)."""
+    column (exactly constant: max == min). ``cov``: ``covariance(X)``, when computed already."""
     if X.shape[0] < 2:
         return np.full((X.shape[1], X.shape[1]), np.nan)
     if np.isnan(X).any():
         return pd.DataFrame(X).corr(min_periods=2).to_numpy()
-    C = covariance(X)
+    C = covariance(X) if cov is None else cov
     sd = np.sqrt(np.diag(C))
     sd = np.where(X.max(axis=0) > X.min(axis=0), sd, np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -354,7 +354,7 @@ def numeric_utility(original: np.ndarray, masked: np.ndarray, names: list[str]) 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         cov_x, cov_y = covariance(X), covariance(Y)
-        cor_x, cor_y = correlation(X), correlation(Y)
+        cor_x, cor_y = correlation(X, cov_x), correlation(Y, cov_y)
     value = il1s(X, Y)
     if np.isnan(X).any() or np.isnan(Y).any():
         eigen_pair = _eigenvalues(X, Y)
@@ -393,45 +393,125 @@ def _as_labels(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return out, missing
 
 
-def _published_levels(hierarchy, original: pd.Series, published: np.ndarray, rows: np.ndarray,
-                      name: str, labels: Mapping[str, str] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """For the given rows: the lowest level whose label of the original value is the published
-    label (-1 where none is: a suppressed cell), and the original's level-0 codes. ``labels``
-    (a labelled file's codes, spelled as the published values are, to their value labels): a
-    published code meets the hierarchy by its spelling or by its label, as the release was
-    written from either."""
+def _by_value(dtype) -> bool:
+    """Whether equal values of this dtype always spell alike, so that a column can be spelled
+    once per distinct value (text, integers, booleans; floats by their bits, as -0.0 is 0.0 to
+    a hash but not to ``repr``). Objects (a mix of types: 1 and True are one hash key but two
+    spellings), categoricals and nullable types are spelled row by row."""
+    return isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype) and dtype.kind in "biuf")
+
+
+def _coded_labels(column: pd.Series, as_objects: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(code per row, -1 where missing; each code's label as :func:`_as_labels` spells it; each
+    code's value in the column's dtype, or None where the column is spelled row by row).
+
+    Where the dtype allows (:func:`_by_value`) only the distinct values are spelled, not every
+    row: the spelling of a column depends on the set of its values (a float column of whole
+    numbers is spelled as integers), which its distinct values share. Two codes may carry one
+    label (7 and 7.0 in an object column). ``as_objects``: spell as the column turned into
+    Python objects would be (a release column with its suppressed rows filled in)."""
+    from ..generalization._hierarchy import value_labels
+
+    if _by_value(column.dtype):
+        if column.dtype.kind == "f":
+            values = column.to_numpy(np.float64)
+            present = ~np.isnan(values)
+            codes = np.full(values.size, -1, dtype=np.int64)
+            found, bits = pd.factorize(values[present].view(np.int64))
+            codes[present] = found
+            distinct = np.asarray(bits, dtype=np.int64).view(np.float64)
+        else:
+            # a missing cell is code -1
+            codes, distinct = pd.factorize(column, use_na_sentinel=True)
+            codes = np.asarray(codes, dtype=np.int64)
+            distinct = np.asarray(distinct, dtype=object) if isinstance(column.dtype, pd.StringDtype) else \
+                np.asarray(distinct)
+        spelled = value_labels(pd.Series(distinct, dtype=column.dtype)) if len(distinct) else np.zeros(0, object)
+        return codes, np.asarray(spelled, dtype=object), distinct
+    labels, missing = _as_labels(column.astype(object) if as_objects else column)
+    codes = np.full(column.shape[0], -1, dtype=np.int64)
+    found, spelled = pd.factorize(labels[~missing])
+    codes[~missing] = found
+    return codes, np.asarray(spelled, dtype=object), None
+
+
+class _Vocabulary:
+    """The labels of both sides of one column as one set of numbers: equal text, equal number."""
+
+    def __init__(self, *labels: np.ndarray) -> None:
+        extra = np.asarray([SUPPRESSED_LABEL, MISSING_SHOWN], dtype=object)
+        ids, self.words = pd.factorize(np.concatenate([*(np.asarray(x, dtype=object) for x in labels), extra]))
+        ids = np.asarray(ids, dtype=np.int64)
+        self.star, self.missing = int(ids[-2]), int(ids[-1])
+        self.maps, at = [], 0
+        for x in labels:
+            self.maps.append(ids[at:at + len(x)])
+            at += len(x)
+
+    def of(self, side: int, codes: np.ndarray, missing_as: int) -> np.ndarray:
+        """Per row, the number of its label (``missing_as`` where the code is -1)."""
+        return np.append(self.maps[side], missing_as)[codes]
+
+    def word(self, i) -> str:
+        return str(self.words[int(i)])
+
+
+#: how the frequency tables show an original cell that is missing
+MISSING_SHOWN = "(missing)"
+
+
+def _published_levels(hierarchy, original: pd.Series, distinct: tuple[np.ndarray, np.ndarray] | None,
+                      published: np.ndarray, vocabulary: _Vocabulary, rows: np.ndarray, name: str,
+                      labels: Mapping[str, str] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For the given rows, as distinct (original, published) pairs: ``(pair of each row, level of
+    each pair, the original's level-0 code of each pair)``; the level is the lowest one whose
+    label of the original value is the published label (-1 where none is: a suppressed cell).
+    ``published``: the published label of every row as a number of ``vocabulary``;
+    ``distinct`` (the original's code per row and its distinct values, where :func:`_by_value`
+    allows): each distinct value meets the hierarchy once. ``labels`` (a labelled file's codes,
+    spelled as the published values are, to their value labels): a published code meets the
+    hierarchy by its spelling or by its label, as the release was written from either."""
     from ..generalization._cells import encode_cells  # missing cells as the release met them
 
-    codes0 = encode_cells(hierarchy, original[rows].reset_index(drop=True))
     pub = published[rows]
-    # resolved once per distinct (original, published) pair, not once per row; the published
-    # labels spelled as text once per distinct value
-    raw_codes, raw_uniques = pd.factorize(pd.Series(pub, dtype=object), sort=False, use_na_sentinel=False)
-    spelled_codes, pub_uniques = pd.factorize(pd.Series([str(u) for u in raw_uniques], dtype=object), sort=False)
-    pub_codes = spelled_codes[raw_codes] if raw_codes.size else raw_codes
-    key = codes0.astype(np.int64) * max(len(pub_uniques), 1) + pub_codes
-    # hashed, not sorted: each pair's level is resolved alone, so their order does not matter
-    inverse, pairs = pd.factorize(key, sort=False)
+    size = max(len(vocabulary.words), 1)
+    level0 = None
+    if distinct is not None and not original.attrs.get("statfile"):
+        # how a cell meets level 0 depends on its value and on the set of values met (a missing
+        # cell's row): the distinct values of these rows are that set
+        row_codes, values = distinct
+        row_codes = row_codes[rows]
+        used = np.flatnonzero(np.bincount(row_codes, minlength=len(values)))
+        try:
+            encoded = encode_cells(hierarchy, pd.Series(values[used], dtype=original.dtype, name=original.name))
+        except DataError:
+            encoded = None  # said again below, naming the row as it stands in the file
+        if encoded is not None:
+            level0 = np.zeros(len(values), dtype=np.int64)
+            level0[used] = encoded
+            original_key = row_codes.astype(np.int64)
+    if level0 is None:
+        original_key = np.asarray(encode_cells(hierarchy, original[rows].reset_index(drop=True)), dtype=np.int64)
+    # resolved once per distinct (original, published) pair, not once per row; hashed, not
+    # sorted: each pair's level is resolved alone, so their order does not matter
+    inverse, pairs = pd.factorize(original_key * size + pub, sort=False)
     pairs = np.asarray(pairs, dtype=np.int64)
-    pair_code0 = (pairs // max(len(pub_uniques), 1)).astype(np.int64)
-    pair_pub = np.asarray(pub_uniques, dtype=object)[pairs % max(len(pub_uniques), 1)].astype(str)
+    pair_code0 = pairs // size if level0 is None else level0[pairs // size]
+    pair_pub = np.asarray(vocabulary.words, dtype=object)[pairs % size].astype(str)
     pair_label = np.array([labels.get(p, p) for p in pair_pub], dtype=object).astype(str) if labels else pair_pub
     pair_level = np.full(pairs.size, -1, dtype=np.int64)
     for L in range(hierarchy.depth):
         at_level = hierarchy.labels[L].astype(str)[hierarchy.code_map(L)[pair_code0]]
         pair_level[(pair_level < 0) & ((at_level == pair_pub) | (at_level == pair_label))] = L
-    level = pair_level[inverse.ravel()]
-    unresolved = level < 0
-    stray = unresolved & (pub != SUPPRESSED_LABEL)
-    if labels:
-        stray &= np.array([labels.get(p, p) != SUPPRESSED_LABEL for p in pub], dtype=bool)
+    inverse = np.asarray(inverse).ravel()
+    stray = (pair_level < 0) & (pair_pub != SUPPRESSED_LABEL) & (pair_label != SUPPRESSED_LABEL)
     if stray.any():
-        i = int(np.flatnonzero(stray)[0])
+        i = int(np.flatnonzero(stray[inverse])[0])
         raise DataError(
-            f"column {name!r}, data row {int(rows[i]) + 1}: published value {pub[i]!r} is not a "
+            f"column {name!r}, data row {int(rows[i]) + 1}: published value {vocabulary.word(pub[i])!r} is not a "
             f"generalization of the original {original.iloc[int(rows[i])]!r} in hierarchy {hierarchy.source}"
         )
-    return level, codes0
+    return inverse, pair_level, pair_code0
 
 
 def _spelled_labels(labels: Mapping | None) -> dict[str, str] | None:
@@ -486,53 +566,87 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
     missing_cols = [c for c in release.columns if c not in original.columns]
     if missing_cols:
         raise DataError(f"release column {missing_cols[0]!r} is not in the original")
-    hierarchies = dict(hierarchies or {})
-    unknown = [c for c in hierarchies if c not in release.columns]
-    if unknown:
-        raise ParameterError(f"hierarchy given for column {unknown[0]!r}, which the release does not have")
+    _check_hierarchies(hierarchies, release.columns)
     withheld = np.zeros(n, dtype=bool) if suppressed is None else np.asarray(suppressed, dtype=bool).ravel()
     if withheld.size != n:
         raise ParameterError(f"suppressed must hold one flag per row ({n}); got {withheld.size}")
+    # a withheld row's cells are never read: it counts once, in suppressed_share
+    published = {name: _coded_labels(release[name].reset_index(drop=True))[:2] for name in release.columns}
+    return _categorical(original, published, hierarchies, withheld, value_labels)
+
+
+def categorical_utility_of_release(original: pd.DataFrame, release: pd.DataFrame, kept: np.ndarray,
+                                   hierarchies: Mapping | None,
+                                   value_labels: Mapping[str, Mapping] | None = None) -> dict:
+    """:func:`categorical_utility` of a release that holds only the published rows, ``kept``
+    giving the original row of each (every column of ``release`` is measured): the same figures
+    as on the release with its withheld rows filled in as missing, without building it."""
+    n = len(original)
+    kept = np.asarray(kept, dtype=np.int64)
+    withheld = np.ones(n, dtype=bool)
+    withheld[kept] = False
+    published = {}
+    for name in release.columns:
+        codes, labels, _ = _coded_labels(release[name].reset_index(drop=True), as_objects=True)
+        full = np.full(n, -1, dtype=np.int64)
+        full[kept] = codes
+        published[name] = (full, labels)
+    return _categorical(original, published, hierarchies, withheld, value_labels)
+
+
+def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                 hierarchies: Mapping | None, withheld: np.ndarray, value_labels: Mapping[str, Mapping] | None) -> dict:
+    """:func:`categorical_utility` from each column's published labels as codes (per original
+    row, -1 where missing or withheld) and their labels. Every row-wise step works on numbers;
+    text is compared once per distinct label."""
+    n = len(original)
+    hierarchies = dict(hierarchies or {})
+    _check_hierarchies(hierarchies, published)
     published_rows = ~withheld
+    n_published = int(published_rows.sum())
 
     from .._runtime import check_cancelled
 
     changed, height, ncp, ncp_all, cells, frequencies = {}, {}, {}, {}, {}, {}
-    for name in release.columns:
+    for name, (pub_codes, pub_labels) in published.items():
         check_cancelled()  # a web job stops between columns (seconds each at a million rows)
         orig_col = original[name].reset_index(drop=True)
-        orig, orig_missing = _as_labels(orig_col)
-        pub, pub_missing = _as_labels(release[name].reset_index(drop=True))
-        pub = np.where(pub_missing, SUPPRESSED_LABEL, pub).astype(object)
-        # both sides are labels as a hierarchy file spells them (text): compared as objects,
-        # without copying every value into a fixed-width string array first
-        same = (orig == pub) | (orig_missing & pub_missing)
+        orig_codes, orig_labels, orig_values = _coded_labels(orig_col)
+        words = _Vocabulary(orig_labels, pub_labels)
+        orig_missing = orig_codes < 0
+        orig = words.of(0, orig_codes, -1)
+        # a missing published cell is a suppressed one
+        pub = words.of(1, pub_codes, words.star)
+        same = (orig == pub) | (orig_missing & (pub_codes < 0))
         # a withheld row is counted once, in suppressed_share, not as a change of every column
-        n_published = int(published_rows.sum())
         changed[name] = float(np.count_nonzero(~same & published_rows) / n_published) if n_published else 0.0
-        cells[name] = int(np.count_nonzero(published_rows & ~orig_missing & (pub == SUPPRESSED_LABEL)))
-        frequencies[name] = _frequencies(orig, orig_missing, pub, published_rows)
+        is_star = pub == words.star
+        cells[name] = int(np.count_nonzero(published_rows & ~orig_missing & is_star))
+        frequencies[name] = _frequencies(np.where(orig_missing, words.missing, orig), pub[published_rows], words)
         rows = np.flatnonzero(published_rows & ~orig_missing)
         cost_withheld = float(np.count_nonzero(withheld & ~orig_missing))
         counted = rows.size
         h = hierarchies.get(name)
         if h is not None:
-            level, codes0 = _published_levels(h, orig_col, pub, rows, name, _spelled_labels((value_labels or {}).get(name)))
+            distinct = None if orig_values is None else (orig_codes, orig_values)
+            pair, level, code0 = _published_levels(h, orig_col, distinct, pub, words, rows, name,
+                                                   _spelled_labels((value_labels or {}).get(name)))
             top = h.max_level
             cell_suppressed = level < 0
-            lv = np.where(cell_suppressed, top, level)
+            # each pair's figures, then every row's by indexing: the row-wise sums are unchanged
+            lv = np.where(cell_suppressed, top, level)[pair]
             height[name] = float(np.mean(lv / top)) if rows.size and top > 0 else (0.0 if rows.size else None)
             n_leaves = h.labels[0].size
-            cost = np.ones(rows.size)
+            cost = np.ones(level.size)
             for L in np.unique(level[~cell_suppressed]):
                 at = level == L
                 covered = np.bincount(h.code_map(int(L)), minlength=h.labels[int(L)].size)[
-                    h.code_map(int(L))[codes0[at]]]
+                    h.code_map(int(L))[code0[at]]]
                 cost[at] = np.where(covered > 1, covered / n_leaves, 0.0)
-            total: float | None = float(cost.sum())
+            total: float | None = float(cost[pair].sum())
         else:
             kept_same = same[rows]
-            kept_supp = pub[rows] == SUPPRESSED_LABEL
+            kept_supp = is_star[rows]
             total = None if np.any(~kept_same & ~kept_supp) else float(np.count_nonzero(kept_supp))
         # None when nothing is published (or the recoding is unknown): there is no value to cost
         ncp[name] = total / counted if total is not None and counted else None
@@ -558,27 +672,33 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
     }
 
 
-def _frequencies(orig: np.ndarray, orig_missing: np.ndarray, pub: np.ndarray, published: np.ndarray,
-                 top: int = 12) -> list[dict]:
+def _check_hierarchies(hierarchies: Mapping | None, columns) -> None:
+    unknown = [c for c in (hierarchies or {}) if c not in set(columns)]
+    if unknown:
+        raise ParameterError(f"hierarchy given for column {unknown[0]!r}, which the release does not have")
+
+
+def _frequencies(before: np.ndarray, after: np.ndarray, words: _Vocabulary, top: int = 12) -> list[dict]:
     """The most frequent values before (all original rows) and after (published rows), as
-    counts; the rest summed in one row. ``orig`` and ``pub`` hold the values as labels."""
+    counts; the rest summed in one row. ``before`` and ``after`` hold each row's label as a
+    number of ``words``, the original's missing cells as :data:`MISSING_SHOWN`."""
 
     def counts(values: np.ndarray) -> pd.Series:
-        # hashed codes, then one bincount: no per-value string copies
+        # numbered in order of first appearance, then one bincount: text only per distinct label
         codes, uniques = pd.factorize(values, use_na_sentinel=False)
-        return pd.Series(np.bincount(codes, minlength=len(uniques)), index=[str(u) for u in uniques])
+        return pd.Series(np.bincount(codes, minlength=len(uniques)), index=[words.word(u) for u in uniques])
 
-    shown = np.array(orig, dtype=object)  # a copy: the missing ones are named in it
-    shown[orig_missing] = "(missing)"
-    before = counts(shown)
-    after = counts(pub[published])
-    both = before.add(after, fill_value=0).sort_values(ascending=False, kind="stable")
+    before_counts = counts(before)
+    after_counts = counts(after)
+    both = before_counts.add(after_counts, fill_value=0).sort_values(ascending=False, kind="stable")
     listed = list(both.index[:top])
-    rows = [{"value": v, "original": int(before.get(v, 0)), "release": int(after.get(v, 0))} for v in listed]
+    rows = [{"value": v, "original": int(before_counts.get(v, 0)), "release": int(after_counts.get(v, 0))}
+            for v in listed]
     if len(both) > top:
         rest = [v for v in both.index[top:]]
-        rows.append({"value": f"({len(rest)} other values)", "original": int(before.reindex(rest).fillna(0).sum()),
-                     "release": int(after.reindex(rest).fillna(0).sum())})
+        rows.append({"value": f"({len(rest)} other values)",
+                     "original": int(before_counts.reindex(rest).fillna(0).sum()),
+                     "release": int(after_counts.reindex(rest).fillna(0).sum())})
     return rows
 
 

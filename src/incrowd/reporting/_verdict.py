@@ -284,11 +284,14 @@ def _sensitive_lines(ctx: _Context, s: str, got: dict, th: dict, l, t) -> list[d
     status = _status("t", tvalue, tlimit, None, t is not None)
     t_driver = None
     if status != "pass":
-        from ..metrics import verify_t_closeness
+        from ._risk import t_closeness_of_classes
 
         a = ctx.a
-        far = verify_t_closeness(a.release, a.quasi_identifiers, s, min(max(tlimit, 1e-9), 1.0),
-                                 reference=a.original[s]).n_rows_in_far_classes
+        checked = t_checked(t, th)
+        done = a.t_reports.get(s)  # the attribute disclosure's check, when made at this t
+        if done is None or done.t != checked:
+            done = t_closeness_of_classes(a.release, a.release_classes, s, checked, reference=a.original[s])
+        far = done.n_rows_in_far_classes
         t_driver = (f"{s}: {far} records are in classes whose distribution is farther than {tlimit:g} from "
                     f"the whole file's (largest distance {tvalue:.3g})")
     step = f"t-closeness on {s} (t = {tlimit:g})"
@@ -296,6 +299,13 @@ def _sensitive_lines(ctx: _Context, s: str, got: dict, th: dict, l, t) -> list[d
         t_driver, step = _unpromised("t", tlimit, t_driver, step, s)
     out.append(_line(f"t ({s})", tvalue, tlimit, status, t_driver, step, promised=t is not None))
     return out
+
+
+def t_checked(t: float | None, th: Mapping[str, Any]) -> float:
+    """The t the verdict checks the classes against (the promised t, else the threshold), in t's
+    range (0, 1]: the report's attribute disclosure checks at it, so the verdict counts the rows
+    in far classes from that check."""
+    return min(max(float(t) if t is not None else float(th["t"]), 1e-9), 1.0)
 
 
 def _unpromised(name: str, limit: float, driver: str, step: str, s: str) -> tuple[str, str]:
