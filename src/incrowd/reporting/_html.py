@@ -16,7 +16,7 @@ h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;bor
 h3{font-size:1.05rem;margin-top:1.2rem}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.92rem}
 td,th{border:1px solid #d0d0d0;padding:.25rem .55rem;text-align:left;vertical-align:top}
-th{background:#f3f3f5;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f3f3f5;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .figure{margin:1rem 0}.figure svg{max-width:100%;height:auto}
 .note{color:#555;font-size:.9rem}ul.assumptions li{margin:.2rem 0}
 td.pass{background:#e6f4ea;color:#1e6b34;font-weight:600}td.review{background:#fff4d6;color:#7a5300;font-weight:600}
