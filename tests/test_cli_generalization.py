@@ -141,3 +141,32 @@ def test_adult_cli_json_equals_api(runner, tmp_path):
                         max_suppression=supp).to_dict()
         assert {key: answer[key] for key in ("status", "exact", "relaxations")} == \
             {key: api[key] for key in ("status", "exact", "relaxations")}
+
+
+def test_generalize_l_counts_sensitive_values_as_publish(runner, tmp_path):
+    """--l counts distinct sensitive values by publish's rule: a missing value (empty cell, NA)
+    is never a distinct value, "1" and "1.0" are one value, trailing blanks make no other."""
+    import incrowd
+
+    frame = pd.DataFrame({"region": ["n1"] * 4 + ["n2"] * 4 + ["s1"] * 4 + ["s2"] * 4,
+                          "disease": ["x", "", "x", "NA",     # one value and missing cells: 1
+                                      "1", "1.0", "1", "1",   # one number, two spellings: 1
+                                      "x", "x ", "x", "x",    # trailing blanks: 1
+                                      "x", "y", "", "y"]})    # two values: 2
+    path = tmp_path / "d.csv"
+    frame.to_csv(path, index=False)
+    assert ",\n" in path.read_text()  # the empty cells are empty in the file
+    hier = tmp_path / "hier"
+    hier.mkdir()
+    (hier / "region.csv").write_text("n1;n;*\nn2;n;*\ns1;s;*\ns2;s;*\n")
+    out = tmp_path / "out.csv"
+    report = run_json(runner, ["generalize", str(path), "--hierarchies", str(hier), "--levels", "region=0",
+                               "--l", "2", "--sensitive", "disease", "-o", str(out), "--json"])
+    assert report["suppressed"] == 12
+    published = pd.read_csv(out, keep_default_na=False)
+    assert published["region"].tolist() == ["s2"] * 4
+    spec = {"privacy": {"k": 2, "l": 2, "max_suppression": 15, "allow_full_suppression": True},
+            "levels": {"region": 0},
+            "columns": {"region": {"role": "categorical", "hierarchy": str(hier / "region.csv")},
+                        "disease": "sensitive"}}
+    assert incrowd.publish(incrowd.read_table(path), spec).summary()["suppressed"] == 12

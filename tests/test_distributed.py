@@ -203,6 +203,9 @@ def _same_lattice(a, b) -> None:
                 assert np.array_equal(getattr(ha, name), getattr(hb, name)), (hist, name)
     assert a.level_scores.equals(b.level_scores)
     assert a.attributes == b.attributes and a.n_rows == b.n_rows and a.sensitive_values == b.sensitive_values
+    # what t needs: the sensitive values in code order and t's distance
+    assert a.sensitive_order == b.sensitive_order and a.sensitive_ordered == b.sensitive_ordered
+    assert a.sensitive_missing == b.sensitive_missing
 
 
 def test_lattice_equals_single_machine_on_arx_adult(client, tmp_path):
@@ -228,6 +231,32 @@ def test_lattice_equals_single_machine_on_arx_adult(client, tmp_path):
         _same_lattice(Lattice.open(tmp_path / "local.lattice"), Lattice.open(tmp_path / "spread.lattice"))
         (tmp_path / "local.lattice").unlink()
         (tmp_path / "spread.lattice").unlink()
+
+
+def test_lattice_with_missing_sensitive_values_equals_single_machine(client, tmp_path):
+    """Missing sensitive values (system missing, the text NA) in several partitions are one
+    missing value, never distinct for l, as in process; an order given for t is kept."""
+    import pandas as pd
+
+    from incrowd.generalization import Lattice, build_lattice
+    from incrowd.generalization._hierarchy import hierarchy_from_rows
+
+    rng = np.random.default_rng(4)
+    n = 600
+    frame = pd.DataFrame({"region": rng.choice(["n1", "n2", "s1"], n),
+                          "grade": rng.choice(["low", "mid", "high", None, "NA"], n, p=[.3, .3, .2, .1, .1])})
+    frame.loc[frame.region == "s1", "grade"] = rng.choice(["high", None], int((frame.region == "s1").sum()))
+    hier = {"region": hierarchy_from_rows("region", [["n1", "n", "*"], ["n2", "n", "*"], ["s1", "s", "*"]],
+                                          "region")}
+    parts = [frame.iloc[a:b].reset_index(drop=True) for a, b in ((0, 200), (200, 390), (390, n))]
+    for order in (None, ["low", "mid", "high"]):
+        local = Lattice.build(frame, ["region"], hierarchies=hier, sensitive="grade", sensitive_order=order)
+        spread = build_lattice(parts, ["region"], client=client, hierarchies=hier, sensitive="grade",
+                               sensitive_order=order)
+        assert local.sensitive_missing and local.sensitive_values == 3
+        _same_lattice(local, spread)
+        assert spread.negotiate(k=5, l=2, t=0.2, max_suppression=60).to_dict()["exact"] == \
+            local.negotiate(k=5, l=2, t=0.2, max_suppression=60).to_dict()["exact"]
 
 
 def test_lattice_cli_with_a_scheduler_address(client, tmp_path):

@@ -374,3 +374,29 @@ def test_a_labelled_sav_goes_through_roles_risk_and_publish_to_a_labelled_sav(se
             assert {meta.variable_value_labels[name][v] for v in written[name].dropna()} <= groups, name
     assert set(times) >= {"upload .sav, roles proposed", "risk of the file as it is",
                           "publish (verified on the written .sav)", "risk and utility report"}
+
+
+def test_the_publish_page_starts_at_the_limit_the_example_spec_proposes(server, page, tmp_path):
+    from test_web_publish_limit import BAND, REGION, limit_case
+
+    data = tmp_path / "people.csv"
+    limit_case().to_csv(data, index=False)
+    files = [tmp_path / "people_hierarchy_region.csv", tmp_path / "people_hierarchy_band.csv"]
+    files[0].write_text(REGION)
+    files[1].write_text(BAND)
+    page.goto(server + "/publish")
+    page.set_input_files("#file", str(data))
+    page.click("#upload")
+    page.wait_for_selector(".role[data-col='2']")
+    assert page.input_value("#max-suppression") == "10%"  # no hierarchy yet: flat columns
+    page.set_input_files("#hierarchy-files", [str(f) for f in files])
+    page.click("#upload-hierarchies")
+    page.wait_for_function("() => document.getElementById('max-suppression').value === '5%'")
+    page.fill("#max-suppression", "2%")  # the user's own limit is kept when the roles are proposed again
+    more = tmp_path / "people_hierarchy_zone.csv"
+    more.write_text(REGION)
+    page.set_input_files("#hierarchy-files", [str(more)])
+    page.click("#upload-hierarchies")
+    # the list is shown once the roles are proposed again
+    page.wait_for_function("() => document.getElementById('hierarchy-list').textContent.includes('zone')")
+    assert page.input_value("#max-suppression") == "2%"

@@ -608,6 +608,46 @@ def _toml_list(values) -> str:
     return "[" + ", ".join('"' + str(v).replace('"', '\\"') + '"' for v in values) + "]"
 
 
+def sensitive_codes(column: pd.Series, ordered=None) -> tuple[np.ndarray, list, bool, np.ndarray, bool]:
+    """A release's sensitive column as codes, the one rule ``publish`` and a lattice share:
+    ``(codes, values, ordered, counts, missing)``.
+
+    Values as :func:`sensitive_keys` counts them, in :func:`sensitive_order`'s order (strict:
+    ``ordered = True`` on text is refused); ``ordered`` None takes the ordered distance when
+    every value that is not a user-missing code is a number. ``codes`` are 0..len(values)-1 in
+    that order, then (when ``missing``) len(values) for the missing value, which is never a
+    distinct value for l; ``counts`` the rows of each code (t's reference over the column).
+
+    Parameters
+    ----------
+    column : pandas.Series
+        The sensitive column.
+    ordered : bool, sequence or None, default None
+        The distance: ordered (True, or the values in their order), equal (False), or by the
+        values (None).
+
+    Returns
+    -------
+    tuple
+        ``(codes, values, ordered, counts, missing)`` as above.
+    """
+    name = str(column.name)
+    keys, user = sensitive_keys(column)
+    present = ~pd.isna(keys)
+    if ordered is None:
+        plain = keys[present & ~user]
+        ordered = bool(plain.size) and all(isinstance(v, float) for v in plain)
+    order = sensitive_order(keys, user, ordered if isinstance(ordered, (bool, np.bool_)) else list(ordered), name,
+                            strict=True)
+    position = {v: i for i, v in enumerate(order)}
+    factor, uniques = pd.factorize(keys, use_na_sentinel=True)
+    lookup = np.array([position[v] for v in uniques] + [len(order)], dtype=np.int64)
+    codes = lookup[factor]
+    missing = bool((~present).any())
+    counts = np.bincount(codes, minlength=len(order) + int(missing))
+    return codes, order, bool(ordered), counts, missing
+
+
 def _encode_sensitive(values: pd.Series, reference: pd.Series, ordered, column: str):
     """``(codes, reference_codes, m, ordered, missing)``: the values as codes ``0..m-1`` over
     the m distinct values of the reference (as :func:`sensitive_keys` counts them), in

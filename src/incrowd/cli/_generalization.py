@@ -61,7 +61,8 @@ IntervalsOption = Annotated[
 ]
 SensitiveOption = Annotated[
     Optional[str],
-    typer.Option("--sensitive", help="Sensitive attribute (for naive l-diversity).", show_default=False),
+    typer.Option("--sensitive", help="Sensitive attribute (for naive l-diversity and t-closeness).",
+                 show_default=False),
 ]
 MaxNodesOption = Annotated[
     str,
@@ -121,6 +122,19 @@ def _metric_weights(text: str | None) -> dict[str, float] | None:
     return out
 
 
+def _sensitive_order(text: str | None, sensitive: str | None) -> list[str] | None:
+    """--sensitive-order as a list of values (None: not given)."""
+    if text is None:
+        return None
+    if sensitive is None:
+        raise ParameterError("--sensitive-order needs --sensitive: name the sensitive column it orders")
+    values = [v.strip() for v in text.split(",")]
+    if not all(values):
+        raise ParameterError(f"--sensitive-order must list the values in order, separated by commas, e.g. "
+                             f"'low,mid,high'; got {text!r}")
+    return values
+
+
 @lattice_app.command("build")
 def build_command(
     data_path: DataArgument,
@@ -130,6 +144,12 @@ def build_command(
     hierarchies: HierarchiesOption = None,
     intervals: IntervalsOption = None,
     sensitive: SensitiveOption = None,
+    sensitive_order: Annotated[
+        Optional[str],
+        typer.Option("--sensitive-order", help="The order of a text sensitive column's values, e.g. "
+                     "'low,mid,high', for t's ordered distance (as ordered = [...] in a publish spec); "
+                     "default: ordered for numbers, equal for text.", show_default=False),
+    ] = None,
     partial: Annotated[
         Optional[str],
         typer.Option("--partial", help="Build only this share of the nodes, ranked by Lambda "
@@ -154,6 +174,7 @@ def build_command(
         if not qis:
             raise ParameterError("--qi must name the quasi-identifier columns, e.g. --qi age,sex,race")
         fraction = _fraction(partial)
+        order = _sensitive_order(sensitive_order, sensitive)
         node_limit, memory_limit = lattice_limits(max_nodes, max_memory)
         check_scheduler(scheduler, scheduler_timeout)
         check_output_path(output, (data_path, hierarchies), what="lattice file", stdout_ok=False)
@@ -171,7 +192,8 @@ def build_command(
                                             hierarchies=str(hierarchies) if hierarchies else None,
                                             intervals=_intervals(intervals), sensitive=sensitive,
                                             fraction=fraction, source=str(data_path),
-                                            max_nodes=node_limit, max_memory=memory_limit)
+                                            max_nodes=node_limit, max_memory=memory_limit,
+                                            sensitive_order=order)
             else:
                 progress.stage(f"reading {data_path.name}")
                 data = read_table(data_path, parse=list(_intervals(intervals)))
@@ -179,7 +201,7 @@ def build_command(
                 lattice = Lattice.build(data, qis, hierarchies=str(hierarchies) if hierarchies else None,
                                         intervals=_intervals(intervals), sensitive=sensitive,
                                         fraction=fraction, source=str(data_path),
-                                        max_nodes=node_limit, max_memory=memory_limit)
+                                        max_nodes=node_limit, max_memory=memory_limit, sensitive_order=order)
             progress.stage(f"writing {output.name}")
             lattice.save(output, inputs=(data_path, hierarchies))
     info = {**lattice.describe(), "input": str(data_path), "output": str(output)}
@@ -315,15 +337,17 @@ def negotiate_command(
     metric_weights: MetricWeightsOption = None,
     t: Annotated[
         Optional[float],
-        typer.Option("--t", help="t-closeness: refused, as a lattice keeps the sensitive values as "
-                     "codes without the values and their order its distance needs; publish checks t.",
+        typer.Option("--t", help="t-closeness, in (0, 1]: a class farther than t (earth mover's distance, ordered "
+                     "for numbers, equal for text, as publish takes it) from the whole table's sensitive values "
+                     "is suppressed; with --k and/or --l, or alone. Needs a lattice built with --sensitive.",
                      show_default=False),
     ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Answer a request exactly, or with its relaxations (suppression, height, k or l).
+    """Answer a request exactly, or with its relaxations (suppression, height, k, l or t).
 
-    --k and --l together suppress a class with fewer than k rows or fewer than l distinct sensitive values, as publish does.
+    --k, --l and --t together suppress a class with fewer than k rows, fewer than l distinct sensitive values or
+    farther than t from the table's sensitive values, as publish does.
     """
     from ..generalization._lattice import Lattice
     from ..generalization._search_plain import one_request

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..exceptions import DataError
 from ..generalization._hierarchy import Hierarchy, interval_hierarchy, load_hierarchies, value_labels
-from ..generalization._lattice import Lattice, check_fraction, resolve_hierarchies
+from ..generalization._lattice import Lattice, check_fraction, resolve_hierarchies, sensitive_codes
 from ..generalization._limits import (
     DEFAULT_MAX_MEMORY,
     DEFAULT_MAX_NODES,
@@ -30,16 +30,16 @@ def _distinct(frame: pd.DataFrame, column: str) -> pd.Series:
 
 
 def _first_appearance(frame: pd.DataFrame, column: str, index: int) -> list:
+    """The partition's distinct sensitive values; system missing values as one None (the
+    sensitive codes make it the missing value, as publish does)."""
     values = frame[column]
-    if values.isna().any():
-        row = int(np.flatnonzero(values.isna().to_numpy())[0]) + 1
-        raise DataError(f"partition {index}: column {column!r} has a missing value in row {row} of the "
-                        "partition; generalization needs a value in every row")
-    return pd.unique(values).tolist()
+    missing = values.isna()
+    return pd.unique(values[~missing]).tolist() + ([None] if missing.any() else [])
 
 
-def _class_table(frame, index, qis, hierarchies, sensitive, sensitive_values):
-    """The partition's rows grouped by level-0 codes (sensitive code last): (codes, counts)."""
+def _class_table(frame, index, qis, hierarchies, sensitive, sensitive_values, sensitive_code=None):
+    """The partition's rows grouped by level-0 codes (sensitive code last: ``sensitive_code`` of
+    its distinct value's position in ``sensitive_values``): (codes, counts)."""
     try:
         from ..generalization._cells import encode_cells
 
@@ -47,7 +47,8 @@ def _class_table(frame, index, qis, hierarchies, sensitive, sensitive_values):
     except DataError as exc:
         raise DataError(f"partition {index}: {exc} (row numbers count within the partition)") from None
     if sensitive is not None:
-        columns.append(pd.Index(sensitive_values).get_indexer(frame[sensitive]).astype(np.int32))
+        at = pd.Index(sensitive_values).get_indexer(frame[sensitive])
+        columns.append((at if sensitive_code is None else np.asarray(sensitive_code)[at]).astype(np.int32))
     if frame.shape[0] == 0:
         return np.zeros((0, len(columns)), np.int32), np.zeros(0, np.int64)
     codes = np.column_stack(columns).astype(np.int32)
@@ -69,7 +70,7 @@ def lattice_on_workers(data, quasi_identifiers: Sequence[str] | str, *, client,
                   intervals: Mapping[str, Sequence[float]] | None = None,
                   sensitive: str | None = None, fraction: float = 1.0, source: str = "",
                   max_nodes: int | None = DEFAULT_MAX_NODES, max_memory: int | str | None = DEFAULT_MAX_MEMORY,
-                  cancel=None) -> Lattice:
+                  cancel=None, sensitive_order: Sequence | None = None) -> Lattice:
     """:meth:`Lattice.build` over partitioned data (a dask dataframe, a Parquet dataset folder
     or a list of pandas frames in row order) on ``client``'s workers; the same lattice. The node
     limit is checked before any partition is read, the memory estimate once the bottom classes
@@ -98,11 +99,17 @@ def lattice_on_workers(data, quasi_identifiers: Sequence[str] | str, *, client,
     qis, hier = resolve_hierarchies(head, names, given, {}, sensitive)
     check_nodes([hier[a].depth for a in qis], fraction, max_nodes)
     sensitive_values: list = []
+    sensitive_code = order = ordered = None
+    missing = False
     if sensitive is not None:
         seen = client.gather([client.submit(_first_appearance, f, sensitive, i) for i, f in enumerate(frames)])
         sensitive_values = list(dict.fromkeys(v for part in seen for v in part))
+        # each distinct value's code as Lattice.build gives it (publish's rule: t's order), so the
+        # lattice is the same and answers t
+        sensitive_code, order, ordered, missing = sensitive_codes(
+            pd.Series(sensitive_values, name=sensitive, dtype=head[sensitive].dtype), sensitive_order)
     t1 = time.perf_counter()
-    tables = [client.submit(_class_table, f, i, qis, hier, sensitive, sensitive_values)
+    tables = [client.submit(_class_table, f, i, qis, hier, sensitive, sensitive_values, sensitive_code)
               for i, f in enumerate(frames)]
     while len(tables) > 1:  # pairwise merges on the workers, in row order
         tables = [client.submit(_merge, tables[i], tables[i + 1]) if i + 1 < len(tables) else tables[i]
@@ -113,6 +120,8 @@ def lattice_on_workers(data, quasi_identifiers: Sequence[str] | str, *, client,
         raise DataError("the data has no rows")
     t2 = time.perf_counter()
     return Lattice.from_bottom(qis, hier, np.ascontiguousarray(codes, dtype=np.int32), counts, n_rows=n_rows,
-                               sensitive=sensitive, sensitive_values=len(sensitive_values), fraction=fraction,
+                               sensitive=sensitive, sensitive_values=0 if order is None else len(order),
+                               sensitive_order=order, sensitive_ordered=ordered, sensitive_missing=missing,
+                               fraction=fraction,
                                source=source, timings={"encode": t1 - t0, "group_bottom": t2 - t1}, started=t0,
                                max_nodes=max_nodes, max_memory=max_memory, cancel=cancel)

@@ -14,7 +14,7 @@ from .._runtime import compiled_so_far
 from ..exceptions import ParameterError, VerificationError
 from ..io import Promise, Verification, in_memory, mark_changed, resolve_roles
 from ..metrics import verify_k_anonymity, verify_l_diversity
-from ._hierarchy import Hierarchy, factorize_labels
+from ._hierarchy import Hierarchy
 from ._lattice import Lattice, resolve_hierarchies
 from ._table import _as_level
 from ._utility_metrics import check_metric, released_metrics
@@ -216,9 +216,14 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
         keep &= sizes[class_of] >= k
     min_distinct = None
     if l is not None:
-        s_codes, s_uniques = factorize_labels(data[sensitive])
-        l = _check_threshold("l", l, max(len(s_uniques), 2), f"distinct values of {sensitive!r}")
-        pairs = np.unique(np.column_stack([class_of, s_codes]), axis=0)
+        from ..metrics import sensitive_codes
+
+        # publish's rule (and the verifier's): a missing value is never a distinct value,
+        # numbers compare as numbers, trailing blanks make no other value
+        s_codes, s_values, _, _, _ = sensitive_codes(data[sensitive])
+        l = _check_threshold("l", l, max(len(s_values), 2), f"distinct values of {sensitive!r}")
+        present = s_codes < len(s_values)
+        pairs = np.unique(np.column_stack([class_of[present], s_codes[present]]), axis=0)
         distinct = np.bincount(pairs[:, 0], minlength=sizes.size)
         keep &= distinct[class_of] >= l
     out = data.drop(columns=list(roles.identifiers)).copy()

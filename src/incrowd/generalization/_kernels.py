@@ -138,11 +138,12 @@ def _count_by_value(values, weights, n):
 
 
 @njit(cache=True)
-def node_histograms(codes, counts, n_qi, with_sensitive):
+def node_histograms(codes, counts, n_qi, with_sensitive, missing=-1):
     """(class sizes -> classes) and, with a sensitive column, (distinct values -> classes, rows).
 
     Without a sensitive attribute the table rows are the classes; with one they are the distinct
-    (class, value) pairs, grouped once more by the QI columns.
+    (class, value) pairs, grouped once more by the QI columns. The sensitive code ``missing``
+    (-1: none) is never a distinct value, as in publish: a class of only missing values has 0.
     """
     if not with_sensitive:
         sizes = counts
@@ -151,8 +152,13 @@ def node_histograms(codes, counts, n_qi, with_sensitive):
     else:
         _, sizes, inverse, n_classes = group_rows(codes, counts, n_qi)
         distinct = np.zeros(n_classes, np.int64)
-        for r in range(inverse.size):
-            distinct[inverse[r]] += 1
+        if missing < 0:  # the loop without a look at the codes: as fast as before missing values
+            for r in range(inverse.size):
+                distinct[inverse[r]] += 1
+        else:
+            for r in range(inverse.size):
+                if codes[r, n_qi] != missing:
+                    distinct[inverse[r]] += 1
     k_size, k_classes, _ = _count_by_value(sizes, sizes, n_classes)
     if with_sensitive:
         l_distinct, l_classes, l_rows = _count_by_value(distinct, sizes, n_classes)

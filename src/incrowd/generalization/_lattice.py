@@ -8,6 +8,8 @@ Height = sum of levels. Histograms per node (slides 004, "Histograms"):
   classes smaller than k.
 - with a sensitive attribute, distinct sensitive values per class: how many classes (and rows)
   have each count. Rows suppressed for naive l-diversity = rows in classes with fewer than l.
+  A missing sensitive value is never a distinct value (publish's rule): a class of only
+  missing values counts 0.
 
 Build: values are dictionary-encoded once, DuckDB groups the data once at the bottom node, and
 every other node is rolled up from a finer node's classes along a spanning tree of the lattice
@@ -27,7 +29,7 @@ import numpy as np
 from .._runtime import compiled_so_far
 from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError, name_list
-from ._hierarchy import Hierarchy, check_labels, factorize_labels, interval_hierarchy, load_hierarchies
+from ._hierarchy import Hierarchy, check_labels, interval_hierarchy, load_hierarchies
 from ._histograms import Histograms, check_criterion, criterion_histograms
 from ._limits import (
     DEFAULT_MAX_MEMORY,
@@ -73,6 +75,14 @@ class Lattice(LatticeTable):
         The sensitive attribute of the l histograms.
     sensitive_values : int
         Its distinct values.
+    sensitive_order : tuple or None
+        Those values in code order (t's order); None in a lattice file written before t could
+        be negotiated.
+    sensitive_ordered : bool or None
+        Whether t's distance takes them ordered (numbers) or equal (text), as ``publish`` does.
+    sensitive_missing : bool
+        Whether the sensitive attribute has missing values (one missing value, the last code:
+        never a distinct value for l, one category for t, as ``publish`` counts it).
     materialized : numpy.ndarray of bool
         Per node, whether its histograms were computed (all of them in a full lattice).
     n_classes : numpy.ndarray
@@ -120,9 +130,14 @@ class Lattice(LatticeTable):
             raise ParameterError(f"node {self.level_dict(node)} is not in this partial lattice")
         return criterion_histograms(self, criterion).below(node, value)[0]
 
-    def suppressed_all(self, *, k: int | None = None, l: int | None = None) -> np.ndarray:
+    def suppressed_all(self, *, k: int | None = None, l: int | None = None, t: float | None = None) -> np.ndarray:
         """Rows to suppress at every node, in id order; -1 where a partial lattice lacks the node.
-        With k and l, a class fails when it fails either."""
+        With k and l, a class fails when it fails either; with t, also when it lies farther than
+        t from the whole table's sensitive values (as in :meth:`negotiate`)."""
+        if t is not None:
+            from ._negotiate import suppressed_with_t
+
+            return suppressed_with_t(self, k, l, t)
         if k is not None and l is not None:
             from ._negotiate import suppressed_k_and_l
 
@@ -166,6 +181,11 @@ class Lattice(LatticeTable):
             "rows": self.n_rows,
             "sensitive": self.sensitive,
             "sensitive_values": self.sensitive_values if self.sensitive else None,
+            # t's distance over the sensitive values; None: no sensitive attribute, or a lattice
+            # file from before t could be negotiated (rebuild it for t)
+            "sensitive_distance": (None if self.sensitive_ordered is None
+                                   else "ordered" if self.sensitive_ordered else "equal"),
+            "sensitive_missing": bool(self.sensitive_missing) if self.sensitive else None,
             "bottom_classes": int(self.n_classes[0]) if self.materialized[0] else None,
             "seconds": dict(self.timings),
             "compile_seconds": float(self.timings.get("compile", 0.0)),
@@ -180,13 +200,20 @@ class Lattice(LatticeTable):
               sensitive: str | None = None, fraction: float = 1.0,
               progress: Callable[[int, int], None] | None = None,
               source: str = "", max_nodes: int | None = DEFAULT_MAX_NODES,
-              max_memory: int | str | None = DEFAULT_MAX_MEMORY, cancel=None) -> Lattice:
+              max_memory: int | str | None = DEFAULT_MAX_MEMORY, cancel=None,
+              sensitive_order: Sequence | None = None) -> Lattice:
         """Build the lattice of ``quasi_identifiers`` over ``data``.
 
         ``hierarchies``: a folder of ARX-style files or a mapping attribute -> :class:`Hierarchy`;
         ``intervals``: attribute -> widths for numeric columns without a file; ``fraction`` < 1
         builds a partial lattice of the top ``fraction`` of nodes by Lambda (plus the top node);
-        ``progress(done, total)`` is called as nodes are computed.
+        ``progress(done, total)`` is called as nodes are computed. ``sensitive`` is encoded as
+        ``publish`` encodes a sensitive column (:func:`incrowd.metrics.sensitive_codes`): its
+        values in t's order and whether t's distance is ordered (numbers) or equal (text) are
+        kept, so the lattice can answer k, l and t. ``sensitive_order`` gives the order of a
+        text sensitive column (t's ordered distance), as ``ordered = [...]`` does in a
+        ``publish`` spec. A missing sensitive value (empty cell, the NA vocabulary, system
+        missing) is one missing value, never a distinct value for l and one category for t.
 
         Before any data are encoded, a build computing more than ``max_nodes`` nodes, or whose
         estimated memory (nodes and bottom classes) exceeds ``max_memory`` (bytes or "8G"), is
@@ -200,6 +227,8 @@ class Lattice(LatticeTable):
         stop = cancel_check(cancel)
         qis, hier = resolve_hierarchies(data, quasi_identifiers, hierarchies, intervals, sensitive)
         check_fraction(fraction)
+        if sensitive_order is not None and sensitive is None:
+            raise ParameterError("sensitive_order needs sensitive: name the sensitive column it orders")
         if data.shape[0] == 0:
             raise DataError("the data has no rows")
         depths = [hier[a].depth for a in qis]
@@ -213,9 +242,11 @@ class Lattice(LatticeTable):
 
         codes0 = np.column_stack([encode_cells(hier[a], data[a]) for a in qis]).astype(np.int32)
         n_sensitive = 0
+        order = ordered = None
+        missing = False
         if sensitive is not None:
-            s_codes, s_uniques = factorize_labels(data[sensitive])
-            n_sensitive = len(s_uniques)
+            s_codes, order, ordered, missing = sensitive_codes(data[sensitive], sensitive_order)
+            n_sensitive = len(order)
             codes0 = np.column_stack([codes0, s_codes.astype(np.int32)])
         t1, c1 = time.perf_counter(), compiled_so_far()
         stop()
@@ -225,7 +256,8 @@ class Lattice(LatticeTable):
         # each phase without numba compiling; the compile time goes apart, in "compile"
         return cls.from_bottom(qis, hier, bottom_codes, bottom_counts, n_rows=int(data.shape[0]),
                                sensitive=sensitive, sensitive_values=n_sensitive, fraction=fraction,
-                               progress=progress, source=source,
+                               progress=progress, source=source, sensitive_order=order, sensitive_ordered=ordered,
+                               sensitive_missing=missing,
                                timings={"encode": (t1 - t0) - (c1 - c0), "group_bottom": (t2 - t1) - (c2 - c1),
                                         "compile": c2 - c0}, started=t0,
                                max_nodes=max_nodes, max_memory=max_memory, cancel=cancel)
@@ -237,11 +269,17 @@ class Lattice(LatticeTable):
                     progress: Callable[[int, int], None] | None = None, source: str = "",
                     timings: Mapping[str, float] | None = None, started: float | None = None,
                     max_nodes: int | None = DEFAULT_MAX_NODES,
-                    max_memory: int | str | None = DEFAULT_MAX_MEMORY, cancel=None) -> Lattice:
+                    max_memory: int | str | None = DEFAULT_MAX_MEMORY, cancel=None,
+                    sensitive_order: Sequence | None = None, sensitive_ordered: bool | None = None,
+                    sensitive_missing: bool = False) -> Lattice:
         """The lattice from the bottom node's classes (level-0 codes, sorted, with row counts; the
         sensitive code last when there is one): every other node is rolled up from them, so this
         is where a partitioned build (``incrowd.distributed``) joins the single-machine one.
-        Limits and ``cancel`` as in :meth:`build`, checked before any node is computed."""
+        Limits and ``cancel`` as in :meth:`build`, checked before any node is computed.
+        ``sensitive_order`` (the sensitive values in code order) and ``sensitive_ordered`` (t's
+        distance), when the codes follow :func:`incrowd.metrics.sensitive_codes`, let the
+        lattice answer t; ``sensitive_missing``: the code ``sensitive_values`` is the missing
+        value, never a distinct value for l."""
         t2, c2 = time.perf_counter(), compiled_so_far()
         t0 = started if started is not None else t2
         stop = cancel_check(cancel)
@@ -260,8 +298,9 @@ class Lattice(LatticeTable):
             chosen = _top_nodes(score, fraction)
         t3, c3 = time.perf_counter(), compiled_so_far()
         stop()
+        missing_code = int(n_sensitive) if sensitive is not None and sensitive_missing else -1
         parts = _compute_nodes(hier, qis, depths, bottom_codes, bottom_counts, chosen,
-                               sensitive is not None, progress, stop)
+                               sensitive is not None, progress, stop, missing_code)
         t4, c4 = time.perf_counter(), compiled_so_far()
         n_classes = np.full(n_nodes, -1, dtype=np.int64)
         k_parts: list = [None] * n_nodes
@@ -277,6 +316,9 @@ class Lattice(LatticeTable):
             l_histograms=Histograms.from_parts(l_parts) if sensitive is not None else None,
             score=score, level_scores=level_scores, bottom_codes=bottom_codes,
             bottom_counts=bottom_counts, fraction=float(fraction), source=source,
+            sensitive_order=None if sensitive is None or sensitive_order is None else tuple(sensitive_order),
+            sensitive_ordered=None if sensitive is None or sensitive_order is None else bool(sensitive_ordered),
+            sensitive_missing=missing_code >= 0,
         )
         before = dict(timings or {})
         compile_seconds = float(before.pop("compile", 0.0)) + (compiled_so_far() - c2)
@@ -288,6 +330,18 @@ class Lattice(LatticeTable):
         }
         return lattice
 
+
+
+def sensitive_codes(column: pd.Series, order: Sequence | None = None) -> tuple[np.ndarray, list, bool, bool]:
+    """(code per row, the values in code order, whether t's distance takes them ordered, whether
+    a value is missing): the column as ``publish`` encodes a sensitive column
+    (:func:`incrowd.metrics.sensitive_codes`; ``order`` as ``ordered = [...]`` in its spec,
+    None: by the values), so l and t count the values as it does. A missing value has the code
+    len(values), which the l histograms never count as a distinct value."""
+    from ..metrics import sensitive_codes as encode
+
+    codes, values, ordered, _, missing = encode(column, None if order is None else list(order))
+    return codes, values, ordered, missing
 
 
 def check_fraction(fraction) -> float:
@@ -405,7 +459,7 @@ def _top_nodes(score: np.ndarray, fraction: float) -> np.ndarray:
 
 
 def _compute_nodes(hier, qis, depths, bottom_codes, bottom_counts, chosen, with_sensitive, progress,
-                   stop=lambda: None):
+                   stop=lambda: None, missing: int = -1):
     """Histograms of the chosen nodes: a depth-first walk of the spanning tree for the full
     lattice (each node rolled up from its tree parent's classes), straight from the bottom
     classes for a partial one."""
@@ -417,10 +471,10 @@ def _compute_nodes(hier, qis, depths, bottom_codes, bottom_counts, chosen, with_
     if total < n_nodes:
         maps, offsets = code_map_table(hier, qis)
         levels = node_levels(depths)
-        for done, node in enumerate(np.flatnonzero(chosen)):
+        for done, node in enumerate(np.flatnonzero(chosen).tolist()):
             stop()
             codes, counts = generalize_table(bottom_codes, bottom_counts, maps, offsets, levels[node], m)
-            parts[int(node)] = _histogram_parts(codes, counts, m, with_sensitive)
+            parts[int(node)] = _histogram_parts(codes, counts, m, with_sensitive, missing)
             if progress is not None:
                 progress(done + 1, total)
         return parts
@@ -435,7 +489,7 @@ def _compute_nodes(hier, qis, depths, bottom_codes, bottom_counts, chosen, with_
         node, lv, codes, counts, column = stack.pop()
         if column >= 0:
             codes, counts = rollup(codes, counts, column, parents[column][lv[column] - 1])
-        parts[node] = _histogram_parts(codes, counts, m, with_sensitive)
+        parts[node] = _histogram_parts(codes, counts, m, with_sensitive, missing)
         done += 1
         if progress is not None and (done % 64 == 0 or done == n_nodes):
             progress(done, n_nodes)

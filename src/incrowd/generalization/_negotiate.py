@@ -1,4 +1,4 @@
-"""Negotiation: answer (k, l or both, v_max, max suppression) exactly, or with three relaxations.
+"""Negotiation: answer (k, l, t or several, v_max, max suppression) exactly, or with relaxations.
 
 Exact answer: among the nodes of v_max's sublattice whose suppression is within the limit, the
 lowest height, ties to the lowest suppression, then to the smallest level vector. When there is
@@ -19,6 +19,13 @@ way from each node's classes, computed from the lattice's bottom classes where t
 histograms do not settle its suppression; the ``k`` relaxation is then split into ``k`` (l
 kept) and ``l`` (k kept).
 
+t (with k, l, both or alone) suppresses a class farther than t from the whole table's sensitive
+values, with publish's distance (:mod:`incrowd._emd`, ordered for numbers, equal for text, over
+the values and order the lattice keeps: :attr:`LatticeTable.sensitive_order`). A coarser class
+may fail t where its parts pass, so each node's suppression is computed from the bottom classes
+(the histograms bound it from below); the relaxations add ``t``: the least t some node of the
+sublattice meets within the limit, k and l kept.
+
 With a ``metric`` other than ``height`` (the default is ``loss``), each answer is instead the
 node with the least metric among the same candidates (ties: lowest height, least suppression,
 lowest id): :mod:`._utility_metrics` defines the metrics and the search.
@@ -34,19 +41,21 @@ from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
+from .. import _emd
 from .._runtime import compiled_so_far
 from ..exceptions import ParameterError
 from ._histograms import Histograms, check_criterion, criterion_histograms
 from ._search_plain import FIELDS, search_kernel
-from ._utility_metrics import DEFAULT_METRIC, MetricTables, best_node, check_metric, tables
+from ._utility_metrics import DEFAULT_METRIC, MAX_EVALUATIONS, MetricTables, best_node, check_metric, tables
 
 if TYPE_CHECKING:
     from ._table import LatticeTable
 
 RELAXATIONS = ("max_suppression", "height", "k")
-#: why a lattice cannot answer t-closeness
-NO_T = ("t cannot be negotiated on a lattice: it keeps the sensitive attribute as codes, without the "
-        "values and their order that t-closeness's distance needs; ask publish for t ([privacy] t)")
+#: why a lattice file cannot answer t-closeness
+NO_T = ("t cannot be negotiated on this lattice: its file was written before lattices kept the sensitive "
+        "values and their order that t-closeness's distance needs; rebuild it with 'incrowd lattice build "
+        "DATA --qi ... --sensitive COLUMN -o LATTICE' (k and l still work on it)")
 
 
 @dataclass(frozen=True)
@@ -61,23 +70,23 @@ class Node:
         The sum of the levels.
     suppressed : int
         Rows to suppress at this node.
-    criterion : {"k", "l", "k+l"}
+    criterion : {"k", "l", "k+l", "t", "k+t", "l+t", "k+l+t"}
         The privacy model.
-    value : int
-        Its threshold (k for "k+l").
+    value : int or float
+        Its threshold (the first of k, l, t given).
     classes : int
         Equivalence classes after suppression.
     metrics : dict or None
         Every utility metric of the node (:data:`~incrowd.generalization.METRICS`).
     thresholds : dict or None
-        For "k+l": ``{"k": k, "l": l}``.
+        For several thresholds or t: ``{"k": k, "l": l, "t": t}`` (those given).
     """
 
     levels: dict[str, int]
     height: int
     suppressed: int
     criterion: str
-    value: int
+    value: int | float
     classes: int
     #: every utility metric of the node (:data:`~incrowd.generalization.METRICS`)
     metrics: dict | None = None
@@ -104,12 +113,12 @@ class Negotiation:
     exact : Node or None
         The answer to the request as asked (None: no node meets it).
     relaxations : dict of str to Node or None
-        The nearest answers when one of :data:`RELAXATIONS` is relaxed (for "k+l": the
-        suppression, the height, k with l kept, or l with k kept).
-    criterion : {"k", "l", "k+l"}
+        The nearest answers when one of :data:`RELAXATIONS` is relaxed (for several
+        thresholds: the suppression, the height, and each threshold with the others kept).
+    criterion : {"k", "l", "k+l", "t", "k+t", "l+t", "k+l+t"}
         The privacy model asked for.
-    value : int
-        Its threshold (k for "k+l").
+    value : int or float
+        Its threshold (the first of k, l, t given).
     max_levels : dict of str to int
         The highest tolerable level of each attribute.
     max_suppression : int
@@ -135,14 +144,14 @@ class Negotiation:
     optimality_gap : float
         How far the exact answer's value may be from the optimum (0: optimal).
     thresholds : dict or None
-        For "k+l": ``{"k": k, "l": l}``.
+        For several thresholds or t: ``{"k": k, "l": l, "t": t}`` (those given).
     """
 
     status: str
     exact: Node | None
     relaxations: dict[str, Node | None]
     criterion: str
-    value: int
+    value: int | float
     max_levels: dict[str, int]
     max_suppression: int
     n_rows: int
@@ -298,8 +307,11 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
     l distinct sensitive values, as :func:`incrowd.publish` does: each node's suppression is
     then computed from the lattice's bottom classes (the two histograms only bound it), and the
     relaxations are the suppression, the height, the largest k with l kept and the largest l
-    with k kept. ``t`` is refused: the lattice keeps the sensitive values as codes, without the
-    values and their order that t-closeness's distance needs.
+    with k kept. ``t`` (alone or with k, l or both) also suppresses a class whose sensitive
+    values lie farther than t (earth mover's distance, ordered for numbers, equal for text, as
+    :func:`incrowd.publish` measures it) from the whole table's; its relaxation is the least t
+    some node meets, the others kept. A lattice file written before lattices kept the sensitive
+    values' order refuses t with the way to rebuild it.
 
     Parameters
     ----------
@@ -320,7 +332,7 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
     weights : mapping of str to float or None, default None
         Weights of the quasi-identifiers in ``loss``, ``entropy`` and ``precision``.
     t : float or None, default None
-        t-closeness: refused with a :class:`~incrowd.exceptions.ParameterError` (see above).
+        The t of t-closeness asked for, in (0, 1] (the lattice's sensitive attribute).
 
     Returns
     -------
@@ -328,7 +340,7 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
         The exact answer (or None) and the relaxed answers.
     """
     if t is not None:
-        raise ParameterError(NO_T)
+        return _negotiate_t(lattice, k, l, t, max_levels, max_suppression, runtime_histogram, metric, weights)
     if k is None and l is None:
         raise ParameterError("give k (k-anonymity), l (naive l-diversity) or both")
     if k is not None and l is not None:
@@ -454,24 +466,9 @@ def _negotiate_k_and_l(lattice: LatticeTable, k, l, max_levels, max_suppression,
     k, l = int(k), int(l)
     metric = check_metric(metric)  # l needs the sensitive attribute: "classification" has its target
     tabs = tables(lattice, weights)
-    vmax_vector = lattice.level_vector(dict(max_levels or {}), default="top")
-    limit = max_suppression_count(max_suppression, lattice.n_rows)
-    n = lattice.n_rows
-    within = min(limit, n - 1)  # a node suppressing every row is never an answer
-    arrays = _arrays(lattice)
-    vmax = int(np.dot(vmax_vector, arrays.strides))
-    k_hist, l_hist = lattice.k_histograms, lattice.l_histograms
-    if l_hist is None:  # check_criterion refused l on a lattice without a sensitive attribute
-        raise ParameterError("l needs a lattice built with a sensitive attribute")
-    materialized = lattice.materialized
-    runtime_seconds = None
-    t0 = time.perf_counter()
-    if runtime_histogram and not materialized[vmax]:
-        _, k_part, l_part = lattice.node_histograms(vmax)
-        k_hist, l_hist = _with_node(k_hist, vmax, k_part), _with_node(l_hist, vmax, l_part)
-        materialized = materialized.copy()
-        materialized[vmax] = True
-        runtime_seconds = time.perf_counter() - t0
+    (vmax_vector, limit, n, within, arrays, vmax, k_hist, l_hist, materialized,
+     runtime_seconds) = _sublattice(lattice, max_levels, max_suppression, runtime_histogram,
+                                    "l needs a lattice built with a sensitive attribute")
     low, high = _k_and_l_bounds(k_hist, l_hist, k, l, n)
     supp = np.where(low == high, low, -1)
     evaluated = {"count": 0}
@@ -598,3 +595,328 @@ def _relax_one(tabs: MetricTables, name: str, k: int, l: int, in_sub: np.ndarray
         rows[v] = tabs.suppression(int(v), "k+l", kl)[0]
     chosen = choose(meets, kl, rows)
     return (chosen, kl, int(rows[chosen])), int(ids.size + meets.sum())
+
+
+#: nodes whose classes a negotiation with t keeps at once
+_FACTS_KEPT = 64
+
+
+def check_t(t) -> float:
+    """t of t-closeness, checked: a number in (0, 1] (the earth mover's distance lies in [0, 1])."""
+    if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(float(t)) or not 0 < t <= 1:
+        raise ParameterError(f"t must be a number in (0, 1]; got {t!r}")
+    return float(t)
+
+
+def _check_t_lattice(lattice: LatticeTable) -> None:
+    if lattice.sensitive is None:
+        raise ParameterError("t-closeness needs a lattice built with a sensitive attribute (--sensitive)")
+    if lattice.sensitive_order is None:
+        raise ParameterError(NO_T)
+
+
+def _negotiate_t(lattice: LatticeTable, k, l, t, max_levels, max_suppression, runtime_histogram: bool,
+                 metric: str, weights) -> Negotiation:
+    """:func:`negotiate` with t (and k, l or both): a class fails when it has fewer than k rows,
+    fewer than l distinct sensitive values or lies farther than t from the whole table's
+    sensitive values (publish's rule and distance).
+
+    A coarser class may fail t where its parts pass, so suppression is no longer monotone in
+    the lattice: the rows failing k or l (the histograms) only bound a node's suppression from
+    below, and a node's classes are computed from the bottom classes, lazily: in the order of
+    height (metric ``height``) or of the metric's lower bound, stopping as the search without t
+    does (:func:`~._utility_metrics.best_node`)."""
+    t = check_t(t)
+    _check_t_lattice(lattice)
+    if k is not None:
+        check_criterion(lattice, k, None)
+    if l is not None:
+        check_criterion(lattice, None, l)
+    given = {name: value for name, value in (("k", k), ("l", l)) if value is not None}
+    kk, ll = int(given.get("k", 1)), int(given.get("l", 0))  # 1 and 0: never fail
+    metric = check_metric(metric)
+    tabs = tables(lattice, weights)
+    (vmax_vector, limit, n, within, arrays, vmax, k_hist, l_hist, materialized,
+     runtime_seconds) = _sublattice(lattice, max_levels, max_suppression, runtime_histogram,
+                                    "t-closeness needs a lattice built with a sensitive attribute (--sensitive)")
+    # the rows failing k or l: a lower bound of the rows failing k, l or t
+    low = np.maximum(k_hist.rows_below_all(kk), l_hist.rows_below_all(ll))
+    heights = arrays.heights
+    in_sub = np.all(arrays.levels <= vmax_vector, axis=1) & materialized
+    # the last nodes' classes, kept while a search returns to them (answers, their metrics); a
+    # bounded cache, as a node holds arrays the size of its classes
+    cache: dict[int, tuple] = {}
+    evaluated = {"count": 0, "metric": 0}
+
+    def facts(v: int):
+        """(class sizes, distinct values, distances) of node v's classes."""
+        if v not in cache:
+            if len(cache) >= _FACTS_KEPT:
+                del cache[next(iter(cache))]
+            _, _, sizes, distinct, _, distance = tabs.node_facts(v, False, True)
+            cache[v] = (sizes, distinct, distance)
+            evaluated["count"] += 1
+        return cache[v]
+
+    def rows_at(v: int, thr: tuple) -> int:
+        sizes, distinct, distance = facts(v)
+        return int(sizes[tabs.failing(sizes, distinct, "k+l+t", thr, distance)].sum())
+
+    supp = np.full(lattice.n_nodes, -1, np.int64)
+
+    def supp_of(v: int) -> int:
+        if supp[v] < 0:
+            supp[v] = rows_at(v, (kk, ll, t))
+        return int(supp[v])
+
+    search = {"gap": 0.0}
+    bound = None if metric == "height" else tabs.bounds(metric, k_hist, "k+l+t")
+
+    def choose(candidates: np.ndarray, thr: tuple, rows_of, exact: bool = False, cap: int = within) -> tuple[int, int]:
+        """(node, its suppression) with the least metric among ``candidates`` suppressing at
+        most ``cap`` rows (ties: lowest height, least suppression, lowest id), (-1, -1) when
+        none; ``rows_of`` gives a node's suppression at ``thr``."""
+        ids = np.flatnonzero(candidates)
+        if metric == "height":
+            for h in np.unique(heights[ids]):
+                level = ids[heights[ids] == h]
+                rows = np.array([rows_of(int(v)) for v in level], np.int64)
+                ok = rows <= cap
+                if ok.any():
+                    pick = np.lexsort((level[ok], rows[ok]))[0]
+                    return int(level[ok][pick]), int(rows[ok][pick])
+            return -1, -1
+        lower = bound if bound is not None else np.zeros(heights.size)
+        order = ids[np.lexsort((ids, heights[ids], lower[ids]))]
+        best, best_key = -1, None  # type: int, tuple[float, int, int, int] | None
+        here = 0  # nodes whose metric this search computed
+        for v in order.tolist():
+            if best_key is not None and lower[v] > best_key[0] + _tie(best_key[0]):
+                break
+            if here >= MAX_EVALUATIONS:
+                if exact:
+                    search["gap"] = max(0.0, best_key[0] - float(lower[v])) if best_key is not None else math.inf
+                break
+            rows = rows_of(v)
+            if rows > cap:
+                continue
+            got = tabs.evaluate(v, "k+l+t", thr)[metric]
+            if got is None:  # impossible: t needs the sensitive column, classification's target
+                raise AssertionError(f"metric {metric!r} has no value at node {v}")
+            value = float(got)
+            evaluated["metric"] += 1
+            here += 1
+            key: tuple[float, int, int, int] = (value, int(heights[v]), rows, v)
+            if best_key is None or value < best_key[0] - _tie(best_key[0]) or (
+                    abs(value - best_key[0]) <= _tie(best_key[0]) and key[1:] < best_key[1:]):
+                best, best_key = v, key
+        return (best, best_key[2]) if best_key is not None else (-1, -1)
+
+    def node(found: tuple[int, int], thr: tuple) -> Node | None:
+        node_id, rows = found
+        if node_id < 0:
+            return None
+        sizes, distinct, distance = facts(node_id)
+        classes = int((~tabs.failing(sizes, distinct, "k+l+t", thr, distance)).sum())
+        reached = {**{name: value for name, value in zip(("k", "l"), thr) if name in given}, "t": thr[2]}
+        return Node(lattice.level_dict(node_id), int(heights[node_id]), int(rows), criterion,
+                    next(iter(reached.values())), classes, tabs.evaluate(node_id, "k+l+t", thr), reached)
+
+    criterion = "+".join([*given, "t"])
+    t1 = time.perf_counter()
+    exact = node(choose(in_sub & (low <= within), (kk, ll, t), supp_of, exact=True), (kk, ll, t))
+    visited = {"exact": evaluated["count"]}
+    relaxations: dict[str, Node | None] = {"max_suppression": None, "height": None,
+                                           **{name: None for name in given}, "t": None}
+    if exact is None:
+        before = evaluated["count"]
+
+        def sub_facts(v: int):
+            """A sublattice node's classes, its suppression kept on the way."""
+            got = facts(v)
+            if supp[v] < 0:
+                sizes, distinct, distance = got
+                supp[v] = int(sizes[tabs.failing(sizes, distinct, "k+l+t", (kk, ll, t), distance)].sum())
+            return got
+
+        # relaxing each threshold reads every node of the sublattice: one pass, which also gives
+        # each its suppression
+        relaxed = _relax_with_t([*given, "t"], sub_facts, kk, ll, t, in_sub, within)
+        # the least suppression of the sublattice, nodes suppressing every row left out
+        known = in_sub & (supp < n)
+        if known.any():
+            least = int(supp[known].min())
+            relaxations["max_suppression"] = node(
+                choose(in_sub & (supp == least), (kk, ll, t), lambda v: int(supp[v]), cap=least), (kk, ll, t))
+        visited["max_suppression"] = evaluated["count"] - before
+        before = evaluated["count"]
+        relaxations["height"] = node(choose(materialized & (low <= within), (kk, ll, t), supp_of), (kk, ll, t))
+        visited["height"] = evaluated["count"] - before
+        for name, (thr, meets) in relaxed.items():
+            before = evaluated["count"]
+            if thr is not None:
+                relaxations[name] = node(choose(meets, thr, lambda v, at=thr: rows_at(v, at)), thr)
+            visited[name] = evaluated["count"] - before
+    seconds = time.perf_counter() - t1
+    thresholds = {**given, "t": t}
+    return Negotiation(
+        status="exact" if exact is not None else "relaxed", exact=exact, relaxations=relaxations,
+        criterion=criterion, value=next(iter(thresholds.values())), max_levels=lattice.level_dict(vmax),
+        max_suppression=limit, n_rows=n, visited=visited, seconds=seconds, partial=lattice.is_partial,
+        runtime_histogram_seconds=runtime_seconds, max_suppression_given=str(max_suppression), metric=metric,
+        metric_evaluated=int(evaluated["metric"]), optimality_gap=search["gap"], thresholds=thresholds,
+    )
+
+
+def suppressed_with_t(lattice: LatticeTable, k: int | None, l: int | None, t: float) -> np.ndarray:
+    """Rows failing k, l or t at every node, in id order (k and l when given); -1 where a
+    partial lattice lacks the node."""
+    t = check_t(t)
+    _check_t_lattice(lattice)
+    if k is not None:
+        check_criterion(lattice, k, None)
+    if l is not None:
+        check_criterion(lattice, None, l)
+    threshold = (1 if k is None else int(k), 0 if l is None else int(l), t)
+    tabs = tables(lattice)
+    out = np.full(lattice.n_nodes, -1, np.int64)
+    nodes = np.flatnonzero(lattice.materialized).tolist()
+    fast = _compiled_rows(tabs, threshold)
+    for v in nodes:
+        out[v] = fast(tabs.levels[v]) if fast is not None else tabs.suppression(v, "k+l+t", threshold)[0]
+    return out
+
+
+def _compiled_rows(tabs: MetricTables, threshold: tuple):
+    """Rows failing (k, l, t) at a level vector, by publish's compiled node kernels
+    (:func:`~._kernels.node_classes`, :func:`~._kernels.sensitive_fails`: the same flags and
+    distances as the numpy lines, tested equal), for every node at once (the web's view); None
+    where a key or the distance's numerator could pass int64, or an ordered column has over
+    1024 values (the numpy lines judge those, as in publish)."""
+    ref = tabs.reference
+    if ref is None or tabs.target is None:
+        return None
+    n_ref, m = int(ref.sum()), int(ref.size)
+    if m * n_ref * n_ref >= 2**62 or (tabs.ordered and m > 1024):
+        return None
+    sizes = [c.sizes for c in tabs.columns]
+    bound = 1
+    for per_level in sizes:
+        bound *= max(per_level)
+    if bound >= 2**62:
+        return None
+    from ._kernels import node_classes, sensitive_fails
+
+    maps = [c.maps[level] for c in tabs.columns for level in range(len(c.maps))]
+    table = np.zeros((len(maps), max((x.size for x in maps), default=1)), np.int64)
+    for i, code_map in enumerate(maps):
+        table[i, : code_map.size] = code_map
+    row0 = np.concatenate([[0], np.cumsum([len(c.maps) for c in tabs.columns])[:-1]]).astype(np.int64)
+    widths = np.array([w for per_level in sizes for w in per_level], np.int64)
+    codes0 = np.ascontiguousarray(tabs.bottom, dtype=np.int64)
+    first_key = np.zeros(codes0.shape[0], np.int64)
+    pair_b = np.arange(codes0.shape[0], dtype=np.int64)  # one (bottom class, value) pair per row
+    value = np.ascontiguousarray(tabs.target, dtype=np.int64)
+    counts = np.ascontiguousarray(tabs.counts, dtype=np.int64)
+    reference = np.ascontiguousarray(ref, dtype=np.int64)
+    k, l, t = threshold
+
+    def rows(levels: np.ndarray) -> int:
+        map_rows = row0 + levels
+        class_of, _, n_classes = node_classes(codes0, first_key, table, map_rows, widths[map_rows])
+        size = np.bincount(class_of, weights=counts, minlength=n_classes).astype(np.int64)
+        fail = size < k
+        distance = np.zeros(n_classes)
+        sensitive_fails(class_of, n_classes, pair_b, value, counts, reference, tabs.ordered, tabs.missing >= 0,
+                        int(l), True, fail, distance)
+        fail |= _emd.exceeds(distance, t)
+        return int(size[fail].sum())
+
+    return rows
+
+
+def _relax_with_t(names, facts, k: int, l: int, t: float, in_sub: np.ndarray, within: int) -> dict:
+    """Relax each of ``names`` (k, l, t), the others kept: the largest k (or l) >= 2, or the
+    least t, some node of the sublattice meets within the limit; per name, ((k, l, t) relaxed,
+    the nodes that may meet it) or (None, None). A class failing a kept threshold is suppressed
+    whatever the relaxed one. One pass over the sublattice for every name."""
+    reach = {name: np.full(in_sub.size, np.inf if name == "t" else 0.0) for name in names}
+    for v in np.flatnonzero(in_sub).tolist():
+        sizes, distinct, distance = facts(v)
+        far = _emd.exceeds(distance, t)
+        for name in names:
+            if name == "k":
+                held = (distinct < l) | far
+                reach[name][v] = _largest(sizes[~held], sizes[~held], int(sizes[held].sum()), within)
+            elif name == "l":
+                held = (sizes < k) | far
+                reach[name][v] = _largest(distinct[~held], sizes[~held], int(sizes[held].sum()), within)
+            else:
+                held = (sizes < k) | (distinct < l)
+                reach[name][v] = _least_t(distance[~held], sizes[~held], int(sizes[held].sum()), within)
+    out: dict[str, tuple] = {}
+    for name, got in reach.items():
+        if name == "t":
+            least = float(got.min(initial=np.inf))
+            if not math.isfinite(least):
+                out[name] = (None, None)
+                continue
+            # the least t kept in (0, 1]: a node meets it when its classes within t fit the limit
+            least = max(least, float(np.nextafter(0.0, 1.0)))
+            out[name] = ((k, l, least), in_sub & (got <= least + 2 * _emd.TOLERANCE))
+            continue
+        top = int(got.max(initial=0))
+        if top < 2:
+            out[name] = (None, None)
+            continue
+        out[name] = ((top, l, t) if name == "k" else (k, top, t), in_sub & (got >= top))
+    return out
+
+
+def _least_t(distance: np.ndarray, rows: np.ndarray, base: int, within: int) -> float:
+    """The least t at which ``base`` plus the rows of the classes farther than t stay within
+    ``within`` (inf: none): one of the distances, as a class fails t only beyond its own."""
+    if base > within:
+        return math.inf
+    if distance.size == 0:  # every class already fails k or l
+        return 0.0
+    order = np.argsort(distance, kind="stable")
+    d, r = distance[order], rows[order]
+    values, starts = np.unique(d, return_index=True)
+    above = np.concatenate([np.cumsum(r[::-1])[::-1], [0]])[np.append(starts[1:], d.size)]  # rows beyond each
+    ok = base + above <= within
+    if not ok.any():  # unreachable: at the largest distance no class is beyond it
+        return math.inf
+    return float(values[ok][0]) if values.size else 0.0
+
+
+def _tie(value: float) -> float:
+    return 1e-12 * max(1.0, abs(value))
+
+
+def _sublattice(lattice: LatticeTable, max_levels, max_suppression, runtime_histogram: bool, no_sensitive: str):
+    """What a search with l or t starts from: v_max (as a level vector and a node id), the
+    suppression limit in rows (``within``: never every row), the node arrays, and the k and l
+    histograms with v_max's added when ``runtime_histogram`` asks and a partial lattice lacks
+    it (``runtime_seconds`` its time, else None). ``no_sensitive``: the error without l
+    histograms (the callers' checks refuse such a lattice first)."""
+    vmax_vector = lattice.level_vector(dict(max_levels or {}), default="top")
+    limit = max_suppression_count(max_suppression, lattice.n_rows)
+    n = lattice.n_rows
+    within = min(limit, n - 1)  # a node suppressing every row is never an answer
+    arrays = _arrays(lattice)
+    vmax = int(np.dot(vmax_vector, arrays.strides))
+    k_hist, l_hist = lattice.k_histograms, lattice.l_histograms
+    if l_hist is None:
+        raise ParameterError(no_sensitive)
+    materialized = lattice.materialized
+    runtime_seconds = None
+    t0 = time.perf_counter()
+    if runtime_histogram and not materialized[vmax]:
+        _, k_part, l_part = lattice.node_histograms(vmax)
+        k_hist, l_hist = _with_node(k_hist, vmax, k_part), _with_node(l_hist, vmax, l_part)
+        materialized = materialized.copy()
+        materialized[vmax] = True
+        runtime_seconds = time.perf_counter() - t0
+    return vmax_vector, limit, n, within, arrays, vmax, k_hist, l_hist, materialized, runtime_seconds

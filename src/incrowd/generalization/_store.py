@@ -3,7 +3,9 @@
 Tables (``contents`` repeats this in words inside the file):
 
 - ``meta``: key/JSON value pairs (format, version, attributes, rows, sensitive attribute, build
-  timings, fraction of nodes built)
+  timings, fraction of nodes built; with a sensitive attribute its distinct values in code
+  order, whether t's distance takes them ordered, what t-closeness needs, and whether it has
+  missing values, the code after them)
 - ``hierarchy``: attribute, level, code, label, parent code (the encoded hierarchies)
 - ``nodes``: node id, one level column per attribute, height, materialized, classes, Lambda score
 - ``k_histogram``: node id, class size, classes, rows
@@ -40,7 +42,8 @@ FORMAT_VERSION = 1
 _WHAT = "lattice file"
 
 CONTENTS = [
-    ("meta", "format, version, attributes, rows, sensitive attribute, build timings"),
+    ("meta", "format, version, attributes, rows, sensitive attribute (its values in code order, "
+             "whether t's distance is ordered, whether it has missing values), build timings"),
     ("hierarchy", "encoded hierarchies: attribute, level, code, label, parent code"),
     ("nodes", "every lattice node: id, levels, height, materialized, classes, Lambda score"),
     ("k_histogram", "per node: class size -> number of classes and rows"),
@@ -102,6 +105,15 @@ def save_lattice(lattice: LatticeTable, path: str | os.PathLike, *, inputs=()) -
         "fraction": lattice.fraction, "timings": lattice.timings, "source": lattice.source,
         "hierarchy_sources": {a: lattice.hierarchies[a].source for a in lattice.attributes},
     }
+    if lattice.sensitive is not None and lattice.sensitive_order is not None:
+        # the values as l and t count them (numbers as floats, text, user-missing codes):
+        # JSON keeps each one's type
+        meta["sensitive_order"] = list(lattice.sensitive_order)
+        meta["sensitive_ordered"] = bool(lattice.sensitive_ordered)
+    if lattice.sensitive is not None:
+        # the code after the values is the missing value, never a distinct value for l; a file
+        # without this key reads as having none (files from before missing values were kept)
+        meta["sensitive_missing"] = bool(lattice.sensitive_missing)
     # the source is a display name where the data came from memory or the web: compare it only
     # where it names a file
     source = [lattice.source] if lattice.source and os.path.isfile(lattice.source) else []
@@ -139,6 +151,18 @@ def _read_tables(con, meta: dict):
         con.execute("SELECT * FROM level_scores").fetchnumpy(),
         con.execute("SELECT * FROM bottom").fetchnumpy(),
     )
+
+
+def _sensitive_order(meta: dict) -> tuple | None:
+    """The sensitive values in code order, or None (no sensitive attribute, or a file written
+    before t could be negotiated)."""
+    order = meta.get("sensitive_order")
+    if not meta.get("sensitive") or order is None:
+        return None
+    if not isinstance(order, list) or len(order) != int(meta.get("sensitive_values") or 0) \
+            or not isinstance(meta.get("sensitive_ordered"), bool):
+        raise ValueError("the sensitive values stored do not match the count of them")
+    return tuple(order)
 
 
 def load_lattice(path: str | os.PathLike, lattice_class: type[_T]) -> _T:
@@ -180,6 +204,9 @@ def load_lattice(path: str | os.PathLike, lattice_class: type[_T]) -> _T:
             bottom_counts=np.asarray(bottom["rows"], np.int64),
             fraction=float(meta.get("fraction", 1.0)), timings=dict(meta.get("timings", {})),
             source=meta.get("source", ""),
+            sensitive_order=_sensitive_order(meta),
+            sensitive_ordered=bool(meta["sensitive_ordered"]) if _sensitive_order(meta) is not None else None,
+            sensitive_missing=bool(meta.get("sensitive")) and meta.get("sensitive_missing", False) is True,
         )
     except (KeyError, ValueError, TypeError) as exc:
         raise damaged(_WHAT, p, f"{type(exc).__name__}: {exc}") from exc

@@ -71,6 +71,15 @@ class LatticeTable:
     fraction: float = 1.0
     timings: dict[str, float] = field(default_factory=dict)
     source: str = ""
+    #: the sensitive attribute's distinct values in code order and whether t's distance takes
+    #: them ordered (publish's rule, :func:`incrowd.metrics.sensitive_codes`); None in a lattice
+    #: file written before t could be negotiated, whose codes are in no such order
+    sensitive_order: tuple | None = None
+    sensitive_ordered: bool | None = None
+    #: whether the sensitive attribute has missing values (the NA vocabulary, system missing):
+    #: one missing value, code ``sensitive_values`` (after every value), never a distinct value
+    #: for l and one category for t, as in publish; False in a lattice file written before
+    sensitive_missing: bool = False
 
     # -- shape -----------------------------------------------------------------------------
 
@@ -144,12 +153,17 @@ class LatticeTable:
         vector = self.levels[node]
         return {a: int(v) for a, v in zip(self.attributes, vector)}
 
+    @property
+    def missing_code(self) -> int:
+        """The sensitive code of a missing value, never a distinct value for l (-1: none)."""
+        return int(self.sensitive_values) if self.sensitive is not None and self.sensitive_missing else -1
+
     def node_histograms(self, node: int):
         """Compute one node's histograms from the stored bottom classes (no raw data needed)."""
         maps, offsets = code_map_table(self.hierarchies, self.attributes)
         codes, counts = generalize_table(self.bottom_codes, self.bottom_counts, maps, offsets,
                                          self.levels[node], len(self.attributes))
-        return _histogram_parts(codes, counts, len(self.attributes), self.sensitive is not None)
+        return _histogram_parts(codes, counts, len(self.attributes), self.sensitive is not None, self.missing_code)
 
 
 # after @dataclass has made __init__ (which assigns it): a lattice opened from a file keeps its
@@ -194,8 +208,9 @@ def code_map_table(hierarchies: Mapping[str, Hierarchy], attributes: Sequence[st
     return np.vstack(rows), np.array(offsets, dtype=np.int64)
 
 
-def _histogram_parts(codes, counts, m, with_sensitive):
-    n_classes, k_size, k_classes, l_distinct, l_classes, l_rows = node_histograms(codes, counts, m, with_sensitive)
+def _histogram_parts(codes, counts, m, with_sensitive, missing: int = -1):
+    n_classes, k_size, k_classes, l_distinct, l_classes, l_rows = node_histograms(codes, counts, m, with_sensitive,
+                                                                                  missing)
     k_part = (k_size, k_classes, k_size * k_classes)
     l_part = (l_distinct, l_classes, l_rows) if with_sensitive else None
     return int(n_classes), k_part, l_part

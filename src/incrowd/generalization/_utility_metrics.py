@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
+from .. import _emd
 from ..exceptions import DataError, ParameterError, name_list
 
 if TYPE_CHECKING:
@@ -231,6 +232,17 @@ class MetricTables:
         self.counts = np.asarray(lattice.bottom_counts, dtype=np.int64)
         self.bottom = codes[:, : self.m].astype(np.int64)
         self.target = codes[:, self.m].astype(np.int64) if lattice.sensitive is not None else None
+        #: t's reference (the whole table's sensitive values, as publish's) and distance; None
+        #: where the lattice does not know its sensitive values' order
+        self.reference: np.ndarray | None = None
+        self.ordered = bool(lattice.sensitive_ordered)
+        #: the missing value's code (after every value: one category for t, never a distinct
+        #: value for l), -1 when the sensitive attribute has none
+        self.missing = lattice.missing_code
+        if self.target is not None and lattice.sensitive_order is not None:
+            self.reference = np.bincount(self.target, weights=self.counts,
+                                         minlength=len(lattice.sensitive_order) + int(self.missing >= 0)
+                                         ).astype(np.int64)
         hierarchies = [lattice.hierarchies[a] for a in lattice.attributes]
         marginals = [np.bincount(self.bottom[:, j], weights=self.counts, minlength=int(h.labels[0].size))
                      for j, h in enumerate(hierarchies)]
@@ -268,43 +280,66 @@ class MetricTables:
         """(class of each bottom class, generalized codes per class, class sizes, distinct
         sensitive values per class or None, rows of each class's unique most frequent sensitive
         value or None)."""
+        return self.node_facts(node, with_majority)[:5]
+
+    def node_facts(self, node: int, with_majority: bool = True, with_distance: bool = False):
+        """:meth:`class_facts` and, with ``with_distance``, each class's earth mover's distance
+        to the whole table's sensitive values (publish's: :func:`incrowd._emd.emd_pairs` over
+        the (class, value, rows) triples), else None."""
         class_of, n_classes, gen = self.classes(node)
         sizes = np.bincount(class_of, weights=self.counts, minlength=n_classes).astype(np.int64)
-        distinct = major = None
+        distinct = major = distance = None
         if self.target is not None:
             width = int(self.target.max(initial=0)) + 1
             pair, where = np.unique(class_of * width + self.target, return_inverse=True)
             pair_class = pair // width
-            distinct = np.bincount(pair_class, minlength=n_classes)
-            if with_majority:
+            # the missing value is never a distinct value (publish's rule)
+            distinct = np.bincount(pair_class[pair % width != self.missing] if self.missing >= 0 else pair_class,
+                                   minlength=n_classes)
+            if with_majority or with_distance:
                 pair_rows = np.bincount(where.ravel(), weights=self.counts).astype(np.int64)
+            if with_majority:
                 major = majority(pair_class, pair_rows, n_classes)
-        return class_of, gen, sizes, distinct, major
+            if with_distance:
+                if self.reference is None:  # negotiate refuses t on such a lattice first
+                    raise ParameterError("this lattice does not record its sensitive values' order")
+                distance = _emd.emd_pairs(pair_class, pair % width, pair_rows, n_classes, self.reference,
+                                          self.ordered)
+        return class_of, gen, sizes, distinct, major, distance
 
     @staticmethod
-    def failing(sizes: np.ndarray, distinct: np.ndarray | None, criterion: str, threshold) -> np.ndarray:
+    def failing(sizes: np.ndarray, distinct: np.ndarray | None, criterion: str, threshold,
+                distance: np.ndarray | None = None) -> np.ndarray:
         """Per class, whether it fails: size below k ("k"), fewer than l distinct sensitive
-        values ("l"), or either ("k+l", ``threshold`` the pair (k, l))."""
+        values ("l"), either ("k+l", ``threshold`` the pair (k, l)), or any of k, l and a
+        ``distance`` above t ("k+l+t", ``threshold`` the triple (k, l, t); k 1 and l 0 when not
+        asked), as publish suppresses them."""
         if criterion == "k":
             return sizes < threshold
         if distinct is None:  # check_criterion refuses "l" on a lattice without a sensitive attribute
             raise ParameterError("l-diversity needs a lattice built with a sensitive attribute (--sensitive)")
         if criterion == "l":
             return distinct < threshold
+        if criterion == "k+l+t":
+            k, l, t = threshold
+            if distance is None:  # the callers compute it for "k+l+t"
+                raise ParameterError("t needs each class's distance")
+            return (sizes < k) | (distinct < l) | _emd.exceeds(distance, t)
         k, l = threshold
         return (sizes < k) | (distinct < l)
 
     def suppression(self, node: int, criterion: str, threshold) -> tuple[int, int]:
         """(rows suppressed, classes published) at ``node`` for ``criterion``/``threshold``."""
-        _, _, sizes, distinct, _ = self.class_facts(node, with_majority=False)
-        failing = self.failing(sizes, distinct, criterion, threshold)
+        _, _, sizes, distinct, _, distance = self.node_facts(node, False, criterion == "k+l+t")
+        failing = self.failing(sizes, distinct, criterion, threshold, distance)
         return int(sizes[failing].sum()), int((~failing).sum())
 
     def evaluate(self, node: int, criterion: str, threshold) -> dict[str, float | None]:
         """Every metric of ``node`` when the classes failing ``criterion``/``threshold`` are
-        suppressed (``"k+l"``: a class fails when it fails either; ``threshold`` is (k, l))."""
-        _, gen, sizes, distinct, major = self.class_facts(node)
-        failing = self.failing(sizes, distinct, criterion, threshold)
+        suppressed (``"k+l"``: a class fails when it fails either; ``threshold`` is (k, l);
+        ``"k+l+t"``: any of the three, ``threshold`` (k, l, t))."""
+        _, gen, sizes, distinct, major, distance = self.node_facts(node, True, criterion == "k+l+t")
+        failing = self.failing(sizes, distinct, criterion, threshold, distance)
         part = {name: values[node] for name, values in self.parts.items()}
         return self.column_tables.values(self.levels[node], part, sizes, failing, gen, major)
 
@@ -328,7 +363,7 @@ class MetricTables:
         n, W = self.n, self.weight_sum
         if metric == "height":
             return self.heights.astype(np.float64)
-        if criterion == "k+l":  # the rows failing k or l are not in either histogram
+        if criterion in ("k+l", "k+l+t"):  # the rows failing k or l (or t) are not in either histogram
             return None
         if metric not in ("precision", "aecs", "discernibility"):
             return None
@@ -496,7 +531,9 @@ def released_metrics(released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy
         The input rows in the released rows' order followed by the suppressed rows, needed for
         ``entropy`` (its value counts); the released rows are its first ``len(released)``.
     target : str, optional
-        The target column of ``classification``.
+        The target column of ``classification``, its values counted as ``publish`` counts a
+        sensitive column's (:func:`incrowd.metrics.sensitive_codes`: a missing value is one
+        value of its own, 1 and 1.0 are one value).
     weights : mapping of str to float, optional
         A weight per quasi-identifier.
 
@@ -540,8 +577,12 @@ def released_metrics(released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy
     if target is not None:
         penalty = 0
         if len(released):
+            from ..metrics import sensitive_codes
+
+            # the target's values as publish and the lattice count them: a missing value is one
+            # value of its own (never dropped), 1 = 1.0
             pairs = pd.DataFrame({"c": released.groupby(key, sort=False).ngroup().to_numpy(),
-                                  "t": released[target].astype(str).to_numpy()})
+                                  "t": sensitive_codes(released[target])[0]})
             per_pair = pairs.groupby(["c", "t"]).size().rename("n").reset_index()
             by_class = per_pair.groupby("c")["n"]
             top, size = by_class.max(), by_class.sum()

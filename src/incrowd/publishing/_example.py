@@ -167,6 +167,29 @@ def _columns_only(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLik
     }
 
 
+def proposed_limit(data: pd.DataFrame, spec: dict, base_dir: str | os.PathLike | None = None) -> str:
+    """The ``max_suppression`` a starting spec proposes for ``spec``'s roles and hierarchies: the
+    smallest of 1, 2, 5, 10 and 20 % they meet at k = 5 ("1%" when none does), as
+    :func:`example_spec` proposes it; for a caller that sets the hierarchies itself (the web
+    page proposes uploaded files by the names the user gave them).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The file to publish.
+    spec : dict
+        A starting specification whose hierarchy paths can be read.
+    base_dir : path-like, optional
+        The folder relative hierarchy paths are read from.
+
+    Returns
+    -------
+    str
+        The limit, e.g. ``"5%"``.
+    """
+    return _proposed_limit(data, spec, Path(base_dir) if base_dir is not None else None)[0]
+
+
 def _proposed_limit(data: pd.DataFrame, spec: dict, base: Path | None) -> tuple[str, str | None]:
     """The smallest of :data:`_LIMITS` the proposal meets, and a comment when it is not 1 % (or
     when none is met, "1%" and what holds the rows back)."""

@@ -233,21 +233,10 @@ def _sensitive(column: pd.Series, ordered, l: int | None) -> Sensitive:
     (:func:`incrowd.metrics.sensitive_keys`): ordered by default when every value that is not
     a user-missing code is a number; ``ordered = true`` on text is refused (text has no order
     of its own), a list gives the order."""
-    from ..metrics import sensitive_keys, sensitive_order
+    from ..metrics import sensitive_codes
 
     name = str(column.name)
-    keys, user = sensitive_keys(column)
-    present = ~pd.isna(keys)
-    if ordered is None:
-        plain = keys[present & ~user]
-        ordered = bool(plain.size) and all(isinstance(v, float) for v in plain)
-    order = sensitive_order(keys, user, ordered if isinstance(ordered, bool) else list(ordered), name, strict=True)
-    position = {v: i for i, v in enumerate(order)}
-    factor, uniques = pd.factorize(keys, use_na_sentinel=True)
-    lookup = np.array([position[v] for v in uniques] + [len(order)], dtype=np.int64)
-    codes = lookup[factor]
-    missing = bool((~present).any())
-    counts = np.bincount(codes, minlength=len(order) + int(missing))
+    codes, order, ordered, counts, missing = sensitive_codes(column, ordered)
     if l is not None and l > len(order):
         raise ParameterError(f"l={l} is larger than the number of distinct values of sensitive column "
                              f"{name!r} ({len(order)}); no class can hold l distinct values (a missing value "

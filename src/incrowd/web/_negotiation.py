@@ -54,6 +54,7 @@ class NegotiateRequest(BaseModel):
     lattice: str
     k: Optional[StrictInt] = None  # strict: a JSON string "5" is not an integer
     l: Optional[StrictInt] = None
+    t: Optional[float] = None  # t-closeness, with k, l or both, as the CLI's --t
     max_levels: Optional[dict[str, StrictInt]] = None
     max_suppression: Union[int, float, str] = 0
     runtime_histogram: bool = False
@@ -237,7 +238,7 @@ def level_view(lattice: Lattice, answer: Negotiation) -> list[dict[str, Any]]:
 
 def _negotiate_command(req: NegotiateRequest, lattice_file: str) -> str:
     args = ["incrowd", "negotiate", lattice_file]
-    for name in ("k", "l"):
+    for name in ("k", "l", "t"):
         if getattr(req, name) is not None:
             args += [f"--{name}", str(getattr(req, name))]
     if req.max_levels:
@@ -256,7 +257,7 @@ def run_negotiate(req: NegotiateRequest, request: Request) -> dict[str, Any]:
     (max_suppression, height, k or l), each with its suppression and height."""
     t0 = time.perf_counter()
     built = lattice_of(session_of(request), req.lattice)
-    answer = negotiate(built.lattice, k=req.k, l=req.l, max_levels=req.max_levels or {},
+    answer = negotiate(built.lattice, k=req.k, l=req.l, t=req.t, max_levels=req.max_levels or {},
                        max_suppression=req.max_suppression, runtime_histogram=req.runtime_histogram,
                        metric=req.metric)
     view = level_view(built.lattice, answer)

@@ -267,7 +267,7 @@ def example(dataset_id: str, request: Request) -> dict[str, Any]:
     by name (what ``incrowd publish --example-spec`` prints); ``notes``: why each role, with
     the user-missing codes; ``hierarchies``: the file proposed for each column."""
     from ..generalization._hierarchy import propose_hierarchy_files
-    from ..publishing._example import column_notes, example_spec
+    from ..publishing._example import column_notes, example_spec, proposed_limit
 
     session = session_of(request)
     ds = dataset_of(session, dataset_id)
@@ -281,6 +281,9 @@ def example(dataset_id: str, request: Request) -> dict[str, Any]:
         role = entry if isinstance(entry, str) else (entry or {}).get("role")
         if role == "categorical":
             spec["columns"][column] = {"role": "categorical", "hierarchy": file.name}
+    if proposed and session is not None:
+        # the limit --example-spec proposes with these hierarchies, read where they are kept
+        spec["privacy"]["max_suppression"] = proposed_limit(ds.frame, _with_server_paths(session, spec)[0])
     return {"dataset": ds.id, "spec": spec, "notes": column_notes(ds.frame),
             "hierarchies": {column: file.name for column, file in proposed.items()}}
 
