@@ -67,7 +67,8 @@ def _plain(original: pd.DataFrame, release: pd.DataFrame, hierarchies: dict, wit
         out["changed_share"][name] = (sum(not same[i] for i in published) / len(published)) if published else 0.0
         out["suppressed_cells"][name] = sum(orig[i] is not None and pub[i] == "*" for i in published)
         before = Counter("(missing)" if v is None else v for v in orig)
-        after = Counter(pub[i] for i in published)
+        # a cell missing before and after is shown missing, not suppressed
+        after = Counter("(missing)" if orig[i] is None and release[name].isna().iloc[i] else pub[i] for i in published)
         out["frequencies"][name] = {v: (before.get(v, 0), after.get(v, 0)) for v in set(before) | set(after)}
         rows = [i for i in published if orig[i] is not None]
         h = hierarchies.get(name)
@@ -328,3 +329,34 @@ def test_a_failed_t_line_names_the_far_rows_once_checked():
     # the classes' distances from the whole file's (0.7 lo, 0.3 hi): x 0.3, y 0.45; t = 0.3 by default
     assert line["status"] != "pass" and line["driver"].startswith("s: 4 records are in classes")
     assert verdict(align(release, release, ["a"], ["s"]), rep.risk, rep.utility) == rep.verdict
+
+
+def test_frequency_tables_name_a_labelled_files_codes_by_their_labels():
+    """A curator reads a .sav's codes by their value labels: the before/after tables give each
+    code's label (the original's, and the release's for a generalized group's new code)."""
+    from incrowd.generalization._hierarchy import hierarchy_from_rows
+    from incrowd.reporting._utility import categorical_utility
+
+    original = pd.DataFrame({"work": [1.0, 1.0, 2.0, 2.0, 3.0, 9.0]})
+    original.attrs["statfile"] = {"format": "spss", "columns": {"work": {
+        "value_labels": [[1.0, "Private"], [2.0, "State"], [3.0, "Local"]]}}}
+    release = pd.DataFrame({"work": [1.0, 1.0, 100.0, 100.0, 100.0, 9.0]})
+    labels = {"work": {1.0: "Private", 100.0: "Government"}}
+    hierarchy = hierarchy_from_rows("work", [["Private", "Private", "*"], ["State", "Government", "*"],
+                                             ["Local", "Government", "*"], ["9", "9", "*"]], "test")
+    got = categorical_utility(original, release, {"work": hierarchy}, None, value_labels=labels)
+    rows = {r["value"]: r for r in got["frequencies"]["work"]}
+    assert {v: r.get("label") for v, r in rows.items()} == {
+        "1": "Private", "100": "Government", "2": "State", "3": "Local", "9": None}
+    assert rows["100"]["release"] == 3 and rows["2"]["original"] == 2
+    # without the original's labels only the release's codes are named
+    bare = pd.DataFrame({"work": original["work"].to_numpy()})
+    plain = categorical_utility(bare, release, None, None, value_labels=labels)
+    assert {r["value"]: r.get("label") for r in plain["frequencies"]["work"]} == {
+        "1": "Private", "100": "Government", "2": None, "3": None, "9": None}
+    # a cell missing before and after is shown missing after too, not as a suppressed one
+    original.loc[5, "work"] = np.nan
+    release.loc[5, "work"] = np.nan
+    rows = {r["value"]: r for r in categorical_utility(original, release, {"work": hierarchy}, None,
+                                                      value_labels=labels)["frequencies"]["work"]}
+    assert "*" not in rows and rows["(missing)"]["original"] == rows["(missing)"]["release"] == 1

@@ -16,7 +16,7 @@ h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;bor
 h3{font-size:1.05rem;margin-top:1.2rem}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.92rem}
 td,th{border:1px solid #d0d0d0;padding:.25rem .55rem;text-align:left;vertical-align:top}
-th{background:#f3f3f5;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+th{background:#f3f3f5;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}span.code{color:#666;font-weight:400;font-size:.85em}
 .figure{margin:1rem 0}.figure svg{max-width:100%;height:auto}
 .note{color:#555;font-size:.9rem}ul.assumptions li{margin:.2rem 0}
 td.pass{background:#e6f4ea;color:#1e6b34;font-weight:600}td.review{background:#fff4d6;color:#7a5300;font-weight:600}
@@ -168,8 +168,11 @@ def _categorical_tables(categorical: dict) -> str:
     if freqs:
         tables = []
         for c, rows in freqs.items():
-            body = "".join(f"<tr><th>{html.escape(str(r['value']))}</th><td class=num>{r['original']}</td>"
-                           f"<td class=num>{r['release']}</td></tr>" for r in rows)
+            # a labelled file's code is shown by its label, the code beside it
+            body = "".join(f"<tr><th>{html.escape(str(r.get('label', r['value'])))}"
+                           + (f" <span class=code>{html.escape(str(r['value']))}</span>" if "label" in r else "")
+                           + f"</th><td class=num>{r['original']}</td><td class=num>{r['release']}</td></tr>"
+                           for r in rows)
             tables.append(f"<div class=freq><table><caption>{html.escape(c)}</caption><tr><th>value</th>"
                           f"<th>original</th><th>release</th></tr>{body}</table></div>")
         parts.append("<h3>Categorical values before and after</h3>" + "".join(tables))

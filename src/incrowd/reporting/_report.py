@@ -360,15 +360,9 @@ def _utility(a: Aligned, hierarchies, target, random_state, seconds) -> dict:
 def _value_labels(release: pd.DataFrame, columns: Sequence[str]) -> dict[str, dict]:
     """Per categorical column of a labelled release (SPSS, Stata): its codes' value labels, so
     a generalized group stored as a new code is read as the group's label."""
-    meta = release.attrs.get("statfile") if isinstance(release, pd.DataFrame) else None
-    if not isinstance(meta, dict):
-        return {}
-    out = {}
-    for c in columns:
-        pairs = ((meta.get("columns") or {}).get(str(c)) or {}).get("value_labels") or ()
-        if pairs:
-            out[str(c)] = {code: label for code, label in pairs}
-    return out
+    from ._utility import file_value_labels
+
+    return file_value_labels(release, columns)
 
 
 def _figures(a: Aligned, risk: dict, utility: dict) -> dict[str, str]:

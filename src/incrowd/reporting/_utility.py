@@ -608,6 +608,7 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
     from .._runtime import check_cancelled
 
     changed, height, ncp, ncp_all, cells, frequencies = {}, {}, {}, {}, {}, {}
+    original_labels = file_value_labels(original, list(published))
     for name, (pub_codes, pub_labels) in published.items():
         check_cancelled()  # a web job stops between columns (seconds each at a million rows)
         orig_col = original[name].reset_index(drop=True)
@@ -622,7 +623,10 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         changed[name] = float(np.count_nonzero(~same & published_rows) / n_published) if n_published else 0.0
         is_star = pub == words.star
         cells[name] = int(np.count_nonzero(published_rows & ~orig_missing & is_star))
-        frequencies[name] = _frequencies(np.where(orig_missing, words.missing, orig), pub[published_rows], words)
+        # a cell missing before and after is missing in both tables (only changed cells were suppressed)
+        shown = np.where(orig_missing & (pub_codes < 0), words.missing, pub)
+        frequencies[name] = _frequencies(np.where(orig_missing, words.missing, orig), shown[published_rows], words,
+                                         _display_labels(original_labels.get(name), (value_labels or {}).get(name)))
         rows = np.flatnonzero(published_rows & ~orig_missing)
         cost_withheld = float(np.count_nonzero(withheld & ~orig_missing))
         counted = rows.size
@@ -678,10 +682,34 @@ def _check_hierarchies(hierarchies: Mapping | None, columns) -> None:
         raise ParameterError(f"hierarchy given for column {unknown[0]!r}, which the release does not have")
 
 
-def _frequencies(before: np.ndarray, after: np.ndarray, words: _Vocabulary, top: int = 12) -> list[dict]:
+def file_value_labels(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, dict]:
+    """Per column of a labelled file (SPSS, Stata) as :func:`incrowd.read_table` reads it: its
+    codes' value labels (none for other files and unlabelled columns)."""
+    meta = frame.attrs.get("statfile") if isinstance(frame, pd.DataFrame) else None
+    if not isinstance(meta, dict):
+        return {}
+    out = {}
+    for c in columns:
+        pairs = ((meta.get("columns") or {}).get(str(c)) or {}).get("value_labels") or ()
+        if pairs:
+            out[str(c)] = {code: label for code, label in pairs}
+    return out
+
+
+def _display_labels(original: Mapping | None, release: Mapping | None) -> dict[str, str] | None:
+    """The labels a reader knows a labelled column's codes by, keyed as the frequency tables
+    spell the codes: the original file's, and the release's for the codes of generalized groups
+    (an unchanged value keeps its code and label, so the two agree where both have a code)."""
+    spelled = {**(_spelled_labels(original) or {}), **(_spelled_labels(release) or {})}
+    return spelled or None
+
+
+def _frequencies(before: np.ndarray, after: np.ndarray, words: _Vocabulary,
+                 labels: Mapping[str, str] | None = None, top: int = 12) -> list[dict]:
     """The most frequent values before (all original rows) and after (published rows), as
     counts; the rest summed in one row. ``before`` and ``after`` hold each row's label as a
-    number of ``words``, the original's missing cells as :data:`MISSING_SHOWN`."""
+    number of ``words``, the original's missing cells as :data:`MISSING_SHOWN`. ``labels``
+    (a labelled file's codes, spelled, to their value labels) adds each code's ``label``."""
 
     def counts(values: np.ndarray) -> pd.Series:
         # numbered in order of first appearance, then one bincount: text only per distinct label
@@ -694,6 +722,9 @@ def _frequencies(before: np.ndarray, after: np.ndarray, words: _Vocabulary, top:
     listed = list(both.index[:top])
     rows = [{"value": v, "original": int(before_counts.get(v, 0)), "release": int(after_counts.get(v, 0))}
             for v in listed]
+    for row in rows if labels else ():
+        if row["value"] in labels and labels[row["value"]] != row["value"]:
+            row["label"] = labels[row["value"]]
     if len(both) > top:
         rest = [v for v in both.index[top:]]
         rows.append({"value": f"({len(rest)} other values)",
