@@ -229,8 +229,13 @@ def table(rows: list[dict], how: str, baseline: list[dict] | None = None, baseli
                   "type: a constant one kernel passes to another (`f(x, 0)`) is typed as a plain integer, so it "
                   "makes no second copy of the callee, and the ONA* kernels leave out numba's sorting, reduction "
                   "and error-message code where a loop does the same. `microaggregate ona-star` and `mona-2d` "
-                  "compile the ONA* kernel with the MDAV* and MDAV+ kernels it calls; `publish` and `incremental` "
-                  "the exact MDAV kernels for the numeric columns."]
+                  "compile the ONA* kernel with the MDAV* and MDAV+ kernels it calls (about 18 s of the compiler's "
+                  "own CPU, which holds Python's lock: compiling in a background thread while the input is read "
+                  "would not shorten it on this machine); `mona-2d` adds the Mondrian kernels. `publish` and "
+                  "`incremental base` compile MDAV's plain scan, which gives the screened kernel's groups and "
+                  "runs as fast below 4,096 rows (publish microaggregates each generalization class apart, and "
+                  "Adult's are all smaller), so they no longer compile the screened kernels; `incremental add` "
+                  "the nearest-group and split kernels."]
     return "\n".join(lines)
 
 
