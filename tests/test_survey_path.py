@@ -555,6 +555,11 @@ def test_the_standalone_report_reads_a_labelled_release_by_its_labels_and_the_sp
     alone = json.loads((tmp_path / "alone.json").read_text())
     assert alone["utility"]["categorical"]["ncp"] == pytest.approx(inside["utility"]["categorical"]["ncp"])
     assert alone["utility"]["categorical"]["height"] == pytest.approx(inside["utility"]["categorical"]["height"])
+    # a user-missing code published as itself (99 "Not stated") is unchanged, whether the release
+    # spells it by its label in memory or holds it as the code in the file
+    assert alone["utility"]["categorical"]["changed_share"] == pytest.approx(
+        inside["utility"]["categorical"]["changed_share"])
+    assert inside["utility"]["categorical"]["changed_share"]["workclass"] < 1.0
     measures = {line["measure"] for line in alone["verdict"]}
     assert {"weighted_highest_risk", "weighted_global_risk"} <= measures  # the spec's weight role
     assert not any("hold numbers in the original" in text for text in alone["assumptions"])

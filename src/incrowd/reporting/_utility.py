@@ -613,12 +613,18 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         check_cancelled()  # a web job stops between columns (seconds each at a million rows)
         orig_col = original[name].reset_index(drop=True)
         orig_codes, orig_labels, orig_values = _coded_labels(orig_col)
-        words = _Vocabulary(orig_labels, pub_labels)
+        known = _spelled_labels(original_labels.get(name)) or {}
+        # a labelled file's code and its label are one value: a release held in memory may spell
+        # an unchanged code by its label (publish writes it back as the code)
+        named = np.asarray([known.get(str(w), str(w)) for w in orig_labels], dtype=object)
+        words = _Vocabulary(orig_labels, pub_labels, named)
         orig_missing = orig_codes < 0
         orig = words.of(0, orig_codes, -1)
+        orig_named = words.of(2, orig_codes, -1)
         # a missing published cell is a suppressed one
         pub = words.of(1, pub_codes, words.star)
-        same = (orig == pub) | (orig_missing & (pub_codes < 0))
+        same = (orig == pub) | (~orig_missing & (orig_named == pub)) | (orig_missing & (pub_codes < 0))
+        same |= _user_missing_kept(orig_col, original.attrs, orig_missing, pub, words, known)
         # a withheld row is counted once, in suppressed_share, not as a change of every column
         changed[name] = float(np.count_nonzero(~same & published_rows) / n_published) if n_published else 0.0
         is_star = pub == words.star
@@ -680,6 +686,53 @@ def _check_hierarchies(hierarchies: Mapping | None, columns) -> None:
     unknown = [c for c in (hierarchies or {}) if c not in set(columns)]
     if unknown:
         raise ParameterError(f"hierarchy given for column {unknown[0]!r}, which the release does not have")
+
+
+def user_missing_as_codes(column: pd.Series, attrs: Mapping) -> pd.Series:
+    """A numeric column of a statistical file with each user-missing cell (NaN carrying its
+    code, see :mod:`incrowd.io`) as the code it stands for: a value of its own, as ``publish``
+    counts it (SPSS 99 = "Not stated" stays 99 in a release). System missing stays missing;
+    Stata's and SAS's letter codes (``.a``) too, as a numeric column cannot hold them."""
+    if column.dtype.kind != "f":
+        return column
+    from ..io import code_indices
+
+    values = column.to_numpy(dtype=np.float64, na_value=np.nan)
+    index = code_indices(values)
+    if not (index >= 0).any():
+        return column
+    meta = attrs.get("statfile") if isinstance(attrs, Mapping) else None
+    info = (((meta or {}).get("columns") or {}).get(str(column.name)) or {}) if isinstance(meta, dict) else {}
+    codes = [c for c in info.get("missing_codes") or ()]
+    numeric = np.array([np.nan if isinstance(c, str) else float(c) for c in codes] + [np.nan])
+    out = values.copy()
+    tagged = index >= 0
+    out[tagged] = numeric[np.minimum(index[tagged], len(codes))]
+    filled = pd.Series(out, name=column.name, index=column.index)
+    filled.attrs = dict(column.attrs)  # its file's metadata: codes meet a hierarchy by their labels
+    return filled
+
+
+def _user_missing_kept(column: pd.Series, attrs: Mapping, missing: np.ndarray, pub: np.ndarray,
+                       words: _Vocabulary, known: Mapping[str, str]) -> np.ndarray:
+    """Per row, whether an original user-missing cell (SPSS 99 = "Not stated") is published as
+    that same code, spelled as the code or by its label (a release held in memory spells it so;
+    read back from its file it is missing again, which the caller counts unchanged already)."""
+    kept = np.zeros(missing.size, dtype=bool)
+    decoded = user_missing_as_codes(column, attrs)
+    if decoded is column:
+        return kept
+    from ..generalization._hierarchy import value_labels as spell
+
+    values = decoded.to_numpy(dtype=np.float64)
+    tagged = missing & ~np.isnan(values)
+    lookup = {str(w): i for i, w in enumerate(words.words)}
+    for code in np.unique(values[tagged]):
+        spelled = str(spell(pd.Series([code])).tolist()[0])
+        ids = [lookup[t] for t in (spelled, known.get(spelled)) if t is not None and t in lookup]
+        at = tagged & (values == code)
+        kept[at] = np.isin(pub[at], ids)
+    return kept
 
 
 def file_value_labels(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, dict]:
