@@ -609,6 +609,17 @@ def check_t(t) -> float:
     return float(t)
 
 
+def _checked_request(lattice: LatticeTable, k, l, t) -> float:
+    """t checked, and k and l where given, against a lattice that can answer t; returns t."""
+    t = check_t(t)
+    _check_t_lattice(lattice)
+    if k is not None:
+        check_criterion(lattice, k, None)
+    if l is not None:
+        check_criterion(lattice, None, l)
+    return t
+
+
 def _check_t_lattice(lattice: LatticeTable) -> None:
     if lattice.sensitive is None:
         raise ParameterError("t-closeness needs a lattice built with a sensitive attribute (--sensitive)")
@@ -627,12 +638,7 @@ def _negotiate_t(lattice: LatticeTable, k, l, t, max_levels, max_suppression, ru
     below, and a node's classes are computed from the bottom classes, lazily: in the order of
     height (metric ``height``) or of the metric's lower bound, stopping as the search without t
     does (:func:`~._utility_metrics.best_node`)."""
-    t = check_t(t)
-    _check_t_lattice(lattice)
-    if k is not None:
-        check_criterion(lattice, k, None)
-    if l is not None:
-        check_criterion(lattice, None, l)
+    t = _checked_request(lattice, k, l, t)
     given = {name: value for name, value in (("k", k), ("l", l)) if value is not None}
     kk, ll = int(given.get("k", 1)), int(given.get("l", 0))  # 1 and 0: never fail
     metric = check_metric(metric)
@@ -772,12 +778,7 @@ def _negotiate_t(lattice: LatticeTable, k, l, t, max_levels, max_suppression, ru
 def suppressed_with_t(lattice: LatticeTable, k: int | None, l: int | None, t: float) -> np.ndarray:
     """Rows failing k, l or t at every node, in id order (k and l when given); -1 where a
     partial lattice lacks the node."""
-    t = check_t(t)
-    _check_t_lattice(lattice)
-    if k is not None:
-        check_criterion(lattice, k, None)
-    if l is not None:
-        check_criterion(lattice, None, l)
+    t = _checked_request(lattice, k, l, t)
     threshold = (1 if k is None else int(k), 0 if l is None else int(l), t)
     tabs = tables(lattice)
     out = np.full(lattice.n_nodes, -1, np.int64)
