@@ -120,7 +120,8 @@ def test_t_with_k_and_l_equals_brute_force(data):
     assert lattice.sensitive_ordered is ordered
     metric = data.draw(st.sampled_from(METRICS))
     k = data.draw(st.sampled_from([None, 2, 4]))
-    l = data.draw(st.sampled_from([None, 2]))
+    # l = 2 where two distinct values are left once missing cells are drawn (publish refuses more)
+    l = data.draw(st.sampled_from([None, 2])) if lattice.sensitive_values >= 2 else None
     t = data.draw(st.sampled_from([0.05, 0.1, 0.2, 0.3, 0.5]))
     limit = data.draw(st.integers(0, frame.shape[0] // 4))
     vmax = np.array([data.draw(st.integers(0, hier[a].max_level)) for a in qis])
