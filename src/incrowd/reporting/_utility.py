@@ -775,9 +775,10 @@ def _frequencies(before: np.ndarray, after: np.ndarray, words: _Vocabulary,
     listed = list(both.index[:top])
     rows = [{"value": v, "original": int(before_counts.get(v, 0)), "release": int(after_counts.get(v, 0))}
             for v in listed]
-    for row in rows if labels else ():
-        if row["value"] in labels and labels[row["value"]] != row["value"]:
-            row["label"] = labels[row["value"]]
+    for row in rows:
+        label = (labels or {}).get(row["value"])
+        if label is not None and label != row["value"]:
+            row["label"] = label
     if len(both) > top:
         rest = [v for v in both.index[top:]]
         rows.append({"value": f"({len(rest)} other values)",
