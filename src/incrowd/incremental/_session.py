@@ -289,13 +289,19 @@ class IncrementalMicroaggregation:
                 f"column(s) {', '.join(labelled)} carry value labels and pass through unchanged: the releases are "
                 "k-anonymous over the numeric quasi-identifiers only; give a release specification (CLI --spec, "
                 "API spec=) to protect categorical columns too", DataWarning, stacklevel=2)
+        return cls._created(state, target, wait, overwrite, _state.save_and_read)
+
+    @classmethod
+    def _created(cls, state, target: Path, wait: float, overwrite: bool, save) -> IncrementalMicroaggregation:
+        """The session of a new state file, written by ``save`` under the writer lock; refused
+        when another process created the file meanwhile and ``overwrite`` is False."""
         with state_lock(target, wait):
             if target.exists() and not overwrite:  # created by another process meanwhile
                 raise DataError(
                     f"state file {str(target)!r} already exists; choose another name or overwrite "
                     "it explicitly (overwrite=True, CLI --force)"
                 )
-            return cls(_state.save_and_read(state, target), target)
+            return cls(save(state, target), target)
 
     @classmethod
     def _from_spec(cls, data, target: Path, spec, base_dir, k, method, quasi_identifiers, identifiers,
@@ -319,13 +325,7 @@ class IncrementalMicroaggregation:
         _check_unique_keys(frame[[c for c in ids if c in frame.columns]].reset_index(drop=True), "base data")
         state = _mixed.create(frame, release_spec, layout_columns=[
             c for c in frame.columns if c not in release_spec.quasi_identifiers and c not in ids])
-        with state_lock(target, wait):
-            if target.exists() and not overwrite:  # created by another process meanwhile
-                raise DataError(
-                    f"state file {str(target)!r} already exists; choose another name or overwrite "
-                    "it explicitly (overwrite=True, CLI --force)"
-                )
-            return cls(_mixed.save(state, target), target)
+        return cls._created(state, target, wait, overwrite, _mixed.save)
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> IncrementalMicroaggregation:

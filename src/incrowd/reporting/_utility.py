@@ -614,6 +614,7 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         orig_col = original[name].reset_index(drop=True)
         orig_codes, orig_labels, orig_values = _coded_labels(orig_col)
         known = _spelled_labels(original_labels.get(name)) or {}
+        released = _spelled_labels((value_labels or {}).get(name))
         # a labelled file's code and its label are one value: a release held in memory may spell
         # an unchanged code by its label (publish writes it back as the code)
         named = np.asarray([known.get(str(w), str(w)) for w in orig_labels], dtype=object)
@@ -624,7 +625,7 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         # a missing published cell is a suppressed one
         pub = words.of(1, pub_codes, words.star)
         same = (orig == pub) | (~orig_missing & (orig_named == pub)) | (orig_missing & (pub_codes < 0))
-        same |= _user_missing_kept(orig_col, original.attrs, orig_missing, pub, words, known)
+        same |= _user_missing_kept(orig_col, orig_missing, pub, words, known)
         # a withheld row is counted once, in suppressed_share, not as a change of every column
         changed[name] = float(np.count_nonzero(~same & published_rows) / n_published) if n_published else 0.0
         is_star = pub == words.star
@@ -632,7 +633,7 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         # a cell missing before and after is missing in both tables (only changed cells were suppressed)
         shown = np.where(orig_missing & (pub_codes < 0), words.missing, pub)
         frequencies[name] = _frequencies(np.where(orig_missing, words.missing, orig), shown[published_rows], words,
-                                         _display_labels(original_labels.get(name), (value_labels or {}).get(name)))
+                                         {**known, **(released or {})} or None)
         rows = np.flatnonzero(published_rows & ~orig_missing)
         cost_withheld = float(np.count_nonzero(withheld & ~orig_missing))
         counted = rows.size
@@ -640,7 +641,7 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         if h is not None:
             distinct = None if orig_values is None else (orig_codes, orig_values)
             pair, level, code0 = _published_levels(h, orig_col, distinct, pub, words, rows, name,
-                                                   _spelled_labels((value_labels or {}).get(name)))
+                                                   released)
             top = h.max_level
             cell_suppressed = level < 0
             # each pair's figures, then every row's by indexing: the row-wise sums are unchanged
@@ -688,43 +689,23 @@ def _check_hierarchies(hierarchies: Mapping | None, columns) -> None:
         raise ParameterError(f"hierarchy given for column {unknown[0]!r}, which the release does not have")
 
 
-def user_missing_as_codes(column: pd.Series, attrs: Mapping) -> pd.Series:
-    """A numeric column of a statistical file with each user-missing cell (NaN carrying its
-    code, see :mod:`incrowd.io`) as the code it stands for: a value of its own, as ``publish``
-    counts it (SPSS 99 = "Not stated" stays 99 in a release). System missing stays missing;
-    Stata's and SAS's letter codes (``.a``) too, as a numeric column cannot hold them."""
-    if column.dtype.kind != "f":
-        return column
-    from ..io import code_indices
-
-    values = column.to_numpy(dtype=np.float64, na_value=np.nan)
-    index = code_indices(values)
-    if not (index >= 0).any():
-        return column
-    meta = attrs.get("statfile") if isinstance(attrs, Mapping) else None
-    info = (((meta or {}).get("columns") or {}).get(str(column.name)) or {}) if isinstance(meta, dict) else {}
-    codes = [c for c in info.get("missing_codes") or ()]
-    numeric = np.array([np.nan if isinstance(c, str) else float(c) for c in codes] + [np.nan])
-    out = values.copy()
-    tagged = index >= 0
-    out[tagged] = numeric[np.minimum(index[tagged], len(codes))]
-    filled = pd.Series(out, name=column.name, index=column.index)
-    filled.attrs = dict(column.attrs)  # its file's metadata: codes meet a hierarchy by their labels
-    return filled
-
-
-def _user_missing_kept(column: pd.Series, attrs: Mapping, missing: np.ndarray, pub: np.ndarray,
-                       words: _Vocabulary, known: Mapping[str, str]) -> np.ndarray:
-    """Per row, whether an original user-missing cell (SPSS 99 = "Not stated") is published as
-    that same code, spelled as the code or by its label (a release held in memory spells it so;
-    read back from its file it is missing again, which the caller counts unchanged already)."""
-    kept = np.zeros(missing.size, dtype=bool)
-    decoded = user_missing_as_codes(column, attrs)
-    if decoded is column:
-        return kept
+def _user_missing_kept(column: pd.Series, missing: np.ndarray, pub: np.ndarray, words: _Vocabulary,
+                       known: Mapping[str, str]) -> np.ndarray:
+    """Per row, whether an original user-missing cell (SPSS 99 = "Not stated", a NaN carrying
+    its code: :mod:`incrowd.io`) is published as that same code, spelled as the code or by its
+    label (a release held in memory spells it so; read back from its file it is missing again,
+    which the caller counts unchanged already). Letter codes (Stata's ``.a``) are left out: a
+    numeric column cannot hold them."""
     from ..generalization._hierarchy import value_labels as spell
+    from ..metrics import _user_missing
 
-    values = decoded.to_numpy(dtype=np.float64)
+    kept = np.zeros(missing.size, dtype=bool)
+    found = _user_missing(column)  # reads the codes from the column's file metadata
+    if found is None:
+        return kept
+    index, codes = found
+    numeric = np.array([np.nan if isinstance(c, str) else float(c) for c in codes] + [np.nan])
+    values = np.where(index >= 0, numeric[np.minimum(index, len(codes))], np.nan)
     tagged = missing & ~np.isnan(values)
     lookup = {str(w): i for i, w in enumerate(words.words)}
     for code in np.unique(values[tagged]):
@@ -747,14 +728,6 @@ def file_value_labels(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, 
         if pairs:
             out[str(c)] = {code: label for code, label in pairs}
     return out
-
-
-def _display_labels(original: Mapping | None, release: Mapping | None) -> dict[str, str] | None:
-    """The labels a reader knows a labelled column's codes by, keyed as the frequency tables
-    spell the codes: the original file's, and the release's for the codes of generalized groups
-    (an unchanged value keeps its code and label, so the two agree where both have a code)."""
-    spelled = {**(_spelled_labels(original) or {}), **(_spelled_labels(release) or {})}
-    return spelled or None
 
 
 def _frequencies(before: np.ndarray, after: np.ndarray, words: _Vocabulary,
