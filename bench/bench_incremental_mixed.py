@@ -11,7 +11,9 @@ max_suppression 5 %):
 twice each in a fresh state (the first run also compiles what the cache lacks), and reads every
 written release back with pyreadstat to count its smallest class over all quasi-identifiers.
 
-    .venv/bin/python bench/bench_incremental_mixed.py [--rows 48842]
+    .venv/bin/python bench/bench_incremental_mixed.py [--rows 48842] [--l 2 --t 0.3 --max-suppression 10%]
+
+With ``--l``/``--t`` the spec also makes ``income`` sensitive and every release must keep them.
 
 Writes ``bench/results/incremental_mixed.json`` and prints a Markdown table.
 """
@@ -49,12 +51,16 @@ def _timed(args: list, cwd: Path) -> float:
     return seconds
 
 
-def _min_class(path: Path) -> tuple[int, int]:
+def _min_class(path: Path) -> tuple[int, int, int]:
+    """(smallest class over all quasi-identifiers, rows, fewest distinct incomes in a class),
+    counted on the written file as pyreadstat reads it."""
     import pyreadstat
 
     frame, _ = pyreadstat.read_sav(str(path), user_missing=True, apply_value_formats=False)
     keys = frame[QIS].astype(object).where(frame[QIS].notna(), "<missing>").astype(str)
-    return int(keys.groupby(QIS).size().min()), int(frame.shape[0])
+    groups = keys.groupby(QIS)
+    distinct = int(frame.groupby([keys[q] for q in QIS])["income"].nunique().min())
+    return int(groups.size().min()), int(frame.shape[0]), distinct
 
 
 def _parts(source: Path, work: Path, shares=(0.7, 0.15, 0.15)) -> list[Path]:
@@ -73,15 +79,17 @@ def _parts(source: Path, work: Path, shares=(0.7, 0.15, 0.15)) -> list[Path]:
     return out
 
 
-def run(rows: int | None) -> dict:
+def run(rows: int | None, l: int | None = None, t: float | None = None, suppression: str = "5%") -> dict:
     with tempfile.TemporaryDirectory(prefix="incrowd-incremental-mixed-") as folder:
         work = Path(folder)
         hierarchies = survey.write_hierarchies(work, data_dir())
         source = survey.write_sav(work / "adult.sav", data_dir(), n=rows)
         lines = [f'{c} = {{ role = "categorical", hierarchy = "{hierarchies[c].name}" }}' for c in QIS if c != "age"]
+        sensitive = (f"l = {l}\n" if l else "") + (f"t = {t}\n" if t else "")
         (work / "spec.toml").write_text(
-            '[privacy]\nk = 5\nmax_suppression = "5%"\nallow_full_suppression = true\n[columns]\n'
-            'respid = "identifier"\nage = "numeric"\nfnlwgt = "weight"\n' + "\n".join(lines) + "\n")
+            f'[privacy]\nk = 5\nmax_suppression = "{suppression}"\nallow_full_suppression = true\n{sensitive}'
+            '[columns]\nrespid = "identifier"\nage = "numeric"\nfnlwgt = "weight"\n'
+            + ('income = "sensitive"\n' if sensitive else "") + "\n".join(lines) + "\n")
         base, late1, late2 = _parts(source, work)
         runs = []
         for attempt in (1, 2):
@@ -98,25 +106,31 @@ def run(rows: int | None) -> dict:
             for name, args in steps:
                 record[name] = {"seconds": _timed(args, work)}
                 if "publish" in name:
-                    smallest, kept = _min_class(work / args[-1])
-                    record[name].update(min_class=smallest, rows=kept)
+                    smallest, kept, distinct = _min_class(work / args[-1])
+                    record[name].update(min_class=smallest, rows=kept, min_distinct_income=distinct)
             runs.append(record)
-        return {"rows": rows or 48842, "k": 5, "runs": runs}
+        return {"rows": rows or 48842, "k": 5, "l": l, "t": t, "max_suppression": suppression, "runs": runs}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=None, help="rows of Adult (default: all 48,842)")
+    parser.add_argument("--l", type=int, default=None, help="l on income (sensitive), in every release")
+    parser.add_argument("--t", type=float, default=None, help="t on income (sensitive), in every release")
+    parser.add_argument("--max-suppression", default="5%")
     args = parser.parse_args()
-    result = run(args.rows)
-    out = HERE / "results" / "incremental_mixed.json"
+    result = run(args.rows, args.l, args.t, args.max_suppression)
+    name = "incremental_mixed" + ("_lt" if args.l or args.t else "")
+    out = HERE / "results" / f"{name}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"| step | first run (s) | second run (s) | rows released | smallest class (k = {result['k']}) |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+    print(f"| step | first run (s) | second run (s) | rows released | smallest class (k = {result['k']}) "
+          "| fewest distinct incomes in a class |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     first, second = result["runs"]
     for step in first:
-        extra = (f"{second[step]['rows']} | {second[step]['min_class']}" if "min_class" in second[step] else " | ")
+        extra = (f"{second[step]['rows']} | {second[step]['min_class']} | {second[step]['min_distinct_income']}"
+                 if "min_class" in second[step] else " | | ")
         print(f"| {step} | {first[step]['seconds']:.2f} | {second[step]['seconds']:.2f} | {extra} |")
 
 
