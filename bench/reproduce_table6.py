@@ -222,7 +222,7 @@ def ona_on_parts(Z, k, parts, *, order="row", space="global", X=None, rng=None):
             scale = float(sub.shape[1])  # SST/n of a standardized part (a floor for rounding)
         else:
             sub, scale = np.ascontiguousarray(X[rows]), sst_per_row(X)
-        lab, _, _ = ona_star_labels(sub, k, 100, False, -1, scale)
+        lab, _, _ = ona_star_labels(sub, k, 100, -1, scale)
         labels[rows] = lab + nxt
         nxt += int(lab.max()) + 1
     return labels

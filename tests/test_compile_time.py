@@ -223,6 +223,26 @@ def test_work_clock_stands_still_while_compiling():
     assert w1 - w0 < t1 - t0
 
 
+def test_compiled_or_cached_sees_this_process_and_numbas_cache(tmp_path):
+    """False before a kernel's first compile on a machine; True once this process compiled it,
+    and in a later process that has only numba's cache."""
+    (tmp_path / "kernel_module.py").write_text(
+        "from numba import njit\n\n\n@njit(cache=True)\ndef double(x):\n    return 2.0 * x\n")
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from kernel_module import double
+        from incrowd._runtime import compiled_or_cached
+        before = compiled_or_cached(double)
+        double(1.0)
+        print(before, compiled_or_cached(double))
+    """)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                           timeout=120).stdout.split() for _ in range(2)]
+    assert runs == [["False", "True"], ["True", "True"]]
+
+
 def test_negotiation_reports_compile_seconds_apart():
     from incrowd.generalization import Lattice, negotiate
 

@@ -141,7 +141,7 @@ def test_a_part_on_one_thread_gets_the_groups_of_the_threaded_fit():
     threaded = ona_star_best_labels(Z, 2, 100, False)
     serial = ona_star_best_labels(Z, 2, 100, False, threads=False)
     np.testing.assert_array_equal(serial[0], threaded[0])
-    np.testing.assert_array_equal(serial[0], ona_star_labels(Z, 2, 100, False)[0])
+    np.testing.assert_array_equal(serial[0], ona_star_labels(Z, 2, 100)[0])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from hypothesis.extra.numpy import arrays
 
 from incrowd import MDAVStar, ParameterError, verify_k_anonymity
 from incrowd.microaggregation.ona._ona_kernel import ona_best_labels, ona_star_labels
+from incrowd.microaggregation.ona._ona_star_fast import ona_star_fast_labels
 from incrowd.microaggregation.ona.ona import ONA, ONAStar
 
 KS = (2, 3, 4, 5, 7, 10)
@@ -56,11 +57,10 @@ def tie_heavy_data(draw):
 
 def assert_ona_star_equals_reference(Z, k, max_rounds=100):
     expected, rounds, converged = ref.ona_star(Z, k, max_rounds)
-    for use_tree in (False, True):
-        for spare in (-1, 0):  # spare=0 makes every split grow the cluster arrays
-            got, got_rounds, got_converged = ona_star_labels(Z, k, max_rounds, use_tree, spare)
-            np.testing.assert_array_equal(got, expected)
-            assert (got_rounds, got_converged) == (rounds, converged)
+    for spare in (-1, 0):  # spare=0 makes every split grow the cluster arrays
+        got, got_rounds, got_converged = ona_star_labels(Z, k, max_rounds, spare)
+        np.testing.assert_array_equal(got, expected)
+        assert (got_rounds, got_converged) == (rounds, converged)
 
 
 def assert_ona_equals_reference(Z, k, seeds, max_rounds=30):
@@ -106,8 +106,8 @@ def test_ona_kernel_equals_reference_on_a_benchmark_file():
 @pytest.mark.parametrize("k", [2, 5])
 def test_tree_and_brute_force_search_agree_on_skewed_data(k):
     Z = benchmark_matrix("eia")  # heavy-tailed: many clusters piled near one corner
-    a = ona_star_labels(Z, k, 100, False)
-    b = ona_star_labels(Z, k, 100, True)
+    a = ona_star_labels(Z, k, 100)  # every question a scan of all centroids
+    b = ona_star_fast_labels(Z, k, 100, True)  # through the k-d tree
     np.testing.assert_array_equal(a[0], b[0])
     assert a[1:] == b[1:]
 

@@ -14,7 +14,7 @@ from incrowd.microaggregation._adaptive import new_tuner
 from incrowd.microaggregation._kernels import before
 from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_best_labels
 from incrowd.microaggregation.ona import _screen_source
-from incrowd.microaggregation.ona._ona_kernel import ona_star_labels
+from incrowd.microaggregation.ona._ona_kernel import ona_star_labels, start_labels
 from incrowd.microaggregation.ona._ona_star_fast import (
     _CHUNKED,
     _WIDTHS,
@@ -37,9 +37,9 @@ from incrowd.microaggregation.ona._screen_widths import screen_pairs, screen_wid
 
 def assert_same_as_reference(Z, k, *, list_sizes=(6,), spares=(-1,), threads=(False,), updates=((0.5, 32),)):
     Z = np.ascontiguousarray(Z)
-    init = mdav_star_best_labels(Z, k) if Z.shape[0] >= 2 * k else None
+    init = start_labels(Z, k, mdav_star_best_labels(Z, k)) if Z.shape[0] >= 2 * k else None
+    expected = ona_star_labels(Z, k, 100)
     for use_tree in (False, True):
-        expected = ona_star_labels(Z, k, 100, use_tree)
         for spare in spares:
             for size in list_sizes:
                 for force in threads:
@@ -92,7 +92,7 @@ def test_equals_reference_on_benchmark_files(name, k):
 def test_a_part_of_a_larger_set_keeps_the_callers_scale_and_stop_flag():
     Z = np.ascontiguousarray(kernel_data("ints", 400, 3, seed=5))
     for stop in (np.zeros(1, np.uint8), np.ones(1, np.uint8)):
-        expected = ona_star_labels(Z, 4, 100, False, -1, 7.5, stop)
+        expected = ona_star_labels(Z, 4, 100, -1, 7.5, stop)
         got = ona_star_fast_labels(Z, 4, 100, False, -1, 7.5, stop)
         np.testing.assert_array_equal(got[0], expected[0])
         assert got[1:] == expected[1:]
@@ -152,6 +152,53 @@ def test_single_precision_pass_with_more_tied_centroids_than_it_keeps():
         assert _block_lists(_lists_block_single, X, cent, size, K, rows) == _block_lists(_lists_block, X, cent, size, K, rows)
 
 
+def test_a_first_use_takes_the_reference_for_data_it_runs_quickly(monkeypatch):
+    """Until the fast kernel is compiled or cached, data of at most FIRST_USE_WORK take the
+    reference (a few seconds, where the fast kernel compiles for over a minute); larger data,
+    or any data once the fast kernel is ready, take the fast one. The groups are the same."""
+    from incrowd.microaggregation.ona import _ona_star_fast as fast
+
+    k = 2
+    Z = np.ascontiguousarray(kernel_data("gauss", SMALL_CLUSTERS * k + 1, 3, seed=11))
+    expected = ona_star_labels(Z, k, 100)
+    taken = []
+    monkeypatch.setattr(fast, "ona_star_labels", lambda *a: taken.append("reference") or ona_star_labels(*a))
+    monkeypatch.setattr(fast, "ona_star_fast_labels",
+                        lambda *a, **kw: taken.append("fast") or ona_star_fast_labels(*a, **kw))
+    work = Z.shape[0] * (Z.shape[0] // k) * Z.shape[1]
+    for ready, limit, kernel in ((False, work, "reference"), (True, work, "fast"), (False, work - 1, "fast")):
+        monkeypatch.setattr(fast, "compiled_or_cached", lambda _kernel, ready=ready: ready)
+        monkeypatch.setattr(fast, "FIRST_USE_WORK", limit)
+        got = fast.ona_star_best_labels(Z, k, 100, False)
+        assert taken.pop() == kernel
+        np.testing.assert_array_equal(got[0], expected[0])
+        assert got[1:] == expected[1:]
+
+
+def test_start_labels_split_every_large_group_by_mdav_plus_in_list_order():
+    """ONA*'s start: every group of >= 2k rows is replaced by MDAV+ of its rows (ascending); its
+    first part keeps the label and the others are numbered on, group by group, part by part."""
+    from incrowd.microaggregation.greedy._greedy_kernels import mdav_plus_labels
+
+    k = 3
+    rng = np.random.default_rng(8)
+    X = np.ascontiguousarray(rng.normal(size=(40, 2)))
+    init = np.repeat(np.arange(4), [3, 14, 5, 18])[rng.permutation(40)]  # groups 1 and 3 are large
+    got = start_labels(X, k, init)
+    expected = init.copy()
+    new = 4
+    for g in (1, 3):
+        rows = np.flatnonzero(init == g)
+        parts = mdav_plus_labels(np.ascontiguousarray(X[rows]), k)
+        for p in range(1, parts.max() + 1):
+            expected[rows[parts == p]] = new
+            new += 1
+    np.testing.assert_array_equal(got, expected)
+    assert np.bincount(got).max() < 2 * k and new > 6
+    small = np.repeat(np.arange(8), 5)
+    assert start_labels(X, k, small) is small  # nothing to split: the labels as given
+
+
 @pytest.mark.parametrize("clusters", [SMALL_CLUSTERS - 1, SMALL_CLUSTERS])
 def test_the_kernel_chosen_by_size_gives_the_reference_groups(clusters):
     """Below SMALL_CLUSTERS clusters the reference kernel runs (faster there), from it the fast
@@ -159,7 +206,7 @@ def test_the_kernel_chosen_by_size_gives_the_reference_groups(clusters):
     k = 2
     Z = np.ascontiguousarray(kernel_data("gauss", clusters * k + 1, 6, seed=clusters))
     got = ona_star_best_labels(Z, k, 100, False)
-    expected = ona_star_labels(Z, k, 100, False)
+    expected = ona_star_labels(Z, k, 100)
     np.testing.assert_array_equal(got[0], expected[0])
     assert got[1:] == expected[1:]
 

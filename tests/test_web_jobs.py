@@ -299,9 +299,9 @@ def test_ona_star_rounds_stop_when_the_flag_is_set():
     from incrowd.microaggregation.ona._ona_kernel import ona_star_labels
 
     X = _points(600)
-    plain = ona_star_labels(X, 5, 100, False)
-    unset = ona_star_labels(X, 5, 100, False, -1, -1.0, np.zeros(1, np.uint8))
-    stopped = ona_star_labels(X, 5, 100, False, -1, -1.0, np.ones(1, np.uint8))
+    plain = ona_star_labels(X, 5, 100)
+    unset = ona_star_labels(X, 5, 100, -1, -1.0, np.zeros(1, np.uint8))
+    stopped = ona_star_labels(X, 5, 100, -1, -1.0, np.ones(1, np.uint8))
     assert plain[1] > 1 and np.array_equal(plain[0], unset[0]) and plain[1] == unset[1]
     assert stopped[1] == 0 and not stopped[2]  # no round ran, yet the partition is valid
     assert np.bincount(stopped[0]).min() >= 5

@@ -9,7 +9,8 @@ its modules; each name is loaded on first use, so importing one loads only its m
 - cancellation: ``CancelToken``, ``cancellable``, ``check_cancelled``, and ``cancel`` (the
   module: ``stop_flag``, ``report_progress``);
 - numba's cache and clocks: ``compile_clock``, ``compiled_so_far``, ``work_clock``,
-  ``cache_directory``, ``prepare_cache``, ``enable_notice``, ``disable_notice``;
+  ``cache_directory``, ``compiled_or_cached``, ``prepare_cache``, ``enable_notice``,
+  ``disable_notice``;
 - ``run_on_threads``; ``__version__``;
 - modules whose state is shared, given whole: ``lazy`` (``attach``, ``function``, ``module``),
   ``process`` (``program``, ``one_shot``), ``backends`` (``register``, ``get``).
@@ -24,8 +25,8 @@ from . import _lazy
 
 _LAZY = {
     **dict.fromkeys(["CancelToken", "cancellable", "check_cancelled"], "._cancel"),
-    **dict.fromkeys(["compile_clock", "compiled_so_far", "work_clock", "cache_directory", "prepare_cache",
-                     "enable_notice", "disable_notice"], "._compile"),
+    **dict.fromkeys(["compile_clock", "compiled_so_far", "work_clock", "cache_directory", "compiled_or_cached",
+                     "prepare_cache", "enable_notice", "disable_notice"], "._compile"),
     "run_on_threads": "._task_threads",
     "__version__": "._version",
 }

@@ -229,6 +229,19 @@ def cache_directory(source: str | None = None) -> str | None:
     return None
 
 
+def compiled_or_cached(kernel) -> bool:
+    """Whether calling the numba dispatcher ``kernel`` would start without compiling it: it is
+    compiled in this process, or numba's cache on this machine holds it for the current source.
+    A caller with a choice of equivalent kernels uses this to spare a first use a long compile.
+    False when numba's cache internals are not as expected (the caller then only compiles less)."""
+    if kernel.overloads:
+        return True
+    try:
+        return bool(kernel._cache._cache_file._load_index())  # numba private API: the index of cached signatures
+    except Exception:
+        return False
+
+
 def _probe():
     """A stand-in function: numba's locators read only its line number and the source path."""
 

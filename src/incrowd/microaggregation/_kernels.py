@@ -183,8 +183,49 @@ def order_by_distance_desc(X, center):
         for i in range(n):
             diff = X[i, j] - cj
             d[i] += diff * diff
-    # argsort of -d is stable with kind="mergesort", so equal distances keep row order.
-    return np.argsort(-d, kind="mergesort")
+    return stable_argsort(d, True)
+
+
+@njit(cache=True)
+def stable_argsort(d, descending):
+    """``np.argsort(d, kind="mergesort")`` (or of ``-d`` when ``descending``) for finite ``d``:
+    equal values keep their index order. A bottom-up merge sort written out, because numba's own
+    merge sort would compile into every kernel that sorts, 1-2 s on first use; a stable order is
+    unique, so the answer is numpy's."""
+    n = d.shape[0]
+    a = np.arange(n)
+    b = np.empty(n, np.int64)
+    width = 1
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            t = lo
+            while i < mid and j < hi:
+                # the right run's index goes first only when its value strictly comes first
+                right_first = d[a[j]] > d[a[i]] if descending else d[a[j]] < d[a[i]]
+                if right_first:
+                    b[t] = a[j]
+                    j += 1
+                else:
+                    b[t] = a[i]
+                    i += 1
+                t += 1
+            while i < mid:
+                b[t] = a[i]
+                i += 1
+                t += 1
+            while j < hi:
+                b[t] = a[j]
+                j += 1
+                t += 1
+            lo = hi
+        a, b = b, a
+        width *= 2
+    return a
 
 
 # ---------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._kernels import heap_sort_range
+from .._kernels import heap_sort_range, stable_argsort
 
 RULE_RANGE = 0  # Mondrian: widest range
 RULE_VARIANCE = 1  # Mondrian V: largest variance over the d axes
@@ -223,6 +223,7 @@ def _order_ties(W, s, tie, n_tie, path, depth, dir_a, dir_b, dir_o):
     down, ..., then the parent's, so the parent's cut is the primary key and row index the last.
     """
     order = tie[:n_tie].copy()
+    moved = np.empty(n_tie, np.int64)
     key = np.empty(n_tie)
     for level in range(depth):
         t = path[level]
@@ -237,8 +238,10 @@ def _order_ties(W, s, tie, n_tie, path, depth, dir_a, dir_b, dir_o):
                 key[u] = W[i, a] + W[i, b]
             else:
                 key[u] = W[i, a] - W[i, b]
-        perm = np.argsort(key, kind="mergesort")
-        order = order[perm]
+        perm = stable_argsort(key, False)
+        for u in range(n_tie):
+            moved[u] = order[perm[u]]
+        order, moved = moved, order
     return order
 
 

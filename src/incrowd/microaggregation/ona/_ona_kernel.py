@@ -279,25 +279,34 @@ def _touch(T, g, cent, size, nc):
 
 
 @njit(cache=True)
+def _nearest_scan(X, r, exclude, cent, size, nc):
+    """``_nearest`` by a scan of every centroid: the same (cluster, squared distance). ONA*'s
+    reference kernel asks only this way; its fast twin and ONA keep the tree for many clusters."""
+    m = X.shape[1]
+    best = -1
+    bd = np.inf
+    for g in range(nc):
+        if g == exclude or size[g] == 0:
+            continue
+        dd = 0.0
+        for j in range(m):
+            diff = X[r, j] - cent[g, j]
+            dd += diff * diff
+        if dd < bd:
+            bd = dd
+            best = g
+    return best, bd
+
+
+@njit(cache=True)
 def _nearest(X, r, exclude, cent, size, nc, T):
     """(cluster, squared distance) of the centroid closest to X[r] among the non-empty clusters
     other than ``exclude``; lowest id on ties; (-1, inf) when there is none."""
-    m = X.shape[1]
     best = -1
     bd = np.inf
     meta = T[10]
     if meta[2] == 0:
-        for g in range(nc):
-            if g == exclude or size[g] == 0:
-                continue
-            dd = 0.0
-            for j in range(m):
-                diff = X[r, j] - cent[g, j]
-                dd += diff * diff
-            if dd < bd:
-                bd = dd
-                best = g
-        return best, bd
+        return _nearest_scan(X, r, exclude, cent, size, nc)
     ids, lo, hi, start, end, left, dim, split, stale, dlist, meta, stack = T
     for q in range(meta[1]):
         g = dlist[q]
@@ -420,31 +429,39 @@ def _label_count(labels):
     return count
 
 
-@njit(cache=True)
+def start_labels(X, k, init):
+    """ONA*'s lines 1-4 as labels: the MDAV* labels ``init`` with every group of >= 2k rows
+    replaced by MDAV+ of its rows. The first part keeps the group's label; the others take new
+    labels after all existing ones, in order of group and part, which is the order in which the
+    paper's list appends them. Every group of the result has fewer than 2k rows.
+
+    Written in Python around the compiled MDAV+: the groups to split are few, and the kernels
+    that start from these labels then compile without MDAV+ inside them."""
+    counts = np.bincount(init)
+    large = np.flatnonzero(counts >= 2 * k)
+    if large.size == 0:
+        return init
+    out = init.copy()
+    order = np.argsort(init, kind="stable")  # each group's rows, ascending
+    bounds = np.concatenate(([0], np.cumsum(counts)))
+    new_label = counts.size
+    for g in large:
+        M = order[bounds[g] : bounds[g + 1]]
+        parts = mdav_plus_labels(np.ascontiguousarray(X[M]), k)
+        for p in range(1, int(parts.max()) + 1):
+            out[M[parts == p]] = new_label
+            new_label += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
 def start_clusters(X, k, init, spare):
-    """ONA*'s lines 1-4 from the MDAV* labels ``init``: every cluster of >= 2k rows replaced by
-    MDAV+ of its rows (the first part keeps the cluster's place in the list, the others are
-    appended at the end). Returns the cluster arrays (members, sizes, sums, centroids, SSEs),
-    the cluster count and the arrays' capacity (room for ``spare`` more clusters; default
+    """The cluster arrays of the labels ``init`` (from :func:`start_labels`: every group has
+    fewer than 2k rows): members in ascending row order, sizes, sums, centroids, SSEs, the
+    cluster count and the arrays' capacity (room for ``spare`` more clusters; default
     n // k + 16)."""
     n, m = X.shape
-    n0 = 0
-    for i in range(n):
-        if init[i] + 1 > n0:
-            n0 = init[i] + 1
-    bounds = np.zeros(n0 + 1, np.int64)
-    for i in range(n):
-        bounds[init[i] + 1] += 1
-    for g in range(n0):
-        bounds[g + 1] += bounds[g]
-    # rows grouped by cluster, ascending inside: the stable sort of ``init``, by counting (an
-    # argsort would compile numba's merge sort for integers into this kernel)
-    order = np.empty(n, np.int64)
-    fill = bounds.copy()
-    for i in range(n):
-        order[fill[init[i]]] = i
-        fill[init[i]] += 1
-
+    n0 = _label_count(init)
     width = 3 * k
     cap = n0 + (n // k + 16 if spare < 0 else spare)
     mem = np.empty((cap, width), np.int64)
@@ -452,37 +469,25 @@ def start_clusters(X, k, init, spare):
     sums = np.zeros((cap, m))
     cent = np.zeros((cap, m))
     sse = np.zeros(cap)
-    rows = np.empty(n, np.int64)
-
-    nc = n0
+    # rows grouped by cluster, ascending inside (a counting sort: an argsort would compile
+    # numba's merge sort into this kernel)
+    fill = np.zeros(n0, np.int64)
+    for i in range(n):
+        g = init[i]
+        mem[g, fill[g]] = i
+        fill[g] += 1
     for g in range(n0):
-        s = bounds[g]
-        cnt = bounds[g + 1] - s
-        if cnt < 2 * k:
-            for t in range(cnt):
-                mem[g, t] = order[s + t]
-            _set_from_rows(X, g, mem[g], cnt, size, sums, cent, sse)
-            continue
-        M = order[s : s + cnt].copy()
-        sl = mdav_plus_labels(np.ascontiguousarray(X[M]), k)
-        n_parts = _label_count(sl)
-        for p in range(n_parts):
-            c = _gather_part(sl, M, p, rows)
-            tgt = g
-            if p > 0:
-                if nc + 1 > cap:
-                    cap = 2 * cap + 2
-                    mem, size, sums, cent, sse = _grow(mem, size, sums, cent, sse, cap)
-                tgt = nc
-                nc += 1
-            _store_cluster(X, tgt, rows, c, mem, size, sums, cent, sse)
-
-    return mem, size, sums, cent, sse, nc, cap
+        _set_from_rows(X, g, mem[g], fill[g], size, sums, cent, sse)
+    return mem, size, sums, cent, sse, n0, cap
 
 
-@njit(cache=True, nogil=True)
-def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None):
+def ona_star_labels(X, k, max_rounds, spare=-1, scale=-1.0, stop=None):
     """ONA* on row-major float64 X. Returns (labels, rounds run, converged).
+
+    The reference: every question "which other centroid is closest?" is a scan of all clusters
+    (``_nearest_scan``). Its fast twin (``_ona_star_fast``) gives the same groups for many
+    clusters; this kernel serves few, where a scan is as fast, and compiles in a fraction of the
+    time without the k-d tree.
 
     Labels are numbered in the order of the final cluster list (see ``ONAStar``). ``spare``:
     room for clusters appended by splits before the arrays are grown (default n // k + 16;
@@ -493,19 +498,21 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None)
     ``stop``: a one-element uint8 array another thread may set to 1; the rounds then end before
     the next one starts (a cancel from the web app), leaving a valid partition.
     """
-    n, m = X.shape
-    labels = np.zeros(n, np.int64)
+    n = X.shape[0]
     if n < 2 * k:
-        return labels, 0, True
-    init = mdav_star_labels(X, k)
-    mem, size, sums, cent, sse, nc, cap = start_clusters(X, k, init, spare)
-    width = mem.shape[1]
-    rows = np.empty(n, np.int64)
-
+        return np.zeros(n, np.int64), 0, True
+    clusters = start_clusters(X, k, start_labels(X, k, mdav_star_labels(X, k)), spare)
     if scale < 0.0:
         scale = sst_per_row(X)
-    T = _new_index(cap, m, use_tree, _threshold(nc))
-    _rebuild(T, cent, size, nc)
+    return _ona_star_rounds(X, k, max_rounds, scale, stop, *clusters)
+
+
+@njit(cache=True, nogil=True)
+def _ona_star_rounds(X, k, max_rounds, scale, stop, mem, size, sums, cent, sse, nc, cap):
+    n, m = X.shape
+    labels = np.zeros(n, np.int64)
+    width = mem.shape[1]
+    rows = np.empty(n, np.int64)
 
     tg = np.empty(width, np.int64)  # targets j(s) of a cluster's members
     ls = np.empty(width, np.int64)  # distinct targets, ascending
@@ -525,7 +532,6 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None)
         for g in range(nc):
             if size[g] > 0:
                 _set_from_rows(X, g, mem[g], size[g], size, sums, cent, sse)
-        _rebuild(T, cent, size, nc)
 
         # ---- Phase 1: dissolving clusters of exactly k rows (lines 6-17) ---------------------
         i = 0
@@ -535,7 +541,7 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None)
                 continue
             ok = True
             for t in range(k):
-                g, _ = _nearest(X, mem[i, t], i, cent, size, nc, T)
+                g, _ = _nearest_scan(X, mem[i, t], i, cent, size, nc)
                 if g < 0:
                     ok = False
                     break
@@ -558,10 +564,8 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None)
                     if tg[t] == g:
                         _add_row(X, buf[t], g, size, sums, cent, sse)
                         _insert_sorted(mem, g, size[g] - 1, buf[t])
-                _touch(T, g, cent, size, nc)
             size[i] = 0
             sse[i] = 0.0
-            _touch(T, i, cent, size, nc)
             changed = True
             # split clusters that reached 2k (lines 14-17)
             for q in range(n_l):
@@ -570,9 +574,7 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None)
                     if nc + 2 > cap:
                         cap = 2 * cap + 2
                         mem, size, sums, cent, sse = _grow(mem, size, sums, cent, sse, cap)
-                        T = _new_index(cap, m, use_tree, _threshold(nc))
-                        _rebuild(T, cent, size, nc)
-                    nc = _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T)
+                    nc = _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows)
             i += 1
 
         # ---- Phase 2: reassigning rows of clusters with more than k rows (lines 18-32) -------
@@ -587,7 +589,7 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None)
                 b0 = 0.0
                 for t in range(si):
                     r = mem[i, t]
-                    g, dg = _nearest(X, r, i, cent, size, nc, T)
+                    g, dg = _nearest_scan(X, r, i, cent, size, nc)
                     if g < 0:
                         break
                     a = si / (si - 1.0) * _sqdist_row(X, r, cent, i)
@@ -604,16 +606,12 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None)
                 _remove_row(X, r0, i, size, sums, cent, sse)
                 _add_row(X, r0, j0, size, sums, cent, sse)
                 _insert_sorted(mem, j0, size[j0] - 1, r0)
-                _touch(T, i, cent, size, nc)
-                _touch(T, j0, cent, size, nc)
                 changed = True
                 if size[j0] >= 2 * k:
                     if nc + 2 > cap:
                         cap = 2 * cap + 2
                         mem, size, sums, cent, sse = _grow(mem, size, sums, cent, sse, cap)
-                        T = _new_index(cap, m, use_tree, _threshold(nc))
-                        _rebuild(T, cent, size, nc)
-                    nc = _split_star(X, k, j0, nc, mem, size, sums, cent, sse, rows, T)
+                    nc = _split_star(X, k, j0, nc, mem, size, sums, cent, sse, rows)
             i += 1
         if not changed:
             converged = True
@@ -626,6 +624,21 @@ def ona_star_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None)
                 labels[mem[g, t]] = new_id
             new_id += 1
     return labels, rounds, converged
+
+
+@njit(cache=True)
+def _gather_rows(X, ids, cnt):
+    """(ids[:cnt], X at those rows) as new arrays, written out: a fancy index (``X[M]``) would
+    compile numba's advanced indexing into the ONA* kernels."""
+    m = X.shape[1]
+    M = np.empty(cnt, np.int64)
+    part = np.empty((cnt, m))
+    for t in range(cnt):
+        r = ids[t]
+        M[t] = r
+        for j in range(m):
+            part[t, j] = X[r, j]
+    return M, part
 
 
 @njit(cache=True)
@@ -646,13 +659,13 @@ def _store_cluster(X, tgt, rows, c, mem, size, sums, cent, sse):
     _set_from_rows(X, tgt, mem[tgt], c, size, sums, cent, sse)
 
 
-@njit(cache=True)
-def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T):
+@njit(cache=True, inline="always")
+def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows):
     """Replace cluster g (>= 2k rows) by MDAV* of its rows (ascending): the first part keeps id
     g, the others are appended. Returns the new cluster count."""
     cnt = size[g]
-    M = mem[g, :cnt].copy()
-    sl = mdav_star_labels(np.ascontiguousarray(X[M]), k)
+    M, part = _gather_rows(X, mem[g], cnt)
+    sl = mdav_star_labels(part, k)
     n_parts = _label_count(sl)
     for p in range(n_parts):
         c = _gather_part(sl, M, p, rows)
@@ -661,7 +674,6 @@ def _split_star(X, k, g, nc, mem, size, sums, cent, sse, rows, T):
             tgt = nc
             nc += 1
         _store_cluster(X, tgt, rows, c, mem, size, sums, cent, sse)
-        _touch(T, tgt, cent, size, nc)
     return nc
 
 

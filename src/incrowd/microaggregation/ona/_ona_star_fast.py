@@ -47,6 +47,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..._runtime import compiled_or_cached
 from .._adaptive import monotonic_ns, new_tuner, record, use_threads
 from .._kernels import before, box_sq_dist, insert_pair, join_growth
 from ..greedy._greedy_kernels import mdav_star_labels
@@ -71,6 +72,7 @@ from ._ona_kernel import (
     ona_star_labels,
     sst_per_row,
     start_clusters,
+    start_labels,
 )
 from ._screen_widths import LANES, WIDEST, screen_pairs, screen_width
 
@@ -1044,7 +1046,7 @@ def _new_lists(n, K):
 
 @njit(cache=True)
 def _start(X, k, init, spare, use_tree, K, update_share, walk_min):
-    """(nc, cap, clusters, lists, passes, log, meta): the clusters of the MDAV* labels ``init``,
+    """(nc, cap, clusters, lists, passes, log, meta): the clusters of the start labels ``init``,
     empty lists and log, and the blocked passes' precision: float32 screens only where their
     squares cannot overflow and a candidate buffer holds a list."""
     n, m = X.shape
@@ -1228,7 +1230,8 @@ def _labels_of(mem, size, nc, n):
 @njit(cache=True, nogil=True)
 def ona_star_fast_kernel(X, k, max_rounds, use_tree, init, tuner, spare=-1, scale=-1.0, stop=None,
                          list_size=LIST_SIZE, update_share=UPDATE_SHARE, walk_min=WALK_MIN):
-    """``_ona_kernel.ona_star_labels`` from the MDAV* labels ``init``; same results.
+    """``_ona_kernel.ona_star_labels`` from ``init``, the MDAV* labels with every group of >= 2k
+    rows split (``start_labels``); same results.
 
     ``list_size``, ``update_share`` and ``walk_min`` change only the speed; the tests vary them
     to drive every path (lists that run out, blocks updated however many clusters changed)."""
@@ -1266,7 +1269,7 @@ def ona_star_fast_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=
     X = np.ascontiguousarray(X, dtype=np.float64)
     if X.shape[0] < 2 * k:
         return np.zeros(X.shape[0], np.int64), 0, True
-    init = mdav_star_best_labels(X, k, threads)
+    init = start_labels(X, k, mdav_star_best_labels(X, k, threads))
     return ona_star_fast_kernel(X, k, max_rounds, use_tree, init, new_tuner(serial=not threads), spare, scale,
                                 stop, LIST_SIZE, UPDATE_SHARE, WALK_MIN)
 
@@ -1276,12 +1279,23 @@ def ona_star_fast_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=
 #: save while a full search covers a few hundred centroids); MONA's parts are often this small
 SMALL_CLUSTERS = 320
 
+#: up to this much work (rows x clusters x columns) the reference runs in a few seconds (0.2 s on
+#: EIA's 4,092 rows in 11 columns, 3.5 s on 20,000 rows in 6 columns at k = 5), while the fast
+#: kernel compiles for over a minute on its first use on a machine: until the fast kernel is
+#: compiled or cached, data this small take the reference
+FIRST_USE_WORK = 5e8
+
 
 def ona_star_best_labels(X, k, max_rounds, use_tree, spare=-1, scale=-1.0, stop=None, threads=True):
     """The groups of ``_ona_kernel.ona_star_labels`` by whichever kernel is faster for the data's
     size: the reference for fewer than ``SMALL_CLUSTERS`` clusters, else the fast one (on one
-    thread when ``threads`` is False). Both release the GIL."""
-    if X.shape[0] // max(k, 1) < SMALL_CLUSTERS:
+    thread when ``threads`` is False), except on its first use on a machine for data of at most
+    ``FIRST_USE_WORK``, where the reference's run is shorter than the fast kernel's compile. Both
+    give the same groups and release the GIL."""
+    n = X.shape[0]
+    clusters = n // max(k, 1)
+    if clusters < SMALL_CLUSTERS or (n * clusters * X.shape[1] <= FIRST_USE_WORK
+                                     and not compiled_or_cached(ona_star_fast_kernel)):
         X = np.ascontiguousarray(X, dtype=np.float64)
-        return ona_star_labels(X, k, max_rounds, use_tree, spare, scale, stop)
+        return ona_star_labels(X, k, max_rounds, spare, scale, stop)
     return ona_star_fast_labels(X, k, max_rounds, use_tree, spare, scale, stop, threads=threads)
