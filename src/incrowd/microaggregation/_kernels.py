@@ -21,12 +21,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+#: The decorator of a kernel that only other kernels call. Numba then builds no entry point for
+#: Python (nor one for C) beside its machine code: for a small kernel that is a good part of its
+#: compile, paid on the first use on every machine. Such a kernel cannot be called from Python.
+helper = njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
 # Compact when this fraction of the slots is dead: wasted distance work stays under it, and the
 # amortized copying cost stays a small multiple of one pass.
 _DEAD_FRACTION = 0.25
 
 
-@njit(cache=True)
+@helper
 def sq_dist_to(Xt, n_slots, point, out):
     """out[i] = sum_j (Xt[j, i] - point[j])**2 for the first n_slots slots, summed in j order."""
     m = Xt.shape[0]
@@ -62,7 +67,7 @@ def farthest_alive(d, alive, n_slots):
     return best
 
 
-@njit(cache=True)
+@helper
 def nearest_alive(d, alive, n_slots, exclude_a, exclude_b, count, out):
     """The ``count`` alive slots with the smallest d, ascending by (d, slot), into out.
 
@@ -101,7 +106,7 @@ def rest_group(group, n_left, k):
     return group if n_left >= k else group - 1
 
 
-@njit(cache=True)
+@helper
 def compact(Xt, ids, slot_of, alive, n_slots):
     """Move the alive slots to the front, keeping their order. Returns the new slot count.
 
@@ -123,7 +128,7 @@ def compact(Xt, ids, slot_of, alive, n_slots):
     return w
 
 
-@njit(cache=True)
+@helper
 def maybe_compact(Xt, ids, slot_of, alive, n_slots, n_live):
     if n_slots - n_live > _DEAD_FRACTION * n_slots:
         return compact(Xt, ids, slot_of, alive, n_slots)
@@ -144,7 +149,7 @@ def centroid_alive(Xt, alive, n_slots, n_live, out):
         out[j] /= n_live
 
 
-@njit(cache=True)
+@helper
 def sequential_mean(X):
     """Column means of a row-major array by sequential summation in row order."""
     n, m = X.shape
@@ -157,7 +162,7 @@ def sequential_mean(X):
     return out
 
 
-@njit(cache=True)
+@helper
 def sse_of_slots(Xt, slots, count):
     """Sum of squared distances of the given slots to their own mean."""
     m = Xt.shape[0]
@@ -173,7 +178,7 @@ def sse_of_slots(Xt, slots, count):
     return total
 
 
-@njit(cache=True)
+@helper
 def order_by_distance_desc(X, center):
     """Row indices sorted by decreasing squared distance to ``center``, lowest index on ties."""
     n, m = X.shape
@@ -186,7 +191,7 @@ def order_by_distance_desc(X, center):
     return stable_argsort(d, True)
 
 
-@njit(cache=True)
+@helper
 def stable_argsort(d, descending):
     """``np.argsort(d, kind="mergesort")`` (or of ``-d`` when ``descending``) for finite ``d``:
     equal values keep their index order. A bottom-up merge sort written out, because numba's own
@@ -300,7 +305,7 @@ def growth_to_sums(X, row, sums, sizes, g):
     return join_growth(sizes[g], dist)
 
 
-@njit(cache=True)
+@helper
 def _sift_down(a, lo, root, end):
     while True:
         child = 2 * root + 1

@@ -9,15 +9,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._kernels import growth_to_sums, order_by_distance_desc, sequential_mean
+from .._kernels import growth_to_sums, helper, order_by_distance_desc, sequential_mean
 
 
-@njit(cache=True)
+@helper
 def visiting_order(X):
     return order_by_distance_desc(X, sequential_mean(X))
 
 
-@njit(cache=True)
+@helper
 def next_origin(order, pos, labels):
     """Advance ``pos`` past assigned rows; returns the new position (its row is unassigned)."""
     while labels[order[pos]] >= 0:
@@ -35,7 +35,7 @@ def extension_accepts(d_in, d_out, gamma):
     return d_in < gamma * d_out
 
 
-@njit(cache=True)
+@helper
 def add_to_group(X, row, g, labels, sums, sizes):
     labels[row] = g
     sizes[g] += 1
@@ -43,7 +43,7 @@ def add_to_group(X, row, g, labels, sums, sizes):
         sums[g, j] += X[row, j]
 
 
-@njit(cache=True)
+@helper
 def nearest_centroid(X, row, sums, sizes, n_groups):
     """Group whose centroid is closest to X[row] (lowest id on ties)."""
     m = X.shape[1]
@@ -60,7 +60,7 @@ def nearest_centroid(X, row, sums, sizes, n_groups):
     return best
 
 
-@njit(cache=True)
+@helper
 def sse_growth_closest(X, row, sums, sizes, n_groups):
     """clos(x) of MDAV*: the group whose SSE grows least when X[row] joins it.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._kernels import maybe_compact, nearest_alive, sq_dist_to, sse_of_slots
+from .._kernels import helper, maybe_compact, nearest_alive, sq_dist_to, sse_of_slots
 from ._fixed_center import (
     add_to_group,
     extension_accepts,
@@ -23,14 +23,14 @@ from ._fixed_center import (
 INF = np.inf
 
 
-@njit(cache=True)
+@helper
 def _pool(X):
     n = X.shape[0]
     # always a copy: compaction writes into it, and ascontiguousarray(X.T) of an F-ordered X is X
     return X.T.copy(), np.arange(n), np.arange(n), np.ones(n, np.bool_)
 
 
-@njit(cache=True)
+@helper
 def _leftovers_to_nearest_centroid(X, labels, sums, sizes, n_groups):
     """Each unassigned row joins the group with the nearest centroid, all judged against the
     groups as they stand before any leftover joins (the paper's "each to its closest group")."""

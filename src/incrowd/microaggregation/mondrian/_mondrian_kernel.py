@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._kernels import heap_sort_range, stable_argsort
+from .._kernels import heap_sort_range, helper, stable_argsort
 
 RULE_RANGE = 0  # Mondrian: widest range
 RULE_VARIANCE = 1  # Mondrian V: largest variance over the d axes
@@ -62,7 +62,7 @@ def directions(d, rule):
     return dir_a, dir_b, dir_o
 
 
-@njit(cache=True)
+@helper
 def _best_range(W, s, e):
     """Axis of widest range (max - min) over the rows s..e-1; the first on ties."""
     d = W.shape[1]
@@ -85,7 +85,7 @@ def _best_range(W, s, e):
     return best
 
 
-@njit(cache=True)
+@helper
 def _best_variance(W, s, e, diag, unit, sums, sq):
     """Direction of largest sum of squared deviations over rows s..e-1 (first on ties).
 
@@ -137,7 +137,7 @@ def _best_variance(W, s, e, diag, unit, sums, sq):
     return best
 
 
-@njit(cache=True)
+@helper
 def _project(W, s, e, a, b, o, out):
     """out[i - s] = projection of row i for i in s..e-1."""
     if o == 0:
@@ -215,7 +215,7 @@ def select_kth(a, n, r):
     return a[r]
 
 
-@njit(cache=True)
+@helper
 def _order_ties(W, s, tie, n_tie, path, depth, dir_a, dir_b, dir_o):
     """Order the tied rows (offsets from s, in row order) by the ancestors' projections.
 
@@ -245,7 +245,7 @@ def _order_ties(W, s, tie, n_tie, path, depth, dir_a, dir_b, dir_o):
     return order
 
 
-@njit(cache=True)
+@helper
 def _move(src, dst, ids_src, ids_dst, i, w):
     d = src.shape[1]
     for j in range(d):

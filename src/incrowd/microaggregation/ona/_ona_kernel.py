@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit, prange
 from numba.typed import List
 
-from .._kernels import box_sq_dist, join_growth
+from .._kernels import box_sq_dist, helper, join_growth
 from ..greedy._greedy_kernels import mdav_plus_labels, mdav_star_labels
 
 #: relative margin a cost decrease must exceed to count (see module docstring)
@@ -47,7 +47,7 @@ _STACK = 256
 # Small helpers
 
 
-@njit(cache=True)
+@helper
 def _sqdist_row(X, r, C, g):
     """sum_j (X[r, j] - C[g, j])**2 in column order."""
     s = 0.0
@@ -57,13 +57,13 @@ def _sqdist_row(X, r, C, g):
     return s
 
 
-@njit(cache=True)
+@helper
 def _gain_exceeds(gain_side, loss_side, scale):
     """True when gain_side - loss_side > 0 beyond rounding (both non-negative costs)."""
     return gain_side - loss_side > TOL * (gain_side + loss_side + scale)
 
 
-@njit(cache=True)
+@helper
 def _dissolve_cost(X, members, k, tg, ls, n_l, size, sums, cent, tsum, tcent):
     """sum over the targets l of Cost(C_l + its new members) - Cost(C_l), when the k
     ``members`` of a dissolved cluster join their targets ``tg`` (distinct targets in ``ls``),
@@ -106,7 +106,7 @@ def sst_per_row(X):
     return s / n
 
 
-@njit(cache=True)
+@helper
 def _set_from_rows(X, g, rows, cnt, size, sums, cent, sse):
     """Cluster g := the given rows (size, sequential sum in the given order, centroid, SSE)."""
     m = X.shape[1]
@@ -128,7 +128,7 @@ def _set_from_rows(X, g, rows, cnt, size, sums, cent, sse):
     sse[g] = s
 
 
-@njit(cache=True)
+@helper
 def _add_row(X, r, g, size, sums, cent, sse):
     """x joins g: SSE grows by |g| / (|g| + 1) * ||x - c_g||^2."""
     m = X.shape[1]
@@ -146,7 +146,7 @@ def _add_row(X, r, g, size, sums, cent, sse):
         cent[g, j] = sums[g, j] / (sz + 1)
 
 
-@njit(cache=True)
+@helper
 def _remove_row(X, r, g, size, sums, cent, sse):
     """x leaves g (|g| >= 2): SSE shrinks by |g| / (|g| - 1) * ||x - c_g||^2 (kept >= 0)."""
     m = X.shape[1]
@@ -278,7 +278,7 @@ def _touch(T, g, cent, size, nc):
             _rebuild(T, cent, size, nc)
 
 
-@njit(cache=True)
+@helper
 def _nearest_scan(X, r, exclude, cent, size, nc):
     """``_nearest`` by a scan of every centroid: the same (cluster, squared distance). ONA*'s
     reference kernel asks only this way; its fast twin and ONA keep the tree for many clusters."""
@@ -355,7 +355,7 @@ def _threshold(n_clusters):
 # ONA* (Thaeter & Reischuk 2021, Algorithm 3)
 
 
-@njit(cache=True)
+@helper
 def _distinct_ascending(tg, k, ls):
     """The distinct targets among ``tg[:k]`` into ``ls``, ascending; returns their count."""
     n_l = 0
@@ -399,7 +399,7 @@ def _grow(mem, size, sums, cent, sse, newcap):
     return mem2, size2, sums2, cent2, sse2
 
 
-@njit(cache=True)
+@helper
 def _insert_sorted(mem, g, cnt, r):
     """Insert row r into the ascending member list mem[g, :cnt]."""
     pos = cnt
@@ -409,7 +409,7 @@ def _insert_sorted(mem, g, cnt, r):
     mem[g, pos] = r
 
 
-@njit(cache=True)
+@helper
 def _delete_sorted(mem, g, cnt, r):
     pos = 0
     while mem[g, pos] != r:
@@ -418,7 +418,7 @@ def _delete_sorted(mem, g, cnt, r):
         mem[g, t] = mem[g, t + 1]
 
 
-@njit(cache=True)
+@helper
 def _label_count(labels):
     """``labels.max() + 1`` of non-empty labels, as a loop: the array method would compile
     numba's reduction machinery into ONA*'s kernels for this one use."""
@@ -626,7 +626,7 @@ def _ona_star_rounds(X, k, max_rounds, scale, stop, mem, size, sums, cent, sse, 
     return labels, rounds, converged
 
 
-@njit(cache=True)
+@helper
 def _gather_rows(X, ids, cnt):
     """(ids[:cnt], X at those rows) as new arrays, written out: a fancy index (``X[M]``) would
     compile numba's advanced indexing into the ONA* kernels."""
@@ -641,7 +641,7 @@ def _gather_rows(X, ids, cnt):
     return M, part
 
 
-@njit(cache=True)
+@helper
 def _gather_part(sl, M, p, rows):
     """Rows (ids from M, in order) whose split label is p, written to ``rows``; their count."""
     c = 0
@@ -652,7 +652,7 @@ def _gather_part(sl, M, p, rows):
     return c
 
 
-@njit(cache=True)
+@helper
 def _store_cluster(X, tgt, rows, c, mem, size, sums, cent, sse):
     for t in range(c):
         mem[tgt, t] = rows[t]
