@@ -12,12 +12,90 @@ from pathlib import Path
 
 import numpy as np
 from hypothesis import given, settings
+from numba import njit
 from hypothesis import strategies as st
 
-from incrowd.microaggregation._kernels import box_sq_dist, growth_to_sums, insert_pair, join_growth, pair_enters
+import incrowd
+from incrowd.microaggregation._kernels import (
+    box_sq_dist,
+    growth_to_sums,
+    insert_pair,
+    join_growth,
+    pair_enters,
+    stable_argsort,
+)
 
 KERNELS = Path(__file__).resolve().parents[1] / "src" / "incrowd" / "microaggregation"
 
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([-2.5, -0.0, 0.0, 1.0, 1e300, -1e-300, 3.0]) | st.floats(-1e6, 1e6), max_size=70),
+       st.booleans())
+def test_stable_argsort_is_numpys_merge_sort(values, descending):
+    """The written-out merge sort MDAV's visiting order and Mondrian's tied rows use: numpy's
+    stable argsort (of the negated values when descending), ties (0.0 and -0.0 among them) in
+    index order."""
+    d = np.array(values, dtype=np.float64)
+    expected = np.argsort(-d if descending else d, kind="stable")
+    np.testing.assert_array_equal(_stable_argsort(d, descending), expected)
+
+
+@njit(cache=True)
+def _stable_argsort(d, descending):
+    return stable_argsort(d, descending)  # a helper kernel is called from kernels only
+
+
+def _kernel_decorated(node: ast.AST) -> str | None:
+    """'helper', 'njit' or None: how a function definition is compiled."""
+    for dec in getattr(node, "decorator_list", []):
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name in ("helper", "njit", "jit"):
+            return name
+    return None
+
+
+def test_no_python_code_calls_a_helper_kernel():
+    """A kernel built by ``helper`` has no entry point for Python, and a call from Python would
+    crash the process instead of raising: only kernels may call one. Every name bound to a helper
+    (defined or imported under that name) is checked in every Python function and module body of
+    the package, the tests and the benchmarks."""
+    roots = [Path(incrowd.__file__).parent, Path(__file__).parent, Path(__file__).parents[1] / "bench"]
+    files = [p for root in roots for p in root.rglob("*.py") if "__pycache__" not in p.parts]
+    trees = {p: ast.parse(p.read_text(), str(p)) for p in files}
+    helpers = {}  # name -> the module defining it
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and _kernel_decorated(node) == "helper":
+                helpers[node.name] = path.stem
+    assert len(helpers) >= 30
+
+    offenders = []
+    for path, tree in trees.items():
+        bound = {n for n, module in helpers.items() if module == path.stem}
+        aliases = set()  # modules that define helpers, imported whole
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name in helpers and helpers[alias.name] == (node.module or "").split(".")[-1]:
+                        bound.add(alias.asname or alias.name)
+                    if alias.name in set(helpers.values()):
+                        aliases.add(alias.asname or alias.name)
+
+        def visit(node, in_kernel):
+            for child in ast.iter_child_nodes(node):
+                inside = in_kernel or (isinstance(child, ast.FunctionDef) and _kernel_decorated(child) is not None)
+                if isinstance(child, ast.Call) and not in_kernel:
+                    f = child.func
+                    if (isinstance(f, ast.Name) and f.id in bound) or (
+                            isinstance(f, ast.Attribute) and f.attr in helpers and isinstance(f.value, ast.Name)
+                            and f.value.id in aliases):
+                        offenders.append(f"{path.name}:{child.lineno}")
+                visit(child, inside)
+
+        visit(tree, False)
+    assert offenders == []
 
 @settings(max_examples=80, deadline=None)
 @given(cap=st.integers(1, 8), ds=st.lists(st.integers(0, 4), min_size=0, max_size=40), seed=st.integers(0, 2**32 - 1))

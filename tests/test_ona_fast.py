@@ -334,3 +334,14 @@ def test_the_kernel_runs_one_combination_without_switches_or_counters():
     for fn in (ona_star_fast_kernel, ona_star_fast_labels):
         params = inspect.signature(getattr(fn, "py_func", fn)).parameters
         assert not {"techniques", "stats", "fast_start", "log_divisor"} & set(params)
+
+
+def test_start_clusters_refuses_a_group_left_unsplit():
+    """The cluster arrays hold fewer than 3k members per cluster: labels that still have a group
+    of 2k rows or more (not passed through start_labels) are refused, not written past the end."""
+    from incrowd.microaggregation.ona._ona_kernel import start_clusters
+
+    X = np.ascontiguousarray(np.random.default_rng(3).normal(size=(30, 2)))
+    with pytest.raises(ValueError, match="2k rows"):
+        start_clusters(X, 3, np.repeat(np.arange(3), [6, 12, 12]), -1)
+    assert start_clusters(X, 3, np.repeat(np.arange(6), 5), -1)[5] == 6

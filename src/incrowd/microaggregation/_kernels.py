@@ -23,7 +23,8 @@ from numba import njit
 
 #: The decorator of a kernel that only other kernels call. Numba then builds no entry point for
 #: Python (nor one for C) beside its machine code: for a small kernel that is a good part of its
-#: compile, paid on the first use on every machine. Such a kernel cannot be called from Python.
+#: compile, paid on the first use on every machine. Only kernels may call one: numba gives a call
+#: from Python no error but a crash (a test checks that no Python code in the repository does).
 helper = njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 # Compact when this fraction of the slots is dead: wasted distance work stays under it, and the

@@ -469,9 +469,15 @@ def start_clusters(X, k, init, spare):
     sums = np.zeros((cap, m))
     cent = np.zeros((cap, m))
     sse = np.zeros(cap)
+    fill = np.zeros(n0, np.int64)
+    for i in range(n):
+        fill[init[i]] += 1
+    for g in range(n0):
+        if fill[g] >= 2 * k:  # the member lists hold fewer than 3k rows
+            raise ValueError("a start group has 2k rows or more: split it first (start_labels)")
+        fill[g] = 0
     # rows grouped by cluster, ascending inside (a counting sort: an argsort would compile
     # numba's merge sort into this kernel)
-    fill = np.zeros(n0, np.int64)
     for i in range(n):
         g = init[i]
         mem[g, fill[g]] = i
