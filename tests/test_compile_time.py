@@ -181,6 +181,25 @@ def test_warmup_compiles_what_a_real_call_then_uses():
     assert incrowd.microaggregate(census.head(300), 3, "mdav-plus").compile_seconds == 0.0
 
 
+def test_warmup_compiles_the_fast_ona_star_kernel_where_a_warm_machine_takes_it(monkeypatch):
+    """ONA* takes its fast kernel only once that is compiled or cached, so a warm-up that only ran
+    the methods would leave it uncompiled: the warm-up compiles it directly for the methods that
+    run ONA*, on every shape with enough groups for it (with the k-d tree for few columns and
+    many groups), and not on the small shape."""
+    import incrowd._microaggregate as api
+    from incrowd._runtime import _warmup
+    from incrowd.microaggregation.ona import _ona_star_fast as fast
+
+    asked = []
+    monkeypatch.setattr(fast, "ona_star_fast_labels", lambda X, k, rounds, tree: asked.append((X.shape, tree)))
+    monkeypatch.setattr(api, "microaggregate", lambda *a, **kw: None)
+    for target in ("ona-star", "mdav", "refine"):
+        for rows, cols in _warmup.steps(target):
+            _warmup._run(target, rows, cols)
+    expected = [((3000, 3), False), ((3000, 8), False), ((20000, 3), True)]
+    assert asked == expected * 2  # ona-star and refine, not mdav
+
+
 def test_warmup_refuses_an_unknown_name_in_one_line():
     from typer.testing import CliRunner
 

@@ -60,7 +60,10 @@ class ONAStar(MicroaggregationEstimator):
     its few closest clusters and a bound on all the others, and a log of the clusters that
     changed since tells which remembered answers still hold, so most questions cost a handful of
     distances instead of one per cluster. The answers, and so the groups, are exactly those of a
-    full search every time.
+    full search every time. Below 320 groups a plain scan of the centroids is as fast and is what
+    runs. The remembering kernel compiles for over a minute on a machine's first use; until it is
+    compiled or cached there (``incrowd warmup`` compiles it), data that the scan finishes in a
+    few seconds run the scan, with the same groups.
 
     Attributes set by ``fit`` besides those of every method: ``n_rounds_`` (rounds run, the last
     one being the round that changed nothing when ``converged_``), ``converged_``.
