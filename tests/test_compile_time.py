@@ -329,6 +329,61 @@ HELPER_COMPILES = textwrap.dedent("""
 """)
 
 
+OVERLOAD_COMPILES = textwrap.dedent("""
+    import json
+    import numpy as np
+    from numba import njit
+    from numba.core import event
+    from incrowd._runtime import compile_clock
+
+    compiled = []
+
+    class Record(event.Listener):
+        def on_start(self, ev):
+            name = ev.data["dispatcher"].py_func.__qualname__
+            if "np_empty" in name:
+                compiled.append(str(ev.data["args"]))
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", Record())
+
+    @njit
+    def plain(n):
+        return np.empty(n, np.uint16)
+
+    @njit(nogil=True)
+    def released(n):
+        return np.empty(n, np.uint16)
+
+    @njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+    def helper(n):
+        return np.empty(n, np.uint16)
+
+    @njit
+    def through_helper(n):
+        return helper(n)
+
+    with compile_clock():  # the package's kernels are compiled under a clock
+        shapes = [plain(3).shape[0], released(4).shape[0], through_helper(5).shape[0]]
+    print(json.dumps({"compiled": compiled, "shapes": shapes}))
+""")
+
+
+def test_kernels_that_differ_only_in_entry_points_share_numpys_implementations(tmp_path):
+    """numba compiles ``np.empty`` and its kin once per calling kernel's flags; kernels that differ
+    only in their entry points (nogil, or no Python and C wrappers) share one compiled
+    implementation once the clocks are installed, and get the arrays they ask for."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", OVERLOAD_COMPILES], capture_output=True, text=True, env=env,
+                          timeout=TIMEOUT, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["shapes"] == [3, 4, 5]
+    assert len(report["compiled"]) == 1 and "uint16" in report["compiled"][0]
+
+
 def test_a_constant_argument_compiles_no_second_specialization(tmp_path):
     """MDAV* calls its helpers with constants (``next_origin(..., 0, ...)``) and with variables:
     each helper compiles once, for the plain integer type, not once more per constant. ONA*'s

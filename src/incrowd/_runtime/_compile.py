@@ -13,7 +13,9 @@ literal value, often twice in one caller (type inference meets the constant befo
 final type). Installing the clocks also turns that off for this package's kernels: a call from
 one kernel to another is typed by the argument's plain type (``int64``, not ``Literal[int](0)``),
 so each callee compiles once per array layout and dtype. The machine code does the same
-arithmetic in the same order, so the results are the same bit for bit.
+arithmetic in the same order, so the results are the same bit for bit. Likewise numba's
+implementations of numpy functions (``np.empty``, ``np.zeros``, ...) are shared by kernels that
+differ only in their entry points (``nogil``, or none for Python), instead of compiled per kernel.
 
 Listeners are process-wide in numba, so each clock counts only the events of its own thread (a
 web server's other requests compile in other threads) and nested lock events once. Numba is
@@ -158,6 +160,43 @@ def _type_calls_by_plain_types() -> None:
 
     get_call_template._plain_types = True  # type: ignore[attr-defined]
     dispatcher.Dispatcher.get_call_template = get_call_template  # type: ignore[method-assign]
+    _share_overloads_across_entry_points()
+
+
+#: compile flags that shape only a kernel's own entry points (its Python and C wrappers, and
+#: whether its Python entry releases the GIL), never the code of what it calls
+_ENTRY_FLAGS = ("release_gil", "no_cpython_wrapper", "no_cfunc_wrapper")
+
+
+def _share_overloads_across_entry_points() -> None:
+    """Let kernels that differ only in their entry-point flags share numba's compiled
+    implementations of numpy functions (``np.empty``, ``np.zeros``, ...). numba keys those by the
+    calling kernel's whole set of flags, so a ``nogil`` kernel, a helper kernel and a plain one each
+    compiled ``np.empty(n, np.int64)`` again; the implementations do not depend on these flags
+    (numba passes on only flags such as fastmath and the error model, which stay in the key)."""
+    from numba.core import targetconfig
+    from numba.core.typing import templates
+
+    template = getattr(templates, "_OverloadFunctionTemplate", None)
+    original = getattr(template, "_get_impl", None)
+    if original is None or getattr(original, "_shared", False) or not hasattr(template, "_build_impl"):
+        return
+
+    def _get_impl(self, args, kws):
+        flags = targetconfig.ConfigStack.top_or_none()
+        if flags is not None and any(getattr(flags, name, False) for name in _ENTRY_FLAGS):
+            flags = flags.copy()
+            for name in _ENTRY_FLAGS:
+                setattr(flags, name, False)
+        cache_key = self.context, tuple(args), tuple(kws.items()), flags
+        try:
+            return self._impl_cache[cache_key]
+        except KeyError:
+            pass
+        return self._build_impl(cache_key, args, kws)
+
+    _get_impl._shared = True  # type: ignore[attr-defined]
+    template._get_impl = _get_impl  # type: ignore[union-attr]
 
 
 @contextmanager
