@@ -21,8 +21,10 @@ from incrowd.microaggregation.mondrian._mondrian_kernel import (
     RULE_V2D,
     RULE_VARIANCE,
     mondrian_labels,
+    mondrian_subtree_labels,
     select_kth,
 )
+from incrowd.microaggregation.mondrian import _mondrian_plain as mondrian_plain
 from incrowd.microaggregation.mondrian.mondrian import Mondrian, MondrianV, MondrianV2D
 
 RULES = {"range": RULE_RANGE, "variance": RULE_VARIANCE, "v2d": RULE_V2D}
@@ -165,6 +167,59 @@ def test_kernel_equals_reference_on_small_benchmarks(name):
     Z = benchmark_matrix(name)
     for rule in RULES:
         np.testing.assert_array_equal(kernel(Z, 3, rule, "unit"), ref.mondrian(Z, 3, rule, "unit"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    tie_heavy_data(),
+    st.sampled_from(["range", "variance", "v2d"]),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([0, 5, 12]),
+    st.lists(st.integers(0, 15), max_size=3),
+)
+def test_numpy_twin_cuts_as_the_kernel(data, rule, unit, split_2k, leaf_max, ancestors):
+    """The twin a first use takes (plain numpy) makes the kernel's cuts, numbered alike, for
+    every rule, leaf limit and set of ancestors' cuts ordering tied rows."""
+    Z, k = data
+    n_dirs = Z.shape[1] ** 2 if rule == "v2d" else Z.shape[1]
+    path = np.array([a % n_dirs for a in ancestors], np.int64)
+    args = (k, RULES[rule], unit, split_2k, leaf_max, path)
+    np.testing.assert_array_equal(mondrian_plain.mondrian_subtree_labels(Z, *args),
+                                  mondrian_subtree_labels(np.ascontiguousarray(Z), *args))
+
+
+@pytest.mark.parametrize("name", ["census", "eia", "adult"])
+def test_numpy_twin_cuts_as_the_kernel_on_benchmark_files(name):
+    Z = np.ascontiguousarray(benchmark_matrix(name))
+    for rule in RULES.values():
+        for leaf_max in (0, 40):
+            args = (3, rule, True, True, leaf_max, np.empty(0, np.int64))
+            np.testing.assert_array_equal(mondrian_plain.mondrian_subtree_labels(Z, *args),
+                                          mondrian_subtree_labels(Z, *args))
+
+
+def test_a_first_use_cuts_small_data_with_the_twin(monkeypatch):
+    """Until the Mondrian kernel is compiled or cached, data within PLAIN_WORK are cut by the
+    numpy twin; larger data, or any data once the kernel is ready, by the kernel: same parts."""
+    from incrowd.microaggregation.mondrian import mondrian as module
+
+    Z = np.ascontiguousarray(np.random.default_rng(2).standard_normal((500, 3)))
+    taken = []
+    twin = mondrian_plain.mondrian_subtree_labels
+    monkeypatch.setattr(module._mondrian_plain, "mondrian_subtree_labels",
+                        lambda *a: taken.append("twin") or twin(*a))
+    monkeypatch.setattr(module, "mondrian_subtree_labels",
+                        lambda *a: taken.append("kernel") or mondrian_subtree_labels(*a))
+    work = 500 * (9 + 100)
+    found = []
+    for ready, limit, used in ((True, work, "kernel"), (False, work, "twin"), (False, work - 1, "kernel")):
+        monkeypatch.setattr(module, "compiled_or_cached", lambda _kernel, ready=ready: ready)
+        monkeypatch.setattr(module, "PLAIN_WORK", limit)
+        found.append(MondrianV2D(4).fit(Z).labels_)
+        assert taken.pop() == used
+    np.testing.assert_array_equal(found[1], found[0])
+    np.testing.assert_array_equal(found[2], found[0])
 
 
 @settings(max_examples=200, deadline=None)

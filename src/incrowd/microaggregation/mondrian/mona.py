@@ -35,8 +35,8 @@ from .._base import MAX_ROUNDS, MicroaggregationEstimator, check_int, check_real
 from ..ona._ona_kernel import sst_per_row
 from ..ona._ona_star_fast import ona_star_best_labels
 from ..ona.ona import _use_tree_star
-from ._mondrian_kernel import RULE_V2D, RULE_VARIANCE, mondrian_subtree_labels
-from .mondrian import _check_diagonals, _check_split_2k
+from ._mondrian_kernel import RULE_V2D, RULE_VARIANCE
+from .mondrian import _check_diagonals, _check_split_2k, cut_labels
 
 
 def split_limit(n_rows: int, rho: float) -> int:
@@ -60,7 +60,7 @@ def mona_part_labels(Z, k, rule, limit, scale, *, unit_diagonals=False, split_2k
     side (default ``numba.get_num_threads()``). Returns what :func:`mona_labels` does."""
     n = Z.shape[0]
     path = np.empty(0, np.int64) if ancestors is None else np.asarray(ancestors, np.int64)
-    parts = mondrian_subtree_labels(Z, k, rule, unit_diagonals, split_2k, limit, path)
+    parts = cut_labels(Z, k, rule, unit_diagonals, split_2k, limit, path)
     order = np.argsort(parts, kind="stable")  # rows by part, ascending row index inside
     bounds = np.searchsorted(parts[order], np.arange(parts.max() + 2))
     sizes = np.diff(bounds)
