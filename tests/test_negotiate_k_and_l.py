@@ -84,6 +84,18 @@ def _assert_best(answer, lattice, brute, candidates, metric):
     assert (heights[chosen], supp) == min((heights[v], brute[v][1]) for v in tied)
 
 
+def _assert_shared_relaxations(result, lattice, brute, n, within, metric):
+    """A relaxed answer: its max_suppression relaxation is the best node of the sublattice with
+    the least suppression short of every row, and its height relaxation the best node within the
+    limit, as the brute force finds them."""
+    assert result.status == "relaxed"
+    relax = result.relaxations
+    sub = [v for v, facts in brute.items() if facts[0] and facts[1] < n]
+    least = min((brute[v][1] for v in sub), default=None)
+    _assert_best(relax["max_suppression"], lattice, brute, [v for v in sub if brute[v][1] == least], metric)
+    _assert_best(relax["height"], lattice, brute, [v for v, f in brute.items() if f[1] <= within], metric)
+
+
 @pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
@@ -115,12 +127,8 @@ def test_k_and_l_together_equal_brute_force(data):
         assert result.status == "exact" and result.optimality_gap == 0.0
         assert result.exact.to_dict()["k"] == k and result.exact.to_dict()["l"] == l
         return
-    assert result.status == "relaxed"
+    _assert_shared_relaxations(result, lattice, brute, n, within, metric)
     relax = result.relaxations
-    sub = [v for v, facts in brute.items() if facts[0] and facts[1] < n]
-    least = min((brute[v][1] for v in sub), default=None)
-    _assert_best(relax["max_suppression"], lattice, brute, [v for v in sub if brute[v][1] == least], metric)
-    _assert_best(relax["height"], lattice, brute, [v for v, f in brute.items() if f[1] <= within], metric)
     # relaxing k keeps l, relaxing l keeps k: the largest threshold some sublattice node meets
     for name in ("k", "l"):
         got = relax[name]
@@ -263,6 +271,18 @@ def test_publish_chooses_the_node_negotiate_answers_for_k_and_l(tmp_path, metric
         assert report["metrics"][name] == pytest.approx(answer.exact.metrics[name], rel=1e-12), name
 
 
+def _web_answer_equals_api(client, lattice_id, lattice, request):
+    """The web's answer to ``request`` on lattice ``lattice_id``: the API's (``negotiate`` on
+    ``lattice``, the same data), field for field. Returns the page's JSON."""
+    r = client.post("/api/negotiate", json={"lattice": lattice_id, **request})
+    assert r.status_code == 200, r.text
+    page = r.json()
+    api = negotiate(lattice, **request).to_dict()
+    for field in ("status", "exact", "relaxations", "request"):
+        assert page[field] == api[field], (request, field)
+    return page
+
+
 def test_web_negotiation_takes_k_and_l_together():
     pytest.importorskip("fastapi")
     pytest.importorskip("multipart")
@@ -290,12 +310,7 @@ def test_web_negotiation_takes_k_and_l_together():
         supp = lattice.suppressed_all(k=10, l=3)
         for request in ({"k": 10, "l": 3, "max_suppression": "2%"},
                         {"k": 10, "l": 3, "max_suppression": 3, "max_levels": {"age": 1, "region": 0}}):
-            r = client.post("/api/negotiate", json={"lattice": built.json()["lattice"], **request})
-            assert r.status_code == 200, r.text
-            page = r.json()
-            api = negotiate(lattice, **request).to_dict()
-            for field in ("status", "exact", "relaxations", "request"):
-                assert page[field] == api[field], (request, field)
+            page = _web_answer_equals_api(client, built.json()["lattice"], lattice, request)
             assert "--k 10 --l 3" in page["command"]
             vmax = lattice.level_vector(page["request"]["max_levels"])
             meet = (np.all(lattice.levels <= vmax, axis=1) & (supp >= 0)

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_negotiate_k_and_l import _assert_best, _random_case
+from test_negotiate_k_and_l import _assert_best, _assert_shared_relaxations, _random_case, _web_answer_equals_api
 
 from incrowd.exceptions import ParameterError
 from incrowd.generalization import METRICS, Lattice, negotiate, released_metrics
@@ -140,12 +140,8 @@ def test_t_with_k_and_l_equals_brute_force(data):
     if exact:
         assert result.status == "exact" and result.exact.to_dict()["t"] == t
         return
-    assert result.status == "relaxed"
+    _assert_shared_relaxations(result, lattice, brute, n, within, metric)
     relax = result.relaxations
-    sub = [v for v, facts in brute.items() if facts[0] and facts[1] < n]
-    least = min((brute[v][1] for v in sub), default=None)
-    _assert_best(relax["max_suppression"], lattice, brute, [v for v in sub if brute[v][1] == least], metric)
-    _assert_best(relax["height"], lattice, brute, [v for v, f in brute.items() if f[1] <= within], metric)
     # relaxing t keeps k and l: the least distance at which some sublattice node fits the limit
     reach = []
     for v, facts in brute.items():
@@ -357,12 +353,7 @@ def test_web_negotiation_takes_t_with_k_and_l(tmp_path):
         supp = lattice.suppressed_all(k=5, l=2, t=0.12)
         for request in ({"k": 5, "l": 2, "t": 0.12, "max_suppression": "5%"},
                         {"k": 5, "t": 0.01, "max_suppression": 3, "max_levels": {"region": 0, "band": 0}}):
-            r = client.post("/api/negotiate", json={"lattice": built.json()["lattice"], **request})
-            assert r.status_code == 200, r.text
-            page = r.json()
-            api = negotiate(lattice, **request).to_dict()
-            for field in ("status", "exact", "relaxations", "request"):
-                assert page[field] == api[field], (request, field)
+            page = _web_answer_equals_api(client, built.json()["lattice"], lattice, request)
             assert f"--t {request['t']}" in page["command"]
         assert page["status"] == "relaxed" and page["relaxations"]["t"] is not None
         view = client.post("/api/negotiate", json={"lattice": built.json()["lattice"], "k": 5, "l": 2, "t": 0.12,
