@@ -140,7 +140,7 @@ def test_an_increment_holding_a_coded_column_as_text_is_refused_in_python(made, 
     state = state_copy(made, "spec", tmp_path)
     late = read_table(write_part(made["read"], tmp_path / "late.sav", slice(BASE_ROWS, None)))
     late["sex"] = late["sex"].map({1.0: "m", 2.0: "f"})
-    with pytest.raises(DataError, match="column 'sex' holds text in the increment"):
+    with pytest.raises(DataError, match=r"column 'sex' holds text in the increment \(data row 1: '[mf]'\) but numbers"):
         IncrementalMicroaggregation.open(state).add(late)
 
 

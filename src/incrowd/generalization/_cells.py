@@ -138,7 +138,7 @@ def match_mode(hierarchy: Hierarchy, column: pd.Series, labels: np.ndarray, user
     else:
         mode = _found_mode(hierarchy, column, labels, user)
     if mode == "label":
-        _check_distinct_labels(column, labels, user)
+        _check_distinct_labels(column, labels)
     return mode
 
 
@@ -187,12 +187,12 @@ def _readings_differ(hierarchy: Hierarchy, level0: Level0, codes: np.ndarray, sp
     return None
 
 
-def _check_distinct_labels(column: pd.Series, labels: np.ndarray, user: np.ndarray) -> None:
+def _check_distinct_labels(column: pd.Series, labels: np.ndarray) -> None:
     """Matched by label, two codes the data holds under one value label would be one value to
     the hierarchy and two in the written file, whose k then fails: refused before any work."""
     by_code = value_label_map(column)
     codes: dict[str, list[str]] = {}
-    for code in pd.unique(labels[~user]).tolist():
+    for code in pd.unique(labels).tolist():  # user-missing codes too: each is a value of its own
         if code is not None and code in by_code:
             codes.setdefault(by_code[code], []).append(code)
     for text, shared in codes.items():

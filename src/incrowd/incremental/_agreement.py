@@ -89,15 +89,13 @@ def _check_type(name: str, ours: dict | None, theirs: dict | None, state_column:
         return
     shown = ""
     if given == "string":
-        texts = [v for v in column.dropna().tolist() if isinstance(v, str)]
-        shown = f" ({_listed(texts[:4])})" if texts else ""
+        values = column.tolist()
+        first = next((i for i, v in enumerate(values) if isinstance(v, str)), None)
+        if first is not None:
+            shown = f" (data row {first + 1}: {values[first]!r})"
     raise DataError(f"column {name!r} holds {_TYPE_WORDS[given]} in the increment{shown} but "
                     f"{_TYPE_WORDS[expected]} in the state; an increment keeps the state's column types "
                     "(recode it as the base is coded)")
-
-
-def _listed(values: list) -> str:
-    return ", ".join(repr(v) for v in dict.fromkeys(values))
 
 
 # ---------------------------------------------------------------------------------------------
