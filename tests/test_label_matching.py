@@ -95,3 +95,21 @@ def test_match_says_which_reading_of_such_a_hierarchy_is_taken(tmp_path, match, 
     released, meta = pyreadstat.read_sav(str(out), apply_value_formats=True)
     original, _ = pyreadstat.read_sav(str(source))
     assert (released["children"][original["children"] == 2] == band_of_code_2).all()
+
+
+def test_two_user_missing_codes_sharing_a_label_are_refused_when_matched_by_label(tmp_path):
+    """8 "Not stated" and 9 "Not stated", both declared missing: each is a value of its own in the
+    written file, so matched by label they would be counted as one."""
+    rng = np.random.default_rng(7)
+    n = 300
+    frame = pd.DataFrame({"tenure": rng.choice([1.0, 2.0, 8.0, 9.0], n), "income": rng.normal(1000, 200, n)})
+    source = tmp_path / "tenure.sav"
+    pyreadstat.write_sav(frame, str(source), missing_ranges={"tenure": [8.0, 9.0]},
+                         variable_value_labels={"tenure": {1: "Owner", 2: "Tenant", 8: "Not stated", 9: "Not stated"}})
+    (tmp_path / "tenure.csv").write_text("Owner;*\nTenant;*\nNot stated;*\n", encoding="utf-8")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[privacy]\nk = 3\n[columns]\ntenure = { role = "categorical", hierarchy = "tenure.csv" }\n'
+                    'income = "numeric"\n')
+    out = tmp_path / "release.sav"
+    line = one_error_line(run("publish", source, "--spec", spec, "-o", out), out)
+    assert "'tenure'" in line and "codes 8 and 9 share the value label 'Not stated'" in line
