@@ -144,6 +144,16 @@ def test_an_increment_holding_a_coded_column_as_text_is_refused_in_python(made, 
         IncrementalMicroaggregation.open(state).add(late)
 
 
+def test_an_increment_of_codes_as_csv_text_is_refused_naming_the_bases_format(made, tmp_path):
+    """A CSV holds every code as text ("1.0"): adjoined to a .sav base, the released column would
+    mix codes and text."""
+    increment = tmp_path / "late.csv"
+    made["read"][0].iloc[BASE_ROWS:].to_csv(increment, index=False)
+    line = refused(made, "spec", increment, tmp_path)
+    assert "column 'urbrur' holds text in the increment (data row 1: " in line
+    assert "give it in the base's format, SPSS (.sav)" in line
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_an_increment_that_only_adds_labelled_codes_is_adjoined_and_its_labels_released(made, kind, tmp_path):
     """A code the state has not seen, with its label, is no contradiction: the release labels it,

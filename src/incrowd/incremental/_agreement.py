@@ -20,6 +20,7 @@ from ..exceptions import DataError
 from ..io import StatMeta, code_indices, tag_codes
 
 _TYPE_WORDS = {"string": "text", "double": "numbers"}
+_FORMATS = {"spss": "SPSS (.sav)", "stata": "Stata (.dta)", "sas7bdat": "SAS (.sas7bdat)", "xport": "SAS transport (.xpt)"}
 
 
 def reconcile(state_meta: dict[str, Any] | None, state_rows: pd.DataFrame,
@@ -34,7 +35,8 @@ def reconcile(state_meta: dict[str, Any] | None, state_rows: pd.DataFrame,
     ours_columns = ((state_meta or {}).get("columns") or {})
     their_columns = ((theirs or {}).get("columns") or {}) if isinstance(theirs, dict) else {}
     for name in state_rows.columns:
-        _check_type(str(name), ours_columns.get(name), their_columns.get(name), state_rows[name], frame[name])
+        _check_type(str(name), ours_columns.get(name), their_columns.get(name) if their_columns else None,
+                    state_rows[name], frame[name], (state_meta or {}).get("format"))
     if not isinstance(state_meta, dict) or not their_columns:
         return frame, state_meta
     same_format = state_meta.get("format") == theirs.get("format")
@@ -77,7 +79,7 @@ def _kind(series: pd.Series) -> str | None:
 
 
 def _check_type(name: str, ours: dict | None, theirs: dict | None, state_column: pd.Series,
-                column: pd.Series) -> None:
+                column: pd.Series, state_format: str | None) -> None:
     if ours and ours.get("type") in _TYPE_WORDS:
         expected = ours["type"]
     elif pd.api.types.is_numeric_dtype(state_column.dtype) and not pd.api.types.is_bool_dtype(state_column.dtype):
@@ -93,9 +95,11 @@ def _check_type(name: str, ours: dict | None, theirs: dict | None, state_column:
         first = next((i for i, v in enumerate(values) if isinstance(v, str)), None)
         if first is not None:
             shown = f" (data row {first + 1}: {values[first]!r})"
+    # a file without a statistical file's types (CSV) holds every code as text
+    hint = (f"give it in the base's format, {_FORMATS[state_format]}" if theirs is None and ours
+            and state_format in _FORMATS else "recode it as the base is coded")
     raise DataError(f"column {name!r} holds {_TYPE_WORDS[given]} in the increment{shown} but "
-                    f"{_TYPE_WORDS[expected]} in the state; an increment keeps the state's column types "
-                    "(recode it as the base is coded)")
+                    f"{_TYPE_WORDS[expected]} in the state; an increment keeps the state's column types ({hint})")
 
 
 # ---------------------------------------------------------------------------------------------
