@@ -449,6 +449,12 @@ class IncrementalMicroaggregation:
         row already in the state is taken for the same record added again, and the increment is
         refused; ``allow_duplicates=True`` says such rows are different people and adjoins them.
         Rows repeated within the increment itself are accepted.
+
+        The release is written with the state's metadata, so an increment read from a
+        statistical file whose value labels contradict the state's (a code labelled otherwise),
+        whose missing-value definitions or measures differ, or that holds a column as another
+        type than the state's (codes as text) raises :class:`~incrowd.exceptions.DataError`
+        naming the column; value labels of codes the state has not met join the state's.
         """
         if not isinstance(strategy, str) or strategy not in STRATEGIES:
             raise ParameterError(f"unknown strategy {strategy!r}; known strategies: {', '.join(STRATEGIES)}")
