@@ -134,12 +134,33 @@ def match_mode(hierarchy: Hierarchy, column: pd.Series, labels: np.ndarray, user
         raise DataError(f"column {name!r} has match = \"label\" but no value labels (only a column read from an "
                         "SPSS or Stata file with value labels has them); remove match or set match = \"code\"")
     if requested is not None or not by_code:
-        return requested or "code"
+        mode = requested or "code"
+    else:
+        mode = _found_mode(hierarchy, column, labels, user)
+    if mode == "label":
+        _check_distinct_labels(column, labels)
+    return mode
+
+
+def _found_mode(hierarchy: Hierarchy, column: pd.Series, labels: np.ndarray, user: np.ndarray) -> str:
+    """The reading level 0 holds, when the spec does not say; both readings are taken as one
+    only where they generalize every cell alike."""
+    name = str(column.name)
     level0 = Level0(hierarchy)
+    spelled = as_value_labels(column, labels)
     by_codes = first_unmatched(level0, labels, user)
-    if by_codes is None:
+    by_labels = first_unmatched(level0, spelled, user)
+    if by_codes is None and by_labels is not None:
         return "code"
-    by_labels = first_unmatched(level0, as_value_labels(column, labels), user)
+    if by_codes is None:
+        differ = _readings_differ(hierarchy, level0, labels, spelled)
+        if differ is None:
+            return "code"
+        raise DataError(
+            f"column {name!r} meets hierarchy {hierarchy.source} both by code and by value label, and the two "
+            f"readings generalize it differently (code {differ[0]} is the row {differ[1]!r}, its value label "
+            f"{differ[2]!r} the row {differ[3]!r}); set match = \"code\" or \"label\" in [columns] to say which "
+            "level 0 is written in")
     if by_labels is None:
         return "label"
     raise DataError(
@@ -147,6 +168,40 @@ def match_mode(hierarchy: Hierarchy, column: pd.Series, labels: np.ndarray, user
         f"{by_codes[0] + 1} holds code {by_codes[1]} and data row {by_labels[0] + 1} value label {by_labels[1]!r}, "
         "and its level 0 (the first field of each row) has neither; write level 0 in the file's codes or in its "
         "value labels, and set match = \"code\" or \"label\" in [columns] to choose")
+
+
+def _readings_differ(hierarchy: Hierarchy, level0: Level0, codes: np.ndarray, spelled: np.ndarray):
+    """(code, its row, its label, the label's row) of the first cell whose two readings climb
+    the hierarchy differently, or None when every cell reads alike either way."""
+    index = {label: i for i, label in enumerate(hierarchy.labels[0].tolist())}
+    maps = [hierarchy.code_map(level) for level in range(1, hierarchy.depth)]
+
+    def path(row) -> tuple:
+        return tuple(hierarchy.labels[j + 1][m[index[row]]] for j, m in enumerate(maps))
+
+    pairs = pd.DataFrame({"code": codes, "label": spelled}).dropna().drop_duplicates()
+    for code, label in zip(pairs["code"].tolist(), pairs["label"].tolist()):
+        as_code, as_label = level0.find(code), level0.find(label)
+        if as_code != as_label and path(as_code) != path(as_label):
+            return code, as_code, label, as_label
+    return None
+
+
+def _check_distinct_labels(column: pd.Series, labels: np.ndarray) -> None:
+    """Matched by label, two codes the data holds under one value label would be one value to
+    the hierarchy and two in the written file, whose k then fails: refused before any work."""
+    by_code = value_label_map(column)
+    codes: dict[str, list[str]] = {}
+    for code in pd.unique(labels).tolist():  # user-missing codes too: each is a value of its own
+        if code is not None and code in by_code:
+            codes.setdefault(by_code[code], []).append(code)
+    for text, shared in codes.items():
+        if len(shared) > 1:
+            listed = sorted(shared, key=lambda c: (number_text(c) is None, float(c) if number_text(c) else 0.0, c))
+            raise DataError(
+                f"column {str(column.name)!r}: codes {' and '.join(listed[:2])} share the value label {text!r}, so "
+                "matched by label they would be one value to the hierarchy but two in the written file; give each "
+                "code a label of its own, or set match = \"code\" and write the hierarchy in codes")
 
 
 def encode_cells(hierarchy: Hierarchy, column: pd.Series, labels: np.ndarray | None = None,

@@ -69,3 +69,18 @@ def apply(release: pd.DataFrame, layout: dict[str, Any]) -> pd.DataFrame:
         _arrow_types.remember(release, schema, {
             f.name: str(release[f.name].dtype) for f in schema if f.name in release.columns})
     return release
+
+
+
+def with_statfile(layout: dict[str, Any], statfile: dict[str, Any] | None,
+                  passthrough: pd.DataFrame) -> dict[str, Any]:
+    """``layout`` with the statistical file's metadata ``statfile`` (the state's, with what the
+    increment's ``passthrough`` columns added): a column whose first user-missing code came with
+    the increment is now one whose codes the state keeps."""
+    if statfile is None or statfile is layout.get("statfile"):
+        return layout
+    columns = statfile.get("columns") or {}
+    kept = list(layout.get("missing_codes") or ())
+    kept += [c for c in passthrough.columns if c not in kept and (columns.get(c) or {}).get("missing_codes")
+             and pd.api.types.is_float_dtype(passthrough[c].dtype)]
+    return {**layout, "statfile": statfile, "missing_codes": kept}

@@ -23,7 +23,7 @@ import numbers
 import os
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -47,7 +47,7 @@ from ..io import (
 from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
 from ..microaggregation._base import check_k
 from ..microaggregation.mdav._mdav_kernel import mdav_labels
-from . import _fingerprint, _layout, _mixed, _state
+from . import _agreement, _fingerprint, _layout, _mixed, _state
 from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
 from ._lock import DEFAULT_WAIT, check_wait, state_lock
 from ._state import State
@@ -449,6 +449,12 @@ class IncrementalMicroaggregation:
         row already in the state is taken for the same record added again, and the increment is
         refused; ``allow_duplicates=True`` says such rows are different people and adjoins them.
         Rows repeated within the increment itself are accepted.
+
+        The release is written with the state's metadata, so an increment read from a
+        statistical file whose value labels contradict the state's (a code labelled otherwise),
+        whose missing-value definitions or measures differ, or that holds a column as another
+        type than the state's (codes as text) raises :class:`~incrowd.exceptions.DataError`
+        naming the column; value labels of codes the state has not met join the state's.
         """
         if not isinstance(strategy, str) or strategy not in STRATEGIES:
             raise ParameterError(f"unknown strategy {strategy!r}; known strategies: {', '.join(STRATEGIES)}")
@@ -478,7 +484,8 @@ class IncrementalMicroaggregation:
                 "an increment is adjoined with the k of its base"
             )
         _mixed.check_spec(st, spec, self.path, base_dir)
-        frame = self._increment_frame(data)
+        frame, statfile = _agreement.reconcile(st.statfile, st.rows, self._increment_frame(data))
+        st = replace(st, statfile=statfile)
         ids = st.identifiers
         keys = frame[ids].reset_index(drop=True)
         _check_unique_keys(keys, "increment")
@@ -567,7 +574,9 @@ class IncrementalMicroaggregation:
                 f"file {str(self.path)!r} was built without them (keep_points=False); use 'nn' "
                 "or '2mdav'"
             )
-        frame = self._increment_frame(data)
+        frame, statfile = _agreement.reconcile(st.layout.get("statfile"), st.passthrough,
+                                               self._increment_frame(data))
+        layout = _layout.with_statfile(st.layout, statfile, frame[st.passthrough_columns])
         X = numeric_matrix(frame, st.quasi_identifiers)
         Z = Standardizer(st.mean, st.scale).transform(X)  # overflow-safe at the float64 limit
         keys = frame[st.identifiers].reset_index(drop=True)
@@ -637,7 +646,7 @@ class IncrementalMicroaggregation:
             passthrough=pd.concat([st.passthrough, frame[st.passthrough_columns]], ignore_index=True),
             points=None if st.points is None else np.concatenate([st.points, Z]),
             base_sse=st.base_sse, batches=st.batches + [report],
-            created=st.created, incrowd_version=__version__, layout=st.layout,
+            created=st.created, incrowd_version=__version__, layout=layout,
             fingerprints=None if prints is None else np.concatenate([st.fingerprints, prints]),
             fingerprint_key=st.fingerprint_key,
         )
