@@ -139,6 +139,37 @@ def test_bad_weights_name_the_row(survey, value, shown):
         incrowd.risk(survey, QIS, weight="w")
 
 
+@pytest.mark.parametrize("value, shown", [(0.5, "0.5"), (0.999, "0.999"), (5e-324, "5e-324")])
+def test_weights_below_one_are_refused_naming_the_row(survey, value, shown):
+    # a weight counts the people a respondent stands for: below 1 it made risks above 1
+    survey.loc[7, "w"] = value
+    with pytest.raises(DataError, match=f"weight column 'w', row 8: {shown} is below 1") as exc:
+        incrowd.risk(survey, QIS, weight="w")
+    assert "\n" not in str(exc.value)
+    survey.loc[7, "w"] = 1.0  # a weight of exactly 1 is the respondent alone
+    assert incrowd.risk(survey, QIS, weight="w").summary()["highest_individual_risk"] <= 1.0
+
+
+def test_weights_whose_total_overflows_are_one_line_naming_the_column(survey):
+    survey["w"] = 1e308
+    with pytest.raises(DataError, match="weight column 'w'") as exc:
+        incrowd.risk(survey, QIS, weight="w")
+    assert "sampling_fraction" not in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("kwargs", [{"population": 1e19}, {"population": 1e300}, {"weight": "w"}])
+def test_a_vanishing_sampling_fraction_withholds_estimates_rather_than_failing(survey, kwargs):
+    # weights near 1e16 (or a population of 1e17) leave a sampling fraction near 1e-16; the keys
+    # leave sample uniques and pairs, so that every model is fitted
+    survey["w"] = survey["w"] * 1e14
+    survey["block"] = survey["hh"] // 10
+    s = incrowd.risk(survey, [*QIS, "block"], **kwargs).summary()
+    u = s["population_uniqueness"]
+    for model in ("pitman", "zayatz", "snb", "dankar"):
+        assert u[model] is None or 0.0 <= u[model] <= 1.0, (model, u[model])
+    assert 0.0 <= s["global_risk"] <= 1.0
+
+
 def test_missing_household_id_names_the_row(survey):
     survey["hh"] = survey["hh"].astype(object)
     survey.loc[4, "hh"] = "NA"
@@ -241,6 +272,25 @@ def test_cli_errors_are_one_line_and_write_nothing(survey, tmp_path, runner, arg
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], out.stderr
     assert set(tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--weight", "w"], "weight column 'w', row 3: 0.25 is below 1"),
+    (["--population", "1e19"], None),
+])
+def test_cli_weights_and_population_at_the_edges(survey, tmp_path, runner, args, words):
+    survey.loc[2, "w"] = 0.25
+    survey["block"] = survey["hh"] // 10  # sample uniques and pairs: every model is fitted
+    path = tmp_path / "s.csv"
+    survey.to_csv(path, index=False)
+    out = runner.invoke(app, ["risk", str(path), "--qi", "region,sex,age,block", *args])
+    if words is None:
+        assert out.exit_code == 0, out.output
+        assert "population uniques" in out.stdout
+        return
+    assert out.exit_code == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], out.stderr
 
 
 # ---- the report, when a weight is known ----------------------------------------------------

@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DataError, ParameterError
+from ..exceptions import DataError, ParameterError, cell_text
 
 
 def key_codes(data: pd.DataFrame, quasi_identifiers: Sequence[str]) -> np.ndarray:
@@ -176,13 +176,22 @@ def sampling_weights(column: pd.Series, name: str) -> np.ndarray:
         parsed = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         values = np.full(len(factor), np.nan)
         values[factor >= 0] = parsed[factor[factor >= 0]]
-    bad = ~np.isfinite(values) | (values <= 0)
+    bad = ~(values >= 1.0) | ~np.isfinite(values)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         cell = column.iloc[row]
-        shown = repr(cell) if isinstance(cell, str) else str(cell)
-        raise DataError(f"weight column {name!r}, row {row + 1}: {shown} is not a positive number "
-                        "(a sampling weight is the number of people a respondent stands for)")
+        # text that reads as a number is shown as the number it is; other text quoted
+        shown = (cell.strip() if np.isfinite(values[row]) else repr(cell)) if isinstance(cell, str) \
+            else cell_text(cell)
+        why = ("is below 1 (a sampling weight counts the people a respondent stands for, the respondent "
+               "included; below 1 the risks exceed 1)" if 0 < values[row] < 1 else
+               "is not a positive number (a sampling weight is the number of people a respondent stands for)")
+        raise DataError(f"weight column {name!r}, row {row + 1}: {shown} {why}")
+    with np.errstate(over="ignore"):
+        total = float(values.sum())
+    if not np.isfinite(total):
+        raise DataError(f"weight column {name!r}: the weights add up to more than {np.finfo(np.float64).max:.4g} "
+                        "people; give each row the number of people it stands for")
     return values
 
 
