@@ -340,7 +340,8 @@ def snb_uniques(sizes: np.ndarray, counts: np.ndarray, f: float):
     def fun(x):
         if not ok(x):
             return [1e10, 1e10]
-        return list(snb_equations(x[0], x[1], k, f, c1, c2))
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a trial step far out: rejected
+            return list(snb_equations(x[0], x[1], k, f, c1, c2))
 
     scale = max(1.0, c1, c2)
     for start in ((1.0, 0.5), (0.5, 0.1), (2.0, 0.9), (0.1, 0.01), (5.0, 0.5)):
