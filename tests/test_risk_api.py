@@ -132,7 +132,7 @@ def test_bad_parameters_are_named(survey, kwargs, error, words):
         incrowd.risk(survey, args.pop("quasi_identifiers"), **args)
 
 
-@pytest.mark.parametrize("value, shown", [(0.0, "0.0"), (np.nan, "nan"), (-2.0, "-2.0")])
+@pytest.mark.parametrize("value, shown", [(0.0, "0.0"), (np.nan, "the weight is missing"), (-2.0, "-2.0")])
 def test_bad_weights_name_the_row(survey, value, shown):
     survey.loc[7, "w"] = value
     with pytest.raises(DataError, match=f"weight column 'w', row 8: {shown}"):
@@ -299,6 +299,45 @@ def test_cli_weights_and_population_at_the_edges(survey, tmp_path, runner, args,
     assert out.exit_code == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], out.stderr
+
+
+def _coded_survey(path):
+    """A .sav whose weight holds the user-missing code -9 'Refused' in row 3 and whose household
+    id holds the user-missing code -8 in row 5."""
+    import pyreadstat
+
+    frame = pd.DataFrame({"a": [1.0, 1, 2, 2, 1, 2], "b": [1.0, 2, 1, 2, 1, 2], "w": [10.0, 10, -9, 10, 10, 10],
+                          "hh": [1.0, 1, 2, 2, -8, 3]})
+    pyreadstat.write_sav(frame, str(path), missing_ranges={"w": [-9.0], "hh": [-8.0]},
+                         variable_value_labels={"w": {-9.0: "Refused"}})
+    return path
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--weight", "w"], "weight column 'w', row 3: -9 (user-missing, 'Refused')"),
+    (["--household", "hh"], "household column 'hh', row 5: -8 (user-missing)"),
+])
+def test_cli_messages_show_a_user_missing_code_as_the_file_holds_it(tmp_path, runner, args, words):
+    path = _coded_survey(tmp_path / "s.sav")
+    out = runner.invoke(app, ["risk", str(path), "--qi", "a,b", *args])
+    assert out.exit_code == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], out.stderr
+    assert "nan" not in lines[0].lower(), lines[0]
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"threshold": np.float64(2.0)}, "got 2.0"),
+    ({"population": np.float64(5.0)}, "got 5.0"),
+    ({"weight": "w", "cell": np.nan}, "row 8: the weight is missing"),
+    ({"weight": "w", "cell": np.float64(-2.5)}, "row 8: -2.5 is not a positive number"),
+])
+def test_messages_never_show_a_numpy_repr(survey, kwargs, words):
+    if "cell" in kwargs:
+        survey.loc[7, "w"] = kwargs.pop("cell")
+    with pytest.raises((DataError, ParameterError)) as exc:
+        incrowd.risk(survey, QIS, **kwargs)
+    assert words in str(exc.value) and "np." not in str(exc.value), str(exc.value)
 
 
 # ---- the report, when a weight is known ----------------------------------------------------

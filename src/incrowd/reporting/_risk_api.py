@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DataError, ParameterError
+from ..exceptions import DataError, ParameterError, cell_text
 from . import _sample_risk as sample
 
 #: the k of the k-anonymity violations counted in the summary
@@ -223,7 +223,7 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
     qis = _check_names(data, quasi_identifiers, weight, household)
     threshold = sample.check_threshold(threshold)
     if not isinstance(suda_original_scores, (bool, np.bool_)):
-        raise ParameterError(f"suda_original_scores must be true or false; got {suda_original_scores!r}")
+        raise ParameterError(f"suda_original_scores must be true or false; got {cell_text(suda_original_scores)}")
     n = int(data.shape[0])
     if n == 0:
         raise DataError("the file has no rows; there is no risk to measure")
@@ -325,9 +325,9 @@ def _check_population(population, n: int) -> float:
     try:
         value = float(population)
     except (TypeError, ValueError):
-        raise ParameterError(f"population must be a number of people; got {population!r}") from None
+        raise ParameterError(f"population must be a number of people; got {cell_text(population)}") from None
     if not np.isfinite(value) or value < n:
-        raise ParameterError(f"population must be at least the number of rows ({n}); got {population!r}")
+        raise ParameterError(f"population must be at least the number of rows ({n}); got {cell_text(population)}")
     return value
 
 
