@@ -260,7 +260,7 @@ def test_riskiest_rows_show_a_user_missing_code_by_its_label_not_as_null(tmp_pat
     (["--qi", "region,nope"], "'nope'"),
     ([], "--qi is required"),
     (["--qi", "region", "--weight", "sex"], "weight column 'sex', row 1"),
-    (["--qi", "region", "-o", "r.txt"], ".html or .json"),
+    (["--qi", "region", "-o", "r.txt"], ".html, .json, .csv or .parquet"),
     (["--qi", "region", "--threshold", "2"], "--threshold"),
 ])
 def test_cli_errors_are_one_line_and_write_nothing(survey, tmp_path, runner, args, words, monkeypatch):
