@@ -74,7 +74,7 @@ def risk_lines(result, output=None) -> list[tuple[str, str]]:
     if isinstance(uniqueness, dict):
         def share(model: str) -> str:
             value, count = uniqueness.get(model), uniqueness.get(f"{model}_uniques")
-            if value is None:
+            if value is None or count is None:
                 return "-"
             # a population of 1e300 has counts of 300 digits: beyond 1e12 in short form
             return f"{100 * value:.3g} % ({count:,.0f})" if count < 1e12 else f"{100 * value:.3g} % ({count:.3g})"

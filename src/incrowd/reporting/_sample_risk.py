@@ -182,7 +182,7 @@ def sampling_weights(column: pd.Series, name: str) -> np.ndarray:
         cell, coded = column.iloc[row], user_missing_text(column, row, name)
         if coded is not None:
             said = f"{coded} is not a weight (a sampling weight is the number of people a respondent stands for)"
-        elif _is_missing(cell):
+        elif cell.strip() in NA_VALUES if isinstance(cell, str) else bool(pd.isna(cell)):
             said = "the weight is missing (every row needs the number of people it stands for)"
         elif 0 < values[row] < 1:
             said = (f"{_shown(cell, values[row])} is below 1 (a sampling weight counts the people a respondent "
@@ -248,17 +248,6 @@ def _same_code(a, b) -> bool:
 
 def _number_text(number: float) -> str:
     return str(int(number)) if number.is_integer() and abs(number) < 2**53 else repr(number)
-
-
-def _is_missing(cell) -> bool:
-    from ..io import NA_VALUES
-
-    if isinstance(cell, str):
-        return cell.strip() in NA_VALUES
-    try:
-        return bool(pd.isna(cell))
-    except (TypeError, ValueError):
-        return False
 
 
 def _shown(cell, value: float) -> str:
