@@ -115,3 +115,28 @@ def test_the_page_shows_codes_by_their_value_labels_as_the_web_does(survey_sav, 
     # the JSON keeps the codes (what a program reads back), the user-missing one spelled
     doc = incrowd.risk(survey_sav, KEYS, weight=household.WEIGHT).to_dict()
     assert {r["sex"] for r in doc["riskiest"]} <= {1.0, 2.0}
+
+
+def test_a_release_whose_pass_through_weight_is_below_one_is_written_and_its_report_withholds_the_weighted_risk(
+        tmp_path):
+    # weights scaled to average 1 (a common export) pass through a release without risk targets;
+    # the report's weighted risk, undefined on them, is withheld with its reason, not the release
+    rng = np.random.default_rng(0)
+    n = 300
+    pd.DataFrame({"age": rng.integers(20, 60, n), "sex": rng.choice(["m", "f"], n),
+                  "w": rng.uniform(0.2, 3, n).round(3)}).to_csv(tmp_path / "p.csv", index=False)
+    (tmp_path / "p.toml").write_text('[privacy]\nk = 3\nmax_suppression = "10%"\nallow_full_suppression = true\n'
+                                     '[columns]\nage = {role = "categorical", intervals = [5, 10, 20]}\n'
+                                     'sex = "categorical"\nw = "weight"\n')
+    out, report = tmp_path / "out.csv", tmp_path / "r.json"
+    got = CliRunner().invoke(app, ["publish", str(tmp_path / "p.csv"), "--spec", str(tmp_path / "p.toml"),
+                                   "-o", str(out), "--report", str(report)])
+    assert got.exit_code == 0, got.output
+    assert out.exists()
+    import json
+
+    doc = json.loads(report.read_text())
+    withheld = doc["risk"]["sample_risk"]["withheld"]
+    assert "weight column 'w', row" in withheld and "is below 1" in withheld, withheld
+    assert not any(line["measure"].startswith("weighted") for line in doc["verdict"])
+    assert any("sample_risk withheld" in text for text in doc["assumptions"])
