@@ -7,14 +7,14 @@ import html
 import re
 from pathlib import Path
 
+import _household as household
 import numpy as np
 import pandas as pd
 import pytest
+from benchdata import data_dir
 from typer.testing import CliRunner
 
-import _household as household
 import incrowd
-from benchdata import data_dir
 from incrowd.cli import app
 from incrowd.exceptions import ParameterError
 

@@ -202,8 +202,8 @@ def test_a_weight_below_one_is_refused_naming_the_row_and_nothing_is_written(tmp
         incrowd.publish(data, spec(max_individual_risk=0.5))
     assert "\n" not in str(exc.value)
     toml = tmp_path / "release.toml"
-    toml.write_text('[privacy]\nk = 2\nmax_suppression = "10%"\nallow_full_suppression = true\nmax_individual_risk = 0.5\n[columns]\n'
-                    'age = "categorical"\nsex = "categorical"\nweight = "weight"\n')
+    toml.write_text('[privacy]\nk = 2\nmax_suppression = "10%"\nallow_full_suppression = true\n'
+                    'max_individual_risk = 0.5\n[columns]\nage = "categorical"\nsex = "categorical"\nweight = "weight"\n')
     data.to_csv(tmp_path / "data.csv", index=False)
     out = tmp_path / "out.csv"
     got = CliRunner().invoke(app, ["publish", str(tmp_path / "data.csv"), "--spec", str(toml), "-o", str(out)])
