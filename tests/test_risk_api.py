@@ -132,11 +132,44 @@ def test_bad_parameters_are_named(survey, kwargs, error, words):
         incrowd.risk(survey, args.pop("quasi_identifiers"), **args)
 
 
-@pytest.mark.parametrize("value, shown", [(0.0, "0.0"), (np.nan, "nan"), (-2.0, "-2.0")])
+@pytest.mark.parametrize("value, shown", [(0.0, "0.0"), (np.nan, "the weight is missing"), (-2.0, "-2.0")])
 def test_bad_weights_name_the_row(survey, value, shown):
     survey.loc[7, "w"] = value
     with pytest.raises(DataError, match=f"weight column 'w', row 8: {shown}"):
         incrowd.risk(survey, QIS, weight="w")
+
+
+@pytest.mark.parametrize("value, shown", [(0.5, "0.5"), (0.999, "0.999"), (5e-324, "5e-324")])
+def test_weights_below_one_are_refused_naming_the_row(survey, value, shown):
+    # a weight counts the people a respondent stands for: below 1 it made risks above 1
+    survey.loc[7, "w"] = value
+    with pytest.raises(DataError, match=f"weight column 'w', row 8: {shown} is below 1") as exc:
+        incrowd.risk(survey, QIS, weight="w")
+    assert "\n" not in str(exc.value)
+    survey.loc[7, "w"] = 1.0  # a weight of exactly 1 is the respondent alone
+    assert incrowd.risk(survey, QIS, weight="w").summary()["highest_individual_risk"] <= 1.0
+
+
+def test_weights_whose_total_overflows_are_one_line_naming_the_column(survey):
+    survey["w"] = 1e308
+    with pytest.raises(DataError, match="weight column 'w'") as exc:
+        incrowd.risk(survey, QIS, weight="w")
+    assert "sampling_fraction" not in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("kwargs", [{"population": 1e19}, {"population": 1e300}, {"population": 1.7976931348623157e308},
+                                    {"weight": "w"}])
+@pytest.mark.filterwarnings("error")  # an overflow warning would reach the user's terminal
+def test_a_vanishing_sampling_fraction_withholds_estimates_rather_than_failing(survey, kwargs):
+    # weights near 1e16 (or a population of 1e17) leave a sampling fraction near 1e-16; the keys
+    # leave sample uniques and pairs, so that every model is fitted
+    survey["w"] = survey["w"] * 1e14
+    survey["block"] = survey["hh"] // 10
+    s = incrowd.risk(survey, [*QIS, "block"], **kwargs).summary()
+    u = s["population_uniqueness"]
+    for model in ("pitman", "zayatz", "snb", "dankar"):
+        assert u[model] is None or 0.0 <= u[model] <= 1.0, (model, u[model])
+    assert 0.0 <= s["global_risk"] <= 1.0
 
 
 def test_missing_household_id_names_the_row(survey):
@@ -227,7 +260,7 @@ def test_riskiest_rows_show_a_user_missing_code_by_its_label_not_as_null(tmp_pat
     (["--qi", "region,nope"], "'nope'"),
     ([], "--qi is required"),
     (["--qi", "region", "--weight", "sex"], "weight column 'sex', row 1"),
-    (["--qi", "region", "-o", "r.txt"], ".html or .json"),
+    (["--qi", "region", "-o", "r.txt"], ".html, .json, .csv or .parquet"),
     (["--qi", "region", "--threshold", "2"], "--threshold"),
 ])
 def test_cli_errors_are_one_line_and_write_nothing(survey, tmp_path, runner, args, words, monkeypatch):
@@ -241,6 +274,70 @@ def test_cli_errors_are_one_line_and_write_nothing(survey, tmp_path, runner, arg
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], out.stderr
     assert set(tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--weight", "w"], "weight column 'w', row 3: 0.25 is below 1"),
+    (["--population", "1e19"], None),
+    (["--population", "1e300"], None),
+])
+def test_cli_weights_and_population_at_the_edges(survey, tmp_path, runner, args, words):
+    import warnings
+
+    survey.loc[2, "w"] = 0.25
+    survey["block"] = survey["hh"] // 10  # sample uniques and pairs: every model is fitted
+    path = tmp_path / "s.csv"
+    survey.to_csv(path, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow warning would reach the user's terminal
+        out = runner.invoke(app, ["risk", str(path), "--qi", "region,sex,age,block", *args])
+    if words is None:
+        assert out.exit_code == 0, out.output
+        line = next(t for t in out.stdout.splitlines() if t.strip().startswith("population uniques"))
+        assert len(line) < 200, line  # counts near 1e300 in short form, not 300 digits
+        return
+    assert out.exit_code == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], out.stderr
+
+
+def _coded_survey(path):
+    """A .sav whose weight holds the user-missing code -9 'Refused' in row 3 and whose household
+    id holds the user-missing code -8 in row 5."""
+    import pyreadstat
+
+    frame = pd.DataFrame({"a": [1.0, 1, 2, 2, 1, 2], "b": [1.0, 2, 1, 2, 1, 2], "w": [10.0, 10, -9, 10, 10, 10],
+                          "hh": [1.0, 1, 2, 2, -8, 3]})
+    pyreadstat.write_sav(frame, str(path), missing_ranges={"w": [-9.0], "hh": [-8.0]},
+                         variable_value_labels={"w": {-9.0: "Refused"}})
+    return path
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--weight", "w"], "weight column 'w', row 3: -9 (user-missing, 'Refused')"),
+    (["--household", "hh"], "household column 'hh', row 5: -8 (user-missing)"),
+])
+def test_cli_messages_show_a_user_missing_code_as_the_file_holds_it(tmp_path, runner, args, words):
+    path = _coded_survey(tmp_path / "s.sav")
+    out = runner.invoke(app, ["risk", str(path), "--qi", "a,b", *args])
+    assert out.exit_code == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], out.stderr
+    assert "nan" not in lines[0].lower(), lines[0]
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"threshold": np.float64(2.0)}, "got 2.0"),
+    ({"population": np.float64(5.0)}, "got 5.0"),
+    ({"weight": "w", "cell": np.nan}, "row 8: the weight is missing"),
+    ({"weight": "w", "cell": np.float64(-2.5)}, "row 8: -2.5 is not a positive number"),
+])
+def test_messages_never_show_a_numpy_repr(survey, kwargs, words):
+    if "cell" in kwargs:
+        survey.loc[7, "w"] = kwargs.pop("cell")
+    with pytest.raises((DataError, ParameterError)) as exc:
+        incrowd.risk(survey, QIS, **kwargs)
+    assert words in str(exc.value) and "np." not in str(exc.value), str(exc.value)
 
 
 # ---- the report, when a weight is known ----------------------------------------------------

@@ -29,7 +29,7 @@ from typer.testing import CliRunner
 
 import incrowd
 from incrowd.cli import app
-from incrowd.exceptions import ParameterError, VerificationError
+from incrowd.exceptions import DataError, ParameterError, VerificationError
 
 QIS = ["age", "sex", "race", "education"]
 
@@ -191,6 +191,25 @@ def test_an_unreachable_target_names_it_and_the_best_value_reached(tmp_path):
     got = CliRunner().invoke(app, ["publish", str(data), "--spec", str(toml), "-o", str(out)])
     assert got.exit_code == 2
     assert "max_global_risk" in got.output and "Traceback" not in got.output
+    assert not out.exists()
+
+
+def test_a_weight_below_one_is_refused_naming_the_row_and_nothing_is_written(tmp_path):
+    # a weight of 0.5 made the release's risks exceed 1 (a target could never be met, or was met falsely)
+    data = adult_like(200)
+    data.loc[41, "weight"] = 0.5
+    with pytest.raises(DataError, match=r"weight column 'weight', row 42: 0.5 is below 1") as exc:
+        incrowd.publish(data, spec(max_individual_risk=0.5))
+    assert "\n" not in str(exc.value)
+    toml = tmp_path / "release.toml"
+    toml.write_text('[privacy]\nk = 2\nmax_suppression = "10%"\nallow_full_suppression = true\n'
+                    'max_individual_risk = 0.5\n[columns]\nage = "categorical"\nsex = "categorical"\nweight = "weight"\n')
+    data.to_csv(tmp_path / "data.csv", index=False)
+    out = tmp_path / "out.csv"
+    got = CliRunner().invoke(app, ["publish", str(tmp_path / "data.csv"), "--spec", str(toml), "-o", str(out)])
+    assert got.exit_code == 2, got.output
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and "row 42: 0.5 is below 1" in lines[0], got.stderr
     assert not out.exists()
 
 

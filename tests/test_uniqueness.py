@@ -152,3 +152,32 @@ def test_estimates_lie_between_zero_and_the_population(hist, fraction):
         assert r["dankar"] == r[r["dankar_model"]]
     if hist.get(1, 0) == 0:
         assert r["dankar"] == 0.0
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.dictionaries(st.integers(1, 15), st.integers(1, 25), min_size=1, max_size=6),
+       st.floats(5e-324, 1e-3))
+def test_a_vanishing_sampling_fraction_gives_estimates_or_withholds_them(hist, fraction):
+    # weights near 1e16 or a population of 1e17: 1 + f rounds to 1 and (1 + f)^k - 1 to 0
+    r = population_uniqueness(hist, fraction)
+    big_n = r["population_size"]
+    for name in ("pitman", "zayatz", "snb", "dankar"):
+        count = r[f"{name}_uniques"]
+        assert count is None or (math.isfinite(count) and -1e-9 <= count <= big_n * (1 + 1e-12)), (name, count)
+
+
+@pytest.mark.parametrize("fraction", [1e-10, 1e-17, 1e-200])
+def test_shlosser_at_a_tiny_fraction_equals_its_exact_sum(fraction):
+    from fractions import Fraction
+
+    from incrowd.reporting._uniqueness import shlosser_classes
+
+    # D_Sh3 summed in exact rational arithmetic: the float formula lost it to rounding
+    q = Fraction(fraction)
+    d, f1 = sum(HIST.values()), HIST[1]
+    s = lambda g: sum(g(i) * c for i, c in HIST.items())  # noqa: E731
+    exact = d + f1 * (s(lambda i: i * q * q * (1 - q * q) ** (i - 1)) / s(lambda i: (1 - q) ** i * ((1 + q) ** i - 1))
+                      * (s(lambda i: (1 - q) ** i) / s(lambda i: i * q * (1 - q) ** (i - 1))) ** 2)
+    sizes = np.array(sorted(HIST), dtype=float)
+    counts = np.array([HIST[k] for k in sorted(HIST)], dtype=float)
+    assert shlosser_classes(sizes, counts, fraction) == pytest.approx(float(exact), rel=1e-9)

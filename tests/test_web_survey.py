@@ -334,6 +334,26 @@ def test_risk_step_errors_are_one_json_line(app, tmp_path):
         assert str(tmp_path) not in message and "/tmp" not in message
 
 
+def test_risk_step_refuses_weights_below_one_and_withholds_what_a_tiny_fraction_leaves_undefined(app, tmp_path):
+    client = TestClient(app, raise_server_exceptions=False)
+    source = small_labelled_sav(tmp_path / "people.sav", n=120)
+    ds = upload(client, source).json()["dataset"]
+    # a population of 1e17 made the SNB model divide by zero (a 500)
+    got = client.post("/api/risk", json=_risk_request(ds, population=1e17))
+    assert got.status_code == 200, got.text
+    estimates = got.json()["summary"]["population_uniqueness"]
+    assert all(estimates[m] is None or 0 <= estimates[m] <= 1 for m in ("pitman", "zayatz", "snb", "dankar"))
+    # a weight below 1 made risks above 1
+    frame = incrowd.read_table(source)
+    frame.loc[4, "wgt"] = 0.5
+    (tmp_path / "light.csv").write_text(frame.to_csv(index=False))
+    light = upload(client, tmp_path / "light.csv").json()["dataset"]
+    got = client.post("/api/risk", json=_risk_request(light))
+    assert 400 <= got.status_code < 500, got.text
+    message = got.json()["error"]
+    assert "weight column 'wgt', row 5: 0.5 is below 1" in message and "\n" not in message, message
+
+
 # --------------------------------------------------------------------------------------------
 # hostile and oversized statistical files
 

@@ -74,10 +74,14 @@ def risk_lines(result, output=None) -> list[tuple[str, str]]:
     if isinstance(uniqueness, dict):
         def share(model: str) -> str:
             value, count = uniqueness.get(model), uniqueness.get(f"{model}_uniques")
-            return "-" if value is None else f"{100 * value:.3g} % ({count:,.0f})"
+            if value is None or count is None:
+                return "-"
+            # a population of 1e300 has counts of 300 digits: beyond 1e12 in short form
+            return f"{100 * value:.3g} % ({count:,.0f})" if count < 1e12 else f"{100 * value:.3g} % ({count:.3g})"
 
-        chosen = uniqueness.get("dankar_model")
-        lines.append(("population uniques", f"{share('dankar')} by Dankar's rule ({chosen or 'no sample uniques'}); "
+        chosen = uniqueness.get("dankar_model") or ("no estimate" if uniqueness.get("sample_uniques")
+                                                    else "no sample uniques")
+        lines.append(("population uniques", f"{share('dankar')} by Dankar's rule ({chosen}); "
                                             f"Pitman {share('pitman')}, Zayatz {share('zayatz')}, "
                                             f"SNB {share('snb')}"))
     if output is not None:

@@ -111,6 +111,15 @@ def name_list(names, limit: int = 5) -> str:
     return f"{names[:limit]!r} and {len(names) - limit:,} more"
 
 
+def cell_text(cell) -> str:
+    """A cell for an error message as the file shows it: text quoted (``'abc'``), a number as
+    Python writes it (``0.5``, ``nan``), never numpy's repr (``np.float64(nan)``)."""
+    if isinstance(cell, str):
+        return repr(cell)
+    item = getattr(cell, "item", None)  # a numpy scalar
+    return str(item() if callable(item) and not isinstance(cell, (list, tuple)) else cell)
+
+
 __all__ = [
     "IncrowdError",
     "ParameterError",

@@ -246,7 +246,9 @@ def _lines(result, output) -> list[tuple[str, str]]:
     if "drisk" in risk:
         lines.append(("dRisk", f"{risk['drisk']:.4f}"))
     survey = risk.get("sample_risk", {})
-    if survey:
+    if survey.get("withheld"):
+        lines.append(("global risk (weighted)", f"withheld: {survey['withheld']}"))
+    elif survey:
         lines.append(("global risk (weighted)", f"{survey['global_risk']:.6g}, expected re-identifications "
                                                 f"{survey['expected_reidentifications']:.4g}"))
     numeric = utility.get("numeric", {})

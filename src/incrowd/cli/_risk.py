@@ -15,8 +15,7 @@ from ._options import JsonOption, QuietOption, names
 
 read_table = _lazy.function("incrowd.io._tables", "read_table")
 measure_risk = _lazy.function("incrowd.reporting._risk_api", "risk")
-
-_SUFFIXES = (".html", ".htm", ".json")
+output_kind = _lazy.function("incrowd.reporting._risk_api", "output_kind")
 
 
 def risk_command(
@@ -43,7 +42,9 @@ def risk_command(
         "'original' by (M - s)! (Elliot et al.; sdcMicro's default, original_scores=TRUE), 'ihsn' by "
         "(2^(M - s) - 1) s! (M - s)! / M!, as the IHSN's implementation did (original_scores=FALSE).")] = "original",
     output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", help="Also write the risk report: .html (one self-contained page) or .json.",
+        "--output", "-o", help="Also write the risk report, .html (one self-contained page) or .json, or "
+        "every record's measures in the input's order, .csv or .parquet (row, fk, Fk, individual_risk, "
+        "suda_score, suda_dis_score, household_risk).",
         show_default=False)] = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
@@ -56,9 +57,7 @@ def risk_command(
         if not qis:
             raise ParameterError("--qi is required: the columns an intruder may know")
         if output is not None:
-            if output.suffix.lower() not in _SUFFIXES:
-                raise ParameterError(f"-o {output}: give a file ending in .html or .json")
-            check_output_path(output, (data_path,), what="risk report", stdout_ok=False)
+            _check_output(output, data_path)
         if not 0 < threshold <= 1:
             raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}")
         if suda_scores not in ("original", "ihsn"):
@@ -76,6 +75,17 @@ def risk_command(
         print_json(result.to_dict())
         return
     print_lines(_lines(result, output))
+
+
+def _check_output(output: Path, data_path: Path) -> None:
+    """Before any work: ``-o`` names a report (.html, .json) or the records (.csv, .parquet)
+    that can be written, and not the input."""
+    try:
+        kind = output_kind(output)
+    except ParameterError as exc:
+        raise ParameterError(f"-o {exc}") from None
+    check_output_path(output, (data_path,), what="risk records" if kind == "records" else "risk report",
+                      stdout_ok=False)
 
 
 def _lines(result, output) -> list[tuple[str, str]]:

@@ -10,13 +10,14 @@ import numpy as np
 import pandas as pd
 
 from .._standardize import Standardizer
-from ..exceptions import DataError, ParameterError
+from ..exceptions import DataError, ParameterError, cell_text
 from ..generalization._cells import as_value_labels as _as_value_labels
 from ..generalization._cells import encode_cells as _encode
 from ..generalization._cells import match_mode
 from ..generalization._cells import qi_labels as _qi_labels
 from ..generalization._hierarchy import Hierarchy, hierarchy_from_rows, read_hierarchy
 from ..io import column_numbers
+from ._risk_targets import check_target_weights
 from ._spec import ReleaseSpec, check_columns
 
 
@@ -97,6 +98,8 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
     weight = spec.weight
     if weight is not None:
         _check_weight(frame[weight], weight)
+        if spec.risk_targets:  # before the search: the targets' risks need weights of 1 or more
+            check_target_weights(frame[weight], weight)
     if spec.levels:
         for name, level in spec.levels.items():
             if level > hierarchies[name].max_level:
@@ -219,13 +222,13 @@ def _spelled_as_data(hierarchy: Hierarchy, codes0: np.ndarray, labels: np.ndarra
 def _check_weight(column: pd.Series, name: str) -> None:
     """A survey weight is a finite number >= 0 in every row."""
     numbers = column_numbers(column, lambda pos, count: DataError(
-        f"weight column {name!r} must hold numbers; data row {pos + 1} holds {column.iloc[pos]!r} "
+        f"weight column {name!r} must hold numbers; data row {pos + 1} holds {cell_text(column.iloc[pos])} "
         f"({count} non-numeric value(s) in all)"))
     bad = ~np.isfinite(numbers) | (numbers < 0)
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
         raise DataError(f"weight column {name!r} must hold a number >= 0 in every row; data row {pos + 1} holds "
-                        f"{column.iloc[pos]!r} ({int(bad.sum())} such row(s)); a weight is never missing")
+                        f"{cell_text(column.iloc[pos])} ({int(bad.sum())} such row(s)); a weight is never missing")
 
 
 def _sensitive(column: pd.Series, ordered, l: int | None) -> Sensitive:

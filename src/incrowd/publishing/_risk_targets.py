@@ -222,6 +222,14 @@ def refuse(prep, bottom, limit: int) -> None:
         raise judge.refusal(prep.spec.max_suppression, limit)
 
 
+def check_target_weights(column: pd.Series, name: str) -> None:
+    """The weight column the targets are measured with, as :func:`incrowd.risk` reads it: a
+    :class:`DataError` naming the first row whose weight is below 1 (or not a number)."""
+    from ..reporting._sample_risk import sampling_weights
+
+    sampling_weights(column.reset_index(drop=True), name)
+
+
 def node_judge(prep, bottom) -> NodeJudge | None:
     """The judge of a search over ``bottom`` (the rows grouped by their level-0 codes), or None
     when the spec sets no risk target."""

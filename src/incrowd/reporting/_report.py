@@ -316,7 +316,13 @@ def _sample_risk(a: Aligned, weight: str, threshold: float) -> dict:
         raise DataError(f"weight column {weight!r} is also a quasi-identifier; give it one role")
     frame = a.release[a.quasi_identifiers].reset_index(drop=True)
     frame[weight] = a.original[weight].iloc[a.kept].reset_index(drop=True)
-    out = measure(frame, a.quasi_identifiers, weight=weight, threshold=threshold).summary()
+    try:
+        out = measure(frame, a.quasi_identifiers, weight=weight, threshold=threshold).summary()
+    except DataError as exc:
+        # weights that are no population counts (scaled to average 1, say) leave the weighted
+        # risk undefined: withheld with the reason, as any measure undefined on the data
+        a.assumptions.append(f"sample_risk withheld: {exc}")
+        return {"withheld": str(exc), "weight": weight}
     out["weight"] = weight
     return out
 

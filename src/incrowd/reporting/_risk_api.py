@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DataError, ParameterError
+from ..exceptions import DataError, ParameterError, cell_text
 from . import _sample_risk as sample
 
 #: the k of the k-anonymity violations counted in the summary
@@ -41,6 +41,10 @@ class RiskResult:
     about: dict[str, Any]
     _summary: dict[str, Any] = field(init=False, repr=False, default_factory=dict)
     _top_keys: pd.DataFrame | None = field(init=False, repr=False, default=None)  # the riskiest rows' keys
+    #: the same keys with a statistical file's codes spelled by their value labels
+    _top_labels: pd.DataFrame | None = field(init=False, repr=False, default=None)
+    #: the file measured, when :func:`risk` read it: never overwritten by :meth:`write`
+    _source: tuple = field(init=False, repr=False, default=())
 
     def summary(self) -> dict[str, Any]:
         """The file's figures.
@@ -58,7 +62,7 @@ class RiskResult:
         """
         return dict(self._summary)
 
-    def to_dict(self, records: bool = False) -> dict[str, Any]:
+    def to_dict(self, records: bool = False, value_labels: bool = False) -> dict[str, Any]:
         """JSON-ready: ``about`` and ``summary``, and the riskiest records (up to 20, with their
         key values; ``row`` counts the data rows from 1).
 
@@ -66,12 +70,17 @@ class RiskResult:
         ----------
         records : bool
             Also give every record's measures (``records``: a list of dicts, in order).
+        value_labels : bool
+            Give a statistical file's codes in the riskiest records by their value labels (as
+            the HTML page and the web show them) instead of the codes; a user-missing code is
+            spelled by its label (else its code) either way.
 
         Returns
         -------
         dict
         """
-        out: dict[str, Any] = {"about": self.about, "summary": self.summary(), "riskiest": self._riskiest(_SHOWN)}
+        out: dict[str, Any] = {"about": self.about, "summary": self.summary(),
+                               "riskiest": self._riskiest(_SHOWN, value_labels)}
         if records:
             out["records"] = self.records.reset_index(drop=True).to_dict(orient="records")
         return out
@@ -110,16 +119,53 @@ class RiskResult:
         """
         text = _render(self)
         if path is not None:
-            _write_text(path, text, inputs)
+            _write_text(path, text, (*inputs, *self._source))
         return text
 
     def write(self, path: str | os.PathLike, *, inputs=()) -> None:
-        """HTML or JSON by the file's extension (``.html``, ``.htm``, ``.json``), atomically.
+        """Atomically, by the file's extension: the report as HTML (``.html``, ``.htm``) or JSON
+        (``.json``), or every record's measures (``.csv``, ``.parquet``: :meth:`write_records`).
 
         Parameters
         ----------
         path : str or path-like
             Where to write.
+        inputs : tuple
+            Files it must never overwrite (besides the file measured, when :func:`risk` read it).
+
+        Returns
+        -------
+        None
+        """
+        kind = output_kind(path)
+        if kind == "records":
+            self.write_records(path, inputs=inputs)
+        elif kind == "html":
+            self.to_html(path, inputs=inputs)
+        else:
+            _write_text(path, self.to_json() + "\n", (*inputs, *self._source))
+
+    def records_table(self) -> pd.DataFrame:
+        """Every record's measures as :meth:`write_records` writes them: ``row`` (the data row,
+        counted from 1, in the input's order), then the columns of :attr:`records`.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        table = self.records.reset_index(drop=True)
+        table.insert(0, "row", np.arange(1, len(table) + 1, dtype=np.int64))
+        return table
+
+    def write_records(self, path: str | os.PathLike, *, inputs=()) -> None:
+        """Write every record's measures (:meth:`records_table`) as CSV or Parquet (by the
+        extension; ``.csv.gz`` and the like compress), atomically through
+        :func:`incrowd.write_table`; never over the file measured or ``inputs``.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Where to write: ``.csv`` (compressed or not) or ``.parquet``.
         inputs : tuple
             Files it must never overwrite.
 
@@ -127,15 +173,16 @@ class RiskResult:
         -------
         None
         """
-        if str(path).lower().endswith((".html", ".htm")):
-            self.to_html(path, inputs=inputs)
-        else:
-            _write_text(path, self.to_json() + "\n", inputs)
+        from ..io import write_table
 
-    def _riskiest(self, count: int) -> list[dict[str, Any]]:
+        if output_kind(path) != "records":
+            raise ParameterError(f"{path}: the records are written as .csv or .parquet")
+        write_table(self.records_table(), path, sep=",", inputs=(*inputs, *self._source))
+
+    def _riskiest(self, count: int, value_labels: bool = False) -> list[dict[str, Any]]:
         order = np.argsort(-self.records["individual_risk"].to_numpy(), kind="stable")[:count]
         rows = []
-        top = self._top_keys
+        top = self._top_labels if value_labels and self._top_labels is not None else self._top_keys
         for pos in order.tolist():
             row: dict[str, Any] = {"row": pos + 1}
             if top is not None and pos in top.index:
@@ -145,19 +192,26 @@ class RiskResult:
         return rows
 
 
-def _show_user_missing(top: pd.DataFrame, rows: pd.DataFrame) -> None:
-    """Spell, in the riskiest rows' key values, each user-missing code of a statistical file by
-    its value label (else its code): the figures count it as a value of its own, so it is
-    shown as one, not as a missing value."""
+def _key_values(top: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """Spell, in the riskiest rows' key values ``top``, each user-missing code of a statistical
+    file by its value label (else its code): the figures count it as a value of its own, so it is
+    shown as one, not as a missing value. Returns the same keys with every code that has a value
+    label spelled by it, as a reader knows them (the HTML page and the web show these)."""
     from ..generalization._cells import as_value_labels, qi_labels
 
+    spelled = top.copy()
     for j, q in enumerate(top.columns):
         column = rows[q]
         if not pd.api.types.is_float_dtype(column.dtype) or not column.attrs.get("statfile"):
             continue
         labels, user = qi_labels(column)
+        named = as_value_labels(column, labels)
         if user.any():
-            top.iloc[np.flatnonzero(user), j] = as_value_labels(column, labels)[user]
+            top.iloc[np.flatnonzero(user), j] = named[user]
+        # a code without a label comes back as its own text: only a real label replaces it
+        has_label = np.fromiter((n is not None and n != c for n, c in zip(named, labels)), bool, len(labels))
+        spelled.iloc[np.flatnonzero(has_label | user), j] = named[has_label | user]
+    return spelled
 
 
 def _plain(value):
@@ -166,6 +220,28 @@ def _plain(value):
     if isinstance(value, (np.floating,)):
         return float(value)
     return value
+
+
+#: what ``write`` writes, by the file's extension (a CSV may be compressed: ``.csv.gz``)
+_KINDS = {".html": "html", ".htm": "html", ".json": "json", ".csv": "records", ".parquet": "records",
+          ".pq": "records"}
+
+
+def output_kind(path: str | os.PathLike) -> str:
+    """``"html"``, ``"json"`` (the report) or ``"records"`` (every record's measures) by the
+    file's extension; a :class:`ParameterError` for any other, standard output included."""
+    from ..io import compression, is_stdout
+
+    whole = os.path.basename(os.fspath(path)).lower()
+    name = compression.strip_suffix(whole)
+    suffix = os.path.splitext(name)[1]
+    kind = None if is_stdout(path) else _KINDS.get(suffix)
+    if kind is None:
+        raise ParameterError(f"{os.fspath(path)}: the risk is written as .html, .json, .csv or .parquet "
+                             "(the report, or every record's measures); name such a file")
+    if name != whole and suffix != ".csv":
+        raise ParameterError(f"{os.fspath(path)}: only a .csv is written compressed (.csv.gz, ...)")
+    return kind
 
 
 def _write_text(path, text: str, inputs) -> None:
@@ -216,14 +292,16 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
     from .._runtime import cancel, check_cancelled, work_clock
 
     t0 = work_clock()
+    source: tuple = ()
     if not isinstance(data, pd.DataFrame):
         from ..io import read_table
 
+        source = (data,)
         data = read_table(data)
     qis = _check_names(data, quasi_identifiers, weight, household)
     threshold = sample.check_threshold(threshold)
     if not isinstance(suda_original_scores, (bool, np.bool_)):
-        raise ParameterError(f"suda_original_scores must be true or false; got {suda_original_scores!r}")
+        raise ParameterError(f"suda_original_scores must be true or false; got {cell_text(suda_original_scores)}")
     n = int(data.shape[0])
     if n == 0:
         raise DataError("the file has no rows; there is no risk to measure")
@@ -283,11 +361,12 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
              "suda_scores": "original" if suda_original_scores else "ihsn", "seconds": seconds}
     riskiest = np.argsort(-rk, kind="stable")[:_SHOWN]
     top = data.iloc[riskiest][qis].astype(object).where(codes[riskiest] >= 0, None)
-    _show_user_missing(top, data.iloc[riskiest])
-    top.index = riskiest
+    labelled = _key_values(top, data.iloc[riskiest])
+    top.index = labelled.index = riskiest
     seconds["total"] = work_clock() - t0
     result = RiskResult(records=records, about=about)
-    result._summary, result._top_keys = summary, top
+    result._summary, result._top_keys, result._top_labels = summary, top, labelled
+    result._source = source
     return result
 
 
@@ -325,9 +404,9 @@ def _check_population(population, n: int) -> float:
     try:
         value = float(population)
     except (TypeError, ValueError):
-        raise ParameterError(f"population must be a number of people; got {population!r}") from None
+        raise ParameterError(f"population must be a number of people; got {cell_text(population)}") from None
     if not np.isfinite(value) or value < n:
-        raise ParameterError(f"population must be at least the number of rows ({n}); got {population!r}")
+        raise ParameterError(f"population must be at least the number of rows ({n}); got {cell_text(population)}")
     return value
 
 
@@ -387,7 +466,7 @@ def _render(result: RiskResult) -> str:
         ("risk threshold", _fmt(about.get("threshold"))),
     ]
     head_rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>" for k, v in head)
-    riskiest = result._riskiest(_SHOWN)
+    riskiest = result._riskiest(_SHOWN, value_labels=True)
     risky = ""
     if riskiest:
         cols = list(riskiest[0])

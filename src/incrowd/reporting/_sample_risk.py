@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DataError, ParameterError
+from ..exceptions import DataError, ParameterError, cell_text
 
 
 def key_codes(data: pd.DataFrame, quasi_identifiers: Sequence[str]) -> np.ndarray:
@@ -176,13 +176,26 @@ def sampling_weights(column: pd.Series, name: str) -> np.ndarray:
         parsed = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         values = np.full(len(factor), np.nan)
         values[factor >= 0] = parsed[factor[factor >= 0]]
-    bad = ~np.isfinite(values) | (values <= 0)
+    bad = ~(values >= 1.0) | ~np.isfinite(values)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        cell = column.iloc[row]
-        shown = repr(cell) if isinstance(cell, str) else str(cell)
-        raise DataError(f"weight column {name!r}, row {row + 1}: {shown} is not a positive number "
-                        "(a sampling weight is the number of people a respondent stands for)")
+        cell, coded = column.iloc[row], user_missing_text(column, row, name)
+        if coded is not None:
+            said = f"{coded} is not a weight (a sampling weight is the number of people a respondent stands for)"
+        elif cell.strip() in NA_VALUES if isinstance(cell, str) else bool(pd.isna(cell)):
+            said = "the weight is missing (every row needs the number of people it stands for)"
+        elif 0 < values[row] < 1:
+            said = (f"{_shown(cell, values[row])} is below 1 (a sampling weight counts the people a respondent "
+                    "stands for, the respondent included; below 1 the risks exceed 1)")
+        else:
+            said = (f"{_shown(cell, values[row])} is not a positive number (a sampling weight is the number of "
+                    "people a respondent stands for)")
+        raise DataError(f"weight column {name!r}, row {row + 1}: {said}")
+    with np.errstate(over="ignore"):
+        total = float(values.sum())
+    if not np.isfinite(total):
+        raise DataError(f"weight column {name!r}: the weights add up to more than {np.finfo(np.float64).max:.4g} "
+                        "people; give each row the number of people it stands for")
     return values
 
 
@@ -195,9 +208,54 @@ def household_ids(column: pd.Series, name: str) -> pd.Series:
         missing = missing | column.astype(object).map(lambda v: isinstance(v, str) and v.strip() in NA_VALUES).to_numpy(bool)
     if missing.any():
         row = int(np.flatnonzero(missing)[0])
-        raise DataError(f"household column {name!r}, row {row + 1}: the household id is missing "
-                        "(every row needs its household)")
+        coded = user_missing_text(column, row, name)
+        # a user-missing id ("not stated") says the household is unknown: its rows are no household
+        said = "the household id is missing" if coded is None else f"{coded} is not a household id"
+        raise DataError(f"household column {name!r}, row {row + 1}: {said} (every row needs its household)")
     return column.reset_index(drop=True)
+
+
+def user_missing_text(column: pd.Series, row: int, name: str) -> str | None:
+    """Cell ``row`` (0-based) of a column read from a statistical file as the file holds it when it
+    is a user-missing code: ``-9 (user-missing, 'Refused')``; None for any other cell. The reader
+    gives such a cell as NaN, which a message must not show: the file holds -9."""
+    from ..io import code_indices
+
+    if not pd.api.types.is_float_dtype(column.dtype):
+        return None
+    index = int(code_indices(np.asarray([column.iloc[row]], dtype=np.float64))[0])
+    if index < 0:
+        return None
+    meta = column.attrs.get("statfile")
+    info = ((meta.get("columns") or {}).get(str(name)) or {}) if isinstance(meta, dict) else {}
+    codes = list(info.get("missing_codes") or ())
+    if index >= len(codes):
+        return "a user-missing code"
+    code = codes[index]
+    label = next((str(t) for c, t in info.get("value_labels") or () if _same_code(c, code)), None)
+    shown = "." + code if isinstance(code, str) else _number_text(float(code))  # Stata's .a, SPSS's -9
+    return f"{shown} (user-missing{', ' + repr(label) if label is not None else ''})"
+
+
+def _same_code(a, b) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return str(a) == str(b)
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def _number_text(number: float) -> str:
+    return str(int(number)) if number.is_integer() and abs(number) < 2**53 else repr(number)
+
+
+def _shown(cell, value: float) -> str:
+    """A weight cell for a message: text that reads as a number as written (' 0.5' as 0.5), other
+    text quoted, a number as Python writes it (never numpy's repr)."""
+    if isinstance(cell, str):
+        return cell.strip() if np.isfinite(value) else repr(cell)
+    return cell_text(cell)
 
 
 def check_threshold(threshold: float) -> float:
@@ -205,9 +263,9 @@ def check_threshold(threshold: float) -> float:
     try:
         value = float(threshold)
     except (TypeError, ValueError):
-        raise ParameterError(f"threshold must be a number in (0, 1]; got {threshold!r}") from None
+        raise ParameterError(f"threshold must be a number in (0, 1]; got {cell_text(threshold)}") from None
     if not 0 < value <= 1:
-        raise ParameterError(f"threshold must be in (0, 1]; got {threshold!r}")
+        raise ParameterError(f"threshold must be in (0, 1]; got {cell_text(threshold)}")
     return value
 
 

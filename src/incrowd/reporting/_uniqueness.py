@@ -67,7 +67,9 @@ def population_uniqueness(sample_class_sizes, sampling_fraction: float) -> dict:
     sizes, counts = _histogram(sample_class_sizes)
     if isinstance(sampling_fraction, bool) or not isinstance(sampling_fraction, (int, float, np.integer, np.floating)) \
             or not (0.0 < float(sampling_fraction) <= 1.0):
-        raise ParameterError(f"sampling_fraction must be a number in (0, 1]; got {sampling_fraction!r}")
+        shown = sampling_fraction if isinstance(sampling_fraction, (bool, str)) or not isinstance(
+            sampling_fraction, (int, float, np.integer, np.floating)) else float(sampling_fraction)
+        raise ParameterError(f"sampling_fraction must be a number in (0, 1]; got {shown!r}")
     f = float(sampling_fraction)
     n = float(np.dot(sizes, counts))
     big_n = n / f
@@ -84,6 +86,11 @@ def population_uniqueness(sample_class_sizes, sampling_fraction: float) -> dict:
         for name in ("pitman", "zayatz", "snb", "dankar"):
             out[name] = 0.0
             out[f"{name}_uniques"] = 0.0
+        out["dankar_model"] = None
+        return out
+    if not math.isfinite(big_n):  # n / f beyond the largest float: no model has a population to scale to
+        for name in ("pitman", "zayatz", "snb", "dankar"):
+            out[name] = out[f"{name}_uniques"] = None
         out["dankar_model"] = None
         return out
     estimates = {
@@ -287,18 +294,23 @@ def pitman_uniques(sizes: np.ndarray, counts: np.ndarray, f: float):
 
 
 def shlosser_classes(sizes: np.ndarray, counts: np.ndarray, f: float) -> float:
-    """Shlosser's estimate of the number of classes in the population (Haas et al. 1995, D_Sh3)."""
+    """Shlosser's estimate of the number of classes in the population (Haas et al. 1995, D_Sh3).
+
+    D_Sh3 = u + c1 (num1 / den1) (num2 / den2)^2 with num1, den1 and den2 each a multiple of q
+    (the sampling fraction). The q's are taken out first and ``(1 + q)^k - 1`` summed as
+    ``expm1(k log1p(q))``: at q near 1e-16 (weights near 1e16) ``1 + q`` rounds to 1, den1 to 0,
+    and the formula as written divides by zero; below that ``q * q`` underflows."""
     q = f
     u = float(counts.sum())
     c1 = float(counts[sizes == 1].sum())
-    a = (1.0 - q) ** sizes * counts
-    num1 = float(np.sum(sizes * q * q * (1.0 - q * q) ** (sizes - 1.0) * counts))
-    den1 = float(np.sum(a * ((1.0 + q) ** sizes - 1.0)))
-    num2 = float(np.sum(a))
-    den2 = float(np.sum(sizes * q * (1.0 - q) ** (sizes - 1.0) * counts))
+    num2 = float(np.sum((1.0 - q) ** sizes * counts))
     if num2 == 0.0:  # the whole population is in the sample
         return u
-    return u + c1 * (num1 / den1) * (num2 / den2) ** 2
+    num1_q2 = float(np.sum(sizes * (1.0 - q * q) ** (sizes - 1.0) * counts))  # num1 / q^2
+    den1_q = float(np.sum((1.0 - q) ** sizes * counts * np.expm1(sizes * np.log1p(q)) / q))  # den1 / q
+    den2_q = float(np.sum(sizes * (1.0 - q) ** (sizes - 1.0) * counts))  # den2 / q
+    with np.errstate(over="ignore"):
+        return float(u + c1 * (num1_q2 / den1_q) * (num2 / den2_q) ** 2 / np.float64(q))
 
 
 def snb_equations(alpha: float, beta: float, classes: float, f: float, c1: float, c2: float) -> tuple[float, float]:
@@ -328,7 +340,8 @@ def snb_uniques(sizes: np.ndarray, counts: np.ndarray, f: float):
     def fun(x):
         if not ok(x):
             return [1e10, 1e10]
-        return list(snb_equations(x[0], x[1], k, f, c1, c2))
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a trial step far out: rejected
+            return list(snb_equations(x[0], x[1], k, f, c1, c2))
 
     scale = max(1.0, c1, c2)
     for start in ((1.0, 0.5), (0.5, 0.1), (2.0, 0.9), (0.1, 0.01), (5.0, 0.5)):

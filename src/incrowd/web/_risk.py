@@ -73,29 +73,9 @@ def risk_in(session: Session, ds: Dataset, req: RiskRequest) -> dict[str, Any]:
     except IncrowdError as exc:
         text = str(exc).replace(str(ds.path), ds.display_name)
         raise (ParameterError if isinstance(exc, ParameterError) else DataError)(text) from None
-    out = result.to_dict()
-    out["riskiest"] = _labelled(out["riskiest"], data, req.quasi_identifiers)
+    out = result.to_dict(value_labels=True)
     return {**out, "dataset": ds.id, "lines": [list(line) for line in risk_lines(result)],
             "command": command_line(req, ds.display_name)}
-
-
-def _labelled(rows: list[dict[str, Any]], data, quasi_identifiers: list[str]) -> list[dict[str, Any]]:
-    """The riskiest records' key values as a reader knows them: a statistical file's code by its
-    value label, where it has one."""
-    meta = data.attrs.get("statfile")
-    described = (meta.get("columns") or {}) if isinstance(meta, dict) else {}
-    labels = {q: {(float(c) if not isinstance(c, str) else c): t for c, t in described[q]["value_labels"]}
-              for q in quasi_identifiers if (described.get(q) or {}).get("value_labels")}
-    out = []
-    for row in rows:
-        row = dict(row)
-        for q, by_code in labels.items():
-            value = row.get(q)
-            key = value if isinstance(value, str) else (float(value) if isinstance(value, (int, float)) else None)
-            if key in by_code:
-                row[q] = by_code[key]
-        out.append(row)
-    return out
 
 
 @router.post("/api/risk")
