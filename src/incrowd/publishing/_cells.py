@@ -31,10 +31,11 @@ def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
     codes = np.column_stack([prep.hierarchies[a].code_map(choice.levels[a])[prep.codes0[a]].astype(np.int64)
                              for a in names])
     if spec.missing_matches == "any":
-        # a missing input cell published as it is matches any value, as a blank does
+        # a missing input cell published as it is matches any value, as a blank does; a
+        # user-missing code does not: the file shows it, and its verifier counts it as a value
         for j, a in enumerate(names):
             if choice.levels[a] == 0:
-                codes[prep.frame[a].isna().to_numpy(), j] = -1
+                codes[prep.missing0[a], j] = -1
     importance = None if not spec.importance else [spec.importance[a] for a in names]
     blank = np.zeros(codes.shape, dtype=bool)
     keep = np.ones(n, dtype=bool)

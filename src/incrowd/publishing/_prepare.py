@@ -59,6 +59,9 @@ class Prepared:
     #: text), what a report reading the input's own cells encodes them with
     data_hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
     weight: str | None = None
+    #: per categorical QI: the cells the written file shows missing (a user-missing code is a
+    #: value: the file shows its code, so it never matches another value)
+    missing0: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -84,6 +87,7 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
     codes0: dict[str, np.ndarray] = {}
     match: dict[str, str] = {}
     data_hierarchies: dict[str, Hierarchy] = {}
+    missing0: dict[str, np.ndarray] = {}
     for c in categorical:
         column = frame[c]
         column_spec = spec.columns[c]
@@ -94,6 +98,7 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
         hierarchies[c], match[c] = hierarchy, mode
         codes0[c] = _encode(hierarchy, column, shown, user)
         data_hierarchies[c] = _spelled_as_data(hierarchy, codes0[c], labels)
+        missing0[c] = pd.isna(labels).astype(bool)
     weight = spec.weight
     if weight is not None:
         _check_weight(frame[weight], weight)
@@ -106,7 +111,7 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
     return Prepared(frame=frame, spec=spec, roles=roles, numeric=numeric, categorical=categorical,
                     sensitive=sensitive, identifiers=[c for c in columns if roles[c] == "identifier"],
                     X=X, Z=Z, pattern=pattern, pattern_masks=masks, hierarchies=hierarchies, codes0=codes0,
-                    match=match, data_hierarchies=data_hierarchies, weight=weight)
+                    match=match, data_hierarchies=data_hierarchies, weight=weight, missing0=missing0)
 
 
 def _numeric(frame: pd.DataFrame, names: list[str], missing: str) -> np.ndarray:

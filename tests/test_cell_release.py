@@ -1,0 +1,104 @@
+"""Cell suppression on the curator's labelled household survey (``tests/_household.py``: sdcMicro's
+testdata as a .sav with value labels and the user-missing code 9 "Not stated"), end to end
+through ``incrowd publish`` and checked on the written file as pyreadstat reads it:
+
+- with ``missing_matches = "any"`` a user-missing code is a value of its own in the search as
+  in the written file's check, so the .sav is made;
+- the risk targets hold with ``suppression = "cells"``, on the written file;
+- the text summary names the blanks per column and the meaning of a blank, and the NCP and the
+  metrics count a blanked cell as suppressed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from _household import KEYS, NOT_STATED, USER_MISSING, VALUE_LABELS, WEIGHT, write_hierarchies, write_household
+from benchdata import data_dir
+from incrowd.cli import app
+from incrowd.metrics import match_counts
+from incrowd.reporting import _sample_risk as sample_risk
+
+pyreadstat = pytest.importorskip("pyreadstat")
+
+pytestmark = pytest.mark.skipif(not (data_dir() / "testdata.csv").is_file(), reason="benchmark data not found")
+
+#: the curator's recodes: age in ten-year bands, relat grouped, the other keys as they are
+LEVELS = {"urbrur": 0, "water": 0, "sex": 0, "age": 1, "relat": 1, "hhcivil": 0}
+
+
+def household_spec(folder: Path, missing_matches: str, extra: str = "") -> Path:
+    write_hierarchies(folder / "h")
+    columns = {"urbrur": '"categorical"', "water": '"categorical"', "sex": '"categorical"',
+               "age": '{ role = "categorical", hierarchy = "h/age.csv", match = "code" }',
+               "relat": '{ role = "categorical", hierarchy = "h/relat.csv", match = "label" }',
+               "hhcivil": '"categorical"'}
+    text = (f'[privacy]\nk = 3\nmax_suppression = "100%"\nsuppression = "cells"\n'
+            f'missing_matches = "{missing_matches}"\n{extra}\n[columns]\n'
+            + "".join(f"{c} = {columns[c]}\n" for c in KEYS) + f'{WEIGHT} = "weight"\n[levels]\n'
+            + "".join(f"{c} = {v}\n" for c, v in LEVELS.items()))
+    path = folder / f"spec_{missing_matches}.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def publish_household(tmp_path: Path, missing_matches: str, extra: str = "", *, json_output: bool = True):
+    data = write_household(data_dir(), tmp_path / "household.sav")
+    spec = household_spec(tmp_path, missing_matches, extra)
+    out = tmp_path / f"release_{missing_matches}.sav"
+    args = ["publish", str(data), "--spec", str(spec), "-o", str(out)] + (["--json"] if json_output else [])
+    done = CliRunner().invoke(app, args)
+    return done, out
+
+
+def read_release(path: Path) -> tuple[pd.DataFrame, object]:
+    """The written .sav as a user reads it: user-missing codes as their codes."""
+    return pyreadstat.read_sav(str(path), user_missing=True)
+
+
+def blank(column: pd.Series) -> np.ndarray:
+    """The cells the written file shows blank: system missing, or an empty text (a generalized
+    column is text)."""
+    return (column.isna() | (column.astype(object) == "")).to_numpy()
+
+
+def key_codes(table: pd.DataFrame) -> np.ndarray:
+    """The keys as the written file shows them: a blank is -1, a user-missing code a value of its own."""
+    return np.column_stack([np.where(blank(table[c]), -1, pd.factorize(table[c])[0]) for c in KEYS]).astype(np.int64)
+
+
+def test_user_missing_codes_are_values_in_the_any_search_and_the_sav_is_made(tmp_path):
+    done, out = publish_household(tmp_path, "any")
+    assert done.exit_code == 0, done.output
+    summary = json.loads(done.stdout)
+    table, meta = read_release(out)
+    source, _ = read_release(tmp_path / "household.sav")
+    assert table.shape[0] == source.shape[0] == 4580
+    # k as the written file's check counts it: a blank matches any value, the code 9 only itself
+    codes = key_codes(table)
+    assert match_counts(pd.DataFrame(codes).replace(-1, np.nan), missing_matches="any").min() >= 3
+    blanks = {c: int(blank(table[c]).sum() - blank(source[c]).sum()) for c in KEYS}
+    assert blanks == summary["suppressed_cells"] and sum(blanks.values()) > 0
+    # the user-missing definitions and labels of the ungeneralized keys are the input's
+    for c in [c for c in USER_MISSING if c in KEYS and LEVELS[c] == 0]:
+        assert meta.missing_ranges[c] == [{"lo": float(NOT_STATED), "hi": float(NOT_STATED)}]
+        assert meta.variable_value_labels[c] == {float(code): text for code, text in VALUE_LABELS[c].items()}
+        kept = (source[c] == NOT_STATED) & table[c].notna()
+        assert kept.any() and (table[c][kept] == NOT_STATED).all()
+    # pass-through columns are the input's, cell for cell
+    for c in ["roof", "walls", "expend", "ori_hid", WEIGHT]:
+        pd.testing.assert_series_equal(table[c], source[c], check_names=False)
+
+
+def measured_risk(table: pd.DataFrame) -> np.ndarray:
+    """Each row's individual risk as sdcMicro's indivRisk gives it (a blank matches any value)."""
+    codes = key_codes(table)
+    weights = table[WEIGHT].to_numpy(dtype=np.float64)
+    fk, Fk = sample_risk.frequencies(codes, weights)
+    return sample_risk.individual_risk(fk, Fk)
