@@ -102,3 +102,35 @@ def measured_risk(table: pd.DataFrame) -> np.ndarray:
     weights = table[WEIGHT].to_numpy(dtype=np.float64)
     fk, Fk = sample_risk.frequencies(codes, weights)
     return sample_risk.individual_risk(fk, Fk)
+
+
+RISK = "max_individual_risk = 0.002\nmax_global_risk = 0.0004"
+
+
+def test_risk_targets_hold_with_cells_on_the_written_file(tmp_path):
+    (tmp_path / "alone").mkdir()
+    alone, alone_out = publish_household(tmp_path / "alone", "any")
+    assert alone.exit_code == 0, alone.output
+    risk_alone = measured_risk(read_release(alone_out)[0])
+    # the targets bind: the cells blanked for k alone leave them missed
+    assert risk_alone.max() > 0.002 and risk_alone.mean() > 0.0004
+    done, out = publish_household(tmp_path, "any", RISK)
+    assert done.exit_code == 0, done.output
+    summary = json.loads(done.stdout)
+    table, _ = read_release(out)
+    risk = measured_risk(table)
+    assert risk.max() <= 0.002 and risk.mean() <= 0.0004
+    assert summary["risk_targets"]["max_individual_risk"]["achieved"] == pytest.approx(risk.max())
+    assert summary["verification"]["verified_on"] == "written file" and "risk_targets" in summary["verification"]
+    assert table.shape[0] == 4580 and summary["suppressed"] == 0
+    assert match_counts(table, KEYS, missing_matches="any").min() >= 3
+    assert sum(summary["suppressed_cells"].values()) > sum(json.loads(alone.stdout)["suppressed_cells"].values())
+
+
+def test_risk_targets_with_cells_keep_k_when_a_blank_is_a_value(tmp_path):
+    done, out = publish_household(tmp_path, "itself", "max_individual_risk = 0.0008")
+    assert done.exit_code == 0, done.output
+    table, _ = read_release(out)
+    assert measured_risk(table).max() <= 0.0008
+    shown = pd.DataFrame(key_codes(table))  # a blank a value of its own: the class sizes
+    assert match_counts(shown, missing_matches="itself").min() >= 3

@@ -39,6 +39,7 @@ def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
     importance = None if not spec.importance else [spec.importance[a] for a in names]
     blank = np.zeros(codes.shape, dtype=bool)
     keep = np.ones(n, dtype=bool)
+    used = importance
     for p in np.unique(prep.pattern):
         rows = np.flatnonzero(prep.pattern == p)
         if rows.size < k:
@@ -47,6 +48,12 @@ def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
         got = local_suppression(pd.DataFrame(codes[rows], columns=names).replace(-1, np.nan), names, k,
                                 importance=importance, missing_matches=spec.missing_matches)
         blank[rows] = got.mask
+        used = [got.importance[a] for a in names]
+    if spec.risk_targets:
+        from ._risk_targets import blank_for_targets
+
+        # the spec refuses risk targets with numeric quasi-identifiers here: one pattern, all rows kept
+        blank = blank_for_targets(prep, choice.levels, codes, blank, np.asarray(used))
     if spec.max_suppressed_cells is not None:
         total = n * len(names)
         try:
@@ -56,7 +63,8 @@ def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
                                  "categorical quasi-identifiers), a fraction in [0, 1] with a decimal point or a "
                                  f"percentage; got {spec.max_suppressed_cells!r}") from None
         if int(blank.sum()) > limit:
-            raise ParameterError(f"local suppression needs {int(blank.sum())} cells for k={k}, more than "
+            aims = f"k={k}" + "".join(f", {key}={value:g}" for key, value in spec.risk_targets.items())
+            raise ParameterError(f"local suppression needs {int(blank.sum())} cells for {aims}, more than "
                                  f"max_suppressed_cells={spec.max_suppressed_cells!r} ({limit} cells); nothing is "
                                  "published")
     codes[blank] = -1

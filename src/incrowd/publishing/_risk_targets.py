@@ -62,9 +62,10 @@ def parse_risk_targets(privacy: Mapping[str, Any], columns: Mapping[str, Any], s
     if strategy != "generalize-then-microaggregate":
         raise ParameterError(f"{source}: {named} is met by the generalize-then-microaggregate search; "
                              f"strategy {strategy!r} does not take it")
-    if suppression != "rows":
-        raise ParameterError(f"{source}: {named} is met by suppressing rows; suppression = {suppression!r} "
-                             "does not take it")
+    if suppression == "cells" and any(getattr(c, "role", None) == "numeric" for c in columns.values()):
+        raise ParameterError(f"{source}: {named} with suppression = \"cells\" needs every quasi-identifier "
+                             "categorical (a numeric column's published means are keys no blank can widen); "
+                             "use suppression = \"rows\"")
     return out
 
 
@@ -204,8 +205,8 @@ def judged(prep, bottom, levels: Mapping[str, int], class_of: np.ndarray, n_clas
     the classes above ``max_individual_risk`` added, or every class where the rows left miss a
     target (so the node suppresses more than any limit and is never the answer). Unchanged
     without risk targets, or where ``bad`` alone passes ``within`` already."""
-    if not prep.spec.risk_targets:
-        return bad
+    if not prep.spec.risk_targets or prep.spec.suppression == "cells":
+        return bad  # with cells, blanks meet the targets after the node is chosen (blank_for_targets)
     if within is not None and int(sizes[bad].sum()) > within:
         return bad
     judge = bottom.__dict__.get("risk_judge")
@@ -294,6 +295,73 @@ def suppress_groups(prep, groups: np.ndarray, levels_per_row: Mapping[str, np.nd
             f"max_suppression={prep.spec.max_suppression!r} ({allowed} rows); raise max_individual_risk or k, "
             "or allow more suppression; nothing is published")
     return groups
+
+
+def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank: np.ndarray,
+                      importance: np.ndarray) -> np.ndarray:
+    """With ``suppression = "cells"``: the cells blanked for k (``blank``, rows x categorical
+    QIs) and more, until every target holds as the written file's check measures it (sdcMicro's
+    ``indivRisk``, a blank matching any value). ``codes``: the categorical QIs' codes at
+    ``levels``; ``importance``: per column, 1 = the most important, blanked last.
+
+    While a row is above ``max_individual_risk`` (else, while a global target is missed, the
+    rows of the highest risk), each distinct published key among those rows gets one more
+    blank, in every row holding it (a whole class moves, so k holds with either meaning of a
+    blank): in the column whose blank makes the key match the most weight, the least important
+    column among equals."""
+    from ..reporting._sample_risk import frequencies, individual_risk, key_codes, sampling_weights
+
+    targets = prep.spec.risk_targets
+    weight = prep.spec.weight
+    w = sampling_weights(prep.frame[weight].reset_index(drop=True), weight)
+    names = list(prep.categorical)
+    # a published cell as the risk measure reads it: missing where the input is (level 0), a
+    # user-missing code a value
+    missing0 = key_codes(prep.frame[names].reset_index(drop=True), names) < 0
+    base = codes.copy()
+    for j, a in enumerate(names):
+        if levels[a] == 0:
+            base[missing0[:, j], j] = -1
+    blank = blank.copy()
+    m = len(names)
+    order = np.argsort(-np.asarray(importance), kind="stable")  # the least important first among equals
+    limit = targets.get("max_individual_risk")
+    while True:
+        shown = np.where(blank, -1, base)
+        fk, Fk = frequencies(shown, w)
+        risk = individual_risk(fk, Fk)
+        got = {"max_individual_risk": float(risk.max()), "max_global_risk": float(risk.mean()),
+               "max_expected_reidentifications": float(risk.sum())}
+        missed = [key for key, ok in _met(targets, got).items() if not ok]
+        if not missed:
+            return blank
+        open_rows = (shown >= 0).any(axis=1)
+        if limit is not None and got["max_individual_risk"] > limit:
+            work = risk > limit
+        else:  # a global target: the riskiest rows that can still be blanked, a hundredth at a time
+            cut = np.quantile(risk[open_rows], 0.99) if open_rows.any() else np.inf
+            work = risk >= cut
+        work &= open_rows
+        if not work.any():
+            key = missed[0]
+            raise ParameterError(f"cell suppression cannot meet {key}={targets[key]:g}: with every key cell "
+                                 f"blanked it reaches {got[key]:.6g}; raise {key}, or give coarser hierarchies; "
+                                 "nothing is published")
+        keys, key_of = np.unique(shown, axis=0, return_inverse=True)
+        key_of = key_of.ravel()
+        key_weight = np.bincount(key_of, weights=w, minlength=keys.shape[0])
+        for u in np.unique(key_of[work]):
+            row = keys[u]
+            same = (keys == row) | (keys < 0) | (row < 0)
+            mismatches = m - same.sum(axis=1)
+            best, best_weight = -1, -1.0
+            for c in order:
+                if row[c] < 0:
+                    continue
+                matched = float(key_weight[(mismatches == 0) | ((mismatches == 1) & ~same[:, c])].sum())
+                if matched > best_weight:
+                    best, best_weight = int(c), matched
+            blank[key_of == u, best] = True
 
 
 def measured(table: pd.DataFrame, quasi_identifiers, weight: str) -> dict[str, Any]:
