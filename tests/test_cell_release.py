@@ -134,3 +134,44 @@ def test_risk_targets_with_cells_keep_k_when_a_blank_is_a_value(tmp_path):
     assert measured_risk(table).max() <= 0.0008
     shown = pd.DataFrame(key_codes(table))  # a blank a value of its own: the class sizes
     assert match_counts(shown, missing_matches="itself").min() >= 3
+
+
+def test_the_summary_names_the_blanks_per_column_and_the_meaning_of_a_blank(tmp_path):
+    (tmp_path / "text").mkdir()
+    text, _ = publish_household(tmp_path / "text", "any", json_output=False)
+    done, out = publish_household(tmp_path, "any")
+    assert text.exit_code == 0 and done.exit_code == 0, text.output + done.output
+    summary = json.loads(done.stdout)
+    per_column = summary["suppressed_cells"]
+    total = sum(per_column.values())
+    lines = {line[:19].strip(): line[19:] for line in text.output.splitlines()}
+    assert lines["suppressed cells"].startswith(f"{total} blanked")
+    assert ", ".join(f"{c} {v}" for c, v in per_column.items()) in lines["suppressed cells"]
+    assert "matching any value" in lines["verified"] and "every row matching at least 3 rows" in lines["classes"]
+
+
+def test_ncp_and_metrics_count_a_blanked_cell_as_suppressed(tmp_path):
+    from _household import AGE_BANDS, RELAT_GROUPS
+
+    done, out = publish_household(tmp_path, "any")
+    assert done.exit_code == 0, done.output
+    summary = json.loads(done.stdout)
+    # NCP and Iyengar's loss, cell by cell on the written file: a blank costs 1 in both
+    table, meta = read_release(out)
+    n, m = table.shape[0], len(KEYS)
+    relat_leaves = {group: sum(1 for g in RELAT_GROUPS.values() if g == group) for group in RELAT_GROUPS.values()}
+    relat_text = table["relat"].map(meta.variable_value_labels["relat"])
+    ncp = loss = 0.0
+    for c in KEYS:
+        gone = blank(table[c])
+        if c == "age":  # ten-year bands of 100 ages
+            leaves, total_leaves = np.full(n, AGE_BANDS[0][1] - AGE_BANDS[0][0] + 1), 100
+        elif c == "relat":  # the curator's groups of 9 values
+            leaves, total_leaves = relat_text.map(relat_leaves).to_numpy(), len(RELAT_GROUPS)
+        else:
+            leaves, total_leaves = np.ones(n), 2
+        published = ~gone
+        ncp += gone.sum() + (leaves[published] / total_leaves).sum() * (c in ("age", "relat"))
+        loss += gone.sum() + ((leaves[published] - 1) / (total_leaves - 1)).sum()
+    assert summary["categorical_ncp"] == pytest.approx(ncp / (n * m))
+    assert summary["metrics"]["loss"] == pytest.approx(loss / (n * m))

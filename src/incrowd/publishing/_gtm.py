@@ -485,6 +485,41 @@ def _metrics_of(prep: Prepared, bottom: _Bottom, tables, levels: dict[str, int],
     return tables.values(vector[0], part, sizes, bad, gen, major)
 
 
+def cell_metrics(prep: Prepared, choice: GtmChoice, blank: np.ndarray) -> dict:
+    """Every utility metric of a cell release (``choice`` after its blanks; ``blank``: rows x
+    categorical QIs): the classes as published (a blank a value of the class's key), the rows
+    of too small missing patterns suppressed, and each blanked cell costing in ``loss``,
+    ``precision`` and ``entropy`` what a cell of a suppressed row costs."""
+    from ..generalization._utility_metrics import majority
+
+    bottom = _bottom(prep)
+    tables = _metric_tables(prep, bottom)
+    vector = np.array([choice.levels[a] for a in prep.categorical], dtype=np.int64)
+    part = {name: values[0] for name, values in tables.parts(vector.reshape(1, -1)).items()}
+    class_of = choice.class_of
+    n_classes = int(class_of.max()) + 1
+    sizes = np.bincount(class_of, minlength=n_classes)
+    failing = np.zeros(n_classes, dtype=bool)
+    failing[class_of[~choice.keep]] = True  # a class is a missing pattern's: kept whole or not at all
+    first = np.zeros(n_classes, np.int64)
+    first[class_of[::-1]] = np.arange(class_of.size - 1, -1, -1)
+    at_level = {a: prep.hierarchies[a].code_map(choice.levels[a])[prep.codes0[a]].astype(np.int64)
+                for a in prep.categorical}
+    gen = np.column_stack([at_level[a][first] for a in prep.categorical])
+    major = None
+    if prep.sensitive:  # the target of classification: the first sensitive column
+        target = prep.sensitive[0]
+        width = int(target.n_values)
+        keys, where = np.unique(class_of * width + target.codes, return_inverse=True)
+        major = majority(keys // width, np.bincount(where.ravel()).astype(np.int64), n_classes)
+    out = tables.values(vector, part, sizes, failing, gen, major)
+    published = blank & choice.keep[:, None]
+    extra = tables.blank_costs(vector, [at_level[a][published[:, j]] for j, a in enumerate(prep.categorical)])
+    for name, cost in extra.items():
+        out[name] = float(out[name] + cost)
+    return out
+
+
 def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int) -> GtmChoice | None:
     """The least-metric node within the limit: best first by a lower bound (see the module)."""
     metric = prep.spec.metric

@@ -8,8 +8,9 @@
   no more than that class's mean).
 - Normalized certainty penalty of the categorical quasi-identifiers (Xu, Wang, Pei, Wang, Shi,
   Fu, "Utility-based anonymization using local recoding", KDD 2006): a value published as is
-  costs 0, a generalized value u costs |leaves(u)| / |leaves|, a suppressed row costs 1;
-  averaged over rows and columns.
+  costs 0, a generalized value u costs |leaves(u)| / |leaves|, a suppressed row costs 1, and so
+  does a blanked cell (``suppression = "cells"``: its value is withheld as a suppressed row's
+  is); averaged over rows and columns.
 - Mean generalization height: the published level over the hierarchy's top level, averaged over
   published rows and categorical columns.
 """
@@ -51,8 +52,10 @@ def leaves_below(hierarchy: Hierarchy, level: int) -> np.ndarray:
 
 
 def categorical_ncp(hierarchies: dict[str, Hierarchy], codes0: dict[str, np.ndarray],
-                    levels_per_row: dict[str, np.ndarray], keep: np.ndarray) -> float:
-    """Mean NCP over rows and categorical columns (suppressed rows cost 1)."""
+                    levels_per_row: dict[str, np.ndarray], keep: np.ndarray,
+                    blanked: dict[str, np.ndarray] | None = None) -> float:
+    """Mean NCP over rows and categorical columns (suppressed rows and ``blanked`` cells, per
+    column a flag per row, cost 1)."""
     if not hierarchies:
         return 0.0
     n = keep.size
@@ -70,6 +73,8 @@ def categorical_ncp(hierarchies: dict[str, Hierarchy], codes0: dict[str, np.ndar
                 continue
             covered = leaves_below(hierarchy, int(L))[hierarchy.code_map(int(L))[codes0[name][rows]]]
             cost[rows] = covered / n_leaves
+        if blanked is not None and name in blanked:
+            cost[blanked[name]] = 1.0
         total += cost.sum()
     return float(total / (n * len(hierarchies)))
 
