@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
-
 from _household import KEYS, NOT_STATED, USER_MISSING, VALUE_LABELS, WEIGHT, write_hierarchies, write_household
 from benchdata import data_dir
+from typer.testing import CliRunner
+
 from incrowd.cli import app
 from incrowd.metrics import match_counts
 from incrowd.reporting import _sample_risk as sample_risk
