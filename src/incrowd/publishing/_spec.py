@@ -141,9 +141,12 @@ class ReleaseSpec:
     missing_matches : {"itself", "any"}
         With cell suppression: a missing value matches only itself, or any value.
     importance : dict of str to int or None
-        With cell suppression: which columns to blank last (higher is kept longer).
+        With cell suppression: sdcMicro's importance, 1 to m per categorical column; 1 is the
+        most important column, blanked last, m the least important, blanked first.
     max_suppressed_cells : int, float, str or None
-        With cell suppression: the most cells that may be blanked.
+        With cell suppression: the most cells that may be blanked, for k and the risk targets
+        together (``max_suppression`` bounds rows: those below k at the chosen node, which
+        get the blanks, and those removed whole).
     report_thresholds : dict of str to float
         The spec's ``[report]`` table: changed thresholds of the report's verdict.
     risk_targets : dict of str to float
