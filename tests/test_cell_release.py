@@ -175,3 +175,35 @@ def test_ncp_and_metrics_count_a_blanked_cell_as_suppressed(tmp_path):
         loss += gone.sum() + ((leaves[published] - 1) / (total_leaves - 1)).sum()
     assert summary["categorical_ncp"] == pytest.approx(ncp / (n * m))
     assert summary["metrics"]["loss"] == pytest.approx(loss / (n * m))
+
+
+def test_the_web_publishes_the_any_cell_release_of_the_labelled_sav(tmp_path):
+    pytest.importorskip("fastapi")
+    pytest.importorskip("multipart")
+    from fastapi.testclient import TestClient
+
+    from incrowd.web import create_app
+
+    data = write_household(data_dir(), tmp_path / "household.sav")
+    folder = write_hierarchies(tmp_path / "h")
+    application = create_app()
+    try:
+        client = TestClient(application)
+        ds = client.post("/api/datasets", files={"file": (data.name, data.read_bytes())}).json()["dataset"]
+        got = client.post("/api/publish/hierarchies", files=[("files", (f.name, f.read_bytes()))
+                                                             for f in (folder / "age.csv", folder / "relat.csv")])
+        assert got.status_code == 200, got.text
+        columns: dict = {c: "categorical" for c in KEYS}
+        columns["age"] = {"role": "categorical", "hierarchy": "age.csv", "match": "code"}
+        columns["relat"] = {"role": "categorical", "hierarchy": "relat.csv", "match": "label"}
+        spec = {"privacy": {"k": 3, "max_suppression": "100%", "suppression": "cells", "missing_matches": "any"},
+                "columns": {**columns, WEIGHT: "weight"}, "levels": dict(LEVELS)}
+        got = client.post("/api/publish", json={"dataset": ds, "spec": spec})
+        assert got.status_code == 200, got.text
+        out = tmp_path / "web.sav"
+        out.write_bytes(client.get(got.json()["download"]).content)
+    finally:
+        application.state.sessions.close()
+    table, meta = read_release(out)
+    assert table.shape[0] == 4580 and match_counts(table, KEYS, missing_matches="any").min() >= 3
+    assert meta.missing_ranges["water"] == [{"lo": float(NOT_STATED), "hi": float(NOT_STATED)}]
