@@ -161,9 +161,10 @@ def test_ncp_and_metrics_count_a_blanked_cell_as_suppressed(tmp_path):
     n, m = table.shape[0], len(KEYS)
     relat_leaves = {group: sum(1 for g in RELAT_GROUPS.values() if g == group) for group in RELAT_GROUPS.values()}
     relat_text = table["relat"].map(meta.variable_value_labels["relat"])
-    ncp = loss = 0.0
+    ncp = loss = height = 0.0
     for c in KEYS:
         gone = blank(table[c])
+        height += gone.sum() + (~gone).sum() * 0.5 * (c in ("age", "relat"))  # level 1 of 2; a blank the top
         if c == "age":  # ten-year bands of 100 ages
             leaves, total_leaves = np.full(n, AGE_BANDS[0][1] - AGE_BANDS[0][0] + 1), 100
         elif c == "relat":  # the curator's groups of 9 values
@@ -175,6 +176,7 @@ def test_ncp_and_metrics_count_a_blanked_cell_as_suppressed(tmp_path):
         loss += gone.sum() + ((leaves[published] - 1) / (total_leaves - 1)).sum()
     assert summary["categorical_ncp"] == pytest.approx(ncp / (n * m))
     assert summary["metrics"]["loss"] == pytest.approx(loss / (n * m))
+    assert summary["mean_generalization_height"] == pytest.approx(height / (n * m))
 
 
 def test_the_web_publishes_the_any_cell_release_of_the_labelled_sav(tmp_path):

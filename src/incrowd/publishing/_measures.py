@@ -12,7 +12,7 @@
   does a blanked cell (``suppression = "cells"``: its value is withheld as a suppressed row's
   is); averaged over rows and columns.
 - Mean generalization height: the published level over the hierarchy's top level, averaged over
-  published rows and categorical columns.
+  published rows and categorical columns (a blanked cell at the top).
 """
 
 from __future__ import annotations
@@ -80,8 +80,15 @@ def categorical_ncp(hierarchies: dict[str, Hierarchy], codes0: dict[str, np.ndar
 
 
 def mean_height(hierarchies: dict[str, Hierarchy], levels_per_row: dict[str, np.ndarray],
-                keep: np.ndarray) -> float:
+                keep: np.ndarray, blanked: dict[str, np.ndarray] | None = None) -> float:
+    """Mean over published rows and categorical columns of level / top level; a ``blanked``
+    cell counts as the top, as a suppressed cell does in the report."""
     if not hierarchies or not keep.any():
         return 0.0
-    parts = [np.minimum(levels_per_row[a][keep] / max(h.max_level, 1), 1.0) for a, h in hierarchies.items()]
+    parts = []
+    for a, h in hierarchies.items():
+        height = np.minimum(levels_per_row[a] / max(h.max_level, 1), 1.0)
+        if blanked is not None and a in blanked:
+            height = np.where(blanked[a], 1.0, height)
+        parts.append(height[keep])
     return float(np.mean(np.concatenate(parts)))

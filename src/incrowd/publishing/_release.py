@@ -369,7 +369,7 @@ def _report(prep: Prepared, groups, levels_per_row, keep, verification, extra, s
         "classes": int(classes["n_classes"]), "min_class_size": int(classes["min_class_size"]),
         "numeric_information_loss": _measures.numeric_information_loss(prep.Z, groups),
         "categorical_ncp": _measures.categorical_ncp(prep.hierarchies, prep.codes0, levels_per_row, keep, cells),
-        "mean_generalization_height": _measures.mean_height(prep.hierarchies, levels_per_row, keep),
+        "mean_generalization_height": _measures.mean_height(prep.hierarchies, levels_per_row, keep, cells),
         "seconds": seconds, "compile_seconds": compile_seconds,
         "verification": verification,
     }
