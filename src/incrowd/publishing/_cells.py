@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ParameterError
+from ._risk_targets import blank_for_targets
 
 
 def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
@@ -50,8 +51,6 @@ def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
         blank[rows] = got.mask
         used = [got.importance[a] for a in names]
     if spec.risk_targets:
-        from ._risk_targets import blank_for_targets
-
         # the spec refuses risk targets with numeric quasi-identifiers here: one pattern, all rows kept
         blank = blank_for_targets(prep, choice.levels, codes, blank, np.asarray(used))
     if spec.max_suppressed_cells is not None:

@@ -311,29 +311,25 @@ def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank:
     blank, in every row holding it (a whole class moves, so k holds with either meaning of a
     blank): in the column whose blank makes the key match the most weight, the least important
     column among equals."""
-    from ..reporting._sample_risk import frequencies, individual_risk, key_codes, sampling_weights
-
     targets = prep.spec.risk_targets
     weight = prep.spec.weight
-    w = sampling_weights(prep.frame[weight].reset_index(drop=True), weight)
+    w = np.asarray(prep.weights, dtype=np.float64)
     names = list(prep.categorical)
-    # a published cell as the risk measure reads it: missing where the input is (level 0), a
-    # user-missing code a value
-    missing0 = key_codes(prep.frame[names].reset_index(drop=True), names) < 0
     base = codes.copy()
     for j, a in enumerate(names):
-        if levels[a] == 0:
-            base[missing0[:, j], j] = -1
+        if levels[a] == 0:  # missing as published; a user-missing code is a value
+            base[prep.missing0[a], j] = -1
     blank = blank.copy()
     m = len(names)
     order = np.argsort(-np.asarray(importance), kind="stable")  # the least important first among equals
     limit = targets.get("max_individual_risk")
     while True:
         shown = np.where(blank, -1, base)
-        fk, Fk = frequencies(shown, w)
-        risk = individual_risk(fk, Fk)
-        got = {"max_individual_risk": float(risk.max()), "max_global_risk": float(risk.mean()),
-               "max_expected_reidentifications": float(risk.sum())}
+        # measured as the written file is: the keys' codes (a blank missing) and the weight
+        frame = pd.DataFrame(np.where(shown < 0, np.nan, shown), columns=names)
+        frame[weight] = prep.frame[weight].to_numpy()
+        got = measured(frame, names, weight)
+        risk = got.pop("_risk")
         missed = [key for key, ok in _met(targets, got).items() if not ok]
         if not missed:
             return blank
@@ -346,9 +342,9 @@ def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank:
         work &= open_rows
         if not work.any():
             key = missed[0]
-            raise ParameterError(f"cell suppression cannot meet {key}={targets[key]:g}: with every key cell "
-                                 f"blanked it reaches {got[key]:.6g}; raise {key}, or give coarser hierarchies; "
-                                 "nothing is published")
+            raise ParameterError(f"cell suppression cannot meet {key}={targets[key]:g}: with every key cell of "
+                                 f"its riskiest rows blanked it reaches {got[key]:.6g}; raise {key}, or give coarser "
+                                 "hierarchies; nothing is published")
         keys, key_of = np.unique(shown, axis=0, return_inverse=True)
         key_of = key_of.ravel()
         key_weight = np.bincount(key_of, weights=w, minlength=keys.shape[0])
