@@ -27,10 +27,16 @@ def summary_lines(info: dict) -> list[tuple[str, str]]:
     ]
     if info.get("levels"):
         lines.append(("levels", ", ".join(f"{a}={v}" for a, v in info["levels"].items())))
+    wildcard = info.get("missing_matches") == "any"
     lines += [
         ("rows", f"{info['rows_in']} in, {info['rows_out']} out"),
         ("suppressed", f"{info['suppressed']} rows ({100 * info['suppressed_fraction']:.3f} %)"),
-        ("classes", f"{info['classes']}, smallest {info['min_class_size']} rows"),
+    ]
+    if info.get("suppression") == "cells":
+        lines.append(("suppressed cells", _cells_line(info)))
+    lines += [
+        ("classes", f"{info['classes']} distinct keys, every row matching at least {info['min_class_size']} rows"
+                    if wildcard else f"{info['classes']}, smallest {info['min_class_size']} rows"),
         ("numeric IL", f"{100 * info['numeric_information_loss']:.3f} % (SSE/SST of the numeric QIs)"),
         ("categorical loss", f"NCP {info['categorical_ncp']:.4f}, mean generalization height "
                              f"{info['mean_generalization_height']:.3f}"
@@ -39,7 +45,8 @@ def summary_lines(info: dict) -> list[tuple[str, str]]:
         ("seconds", f"{info['seconds']:.3f}" + (f" (plus {info['compile_seconds']:.3f} s to compile or load the "
                                                "kernels, not counted)" if info.get("compile_seconds", 0) > 0.0005
                                                else "")),
-        ("verified", " and ".join(["k-anonymous over all quasi-identifiers"]
+        ("verified", " and ".join(["k-anonymous over all quasi-identifiers"
+                                   + (" (a missing value matching any value)" if wildcard else "")]
                                   + (["l-diverse"] if info.get("l") is not None else [])
                                   + (["t-close"] if info.get("t") is not None else []))
                      + (" on the written file" if (info.get("verification") or {}).get("verified_on") == "written file"
@@ -51,6 +58,15 @@ def summary_lines(info: dict) -> list[tuple[str, str]]:
     if info.get("output"):
         lines.append(("written", "standard output" if is_stdout(Path(info["output"])) else info["output"]))
     return lines
+
+
+def _cells_line(info: dict) -> str:
+    """The blanks of a cell release, in all and per column."""
+    per_column = info.get("suppressed_cells") or {}
+    total = int(sum(per_column.values()))
+    cells = int(info["rows_in"]) * max(len(per_column), 1)
+    shown = ", ".join(f"{name} {count}" for name, count in per_column.items())
+    return f"{total} blanked ({100 * total / cells:.3f} % of the categorical key cells): {shown}"
 
 
 def risk_lines(result, output=None) -> list[tuple[str, str]]:

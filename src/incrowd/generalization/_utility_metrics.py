@@ -206,6 +206,25 @@ class ColumnTables:
         return {name: None if v is None else float(v) for name, v in out.items()}
 
 
+    def blank_costs(self, levels: np.ndarray, blanked: Sequence[np.ndarray]) -> dict[str, float]:
+        """What blanked cells of published rows add to ``loss``, ``precision`` and ``entropy``:
+        a blanked cell costs what a cell of a suppressed row costs (its value is withheld), and
+        the entropy's suppression part is taken per column over its blanked cells.
+        ``blanked[j]``: the codes at ``levels[j]`` of column j's blanked cells."""
+        n, w, W = self.n, self.weights, self.weight_sum
+        loss = precision = entropy = 0.0
+        for j, c in enumerate(self.columns):
+            codes = np.asarray(blanked[j], dtype=np.int64)
+            if not codes.size:
+                continue
+            loss += float(w[j]) * float((1.0 - c.cell_loss[levels[j]][codes]).sum())
+            precision += float(w[j]) * codes.size * (1.0 - float(c.precision[levels[j]]))
+            counts = np.bincount(codes)
+            counts = counts[counts > 0].astype(np.float64)
+            entropy += float(w[j]) * float(-np.sum(counts * np.log2(counts / codes.size)))
+        return {"loss": loss / (n * W), "precision": precision / (n * W), "entropy": entropy}
+
+
 def majority(pair_class: np.ndarray, pair_rows: np.ndarray, n_classes: int) -> np.ndarray:
     """Per class, the rows of its unique most frequent target value, 0 where two values tie
     for most frequent (ARX penalizes every row of such a class); ``pair_class``/``pair_rows``:

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ParameterError
+from ._risk_targets import blank_for_targets
 
 
 def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
@@ -31,13 +32,15 @@ def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
     codes = np.column_stack([prep.hierarchies[a].code_map(choice.levels[a])[prep.codes0[a]].astype(np.int64)
                              for a in names])
     if spec.missing_matches == "any":
-        # a missing input cell published as it is matches any value, as a blank does
+        # a missing input cell published as it is matches any value, as a blank does; a
+        # user-missing code does not: the file shows it, and its verifier counts it as a value
         for j, a in enumerate(names):
             if choice.levels[a] == 0:
-                codes[prep.frame[a].isna().to_numpy(), j] = -1
+                codes[prep.missing0[a], j] = -1
     importance = None if not spec.importance else [spec.importance[a] for a in names]
     blank = np.zeros(codes.shape, dtype=bool)
     keep = np.ones(n, dtype=bool)
+    used = importance
     for p in np.unique(prep.pattern):
         rows = np.flatnonzero(prep.pattern == p)
         if rows.size < k:
@@ -46,6 +49,10 @@ def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
         got = local_suppression(pd.DataFrame(codes[rows], columns=names).replace(-1, np.nan), names, k,
                                 importance=importance, missing_matches=spec.missing_matches)
         blank[rows] = got.mask
+        used = [got.importance[a] for a in names]
+    if spec.risk_targets:
+        # the spec refuses risk targets with numeric quasi-identifiers here: one pattern, all rows kept
+        blank = blank_for_targets(prep, choice.levels, codes, blank, np.asarray(used))
     if spec.max_suppressed_cells is not None:
         total = n * len(names)
         try:
@@ -55,7 +62,8 @@ def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
                                  "categorical quasi-identifiers), a fraction in [0, 1] with a decimal point or a "
                                  f"percentage; got {spec.max_suppressed_cells!r}") from None
         if int(blank.sum()) > limit:
-            raise ParameterError(f"local suppression needs {int(blank.sum())} cells for k={k}, more than "
+            aims = f"k={k}" + "".join(f", {key}={value:g}" for key, value in spec.risk_targets.items())
+            raise ParameterError(f"local suppression needs {int(blank.sum())} cells for {aims}, more than "
                                  f"max_suppressed_cells={spec.max_suppressed_cells!r} ({limit} cells); nothing is "
                                  "published")
     codes[blank] = -1

@@ -458,8 +458,6 @@ def _class_facts(prep: Prepared, bottom: _Bottom, levels: dict[str, int], class_
                  with_target: bool):
     """Generalized codes per class (C, m) and, with a sensitive column (the target of
     ``classification``: the first one), the rows of each class's unique most frequent value."""
-    from ..generalization._utility_metrics import majority
-
     first = np.zeros(n_classes, np.int64)
     first[class_of] = np.arange(class_of.size)
     gen = np.column_stack([prep.hierarchies[a].code_map(levels[a])[bottom.codes[a][first]]
@@ -467,11 +465,20 @@ def _class_facts(prep: Prepared, bottom: _Bottom, levels: dict[str, int], class_
     major = None
     if with_target and bottom.pairs:
         b, value, count = bottom.pairs[0]
-        width = int(prep.sensitive[0].n_values)
-        keys, where = np.unique(class_of[b] * width + value, return_inverse=True)
-        rows = np.bincount(where.ravel(), weights=count).astype(np.int64)
-        major = majority(keys // width, rows, n_classes)
+        major = _target_majority(prep, class_of[b], value, count, n_classes)
     return gen.astype(np.int64), major
+
+
+def _target_majority(prep: Prepared, pair_class: np.ndarray, value: np.ndarray, count: np.ndarray,
+                     n_classes: int) -> np.ndarray:
+    """Per class, the rows of its unique most frequent value of the target (the first sensitive
+    column), from (class, value, rows) triples."""
+    from ..generalization._utility_metrics import majority
+
+    width = int(prep.sensitive[0].n_values)
+    keys, where = np.unique(pair_class * width + value, return_inverse=True)
+    rows = np.bincount(where.ravel(), weights=count).astype(np.int64)
+    return majority(keys // width, rows, n_classes)
 
 
 def _metrics_of(prep: Prepared, bottom: _Bottom, tables, levels: dict[str, int], within: int | None = None) -> dict:
@@ -483,6 +490,36 @@ def _metrics_of(prep: Prepared, bottom: _Bottom, tables, levels: dict[str, int],
     gen, major = _class_facts(prep, bottom, levels, class_of, n_classes, True)
     part = {name: values[0] for name, values in tables.parts(vector).items()}
     return tables.values(vector[0], part, sizes, bad, gen, major)
+
+
+def cell_metrics(prep: Prepared, choice: GtmChoice, blank: np.ndarray) -> dict:
+    """Every utility metric of a cell release (``choice`` after its blanks; ``blank``: rows x
+    categorical QIs): the classes as published (a blank a value of the class's key), the rows
+    of too small missing patterns suppressed, and each blanked cell costing in ``loss``,
+    ``precision`` and ``entropy`` what a cell of a suppressed row costs."""
+    bottom = _bottom(prep)
+    tables = _metric_tables(prep, bottom)
+    vector = np.array([choice.levels[a] for a in prep.categorical], dtype=np.int64)
+    part = {name: values[0] for name, values in tables.parts(vector.reshape(1, -1)).items()}
+    class_of = choice.class_of
+    n_classes = int(class_of.max()) + 1
+    sizes = np.bincount(class_of, minlength=n_classes)
+    failing = np.zeros(n_classes, dtype=bool)
+    failing[class_of[~choice.keep]] = True  # a class is a missing pattern's: kept whole or not at all
+    first = np.zeros(n_classes, np.int64)
+    first[class_of[::-1]] = np.arange(class_of.size - 1, -1, -1)
+    at_level = {a: prep.hierarchies[a].code_map(choice.levels[a])[prep.codes0[a]].astype(np.int64)
+                for a in prep.categorical}
+    gen = np.column_stack([at_level[a][first] for a in prep.categorical])
+    major = None
+    if prep.sensitive:  # the target of classification
+        major = _target_majority(prep, class_of, prep.sensitive[0].codes, np.ones(class_of.size), n_classes)
+    out = tables.values(vector, part, sizes, failing, gen, major)
+    published = blank & choice.keep[:, None]
+    extra = tables.blank_costs(vector, [at_level[a][published[:, j]] for j, a in enumerate(prep.categorical)])
+    for name, cost in extra.items():
+        out[name] = float(out[name] + cost)
+    return out
 
 
 def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int) -> GtmChoice | None:

@@ -8,10 +8,11 @@
   no more than that class's mean).
 - Normalized certainty penalty of the categorical quasi-identifiers (Xu, Wang, Pei, Wang, Shi,
   Fu, "Utility-based anonymization using local recoding", KDD 2006): a value published as is
-  costs 0, a generalized value u costs |leaves(u)| / |leaves|, a suppressed row costs 1;
-  averaged over rows and columns.
+  costs 0, a generalized value u costs |leaves(u)| / |leaves|, a suppressed row costs 1, and so
+  does a blanked cell (``suppression = "cells"``: its value is withheld as a suppressed row's
+  is); averaged over rows and columns.
 - Mean generalization height: the published level over the hierarchy's top level, averaged over
-  published rows and categorical columns.
+  published rows and categorical columns (a blanked cell at the top).
 """
 
 from __future__ import annotations
@@ -51,8 +52,10 @@ def leaves_below(hierarchy: Hierarchy, level: int) -> np.ndarray:
 
 
 def categorical_ncp(hierarchies: dict[str, Hierarchy], codes0: dict[str, np.ndarray],
-                    levels_per_row: dict[str, np.ndarray], keep: np.ndarray) -> float:
-    """Mean NCP over rows and categorical columns (suppressed rows cost 1)."""
+                    levels_per_row: dict[str, np.ndarray], keep: np.ndarray,
+                    blanked: dict[str, np.ndarray] | None = None) -> float:
+    """Mean NCP over rows and categorical columns (suppressed rows and ``blanked`` cells, per
+    column a flag per row, cost 1)."""
     if not hierarchies:
         return 0.0
     n = keep.size
@@ -70,13 +73,22 @@ def categorical_ncp(hierarchies: dict[str, Hierarchy], codes0: dict[str, np.ndar
                 continue
             covered = leaves_below(hierarchy, int(L))[hierarchy.code_map(int(L))[codes0[name][rows]]]
             cost[rows] = covered / n_leaves
+        if blanked is not None and name in blanked:
+            cost[blanked[name]] = 1.0
         total += cost.sum()
     return float(total / (n * len(hierarchies)))
 
 
 def mean_height(hierarchies: dict[str, Hierarchy], levels_per_row: dict[str, np.ndarray],
-                keep: np.ndarray) -> float:
+                keep: np.ndarray, blanked: dict[str, np.ndarray] | None = None) -> float:
+    """Mean over published rows and categorical columns of level / top level; a ``blanked``
+    cell counts as the top, as a suppressed cell does in the report."""
     if not hierarchies or not keep.any():
         return 0.0
-    parts = [np.minimum(levels_per_row[a][keep] / max(h.max_level, 1), 1.0) for a, h in hierarchies.items()]
+    parts = []
+    for a, h in hierarchies.items():
+        height = np.minimum(levels_per_row[a] / max(h.max_level, 1), 1.0)
+        if blanked is not None and a in blanked:
+            height = np.where(blanked[a], 1.0, height)
+        parts.append(height[keep])
     return float(np.mean(np.concatenate(parts)))

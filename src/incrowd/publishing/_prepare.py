@@ -60,6 +60,11 @@ class Prepared:
     #: text), what a report reading the input's own cells encodes them with
     data_hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
     weight: str | None = None
+    #: per categorical QI: the cells the written file shows missing (a user-missing code is a
+    #: value: the file shows its code, so it never matches another value)
+    missing0: dict[str, np.ndarray] = field(default_factory=dict)
+    #: the survey weight of each row (with a weight column)
+    weights: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -85,6 +90,7 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
     codes0: dict[str, np.ndarray] = {}
     match: dict[str, str] = {}
     data_hierarchies: dict[str, Hierarchy] = {}
+    missing0: dict[str, np.ndarray] = {}
     for c in categorical:
         column = frame[c]
         column_spec = spec.columns[c]
@@ -95,9 +101,11 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
         hierarchies[c], match[c] = hierarchy, mode
         codes0[c] = _encode(hierarchy, column, shown, user)
         data_hierarchies[c] = _spelled_as_data(hierarchy, codes0[c], labels)
+        missing0[c] = pd.isna(labels).astype(bool)
     weight = spec.weight
+    weights = None
     if weight is not None:
-        _check_weight(frame[weight], weight)
+        weights = _check_weight(frame[weight], weight)
         if spec.risk_targets:  # before the search: the targets' risks need weights of 1 or more
             check_target_weights(frame[weight], weight)
     if spec.levels:
@@ -109,7 +117,8 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
     return Prepared(frame=frame, spec=spec, roles=roles, numeric=numeric, categorical=categorical,
                     sensitive=sensitive, identifiers=[c for c in columns if roles[c] == "identifier"],
                     X=X, Z=Z, pattern=pattern, pattern_masks=masks, hierarchies=hierarchies, codes0=codes0,
-                    match=match, data_hierarchies=data_hierarchies, weight=weight)
+                    match=match, data_hierarchies=data_hierarchies, weight=weight, missing0=missing0,
+                    weights=weights)
 
 
 def _numeric(frame: pd.DataFrame, names: list[str], missing: str) -> np.ndarray:
@@ -219,8 +228,8 @@ def _spelled_as_data(hierarchy: Hierarchy, codes0: np.ndarray, labels: np.ndarra
     return replace(hierarchy, labels=(level0, *hierarchy.labels[1:]))
 
 
-def _check_weight(column: pd.Series, name: str) -> None:
-    """A survey weight is a finite number >= 0 in every row."""
+def _check_weight(column: pd.Series, name: str) -> np.ndarray:
+    """A survey weight is a finite number >= 0 in every row; returns the numbers."""
     numbers = column_numbers(column, lambda pos, count: DataError(
         f"weight column {name!r} must hold numbers; data row {pos + 1} holds {cell_text(column.iloc[pos])} "
         f"({count} non-numeric value(s) in all)"))
@@ -229,6 +238,7 @@ def _check_weight(column: pd.Series, name: str) -> None:
         pos = int(np.flatnonzero(bad)[0])
         raise DataError(f"weight column {name!r} must hold a number >= 0 in every row; data row {pos + 1} holds "
                         f"{cell_text(column.iloc[pos])} ({int(bad.sum())} such row(s)); a weight is never missing")
+    return numbers
 
 
 def _sensitive(column: pd.Series, ordered, l: int | None) -> Sensitive:

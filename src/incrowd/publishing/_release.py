@@ -185,11 +185,12 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
         from ._recode import check_full_suppression
 
         extra["fully_suppressed"] = check_full_suppression(prep, levels_per_row, keep)
-        table = _table(prep, groups, levels_per_row, keep, cells=extra.pop("cells", None))
+        cells = extra.pop("cells", None)
+        table = _table(prep, groups, levels_per_row, keep, cells=cells)
         verification = _verify(prep, table)
         seconds = time.perf_counter() - t0
     report = _report(prep, groups, levels_per_row, keep, verification, extra,
-                     max(seconds - clock.seconds, 0.0), clock.seconds)
+                     max(seconds - clock.seconds, 0.0), clock.seconds, cells)
     return PublishResult(table=table, suppressed=int((~keep).sum()), kept_rows=np.flatnonzero(keep),
                          spec=spec, _summary=report, hierarchies=dict(prep.data_hierarchies),
                          promise=_promise(prep, table))
@@ -228,6 +229,7 @@ def _gtm_groups(prep: Prepared, max_nodes: int | None = None, max_memory: int | 
         from ._cells import suppress_cells
 
         cells = suppress_cells(prep, choice)
+        choice.metrics = _gtm.cell_metrics(prep, choice, np.column_stack([cells[a] for a in prep.categorical]))
     groups = _gtm.microaggregate_classes(prep, choice)
     levels_per_row = {a: np.full(prep.n, choice.levels[a], np.int64) for a in prep.categorical}
     extra = {"levels": dict(choice.levels), "nodes_evaluated": choice.nodes_evaluated,
@@ -348,7 +350,7 @@ def _verify(prep: Prepared, table: pd.DataFrame) -> dict[str, Any]:
 
 
 def _report(prep: Prepared, groups, levels_per_row, keep, verification, extra, seconds,
-            compile_seconds) -> dict[str, Any]:
+            compile_seconds, cells: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
     spec = prep.spec
     classes = verification["k_anonymity"]  # the verifier counted the published classes already
     n = prep.n
@@ -366,8 +368,8 @@ def _report(prep: Prepared, groups, levels_per_row, keep, verification, extra, s
         "suppressed_fraction": float((~keep).sum() / n),
         "classes": int(classes["n_classes"]), "min_class_size": int(classes["min_class_size"]),
         "numeric_information_loss": _measures.numeric_information_loss(prep.Z, groups),
-        "categorical_ncp": _measures.categorical_ncp(prep.hierarchies, prep.codes0, levels_per_row, keep),
-        "mean_generalization_height": _measures.mean_height(prep.hierarchies, levels_per_row, keep),
+        "categorical_ncp": _measures.categorical_ncp(prep.hierarchies, prep.codes0, levels_per_row, keep, cells),
+        "mean_generalization_height": _measures.mean_height(prep.hierarchies, levels_per_row, keep, cells),
         "seconds": seconds, "compile_seconds": compile_seconds,
         "verification": verification,
     }

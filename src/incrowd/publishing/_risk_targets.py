@@ -10,8 +10,10 @@ until none is left above, since with missing key values one row's removal can ra
 risk); the node is feasible when the suppression stays within the limit and the rows left meet
 ``max_global_risk`` (the mean of their individual risks) and ``max_expected_reidentifications``
 (their sum). The global figures are those of the published file: a suppressed row is not in it,
-and no row is suppressed for their sake alone (generalizing meets them). The written file is
-verified the same way (:func:`verifier`) before it is put in place.
+and no row is suppressed for their sake alone (generalizing meets them). With
+``suppression = "cells"`` the node is chosen for k alone, and more cells are blanked until the
+targets hold (:func:`blank_for_targets`). The written file is verified the same way
+(:func:`verifier`) before it is put in place.
 """
 
 from __future__ import annotations
@@ -62,9 +64,10 @@ def parse_risk_targets(privacy: Mapping[str, Any], columns: Mapping[str, Any], s
     if strategy != "generalize-then-microaggregate":
         raise ParameterError(f"{source}: {named} is met by the generalize-then-microaggregate search; "
                              f"strategy {strategy!r} does not take it")
-    if suppression != "rows":
-        raise ParameterError(f"{source}: {named} is met by suppressing rows; suppression = {suppression!r} "
-                             "does not take it")
+    if suppression == "cells" and any(getattr(c, "role", None) == "numeric" for c in columns.values()):
+        raise ParameterError(f"{source}: {named} with suppression = \"cells\" needs every quasi-identifier "
+                             "categorical (a numeric column's published means are keys no blank can widen); "
+                             "use suppression = \"rows\"")
     return out
 
 
@@ -204,8 +207,8 @@ def judged(prep, bottom, levels: Mapping[str, int], class_of: np.ndarray, n_clas
     the classes above ``max_individual_risk`` added, or every class where the rows left miss a
     target (so the node suppresses more than any limit and is never the answer). Unchanged
     without risk targets, or where ``bad`` alone passes ``within`` already."""
-    if not prep.spec.risk_targets:
-        return bad
+    if not prep.spec.risk_targets or prep.spec.suppression == "cells":
+        return bad  # with cells, blanks meet the targets after the node is chosen (blank_for_targets)
     if within is not None and int(sizes[bad].sum()) > within:
         return bad
     judge = bottom.__dict__.get("risk_judge")
@@ -302,6 +305,69 @@ def suppress_groups(prep, groups: np.ndarray, levels_per_row: Mapping[str, np.nd
             f"max_suppression={prep.spec.max_suppression!r} ({allowed} rows); raise max_individual_risk or k, "
             "or allow more suppression; nothing is published")
     return groups
+
+
+def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank: np.ndarray,
+                      importance: np.ndarray) -> np.ndarray:
+    """With ``suppression = "cells"``: the cells blanked for k (``blank``, rows x categorical
+    QIs) and more, until every target holds as the written file's check measures it (sdcMicro's
+    ``indivRisk``, a blank matching any value). ``codes``: the categorical QIs' codes at
+    ``levels``; ``importance``: per column, 1 = the most important, blanked last.
+
+    While a row is above ``max_individual_risk`` (else, while a global target is missed, the
+    rows of the highest risk), each distinct published key among those rows gets one more
+    blank, in every row holding it (a whole class moves, so k holds with either meaning of a
+    blank): in the column whose blank makes the key match the most weight, the least important
+    column among equals."""
+    targets = prep.spec.risk_targets
+    weight = prep.spec.weight
+    w = np.asarray(prep.weights, dtype=np.float64)
+    names = list(prep.categorical)
+    base = codes.copy()
+    for j, a in enumerate(names):
+        if levels[a] == 0:  # missing as published; a user-missing code is a value
+            base[prep.missing0[a], j] = -1
+    blank = blank.copy()
+    m = len(names)
+    order = np.argsort(-np.asarray(importance), kind="stable")  # the least important first among equals
+    limit = targets.get("max_individual_risk")
+    while True:
+        shown = np.where(blank, -1, base)
+        # measured as the written file is: the keys' codes (a blank missing) and the weight
+        frame = pd.DataFrame(np.where(shown < 0, np.nan, shown), columns=names)
+        frame[weight] = prep.frame[weight].to_numpy()
+        got = measured(frame, names, weight)
+        risk = got.pop("_risk")
+        missed = [key for key, ok in _met(targets, got).items() if not ok]
+        if not missed:
+            return blank
+        open_rows = (shown >= 0).any(axis=1)
+        if limit is not None and got["max_individual_risk"] > limit:
+            work = risk > limit
+        else:  # a global target: the riskiest rows that can still be blanked, a hundredth at a time
+            cut = np.quantile(risk[open_rows], 0.99) if open_rows.any() else np.inf
+            work = risk >= cut
+        work &= open_rows
+        if not work.any():
+            key = missed[0]
+            raise ParameterError(f"cell suppression cannot meet {key}={targets[key]:g}: with every key cell of "
+                                 f"its riskiest rows blanked it reaches {got[key]:.6g}; raise {key}, or give coarser "
+                                 "hierarchies; nothing is published")
+        keys, key_of = np.unique(shown, axis=0, return_inverse=True)
+        key_of = key_of.ravel()
+        key_weight = np.bincount(key_of, weights=w, minlength=keys.shape[0])
+        for u in np.unique(key_of[work]):
+            row = keys[u]
+            same = (keys == row) | (keys < 0) | (row < 0)
+            mismatches = m - same.sum(axis=1)
+            best, best_weight = -1, -1.0
+            for c in order:
+                if row[c] < 0:
+                    continue
+                matched = float(key_weight[(mismatches == 0) | ((mismatches == 1) & ~same[:, c])].sum())
+                if matched > best_weight:
+                    best, best_weight = int(c), matched
+            blank[key_of == u, best] = True
 
 
 def measured(table: pd.DataFrame, quasi_identifiers, weight: str) -> dict[str, Any]:

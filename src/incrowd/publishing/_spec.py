@@ -13,7 +13,7 @@ Given as a TOML file (or TOML text) or as the same structure as a Python dict::
                                      # (also per column: race = { ..., allow_full_suppression = true })
     suppression = "rows"  # or "cells": blank single categorical cells instead (local suppression),
                           # with missing_matches = "itself" | "any", importance = { sex = 1, ... }
-                          # and max_suppressed_cells
+                          # (1 = the most important column, blanked last) and max_suppressed_cells
     max_individual_risk = 0.1   # optional risk targets, with a "weight" column: each row's
     max_global_risk = 0.01      # re-identification risk in the population (sdcMicro's indivRisk),
                                 # their mean, and max_expected_reidentifications (their sum)
@@ -108,7 +108,9 @@ class ReleaseSpec:
         The largest earth mover's distance of a class from the input's distribution, per
         sensitive column.
     max_suppression : int, float or str
-        Rows that may be left out: a count, a fraction or ``"1%"``.
+        Rows that may be left out: a count, a fraction or ``"1%"``. With cell suppression it
+        bounds rows too: those below k at the chosen node (they keep their row and get the
+        blanks) and those removed whole; ``max_suppressed_cells`` bounds the blanks.
     strategy : {"generalize-then-microaggregate", "joint"}
         How numeric and categorical quasi-identifiers are released together.
     method : str
@@ -141,9 +143,12 @@ class ReleaseSpec:
     missing_matches : {"itself", "any"}
         With cell suppression: a missing value matches only itself, or any value.
     importance : dict of str to int or None
-        With cell suppression: which columns to blank last (higher is kept longer).
+        With cell suppression: sdcMicro's importance, 1 to m per categorical column; 1 is the
+        most important column, blanked last, m the least important, blanked first.
     max_suppressed_cells : int, float, str or None
-        With cell suppression: the most cells that may be blanked.
+        With cell suppression: the most cells that may be blanked, for k and the risk targets
+        together (``max_suppression`` bounds rows: those below k at the chosen node, which
+        get the blanks, and those removed whole).
     report_thresholds : dict of str to float
         The spec's ``[report]`` table: changed thresholds of the report's verdict.
     risk_targets : dict of str to float
