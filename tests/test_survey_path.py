@@ -244,9 +244,9 @@ def test_a_generalized_column_is_written_back_as_a_labelled_recode(tmp_path):
     written, meta = read(out)
     labels = meta.variable_value_labels["edu"]
     # the groups numbered after the largest code (99), in the hierarchy's order; "Not stated" is the
-    # user-missing code it names, still declared missing
+    # user-missing code it names, still declared missing; no cell is "*", so no code is labelled so
     assert labels == {1.0: "Primary", 2.0: "Lower secondary", 3.0: "Upper secondary", 4.0: "Tertiary",
-                      99.0: "Not stated", 100.0: "Basic", 101.0: "Advanced", 102.0: "*"}
+                      99.0: "Not stated", 100.0: "Basic", 101.0: "Advanced"}
     assert written["edu"].tolist() == [100.0] * 10 + [101.0] * 10 + [99.0] * 5
     assert meta.missing_ranges["edu"] == [{"lo": 99.0, "hi": 99.0}]
     assert meta.variable_measure["edu"] == "ordinal"
@@ -277,7 +277,7 @@ def test_a_stata_user_missing_group_stays_its_extended_missing_value(tmp_path):
     assert done.exit_code == 0, done.output
     written, meta = read(out)
     assert written["edu"].tolist() == [3.0] * 8 + ["a"] * 4
-    assert meta.variable_value_labels["edu"] == {1: "Primary", 2: "Tertiary", 3: "Any", 4: "*", "a": "Not stated"}
+    assert meta.variable_value_labels["edu"] == {1: "Primary", 2: "Tertiary", 3: "Any", "a": "Not stated"}
     assert meta.missing_user_values["edu"] == ["a"]
 
 
