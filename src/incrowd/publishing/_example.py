@@ -274,7 +274,7 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
         f"max_suppression = \"{limit}\"".ljust(26) + "# rows that may be left out",
         "strategy = \"generalize-then-microaggregate\"   # or \"joint\"",
         "method = \"mdav\"           # microaggregation method for the numeric columns",
-        "# allow_full_suppression = true   # let a column be published as \"*\" in every row",
+        "# allow_full_suppression = false  # forbid a column published as \"*\" in every row (allowed by default)",
         "",
         "[columns]",
         "# roles: identifier (dropped), numeric, categorical (add hierarchy = \"file.csv\"),",

@@ -243,7 +243,8 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         out.verdict = _verdict(a, risk, utility, hierarchies=hierarchies, k=k,
                                l=promised_l if promised_l is not None else promised.get("l"),
                                t=promised_t if promised_t is not None else promised.get("t"),
-                               thresholds=thresholds, risk_targets=promised.get("risk_targets"))
+                               thresholds=thresholds, risk_targets=promised.get("risk_targets"),
+                               fully_suppressed=promised.get("fully_suppressed"))
         seconds["verdict"] = work_clock() - started
         if figures:
             started = work_clock()
