@@ -126,3 +126,15 @@ def test_the_household_survey_reaches_a_top_only_where_it_loses_least(tmp_path):
     report = incrowd.report(data, result.table, figures=False, **result.report_options())
     line = _verdict_line(report, "fully_suppressed (age)")
     assert line["status"] == "review" and "a lower level of age qualifies" in line["next_step"]
+
+
+def test_a_standalone_report_finds_a_column_at_its_top_in_the_release_itself():
+    """A release made elsewhere (no summary to name it): a quasi-identifier one label in every
+    row while the original rows held several values is reviewed as well."""
+    release = FRAME.assign(sex="*")
+    report = incrowd.report(FRAME, release, ["age", "sex"], figures=False)
+    line = _verdict_line(report, "fully_suppressed (sex)")
+    assert line is not None and line["status"] == "review"
+    # a column that held one value in the original tells as much as before: no line
+    same = FRAME.assign(sex="m")
+    assert _verdict_line(incrowd.report(same, same, ["age", "sex"], figures=False), "fully_suppressed (sex)") is None

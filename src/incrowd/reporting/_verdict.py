@@ -158,8 +158,8 @@ def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any
     ``{measure, value, threshold, status, driver, next_step}`` (``status`` "pass", "review" or
     "fail"; ``driver`` and ``next_step`` only for a review or a failure), as the module says.
     ``risk_targets``: the release's promised risk targets (its summary's ``risk_targets``): the
-    weighted risks are held to them as promises. ``fully_suppressed``: the columns the release
-    says it published as one label in every row (its summary's ``fully_suppressed``)."""
+    weighted risks are held to them as promises. ``fully_suppressed``: the quasi-identifiers
+    published as one label in every row (:func:`one_label_columns`)."""
     th = thresholds_from(thresholds)
     ctx = _Context(aligned, hierarchies)
     out: list[dict[str, Any]] = []
@@ -393,15 +393,22 @@ def _weighted_risks(risk: dict) -> list[tuple[str, float, str]]:
     return out
 
 
-def _fully_suppressed_lines(ctx: _Context, named: Sequence[str]) -> list[dict]:
-    """A "review" line for each quasi-identifier published as one label in every row: those the
-    release names, and any other non-numeric one whose kept original rows hold several values."""
-    a = ctx.a
+def one_label_columns(aligned, named: Sequence[str] = ()) -> list[str]:
+    """The quasi-identifiers published as one label in every row: those the release names (its
+    summary's ``fully_suppressed``), then any other non-numeric one whose kept original rows hold
+    several values (a release made elsewhere says nothing of it)."""
+    a = aligned
     found = [q for q in a.quasi_identifiers if q not in a.numeric and q in a.original.columns
              and a.release[q].nunique(dropna=False) == 1
              and a.original[q].iloc[a.kept].nunique(dropna=False) > 1]
+    return list(dict.fromkeys([*(q for q in named if q in a.release.columns), *found]))
+
+
+def _fully_suppressed_lines(ctx: _Context, names: Sequence[str]) -> list[dict]:
+    """A "review" line for each column of ``names`` (:func:`one_label_columns`)."""
+    a = ctx.a
     out = []
-    for name in dict.fromkeys([*(q for q in named if q in a.release.columns), *found]):
+    for name in names:
         label = _shown(a.release[name]).iloc[0] if a.release.shape[0] else "*"
         depth = getattr(ctx.hierarchies.get(name), "max_level", 0)
         if depth > 1:  # its hierarchy has levels below the top: a lower one needs more suppression
