@@ -419,7 +419,7 @@ def _fully_suppressed_lines(ctx: _Context, names: Sequence[str]) -> list[dict]:
                     f"max_suppression; to forbid it, set allow_full_suppression = false for {name}")
         out.append(_line(f"fully_suppressed ({name})", 1, 2, "review",
                          f"{name} is published as {label!r} in every one of the {a.release.shape[0]} rows, so it "
-                         "tells nothing (the search took it to its top, where the release lost least)", step))
+                         "tells an analyst nothing", step))
     return out
 
 
