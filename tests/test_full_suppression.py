@@ -6,6 +6,7 @@ report's verdict gives it a "review" line with the next step."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -138,3 +139,20 @@ def test_a_standalone_report_finds_a_column_at_its_top_in_the_release_itself():
     # a column that held one value in the original tells as much as before: no line
     same = FRAME.assign(sex="m")
     assert _verdict_line(incrowd.report(same, same, ["age", "sex"], figures=False), "fully_suppressed (sex)") is None
+
+
+def test_the_web_page_allows_it_by_default_as_the_spec_does():
+    pytest.importorskip("fastapi")
+    pytest.importorskip("multipart")
+    from fastapi.testclient import TestClient
+
+    from incrowd.web import create_app
+
+    application = create_app(max_upload_mb=1)
+    try:
+        text = TestClient(application).get("/publish").text
+    finally:
+        application.state.sessions.close()
+    box = re.search(r'<input id="allow-full-suppression"[^>]*>', text)
+    assert box is not None and " checked" in box.group(0)
+    assert "privacy.allow_full_suppression = false" in text  # sent only when the curator unticks it
