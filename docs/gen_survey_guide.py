@@ -241,22 +241,16 @@ every class to hold varied values of it (see [k, l and t](privacy-models.md)).
         p.append(f"At the proposed `max_suppression = \"{out['spec_max_suppression']}\"` the release is made "
                  "at the first try (had the limit been too small, incrowd would refuse in one line, write "
                  "nothing, and name the column that holds the classes small and the levers: more "
-                 "suppression, a lower k, a hierarchy, or `allow_full_suppression = true`). The summary:\n\n")
+                 "suppression, a lower k, or a hierarchy). The summary:\n\n")
     else:
         p.append(f"""At the proposed `max_suppression = "{out['spec_max_suppression']}"` incrowd refuses, in one line
 on stderr (exit code 2), and writes nothing:
 
 {_block(first_err.strip())}
-Read it from the end: even the highest generalization that still tells rows apart leaves more
-rows in classes smaller than k than the limit allows. Every column stops one level below its
-top, because the top is one label in every row (`*`), which tells an analyst nothing; the line
-names the column that holds the classes small: `relationship` has no hierarchy, so no level
-between its values and `*`. The
-remedies the line names are the curator's choices: allow more suppression, lower k, or let a
-column be published as one label with `allow_full_suppression = true` (in `[privacy]` for every
-column, or in one column's entry:
-`relationship = {{ role = "categorical", allow_full_suppression = true }}`); a column published so
-is listed in the summary. Better still, give the column a hierarchy.
+Read it from the end: even the highest generalization leaves more rows in classes smaller than
+k than the limit allows; the line names the column that holds the classes small. The remedies
+it names are the curator's choices: allow more suppression, lower k, or give the column a
+hierarchy.
 
 """)
         tried = [f'`"{limit}"`' for limit, _ in out["refused"]]
@@ -336,8 +330,11 @@ Read the release back with the reader your users have, here pyreadstat:
 A generalized column stays a numeric variable with value labels: an unchanged value keeps its
 code and label, a group takes a new code above the column's largest (numbered in the order of
 the hierarchy, so the same hierarchy and file give the same codes in every release), and the
-user-missing 99 "Not stated" stays 99, still declared missing. Check that the labels read as
-your users expect before you hand the file out.
+user-missing 99 "Not stated" stays 99, still declared missing. A measurement generalized to
+ranges (age in ten-year bands) is written the same way: a numeric variable whose new codes carry
+the labels "0-9", "10-19", ..., with the measure ordinal; `*` gets a code and a label only where a
+cell holds it, and a blanked cell is system-missing. Check that the labels read as your users
+expect before you hand the file out.
 
 ## Where to go next
 

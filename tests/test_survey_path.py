@@ -244,9 +244,9 @@ def test_a_generalized_column_is_written_back_as_a_labelled_recode(tmp_path):
     written, meta = read(out)
     labels = meta.variable_value_labels["edu"]
     # the groups numbered after the largest code (99), in the hierarchy's order; "Not stated" is the
-    # user-missing code it names, still declared missing
+    # user-missing code it names, still declared missing; no cell is "*", so no code is labelled so
     assert labels == {1.0: "Primary", 2.0: "Lower secondary", 3.0: "Upper secondary", 4.0: "Tertiary",
-                      99.0: "Not stated", 100.0: "Basic", 101.0: "Advanced", 102.0: "*"}
+                      99.0: "Not stated", 100.0: "Basic", 101.0: "Advanced"}
     assert written["edu"].tolist() == [100.0] * 10 + [101.0] * 10 + [99.0] * 5
     assert meta.missing_ranges["edu"] == [{"lo": 99.0, "hi": 99.0}]
     assert meta.variable_measure["edu"] == "ordinal"
@@ -277,26 +277,8 @@ def test_a_stata_user_missing_group_stays_its_extended_missing_value(tmp_path):
     assert done.exit_code == 0, done.output
     written, meta = read(out)
     assert written["edu"].tolist() == [3.0] * 8 + ["a"] * 4
-    assert meta.variable_value_labels["edu"] == {1: "Primary", 2: "Tertiary", 3: "Any", 4: "*", "a": "Not stated"}
+    assert meta.variable_value_labels["edu"] == {1: "Primary", 2: "Tertiary", 3: "Any", "a": "Not stated"}
     assert meta.missing_user_values["edu"] == ["a"]
-
-
-def test_a_column_fully_suppressed_is_refused_unless_allowed_and_said(tmp_path):
-    frame = pd.DataFrame({"age": np.arange(20.0), "sex": ["m", "f"] * 10})
-    spec = {"privacy": {"k": 11, "max_suppression": "100%"}, "columns": {"age": "numeric", "sex": "categorical"}}
-    with pytest.raises(ParameterError, match="allow_full_suppression = true"):
-        incrowd.publish(frame, spec)
-    for allowed in ({"privacy": {**spec["privacy"], "allow_full_suppression": True}, "columns": spec["columns"]},
-                    {"privacy": spec["privacy"], "columns": {"age": "numeric", "sex": {
-                        "role": "categorical", "allow_full_suppression": True}}}):
-        result = incrowd.publish(frame, allowed)
-        assert set(result.table["sex"]) == {"*"} and result.summary()["fully_suppressed"] == ["sex"]
-    # the joint strategy too, checked on the release it finds
-    joint = {"privacy": {**spec["privacy"], "strategy": "joint"}, "columns": spec["columns"]}
-    with pytest.raises(ParameterError, match="'sex' as one label in every row"):
-        incrowd.publish(frame, joint)
-    with pytest.raises(ParameterError, match="allow_full_suppression must be true or false"):
-        load_spec({"privacy": {"k": 2, "allow_full_suppression": "yes"}, "columns": {"a": "numeric"}})
 
 
 def test_a_microaggregated_column_keeps_its_format_with_decimals(tmp_path):
@@ -427,9 +409,12 @@ def test_the_example_spec_proposes_the_smallest_suppression_limit_that_publishes
     released = run("publish", tmp_path / "d.csv", "--spec", spec, "-o", tmp_path / "r.csv", "--json")
     assert released.exit_code == 0, released.output
     assert json.loads(released.stdout)["suppressed"] == 27
-    # one step less refuses: the proposal is the smallest round limit that publishes
+    assert json.loads(released.stdout)["fully_suppressed"] == []
+    # one step less publishes only by taking rel to "*" in every row: the proposal is the smallest
+    # round limit that publishes with every column telling something
     spec.write_text(done.stdout.replace('max_suppression = "10%"', 'max_suppression = "5%"'))
-    assert run("publish", tmp_path / "d.csv", "--spec", spec, "-o", tmp_path / "r2.csv").exit_code == 2
+    released = run("publish", tmp_path / "d.csv", "--spec", spec, "-o", tmp_path / "r2.csv", "--json")
+    assert released.exit_code == 0 and json.loads(released.stdout)["fully_suppressed"] == ["rel"]
     from incrowd.publishing import example_spec
     assert example_spec(frame, [tmp_path / "grp.csv"], tmp_path)["privacy"]["max_suppression"] == "10%"
 
@@ -523,17 +508,19 @@ def test_a_refusal_names_the_column_without_a_hierarchy_and_only_the_levers_set(
     frame = pd.DataFrame({"edu": list("abcd") * 5, "rel": [f"r{i}" for i in range(20)], "inc": ["x", "y"] * 10})
     columns = {"edu": {"role": "categorical", "hierarchy": str(tmp_path / "edu.csv")}, "rel": "categorical",
                "inc": "other"}
+    forbid = {"allow_full_suppression": False}  # else rel may go to "*", which publishes
     with pytest.raises(ParameterError) as refused:
-        incrowd.publish(frame, {"privacy": {"k": 2}, "columns": columns})
+        incrowd.publish(frame, {"privacy": {"k": 2, **forbid}, "columns": columns})
     line = str(refused.value)
-    assert "rel has no hierarchy: give it one, or make it 'other'/'sensitive', or allow_full_suppression" in line
+    assert ("rel has no hierarchy: give it one, or make it 'other'/'sensitive', or set allow_full_suppression = "
+            "true") in line
     assert "edu" not in line.split("; ", 1)[1] and "stop below their top" not in line
     assert "lower k," in line and " l " not in line and "raise t" not in line
     with pytest.raises(ParameterError) as refused:
-        incrowd.publish(frame, {"privacy": {"k": 2, "l": 2}, "columns": {**columns, "inc": "sensitive"}})
+        incrowd.publish(frame, {"privacy": {"k": 2, "l": 2, **forbid}, "columns": {**columns, "inc": "sensitive"}})
     assert "lower k or l," in str(refused.value) and "raise t" not in str(refused.value)
     with pytest.raises(ParameterError, match="lower k, raise t,"):
-        incrowd.publish(frame, {"privacy": {"k": 2, "t": 0.5}, "columns": {**columns, "inc": "sensitive"}})
+        incrowd.publish(frame, {"privacy": {"k": 2, "t": 0.5, **forbid}, "columns": {**columns, "inc": "sensitive"}})
 
 
 @needs_data

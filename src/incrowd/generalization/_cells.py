@@ -274,9 +274,10 @@ def _numbers(values) -> list[float]:
 
 
 def recode_groups(column: pd.Series, hierarchy: Hierarchy) -> dict | None:
-    """How a generalized column of codes is written back to SPSS and Stata (None for a column
-    of text, or of numbers the file gives neither value labels nor a nominal or ordinal measure:
-    it stays text). In memory an unchanged cell is its code as text (or, matched by
+    """How a generalized column of numbers is written back to SPSS and Stata (None for a column
+    of text: it stays text). A column of codes and a measurement alike (age into ten-year bands)
+    stay numeric, so a user's SPSS or Stata sees one numeric variable with value labels, never a
+    string of labels with blanks. In memory an unchanged cell is its code as text (or, matched by
     label, its value label) and a generalized cell its hierarchy label; the file holds numbers:
 
     - a code keeps its code and its value label;
@@ -284,21 +285,22 @@ def recode_groups(column: pd.Series, hierarchy: Hierarchy) -> dict | None:
       user-missing one included (the group "Not stated" above the code 99 labelled so, Stata's
       ``.a``: its letter);
     - every other label of the hierarchy (and ``*``) gets a new code, numbered from one above
-      the largest code the column uses (its values, value labels and user-missing codes), in the
-      order of the hierarchy's levels and, within a level, of the hierarchy file: the same
-      hierarchy and file give the same codes in every release.
+      the largest code the column uses (its values, value labels, user-missing codes and the
+      numbers its hierarchy lists), in the order of the hierarchy's levels and, within a level,
+      of the hierarchy file: the same hierarchy and file give the same codes in every release.
 
     Returns ``{"groups": [[code, label], ...], "measure": "nominal" | "ordinal"}`` (the measure
-    the file gave, nominal where it gave none), read by :func:`incrowd.io._statfiles.write`."""
+    the file gave; ordinal for a measurement, whose groups are ranges in order; nominal where it
+    gave none), read by :func:`incrowd.io._statfiles.write`."""
     if not pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(column.dtype):
         return None
     meta = column.attrs.get("statfile")
     info = ((meta.get("columns") or {}).get(str(column.name)) or {}) if isinstance(meta, dict) else {}
-    if not info.get("value_labels") and info.get("measure") not in ("nominal", "ordinal"):
-        return None  # a measurement (age into intervals) is no coded variable: its labels stay text
     missing_codes = list(info.get("missing_codes") or ())
     pairs_in = [(c, str(t)) for c, t in info.get("value_labels") or ()]
-    used = _numbers(code for code, _ in pairs_in) + _numbers(missing_codes)
+    listed = (number_text(label) for label in hierarchy.labels[0].tolist())
+    used = (_numbers(code for code, _ in pairs_in) + _numbers(missing_codes)
+            + _numbers(float(number) for number in listed if number is not None))
     values = column.to_numpy(dtype=np.float64, na_value=np.nan)
     present = values[np.isfinite(values)]
     if present.size:
@@ -327,7 +329,8 @@ def recode_groups(column: pd.Series, hierarchy: Hierarchy) -> dict | None:
         if pair[0] is None:
             pair[0] = start
             start += 1
-    measure = info.get("measure") if info.get("measure") in ("nominal", "ordinal") else "nominal"
+    measure = info.get("measure") if info.get("measure") in ("nominal", "ordinal") else \
+        "ordinal" if info.get("measure") == "scale" else "nominal"
     return {"groups": pairs, "measure": measure}
 
 

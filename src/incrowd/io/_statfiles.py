@@ -444,6 +444,7 @@ def _recoded(series, info: dict, recode: dict, fmt: str, same: bool, name, shown
     if (~text).any():
         # Python floats keep a NaN's payload bits (which user-missing code it is)
         values[~text] = np.array([np.nan if v is None else v for v in cells[~text]], dtype=np.float64)
+    uniques: list = []
     if text.any():
         factor, uniques = pd.factorize(cells[text])
         codes = np.empty(len(uniques))
@@ -458,7 +459,10 @@ def _recoded(series, info: dict, recode: dict, fmt: str, same: bool, name, shown
                                 f"{label!r}, neither a code nor a group of its hierarchy") from None
         values[text] = codes[factor]
     pairs = [list(p) for p in (info.get("value_labels") or ()) if not isinstance(p[0], str) or same]
-    pairs += [[code, label] for code, label in recode["groups"] if not isinstance(code, str)]
+    # "*" (values with no common ancestor) is labelled only where a cell holds it: a label for
+    # a value the file never holds would tell a reader some row might be "*"
+    pairs += [[code, label] for code, label in recode["groups"]
+              if not isinstance(code, str) and (label != "*" or "*" in set(uniques))]
     width = len(str(int(max([abs(c) for c, _ in recode["groups"] if not isinstance(c, str)] + [1]))))
     written = {**info, "type": "double", "value_labels": pairs, "measure": recode["measure"],
                "format": f"F{max(width, 1) + 1}.0" if fmt == "spss" else "%8.0g"}

@@ -169,7 +169,8 @@ def _columns_only(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLik
 
 def proposed_limit(data: pd.DataFrame, spec: dict, base_dir: str | os.PathLike | None = None) -> str:
     """The ``max_suppression`` a starting spec proposes for ``spec``'s roles and hierarchies: the
-    smallest of 1, 2, 5, 10 and 20 % they meet at k = 5 ("1%" when none does), as
+    smallest of 1, 2, 5, 10 and 20 % they meet at k = 5 with every column telling something (no
+    column taken to its top, one label in every row; "1%" when none does), as
     :func:`example_spec` proposes it; for a caller that sets the hierarchies itself (the web
     page proposes uploaded files by the names the user gave them).
 
@@ -199,8 +200,11 @@ def _proposed_limit(data: pd.DataFrame, spec: dict, base: Path | None) -> tuple[
     from ._prepare import prepare
     from ._spec import load_spec
 
+    # measured with every column below its top: "*" throughout meets any k, and a proposal
+    # that leans on it would hand the curator a release that drops whole columns
+    informative = {**spec, "privacy": {**(spec.get("privacy") or {}), "allow_full_suppression": False}}
     try:
-        prep = prepare(data, load_spec(spec, base))
+        prep = prepare(data, load_spec(informative, base))
         if not prep.categorical:
             return "1%", None
         needed = top_suppression(prep)
@@ -274,7 +278,7 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
         f"max_suppression = \"{limit}\"".ljust(26) + "# rows that may be left out",
         "strategy = \"generalize-then-microaggregate\"   # or \"joint\"",
         "method = \"mdav\"           # microaggregation method for the numeric columns",
-        "# allow_full_suppression = true   # let a column be published as \"*\" in every row",
+        "# allow_full_suppression = false  # forbid a column published as \"*\" in every row (allowed by default)",
         "",
         "[columns]",
         "# roles: identifier (dropped), numeric, categorical (add hierarchy = \"file.csv\"),",

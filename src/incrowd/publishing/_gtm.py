@@ -403,10 +403,10 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
         if flat:
             have, it = ("has", "it") if len(flat) == 1 else ("have", "them")
             top += (f"; {', '.join(flat)} {have} no hierarchy: give {it} one, or make {it} 'other'/'sensitive', "
-                    "or allow_full_suppression = true")
-        elif capped:  # the way out may be the one label the spec refuses by default
-            top += (f"; {', '.join(capped)} stop below their top, which is one label in every row: allow it "
-                    "with allow_full_suppression = true")
+                    "or set allow_full_suppression = true (the spec sets it false)")
+        elif capped:  # the way out may be the one label the spec forbids
+            top += (f"; {', '.join(capped)} stop below their top, which is one label in every row: the spec "
+                    "forbids it (allow_full_suppression = false); set it true to allow it")
         levers = _levers(prep.spec)
         if limit >= prep.n:
             raise ParameterError(

@@ -2,7 +2,8 @@
 generalized column of codes (the rule is :func:`incrowd.generalization._cells.recode_groups`:
 an unchanged value keeps its code and label, a group named as a value takes that value's code,
 other groups new codes above the largest the column uses, in the hierarchy's order), and the
-refusal of a column published as one label in every row unless the spec allows it."""
+columns published as one label in every row: allowed by default, as ARX's search lets a column
+reach its top when that loses least, and refused where the spec sets allow_full_suppression = false."""
 
 from __future__ import annotations
 
@@ -23,9 +24,9 @@ def recode(prep: Prepared, name: str) -> dict[str, Any] | None:
 
 
 def informative_top(prep: Prepared, name: str) -> int:
-    """The highest level ``name`` may be published at: its hierarchy's top, or, unless the spec
-    sets ``allow_full_suppression``, the highest level at which its values still fall in two or
-    more groups (a column that is one label in every row, such as "*", tells nothing)."""
+    """The highest level ``name`` may be published at: its hierarchy's top, or, where the spec
+    sets ``allow_full_suppression = false``, the highest level at which its values still fall in
+    two or more groups (a column that is one label in every row, such as "*", tells nothing)."""
     hierarchy = prep.hierarchies[name]
     if allows_full_suppression(prep.spec, name):
         return hierarchy.max_level
@@ -56,16 +57,17 @@ def fully_suppressed(prep: Prepared, levels_per_row: dict, keep: np.ndarray) -> 
 
 
 def check_full_suppression(prep: Prepared, levels_per_row: dict, keep: np.ndarray) -> list[str]:
-    """The fully suppressed columns (see :func:`fully_suppressed`); refused unless the spec
-    allows them."""
+    """The fully suppressed columns (see :func:`fully_suppressed`); refused where the spec
+    forbids them (``allow_full_suppression = false``)."""
     from ..exceptions import ParameterError
 
     names = [n for n in fully_suppressed(prep, levels_per_row, keep) if not allows_full_suppression(prep.spec, n)]
     if names:
         raise ParameterError(
             f"the release would publish {', '.join(repr(n) for n in names)} as one label in every row, which "
-            "tells nothing; set allow_full_suppression = true (in [privacy] or for the column) to publish it "
-            "so, or give the column a finer hierarchy, more rows or a lower k; nothing is published")
+            "the spec forbids (allow_full_suppression = false); give the column a hierarchy with intermediate "
+            "levels, more rows, a lower k or a higher max_suppression, or set allow_full_suppression = true to "
+            "publish it so; nothing is published")
     return fully_suppressed(prep, levels_per_row, keep)
 
 

@@ -9,8 +9,9 @@ Given as a TOML file (or TOML text) or as the same structure as a Python dict::
     max_suppression = "1%"
     strategy = "generalize-then-microaggregate"   # or "joint"
     method = "mdav"       # any microaggregation method; its parameters in [method_params]
-    allow_full_suppression = false   # true: a quasi-identifier may be published as "*" in every row
-                                     # (also per column: race = { ..., allow_full_suppression = true })
+    allow_full_suppression = true    # the default, as ARX's search: a quasi-identifier may reach its top
+                                     # ("*" in every row) when that loses least; false forbids it
+                                     # (also per column: race = { ..., allow_full_suppression = false })
     suppression = "rows"  # or "cells": blank single categorical cells instead (local suppression),
                           # with missing_matches = "itself" | "any", importance = { sex = 1, ... }
                           # (1 = the most important column, blanked last) and max_suppressed_cells
@@ -130,7 +131,8 @@ class ReleaseSpec:
     random_state : int or None
         The seed of randomized steps.
     allow_full_suppression : bool
-        A quasi-identifier may be published as ``*`` in every row.
+        A quasi-identifier may be published as ``*`` in every row (the default, as in ARX's
+        search); False forbids it.
     source : str
         Where the spec came from, for messages.
     metric : str
@@ -169,7 +171,7 @@ class ReleaseSpec:
     refine: bool = True
     max_seconds: float | None = None
     random_state: int | None = 0
-    allow_full_suppression: bool = False
+    allow_full_suppression: bool = True
     source: str = field(default="the spec", compare=False)
     #: what the generalize-then-microaggregate node minimizes (incrowd.generalization.METRICS)
     metric: str = "loss"
@@ -227,8 +229,8 @@ class ReleaseSpec:
             privacy["t"] = self.t
         if self.strategy == "joint":
             privacy["refine"] = self.refine
-        if self.allow_full_suppression:
-            privacy["allow_full_suppression"] = True
+        if not self.allow_full_suppression:
+            privacy["allow_full_suppression"] = False
         if self.strategy != "joint":
             privacy["metric"] = self.metric
             if self.metric_weights:
@@ -397,7 +399,7 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
     if random_state is not None and (isinstance(random_state, bool) or not isinstance(random_state, int)
                                      or not 0 <= random_state <= 2**32 - 1):
         raise ParameterError(f"{source}: random_state must be an integer in [0, {2**32 - 1}]; got {random_state!r}")
-    allow_full = privacy.get("allow_full_suppression", False)
+    allow_full = privacy.get("allow_full_suppression", True)
     if not isinstance(allow_full, bool):
         raise ParameterError(f"{source}: allow_full_suppression must be true or false; got {allow_full!r}")
     from ..generalization._utility_metrics import METRICS

@@ -202,7 +202,7 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         a = align(original, release, quasi_identifiers, sensitive, identifiers, kept_rows=kept_rows, numeric=numeric,
                   categorical=[c for c in (hierarchies or {}) if c not in (numeric or ())])
         aligned = work_clock() - t0
-        from ._verdict import t_checked
+        from ._verdict import one_label_columns, t_checked
 
         # the attribute disclosure checks t where the verdict will: one check serves both
         t_check = t_checked(promised_t if promised_t is not None else (release_summary or {}).get("t"),
@@ -243,7 +243,8 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         out.verdict = _verdict(a, risk, utility, hierarchies=hierarchies, k=k,
                                l=promised_l if promised_l is not None else promised.get("l"),
                                t=promised_t if promised_t is not None else promised.get("t"),
-                               thresholds=thresholds, risk_targets=promised.get("risk_targets"))
+                               thresholds=thresholds, risk_targets=promised.get("risk_targets"),
+                               fully_suppressed=one_label_columns(a, promised.get("fully_suppressed") or ()))
         seconds["verdict"] = work_clock() - started
         if figures:
             started = work_clock()

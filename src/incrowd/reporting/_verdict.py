@@ -9,7 +9,10 @@ Python and ``--verdict-threshold NAME=VALUE`` on ``incrowd report`` change them)
   broken; without a promise the same measure is checked against its default threshold and is
   "review" when beyond it;
 * every other measure is "pass" up to its threshold, "review" beyond it and "fail" beyond its
-  fail threshold (``NAME_fail``) where it has one.
+  fail threshold (``NAME_fail``) where it has one;
+* a quasi-identifier published as one label in every row (the release's ``fully_suppressed``,
+  or found so in the release) is a "review" line of its own: the search may take a column to
+  its top, as ARX's does, and a curator decides whether the file may lose it.
 
 Higher is better for ``k``, ``l`` and ``entropy_l``; lower is better for all others.
 """
@@ -17,7 +20,7 @@ Higher is better for ``k``, ``l`` and ``entropy_l``; lower is better for all oth
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -149,12 +152,14 @@ class _Context:
 def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any] | None = None,
             k: int | None = None, l: int | None = None, t: float | None = None,
             thresholds: Mapping[str, Any] | None = None,
-            risk_targets: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+            risk_targets: Mapping[str, Any] | None = None,
+            fully_suppressed: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """One line per promise and per measure present in ``risk`` and ``utility``:
     ``{measure, value, threshold, status, driver, next_step}`` (``status`` "pass", "review" or
     "fail"; ``driver`` and ``next_step`` only for a review or a failure), as the module says.
     ``risk_targets``: the release's promised risk targets (its summary's ``risk_targets``): the
-    weighted risks are held to them as promises."""
+    weighted risks are held to them as promises. ``fully_suppressed``: the quasi-identifiers
+    published as one label in every row (:func:`one_label_columns`)."""
     th = thresholds_from(thresholds)
     ctx = _Context(aligned, hierarchies)
     out: list[dict[str, Any]] = []
@@ -252,6 +257,7 @@ def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any
         else:
             step = "lower k, or allow more suppression (max_suppression) so that a lower node qualifies"
         out.append(_line("ncp", value, th["ncp"], status, driver, step))
+    out.extend(_fully_suppressed_lines(ctx, fully_suppressed or ()))
     if "suppressed_share" in categorical or aligned.suppressed.any():
         value = float(aligned.suppressed.mean())
         status = _status("suppressed_share", value, th["suppressed_share"], None, False)
@@ -384,6 +390,36 @@ def _weighted_risks(risk: dict) -> list[tuple[str, float, str]]:
                               "expected_reidentifications")):
         if isinstance(got.get(field), (int, float)):
             out.append((name, float(got[field]), key))
+    return out
+
+
+def one_label_columns(aligned, named: Sequence[str] = ()) -> list[str]:
+    """The quasi-identifiers published as one label in every row: those the release names (its
+    summary's ``fully_suppressed``), then any other non-numeric one whose kept original rows hold
+    several values (a release made elsewhere says nothing of it)."""
+    a = aligned
+    found = [q for q in a.quasi_identifiers if q not in a.numeric and q in a.original.columns
+             and a.release[q].nunique(dropna=False) == 1
+             and a.original[q].iloc[a.kept].nunique(dropna=False) > 1]
+    return list(dict.fromkeys([*(q for q in named if q in a.release.columns), *found]))
+
+
+def _fully_suppressed_lines(ctx: _Context, names: Sequence[str]) -> list[dict]:
+    """A "review" line for each column of ``names`` (:func:`one_label_columns`)."""
+    a = ctx.a
+    out = []
+    for name in names:
+        label = _shown(a.release[name]).iloc[0] if a.release.shape[0] else "*"
+        depth = getattr(ctx.hierarchies.get(name), "max_level", 0)
+        if depth > 1:  # its hierarchy has levels below the top: a lower one needs more suppression
+            step = (f"if {name} must tell something: raise max_suppression or lower k so that a lower level of "
+                    f"{name} qualifies; to forbid it, set allow_full_suppression = false for {name}")
+        else:
+            step = (f"if {name} must tell something: give it a hierarchy with intermediate levels, or raise "
+                    f"max_suppression; to forbid it, set allow_full_suppression = false for {name}")
+        out.append(_line(f"fully_suppressed ({name})", 1, 2, "review",
+                         f"{name} is published as {label!r} in every one of the {a.release.shape[0]} rows, so it "
+                         "tells an analyst nothing", step))
     return out
 
 
