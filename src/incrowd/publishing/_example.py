@@ -38,7 +38,12 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ..exceptions import IncrowdError
+from ..generalization import DEFAULT_MAX_NODES, max_suppression_count, node_count
 from ..io import NA_VALUES, code_indices
+from ._gtm import lattice_depths, no_hierarchy, top_suppression
+from ._prepare import prepare
+from ._spec import load_spec
 from ._toml import _toml_value, toml_key
 
 #: a column of numbers with at most this many distinct values is proposed as categorical
@@ -266,12 +271,6 @@ def _proposed_limit(data: pd.DataFrame, spec: dict, base: Path | None) -> tuple[
     """The smallest of :data:`_LIMITS` the proposal meets, a comment when it is not 1 %, and the
     flat columns that must be allowed to end as "*" for any limit to be met (none when it is
     met without). When nothing is met even so, "1%" and what holds the rows back."""
-    from ..exceptions import IncrowdError
-    from ..generalization import DEFAULT_MAX_NODES, node_count
-    from ._gtm import lattice_depths, no_hierarchy
-    from ._prepare import prepare
-    from ._spec import load_spec
-
     try:
         loaded = load_spec(spec, base)
         depths = lattice_depths(loaded)
@@ -286,7 +285,7 @@ def _proposed_limit(data: pd.DataFrame, spec: dict, base: Path | None) -> tuple[
             return "1%", None, []
         flat = [a for a in prep.categorical if no_hierarchy(prep.spec.columns.get(a))]
         n = int(data.shape[0])
-        needed = _top_suppression(prep)
+        needed = top_suppression(prep)
         limit = _smallest_limit(needed, n)
         held = f"; {_few(flat)} {'has' if len(flat) == 1 else 'have'} no hierarchy" if flat else ""
         share = f"{needed} rows ({100 * needed / n:.1f} %)"
@@ -308,15 +307,7 @@ def _proposed_limit(data: pd.DataFrame, spec: dict, base: Path | None) -> tuple[
                   "give hierarchies, or make columns 'other'"), []
 
 
-def _top_suppression(prep, held: Sequence[str] = ()) -> int:
-    from ._gtm import top_suppression
-
-    return top_suppression(prep, held)
-
-
 def _smallest_limit(needed: int, n: int) -> str | None:
-    from ..generalization import max_suppression_count
-
     return next((f"{pct}%" for pct in _LIMITS if max_suppression_count(f"{pct}%", n) >= needed), None)
 
 
@@ -324,9 +315,6 @@ def _allowed_to_blank(data: pd.DataFrame, spec: dict, base: Path | None,
                       flat: list[str]) -> tuple[list[str], str] | None:
     """The fewest flat columns, most distinct values first, that once allowed to end as "*" let
     one of :data:`_LIMITS` publish, and that limit; None when all of them do not."""
-    from ._prepare import prepare
-    from ._spec import load_spec
-
     if not flat:
         return None
     columns = dict(spec["columns"])
@@ -337,7 +325,7 @@ def _allowed_to_blank(data: pd.DataFrame, spec: dict, base: Path | None,
     order = sorted(flat, key=lambda a: -int(prep.hierarchies[a].labels[0].size))
     n = int(data.shape[0])
     for i in range(1, len(order) + 1):
-        limit = _smallest_limit(_top_suppression(prep, order[i:]), n)
+        limit = _smallest_limit(top_suppression(prep, order[i:]), n)
         if limit is not None:
             return order[:i], limit
     return None
