@@ -65,7 +65,7 @@ _MEASUREMENT_LABEL = re.compile(r"expend|income|amount|salary|wage|earning|savin
 #: names and codes listed in one comment, then "and N more"
 _LISTED = 5
 #: the width a long comment is wrapped to
-_WIDTH = 150
+_WIDTH = 180
 _ID_NAMES = ("id", "ident", "identifier", "respondent", "record", "respid", "caseid", "serial", "recid")
 
 
