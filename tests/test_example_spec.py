@@ -112,6 +112,7 @@ def test_a_measurement_distinct_on_every_row_is_no_identifier(tmp_path):
         "amount": rng.permutation(np.arange(n) * 37 + 1000),      # whole, distinct, not a numbering
         "serialno": rng.permutation(np.arange(1, n + 1)),         # every number of its range once
         "caseno": np.arange(n) * 3 + 7,                           # increasing
+        "assets": np.repeat(rng.permutation(np.arange(n - 10) * 13 + 5), [2] * 10 + [1] * (n - 20)),
         "sex": rng.choice(["m", "f"], n),
     })
     frame.to_csv(tmp_path / "d.csv", index=False)
@@ -119,6 +120,8 @@ def test_a_measurement_distinct_on_every_row_is_no_identifier(tmp_path):
     assert done.exit_code == 0, done.output
     roles = proposed_roles(done.stdout, tmp_path)
     assert roles["amount"] == "numeric"
+    # a few equal neighbours do not make a household id: a household has several persons
+    assert roles["assets"] == "numeric"
     assert roles["serialno"] == "identifier" and roles["caseno"] == "identifier"
 
 

@@ -58,6 +58,8 @@ _LIMITS = (1, 2, 5, 10, 20)
 _PROPOSED_K = 5
 #: a household id: values on consecutive rows, at most this many rows a value on average
 _HOUSEHOLD_SIZE = 20
+#: ... and at least this many: amounts with a few equal neighbours are no household id
+_SEVERAL = 1.5
 _HOUSEHOLD_NAME = re.compile(r"hid|^household|^hh(?:_|id|$)")
 #: a variable label that says a column is a measurement, not a numbering
 _MEASUREMENT_LABEL = re.compile(r"expend|income|amount|salary|wage|earning|saving|cost|price|value|revenue|"
@@ -123,7 +125,7 @@ def _guess(column: pd.Series) -> tuple[str, str]:
                                        and not _measurement(measure, info.get("label")))):
         return "identifier", f"every value is distinct ({distinct} values)"
     if (complete and not labelled and measure != "scale" and (whole or not numeric)
-            and 1 < distinct and n <= _HOUSEHOLD_SIZE * distinct and distinct < n
+            and 1 < distinct and _SEVERAL * distinct <= n <= _HOUSEHOLD_SIZE * distinct
             and (distinct > _FEW_VALUES or bool(_HOUSEHOLD_NAME.search(_plain_name(name))))
             and _runs(column) == distinct):
         return "household", (f"{distinct} values, each on consecutive rows ({n / distinct:.1f} rows a value): "
