@@ -6,9 +6,16 @@ from its values:
 
 - a column named like a survey weight (``weight``, ``wgt``, ``fnlwgt``, ``pweight``, ...) or
   labelled as one ("Final sampling weight") is the ``weight``;
-- a column whose every value is distinct is an identifier: text, a name that says so ("id",
-  "respid"), or whole numbers over at least ``_MANY_ROWS`` rows (a measurement of whole
-  numbers is not distinct on every row of a file that size);
+- a column whose every value is distinct is an identifier when it is id-like: text, a name that
+  says so ("id", "respid", "*_id"), or whole numbers over at least ``_MANY_ROWS`` rows that
+  number the rows (increasing, or every number of their range once) and are no measurement (a
+  scale measure, a label such as "Household expenditure"): an amount distinct on every row is
+  a value to protect, not an identifier;
+- a column of whole numbers or text, without value labels or a scale measure, whose every value
+  stands on consecutive rows, 1.5 to 20 rows a value, with many values or a name like ``*hid*``
+  or ``household*``, is the household id (role ``household``);
+- of two weights, the one that varies within households (else the one not named for
+  households) is the ``weight``, the other "other";
 - a column with value labels (SPSS, Stata) or an SPSS measure of nominal or ordinal is
   categorical; an SPSS measure of scale is numeric;
 - else a column of numbers with many distinct values is numeric, anything else categorical.
@@ -23,8 +30,12 @@ punctuation, ARX's ``<data>_hierarchy_<column>.csv`` included) gets that file.
 
 ``max_suppression`` is the smallest of 1, 2, 5, 10 and 20 % that the proposed roles and
 hierarchies can meet at k = 5 (the most general levels allowed, without a column turned to one
-label, suppress the fewest rows), so the starting spec publishes as proposed; when none does,
-it stays 1 % and a comment says what holds the rows back.
+label, suppress the fewest rows), so the starting spec publishes as proposed. When none does while
+the columns without a hierarchy keep two values or more, the fewest of them (most values first)
+are allowed to end as "*" (``allow_full_suppression``) until one does; when even that fails, it
+stays 1 % and a comment says what holds the rows back. A proposal whose lattice is larger than
+publish searches is not tried (a file of thousands of labelled columns): a comment says so.
+Comments list a few names, then how many more, so no line grows with the file's width.
 """
 
 from __future__ import annotations
@@ -60,7 +71,7 @@ _PROPOSED_K = 5
 _HOUSEHOLD_SIZE = 20
 #: ... and at least this many: amounts with a few equal neighbours are no household id
 _SEVERAL = 1.5
-_HOUSEHOLD_NAME = re.compile(r"hid|^household|^hh(?:_|id|$)")
+_HOUSEHOLD_NAME = re.compile(r"hid|^household|^hh")
 #: a variable label that says a column is a measurement, not a numbering
 _MEASUREMENT_LABEL = re.compile(r"expend|income|amount|salary|wage|earning|saving|cost|price|value|revenue|"
                                 r"sales|spending|consumption|weight|height|size|area|age\b")
@@ -177,14 +188,12 @@ def _guesses(data: pd.DataFrame) -> dict[str, tuple[str, str]]:
     within = {c: household is not None and bool(data.groupby(data[household].to_numpy())[c].nunique().max() == 1)
               for c in weights}
 
-    def household_like(c: str) -> bool:
-        return within[c] or bool(_HOUSEHOLD_NAME.search(_plain_name(c)))
-
+    named = {c: bool(_HOUSEHOLD_NAME.search(_plain_name(c))) for c in weights}
     # the person weight: one that varies within households, else one not named for households
-    chosen = min(weights, key=lambda c: (within[c], household_like(c), weights.index(c)))
+    chosen = min(weights, key=lambda c: (within[c], named[c], weights.index(c)))
     for c in weights:
         if c != chosen:
-            kind = "a household weight" if household_like(c) else "another weight"
+            kind = "a household weight" if within[c] or named[c] else "another weight"
             out[c] = ("other", f"{out[c][1]}: {kind}; a release has one weight, {chosen}")
     return out
 
