@@ -224,8 +224,9 @@ def example_spec(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLike
     Returns
     -------
     dict
-        ``privacy``, ``columns`` (a role, or a table with the role and the hierarchy) and
-        ``missing``.
+        ``privacy``, ``columns`` (a role, or a table with the role and the hierarchy, or with
+        ``allow_full_suppression = true`` where a column without a hierarchy must be allowed to
+        end as "*" for the proposed ``max_suppression`` to publish) and ``missing``.
     """
     return _proposal(data, hierarchy_files, base_dir)[0]
 
