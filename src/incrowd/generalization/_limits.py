@@ -142,7 +142,29 @@ def estimate_bytes(depths: Sequence[int], fraction: float, bottom_classes: int, 
     return per_node * n_nodes + per_computed * computed + tables + encode
 
 
+#: counts from this size on are written as a power of ten: a lattice over thousands of columns
+#: has a node count of thousands of digits, which no one reads
+_SHORT_FROM = 10**12
+
+
+def count_text(count: int) -> str:
+    """``count`` for a message: with thousands separators, or from 10^12 on as ``about 2.0 x 10^3010``."""
+    count = int(count)
+    if count < _SHORT_FROM:
+        return f"{count:,}"
+    # a float log10 may land a hair either side of a power of ten: the mantissa puts it right
+    exponent = int(math.log10(count))
+    mantissa = count // 10 ** (exponent - 2) / 100
+    if mantissa < 1:
+        exponent, mantissa = exponent - 1, mantissa * 10
+    if round(mantissa, 1) >= 10:
+        exponent, mantissa = exponent + 1, mantissa / 10
+    return f"about {mantissa:.1f} x 10^{exponent}"
+
+
 def _fmt_bytes(size: int) -> str:
+    if size >= _SHORT_FROM * 1024**4:
+        return f"{count_text(size // 1024**4)} TiB"
     for unit, factor in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if size >= factor:
             return f"{size / factor:.1f} {unit}"
@@ -161,12 +183,13 @@ def check_nodes(depths: Sequence[int], fraction: float, max_nodes: int | None, *
         return
     if computed == n_nodes:
         raise ParameterError(
-            f"the lattice has {n_nodes:,} nodes (limit {max_nodes:,}); "
+            f"the lattice has {count_text(n_nodes)} nodes (limit {max_nodes:,}); "
             + (way_out or "use --partial or fewer quasi-identifiers, or raise --max-nodes "
                           "(Python: fraction=, max_nodes=)")
         )
     raise ParameterError(
-        f"the partial lattice would compute {computed:,} of {n_nodes:,} nodes (limit {max_nodes:,}); "
+        f"the partial lattice would compute {count_text(computed)} of {count_text(n_nodes)} nodes "
+        f"(limit {max_nodes:,}); "
         "use a smaller --partial share or fewer quasi-identifiers, or raise --max-nodes "
         "(Python: fraction=, max_nodes=)"
     )
@@ -181,8 +204,8 @@ def check_memory(depths: Sequence[int], fraction: float, bottom_classes: int, ma
     if max_memory is not None and need > max_memory:
         n_nodes = node_count(depths)
         raise ParameterError(
-            f"building the lattice needs about {_fmt_bytes(need)} ({n_nodes:,} nodes, "
-            f"{computed_nodes(n_nodes, fraction):,} computed, {bottom_classes:,} bottom classes; limit "
+            f"building the lattice needs about {_fmt_bytes(need)} ({count_text(n_nodes)} nodes, "
+            f"{count_text(computed_nodes(n_nodes, fraction))} computed, {bottom_classes:,} bottom classes; limit "
             f"{_fmt_bytes(max_memory)}); "
             + (way_out or "use --partial or fewer quasi-identifiers, or raise --max-memory "
                           "(Python: fraction=, max_memory=)")

@@ -6,9 +6,16 @@ from its values:
 
 - a column named like a survey weight (``weight``, ``wgt``, ``fnlwgt``, ``pweight``, ...) or
   labelled as one ("Final sampling weight") is the ``weight``;
-- a column whose every value is distinct is an identifier: text, a name that says so ("id",
-  "respid"), or whole numbers over at least ``_MANY_ROWS`` rows (a measurement of whole
-  numbers is not distinct on every row of a file that size);
+- a column whose every value is distinct is an identifier when it is id-like: text, a name that
+  says so ("id", "respid", "*_id"), or whole numbers over at least ``_MANY_ROWS`` rows that
+  number the rows (increasing, or every number of their range once) and are no measurement (a
+  scale measure, a label such as "Household expenditure"): an amount distinct on every row is
+  a value to protect, not an identifier;
+- a column of whole numbers or text, without value labels or a scale measure, whose every value
+  stands on consecutive rows, 1.5 to 20 rows a value, with many values or a name like ``*hid*``
+  or ``household*``, is the household id (role ``household``);
+- of two weights, the one that varies within households (else the one not named for
+  households) is the ``weight``, the other "other";
 - a column with value labels (SPSS, Stata) or an SPSS measure of nominal or ordinal is
   categorical; an SPSS measure of scale is numeric;
 - else a column of numbers with many distinct values is numeric, anything else categorical.
@@ -23,21 +30,32 @@ punctuation, ARX's ``<data>_hierarchy_<column>.csv`` included) gets that file.
 
 ``max_suppression`` is the smallest of 1, 2, 5, 10 and 20 % that the proposed roles and
 hierarchies can meet at k = 5 (the most general levels allowed, without a column turned to one
-label, suppress the fewest rows), so the starting spec publishes as proposed; when none does,
-it stays 1 % and a comment says what holds the rows back.
+label, suppress the fewest rows), so the starting spec publishes as proposed. When none does while
+the columns without a hierarchy keep two values or more, the fewest of them (most values first)
+are allowed to end as "*" (``allow_full_suppression``) until one does; when even that fails, it
+stays 1 % and a comment says what holds the rows back. A proposal whose lattice is larger than
+publish searches is not tried (a file of thousands of labelled columns): a comment says so.
+Comments list a few names, then how many more, so no line grows with the file's width.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import textwrap
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
 import pandas as pd
 
-from ..io import NA_VALUES
-from ._toml import toml_key
+from ..exceptions import IncrowdError
+from ..generalization import DEFAULT_MAX_NODES, max_suppression_count, node_count
+from ..io import NA_VALUES, code_indices
+from ._gtm import lattice_depths, no_hierarchy, top_suppression
+from ._prepare import prepare
+from ._spec import load_spec
+from ._toml import _toml_value, toml_key
 
 #: a column of numbers with at most this many distinct values is proposed as categorical
 _FEW_VALUES = 15
@@ -49,6 +67,18 @@ _SENSITIVE_NAME = re.compile(r"^(?:[a-z]*_)?(?:income|salary|salaries|wages?|ear
 #: the suppression limits a starting spec proposes, the smallest that publishes first
 _LIMITS = (1, 2, 5, 10, 20)
 _PROPOSED_K = 5
+#: a household id: values on consecutive rows, at most this many rows a value on average
+_HOUSEHOLD_SIZE = 20
+#: ... and at least this many: amounts with a few equal neighbours are no household id
+_SEVERAL = 1.5
+_HOUSEHOLD_NAME = re.compile(r"hid|^household|^hh")
+#: a variable label that says a column is a measurement, not a numbering
+_MEASUREMENT_LABEL = re.compile(r"expend|income|amount|salary|wage|earning|saving|cost|price|value|revenue|"
+                                r"sales|spending|consumption|weight|height|size|area|age\b")
+#: names and codes listed in one comment, then "and N more"
+_LISTED = 5
+#: the width a long comment is wrapped to
+_WIDTH = 180
 _ID_NAMES = ("id", "ident", "identifier", "respondent", "record", "respid", "caseid", "serial", "recid")
 
 
@@ -74,6 +104,10 @@ def _user_missing(info: dict) -> list[str]:
     return out
 
 
+def _plain_name(name: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "_", name.casefold()).strip("_")
+
+
 def _guess(column: pd.Series) -> tuple[str, str]:
     info = _info(column)
     values = column.dropna()
@@ -85,20 +119,28 @@ def _guess(column: pd.Series) -> tuple[str, str]:
     numeric = n > 0 and not numbers.isna().any()
     name = str(column.name).lower()
     user = _user_missing(info)
-    more = f" + user-missing {', '.join(user)}" if user else ""
+    more = f" + user-missing {_few(user)}" if user else ""
     if numeric and _is_weight_name(name, info.get("label")):
         return "weight", "a survey weight (by its " + ("name)" if _is_weight_name(name, None) else "label)")
-    if _SENSITIVE_NAME.match(re.sub(r"[^0-9a-z]+", "_", name.casefold()).strip("_")):
+    if _SENSITIVE_NAME.match(_plain_name(name)):
         return "sensitive", (f"{distinct} values{more}: named like what an intruder wants to learn, not what "
                              "they know; or a quasi-identifier")
     id_like = (name in _ID_NAMES or name.endswith(("_id", "-id", " id")) or name.startswith(("id_", "id-")))
     whole = numeric and bool((numbers == numbers.round()).all())
-    if n > 1 and distinct == n and n == column.shape[0] and (
-            not numeric or id_like or (whole and n >= _MANY_ROWS)):
-        return "identifier", f"every value is distinct ({distinct} values)"
+    measure = info.get("measure")
     labelled = any(not isinstance(code, str) and code not in (info.get("missing_codes") or ())
                    for code, _ in info.get("value_labels") or ())
-    measure = info.get("measure")
+    complete = n == column.shape[0]
+    if n > 1 and distinct == n and complete and (
+            not numeric or id_like or (whole and n >= _MANY_ROWS and _numbering(numbers)
+                                       and not _measurement(measure, info.get("label")))):
+        return "identifier", f"every value is distinct ({distinct} values)"
+    if (complete and not labelled and measure != "scale" and (whole or not numeric)
+            and 1 < distinct and _SEVERAL * distinct <= n <= _HOUSEHOLD_SIZE * distinct
+            and (distinct > _FEW_VALUES or bool(_HOUSEHOLD_NAME.search(_plain_name(name))))
+            and _runs(column) == distinct):
+        return "household", (f"{distinct} values, each on consecutive rows ({n / distinct:.1f} rows a value): "
+                             "a household id")
     if labelled or measure in ("nominal", "ordinal"):
         why = "value labels" if labelled else f"measure {measure}"
         if labelled and measure in ("nominal", "ordinal"):
@@ -109,6 +151,51 @@ def _guess(column: pd.Series) -> tuple[str, str]:
     if numeric and distinct > _FEW_VALUES:
         return "numeric", f"numbers, {distinct} distinct values{more}"
     return "categorical", f"{distinct} distinct values{more}" + (" (numbers: a code?)" if numeric else "")
+
+
+def _numbering(numbers: pd.Series) -> bool:
+    """Whole numbers that number the rows: in increasing order, or every number of their range
+    once. A measurement (an amount, an income) distinct on every row is neither."""
+    values = numbers.to_numpy(dtype=np.float64)
+    return bool((np.diff(values) > 0).all()) or values.max() - values.min() + 1 == values.size
+
+
+def _measurement(measure: str | None, label: str | None) -> bool:
+    return measure == "scale" or bool(_MEASUREMENT_LABEL.search((label or "").casefold()))
+
+
+def _runs(column: pd.Series) -> int:
+    """Runs of equal values on consecutive rows."""
+    values = column.to_numpy()
+    return 1 + int((values[1:] != values[:-1]).sum()) if values.size else 0
+
+
+def _few(items: Sequence[str], most: int = _LISTED) -> str:
+    """At most ``most`` items, then how many more: a comment stays one readable line on a file
+    of thousands of columns."""
+    shown = ", ".join(items[:most])
+    return shown if len(items) <= most else f"{shown} and {len(items) - most:,} more"
+
+
+def _guesses(data: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    """The role and its reason per column. One weight: a file with a person weight and a
+    household weight gets the person weight, and the other becomes "other" with the reason."""
+    out = {str(c): _guess(data[c]) for c in data.columns}
+    weights = [c for c, (role, _) in out.items() if role == "weight"]
+    if len(weights) < 2:
+        return out
+    household = next((c for c, (role, _) in out.items() if role == "household"), None)
+    within = {c: household is not None and bool(data.groupby(data[household].to_numpy())[c].nunique().max() == 1)
+              for c in weights}
+
+    named = {c: bool(_HOUSEHOLD_NAME.search(_plain_name(c))) for c in weights}
+    # the person weight: one that varies within households, else one not named for households
+    chosen = min(weights, key=lambda c: (within[c], named[c], weights.index(c)))
+    for c in weights:
+        if c != chosen:
+            kind = "a household weight" if within[c] or named[c] else "another weight"
+            out[c] = ("other", f"{out[c][1]}: {kind}; a release has one weight, {chosen}")
+    return out
 
 
 def _relative(path: Path, base: Path | None) -> str:
@@ -137,34 +224,36 @@ def example_spec(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLike
     Returns
     -------
     dict
-        ``privacy``, ``columns`` (a role, or a table with the role and the hierarchy) and
-        ``missing``.
+        ``privacy``, ``columns`` (a role, or a table with the role and the hierarchy, or with
+        ``allow_full_suppression = true`` where a column without a hierarchy must be allowed to
+        end as "*" for the proposed ``max_suppression`` to publish) and ``missing``.
     """
-    spec = _columns_only(data, hierarchy_files, base_dir)
-    spec["privacy"]["max_suppression"], _ = _proposed_limit(data, spec, Path(base_dir) if base_dir is not None else None)
-    return spec
+    return _proposal(data, hierarchy_files, base_dir)[0]
 
 
-def _columns_only(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLike],
-                  base_dir: str | os.PathLike | None) -> dict[str, Any]:
-    """The proposal with its roles and hierarchies, and a 1 % limit still to be checked."""
-    from ..generalization._hierarchy import propose_hierarchy_files
-
-    proposed = propose_hierarchy_files([str(c) for c in data.columns], hierarchy_files)
+def _proposal(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLike],
+              base_dir: str | os.PathLike | None) -> tuple[dict[str, Any], dict[str, tuple[str, str]], str | None]:
+    """The spec, each column's guess (role, reason) and the comment on its ``max_suppression``."""
+    guesses = _guesses(data)
+    proposed = _hierarchies_for(data, hierarchy_files, base_dir)
     base = Path(base_dir) if base_dir is not None else None
     columns: dict[str, Any] = {}
-    for c in data.columns:
-        role = _guess(data[c])[0]
-        if role == "categorical" and str(c) in proposed:
-            columns[str(c)] = {"role": role, "hierarchy": _relative(proposed[str(c)], base)}
+    for name, (role, _) in guesses.items():
+        if role == "categorical" and name in proposed:
+            columns[name] = {"role": role, "hierarchy": proposed[name]}
         else:
-            columns[str(c)] = role
-    return {
+            columns[name] = role
+    spec = {
         "privacy": {"k": _PROPOSED_K, "max_suppression": "1%", "strategy": "generalize-then-microaggregate",
                     "method": "mdav"},
         "columns": columns,
         "missing": {"numeric": "error"},
     }
+    limit, why, allowed = _proposed_limit(data, spec, base)
+    spec["privacy"]["max_suppression"] = limit
+    for name in allowed:
+        columns[name] = {"role": "categorical", "allow_full_suppression": True}
+    return spec, guesses, why
 
 
 def proposed_limit(data: pd.DataFrame, spec: dict, base_dir: str | os.PathLike | None = None) -> str:
@@ -191,38 +280,71 @@ def proposed_limit(data: pd.DataFrame, spec: dict, base_dir: str | os.PathLike |
     return _proposed_limit(data, spec, Path(base_dir) if base_dir is not None else None)[0]
 
 
-def _proposed_limit(data: pd.DataFrame, spec: dict, base: Path | None) -> tuple[str, str | None]:
-    """The smallest of :data:`_LIMITS` the proposal meets, and a comment when it is not 1 % (or
-    when none is met, "1%" and what holds the rows back)."""
-    from ..exceptions import IncrowdError
-    from ..generalization._negotiate import max_suppression_count
-    from ._gtm import no_hierarchy, top_suppression
-    from ._prepare import prepare
-    from ._spec import load_spec
-
+def _proposed_limit(data: pd.DataFrame, spec: dict, base: Path | None) -> tuple[str, str | None, list[str]]:
+    """The smallest of :data:`_LIMITS` the proposal meets, a comment when it is not 1 %, and the
+    flat columns that must be allowed to end as "*" for any limit to be met (none when it is
+    met without). When nothing is met even so, "1%" and what holds the rows back."""
     # measured with every column below its top: "*" throughout meets any k, and a proposal
     # that leans on it would hand the curator a release that drops whole columns
     informative = {**spec, "privacy": {**(spec.get("privacy") or {}), "allow_full_suppression": False}}
     try:
-        prep = prepare(data, load_spec(informative, base))
+        loaded = load_spec(informative, base)
+        depths = lattice_depths(loaded)
+        if depths is not None and node_count(depths) > DEFAULT_MAX_NODES:
+            # publish refuses such a lattice before reading the data: trying it would take
+            # minutes on a file of thousands of labelled columns, to say the same
+            return "1%", (f"{len(depths):,} categorical quasi-identifiers make more combinations of levels "
+                          f"than publish searches ({DEFAULT_MAX_NODES:,}): keep as quasi-identifiers the "
+                          "few columns an intruder could know, make the rest 'other'"), []
+        prep = prepare(data, loaded)
         if not prep.categorical:
-            return "1%", None
+            return "1%", None, []
+        flat = [a for a in prep.categorical if no_hierarchy(prep.spec.columns.get(a))]
+        n = int(data.shape[0])
         needed = top_suppression(prep)
-    except IncrowdError:  # a proposal the file cannot meet as it stands: publish will say why
-        return "1%", None
-    n = int(data.shape[0])
-    share = f"{needed} rows ({100 * needed / n:.1f} %)"
-    flat = [a for a in prep.categorical if no_hierarchy(prep.spec.columns.get(a))]
-    held = f"; {', '.join(flat)} {'has' if len(flat) == 1 else 'have'} no hierarchy" if flat else ""
-    for pct in _LIMITS:
-        if max_suppression_count(f"{pct}%", n) >= needed:
-            why = None if pct == _LIMITS[0] else (
+        limit = _smallest_limit(needed, n)
+        held = f"; {_few(flat)} {'has' if len(flat) == 1 else 'have'} no hierarchy" if flat else ""
+        share = f"{needed} rows ({100 * needed / n:.1f} %)"
+        if limit is not None:
+            return limit, None if limit == f"{_LIMITS[0]}%" else (
                 f"1 % is too little: at their most general levels the quasi-identifiers still leave "
-                f"{share} in classes under k = {_PROPOSED_K}{held}")
-            return f"{pct}%", why
+                f"{share} in classes under k = {_PROPOSED_K}{held}"), []
+        allowed = _allowed_to_blank(data, spec, base, flat)
+    except IncrowdError:  # a proposal the file cannot meet as it stands: publish will say why
+        return "1%", None, []
+    if allowed is not None:
+        names, limit = allowed
+        return limit, (f"no limit up to {_LIMITS[-1]} % publishes while every column keeps two values or "
+                       f"more: at their most general levels the quasi-identifiers leave {share} in classes "
+                       f"under k = {_PROPOSED_K}{held}. So {_few(names)} may end as \"*\" in every row "
+                       "(allow_full_suppression): give hierarchies instead where you can"), names
     return "1%", (f"no limit up to {_LIMITS[-1]} % publishes: at their most general levels the "
                   f"quasi-identifiers leave {share} in classes under k = {_PROPOSED_K}{held}; "
-                  "give hierarchies, or make columns 'other'")
+                  "give hierarchies, or make columns 'other'"), []
+
+
+def _smallest_limit(needed: int, n: int) -> str | None:
+    return next((f"{pct}%" for pct in _LIMITS if max_suppression_count(f"{pct}%", n) >= needed), None)
+
+
+def _allowed_to_blank(data: pd.DataFrame, spec: dict, base: Path | None,
+                      flat: list[str]) -> tuple[list[str], str] | None:
+    """The fewest flat columns, most distinct values first, that once allowed to end as "*" let
+    one of :data:`_LIMITS` publish, and that limit; None when all of them do not."""
+    if not flat:
+        return None
+    columns = dict(spec["columns"])
+    for name in flat:
+        columns[name] = {"role": "categorical", "allow_full_suppression": True}
+    prep = prepare(data, load_spec({**spec, "columns": columns}, base))
+    # the columns with the most values split the most classes: blanking them first frees the most rows
+    order = sorted(flat, key=lambda a: -int(prep.hierarchies[a].labels[0].size))
+    n = int(data.shape[0])
+    for i in range(1, len(order) + 1):
+        limit = _smallest_limit(top_suppression(prep, order[i:]), n)
+        if limit is not None:
+            return order[:i], limit
+    return None
 
 
 def hierarchy_files_in(folder: str | os.PathLike) -> list[Path]:
@@ -254,19 +376,15 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
     str
         TOML text that :func:`incrowd.publishing.load_spec` reads.
     """
-    from ..generalization._hierarchy import propose_hierarchy_files
-
+    spec, guesses, limit_why = _proposal(data, hierarchy_files, base_dir)
     has_missing = any(_has_missing(data[c]) for c in data.columns)
-    proposed = propose_hierarchy_files([str(c) for c in data.columns], hierarchy_files)
-    base = Path(base_dir) if base_dir is not None else None
-    limit, limit_why = _proposed_limit(data, _columns_only(data, hierarchy_files, base_dir), base)
     statfile = isinstance(data.attrs.get("statfile"), dict)
     lines = [
         f"# A starting release specification for {source} ({data.shape[0]} rows, {data.shape[1]} columns).",
-        "# Check every role below: the guesses come from the "
-        + ("file's metadata (value labels, measures) and " if statfile else "") + "the values' types.",
+        "# Check every role below: the guesses come from "
+        + ("the file's metadata (value labels, measures) and " if statfile else "") + "the values' types.",
     ]
-    if proposed:
+    if any(isinstance(entry, dict) and "hierarchy" in entry for entry in spec["columns"].values()):
         lines.append(f"# Hierarchy paths are relative to the spec's folder: save it beside {source}.")
     lines += [
         "",
@@ -274,8 +392,8 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
         "k = 5                     # every published class holds at least k rows",
         "# l = 2                   # distinct sensitive values per class (needs a \"sensitive\" column)",
         "# t = 0.3                 # t-closeness: earth mover's distance per class, in (0, 1]",
-        *([f"# {limit_why}"] if limit_why else []),
-        f"max_suppression = \"{limit}\"".ljust(26) + "# rows that may be left out",
+        *(f"# {line}" for line in _wrapped(limit_why or "")),
+        f"max_suppression = \"{spec['privacy']['max_suppression']}\"".ljust(26) + "# rows that may be left out",
         "strategy = \"generalize-then-microaggregate\"   # or \"joint\"",
         "method = \"mdav\"           # microaggregation method for the numeric columns",
         "# allow_full_suppression = false  # forbid a column published as \"*\" in every row (allowed by default)",
@@ -283,18 +401,17 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
         "[columns]",
         "# roles: identifier (dropped), numeric, categorical (add hierarchy = \"file.csv\"),",
         "#        sensitive (protected by l and t), weight (a survey weight: kept, never a quasi-identifier),",
+        "#        household (the household id: kept unchanged, never a quasi-identifier),",
         "#        other (passes through unchanged)",
     ]
-    for c in data.columns:
-        role, why = _guess(data[c])
-        name = str(c)
+    proposed = _hierarchies_for(data, hierarchy_files, base_dir)
+    for name, entry in spec["columns"].items():
+        role, why = guesses[name]
+        if isinstance(entry, dict):
+            lines.append(f"{toml_key(name)} = {_toml_value(entry, 'the example spec')}".ljust(40) + f"  # {why}")
+            continue
         if name in proposed:
-            path = _relative(proposed[name], base).replace("\\", "\\\\").replace('"', '\\"')
-            entry = f"{{ role = \"categorical\", hierarchy = \"{path}\" }}"
-            if role == "categorical":
-                lines.append(f"{toml_key(name)} = {entry}".ljust(40) + f"  # {why}")
-                continue
-            why += f"; or {entry}"
+            why += f"; or {_toml_value({'role': 'categorical', 'hierarchy': proposed[name]}, 'the example spec')}"
         lines.append(f"{toml_key(name)} = \"{role}\"".ljust(40) + f"# {why}")
     lines += [
         "",
@@ -306,8 +423,28 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
     return "\n".join(lines)
 
 
+def _wrapped(text: str) -> list[str]:
+    """``text`` in lines of at most :data:`_WIDTH` characters, never parting a number from its "%"."""
+    return [line.replace("\0", " ") for line in textwrap.wrap(text.replace(" %", "\0%"), _WIDTH)]
+
+
+def _hierarchies_for(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLike],
+                     base_dir: str | os.PathLike | None) -> dict[str, str]:
+    """The hierarchy file proposed per column by its name, as the spec writes its path."""
+    from ..generalization._hierarchy import propose_hierarchy_files
+
+    base = Path(base_dir) if base_dir is not None else None
+    proposed = propose_hierarchy_files([str(c) for c in data.columns], hierarchy_files)
+    return {name: _relative(path, base) for name, path in proposed.items()}
+
+
 def _has_missing(column: pd.Series) -> bool:
-    if column.isna().any():
+    """Whether the column has a missing value that is not a declared user-missing code: a
+    code such as 9 "Not stated" is a value of its own to publish, not a gap."""
+    missing = column.isna().to_numpy()
+    if missing.any() and _info(column).get("missing_codes") and column.dtype == np.float64:
+        missing = missing & (code_indices(column.to_numpy()) < 0)
+    if missing.any():
         return True
     return not pd.api.types.is_numeric_dtype(column.dtype) and bool(column.isin(NA_VALUES).any())
 
@@ -326,4 +463,4 @@ def column_notes(data: pd.DataFrame) -> dict[str, str]:
     dict
         Column name -> the reason, as text.
     """
-    return {str(c): _guess(data[c])[1] for c in data.columns}
+    return {name: why for name, (_, why) in _guesses(data).items()}

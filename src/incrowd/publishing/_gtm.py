@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Collection, Iterator, Sequence
 
 import numpy as np
 
@@ -423,11 +423,12 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
     return best
 
 
-def top_suppression(prep: Prepared) -> int:
+def top_suppression(prep: Prepared, held: Collection[str] = ()) -> int:
     """Rows the most general node the spec allows suppresses: for k alone (monotone), the least
-    suppression any node reaches, so the smallest ``max_suppression`` that publishes."""
+    suppression any node reaches, so the smallest ``max_suppression`` that publishes. The flat
+    columns in ``held`` stay at their values (level 0), as if not allowed to end as "*"."""
     bottom = _bottom(prep)
-    levels = {a: hi for a, (_, hi) in zip(prep.categorical, _ranges(prep))}
+    levels = {a: (lo if a in held else hi) for a, (lo, hi) in zip(prep.categorical, _ranges(prep))}
     class_of, n_classes = _classes(prep, bottom, levels)
     bad, sizes = _failing(prep, bottom, class_of, n_classes)
     return int(sizes[bad].sum())

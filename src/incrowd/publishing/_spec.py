@@ -29,6 +29,7 @@ Given as a TOML file (or TOML text) or as the same structure as a Python dict::
     native-country = { role = "categorical" }     # no hierarchy: a value or "*"
     income = "sensitive"
     fnlwgt = "weight"     # a survey weight: passes through, never a QI, weights the risk measures
+    hid = "household"     # the household id: passes through unchanged, never a QI
     education = { role = "categorical", hierarchy = "education.csv", match = "label" }   # or "code"
     level = { role = "sensitive", ordered = ["low", "mid", "high"] }   # an ordinal's order for t
     # every other column: "other" (passes through unchanged)
@@ -50,7 +51,9 @@ from typing import Any, Mapping
 
 from ..exceptions import DataError, ParameterError, name_list
 
-ROLES = ("identifier", "numeric", "categorical", "sensitive", "weight", "other")
+#: "household" names the column grouping a household's persons: kept unchanged and never a
+#: quasi-identifier, like "other", but said for what it is
+ROLES = ("identifier", "numeric", "categorical", "sensitive", "weight", "household", "other")
 #: how a categorical column with value labels meets its hierarchy's level 0
 MATCH = ("label", "code")
 PUBLISH_STRATEGIES = ("generalize-then-microaggregate", "joint")
@@ -72,7 +75,8 @@ class ColumnSpec:
     name : str
         The column.
     role : str
-        One of ``identifier``, ``numeric``, ``categorical``, ``sensitive``, ``weight``, ``other``.
+        One of ``identifier``, ``numeric``, ``categorical``, ``sensitive``, ``weight``,
+        ``household``, ``other``.
     hierarchy : pathlib.Path or None
         A categorical column's hierarchy file.
     ordered : bool, tuple or None
