@@ -36,7 +36,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from ..io import NA_VALUES
+from ..io import NA_VALUES, coded_reason
 from ._toml import toml_key
 
 #: a column of numbers with at most this many distinct values is proposed as categorical
@@ -96,14 +96,10 @@ def _guess(column: pd.Series) -> tuple[str, str]:
     if n > 1 and distinct == n and n == column.shape[0] and (
             not numeric or id_like or (whole and n >= _MANY_ROWS)):
         return "identifier", f"every value is distinct ({distinct} values)"
-    labelled = any(not isinstance(code, str) and code not in (info.get("missing_codes") or ())
-                   for code, _ in info.get("value_labels") or ())
-    measure = info.get("measure")
-    if labelled or measure in ("nominal", "ordinal"):
-        why = "value labels" if labelled else f"measure {measure}"
-        if labelled and measure in ("nominal", "ordinal"):
-            why += f", measure {measure}"
+    why = coded_reason(info)
+    if why:
         return "categorical", f"{distinct} values{more} ({why})"
+    measure = info.get("measure")
     if numeric and measure == "scale":
         return "numeric", f"numbers, {distinct} distinct values{more} (measure scale)"
     if numeric and distinct > _FEW_VALUES:
