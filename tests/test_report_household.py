@@ -176,14 +176,31 @@ def test_user_missing_code_is_its_own_row_and_blanks_are_suppressed(cells):
     assert "(missing)" not in water  # the household file has no system-missing water
 
 
-@pytest.mark.parametrize("made", ["rows", "cells"])
-def test_report_ncp_and_blanked_cells_are_publish_summarys(made, request):
-    made = request.getfixturevalue(made)
+def _same_counts_as_publish(made: dict) -> None:
     rep = _report(made, "--spec", made["spec"])
     categorical = rep["utility"]["categorical"]
-    assert categorical["mean_ncp_all_rows"] == pytest.approx(made["summary"]["categorical_ncp"], abs=1e-12)
     assert categorical["suppressed_cells"] == made["summary"].get(
         "suppressed_cells", dict.fromkeys(categorical["suppressed_cells"], 0))
+    # the release summary's categorical_ncp, computed by the same function on the written file
+    assert categorical["mean_ncp_all_rows"] == pytest.approx(made["summary"]["categorical_ncp"], abs=1e-12)
+
+
+def test_report_ncp_is_publish_summarys_with_recoded_groups_named_as_values(rows):
+    # relat's group "Child" (Child and Grandchild) is written as Child's code: one node
+    assert rows["summary"]["levels"]["relat"] == 1
+    _same_counts_as_publish(rows)
+
+
+@pytest.mark.xfail(strict=True, reason="publish's summary counts a blanked cell as suppressed in its NCP only "
+                   "with the change to categorical_ncp made beside this one (blanked=); remove this mark once "
+                   "both are merged")
+def test_report_ncp_and_blanked_cells_are_publish_summarys_with_cells(cells):
+    _same_counts_as_publish(cells)
+
+
+def test_report_counts_blanked_cells_as_publish_does(cells):
+    rep = _report(cells, "--spec", cells["spec"])
+    assert rep["utility"]["categorical"]["suppressed_cells"] == cells["summary"]["suppressed_cells"]
 
 
 # --------------------------------------------------------------------------------------------

@@ -283,7 +283,7 @@ def _as_numbers_if_they_parse(column: pd.Series) -> np.ndarray:
     parsed = pd.to_numeric(column, errors="coerce") if not pd.api.types.is_bool_dtype(column.dtype) else column
     if parsed.isna().sum() == column.isna().sum():
         return _cells(pd.Series(parsed, dtype=np.float64))[0]
-    return np.array([None if v is None else _text(v) for v in values], dtype=object)
+    return np.array([None if v is None else cell_text(v) for v in values], dtype=object)
 
 
 def _check_pass_through(orig: pd.DataFrame, rel: pd.DataFrame, keys: Sequence[str], kept: np.ndarray,
@@ -317,7 +317,7 @@ def _check_pass_through(orig: pd.DataFrame, rel: pd.DataFrame, keys: Sequence[st
 
     def cell(value) -> str:
         return "a missing value" if value is None or (isinstance(value, float) and np.isnan(value)) else \
-            repr(_text(value))
+            repr(cell_text(value))
 
     raise DataError(
         f"the files do not align ({how}): release row {i + 1} holds {name!r} = {cell(after[i])} where "
@@ -328,7 +328,7 @@ def _check_pass_through(orig: pd.DataFrame, rel: pd.DataFrame, keys: Sequence[st
         "rows: --kept-rows FILE, kept_rows= in Python)")
 
 
-def _text(value) -> str:
+def cell_text(value) -> str:
     """A cell as a reader would write it: 3 for 3.0, no numpy type names."""
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
