@@ -58,10 +58,11 @@ def _published(folder: Path, suppression: str) -> dict:
     household.write_hierarchies(folder / "hierarchies")
     spec = folder / "release.toml"
     spec.write_text(SPEC.format(suppression=suppression), encoding="utf-8")
-    out = folder / "release.sav"
-    done = run("publish", source, "--spec", spec, "-o", out, "--json")
+    out, report = folder / "release.sav", folder / "report.json"
+    done = run("publish", source, "--spec", spec, "-o", out, "--report", report, "--json")
     assert done.exit_code == 0, done.output
-    return {"source": source, "spec": spec, "release": out, "summary": json.loads(done.stdout)}
+    return {"source": source, "spec": spec, "release": out, "summary": json.loads(done.stdout),
+            "report": json.loads(report.read_text(encoding="utf-8"))}
 
 
 @pytest.fixture(scope="module")
@@ -149,22 +150,28 @@ def _table(rep: dict, column: str) -> dict[str, dict]:
     return {row.get("label", row["value"]): row for row in rows}
 
 
-def test_frequency_tables_count_a_code_and_its_label_once(cells):
-    rep = _report(cells, "--spec", cells["spec"])
-    original, written = _read(cells["source"]), _read(cells["release"])
+@pytest.mark.parametrize("made", ["rows", "cells"])
+@pytest.mark.parametrize("how", ["publish --report", "report --spec"])
+def test_frequency_tables_count_a_code_and_its_label_once(made, how, request):
+    made = request.getfixturevalue(made)
+    # publish's report holds the release as published (groups as labels), the standalone one
+    # the written file (codes): the same table
+    rep = made["report"] if how == "publish --report" else _report(made, "--spec", made["spec"])
+    original, written = _read(made["source"]), _read(made["release"])
     relat = _table(rep, "relat")
     labels = {code: label for code, label in household.VALUE_LABELS["relat"].items()}
     child = relat["Child"]
     assert child["original"] == int((original["relat"] == 3).sum())
     codes = {label: code for code, label in
-             pyreadstat.read_sav(str(cells["release"]), metadataonly=True)[1].variable_value_labels["relat"].items()}
+             pyreadstat.read_sav(str(made["release"]), metadataonly=True)[1].variable_value_labels["relat"].items()}
     assert child["release"] == int((written["relat"] == codes["Child"]).sum())
     # a code the recode grouped away is published in no row
     assert relat[labels[5]]["release"] == 0 and relat[labels[5]]["original"] == int((original["relat"] == 5).sum())
 
 
-def test_user_missing_code_is_its_own_row_and_blanks_are_suppressed(cells):
-    rep = _report(cells, "--spec", cells["spec"])
+@pytest.mark.parametrize("how", ["publish --report", "report --spec"])
+def test_user_missing_code_is_its_own_row_and_blanks_are_suppressed(cells, how):
+    rep = cells["report"] if how == "publish --report" else _report(cells, "--spec", cells["spec"])
     original, written = _read(cells["source"]), _read(cells["release"])
     water = _table(rep, "water")
     not_stated = water[household.NOT_STATED_LABEL]
