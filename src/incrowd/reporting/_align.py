@@ -259,21 +259,32 @@ def _cells(column: pd.Series) -> tuple[np.ndarray, bool]:
         values = floats.astype(object)
         numbers = True
         # a user-missing code (SPSS 9 "Not stated", read as a tagged NaN) is the code it stands for
-        index = code_indices(floats)
-        if (index >= 0).any():
-            meta = column.attrs.get("statfile")
-            codes = list((((meta.get("columns") or {}) if isinstance(meta, dict) else {}).get(str(column.name))
-                          or {}).get("missing_codes") or ())
+        found = user_missing_codes(column)
+        if found is not None:
+            index, codes = found
             for i in np.unique(index[index >= 0]):
-                if i < len(codes):
-                    code = codes[int(i)]
-                    values[index == i] = f".{code}" if isinstance(code, str) else float(code)
-                    missing[index == i] = False
+                code = codes[int(i)]
+                values[index == i] = f".{code}" if isinstance(code, str) else float(code)
+                missing[index == i] = False
     else:
         values = column.astype(str).to_numpy(dtype=object)
         numbers = False
     values[missing] = None
     return values, numbers
+
+
+def user_missing_codes(column: pd.Series) -> tuple[np.ndarray, list] | None:
+    """(per cell the index of its user-missing code or -1, the codes) of a float column read
+    from a labelled file, whose user-missing cells are NaNs carrying their code
+    (:mod:`incrowd.io`); None where it has none."""
+    if not pd.api.types.is_float_dtype(column.dtype):
+        return None
+    index = code_indices(column.to_numpy(dtype=np.float64, na_value=np.nan))
+    meta = column.attrs.get("statfile")
+    codes = list((((meta.get("columns") or {}) if isinstance(meta, dict) else {}).get(str(column.name))
+                  or {}).get("missing_codes") or ())
+    index = np.where(index < len(codes), index, -1)
+    return (index, codes) if (index >= 0).any() else None
 
 
 def _as_numbers_if_they_parse(column: pd.Series) -> np.ndarray:

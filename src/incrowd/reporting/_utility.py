@@ -14,9 +14,8 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError
-from ..metrics import _user_missing
 from ..publishing import categorical_ncp
-from ._align import cell_text
+from ._align import cell_text, user_missing_codes
 
 SUPPRESSED_LABEL = "*"
 
@@ -449,13 +448,11 @@ def _with_user_missing(column: pd.Series, codes: np.ndarray, spelled: np.ndarray
     """:func:`_coded_labels` with a labelled file's user-missing cells (SPSS 9 "Not stated", read
     as a NaN carrying its code: :mod:`incrowd.io`) as the values they are, spelled as the code, not
     as missing: the file shows them, publish treats them as values, and a blank is another thing."""
-    found = _user_missing(column)
+    found = user_missing_codes(column)
     if found is None:
         return codes, spelled, distinct
     index, missing_codes = found
-    used = [int(i) for i in np.unique(index[index >= 0]) if i < len(missing_codes)]
-    if not used:
-        return codes, spelled, distinct
+    used = [int(i) for i in np.unique(index[index >= 0])]
     from ..generalization._hierarchy import value_labels
 
     numbers = [missing_codes[i] for i in used if not isinstance(missing_codes[i], str)]
@@ -612,8 +609,10 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
       ``value_labels`` (per column, a labelled file's codes to their labels): a generalized
       group stored as a new code is read as its label.
       ``mean_ncp_all_rows``: the same mean with every withheld row costing 1 in every column,
-      over all rows (the release summary's ``categorical_ncp``). Rows whose original value is
-      missing are left out of height and NCP.
+      over all rows (the release summary's ``categorical_ncp``: the NCP of a column with a
+      hierarchy is that of :func:`incrowd.publishing.categorical_ncp`). Rows whose original value
+      is missing are left out of height and NCP; a labelled file's user-missing code (9 "Not
+      stated") is a value, not missing, on both sides.
     """
     if not isinstance(original, pd.DataFrame) or not isinstance(release, pd.DataFrame):
         raise ParameterError("original and release must be DataFrames")
