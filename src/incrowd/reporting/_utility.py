@@ -777,12 +777,14 @@ def _frequencies(before: np.ndarray, after: np.ndarray, words: _Vocabulary,
     (a labelled file's codes, spelled, to their value labels): a code and its label are one
     value, counted in one row (``value`` the code, ``label`` its label), whichever of the two a
     side holds: a recoded column whose groups are written as labels keeps its unchanged codes."""
-    labels = dict(labels or {})
-    # a label's first code names its row; "*" and "(missing)" stay themselves
+    # a label's first code names its row; a code labelled "*" (a group published above every
+    # value) stays a row apart from the blanked cells, "*", and so does "(missing)"
+    shown_labels = labels
+    labels = {code: label for code, label in (labels or {}).items()
+              if label not in (SUPPRESSED_LABEL, MISSING_SHOWN)}
     code_of: dict[str, str] = {}
     for code, label in labels.items():
-        if label not in (SUPPRESSED_LABEL, MISSING_SHOWN):
-            code_of.setdefault(label, code)
+        code_of.setdefault(label, code)
 
     def counts(values: np.ndarray) -> pd.Series:
         # numbered in order of first appearance, then one bincount: text only per distinct label
@@ -802,6 +804,10 @@ def _frequencies(before: np.ndarray, after: np.ndarray, words: _Vocabulary,
         if key in code_of and code_of[key] != key:
             row["label"] = key
         rows.append(row)
+    for row in rows:
+        hidden = (shown_labels or {}).get(row["value"])
+        if hidden is not None and "label" not in row and hidden != row["value"]:
+            row["label"] = hidden
     if len(both) > top:
         rest = [v for v in both.index[top:]]
         rows.append({"value": f"({len(rest)} other values)",
