@@ -462,7 +462,8 @@ def _with_user_missing(column: pd.Series, codes: np.ndarray, spelled: np.ndarray
                                                   np.asarray(numbers, dtype=np.float64)]), dtype=np.float64))
     by_code = dict(zip(numbers, list(both)[len(present):]))
     codes = codes.copy()
-    extra_words, extra_values = [], []
+    extra_words: list[str] = []
+    extra_values: list[float] = []
     for i in used:
         code = missing_codes[i]
         codes[index == i] = len(spelled) + len(extra_words)
