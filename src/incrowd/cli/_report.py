@@ -197,7 +197,8 @@ def _spec_options(spec, original, qis: list[str]) -> dict[str, Any]:
             "numeric": [c for c in spec.names("numeric") if c in qis] or None,
             "k": spec.k, "l": spec.l, "t": spec.t,
             "hierarchies": {c: h for c, h in prepared.hierarchies.items() if c in qis},
-            "thresholds": dict(spec.report_thresholds), "suppression": spec.suppression}
+            "thresholds": dict(spec.report_thresholds), "suppression": spec.suppression,
+            "strategy": spec.strategy}
 
 
 def _folder_hierarchies(folder: Path, qis: list[str]) -> dict[str, Any]:

@@ -107,7 +107,8 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
            release_summary: Mapping[str, Any] | None = None, random_state: int = 0,
            weight: str | None = None, l: int | None = None, t: float | None = None,
            thresholds: Mapping[str, float] | None = None, spec: Any = None,
-           risk_utility_map: bool = False, suppression: str | None = None) -> Report:
+           risk_utility_map: bool = False, suppression: str | None = None,
+           strategy: str | None = None) -> Report:
     """Risk and utility of ``release`` against ``original`` (DataFrames or file paths).
 
     ``quasi_identifiers``: the columns an intruder may know; ``sensitive``: columns to check for
@@ -179,6 +180,12 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         says, else "rows"). With "cells" a blank text cell of a categorical quasi-identifier
         (an empty string, as a labelled file's text column holds a blanked cell) is a
         suppressed cell, as a missing one is.
+    strategy : str or None, default None
+        The spec's strategy (None: as ``release_summary`` says, else unknown). A strategy other
+        than "joint" generalizes each categorical column to one level: a label that reads at
+        several levels of its hierarchy (a group named as its one value, "Not stated" over 99)
+        is at the column's level, as publish's summary counts it; otherwise at the highest
+        level the rows published with it need.
 
     Returns
     -------
@@ -223,7 +230,10 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
             t = work_clock()
             risk["sample_risk"] = _sample_risk(a, weight, threshold)
             seconds["sample_risk"] = work_clock() - t
-        utility = _utility(a, hierarchies, target, random_state, seconds, blanks_suppressed=suppression == "cells")
+        # publish's generalize-then-microaggregate writes one level per column (joint: per group)
+        strategy = strategy or (release_summary or {}).get("strategy")
+        utility = _utility(a, hierarchies, target, random_state, seconds, blanks_suppressed=suppression == "cells",
+                           one_level=strategy is not None and strategy != "joint")
         if attacks:
             from ._attacks import attacks as run_attacks
 
@@ -331,7 +341,8 @@ def _sample_risk(a: Aligned, weight: str, threshold: float) -> dict:
     return out
 
 
-def _utility(a: Aligned, hierarchies, target, random_state, seconds, blanks_suppressed: bool = False) -> dict:
+def _utility(a: Aligned, hierarchies, target, random_state, seconds, blanks_suppressed: bool = False,
+             one_level: bool = False) -> dict:
     from .._runtime import check_cancelled, work_clock
     from . import _utility as measures
 
@@ -353,7 +364,7 @@ def _utility(a: Aligned, hierarchies, target, random_state, seconds, blanks_supp
         out["categorical"] = measures.categorical_utility_of_release(
             a.original[a.categorical], _blanks_missing(published) if blanks_suppressed else published, a.kept,
             dict(hierarchies or {}),
-            value_labels=_value_labels(a.release, a.categorical))
+            value_labels=_value_labels(a.release, a.categorical), one_level=one_level)
         undefined = out["categorical"].get("ncp_undefined") or []
         if undefined:
             a.assumptions.append(f"{undefined} were recoded without a hierarchy the report knows: their NCP is "

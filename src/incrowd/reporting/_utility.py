@@ -502,7 +502,8 @@ MISSING_SHOWN = "(missing)"
 
 def _published_levels(hierarchy, original: pd.Series, distinct: tuple[np.ndarray, np.ndarray] | None,
                       published: np.ndarray, vocabulary: _Vocabulary, rows: np.ndarray, name: str,
-                      labels: Mapping[str, str] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      labels: Mapping[str, str] | None = None, one_level: bool = False
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For the given rows, as distinct (original, published) pairs: ``(pair of each row, level of
     each pair, the original's level-0 code of each pair)``; the level is the lowest one whose
     label of the original value is the published label (-1 where none is: a suppressed cell).
@@ -510,7 +511,10 @@ def _published_levels(hierarchy, original: pd.Series, distinct: tuple[np.ndarray
     ``distinct`` (the original's code per row and its distinct values, where :func:`_by_value`
     allows): each distinct value meets the hierarchy once. ``labels`` (a labelled file's codes,
     spelled as the published values are, to their value labels): a published code meets the
-    hierarchy by its spelling or by its label, as the release was written from either."""
+    hierarchy by its spelling or by its label, as the release was written from either. A label
+    that reads at several levels is one node, the highest its rows need; ``one_level`` (the
+    release generalized the column to one level, as publish's generalize-then-microaggregate
+    does): the highest any row of the column needs."""
     from ..generalization._cells import encode_cells  # missing cells as the release met them
 
     pub = published[rows]
@@ -545,8 +549,9 @@ def _published_levels(hierarchy, original: pd.Series, distinct: tuple[np.ndarray
         pair_level[(pair_level < 0) & ((at_level == pair_pub) | (at_level == pair_label))] = L
     # one published label is one node of the hierarchy: where its rows need different levels
     # (the group "Child" over Child and Grandchild, named as one of its values), every row of it
-    # is at the highest, as far as the original's ancestor there still carries that label
-    pair_word = pairs % size
+    # is at the highest, as far as the original's ancestor there still carries that label; with
+    # one level per column, every label is at the highest level any row needs
+    pair_word = np.zeros(pairs.size, dtype=np.int64) if one_level else pairs % size
     found = pair_level >= 0
     if found.any():
         highest = np.full(size, -1, dtype=np.int64)
@@ -580,7 +585,8 @@ def _spelled_labels(labels: Mapping | None) -> dict[str, str] | None:
 
 
 def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchies: Mapping | None,
-                        suppressed: np.ndarray | None, value_labels: Mapping[str, Mapping] | None = None) -> dict:
+                        suppressed: np.ndarray | None, value_labels: Mapping[str, Mapping] | None = None,
+                        one_level: bool = False) -> dict:
     """Utility of a generalized (and suppressed) release of categorical quasi-identifiers.
 
     ``original`` and ``release`` hold the same rows in the same order, suppressed rows included
@@ -613,7 +619,9 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
       over all rows (the release summary's ``categorical_ncp``: the NCP of a column with a
       hierarchy is that of :func:`incrowd.publishing.categorical_ncp`). Rows whose original value
       is missing are left out of height and NCP; a labelled file's user-missing code (9 "Not
-      stated") is a value, not missing, on both sides.
+      stated") is a value, not missing, on both sides. A published label is one node of the
+      hierarchy, the highest its rows need; ``one_level`` (a release of one level per column,
+      publish's generalize-then-microaggregate): the highest any row of the column needs.
     """
     if not isinstance(original, pd.DataFrame) or not isinstance(release, pd.DataFrame):
         raise ParameterError("original and release must be DataFrames")
@@ -629,12 +637,13 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
         raise ParameterError(f"suppressed must hold one flag per row ({n}); got {withheld.size}")
     # a withheld row's cells are never read: it counts once, in suppressed_share
     published = {name: _coded_labels(release[name].reset_index(drop=True))[:2] for name in release.columns}
-    return _categorical(original, published, hierarchies, withheld, value_labels)
+    return _categorical(original, published, hierarchies, withheld, value_labels, one_level)
 
 
 def categorical_utility_of_release(original: pd.DataFrame, release: pd.DataFrame, kept: np.ndarray,
                                    hierarchies: Mapping | None,
-                                   value_labels: Mapping[str, Mapping] | None = None) -> dict:
+                                   value_labels: Mapping[str, Mapping] | None = None,
+                                   one_level: bool = False) -> dict:
     """:func:`categorical_utility` of a release that holds only the published rows, ``kept``
     giving the original row of each (every column of ``release`` is measured): the same figures
     as on the release with its withheld rows filled in as missing, without building it."""
@@ -648,11 +657,12 @@ def categorical_utility_of_release(original: pd.DataFrame, release: pd.DataFrame
         full = np.full(n, -1, dtype=np.int64)
         full[kept] = codes
         published[name] = (full, labels)
-    return _categorical(original, published, hierarchies, withheld, value_labels)
+    return _categorical(original, published, hierarchies, withheld, value_labels, one_level)
 
 
 def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarray, np.ndarray]],
-                 hierarchies: Mapping | None, withheld: np.ndarray, value_labels: Mapping[str, Mapping] | None) -> dict:
+                 hierarchies: Mapping | None, withheld: np.ndarray, value_labels: Mapping[str, Mapping] | None,
+                 one_level: bool = False) -> dict:
     """:func:`categorical_utility` from each column's published labels as codes (per original
     row, -1 where missing or withheld) and their labels. Every row-wise step works on numbers;
     text is compared once per distinct label."""
@@ -702,7 +712,7 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         if h is not None:
             distinct = None if orig_values is None else (orig_codes, orig_values)
             pair, level, code0 = _published_levels(h, orig_col, distinct, pub, words, rows, name,
-                                                   released)
+                                                   released, one_level)
             top = h.max_level
             cell_suppressed = level < 0
             # each pair's figures, then every row's by indexing: the row-wise sums are unchanged
