@@ -196,6 +196,10 @@ def test_report_ncp_is_publish_summarys_with_recoded_groups_named_as_values(rows
     # relat's group "Child" (Child and Grandchild) is written as Child's code: one node
     assert rows["summary"]["levels"]["relat"] == 1
     _same_counts_as_publish(rows)
+    # and the height: "Not stated" over 9 and "Head" over 1 are at relat's level too
+    rep = _report(rows, "--spec", rows["spec"])
+    assert rep["utility"]["categorical"]["mean_height"] == pytest.approx(
+        rows["summary"]["mean_generalization_height"], abs=1e-12)
 
 
 @pytest.mark.xfail(strict=True, reason="publish's summary counts a blanked cell as suppressed in its NCP only "
