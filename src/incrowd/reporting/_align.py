@@ -336,7 +336,8 @@ def _check_pass_through(orig: pd.DataFrame, rel: pd.DataFrame, keys: Sequence[st
         f"{int(differs.sum())} of {kept.size} release rows differ from their original rows in the columns that "
         f"pass through unchanged ({', '.join(first)}). A release keeps those columns as they are: this is a "
         "release of another file or of reordered rows; give the original it was made from (or the kept "
-        "rows: --kept-rows FILE, kept_rows= in Python)")
+        "rows: --kept-rows FILE, kept_rows= in Python), and name a column the release changed on purpose "
+        "a quasi-identifier")
 
 
 def cell_text(value) -> str:
