@@ -253,3 +253,18 @@ def test_cli_refuses_a_release_of_another_file_in_one_line(cells, tmp_path):
     assert done.exit_code == 2
     assert done.output.startswith("error: ") and "do not align" in done.output
     assert "Traceback" not in done.output and not out.exists()
+
+
+def test_a_column_published_as_star_counts_alike_in_memory_and_in_the_file(tmp_path):
+    # relat at its top level: "*" in memory, a new code labelled "*" in the written file
+    made = _published(tmp_path, "rows")
+    spec = made["spec"].read_text(encoding="utf-8").replace("relat = 1", "relat = 2").replace(
+        'suppression = "rows"', 'suppression = "rows"\nallow_full_suppression = true')
+    made["spec"].write_text(spec, encoding="utf-8")
+    done = run("publish", made["source"], "--spec", made["spec"], "-o", tmp_path / "top.sav", "--report",
+               tmp_path / "top.json", "--json")
+    assert done.exit_code == 0, done.output
+    inside = json.loads((tmp_path / "top.json").read_text(encoding="utf-8"))["utility"]["categorical"]
+    alone = _report({**made, "release": tmp_path / "top.sav"}, "--spec", made["spec"])["utility"]["categorical"]
+    assert inside["suppressed_cells"]["relat"] == alone["suppressed_cells"]["relat"] > 0
+    assert inside["suppressed_cells"] == alone["suppressed_cells"]

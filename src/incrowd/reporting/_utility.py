@@ -699,7 +699,9 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         same = (orig == pub) | (~orig_missing & (orig_named == pub)) | (orig_missing & (pub_codes < 0))
         # a withheld row is counted once, in suppressed_share, not as a change of every column
         changed[name] = float(np.count_nonzero(~same & published_rows) / n_published) if n_published else 0.0
-        is_star = pub == words.star
+        # "*" is a suppressed cell, also as a labelled file writes it: a new code labelled "*"
+        starred = [i for i, w in enumerate(words.words) if (released or {}).get(str(w)) == SUPPRESSED_LABEL]
+        is_star = (pub == words.star) | (np.isin(pub, starred) if starred else False)
         cells[name] = int(np.count_nonzero(published_rows & ~orig_missing & is_star))
         # a cell missing before and after is missing in both tables (only changed cells were suppressed)
         shown = np.where(orig_missing & (pub_codes < 0), words.missing, pub)
