@@ -268,3 +268,11 @@ def test_a_column_published_as_star_counts_alike_in_memory_and_in_the_file(tmp_p
     alone = _report({**made, "release": tmp_path / "top.sav"}, "--spec", made["spec"])["utility"]["categorical"]
     assert inside["suppressed_cells"]["relat"] == alone["suppressed_cells"]["relat"] > 0
     assert inside["suppressed_cells"] == alone["suppressed_cells"]
+
+
+def test_a_bad_suppression_names_the_parameter():
+    from incrowd.exceptions import ParameterError
+
+    frame = household.household_frame(DATA)
+    with pytest.raises(ParameterError, match="suppression must be 'rows' or 'cells'; got 'columns'"):
+        incrowd.report(frame, frame, household.KEYS, suppression="columns", figures=False)

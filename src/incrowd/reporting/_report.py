@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DataError
+from ..exceptions import DataError, ParameterError
 from ._align import Aligned, align
 from ._summary import summary_points
 
@@ -197,13 +197,9 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     thresholds = thresholds_from(thresholds)  # a bad name or value fails before any work
     suppression = suppression or (release_summary or {}).get("suppression") or "rows"
     if suppression not in ("rows", "cells"):
-        from ..exceptions import ParameterError
-
         raise ParameterError(f"suppression must be 'rows' or 'cells'; got {suppression!r}")
     promised_l, promised_t = l, t  # ``t`` is reused below as a clock reading
     if risk_utility_map and spec is None:
-        from ..exceptions import ParameterError
-
         raise ParameterError("risk_utility_map needs the release's spec (spec=..., --spec FILE): its "
                              "neighbours are re-made from it")
     from .._runtime import check_cancelled, compile_clock, work_clock
