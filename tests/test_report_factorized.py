@@ -65,14 +65,16 @@ def _plain(original: pd.DataFrame, release: pd.DataFrame, hierarchies: dict, wit
         pub = [("*" if v is None else v) for v in _spelled(release[name].reset_index(drop=True))]
         same = [orig[i] == pub[i] or (orig[i] is None and release[name].isna().iloc[i]) for i in range(len(orig))]
         out["changed_share"][name] = (sum(not same[i] for i in published) / len(published)) if published else 0.0
-        out["suppressed_cells"][name] = sum(orig[i] is not None and pub[i] == "*" for i in published)
+        spelled_labels = {str(value_labels(pd.Series([c])).tolist()[0]): t for c, t in labels.get(name, {}).items()}
+        # "*" is a suppressed cell, as a labelled file writes it too: a code labelled "*"
+        out["suppressed_cells"][name] = sum(orig[i] is not None and "*" in (pub[i], spelled_labels.get(pub[i]))
+                                            for i in published)
         before = Counter("(missing)" if v is None else v for v in orig)
         # a cell missing before and after is shown missing, not suppressed
         after = Counter("(missing)" if orig[i] is None and release[name].isna().iloc[i] else pub[i] for i in published)
         out["frequencies"][name] = {v: (before.get(v, 0), after.get(v, 0)) for v in set(before) | set(after)}
         rows = [i for i in published if orig[i] is not None]
         h = hierarchies.get(name)
-        spelled_labels = {str(value_labels(pd.Series([c])).tolist()[0]): t for c, t in labels.get(name, {}).items()}
         costs, heights = [], []
         for i in rows:
             if h is None:

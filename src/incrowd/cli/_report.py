@@ -115,8 +115,9 @@ def report_command(
         "height) of the quasi-identifiers that have one.", show_default=False)] = None,
     spec: Annotated[Optional[Path], typer.Option(
         "--spec", metavar="FILE", help="The release's spec (TOML): quasi-identifiers, sensitive columns, "
-        "identifiers, the promised k, l and t, hierarchies and the verdict's thresholds ([report]) come "
-        "from it; --qi and the others may then be left out.", show_default=False)] = None,
+        "identifiers, the promised k, l and t, hierarchies, the suppression (with cells, a blank is a "
+        "suppressed cell) and the verdict's thresholds ([report]) come from it; --qi and the others may "
+        "then be left out.", show_default=False)] = None,
     risk_map: Annotated[bool, typer.Option(
         "--map", help="With --spec: also re-make the release's neighbours (k - 1, k + 1, one level up or down "
         "in one categorical column) and measure each: the risk-utility map, with the spec of each point.")] = False,
@@ -196,7 +197,8 @@ def _spec_options(spec, original, qis: list[str]) -> dict[str, Any]:
             "numeric": [c for c in spec.names("numeric") if c in qis] or None,
             "k": spec.k, "l": spec.l, "t": spec.t,
             "hierarchies": {c: h for c, h in prepared.hierarchies.items() if c in qis},
-            "thresholds": dict(spec.report_thresholds)}
+            "thresholds": dict(spec.report_thresholds), "suppression": spec.suppression,
+            "strategy": spec.strategy}
 
 
 def _folder_hierarchies(folder: Path, qis: list[str]) -> dict[str, Any]:

@@ -15,7 +15,8 @@ need of reading and writing from here, never from the ``_`` modules, also loaded
 - tables (``_tables``, ``_csv_text``, ``_na_values``): ``PARQUET_SUFFIXES``, ``CSV_DELIMITERS``,
   ``sniff_text``, ``Parse``, ``NA_HELP``;
 - statistical files (``_statfiles``): ``StatMeta``, ``check_writable``, ``code_indices``,
-  ``mark_changed``, ``statfile_shape`` (rows and columns from the header alone),
+  ``mark_changed``, ``coded_reason`` (why a column holds codes of categories),
+  ``statfile_shape`` (rows and columns from the header alone),
   ``tag_codes`` (user-missing codes put back into NaN cells);
 - DuckDB files (``_duckdb_file``): ``read_database``, ``write_database``, ``damaged``;
 - strict JSON (``_json``): ``json_dumps``;
@@ -60,7 +61,7 @@ _INTERNAL = {
     "sniff_text": "._tables",
     "Parse": "._csv_text",
     "NA_HELP": "._na_values",
-    **dict.fromkeys(["StatMeta", "check_writable", "code_indices", "mark_changed"], "._statfiles"),
+    **dict.fromkeys(["StatMeta", "check_writable", "code_indices", "mark_changed", "coded_reason"], "._statfiles"),
     "statfile_shape": "._statfiles:shape",
     **dict.fromkeys(["read_database", "write_database", "damaged"], "._duckdb_file"),
     "tag_codes": "._statfiles:_tag_cells",

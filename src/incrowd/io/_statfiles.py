@@ -98,6 +98,19 @@ def mark_changed(frame, columns: Iterable[str]) -> None:
     frame.attrs["statfile"] = StatMeta({**meta, "changed": sorted(changed)})
 
 
+def coded_reason(info: dict) -> str | None:
+    """Why a column of a labelled file holds codes of categories, not amounts ("value labels",
+    "measure nominal", both), or None: ``info`` is its entry in ``attrs["statfile"]["columns"]``.
+    Labels on user-missing codes alone (99 "Not stated" on an amount) do not make a code."""
+    missing = info.get("missing_codes") or ()
+    labelled = any(not isinstance(code, str) and code not in missing for code, _ in info.get("value_labels") or ())
+    measure = info.get("measure")
+    coded_measure = measure in ("nominal", "ordinal")
+    if not (labelled or coded_measure):
+        return None
+    return ", ".join((["value labels"] if labelled else []) + ([f"measure {measure}"] if coded_measure else []))
+
+
 # ---------------------------------------------------------------------------------------------
 # NaN payloads
 

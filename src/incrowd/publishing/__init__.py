@@ -6,6 +6,9 @@
 - :data:`PUBLISH_STRATEGIES`: the strategies a specification may name (``incrowd.incremental.STRATEGIES``
   are the incremental ones);
 - :func:`example_spec`: a starting specification from a file's columns and types.
+
+Internal (not in ``__all__``): ``categorical_ncp``, the release summary's categorical NCP, which
+the report computes with the same function.
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
@@ -14,6 +17,7 @@ from .._runtime import lazy as _lazy
 
 if _TYPE_CHECKING:
     from ._example import example_spec, example_toml
+    from ._measures import categorical_ncp as categorical_ncp
     from ._release import PublishResult, publish
     from ._spec import PUBLISH_STRATEGIES, ColumnSpec, ReleaseSpec, load_spec
 
@@ -21,6 +25,8 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "publish": "._release", "PublishResult": "._release",
     "ReleaseSpec": "._spec", "PUBLISH_STRATEGIES": "._spec", "ColumnSpec": "._spec", "load_spec": "._spec",
     "example_spec": "._example", "example_toml": "._example",
+    # internal: the release summary's categorical NCP, which the report computes with it too
+    "categorical_ncp": "._measures",
 })
 
 __all__ = ["publish", "PublishResult", "PUBLISH_STRATEGIES", "ReleaseSpec", "ColumnSpec", "load_spec", "example_spec",

@@ -51,7 +51,7 @@ import pandas as pd
 
 from ..exceptions import IncrowdError
 from ..generalization import DEFAULT_MAX_NODES, max_suppression_count, node_count
-from ..io import NA_VALUES, code_indices
+from ..io import NA_VALUES, code_indices, coded_reason
 from ._gtm import lattice_depths, no_hierarchy, top_suppression
 from ._prepare import prepare
 from ._spec import load_spec
@@ -128,8 +128,8 @@ def _guess(column: pd.Series) -> tuple[str, str]:
     id_like = (name in _ID_NAMES or name.endswith(("_id", "-id", " id")) or name.startswith(("id_", "id-")))
     whole = numeric and bool((numbers == numbers.round()).all())
     measure = info.get("measure")
-    labelled = any(not isinstance(code, str) and code not in (info.get("missing_codes") or ())
-                   for code, _ in info.get("value_labels") or ())
+    why = coded_reason(info)
+    labelled = why is not None and why.startswith("value labels")
     complete = n == column.shape[0]
     if n > 1 and distinct == n and complete and (
             not numeric or id_like or (whole and n >= _MANY_ROWS and _numbering(numbers)
@@ -141,10 +141,7 @@ def _guess(column: pd.Series) -> tuple[str, str]:
             and _runs(column) == distinct):
         return "household", (f"{distinct} values, each on consecutive rows ({n / distinct:.1f} rows a value): "
                              "a household id")
-    if labelled or measure in ("nominal", "ordinal"):
-        why = "value labels" if labelled else f"measure {measure}"
-        if labelled and measure in ("nominal", "ordinal"):
-            why += f", measure {measure}"
+    if why:
         return "categorical", f"{distinct} values{more} ({why})"
     if numeric and measure == "scale":
         return "numeric", f"numbers, {distinct} distinct values{more} (measure scale)"

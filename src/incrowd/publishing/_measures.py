@@ -72,7 +72,8 @@ def categorical_ncp(hierarchies: dict[str, Hierarchy], codes0: dict[str, np.ndar
             if L > hierarchy.max_level:  # no common ancestor: published as "*"
                 continue
             covered = leaves_below(hierarchy, int(L))[hierarchy.code_map(int(L))[codes0[name][rows]]]
-            cost[rows] = covered / n_leaves
+            # a group of one value publishes that value as it is: it costs nothing (Xu et al.)
+            cost[rows] = np.where(covered > 1, covered / n_leaves, 0.0)
         if blanked is not None and name in blanked:
             cost[blanked[name]] = 1.0
         total += cost.sum()

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, name_list
-from ..io import NA_VALUES, column_numbers
+from ..io import NA_VALUES, code_indices, coded_reason, column_numbers
 
 
 @dataclass
@@ -172,6 +172,13 @@ def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sens
                 raise DataError(f"quasi-identifier {name!r} is not numeric in the {side} (e.g. "
                                 f"{frame[name].dropna().astype(str).head(1).tolist()}), but the numeric "
                                 "measures need numbers there")
+    # a column of a labelled file that holds codes (value labels, a nominal or ordinal measure)
+    # is categorical, as publish's starting spec reads it: its numbers name categories
+    coded = {c: why for c in qis if c not in set(categorical) and (why := _coded(original, c))}
+    if coded and not forced:
+        assumptions.append("measured as categorical, as the original's metadata codes them: "
+                           + ", ".join(f"{c} ({why})" for c, why in coded.items()))
+    categorical = [*categorical, *coded]
     # a column given a hierarchy is categorical, numbers or not (SPSS codes, Parquet integers)
     nums = forced or [c for c in qis if c not in set(categorical) and is_numeric("original", c)
                       and is_numeric("release", c)]
@@ -186,22 +193,35 @@ def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sens
     return Aligned(orig, rel, kept, qis, nums, cats, sens, assumptions, parsed)
 
 
+def _coded(frame: pd.DataFrame, name: str) -> str | None:
+    """Why ``name`` holds codes of categories in a labelled file (None for other files)."""
+    meta = frame.attrs.get("statfile")
+    info = ((meta.get("columns") or {}).get(str(name)) or {}) if isinstance(meta, dict) else {}
+    return coded_reason(info)
+
+
 def _kept(orig: pd.DataFrame, rel: pd.DataFrame, qis: Sequence[str], sens: Sequence[str], kept_rows,
           assumptions: list[str]) -> np.ndarray:
     n, r = orig.shape[0], rel.shape[0]
+    # the columns that pass through unchanged: they tell whether release row i is the original
+    # row it is taken to be, however that was found
+    keys = [c for c in rel.columns if c in orig.columns and c not in qis]
     if kept_rows is not None:
         kept = np.asarray(kept_rows, dtype=np.int64)
         if kept.shape != (r,) or (r and (kept.min() < 0 or kept.max() >= n or (np.diff(kept) <= 0).any())):
             raise DataError(f"kept_rows must give, in increasing order, the original row of each of the {r} "
                             "release rows")
+        _check_pass_through(orig, rel, keys, kept, "as the kept rows list them")
         assumptions.append(f"release rows are the original rows listed by the release ({n - r} suppressed)")
         return kept
     if r == n:
-        assumptions.append("release row i is original row i (same number of rows, order kept)")
-        return np.arange(n)
+        kept = np.arange(n)
+        _check_pass_through(orig, rel, keys, kept, "with the same number of rows, row i taken as row i")
+        assumptions.append("release row i is original row i (same number of rows, order kept)"
+                           + (f"; checked on the columns that pass through ({keys})" if keys else ""))
+        return kept
     if r > n:
         raise DataError(f"the release has more rows ({r}) than the original ({n}); they cannot be aligned")
-    keys = [c for c in rel.columns if c in orig.columns and c not in qis]
     if not keys:
         raise DataError(f"the release has {r} rows and the original {n}, and no column besides the "
                         "quasi-identifiers to tell which rows were suppressed; give the kept rows "
@@ -229,6 +249,102 @@ def _kept(orig: pd.DataFrame, rel: pd.DataFrame, qis: Sequence[str], sens: Seque
     assumptions.append(f"{n - r} original rows are taken as suppressed: each release row was matched, in "
                        f"order, to the next original row with the same {keys}")
     return kept
+
+
+def _cells(column: pd.Series) -> tuple[np.ndarray, bool]:
+    """(the column's cells as comparable values, None where missing; whether they are numbers)."""
+    missing = column.isna().to_numpy().copy()
+    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype):
+        floats = column.to_numpy(dtype=np.float64, na_value=np.nan)
+        values = floats.astype(object)
+        numbers = True
+        # a user-missing code (SPSS 9 "Not stated", read as a tagged NaN) is the code it stands for
+        found = user_missing_codes(column)
+        if found is not None:
+            index, codes = found
+            for i in np.unique(index[index >= 0]):
+                code = codes[int(i)]
+                values[index == i] = f".{code}" if isinstance(code, str) else float(code)
+                missing[index == i] = False
+    else:
+        values = column.astype(str).to_numpy(dtype=object)
+        numbers = False
+    values[missing] = None
+    return values, numbers
+
+
+def user_missing_codes(column: pd.Series) -> tuple[np.ndarray, list] | None:
+    """(per cell the index of its user-missing code or -1, the codes) of a float column read
+    from a labelled file, whose user-missing cells are NaNs carrying their code
+    (:mod:`incrowd.io`); None where it has none."""
+    if not pd.api.types.is_float_dtype(column.dtype):
+        return None
+    index = code_indices(column.to_numpy(dtype=np.float64, na_value=np.nan))
+    meta = column.attrs.get("statfile")
+    codes = list((((meta.get("columns") or {}) if isinstance(meta, dict) else {}).get(str(column.name))
+                  or {}).get("missing_codes") or ())
+    index = np.where(index < len(codes), index, -1)
+    return (index, codes) if (index >= 0).any() else None
+
+
+def _as_numbers_if_they_parse(column: pd.Series) -> np.ndarray:
+    values, numbers = _cells(column)
+    if numbers:
+        return values
+    parsed = pd.to_numeric(column, errors="coerce") if not pd.api.types.is_bool_dtype(column.dtype) else column
+    if parsed.isna().sum() == column.isna().sum():
+        return _cells(pd.Series(parsed, dtype=np.float64))[0]
+    return np.array([None if v is None else cell_text(v) for v in values], dtype=object)
+
+
+def _check_pass_through(orig: pd.DataFrame, rel: pd.DataFrame, keys: Sequence[str], kept: np.ndarray,
+                        how: str) -> None:
+    """Refuse a release whose columns that pass through differ from those of the original rows
+    it is aligned with: it was made from another file (or its rows were reordered), and every
+    measure would compare unrelated rows."""
+    if not keys or not kept.size:
+        return
+    differs = np.zeros(kept.size, dtype=bool)
+    first: dict[str, np.ndarray] = {}
+    shown: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for name in keys:
+        before, before_numbers = _cells(orig[name])
+        after, after_numbers = _cells(rel[name])
+        if before_numbers != after_numbers:
+            # numbers on one side, text on the other (a CSV read as text): as numbers where the
+            # text parses, else as a reader spells both
+            before, after = _as_numbers_if_they_parse(orig[name]), _as_numbers_if_they_parse(rel[name])
+        here = before[kept] != after
+        if here.any():
+            first[name] = here
+            differs |= here
+            shown.setdefault(name, (before, after))
+    if not differs.any():
+        return
+    i = int(np.flatnonzero(differs)[0])
+    name = next(c for c in keys if c in first and first[c][i])
+
+    before, after = shown[name]
+
+    def cell(value) -> str:
+        return "a missing value" if value is None or (isinstance(value, float) and np.isnan(value)) else \
+            repr(cell_text(value))
+
+    raise DataError(
+        f"the files do not align ({how}): release row {i + 1} holds {name!r} = {cell(after[i])} where "
+        f"original data row {int(kept[i]) + 1} holds {cell(before[int(kept[i])])}, and "
+        f"{int(differs.sum())} of {kept.size} release rows differ from their original rows in the columns that "
+        f"pass through unchanged ({', '.join(first)}). A release keeps those columns as they are: this is a "
+        "release of another file or of reordered rows; give the original it was made from (or the kept "
+        "rows: --kept-rows FILE, kept_rows= in Python), and name a column the release changed on purpose "
+        "a quasi-identifier")
+
+
+def cell_text(value) -> str:
+    """A cell as a reader would write it: 3 for 3.0, no numpy type names."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value.item() if isinstance(value, np.generic) else value)
 
 
 def _row_keys(orig: pd.DataFrame, rel: pd.DataFrame) -> tuple[list[int], list[int]]:

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DataError
+from ..exceptions import DataError, ParameterError
 from ._align import Aligned, align
 from ._summary import summary_points
 
@@ -107,7 +107,8 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
            release_summary: Mapping[str, Any] | None = None, random_state: int = 0,
            weight: str | None = None, l: int | None = None, t: float | None = None,
            thresholds: Mapping[str, float] | None = None, spec: Any = None,
-           risk_utility_map: bool = False) -> Report:
+           risk_utility_map: bool = False, suppression: str | None = None,
+           strategy: str | None = None) -> Report:
     """Risk and utility of ``release`` against ``original`` (DataFrames or file paths).
 
     ``quasi_identifiers``: the columns an intruder may know; ``sensitive``: columns to check for
@@ -174,6 +175,17 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         Also re-make and measure the release's neighbours (k - 1, k + 1, the lattice nodes one
         level up or down in one column) from ``spec``: ``risk_utility_map`` in the JSON, a list
         of points ``label``, ``risk``, ``loss``, ``spec``, the release first.
+    suppression : {"rows", "cells"} or None, default None
+        How the release suppressed (the spec's ``suppression``; None: as ``release_summary``
+        says, else "rows"). With "cells" a blank text cell of a categorical quasi-identifier
+        (an empty string, as a labelled file's text column holds a blanked cell) is a
+        suppressed cell, as a missing one is.
+    strategy : str or None, default None
+        The spec's strategy (None: as ``release_summary`` says, else unknown). A strategy other
+        than "joint" generalizes each categorical column to one level: a label that reads at
+        several levels of its hierarchy (a group named as its one value, "Not stated" over 99)
+        is at the column's level, as publish's summary counts it; otherwise at the highest
+        level the rows published with it need.
 
     Returns
     -------
@@ -183,10 +195,11 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     from ._verdict import thresholds_from
 
     thresholds = thresholds_from(thresholds)  # a bad name or value fails before any work
+    suppression = suppression or (release_summary or {}).get("suppression") or "rows"
+    if suppression not in ("rows", "cells"):
+        raise ParameterError(f"suppression must be 'rows' or 'cells'; got {suppression!r}")
     promised_l, promised_t = l, t  # ``t`` is reused below as a clock reading
     if risk_utility_map and spec is None:
-        from ..exceptions import ParameterError
-
         raise ParameterError("risk_utility_map needs the release's spec (spec=..., --spec FILE): its "
                              "neighbours are re-made from it")
     from .._runtime import check_cancelled, compile_clock, work_clock
@@ -213,7 +226,10 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
             t = work_clock()
             risk["sample_risk"] = _sample_risk(a, weight, threshold)
             seconds["sample_risk"] = work_clock() - t
-        utility = _utility(a, hierarchies, target, random_state, seconds)
+        # publish's generalize-then-microaggregate writes one level per column (joint: per group)
+        strategy = strategy or (release_summary or {}).get("strategy")
+        utility = _utility(a, hierarchies, target, random_state, seconds, blanks_suppressed=suppression == "cells",
+                           one_level=strategy is not None and strategy != "joint")
         if attacks:
             from ._attacks import attacks as run_attacks
 
@@ -328,7 +344,8 @@ def _sample_risk(a: Aligned, weight: str, threshold: float) -> dict:
     return out
 
 
-def _utility(a: Aligned, hierarchies, target, random_state, seconds) -> dict:
+def _utility(a: Aligned, hierarchies, target, random_state, seconds, blanks_suppressed: bool = False,
+             one_level: bool = False) -> dict:
     from .._runtime import check_cancelled, work_clock
     from . import _utility as measures
 
@@ -346,9 +363,11 @@ def _utility(a: Aligned, hierarchies, target, random_state, seconds) -> dict:
     if a.categorical or a.suppressed.any():
         check_cancelled()
         t = work_clock()
+        published = a.release[a.categorical]
         out["categorical"] = measures.categorical_utility_of_release(
-            a.original[a.categorical], a.release[a.categorical], a.kept, dict(hierarchies or {}),
-            value_labels=_value_labels(a.release, a.categorical))
+            a.original[a.categorical], _blanks_missing(published) if blanks_suppressed else published, a.kept,
+            dict(hierarchies or {}),
+            value_labels=_value_labels(a.release, a.categorical), one_level=one_level)
         undefined = out["categorical"].get("ncp_undefined") or []
         if undefined:
             a.assumptions.append(f"{undefined} were recoded without a hierarchy the report knows: their NCP is "
@@ -361,6 +380,20 @@ def _utility(a: Aligned, hierarchies, target, random_state, seconds) -> dict:
         out["model"] = measures.model_utility(a.original.iloc[a.kept].reset_index(drop=True), a.release, target,
                                               features, random_state=random_state)
         seconds["model_utility"] = work_clock() - t
+    return out
+
+
+def _blanks_missing(frame: pd.DataFrame) -> pd.DataFrame:
+    """The release's categorical columns with each blank text cell (a cell suppressed by local
+    suppression, as a labelled file's text column holds it) missing, as publish blanked it."""
+    out = frame.copy(deep=False)
+    for name in out.columns:
+        column = out[name]
+        if pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(column.dtype):
+            continue
+        blank = column.notna().to_numpy() & (column.astype(str).str.strip() == "").to_numpy()
+        if blank.any():
+            out[name] = column.where(~blank)
     return out
 
 

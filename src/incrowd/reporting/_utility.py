@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError
+from ..publishing import categorical_ncp
+from ._align import cell_text, user_missing_codes
 
 SUPPRESSED_LABEL = "*"
 
@@ -402,6 +404,12 @@ def _by_value(dtype) -> bool:
 
 
 def _coded_labels(column: pd.Series, as_objects: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(code per row, -1 where missing; each code's label; each code's value, or None): see
+    :func:`_coded_cells`; a labelled file's user-missing cells are values (:func:`_with_user_missing`)."""
+    return _with_user_missing(column, *_coded_cells(column, as_objects))
+
+
+def _coded_cells(column: pd.Series, as_objects: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(code per row, -1 where missing; each code's label as :func:`_as_labels` spells it; each
     code's value in the column's dtype, or None where the column is spelled row by row).
 
@@ -435,6 +443,38 @@ def _coded_labels(column: pd.Series, as_objects: bool = False) -> tuple[np.ndarr
     return codes, np.asarray(spelled, dtype=object), None
 
 
+def _with_user_missing(column: pd.Series, codes: np.ndarray, spelled: np.ndarray, distinct: np.ndarray | None
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """:func:`_coded_labels` with a labelled file's user-missing cells (SPSS 9 "Not stated", read
+    as a NaN carrying its code: :mod:`incrowd.io`) as the values they are, spelled as the code, not
+    as missing: the file shows them, publish treats them as values, and a blank is another thing."""
+    found = user_missing_codes(column)
+    if found is None:
+        return codes, spelled, distinct
+    index, missing_codes = found
+    used = [int(i) for i in np.unique(index[index >= 0])]
+    from ..generalization._hierarchy import value_labels
+
+    numbers = [missing_codes[i] for i in used if not isinstance(missing_codes[i], str)]
+    # spelled with the column's values, as a float column of whole numbers spells 9.0 as '9'
+    present = distinct if distinct is not None else np.zeros(0)
+    both = value_labels(pd.Series(np.concatenate([np.asarray(present, dtype=np.float64),
+                                                  np.asarray(numbers, dtype=np.float64)]), dtype=np.float64))
+    by_code = dict(zip(numbers, list(both)[len(present):]))
+    codes = codes.copy()
+    extra_words: list[str] = []
+    extra_values: list[float] = []
+    for i in used:
+        code = missing_codes[i]
+        codes[index == i] = len(spelled) + len(extra_words)
+        extra_words.append(f".{code}" if isinstance(code, str) else str(by_code[code]))
+        extra_values.append(np.nan if isinstance(code, str) else float(code))
+    spelled = np.concatenate([np.asarray(spelled, dtype=object), np.asarray(extra_words, dtype=object)])
+    if distinct is not None:
+        distinct = np.concatenate([np.asarray(distinct, dtype=np.float64), np.asarray(extra_values)])
+    return codes, spelled, distinct
+
+
 class _Vocabulary:
     """The labels of both sides of one column as one set of numbers: equal text, equal number."""
 
@@ -462,7 +502,8 @@ MISSING_SHOWN = "(missing)"
 
 def _published_levels(hierarchy, original: pd.Series, distinct: tuple[np.ndarray, np.ndarray] | None,
                       published: np.ndarray, vocabulary: _Vocabulary, rows: np.ndarray, name: str,
-                      labels: Mapping[str, str] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      labels: Mapping[str, str] | None = None, one_level: bool = False
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For the given rows, as distinct (original, published) pairs: ``(pair of each row, level of
     each pair, the original's level-0 code of each pair)``; the level is the lowest one whose
     label of the original value is the published label (-1 where none is: a suppressed cell).
@@ -470,7 +511,10 @@ def _published_levels(hierarchy, original: pd.Series, distinct: tuple[np.ndarray
     ``distinct`` (the original's code per row and its distinct values, where :func:`_by_value`
     allows): each distinct value meets the hierarchy once. ``labels`` (a labelled file's codes,
     spelled as the published values are, to their value labels): a published code meets the
-    hierarchy by its spelling or by its label, as the release was written from either."""
+    hierarchy by its spelling or by its label, as the release was written from either. A label
+    that reads at several levels is one node, the highest its rows need; ``one_level`` (the
+    release generalized the column to one level, as publish's generalize-then-microaggregate
+    does): the highest any row of the column needs."""
     from ..generalization._cells import encode_cells  # missing cells as the release met them
 
     pub = published[rows]
@@ -503,13 +547,29 @@ def _published_levels(hierarchy, original: pd.Series, distinct: tuple[np.ndarray
     for L in range(hierarchy.depth):
         at_level = hierarchy.labels[L].astype(str)[hierarchy.code_map(L)[pair_code0]]
         pair_level[(pair_level < 0) & ((at_level == pair_pub) | (at_level == pair_label))] = L
+    # one published label is one node of the hierarchy: where its rows need different levels
+    # (the group "Child" over Child and Grandchild, named as one of its values), every row of it
+    # is at the highest, as far as the original's ancestor there still carries that label; with
+    # one level per column, every label is at the highest level any row needs
+    pair_word = np.zeros(pairs.size, dtype=np.int64) if one_level else pairs % size
+    found = pair_level >= 0
+    if found.any():
+        highest = np.full(size, -1, dtype=np.int64)
+        np.maximum.at(highest, pair_word[found], pair_level[found])
+        wanted = np.where(found, highest[pair_word], -1)
+        for L in np.unique(wanted[wanted > pair_level]):
+            at = (wanted == L) & (wanted > pair_level)
+            label = hierarchy.labels[int(L)].astype(str)[hierarchy.code_map(int(L))[pair_code0[at]]]
+            carries = (label == pair_pub[at]) | (label == pair_label[at])
+            pair_level[np.flatnonzero(at)[carries]] = L
     inverse = np.asarray(inverse).ravel()
     stray = (pair_level < 0) & (pair_pub != SUPPRESSED_LABEL) & (pair_label != SUPPRESSED_LABEL)
     if stray.any():
         i = int(np.flatnonzero(stray[inverse])[0])
         raise DataError(
             f"column {name!r}, data row {int(rows[i]) + 1}: published value {vocabulary.word(pub[i])!r} is not a "
-            f"generalization of the original {original.iloc[int(rows[i])]!r} in hierarchy {hierarchy.source}"
+            f"generalization of the original {cell_text(original.iloc[int(rows[i])])!r} in hierarchy "
+            f"{hierarchy.source}"
         )
     return inverse, pair_level, pair_code0
 
@@ -525,7 +585,8 @@ def _spelled_labels(labels: Mapping | None) -> dict[str, str] | None:
 
 
 def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchies: Mapping | None,
-                        suppressed: np.ndarray | None, value_labels: Mapping[str, Mapping] | None = None) -> dict:
+                        suppressed: np.ndarray | None, value_labels: Mapping[str, Mapping] | None = None,
+                        one_level: bool = False) -> dict:
     """Utility of a generalized (and suppressed) release of categorical quasi-identifiers.
 
     ``original`` and ``release`` hold the same rows in the same order, suppressed rows included
@@ -555,8 +616,12 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
       ``value_labels`` (per column, a labelled file's codes to their labels): a generalized
       group stored as a new code is read as its label.
       ``mean_ncp_all_rows``: the same mean with every withheld row costing 1 in every column,
-      over all rows (the release summary's ``categorical_ncp``). Rows whose original value is
-      missing are left out of height and NCP.
+      over all rows (the release summary's ``categorical_ncp``: the NCP of a column with a
+      hierarchy is that of :func:`incrowd.publishing.categorical_ncp`). Rows whose original value
+      is missing are left out of height and NCP; a labelled file's user-missing code (9 "Not
+      stated") is a value, not missing, on both sides. A published label is one node of the
+      hierarchy, the highest its rows need; ``one_level`` (a release of one level per column,
+      publish's generalize-then-microaggregate): the highest any row of the column needs.
     """
     if not isinstance(original, pd.DataFrame) or not isinstance(release, pd.DataFrame):
         raise ParameterError("original and release must be DataFrames")
@@ -572,12 +637,13 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
         raise ParameterError(f"suppressed must hold one flag per row ({n}); got {withheld.size}")
     # a withheld row's cells are never read: it counts once, in suppressed_share
     published = {name: _coded_labels(release[name].reset_index(drop=True))[:2] for name in release.columns}
-    return _categorical(original, published, hierarchies, withheld, value_labels)
+    return _categorical(original, published, hierarchies, withheld, value_labels, one_level)
 
 
 def categorical_utility_of_release(original: pd.DataFrame, release: pd.DataFrame, kept: np.ndarray,
                                    hierarchies: Mapping | None,
-                                   value_labels: Mapping[str, Mapping] | None = None) -> dict:
+                                   value_labels: Mapping[str, Mapping] | None = None,
+                                   one_level: bool = False) -> dict:
     """:func:`categorical_utility` of a release that holds only the published rows, ``kept``
     giving the original row of each (every column of ``release`` is measured): the same figures
     as on the release with its withheld rows filled in as missing, without building it."""
@@ -591,11 +657,12 @@ def categorical_utility_of_release(original: pd.DataFrame, release: pd.DataFrame
         full = np.full(n, -1, dtype=np.int64)
         full[kept] = codes
         published[name] = (full, labels)
-    return _categorical(original, published, hierarchies, withheld, value_labels)
+    return _categorical(original, published, hierarchies, withheld, value_labels, one_level)
 
 
 def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarray, np.ndarray]],
-                 hierarchies: Mapping | None, withheld: np.ndarray, value_labels: Mapping[str, Mapping] | None) -> dict:
+                 hierarchies: Mapping | None, withheld: np.ndarray, value_labels: Mapping[str, Mapping] | None,
+                 one_level: bool = False) -> dict:
     """:func:`categorical_utility` from each column's published labels as codes (per original
     row, -1 where missing or withheld) and their labels. Every row-wise step works on numbers;
     text is compared once per distinct label."""
@@ -607,7 +674,12 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
 
     from .._runtime import check_cancelled
 
-    changed, height, ncp, ncp_all, cells, frequencies = {}, {}, {}, {}, {}, {}
+    changed: dict[str, float] = {}
+    height: dict[str, float | None] = {}
+    ncp: dict[str, float | None] = {}
+    ncp_all: dict[str, float | None] = {}
+    cells: dict[str, int] = {}
+    frequencies: dict[str, list[dict]] = {}
     original_labels = file_value_labels(original, list(published))
     for name, (pub_codes, pub_labels) in published.items():
         check_cancelled()  # a web job stops between columns (seconds each at a million rows)
@@ -625,10 +697,11 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         # a missing published cell is a suppressed one
         pub = words.of(1, pub_codes, words.star)
         same = (orig == pub) | (~orig_missing & (orig_named == pub)) | (orig_missing & (pub_codes < 0))
-        same |= _user_missing_kept(orig_col, orig_missing, pub, words, known)
         # a withheld row is counted once, in suppressed_share, not as a change of every column
         changed[name] = float(np.count_nonzero(~same & published_rows) / n_published) if n_published else 0.0
-        is_star = pub == words.star
+        # "*" is a suppressed cell, also as a labelled file writes it: a new code labelled "*"
+        starred = [i for i, w in enumerate(words.words) if (released or {}).get(str(w)) == SUPPRESSED_LABEL]
+        is_star = (pub == words.star) | (np.isin(pub, starred) if starred else False)
         cells[name] = int(np.count_nonzero(published_rows & ~orig_missing & is_star))
         # a cell missing before and after is missing in both tables (only changed cells were suppressed)
         shown = np.where(orig_missing & (pub_codes < 0), words.missing, pub)
@@ -641,24 +714,30 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         if h is not None:
             distinct = None if orig_values is None else (orig_codes, orig_values)
             pair, level, code0 = _published_levels(h, orig_col, distinct, pub, words, rows, name,
-                                                   released)
+                                                   released, one_level)
             top = h.max_level
             cell_suppressed = level < 0
             # each pair's figures, then every row's by indexing: the row-wise sums are unchanged
             lv = np.where(cell_suppressed, top, level)[pair]
             height[name] = float(np.mean(lv / top)) if rows.size and top > 0 else (0.0 if rows.size else None)
-            n_leaves = h.labels[0].size
-            cost = np.ones(level.size)
-            for L in np.unique(level[~cell_suppressed]):
-                at = level == L
-                covered = np.bincount(h.code_map(int(L)), minlength=h.labels[int(L)].size)[
-                    h.code_map(int(L))[code0[at]]]
-                cost[at] = np.where(covered > 1, covered / n_leaves, 0.0)
-            total: float | None = float(cost[pair].sum())
-        else:
-            kept_same = same[rows]
-            kept_supp = is_star[rows]
-            total = None if np.any(~kept_same & ~kept_supp) else float(np.count_nonzero(kept_supp))
+            # costed by publish's own NCP (its release summary's categorical_ncp), row by row:
+            # a suppressed cell as published above the top level, a withheld row as suppressed
+            row_level = np.where(cell_suppressed, top + 1, level)[pair]
+            row_code0 = np.asarray(code0, dtype=np.int64)[pair]
+            ncp[name] = categorical_ncp({name: h}, {name: row_code0}, {name: row_level},
+                                        np.ones(rows.size, dtype=bool)) if rows.size else None
+            valued = np.flatnonzero(~orig_missing)
+            at = np.searchsorted(valued, rows)
+            all_level = np.zeros(valued.size, dtype=np.int64)
+            all_code0 = np.zeros(valued.size, dtype=np.int64)
+            all_level[at], all_code0[at] = row_level, row_code0
+            ncp_all[name] = categorical_ncp({name: h}, {name: all_code0}, {name: all_level},
+                                            published_rows[valued]) if valued.size else None
+            continue
+        kept_same = same[rows]
+        kept_supp = is_star[rows]
+        # without a hierarchy: unchanged costs 0, suppressed 1, any other recoding is unknown
+        total = None if np.any(~kept_same & ~kept_supp) else float(np.count_nonzero(kept_supp))
         # None when nothing is published (or the recoding is unknown): there is no value to cost
         ncp[name] = total / counted if total is not None and counted else None
         everyone = counted + cost_withheld
@@ -689,33 +768,6 @@ def _check_hierarchies(hierarchies: Mapping | None, columns) -> None:
         raise ParameterError(f"hierarchy given for column {unknown[0]!r}, which the release does not have")
 
 
-def _user_missing_kept(column: pd.Series, missing: np.ndarray, pub: np.ndarray, words: _Vocabulary,
-                       known: Mapping[str, str]) -> np.ndarray:
-    """Per row, whether an original user-missing cell (SPSS 99 = "Not stated", a NaN carrying
-    its code: :mod:`incrowd.io`) is published as that same code, spelled as the code or by its
-    label (a release held in memory spells it so; read back from its file it is missing again,
-    which the caller counts unchanged already). Letter codes (Stata's ``.a``) are left out: a
-    numeric column cannot hold them."""
-    from ..generalization._hierarchy import value_labels as spell
-    from ..metrics import _user_missing
-
-    kept = np.zeros(missing.size, dtype=bool)
-    found = _user_missing(column)  # reads the codes from the column's file metadata
-    if found is None:
-        return kept
-    index, codes = found
-    numeric = np.array([np.nan if isinstance(c, str) else float(c) for c in codes] + [np.nan])
-    values = np.where(index >= 0, numeric[np.minimum(index, len(codes))], np.nan)
-    tagged = missing & ~np.isnan(values)
-    lookup = {str(w): i for i, w in enumerate(words.words)}
-    for code in np.unique(values[tagged]):
-        spelled = str(spell(pd.Series([code])).tolist()[0])
-        ids = [lookup[t] for t in (spelled, known.get(spelled)) if t is not None and t in lookup]
-        at = tagged & (values == code)
-        kept[at] = np.isin(pub[at], ids)
-    return kept
-
-
 def file_value_labels(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, dict]:
     """Per column of a labelled file (SPSS, Stata) as :func:`incrowd.read_table` reads it: its
     codes' value labels (none for other files and unlabelled columns)."""
@@ -735,23 +787,40 @@ def _frequencies(before: np.ndarray, after: np.ndarray, words: _Vocabulary,
     """The most frequent values before (all original rows) and after (published rows), as
     counts; the rest summed in one row. ``before`` and ``after`` hold each row's label as a
     number of ``words``, the original's missing cells as :data:`MISSING_SHOWN`. ``labels``
-    (a labelled file's codes, spelled, to their value labels) adds each code's ``label``."""
+    (a labelled file's codes, spelled, to their value labels): a code and its label are one
+    value, counted in one row (``value`` the code, ``label`` its label), whichever of the two a
+    side holds: a recoded column whose groups are written as labels keeps its unchanged codes."""
+    # a label's first code names its row; a code labelled "*" (a group published above every
+    # value) stays a row apart from the blanked cells, "*", and so does "(missing)"
+    shown_labels = labels
+    labels = {code: label for code, label in (labels or {}).items()
+              if label not in (SUPPRESSED_LABEL, MISSING_SHOWN)}
+    code_of: dict[str, str] = {}
+    for code, label in labels.items():
+        code_of.setdefault(label, code)
 
     def counts(values: np.ndarray) -> pd.Series:
         # numbered in order of first appearance, then one bincount: text only per distinct label
         codes, uniques = pd.factorize(values, use_na_sentinel=False)
-        return pd.Series(np.bincount(codes, minlength=len(uniques)), index=[words.word(u) for u in uniques])
+        per = pd.Series(np.bincount(codes, minlength=len(uniques)),
+                        index=[labels.get(w, w) for w in (words.word(u) for u in uniques)])
+        return per.groupby(level=0, sort=False).sum()
 
     before_counts = counts(before)
     after_counts = counts(after)
     both = before_counts.add(after_counts, fill_value=0).sort_values(ascending=False, kind="stable")
     listed = list(both.index[:top])
-    rows = [{"value": v, "original": int(before_counts.get(v, 0)), "release": int(after_counts.get(v, 0))}
-            for v in listed]
+    rows = []
+    for key in listed:
+        row: dict = {"value": code_of.get(key, key), "original": int(before_counts.get(key, 0)),
+                     "release": int(after_counts.get(key, 0))}
+        if key in code_of and code_of[key] != key:
+            row["label"] = key
+        rows.append(row)
     for row in rows:
-        label = (labels or {}).get(row["value"])
-        if label is not None and label != row["value"]:
-            row["label"] = label
+        hidden = (shown_labels or {}).get(row["value"])
+        if hidden is not None and "label" not in row and hidden != row["value"]:
+            row["label"] = hidden
     if len(both) > top:
         rest = [v for v in both.index[top:]]
         rows.append({"value": f"({len(rest)} other values)",
