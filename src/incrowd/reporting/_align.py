@@ -179,9 +179,12 @@ def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sens
         assumptions.append("measured as categorical, as the original's metadata codes them: "
                            + ", ".join(f"{c} ({why})" for c, why in coded.items()))
     categorical = [*categorical, *coded]
+    # a numeric column published as a labelled recode (age in bands written to .sav/.dta) holds
+    # codes of its groups in the release: generalized, so categorical
+    recoded = {c for c in qis if c not in set(categorical) and _coded(release, c)}
     # a column given a hierarchy is categorical, numbers or not (SPSS codes, Parquet integers)
-    nums = forced or [c for c in qis if c not in set(categorical) and is_numeric("original", c)
-                      and is_numeric("release", c)]
+    nums = forced or [c for c in qis if c not in set(categorical) and c not in recoded
+                      and is_numeric("original", c) and is_numeric("release", c)]
     cats = [c for c in qis if c not in nums]
     # a column the caller named categorical (a hierarchy, or every QI but the numeric ones it
     # named: a release spec's roles) is no guess, so it is not listed as an assumption
