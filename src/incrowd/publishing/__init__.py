@@ -6,6 +6,11 @@
 - :data:`PUBLISH_STRATEGIES`: the strategies a specification may name (``incrowd.incremental.STRATEGIES``
   are the incremental ones);
 - :func:`example_spec`: a starting specification from a file's columns and types.
+
+The internal API (not public, not in ``__all__``), for the web's Publish page and the reference
+page's generator: ``SPEC_KEYS`` (every key a spec may hold, as :class:`SpecKey` rows: section,
+name, type, default, meaning, choices), ``spec_key(section, name)``, ``SPEC_SECTIONS``,
+``RISK_TARGET_KEYS`` and ``REPORT_MEANINGS``.
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
@@ -21,6 +26,9 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "publish": "._release", "PublishResult": "._release",
     "ReleaseSpec": "._spec", "PUBLISH_STRATEGIES": "._spec", "ColumnSpec": "._spec", "load_spec": "._spec",
     "example_spec": "._example", "example_toml": "._example",
+    # the internal API (see above)
+    "SPEC_KEYS": "._spec_keys", "SpecKey": "._spec_keys", "spec_key": "._spec_keys:key",
+    "SPEC_SECTIONS": "._spec_keys:SECTIONS", "RISK_TARGET_KEYS": "._spec_keys", "REPORT_MEANINGS": "._spec_keys",
 })
 
 __all__ = ["publish", "PublishResult", "PUBLISH_STRATEGIES", "ReleaseSpec", "ColumnSpec", "load_spec", "example_spec",
