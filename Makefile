@@ -46,6 +46,7 @@ docs-check: $(DOCS_STAMP)
 	$(BIN)/python docs/gen_cli.py --check
 	$(BIN)/python docs/gen_spec.py --check
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
+	$(BIN)/python docs/check_api_pages.py build/site
 	$(BIN)/ruff check src
 	$(BIN)/mypy
 

@@ -57,6 +57,8 @@ ROLES = choices("column", "role")
 #: how a categorical column with value labels meets its hierarchy's level 0
 MATCH = choices("column", "match")
 PUBLISH_STRATEGIES = choices("privacy", "strategy")
+"""The strategies a specification's ``strategy`` may name: generalize the categorical
+quasi-identifiers then microaggregate the numeric ones within each class, or ``joint``."""
 MISSING_NUMERIC = choices("missing", "numeric")
 _PRIVACY_KEYS = keys("privacy")
 _COLUMN_KEYS = keys("column")
