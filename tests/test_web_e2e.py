@@ -34,6 +34,10 @@ from incrowd.web import create_app  # noqa: E402
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+#: how long a step may wait for the server: it bounds a first run that compiles its kernels (an
+#: empty numba cache on a loaded machine: MDAV* on Census took over a minute on a fresh clone),
+#: not a timing claim; how fast the steps are is bench/bench_response_times.py's
+COLD_CACHE_MS = 600_000
 ADULT_QIS = ["age", "education", "marital-status", "native-country", "occupation", "race", "sex", "workclass"]
 
 
@@ -72,7 +76,7 @@ def browser():
 def page(browser, tmp_path):
     context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
     pg = context.new_page()
-    pg.set_default_timeout(60_000)
+    pg.set_default_timeout(COLD_CACHE_MS)
     yield pg
     context.close()
 
@@ -318,7 +322,7 @@ def test_the_report_appears_under_a_microaggregation(server, page, tmp_path):
     page.wait_for_selector("#data-rows")
     page.fill("#k", "3")
     page.click("#run")
-    page.wait_for_selector("#report-points", timeout=120_000)
+    page.wait_for_selector("#report-points", timeout=COLD_CACHE_MS)
     risk = page.text_content("#report-points tr[data-label='highest re-identification risk'] td")
     assert float(risk) <= 1 / 3 + 1e-4
     assert page.locator("#report-assumptions li").count() >= 1
@@ -516,7 +520,7 @@ def test_a_risk_target_on_the_household_sav_holds_on_the_downloaded_sav(server, 
     page.check("#allow-full-suppression")
     page.fill("#max-individual-risk", "0.01")
     page.click("#run")
-    page.wait_for_selector("#report-lines", timeout=180_000)
+    page.wait_for_selector("#report-lines", timeout=COLD_CACHE_MS)
     assert "max_individual_risk = 0.01" in page.text_content("#spec-toml")
     saved = download(page, "#download", tmp_path)
     assert saved.name == "household_release.sav"
@@ -547,7 +551,7 @@ def test_the_microaggregation_page_gives_the_household_sav_back_as_a_labelled_sa
         page.select_option(f".role[data-col='{i}']", "qi" if name in qis else "other")
     page.fill("#k", "3")
     page.click("#run")
-    page.wait_for_selector("#verified", timeout=120_000)
+    page.wait_for_selector("#verified", timeout=COLD_CACHE_MS)
     assert page.text_content("#verified") == "3-anonymous"
     assert page.text_content("#download") == "Download household_mdav_k3.sav"
     saved = download(page, "#download", tmp_path)
