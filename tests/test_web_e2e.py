@@ -477,10 +477,12 @@ def test_the_publish_page_offers_cell_suppression_and_risk_targets_by_the_specs_
     assert shown.startswith("the spec: max_global_risk must be") and "'a lot'" in shown, shown
     page.fill("#max-global-risk", "")
     page.fill("#max-expected-reidentifications", "7")
+    page.select_option("#metric", "entropy")
     page.evaluate("() => document.getElementById('report-lines').remove()")
     page.click("#run")
     page.wait_for_selector("#report-lines")
     assert sent[-1]["privacy"]["max_expected_reidentifications"] == 7
+    assert sent[-1]["privacy"]["metric"] == "entropy" and 'metric = "entropy"' in page.text_content("#spec-toml")
     assert "suppression" not in sent[-1]["privacy"] and "importance" not in sent[-1]["privacy"]
     assert "max_expected_reidentifications = 7" in page.text_content("#spec-toml")
 

@@ -71,6 +71,7 @@ def page_context() -> dict[str, Any]:
             "missing_numeric": list(MISSING_NUMERIC),
             "suppression": list(spec_key("privacy", "suppression").choices),
             "missing_matches": list(spec_key("privacy", "missing_matches").choices),
+            "metrics": list(spec_key("privacy", "metric").choices),
             "risk_targets": list(RISK_TARGET_KEYS),
             "meaning": {e.name: e.meaning.replace("`", "") for e in SPEC_KEYS if e.section == "privacy"}}
 
