@@ -44,7 +44,9 @@ docs: $(DOCS_STAMP)
 # what CI checks after the tests: the site builds without a warning, ruff and mypy are clean
 docs-check: $(DOCS_STAMP)
 	$(BIN)/python docs/gen_cli.py --check
+	$(BIN)/python docs/gen_spec.py --check
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
+	$(BIN)/python docs/check_api_pages.py build/site
 	$(BIN)/ruff check src
 	$(BIN)/mypy
 

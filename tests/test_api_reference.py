@@ -78,3 +78,32 @@ def test_the_comparison_reads_directives_and_headings():
     text = "::: incrowd.MDAV\n\n### `incrowd.__version__`\n\n::: incrowd.metrics.sse\n`incrowd.ONA` in prose\n"
     assert documented("incrowd", text) == {"MDAV", "__version__"}
     assert documented("incrowd.metrics", text) == {"sse"}
+
+
+def _checker():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("check_api_pages", API.parent / "check_api_pages.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_built_page_checker_tells_a_docstring_from_a_stub(tmp_path):
+    # make docs-check runs it on the built site; here on pages shaped as mkdocstrings writes them
+    check = _checker()
+    shown = ('<h2 id="incrowd.io.read_table" class="doc doc-heading">read_table</h2>'
+             '<div class="doc doc-contents first"><p>A table from a file.</p></div>'
+             '<h2 id="incrowd.io.write_table" class="doc doc-heading">write_table</h2>'
+             '<div class="doc doc-contents first"></div>')
+    assert check.rendered_text(shown, "incrowd.io.read_table") == "A table from a file."
+    assert check.rendered_text(shown, "incrowd.io.write_table") == ""
+    assert check.rendered_text(shown, "incrowd.io.table_format") is None
+    site = tmp_path / "site"
+    for page in API.glob("*.md"):
+        (site / "api" / page.stem).mkdir(parents=True)
+        (site / "api" / page.stem / "index.html").write_text(shown, encoding="utf-8")
+    found = check.problems(site)
+    assert "docs/api/io.md: incrowd.io.write_table is rendered without its docstring" in found
+    assert "docs/api/io.md: incrowd.io.table_format is not rendered" in found
+    assert not any("incrowd.io.read_table" in line for line in found)

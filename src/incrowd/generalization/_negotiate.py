@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     from ._table import LatticeTable
 
 RELAXATIONS = ("max_suppression", "height", "k")
+"""The three ways a negotiation relaxes a request it cannot meet: more suppression, a greater
+height, or a lower threshold (for several thresholds: each threshold with the others kept)."""
 #: why a lattice file cannot answer t-closeness
 NO_T = ("t cannot be negotiated on this lattice: its file was written before lattices kept the sensitive "
         "values and their order that t-closeness's distance needs; rebuild it with 'incrowd lattice build "

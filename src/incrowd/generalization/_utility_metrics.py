@@ -60,6 +60,8 @@ if TYPE_CHECKING:
 
 #: the metrics, in the order the JSON lists them
 METRICS = ("loss", "discernibility", "entropy", "aecs", "precision", "height", "classification")
+"""What a search for the best generalization may minimize (``metric=``, a spec's ``metric``), in
+the order the JSON lists them; ``loss`` is the default."""
 DEFAULT_METRIC = "loss"
 #: past this many nodes whose classes are computed, the search returns its best with the gap
 MAX_EVALUATIONS = 20_000

@@ -21,6 +21,8 @@ from .refine import Refine
 METHODS: dict[str, type[MicroaggregationEstimator]] = {
     name: globals()[cls] for name, cls in METHOD_CLASSES.items()
 }
+"""Each method's name (the word ``incrowd.microaggregate``, ``incrowd microaggregate --method``
+and the web UI take) and its estimator class, in the order the documentation lists them."""
 
 __all__ = [
     "METHODS",

@@ -9,6 +9,11 @@
 
 Internal (not in ``__all__``): ``categorical_ncp``, the release summary's categorical NCP, which
 the report computes with the same function.
+
+The internal API (not public, not in ``__all__``), for the web's Publish page and the reference
+page's generator: ``SPEC_KEYS`` (every key a spec may hold, as :class:`SpecKey` rows: section,
+name, type, default, meaning, choices), ``spec_key(section, name)``, ``SPEC_SECTIONS``,
+``RISK_TARGET_KEYS`` and ``REPORT_MEANINGS``.
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
@@ -27,6 +32,9 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "example_spec": "._example", "example_toml": "._example",
     # internal: the release summary's categorical NCP, which the report computes with it too
     "categorical_ncp": "._measures",
+    # the internal API (see above)
+    "SPEC_KEYS": "._spec_keys", "SpecKey": "._spec_keys", "spec_key": "._spec_keys:key",
+    "SPEC_SECTIONS": "._spec_keys:SECTIONS", "RISK_TARGET_KEYS": "._spec_keys", "REPORT_MEANINGS": "._spec_keys",
 })
 
 __all__ = ["publish", "PublishResult", "PUBLISH_STRATEGIES", "ReleaseSpec", "ColumnSpec", "load_spec", "example_spec",

@@ -50,19 +50,20 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..exceptions import DataError, ParameterError, name_list
+from ._spec_keys import SECTIONS as _SECTIONS
+from ._spec_keys import choices, keys
 
-#: "household" names the column grouping a household's persons: kept unchanged and never a
-#: quasi-identifier, like "other", but said for what it is
-ROLES = ("identifier", "numeric", "categorical", "sensitive", "weight", "household", "other")
+# the names and choices the parser checks are those of the key table, which the reference page
+# (docs/gen_spec.py) and the web's Publish page read too
+ROLES = choices("column", "role")
 #: how a categorical column with value labels meets its hierarchy's level 0
-MATCH = ("label", "code")
-PUBLISH_STRATEGIES = ("generalize-then-microaggregate", "joint")
-MISSING_NUMERIC = ("error", "separate")
-_SECTIONS = ("privacy", "columns", "missing", "method_params", "levels", "report")
-_PRIVACY_KEYS = ("k", "l", "t", "max_suppression", "strategy", "method", "refine", "max_seconds",
-                 "random_state", "allow_full_suppression", "metric", "suppression", "missing_matches",
-                 "importance", "max_suppressed_cells", "metric_weights", "max_individual_risk",
-                 "max_global_risk", "max_expected_reidentifications")
+MATCH = choices("column", "match")
+PUBLISH_STRATEGIES = choices("privacy", "strategy")
+"""The strategies a specification's ``strategy`` may name: generalize the categorical
+quasi-identifiers then microaggregate the numeric ones within each class, or ``joint``."""
+MISSING_NUMERIC = choices("missing", "numeric")
+_PRIVACY_KEYS = keys("privacy")
+_COLUMN_KEYS = keys("column")
 
 
 @dataclass(frozen=True)
@@ -422,9 +423,10 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
     if (l is not None or t is not None) and not any(c.role == "sensitive" for c in columns.values()):
         raise ParameterError(f"{source}: l and t need a column with role \"sensitive\" in [columns]")
     missing = _table(raw, "missing", source)
-    bad = [key for key in missing if key != "numeric"]
+    bad = [key for key in missing if key not in keys("missing")]
     if bad:
-        raise ParameterError(f"{source}: unknown key(s) {name_list(bad)} in [missing]; known: numeric")
+        raise ParameterError(f"{source}: unknown key(s) {name_list(bad)} in [missing]; known: "
+                             f"{', '.join(keys('missing'))}")
     missing_numeric = missing.get("numeric", "error")
     if missing_numeric not in MISSING_NUMERIC:
         raise ParameterError(f"{source}: missing.numeric must be one of {', '.join(MISSING_NUMERIC)}; "
@@ -497,11 +499,10 @@ def _columns(raw: Mapping[str, Any], root: Path, source: str) -> dict[str, Colum
         if isinstance(value, str):
             role = value
         elif isinstance(value, Mapping):
-            extra = [key for key in value if key not in ("role", "hierarchy", "ordered", "intervals", "match",
-                                                         "allow_full_suppression")]
+            extra = [key for key in value if key not in _COLUMN_KEYS]
             if extra:
-                raise ParameterError(f"{source}: column {name!r}: unknown key(s) {name_list(extra)}; known: role, "
-                                     "hierarchy, intervals, ordered, match, allow_full_suppression")
+                raise ParameterError(f"{source}: column {name!r}: unknown key(s) {name_list(extra)}; known: "
+                                     f"{', '.join(_COLUMN_KEYS)}")
             if "allow_full_suppression" in value:
                 allow_full = value["allow_full_suppression"]
                 if not isinstance(allow_full, bool):
@@ -576,7 +577,7 @@ def check_columns(spec: ReleaseSpec, columns: list[str]) -> dict[str, str]:
     return {c: (spec.columns[c].role if c in spec.columns else "other") for c in columns}
 
 
-SUPPRESSION = ("rows", "cells")
+SUPPRESSION = choices("privacy", "suppression")
 
 
 def _cell_suppression(privacy: Mapping[str, Any], columns: Mapping[str, ColumnSpec], source: str, *,

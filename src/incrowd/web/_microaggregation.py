@@ -17,6 +17,7 @@ from ..exceptions import DataError, ParameterError, VerificationError
 from ..io import Promise, write_release
 from ._context import dataset_of, session_of, stem_of
 from ._pool import heavy
+from ._publish import release_format
 from ._report import offer
 from ._sessions import Dataset, Result, Session
 
@@ -96,14 +97,18 @@ def microaggregate_in(session: Session, ds: Dataset, req: MicroaggregateRequest)
                             identifiers=req.identifiers, random_state=req.seed, bound=req.bound, **params)
     # a job cancelled during a kernel that cannot stop midway ends here, keeping nothing
     check_cancelled()
-    download = f"{stem_of(ds.display_name)}_{req.method}_k{req.k}.csv"
-    path = session.new_file(".csv")
+    # the upload's own format, as the Publish page gives it: a labelled .sav comes back a .sav
+    # with its value labels, missing codes and measures (the aggregated columns' labels dropped)
+    suffix, media_type = release_format(ds.display_name)
+    download = f"{stem_of(ds.display_name)}_{req.method}_k{req.k}{suffix}"
+    path = session.new_file(suffix)
     qis = tuple(result.quasi_identifiers)  # verified again on the file offered for download
     try:
-        written = write_release(result.table, path, Promise(qis, result.k, finite=qis), sep=",")
+        written = write_release(result.table, path, Promise(qis, result.k, finite=qis),
+                                sep="," if suffix == ".csv" else None)
     except VerificationError as exc:  # the download's name, never the server's path
         raise VerificationError(str(exc).replace(str(path), download)) from None
-    res = Result(path.stem, path, download, "text/csv", before=ds.frame, after=result.table)
+    res = Result(path.stem, path, download, media_type, before=ds.frame, after=result.table)
     session.results[res.id] = res
     command, python = command_line(req, ds.display_name, download)
     report = offer(res, ds.frame, result.table, stem_of(download), quasi_identifiers=result.quasi_identifiers,

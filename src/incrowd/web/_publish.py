@@ -61,12 +61,19 @@ class PublishRequest(BaseModel):
 
 
 def page_context() -> dict[str, Any]:
-    """The choices the Publish page offers, named as the spec names them."""
+    """The choices the Publish page offers, named as the spec names them; each control's title is
+    the key's meaning from the spec's key table (as the reference page gives it)."""
     from .._methods import METHOD_NAMES
+    from ..publishing import RISK_TARGET_KEYS, SPEC_KEYS, spec_key
     from ..publishing._spec import MISSING_NUMERIC, PUBLISH_STRATEGIES, ROLES
 
     return {"methods": list(METHOD_NAMES), "strategies": list(PUBLISH_STRATEGIES), "roles": list(ROLES),
-            "missing_numeric": list(MISSING_NUMERIC)}
+            "missing_numeric": list(MISSING_NUMERIC),
+            "suppression": list(spec_key("privacy", "suppression").choices),
+            "missing_matches": list(spec_key("privacy", "missing_matches").choices),
+            "metrics": list(spec_key("privacy", "metric").choices),
+            "risk_targets": list(RISK_TARGET_KEYS),
+            "meaning": {e.name: e.meaning.replace("`", "") for e in SPEC_KEYS if e.section == "privacy"}}
 
 
 # -- the specification as TOML: written by incrowd.publishing._toml ----------------------------

@@ -1,0 +1,150 @@
+"""Every key a release specification may hold: one table that the parser checks names and
+choices against (:mod:`incrowd.publishing._spec`), the web's Publish page offers, and
+``docs/gen_spec.py`` writes the reference page from, so that the three cannot drift apart."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+#: the sections of a spec, in the order the reference page gives them
+SECTIONS = ("privacy", "columns", "missing", "method_params", "levels", "report")
+
+
+@dataclass(frozen=True)
+class SpecKey:
+    """One key: where it stands, what it takes, its value when left out and what it means."""
+
+    #: ``privacy``, ``column`` (a key of one column's table in ``[columns]``), ``missing``
+    section: str
+    name: str
+    #: what it takes, as a user reads it
+    type: str
+    #: its value when left out (None: not set)
+    default: Any
+    meaning: str
+    #: the words it accepts, where it takes one of a few
+    choices: tuple[str, ...] = ()
+
+
+#: a privacy key that only means something with ``suppression = "cells"``
+CELL_KEYS = ("missing_matches", "importance", "max_suppressed_cells")
+#: the risk targets (each needs a ``weight`` column)
+RISK_TARGET_KEYS = ("max_individual_risk", "max_global_risk", "max_expected_reidentifications")
+
+SPEC_KEYS: tuple[SpecKey, ...] = (
+    SpecKey("privacy", "k", "integer >= 2", None,
+            "Required. Every published class (rows alike in all quasi-identifiers) holds at least k rows."),
+    SpecKey("privacy", "l", "integer >= 2", None,
+            "Distinct l-diversity: at least l distinct values of every sensitive column in every class."),
+    SpecKey("privacy", "t", "number in (0, 1]", None,
+            "t-closeness: the earth mover's distance of every class's distribution of each sensitive column "
+            "from the whole file's is at most t."),
+    SpecKey("privacy", "max_suppression", "count, fraction or percentage (\"1%\")", 0,
+            "Rows that may be left out of the release (with `suppression = \"rows\"`)."),
+    SpecKey("privacy", "strategy", "string", "generalize-then-microaggregate",
+            "How numeric and categorical quasi-identifiers are released together: generalize the "
+            "categorical ones, then microaggregate the numeric ones within each class; or `joint`, "
+            "one grouping over all of them.", ("generalize-then-microaggregate", "joint")),
+    SpecKey("privacy", "method", "string", "mdav",
+            "The microaggregation method for the numeric quasi-identifiers (any of `incrowd.METHODS`); "
+            "its parameters go in `[method_params]`."),
+    SpecKey("privacy", "refine", "boolean", True,
+            "With `strategy = \"joint\"`: improve the groups by local moves."),
+    SpecKey("privacy", "max_seconds", "positive number", None,
+            "With `strategy = \"joint\"`: a time limit for the refinement."),
+    SpecKey("privacy", "random_state", "integer in [0, 2^32 - 1]", 0,
+            "The seed of randomized steps (the same spec gives the same release)."),
+    SpecKey("privacy", "allow_full_suppression", "boolean", True,
+            "Whether a quasi-identifier may be published as `*` in every row where that loses least, as in "
+            "ARX's search (such a column is listed in the summary and gets a `review` line in the report's "
+            "verdict); `false` forbids it (also per column, in its table in `[columns]`)."),
+    SpecKey("privacy", "metric", "string", "loss",
+            "What the chosen generalization minimizes (`incrowd.generalization.METRICS`); with "
+            "generalize-then-microaggregate.", ("loss", "discernibility", "entropy", "aecs", "precision", "height",
+                                                   "classification")),
+    SpecKey("privacy", "metric_weights", "table of categorical columns to numbers >= 0", None,
+            "A weight per categorical quasi-identifier in `loss`, `entropy` and `precision` (1 where left out), "
+            "e.g. `{ education = 2 }`."),
+    SpecKey("privacy", "suppression", "string", "rows",
+            "`rows`: the rows of classes below k are left out; `cells`: single categorical cells are "
+            "blanked instead (local suppression), with the generalize-then-microaggregate strategy and "
+            "neither l nor t.", ("rows", "cells")),
+    SpecKey("privacy", "missing_matches", "string", "itself",
+            "With `suppression = \"cells\"`: a missing or blanked value matches only itself, or any value "
+            "(sdcMicro's wildcard; then every quasi-identifier must be categorical).", ("itself", "any")),
+    SpecKey("privacy", "importance", "table of categorical columns to integers 1..m", None,
+            "With `suppression = \"cells\"`: which columns are blanked last (1 is the most important, kept "
+            "longest); a number for every categorical quasi-identifier, e.g. `{ sex = 1, region = 2 }`."),
+    SpecKey("privacy", "max_suppressed_cells", "count, fraction or percentage of the categorical cells", None,
+            "With `suppression = \"cells\"`: the most cells that may be blanked (no limit when left out)."),
+    SpecKey("privacy", "max_individual_risk", "number in (0, 1]", None,
+            "Risk target: no row's re-identification risk in the population (sdcMicro's individual risk, "
+            "from the `weight` column) above this."),
+    SpecKey("privacy", "max_global_risk", "number in (0, 1]", None,
+            "Risk target: the mean of the rows' individual risks at most this."),
+    SpecKey("privacy", "max_expected_reidentifications", "positive number", None,
+            "Risk target: the sum of the rows' individual risks (the re-identifications expected) at most "
+            "this."),
+    SpecKey("column", "role", "string", None,
+            "Required in a column's table. What the column is: a direct identifier (dropped), a numeric or "
+            "categorical quasi-identifier, a sensitive column (for l and t), the survey weight, the "
+            "household id (`household`: passed through unchanged, never a quasi-identifier), or `other` "
+            "(passed through unchanged; every column the spec does not name).",
+            ("identifier", "numeric", "categorical", "sensitive", "weight", "household", "other")),
+    SpecKey("column", "hierarchy", "file path", None,
+            "A categorical column's hierarchy file (ARX format: one row per value, one column per level), "
+            "relative to the spec file's folder. Without one (and without intervals) a categorical column "
+            "is flat: its value or `*`."),
+    SpecKey("column", "intervals", "list of widths, each a multiple of the one before", None,
+            "A categorical column of numbers generalized into nested intervals of these widths, then `*`."),
+    SpecKey("column", "match", "string", None,
+            "How a column with value labels meets its hierarchy's first level: by `label` or by `code` "
+            "(left out: whichever the hierarchy covers).", ("label", "code")),
+    SpecKey("column", "allow_full_suppression", "boolean", None,
+            "This categorical column may (or may not) be published as `*` in every row (left out: as "
+            "`[privacy]` says)."),
+    SpecKey("column", "ordered", "boolean or list of values", None,
+            "A sensitive column's order for t: `true` (sorted), `false` (nominal) or the values in their "
+            "order (left out: by the column's type)."),
+    SpecKey("missing", "numeric", "string", "error",
+            "A missing value in a numeric quasi-identifier is refused (`error`) or grouped apart "
+            "(`separate`).", ("error", "separate")),
+)
+
+#: the meaning of each threshold of the report's verdict (``[report]``; the names and defaults
+#: are incrowd.reporting's): the worst value that still passes; ``NAME_fail``, where it exists,
+#: the value beyond which the measure fails
+REPORT_MEANINGS = {
+    "k": "smallest class (higher is better)",
+    "l": "fewest distinct sensitive values in a class (higher is better)",
+    "entropy_l": "smallest exp(entropy) of the sensitive values in a class (higher is better)",
+    "t": "largest earth mover's distance of a class",
+    "reidentification_risk": "1 / the smallest class",
+    "marketer_risk": "expected share of records re-identified",
+    "drisk": "sdcMicro's dRisk",
+    "drisk_rmd": "sdcMicro's dRiskRMD (isolated records)",
+    "record_linkage": "share of records linked to their own original",
+    "attacks": "anonymeter's risk of each attack",
+    "information_loss": "numeric SSE / SST over all rows",
+    "ncp": "categorical mean normalized certainty penalty",
+    "suppressed_share": "share of rows withheld",
+}
+
+
+def keys(section: str) -> tuple[str, ...]:
+    """The names of ``section``'s keys (``privacy``, ``column``, ``missing``), in the table's order."""
+    return tuple(key.name for key in SPEC_KEYS if key.section == section)
+
+
+def key(section: str, name: str) -> SpecKey:
+    """The entry of ``name`` in ``section``."""
+    for entry in SPEC_KEYS:
+        if entry.section == section and entry.name == name:
+            return entry
+    raise KeyError(f"{section}.{name}")
+
+
+def choices(section: str, name: str) -> tuple[str, ...]:
+    """The words ``name`` in ``section`` accepts."""
+    return key(section, name).choices
