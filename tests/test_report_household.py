@@ -200,6 +200,10 @@ def _same_counts_as_publish(made: dict) -> None:
         "suppressed_cells", dict.fromkeys(categorical["suppressed_cells"], 0))
     # the release summary's categorical_ncp, computed by the same function on the written file
     assert categorical["mean_ncp_all_rows"] == pytest.approx(made["summary"]["categorical_ncp"], abs=1e-12)
+    # and publish's own report, on the release in memory, per column as the standalone one
+    inside = made["report"]["utility"]["categorical"]
+    assert inside["mean_ncp_all_rows"] == pytest.approx(made["summary"]["categorical_ncp"], abs=1e-12)
+    assert inside["ncp"] == pytest.approx(categorical["ncp"], abs=1e-12)
 
 
 def test_report_ncp_is_publish_summarys_with_recoded_groups_named_as_values(rows):
