@@ -98,16 +98,26 @@ def test_report_with_the_spec_reads_a_blank_as_a_suppressed_cell(cells):
     assert blanks == cells["summary"]["suppressed_cells"]
 
 
-def test_a_value_outside_the_hierarchy_is_named_without_a_numpy_repr(cells, tmp_path):
-    original, _ = pyreadstat.read_sav(str(cells["source"]), user_missing=True)
-    release = _read(cells["release"])
-    release.loc[5, "age"] = "1000-2000"
+@pytest.mark.parametrize("code, label", [(1000.0, None), (110.0, "1000-2000")],
+                         ids=["unlabelled code", "label outside the hierarchy"])
+def test_a_value_outside_the_hierarchy_is_named_without_a_numpy_repr(cells, tmp_path, code, label):
+    # age is written as a labelled numeric recode (100 "0-9", ...): a value outside the hierarchy
+    # is a code no band carries, or one labelled with a band the hierarchy does not hold
+    release, meta = pyreadstat.read_sav(str(cells["release"]), user_missing=True, apply_value_formats=False)
+    labels = dict(meta.variable_value_labels)
+    assert code not in labels["age"]
+    if label is not None:
+        labels["age"] = {**labels["age"], code: label}
+    release.loc[5, "age"] = code
     path = tmp_path / "edited.sav"
-    pyreadstat.write_sav(release, str(path))
+    pyreadstat.write_sav(release, str(path), variable_value_labels=labels, missing_ranges=meta.missing_ranges,
+                         variable_measure=meta.variable_measure)
     done = run("report", cells["source"], path, "--spec", cells["spec"], "--json", "--quiet")
     assert done.exit_code == 2, done.output
     line = done.output.strip().splitlines()[-1]
-    assert "column 'age', data row 6" in line and "'1000-2000'" in line
+    assert line.startswith("error: ") and len(done.output.strip().splitlines()) == 1
+    assert "column 'age', data row 6" in line and f"'{int(code)}'" in line
+    assert label is None or f"labelled '{label}'" in line
     assert "np." not in line and "Traceback" not in done.output
 
 
@@ -190,6 +200,10 @@ def _same_counts_as_publish(made: dict) -> None:
         "suppressed_cells", dict.fromkeys(categorical["suppressed_cells"], 0))
     # the release summary's categorical_ncp, computed by the same function on the written file
     assert categorical["mean_ncp_all_rows"] == pytest.approx(made["summary"]["categorical_ncp"], abs=1e-12)
+    # and publish's own report, on the release in memory, per column as the standalone one
+    inside = made["report"]["utility"]["categorical"]
+    assert inside["mean_ncp_all_rows"] == pytest.approx(made["summary"]["categorical_ncp"], abs=1e-12)
+    assert inside["ncp"] == pytest.approx(categorical["ncp"], abs=1e-12)
 
 
 def test_report_ncp_is_publish_summarys_with_recoded_groups_named_as_values(rows):
@@ -204,6 +218,24 @@ def test_report_ncp_is_publish_summarys_with_recoded_groups_named_as_values(rows
 
 def test_report_ncp_and_blanked_cells_are_publish_summarys_with_cells(cells):
     _same_counts_as_publish(cells)
+    rep = _report(cells, "--spec", cells["spec"])
+    assert rep["utility"]["categorical"]["mean_height"] == pytest.approx(
+        cells["summary"]["mean_generalization_height"], abs=1e-12)
+
+
+def test_report_ncp_of_a_grouped_column_with_blanks_costs_each_group_and_blank(cells):
+    # relat at level 1, counted on the written file: a published group costs the share of the
+    # nine values it covers (a group of one value nothing), a blank 1. Every published "Child"
+    # is the group Child and Grandchild, also where the blanks took all its Grandchildren
+    assert cells["summary"]["levels"]["relat"] == 1
+    written = _read(cells["release"])
+    size = pd.Series(household.RELAT_GROUPS).value_counts()
+    labels = household.VALUE_LABELS["relat"]
+    group = written["relat"].map(lambda code: np.nan if np.isnan(code) else household.RELAT_GROUPS[labels[int(code)]])
+    cost = group.map(lambda g: 1.0 if not isinstance(g, str) else (size[g] / 9 if size[g] > 1 else 0.0))
+    assert (written["relat"] == 3).any() and group.isna().any()
+    rep = _report(cells, "--spec", cells["spec"])
+    assert rep["utility"]["categorical"]["ncp"]["relat"] == pytest.approx(float(cost.mean()), abs=1e-12)
 
 
 def test_report_counts_blanked_cells_as_publish_does(cells):

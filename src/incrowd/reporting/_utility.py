@@ -553,6 +553,11 @@ def _published_levels(hierarchy, original: pd.Series, distinct: tuple[np.ndarray
     # one level per column, every label is at the highest level any row needs
     pair_word = np.zeros(pairs.size, dtype=np.int64) if one_level else pairs % size
     found = pair_level >= 0
+    if one_level:
+        # a blanked cell reads as the top "*": the column's level is the one its published
+        # values need, unless "*" is all it publishes (the column generalized to its top)
+        valued = found & (pair_pub != SUPPRESSED_LABEL) & (pair_label != SUPPRESSED_LABEL)
+        found = valued if valued.any() else found
     if found.any():
         highest = np.full(size, -1, dtype=np.int64)
         np.maximum.at(highest, pair_word[found], pair_level[found])
@@ -566,8 +571,12 @@ def _published_levels(hierarchy, original: pd.Series, distinct: tuple[np.ndarray
     stray = (pair_level < 0) & (pair_pub != SUPPRESSED_LABEL) & (pair_label != SUPPRESSED_LABEL)
     if stray.any():
         i = int(np.flatnonzero(stray[inverse])[0])
+        word = vocabulary.word(pub[i])
+        label = (labels or {}).get(word)
+        # a labelled file's code is shown with its label: the curator recognises the band, not the code
+        shown = f"{word!r} (labelled {label!r})" if label is not None and label != word else repr(word)
         raise DataError(
-            f"column {name!r}, data row {int(rows[i]) + 1}: published value {vocabulary.word(pub[i])!r} is not a "
+            f"column {name!r}, data row {int(rows[i]) + 1}: published value {shown} is not a "
             f"generalization of the original {cell_text(original.iloc[int(rows[i])])!r} in hierarchy "
             f"{hierarchy.source}"
         )
