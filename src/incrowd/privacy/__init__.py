@@ -44,6 +44,15 @@ def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
     column = "income" }``; ``recursive_l = { c = 3, l = 2 }``; ``beta = { value = 1.0,
     variant = "enhanced" }``); ``column`` names the sensitive column it protects (default:
     every column with the ``sensitive`` role). ``alpha`` reads ``k``.
+
+    Parameters
+    ----------
+    privacy : mapping
+        The spec's ``[privacy]`` table.
+
+    Returns
+    -------
+    list of PrivacyModel
     """
     return [model.from_spec(privacy[key], privacy=privacy) for key, model in MODELS.items() if key in privacy]
 

@@ -87,8 +87,17 @@ class ClassStats:
 
 @dataclass(frozen=True)
 class PrivacyModel(ABC):
-    """One privacy model: a frozen value with its parameters and the sensitive column it protects
-    (``column``; None: every column with the ``sensitive`` role)."""
+    """One privacy model: a frozen value with its parameters and the sensitive column it protects.
+
+    A subclass sets the class attributes ``key`` (its ``[privacy]`` spec key),
+    ``monotone_generalization``, ``monotone_suppression`` and ``needs_sensitive``, and defines
+    :meth:`classes_ok`, :meth:`describe` and :meth:`from_spec`.
+
+    Attributes
+    ----------
+    column : str or None
+        The sensitive column it protects (None: every column with the ``sensitive`` role).
+    """
 
     #: the model's key in the spec's ``[privacy]`` table
     key: ClassVar[str]
@@ -101,21 +110,60 @@ class PrivacyModel(ABC):
 
     @abstractmethod
     def classes_ok(self, stats: ClassStats) -> np.ndarray:
-        """Whether each class of ``stats`` meets the model (a bool array, one per class)."""
+        """Whether each class of ``stats`` meets the model, all classes at once.
+
+        Parameters
+        ----------
+        stats : ClassStats
+            The classes of one table (and the counts of the model's sensitive column).
+
+        Returns
+        -------
+        numpy.ndarray
+            One bool per class.
+        """
 
     @abstractmethod
     def describe(self) -> str:
-        """The model in one line of the report's verdict."""
+        """The model in one line of the report's verdict ("entropy 2-diverse in 'income'").
+
+        Returns
+        -------
+        str
+        """
 
     @classmethod
     @abstractmethod
     def from_spec(cls, value: Any, column: str | None = None, *,
                   privacy: Mapping[str, Any] | None = None) -> PrivacyModel:
-        """The model from its ``[privacy]`` value (``privacy``: the whole table, for a model that
-        reads a sibling key); a ParameterError names the key and what is allowed."""
+        """The model from its ``[privacy]`` value; a ParameterError names the key and what is allowed.
+
+        Parameters
+        ----------
+        value : object
+            The key's value: the parameter (``2``) or a table with it and ``column``.
+        column : str, optional
+            The sensitive column (wins over the value's ``column``).
+        privacy : mapping, optional
+            The whole ``[privacy]`` table, for a model that reads a sibling key (alpha reads k).
+
+        Returns
+        -------
+        PrivacyModel
+        """
 
     def on(self, column: str) -> PrivacyModel:
-        """The same model protecting ``column``."""
+        """The same model protecting ``column``.
+
+        Parameters
+        ----------
+        column : str
+            The sensitive column.
+
+        Returns
+        -------
+        PrivacyModel
+        """
         return replace(self, column=column)
 
     def _where(self) -> str:

@@ -21,8 +21,22 @@ def class_stats(frame: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive
     counts them (:func:`incrowd.metrics.sensitive_codes`: numbers compare as numbers, a missing
     value is one code after every present one).
 
-    ``ordered``: the column's order for t (True, False, the values in order, or None: ordered
-    when every value is a number)."""
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table.
+    quasi_identifiers : sequence of str
+        The quasi-identifier columns.
+    sensitive : str, optional
+        The sensitive column to count (None: class sizes only).
+    ordered : bool, sequence or None, default None
+        The column's order for t: True, False, the values in order, or None (ordered when every
+        value is a number).
+
+    Returns
+    -------
+    ClassStats
+    """
     cols = list(quasi_identifiers)
     absent = [c for c in [*cols, *([sensitive] if sensitive is not None else [])] if c not in frame.columns]
     if absent:
@@ -106,6 +120,11 @@ def check_table(frame: pd.DataFrame, quasi_identifiers: Sequence[str], models: S
         each of them.
     ordered : mapping, optional
         Per sensitive column, its order for t (see :func:`class_stats`).
+
+    Returns
+    -------
+    list of Failure
+        Empty when the table meets every model.
     """
     failures: list[Failure] = []
     cache: dict[str | None, ClassStats] = {}

@@ -27,7 +27,17 @@ from ._model import TOLERANCE, ClassStats, PrivacyModel, number, spec_table
 
 @dataclass(frozen=True)
 class AlphaK(PrivacyModel):
-    """Every class has at least ``k`` rows and no present sensitive value above ``alpha`` of them."""
+    """Every class has at least ``k`` rows and no present sensitive value above ``alpha`` of them.
+
+    Attributes
+    ----------
+    alpha : float
+        The largest share of one sensitive value in a class, in (0, 1].
+    k : int
+        The fewest rows of a class.
+    column : str or None
+        The sensitive column it protects (None: every column with the ``sensitive`` role).
+    """
 
     alpha: float
     k: int

@@ -36,7 +36,17 @@ VARIANTS = ("basic", "enhanced")
 @dataclass(frozen=True)
 class BetaLikeness(PrivacyModel):
     """The relative gain of every sensitive value in a class is at most ``beta`` (``variant``
-    "enhanced": at most ``min(beta, -ln p(s))``)."""
+    "enhanced": at most ``min(beta, -ln p(s))``).
+
+    Attributes
+    ----------
+    beta : float
+        The largest relative gain ``(q(s) - p(s)) / p(s)`` of a value's share.
+    variant : str
+        "basic" or "enhanced".
+    column : str or None
+        The sensitive column it protects (None: every column with the ``sensitive`` role).
+    """
 
     beta: float
     variant: str = "basic"

@@ -32,7 +32,15 @@ def shares(stats: ClassStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class DeltaDisclosure(PrivacyModel):
-    """``|ln(p_class(s) / p_table(s))| < delta`` for every value s a class holds."""
+    """``|ln(p_class(s) / p_table(s))| < delta`` for every value s a class holds.
+
+    Attributes
+    ----------
+    delta : float
+        The bound on the natural logarithm of a value's share in a class over its share in the table.
+    column : str or None
+        The sensitive column it protects (None: every column with the ``sensitive`` role).
+    """
 
     delta: float
 

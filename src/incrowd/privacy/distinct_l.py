@@ -20,7 +20,15 @@ from ._model import ClassStats, PrivacyModel, number, spec_table
 
 @dataclass(frozen=True)
 class DistinctL(PrivacyModel):
-    """Every class holds at least ``l`` distinct present values of the sensitive column."""
+    """Every class holds at least ``l`` distinct present values of the sensitive column.
+
+    Attributes
+    ----------
+    l : int
+        The fewest distinct sensitive values of a class.
+    column : str or None
+        The sensitive column it protects (None: every column with the ``sensitive`` role).
+    """
 
     l: int
 

@@ -35,7 +35,15 @@ def class_entropy(counts: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class EntropyL(PrivacyModel):
-    """The entropy of every class's present sensitive values is at least ``ln l``."""
+    """The entropy of every class's present sensitive values is at least ``ln l``.
+
+    Attributes
+    ----------
+    l : float
+        The class entropy (natural log) must reach ``ln l``; l > 1.
+    column : str or None
+        The sensitive column it protects (None: every column with the ``sensitive`` role).
+    """
 
     l: float
 

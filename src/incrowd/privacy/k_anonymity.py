@@ -18,7 +18,15 @@ from ._model import ClassStats, PrivacyModel, number, spec_table
 
 @dataclass(frozen=True)
 class KAnonymity(PrivacyModel):
-    """Every class has at least ``k`` rows."""
+    """Every class has at least ``k`` rows.
+
+    Attributes
+    ----------
+    k : int
+        The fewest rows of a class (>= 2 in a spec).
+    column : str or None
+        Unused: k reads no sensitive column.
+    """
 
     k: int
 

@@ -25,7 +25,17 @@ from ._model import ClassStats, PrivacyModel, number, spec_table
 
 @dataclass(frozen=True)
 class RecursiveL(PrivacyModel):
-    """``r_1 < c (r_l + ... + r_m)`` in every class, over its present sensitive values."""
+    """``r_1 < c (r_l + ... + r_m)`` in every class, over its present sensitive values.
+
+    Attributes
+    ----------
+    c : float
+        The factor bounding the most frequent value.
+    l : int
+        The rank from which the less frequent values are summed; a class needs l distinct values.
+    column : str or None
+        The sensitive column it protects (None: every column with the ``sensitive`` role).
+    """
 
     c: float
     l: int

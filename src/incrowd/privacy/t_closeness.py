@@ -25,7 +25,15 @@ from ._model import ClassStats, PrivacyModel, number, spec_table
 @dataclass(frozen=True)
 class TCloseness(PrivacyModel):
     """Every class lies within earth mover's distance ``t`` of the table's distribution (ordered
-    or equal distance as the column's values are, see :func:`incrowd.metrics.sensitive_codes`)."""
+    or equal distance as the column's values are, see :func:`incrowd.metrics.sensitive_codes`).
+
+    Attributes
+    ----------
+    t : float
+        The largest distance of a class, in (0, 1].
+    column : str or None
+        The sensitive column it protects (None: every column with the ``sensitive`` role).
+    """
 
     t: float
 
