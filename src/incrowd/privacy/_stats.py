@@ -132,7 +132,8 @@ def check_table(frame: pd.DataFrame, quasi_identifiers: Sequence[str], models: S
     for model in models:
         for column in _columns_of(model, sensitive):
             if column not in cache:
-                cache[column] = class_stats(frame, cols, column, ordered=(ordered or {}).get(column))
+                order = (ordered or {}).get(column) if column is not None else None
+                cache[column] = class_stats(frame, cols, column, ordered=order)
             stats = cache[column]
             ok = np.asarray(model.classes_ok(stats), dtype=bool)
             if ok.all():

@@ -53,7 +53,7 @@ class DeltaDisclosure(PrivacyModel):
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = known / np.maximum(present, 1)[:, None] / table
             far = np.where(known > 0, np.abs(np.log(np.where(known > 0, ratio, 1.0))), 0.0)
-        return ~(far >= self.delta).any(axis=1)
+        return np.asarray(~(far >= self.delta).any(axis=1), dtype=bool)
 
     def describe(self) -> str:
         return f"{self.delta:g}-disclosure private {self._where()}"
