@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from incrowd.exceptions import ParameterError
+from incrowd.exceptions import DataError, ParameterError
 from incrowd.io import read_table, write_table
 from incrowd.privacy import (
     MODELS,
@@ -411,3 +411,78 @@ def test_on_the_household_sav_the_models_agree_with_pycanon(household):
         verdicts.append(passes(model))
         assert verdicts[-1] == figure_ok, model
     assert True in verdicts and False in verdicts
+
+
+# ---------------------------------------------------------------------------------------------
+# t with the hierarchical distance: against the earth mover's distance as a transport problem
+
+
+def _lca_distance(paths, i, j, height):
+    if i == j:
+        return 0.0
+    for level in range(1, height + 1):
+        if paths[i][level - 1:] == paths[j][level - 1:]:
+            return level / height
+    return 1.0
+
+
+def _transport(q, p, distance):
+    """min sum f_ij d_ij with rows summing to q and columns to p (Li et al.'s definition)."""
+    from scipy.optimize import linprog
+
+    m = len(q)
+    a_eq = []
+    for i in range(m):
+        row = np.zeros((m, m))
+        row[i, :] = 1
+        a_eq.append(row.ravel())
+    for j in range(m):
+        col = np.zeros((m, m))
+        col[:, j] = 1
+        a_eq.append(col.ravel())
+    result = linprog(np.asarray(distance).ravel(), A_eq=np.array(a_eq), b_eq=np.concatenate([q, p]),
+                     bounds=(0, None), method="highs")
+    return result.fun
+
+
+@st.composite
+def hierarchies(draw):
+    depth = draw(st.integers(1, 3))  # levels above the values, the top included
+    rows = []
+    for value in "abcd":
+        groups = [f"g{level}-{draw(st.integers(0, 1))}" for level in range(1, depth)]
+        # nested: a value's group at a level is named by its groups below, so parents are unique
+        path = [".".join(groups[:level]) for level in range(1, depth)]
+        rows.append((value, *path, draw(st.sampled_from(["*", "*", "top2"]))))
+    return tuple(rows)
+
+
+@settings(max_examples=80, deadline=None)
+@given(frame=tables(), hierarchy=hierarchies(), t=st.sampled_from([0.1, 0.2, 0.35, 0.5]))
+def test_hierarchical_t_is_the_transport_distance_over_the_hierarchy(frame, hierarchy, t):
+    model = TCloseness(t=t, hierarchy=hierarchy)
+    stats = class_stats(frame, ["q"], "s")
+    got = model.distances(stats)
+    extra_root = len({row[-1] for row in hierarchy}) > 1
+    height = len(hierarchy[0]) - 1 + int(extra_root)
+    up = {row[0]: tuple(row[1:]) + (("*",) if extra_root else ()) for row in hierarchy}
+    leaves = list(stats.values) + ([None] if stats.missing else [])
+    paths = [up[v] if v is not None else tuple(f"missing-{i}" for i in range(height - 1)) + ("*root",)
+             for v in leaves]
+    if stats.missing:  # the missing value shares only the root
+        paths = [path[:-1] + ("*root",) for path in paths]
+    distance = [[_lca_distance(paths, i, j, height) for j in range(len(leaves))] for i in range(len(leaves))]
+    p = stats.table_counts / stats.table_counts.sum()
+    for c in range(stats.n_classes):
+        q = stats.counts[c] / stats.counts[c].sum()
+        assert got[c] == pytest.approx(_transport(q, p, distance), abs=1e-9)
+    assert model.classes_ok(stats).tolist() == (got <= t + TOL).tolist()
+    flat = TCloseness(t=t, hierarchy=tuple((v, "*") for v in "abcd"))
+    np.testing.assert_allclose(flat.distances(stats), TCloseness(t=t).distances(stats), atol=1e-12)
+
+
+def test_a_value_outside_the_hierarchy_of_t_is_named():
+    frame = pd.DataFrame({"q": [1, 1], "s": ["flu", "ebola"]})
+    model = TCloseness(t=0.3, hierarchy=(("flu", "*"),))
+    with pytest.raises(DataError, match="value .ebola. is not in the hierarchy of t"):
+        check_table(frame, ["q"], [model], sensitive=["s"])
