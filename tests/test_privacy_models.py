@@ -486,3 +486,27 @@ def test_a_value_outside_the_hierarchy_of_t_is_named():
     model = TCloseness(t=0.3, hierarchy=(("flu", "*"),))
     with pytest.raises(DataError, match="value .ebola. is not in the hierarchy of t"):
         check_table(frame, ["q"], [model], sensitive=["s"])
+
+
+# ---------------------------------------------------------------------------------------------
+# the same verdicts as the verifiers publish checks the written file with today
+
+
+@settings(max_examples=60, deadline=None)
+@given(frame=tables(), numbers=tables(values=[1.0, 2.5, 4.0, None]))
+def test_k_l_and_t_give_the_verdicts_of_the_written_file_verifiers(frame, numbers):
+    from incrowd.metrics import verify_k_anonymity, verify_l_diversity, verify_t_closeness
+
+    for k in (2, 3):
+        assert (not check_table(frame, ["q"], [KAnonymity(k=k)])) == bool(verify_k_anonymity(frame, ["q"], k))
+    for l in (2, 3):
+        assert (not check_table(frame, ["q"], [DistinctL(l=l)], sensitive=["s"])) == bool(
+            verify_l_diversity(frame, ["q"], "s", l))
+    for t in (0.15, 0.3):
+        assert (not check_table(frame, ["q"], [TCloseness(t=t)], sensitive=["s"], ordered={"s": False})) == bool(
+            verify_t_closeness(frame, ["q"], "s", t, ordered=False))
+        numbers = numbers.assign(s=pd.to_numeric(numbers["s"]))
+        report = verify_t_closeness(numbers, ["q"], "s", t, ordered=True)
+        stats = class_stats(numbers, ["q"], "s", ordered=True)
+        assert TCloseness(t=t).distances(stats).max() == pytest.approx(report.max_distance, abs=1e-12)
+        assert (not check_table(numbers, ["q"], [TCloseness(t=t)], sensitive=["s"])) == bool(report)
