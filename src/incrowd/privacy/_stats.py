@@ -45,8 +45,7 @@ def class_stats(frame: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive
     ids = class_ids(frame[cols]) if cols else np.zeros(n, dtype=np.int64)
     n_classes = int(ids.max()) + 1 if n else 0
     sizes = np.bincount(ids, minlength=n_classes).astype(np.int64)
-    first = np.full(n_classes, n, dtype=np.int64)
-    np.minimum.at(first, ids, np.arange(n, dtype=np.int64))
+    first = np.unique(ids, return_index=True)[1].astype(np.int64)  # class numbers run 0..n_classes-1
     if sensitive is None:
         return ClassStats(sizes=sizes, first_rows=first)
     codes, values, is_ordered, table_counts, missing = sensitive_codes(frame[sensitive], ordered)
