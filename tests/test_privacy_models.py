@@ -386,6 +386,9 @@ def test_on_the_household_sav_the_models_agree_with_pycanon(household):
     assert (data["water"] == 9).sum() > 0 and back["water"].isna().sum() == (data["water"] == 9).sum()
     stats = class_stats(back, qis, "water")
     assert 9.0 in stats.values and not stats.missing
+    # the input's column as the reference keeps the user-missing code a value of its own
+    against = class_stats(back, qis, "water", reference=back["water"])
+    assert against.values == stats.values and (against.table_counts == stats.table_counts).all()
 
     def passes(model):
         return not check_table(back, qis, [model], sensitive=["water"])
@@ -510,3 +513,26 @@ def test_k_l_and_t_give_the_verdicts_of_the_written_file_verifiers(frame, number
         stats = class_stats(numbers, ["q"], "s", ordered=True)
         assert TCloseness(t=t).distances(stats).max() == pytest.approx(report.max_distance, abs=1e-12)
         assert (not check_table(numbers, ["q"], [TCloseness(t=t)], sensitive=["s"])) == bool(report)
+
+
+@settings(max_examples=60, deadline=None)
+@given(frame=tables(), extra=st.lists(st.sampled_from(VALUES), max_size=10), t=st.sampled_from([0.15, 0.3]))
+def test_t_against_a_reference_gives_the_verdict_of_the_written_file_verifier(frame, extra, t):
+    """The reference is the input's column (the published rows are some of it)."""
+    from incrowd.metrics import verify_t_closeness
+
+    reference = pd.concat([frame["s"], pd.Series(extra, dtype=object)], ignore_index=True)
+    report = verify_t_closeness(frame, ["q"], "s", t, ordered=False, reference=reference)
+    stats = class_stats(frame, ["q"], "s", ordered=False, reference=reference)
+    assert TCloseness(t=t).distances(stats).max() == pytest.approx(report.max_distance, abs=1e-12)
+    failures = check_table(frame, ["q"], [TCloseness(t=t)], sensitive=["s"], ordered={"s": False},
+                           reference={"s": reference})
+    assert (not failures) == bool(report)
+
+
+def test_a_value_the_reference_lacks_is_named_with_its_row():
+    frame = pd.DataFrame({"q": [1, 1, 2], "s": ["flu", "hiv", None]})
+    with pytest.raises(DataError, match=r"value 'hiv' \(data row 2\) does not occur in the reference"):
+        class_stats(frame, ["q"], "s", reference=pd.Series(["flu", "flu", None]))
+    with pytest.raises(DataError, match=r"a missing value \(data row 3\)"):
+        class_stats(frame, ["q"], "s", reference=pd.Series(["flu", "hiv"]))

@@ -15,7 +15,7 @@ from ._model import ClassStats, PrivacyModel
 
 
 def class_stats(frame: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive: str | None = None, *,
-                ordered: Any = None) -> ClassStats:
+                ordered: Any = None, reference: pd.Series | None = None) -> ClassStats:
     """The classes of ``frame`` over ``quasi_identifiers`` (a missing value is a value of its own,
     :func:`incrowd.metrics.class_ids`) and the counts of ``sensitive`` in each, as ``publish``
     counts them (:func:`incrowd.metrics.sensitive_codes`: numbers compare as numbers, a missing
@@ -32,6 +32,10 @@ def class_stats(frame: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive
     ordered : bool, sequence or None, default None
         The column's order for t: True, False, the values in order, or None (ordered when every
         value is a number).
+    reference : pandas.Series, optional
+        The distribution the classes are compared with (t, beta, delta): the input's column
+        before rows were suppressed; default the table's own column. Every value of the table
+        must occur in it.
 
     Returns
     -------
@@ -48,7 +52,24 @@ def class_stats(frame: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive
     first = np.unique(ids, return_index=True)[1].astype(np.int64)  # class numbers run 0..n_classes-1
     if sensitive is None:
         return ClassStats(sizes=sizes, first_rows=first)
-    codes, values, is_ordered, table_counts, missing = sensitive_codes(frame[sensitive], ordered)
+    column = frame[sensitive].reset_index(drop=True)
+    if reference is None:
+        codes, values, is_ordered, table_counts, missing = sensitive_codes(column, ordered)
+    else:
+        # one code space for both: the reference's values and the table's, in one order
+        ref = pd.Series(reference).reset_index(drop=True)
+        both = pd.concat([ref, column], ignore_index=True).rename(sensitive)
+        both.attrs = column.attrs  # a statistical file's user-missing codes
+        all_codes, values, is_ordered, _, missing = sensitive_codes(both, ordered)
+        codes = all_codes[len(ref):]
+        table_counts = np.bincount(all_codes[:len(ref)], minlength=len(values) + int(missing))
+        absent = np.flatnonzero(table_counts[codes] == 0)
+        if absent.size:
+            row = int(absent[0])
+            cell = column.iloc[row]
+            shown = "a missing value" if pd.isna(cell) else f"value {_plain(cell)!r}"
+            raise DataError(f"column {sensitive!r}: {shown} (data row {row + 1}) does not occur in the reference "
+                            "distribution")
     width = max(int(table_counts.size), 1)
     counts = np.bincount(ids * width + codes, minlength=n_classes * width).reshape(n_classes, width)
     return ClassStats(sizes=sizes, counts=counts.astype(np.int64), table_counts=np.asarray(table_counts, np.int64),
@@ -102,7 +123,8 @@ def _columns_of(model: PrivacyModel, sensitive: Sequence[str]) -> list[str | Non
 
 
 def check_table(frame: pd.DataFrame, quasi_identifiers: Sequence[str], models: Sequence[PrivacyModel], *,
-                sensitive: Sequence[str] = (), ordered: Mapping[str, Any] | None = None) -> list[Failure]:
+                sensitive: Sequence[str] = (), ordered: Mapping[str, Any] | None = None,
+                reference: Mapping[str, pd.Series] | None = None) -> list[Failure]:
     """Check a whole table (a release as read back) against ``models``: one :class:`Failure` per
     model and sensitive column it does not meet, in the order given; empty when it meets all.
 
@@ -119,6 +141,8 @@ def check_table(frame: pd.DataFrame, quasi_identifiers: Sequence[str], models: S
         each of them.
     ordered : mapping, optional
         Per sensitive column, its order for t (see :func:`class_stats`).
+    reference : mapping, optional
+        Per sensitive column, the distribution to compare the classes with (see :func:`class_stats`).
 
     Returns
     -------
@@ -132,7 +156,8 @@ def check_table(frame: pd.DataFrame, quasi_identifiers: Sequence[str], models: S
         for column in _columns_of(model, sensitive):
             if column not in cache:
                 order = (ordered or {}).get(column) if column is not None else None
-                cache[column] = class_stats(frame, cols, column, ordered=order)
+                base = (reference or {}).get(column) if column is not None else None
+                cache[column] = class_stats(frame, cols, column, ordered=order, reference=base)
             stats = cache[column]
             ok = np.asarray(model.classes_ok(stats), dtype=bool)
             if ok.all():
