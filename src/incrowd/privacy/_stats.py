@@ -63,9 +63,9 @@ def class_stats(frame: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive
         all_codes, values, is_ordered, _, missing = sensitive_codes(both, ordered)
         codes = all_codes[len(ref):]
         table_counts = np.bincount(all_codes[:len(ref)], minlength=len(values) + int(missing))
-        absent = np.flatnonzero(table_counts[codes] == 0)
-        if absent.size:
-            row = int(absent[0])
+        unmatched = np.flatnonzero(table_counts[codes] == 0)
+        if unmatched.size:
+            row = int(unmatched[0])
             cell = column.iloc[row]
             shown = "a missing value" if pd.isna(cell) else f"value {_plain(cell)!r}"
             raise DataError(f"column {sensitive!r}: {shown} (data row {row + 1}) does not occur in the reference "
