@@ -54,6 +54,9 @@ class ClassStats:
         The first data row (0-based) of each class, to name a failing class.
     column : str or None
         The sensitive column the counts are of.
+
+    Memory: ``counts`` holds classes x codes integers (8 bytes each); a numeric sensitive column
+    with thousands of distinct values in a table of thousands of classes takes hundreds of MB.
     """
 
     sizes: np.ndarray
