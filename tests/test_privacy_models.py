@@ -536,3 +536,14 @@ def test_a_value_the_reference_lacks_is_named_with_its_row():
         class_stats(frame, ["q"], "s", reference=pd.Series(["flu", "flu", None]))
     with pytest.raises(DataError, match=r"a missing value \(data row 3\)"):
         class_stats(frame, ["q"], "s", reference=pd.Series(["flu", "hiv"]))
+
+
+def test_recursive_l_follows_the_definition_where_pycanon_sorts_the_other_way(tmp_path):
+    """One class: flu 3, cold 1. The definition needs 3 < c * 1; pycanon divides the rarest count
+    by the most frequent and reports c = 1 (its docstring states the difference)."""
+    from pycanon import anonymity as pc
+
+    back = _read_back(pd.DataFrame({"q1": ["x"] * 4, "q2": [0] * 4, "s": ["flu", "flu", "flu", "cold"]}), tmp_path)
+    assert pc.recursive_c_l_diversity(back, QIS, ["s"]) == (1, 2)
+    assert not _passes(back, RecursiveL(c=3, l=2))
+    assert _passes(back, RecursiveL(c=3.5, l=2))
