@@ -40,6 +40,9 @@ def _node_ids(hierarchy, values: tuple, missing: bool, column: str | None) -> tu
     gets a root above it; a missing value hangs from the root."""
     rows = [tuple(row) for row in hierarchy]
     widths = {len(row) for row in rows}
+    if not rows:
+        raise ParameterError("the hierarchy of t has no rows; give one row per sensitive value (the value, then "
+                             "its ancestors)")
     if len(widths) != 1 or min(widths) < 2:
         raise ParameterError("the hierarchy of t must give every value with the same number of levels above it "
                              f"(at least one); got rows of {sorted(widths)} column(s)")
@@ -69,6 +72,8 @@ def hierarchical_distances(counts: np.ndarray, reference: np.ndarray, ids: list[
     over the same codes; ``ids[L - 1][code]`` is the code's node at level L)."""
     counts = np.asarray(counts, dtype=np.int64)
     reference = np.asarray(reference, dtype=np.int64)
+    if counts.shape[0] == 0 or reference.size == 0:
+        return np.zeros(counts.shape[0], dtype=np.float64)
     p_total = int(reference.sum())
     q_total = counts.sum(axis=1)
     extra = reference[None, :] * q_total[:, None] - counts * p_total  # p_i - q_i, scaled by P * Q
