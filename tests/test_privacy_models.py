@@ -547,3 +547,19 @@ def test_recursive_l_follows_the_definition_where_pycanon_sorts_the_other_way(tm
     assert pc.recursive_c_l_diversity(back, QIS, ["s"]) == (1, 2)
     assert not _passes(back, RecursiveL(c=3, l=2))
     assert _passes(back, RecursiveL(c=3.5, l=2))
+
+
+@settings(max_examples=80, deadline=None)
+@given(frame=tables(), hierarchy=hierarchies(), t=st.sampled_from([0.1, 0.2, 0.35]))
+def test_hierarchical_t_is_monotone_under_generalization_as_it_says(frame, hierarchy, t):
+    """Classes 0 and 1 merged into one (a coarser generalization) pass when both passed."""
+    model = TCloseness(t=t, hierarchy=hierarchy)
+    assert model.monotone_generalization
+    before = class_stats(frame, ["q"], "s")
+    passed = dict(zip(frame["q"].iloc[before.first_rows].tolist(), model.classes_ok(before).tolist()))
+    assume(0 in passed and 1 in passed)
+    merged = frame.assign(q=frame["q"].replace({1: 0}))
+    after = class_stats(merged, ["q"], "s")
+    now = dict(zip(merged["q"].iloc[after.first_rows].tolist(), model.classes_ok(after).tolist()))
+    if passed[0] and passed[1]:
+        assert now[0]
