@@ -23,6 +23,7 @@ PAGES = {
     "incrowd.incremental": "incremental.md",
     "incrowd.generalization": "generalization.md",
     "incrowd.io": "io.md",
+    "incrowd.privacy": "privacy.md",
     "incrowd.publishing": "publishing.md",
     "incrowd.reporting": "reporting.md",
     "incrowd.distributed": "distributed.md",

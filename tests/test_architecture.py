@@ -26,12 +26,14 @@ LAYERS: dict[int, tuple[str, ...]] = {
     0: ("incrowd", "incrowd.exceptions", "incrowd._runtime", "incrowd._small", "incrowd._emd",
         "incrowd._estimator", "incrowd._methods", "incrowd.datasets"),
     1: ("incrowd.io", "incrowd.metrics", "incrowd._standardize", "incrowd.data"),
-    2: ("incrowd.microaggregation", "incrowd.generalization", "incrowd._knn", "incrowd._bound"),
-    3: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.publishing", "incrowd.reporting",
+    2: ("incrowd.privacy",),
+    3: ("incrowd.microaggregation", "incrowd.generalization", "incrowd._knn", "incrowd._bound"),
+    4: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.publishing", "incrowd.reporting",
         "incrowd._runtime._warmup", "incrowd._frontends", "incrowd.release", "incrowd.assessment"),
-    4: ("incrowd.cli", "incrowd.web", "incrowd.distributed", "incrowd._bench_entry"),
+    5: ("incrowd.cli", "incrowd.web", "incrowd.distributed", "incrowd._bench_entry"),
 }
-LAYER_NAMES = {0: "core", 1: "I/O and measures", 2: "algorithms", 3: "orchestration", 4: "interfaces"}
+LAYER_NAMES = {0: "core", 1: "I/O and measures", 2: "privacy models", 3: "algorithms", 4: "orchestration",
+               5: "interfaces"}
 LAYER_OF = {unit: layer for layer, units in LAYERS.items() for unit in units}
 
 #: (importing module, imported unit) -> why an import inside a function may reach a higher layer

@@ -18,7 +18,7 @@ import pytest
 
 #: the modules whose ``__all__`` is the public API the site documents
 MODULES = ("incrowd", "incrowd.generalization", "incrowd.incremental", "incrowd.io", "incrowd.metrics",
-           "incrowd.microaggregation", "incrowd.publishing", "incrowd.reporting")
+           "incrowd.microaggregation", "incrowd.privacy", "incrowd.publishing", "incrowd.reporting")
 
 _HEADER = re.compile(r"^(?P<indent>[ \t]*)(?P<name>[A-Z][A-Za-z ]+)\n(?P=indent)-{3,}[ \t]*$", re.M)
 

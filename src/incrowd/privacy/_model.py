@@ -1,0 +1,201 @@
+"""What every privacy model is: its spec key, its monotonicity, the per-class statistics it reads
+(:class:`ClassStats`) and its check of every equivalence class at once.
+
+Monotonicity, as ARX declares it (``PrivacyCriterion.isMonotonicWithGeneralization`` and
+``isMonotonicWithSuppression``), is what a search may prune with:
+
+- ``monotone_generalization``: two classes that pass, merged into one (what a coarser
+  generalization does), pass;
+- ``monotone_suppression``: a class that passes, merged with *any* class (one the search would
+  suppress at the finer node included), passes.
+
+Counting rules of the sensitive column are those of ``publish`` (:func:`incrowd.metrics.sensitive_codes`):
+a missing value (the NA vocabulary, system missing) is one code of its own, after every present
+value; the models of the l family, alpha, beta and delta never count it as a value (it discloses
+nothing), t-closeness compares it as one category, as the written-file check always has.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..exceptions import ParameterError
+
+#: a float comparison of a class with its bound absorbs this much rounding (as t's distance does)
+TOLERANCE = 1e-12
+
+
+@dataclass(frozen=True)
+class ClassStats:
+    """The equivalence classes of one table, as the models read them.
+
+    Attributes
+    ----------
+    sizes : numpy.ndarray
+        Rows of each class (int64, one per class).
+    counts : numpy.ndarray or None
+        Rows of each sensitive code per class, shape (classes, codes); None without a sensitive
+        column. With ``missing`` the last code is the missing value.
+    table_counts : numpy.ndarray or None
+        Rows of each code in the whole table (the reference distribution of t, beta and delta).
+    missing : bool
+        Whether the last code is the missing value.
+    ordered : bool
+        Whether the codes are in the order of an ordinal or numeric column (t's ordered distance).
+    values : tuple
+        The present sensitive values, in code order.
+    first_rows : numpy.ndarray
+        The first data row (0-based) of each class, to name a failing class.
+    column : str or None
+        The sensitive column the counts are of.
+
+    Memory: ``counts`` holds classes x codes integers (8 bytes each); a numeric sensitive column
+    with thousands of distinct values in a table of thousands of classes takes hundreds of MB.
+    """
+
+    sizes: np.ndarray
+    counts: np.ndarray | None = None
+    table_counts: np.ndarray | None = None
+    missing: bool = False
+    ordered: bool = False
+    values: tuple = ()
+    first_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    column: str | None = None
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.sizes.size)
+
+    def known(self) -> np.ndarray:
+        """The counts of the present values only (the missing code left out)."""
+        counts = self._need(self.counts)
+        return counts[:, :-1] if self.missing else counts
+
+    def table_known(self) -> np.ndarray:
+        """The whole table's counts of the present values only."""
+        counts = self._need(self.table_counts)
+        return counts[:-1] if self.missing else counts
+
+    def _need(self, array: np.ndarray | None) -> np.ndarray:
+        if array is None:
+            raise ParameterError("this privacy model needs a sensitive column; the class statistics have none")
+        return array
+
+
+@dataclass(frozen=True)
+class PrivacyModel(ABC):
+    """One privacy model: a frozen value with its parameters and the sensitive column it protects.
+
+    A subclass sets the class attributes ``key`` (its ``[privacy]`` spec key),
+    ``monotone_generalization``, ``monotone_suppression`` and ``needs_sensitive``, and defines
+    :meth:`classes_ok`, :meth:`describe` and :meth:`from_spec`.
+
+    Attributes
+    ----------
+    column : str or None
+        The sensitive column it protects (None: every column with the ``sensitive`` role).
+    """
+
+    #: the model's key in the spec's ``[privacy]`` table
+    key: ClassVar[str]
+    monotone_generalization: ClassVar[bool]
+    monotone_suppression: ClassVar[bool]
+    #: whether the model reads the counts of a sensitive column
+    needs_sensitive: ClassVar[bool] = True
+
+    column: str | None = field(default=None, kw_only=True)
+
+    @abstractmethod
+    def classes_ok(self, stats: ClassStats) -> np.ndarray:
+        """Whether each class of ``stats`` meets the model, all classes at once.
+
+        Parameters
+        ----------
+        stats : ClassStats
+            The classes of one table (and the counts of the model's sensitive column).
+
+        Returns
+        -------
+        numpy.ndarray
+            One bool per class.
+        """
+
+    @abstractmethod
+    def describe(self) -> str:
+        """The model in one line of the report's verdict ("entropy 2-diverse in 'income'").
+
+        Returns
+        -------
+        str
+        """
+
+    @classmethod
+    @abstractmethod
+    def from_spec(cls, value: Any, column: str | None = None, *,
+                  privacy: Mapping[str, Any] | None = None) -> PrivacyModel:
+        """The model from its ``[privacy]`` value; a ParameterError names the key and what is allowed.
+
+        Parameters
+        ----------
+        value : object
+            The key's value: the parameter (``2``) or a table with it and ``column``.
+        column : str, optional
+            The sensitive column (wins over the value's ``column``).
+        privacy : mapping, optional
+            The whole ``[privacy]`` table, for a model that reads a sibling key (alpha reads k).
+
+        Returns
+        -------
+        PrivacyModel
+        """
+
+    def on(self, column: str) -> PrivacyModel:
+        """The same model protecting ``column``.
+
+        Parameters
+        ----------
+        column : str
+            The sensitive column.
+
+        Returns
+        -------
+        PrivacyModel
+        """
+        return replace(self, column=column)
+
+    def _where(self) -> str:
+        return f"in {self.column!r}" if self.column is not None else "in every sensitive column"
+
+
+def spec_table(key: str, value: Any, allowed: tuple[str, ...], column: str | None) -> tuple[dict, str | None]:
+    """A spec value given as a table: its entries (unknown ones refused) and the column it names
+    (``column`` given by the caller wins)."""
+    if not isinstance(value, Mapping):
+        return {"value": value}, column
+    unknown = [name for name in value if name not in (*allowed, "column")]
+    if unknown:
+        raise ParameterError(f"{key}: unknown entry {unknown[0]!r}; allowed: {', '.join((*allowed, 'column'))}")
+    named = value.get("column")
+    if named is not None and (not isinstance(named, str) or not named):
+        raise ParameterError(f"{key}: column must be a column name; got {named!r}")
+    return dict(value), column if column is not None else named
+
+
+def number(key: str, value: Any, what: str, *, low: float, low_open: bool = True,
+           high: float = math.inf, high_open: bool = True, integer: bool = False) -> float:
+    """``value`` checked as a number in the given range; the ParameterError names ``key`` and says
+    ``what`` it is."""
+    ok = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+    if ok:
+        x = float(value)
+        ok = (math.isfinite(x) and (x > low if low_open else x >= low) and (x < high if high_open else x <= high)
+              and (not integer or isinstance(value, (int, np.integer))))
+    if not ok:
+        raise ParameterError(f"{key} must be {what}; got {value!r}")
+    return float(value)

@@ -1,0 +1,67 @@
+"""delta-disclosure privacy: no class shifts the share of a sensitive value by a factor of e^delta.
+
+Definition: Brickell and Shmatikov, "The cost of privacy" (KDD 2008): for every class and every
+sensitive value s it holds, ``|ln(p_class(s) / p_table(s))| < delta``. A value the class does
+not hold is skipped, as in ARX ``criteria/DDisclosurePrivacy.java`` and pycanon
+``anonymity.delta_disclosure`` (which returns the largest such logarithm: a table passes exactly
+when it is < delta). ARX takes the logarithm to base 2, the paper and pycanon the natural
+logarithm, which this model uses: ARX's delta d is this model's d * ln 2.
+
+Shares are over the present values of the class and of the table (a missing value is no value).
+Not monotone: a merged class may hold a value neither part showed far from its table share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._model import ClassStats, PrivacyModel, number, spec_table
+
+
+def shares(stats: ClassStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(class counts, class present totals, table shares)`` of the present values."""
+    known = stats.known().astype(np.float64)
+    table = stats.table_known().astype(np.float64)
+    total = table.sum()
+    return known, known.sum(axis=1), table / total if total > 0 else table
+
+
+@dataclass(frozen=True)
+class DeltaDisclosure(PrivacyModel):
+    """``|ln(p_class(s) / p_table(s))| < delta`` for every value s a class holds.
+
+    Attributes
+    ----------
+    delta : float
+        The bound on the natural logarithm of a value's share in a class over its share in the table.
+    column : str or None
+        The sensitive column it protects (None: every column with the ``sensitive`` role).
+    """
+
+    delta: float
+
+    key = "delta_disclosure"
+    monotone_generalization = False
+    monotone_suppression = False
+
+    def classes_ok(self, stats: ClassStats) -> np.ndarray:
+        known, present, table = shares(stats)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = known / np.maximum(present, 1)[:, None] / table
+            far = np.where(known > 0, np.abs(np.log(np.where(known > 0, ratio, 1.0))), 0.0)
+        return np.asarray(~(far >= self.delta).any(axis=1), dtype=bool)
+
+    def describe(self) -> str:
+        return f"{self.delta:g}-disclosure private {self._where()}"
+
+    @classmethod
+    def from_spec(cls, value: Any, column: str | None = None, *,
+                  privacy: Mapping[str, Any] | None = None) -> DeltaDisclosure:
+        entries, column = spec_table("delta_disclosure", value, ("value",), column)
+        delta = number("delta_disclosure", entries.get("value"), "a positive number (the largest |ln| of a value's "
+                       "share in a class over its share in the table)", low=0)
+        return cls(delta=delta, column=column)

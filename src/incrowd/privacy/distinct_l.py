@@ -1,0 +1,51 @@
+"""Distinct l-diversity: every equivalence class holds at least l distinct sensitive values.
+
+Definition: Machanavajjhala et al., "l-Diversity" (ICDE 2006), its distinct variant; ARX
+``criteria/DistinctLDiversity.java`` (monotone under generalization and suppression); pycanon
+``anonymity.l_diversity`` (the fewest distinct values of a class: a table is l-diverse exactly
+when it is >= l). A missing sensitive value is never a distinct value here (it discloses nothing
+and must not make a class look diverse); pycanon counts NaN as one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._model import ClassStats, PrivacyModel, number, spec_table
+
+
+@dataclass(frozen=True)
+class DistinctL(PrivacyModel):
+    """Every class holds at least ``l`` distinct present values of the sensitive column.
+
+    Attributes
+    ----------
+    l : int
+        The fewest distinct sensitive values of a class.
+    column : str or None
+        The sensitive column it protects (None: every column with the ``sensitive`` role).
+    """
+
+    l: int
+
+    key = "l"
+    monotone_generalization = True
+    monotone_suppression = True
+
+    def classes_ok(self, stats: ClassStats) -> np.ndarray:
+        return (stats.known() > 0).sum(axis=1) >= self.l
+
+    def describe(self) -> str:
+        return f"distinct {self.l}-diverse {self._where()}"
+
+    @classmethod
+    def from_spec(cls, value: Any, column: str | None = None, *,
+                  privacy: Mapping[str, Any] | None = None) -> DistinctL:
+        entries, column = spec_table("l", value, ("value",), column)
+        l = number("l", entries.get("value"), "an integer >= 2 (distinct sensitive values per class)", low=2,
+                   low_open=False, integer=True)
+        return cls(l=int(l), column=column)

@@ -1,0 +1,50 @@
+"""k-anonymity: every equivalence class has at least k rows.
+
+Definition: Samarati and Sweeney (1998); ARX ``criteria/KAnonymity.java`` (monotone under
+generalization and under suppression); pycanon ``anonymity.k_anonymity`` (the smallest class
+size: a table is k-anonymous exactly when it is >= k).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._model import ClassStats, PrivacyModel, number, spec_table
+
+
+@dataclass(frozen=True)
+class KAnonymity(PrivacyModel):
+    """Every class has at least ``k`` rows.
+
+    Attributes
+    ----------
+    k : int
+        The fewest rows of a class (>= 2 in a spec).
+    column : str or None
+        Unused: k reads no sensitive column.
+    """
+
+    k: int
+
+    key = "k"
+    monotone_generalization = True
+    monotone_suppression = True
+    needs_sensitive = False
+
+    def classes_ok(self, stats: ClassStats) -> np.ndarray:
+        return np.asarray(stats.sizes) >= self.k
+
+    def describe(self) -> str:
+        return f"{self.k}-anonymous"
+
+    @classmethod
+    def from_spec(cls, value: Any, column: str | None = None, *,
+                  privacy: Mapping[str, Any] | None = None) -> KAnonymity:
+        entries, _ = spec_table("k", value, ("value",), None)
+        k = number("k", entries.get("value"), "an integer >= 2 (rows per class)", low=2, low_open=False,
+                   integer=True)
+        return cls(k=int(k))
