@@ -72,7 +72,7 @@ def risk_lines(result, output=None) -> list[tuple[str, str]]:
                                f"score {s['highest_suda_dis_score']:.4g}"
                                + (f" (MSUs of up to {about['suda_max_size']} keys)" if about.get("suda_max_size") else "")))
     elif "suda_skipped" in s:
-        lines.append(("SUDA2", f"skipped: {s['suda_skipped']}"))
+        lines.append(("SUDA2", "skipped: " + s["suda_skipped"].removeprefix("SUDA2 ")))
     elif about.get("suda") is False:
         lines.append(("SUDA2", "left out"))
     uniqueness = s.get("population_uniqueness")

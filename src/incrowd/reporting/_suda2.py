@@ -171,14 +171,19 @@ def _count(name: str, value, least: int) -> int:
 def _over_budget(m: int, largest: int, candidates: int, budget: int, estimate: int | None = None) -> str:
     """The one line that says SUDA2 did not run, why, and what to do instead."""
     largest = min(largest, m)
-    fits = max((s for s in range(1, largest) if candidates * key_sets(m, s) <= budget), default=1)
+    # a smaller largest MSU whose estimate fits; below the one that reached the budget
+    fits = [s for s in range(1, largest) if candidates * key_sets(m, s) <= budget]
     sizes = f"MSUs of up to {largest} of {m} keys, {candidates:,} rows unique on all keys"
     if estimate is None:
-        why = f"reached its work budget of {budget:.3g} steps before it finished ({sizes})"
+        why = f"reached its work budget of {_steps(budget)} steps before it finished ({sizes})"
     else:
-        why = f"would take about {estimate:.3g} steps ({sizes}), over its work budget of {budget:.3g}"
-    return (f"SUDA2 {why}; leave it out (--no-suda), give fewer keys, or search smaller MSUs "
-            f"(--suda-max-size {fits} or less)")
+        why = f"would take about {_steps(estimate)} steps ({sizes}), over its work budget of {_steps(budget)}"
+    smaller = f", or search smaller MSUs (--suda-max-size {fits[-1]} or less)" if fits else ""
+    return f"SUDA2 {why}; leave it out (--no-suda), give fewer keys{smaller}"
+
+
+def _steps(count: int) -> str:
+    return f"{count:,}" if count < 10**12 else f"{float(count):.3g}"
 
 
 def msu_weights(m: int, original_scores: bool = True) -> np.ndarray:
