@@ -171,8 +171,10 @@ def _count(name: str, value, least: int) -> int:
 def _over_budget(m: int, largest: int, candidates: int, budget: int, estimate: int | None = None) -> str:
     """The one line that says SUDA2 did not run, why, and what to do instead."""
     largest = min(largest, m)
-    # a smaller largest MSU whose estimate fits; below the one that reached the budget
-    fits = [s for s in range(1, largest) if candidates * key_sets(m, s) <= budget]
+    # a smaller largest MSU whose estimate fits; where the search itself reached the budget,
+    # its estimate was too low, so at most half the size that did
+    below = largest if estimate is not None else max(1, largest // 2 + 1)
+    fits = [s for s in range(1, below) if candidates * key_sets(m, s) <= budget]
     sizes = f"MSUs of up to {largest} of {m} keys, {candidates:,} rows unique on all keys"
     if estimate is None:
         why = f"reached its work budget of {_steps(budget)} steps before it finished ({sizes})"
