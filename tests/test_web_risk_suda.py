@@ -75,3 +75,18 @@ def test_the_risk_step_leaves_suda_out_or_bounds_it_as_the_command_line_does():
     message = skipped["summary"]["suda_skipped"]
     assert "\n" not in message and "--no-suda" in message and "20 of 20 keys" in message
     assert skipped["summary"]["sample_uniques"] == 300
+
+
+def test_stopping_the_server_stops_a_running_suda2_search(monkeypatch):
+    # what SIGTERM leads to: the server's shutdown ends every session, which cancels its jobs
+    monkeypatch.setattr(_suda2, "WORK_BUDGET", 0)
+    application = create_app(max_upload_mb=5, workers=1, queue=1)
+    with serving(application) as base, httpx.Client(base_url=base, timeout=20) as client:
+        ds = client.post("/api/datasets", files={"file": ("keys.csv", _twenty_keys(), "text/csv")}).json()["dataset"]
+        job_id = client.post("/api/risk/jobs", json={"dataset": ds, "quasi_identifiers": KEYS}).json()["job"]
+        assert wait_until(lambda: client.get(f"/api/jobs/{job_id}").json()["progress"] == 0.25, seconds=120)
+        session = next(iter(application.state.sessions._sessions.values()))
+        job = session.jobs[job_id]
+    # the server has stopped (serving joins it); the search stopped with it
+    assert wait_until(lambda: job.status == "cancelled", seconds=30), job.status
+    assert wait_until(lambda: application.state.pool.running == 0, seconds=30)
