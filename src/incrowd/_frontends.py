@@ -85,7 +85,13 @@ def risk_lines(result, output=None) -> list[tuple[str, str]]:
                                          f"{s['household_expected_reidentifications']:.4g})"))
     if "highest_suda_dis_score" in s:
         lines.append(("SUDA2", f"{s['suda_records_with_msu']} records with special uniques, highest DIS "
-                               f"score {s['highest_suda_dis_score']:.4g}"))
+                               f"score {s['highest_suda_dis_score']:.4g}"
+                               + (f" (MSUs of up to {about['suda_max_size']} key{'s' if about['suda_max_size'] > 1 else ''})"
+                                  if about.get("suda_max_size") else "")))
+    elif "suda_skipped" in s:
+        lines.append(("SUDA2", "skipped: " + s["suda_skipped"].removeprefix("SUDA2 ")))
+    elif about.get("suda") is False:
+        lines.append(("SUDA2", "left out"))
     uniqueness = s.get("population_uniqueness")
     if isinstance(uniqueness, dict):
         def share(model: str) -> str:

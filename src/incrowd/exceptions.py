@@ -7,6 +7,8 @@ Exception tree::
 
     IncrowdError                    base of everything incrowd raises on purpose
     +-- ParameterError (ValueError) a parameter is out of range, unknown, or of the wrong type
+    |   +-- WorkBudgetExceeded      a search (SUDA2) would take more than its work budget; the
+    |                               message says what to leave out or reduce
     +-- DataError (ValueError)      the data cannot be used: missing or non-numeric values in a
     |                               quasi-identifier, unknown column, empty input, bad file
     |   +-- OutputWriteError (OSError) an output could not be written (full disk, no
@@ -36,6 +38,11 @@ class IncrowdError(Exception):
 
 class ParameterError(IncrowdError, ValueError):
     """A parameter is unknown, of the wrong type, or out of its allowed range."""
+
+
+class WorkBudgetExceeded(ParameterError):
+    """A search would need more steps than its work budget (SUDA2 on many keys): it was refused
+    before it started or stopped when it reached the budget; the message says what to reduce."""
 
 
 class DataError(IncrowdError, ValueError):

@@ -4,7 +4,8 @@ public signature. The token lives in a context variable: only the code run insid
 :func:`cancellable` sees it, so other threads and callers are unaffected.
 
 ONA checks the token before each of its runs; ONA* (alone and inside MONA) reads the token's
-flag array between its rounds. Kernels whose
+flag array between its rounds, SUDA2's search (a risk job) every 65,536 steps inside it,
+without the GIL. Kernels whose
 whole work is one compiled call without rounds (MDAV, V-MDAV, MDAV*, Mondrian) have no point to
 stop at: a cancel takes effect when that call returns, and they report no progress."""
 

@@ -41,6 +41,13 @@ def risk_command(
         "--suda-scores", help="How SUDA2 weighs a minimal sample unique of size s among M keys: "
         "'original' by (M - s)! (Elliot et al.; sdcMicro's default, original_scores=TRUE), 'ihsn' by "
         "(2^(M - s) - 1) s! (M - s)! / M!, as the IHSN's implementation did (original_scores=FALSE).")] = "original",
+    suda: Annotated[bool, typer.Option(
+        "--suda/--no-suda", help="Measure SUDA2, or leave it out: the other measures never depend on it. "
+        "Its search is exponential in the keys; where it would take more than its work budget it is "
+        "skipped with a line that says so.")] = True,
+    suda_max_size: Annotated[Optional[int], typer.Option(
+        "--suda-max-size", help="The largest minimal sample unique SUDA2 searches, in keys (default: all "
+        "keys); larger ones add nothing to the scores.", show_default=False)] = None,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Also write the risk report, .html (one self-contained page) or .json, or "
         "every record's measures in the input's order, .csv or .parquet (row, fk, Fk, individual_risk, "
@@ -62,12 +69,15 @@ def risk_command(
             raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}")
         if suda_scores not in ("original", "ihsn"):
             raise ParameterError(f"--suda-scores must be 'original' or 'ihsn'; got {suda_scores!r}")
+        if suda_max_size is not None and suda_max_size < 1:
+            raise ParameterError(f"--suda-max-size must be at least 1; got {suda_max_size}")
         with stages(3 if output is not None else 2, quiet=quiet or json_output) as progress:
             progress.stage("reading the file")
             data = read_table(data_path)
             progress.stage("measuring the risk")
             result = measure_risk(data, qis, weight=weight, household=household, population=population,
-                                  threshold=threshold, suda_original_scores=suda_scores == "original")
+                                  threshold=threshold, suda_original_scores=suda_scores == "original",
+                                  suda=suda, suda_max_size=suda_max_size)
             if output is not None:
                 progress.stage(f"writing {output.name}")
                 result.write(output, inputs=(data_path,))

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DataError, ParameterError, cell_text
+from ..exceptions import DataError, ParameterError, WorkBudgetExceeded, cell_text
 from . import _sample_risk as sample
 
 #: the k of the k-anonymity violations counted in the summary
@@ -254,7 +254,8 @@ def _write_text(path, text: str, inputs) -> None:
 
 def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str], *,
          weight: str | None = None, household: str | None = None, population: float | None = None,
-         threshold: float = 0.2, suda_original_scores: bool = True) -> RiskResult:
+         threshold: float = 0.2, suda_original_scores: bool = True, suda: bool = True,
+         suda_max_size: int | None = None) -> RiskResult:
     """The re-identification risk of every record of ``data`` as it is (before or after
     protection), as sdcMicro and ARX measure it.
 
@@ -282,6 +283,14 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
         sdcMicro's ``suda2(original_scores=)``: True (its default) weighs a minimal sample
         unique of size s among M keys by ``(M - s)!`` (Elliot et al.); False by
         ``(2^(M - s) - 1) s! (M - s)! / M!``, as the IHSN's original implementation did.
+    suda : bool, default True
+        Measure SUDA2. False leaves it out (no ``suda_score`` and ``suda_dis_score``); the
+        other measures never depend on it. SUDA2's search is exponential in the keys: where it
+        would take more than its work budget it is skipped, and ``summary()["suda_skipped"]``
+        says why and what to do.
+    suda_max_size : int, optional
+        The largest minimal sample unique SUDA2 searches, in keys (default: all keys); larger
+        ones add nothing to the scores.
 
     Returns
     -------
@@ -302,6 +311,11 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
     threshold = sample.check_threshold(threshold)
     if not isinstance(suda_original_scores, (bool, np.bool_)):
         raise ParameterError(f"suda_original_scores must be true or false; got {cell_text(suda_original_scores)}")
+    if not isinstance(suda, (bool, np.bool_)):
+        raise ParameterError(f"suda must be true or false; got {cell_text(suda)}")
+    if suda_max_size is not None and (isinstance(suda_max_size, bool) or not isinstance(suda_max_size, (int, np.integer))
+                                      or suda_max_size < 1):
+        raise ParameterError(f"suda_max_size must be a whole number of at least 1; got {cell_text(suda_max_size)}")
     n = int(data.shape[0])
     if n == 0:
         raise DataError("the file has no rows; there is no risk to measure")
@@ -328,12 +342,17 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
     summary["records_above_threshold"] = int((rk > threshold).sum())
     summary["k_violations"] = {k: int((fk < k).sum()) for k in K_VALUES}
 
-    t = work_clock()
-    suda = _suda2(data, qis, codes, suda_original_scores)
-    if suda is not None:
-        records["suda_score"], records["suda_dis_score"] = suda
-        summary["suda_records_with_msu"] = int((records["suda_score"].to_numpy() > 0).sum())
-        summary["highest_suda_dis_score"] = float(records["suda_dis_score"].max())
+    if suda:
+        t = work_clock()
+        try:
+            scores = _suda2(data, qis, codes, suda_original_scores, suda_max_size)
+        except WorkBudgetExceeded as exc:  # the measures above stand without it
+            summary["suda_skipped"] = str(exc)
+        else:
+            if scores is not None:
+                records["suda_score"], records["suda_dis_score"] = scores
+                summary["suda_records_with_msu"] = int((records["suda_score"].to_numpy() > 0).sum())
+                summary["highest_suda_dis_score"] = float(records["suda_dis_score"].max())
         seconds["suda2"] = work_clock() - t
     check_cancelled()
     cancel.report_progress(2, 4)
@@ -358,6 +377,7 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
             seconds["population_uniqueness"] = work_clock() - t
     about = {"rows": n, "quasi_identifiers": qis, "weight": weight, "household": household,
              "population": population, "threshold": threshold,
+             "suda": bool(suda), "suda_max_size": None if suda_max_size is None else int(suda_max_size),
              "suda_scores": "original" if suda_original_scores else "ihsn", "seconds": seconds}
     riskiest = np.argsort(-rk, kind="stable")[:_SHOWN]
     top = data.iloc[riskiest][qis].astype(object).where(codes[riskiest] >= 0, None)
@@ -418,7 +438,8 @@ def _sampling_fraction(n: int, weights, population) -> float | None:
     return None
 
 
-def _suda2(data: pd.DataFrame, qis: list[str], codes: np.ndarray, original_scores: bool = True):
+def _suda2(data: pd.DataFrame, qis: list[str], codes: np.ndarray, original_scores: bool = True,
+           max_size: int | None = None):
     """SUDA2 scores (``suda_score``, ``suda_dis_score``), or None where the module is absent."""
     try:
         from ._suda2 import suda2
@@ -427,7 +448,7 @@ def _suda2(data: pd.DataFrame, qis: list[str], codes: np.ndarray, original_score
     # suda2 codes the values as sdcMicro's matrix holds them (its hash reads them): give it the
     # values themselves, with every cell missing here (the NA vocabulary too) as NaN
     keys = pd.DataFrame({q: data[q].where(codes[:, j] >= 0) for j, q in enumerate(qis)}, index=data.index)
-    score, dis = suda2(keys, original_scores=original_scores)
+    score, dis = suda2(keys, original_scores=original_scores, max_size=max_size)
     return np.asarray(score, dtype=np.float64), np.asarray(dis, dtype=np.float64)
 
 

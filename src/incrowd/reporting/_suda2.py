@@ -41,7 +41,8 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from ..exceptions import ParameterError
+from .._runtime import cancel as _cancel
+from ..exceptions import BuildCancelled, ParameterError, WorkBudgetExceeded
 
 __all__ = ["suda2"]
 
@@ -51,10 +52,16 @@ _R_MISSING = -999
 _MAX_KEYS = 62
 #: groups of up to this many records are checked for a record that can still have an MSU below
 _SMALL = 8
+#: steps (records visited, MSUs compared) a search may take; the search is exponential in the
+#: keys; this many take seconds to a minute on one core, as busy as it is. 0 lifts the bound
+WORK_BUDGET = 200_000_000
+#: steps between two looks at the cancel flag and the budget inside the compiled search
+_CHECK_EVERY = 1 << 16
 
 
 def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01,
-          original_scores: bool = True) -> tuple[np.ndarray, np.ndarray]:
+          original_scores: bool = True, max_size: int | None = None,
+          work_budget: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per-record SUDA score and DIS score, as sdcMicro 5.8.0's ``suda2`` computes them.
 
     Parameters
@@ -74,6 +81,15 @@ def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01,
         sdcMicro's ``original_scores``: True weighs an MSU of size s by ``(M - s)!`` (Elliot et
         al.); False by ``(2^(M - s) - 1) s! (M - s)! / M!``, as the IHSN's original
         implementation did (:func:`msu_weights`).
+    max_size : int, optional
+        The largest MSU searched (in keys; default: all keys). Larger MSUs are not found and
+        add nothing to the scores; each MSU found is still weighed among all M keys. sdcMicro
+        has no such bound: its figures are those with ``max_size`` unset.
+    work_budget : int, optional
+        The most steps (records visited, MSUs compared) the search may take; default
+        :data:`WORK_BUDGET`, 0 for no bound. A search whose estimate (rows unique on all keys
+        times the key sets searched) exceeds it is refused before it starts, and one that
+        reaches it is stopped: both raise :class:`~incrowd.exceptions.WorkBudgetExceeded`.
 
     Returns
     -------
@@ -81,6 +97,14 @@ def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01,
         SUDA score per record (``suda2()$score``): 0 for a record without MSUs.
     dis_score : numpy.ndarray
         DIS-SUDA score per record (``suda2()$disScore``).
+
+    Raises
+    ------
+    WorkBudgetExceeded
+        The search would take, or took, more than ``work_budget`` steps.
+    BuildCancelled
+        Run under a cancel token (a web job) that was cancelled: the search stops within
+        :data:`_CHECK_EVERY` steps.
     """
     if not isinstance(keys, pd.DataFrame):
         raise ParameterError(f"keys must be a pandas DataFrame; got {type(keys).__name__}")
@@ -94,6 +118,8 @@ def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01,
         raise ParameterError("keys has no columns; suda2 needs at least one key variable")
     if m > _MAX_KEYS:
         raise ParameterError(f"keys has {m} columns; suda2 takes at most {_MAX_KEYS} key variables")
+    largest = m if max_size is None else _count("max_size", max_size, 1)
+    budget = WORK_BUDGET if work_budget is None else _count("work_budget", work_budget, 0)
     if n == 0:
         return np.zeros(0), np.zeros(0)
     codes, raw = _encode(keys, missing)  # one row per variable
@@ -111,13 +137,55 @@ def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01,
     sizes = np.bincount(full)
     weights = msu_weights(m, bool(original_scores))
     score = np.zeros(n)
-    if np.any(sizes == 1):  # no record is unique on a subset unless unique on all keys
+    candidates = int(np.count_nonzero(sizes == 1))
+    if candidates:  # no record is unique on a subset unless unique on all keys
+        keys_given = keys.shape[1]
+        estimate = candidates * key_sets(keys_given, largest)
+        if budget and estimate > budget:
+            raise WorkBudgetExceeded(_over_budget(keys_given, largest, candidates, budget, estimate))
         # records in lexicographic order: a group's records lie near each other in memory
         rows = _counting_order(full, sizes)
-        counts = _msu_kernel(np.take(codes, rows, axis=1), np.maximum(cards[order], 1),
-                             np.take(suffix, rows, axis=1))
+        flag = _cancel.stop_flag()
+        counts, status, _work = _msu_kernel(np.take(codes, rows, axis=1), np.maximum(cards[order], 1),
+                                            np.take(suffix, rows, axis=1), min(largest, m),
+                                            np.zeros(1, np.uint8) if flag is None else flag, budget)
+        if status == 1:
+            raise BuildCancelled("the computation was cancelled")
+        if status == 2:
+            raise WorkBudgetExceeded(_over_budget(keys_given, largest, candidates, budget))
         score[rows] = counts.astype(np.float64) @ weights
     return score, _dis_scores(score, raw, full, sizes, m, float(dis_fraction))
+
+
+def key_sets(m: int, max_size: int) -> int:
+    """How many sets of 1 to ``max_size`` of ``m`` keys there are: the nodes SUDA2 may visit."""
+    return sum(math.comb(m, s) for s in range(1, min(m, max_size) + 1))
+
+
+def _count(name: str, value, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise ParameterError(f"{name} must be a whole number of at least {least}; got {value!r}")
+    return int(value)
+
+
+def _over_budget(m: int, largest: int, candidates: int, budget: int, estimate: int | None = None) -> str:
+    """The one line that says SUDA2 did not run, why, and what to do instead."""
+    largest = min(largest, m)
+    # a smaller largest MSU whose estimate fits; where the search itself reached the budget,
+    # its estimate was too low, so at most half the size that did
+    below = largest if estimate is not None else max(1, largest // 2 + 1)
+    fits = [s for s in range(1, below) if candidates * key_sets(m, s) <= budget]
+    sizes = f"MSUs of up to {largest} of {m} keys, {candidates:,} rows unique on all keys"
+    if estimate is None:
+        why = f"reached its work budget of {_steps(budget)} steps before it finished ({sizes})"
+    else:
+        why = f"would take about {_steps(estimate)} steps ({sizes}), over its work budget of {_steps(budget)}"
+    smaller = f", or search smaller MSUs (--suda-max-size {fits[-1]} or less)" if fits else ""
+    return f"SUDA2 {why}; leave it out (--no-suda), give fewer keys{smaller}"
+
+
+def _steps(count: int) -> str:
+    return f"{count:,}" if count < 10**12 else f"{float(count):.3g}"
 
 
 def msu_weights(m: int, original_scores: bool = True) -> np.ndarray:
@@ -262,7 +330,7 @@ def msu_counts(codes: np.ndarray) -> np.ndarray:
     codes = np.ascontiguousarray(np.asarray(codes, dtype=np.int32).T)
     m, n = codes.shape
     cards = np.maximum(codes.max(axis=1).astype(np.int64) + 1, 1) if n else np.ones(m, dtype=np.int64)
-    return _msu_kernel(codes, cards, _suffix_classes(codes))
+    return _msu_kernel(codes, cards, _suffix_classes(codes), m, np.zeros(1, np.uint8), 0)[0]
 
 
 def _suffix_classes(codes: np.ndarray) -> np.ndarray:
@@ -280,8 +348,8 @@ def _suffix_classes(codes: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
-def _msu_kernel(codes, cards, suffix):
+@njit(cache=True, nogil=True)
+def _msu_kernel(codes, cards, suffix, max_size, stop, budget):
     """Depth-first over the prefix tree of variable sets, a node's children (one more, larger
     variable) in decreasing order of that variable: then every proper subset of a set comes
     before the set, so a record found unique on a set is an MSU exactly when none of its MSUs
@@ -292,11 +360,20 @@ def _msu_kernel(codes, cards, suffix):
     equal on variables v.. share a number): every set below the node lies within those, and
     only a record unique there can be unique on one of them, and only while none of its MSUs
     found so far lies inside the group's variables. A variable that does not split a
-    group adds nothing below it (the smaller set is unique wherever the larger one is)."""
+    group adds nothing below it (the smaller set is unique wherever the larger one is).
+
+    Sets of more than ``max_size`` variables are not searched. ``work`` counts the records
+    visited and the MSUs compared; every ``_CHECK_EVERY`` of them the kernel reads ``stop[0]``
+    (a cancel) and compares ``work`` with ``budget`` (0: no budget), and returns at once with
+    ``status`` 1 (cancelled) or 2 (over budget) and the counts found so far. It holds no Python
+    object, so it runs without the GIL."""
     m, n = codes.shape
     out = np.zeros((n, m), dtype=np.int64)
+    status = 0
+    work = np.int64(0)
     if n < 2:  # a lone record is unique on the empty set: it has no MSU
-        return out
+        return out, status, work
+    check_at = np.int64(0)
     maxcard = 1
     for j in range(m):
         maxcard = max(maxcard, cards[j])
@@ -335,7 +412,7 @@ def _msu_kernel(codes, cards, suffix):
         while x:
             x &= x - 1
             size += 1
-        keep_children = v < m - 1
+        keep_children = v < m - 1 and size < max_size
         d1 = depth + 1
         col = codes[v]
         below = suffix[v + 1]
@@ -345,6 +422,15 @@ def _msu_kernel(codes, cards, suffix):
         for g in range(ngroups[depth]):
             a = bounds[depth, g]
             b = bounds[depth, g + 1]
+            if work >= check_at:
+                if stop[0] != 0:
+                    status = 1
+                elif budget > 0 and work > budget:
+                    status = 2
+                if status != 0:
+                    break
+                check_at = work + _CHECK_EVERY
+            work += b - a
             # the group split by v's value (a record missing v leaves it), by counting, in O(size)
             nb = 0
             nd = 0
@@ -381,6 +467,7 @@ def _msu_kernel(codes, cards, suffix):
                     minimal = True
                     e = head[r]
                     while e >= 0:
+                        work += 1
                         if (msk[e] & child_mask) == msk[e]:
                             minimal = False
                             break
@@ -403,6 +490,7 @@ def _msu_kernel(codes, cards, suffix):
                     while not live and u < q:
                         r = recs[d1, u]
                         alone = True
+                        work += q - p
                         for w in range(p, q):
                             if w != u and below[recs[d1, w]] == below[r]:
                                 alone = False
@@ -411,6 +499,7 @@ def _msu_kernel(codes, cards, suffix):
                             live = True
                             e = head[r]
                             while e >= 0:
+                                work += 1
                                 if (msk[e] & child_mask) == msk[e]:
                                     live = False
                                     break
@@ -423,16 +512,18 @@ def _msu_kernel(codes, cards, suffix):
                         kept += q - p
                         kg += 1
                         bounds[d1, kg] = kept
+        if status != 0:
+            break
         if keep_children and kg > 0:
             ngroups[d1] = kg
             st_mask[d1] = child_mask
             st_next[d1] = m - 1
             st_low[d1] = v + 1
             depth = d1
-    return out
+    return out, status, work
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grow(a):
     b = np.empty(a.shape[0] * 2, dtype=a.dtype)
     b[: a.shape[0]] = a

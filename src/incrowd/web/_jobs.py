@@ -3,7 +3,8 @@ worker pool and answers its id at once, ``GET /api/jobs/{id}`` tells its status 
 (and its result once done), ``DELETE /api/jobs/{id}`` cancels it. A job belongs to the session
 that started it; a session that ends or expires cancels its jobs, so a closed page does not
 leave a kernel running. Kernels stop at their next check (:mod:`incrowd._runtime._cancel`): ONA between
-batches of runs, MONA between parts; one-call kernels (MDAV, ...) when the call returns."""
+batches of runs, MONA between parts, SUDA2 (a risk job) inside its search; one-call kernels (MDAV,
+...) when the call returns."""
 
 from __future__ import annotations
 

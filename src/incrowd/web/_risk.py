@@ -2,7 +2,8 @@
 before it is protected, measured by :func:`incrowd.risk` as ``incrowd risk`` measures it (the
 file read again as the CLI reads it, so the figures and the command line shown agree). It runs as
 a background job: ``POST /api/risk/jobs`` answers its id, ``GET /api/jobs/{id}`` its progress
-and result, ``DELETE /api/jobs/{id}`` cancels it between measures."""
+and result, ``DELETE /api/jobs/{id}`` cancels it between measures and inside SUDA2's search,
+which runs without the GIL so the server keeps answering meanwhile."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import shlex
 from typing import Any, Literal, Optional
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .._runtime import check_cancelled
 from ..exceptions import BuildCancelled, DataError, IncrowdError, ParameterError
@@ -36,6 +37,8 @@ class RiskRequest(BaseModel):
     population: Optional[float] = None
     threshold: float = 0.2
     suda_scores: Literal["original", "ihsn"] = "original"
+    suda: bool = True
+    suda_max_size: Optional[int] = Field(default=None, ge=1)
 
 
 def command_line(req: RiskRequest, input_name: str) -> str:
@@ -51,6 +54,10 @@ def command_line(req: RiskRequest, input_name: str) -> str:
         args += ["--threshold", f"{req.threshold:g}"]
     if req.suda_scores != "original":
         args += ["--suda-scores", req.suda_scores]
+    if not req.suda:
+        args += ["--no-suda"]
+    elif req.suda_max_size is not None:
+        args += ["--suda-max-size", str(req.suda_max_size)]
     return shlex.join(args)
 
 
@@ -66,7 +73,8 @@ def risk_in(session: Session, ds: Dataset, req: RiskRequest) -> dict[str, Any]:
         check_cancelled()
         result = risk(data, req.quasi_identifiers, weight=req.weight or None, household=req.household or None,
                       population=req.population, threshold=req.threshold,
-                      suda_original_scores=req.suda_scores == "original")
+                      suda_original_scores=req.suda_scores == "original", suda=req.suda,
+                      suda_max_size=req.suda_max_size)
         check_cancelled()
     except BuildCancelled:
         raise
