@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(not (DATA / "testdata.csv").exists(), reason="be
 
 SPEC = """[privacy]
 k = 3
-max_suppression = "10%"
+max_suppression = "{max_suppression}"
 suppression = "{suppression}"
 
 [columns]
@@ -52,12 +52,13 @@ def run(*args):
     return CliRunner().invoke(app, [str(a) for a in args])
 
 
-def _published(folder: Path, suppression: str) -> dict:
+def _published(folder: Path, suppression: str, privacy: str = "", max_suppression: str = "10%") -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     source = household.write_household(DATA, folder / "household.sav")
     household.write_hierarchies(folder / "hierarchies")
     spec = folder / "release.toml"
-    spec.write_text(SPEC.format(suppression=suppression), encoding="utf-8")
+    spec.write_text(SPEC.format(suppression=suppression, max_suppression=max_suppression).replace("[columns]", f"{privacy}\n[columns]"),
+                    encoding="utf-8")
     out, report = folder / "release.sav", folder / "report.json"
     done = run("publish", source, "--spec", spec, "-o", out, "--report", report, "--json")
     assert done.exit_code == 0, done.output
@@ -68,6 +69,13 @@ def _published(folder: Path, suppression: str) -> dict:
 @pytest.fixture(scope="module")
 def cells(tmp_path_factory):
     return _published(tmp_path_factory.mktemp("cells"), "cells")
+
+
+@pytest.fixture(scope="module")
+def any_cells(tmp_path_factory):
+    # the curator's release: a blank matches any value, and water ends at its top
+    return _published(tmp_path_factory.mktemp("any"), "cells",
+                      'missing_matches = "any"\nmax_individual_risk = 0.1\nmax_global_risk = 0.0099', "5%")
 
 
 @pytest.fixture(scope="module")
@@ -241,6 +249,46 @@ def test_report_ncp_of_a_grouped_column_with_blanks_costs_each_group_and_blank(c
 def test_report_counts_blanked_cells_as_publish_does(cells):
     rep = _report(cells, "--spec", cells["spec"])
     assert rep["utility"]["categorical"]["suppressed_cells"] == cells["summary"]["suppressed_cells"]
+
+
+# --------------------------------------------------------------------------------------------
+# a release whose blanks match any value is measured with that meaning
+
+
+def _line(rep: dict, measure: str) -> dict:
+    return next(line for line in rep["verdict"] if line["measure"] == measure)
+
+
+def test_report_measures_k_with_a_blank_matching_any_value(any_cells):
+    rep = _report(any_cells, "--spec", any_cells["spec"])
+    written = _read(any_cells["release"])
+    fewest = int(incrowd.metrics.match_counts(written, household.KEYS, missing_matches="any").min())
+    assert written[household.KEYS].isna().any().any()  # blanks there are, and they match any value
+    assert fewest >= 3
+    k = _line(rep, "k")
+    assert (k["value"], k["status"]) == (fewest, "pass")
+    assert rep["risk"]["classes"]["records_below_k"] == 0
+    assert _line(rep, "prosecutor_risk")["value"] == pytest.approx(1 / fewest)
+    assert any('missing_matches = "any"' in line for line in rep["assumptions"])
+    # publish's own report, on the release in memory, gives the same verdict
+    assert [(line["measure"], line["status"]) for line in any_cells["report"]["verdict"]] == [
+        (line["measure"], line["status"]) for line in rep["verdict"]]
+    assert _line(any_cells["report"], "k")["value"] == fewest
+
+
+def test_report_without_the_spec_says_a_blank_is_a_value_of_its_own(any_cells):
+    rep = _report(any_cells, "--qi", ",".join(household.KEYS), "--k", "3")
+    written = _read(any_cells["release"])
+    smallest = int(incrowd.metrics.match_counts(written, household.KEYS).min())
+    assert _line(rep, "k")["value"] == smallest < 3
+
+
+def test_a_column_at_its_top_is_generalization_not_suppressed_cells(any_cells):
+    summary = any_cells["summary"]
+    assert summary["fully_suppressed"] == ["water"] and summary["suppressed_cells"]["water"] == 0
+    for rep in (_report(any_cells, "--spec", any_cells["spec"]), any_cells["report"]):
+        assert rep["utility"]["categorical"]["suppressed_cells"] == summary["suppressed_cells"]
+        assert _line(rep, "fully_suppressed (water)")["status"] == "review"
 
 
 # --------------------------------------------------------------------------------------------

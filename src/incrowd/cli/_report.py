@@ -198,7 +198,7 @@ def _spec_options(spec, original, qis: list[str]) -> dict[str, Any]:
             "k": spec.k, "l": spec.l, "t": spec.t,
             "hierarchies": {c: h for c, h in prepared.hierarchies.items() if c in qis},
             "thresholds": dict(spec.report_thresholds), "suppression": spec.suppression,
-            "strategy": spec.strategy}
+            "missing_matches": spec.missing_matches, "strategy": spec.strategy}
 
 
 def _folder_hierarchies(folder: Path, qis: list[str]) -> dict[str, Any]:

@@ -44,6 +44,9 @@ class Aligned:
     # sensitive column -> its t-closeness check over the release's classes, made once by the
     # attribute disclosure at the t the verdict checks (``_verdict.t_checked``)
     t_reports: dict[str, Any] = field(default_factory=dict, repr=False)
+    # "any" on a cell release whose blanks match any value (sdcMicro's wildcard, as publish
+    # verified k): every class-based measure counts a row's matches so
+    missing_matches: str = "itself"
 
     @functools.cached_property
     def release_classes(self) -> np.ndarray:
@@ -52,6 +55,15 @@ class Aligned:
         from ..metrics import class_ids
 
         return class_ids(self.release[self.quasi_identifiers])
+
+    @functools.cached_property
+    def release_matches(self) -> np.ndarray:
+        """Each release row's fk: the release rows it matches on the quasi-identifiers (its
+        class's size; with ``missing_matches`` "any" a blank matches any value, as publish's
+        check of the written file counts it)."""
+        from ..metrics import match_counts
+
+        return match_counts(self.release, self.quasi_identifiers, missing_matches=self.missing_matches)
 
     def _column(self, side: str, name: str) -> np.ndarray:
         key = (side, name)

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError
+from ..metrics import MISSING_MATCHES
 from ._align import Aligned, align
 from ._summary import summary_points
 
@@ -108,7 +109,7 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
            weight: str | None = None, l: int | None = None, t: float | None = None,
            thresholds: Mapping[str, float] | None = None, spec: Any = None,
            risk_utility_map: bool = False, suppression: str | None = None,
-           strategy: str | None = None) -> Report:
+           strategy: str | None = None, missing_matches: str | None = None) -> Report:
     """Risk and utility of ``release`` against ``original`` (DataFrames or file paths).
 
     ``quasi_identifiers``: the columns an intruder may know; ``sensitive``: columns to check for
@@ -180,6 +181,12 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         says, else "rows"). With "cells" a blank text cell of a categorical quasi-identifier
         (an empty string, as a labelled file's text column holds a blanked cell) is a
         suppressed cell, as a missing one is.
+    missing_matches : {"itself", "any"} or None, default None
+        What a blank of a cell release means (the spec's ``missing_matches``; None: as
+        ``release_summary`` says, else "itself"). With "any" (``suppression`` "cells" only) a
+        blank matches any value: k, the class sizes and the prosecutor, journalist and marketer
+        risk count each row's matches (its fk, as sdcMicro's ``freqCalc`` counts it with NA keys
+        and as publish verified k), not classes of equal values; the assumptions say so.
     strategy : str or None, default None
         The spec's strategy (None: as ``release_summary`` says, else unknown). A strategy other
         than "joint" generalizes each categorical column to one level: a label that reads at
@@ -198,6 +205,12 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     suppression = suppression or (release_summary or {}).get("suppression") or "rows"
     if suppression not in ("rows", "cells"):
         raise ParameterError(f"suppression must be 'rows' or 'cells'; got {suppression!r}")
+    missing_matches = missing_matches or (release_summary or {}).get("missing_matches") or "itself"
+    if missing_matches not in MISSING_MATCHES:
+        raise ParameterError(f"missing_matches must be one of {', '.join(MISSING_MATCHES)}; got {missing_matches!r}")
+    if missing_matches == "any" and suppression != "cells":
+        raise ParameterError("missing_matches = 'any' needs suppression = 'cells' (only a blanked cell can match "
+                             "any value)")
     promised_l, promised_t = l, t  # ``t`` is reused below as a clock reading
     if risk_utility_map and spec is None:
         raise ParameterError("risk_utility_map needs the release's spec (spec=..., --spec FILE): its "
@@ -215,6 +228,12 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         a = align(original, release, quasi_identifiers, sensitive, identifiers, kept_rows=kept_rows, numeric=numeric,
                   categorical=[c for c in (hierarchies or {}) if c not in (numeric or ())])
         aligned = work_clock() - t0
+        a.missing_matches = missing_matches
+        if missing_matches == "any":
+            a.assumptions.append("a blank quasi-identifier cell matches any value (missing_matches = \"any\", as "
+                                 "publish verified k): k, the class sizes and the prosecutor, journalist and "
+                                 "marketer risk count the rows each row matches (its fk, as sdcMicro's freqCalc), "
+                                 "not classes of equal values")
         from ._verdict import one_label_columns, t_checked
 
         # the attribute disclosure checks t where the verdict will: one check serves both
@@ -285,8 +304,9 @@ def _risk(a: Aligned, k, population_sizes, threshold, t_check: float = 1.0) -> t
     out: dict[str, Any] = {}
     t = work_clock()
     # the release grouped by its quasi-identifiers once, for every measure and figure
-    out["classes"] = measures.class_risk_of_classes(a.release_classes, k=k, population_sizes=population_sizes,
-                                                    threshold=threshold)
+    out["classes"] = measures.class_risk_of_classes(
+        a.release_classes, k=k, population_sizes=population_sizes, threshold=threshold,
+        matches=a.release_matches if a.missing_matches != "itself" else None)
     seconds["classes"] = work_clock() - t
     if a.numeric:
         X, Xm, ok = a.complete_numbers
@@ -367,7 +387,8 @@ def _utility(a: Aligned, hierarchies, target, random_state, seconds, blanks_supp
         out["categorical"] = measures.categorical_utility_of_release(
             a.original[a.categorical], _blanks_missing(published) if blanks_suppressed else published, a.kept,
             dict(hierarchies or {}),
-            value_labels=_value_labels(a.release, a.categorical), one_level=one_level)
+            value_labels=_value_labels(a.release, a.categorical), one_level=one_level,
+            suppression="cells" if blanks_suppressed else "rows")
         undefined = out["categorical"].get("ncp_undefined") or []
         if undefined:
             a.assumptions.append(f"{undefined} were recoded without a hierarchy the report knows: their NCP is "
@@ -414,8 +435,10 @@ def _figures(a: Aligned, risk: dict, utility: dict) -> dict[str, str]:
         out["histograms"] = fig.histograms_before_after(X, Xm, a.numeric)
         if len(a.numeric) >= 2:
             out["correlations"] = fig.correlation_before_after(X, Xm, a.numeric)
-    sizes = np.bincount(a.release_classes)
-    out["class_sizes"] = fig.class_size_histogram(sizes)
+    # the classes' sizes as the risk counted them (a blank matching any value where it does)
+    histogram = risk["classes"]["class_size_histogram"]
+    out["class_sizes"] = fig.class_size_histogram(np.repeat(np.fromiter(histogram, np.int64, len(histogram)),
+                                                            list(histogram.values())))
     # every headline figure is a share: one fixed 0-1 axis, the same in every report
     out["summary"] = fig.risk_utility_summary(summary_points(risk, utility), limits=(0.0, 1.0))
     return out

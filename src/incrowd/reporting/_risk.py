@@ -138,12 +138,25 @@ def _check_threshold_k(threshold, k) -> None:
 
 
 def class_risk_of_classes(codes: np.ndarray, *, k: int | None = None, population_sizes=None,
-                          threshold: float = 0.2) -> dict:
+                          threshold: float = 0.2, matches: np.ndarray | None = None) -> dict:
     """:func:`class_risk` of a release whose classes are numbered already (``codes``: each
-    row's class, as :func:`_class_codes` numbers them): a report groups the release once."""
+    row's class, as :func:`_class_codes` numbers them): a report groups the release once.
+
+    ``matches``: each row's fk where a blank matches any value (``missing_matches="any"``,
+    :func:`incrowd.metrics.match_counts`, sdcMicro's ``freqCalc`` with NA keys): a class
+    (rows of equal values) then counts as large as the rows its rows match, every risk is
+    ``1 / fk`` and the marketer risk is the mean of ``1 / fk`` (n_classes / n when classes
+    partition the rows)."""
     _check_threshold_k(threshold, k)
     n = int(codes.shape[0])
-    sizes = np.bincount(codes) if n else np.zeros(0, dtype=np.int64)
+    if matches is None:
+        sizes = np.bincount(codes) if n else np.zeros(0, dtype=np.int64)
+    else:
+        matches = np.asarray(matches, dtype=np.int64).reshape(-1)
+        if matches.shape[0] != n:
+            raise ParameterError(f"matches must hold one count per release record ({n}); got {matches.shape[0]}")
+        sizes = np.zeros(int(codes.max()) + 1 if n else 0, dtype=np.int64)
+        sizes[codes] = matches  # rows of equal values match the same rows
     per_size, count = np.unique(sizes, return_counts=True)
     rec_size = sizes[codes] if n else np.zeros(0, dtype=np.int64)
     prosecutor = 1.0 / rec_size if n else np.zeros(0)
@@ -164,7 +177,8 @@ def class_risk_of_classes(codes: np.ndarray, *, k: int | None = None, population
     if population_sizes is None:
         out["journalist"] = {**pros, "population_table": False,
                              "note": "no population table: the journalist model equals the prosecutor model"}
-        out["marketer"] = {"risk": float(sizes.shape[0] / n) if n else 0.0, "population_table": False}
+        marketer = (float(prosecutor.mean()) if matches is not None else sizes.shape[0] / n) if n else 0.0
+        out["marketer"] = {"risk": float(marketer), "population_table": False}
         return out
     pop = np.asarray(population_sizes, dtype=np.float64).reshape(-1)
     if pop.shape[0] != n:

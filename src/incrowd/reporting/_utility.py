@@ -652,10 +652,15 @@ def categorical_utility(original: pd.DataFrame, release: pd.DataFrame, hierarchi
 def categorical_utility_of_release(original: pd.DataFrame, release: pd.DataFrame, kept: np.ndarray,
                                    hierarchies: Mapping | None,
                                    value_labels: Mapping[str, Mapping] | None = None,
-                                   one_level: bool = False) -> dict:
+                                   one_level: bool = False, suppression: str = "rows") -> dict:
     """:func:`categorical_utility` of a release that holds only the published rows, ``kept``
     giving the original row of each (every column of ``release`` is measured): the same figures
-    as on the release with its withheld rows filled in as missing, without building it."""
+    as on the release with its withheld rows filled in as missing, without building it.
+
+    ``suppression``: "cells" for a release made by local suppression, where a suppressed cell
+    is a blank (missing where the original had a value) and a ``*`` is a generalization (a
+    column at its hierarchy's top), as publish's summary counts ``suppressed_cells``; with
+    "rows" a ``*`` is a suppressed cell too. Height and NCP cost both alike."""
     n = len(original)
     kept = np.asarray(kept, dtype=np.int64)
     withheld = np.ones(n, dtype=bool)
@@ -666,12 +671,12 @@ def categorical_utility_of_release(original: pd.DataFrame, release: pd.DataFrame
         full = np.full(n, -1, dtype=np.int64)
         full[kept] = codes
         published[name] = (full, labels)
-    return _categorical(original, published, hierarchies, withheld, value_labels, one_level)
+    return _categorical(original, published, hierarchies, withheld, value_labels, one_level, suppression)
 
 
 def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarray, np.ndarray]],
                  hierarchies: Mapping | None, withheld: np.ndarray, value_labels: Mapping[str, Mapping] | None,
-                 one_level: bool = False) -> dict:
+                 one_level: bool = False, suppression: str = "rows") -> dict:
     """:func:`categorical_utility` from each column's published labels as codes (per original
     row, -1 where missing or withheld) and their labels. Every row-wise step works on numbers;
     text is compared once per distinct label."""
@@ -711,7 +716,9 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         # "*" is a suppressed cell, also as a labelled file writes it: a new code labelled "*"
         starred = [i for i, w in enumerate(words.words) if (released or {}).get(str(w)) == SUPPRESSED_LABEL]
         is_star = (pub == words.star) | (np.isin(pub, starred) if starred else False)
-        cells[name] = int(np.count_nonzero(published_rows & ~orig_missing & is_star))
+        # local suppression blanks a cell; its "*" is a column generalized to its top, not blanked
+        blanked = pub_codes < 0 if suppression == "cells" else is_star
+        cells[name] = int(np.count_nonzero(published_rows & ~orig_missing & blanked))
         # a cell missing before and after is missing in both tables (only changed cells were suppressed)
         shown = np.where(orig_missing & (pub_codes < 0), words.missing, pub)
         frequencies[name] = _frequencies(np.where(orig_missing, words.missing, orig), shown[published_rows], words,

@@ -111,10 +111,10 @@ class _Context:
         self.hierarchies = dict(hierarchies or {})
 
     def class_sizes(self, columns) -> np.ndarray:
-        from ..metrics import class_ids
+        """Each release row's fk over ``columns``, a blank meaning what the release says."""
+        from ..metrics import match_counts
 
-        codes = class_ids(self.a.release[list(columns)])
-        return np.bincount(codes)[codes]
+        return match_counts(self.a.release, list(columns), missing_matches=self.a.missing_matches)
 
     def step_for(self, qi: str, cells: int) -> str:
         """The step that coarsens ``qi``: one level up its hierarchy, a larger k for a
