@@ -874,7 +874,11 @@ def _wildcard_sums(codes: np.ndarray, w: np.ndarray) -> np.ndarray:
 def quasi_identifier_codes(frame: pd.DataFrame, *, empty_is_missing: bool = False) -> np.ndarray:
     """Integer codes (n, columns) of a frame's values, ``-1`` for a missing value; with
     ``empty_is_missing`` an empty text value is missing too (a CSV file read back as text holds
-    ``""`` where the table in memory held a missing value)."""
+    ``""`` where the table in memory held a missing value). A user-missing code of a
+    statistical file (read as a NaN that stands for its code) is a value of its own, as
+    :func:`class_ids` counts it: the file shows it, so it never matches any value."""
+    from .io import code_indices
+
     out = np.empty(frame.shape, dtype=np.int64)
     for j in range(frame.shape[1]):
         column = frame.iloc[:, j]
@@ -885,6 +889,11 @@ def quasi_identifier_codes(frame: pd.DataFrame, *, empty_is_missing: bool = Fals
         codes = np.asarray(codes, dtype=np.int64)
         if empty_is_missing and not pd.api.types.is_numeric_dtype(column.dtype):
             codes[np.asarray(column.astype(object) == "", dtype=bool)] = -1
+        if pd.api.types.is_float_dtype(column.dtype):
+            index = code_indices(column.to_numpy(dtype=np.float64, na_value=np.nan))
+            coded = index >= 0
+            if coded.any():  # after every value's code, one per user-missing code
+                codes[coded] = codes.max(initial=-1) + 1 + index[coded]
         out[:, j] = codes
     return out
 
