@@ -57,8 +57,8 @@ def _published(folder: Path, suppression: str, privacy: str = "", max_suppressio
     source = household.write_household(DATA, folder / "household.sav")
     household.write_hierarchies(folder / "hierarchies")
     spec = folder / "release.toml"
-    spec.write_text(SPEC.format(suppression=suppression, max_suppression=max_suppression).replace("[columns]", f"{privacy}\n[columns]"),
-                    encoding="utf-8")
+    text = SPEC.format(suppression=suppression, max_suppression=max_suppression)
+    spec.write_text(text.replace("[columns]", f"{privacy}\n[columns]"), encoding="utf-8")
     out, report = folder / "release.sav", folder / "report.json"
     done = run("publish", source, "--spec", spec, "-o", out, "--report", report, "--json")
     assert done.exit_code == 0, done.output

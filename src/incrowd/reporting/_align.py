@@ -26,6 +26,7 @@ import pandas as pd
 
 from ..exceptions import DataError, name_list
 from ..io import NA_VALUES, code_indices, coded_reason, column_numbers
+from ..metrics import match_counts
 
 
 @dataclass
@@ -61,8 +62,6 @@ class Aligned:
         """Each release row's fk: the release rows it matches on the quasi-identifiers (its
         class's size; with ``missing_matches`` "any" a blank matches any value, as publish's
         check of the written file counts it)."""
-        from ..metrics import match_counts
-
         return match_counts(self.release, self.quasi_identifiers, missing_matches=self.missing_matches)
 
     def _column(self, side: str, name: str) -> np.ndarray:

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ParameterError
+from ..metrics import match_counts
 
 #: default thresholds; ``NAME_fail`` is the fail threshold of NAME
 DEFAULTS: dict[str, float] = {
@@ -112,8 +113,6 @@ class _Context:
 
     def class_sizes(self, columns) -> np.ndarray:
         """Each release row's fk over ``columns``, a blank meaning what the release says."""
-        from ..metrics import match_counts
-
         return match_counts(self.a.release, list(columns), missing_matches=self.a.missing_matches)
 
     def step_for(self, qi: str, cells: int) -> str:
