@@ -25,10 +25,10 @@ PACKAGE = SRC / "incrowd"
 LAYERS: dict[int, tuple[str, ...]] = {
     0: ("incrowd", "incrowd.exceptions", "incrowd._runtime", "incrowd._small", "incrowd._emd",
         "incrowd._estimator", "incrowd._methods", "incrowd.datasets"),
-    1: ("incrowd.io", "incrowd.metrics", "incrowd._standardize", "incrowd.data"),
+    1: ("incrowd.io", "incrowd.metrics", "incrowd._standardize"),
     2: ("incrowd.microaggregation", "incrowd.generalization", "incrowd._knn", "incrowd._bound"),
     3: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.publishing", "incrowd.reporting",
-        "incrowd._runtime._warmup", "incrowd._frontends", "incrowd.release", "incrowd.assessment"),
+        "incrowd._runtime._warmup", "incrowd._frontends"),
     4: ("incrowd.cli", "incrowd.web", "incrowd.distributed", "incrowd._bench_entry"),
 }
 LAYER_NAMES = {0: "core", 1: "I/O and measures", 2: "algorithms", 3: "orchestration", 4: "interfaces"}

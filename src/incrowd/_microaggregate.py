@@ -39,8 +39,7 @@ class MicroaggregationResult:
         Size per group id.
     table : pandas.DataFrame or numpy.ndarray
         The publishable data in the input's type: a DataFrame keeps its columns that are not
-        quasi-identifiers unchanged and drops the identifiers. (``aggregated`` is its former
-        name, deprecated.)
+        quasi-identifiers unchanged and drops the identifiers.
     seconds : float
         Time of the microaggregation itself, without compiling.
     quasi_identifiers : list of str or None
@@ -81,13 +80,6 @@ class MicroaggregationResult:
     #: a proven lower bound on the information loss of any k-partition of these rows (set when
     #: asked for with ``bound=True``; see :func:`incrowd.lower_bound`)
     lower_bound: float | None = None
-
-    @property
-    def aggregated(self) -> Any:
-        """Deprecated name of :attr:`table` (every result calls its released data ``table``)."""
-        warnings.warn("MicroaggregationResult.aggregated is deprecated and will be removed in the next release; "
-                      "use MicroaggregationResult.table", DeprecationWarning, stacklevel=2)
-        return self.table
 
     @property
     def gap(self) -> float | None:
