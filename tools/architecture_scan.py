@@ -7,7 +7,8 @@ statement counts, wherever it stands: at module level, inside functions and unde
 The figures:
 - package cycles: strongly connected groups of packages in the graph of every import;
 - imports of another package's private module (``from incrowd.generalization._negotiate import``);
-- private names (``_name``, not modules) imported from another package;
+- private names (``_name``, not modules, not dunders such as ``__version__``) imported from
+  another package;
 - root modules besides ``__init__`` and ``exceptions``;
 - files outside ``privacy/`` that handle l or t (by name: ``l_diversity``, ``t_closeness``,
   ``distinct_l``, an ``l``/``t`` parameter or attribute): a heuristic, stated as one;
@@ -67,6 +68,11 @@ def imports(path: Path, module: str | None = None) -> list[tuple[str, list[str]]
         elif isinstance(node, ast.Import):
             found += [(a.name, []) for a in node.names if a.name.split(".")[0] == "incrowd"]
     return found
+
+
+def is_private(name: str) -> bool:
+    """``_name``, not a dunder: ``__version__`` and ``__all__`` are public by convention."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
 def imported_modules(target: str, names: list[str]) -> list[tuple[str, list[str]]]:
@@ -145,7 +151,7 @@ def scan(with_duplicates: bool = True) -> dict:
                 edges[theirs]  # noqa: B018 - every package is a node
                 if any(p.startswith("_") for p in target.split(".")[2:]):
                     private_modules.append(f"{mine} -> {target}")
-                private_names += [f"{mine} -> {target}.{name}" for name in names if name.startswith("_")]
+                private_names += [f"{mine} -> {target}.{name}" for name in names if is_private(name)]
     cycles = package_cycles(edges)
     root_modules = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "exceptions"))
     outside = [p for p in files if "privacy" not in p.relative_to(PACKAGE).parts]
