@@ -697,10 +697,10 @@ def _user_missing_kept(column: pd.Series, missing: np.ndarray, pub: np.ndarray, 
     which the caller counts unchanged already). Letter codes (Stata's ``.a``) are left out: a
     numeric column cannot hold them."""
     from ..generalization._hierarchy import value_labels as spell
-    from ..metrics import _user_missing
+    from ..metrics import user_missing_codes
 
     kept = np.zeros(missing.size, dtype=bool)
-    found = _user_missing(column)  # reads the codes from the column's file metadata
+    found = user_missing_codes(column)  # reads the codes from the column's file metadata
     if found is None:
         return kept
     index, codes = found
