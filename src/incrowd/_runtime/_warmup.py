@@ -112,11 +112,11 @@ def _compile_fast_ona_star(data) -> None:
     import numpy as np
 
     from ..microaggregation.ona._ona_star_fast import SMALL_CLUSTERS, ona_star_fast_labels
-    from ..microaggregation.ona.ona import _use_tree_star
+    from ..microaggregation.ona.ona import use_tree_star
 
     X = np.ascontiguousarray(data.to_numpy(dtype=np.float64))
     if X.shape[0] // 5 >= SMALL_CLUSTERS:
-        ona_star_fast_labels(X, 5, 2, _use_tree_star(X.shape[0], X.shape[1], 5))
+        ona_star_fast_labels(X, 5, 2, use_tree_star(X.shape[0], X.shape[1], 5))
 
 
 def _run_incremental(rows: int, cols: int) -> None:
