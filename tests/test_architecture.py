@@ -35,7 +35,7 @@ from architecture_scan import module_name as _module_name  # noqa: E402
 #: and the wording are those of docs/architecture.md
 LAYERS: dict[int, tuple[str, ...]] = {
     0: ("incrowd", "incrowd.exceptions", "incrowd._runtime", "incrowd._small", "incrowd._emd",
-        "incrowd._estimator", "incrowd._methods", "incrowd.datasets"),
+        "incrowd._methods", "incrowd.datasets"),
     1: ("incrowd.io", "incrowd.metrics", "incrowd._standardize"),
     2: ("incrowd.microaggregation", "incrowd.generalization", "incrowd._knn", "incrowd._bound"),
     3: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.publishing", "incrowd.reporting",
@@ -313,7 +313,7 @@ def test_what_reads_a_lattice_never_names_the_builder():
 #: microaggregation's families, lowest first: a family imports only the package root's shared
 #: helpers and the families before it (docs/architecture.md, "Inside microaggregation/")
 FAMILIES = ("mdav", "greedy", "ona", "mondrian", "refine", "joint")
-SHARED = ("_base", "_kernels", "_adaptive")
+SHARED = ("_estimator", "_base", "_kernels", "_adaptive")
 
 
 def _family(module: str) -> str | None:
@@ -374,7 +374,7 @@ CEILINGS: dict[str, int] = {
     "packages in cycles": 12,
     "imports of another package's _ module": 97,
     "_-named functions imported across packages": 6,
-    "root modules besides __init__ and exceptions": 11,
+    "root modules besides __init__ and exceptions": 10,
     "DeprecationWarning sites": 0,
     "functions over 80 lines": 50,
 }

@@ -1,9 +1,10 @@
 """Microaggregation methods, each an estimator and a name in :data:`METHODS`.
 
 One subpackage per family (``mdav``, ``greedy``, ``ona``, ``mondrian``, ``refine``), each holding its
-estimators and their numba kernels; the helpers every family shares sit here (``_base``: the
-estimator base and parameter checks; ``_kernels``: distances and group updates; ``_adaptive``:
-the thread tuner). Families import one way: ``mondrian`` -> ``ona`` -> ``greedy`` -> ``mdav``.
+estimators and their numba kernels; the helpers every family shares sit here (``_estimator``: the
+scikit-learn contract without scikit-learn; ``_base``: the estimator base and parameter checks;
+``_kernels``: distances and group updates; ``_adaptive``: the thread tuner). Families import one
+way: ``mondrian`` -> ``ona`` -> ``greedy`` -> ``mdav``.
 """
 
 from __future__ import annotations
