@@ -37,7 +37,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
     0: ("incrowd", "incrowd.exceptions", "incrowd._runtime", "incrowd._small", "incrowd._emd",
         "incrowd._methods", "incrowd.datasets"),
     1: ("incrowd.io", "incrowd.metrics", "incrowd._standardize"),
-    2: ("incrowd.microaggregation", "incrowd.generalization", "incrowd._knn", "incrowd._bound"),
+    2: ("incrowd.microaggregation", "incrowd.generalization"),
     3: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.publishing", "incrowd.reporting",
         "incrowd._runtime._warmup", "incrowd._frontends"),
     4: ("incrowd.cli", "incrowd.web", "incrowd.distributed", "incrowd._bench_entry"),
@@ -313,7 +313,7 @@ def test_what_reads_a_lattice_never_names_the_builder():
 #: microaggregation's families, lowest first: a family imports only the package root's shared
 #: helpers and the families before it (docs/architecture.md, "Inside microaggregation/")
 FAMILIES = ("mdav", "greedy", "ona", "mondrian", "refine", "joint")
-SHARED = ("_estimator", "_base", "_kernels", "_adaptive")
+SHARED = ("_estimator", "_base", "_kernels", "_adaptive", "_knn", "_bound")
 
 
 def _family(module: str) -> str | None:
@@ -371,10 +371,10 @@ def test_the_family_checker_reports_a_backward_import():
 #: lower its ceiling here to the new figure so that it cannot rise again
 CEILINGS: dict[str, int] = {
     "package cycles": 1,
-    "packages in cycles": 12,
-    "imports of another package's _ module": 97,
+    "packages in cycles": 11,
+    "imports of another package's _ module": 95,
     "_-named functions imported across packages": 6,
-    "root modules besides __init__ and exceptions": 10,
+    "root modules besides __init__ and exceptions": 8,
     "DeprecationWarning sites": 0,
     "functions over 80 lines": 50,
 }

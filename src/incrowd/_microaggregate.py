@@ -316,7 +316,7 @@ def _microaggregate(data, k, method, quasi_identifiers, identifiers, random_stat
         params_used["start"] = type(params_used["start"]).__name__  # JSON-ready: an estimator by its name
     lower = None
     if bound:
-        from ._bound import lower_bound
+        from .microaggregation import lower_bound
 
         t4, c4 = time.perf_counter(), clock.seconds
         lower = lower_bound(fit_input, estimator.k)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .._methods import METHOD_CLASSES
 from ._base import MicroaggregationEstimator
+from ._bound import lower_bound as lower_bound  # the rest of incrowd takes it here; public as incrowd.lower_bound
 from .greedy import VMDAV, MDAVPlus, MDAVStar
 from .mdav import MDAV
 from .mondrian import MONA, MONA2D, Mondrian, MondrianV, MondrianV2D
