@@ -156,7 +156,7 @@ def check_distributed_method(method: str) -> None:
 def _fit_on_dask(estimator, fit_input, scheduler, timings: dict) -> None:
     """Fill the estimator's fitted attributes from a distributed run (same groups)."""
     from ._runtime import backends as _backends
-    from .microaggregation._base import as_quasi_identifier_matrix, check_k
+    from .microaggregation import as_quasi_identifier_matrix, check_k
 
     values, _ = as_quasi_identifier_matrix(fit_input)
     check_k(estimator.k, values.shape[0])

@@ -111,7 +111,7 @@ def _run(target: str, rows: int, cols: int) -> None:
 def _compile_fast_ona_star(data) -> None:
     import numpy as np
 
-    from ..microaggregation.ona._ona_star_fast import SMALL_CLUSTERS, ona_star_fast_labels
+    from ..microaggregation import SMALL_CLUSTERS, ona_star_fast_labels
     from ..microaggregation.ona.ona import use_tree_star
 
     X = np.ascontiguousarray(data.to_numpy(dtype=np.float64))

@@ -45,8 +45,7 @@ from ..io import (
     resolve_roles,
 )
 from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
-from ..microaggregation._base import check_k
-from ..microaggregation.mdav._mdav_kernel import mdav_labels
+from ..microaggregation import check_k, mdav_labels
 from . import _fingerprint, _layout, _mixed, _state
 from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
 from ._lock import DEFAULT_WAIT, check_wait, state_lock
