@@ -125,8 +125,7 @@ def _run_incremental(rows: int, cols: int) -> None:
     import warnings
     from pathlib import Path
 
-    from ..incremental import IncrementalMicroaggregation
-    from ..incremental._session import STRATEGIES
+    from ..incremental import STRATEGIES, IncrementalMicroaggregation
 
     data = _data(rows + 2 * max(rows // 10, 5), cols)
     base, late = data.iloc[:rows], data.iloc[rows:]
