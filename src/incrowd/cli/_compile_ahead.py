@@ -66,7 +66,7 @@ def steps(target: str) -> list[tuple[int, int]]:
 def warm(names: Sequence[str] | None = None,
          on_step: Callable[[str, int, int], None] | None = None) -> list[Warmed]:
     """Compile the kernels of each target; ``on_step(target, rows, columns)`` after each run."""
-    from ._compile import compile_clock
+    from .._runtime import compile_clock
 
     out = []
     for target in targets(names):
