@@ -226,7 +226,7 @@ def _form_groups(prep, rows: np.ndarray, class_of: np.ndarray, first_id: int, la
         return first_id
     keep = np.zeros(prep.n, bool)
     keep[rows] = True
-    local = microaggregate_classes(prep, SimpleNamespace(keep=keep, class_of=class_of))  # type: ignore[arg-type]
+    local = microaggregate_classes(prep, SimpleNamespace(keep=keep, class_of=class_of))
     labels[rows] = local[rows] + first_id
     return int(labels[rows].max()) + 1
 
