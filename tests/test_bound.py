@@ -100,7 +100,7 @@ def _rows_limit(value):
     from contextlib import ExitStack, nullcontext
     from unittest.mock import patch
 
-    import incrowd._bound as bound
+    import incrowd.microaggregation._bound as bound
 
     if value is None:
         return nullcontext()
@@ -127,7 +127,7 @@ def test_copies_of_rows(all_rows_max):
 
 
 def test_copies_raise_the_bound_of_the_nearest_rows_path(monkeypatch):
-    import incrowd._bound as bound
+    import incrowd.microaggregation._bound as bound
 
     # 100 values with 60 copies each and 300 without: a copy's 10k nearest rows would all be
     # copies, so its stand-in for the other rows (at distance 0) would sit at -max(u)
@@ -141,7 +141,7 @@ def test_copies_raise_the_bound_of_the_nearest_rows_path(monkeypatch):
 
 
 def test_each_pair_points_back():
-    from incrowd._bound import _all_pairs, _reverse
+    from incrowd.microaggregation._bound import _all_pairs, _reverse
 
     Z = np.random.default_rng(3).standard_normal((40, 3))
     _, nbr = _all_pairs(Z)
@@ -151,7 +151,7 @@ def test_each_pair_points_back():
 
 
 def test_pair_multipliers_raise_the_bound_on_tarragona(monkeypatch):
-    import incrowd._bound as bound
+    import incrowd.microaggregation._bound as bound
 
     Z = benchmark_matrix("tarragona")
     with_pairs = lower_bound(Z, 3, iterations=300)
@@ -207,8 +207,8 @@ def test_microaggregate_bound_fields():
 
 
 def test_the_scan_for_many_columns_gives_the_trees_bound(monkeypatch):
-    import incrowd._bound as bound
-    import incrowd._knn as knn
+    import incrowd.microaggregation._bound as bound
+    import incrowd.microaggregation._knn as knn
 
     X = np.random.default_rng(6).standard_normal((400, 10))
     monkeypatch.setattr(bound, "_ALL_ROWS_MAX", 0)  # 400 rows would take every pair

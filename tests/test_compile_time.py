@@ -187,11 +187,11 @@ def test_warmup_compiles_the_fast_ona_star_kernel_where_a_warm_machine_takes_it(
     run ONA*, on every shape with enough groups for it (with the k-d tree for few columns and
     many groups), and not on the small shape."""
     import incrowd._microaggregate as api
-    from incrowd._runtime import _warmup
-    from incrowd.microaggregation.ona import _ona_star_fast as fast
+    from incrowd import microaggregation  # where the warm-up takes the kernel from
+    from incrowd.cli import _compile_ahead as _warmup
 
     asked = []
-    monkeypatch.setattr(fast, "ona_star_fast_labels", lambda X, k, rounds, tree: asked.append((X.shape, tree)))
+    monkeypatch.setattr(microaggregation, "ona_star_fast_labels", lambda X, k, rounds, tree: asked.append((X.shape, tree)))
     monkeypatch.setattr(api, "microaggregate", lambda *a, **kw: None)
     for target in ("ona-star", "mdav", "refine"):
         for rows, cols in _warmup.steps(target):

@@ -67,7 +67,7 @@ def _datasets():
     cols = ["age", "education-num", "hours-per-week"]
     adult = pd.read_csv(folder / "adult.csv.gz", usecols=cols, nrows=10_000)[cols].astype(np.float64)
     for name, frame, k in (("census", census, 3), ("adult", adult, 5)):
-        yield name, frame, incrowd.microaggregate(frame, k, "mdav").aggregated[frame.columns].astype(np.float64)
+        yield name, frame, incrowd.microaggregate(frame, k, "mdav").table[frame.columns].astype(np.float64)
 
 
 @pytest.mark.slow

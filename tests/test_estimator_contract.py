@@ -1,6 +1,6 @@
 """The estimators keep scikit-learn's contract without subclassing scikit-learn's BaseEstimator.
 
-The base class (``incrowd._estimator``) does not import scikit-learn, so a process that only
+The base class (``incrowd.microaggregation._estimator``) does not import scikit-learn, so a process that only
 microaggregates never pays for scipy. These tests hold it to what scikit-learn users rely on:
 ``clone``, ``get_params`` / ``set_params``, ``fit`` returning self, trailing-underscore
 attributes only after ``fit``, ``Pipeline`` and ``GridSearchCV``, the same tags as

@@ -7,7 +7,8 @@ statement counts, wherever it stands: at module level, inside functions and unde
 The figures:
 - package cycles: strongly connected groups of packages in the graph of every import;
 - imports of another package's private module (``from incrowd.generalization._negotiate import``);
-- private names (``_name``, not modules) imported from another package;
+- private names (``_name``, not modules, not dunders such as ``__version__``) imported from
+  another package;
 - root modules besides ``__init__`` and ``exceptions``;
 - files outside ``privacy/`` that handle l or t (by name: ``l_diversity``, ``t_closeness``,
   ``distinct_l``, an ``l``/``t`` parameter or attribute): a heuristic, stated as one;
@@ -46,9 +47,12 @@ def unit(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
-def imports(path: Path) -> list[tuple[str, list[str]]]:
-    """(imported module, imported names) for every import of the package's own modules."""
-    module = module_name(path)
+def imports(path: Path, module: str | None = None) -> list[tuple[str, list[str]]]:
+    """(imported module, imported names) for every import statement of the package's own
+    modules in one file, wherever it stands: at module level, inside functions, under
+    ``if TYPE_CHECKING:`` (what a type checker follows). ``module`` names the file when it lies
+    outside ``src`` (a probe)."""
+    module = module or module_name(path)
     is_package = path.name == "__init__.py"
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -64,6 +68,21 @@ def imports(path: Path) -> list[tuple[str, list[str]]]:
         elif isinstance(node, ast.Import):
             found += [(a.name, []) for a in node.names if a.name.split(".")[0] == "incrowd"]
     return found
+
+
+def is_private(name: str) -> bool:
+    """``_name``, not a dunder: ``__version__`` and ``__all__`` are public by convention."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def imported_modules(target: str, names: list[str]) -> list[tuple[str, list[str]]]:
+    """One import statement as (module, names taken from it): ``from incrowd import _emd`` is
+    an import of the module ``incrowd._emd``, not of the root package."""
+    if not names:
+        return [(target, [])]
+    modules = [(f"{target}.{name}", []) for name in names if is_module(f"{target}.{name}")]
+    rest = [name for name in names if not is_module(f"{target}.{name}")]
+    return modules + ([(target, rest)] if rest else [])
 
 
 def is_module(name: str) -> bool:
@@ -122,20 +141,17 @@ def scan(with_duplicates: bool = True) -> dict:
     total = 0
     for path in files:
         mine = module_name(path)
-        for target, names in imports(path):
+        for statement, statement_names in imports(path):
             total += 1
-            theirs = unit(target)
-            if theirs != unit(mine):
+            for target, names in imported_modules(statement, statement_names):
+                theirs = unit(target)
+                if theirs == unit(mine):
+                    continue
                 edges[unit(mine)].add(theirs)
                 edges[theirs]  # noqa: B018 - every package is a node
-                rest = target.split(".")[2:]
-                if any(p.startswith("_") for p in rest):
+                if any(p.startswith("_") for p in target.split(".")[2:]):
                     private_modules.append(f"{mine} -> {target}")
-                for name in names:
-                    if name.startswith("_") and not is_module(f"{target}.{name}"):
-                        private_names.append(f"{mine} -> {target}.{name}")
-                    elif name.startswith("_") and theirs != "incrowd":
-                        private_modules.append(f"{mine} -> {target}.{name}")
+                private_names += [f"{mine} -> {target}.{name}" for name in names if is_private(name)]
     cycles = package_cycles(edges)
     root_modules = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "exceptions"))
     outside = [p for p in files if "privacy" not in p.relative_to(PACKAGE).parts]

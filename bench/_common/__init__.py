@@ -2,7 +2,7 @@
 
 The scripts are run from the repository root as ``.venv/bin/python bench/<script>.py`` and import
 from here (``from _common import ...``). The benchmark data are read from
-:func:`data_dir` (moved here from ``incrowd.data``) (``$INCROWD_DATA`` or ``../shared/data`` beside the checkout).
+:func:`data_dir` (``$INCROWD_DATA`` or ``../shared/data`` beside the checkout).
 Several scripts write into the same Markdown files (``docs/reproduction.md``,
 ``docs/performance.md``, ``docs/studies.md``); each owns one section delimited by ``<!-- BEGIN name -->`` /
 ``<!-- END name -->`` and :func:`update_section` replaces only that section, under a file lock,

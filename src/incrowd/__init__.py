@@ -33,7 +33,6 @@ from .exceptions import (  # noqa: E402  (after the cache is prepared, above)
 
 if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
     from . import generalization, incremental
-    from ._bound import lower_bound
     from ._microaggregate import MicroaggregationResult, microaggregate
     from ._runtime import __version__
     from .io import Verification, read_table, write_table
@@ -52,6 +51,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
         MondrianV2D,
         ONAStar,
         Refine,
+        lower_bound,
     )
     from .publishing import PublishResult, publish
     from .reporting import Report, RiskResult, report, risk
@@ -74,7 +74,7 @@ _LAZY = {
                       "verify_t_closeness"], ".metrics"),
     **dict.fromkeys(["METHODS", "MDAV", "MDAVPlus", "VMDAV", "MDAVStar", "ONA", "ONAStar", "Mondrian",
                      "MondrianV", "MondrianV2D", "MONA", "MONA2D", "Refine"], ".microaggregation"),
-    "lower_bound": "._bound",
+    "lower_bound": ".microaggregation._bound",
 }
 
 

@@ -49,8 +49,8 @@ _SOURCES: dict[str, str] = {
     "MOVE_SPLIT3": "incrowd.microaggregation.refine._refine_kernel",
     "MOVE_SWAP": "incrowd.microaggregation.refine._refine_kernel",
     "MOVE_SWEEP": "incrowd.microaggregation.refine._refine_kernel",
-    "bound_distinct": "incrowd._bound:_distinct",
-    "BOUND_ALL_ROWS_MAX": "incrowd._bound:_ALL_ROWS_MAX",
+    "bound_distinct": "incrowd.microaggregation._bound:_distinct",
+    "BOUND_ALL_ROWS_MAX": "incrowd.microaggregation._bound:_ALL_ROWS_MAX",
     # the lattice: bottom classes and the one-request search of the CLI (bench_lattice_memory.py,
     # bench_startup.py)
     "count_bottom_classes": "incrowd.generalization._limits",

@@ -39,8 +39,7 @@ class MicroaggregationResult:
         Size per group id.
     table : pandas.DataFrame or numpy.ndarray
         The publishable data in the input's type: a DataFrame keeps its columns that are not
-        quasi-identifiers unchanged and drops the identifiers. (``aggregated`` is its former
-        name, deprecated.)
+        quasi-identifiers unchanged and drops the identifiers.
     seconds : float
         Time of the microaggregation itself, without compiling.
     quasi_identifiers : list of str or None
@@ -81,13 +80,6 @@ class MicroaggregationResult:
     #: a proven lower bound on the information loss of any k-partition of these rows (set when
     #: asked for with ``bound=True``; see :func:`incrowd.lower_bound`)
     lower_bound: float | None = None
-
-    @property
-    def aggregated(self) -> Any:
-        """Deprecated name of :attr:`table` (every result calls its released data ``table``)."""
-        warnings.warn("MicroaggregationResult.aggregated is deprecated and will be removed in the next release; "
-                      "use MicroaggregationResult.table", DeprecationWarning, stacklevel=2)
-        return self.table
 
     @property
     def gap(self) -> float | None:
@@ -164,7 +156,7 @@ def check_distributed_method(method: str) -> None:
 def _fit_on_dask(estimator, fit_input, scheduler, timings: dict) -> None:
     """Fill the estimator's fitted attributes from a distributed run (same groups)."""
     from ._runtime import backends as _backends
-    from .microaggregation._base import as_quasi_identifier_matrix, check_k
+    from .microaggregation import as_quasi_identifier_matrix, check_k
 
     values, _ = as_quasi_identifier_matrix(fit_input)
     check_k(estimator.k, values.shape[0])
@@ -324,7 +316,7 @@ def _microaggregate(data, k, method, quasi_identifiers, identifiers, random_stat
         params_used["start"] = type(params_used["start"]).__name__  # JSON-ready: an estimator by its name
     lower = None
     if bound:
-        from ._bound import lower_bound
+        from .microaggregation import lower_bound
 
         t4, c4 = time.perf_counter(), clock.seconds
         lower = lower_bound(fit_input, estimator.k)

@@ -2,7 +2,6 @@
 
 :class:`Standardizer` maps quasi-identifiers to mean 0 and variance 1 and back (a state file
 keeps its ``mean`` and ``scale``); :func:`group_means` gives the centroids in the data's units.
-Both were in ``incrowd.data`` (now :mod:`incrowd.io`, for reading and writing only).
 """
 
 from __future__ import annotations

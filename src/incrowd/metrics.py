@@ -482,7 +482,7 @@ def class_ids(frame: pd.DataFrame) -> np.ndarray:
     return keys.groupby(list(keys.columns), dropna=False, sort=False).ngroup().to_numpy(np.int64)
 
 
-def _user_missing(column: pd.Series) -> tuple[np.ndarray, list] | None:
+def user_missing_codes(column: pd.Series) -> tuple[np.ndarray, list] | None:
     """(code index per cell or -1, the codes) of a column read from a statistical file."""
     from .io import code_indices
 
@@ -547,7 +547,7 @@ def sensitive_keys(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         canon[-1] = None  # the factor's -1 (missing) picks the last entry
         keys = canon[factor]
     user = np.zeros(len(keys), dtype=bool)
-    coded = _user_missing(column)
+    coded = user_missing_codes(column)
     if coded is not None:
         index, codes = coded
         user = index >= 0
@@ -786,7 +786,7 @@ def verify_t_closeness(table: pd.DataFrame, quasi_identifiers: Sequence[str], se
 MISSING_MATCHES = ("itself", "any")
 
 
-def _radix_rows(codes: np.ndarray) -> np.ndarray:
+def radix_rows(codes: np.ndarray) -> np.ndarray:
     """One int64 key per row of a non-negative code matrix (equal rows, equal keys), renumbered
     densely before a digit would carry it past int64."""
     n = codes.shape[0]
@@ -837,7 +837,7 @@ def _wildcard_sums(codes: np.ndarray, w: np.ndarray) -> np.ndarray:
         return np.broadcast_to(w.sum(axis=0), (n, c)).copy()
     # the distinct combinations with their weight sums; -1 (missing) is shifted to 0
     shifted = codes + 1
-    inverse, combo = pd.factorize(_radix_rows(shifted))  # hashing: linear, where sorting is n log n
+    inverse, combo = pd.factorize(radix_rows(shifted))  # hashing: linear, where sorting is n log n
     m = combo.shape[0]
     first = np.zeros(m, dtype=np.int64)
     first[inverse[::-1]] = np.arange(n - 1, -1, -1)
@@ -847,7 +847,7 @@ def _wildcard_sums(codes: np.ndarray, w: np.ndarray) -> np.ndarray:
     if not missing.any():
         return weight[inverse]
     bits = missing.astype(np.int64) @ (1 << np.arange(p, dtype=np.int64)) if p < 63 else \
-        pd.factorize(_radix_rows(missing.astype(np.int64)))[0].astype(np.int64)
+        pd.factorize(radix_rows(missing.astype(np.int64)))[0].astype(np.int64)
     every = np.asarray(missing.all(axis=1))
     out = np.zeros((m, c))
     members = [np.flatnonzero(bits == b) for b in np.unique(bits)]
@@ -864,7 +864,7 @@ def _wildcard_sums(codes: np.ndarray, w: np.ndarray) -> np.ndarray:
                 out[rows_a] += weight[rows_b].sum(axis=0)
                 continue
             # one key over both sets of combinations, so that equal values get equal keys
-            where, uniq = pd.factorize(_radix_rows(shifted[first[np.concatenate([rows_a, rows_b])]][:, shared]))
+            where, uniq = pd.factorize(radix_rows(shifted[first[np.concatenate([rows_a, rows_b])]][:, shared]))
             on_a, on_b = where[:rows_a.size], where[rows_a.size:]
             for j in range(c):
                 out[rows_a, j] += np.bincount(on_b, weights=weight[rows_b, j], minlength=uniq.size)[on_a]

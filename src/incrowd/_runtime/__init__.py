@@ -1,5 +1,5 @@
-"""The runtime every command shares: numba's cache and compile clock (``_compile``), compiling
-ahead (``_warmup``), loading on first use (``_lazy``), cancellation (``_cancel``), compiled calls
+"""The runtime every command shares: numba's cache and compile clock (``_compile``), loading on
+first use (``_lazy``), cancellation (``_cancel``), compiled calls
 spread over threads (``_task_threads``), process facts (``_process``), the registry of execution
 backends (``_backends``) and the version (``_version``).
 
@@ -15,8 +15,8 @@ its modules; each name is loaded on first use, so importing one loads only its m
 - modules whose state is shared, given whole: ``lazy`` (``attach``, ``function``, ``module``),
   ``process`` (``program``, ``one_shot``), ``backends`` (``register``, ``get``).
 
-Compiling ahead (``_warmup``) calls the algorithms, so it sits in the orchestration layer and
-is imported by its full name (``incrowd._runtime._warmup``), not from here.
+Compiling ahead calls the algorithms, so it is not here: it is the command line's
+(``incrowd warmup``, ``cli/_compile_ahead.py``).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def warmup_command(
     from rich.table import Table
 
     from .._runtime import cache_directory, disable_notice
-    from .._runtime._warmup import steps, targets, warm
+    from ._compile_ahead import steps, targets, warm
 
     disable_notice()  # the progress bar says it already
     with user_errors():

@@ -4,8 +4,7 @@ single-machine groups, over row blocks on a ``dask.distributed`` cluster.
 - :func:`connect`: a client for ``local:N`` (a LocalCluster of N workers) or a scheduler address;
 - :func:`mona`: distributed MONA_rho / MONA 2D_rho (:class:`DistributedResult`);
 - :func:`incrowd.generalization.build_lattice` with ``client=``: lattice histograms from
-  partitioned data (the single-machine lattice); ``build_lattice`` here is its deprecated
-  former name;
+  partitioned data (the single-machine lattice);
 - :func:`microaggregate_dataset`: a Parquet dataset in, a verified Parquet dataset out,
   partition by partition.
 
@@ -37,17 +36,6 @@ class _DaskBackend:
 
 
 _backends.register("dask", _DaskBackend())
-
-
-def __getattr__(name: str):
-    if name == "build_lattice":  # one build_lattice: generalization's, with client=
-        import warnings
-
-        warnings.warn("incrowd.distributed.build_lattice is deprecated and will be removed in the next release; "
-                      "call incrowd.generalization.build_lattice(data, quasi_identifiers, client=client, ...)",
-                      DeprecationWarning, stacklevel=2)
-        return lattice_on_workers
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["connect", "mona", "DistributedResult", "microaggregate_dataset"]

@@ -11,15 +11,21 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError
-from ..generalization._hierarchy import Hierarchy, interval_hierarchy, load_hierarchies, value_labels
-from ..generalization._lattice import Lattice, check_fraction, resolve_hierarchies, sensitive_codes
-from ..generalization._limits import (
+from ..generalization import (
     DEFAULT_MAX_MEMORY,
     DEFAULT_MAX_NODES,
+    Hierarchy,
+    Lattice,
+    check_fraction,
     check_max_nodes,
     check_nodes,
+    interval_hierarchy,
+    load_hierarchies,
     parse_size,
     precheck_nodes,
+    resolve_hierarchies,
+    sensitive_codes,
+    value_labels,
 )
 from ._io import frames_of
 from ._io import head as columns_of
@@ -41,7 +47,7 @@ def _class_table(frame, index, qis, hierarchies, sensitive, sensitive_values, se
     """The partition's rows grouped by level-0 codes (sensitive code last: ``sensitive_code`` of
     its distinct value's position in ``sensitive_values``): (codes, counts)."""
     try:
-        from ..generalization._cells import encode_cells
+        from ..generalization import encode_cells
 
         columns = [encode_cells(hierarchies[a], frame[a]) for a in qis]
     except DataError as exc:

@@ -30,8 +30,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..exceptions import DataError, IncrowdError, ParameterError
-from ..microaggregation._base import MAX_ROUNDS, check_int, check_k, check_real
-from ..microaggregation.mondrian._mondrian_kernel import RULE_V2D, RULE_VARIANCE, directions
+from ..microaggregation import MAX_ROUNDS, RULE_V2D, RULE_VARIANCE, check_int, check_k, check_real, directions
 from ..microaggregation.mondrian.mona import split_limit
 from . import _blocks as B
 from ._io import block_count

@@ -43,6 +43,15 @@ if _TYPE_CHECKING:  # what type checkers see; at run time the names load on firs
     from ._negotiate import RELAXATIONS, Negotiation, Node, max_suppression_count, negotiate
     from ._utility_metrics import METRICS, node_metrics, released_metrics
 
+#: the internal API (not public, not in ``__all__``): what the Dask backend's lattice takes from
+#: here, so that it names no private module of this package
+_INTERNAL = {
+    "encode_cells": "._cells",
+    "value_labels": "._hierarchy",
+    **dict.fromkeys(["check_fraction", "resolve_hierarchies", "sensitive_codes"], "._lattice"),
+    **dict.fromkeys(["check_max_nodes", "check_nodes", "precheck_nodes"], "._limits"),
+}
+
 # loaded on first use, so that a process answering from a lattice file never loads what
 # building or applying one needs (and ``import incrowd`` loads none of it)
 __getattr__, __dir__ = _lazy.attach(__name__, {
@@ -56,6 +65,7 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
                     "._limits"),
     **dict.fromkeys(["RELAXATIONS", "Negotiation", "Node", "max_suppression_count", "negotiate"], "._negotiate"),
     **dict.fromkeys(["METRICS", "node_metrics", "released_metrics"], "._utility_metrics"),
+    **_INTERNAL,
 })
 
 

@@ -108,20 +108,6 @@ class GeneralizationResult:
             out["metrics"] = dict(self.metrics)
         return out
 
-    def to_dict(self) -> dict:
-        """Deprecated name of :meth:`summary` (one word for a result's JSON-ready facts).
-
-        Returns
-        -------
-        dict
-            What :meth:`summary` returns.
-        """
-        import warnings
-
-        warnings.warn("GeneralizationResult.to_dict() is deprecated and will be removed in the next release; "
-                      "use GeneralizationResult.summary()", DeprecationWarning, stacklevel=2)
-        return self.summary()
-
 
 def _check_threshold(name: str, value, upper: int, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 2 <= value <= upper:

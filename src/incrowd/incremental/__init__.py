@@ -29,21 +29,11 @@ if _TYPE_CHECKING:  # what type checkers see; at run time the names load on firs
     from ._session import STRATEGIES, IncrementalMicroaggregation, IncrementalRelease
 
 # loaded on first use: planning needs numpy only, a state file pandas, DuckDB and the kernels
-_getattr, __dir__ = _lazy.attach(__name__, {
+__getattr__, __dir__ = _lazy.attach(__name__, {
     **dict.fromkeys(["VARSIGMA_MINUS", "Plan", "RuntimeModel", "critical_ratio", "deadline_ratio",
                      "earliest_finish", "fit_runtime_model", "optimal_ratio", "plan"], "._plan"),
     **dict.fromkeys(["STRATEGIES", "IncrementalMicroaggregation", "IncrementalRelease"], "._session"),
 })
-
-
-def __getattr__(name: str):  # the lazy loader, and one deprecated name
-    if name == "PublishResult":
-        import warnings
-
-        warnings.warn("incrowd.incremental.PublishResult is deprecated and will be removed in the next "
-                      "release; it is now incrowd.incremental.IncrementalRelease", DeprecationWarning, stacklevel=2)
-        return _getattr("IncrementalRelease")
-    return _getattr(name)
 
 __all__ = [
     "IncrementalMicroaggregation",

@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..microaggregation._kernels import heap_sort_range
-from ..microaggregation.mdav._mdav_kernel import mdav_labels
+from ..microaggregation import heap_sort_range, mdav_labels
 
 #: split modes of :func:`adjoin`
 NO_SPLIT, SPLIT_MID, SPLIT_END = 0, 1, 2

@@ -220,13 +220,13 @@ def _form_groups(prep, rows: np.ndarray, class_of: np.ndarray, first_id: int, la
     microaggregated; returns the next free group id."""
     from types import SimpleNamespace
 
-    from ..publishing._gtm import microaggregate_classes
+    from ..publishing import microaggregate_classes
 
     if rows.size == 0:
         return first_id
     keep = np.zeros(prep.n, bool)
     keep[rows] = True
-    local = microaggregate_classes(prep, SimpleNamespace(keep=keep, class_of=class_of))  # type: ignore[arg-type]
+    local = microaggregate_classes(prep, SimpleNamespace(keep=keep, class_of=class_of))
     labels[rows] = local[rows] + first_id
     return int(labels[rows].max()) + 1
 
@@ -323,7 +323,7 @@ def _renumbered(labels: np.ndarray) -> np.ndarray:
 
 
 def prepared_frame(frame: pd.DataFrame, spec):
-    from ..publishing._prepare import prepare
+    from ..publishing import prepare
 
     return prepare(frame, spec)
 
@@ -369,7 +369,7 @@ def create(frame: pd.DataFrame, spec, *, layout_columns: list[str]) -> MixedStat
 
 def add(state: MixedState, frame: pd.DataFrame, strategy: str, inertial: bool) -> tuple[MixedState, dict]:
     """The state with ``frame``'s rows adjoined (and the rows still waiting retried)."""
-    from ..publishing._prepare import prepare
+    from ..publishing import prepare
 
     spec = state.release_spec()
     with warnings.catch_warnings():
@@ -407,8 +407,14 @@ def add(state: MixedState, frame: pd.DataFrame, strategy: str, inertial: bool) -
 def release(state: MixedState):
     """The combined release as ``publish`` makes it (a :class:`incrowd.publishing.PublishResult`,
     verified in memory), and the frame of every row it was made from."""
-    from ..publishing._recode import check_full_suppression
-    from ..publishing._release import PublishResult, _promise, _report, _table, _verify
+    from ..publishing import (
+        PublishResult,
+        check_full_suppression,
+        release_promise,
+        release_summary,
+        release_table,
+        release_verification,
+    )
 
     frame = state.frame()
     with compile_clock() as clock:
@@ -419,16 +425,16 @@ def release(state: MixedState):
         levels_per_row = {a: np.full(prep.n, state.levels[a], np.int64) for a in prep.categorical}
         keep = groups >= 0
         fully = check_full_suppression(prep, levels_per_row, keep)
-        table = _table(prep, groups, levels_per_row, keep)
+        table = release_table(prep, groups, levels_per_row, keep)
         _layout.apply(table, state.layout)
-        verification = _verify(prep, table)
+        verification = release_verification(prep, table)
         seconds = time.perf_counter() - start
     extra = {"levels": dict(state.levels), "fully_suppressed": fully}
-    summary = _report(prep, groups, levels_per_row, keep, verification, extra,
-                      max(seconds - clock.seconds, 0.0), clock.seconds)
+    summary = release_summary(prep, groups, levels_per_row, keep, verification, extra,
+                              max(seconds - clock.seconds, 0.0), clock.seconds)
     result = PublishResult(table=table, suppressed=int((~keep).sum()), kept_rows=np.flatnonzero(keep),
                            spec=prep.spec, _summary=summary, hierarchies=dict(prep.data_hierarchies),
-                           promise=_promise(prep, table))
+                           promise=release_promise(prep, table))
     return result, frame
 
 
@@ -437,16 +443,16 @@ def _with_sensitive(prep, state: MixedState) -> np.ndarray:
     group whose sensitive values fail merges with the nearest group of its class (the node's
     generalized values and the missing pattern), and what still fails is suppressed. The state
     keeps its own groups; t compares with all rows of the state, the input of this release."""
-    from ..publishing._release import _enforce_sensitive
+    from ..publishing import enforce_sensitive
 
-    return _enforce_sensitive(prep, state.labels.copy(), _classes(prep, state.levels))
+    return enforce_sensitive(prep, state.labels.copy(), _classes(prep, state.levels))
 
 
 def _check_waiting(prep, groups: np.ndarray, waiting_groups: np.ndarray) -> None:
-    from ..publishing._release import _check_suppression
+    from ..publishing import check_suppression
 
     try:
-        _check_suppression(prep, groups)
+        check_suppression(prep, groups)
     except ParameterError as exc:
         waiting = int((waiting_groups < 0).sum())
         failing = int((groups < 0).sum()) - waiting

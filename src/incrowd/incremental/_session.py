@@ -45,8 +45,7 @@ from ..io import (
     resolve_roles,
 )
 from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
-from ..microaggregation._base import check_k
-from ..microaggregation.mdav._mdav_kernel import mdav_labels
+from ..microaggregation import check_k, mdav_labels
 from . import _agreement, _fingerprint, _layout, _mixed, _state
 from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
 from ._lock import DEFAULT_WAIT, check_wait, state_lock
@@ -119,13 +118,12 @@ class IncrementalRelease:
     Attributes
     ----------
     table : pandas.DataFrame
-        The released rows: base rows first, then each increment in order. (``release`` is its
-        former name, deprecated.)
+        The released rows: base rows first, then each increment in order.
     verification : Verification
         What was verified about ``table``, and where (:class:`incrowd.Verification`): on the
         written file when it was written.
     _summary : dict
-        What :meth:`summary` returns (``report`` is its former name, deprecated).
+        What :meth:`summary` returns.
     """
 
     table: pd.DataFrame
@@ -142,20 +140,6 @@ class IncrementalRelease:
             and DT, the times, ``k_anonymous``, ``min_class_size`` and ``verification`` (with
             ``compare=True`` the one-shot figures too).
         """
-        return self._summary
-
-    @property
-    def release(self) -> pd.DataFrame:
-        """Deprecated name of :attr:`table`."""
-        warnings.warn("IncrementalRelease.release is deprecated and will be removed in the next release; "
-                      "use IncrementalRelease.table", DeprecationWarning, stacklevel=2)
-        return self.table
-
-    @property
-    def report(self) -> dict[str, Any]:
-        """Deprecated name of :meth:`summary` (a ``report`` is an :class:`incrowd.Report`)."""
-        warnings.warn("IncrementalRelease.report is deprecated and will be removed in the next release; "
-                      "use IncrementalRelease.summary()", DeprecationWarning, stacklevel=2)
         return self._summary
 
 
@@ -841,16 +825,6 @@ class IncrementalMicroaggregation:
 
             result.write(output, sep=sep, inputs=(self.path,), then=verified)
         return IncrementalRelease(table=result.table, verification=result.verification, _summary=summary)
-
-
-def __getattr__(name: str):
-    if name == "PublishResult":  # the name before 0.x (it read like publish's result)
-        import warnings
-
-        warnings.warn("incrowd.incremental.PublishResult is deprecated and will be removed in the next "
-                      "release; it is now incrowd.incremental.IncrementalRelease", DeprecationWarning, stacklevel=2)
-        return IncrementalRelease
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["IncrementalMicroaggregation", "IncrementalRelease", "STRATEGIES"]

@@ -21,7 +21,7 @@ def warm_add(points: np.ndarray | None, Z: np.ndarray, strategy: str, k: int) ->
     m = Z.shape[1]
     P_old = points if points is not None else np.empty((0, m))
     if strategy == "2mdav" and Z.shape[0] >= k:
-        from ..microaggregation.mdav._mdav_kernel import mdav_labels
+        from ..microaggregation import mdav_labels
 
         mdav_labels.compile((numba.typeof(Z), numba.typeof(int(k))))
     # labels, sums, sumsq and sizes are fresh C-ordered arrays in _add_locked; the ints and the

@@ -4,8 +4,7 @@ compression, the missing-value vocabulary, and the check of what was written.
 The public names (loaded on first use, so that importing one private module here loads no
 pandas): :func:`read_table`, :func:`write_table`, :func:`table_format`, :func:`sniff_delimiter`,
 :func:`resolve_roles`, :class:`ColumnRoles`, :func:`numeric_matrix`, :func:`column_numbers`,
-:data:`NA_VALUES`. They were in ``incrowd.data`` before 0.x (that module still re-exports them,
-with a ``DeprecationWarning``).
+:data:`NA_VALUES`.
 
 The internal API (not public, not in ``__all__``): other packages of incrowd import what they
 need of reading and writing from here, never from the ``_`` modules, also loaded on first use:

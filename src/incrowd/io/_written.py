@@ -86,11 +86,6 @@ class Promise:
         return out
 
 
-#: the attributes a result's ``verification`` had when it was a k-anonymity report, now read
-#: from its ``k_anonymity`` record
-_K_ANONYMITY_FIELDS = ("k", "n_rows", "n_classes", "n_rows_in_small_classes")
-
-
 class Verification(dict):
     """What was verified about a release, and where: the ``verification`` of every result.
 
@@ -142,31 +137,6 @@ class Verification(dict):
             got = self.get(name) or {}
             # one record (generalize) or one per sensitive column (publish)
             yield from ([got] if "ok" in got else got.values())
-
-    def __getattr__(self, name: str):
-        if name in _K_ANONYMITY_FIELDS and "k_anonymity" in self:
-            import warnings
-
-            warnings.warn(f"result.verification.{name} is deprecated and will be removed in the next release: "
-                          f"the verification is a dict now; read result.verification['k_anonymity']['{name}']",
-                          DeprecationWarning, stacklevel=2)
-            return self["k_anonymity"][name]
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def to_dict(self) -> dict[str, Any]:
-        """A plain dict copy (deprecated: the verification is a dict itself).
-
-        Returns
-        -------
-        dict
-            The k-anonymity record, as ``to_dict()`` of the k-anonymity report it replaces gave.
-        """
-        import warnings
-
-        warnings.warn("result.verification.to_dict() is deprecated and will be removed in the next release: "
-                      "the verification is a dict now; read result.verification['k_anonymity']",
-                      DeprecationWarning, stacklevel=2)
-        return dict(self.get("k_anonymity") or {})
 
 
 def in_memory(promise: Promise, **records: Any) -> Verification:

@@ -1,19 +1,40 @@
 """Microaggregation methods, each an estimator and a name in :data:`METHODS`.
 
 One subpackage per family (``mdav``, ``greedy``, ``ona``, ``mondrian``, ``refine``), each holding its
-estimators and their numba kernels; the helpers every family shares sit here (``_base``: the
-estimator base and parameter checks; ``_kernels``: distances and group updates; ``_adaptive``:
-the thread tuner). Families import one way: ``mondrian`` -> ``ona`` -> ``greedy`` -> ``mdav``.
+estimators and their numba kernels; the helpers every family shares sit here (``_estimator``: the
+scikit-learn contract without scikit-learn; ``_base``: the estimator base and parameter checks;
+``_kernels``: distances and group updates; ``_adaptive``: the thread tuner). Families import one
+way: ``mondrian`` -> ``ona`` -> ``greedy`` -> ``mdav``.
+
+The internal API (not public, not in ``__all__``; the ``name as name`` imports): what
+microaggregate, the incremental state, the Dask backend and compiling ahead take from here, so
+that no other package names a private module of this one: the parameter checks and
+``as_quasi_identifier_matrix`` of ``_base``, ``heap_sort_range``, the MDAV, Mondrian and ONA*
+kernels they run (``mdav_labels``, ``directions`` and its rules, ``ona_star_fast_labels``), and
+``lower_bound`` (public as ``incrowd.lower_bound``).
 """
 
 from __future__ import annotations
 
 from .._methods import METHOD_CLASSES
+from ._base import MAX_ROUNDS as MAX_ROUNDS
 from ._base import MicroaggregationEstimator
+from ._base import as_quasi_identifier_matrix as as_quasi_identifier_matrix
+from ._base import check_int as check_int
+from ._base import check_k as check_k
+from ._base import check_real as check_real
+from ._bound import lower_bound as lower_bound
+from ._kernels import heap_sort_range as heap_sort_range
 from .greedy import VMDAV, MDAVPlus, MDAVStar
 from .mdav import MDAV
+from .mdav._mdav_kernel import mdav_labels as mdav_labels
 from .mondrian import MONA, MONA2D, Mondrian, MondrianV, MondrianV2D
+from .mondrian._mondrian_kernel import RULE_V2D as RULE_V2D
+from .mondrian._mondrian_kernel import RULE_VARIANCE as RULE_VARIANCE
+from .mondrian._mondrian_kernel import directions as directions
 from .ona import ONA, ONAStar
+from .ona._ona_star_fast import SMALL_CLUSTERS as SMALL_CLUSTERS
+from .ona._ona_star_fast import ona_star_fast_labels as ona_star_fast_labels
 from .refine import Refine
 
 #: method name (as used by the API, the CLI and the web UI) -> estimator class; the names and their

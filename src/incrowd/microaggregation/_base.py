@@ -1,6 +1,6 @@
 """Estimator base shared by every microaggregation method.
 
-scikit-learn conventions (without importing scikit-learn: see ``incrowd._estimator``):
+scikit-learn conventions (without importing scikit-learn: see ``_estimator``):
 ``__init__`` only stores parameters; ``fit`` validates, standardizes
 the quasi-identifiers, clusters, and sets trailing-underscore attributes; ``fit_transform``
 returns the aggregated data in the type it was given.
@@ -14,13 +14,13 @@ import time
 import numpy as np
 import pandas as pd
 
-from .._estimator import ClusterTags, Estimator
 from .._methods import MAX_ROUNDS, MAX_RUNS  # noqa: F401  (kept here for ona/ona.py, mondrian/mona.py; the CLI reads them cheaply)
 from .._runtime import compile_clock
 from .._standardize import Standardizer, group_means
 from ..exceptions import DataError, IncrowdError, ParameterError
 from ..io import numeric_matrix
 from ..metrics import information_loss
+from ._estimator import ClusterTags, Estimator
 
 
 def check_k(k, n_rows: int) -> int:

@@ -26,6 +26,20 @@ if _TYPE_CHECKING:
     from ._release import PublishResult, publish
     from ._spec import PUBLISH_STRATEGIES, ColumnSpec, ReleaseSpec, load_spec
 
+#: the internal API (not public, not in ``__all__``): the steps of ``publish`` that the
+#: incremental state runs on its own groups, so that it names no private module of this package
+_INTERNAL = {
+    "prepare": "._prepare",
+    "microaggregate_classes": "._gtm",
+    "check_full_suppression": "._recode",
+    "release_table": "._release:_table",
+    "release_verification": "._release:_verify",
+    "release_summary": "._release:_report",
+    "release_promise": "._release:_promise",
+    "enforce_sensitive": "._release:_enforce_sensitive",
+    "check_suppression": "._release:_check_suppression",
+}
+
 __getattr__, __dir__ = _lazy.attach(__name__, {
     "publish": "._release", "PublishResult": "._release",
     "ReleaseSpec": "._spec", "PUBLISH_STRATEGIES": "._spec", "ColumnSpec": "._spec", "load_spec": "._spec",
@@ -35,6 +49,7 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     # the internal API (see above)
     "SPEC_KEYS": "._spec_keys", "SpecKey": "._spec_keys", "spec_key": "._spec_keys:key",
     "SPEC_SECTIONS": "._spec_keys:SECTIONS", "RISK_TARGET_KEYS": "._spec_keys", "REPORT_MEANINGS": "._spec_keys",
+    **_INTERNAL,
 })
 
 __all__ = ["publish", "PublishResult", "PUBLISH_STRATEGIES", "ReleaseSpec", "ColumnSpec", "load_spec", "example_spec",

@@ -37,7 +37,7 @@ class PublishResult:
     spec : ReleaseSpec
         The specification it was published by.
     _summary : dict
-        What :meth:`summary` returns (``report`` is its former name, deprecated).
+        What :meth:`summary` returns.
     hierarchies : dict
         The hierarchy of each categorical quasi-identifier.
     promise : object
@@ -57,15 +57,6 @@ class PublishResult:
         """What was verified about :attr:`table`, and where (:class:`incrowd.Verification`):
         in memory, then on the written file once :meth:`write` has written it."""
         return self._summary.get("verification")
-
-    @property
-    def report(self) -> dict[str, Any]:
-        """Deprecated name of :meth:`summary` (a ``report`` is an :class:`incrowd.Report`)."""
-        import warnings
-
-        warnings.warn("PublishResult.report is deprecated and will be removed in the next release; "
-                      "use PublishResult.summary()", DeprecationWarning, stacklevel=2)
-        return self._summary
 
     def summary(self) -> dict[str, Any]:
         """What the CLI's ``--json`` prints for this release.

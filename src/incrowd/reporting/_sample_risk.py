@@ -62,9 +62,9 @@ def _column_codes(column: pd.Series) -> np.ndarray:
 
 def _row_ids(matrix: np.ndarray) -> np.ndarray:
     """One id per distinct row of a non-negative integer matrix (equal rows, equal ids)."""
-    from ..metrics import _radix_rows
+    from ..metrics import radix_rows
 
-    return _radix_rows(matrix)
+    return radix_rows(matrix)
 
 
 def frequencies(codes: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

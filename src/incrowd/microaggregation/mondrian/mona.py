@@ -34,7 +34,7 @@ from ..._runtime import run_on_threads
 from .._base import MAX_ROUNDS, MicroaggregationEstimator, check_int, check_real
 from ..ona._ona_kernel import sst_per_row
 from ..ona._ona_star_fast import ona_star_best_labels
-from ..ona.ona import _use_tree_star
+from ..ona.ona import use_tree_star
 from ._mondrian_kernel import RULE_V2D, RULE_VARIANCE
 from .mondrian import _check_diagonals, _check_split_2k, cut_labels
 
@@ -102,7 +102,7 @@ def _cluster_parts(Z, k, order, bounds, clustered, max_rounds, scale, workers, l
         p = int(queue[i])
         rows = order[bounds[p] : bounds[p + 1]]
         sub = np.ascontiguousarray(Z[rows])
-        tree = _use_tree_star(sub.shape[0], sub.shape[1], k)
+        tree = use_tree_star(sub.shape[0], sub.shape[1], k)
         sub_labels, rounds, done = ona_star_best_labels(sub, k, max_rounds, tree, -1, scale, _cancel.stop_flag(),
                                                         not side_by_side)
         _cancel.check_cancelled()  # a cancel ends the rounds early; that partition is not kept

@@ -28,7 +28,7 @@ distance is still summed over its columns in order. Before a phase visits a stre
 clusters, the rows there whose lists the log can no longer bring up to date get new lists in one
 blocked pass, which reads each centroid once per 64 rows instead of once per row; their
 questions then need only the few changes made since. In 4 columns or fewer a k-d tree over the
-centroids answers full searches instead (see ``ona._use_tree_star``).
+centroids answers full searches instead (see ``ona.use_tree_star``).
 
 A list does not have to be made afresh when many clusters changed: a block of rows brings its
 lists up to date from the clusters changed since its oldest stamp (``_update_block``), which

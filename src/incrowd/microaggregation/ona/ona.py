@@ -30,7 +30,9 @@ def _use_tree(n_rows: int, k: int) -> bool:
 _STAR_TREE_MAX_COLUMNS = 4
 
 
-def _use_tree_star(n_rows: int, n_columns: int, k: int) -> bool:
+def use_tree_star(n_rows: int, n_columns: int, k: int) -> bool:
+    """Whether ONA*'s kernel searches with the tree on a table this shape (MONA and compiling
+    ahead ask the same)."""
     return _use_tree(n_rows, k) and n_columns <= _STAR_TREE_MAX_COLUMNS
 
 
@@ -87,7 +89,7 @@ class ONAStar(MicroaggregationEstimator):
 
     def _labels(self, Z, k, rng):
         labels, rounds, converged = ona_star_best_labels(
-            Z, k, int(self.max_rounds), _use_tree_star(*Z.shape, k), -1, -1.0, _cancel.stop_flag()
+            Z, k, int(self.max_rounds), use_tree_star(*Z.shape, k), -1, -1.0, _cancel.stop_flag()
         )
         _cancel.check_cancelled()  # a cancel ends the rounds early; that partition is not kept
         self.n_rounds_ = int(rounds)

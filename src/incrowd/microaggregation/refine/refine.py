@@ -8,11 +8,11 @@ import time
 import numpy as np
 from scipy.spatial import cKDTree
 
-from ..._knn import knn_scan, use_scan
 from ..._runtime import cancel as _cancel
 from ..._runtime import compile_clock
 from ...exceptions import ParameterError
 from .._base import MAX_ROUNDS, MicroaggregationEstimator, check_int
+from .._knn import knn_scan, use_scan
 from ._refine_kernel import MOVE_EXACT, MOVE_SPLIT3, MOVE_SWAP, MOVE_SWEEP, group_costs, ils_kicks, refine_round, split_round
 
 #: each group is re-partitioned with this many of its nearest groups (by centroid); with

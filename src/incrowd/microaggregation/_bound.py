@@ -232,8 +232,8 @@ def _distinct(Z):
 
 
 def _standardized(data):
-    from ._standardize import Standardizer
-    from .microaggregation._base import as_quasi_identifier_matrix
+    from .._standardize import Standardizer
+    from ._base import as_quasi_identifier_matrix
 
     values, names = as_quasi_identifier_matrix(data)
     import warnings
@@ -300,7 +300,7 @@ def lower_bound(data, k: int, *, iterations: int | None = None) -> float:
     float
         The bound L, in [0, 1].
     """
-    from .microaggregation._base import check_int, check_k
+    from ._base import check_int, check_k
 
     Z = _standardized(data)
     n = Z.shape[0]

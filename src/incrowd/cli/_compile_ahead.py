@@ -66,7 +66,7 @@ def steps(target: str) -> list[tuple[int, int]]:
 def warm(names: Sequence[str] | None = None,
          on_step: Callable[[str, int, int], None] | None = None) -> list[Warmed]:
     """Compile the kernels of each target; ``on_step(target, rows, columns)`` after each run."""
-    from ._compile import compile_clock
+    from .._runtime import compile_clock
 
     out = []
     for target in targets(names):
@@ -111,12 +111,12 @@ def _run(target: str, rows: int, cols: int) -> None:
 def _compile_fast_ona_star(data) -> None:
     import numpy as np
 
-    from ..microaggregation.ona._ona_star_fast import SMALL_CLUSTERS, ona_star_fast_labels
-    from ..microaggregation.ona.ona import _use_tree_star
+    from ..microaggregation import SMALL_CLUSTERS, ona_star_fast_labels
+    from ..microaggregation.ona.ona import use_tree_star
 
     X = np.ascontiguousarray(data.to_numpy(dtype=np.float64))
     if X.shape[0] // 5 >= SMALL_CLUSTERS:
-        ona_star_fast_labels(X, 5, 2, _use_tree_star(X.shape[0], X.shape[1], 5))
+        ona_star_fast_labels(X, 5, 2, use_tree_star(X.shape[0], X.shape[1], 5))
 
 
 def _run_incremental(rows: int, cols: int) -> None:
@@ -125,8 +125,7 @@ def _run_incremental(rows: int, cols: int) -> None:
     import warnings
     from pathlib import Path
 
-    from ..incremental import IncrementalMicroaggregation
-    from ..incremental._session import STRATEGIES
+    from ..incremental import STRATEGIES, IncrementalMicroaggregation
 
     data = _data(rows + 2 * max(rows // 10, 5), cols)
     base, late = data.iloc[:rows], data.iloc[rows:]
