@@ -451,20 +451,21 @@ def test_the_publish_page_offers_cell_suppression_and_risk_targets_by_the_specs_
     assert shown.startswith("the spec: importance gives no number for") and "sex" in shown, shown
     page.fill(".importance[data-col='3']", "1")
     page.dispatch_event(".importance[data-col='3']", "change")
-    page.check("#allow-full-suppression")
+    assert page.is_checked("#allow-full-suppression")  # the spec's default: a column may reach its top
     page.fill("#max-individual-risk", "0.1")
-    assert "max_individual_risk is met by suppressing rows" in _run_publish_error(page)
+    # risk targets with cells blank categorical keys: a numeric quasi-identifier is refused by the parser
+    assert "needs every quasi-identifier categorical" in _run_publish_error(page)
     page.fill("#max-individual-risk", "")
     page.click("#run")
     page.wait_for_selector("#report-lines")
     assert sent[-1]["privacy"] == {"k": 5, "max_suppression": 0, "strategy": "generalize-then-microaggregate",
-                                   "method": "mdav", "allow_full_suppression": True, "suppression": "cells",
+                                   "method": "mdav", "suppression": "cells",
                                    "missing_matches": "itself", "max_suppressed_cells": "10%",
                                    "importance": {"region": 2, "sex": 1}}
     toml = page.text_content("#spec-toml")
-    for line in ('suppression = "cells"', 'missing_matches = "itself"', 'max_suppressed_cells = "10%"',
-                 "allow_full_suppression = true"):
+    for line in ('suppression = "cells"', 'missing_matches = "itself"', 'max_suppressed_cells = "10%"'):
         assert line in toml, line
+    assert "allow_full_suppression" not in toml  # true is the default, written only when false
     assert "importance" in toml
     published = pd.read_csv(download(page, "#download", tmp_path))
     assert published.shape[0] == 62  # cells blanked, no row left out
