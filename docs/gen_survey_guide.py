@@ -187,7 +187,9 @@ them beside the data (or in a `hierarchies/` folder there); a file named otherwi
 (`adult_hierarchy_salary-class.csv` is ARX's name for `income`) is only used where the spec names
 it (`hierarchy = "..."`). A hierarchy may list a column's value labels or its codes:
 `match = "label"` or `match = "code"` in the column's entry says which; without it incrowd takes
-whichever level 0 holds and refuses one that holds neither, naming a code and a label it lacks.
+whichever level 0 holds and refuses one that holds neither, naming a code and a label it lacks,
+or one that holds both and reads differently either way (then `match` decides). Matched by label,
+two codes the data holds under one value label are refused, naming both codes and the label.
 Codes compare as numbers (a file's 7 meets a hierarchy's `7` or `7.0`), and a user-missing code
 is a value of its own: it needs its own row in the hierarchy (here `Not stated;Not stated;*`,
 the one row added to ARX's files for the variables with unknown values). The details are in
