@@ -24,7 +24,9 @@ from typing import Any
 
 from ._model import TOLERANCE, ClassStats, PrivacyModel
 from ._stats import Failure, check_table, class_stats
-from ._uniqueness import population_uniqueness as population_uniqueness  # for reporting's risk summary
+
+# the estimates under another name: the package attribute population_uniqueness is the model's module
+from ._uniqueness import population_uniqueness as uniqueness_estimates
 from .alpha_k import AlphaK
 from .average_risk import AverageRisk
 from .beta_likeness import BetaLikeness
@@ -72,4 +74,4 @@ def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
 
 __all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats", "DeltaDisclosure",
            "DeltaPresence", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KMap", "PopulationUniqueness",
-           "PrivacyModel", "RecursiveL", "TCloseness", "check_table", "class_stats", "models_from_spec"]
+           "PrivacyModel", "RecursiveL", "TCloseness", "check_table", "class_stats", "models_from_spec", "uniqueness_estimates"]

@@ -96,7 +96,7 @@ def _population_counts(frame: pd.DataFrame, cols: list[str], population: pd.Data
     population's classes no row of the table falls in."""
     absent = [c for c in cols if c not in population.columns]
     if absent:
-        raise DataError(f"the population table has no column {name_list(absent)}; it needs every quasi-identifier")
+        raise DataError(f"the population table lacks the quasi-identifier column(s) {name_list(absent)}")
     n = int(frame.shape[0])
     both = pd.concat([frame[cols].reset_index(drop=True), population[cols].reset_index(drop=True)],
                      ignore_index=True)

@@ -3,7 +3,7 @@
 Definition: ARX ``criteria/PopulationUniqueness.java`` with ``risk/RiskModelPopulationUniqueness``:
 from the release's class sizes and the sampling fraction f = n / N (N the sum of the sampling
 weights) a statistical model estimates the share of the population that is unique in it
-(:func:`incrowd.privacy.population_uniqueness`: Pitman, Zayatz, SNB, or Dankar's rule). The
+(:func:`incrowd.privacy.uniqueness_estimates`: Pitman, Zayatz, SNB, or Dankar's rule). The
 release passes when that share is above 0 and at most the bound, or when it has no sample unique
 (then no population unique was sampled). A model without an estimate, or an estimate of 0 beside
 sample uniques, fails, as in ARX; and as ARX's criterion does, Dankar's rule at f <= 0.1 takes

@@ -453,10 +453,10 @@ def _suda2(data: pd.DataFrame, qis: list[str], codes: np.ndarray, original_score
 
 
 def _population_uniqueness(codes: np.ndarray, fraction: float):
-    from ..privacy import population_uniqueness
+    from ..privacy import uniqueness_estimates
 
     sizes = np.bincount(pd.factorize(sample._row_ids(codes + 1))[0])  # a missing value is a class value here
-    return population_uniqueness(sizes, fraction)
+    return uniqueness_estimates(sizes, fraction)
 
 
 _DEFINITIONS = [
