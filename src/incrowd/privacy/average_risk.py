@@ -6,8 +6,8 @@ release's records is ``classes / records`` (1 / the average class size). A globa
 class fails, the release does. Suppressed records count nowhere, as in ARX (which takes them
 and fully generalized records out of the class distribution): ``publish`` leaves them out of
 the release, so the check counts the rows released. A release with no row passes, as in ARX.
-Monotone under generalization and under suppression (ARX's flags): merging classes, or dropping
-the smallest, lowers classes per record.
+Monotone under generalization and under suppression (ARX's flags): merging two classes lowers
+classes per record, and so does suppressing a class no larger than the average class.
 """
 
 from __future__ import annotations
