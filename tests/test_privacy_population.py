@@ -181,6 +181,46 @@ def test_average_risk_is_the_mean_prosecutor_risk_of_the_released_records(bound,
         assert f"average re-identification risk {float(mean):.6g} > {bound:g}" in str(failures[0])
 
 
+def _arx_size_threshold(highest):
+    """The smallest class size whose risk 1 / size is below the highest risk by ARX's 1 % margin:
+    ``1 / size < 1.01 h``."""
+    size = 1
+    while Fraction(1, size) >= Fraction(101, 100) * Fraction(highest):
+        size += 1
+    return size
+
+
+@pytest.mark.parametrize(("bound", "highest", "share"), [(0.5, 0.2, 0.1), (0.5, 0.34, 0.3), (1.0, 0.5, 0.0),
+                                                         (0.3, 0.15, 0.5), (1.0, 0.099, 0.2)])
+@settings(max_examples=50, deadline=None)
+@given(drawn=samples())
+def test_average_risk_with_records_at_risk_follows_arxs_second_form(bound, highest, share, drawn):
+    data, _ = drawn
+    sizes = Counter(_rows(data))
+    threshold = _arx_size_threshold(highest)
+    at_risk = Fraction(sum(1 for r in _rows(data) if sizes[r] < threshold), len(data))
+    expected = Fraction(len(sizes), len(data)) <= bound and at_risk <= share
+    model = AverageRisk(value=bound, highest_risk=highest, records_at_risk=share)
+    failures = check_table(data, QIS, [model])
+    assert (not failures) == expected
+    if failures and Fraction(len(sizes), len(data)) <= bound:
+        assert f"in classes of fewer than {threshold} rows (risk above {highest:g})" in str(failures[0])
+
+
+@settings(max_examples=100, deadline=None)
+@given(sizes=st.lists(st.integers(1, 9), min_size=2, max_size=8), bound=st.sampled_from([0.2, 0.35, 0.5]))
+def test_average_risk_passes_after_a_merge_or_the_suppression_of_a_class_below_average(sizes, bound):
+    """What ARX's monotonicity flags rest on: merging two classes, or suppressing a class no larger
+    than the average, never raises classes per record."""
+    model = AverageRisk(value=bound)
+    whole = ClassStats(sizes=np.array(sizes))
+    merged = ClassStats(sizes=np.array([sizes[0] + sizes[1], *sizes[2:]]))
+    smallest = int(np.argmin(sizes))
+    dropped = ClassStats(sizes=np.array(sizes[:smallest] + sizes[smallest + 1:]))
+    if model.release_ok(whole):
+        assert model.release_ok(merged) and model.release_ok(dropped)
+
+
 def test_a_release_with_no_row_meets_the_global_models():
     empty = pd.DataFrame({"q1": pd.Series([], dtype=object), "q2": pd.Series([], dtype=np.int64),
                           "w": pd.Series([], dtype=float)})
@@ -260,6 +300,8 @@ def test_models_from_spec_reads_the_population_keys():
     assert estimated == [KMap(k=10, estimator="zero_truncated_poisson", significance=0.05)]
     assert models_from_spec({"k_map": {"k": 3, "estimator": "poisson"}})[0].significance == 0.01
     assert models_from_spec({"max_population_uniqueness": 0.02}) == [PopulationUniqueness(value=0.02)]
+    assert models_from_spec({"max_average_risk": {"value": 0.05, "highest_risk": 0.2, "records_at_risk": 0.1}}) == \
+        [AverageRisk(value=0.05, highest_risk=0.2, records_at_risk=0.1)]
     assert models_from_spec({"delta_presence": {"max": 0.3, "population": "p.csv"}})[0].min == 0.0
 
 
@@ -278,6 +320,11 @@ def test_models_from_spec_reads_the_population_keys():
     ({"delta_presence": {"min": -0.1, "max": 0.5, "population": "p.csv"}}, "delta_presence's min"),
     ({"max_average_risk": 0}, "max_average_risk"), ({"max_average_risk": 1.5}, "max_average_risk"),
     ({"max_average_risk": float("nan")}, "max_average_risk"), ({"max_average_risk": "5%"}, "max_average_risk"),
+    ({"max_average_risk": {"value": 0.05, "highest_risk": 0.2}}, "max_average_risk's highest_risk"),
+    ({"max_average_risk": {"value": 0.05, "highest_risk": 0, "records_at_risk": 0.1}},
+     "max_average_risk's highest_risk"),
+    ({"max_average_risk": {"value": 0.05, "highest_risk": 0.2, "records_at_risk": 1.5}},
+     "max_average_risk's records_at_risk"),
     ({"max_population_uniqueness": {"value": 0.01, "model": "poisson"}}, "max_population_uniqueness's model"),
     ({"max_population_uniqueness": {"model": "dankar"}}, "max_population_uniqueness"),
     ({"max_population_uniqueness": 2}, "max_population_uniqueness"),
