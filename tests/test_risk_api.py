@@ -75,8 +75,8 @@ def test_suda2_columns_come_from_suda2(survey):
 
 
 def test_population_uniqueness_from_the_class_sizes_and_the_sampling_fraction(survey):
-    pytest.importorskip("incrowd.reporting._uniqueness")
-    from incrowd.reporting._uniqueness import population_uniqueness
+    pytest.importorskip("incrowd.privacy._uniqueness")
+    from incrowd.privacy._uniqueness import population_uniqueness
 
     survey.loc[3, "age"] = np.nan  # a missing value is a class value of its own here
     sizes = survey.groupby(QIS, dropna=False).size().to_numpy()

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from incrowd.exceptions import ParameterError
-from incrowd.reporting._uniqueness import population_uniqueness
+from incrowd.privacy._uniqueness import population_uniqueness
 
 # classes of the sample: size -> number of classes
 HIST = {1: 30, 2: 12, 3: 6, 4: 3, 6: 2, 10: 1}
@@ -170,7 +170,7 @@ def test_a_vanishing_sampling_fraction_gives_estimates_or_withholds_them(hist, f
 def test_shlosser_at_a_tiny_fraction_equals_its_exact_sum(fraction):
     from fractions import Fraction
 
-    from incrowd.reporting._uniqueness import shlosser_classes
+    from incrowd.privacy._uniqueness import shlosser_classes
 
     # D_Sh3 summed in exact rational arithmetic: the float formula lost it to rounding
     q = Fraction(fraction)

@@ -7,6 +7,10 @@ its vectorized check of every equivalence class (:meth:`PrivacyModel.classes_ok`
   :class:`RecursiveL` (``recursive_l``), :class:`AlphaK` (``alpha``, with ``k``),
   :class:`DeltaDisclosure` (``delta_disclosure``), :class:`BetaLikeness` (``beta``, basic or
   enhanced), :class:`TCloseness` (``t``);
+- the population models: :class:`KMap` (``k_map``, a population table or an estimate from the
+  weights), :class:`DeltaPresence` (``delta_presence``, a population table), and the global models
+  :class:`AverageRisk` (``max_average_risk``) and :class:`PopulationUniqueness`
+  (``max_population_uniqueness``), which judge the whole release (:meth:`PrivacyModel.release_ok`);
 - :data:`MODELS`: spec key -> model class; :func:`models_from_spec` reads them from a
   ``[privacy]`` table;
 - :func:`class_stats` builds the statistics of a table, :func:`check_table` checks a whole
@@ -20,19 +24,27 @@ from typing import Any
 
 from ._model import TOLERANCE, ClassStats, PrivacyModel
 from ._stats import Failure, check_table, class_stats
+
+# the estimates under another name: the package attribute population_uniqueness is the model's module
+from ._uniqueness import population_uniqueness as uniqueness_estimates
 from .alpha_k import AlphaK
+from .average_risk import AverageRisk
 from .beta_likeness import BetaLikeness
 from .delta_disclosure import DeltaDisclosure
+from .delta_presence import DeltaPresence
 from .distinct_l import DistinctL
 from .entropy_l import EntropyL
 from .k_anonymity import KAnonymity
+from .k_map import KMap
+from .population_uniqueness import PopulationUniqueness
 from .recursive_l import RecursiveL
 from .t_closeness import TCloseness
 
 #: spec key -> model class, in the order a verdict lists them
 MODELS: dict[str, type[PrivacyModel]] = {
     model.key: model
-    for model in (KAnonymity, AlphaK, DistinctL, EntropyL, RecursiveL, TCloseness, BetaLikeness, DeltaDisclosure)
+    for model in (KAnonymity, AlphaK, DistinctL, EntropyL, RecursiveL, TCloseness, BetaLikeness, DeltaDisclosure,
+                  KMap, DeltaPresence, AverageRisk, PopulationUniqueness)
 }
 
 
@@ -43,7 +55,10 @@ def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
     A model's value is its parameter (``l = 2``) or a table with it (``l = { value = 2,
     column = "income" }``; ``recursive_l = { c = 3, l = 2 }``; ``beta = { value = 1.0,
     variant = "enhanced" }``); ``column`` names the sensitive column it protects (default:
-    every column with the ``sensitive`` role). ``alpha`` reads ``k``.
+    every column with the ``sensitive`` role). ``alpha`` reads ``k``. The population models:
+    ``k_map = { k = 5, population = "FILE" }`` or ``{ k = 5, estimator = "poisson",
+    significance = 0.01 }``, ``delta_presence = { min = 0.0, max = 0.5, population = "FILE" }``,
+    ``max_average_risk = 0.05``, ``max_population_uniqueness = { value = 0.01, model = "dankar" }``.
 
     Parameters
     ----------
@@ -57,6 +72,6 @@ def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
     return [model.from_spec(privacy[key], privacy=privacy) for key, model in MODELS.items() if key in privacy]
 
 
-__all__ = ["MODELS", "TOLERANCE", "AlphaK", "BetaLikeness", "ClassStats", "DeltaDisclosure", "DistinctL",
-           "EntropyL", "Failure", "KAnonymity", "PrivacyModel", "RecursiveL", "TCloseness", "check_table",
-           "class_stats", "models_from_spec"]
+__all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats", "DeltaDisclosure",
+           "DeltaPresence", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KMap", "PopulationUniqueness",
+           "PrivacyModel", "RecursiveL", "TCloseness", "check_table", "class_stats", "models_from_spec", "uniqueness_estimates"]

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..exceptions import ParameterError
+from ..exceptions import DataError, ParameterError
 
 #: a float comparison of a class with its bound absorbs this much rounding (as t's distance does)
 TOLERANCE = 1e-12
@@ -54,6 +54,15 @@ class ClassStats:
         The first data row (0-based) of each class, to name a failing class.
     column : str or None
         The sensitive column the counts are of.
+    population : numpy.ndarray or None
+        Records of the population table in each class (int64, one per class; the population
+        grouped on the same quasi-identifier values); None without a population table.
+    population_only : numpy.ndarray or None
+        The sizes of the population's classes that hold no row of the table (delta-presence
+        bounds their share, 0, from below).
+    weights : numpy.ndarray or None
+        The sum of the sampling weights of each class (float64); None without a weight column.
+        Their total is the estimated population size.
 
     Memory: ``counts`` holds classes x codes integers (8 bytes each); a numeric sensitive column
     with thousands of distinct values in a table of thousands of classes takes hundreds of MB.
@@ -67,6 +76,9 @@ class ClassStats:
     values: tuple = ()
     first_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     column: str | None = None
+    population: np.ndarray | None = None
+    population_only: np.ndarray | None = None
+    weights: np.ndarray | None = None
 
     @property
     def n_classes(self) -> int:
@@ -81,6 +93,23 @@ class ClassStats:
         """The whole table's counts of the present values only."""
         counts = self._need(self.table_counts)
         return counts[:-1] if self.missing else counts
+
+    def population_counts(self, key: str) -> np.ndarray:
+        """The population records of each class, for the model with spec key ``key``."""
+        if self.population is None:
+            raise ParameterError(f"{key} needs a population table: a file with the quasi-identifier columns, one "
+                                 "row per person of the population")
+        return self.population
+
+    def population_size(self, key: str) -> float:
+        """The population size the weights estimate (their sum), for the model with spec key ``key``."""
+        if self.weights is None:
+            raise ParameterError(f"{key} needs the sampling weights: give a column the role \"weight\"")
+        total, rows = float(self.weights.sum()), int(self.sizes.sum())
+        if total < rows:
+            raise DataError(f"{key}: the sampling weights sum to {total:g}, fewer than the table's {rows} rows; a "
+                            "population holds at least its sample")
+        return total
 
     def _need(self, array: np.ndarray | None) -> np.ndarray:
         if array is None:
@@ -125,6 +154,36 @@ class PrivacyModel(ABC):
         numpy.ndarray
             One bool per class.
         """
+
+    def release_ok(self, stats: ClassStats) -> bool:
+        """Whether the whole release meets the model; a global model (average risk, population
+        uniqueness) judges a figure of the release here, the others every class.
+
+        Parameters
+        ----------
+        stats : ClassStats
+            The classes of the release.
+
+        Returns
+        -------
+        bool
+        """
+        return bool(np.all(self.classes_ok(stats)))
+
+    def release_figure(self, stats: ClassStats) -> str:
+        """The release's figure and the model's bound, for a release :meth:`release_ok` refuses
+        ("average risk 0.25 > 0.05"); a model whose classes pass but whose release can fail
+        says which figure failed.
+
+        Parameters
+        ----------
+        stats : ClassStats
+
+        Returns
+        -------
+        str
+        """
+        return "the release fails"
 
     @abstractmethod
     def describe(self) -> str:

@@ -453,12 +453,10 @@ def _suda2(data: pd.DataFrame, qis: list[str], codes: np.ndarray, original_score
 
 
 def _population_uniqueness(codes: np.ndarray, fraction: float):
-    try:
-        from ._uniqueness import population_uniqueness
-    except ImportError:
-        return None
+    from ..privacy import uniqueness_estimates
+
     sizes = np.bincount(pd.factorize(sample._row_ids(codes + 1))[0])  # a missing value is a class value here
-    return population_uniqueness(sizes, fraction)
+    return uniqueness_estimates(sizes, fraction)
 
 
 _DEFINITIONS = [
