@@ -25,8 +25,9 @@ from typing import Any
 from ._model import TOLERANCE, ClassStats, PrivacyModel
 from ._stats import Failure, check_table, class_stats
 
-# the estimates under another name: the package attribute population_uniqueness is the model's module
-from ._uniqueness import population_uniqueness as uniqueness_estimates
+# internal (not in __all__): the population-uniqueness estimators the risk summary reports too,
+# under another name: the package attribute population_uniqueness is the model's module
+from ._uniqueness import population_uniqueness as uniqueness_estimates  # noqa: F401
 from .alpha_k import AlphaK
 from .average_risk import AverageRisk
 from .beta_likeness import BetaLikeness
@@ -74,4 +75,4 @@ def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
 
 __all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats", "DeltaDisclosure",
            "DeltaPresence", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KMap", "PopulationUniqueness",
-           "PrivacyModel", "RecursiveL", "TCloseness", "check_table", "class_stats", "models_from_spec", "uniqueness_estimates"]
+           "PrivacyModel", "RecursiveL", "TCloseness", "check_table", "class_stats", "models_from_spec"]

@@ -55,6 +55,8 @@ class AverageRisk(PrivacyModel):
         ``records_at_risk``).
     records_at_risk : float or None
         The largest share of the release's records at risk, in [0, 1].
+    column : str or None
+        Unused: the average risk reads no sensitive column.
     """
 
     value: float

@@ -33,6 +33,8 @@ class DeltaPresence(PrivacyModel):
     population : str
         The population table's file (the spec's ``population``); the caller reads it and gives
         its frame to :func:`check_table`.
+    column : str or None
+        Unused: delta-presence reads no sensitive column.
     """
 
     min: float

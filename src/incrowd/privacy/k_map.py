@@ -92,6 +92,8 @@ class KMap(PrivacyModel):
     significance : float
         With an estimator, the accepted chance of a class smaller than k in the population
         (ARX's significance level; default 0.01, ARX's default).
+    column : str or None
+        Unused: k-map reads no sensitive column.
     """
 
     k: int

@@ -38,6 +38,8 @@ class PopulationUniqueness(PrivacyModel):
         The bound, in (0, 1].
     model : str
         ``"pitman"``, ``"zayatz"``, ``"snb"`` or ``"dankar"`` (default, ARX's default).
+    column : str or None
+        Unused: population uniqueness reads no sensitive column.
     """
 
     value: float
