@@ -510,6 +510,8 @@ def test_a_risk_target_on_the_household_sav_holds_on_the_downloaded_sav(server, 
     page.set_input_files("#file", str(sav))
     page.click("#upload")
     page.wait_for_selector("tr[data-column='household_weights'] .role")
+    # the household id the starting spec proposes is the Risk step's household column
+    assert page.input_value("#risk-household") == "ori_hid"
     page.set_input_files("#hierarchy-files", [str(hierarchies / "age.csv"), str(hierarchies / "relat.csv")])
     page.click("#upload-hierarchies")
     page.wait_for_function("() => document.getElementById('hierarchy-list').textContent.includes('relat.csv')")
