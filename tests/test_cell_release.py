@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from incrowd.cli import app
 from incrowd.metrics import match_counts
-from incrowd.reporting import _sample_risk as sample_risk
+from incrowd.privacy import sample_risk as sample_risk
 
 pyreadstat = pytest.importorskip("pyreadstat")
 

@@ -78,7 +78,7 @@ def test_wildcard_counts_one_key_counts_the_missing_rows_for_every_value():
 @given(tables.flatmap(lambda rows: st.tuples(st.just(rows), st.lists(
     st.floats(0.5, 500.0, allow_nan=False), min_size=len(rows), max_size=len(rows)))))
 def test_wildcard_counts_with_float_weights_match_brute_force_and_the_sample_risk(case):
-    from incrowd.reporting._sample_risk import frequencies
+    from incrowd.privacy import sample_risk
 
     rows, weights = case
     codes = np.asarray(rows, dtype=np.int64)
@@ -86,7 +86,7 @@ def test_wildcard_counts_with_float_weights_match_brute_force_and_the_sample_ris
     expected = _brute_counts(codes, True, w)
     np.testing.assert_allclose(wildcard_counts(codes, w), expected, rtol=1e-12)
     # the sample risk's fk and Fk are the same counting
-    fk, Fk = frequencies(codes, w)
+    fk, Fk = sample_risk.frequencies(codes, w)
     assert fk.tolist() == _brute_counts(codes, True).tolist()
     np.testing.assert_allclose(Fk, expected, rtol=1e-12)
 

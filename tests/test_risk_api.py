@@ -15,7 +15,7 @@ import incrowd
 from incrowd.cli import app
 from incrowd.exceptions import DataError, ParameterError
 from incrowd.reporting import RiskResult
-from incrowd.reporting import _sample_risk as sr
+from incrowd.privacy import sample_risk as sr
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import incrowd
-from incrowd.reporting import _sample_risk as sr
+from incrowd.privacy import sample_risk as sr
 
 DATA = Path(__file__).parent / "data"
 TESTDATA_KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]

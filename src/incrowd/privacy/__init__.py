@@ -22,6 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+# internal (not in __all__): the weighted sample risk measures (fk, Fk, individual and household
+# risk, as sdcMicro) that the report and the publish risk targets both compute
+from . import _sample_risk as sample_risk  # noqa: F401
 from ._model import TOLERANCE, ClassStats, PrivacyModel
 from ._stats import Failure, check_table, class_stats
 

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ParameterError, VerificationError
+from ..privacy import sample_risk
 
 #: the spec keys, in the order the summary shows them
 RISK_TARGETS = ("max_individual_risk", "max_global_risk", "max_expected_reidentifications")
@@ -112,7 +113,6 @@ class NodeJudge:
         """(per class: suppressed, with the rows above ``max_individual_risk`` added; whether
         the rows left meet every target)."""
         from ..metrics import wildcard_counts
-        from ..reporting._sample_risk import individual_risk
 
         rows = np.where(bad, 0, sizes).astype(np.int64)
         Fk_class = np.bincount(class_of, weights=self.weight, minlength=n_classes)
@@ -131,7 +131,7 @@ class NodeJudge:
                 both[keep] = wildcard_counts(codes[keep], np.column_stack([rows[keep], Fk_class[keep]]).astype(np.float64))
                 fk, Fk = both[:, 0], both[:, 1]
             with np.errstate(divide="ignore", invalid="ignore"):
-                risk = np.where(keep, individual_risk(np.maximum(fk, 1.0), np.maximum(Fk, 1e-300)), 0.0)
+                risk = np.where(keep, sample_risk.individual_risk(np.maximum(fk, 1.0), np.maximum(Fk, 1e-300)), 0.0)
             if first:
                 top = figures(risk, rows)["max_individual_risk"]
                 if self.best_before is None or top < self.best_before[0]:
@@ -228,9 +228,8 @@ def refuse(prep, bottom, limit: int) -> None:
 def check_target_weights(column: pd.Series, name: str) -> None:
     """The weight column the targets are measured with, as :func:`incrowd.risk` reads it: a
     :class:`DataError` naming the first row whose weight is below 1 (or not a number)."""
-    from ..reporting._sample_risk import sampling_weights
 
-    sampling_weights(column.reset_index(drop=True), name)
+    sample_risk.sampling_weights(column.reset_index(drop=True), name)
 
 
 def node_judge(prep, bottom) -> NodeJudge | None:
@@ -240,17 +239,15 @@ def node_judge(prep, bottom) -> NodeJudge | None:
     targets = dict(getattr(spec, "risk_targets", None) or {})
     if not targets:
         return None
-    from ..reporting._sample_risk import sampling_weights
 
     weight = spec.weight
-    w = sampling_weights(prep.frame[weight].reset_index(drop=True), weight)
+    w = sample_risk.sampling_weights(prep.frame[weight].reset_index(drop=True), weight)
     n_bottom = int(bottom.counts.size)
-    from ..reporting._sample_risk import key_codes
 
     first = np.zeros(n_bottom, np.int64)
     first[bottom.of_row[::-1]] = np.arange(bottom.of_row.size - 1, -1, -1)
     # missing as the written file's verifier reads a cell (the NA vocabulary, system missing)
-    level0 = key_codes(prep.frame.iloc[first].reset_index(drop=True), list(prep.categorical))
+    level0 = sample_risk.key_codes(prep.frame.iloc[first].reset_index(drop=True), list(prep.categorical))
     missing0 = {a: level0[:, j] < 0 for j, a in enumerate(prep.categorical)}
     masks = np.asarray([prep.pattern_masks[int(p)] for p in bottom.pattern], dtype=bool).reshape(n_bottom, -1) \
         if prep.numeric else np.zeros((n_bottom, 0), bool)
@@ -268,12 +265,11 @@ def suppress_groups(prep, groups: np.ndarray, levels_per_row: Mapping[str, np.nd
     if limit is None or not prep.numeric or not (groups >= 0).any():
         return groups
     from ..metrics import wildcard_counts
-    from ..reporting._sample_risk import individual_risk, key_codes, sampling_weights
 
     weight = prep.spec.weight
-    w = sampling_weights(prep.frame[weight].reset_index(drop=True), weight)
+    w = sample_risk.sampling_weights(prep.frame[weight].reset_index(drop=True), weight)
     n = prep.n
-    missing0 = key_codes(prep.frame.reset_index(drop=True), list(prep.categorical)) < 0
+    missing0 = sample_risk.key_codes(prep.frame.reset_index(drop=True), list(prep.categorical)) < 0
     cols = []
     for j, a in enumerate(prep.categorical):
         level, code = levels_per_row[a], np.zeros(n, np.int64)
@@ -290,7 +286,7 @@ def suppress_groups(prep, groups: np.ndarray, levels_per_row: Mapping[str, np.nd
     while True:
         keep = np.flatnonzero(groups >= 0)
         both = wildcard_counts(codes[keep], np.column_stack([np.ones(keep.size), w[keep]]))
-        above = individual_risk(both[:, 0], both[:, 1]) > limit
+        above = sample_risk.individual_risk(both[:, 0], both[:, 1]) > limit
         if not above.any():
             break
         groups[np.isin(groups, np.unique(groups[keep[above]]))] = -1
@@ -372,11 +368,10 @@ def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank:
 
 def measured(table: pd.DataFrame, quasi_identifiers, weight: str) -> dict[str, Any]:
     """The three measures of a table as :func:`incrowd.risk` computes them."""
-    from ..reporting._sample_risk import frequencies, individual_risk, key_codes, sampling_weights
 
-    w = sampling_weights(table[weight].reset_index(drop=True), weight)
-    fk, Fk = frequencies(key_codes(table, list(quasi_identifiers)), w)
-    risk = individual_risk(fk, Fk)
+    w = sample_risk.sampling_weights(table[weight].reset_index(drop=True), weight)
+    fk, Fk = sample_risk.frequencies(sample_risk.key_codes(table, list(quasi_identifiers)), w)
+    risk = sample_risk.individual_risk(fk, Fk)
     return {"max_individual_risk": float(risk.max()) if risk.size else 0.0,
             "max_global_risk": float(risk.mean()) if risk.size else 0.0,
             "max_expected_reidentifications": float(risk.sum()), "_risk": risk}

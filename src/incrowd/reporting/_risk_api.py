@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError, WorkBudgetExceeded, cell_text
-from . import _sample_risk as sample
+from ..privacy import sample_risk as sample
 
 #: the k of the k-anonymity violations counted in the summary
 K_VALUES = (2, 3, 5)
@@ -455,7 +455,7 @@ def _suda2(data: pd.DataFrame, qis: list[str], codes: np.ndarray, original_score
 def _population_uniqueness(codes: np.ndarray, fraction: float):
     from ..privacy import uniqueness_estimates
 
-    sizes = np.bincount(pd.factorize(sample._row_ids(codes + 1))[0])  # a missing value is a class value here
+    sizes = np.bincount(pd.factorize(sample.row_ids(codes + 1))[0])  # a missing value is a class value here
     return uniqueness_estimates(sizes, fraction)
 
 

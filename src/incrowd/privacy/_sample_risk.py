@@ -60,7 +60,7 @@ def _column_codes(column: pd.Series) -> np.ndarray:
     return out
 
 
-def _row_ids(matrix: np.ndarray) -> np.ndarray:
+def row_ids(matrix: np.ndarray) -> np.ndarray:
     """One id per distinct row of a non-negative integer matrix (equal rows, equal ids)."""
     from ..metrics import radix_rows
 
