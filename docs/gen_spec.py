@@ -64,8 +64,9 @@ def _table(entries) -> str:
 
 
 def _report_table() -> str:
+    from incrowd.publishing import REPORT_HIGHER_IS_BETTER as HIGHER_IS_BETTER
     from incrowd.publishing import REPORT_MEANINGS
-    from incrowd.reporting._verdict import DEFAULTS, HIGHER_IS_BETTER
+    from incrowd.publishing import REPORT_THRESHOLDS as DEFAULTS
 
     rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
     for name, default in DEFAULTS.items():

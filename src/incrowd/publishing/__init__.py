@@ -13,7 +13,9 @@ the report computes with the same function.
 The internal API (not public, not in ``__all__``), for the web's Publish page and the reference
 page's generator: ``SPEC_KEYS`` (every key a spec may hold, as :class:`SpecKey` rows: section,
 name, type, default, meaning, choices), ``spec_key(section, name)``, ``SPEC_SECTIONS``,
-``RISK_TARGET_KEYS`` and ``REPORT_MEANINGS``.
+``RISK_TARGET_KEYS``, ``REPORT_MEANINGS``, and the report verdict's thresholds (the spec's
+``[report]`` table): ``REPORT_THRESHOLDS`` (the defaults), ``REPORT_HIGHER_IS_BETTER`` and
+``report_thresholds(values, where)``, which the report reads too.
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
@@ -49,6 +51,7 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     # the internal API (see above)
     "SPEC_KEYS": "._spec_keys", "SpecKey": "._spec_keys", "spec_key": "._spec_keys:key",
     "SPEC_SECTIONS": "._spec_keys:SECTIONS", "RISK_TARGET_KEYS": "._spec_keys", "REPORT_MEANINGS": "._spec_keys",
+    "REPORT_THRESHOLDS": "._spec_keys", "REPORT_HIGHER_IS_BETTER": "._spec_keys", "report_thresholds": "._spec_keys",
     **_INTERNAL,
 })
 

@@ -51,7 +51,7 @@ from typing import Any, Mapping
 
 from ..exceptions import DataError, ParameterError, name_list
 from ._spec_keys import SECTIONS as _SECTIONS
-from ._spec_keys import choices, keys
+from ._spec_keys import choices, keys, report_thresholds
 
 # the names and choices the parser checks are those of the key table, which the reference page
 # (docs/gen_spec.py) and the web's Publish page read too
@@ -189,7 +189,7 @@ class ReleaseSpec:
     missing_matches: str = "itself"
     importance: dict[str, int] | None = None
     max_suppressed_cells: int | float | str | None = None
-    #: the report verdict's thresholds ([report]; incrowd.reporting._verdict.DEFAULTS names them)
+    #: the report verdict's thresholds ([report]; _spec_keys.REPORT_THRESHOLDS names them)
     report_thresholds: dict[str, float] = field(default_factory=dict)
     #: [privacy] max_individual_risk, max_global_risk, max_expected_reidentifications where set
     risk_targets: dict[str, float] = field(default_factory=dict)
@@ -444,10 +444,8 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
             if isinstance(level, bool) or not isinstance(level, int) or level < 0:
                 raise ParameterError(f"{source}: level of {name!r} must be an integer >= 0; got {level!r}")
             levels[name] = level
-    from ..reporting._verdict import thresholds_from
-
     report_table = dict(_table(raw, "report", source))
-    thresholds_from(report_table, f"{source}: [report]")  # one clear error for a bad name or value
+    report_thresholds(report_table, f"{source}: [report]")  # one clear error for a bad name or value
     cells = _cell_suppression(privacy, columns, source, l=l, t=t, strategy=strategy)
     from ._risk_targets import parse_risk_targets
 

@@ -4,8 +4,11 @@ choices against (:mod:`incrowd.publishing._spec`), the web's Publish page offers
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
+
+from ..exceptions import ParameterError
 
 #: the sections of a spec, in the order the reference page gives them
 SECTIONS = ("privacy", "columns", "missing", "method_params", "levels", "report")
@@ -112,8 +115,42 @@ SPEC_KEYS: tuple[SpecKey, ...] = (
             "(`separate`).", ("error", "separate")),
 )
 
+#: the report verdict's default thresholds (``[report]``, ``--verdict-threshold``, ``thresholds=``);
+#: ``NAME_fail`` is the fail threshold of NAME
+REPORT_THRESHOLDS: dict[str, float] = {
+    "k": 5, "k_fail": 2,                       # smallest class: below 2 a record is unique
+    "l": 2,                                    # fewest distinct sensitive values in a class
+    "entropy_l": 2,                            # smallest exp(entropy) of a class
+    "t": 0.3,                                  # largest earth mover's distance of a class
+    "reidentification_risk": 0.2, "reidentification_risk_fail": 0.5,   # 1 / smallest class
+    "marketer_risk": 0.1,                      # expected share of records re-identified
+    "drisk": 0.1,                              # sdcMicro dRisk
+    "drisk_rmd": 0.01,                         # sdcMicro dRiskRMD risk2 (isolated records)
+    "record_linkage": 0.1, "record_linkage_fail": 0.5,   # share linked to their own original
+    "attacks": 0.1,                            # anonymeter's risk of each attack
+    "information_loss": 0.2, "information_loss_fail": 0.5,   # numeric SSE/SST, all rows
+    "ncp": 0.3, "ncp_fail": 0.7,               # categorical mean NCP
+    "suppressed_share": 0.05,                  # rows withheld
+}
+#: the measures whose threshold is a floor, not a ceiling
+REPORT_HIGHER_IS_BETTER = {"k", "l", "entropy_l"}
+
+
+def report_thresholds(values: Mapping[str, Any] | None, where: str = "thresholds") -> dict[str, float]:
+    """The defaults with ``values`` (a spec's ``[report]`` table, ``--verdict-threshold``) over
+    them; an unknown name or a value that is not a number >= 0 raises one clear error."""
+    out = dict(REPORT_THRESHOLDS)
+    for name, value in (values or {}).items():
+        if name not in REPORT_THRESHOLDS:
+            raise ParameterError(f"{where}: unknown threshold {name!r}; known: {', '.join(sorted(REPORT_THRESHOLDS))}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise ParameterError(f"{where}: threshold {name} must be a number >= 0; got {value!r}")
+        out[name] = float(value)
+    return out
+
+
 #: the meaning of each threshold of the report's verdict (``[report]``; the names and defaults
-#: are incrowd.reporting's): the worst value that still passes; ``NAME_fail``, where it exists,
+#: are those of :data:`REPORT_THRESHOLDS`): the worst value that still passes; ``NAME_fail``, where it exists,
 #: the value beyond which the measure fails
 REPORT_MEANINGS = {
     "k": "smallest class (higher is better)",

@@ -28,36 +28,11 @@ import pandas as pd
 from ..exceptions import ParameterError
 from ..metrics import match_counts
 
-#: default thresholds; ``NAME_fail`` is the fail threshold of NAME
-DEFAULTS: dict[str, float] = {
-    "k": 5, "k_fail": 2,                       # smallest class: below 2 a record is unique
-    "l": 2,                                    # fewest distinct sensitive values in a class
-    "entropy_l": 2,                            # smallest exp(entropy) of a class
-    "t": 0.3,                                  # largest earth mover's distance of a class
-    "reidentification_risk": 0.2, "reidentification_risk_fail": 0.5,   # 1 / smallest class
-    "marketer_risk": 0.1,                      # expected share of records re-identified
-    "drisk": 0.1,                              # sdcMicro dRisk
-    "drisk_rmd": 0.01,                         # sdcMicro dRiskRMD risk2 (isolated records)
-    "record_linkage": 0.1, "record_linkage_fail": 0.5,   # share linked to their own original
-    "attacks": 0.1,                            # anonymeter's risk of each attack
-    "information_loss": 0.2, "information_loss_fail": 0.5,   # numeric SSE/SST, all rows
-    "ncp": 0.3, "ncp_fail": 0.7,               # categorical mean NCP
-    "suppressed_share": 0.05,                  # rows withheld
-}
-HIGHER_IS_BETTER = {"k", "l", "entropy_l"}
-
-
-def thresholds_from(values: Mapping[str, Any] | None, where: str = "thresholds") -> dict[str, float]:
-    """The defaults with ``values`` (a spec's ``[report]`` table, ``--verdict-threshold``) over
-    them; an unknown name or a value that is not a number >= 0 raises one clear error."""
-    out = dict(DEFAULTS)
-    for name, value in (values or {}).items():
-        if name not in DEFAULTS:
-            raise ParameterError(f"{where}: unknown threshold {name!r}; known: {', '.join(sorted(DEFAULTS))}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-            raise ParameterError(f"{where}: threshold {name} must be a number >= 0; got {value!r}")
-        out[name] = float(value)
-    return out
+# the thresholds are spec keys ([report]): the spec's key table owns them, so that publish
+# checks a spec without importing the report
+from ..publishing import REPORT_HIGHER_IS_BETTER as HIGHER_IS_BETTER
+from ..publishing import REPORT_THRESHOLDS as DEFAULTS
+from ..publishing import report_thresholds as thresholds_from
 
 
 def parse_threshold_flags(flags: list[str] | None) -> dict[str, float]:
