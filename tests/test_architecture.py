@@ -270,6 +270,15 @@ def test_the_web_never_imports_the_command_line(graph):
     assert not wrong, "\n".join(wrong)
 
 
+def test_publishing_never_imports_the_report(graph):
+    # what both need (the weighted sample risk measures, the verdict's thresholds) is in
+    # incrowd.privacy and the spec key table; the report publishes (the risk map) and reads
+    # the spec, so the one direction left is reporting -> publishing
+    wrong = [f"{m} imports {t} (line {line})" for m, imports in graph.items() for t, line, _ in imports
+             if m.startswith("incrowd.publishing") and t.startswith("incrowd.reporting")]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_the_checker_sees_lazy_imports_and_skips_type_checking_ones(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text("from typing import TYPE_CHECKING\n"
