@@ -15,7 +15,8 @@ page's generator: ``SPEC_KEYS`` (every key a spec may hold, as :class:`SpecKey` 
 name, type, default, meaning, choices), ``spec_key(section, name)``, ``SPEC_SECTIONS``,
 ``RISK_TARGET_KEYS``, ``REPORT_MEANINGS``, and the report verdict's thresholds (the spec's
 ``[report]`` table): ``REPORT_THRESHOLDS`` (the defaults), ``REPORT_HIGHER_IS_BETTER`` and
-``report_thresholds(values, where)``, which the report reads too.
+``report_thresholds(values, where)``, which the report reads too; ``spec_to_toml(spec)``, a
+spec as TOML text that :func:`load_spec` reads back (the report's risk map and the web show it).
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
@@ -52,6 +53,8 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "SPEC_KEYS": "._spec_keys", "SpecKey": "._spec_keys", "spec_key": "._spec_keys:key",
     "SPEC_SECTIONS": "._spec_keys:SECTIONS", "RISK_TARGET_KEYS": "._spec_keys", "REPORT_MEANINGS": "._spec_keys",
     "REPORT_THRESHOLDS": "._spec_keys", "REPORT_HIGHER_IS_BETTER": "._spec_keys", "report_thresholds": "._spec_keys",
+    # internal: a spec as TOML that load_spec reads back (the report's map and the web show it)
+    "spec_to_toml": "._toml",
     **_INTERNAL,
 })
 

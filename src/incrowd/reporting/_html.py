@@ -137,7 +137,7 @@ def _map(points: list[dict] | None, figure: str | None) -> str:
     """The risk-utility map: its figure and one row per point with the spec that makes it."""
     if not points:
         return ""
-    from ..publishing._toml import spec_to_toml
+    from ..publishing import spec_to_toml
 
     rows = "".join(
         f"<tr><td class=num>{number}</td><th>{html.escape(p['label'])}</th><td class=num>{html.escape(_percent(p['risk']))}</td>"

@@ -20,7 +20,7 @@ from ..exceptions import DataError, IncrowdError, ParameterError, VerificationEr
 from ..generalization import read_hierarchy
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES
 from ..io import read_table, table_format
-from ..publishing._toml import spec_to_toml
+from ..publishing import spec_to_toml
 from ._context import base_name, dataset_of, session_for, session_of, stem_of, store_of
 from ._job import Job, forget_finished
 from ._negotiation import _HIERARCHY_LIMIT, attribute_from_filename
@@ -76,7 +76,7 @@ def page_context() -> dict[str, Any]:
             "meaning": {e.name: e.meaning.replace("`", "") for e in SPEC_KEYS if e.section == "privacy"}}
 
 
-# -- the specification as TOML: written by incrowd.publishing._toml ----------------------------
+# -- the specification as TOML: written by incrowd.publishing.spec_to_toml ----------------------------
 
 
 def _without_nulls(spec: Mapping[str, Any]) -> dict[str, Any]:
