@@ -23,7 +23,7 @@ need of reading and writing from here, never from the ``_`` modules, also loaded
   ``in_memory``, ``verify_frame``, ``write_release``, ``generalization_promise``,
   ``verified_as_written``;
 - file formats (``_formats``, one module per format): ``FORMATS``, ``Format``, ``format_of``,
-  ``suffixes``, ``describe_formats``, ``upload_accept``, ``mime_types``, ``register_format``,
+  ``suffixes``, ``describe_formats``, ``upload_accept``, ``mime_types``, ``statistical_suffixes``, ``register_format``,
   ``unregister_format``: what the CLI help, the web upload and the spec read instead of their own
   suffix lists;
 - modules given whole: ``arrow_types`` (Arrow types kept through Parquet and DuckDB),
@@ -70,7 +70,7 @@ _INTERNAL = {
     "tag_codes": "._statfiles:_tag_cells",
     "json_dumps": "._json:dumps",
     **dict.fromkeys(["FORMATS", "Format", "format_of", "suffixes", "describe_formats", "upload_accept",
-                     "mime_types", "register_format", "unregister_format"], "._formats"),
+                     "mime_types", "statistical_suffixes", "register_format", "unregister_format"], "._formats"),
     **dict.fromkeys(["Promise", "Verification", "in_memory", "verify_frame", "write_release",
                      "generalization_promise", "verified_as_written"], "._written"),
 }

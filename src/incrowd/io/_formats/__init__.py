@@ -34,6 +34,9 @@ class Format:
     read_back: str | None = None
     #: a compressed file of this format is read (``a.csv.gz``)
     compressible: bool = False
+    #: a statistical file (labels, missing codes): the web keeps the upload as it came, to write
+    #: its release back with the same labels
+    statistical: bool = False
 
     @property
     def label(self) -> str:
@@ -84,6 +87,10 @@ def suffixes(*, written: bool = False) -> tuple[str, ...]:
     return tuple(s for f in FORMATS.values() if f.written or not written for s in f.suffixes)
 
 
+def statistical_suffixes() -> tuple[str, ...]:
+    return tuple(s for f in FORMATS.values() if f.statistical for s in f.suffixes)
+
+
 def mime_types() -> tuple[str, ...]:
     return tuple(m for f in FORMATS.values() for m in f.mime_types)
 
@@ -112,5 +119,5 @@ from . import _sas  # noqa: E402
 from . import _xport  # noqa: E402
 
 __all__ = ["Format", "FORMATS", "register_format", "unregister_format", "format_of", "suffixes",
-           "mime_types", "describe_formats", "upload_accept", "_csv", "_parquet", "_sas", "_spss",
+           "mime_types", "statistical_suffixes", "describe_formats", "upload_accept", "_csv", "_parquet", "_sas", "_spss",
            "_stata", "_xport"]

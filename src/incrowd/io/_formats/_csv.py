@@ -6,5 +6,6 @@ from . import Format, register_format
 
 FORMAT = register_format(Format(
     name="csv", title="CSV", suffixes=(".csv",), mime_types=("text/csv",),
-    reader=".._tables:read_table", writer=".._tables:write_table", read_back=".._written:read_back", compressible=True,
+    reader=".._tables:read_table", writer=".._tables:write_table", read_back=".._written:read_back",
+    compressible=True,
 ))

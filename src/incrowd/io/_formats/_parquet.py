@@ -6,5 +6,6 @@ from . import Format, register_format
 
 FORMAT = register_format(Format(
     name="parquet", title="Parquet", suffixes=(".parquet", ".pq"), mime_types=("application/vnd.apache.parquet",),
-    reader=".._tables:read_table", writer=".._tables:write_table", read_back=".._written:read_back", compressible=False,
+    reader=".._tables:read_table", writer=".._tables:write_table", read_back=".._written:read_back",
+    compressible=False,
 ))

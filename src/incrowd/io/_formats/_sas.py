@@ -6,5 +6,6 @@ from . import Format, register_format
 
 FORMAT = register_format(Format(
     name="sas7bdat", title="SAS", suffixes=(".sas7bdat",), mime_types=(),
-    reader=".._statfiles:read", writer=None, read_back=None, compressible=False,
+    reader=".._statfiles:read", writer=None, read_back=None,
+    compressible=False, statistical=True,
 ))

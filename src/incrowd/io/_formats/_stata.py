@@ -6,5 +6,6 @@ from . import Format, register_format
 
 FORMAT = register_format(Format(
     name="stata", title="Stata", suffixes=(".dta",), mime_types=("application/x-stata-dta",),
-    reader=".._statfiles:read", writer=".._statfiles:write", read_back=".._written:read_back", compressible=False,
+    reader=".._statfiles:read", writer=".._statfiles:write", read_back=".._written:read_back",
+    compressible=False, statistical=True,
 ))

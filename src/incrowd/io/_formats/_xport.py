@@ -6,5 +6,6 @@ from . import Format, register_format
 
 FORMAT = register_format(Format(
     name="xport", title="SAS transport", suffixes=(".xpt",), mime_types=("application/x-sas-xport",),
-    reader=".._statfiles:read", writer=".._statfiles:write", read_back=".._written:read_back", compressible=False,
+    reader=".._statfiles:read", writer=".._statfiles:write", read_back=".._written:read_back",
+    compressible=False, statistical=True,
 ))
