@@ -37,6 +37,8 @@ class Format:
     #: a statistical file (labels, missing codes): the web keeps the upload as it came, to write
     #: its release back with the same labels
     statistical: bool = False
+    #: what a user should know when naming a file of this format, shown after its suffixes in help
+    note: str = ""
 
     @property
     def label(self) -> str:
@@ -95,9 +97,11 @@ def mime_types() -> tuple[str, ...]:
     return tuple(m for f in FORMATS.values() for m in f.mime_types)
 
 
-def describe_formats(*, written: bool = False, conjunction: str = "or") -> str:
-    """``CSV (.csv), Parquet (.parquet, .pq), ... or SAS transport (.xpt)``."""
-    labels = [f.label for f in FORMATS.values() if f.written or not written]
+def describe_formats(*, written: bool = False, notes: bool = False, conjunction: str = "or") -> str:
+    """``CSV (.csv), Parquet (.parquet, .pq), ... or SAS transport (.xpt)``: the formats read (or,
+    with ``written``, written), each with its note where ``notes``."""
+    labels = [f"{f.label[:-1]}; {f.note})" if notes and f.note else f.label
+              for f in FORMATS.values() if f.written or not written]
     return labels[0] if len(labels) < 2 else f"{', '.join(labels[:-1])} {conjunction} {labels[-1]}"
 
 

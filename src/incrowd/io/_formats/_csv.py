@@ -8,4 +8,5 @@ FORMAT = register_format(Format(
     name="csv", title="CSV", suffixes=(".csv",), mime_types=("text/csv",),
     reader=".._tables:read_table", writer=".._tables:write_table", read_back=".._written:read_back",
     compressible=True,
+    note="delimiter , ; TAB or | sniffed; .gz, .bz2, .xz ok, .zst with zstandard",
 ))
