@@ -15,7 +15,7 @@ from ._usage import bounded
 #: the formats an input may be, and those an output's extension picks (any other name is CSV), from
 #: the format registry so that a new format shows in every command's help
 INPUT_FORMATS = describe_formats(notes=True)
-OUTPUT_FORMATS = f"{describe_formats(written=True)}; any other name is CSV, .gz compresses a CSV"
+OUTPUT_FORMATS = f"{describe_formats(written=True)}; any other name is CSV, compressed by a compression suffix"
 
 #: seeds are 32-bit on the command line, as in most tools
 
