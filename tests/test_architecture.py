@@ -386,6 +386,7 @@ CEILINGS: dict[str, int] = {
     "imports of another package's _ module": 63,
     "_-named functions imported across packages": 0,
     "root modules besides __init__ and exceptions": 8,
+    "files outside io/ that spell a format suffix": 19,  # the rest name hierarchy files and examples
     "DeprecationWarning sites": 0,
     "functions over 80 lines": 52,  # suda2 and the report's _published_levels grew past 80 with their fixes
 }
@@ -395,7 +396,8 @@ _DETAILS = {"package cycles": "cycles", "packages in cycles": "cycles",
             "imports of another package's _ module": "private modules",
             "_-named functions imported across packages": "private names",
             "root modules besides __init__ and exceptions": "root modules",
-            "functions over 80 lines": "long functions"}
+            "functions over 80 lines": "long functions",
+            "files outside io/ that spell a format suffix": "format suffix"}
 
 
 @pytest.fixture(scope="module")

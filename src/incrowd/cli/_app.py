@@ -20,6 +20,8 @@ from ._console import check_output_path, print_json, print_lines, stages, stdout
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
 from ._options import (
+    INPUT_FORMATS,
+    OUTPUT_FORMATS,
     BoundOption,
     DiagonalsOption,
     GammaOption,
@@ -204,9 +206,7 @@ def microaggregate_command(
         Path,
         typer.Argument(
             metavar="INPUT",
-            help="CSV (delimiter , ; TAB or | sniffed; .gz, .bz2, .xz ok, .zst with zstandard), "
-                 "Parquet (.parquet, .pq), SPSS (.sav, .zsav), Stata (.dta) or SAS (.sas7bdat, .xpt) "
-                 "file; a statistical file's user-missing values count as missing. " + NA_HELP,
+            help=f"{INPUT_FORMATS} file; a statistical file's user-missing values count as missing. " + NA_HELP,
             show_default=False,
         ),
     ],
@@ -214,8 +214,7 @@ def microaggregate_command(
         Path,
         typer.Option(
             "--output", "-o",
-            help="Output file; its extension picks the format (.parquet/.pq, .sav/.zsav, .dta, "
-                 ".xpt, else CSV; .gz compresses a CSV). A CSV keeps the input's delimiter; an SPSS "
+            help=f"Output file; its extension picks the format ({OUTPUT_FORMATS}). A CSV keeps the input's delimiter; an SPSS "
                  "or Stata file keeps variable labels, and the value labels and missing-value "
                  "definitions of the columns passed through. '-' writes CSV to stdout "
                  "(the report goes to stderr). Never one of the inputs; only a regular file "

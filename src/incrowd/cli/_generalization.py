@@ -14,7 +14,18 @@ from ..exceptions import DataError, ParameterError
 from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
 from ..io import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
-from ._options import IdOption, JsonOption, QiOption, QuietOption, SchedulerOption, SchedulerTimeoutOption, check_scheduler, names
+from ._options import (
+    INPUT_FORMATS,
+    OUTPUT_FORMATS,
+    IdOption,
+    JsonOption,
+    QiOption,
+    QuietOption,
+    SchedulerOption,
+    SchedulerTimeoutOption,
+    check_scheduler,
+    names,
+)
 from ._report import ReportOption, check_report_path, write_release_report
 
 if TYPE_CHECKING:
@@ -40,8 +51,7 @@ lattice_app = typer.Typer(
 
 DataArgument = Annotated[
     Path,
-    typer.Argument(metavar="DATA", help="CSV (delimiter sniffed; .gz, .bz2, .xz ok), Parquet, SPSS "
-                   "(.sav, .zsav), Stata (.dta) or SAS (.sas7bdat, .xpt) file; "
+    typer.Argument(metavar="DATA", help=f"{INPUT_FORMATS} file; "
                    "columns are matched to hierarchies as the file's text, --intervals columns are "
                    "parsed as numbers.", show_default=False),
 ]
@@ -365,9 +375,9 @@ def negotiate_command(
 
 def generalize_command(
     data_path: DataArgument,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Anonymized table to write (CSV, "
-                                         "Parquet, SPSS .sav/.zsav, Stata .dta or SAS .xpt by its "
-                                         "name; '-' writes CSV to stdout and the report to stderr). "
+    output: Annotated[Path, typer.Option("--output", "-o", help="Anonymized table to write; its "
+                                         f"extension picks the format ({OUTPUT_FORMATS}); '-' writes "
+                                         "CSV to stdout and the report to stderr. "
                                          "SPSS and Stata keep the labels of the columns not "
                                          "generalized.", show_default=False)],
     levels: Annotated[

@@ -15,6 +15,8 @@ from ..incremental._strategy_names import STRATEGY_NAMES
 from ..io import NA_HELP, is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._options import (
+    INPUT_FORMATS,
+    OUTPUT_FORMATS,
     DiagonalsOption,
     GammaOption,
     IdOption,
@@ -58,8 +60,7 @@ StateArgument = Annotated[
 ]
 InputArgument = Annotated[
     Path,
-    typer.Argument(metavar="INPUT", help="CSV (delimiter sniffed; .gz, .bz2, .xz ok), Parquet, SPSS "
-                   "(.sav, .zsav), Stata (.dta) or SAS (.sas7bdat, .xpt) file. " + NA_HELP, show_default=False),
+    typer.Argument(metavar="INPUT", help=f"{INPUT_FORMATS} file. " + NA_HELP, show_default=False),
 ]
 SpecOption = Annotated[
     Optional[Path],
@@ -322,9 +323,8 @@ def publish_command(
     state: StateArgument,
     output: Annotated[
         Path,
-        typer.Option("--output", "-o", help="Release file; its extension picks the format (.parquet/.pq, "
-                     ".sav/.zsav, .dta, .xpt, else CSV; .gz compresses); '-' writes CSV to stdout and the "
-                     "report to stderr.", show_default=False),
+        typer.Option("--output", "-o", help=f"Release file; its extension picks the format ({OUTPUT_FORMATS}); "
+                     "'-' writes CSV to stdout and the report to stderr.", show_default=False),
     ],
     compare: Annotated[
         bool,

@@ -9,7 +9,13 @@ import typer
 
 from .._methods import MAX_ROUNDS, MAX_RUNS, MAX_SEED, METHOD_NAMES
 from ..exceptions import ParameterError
+from ..io import describe_formats
 from ._usage import bounded
+
+#: the formats an input may be, and those an output's extension picks (any other name is CSV), from
+#: the format registry so that a new format shows in every command's help
+INPUT_FORMATS = describe_formats(notes=True)
+OUTPUT_FORMATS = f"{describe_formats(written=True)}; any other name is CSV, compressed by a compression suffix"
 
 #: seeds are 32-bit on the command line, as in most tools
 

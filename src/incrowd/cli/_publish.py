@@ -14,7 +14,7 @@ from ..exceptions import ParameterError
 from ..io import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._generalization import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption, lattice_limits
-from ._options import JsonOption, QuietOption
+from ._options import INPUT_FORMATS, OUTPUT_FORMATS, JsonOption, QuietOption
 
 read_table = _lazy.function("incrowd.io._tables", "read_table")
 table_format = _lazy.function("incrowd.io._tables", "table_format")
@@ -27,15 +27,14 @@ check_spec_nodes = _lazy.function("incrowd.publishing._gtm", "check_spec_nodes")
 
 def publish_command(
     data_path: Annotated[Path, typer.Argument(
-        metavar="DATA", help="The file to publish: CSV (delimiter sniffed; .gz, .bz2, .xz ok), Parquet, "
-        "SPSS .sav, Stata .dta, SAS .sas7bdat or .xpt.", show_default=False)],
+        metavar="DATA", help=f"The file to publish: {INPUT_FORMATS}.", show_default=False)],
     spec_path: Annotated[Optional[Path], typer.Option(
         # a backslash keeps rich's markup from taking the section names for style tags
         "--spec", help="Release specification (TOML): \\[privacy] k, l, t, max_suppression, strategy, "
         "method; \\[columns] a role per column; \\[missing]. Hierarchy paths are read from the spec's folder.",
         show_default=False)] = None,
     output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", help="The release; its extension picks the format (CSV, Parquet, .sav, .dta). "
+        "--output", "-o", help=f"The release; its extension picks the format ({OUTPUT_FORMATS}). "
         "Written atomically, and only after the file as written was read back and verified k-anonymous "
         "over all quasi-identifiers (and l-diverse, t-close where asked). Never one of the inputs.",
         show_default=False)] = None,

@@ -11,7 +11,7 @@ from .._frontends import risk_lines
 from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
-from ._options import JsonOption, QuietOption, names
+from ._options import INPUT_FORMATS, JsonOption, QuietOption, names
 
 read_table = _lazy.function("incrowd.io._tables", "read_table")
 measure_risk = _lazy.function("incrowd.reporting._risk_api", "risk")
@@ -19,8 +19,7 @@ output_kind = _lazy.function("incrowd.reporting._risk_api", "output_kind")
 
 
 def risk_command(
-    data_path: Annotated[Path, typer.Argument(metavar="DATA", help="The file to assess (any format incrowd "
-                                              "reads: CSV, Parquet, .sav, .dta, .sas7bdat, .xpt).", show_default=False)],
+    data_path: Annotated[Path, typer.Argument(metavar="DATA", help=f"The file to assess: {INPUT_FORMATS}.", show_default=False)],
     qi: Annotated[Optional[list[str]], typer.Option(
         "--qi", help="Required: the quasi-identifier (key) columns, those an intruder may know, "
         "comma-separated (repeatable); a name holding a comma goes in double quotes: --qi '\"b,c\",a'. "

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..exceptions import ParameterError
+from ..io import describe_formats
 from ._console import echo_err, user_errors
 from ._generalization import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption, lattice_limits
 
@@ -18,8 +19,7 @@ def serve_command(
     port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
     data_dir: Annotated[
         Optional[Path],
-        typer.Option("--data-dir", help="Folder whose data files (CSV, Parquet, .sav, .zsav, .dta, "
-                     ".sas7bdat, .xpt) are offered as samples.",
+        typer.Option("--data-dir", help=f"Folder whose data files ({describe_formats()}) are offered as samples.",
                      show_default=False),
     ] = None,
     max_upload_mb: Annotated[float, typer.Option("--max-upload-mb", help="Largest upload accepted.")] = 200,

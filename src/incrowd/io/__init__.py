@@ -22,6 +22,10 @@ need of reading and writing from here, never from the ``_`` modules, also loaded
 - a release verified on the written file (``_written``): ``Promise``, ``Verification``,
   ``in_memory``, ``verify_frame``, ``write_release``, ``generalization_promise``,
   ``verified_as_written``;
+- file formats (``_formats``, one module per format): ``FORMATS``, ``Format``, ``format_of``,
+  ``suffixes``, ``describe_formats``, ``upload_accept``, ``mime_types``, ``statistical_suffixes``, ``register_format``,
+  ``unregister_format``: what the CLI help, the web upload and the spec read instead of their own
+  suffix lists;
 - modules given whole: ``arrow_types`` (Arrow types kept through Parquet and DuckDB),
   ``compression`` (compressed input).
 """
@@ -65,6 +69,8 @@ _INTERNAL = {
     **dict.fromkeys(["read_database", "write_database", "damaged"], "._duckdb_file"),
     "tag_codes": "._statfiles:_tag_cells",
     "json_dumps": "._json:dumps",
+    **dict.fromkeys(["FORMATS", "Format", "format_of", "suffixes", "describe_formats", "upload_accept",
+                     "mime_types", "statistical_suffixes", "register_format", "unregister_format"], "._formats"),
     **dict.fromkeys(["Promise", "Verification", "in_memory", "verify_frame", "write_release",
                      "generalization_promise", "verified_as_written"], "._written"),
 }

@@ -21,7 +21,7 @@ from .._runtime import __version__
 from ..datasets import load_census
 from ..exceptions import DataError, IncrowdError
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
-from ..io import write_table
+from ..io import FORMATS, describe_formats, format_of, statistical_suffixes, suffixes, upload_accept, write_table
 from ..microaggregation import METHODS
 from . import _jobs, _microaggregation, _negotiation, _pool, _publish, _report, _risk
 from ._body_limit import BodyLimit
@@ -32,7 +32,6 @@ from ._sessions import (
     COOKIE,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_MAX_SESSIONS_PER_CLIENT,
-    STATFILE_SUFFIXES,
     Dataset,
     SessionStore,
     TooManySessions,
@@ -47,20 +46,25 @@ from ._upload_limits import (
 )
 
 _PREVIEW_ROWS = 10
-_SUFFIXES = (".csv.gz", ".csv", ".parquet", ".pq", *STATFILE_SUFFIXES)
-#: the file picker's accept list: what the server takes (a browser matches the last suffix)
-UPLOAD_ACCEPT = ",".join((".csv", ".gz", ".parquet", ".pq", *STATFILE_SUFFIXES))
 
 
 def _safe_name(filename: str | None) -> tuple[str, str]:
     """(display name, suffix) of an uploaded file's name; directories in it are dropped."""
     name = base_name(filename, "upload.csv")
     lower = name.lower()
-    suffix = next((s for s in _SUFFIXES if lower.endswith(s)), None)
+    suffix = next((s for s in sorted(_upload_suffixes(), key=len, reverse=True) if lower.endswith(s)), None)
     if suffix is None:
-        raise DataError(f"file {name!r} is not CSV, Parquet, SPSS, Stata or SAS; use .csv, .csv.gz, .parquet, "
-                        f"{', '.join(STATFILE_SUFFIXES)}")
-    return name, ".parquet" if suffix == ".pq" else suffix
+        titles = list(dict.fromkeys(f.title.split()[0] for f in FORMATS.values()))
+        raise DataError(f"file {name!r} is not {', '.join(titles[:-1])} or {titles[-1]}; use "
+                        f"{', '.join(_upload_suffixes())}")
+    fmt = format_of(lower)
+    # a Parquet file is stored under its first suffix, the one a session accepts
+    return name, fmt.suffixes[0] if fmt is not None and fmt.name == "parquet" else suffix
+
+
+def _upload_suffixes() -> tuple[str, ...]:
+    """Every suffix an upload or a sample may have: the registered ones, and .csv.gz."""
+    return tuple(dict.fromkeys((*suffixes(), *(f"{f.suffixes[0]}.gz" for f in FORMATS.values() if f.compressible))))
 
 
 def _columns(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -184,7 +188,7 @@ def _samples(data_dir: str | Path | None) -> dict[str, Path | None]:
         if not folder.is_dir():
             raise DataError(f"data folder {str(folder)!r} does not exist or is not a folder")
         for f in sorted(folder.iterdir()):
-            if f.is_file() and f.name.lower().endswith(_SUFFIXES):
+            if f.is_file() and f.name.lower().endswith(_upload_suffixes()):
                 samples.setdefault(f.name, f)
     return samples
 
@@ -231,7 +235,8 @@ def _add_pages(app: FastAPI, samples: dict[str, Path | None], max_upload_mb: flo
         response = TEMPLATES.TemplateResponse(
             request, template,
             {"samples": list(samples), "version": __version__, "csp_nonce": csp_nonce(request),
-             "max_upload_mb": max_upload_mb, "upload_accept": UPLOAD_ACCEPT, **context})
+             "max_upload_mb": max_upload_mb, "upload_accept": upload_accept(),
+             "upload_formats": describe_formats(), **context})
         session_for(request, response)
         return response
 
@@ -266,7 +271,7 @@ def _add_dataset_routes(app: FastAPI, samples: dict[str, Path | None], store: Se
         session = session_for(request, response)
         path = samples[name]
         frame = load_census() if path is None else read_user_table(path, name)
-        statfile = next((s for s in STATFILE_SUFFIXES if name.lower().endswith(s)), None)
+        statfile = next((s for s in statistical_suffixes() if name.lower().endswith(s)), None)
         stored = session.new_file(statfile or ".parquet")
         if statfile and path is not None:  # its labels and formats are what its release is written back with
             shutil.copyfile(path, stored)

@@ -19,7 +19,7 @@ from .._runtime import check_cancelled
 from ..exceptions import DataError, IncrowdError, ParameterError, VerificationError
 from ..generalization import read_hierarchy
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES
-from ..io import read_table, table_format
+from ..io import FORMATS, format_of, read_table
 from ..publishing import spec_to_toml
 from ._context import base_name, dataset_of, session_for, session_of, stem_of, store_of
 from ._job import Job, forget_finished
@@ -171,21 +171,20 @@ def _with_server_paths(session: Session, spec: dict[str, Any]) -> tuple[dict[str
 
 # -- the release ------------------------------------------------------------------------------
 
-#: the release's file for an upload's format: the same format, labels and all, where incrowd
-#: writes it (a .sas7bdat is read, not written: its release is a SAS transport file)
-_RELEASE_FORMATS = {"spss": None, "stata": (".dta", "application/x-stata-dta"),
-                    "xport": (".xpt", "application/x-sas-xport"), "sas7bdat": (".xpt", "application/x-sas-xport"),
-                    "parquet": (".parquet", "application/vnd.apache.parquet"), "csv": (".csv", "text/csv")}
-
-
 def release_format(display_name: str) -> tuple[str, str]:
-    """(suffix, media type) of the release of the file the user calls ``display_name``."""
-    fmt = table_format(display_name)
-    if fmt == "spss":  # a compressed SPSS file gives a compressed one
-        return (".zsav" if display_name.lower().endswith(".zsav") else ".sav"), "application/x-spss-sav"
-    if display_name.lower().endswith(".csv.gz"):
-        return ".csv", "text/csv"
-    return _RELEASE_FORMATS.get(fmt) or (".csv", "text/csv")
+    """(suffix, media type) of the release of the file the user calls ``display_name``: the same
+    format, labels and all, where incrowd writes it (a .sas7bdat is read, not written: its release
+    is a SAS transport file), else CSV; a compressed CSV's release is a plain one."""
+    fmt = format_of(display_name)
+    if fmt is not None and fmt.name == "sas7bdat":
+        fmt = FORMATS["xport"]
+    if fmt is None or not fmt.written or not fmt.mime_types:
+        fmt = FORMATS["csv"]
+    # an SPSS file keeps its compression: a .zsav gives a .zsav
+    suffix = next((s for s in fmt.suffixes if display_name.lower().endswith(s)), fmt.suffixes[0])
+    if fmt.name == "parquet":
+        suffix = fmt.suffixes[0]
+    return suffix, fmt.mime_types[0]
 
 
 def _renamed(exc: IncrowdError, names: dict[str, str]) -> IncrowdError:

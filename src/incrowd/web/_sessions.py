@@ -19,19 +19,27 @@ import pandas as pd
 
 from ..exceptions import DataError
 from ..generalization import Hierarchy, Lattice
+from ..io import FORMATS, statistical_suffixes
 from ._lifecycle import new_root
 
 COOKIE = "incrowd_session"
 DEFAULT_MAX_SESSIONS = 500
 DEFAULT_MAX_SESSIONS_PER_CLIENT = 20
 #: the statistical files an upload may be (SPSS, Stata, SAS), as ``incrowd.read_table`` reads them
-STATFILE_SUFFIXES = (".sav", ".zsav", ".dta", ".sas7bdat", ".xpt")
+STATFILE_SUFFIXES = statistical_suffixes()
 
 
 class TooManySessions(DataError):
     """A new session over one of the server's session limits (answered 429)."""
 
     status = 429
+
+
+def stored_suffixes() -> tuple[str, ...]:
+    """What a session stores: a data file in a registered format (a Parquet one as .parquet),
+    a compressed CSV as uploaded, a state file, and the reports."""
+    data = (s for f in FORMATS.values() for s in (f.suffixes[:1] if f.name == "parquet" else f.suffixes))
+    return tuple(dict.fromkeys((*data, ".csv.gz", ".duckdb", ".html", ".json")))
 
 
 @dataclass
@@ -112,9 +120,8 @@ class Session:
 
     def new_file(self, suffix: str) -> Path:
         """A fresh path inside this session's folder (random name, allowed suffix only)."""
-        if suffix not in {".csv", ".parquet", ".duckdb", ".csv.gz", ".html", ".json", *STATFILE_SUFFIXES}:
-            raise DataError(f"file type {suffix!r} is not accepted; use .csv, .csv.gz, .parquet, "
-                            f"{', '.join(STATFILE_SUFFIXES)}")
+        if suffix not in stored_suffixes():
+            raise DataError(f"file type {suffix!r} is not accepted; use {', '.join(stored_suffixes())}")
         return self.folder / f"{secrets.token_hex(8)}{suffix}"
 
 
