@@ -43,11 +43,12 @@ if _TYPE_CHECKING:  # what type checkers see; at run time the names load on firs
     from ._negotiate import RELAXATIONS, Negotiation, Node, max_suppression_count, negotiate
     from ._utility_metrics import METRICS, node_metrics, released_metrics
 
-#: the internal API (not public, not in ``__all__``): what the Dask backend's lattice takes from
-#: here, so that it names no private module of this package
+#: the internal API (not public, not in ``__all__``): what the Dask backend's lattice, publish, the
+#: report and the web take from here, so that they name no private module of this package
 _INTERNAL = {
     "encode_cells": "._cells",
-    "value_labels": "._hierarchy",
+    "value_labels": "._hierarchy", "propose_hierarchy_files": "._hierarchy",
+    "majority": "._utility_metrics",
     **dict.fromkeys(["check_fraction", "resolve_hierarchies", "sensitive_codes"], "._lattice"),
     **dict.fromkeys(["check_max_nodes", "check_nodes", "precheck_nodes"], "._limits"),
 }

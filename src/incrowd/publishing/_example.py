@@ -428,7 +428,7 @@ def _wrapped(text: str) -> list[str]:
 def _hierarchies_for(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLike],
                      base_dir: str | os.PathLike | None) -> dict[str, str]:
     """The hierarchy file proposed per column by its name, as the spec writes its path."""
-    from ..generalization._hierarchy import propose_hierarchy_files
+    from ..generalization import propose_hierarchy_files
 
     base = Path(base_dir) if base_dir is not None else None
     proposed = propose_hierarchy_files([str(c) for c in data.columns], hierarchy_files)

@@ -474,7 +474,7 @@ def _target_majority(prep: Prepared, pair_class: np.ndarray, value: np.ndarray, 
                      n_classes: int) -> np.ndarray:
     """Per class, the rows of its unique most frequent value of the target (the first sensitive
     column), from (class, value, rows) triples."""
-    from ..generalization._utility_metrics import majority
+    from ..generalization import majority
 
     width = int(prep.sensitive[0].n_values)
     keys, where = np.unique(pair_class * width + value, return_inverse=True)

@@ -306,7 +306,7 @@ def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndar
         if as_given.any() and pd.api.types.is_numeric_dtype(out[name].dtype):
             # a generalized column is text throughout (labels such as '*' beside codes would
             # be a column no format stores as one type): its codes as the hierarchy spells them
-            from ..generalization._hierarchy import value_labels
+            from ..generalization import value_labels
 
             column[as_given] = value_labels(out[name][as_given])
         for L in np.unique(level[level > 0]):

@@ -384,7 +384,7 @@ def numeric_utility(original: np.ndarray, masked: np.ndarray, names: list[str]) 
 
 def _as_labels(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """(the values as the strings a hierarchy file holds, missing mask)."""
-    from ..generalization._hierarchy import value_labels
+    from ..generalization import value_labels
 
     missing = column.isna().to_numpy()
     out = np.empty(column.size, dtype=object)
@@ -418,7 +418,7 @@ def _coded_cells(column: pd.Series, as_objects: bool = False) -> tuple[np.ndarra
     numbers is spelled as integers), which its distinct values share. Two codes may carry one
     label (7 and 7.0 in an object column). ``as_objects``: spell as the column turned into
     Python objects would be (a release column with its suppressed rows filled in)."""
-    from ..generalization._hierarchy import value_labels
+    from ..generalization import value_labels
 
     if _by_value(column.dtype):
         if column.dtype.kind == "f":
@@ -453,7 +453,7 @@ def _with_user_missing(column: pd.Series, codes: np.ndarray, spelled: np.ndarray
         return codes, spelled, distinct
     index, missing_codes = found
     used = [int(i) for i in np.unique(index[index >= 0])]
-    from ..generalization._hierarchy import value_labels
+    from ..generalization import value_labels
 
     numbers = [missing_codes[i] for i in used if not isinstance(missing_codes[i], str)]
     # spelled with the column's values, as a float column of whole numbers spells 9.0 as '9'
@@ -587,7 +587,7 @@ def _spelled_labels(labels: Mapping | None) -> dict[str, str] | None:
     """A column's value labels keyed by their codes spelled as :func:`_as_labels` spells values."""
     if not labels:
         return None
-    from ..generalization._hierarchy import value_labels as spell
+    from ..generalization import value_labels as spell
 
     codes = list(labels)
     return dict(zip(spell(pd.Series(codes, dtype=object).infer_objects()), (str(labels[c]) for c in codes)))

@@ -272,7 +272,7 @@ def example(dataset_id: str, request: Request) -> dict[str, Any]:
     the file's metadata and values, and the hierarchy files uploaded in this session proposed
     by name (what ``incrowd publish --example-spec`` prints); ``notes``: why each role, with
     the user-missing codes; ``hierarchies``: the file proposed for each column."""
-    from ..generalization._hierarchy import propose_hierarchy_files
+    from ..generalization import propose_hierarchy_files
     from ..publishing._example import column_notes, example_spec, proposed_limit
 
     session = session_of(request)
