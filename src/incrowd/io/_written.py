@@ -67,6 +67,11 @@ class Promise:
     #: to a record (given by the publishing layer, which owns the risk measures)
     risk_targets: Mapping[str, float] = field(default_factory=dict)
     risk_check: Callable[..., dict[str, Any]] | None = field(default=None, compare=False, repr=False)
+    #: the privacy models beyond k, l and t (their one-line descriptions), and their check of a
+    #: table as read back, ``(table, quasi_identifiers, what, reference)`` to a record (given by
+    #: the publishing layer: the models live above io)
+    models: tuple[str, ...] = ()
+    models_check: Callable[..., dict[str, Any]] | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The promise as a verification record states it (what was asked, not the data).
@@ -83,6 +88,8 @@ class Promise:
             out["missing_matches"] = self.missing_matches  # a blank matched any value when k was counted
         if self.risk_targets:
             out["risk_targets"] = dict(self.risk_targets)
+        if self.models:
+            out["privacy_models"] = list(self.models)
         return out
 
 
@@ -327,6 +334,8 @@ def verify_frame(table: pd.DataFrame, promise: Promise, *, what: str,
                     f"distance {close.max_distance:.6g} from the input's distribution; nothing was written")
     if promise.risk_check is not None:
         out["risk_targets"] = promise.risk_check(table, qis, what)
+    if promise.models_check is not None:
+        out["privacy_models"] = promise.models_check(table, qis, what, reference)
     return out
 
 
@@ -358,7 +367,8 @@ def verify_written(source: str | bytes, frame: pd.DataFrame, promise: Promise, *
             f"{what} reads back as {table.shape[0]} rows of columns {[str(c) for c in table.columns][:10]}, "
             f"not the {frame.shape[0]} rows of {written[:10]} written; nothing was written")
     reference = None
-    if promise.t is not None and promise.reference is not None and promise.sensitive:
+    if (promise.t is not None or promise.models_check is not None) and promise.reference is not None \
+            and promise.sensitive:
         reference = _reference_as_written(promise.reference[list(promise.sensitive)], fmt, sep, shown)
     record = verify_frame(table, promise, what=what, reference=reference)
     record["verified_on"] = "written file"

@@ -48,6 +48,7 @@ from ..exceptions import DataError, ParameterError
 from ..generalization._limits import check_memory, check_nodes
 from ..generalization._negotiate import max_suppression_count
 from . import _risk_targets
+from ._models import Judge
 from ._prepare import Prepared
 from ._spec import ReleaseSpec
 
@@ -81,6 +82,8 @@ class _Bottom:
     compiled: _Compiled | bool | None = None
     #: per sensitive column, the largest distance to its reference (:func:`_t_reach`)
     t_reach: list[float] | None = None
+    #: the models beyond k, l and t judging a node's classes (:func:`_judge`), made on first use
+    judge: Judge | None = None
 
 
 @dataclass
@@ -228,7 +231,23 @@ def _fails(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: int
             far |= _emd.exceeds(distance, spec.t)
             if excess is not None:
                 np.maximum(excess, _t_share(distance, spec.t, _t_reach(prep, bottom)[i]), out=excess)
+    judge = _judge(prep, bottom)
+    if judge:
+        # the other models add to the suppression, never to the floor: a node's floor stays
+        # what k, l and t force on every node below it, so pruning by it stays exact
+        stats = judge.stats(class_of, n_classes)
+        far |= judge.failing_classes(stats, n_classes)
+        if judge.release_fails(stats, ~(bad | far)) is not None:
+            far[:] = True  # a release its models refuse is no answer, however little it suppresses
     return bad, far, sizes
+
+
+def _judge(prep: Prepared, bottom: _Bottom) -> Judge:
+    if bottom.judge is None:
+        weights = None if prep.weights is None else np.bincount(bottom.of_row, weights=prep.weights,
+                                                                  minlength=bottom.counts.size)
+        bottom.judge = Judge(prep, bottom.counts, bottom.pairs, weights)
+    return bottom.judge
 
 
 def _t_reach(prep: Prepared, bottom: _Bottom) -> list[float]:
@@ -443,7 +462,8 @@ def _levers(spec) -> str:
     """The privacy parameters a refusal may point at: k always, l and t only where the spec set them."""
     lowered = ["k"] + (["l"] if spec.l is not None else [])
     said = f"lower {' or '.join(lowered)}"
-    return said + (", raise t" if spec.t is not None else "")
+    said += ", raise t" if spec.t is not None else ""
+    return said + "".join(f", relax {model.key}" for model in spec.models)
 
 
 def _metric_tables(prep: Prepared, bottom: _Bottom):

@@ -16,7 +16,7 @@ import pandas as pd
 from .._runtime import compile_clock
 from .._standardize import group_means
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
-from . import _measures
+from . import _measures, _models
 from ._prepare import Prepared, prepare
 from ._spec import ReleaseSpec, load_spec
 
@@ -161,7 +161,8 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
             groups, levels_per_row, extra = joint_groups(prep)
         else:
             groups, levels_per_row, extra = _gtm_groups(prep, max_nodes, max_memory)
-        merged = _enforce_sensitive(prep, groups, extra.pop("blocks", None))
+        blocks = extra.pop("blocks", None)
+        merged = _models.enforce(prep, _enforce_sensitive(prep, groups, blocks), blocks)
         if spec.strategy == "joint" and merged is not groups:
             from ._joint_release import joint_levels
 
@@ -197,9 +198,10 @@ def _promise(prep: Prepared, table: pd.DataFrame):
         quasi_identifiers=tuple(c for c in table.columns if prep.roles.get(c) in ("numeric", "categorical")),
         k=spec.k, l=spec.l, t=spec.t, sensitive=tuple(names),
         ordered={s.name: list(s.values) if s.ordered else False for s in prep.sensitive},
-        reference=prep.frame[names] if spec.t is not None and names else None,
+        reference=prep.frame[names] if (spec.t is not None or spec.models) and names else None,
         finite=tuple(prep.numeric), missing_matches=spec.missing_matches,
-        risk_targets=dict(spec.risk_targets), risk_check=_risk_check(spec))
+        risk_targets=dict(spec.risk_targets), risk_check=_risk_check(spec),
+        models=tuple(m.describe() for m in spec.models), models_check=_models.verifier(prep))
 
 
 def _risk_check(spec: ReleaseSpec):
@@ -350,7 +352,7 @@ def _report(prep: Prepared, groups, levels_per_row, keep, verification, extra, s
         # the joint strategy clusters with its own mixed-distance MDAV (and ONA*-style refinement)
         "method": (spec.method if spec.strategy != "joint" else
                    "mixed-distance mdav" + (" + refinement" if spec.refine else "")),
-        "k": spec.k, "l": spec.l, "t": spec.t,
+        "k": spec.k, "l": spec.l, "t": spec.t, "privacy_models": [m.describe() for m in spec.models],
         "max_suppression": spec.max_suppression,
         "numeric": prep.numeric, "categorical": prep.categorical,
         "sensitive": [s.name for s in prep.sensitive], "identifiers_dropped": prep.identifiers,

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..exceptions import DataError, ParameterError, name_list
+from ..privacy import MODELS, PrivacyModel, models_from_spec
 from ._spec_keys import SECTIONS as _SECTIONS
 from ._spec_keys import choices, keys, report_thresholds
 
@@ -193,6 +194,10 @@ class ReleaseSpec:
     report_thresholds: dict[str, float] = field(default_factory=dict)
     #: [privacy] max_individual_risk, max_global_risk, max_expected_reidentifications where set
     risk_targets: dict[str, float] = field(default_factory=dict)
+    #: the privacy models of [privacy] beyond k, l and t (incrowd.privacy.MODELS), in its order
+    models: tuple[PrivacyModel, ...] = ()
+    #: their [privacy] entries as given, what to_dict writes back
+    model_entries: dict[str, Any] = field(default_factory=dict)
 
     def names(self, role: str) -> list[str]:
         return [c.name for c in self.columns.values() if c.role == role]
@@ -247,6 +252,7 @@ class ReleaseSpec:
             if self.max_suppressed_cells is not None:
                 privacy["max_suppressed_cells"] = self.max_suppressed_cells
         privacy.update(self.risk_targets)
+        privacy.update(self.model_entries)
         out: dict[str, Any] = {"privacy": privacy, "columns": columns,
                                "missing": {"numeric": self.missing_numeric}}
         if self.method_params:
@@ -451,12 +457,57 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
 
     risk_targets = parse_risk_targets(privacy, columns, source, strategy=strategy,
                                       suppression=cells.get("suppression", "rows"))
+    entries, models = _models(privacy, columns, source, strategy=strategy,
+                              suppression=cells.get("suppression", "rows"))
     return ReleaseSpec(k=k, l=l, t=t, max_suppression=max_suppression, strategy=strategy, method=method,
+                       models=models, model_entries=entries,
                        report_thresholds={key: float(v) for key, v in report_table.items()},
                        method_params=method_params, columns=columns, missing_numeric=missing_numeric,
                        levels=levels, refine=refine, max_seconds=max_seconds, random_state=random_state,
                        allow_full_suppression=allow_full, source=source, metric=metric,
                        metric_weights=metric_weights, risk_targets=risk_targets, **cells)
+
+
+#: the models [privacy] gives keys of their own to (k, l, t) or that publish cannot meet yet
+_OWN_KEYS = ("k", "l", "t")
+
+
+def _models(privacy: Mapping[str, Any], columns: Mapping[str, ColumnSpec], source: str, *, strategy: str,
+            suppression: str) -> tuple[dict[str, Any], tuple[PrivacyModel, ...]]:
+    """The models of [privacy] beyond k, l and t, checked against the columns: a model's
+    sensitive column (its ``column =``, else every column with the role "sensitive") must have
+    the role "sensitive", a model of the population needs its weights."""
+    entries = {key: privacy[key] for key in MODELS if key in privacy and key not in _OWN_KEYS}
+    if not entries:
+        return {}, ()
+    try:
+        models = tuple(m for m in models_from_spec({**entries, "k": privacy.get("k")}) if m.key not in _OWN_KEYS)
+    except ParameterError as exc:
+        raise ParameterError(f"{source}: {exc}") from None
+    named = ", ".join(entries)
+    if strategy != "generalize-then-microaggregate":
+        raise ParameterError(f"{source}: {named} is met by the generalize-then-microaggregate search; strategy "
+                             f"{strategy!r} does not take it")
+    if suppression == "cells":
+        raise ParameterError(f"{source}: {named} is met by suppressing whole rows; suppression = \"cells\" does not "
+                             "take it (use suppression = \"rows\")")
+    sensitive = [c.name for c in columns.values() if c.role == "sensitive"]
+    has_weight = any(c.role == "weight" for c in columns.values())
+    for model in models:
+        if model.needs_sensitive and model.column is None and not sensitive:
+            raise ParameterError(f"{source}: {model.key} needs a column with role \"sensitive\" in [columns] (or "
+                                 f"one named by column = in its entry)")
+        if model.column is not None and model.column not in sensitive:
+            raise ParameterError(f"{source}: {model.key} names column {model.column!r}, which does not have the role "
+                                 "\"sensitive\" in [columns]")
+        if getattr(model, "population", None) is not None:
+            raise ParameterError(f"{source}: {model.key} with a population table is checked on a written file "
+                                 "(incrowd.privacy.check_table); publish meets k_map through the sampling weights "
+                                 "(estimator = \"poisson\" or \"zero_truncated_poisson\")")
+        if model.key in ("k_map", "max_population_uniqueness") and not has_weight:
+            raise ParameterError(f"{source}: {model.key} needs a column with role \"weight\" in [columns] (the "
+                                 "sampling weights the population is estimated from)")
+    return entries, models
 
 
 def _metric_weights(raw: Any, columns: Mapping[str, ColumnSpec], source: str) -> dict[str, float] | None:

@@ -43,6 +43,30 @@ SPEC_KEYS: tuple[SpecKey, ...] = (
     SpecKey("privacy", "t", "number in (0, 1]", None,
             "t-closeness: the earth mover's distance of every class's distribution of each sensitive column "
             "from the whole file's is at most t."),
+    SpecKey("privacy", "entropy_l", "number >= 1", None,
+            "Entropy l-diversity: the entropy of every class's sensitive values is at least log(l)."),
+    SpecKey("privacy", "recursive_l", "table { c = number > 0, l = integer >= 2 }", None,
+            "Recursive (c, l)-diversity: in every class the most frequent sensitive value is less than c times "
+            "the sum of the values from the l-th most frequent on."),
+    SpecKey("privacy", "alpha", "number in (0, 1]", None,
+            "(alpha, k)-anonymity, with k: no sensitive value holds more than this share of a class."),
+    SpecKey("privacy", "delta_disclosure", "number > 0", None,
+            "delta-disclosure privacy: |log(share of a value in a class / its share in the file)| < delta for "
+            "every value of every class."),
+    SpecKey("privacy", "beta", "number > 0, or table { value = number, variant = \"basic\" | \"enhanced\" }", None,
+            "beta-likeness: a sensitive value's share in a class exceeds its share in the file by at most beta "
+            "times that share (enhanced: by at most min(beta, -log of its share))."),
+    SpecKey("privacy", "k_map", "table { k = integer >= 2, estimator = \"poisson\" | "
+            "\"zero_truncated_poisson\", significance = number }", None,
+            "k-map: every class stands for at least k people of the population, estimated from the `weight` "
+            "column as ARX does (a population table is checked with `incrowd.privacy.check_table`)."),
+    SpecKey("privacy", "max_average_risk", "number in (0, 1]", None,
+            "The release's average re-identification risk (classes / records, ARX's prosecutor risk) is at most "
+            "this."),
+    SpecKey("privacy", "max_population_uniqueness", "number in (0, 1], or table { value = number, model = "
+            "\"pitman\" | \"zayatz\" | \"snb\" | \"dankar\" }", None,
+            "The share of the population unique in the release's quasi-identifiers, estimated from the `weight` "
+            "column with ARX's model (Dankar by default), is at most this."),
     SpecKey("privacy", "max_suppression", "count, fraction or percentage (\"1%\")", 0,
             "Rows that may be left out of the release (with `suppression = \"rows\"`)."),
     SpecKey("privacy", "strategy", "string", "generalize-then-microaggregate",
