@@ -53,7 +53,7 @@ def _brute_force(frame: pd.DataFrame, k: int, entry: dict, limit: int):
         counts = np.zeros((n_classes, len(values)), np.int64)
         np.add.at(counts, (ids, code), 1)
 
-        def stats(rows):
+        def stats(rows, counts=counts):
             return ClassStats(sizes=counts[rows].sum(axis=1), counts=counts[rows], table_counts=table,
                               values=tuple(values), first_rows=np.zeros(int(rows.sum()), np.int64))
 
@@ -193,3 +193,37 @@ def test_k_map_and_population_uniqueness_from_the_weights():
     models = load_spec(spec).models
     assert not check_table(result.table, QIS, models, weight="w")
     assert result.summary()["privacy_models"] == [m.describe() for m in models]
+
+
+def test_the_cli_publishes_with_a_model_and_the_report_holds_it_as_a_promise(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+
+    rng = np.random.default_rng(11)
+    n = 300
+    frame = pd.DataFrame({"q1": rng.choice(["x", "y", "z"], n), "q2": rng.choice(["u", "v"], n),
+                          "s": rng.choice(["flu", "hiv", "cold"], n, p=[0.5, 0.3, 0.2])})
+    data = tmp_path / "people.csv"
+    frame.to_csv(data, index=False)
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[privacy]\nk = 3\nmax_suppression = "5%"\nrecursive_l = { c = 3, l = 2 }\n'
+                    '[columns]\nq1 = "categorical"\nq2 = "categorical"\ns = "sensitive"\n')
+    out, report = tmp_path / "release.csv", tmp_path / "report.json"
+    runner = CliRunner()
+    got = runner.invoke(app, ["publish", str(data), "--spec", str(spec), "-o", str(out), "--report", str(report)])
+    assert got.exit_code == 0, got.output
+    lines = {line["measure"]: line for line in json.loads(report.read_text())["verdict"]}
+    assert lines["recursive_l"]["status"] == "pass" and lines["recursive_l"]["promised"]
+    assert lines["recursive_l"]["value"] == "recursive (3, 2)-diverse in every sensitive column"
+    # a file published as it is, reported against the spec: the model is checked, not assumed
+    raw = frame.copy()
+    raw.loc[(raw["q1"] == "x") & (raw["q2"] == "u"), "s"] = "flu"  # one class of one value
+    raw.to_csv(tmp_path / "raw.csv", index=False)
+    again = runner.invoke(app, ["report", str(tmp_path / "raw.csv"), str(tmp_path / "raw.csv"), "--spec", str(spec),
+                                "--json"])
+    assert again.exit_code == 0, again.output
+    lines = {line["measure"]: line for line in json.loads(again.output)["verdict"]}
+    assert lines["recursive_l"]["status"] == "fail" and "recursive" in lines["recursive_l"]["driver"]

@@ -566,3 +566,44 @@ def test_the_microaggregation_page_gives_the_household_sav_back_as_a_labelled_sa
     assert meta.variable_value_labels == before.variable_value_labels
     assert meta.missing_ranges == before.missing_ranges
     assert meta.column_names_to_labels == before.column_names_to_labels
+
+
+def test_the_publish_page_offers_every_privacy_model_by_its_spec_key(server, page, tmp_path):
+    rng = __import__("numpy").random.default_rng(5)
+    n = 300
+    frame = pd.DataFrame({"region": rng.choice(["n1", "n2", "s1", "s2"], n), "sex": rng.choice(["F", "M"], n),
+                          "illness": rng.choice(["flu", "cold", "hiv"], n, p=[0.5, 0.3, 0.2])})
+    data = tmp_path / "people.csv"
+    frame.to_csv(data, index=False)
+    sent = _publish_requests(page)
+    page.goto(server + "/publish")
+    for key in ("entropy_l", "recursive_l", "alpha", "delta_disclosure", "beta", "k_map", "max_average_risk",
+                "max_population_uniqueness"):
+        assert page.locator(f".privacy-model[data-key='{key}']").count() == 1, key
+    page.set_input_files("#file", str(data))
+    page.click("#upload")
+    page.wait_for_selector(".role[data-col='2']")
+    for col, role in enumerate(["categorical", "categorical", "sensitive"]):
+        page.select_option(f".role[data-col='{col}']", role)
+    page.fill("#k", "3")
+    page.fill("#max-suppression", "5%")
+    page.fill("#model-recursive-l", "{ c = 3, l = 2 }")
+    page.fill("#model-beta", '{ value = 1.0, variant = "enhanced" }')
+    page.fill("#model-entropy-l", "1.5")
+    page.click("#run")
+    page.wait_for_selector("#report-lines")
+    privacy = sent[-1]["privacy"]
+    assert privacy["recursive_l"] == {"c": 3, "l": 2} and privacy["entropy_l"] == 1.5
+    assert privacy["beta"] == {"value": 1.0, "variant": "enhanced"}
+    toml = page.text_content("#spec-toml")
+    assert "entropy_l = 1.5" in toml and "recursive_l" in toml
+    published = pd.read_csv(download(page, "#download", tmp_path))
+    from incrowd.privacy import check_table, models_from_spec
+
+    models = models_from_spec({"k": 3, "entropy_l": 1.5, "recursive_l": {"c": 3, "l": 2},
+                               "beta": {"value": 1.0, "variant": "enhanced"}})
+    assert not check_table(published, ["region", "sex"], models, sensitive=["illness"],
+                           reference={"illness": frame["illness"]})
+    # a model's value that does not read: the spec's own line names the key
+    page.fill("#model-entropy-l", "lots")
+    assert "entropy_l" in _run_publish_error(page)

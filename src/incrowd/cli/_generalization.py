@@ -318,6 +318,30 @@ def _print_negotiation(result: Negotiation) -> None:
     stdout_console().print(table)
 
 
+def _models(entries: list[str] | None, k: int | None) -> list:
+    """The models of ``--model KEY=VALUE`` options, each value read as the spec's TOML reads it."""
+    if not entries:
+        return []
+    import tomllib
+
+    from ..privacy import MODELS, models_from_spec
+
+    table: dict = {}
+    for entry in entries:
+        key, sep, value = entry.partition("=")
+        key = key.strip()
+        if not sep or key not in MODELS or key in ("k", "l", "t"):
+            others = ", ".join(name for name in MODELS if name not in ("k", "l", "t"))
+            raise ParameterError(f"--model takes KEY=VALUE with KEY one of {others} (k, l and t have their own "
+                                 f"options); got {entry!r}")
+        try:
+            table[key] = tomllib.loads(f"value = {value.strip()}")["value"]
+        except tomllib.TOMLDecodeError:
+            raise ParameterError(f"--model {key}: {value.strip()!r} is not a number, a string or a table such as "
+                                 "{ c = 3, l = 2 }") from None
+    return [m for m in models_from_spec({**table, **({"k": k} if k is not None else {})}) if m.key != "k"]
+
+
 def negotiate_command(
     lattice_path: LatticeArgument,
     k: OptionalK = None,
@@ -352,6 +376,13 @@ def negotiate_command(
                      "is suppressed; with --k and/or --l, or alone. Needs a lattice built with --sensitive.",
                      show_default=False),
     ] = None,
+    model: Annotated[
+        Optional[list[str]],
+        typer.Option("--model", metavar="KEY=VALUE", help="Another privacy model, as the spec's [privacy] key "
+                     "writes it: entropy_l=2, 'recursive_l={ c = 3, l = 2 }', alpha=0.5 (with --k), "
+                     "delta_disclosure=1.0, 'beta={ value = 1.0, variant = \"enhanced\" }', max_average_risk=0.05; "
+                     "repeat for several. A class a model refuses is suppressed.", show_default=False),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Answer a request exactly, or with its relaxations (suppression, height, k, l or t).
@@ -366,7 +397,7 @@ def negotiate_command(
         lattice = Lattice.open(lattice_path)
         result = negotiate(lattice, k=k, l=l, max_levels=_levels(max_levels, "--max-levels"),
                            max_suppression=max_suppression, runtime_histogram=runtime_histogram, metric=metric,
-                           t=t, weights=_metric_weights(metric_weights))
+                           t=t, weights=_metric_weights(metric_weights), models=_models(model, k))
     if json_output:
         print_json(result.to_dict())
         return

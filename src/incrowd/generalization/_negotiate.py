@@ -37,13 +37,14 @@ import math
 import re
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
 from .. import _emd
 from .._runtime import compiled_so_far
 from ..exceptions import ParameterError
+from ..privacy import CodedColumn, Judge, PrivacyModel
 from ._histograms import Histograms, check_criterion, criterion_histograms
 from ._search_plain import FIELDS, search_kernel
 from ._utility_metrics import DEFAULT_METRIC, MAX_EVALUATIONS, MetricTables, best_node, check_metric, tables
@@ -295,7 +296,8 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
               max_levels: Mapping[str, int] | None = None,
               max_suppression: int | float | str = 0,
               runtime_histogram: bool = False, metric: str = DEFAULT_METRIC,
-              weights: Mapping[str, float] | None = None, t: float | None = None) -> Negotiation:
+              weights: Mapping[str, float] | None = None, t: float | None = None,
+              models: Sequence[PrivacyModel] = ()) -> Negotiation:
     """Answer a request on ``lattice``.
 
     ``max_levels`` maps attributes to their highest tolerable level (v_max); attributes left out
@@ -335,14 +337,21 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
         Weights of the quasi-identifiers in ``loss``, ``entropy`` and ``precision``.
     t : float or None, default None
         The t of t-closeness asked for, in (0, 1] (the lattice's sensitive attribute).
+    models : sequence of PrivacyModel, default ()
+        More privacy models (:mod:`incrowd.privacy`: entropy or recursive l, (alpha, k), beta,
+        delta-disclosure, k-map from the weights is not available on a lattice, average risk),
+        met with k, l and t: a class any of them refuses is suppressed, a model of the whole
+        release judges the classes left. Their relaxations are the suppression and the height.
 
     Returns
     -------
     Negotiation
         The exact answer (or None) and the relaxed answers.
     """
-    if t is not None:
-        return _negotiate_t(lattice, k, l, t, max_levels, max_suppression, runtime_histogram, metric, weights)
+    models = _lattice_models(lattice, models)
+    if t is not None or models:
+        return _negotiate_t(lattice, k, l, t, max_levels, max_suppression, runtime_histogram, metric, weights,
+                            models)
     if k is None and l is None:
         raise ParameterError("give k (k-anonymity), l (naive l-diversity) or both")
     if k is not None and l is not None:
@@ -630,52 +639,75 @@ def _check_t_lattice(lattice: LatticeTable) -> None:
 
 
 def _negotiate_t(lattice: LatticeTable, k, l, t, max_levels, max_suppression, runtime_histogram: bool,
-                 metric: str, weights) -> Negotiation:
-    """:func:`negotiate` with t (and k, l or both): a class fails when it has fewer than k rows,
-    fewer than l distinct sensitive values or lies farther than t from the whole table's
-    sensitive values (publish's rule and distance).
+                 metric: str, weights, models: Sequence[PrivacyModel] = ()) -> Negotiation:
+    """:func:`negotiate` with t or more models (and k, l or both): a class fails when it has
+    fewer than k rows, fewer than l distinct sensitive values, lies farther than t from the
+    whole table's sensitive values (publish's rule and distance) or a model refuses it; a node
+    fails when a model of the whole release refuses the classes it keeps.
 
-    A coarser class may fail t where its parts pass, so suppression is no longer monotone in
-    the lattice: the rows failing k or l (the histograms) only bound a node's suppression from
-    below, and a node's classes are computed from the bottom classes, lazily: in the order of
-    height (metric ``height``) or of the metric's lower bound, stopping as the search without t
-    does (:func:`~._utility_metrics.best_node`)."""
-    t = _checked_request(lattice, k, l, t)
+    A coarser class may fail t (or another model) where its parts pass, so suppression is no
+    longer monotone in the lattice: the rows failing k or l (the histograms) only bound a node's
+    suppression from below, and a node's classes are computed from the bottom classes, lazily:
+    in the order of height (metric ``height``) or of the metric's lower bound, stopping as the
+    search without t does (:func:`~._utility_metrics.best_node`)."""
+    if t is not None:
+        t = _checked_request(lattice, k, l, t)
+    else:
+        if k is not None:
+            check_criterion(lattice, k, None)
+        if l is not None:
+            check_criterion(lattice, None, l)
     given = {name: value for name, value in (("k", k), ("l", l)) if value is not None}
     kk, ll = int(given.get("k", 1)), int(given.get("l", 0))  # 1 and 0: never fail
+    # without t a distance of 0 never fails: the thresholds keep their (k, l, t) shape
+    tt = t if t is not None else math.inf
     metric = check_metric(metric)
     tabs = tables(lattice, weights)
     (vmax_vector, limit, n, within, arrays, vmax, k_hist, l_hist, materialized,
      runtime_seconds) = _sublattice(lattice, max_levels, max_suppression, runtime_histogram,
-                                    "t-closeness needs a lattice built with a sensitive attribute (--sensitive)")
-    # the rows failing k or l: a lower bound of the rows failing k, l or t
-    low = np.maximum(k_hist.rows_below_all(kk), l_hist.rows_below_all(ll))
+                                    "t-closeness needs a lattice built with a sensitive attribute (--sensitive)",
+                                    need_sensitive=t is not None or l is not None)
+    # the rows failing k or l: a lower bound of the rows failing k, l, t or a model
+    low = k_hist.rows_below_all(kk)
+    if l_hist is not None:
+        low = np.maximum(low, l_hist.rows_below_all(ll))
     heights = arrays.heights
     in_sub = np.all(arrays.levels <= vmax_vector, axis=1) & materialized
     # the last nodes' classes, kept while a search returns to them (answers, their metrics); a
     # bounded cache, as a node holds arrays the size of its classes
     cache: dict[int, tuple] = {}
     evaluated = {"count": 0, "metric": 0}
+    judge = _ModelJudge(lattice, tabs, models)
 
     def facts(v: int):
-        """(class sizes, distinct values, distances) of node v's classes."""
+        """(class sizes, distinct values, distances, refused by a model) of node v's classes."""
         if v not in cache:
             if len(cache) >= _FACTS_KEPT:
                 del cache[next(iter(cache))]
-            _, _, sizes, distinct, _, distance = tabs.node_facts(v, False, True)
-            cache[v] = (sizes, distinct, distance)
+            class_of, _, sizes, distinct, _, distance = tabs.node_facts(v, False, t is not None)
+            if distinct is None:
+                distinct = np.full(sizes.size, np.iinfo(np.int64).max)
+            if distance is None:
+                distance = np.zeros(sizes.size)
+            cache[v] = (sizes, distinct, distance, judge.refused(class_of, sizes))
             evaluated["count"] += 1
         return cache[v]
 
+    def failing(v: int, thr: tuple) -> np.ndarray:
+        sizes, distinct, distance, refused = facts(v)
+        bad = tabs.failing(sizes, distinct, "k+l+t", thr, distance) | refused[0]
+        if refused[1] is not None and judge.release_refuses(refused[1], ~bad):
+            bad = np.ones(sizes.size, dtype=bool)  # a release its models refuse is no answer
+        return bad
+
     def rows_at(v: int, thr: tuple) -> int:
-        sizes, distinct, distance = facts(v)
-        return int(sizes[tabs.failing(sizes, distinct, "k+l+t", thr, distance)].sum())
+        return int(facts(v)[0][failing(v, thr)].sum())
 
     supp = np.full(lattice.n_nodes, -1, np.int64)
 
     def supp_of(v: int) -> int:
         if supp[v] < 0:
-            supp[v] = rows_at(v, (kk, ll, t))
+            supp[v] = rows_at(v, (kk, ll, tt))
         return int(supp[v])
 
     search = {"gap": 0.0}
@@ -709,7 +741,7 @@ def _negotiate_t(lattice: LatticeTable, k, l, t, max_levels, max_suppression, ru
             rows = rows_of(v)
             if rows > cap:
                 continue
-            got = tabs.evaluate(v, "k+l+t", thr)[metric]
+            got = tabs.evaluate(v, "k+l+t", thr, failing(v, thr))[metric]
             if got is None:  # impossible: t needs the sensitive column, classification's target
                 raise AssertionError(f"metric {metric!r} has no value at node {v}")
             value = float(got)
@@ -725,41 +757,47 @@ def _negotiate_t(lattice: LatticeTable, k, l, t, max_levels, max_suppression, ru
         node_id, rows = found
         if node_id < 0:
             return None
-        sizes, distinct, distance = facts(node_id)
-        classes = int((~tabs.failing(sizes, distinct, "k+l+t", thr, distance)).sum())
-        reached = {**{name: value for name, value in zip(("k", "l"), thr) if name in given}, "t": thr[2]}
+        bad = failing(node_id, thr)
+        reached = {**{name: value for name, value in zip(("k", "l"), thr) if name in given},
+                   **({"t": thr[2]} if t is not None else {})}
         return Node(lattice.level_dict(node_id), int(heights[node_id]), int(rows), criterion,
-                    next(iter(reached.values())), classes, tabs.evaluate(node_id, "k+l+t", thr), reached)
+                    next(iter(reached.values()), 0), int((~bad).sum()), tabs.evaluate(node_id, "k+l+t", thr, bad),
+                    reached)
 
-    criterion = "+".join([*given, "t"])
+    criterion = "+".join([*given, *(["t"] if t is not None else []), *(m.key for m in models)])
     t1 = time.perf_counter()
-    exact = node(choose(in_sub & (low <= within), (kk, ll, t), supp_of, exact=True), (kk, ll, t))
+    exact = node(choose(in_sub & (low <= within), (kk, ll, tt), supp_of, exact=True), (kk, ll, tt))
     visited = {"exact": evaluated["count"]}
     relaxations: dict[str, Node | None] = {"max_suppression": None, "height": None,
-                                           **{name: None for name in given}, "t": None}
+                                           **({} if models else {name: None for name in given}),
+                                           **({"t": None} if t is not None and not models else {})}
     if exact is None:
         before = evaluated["count"]
 
         def sub_facts(v: int):
             """A sublattice node's classes, its suppression kept on the way."""
             got = facts(v)
-            if supp[v] < 0:
-                sizes, distinct, distance = got
-                supp[v] = int(sizes[tabs.failing(sizes, distinct, "k+l+t", (kk, ll, t), distance)].sum())
-            return got
+            supp_of(v)
+            return got[:3]
 
         # relaxing each threshold reads every node of the sublattice: one pass, which also gives
-        # each its suppression
-        relaxed = _relax_with_t([*given, "t"], sub_facts, kk, ll, t, in_sub, within)
+        # each its suppression; with more models, whose parameters do not relax alone, the
+        # suppression of each node is read instead
+        if models:
+            relaxed = {}
+            for v in np.flatnonzero(in_sub).tolist():
+                supp_of(v)
+        else:
+            relaxed = _relax_with_t([*given, "t"], sub_facts, kk, ll, t, in_sub, within)
         # the least suppression of the sublattice, nodes suppressing every row left out
         known = in_sub & (supp < n)
         if known.any():
             least = int(supp[known].min())
             relaxations["max_suppression"] = node(
-                choose(in_sub & (supp == least), (kk, ll, t), lambda v: int(supp[v]), cap=least), (kk, ll, t))
+                choose(in_sub & (supp == least), (kk, ll, tt), lambda v: int(supp[v]), cap=least), (kk, ll, tt))
         visited["max_suppression"] = evaluated["count"] - before
         before = evaluated["count"]
-        relaxations["height"] = node(choose(materialized & (low <= within), (kk, ll, t), supp_of), (kk, ll, t))
+        relaxations["height"] = node(choose(materialized & (low <= within), (kk, ll, tt), supp_of), (kk, ll, tt))
         visited["height"] = evaluated["count"] - before
         for name, (thr, meets) in relaxed.items():
             before = evaluated["count"]
@@ -767,7 +805,7 @@ def _negotiate_t(lattice: LatticeTable, k, l, t, max_levels, max_suppression, ru
                 relaxations[name] = node(choose(meets, thr, lambda v, at=thr: rows_at(v, at)), thr)
             visited[name] = evaluated["count"] - before
     seconds = time.perf_counter() - t1
-    thresholds = {**given, "t": t}
+    thresholds = {**given, **({"t": t} if t is not None else {}), **{m.key: m.describe() for m in models}}
     return Negotiation(
         status="exact" if exact is not None else "relaxed", exact=exact, relaxations=relaxations,
         criterion=criterion, value=next(iter(thresholds.values())), max_levels=lattice.level_dict(vmax),
@@ -775,6 +813,45 @@ def _negotiate_t(lattice: LatticeTable, k, l, t, max_levels, max_suppression, ru
         runtime_histogram_seconds=runtime_seconds, max_suppression_given=str(max_suppression), metric=metric,
         metric_evaluated=int(evaluated["metric"]), optimality_gap=search["gap"], thresholds=thresholds,
     )
+
+
+def _lattice_models(lattice: LatticeTable, models: Sequence[PrivacyModel]) -> list[PrivacyModel]:
+    """The models beyond k, l and t asked of a lattice, checked: k, l and t go by their own
+    arguments, and a model of the sensitive values needs a lattice that kept their order."""
+    out = list(models)
+    for model in out:
+        if not isinstance(model, PrivacyModel):
+            raise ParameterError(f"models must be privacy models of incrowd.privacy; got {model!r}")
+        if model.key in ("k", "l", "t"):
+            raise ParameterError(f"give {model.key} as negotiate's {model.key}=, not among models")
+        if model.needs_sensitive:
+            _check_t_lattice(lattice)
+    return out
+
+
+class _ModelJudge:
+    """The models judging a lattice node's classes, built from its bottom classes."""
+
+    def __init__(self, lattice: LatticeTable, tabs: MetricTables, models: Sequence[PrivacyModel]):
+        self.judge: Judge | None = None
+        if not models:
+            return
+        columns, pairs = [], []
+        if tabs.target is not None and lattice.sensitive_order is not None and tabs.reference is not None:
+            columns.append(CodedColumn(str(lattice.sensitive), tuple(lattice.sensitive_order), bool(tabs.ordered),
+                                       tabs.reference, bool(tabs.missing >= 0)))
+            pairs.append((np.arange(tabs.counts.size, dtype=np.int64), tabs.target, tabs.counts))
+        self.judge = Judge(models, columns, tabs.counts, pairs, None)
+
+    def refused(self, class_of: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, dict | None]:
+        """(per class: refused by a model, the statistics a model of the whole release reads)."""
+        if self.judge is None:
+            return np.zeros(sizes.size, dtype=bool), None
+        stats = self.judge.stats(class_of, int(sizes.size))
+        return self.judge.failing_classes(stats, int(sizes.size)), stats
+
+    def release_refuses(self, stats: dict, keep: np.ndarray) -> bool:
+        return self.judge is not None and self.judge.release_fails(stats, keep) is not None
 
 
 def suppressed_with_t(lattice: LatticeTable, k: int | None, l: int | None, t: float) -> np.ndarray:
@@ -898,7 +975,8 @@ def _tie(value: float) -> float:
     return 1e-12 * max(1.0, abs(value))
 
 
-def _sublattice(lattice: LatticeTable, max_levels, max_suppression, runtime_histogram: bool, no_sensitive: str):
+def _sublattice(lattice: LatticeTable, max_levels, max_suppression, runtime_histogram: bool, no_sensitive: str,
+                need_sensitive: bool = True):
     """What a search with l or t starts from: v_max (as a level vector and a node id), the
     suppression limit in rows (``within``: never every row), the node arrays, and the k and l
     histograms with v_max's added when ``runtime_histogram`` asks and a partial lattice lacks
@@ -911,14 +989,15 @@ def _sublattice(lattice: LatticeTable, max_levels, max_suppression, runtime_hist
     arrays = _arrays(lattice)
     vmax = int(np.dot(vmax_vector, arrays.strides))
     k_hist, l_hist = lattice.k_histograms, lattice.l_histograms
-    if l_hist is None:
+    if l_hist is None and need_sensitive:
         raise ParameterError(no_sensitive)
     materialized = lattice.materialized
     runtime_seconds = None
     t0 = time.perf_counter()
     if runtime_histogram and not materialized[vmax]:
         _, k_part, l_part = lattice.node_histograms(vmax)
-        k_hist, l_hist = _with_node(k_hist, vmax, k_part), _with_node(l_hist, vmax, l_part)
+        k_hist = _with_node(k_hist, vmax, k_part)
+        l_hist = _with_node(l_hist, vmax, l_part) if l_hist is not None else None
         materialized = materialized.copy()
         materialized[vmax] = True
         runtime_seconds = time.perf_counter() - t0

@@ -355,12 +355,14 @@ class MetricTables:
         failing = self.failing(sizes, distinct, criterion, threshold, distance)
         return int(sizes[failing].sum()), int((~failing).sum())
 
-    def evaluate(self, node: int, criterion: str, threshold) -> dict[str, float | None]:
+    def evaluate(self, node: int, criterion: str, threshold, failing: np.ndarray | None = None) -> dict[str, float | None]:
         """Every metric of ``node`` when the classes failing ``criterion``/``threshold`` are
         suppressed (``"k+l"``: a class fails when it fails either; ``threshold`` is (k, l);
-        ``"k+l+t"``: any of the three, ``threshold`` (k, l, t))."""
-        _, gen, sizes, distinct, major, distance = self.node_facts(node, True, criterion == "k+l+t")
-        failing = self.failing(sizes, distinct, criterion, threshold, distance)
+        ``"k+l+t"``: any of the three, ``threshold`` (k, l, t)), or the classes ``failing``
+        says (one bool per class, where more models judged them)."""
+        _, gen, sizes, distinct, major, distance = self.node_facts(node, True, failing is None and criterion == "k+l+t")
+        if failing is None:
+            failing = self.failing(sizes, distinct, criterion, threshold, distance)
         part = {name: values[node] for name, values in self.parts.items()}
         return self.column_tables.values(self.levels[node], part, sizes, failing, gen, major)
 

@@ -13,6 +13,8 @@ its vectorized check of every equivalence class (:meth:`PrivacyModel.classes_ok`
   (``max_population_uniqueness``), which judge the whole release (:meth:`PrivacyModel.release_ok`);
 - :data:`MODELS`: spec key -> model class; :func:`models_from_spec` reads them from a
   ``[privacy]`` table;
+- :class:`Judge` (with :class:`CodedColumn`): the models of a request judging the classes a
+  search forms as unions of its units (publish's and negotiate's searches);
 - :func:`class_stats` builds the statistics of a table, :func:`check_table` checks a whole
   table (a release as read back) and returns a :class:`Failure` per model it does not meet.
 """
@@ -25,6 +27,7 @@ from typing import Any
 # internal (not in __all__): the weighted sample risk measures (fk, Fk, individual and household
 # risk, as sdcMicro) that the report and the publish risk targets both compute
 from . import _sample_risk as sample_risk  # noqa: F401
+from ._judge import CodedColumn, Judge, Pairs  # noqa: F401  (Pairs: a type of the internal API)
 from ._model import TOLERANCE, ClassStats, PrivacyModel
 from ._stats import Failure, check_table, class_stats
 
@@ -76,6 +79,7 @@ def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
     return [model.from_spec(privacy[key], privacy=privacy) for key, model in MODELS.items() if key in privacy]
 
 
-__all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats", "DeltaDisclosure",
+__all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats", "CodedColumn",
+           "DeltaDisclosure", "Judge",
            "DeltaPresence", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KMap", "PopulationUniqueness",
            "PrivacyModel", "RecursiveL", "TCloseness", "check_table", "class_stats", "models_from_spec"]

@@ -48,7 +48,7 @@ from ..exceptions import DataError, ParameterError
 from ..generalization._limits import check_memory, check_nodes
 from ..generalization._negotiate import max_suppression_count
 from . import _risk_targets
-from ._models import Judge
+from ._models import Judge, judge_of
 from ._prepare import Prepared
 from ._spec import ReleaseSpec
 
@@ -246,7 +246,7 @@ def _judge(prep: Prepared, bottom: _Bottom) -> Judge:
     if bottom.judge is None:
         weights = None if prep.weights is None else np.bincount(bottom.of_row, weights=prep.weights,
                                                                   minlength=bottom.counts.size)
-        bottom.judge = Judge(prep, bottom.counts, bottom.pairs, weights)
+        bottom.judge = judge_of(prep, bottom.counts, bottom.pairs, weights)
     return bottom.judge
 
 

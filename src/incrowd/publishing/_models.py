@@ -17,92 +17,30 @@ release is judged on the groups, and when it refuses them every class becomes on
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ..exceptions import VerificationError
-from ..privacy import ClassStats, PrivacyModel, check_table
+from ..privacy import CodedColumn, Judge, Pairs, check_table
 
 if TYPE_CHECKING:
     from ._prepare import Prepared
 
 
-def _columns(prep: Prepared, model: PrivacyModel) -> list[int | None]:
-    """The sensitive columns (their index in ``prep.sensitive``) a model reads; [None] for one
-    that reads none."""
-    if not model.needs_sensitive:
-        return [None]
-    names = [s.name for s in prep.sensitive]
-    return [names.index(model.column)] if model.column is not None else list(range(len(names)))
-
-
-def stats_of(prep: Prepared, class_of: np.ndarray, n_classes: int, rows: np.ndarray,
-             pairs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], weights: np.ndarray | None,
-             column: int | None) -> ClassStats:
-    """The classes of units (bottom classes or rows) mapped to classes by ``class_of``:
-    ``rows`` rows per unit, ``pairs`` per sensitive column (unit, code, rows), ``weights`` the
-    sampling weights per unit."""
-    sizes = np.bincount(class_of, weights=rows, minlength=n_classes).astype(np.int64)
-    first = np.zeros(n_classes, np.int64)
-    w = None if weights is None else np.bincount(class_of, weights=weights, minlength=n_classes)
-    if column is None:
-        return ClassStats(sizes=sizes, first_rows=first, weights=w)
-    s = prep.sensitive[column]
-    unit, code, count = pairs[column]
-    m = s.n_values
-    counts = np.bincount(class_of[unit] * m + code, weights=count, minlength=n_classes * m)
-    return ClassStats(sizes=sizes, counts=counts.reshape(n_classes, m).astype(np.int64),
-                      table_counts=np.asarray(s.reference_counts, np.int64), missing=bool(s.missing),
-                      ordered=bool(s.ordered), values=tuple(s.values), first_rows=first, column=s.name, weights=w)
-
-
-class Judge:
-    """The models of a spec judging the classes of one grouping of units."""
-
-    def __init__(self, prep: Prepared, rows: np.ndarray,
-                 pairs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], weights: np.ndarray | None):
-        self.prep, self.rows, self.pairs, self.weights = prep, rows, pairs, weights
-        self.models = [(model, column) for model in prep.spec.models for column in _columns(prep, model)]
-
-    def __bool__(self) -> bool:
-        return bool(self.models)
-
-    def stats(self, class_of: np.ndarray, n_classes: int) -> dict[int | None, ClassStats]:
-        needed = {column for _, column in self.models}
-        return {column: stats_of(self.prep, class_of, n_classes, self.rows, self.pairs, self.weights, column)
-                for column in needed}
-
-    def failing_classes(self, stats: dict[int | None, ClassStats], n_classes: int) -> np.ndarray:
-        """Per class: True when a model refuses it."""
-        bad = np.zeros(n_classes, dtype=bool)
-        for model, column in self.models:
-            bad |= ~np.asarray(model.classes_ok(stats[column]), dtype=bool)
-        return bad
-
-    def release_fails(self, stats: dict[int | None, ClassStats], keep: np.ndarray) -> str | None:
-        """What a model of the whole release refuses in the classes ``keep`` (one bool per class),
-        or None when every model accepts them."""
-        kept = {column: _subset(s, keep) for column, s in stats.items()}
-        for model, column in self.models:
-            if not model.release_ok(kept[column]):
-                return f"not {model.describe()}: {model.release_figure(kept[column])}"
-        return None
-
-
-def _subset(stats: ClassStats, keep: np.ndarray) -> ClassStats:
-    return replace(stats, sizes=stats.sizes[keep], first_rows=stats.first_rows[keep],
-                   counts=None if stats.counts is None else stats.counts[keep],
-                   weights=None if stats.weights is None else stats.weights[keep])
+def judge_of(prep: Prepared, rows: np.ndarray, pairs: Pairs, weights: np.ndarray | None) -> Judge:
+    """The spec's models judging units (bottom classes or rows) of the prepared table."""
+    columns = [CodedColumn(s.name, tuple(s.values), bool(s.ordered), s.reference_counts, bool(s.missing))
+               for s in prep.sensitive]
+    return Judge(prep.spec.models, columns, rows, pairs, weights)
 
 
 def row_judge(prep: Prepared) -> Judge:
     """A judge whose units are the rows of the table."""
     ones = np.ones(prep.n, dtype=np.int64)
     index = np.arange(prep.n, dtype=np.int64)
-    return Judge(prep, ones, [(index, s.codes.astype(np.int64), ones) for s in prep.sensitive], prep.weights)
+    return judge_of(prep, ones, [(index, s.codes.astype(np.int64), ones) for s in prep.sensitive], prep.weights)
 
 
 def enforce(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | None) -> np.ndarray:
@@ -118,8 +56,7 @@ def enforce(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | None) -> np
     n_groups = int(local.max()) + 1
     of_row = np.full(prep.n, -1, np.int64)
     of_row[kept] = local
-    sub = Judge(prep, judge.rows[kept], [(_renumber(kept, u), c, r) for u, c, r in _kept_pairs(judge, kept)],
-                None if judge.weights is None else judge.weights[kept])
+    sub = judge.subset(kept)
     stats = sub.stats(local, n_groups)
     failing = sub.failing_classes(stats, n_groups)
     merge_all = sub.release_fails(stats, np.ones(n_groups, dtype=bool)) is not None
@@ -134,17 +71,6 @@ def enforce(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | None) -> np
     rows = kept & np.isin(blocks, merged_blocks)
     out[rows] = base + blocks[rows]
     return out
-
-
-def _kept_pairs(judge: Judge, kept: np.ndarray):
-    for unit, code, count in judge.pairs:
-        keep = kept[unit]
-        yield unit[keep], code[keep], count[keep]
-
-
-def _renumber(kept: np.ndarray, unit: np.ndarray) -> np.ndarray:
-    position = np.cumsum(kept) - 1
-    return position[unit]
 
 
 def verifier(prep: Prepared):

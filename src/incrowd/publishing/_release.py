@@ -106,7 +106,7 @@ class PublishResult:
                 "identifiers": r["identifiers_dropped"], "kept_rows": self.kept_rows, "k": r["k"],
                 # numeric QIs by role, not by type: a categorical QI of codes is no number
                 "numeric": list(r["numeric"]), "hierarchies": self.hierarchies, "release_summary": r,
-                "thresholds": dict(self.spec.report_thresholds),
+                "thresholds": dict(self.spec.report_thresholds), "models": list(self.spec.models),
                 "weight": self.spec.weight}  # the survey weight the risk measures weigh rows by
 
 

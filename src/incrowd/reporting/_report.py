@@ -109,7 +109,8 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
            weight: str | None = None, l: int | None = None, t: float | None = None,
            thresholds: Mapping[str, float] | None = None, spec: Any = None,
            risk_utility_map: bool = False, suppression: str | None = None,
-           strategy: str | None = None, missing_matches: str | None = None) -> Report:
+           strategy: str | None = None, missing_matches: str | None = None,
+           models: Sequence[Any] | None = None) -> Report:
     """Risk and utility of ``release`` against ``original`` (DataFrames or file paths).
 
     ``quasi_identifiers``: the columns an intruder may know; ``sensitive``: columns to check for
@@ -123,6 +124,10 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     anonymeter's singling-out, linkability and inference attacks (slow); ``weight``: the
     original's sampling-weight column: the risk gains ``sample_risk``, the release's individual
     and global risk and expected re-identifications as sdcMicro measures them (see ``incrowd.risk``).
+
+    ``models``: the privacy models the release promises beyond k, l and t (``incrowd.privacy``'s,
+    as a spec's ``models``; default the ``spec``'s): each is checked on the release against the
+    original's sensitive columns and is a promised line of the verdict.
 
     ``verdict`` (first in the JSON and on the page): one line per promise and measure, pass /
     review / fail against a threshold, with the driver and the next step of each review or
@@ -279,6 +284,7 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
                                l=promised_l if promised_l is not None else promised.get("l"),
                                t=promised_t if promised_t is not None else promised.get("t"),
                                thresholds=thresholds, risk_targets=promised.get("risk_targets"),
+                               models=models if models is not None else getattr(spec, "models", ()), weight=weight,
                                fully_suppressed=one_label_columns(a, promised.get("fully_suppressed") or ()))
         seconds["verdict"] = work_clock() - started
         if figures:

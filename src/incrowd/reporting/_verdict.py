@@ -71,6 +71,26 @@ def _pct(share: float) -> str:
     return f"{100 * share:.3g} %"
 
 
+def _model_lines(aligned, models: Sequence[Any], *, weight: str | None = None) -> list[dict[str, Any]]:
+    """A promised line per model: checked on the release's classes by the model's own check, the
+    sensitive values compared with the original's (the whole input, as publish compared them)."""
+    if not models:
+        return []
+    from ..privacy import check_table
+
+    a = aligned
+    release = a.release
+    reference = {s: a.original[s] for s in a.sensitive if s in a.original.columns}
+    out = []
+    for model in models:
+        failures = check_table(release, a.quasi_identifiers, [model], sensitive=a.sensitive, reference=reference,
+                               weight=weight if weight is not None and weight in release.columns else None)
+        status = "fail" if failures else "pass"
+        out.append(_line(model.key, model.describe(), None, status, str(failures[0]) if failures else None,
+                         f"relax {model.key} or generalize further" if failures else None, promised=True))
+    return out
+
+
 def _line(measure: str, value, threshold, status: str, driver: str | None = None,
           next_step: str | None = None, **extra: Any) -> dict[str, Any]:
     out = {"measure": measure, "value": value, "threshold": threshold, "status": status,
@@ -127,13 +147,16 @@ def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any
             k: int | None = None, l: int | None = None, t: float | None = None,
             thresholds: Mapping[str, Any] | None = None,
             risk_targets: Mapping[str, Any] | None = None,
-            fully_suppressed: Sequence[str] | None = None) -> list[dict[str, Any]]:
+            fully_suppressed: Sequence[str] | None = None, models: Sequence[Any] = (),
+            weight: str | None = None) -> list[dict[str, Any]]:
     """One line per promise and per measure present in ``risk`` and ``utility``:
     ``{measure, value, threshold, status, driver, next_step}`` (``status`` "pass", "review" or
     "fail"; ``driver`` and ``next_step`` only for a review or a failure), as the module says.
     ``risk_targets``: the release's promised risk targets (its summary's ``risk_targets``): the
     weighted risks are held to them as promises. ``fully_suppressed``: the quasi-identifiers
-    published as one label in every row (:func:`one_label_columns`)."""
+    published as one label in every row (:func:`one_label_columns`). ``models``: the privacy
+    models promised beyond k, l and t, each a promised line (:func:`_model_lines`; ``weight``: the
+    sampling weights of k-map and population uniqueness)."""
     th = thresholds_from(thresholds)
     ctx = _Context(aligned, hierarchies)
     out: list[dict[str, Any]] = []
@@ -174,6 +197,7 @@ def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any
                              "rows meets the threshold)"))
     for s, got in (risk.get("attribute_disclosure") or {}).items():
         out.extend(_sensitive_lines(ctx, s, got, th, l, t))
+    out.extend(_model_lines(aligned, models, weight=weight))
     if isinstance(risk.get("drisk"), (int, float)):
         value = float(risk["drisk"])
         status = _status("drisk", value, th["drisk"], None, False)

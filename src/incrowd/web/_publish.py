@@ -64,6 +64,7 @@ def page_context() -> dict[str, Any]:
     """The choices the Publish page offers, named as the spec names them; each control's title is
     the key's meaning from the spec's key table (as the reference page gives it)."""
     from .._methods import METHOD_NAMES
+    from ..privacy import MODELS
     from ..publishing import RISK_TARGET_KEYS, SPEC_KEYS, spec_key
     from ..publishing._spec import MISSING_NUMERIC, PUBLISH_STRATEGIES, ROLES
 
@@ -73,6 +74,9 @@ def page_context() -> dict[str, Any]:
             "missing_matches": list(spec_key("privacy", "missing_matches").choices),
             "metrics": list(spec_key("privacy", "metric").choices),
             "risk_targets": list(RISK_TARGET_KEYS),
+            # the models beyond k, l and t, each one box: a number or an inline table as in the spec
+            "models": [e.name for e in SPEC_KEYS if e.section == "privacy" and e.name in MODELS
+                       and e.name not in ("k", "l", "t")],
             "meaning": {e.name: e.meaning.replace("`", "") for e in SPEC_KEYS if e.section == "privacy"}}
 
 
