@@ -227,3 +227,48 @@ def test_the_cli_publishes_with_a_model_and_the_report_holds_it_as_a_promise(tmp
     assert again.exit_code == 0, again.output
     lines = {line["measure"]: line for line in json.loads(again.output)["verdict"]}
     assert lines["recursive_l"]["status"] == "fail" and "recursive" in lines["recursive_l"]["driver"]
+
+
+def test_an_incremental_release_meets_its_models_after_an_increment(tmp_path):
+    from incrowd.incremental import IncrementalMicroaggregation
+
+    # sex fixed at its values: F is one class; the increment makes each F group lean to one value
+    # of s (3 to 1: exp(entropy) 1.75 < 2) while the class stays even: the groups are merged back
+    spec = {"privacy": {"k": 2, "entropy_l": 2, "max_suppression": "50%"},
+            "columns": {"age": "numeric", "sex": "categorical", "s": "sensitive"}, "levels": {"sex": 0}}
+    base = pd.DataFrame({"age": [20.0, 21.0, 40.0, 41.0, 30.0, 31.0, 50.0, 51.0],
+                         "sex": ["F", "F", "F", "F", "M", "M", "M", "M"],
+                         "s": ["a", "b", "a", "b", "a", "b", "b", "a"]})
+    session = IncrementalMicroaggregation.from_base(base, tmp_path / "s.duckdb", spec=spec)
+    session.add(pd.DataFrame({"age": [20.5, 20.7, 40.5, 40.7], "sex": ["F"] * 4, "s": ["a", "a", "b", "b"]}), "nn")
+    result = session.publish()
+    assert not check_table(result.table, ["age", "sex"], [EntropyL(l=2)], sensitive=["s"])
+    assert result.summary()["privacy_models"] == ["entropy 2-diverse in every sensitive column"]
+    female = result.table[result.table["sex"] == "F"]
+    assert female["age"].nunique() == 1 and len(female) == 8  # the F class is one group, nothing suppressed
+
+
+def test_t_with_the_hierarchical_distance_of_a_sensitive_hierarchy(tmp_path):
+    from incrowd.privacy import TCloseness
+
+    rng = np.random.default_rng(4)
+    n = 400
+    frame = pd.DataFrame({"q1": rng.choice(["x", "y", "z", "w"], n), "q2": rng.choice(["u", "v", "r"], n),
+                          "s": rng.choice(["flu", "cold", "hiv", "hepatitis"], n)})
+    rows = [("flu", "respiratory", "*"), ("cold", "respiratory", "*"), ("hiv", "blood", "*"),
+            ("hepatitis", "blood", "*")]
+    (tmp_path / "illness.csv").write_text("\n".join(";".join(r) for r in rows) + "\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[privacy]\nk = 3\nmax_suppression = "5%"\nt = { value = 0.1, hierarchy = "illness.csv" }\n'
+                    '[columns]\nq1 = "categorical"\nq2 = "categorical"\ns = "sensitive"\n')
+    loaded = load_spec(spec)
+    assert loaded.t is None and [m.key for m in loaded.models] == ["t"]
+    assert loaded.models[0].hierarchy == tuple(rows)
+    result = incrowd.publish(frame, spec)
+    model = TCloseness(t=0.1, hierarchy=tuple(rows))
+    assert not check_table(result.table, QIS, [model], sensitive=["s"], reference={"s": frame["s"]})
+    # the same release fails a tighter bound: the check is not vacuous
+    tighter = TCloseness(t=float(model.distances(__import__("incrowd").privacy.class_stats(
+        result.table, QIS, "s", reference=frame["s"])).max()) / 2, hierarchy=tuple(rows))
+    assert check_table(result.table, QIS, [tighter], sensitive=["s"], reference={"s": frame["s"]})
+    assert load_spec(loaded.to_dict()).models == loaded.models

@@ -355,7 +355,8 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
     if k is None and l is None:
         raise ParameterError("give k (k-anonymity), l (naive l-diversity) or both")
     if k is not None and l is not None:
-        return _negotiate_k_and_l(lattice, k, l, max_levels, max_suppression, runtime_histogram, metric, weights)
+        return _negotiate_t(lattice, k, l, t, max_levels, max_suppression, runtime_histogram, metric, weights,
+                            models)
     criterion, value = check_criterion(lattice, k, l)
     metric = check_metric(metric)
     if metric == "classification" and lattice.sensitive is None:
@@ -771,6 +772,7 @@ def _negotiate_t(lattice: LatticeTable, k, l, t, max_levels, max_suppression, ru
     relaxations: dict[str, Node | None] = {"max_suppression": None, "height": None,
                                            **({} if models else {name: None for name in given}),
                                            **({"t": None} if t is not None and not models else {})}
+    asked = [*given, *(["t"] if t is not None else [])]
     if exact is None:
         before = evaluated["count"]
 
@@ -788,7 +790,7 @@ def _negotiate_t(lattice: LatticeTable, k, l, t, max_levels, max_suppression, ru
             for v in np.flatnonzero(in_sub).tolist():
                 supp_of(v)
         else:
-            relaxed = _relax_with_t([*given, "t"], sub_facts, kk, ll, t, in_sub, within)
+            relaxed = _relax_with_t(asked, sub_facts, kk, ll, tt, in_sub, within)
         # the least suppression of the sublattice, nodes suppressing every row left out
         known = in_sub & (supp < n)
         if known.any():

@@ -458,7 +458,8 @@ def _check_waiting(prep, groups: np.ndarray, waiting_groups: np.ndarray) -> None
         failing = int((groups < 0).sum()) - waiting
         what = [f"{waiting} row(s) wait for k={prep.spec.k} rows of their class"] if waiting else []
         if failing:
-            what.append(f"{failing} row(s) are in groups that fail l or t within their class")
+            models = "l, t or another privacy model of the spec" if prep.spec.models else "l or t"
+            what.append(f"{failing} row(s) are in groups that fail {models} within their class")
         raise ParameterError(f"{' and '.join(what)} and would be suppressed: {exc}; add more rows, or raise "
                              "max_suppression in the spec") from None
 

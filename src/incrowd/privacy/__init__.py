@@ -19,64 +19,47 @@ its vectorized check of every equivalence class (:meth:`PrivacyModel.classes_ok`
   table (a release as read back) and returns a :class:`Failure` per model it does not meet.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from collections.abc import Mapping
-from typing import Any
+from .._runtime import lazy as _lazy
 
-# internal (not in __all__): the weighted sample risk measures (fk, Fk, individual and household
-# risk, as sdcMicro) that the report and the publish risk targets both compute
-from . import _sample_risk as sample_risk  # noqa: F401
-from ._judge import CodedColumn, Judge, Pairs  # noqa: F401  (Pairs: a type of the internal API)
-from ._model import TOLERANCE, ClassStats, PrivacyModel
-from ._stats import Failure, check_table, class_stats
+if _TYPE_CHECKING:  # what type checkers see; at run time a name loads its module on first use
+    from ._judge import CodedColumn, Judge, Pairs  # noqa: F401  (Pairs: a type of the internal API)
+    from ._model import TOLERANCE, ClassStats, PrivacyModel
+    from ._registry import MODELS, models_from_spec
+    from ._stats import Failure, check_table, class_stats
+    from .alpha_k import AlphaK
+    from .average_risk import AverageRisk
+    from .beta_likeness import BetaLikeness
+    from .delta_disclosure import DeltaDisclosure
+    from .delta_presence import DeltaPresence
+    from .distinct_l import DistinctL
+    from .entropy_l import EntropyL
+    from .k_anonymity import KAnonymity
+    from .k_map import KMap
+    from .population_uniqueness import PopulationUniqueness
+    from .recursive_l import RecursiveL
+    from .t_closeness import TCloseness
 
-# internal (not in __all__): the population-uniqueness estimators the risk summary reports too,
-# under another name: the package attribute population_uniqueness is the model's module
-from ._uniqueness import population_uniqueness as uniqueness_estimates  # noqa: F401
-from .alpha_k import AlphaK
-from .average_risk import AverageRisk
-from .beta_likeness import BetaLikeness
-from .delta_disclosure import DeltaDisclosure
-from .delta_presence import DeltaPresence
-from .distinct_l import DistinctL
-from .entropy_l import EntropyL
-from .k_anonymity import KAnonymity
-from .k_map import KMap
-from .population_uniqueness import PopulationUniqueness
-from .recursive_l import RecursiveL
-from .t_closeness import TCloseness
-
-#: spec key -> model class, in the order a verdict lists them
-MODELS: dict[str, type[PrivacyModel]] = {
-    model.key: model
-    for model in (KAnonymity, AlphaK, DistinctL, EntropyL, RecursiveL, TCloseness, BetaLikeness, DeltaDisclosure,
-                  KMap, DeltaPresence, AverageRisk, PopulationUniqueness)
-}
-
-
-def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
-    """The models a ``[privacy]`` table asks for, in :data:`MODELS`' order; keys of other
-    settings (``max_suppression``, ``strategy``, ...) are left to the caller.
-
-    A model's value is its parameter (``l = 2``) or a table with it (``l = { value = 2,
-    column = "income" }``; ``recursive_l = { c = 3, l = 2 }``; ``beta = { value = 1.0,
-    variant = "enhanced" }``); ``column`` names the sensitive column it protects (default:
-    every column with the ``sensitive`` role). ``alpha`` reads ``k``. The population models:
-    ``k_map = { k = 5, population = "FILE" }`` or ``{ k = 5, estimator = "poisson",
-    significance = 0.01 }``, ``delta_presence = { min = 0.0, max = 0.5, population = "FILE" }``,
-    ``max_average_risk = 0.05``, ``max_population_uniqueness = { value = 0.01, model = "dankar" }``.
-
-    Parameters
-    ----------
-    privacy : mapping
-        The spec's ``[privacy]`` table.
-
-    Returns
-    -------
-    list of PrivacyModel
-    """
-    return [model.from_spec(privacy[key], privacy=privacy) for key, model in MODELS.items() if key in privacy]
+# loaded on first use, so that a search judging classes (``Judge``, numpy only) never loads
+# pandas, which checking a table needs
+__getattr__, __dir__ = _lazy.attach(__name__, {
+    "CodedColumn": "._judge", "Judge": "._judge", "Pairs": "._judge",
+    "TOLERANCE": "._model", "ClassStats": "._model", "PrivacyModel": "._model",
+    "MODELS": "._registry", "models_from_spec": "._registry",
+    "Failure": "._stats", "check_table": "._stats", "class_stats": "._stats",
+    "AlphaK": ".alpha_k", "AverageRisk": ".average_risk", "BetaLikeness": ".beta_likeness",
+    "DeltaDisclosure": ".delta_disclosure", "DeltaPresence": ".delta_presence", "DistinctL": ".distinct_l",
+    "EntropyL": ".entropy_l", "KAnonymity": ".k_anonymity", "KMap": ".k_map",
+    "PopulationUniqueness": ".population_uniqueness", "RecursiveL": ".recursive_l", "TCloseness": ".t_closeness",
+    # internal (not in __all__): the population-uniqueness estimators the risk summary reports too,
+    # under another name: the package attribute population_uniqueness is the model's module
+    "uniqueness_estimates": "._uniqueness:population_uniqueness",
+}, modules={
+    # internal (not in __all__): the weighted sample risk measures (fk, Fk, individual and household
+    # risk, as sdcMicro) that the report and the publish risk targets both compute
+    "sample_risk": "._sample_risk",
+})
 
 
 __all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats", "CodedColumn",

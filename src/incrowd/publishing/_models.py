@@ -46,31 +46,43 @@ def row_judge(prep: Prepared) -> Judge:
 def enforce(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | None) -> np.ndarray:
     """``groups`` (a group id per row, -1 suppressed) with every group of a class that a model
     refuses in part merged into one group per class (``blocks``: the class of each row, the
-    search's classes; None: nothing to merge back into)."""
+    search's classes; None: each group is its own), and a merged class a model still refuses
+    suppressed (an incremental release's classes were chosen for earlier rows)."""
     judge = row_judge(prep)
+    if not judge or not (groups >= 0).any():
+        return groups
+    failing, whole = _judged(judge, groups)
+    if not failing.any() and not whole:
+        return groups
     kept = groups >= 0
-    if not judge or blocks is None or not kept.any():
-        return groups
-    _, local = np.unique(groups[kept], return_inverse=True)
-    local = local.ravel().astype(np.int64)
-    n_groups = int(local.max()) + 1
-    of_row = np.full(prep.n, -1, np.int64)
-    of_row[kept] = local
-    sub = judge.subset(kept)
-    stats = sub.stats(local, n_groups)
-    failing = sub.failing_classes(stats, n_groups)
-    merge_all = sub.release_fails(stats, np.ones(n_groups, dtype=bool)) is not None
-    if not failing.any() and not merge_all:
-        return groups
-    block_of_group = np.zeros(n_groups, np.int64)
-    block_of_group[local] = blocks[kept]
-    merged_blocks = np.unique(block_of_group[failing]) if not merge_all else np.unique(block_of_group)
+    block = blocks if blocks is not None else groups
+    ids = np.unique(groups[kept])
+    block_of_group = np.zeros(int(ids.size), np.int64)
+    local = np.searchsorted(ids, groups[kept])
+    block_of_group[local] = block[kept]
+    merged_blocks = np.unique(block_of_group) if whole else np.unique(block_of_group[failing])
     out = groups.copy()
     # a merged class takes an id past every group's, so that it never joins an untouched group
     base = int(groups.max()) + 1
-    rows = kept & np.isin(blocks, merged_blocks)
-    out[rows] = base + blocks[rows]
+    rows = kept & np.isin(block, merged_blocks)
+    out[rows] = base + np.unique(block[rows], return_inverse=True)[1].ravel()
+    still, _ = _judged(judge, out)
+    if still.any():
+        ids = np.unique(out[out >= 0])
+        out[np.isin(out, ids[still])] = -1
     return out
+
+
+def _judged(judge: Judge, groups: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(per group, in the order of its id: refused by a model; whether a model of the whole
+    release refuses them all)."""
+    kept = groups >= 0
+    local = np.unique(groups[kept], return_inverse=True)[1].ravel().astype(np.int64)
+    n_groups = int(local.max()) + 1
+    sub = judge.subset(kept)
+    stats = sub.stats(local, n_groups)
+    failing = sub.failing_classes(stats, n_groups)
+    return failing, sub.release_fails(stats, ~failing) is not None
 
 
 def verifier(prep: Prepared):

@@ -162,7 +162,7 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
         else:
             groups, levels_per_row, extra = _gtm_groups(prep, max_nodes, max_memory)
         blocks = extra.pop("blocks", None)
-        merged = _models.enforce(prep, _enforce_sensitive(prep, groups, blocks), blocks)
+        merged = _enforce_sensitive(prep, groups, blocks)
         if spec.strategy == "joint" and merged is not groups:
             from ._joint_release import joint_levels
 
@@ -234,6 +234,12 @@ def _gtm_groups(prep: Prepared, max_nodes: int | None = None, max_memory: int | 
 
 
 def _enforce_sensitive(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | None) -> np.ndarray:
+    """The groups with l and t enforced (a failing group merges with its class's nearest), then
+    the other models (:func:`_models.enforce`)."""
+    return _models.enforce(prep, _enforce_l_and_t(prep, groups, blocks), blocks)
+
+
+def _enforce_l_and_t(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | None) -> np.ndarray:
     spec = prep.spec
     if (spec.l is None and spec.t is None) or not prep.sensitive:
         return groups

@@ -46,6 +46,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -383,6 +384,9 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
     if l is not None and (isinstance(l, bool) or not isinstance(l, int) or l < 2):
         raise ParameterError(f"{source}: l must be an integer >= 2 (distinct sensitive values per class); got {l!r}")
     t = privacy.get("t")
+    t_model = None
+    if isinstance(t, Mapping):  # t = { value = 0.2, hierarchy = "FILE", column = "..." }: a model of its own
+        t_model, t = _t_model(t, root, source), None
     if t is not None:
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or not 0 < t <= 1:
             raise ParameterError(f"{source}: t must be a number in (0, 1] (earth mover's distance); got {t!r}")
@@ -426,7 +430,8 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
                              "has one survey weight")
     if not any(c.role in ("numeric", "categorical") for c in columns.values()):
         raise ParameterError(f"{source}: [columns] names no quasi-identifier (role \"numeric\" or \"categorical\")")
-    if (l is not None or t is not None) and not any(c.role == "sensitive" for c in columns.values()):
+    if (l is not None or t is not None or t_model is not None) and not any(c.role == "sensitive"
+                                                                            for c in columns.values()):
         raise ParameterError(f"{source}: l and t need a column with role \"sensitive\" in [columns]")
     missing = _table(raw, "missing", source)
     bad = [key for key in missing if key not in keys("missing")]
@@ -458,7 +463,7 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
     risk_targets = parse_risk_targets(privacy, columns, source, strategy=strategy,
                                       suppression=cells.get("suppression", "rows"))
     entries, models = _models(privacy, columns, source, strategy=strategy,
-                              suppression=cells.get("suppression", "rows"))
+                              suppression=cells.get("suppression", "rows"), t_model=t_model, root=root)
     return ReleaseSpec(k=k, l=l, t=t, max_suppression=max_suppression, strategy=strategy, method=method,
                        models=models, model_entries=entries,
                        report_thresholds={key: float(v) for key, v in report_table.items()},
@@ -472,18 +477,53 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
 _OWN_KEYS = ("k", "l", "t")
 
 
+def _t_model(value: Mapping[str, Any], root: Path, source: str) -> PrivacyModel:
+    """``t = { value = 0.2, hierarchy = "FILE", column = "..." }``: t-closeness with the
+    hierarchical distance over the sensitive values' hierarchy file (ARX's format, relative to
+    the spec's folder), or of one named column."""
+    from ..generalization import read_hierarchy
+    from ..privacy import TCloseness
+
+    entries = dict(value)
+    path = entries.pop("hierarchy", None)
+    try:
+        model = TCloseness.from_spec(entries)
+    except ParameterError as exc:
+        raise ParameterError(f"{source}: {exc}; as a table t takes value, hierarchy and column") from None
+    if path is None:
+        return model
+    if not isinstance(path, str) or not path:
+        raise ParameterError(f"{source}: t's hierarchy must be a file name; got {path!r}")
+    try:
+        h = read_hierarchy(root / path, model.column)
+    except OSError as exc:
+        raise ParameterError(f"{source}: t's hierarchy {path!r} cannot be read ({exc.strerror or exc})") from None
+    rows = tuple(tuple(str(h.labels[level][h.code_map(level)[i]]) for level in range(h.depth))
+                 for i in range(int(h.labels[0].size)))
+    return dc_replace(model, hierarchy=rows)
+
+
 def _models(privacy: Mapping[str, Any], columns: Mapping[str, ColumnSpec], source: str, *, strategy: str,
-            suppression: str) -> tuple[dict[str, Any], tuple[PrivacyModel, ...]]:
-    """The models of [privacy] beyond k, l and t, checked against the columns: a model's
-    sensitive column (its ``column =``, else every column with the role "sensitive") must have
-    the role "sensitive", a model of the population needs its weights."""
+            suppression: str, t_model: PrivacyModel | None = None,
+            root: Path = Path(".")) -> tuple[dict[str, Any], tuple[PrivacyModel, ...]]:
+    """The models of [privacy] beyond k, l and t (and t given as a table), checked against the
+    columns: a model's sensitive column (its ``column =``, else every column with the role
+    "sensitive") must have the role "sensitive", a model of the population needs its weights."""
     entries = {key: privacy[key] for key in MODELS if key in privacy and key not in _OWN_KEYS}
+    if t_model is not None:  # written back with its hierarchy's full path, as a column's is
+        given = dict(privacy["t"])
+        if "hierarchy" in given:
+            given["hierarchy"] = str(root / given["hierarchy"])
+        entries = {"t": given, **entries}
     if not entries:
         return {}, ()
     try:
-        models = tuple(m for m in models_from_spec({**entries, "k": privacy.get("k")}) if m.key not in _OWN_KEYS)
+        others = {key: value for key, value in entries.items() if key not in _OWN_KEYS}
+        models = tuple(m for m in models_from_spec({**others, "k": privacy.get("k")}) if m.key not in _OWN_KEYS)
     except ParameterError as exc:
         raise ParameterError(f"{source}: {exc}") from None
+    if t_model is not None:
+        models = (t_model, *models)
     named = ", ".join(entries)
     if strategy != "generalize-then-microaggregate":
         raise ParameterError(f"{source}: {named} is met by the generalize-then-microaggregate search; strategy "

@@ -40,9 +40,11 @@ SPEC_KEYS: tuple[SpecKey, ...] = (
             "Required. Every published class (rows alike in all quasi-identifiers) holds at least k rows."),
     SpecKey("privacy", "l", "integer >= 2", None,
             "Distinct l-diversity: at least l distinct values of every sensitive column in every class."),
-    SpecKey("privacy", "t", "number in (0, 1]", None,
+    SpecKey("privacy", "t", "number in (0, 1], or table { value = number, hierarchy = file path, column = name }",
+            None,
             "t-closeness: the earth mover's distance of every class's distribution of each sensitive column "
-            "from the whole file's is at most t."),
+            "from the whole file's is at most t (ordered for numbers, equal for text; with `hierarchy`, ARX's "
+            "hierarchical distance over the sensitive values' hierarchy file)."),
     SpecKey("privacy", "entropy_l", "number >= 1", None,
             "Entropy l-diversity: the entropy of every class's sensitive values is at least log(l)."),
     SpecKey("privacy", "recursive_l", "table { c = number > 0, l = integer >= 2 }", None,
