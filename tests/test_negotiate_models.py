@@ -130,7 +130,8 @@ def test_the_command_line_takes_models_as_the_spec_writes_them(tmp_path):
                               "--model", "entropy_l=1.5", "--model", "recursive_l={ c = 3, l = 2 }"])
     assert got.exit_code == 0, got.output
     answer = json.loads(got.output)
-    assert set(answer["request"]) >= {"k", "entropy_l", "recursive_l"}
+    assert answer["request"]["k"] == 3
+    assert set(answer["request"]["models"]) == {"entropy_l", "recursive_l"}
     expected = negotiate(Lattice.open(lattice), k=3, max_suppression="5%",
                          models=[EntropyL(l=1.5), RecursiveL(c=3, l=2)])
     assert (answer["exact"] or {}).get("levels") == (expected.exact.levels if expected.exact else None)
@@ -138,6 +139,8 @@ def test_the_command_line_takes_models_as_the_spec_writes_them(tmp_path):
     assert bad.exit_code == 2 and "--model takes KEY=VALUE" in bad.output
     bad = runner.invoke(app, ["negotiate", str(lattice), "--k", "3", "--model", "l=2"])
     assert bad.exit_code == 2 and "own options" in bad.output
+    bad = runner.invoke(app, ["negotiate", str(lattice), "--k", "3", "--model", "entropy_l=two"])
+    assert bad.exit_code == 2 and "--model entropy_l" in bad.output
 
 
 def test_a_model_of_the_sensitive_values_needs_a_lattice_with_them():

@@ -252,3 +252,34 @@ def test_negotiation_errors_and_isolation(app):
     assert r.status_code == 400 and "unknown lattice" in r.json()["error"]
     r = client.post("/api/generalize", json={"lattice": lattice, "levels": {"age": 0}, "k": 300})
     assert r.status_code == 400 and "every row would be suppressed" in r.json()["error"]
+
+
+def test_negotiation_takes_more_privacy_models_as_the_spec_writes_them(app):
+    from incrowd.privacy import EntropyL, RecursiveL
+
+    client = TestClient(app)
+    ds = client.post("/api/datasets", files={"file": ("people.csv", _people_csv())}).json()["dataset"]
+    client.post("/api/hierarchies", files=[("files", ("people_hierarchy_region.csv", REGION))])
+    info = client.post("/api/lattice/build", json={"dataset": ds, "quasi_identifiers": ["age", "region"],
+                                                   "intervals": {"age": [5, 10, 20]}, "sensitive": "disease"}).json()
+    frame = pd.read_csv(io.BytesIO(_people_csv()))
+    hierarchy_path = app.state.sessions.root / "region.csv"
+    hierarchy_path.write_bytes(REGION)
+    lattice = Lattice.build(frame, ["age", "region"], hierarchies={"region": read_hierarchy(hierarchy_path, "region")},
+                            intervals={"age": [5, 10, 20]}, sensitive="disease")
+    models = {"entropy_l": 1.8, "recursive_l": {"c": 2, "l": 2}}
+    r = client.post("/api/negotiate", json={"lattice": info["lattice"], "k": 3, "max_suppression": "5%",
+                                            "models": models})
+    assert r.status_code == 200, r.text
+    page = r.json()
+    api = negotiate(lattice, k=3, max_suppression="5%", models=[EntropyL(l=1.8), RecursiveL(c=2, l=2)]).to_dict()
+    for field in ("status", "exact", "relaxations", "request"):
+        assert page[field] == api[field], field
+    assert "--model 'recursive_l={ c = 2, l = 2 }'" in page["command"] and "--model entropy_l=1.8" in page["command"]
+    # the view counts each node's suppression with the models too
+    within = [sum(lv.values()) for lv in (dict(zip(lattice.attributes, map(int, v))) for v in lattice.levels)]
+    supp = lattice.suppressed_all(k=3, models=[EntropyL(l=1.8), RecursiveL(c=2, l=2)])
+    meet = [h for h, s in zip(within, supp) if 0 <= s <= page["request"]["max_suppression"]]
+    assert [v["meet"] for v in page["view"]] == [meet.count(h) for h in range(6, -1, -1)]
+    bad = client.post("/api/negotiate", json={"lattice": info["lattice"], "k": 3, "models": {"l": 2}})
+    assert bad.status_code == 400 and "own options" in bad.json()["error"]

@@ -607,3 +607,40 @@ def test_the_publish_page_offers_every_privacy_model_by_its_spec_key(server, pag
     # a model's value that does not read: the spec's own line names the key
     page.fill("#model-entropy-l", "lots")
     assert "entropy_l" in _run_publish_error(page)
+
+
+def test_the_negotiation_page_takes_more_privacy_models(server, page, tmp_path):
+    rng = __import__("numpy").random.default_rng(8)
+    n = 300
+    frame = pd.DataFrame({"age": rng.integers(18, 80, n), "income": rng.integers(0, 10, n),
+                          "illness": rng.choice(["flu", "cold", "hiv"], n, p=[0.5, 0.3, 0.2])})
+    data = tmp_path / "people.csv"
+    frame.to_csv(data, index=False)
+    page.goto(server + "/negotiate")
+    assert page.locator(".privacy-model[data-key='entropy_l']").count() == 1
+    assert page.locator(".privacy-model[data-key='k_map']").count() == 0  # a lattice keeps no weights
+    page.set_input_files("#file", str(data))
+    page.click("#upload")
+    page.wait_for_selector(".role[data-col='2']")
+    page.select_option(".role[data-col='0']", "qi")
+    page.select_option(".role[data-col='1']", "qi")
+    page.select_option(".role[data-col='2']", "sensitive")
+    page.fill(".widths[data-col='0']", "5,10,20")
+    page.fill(".widths[data-col='1']", "2,4")
+    page.click("#build")
+    page.wait_for_selector("#lattice-nodes")
+    page.fill("#value", "3")
+    page.fill("#max-suppression", "5%")
+    page.fill("#model-entropy-l", "1.5")
+    page.fill("#model-recursive-l", "{ c = 3, l = 2 }")
+    page.click("#negotiate")
+    page.wait_for_selector("#answers")
+    command = page.text_content("#negotiate-command")
+    assert "--model entropy_l=1.5" in command and "--model 'recursive_l={ c = 3, l = 2 }'" in command
+    # the page's answer is the command line's, run on the same lattice built from the same file
+    lattice_file = tmp_path / "people.lattice"
+    _cli_json(["lattice", "build", str(data), "-o", str(lattice_file), "--qi", "age,income",
+               "--intervals", "age=5,10,20", "--intervals", "income=2,4", "--sensitive", "illness", "--json"])
+    cli = _cli_json(["negotiate", str(lattice_file), "--k", "3", "--max-suppression", "5%", "--model", "entropy_l=1.5",
+                     "--model", "recursive_l={ c = 3, l = 2 }", "--json"])
+    assert _page_answers(page) == _cli_answers(cli)

@@ -324,22 +324,19 @@ def _models(entries: list[str] | None, k: int | None) -> list:
         return []
     import tomllib
 
-    from ..privacy import MODELS, models_from_spec
+    from ..privacy import other_models
 
     table: dict = {}
     for entry in entries:
         key, sep, value = entry.partition("=")
-        key = key.strip()
-        if not sep or key not in MODELS or key in ("k", "l", "t"):
-            others = ", ".join(name for name in MODELS if name not in ("k", "l", "t"))
-            raise ParameterError(f"--model takes KEY=VALUE with KEY one of {others} (k, l and t have their own "
-                                 f"options); got {entry!r}")
+        if not sep or not key.strip():
+            raise ParameterError(f"--model takes KEY=VALUE (e.g. entropy_l=2); got {entry!r}")
         try:
-            table[key] = tomllib.loads(f"value = {value.strip()}")["value"]
+            table[key.strip()] = tomllib.loads(f"value = {value.strip()}")["value"]
         except tomllib.TOMLDecodeError:
-            raise ParameterError(f"--model {key}: {value.strip()!r} is not a number, a string or a table such as "
-                                 "{ c = 3, l = 2 }") from None
-    return [m for m in models_from_spec({**table, **({"k": k} if k is not None else {})}) if m.key != "k"]
+            raise ParameterError(f"--model {key.strip()}: {value.strip()!r} is not a number, a string or a table "
+                                 "such as { c = 3, l = 2 }") from None
+    return other_models(table, k, what="--model")
 
 
 def negotiate_command(

@@ -130,10 +130,16 @@ class Lattice(LatticeTable):
             raise ParameterError(f"node {self.level_dict(node)} is not in this partial lattice")
         return criterion_histograms(self, criterion).below(node, value)[0]
 
-    def suppressed_all(self, *, k: int | None = None, l: int | None = None, t: float | None = None) -> np.ndarray:
+    def suppressed_all(self, *, k: int | None = None, l: int | None = None, t: float | None = None,
+                       models: Sequence = ()) -> np.ndarray:
         """Rows to suppress at every node, in id order; -1 where a partial lattice lacks the node.
         With k and l, a class fails when it fails either; with t, also when it lies farther than
-        t from the whole table's sensitive values (as in :meth:`negotiate`)."""
+        t from the whole table's sensitive values; with ``models`` (:mod:`incrowd.privacy`), also
+        when one refuses it (as in :meth:`negotiate`)."""
+        if models:
+            from ._negotiate import suppressed_with_models
+
+            return suppressed_with_models(self, k, l, t, models)
         if t is not None:
             from ._negotiate import suppressed_with_t
 
@@ -148,12 +154,13 @@ class Lattice(LatticeTable):
     def negotiate(self, *, k: int | None = None, l: int | None = None,
                   max_levels: Mapping[str, int] | None = None,
                   max_suppression: int | float | str = 0, runtime_histogram: bool = False,
-                  metric: str = "loss", weights: Mapping[str, float] | None = None, t: float | None = None):
+                  metric: str = "loss", weights: Mapping[str, float] | None = None, t: float | None = None,
+                  models: Sequence = ()):
         """Answer a request; see :func:`incrowd.generalization.negotiate`."""
         from ._negotiate import negotiate
 
         return negotiate(self, k=k, l=l, max_levels=max_levels, max_suppression=max_suppression,
-                         runtime_histogram=runtime_histogram, metric=metric, weights=weights, t=t)
+                         runtime_histogram=runtime_histogram, metric=metric, weights=weights, t=t, models=models)
 
     # -- persistence -----------------------------------------------------------------------
 

@@ -83,6 +83,9 @@ class Node:
         Every utility metric of the node (:data:`~incrowd.generalization.METRICS`).
     thresholds : dict or None
         For several thresholds or t: ``{"k": k, "l": l, "t": t}`` (those given).
+    models : tuple of PrivacyModel
+        The other privacy models met (``request``'s ``models`` in :meth:`to_dict`: their
+        descriptions).
     """
 
     levels: dict[str, int]
@@ -95,6 +98,8 @@ class Node:
     metrics: dict | None = None
     #: for "k+l": {"k": k, "l": l}
     thresholds: dict | None = None
+    #: the privacy models met beside k, l and t (incrowd.privacy)
+    models: tuple = ()
 
     def to_dict(self) -> dict:
         out = {"levels": dict(self.levels), "height": self.height, "suppressed": self.suppressed,
@@ -148,6 +153,9 @@ class Negotiation:
         How far the exact answer's value may be from the optimum (0: optimal).
     thresholds : dict or None
         For several thresholds or t: ``{"k": k, "l": l, "t": t}`` (those given).
+    models : tuple of PrivacyModel
+        The other privacy models met (``request``'s ``models`` in :meth:`to_dict`: their
+        descriptions).
     """
 
     status: str
@@ -173,6 +181,8 @@ class Negotiation:
     optimality_gap: float = 0.0
     #: for "k+l": {"k": k, "l": l}
     thresholds: dict | None = None
+    #: the privacy models met beside k, l and t (incrowd.privacy)
+    models: tuple = ()
 
     @property
     def nodes_visited(self) -> int:
@@ -187,6 +197,7 @@ class Negotiation:
             "exact": self.exact.to_dict() if self.exact is not None else None,
             "relaxations": relax,
             "request": {**(dict(self.thresholds) if self.thresholds else {self.criterion: self.value}),
+                        **({"models": {m.key: m.describe() for m in self.models}} if self.models else {}),
                         "max_levels": dict(self.max_levels),
                         "max_suppression": self.max_suppression, "rows": self.n_rows,
                         "max_suppression_given": self.max_suppression_given},
@@ -674,35 +685,12 @@ def _negotiate_t(lattice: LatticeTable, k, l, t, max_levels, max_suppression, ru
         low = np.maximum(low, l_hist.rows_below_all(ll))
     heights = arrays.heights
     in_sub = np.all(arrays.levels <= vmax_vector, axis=1) & materialized
-    # the last nodes' classes, kept while a search returns to them (answers, their metrics); a
-    # bounded cache, as a node holds arrays the size of its classes
-    cache: dict[int, tuple] = {}
-    evaluated = {"count": 0, "metric": 0}
-    judge = _ModelJudge(lattice, tabs, models)
-
-    def facts(v: int):
-        """(class sizes, distinct values, distances, refused by a model) of node v's classes."""
-        if v not in cache:
-            if len(cache) >= _FACTS_KEPT:
-                del cache[next(iter(cache))]
-            class_of, _, sizes, distinct, _, distance = tabs.node_facts(v, False, t is not None)
-            if distinct is None:
-                distinct = np.full(sizes.size, np.iinfo(np.int64).max)
-            if distance is None:
-                distance = np.zeros(sizes.size)
-            cache[v] = (sizes, distinct, distance, judge.refused(class_of, sizes))
-            evaluated["count"] += 1
-        return cache[v]
-
-    def failing(v: int, thr: tuple) -> np.ndarray:
-        sizes, distinct, distance, refused = facts(v)
-        bad = tabs.failing(sizes, distinct, "k+l+t", thr, distance) | refused[0]
-        if refused[1] is not None and judge.release_refuses(refused[1], ~bad):
-            bad = np.ones(sizes.size, dtype=bool)  # a release its models refuse is no answer
-        return bad
+    nodes = _NodeClasses(lattice, tabs, t is not None, models)
+    evaluated = nodes.evaluated
+    facts, failing = nodes.facts, nodes.failing
 
     def rows_at(v: int, thr: tuple) -> int:
-        return int(facts(v)[0][failing(v, thr)].sum())
+        return nodes.rows(v, thr)
 
     supp = np.full(lattice.n_nodes, -1, np.int64)
 
@@ -807,13 +795,14 @@ def _negotiate_t(lattice: LatticeTable, k, l, t, max_levels, max_suppression, ru
                 relaxations[name] = node(choose(meets, thr, lambda v, at=thr: rows_at(v, at)), thr)
             visited[name] = evaluated["count"] - before
     seconds = time.perf_counter() - t1
-    thresholds = {**given, **({"t": t} if t is not None else {}), **{m.key: m.describe() for m in models}}
+    thresholds = {**given, **({"t": t} if t is not None else {})}
     return Negotiation(
         status="exact" if exact is not None else "relaxed", exact=exact, relaxations=relaxations,
         criterion=criterion, value=next(iter(thresholds.values())), max_levels=lattice.level_dict(vmax),
         max_suppression=limit, n_rows=n, visited=visited, seconds=seconds, partial=lattice.is_partial,
         runtime_histogram_seconds=runtime_seconds, max_suppression_given=str(max_suppression), metric=metric,
         metric_evaluated=int(evaluated["metric"]), optimality_gap=search["gap"], thresholds=thresholds,
+        models=tuple(models),
     )
 
 
@@ -828,6 +817,58 @@ def _lattice_models(lattice: LatticeTable, models: Sequence[PrivacyModel]) -> li
             raise ParameterError(f"give {model.key} as negotiate's {model.key}=, not among models")
         if model.needs_sensitive:
             _check_t_lattice(lattice)
+    return out
+
+
+class _NodeClasses:
+    """The classes of lattice nodes, computed from the bottom classes and judged by k, l, t and
+    the models: the last nodes' kept while a search returns to them (answers, their metrics),
+    a bounded cache, as a node holds arrays the size of its classes."""
+
+    def __init__(self, lattice: LatticeTable, tabs: MetricTables, with_t: bool, models: Sequence[PrivacyModel]):
+        self.tabs, self.with_t = tabs, with_t
+        self.judge = _ModelJudge(lattice, tabs, models)
+        self.cache: dict[int, tuple] = {}
+        self.evaluated = {"count": 0, "metric": 0}
+
+    def facts(self, v: int):
+        """(class sizes, distinct values, distances, refused by a model) of node v's classes."""
+        if v not in self.cache:
+            if len(self.cache) >= _FACTS_KEPT:
+                del self.cache[next(iter(self.cache))]
+            class_of, _, sizes, distinct, _, distance = self.tabs.node_facts(v, False, self.with_t)
+            if distinct is None:
+                distinct = np.full(sizes.size, np.iinfo(np.int64).max)
+            if distance is None:
+                distance = np.zeros(sizes.size)
+            self.cache[v] = (sizes, distinct, distance, self.judge.refused(class_of, sizes))
+            self.evaluated["count"] += 1
+        return self.cache[v]
+
+    def failing(self, v: int, thr: tuple) -> np.ndarray:
+        """Per class of node v: whether it is suppressed at thresholds ``thr`` (k, l, t)."""
+        sizes, distinct, distance, refused = self.facts(v)
+        bad = self.tabs.failing(sizes, distinct, "k+l+t", thr, distance) | refused[0]
+        if refused[1] is not None and self.judge.release_refuses(refused[1], ~bad):
+            bad = np.ones(sizes.size, dtype=bool)  # a release its models refuse is no answer
+        return bad
+
+    def rows(self, v: int, thr: tuple) -> int:
+        return int(self.facts(v)[0][self.failing(v, thr)].sum())
+
+
+def suppressed_with_models(lattice: LatticeTable, k: int | None, l: int | None, t: float | None,
+                           models: Sequence[PrivacyModel]) -> np.ndarray:
+    """Rows failing k, l, t (those given) or a model at every node, in id order; -1 where a
+    partial lattice lacks the node."""
+    models = _lattice_models(lattice, models)
+    if t is not None:
+        t = _checked_request(lattice, k, l, t)
+    threshold = (1 if k is None else int(k), 0 if l is None else int(l), math.inf if t is None else t)
+    nodes = _NodeClasses(lattice, tables(lattice), t is not None, models)
+    out = np.full(lattice.n_nodes, -1, np.int64)
+    for v in np.flatnonzero(lattice.materialized).tolist():
+        out[v] = nodes.rows(v, threshold)
     return out
 
 

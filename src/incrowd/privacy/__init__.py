@@ -26,7 +26,7 @@ from .._runtime import lazy as _lazy
 if _TYPE_CHECKING:  # what type checkers see; at run time a name loads its module on first use
     from ._judge import CodedColumn, Judge, Pairs  # noqa: F401  (Pairs: a type of the internal API)
     from ._model import TOLERANCE, ClassStats, PrivacyModel
-    from ._registry import MODELS, models_from_spec
+    from ._registry import MODELS, models_from_spec, other_models
     from ._stats import Failure, check_table, class_stats
     from .alpha_k import AlphaK
     from .average_risk import AverageRisk
@@ -46,7 +46,7 @@ if _TYPE_CHECKING:  # what type checkers see; at run time a name loads its modul
 __getattr__, __dir__ = _lazy.attach(__name__, {
     "CodedColumn": "._judge", "Judge": "._judge", "Pairs": "._judge",
     "TOLERANCE": "._model", "ClassStats": "._model", "PrivacyModel": "._model",
-    "MODELS": "._registry", "models_from_spec": "._registry",
+    "MODELS": "._registry", "models_from_spec": "._registry", "other_models": "._registry",
     "Failure": "._stats", "check_table": "._stats", "class_stats": "._stats",
     "AlphaK": ".alpha_k", "AverageRisk": ".average_risk", "BetaLikeness": ".beta_likeness",
     "DeltaDisclosure": ".delta_disclosure", "DeltaPresence": ".delta_presence", "DistinctL": ".distinct_l",
@@ -65,4 +65,4 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
 __all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats", "CodedColumn",
            "DeltaDisclosure", "Judge",
            "DeltaPresence", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KMap", "PopulationUniqueness",
-           "PrivacyModel", "RecursiveL", "TCloseness", "check_table", "class_stats", "models_from_spec"]
+           "PrivacyModel", "RecursiveL", "TCloseness", "check_table", "class_stats", "models_from_spec", "other_models"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..exceptions import ParameterError
 from ._model import PrivacyModel
 from .alpha_k import AlphaK
 from .average_risk import AverageRisk
@@ -49,3 +50,16 @@ def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
     list of PrivacyModel
     """
     return [model.from_spec(privacy[key], privacy=privacy) for key, model in MODELS.items() if key in privacy]
+
+
+def other_models(entries: Mapping[str, Any], k: int | None = None, *, what: str = "models") -> list[PrivacyModel]:
+    """The models beyond k, l and t that ``entries`` (spec keys to their values) ask for, as a
+    command that takes k, l and t apart reads them (``negotiate``'s ``--model``, the web's
+    ``models``); ``k`` is what ``alpha`` pairs with. An unknown key, or k, l or t among them, is
+    refused in one line naming ``what``."""
+    others = [name for name in MODELS if name not in ("k", "l", "t")]
+    for key in entries:
+        if key not in others:
+            raise ParameterError(f"{what}: {key!r} is not a privacy model taken here; known: {', '.join(others)} "
+                                 "(k, l and t have their own options)")
+    return [m for m in models_from_spec({**entries, **({"k": k} if k is not None else {})}) if m.key != "k"]

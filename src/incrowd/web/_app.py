@@ -246,7 +246,7 @@ def _add_pages(app: FastAPI, samples: dict[str, Path | None], max_upload_mb: flo
 
     @app.get("/negotiate", response_class=HTMLResponse, include_in_schema=False)
     async def negotiation_page(request: Request) -> HTMLResponse:
-        return page(request, "negotiate.html", active="negotiate")
+        return page(request, "negotiate.html", active="negotiate", **_negotiation.page_context())
 
     @app.get("/publish", response_class=HTMLResponse, include_in_schema=False)
     async def publish_page(request: Request) -> HTMLResponse:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import json
 import secrets
 import shlex
 import threading
@@ -55,6 +56,8 @@ class NegotiateRequest(BaseModel):
     k: Optional[StrictInt] = None  # strict: a JSON string "5" is not an integer
     l: Optional[StrictInt] = None
     t: Optional[float] = None  # t-closeness, with k, l or both, as the CLI's --t
+    # more privacy models, as the spec's [privacy] keys write them ({"entropy_l": 2}), as --model
+    models: Optional[dict[str, Any]] = None
     max_levels: Optional[dict[str, StrictInt]] = None
     max_suppression: Union[int, float, str] = 0
     runtime_histogram: bool = False
@@ -215,7 +218,7 @@ def level_view(lattice: Lattice, answer: Negotiation) -> list[dict[str, Any]]:
     heights = lattice.heights
     vmax = lattice.level_vector(answer.max_levels)
     within = np.all(lattice.levels <= vmax, axis=1)
-    supp = lattice.suppressed_all(**(answer.thresholds or {answer.criterion: answer.value}))
+    supp = lattice.suppressed_all(**(answer.thresholds or {answer.criterion: answer.value}), models=answer.models)
     built = within & (supp >= 0)
     meet = built & (supp <= answer.max_suppression) & (supp < lattice.n_rows)
     marks: dict[int, list[str]] = {}
@@ -236,11 +239,43 @@ def level_view(lattice: Lattice, answer: Negotiation) -> list[dict[str, Any]]:
     return rows
 
 
+def page_context() -> dict[str, Any]:
+    """The privacy models the Negotiation page offers beside k and l (those a lattice can judge:
+    none that needs the sampling weights or a population table), each with the spec's meaning."""
+    from ..privacy import MODELS
+    from ..publishing import SPEC_KEYS
+
+    weighted = ("k_map", "max_population_uniqueness", "delta_presence")
+    return {"models": [e.name for e in SPEC_KEYS if e.section == "privacy" and e.name in MODELS
+                       and e.name not in ("k", "l", "t", *weighted)],
+            "meaning": {e.name: e.meaning.replace("`", "") for e in SPEC_KEYS if e.section == "privacy"}}
+
+
+def request_models(entries: dict[str, Any] | None, k: int | None) -> list:
+    """The request's ``models`` (spec keys to values) as privacy models."""
+    if not entries:
+        return []
+    from ..privacy import other_models
+
+    return other_models(entries, k)
+
+
+def _toml_value(value: Any) -> str:
+    """A spec value as TOML writes it inline (what ``--model KEY=VALUE`` reads)."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{key} = {_toml_value(v)}" for key, v in value.items()) + " }"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def _negotiate_command(req: NegotiateRequest, lattice_file: str) -> str:
     args = ["incrowd", "negotiate", lattice_file]
     for name in ("k", "l", "t"):
         if getattr(req, name) is not None:
             args += [f"--{name}", str(getattr(req, name))]
+    for key, value in (req.models or {}).items():
+        args += ["--model", f"{key}={_toml_value(value)}"]
     if req.max_levels:
         args += ["--max-levels", ",".join(f"{a}={v}" for a, v in req.max_levels.items())]
     args += ["--max-suppression", str(req.max_suppression)]
@@ -259,7 +294,7 @@ def run_negotiate(req: NegotiateRequest, request: Request) -> dict[str, Any]:
     built = lattice_of(session_of(request), req.lattice)
     answer = negotiate(built.lattice, k=req.k, l=req.l, t=req.t, max_levels=req.max_levels or {},
                        max_suppression=req.max_suppression, runtime_histogram=req.runtime_histogram,
-                       metric=req.metric)
+                       metric=req.metric, models=request_models(req.models, req.k))
     view = level_view(built.lattice, answer)
     data_name = built.lattice.source or "data.csv"
     return {**answer.to_dict(), "lattice": built.id, "view": view,
