@@ -149,3 +149,43 @@ def test_a_model_of_the_sensitive_values_needs_a_lattice_with_them():
     with pytest.raises(ParameterError, match="sensitive"):
         negotiate(lattice, k=2, models=[EntropyL(l=2)])
     assert negotiate(lattice, k=2, models=[AverageRisk(value=0.5)]).exact is not None
+
+
+def test_generalize_suppresses_the_classes_a_model_refuses_and_checks_the_release(tmp_path):
+    from incrowd.generalization import generalize
+    from incrowd.privacy import check_table
+
+    rng = np.random.default_rng(9)
+    n = 300
+    frame = pd.DataFrame({"age": rng.integers(18, 80, n), "income": rng.integers(0, 10, n),
+                          "s": rng.choice(["flu", "cold", "hiv"], n, p=[0.6, 0.3, 0.1])})
+    model = EntropyL(l=1.8)
+    levels = {"age": 1, "income": 1}
+    plain = generalize(frame, levels, k=2, sensitive="s", intervals={"age": [5, 10], "income": [2, 4]})
+    got = generalize(frame, levels, k=2, sensitive="s", intervals={"age": [5, 10], "income": [2, 4]},
+                     models=[model])
+    assert check_table(plain.table, ["age", "income"], [model], sensitive=["s"], reference={"s": frame["s"]})
+    assert not check_table(got.table, ["age", "income"], [model], sensitive=["s"], reference={"s": frame["s"]})
+    assert got.suppressed > plain.suppressed
+    assert got.summary()["privacy_models"] == [model.describe()]
+    # without levels the node is negotiate's, models included
+    chosen = generalize(frame, k=2, sensitive="s", intervals={"age": [5, 10], "income": [2, 4]},
+                        quasi_identifiers=["age", "income"], max_suppression="5%", models=[model])
+    lattice = Lattice.build(frame, ["age", "income"], intervals={"age": [5, 10], "income": [2, 4]}, sensitive="s")
+    assert chosen.levels == negotiate(lattice, k=2, max_suppression="5%", models=[model]).exact.levels
+    with pytest.raises(ParameterError, match="average re-identification risk"):
+        generalize(frame, {"age": 0, "income": 0}, k=2, sensitive="s", intervals={"age": [5, 10], "income": [2, 4]},
+                   models=[AverageRisk(value=0.01)])
+    # the command line
+    from incrowd.cli import app
+
+    data = tmp_path / "people.csv"
+    frame.to_csv(data, index=False)
+    out = tmp_path / "out.csv"
+    runner = CliRunner()
+    done = runner.invoke(app, ["generalize", str(data), "-o", str(out), "--levels", "age=1,income=1", "--k", "2",
+                               "--sensitive", "s", "--intervals", "age=5,10", "--intervals", "income=2,4",
+                               "--model", "entropy_l=1.8", "--json"])
+    assert done.exit_code == 0, done.output
+    written = pd.read_csv(out)
+    assert not check_table(written, ["age", "income"], [model], sensitive=["s"], reference={"s": frame["s"]})

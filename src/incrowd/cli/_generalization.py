@@ -318,6 +318,15 @@ def _print_negotiation(result: Negotiation) -> None:
     stdout_console().print(table)
 
 
+ModelOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--model", metavar="KEY=VALUE", help="Another privacy model, as the spec's [privacy] key "
+                 "writes it: entropy_l=2, 'recursive_l={ c = 3, l = 2 }', alpha=0.5 (with --k), "
+                 "delta_disclosure=1.0, 'beta={ value = 1.0, variant = \"enhanced\" }', max_average_risk=0.05; "
+                 "repeat for several. A class a model refuses is suppressed.", show_default=False),
+]
+
+
 def _models(entries: list[str] | None, k: int | None) -> list:
     """The models of ``--model KEY=VALUE`` options, each value read as the spec's TOML reads it."""
     if not entries:
@@ -373,13 +382,7 @@ def negotiate_command(
                      "is suppressed; with --k and/or --l, or alone. Needs a lattice built with --sensitive.",
                      show_default=False),
     ] = None,
-    model: Annotated[
-        Optional[list[str]],
-        typer.Option("--model", metavar="KEY=VALUE", help="Another privacy model, as the spec's [privacy] key "
-                     "writes it: entropy_l=2, 'recursive_l={ c = 3, l = 2 }', alpha=0.5 (with --k), "
-                     "delta_disclosure=1.0, 'beta={ value = 1.0, variant = \"enhanced\" }', max_average_risk=0.05; "
-                     "repeat for several. A class a model refuses is suppressed.", show_default=False),
-    ] = None,
+    model: ModelOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Answer a request exactly, or with its relaxations (suppression, height, k, l or t).
@@ -442,6 +445,7 @@ def generalize_command(
                      "--levels or the top of every hierarchy; k only, --metric loss or "
                      "discernibility)."),
     ] = "global",
+    model: ModelOption = None,
 ) -> None:
     """Generalize DATA to the given levels (or to the node with the least --metric), remove the
     rows of classes below k (or l), verify, and write the table atomically."""
@@ -450,6 +454,8 @@ def generalize_command(
         check_report_path(report_path, (data_path, hierarchies, output))
         level_map = _levels(levels, "--levels")
         local = _check_recoding(recoding, l, max_suppression)
+        if local and model:
+            raise ParameterError("--recoding local makes classes of at least --k rows; it does not take --model")
         with stages(4, quiet=quiet or json_output) as progress:
             progress.stage(f"reading {data_path.name}")
             data = read_table(data_path, parse=list(_intervals(intervals)))
@@ -465,7 +471,8 @@ def generalize_command(
                                     hierarchies=str(hierarchies) if hierarchies else None,
                                     intervals=_intervals(intervals), quasi_identifiers=names(qi, "--qi"),
                                     identifiers=names(identifiers, "--id"), metric=metric,
-                                    max_suppression=max_suppression, metric_weights=_metric_weights(metric_weights))
+                                    max_suppression=max_suppression, metric_weights=_metric_weights(metric_weights),
+                                    models=_models(model, k))
             if result.table.shape[0] == 0:
                 raise DataError("every row would be suppressed; choose higher levels or a smaller k/l")
             progress.stage(f"writing {output.name} and verifying it as written")

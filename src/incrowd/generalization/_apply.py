@@ -14,6 +14,7 @@ from .._runtime import compiled_so_far
 from ..exceptions import ParameterError, VerificationError
 from ..io import Promise, Verification, in_memory, mark_changed, resolve_roles
 from ..metrics import verify_k_anonymity, verify_l_diversity
+from ..privacy import PrivacyModel
 from ._hierarchy import Hierarchy
 from ._lattice import Lattice, resolve_hierarchies
 from ._table import _as_level
@@ -74,6 +75,8 @@ class GeneralizationResult:
     compile_seconds: float = 0.0
     #: every utility metric of the node applied (incrowd.generalization.METRICS)
     metrics: dict | None = None
+    #: the privacy models met beside k and l (incrowd.privacy)
+    models: tuple = ()
 
     @property
     def height(self) -> int:
@@ -106,6 +109,8 @@ class GeneralizationResult:
             out["min_distinct"] = self.min_distinct
         if self.metrics is not None:
             out["metrics"] = dict(self.metrics)
+        if self.models:
+            out["privacy_models"] = [m.describe() for m in self.models]
         return out
 
 
@@ -122,7 +127,8 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
                quasi_identifiers: Sequence[str] | str | None = None,
                identifiers: Sequence[str] | str | None = None, metric: str = "loss",
                max_suppression: int | float | str = 0,
-               metric_weights: Mapping[str, float] | None = None) -> GeneralizationResult:
+               metric_weights: Mapping[str, float] | None = None,
+               models: Sequence[PrivacyModel] = ()) -> GeneralizationResult:
     """Generalize ``data`` to ``levels`` and suppress (remove) the rows of classes smaller than
     ``k`` or with fewer than ``l`` distinct ``sensitive`` values.
 
@@ -162,6 +168,10 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
     metric_weights : mapping of str to float or None, default None
         A weight per quasi-identifier in ``loss``, ``entropy`` and ``precision`` (1 where left
         out), for the choice and the reported ``metrics``.
+    models : sequence of PrivacyModel, default ()
+        More privacy models (:mod:`incrowd.privacy`, as :func:`negotiate` takes them) of the
+        ``sensitive`` column: the rows of a class one refuses are suppressed too, the release is
+        checked by each, and a model of the whole release that refuses it is an error.
 
     Returns
     -------
@@ -173,7 +183,7 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
     if not levels:
         levels = _chosen_levels(data, k=k, l=l, sensitive=sensitive, hierarchies=hierarchies, intervals=intervals,
                                 quasi_identifiers=quasi_identifiers, identifiers=identifiers, metric=metric,
-                                max_suppression=max_suppression, metric_weights=metric_weights)
+                                max_suppression=max_suppression, metric_weights=metric_weights, models=models)
     if k is None and l is None:
         raise ParameterError("give k (k-anonymity), l (naive l-diversity, with sensitive=), or both")
     if l is not None and sensitive is None:
@@ -212,6 +222,8 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
         pairs = np.unique(np.column_stack([class_of[present], s_codes[present]]), axis=0)
         distinct = np.bincount(pairs[:, 0], minlength=sizes.size)
         keep &= distinct[class_of] >= l
+    if models:
+        keep &= _models_keep(data, class_of, int(sizes.size), keep, sensitive, models)
     out = data.drop(columns=list(roles.identifiers)).copy()
     for a in qis:
         out[a] = hier[a].generalize(codes0[a], chosen[a])
@@ -234,6 +246,14 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
         if not report_l:
             raise VerificationError(f"generalized table is not {l}-diverse ({report_l.to_dict()}); nothing written")
         min_distinct = report_l.min_distinct
+    if models:
+        from ..privacy import check_table
+
+        failures = check_table(out, qis, models, sensitive=[sensitive] if sensitive else [],
+                               reference={sensitive: data[sensitive]} if sensitive else None)
+        if failures:
+            raise VerificationError(f"generalized table is {failures[0]}; nothing written")
+        verification["privacy_models"] = {"ok": True, "models": [m.describe() for m in models]}
     kept_sizes = out.groupby(qis, sort=False).size().to_numpy() if len(out) else np.zeros(0, int)
     original = pd.concat([data.loc[keep], data.loc[~keep]]) if (~keep).any() else data
     metrics = released_metrics(out, hier, n_rows=n, levels=chosen, original=original,
@@ -244,12 +264,37 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
         table=out, levels=chosen, k=k, l=l, sensitive=sensitive, n_rows=n, suppressed=suppressed,
         classes=int(kept_sizes.size), min_class_size=int(kept_sizes.min()) if kept_sizes.size else 0,
         min_distinct=min_distinct, seconds=seconds, compile_seconds=compile_seconds, kept_rows=np.flatnonzero(keep),
-        verification=verification, metrics=metrics,
+        verification=verification, metrics=metrics, models=tuple(models),
     )
 
 
+def _models_keep(data: pd.DataFrame, class_of: np.ndarray, n_classes: int, keep: np.ndarray, sensitive: str | None,
+                 models: Sequence[PrivacyModel]) -> np.ndarray:
+    """Per row: whether its class passes every model (the sensitive values compared with the
+    whole input's); a model of the whole release that refuses the classes kept is an error."""
+    from ..metrics import sensitive_codes
+    from ..privacy import CodedColumn, Judge
+
+    n = int(data.shape[0])
+    ones = np.ones(n, dtype=np.int64)
+    columns, pairs = [], []
+    if sensitive is not None:
+        codes, values, ordered, counts, missing = sensitive_codes(data[sensitive])
+        columns.append(CodedColumn(sensitive, tuple(values), bool(ordered), counts, bool(missing)))
+        pairs.append((np.arange(n, dtype=np.int64), codes.astype(np.int64), ones))
+    judge = Judge(models, columns, ones, pairs, None)
+    stats = judge.stats(class_of, n_classes)
+    passing = ~judge.failing_classes(stats, n_classes)
+    kept_classes = np.zeros(n_classes, dtype=bool)
+    kept_classes[class_of[keep]] = True
+    refused = judge.release_fails(stats, kept_classes & passing)
+    if refused is not None:
+        raise ParameterError(f"at these levels the release is {refused}; generalize further")
+    return passing[class_of]
+
+
 def _chosen_levels(data: pd.DataFrame, *, k, l, sensitive, hierarchies, intervals, quasi_identifiers, identifiers,
-                   metric: str, max_suppression, metric_weights=None) -> dict[str, int]:
+                   metric: str, max_suppression, metric_weights=None, models=()) -> dict[str, int]:
     """The levels :func:`negotiate` answers exactly on the quasi-identifiers' lattice."""
     from ._negotiate import negotiate
 
@@ -263,8 +308,9 @@ def _chosen_levels(data: pd.DataFrame, *, k, l, sensitive, hierarchies, interval
                              "by the metric")
     roles = resolve_roles(data, qis, identifiers)
     lattice = Lattice.build(data, list(roles.quasi_identifiers), hierarchies=hierarchies, intervals=intervals,
-                            sensitive=sensitive if l is not None else None)
-    answer = negotiate(lattice, k=k, l=l, max_suppression=max_suppression, metric=metric, weights=metric_weights)
+                            sensitive=sensitive if l is not None or models else None)
+    answer = negotiate(lattice, k=k, l=l, max_suppression=max_suppression, metric=metric, weights=metric_weights,
+                       models=models)
     if answer.exact is None:
         least = answer.relaxations["max_suppression"]
         raise ParameterError(
