@@ -14,17 +14,18 @@ none (slides 004, "Approximate Solutions"):
 Each relaxation may have no solution (``None``). A node that would suppress every row publishes
 nothing, so it is never an answer (the limit is at most n_rows - 1).
 
-k and l together (a class fails when it fails either, as in ``publish``) are answered the same
-way from each node's classes, computed from the lattice's bottom classes where the two
-histograms do not settle its suppression; the ``k`` relaxation is then split into ``k`` (l
-kept) and ``l`` (k kept).
-
-t (with k, l, both or alone) suppresses a class farther than t from the whole table's sensitive
-values, with publish's distance (:mod:`incrowd._emd`, ordered for numbers, equal for text, over
-the values and order the lattice keeps: :attr:`LatticeTable.sensitive_order`). A coarser class
-may fail t where its parts pass, so each node's suppression is computed from the bottom classes
-(the histograms bound it from below); the relaxations add ``t``: the least t some node of the
-sublattice meets within the limit, k and l kept.
+k alone or l alone is answered from the histograms by the compiled search: both are monotone
+under generalization and suppression, so a node's suppression is read, never computed. Every
+other request is one search over a list of models (:func:`_search_classes`): k and l together
+(a class fails when it fails either, as in ``publish``), t (with k, l, both or alone: a class
+farther than t from the whole table's sensitive values, with publish's distance over the values
+and order the lattice keeps, :attr:`LatticeTable.sensitive_order`) and any other privacy model
+of :mod:`incrowd.privacy` (``models``). Where a model is not monotone a coarser class may fail
+where its parts pass, so each candidate node's classes are computed from the bottom classes and
+judged by every model; the rows failing k or l (the histograms) bound a node's suppression from
+below and prune the nodes that cannot meet the limit. The ``k`` relaxation is split into ``k``
+(l and t kept), ``l`` (k and t kept) and ``t`` (the least t some node of the sublattice meets
+within the limit); with other models only the suppression and the height relax.
 
 With a ``metric`` other than ``height`` (the default is ``loss``), each answer is instead the
 node with the least metric among the same candidates (ties: lowest height, least suppression,
@@ -361,12 +362,12 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
     """
     models = _lattice_models(lattice, models)
     if t is not None or models:
-        return _negotiate_t(lattice, k, l, t, max_levels, max_suppression, runtime_histogram, metric, weights,
+        return _search_classes(lattice, k, l, t, max_levels, max_suppression, runtime_histogram, metric, weights,
                             models)
     if k is None and l is None:
         raise ParameterError("give k (k-anonymity), l (naive l-diversity) or both")
     if k is not None and l is not None:
-        return _negotiate_t(lattice, k, l, t, max_levels, max_suppression, runtime_histogram, metric, weights,
+        return _search_classes(lattice, k, l, t, max_levels, max_suppression, runtime_histogram, metric, weights,
                             models)
     criterion, value = check_criterion(lattice, k, l)
     metric = check_metric(metric)
@@ -475,91 +476,6 @@ def _by_metric(got: dict, tabs: MetricTables, metric: str, hist: Histograms, cri
         choose("r_t", in_sub & (rows <= within), t_star, rows)
 
 
-def _negotiate_k_and_l(lattice: LatticeTable, k, l, max_levels, max_suppression, runtime_histogram: bool,
-                       metric: str, weights) -> Negotiation:
-    """:func:`negotiate` for k and l together: a class fails when it fails either.
-
-    The rows failing "k or l" at a node lie between the larger of the two histograms' counts
-    and their sum; where those meet the node's suppression is read from them, elsewhere its
-    classes are computed from the bottom classes, only for the nodes a bound does not settle.
-    Suppression never grows going up (classes merge; a union of passing classes passes both),
-    which the relaxations' candidates rely on as the single-criterion search does."""
-    check_criterion(lattice, k, None)
-    check_criterion(lattice, None, l)
-    k, l = int(k), int(l)
-    metric = check_metric(metric)  # l needs the sensitive attribute: "classification" has its target
-    tabs = tables(lattice, weights)
-    (vmax_vector, limit, n, within, arrays, vmax, k_hist, l_hist, materialized,
-     runtime_seconds) = _sublattice(lattice, max_levels, max_suppression, runtime_histogram,
-                                    "l needs a lattice built with a sensitive attribute")
-    low, high = _k_and_l_bounds(k_hist, l_hist, k, l, n)
-    supp = np.where(low == high, low, -1)
-    evaluated = {"count": 0}
-
-    def settle(mask: np.ndarray) -> None:
-        for v in np.flatnonzero(mask & (supp < 0)):
-            supp[v] = tabs.suppression(int(v), "k+l", (k, l))[0]
-            evaluated["count"] += 1
-
-    in_sub = np.all(arrays.levels <= vmax_vector, axis=1) & materialized
-    heights = arrays.heights
-    search = {"evaluated": 0, "gap": 0.0}
-
-    def choose(candidates: np.ndarray, kl: tuple[int, int], rows: np.ndarray, exact: bool = False) -> int:
-        ids = np.flatnonzero(candidates)
-        if ids.size == 0:
-            return -1
-        if metric == "height":
-            return int(ids[np.lexsort((ids, rows[ids], heights[ids]))[0]])
-        choice = best_node(tabs, metric, candidates, k_hist, "k+l", kl, rows)
-        if choice is None:  # not reached: candidates are not empty
-            return -1
-        search["evaluated"] += choice.evaluated
-        if exact:
-            search["gap"] = choice.optimality_gap
-        return choice.node
-
-    def node(node_id: int, kl: tuple[int, int], rows: int) -> Node | None:
-        if node_id < 0:
-            return None
-        _, classes = tabs.suppression(node_id, "k+l", kl)
-        return Node(lattice.level_dict(node_id), int(heights[node_id]), int(rows), "k+l", kl[0], classes,
-                    tabs.evaluate(node_id, "k+l", kl), {"k": kl[0], "l": kl[1]})
-
-    t1 = time.perf_counter()
-    settle(in_sub & (low <= within))
-    exact_id = choose(in_sub & (supp >= 0) & (supp <= within), (k, l), supp, exact=True)
-    visited = {"exact": evaluated["count"]}
-    relaxations: dict[str, Node | None] = {"max_suppression": None, "height": None, "k": None, "l": None}
-    exact = node(exact_id, (k, l), int(supp[exact_id])) if exact_id >= 0 else None
-    if exact is None:
-        before = evaluated["count"]
-        if in_sub.any():  # the least suppression of the sublattice, nodes suppressing every row left out
-            settle(in_sub & (low <= high[in_sub].min()))
-            known = in_sub & (supp >= 0) & (supp < n)
-            if known.any():
-                least = int(supp[known].min())
-                relaxations["max_suppression"] = node(choose(known & (supp == least), (k, l), supp), (k, l), least)
-        visited["max_suppression"] = evaluated["count"] - before
-        before = evaluated["count"]
-        settle(materialized & (low <= within))
-        anywhere = choose(materialized & (supp >= 0) & (supp <= within), (k, l), supp)
-        relaxations["height"] = node(anywhere, (k, l), int(supp[anywhere])) if anywhere >= 0 else None
-        visited["height"] = evaluated["count"] - before
-        for name in ("k", "l"):
-            answer, count = _relax_one(tabs, name, k, l, in_sub, within, choose)
-            relaxations[name] = None if answer is None else node(*answer)
-            visited[name] = count
-    seconds = time.perf_counter() - t1
-    return Negotiation(
-        status="exact" if exact is not None else "relaxed", exact=exact, relaxations=relaxations,
-        criterion="k+l", value=k, max_levels=lattice.level_dict(vmax), max_suppression=limit, n_rows=n,
-        visited=visited, seconds=seconds, partial=lattice.is_partial, runtime_histogram_seconds=runtime_seconds,
-        max_suppression_given=str(max_suppression), metric=metric,
-        metric_evaluated=int(search["evaluated"]), optimality_gap=search["gap"], thresholds={"k": k, "l": l},
-    )
-
-
 def _k_and_l_bounds(k_hist: Histograms, l_hist: Histograms, k: int, l: int, n: int):
     """Per node, the least and the most rows failing k or l: the classes failing either are the
     union of those failing k and those failing l."""
@@ -594,32 +510,6 @@ def _largest(keys: np.ndarray, rows: np.ndarray, base: int, within: int) -> int:
     return int(values[ok].max()) if ok.any() else 0
 
 
-def _relax_one(tabs: MetricTables, name: str, k: int, l: int, in_sub: np.ndarray, within: int, choose):
-    """Relax k (l kept) or l (k kept): the largest threshold >= 2 some node of the sublattice
-    meets within the limit, and the node chosen among those meeting it; (answer or None, nodes
-    visited)."""
-    best = np.zeros(in_sub.size, np.int64)
-    ids = np.flatnonzero(in_sub)
-    for v in ids:
-        _, _, sizes, distinct, _ = tabs.class_facts(int(v), with_majority=False)
-        if name == "k":
-            held = distinct < l
-            best[v] = _largest(sizes[~held], sizes[~held], int(sizes[held].sum()), within)
-        else:
-            held = sizes < k
-            best[v] = _largest(distinct[~held], sizes[~held], int(sizes[held].sum()), within)
-    top = int(best.max(initial=0))
-    if top < 2:
-        return None, int(ids.size)
-    kl = (top, l) if name == "k" else (k, top)
-    meets = in_sub & (best >= top)
-    rows = np.zeros(in_sub.size, np.int64)
-    for v in np.flatnonzero(meets):
-        rows[v] = tabs.suppression(int(v), "k+l", kl)[0]
-    chosen = choose(meets, kl, rows)
-    return (chosen, kl, int(rows[chosen])), int(ids.size + meets.sum())
-
-
 #: nodes whose classes a negotiation with t keeps at once
 _FACTS_KEPT = 64
 
@@ -650,7 +540,7 @@ def _check_t_lattice(lattice: LatticeTable) -> None:
         raise ParameterError(NO_T)
 
 
-def _negotiate_t(lattice: LatticeTable, k, l, t, max_levels, max_suppression, runtime_histogram: bool,
+def _search_classes(lattice: LatticeTable, k, l, t, max_levels, max_suppression, runtime_histogram: bool,
                  metric: str, weights, models: Sequence[PrivacyModel] = ()) -> Negotiation:
     """:func:`negotiate` with t or more models (and k, l or both): a class fails when it has
     fewer than k rows, fewer than l distinct sensitive values, lies farther than t from the
