@@ -11,6 +11,9 @@ its vectorized check of every equivalence class (:meth:`PrivacyModel.classes_ok`
   weights), :class:`DeltaPresence` (``delta_presence``, a population table), and the global models
   :class:`AverageRisk` (``max_average_risk``) and :class:`PopulationUniqueness`
   (``max_population_uniqueness``), which judge the whole release (:meth:`PrivacyModel.release_ok`);
+- :class:`DifferentialPrivacy` (``differential_privacy``): (epsilon, delta)-differential privacy
+  by SafePub (a random sample, a k derived from epsilon and delta, the scheme drawn by the
+  exponential mechanism in :func:`incrowd.generalization.safepub`);
 - :data:`MODELS`: spec key -> model class; :func:`models_from_spec` reads them from a
   ``[privacy]`` table;
 - :func:`class_stats` builds the statistics of a table, :func:`check_table` checks a whole
@@ -36,6 +39,7 @@ from .average_risk import AverageRisk
 from .beta_likeness import BetaLikeness
 from .delta_disclosure import DeltaDisclosure
 from .delta_presence import DeltaPresence
+from .differential_privacy import DifferentialPrivacy
 from .distinct_l import DistinctL
 from .entropy_l import EntropyL
 from .k_anonymity import KAnonymity
@@ -48,7 +52,7 @@ from .t_closeness import TCloseness
 MODELS: dict[str, type[PrivacyModel]] = {
     model.key: model
     for model in (KAnonymity, AlphaK, DistinctL, EntropyL, RecursiveL, TCloseness, BetaLikeness, DeltaDisclosure,
-                  KMap, DeltaPresence, AverageRisk, PopulationUniqueness)
+                  KMap, DeltaPresence, AverageRisk, PopulationUniqueness, DifferentialPrivacy)
 }
 
 
@@ -62,7 +66,9 @@ def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
     every column with the ``sensitive`` role). ``alpha`` reads ``k``. The population models:
     ``k_map = { k = 5, population = "FILE" }`` or ``{ k = 5, estimator = "poisson",
     significance = 0.01 }``, ``delta_presence = { min = 0.0, max = 0.5, population = "FILE" }``,
-    ``max_average_risk = 0.05``, ``max_population_uniqueness = { value = 0.01, model = "dankar" }``.
+    ``max_average_risk = 0.05``, ``max_population_uniqueness = { value = 0.01, model = "dankar" }``,
+    ``differential_privacy = { epsilon = 1.0, delta = 1e-6 }`` (with ``search_budget``, ``steps``
+    and ``metric`` optional).
 
     Parameters
     ----------
@@ -77,5 +83,6 @@ def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
 
 
 __all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats", "DeltaDisclosure",
-           "DeltaPresence", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KMap", "PopulationUniqueness",
-           "PrivacyModel", "RecursiveL", "TCloseness", "check_table", "class_stats", "models_from_spec"]
+           "DeltaPresence", "DifferentialPrivacy", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KMap",
+           "PopulationUniqueness", "PrivacyModel", "RecursiveL", "TCloseness", "check_table", "class_stats",
+           "models_from_spec"]
