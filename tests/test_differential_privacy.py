@@ -23,7 +23,7 @@ from random_hierarchies import random_hierarchy_rows
 from scipy import stats
 
 from incrowd.exceptions import ParameterError
-from incrowd.generalization import exponential_mechanism, load_hierarchies, safepub
+from incrowd.generalization import exponential_mechanism, load_hierarchies, node_score, safepub
 from incrowd.generalization._hierarchy import hierarchy_from_rows
 from incrowd.privacy import MODELS, DifferentialPrivacy, check_table, models_from_spec
 from incrowd.privacy.differential_privacy import delta_of_k, derived_k
@@ -156,6 +156,58 @@ def test_exponential_mechanism_is_uniform_at_zero_budget_and_takes_huge_scores()
                          minlength=3)
     assert stats.chisquare(counts).pvalue > 1e-3
     assert exponential_mechanism(np.array([-1e6, 1e6]), 1.0, rng) == 1  # no overflow: exp of shifted exponents
+
+
+# -- ARX's own test cases ------------------------------------------------------------------------
+
+
+class JavaRandom:
+    """java.util.Random (a 48-bit linear congruential generator, its published constants): ARX
+    draws the sample with ``new Random(0xDEADBEEF)`` in its deterministic test mode."""
+
+    MASK = (1 << 48) - 1
+
+    def __init__(self, seed: int):
+        self.seed = (seed ^ 0x5DEECE66D) & self.MASK
+
+    def next(self, bits: int) -> int:
+        self.seed = (self.seed * 0x5DEECE66D + 0xB) & self.MASK
+        return self.seed >> (48 - bits)
+
+    def next_double(self) -> float:
+        return ((self.next(26) << 27) + self.next(27)) * 2.0**-53
+
+
+#: ARX's TestAnonymizationDifferentialPrivacy, data-dependent cases on adult.csv (epsilon 2,
+#: search budget 1, delta 1e-5): the score function, the node it returned and that node's score
+ARX_CASES = [
+    ("loss", (1, 4, 0, 2, 2, 1, 1, 2, 0), -387.20969001288375),
+    ("loss", (0, 3, 1, 0, 2, 1, 1, 2, 0), -364.91072721704967),
+    ("precision", (0, 4, 0, 1, 1, 1, 2, 1, 0), -347.1666666666667),
+    ("precision", (0, 4, 0, 0, 2, 2, 1, 2, 0), -349.6703096539162),
+    ("discernibility", (1, 3, 1, 2, 3, 2, 2, 0, 1), -189.1673041207017),
+    ("discernibility", (0, 4, 1, 1, 3, 2, 2, 0, 1), -184.58604046896227),
+    ("aecs", (0, 4, 0, 0, 2, 2, 2, 1, 1), 46.0),
+    ("aecs", (1, 3, 1, 1, 1, 2, 2, 0, 1), 88.0),
+]
+
+
+def test_sample_k_and_scores_equal_arx_on_its_own_test_cases():
+    folder = data_dir() / "adult_arx"
+    if not (folder / "adult.csv").is_file():
+        pytest.skip("ARX's Adult not found")
+    frame = pd.read_csv(folder / "adult.csv", sep=";", dtype=str)
+    attributes = list(frame.columns)  # ARX's test makes every attribute with a hierarchy file a QI
+    found = load_hierarchies(folder, attributes)
+    hierarchies = [found[a] for a in attributes]
+    codes = [h.encode(frame[a]) for h, a in zip(hierarchies, attributes)]
+    model = DifferentialPrivacy(epsilon=2.0, delta=1e-5, search_budget=0.5)  # ARX's absolute search budget 1
+    assert model.k == derived_k(1.0, 1e-5) == 62
+    # ARX draws row i when nextDouble() < beta, rows in file order; 0xDEADBEEF is a Java int, sign-extended
+    java = JavaRandom((0xDEADBEEF - (1 << 32)) & ((1 << 64) - 1))
+    sampled = np.array([java.next_double() < model.beta for _ in range(len(frame))])
+    for metric, levels, expected in ARX_CASES:
+        assert node_score(codes, hierarchies, sampled, levels, model.k, metric) == pytest.approx(expected, rel=1e-12)
 
 
 # -- the search --------------------------------------------------------------------------------

@@ -52,7 +52,8 @@ _INTERNAL = {
     "encode_cells": "._cells",
     "value_labels": "._hierarchy", "propose_hierarchy_files": "._hierarchy",
     "majority": "._utility_metrics",
-    **dict.fromkeys(["PrivacyBudget", "SafePubResult", "exponential_mechanism", "safepub"], "._safepub"),
+    **dict.fromkeys(["PrivacyBudget", "SafePubResult", "exponential_mechanism", "node_score", "safepub"],
+                    "._safepub"),
     **dict.fromkeys(["check_fraction", "resolve_hierarchies", "sensitive_codes"], "._lattice"),
     **dict.fromkeys(["check_max_nodes", "check_nodes", "precheck_nodes"], "._limits"),
 }

@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..exceptions import ParameterError
-from ..privacy import DifferentialPrivacy
+from ..privacy import DP_SCORES, DifferentialPrivacy
 from ._hierarchy import Hierarchy
 
 _KEY_LIMIT = 1 << 62  # a combined class key past this is renumbered before the next column joins
@@ -155,6 +155,8 @@ class _Scorer:
     """The sample's classes and score at any node."""
 
     def __init__(self, codes: np.ndarray, hierarchies: Sequence[Hierarchy], n_rows: int, k: int, metric: str):
+        if metric not in DP_SCORES:
+            raise ParameterError(f"metric must be one of {', '.join(DP_SCORES)}; got {metric!r}")
         self.codes, self.hierarchies, self.n_rows, self.k, self.metric = codes, hierarchies, n_rows, k, metric
         self._maps = [[h.code_map(level).astype(np.int64) for level in range(h.depth)] for h in hierarchies]
         # a level's code -> the share of the hierarchy's leaves it covers (ARX's domain share)
@@ -231,6 +233,37 @@ def _code_matrix(codes0: np.ndarray | Sequence[np.ndarray], hierarchies: Sequenc
     return np.column_stack([c.astype(np.int64) for c in columns])
 
 
+def node_score(codes0: np.ndarray | Sequence[np.ndarray], hierarchies: Sequence[Hierarchy], sampled: np.ndarray,
+               levels: Sequence[int], k: int, metric: str = "loss") -> float:
+    """The score the search gives one node (divided by its sensitivity; higher is better).
+
+    Parameters
+    ----------
+    codes0 : numpy.ndarray or sequence of numpy.ndarray
+        The rows' level-0 codes, as :func:`safepub` takes them.
+    hierarchies : sequence of Hierarchy
+        One per quasi-identifier.
+    sampled : numpy.ndarray
+        Per row, whether it is in the sample.
+    levels : sequence of int
+        The node.
+    k : int
+        The smallest class kept.
+    metric : str, default "loss"
+        The score.
+
+    Returns
+    -------
+    float
+    """
+    codes = _code_matrix(codes0, hierarchies)
+    mask = np.asarray(sampled, dtype=bool)
+    if mask.shape != (codes.shape[0],):
+        raise ParameterError(f"node_score: sampled must hold one flag per row ({codes.shape[0]}); got shape "
+                             f"{mask.shape}")
+    return _Scorer(codes[mask], hierarchies, codes.shape[0], int(k), metric).score(tuple(levels))
+
+
 def _better(score: float, levels: tuple[int, ...], best_score: float, best: tuple[int, ...]) -> bool:
     return score > best_score or (score == best_score and sum(levels) < sum(best))
 
@@ -264,7 +297,7 @@ def safepub(codes0: np.ndarray | Sequence[np.ndarray], hierarchies: Sequence[Hie
     model = replace(model, metric=metric)  # the model checks the metric's name
     codes = _code_matrix(codes0, hierarchies)
     rng, used_seed = _generator(seed)
-    sampled = rng.random(codes.shape[0]) < model.beta
+    sampled = np.asarray(rng.random(codes.shape[0]) < model.beta, dtype=bool)
     scorer = _Scorer(codes[sampled], hierarchies, codes.shape[0], model.k, metric)
     steps = model.search_steps(len(hierarchies))
     per_step = model.epsilon_search / steps
@@ -301,4 +334,4 @@ def safepub(codes0: np.ndarray | Sequence[np.ndarray], hierarchies: Sequence[Hie
                          metric=metric, budget=budget, seed=used_seed, visited=len(scored))
 
 
-__all__ = ["PrivacyBudget", "SafePubResult", "exponential_mechanism", "safepub"]
+__all__ = ["PrivacyBudget", "SafePubResult", "exponential_mechanism", "node_score", "safepub"]

@@ -39,6 +39,9 @@ from .average_risk import AverageRisk
 from .beta_likeness import BetaLikeness
 from .delta_disclosure import DeltaDisclosure
 from .delta_presence import DeltaPresence
+
+# internal (not in __all__): the scores SafePub's search (incrowd.generalization.safepub) offers
+from .differential_privacy import SCORES as DP_SCORES  # noqa: F401
 from .differential_privacy import DifferentialPrivacy
 from .distinct_l import DistinctL
 from .entropy_l import EntropyL
