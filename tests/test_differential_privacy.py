@@ -243,7 +243,7 @@ def _brute_score(metric, codes, sampled, hierarchies, levels, k):
         return classes + (1 if suppressed else 0)
     if metric == "discernibility":
         squares = sum(int(s) for s in size_of[size_of >= k])  # each row adds its class's size: sum of squares
-        return -(n * suppressed + squares) / (n * (k * k / (k - 1) + 1))
+        return -(n * suppressed + squares) / (max(n, 1) * (k * k / (k - 1) + 1))  # an empty table: 0
     if metric == "precision":
         released = n - suppressed
         return -sum(released * (lv / h.max_level if h.max_level else 0) + suppressed
@@ -367,3 +367,11 @@ def test_release_properties_on_random_tables(seed, columns, rows, epsilon, steps
     top = tuple(h.max_level for h in hierarchies)
     assert result.score >= _brute_score(metric, codes, result.sampled, hierarchies, top, model.k) - 1e-9
     assert result.budget.steps_taken <= steps and result.budget.spent <= epsilon * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("metric", ["loss", "precision", "discernibility", "aecs"])
+def test_an_empty_table_releases_nothing(metric):
+    hierarchies = _hierarchies(5, 2)
+    result = safepub(np.zeros((0, 2), dtype=np.int64), hierarchies, DifferentialPrivacy(**LOOSE, metric=metric),
+                     seed=3)
+    assert result.kept.size == 0 and result.score == 0.0

@@ -152,12 +152,18 @@ def exponential_mechanism(scores: np.ndarray, epsilon: float, rng: np.random.Gen
 
 
 class _Scorer:
-    """The sample's classes and score at any node."""
+    """The sample's classes and score at any node, worked out on the sample's distinct rows
+    (its bottom classes) with their counts rather than row by row."""
 
     def __init__(self, codes: np.ndarray, hierarchies: Sequence[Hierarchy], n_rows: int, k: int, metric: str):
         if metric not in DP_SCORES:
             raise ParameterError(f"metric must be one of {', '.join(DP_SCORES)}; got {metric!r}")
-        self.codes, self.hierarchies, self.n_rows, self.k, self.metric = codes, hierarchies, n_rows, k, metric
+        self.hierarchies, self.n_rows, self.k, self.metric = hierarchies, n_rows, k, metric
+        if codes.shape[0]:
+            self.bottom, row_bottom, self.counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+            self.row_bottom = row_bottom.reshape(-1)
+        else:
+            self.bottom, self.row_bottom, self.counts = codes, np.zeros(0, np.int64), np.zeros(0, np.int64)
         self._maps = [[h.code_map(level).astype(np.int64) for level in range(h.depth)] for h in hierarchies]
         # a level's code -> the share of the hierarchy's leaves it covers (ARX's domain share)
         self._shares = [[np.bincount(m, minlength=h.labels[level].size) / h.labels[0].size
@@ -167,13 +173,19 @@ class _Scorer:
     def generalized(self, j: int, level: int) -> np.ndarray:
         key = (j, level)
         if key not in self._generalized:
-            self._generalized[key] = self._maps[j][level][self.codes[:, j]]
+            self._generalized[key] = self._maps[j][level][self.bottom[:, j]]
+        return self._generalized[key]
+
+    def shares(self, j: int, level: int) -> np.ndarray:
+        """Each bottom class's domain share in quasi-identifier ``j`` at ``level``."""
+        key = (-1 - j, level)
+        if key not in self._generalized:
+            self._generalized[key] = self._shares[j][level][self.generalized(j, level)]
         return self._generalized[key]
 
     def classes(self, levels: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Each sampled row's class and the classes' sizes."""
-        rows = self.codes.shape[0]
-        key = np.zeros(rows, dtype=np.int64)
+        """Each bottom class's class at ``levels`` and the classes' sizes (rows)."""
+        key = np.zeros(self.bottom.shape[0], dtype=np.int64)
         span = 1
         for j, level in enumerate(levels):
             size = int(self.hierarchies[j].labels[level].size)
@@ -183,28 +195,39 @@ class _Scorer:
                 span = int(key.max()) + 1 if key.size else 1
             key = key * size + self.generalized(j, level)
             span *= size
-        _, inverse, sizes = np.unique(key, return_inverse=True, return_counts=True)
-        return inverse.reshape(-1), sizes
+        if span <= 4 * key.size + 4096:  # a dense renumbering costs no sort
+            present = np.zeros(span, dtype=bool)
+            present[key] = True
+            inverse = (np.cumsum(present) - 1)[key]
+        else:
+            inverse = np.unique(key, return_inverse=True)[1].reshape(-1)
+        return inverse, np.bincount(inverse, weights=self.counts).astype(np.int64)
+
+    def row_classes(self, levels: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Each sampled row's class at ``levels`` and the classes' sizes."""
+        inverse, sizes = self.classes(levels)
+        return inverse[self.row_bottom], sizes
 
     def score(self, levels: Sequence[int]) -> float:
         inverse, sizes = self.classes(levels)
         k, n, d = self.k, self.n_rows, len(levels)
         kept_classes = sizes >= k
         kept = kept_classes[inverse]
-        suppressed = n - int(kept.sum())  # the rows not drawn included
+        suppressed = n - int(self.counts[kept].sum())  # the rows not drawn included
         if self.metric == "aecs":
             return float(int(kept_classes.sum()) + (1 if suppressed else 0))
         if self.metric == "discernibility":
             penalty = n * suppressed + float(np.square(sizes[kept_classes].astype(np.float64)).sum())
-            return -penalty / (n * (k * k / (k - 1) + 1 if k > 1 else 5))
+            # an empty table scores 0 at every node: max(n, 1) keeps the division defined
+            return -penalty / (max(n, 1) * (k * k / (k - 1) + 1 if k > 1 else 5))
         scale = k - 1 if k > 1 else 1
         if self.metric == "precision":
             released = n - suppressed
             total = sum(released * (level / h.max_level if h.max_level else 0.0) + suppressed
                         for level, h in zip(levels, self.hierarchies))
             return -total / d / scale
-        shares = sum(float(self._shares[j][level][self.generalized(j, level)[kept]].sum())
-                     for j, level in enumerate(levels))
+        counts = np.where(kept, self.counts, 0)
+        shares = sum(float(np.dot(self.shares(j, level), counts)) for j, level in enumerate(levels))
         return -(suppressed + shares / d) / scale
 
 
@@ -325,7 +348,7 @@ def safepub(codes0: np.ndarray | Sequence[np.ndarray], hierarchies: Sequence[Hie
         taken += 1
         if _better(candidates[pivot], pivot, best_score, best):
             best, best_score = pivot, candidates[pivot]
-    inverse, sizes = scorer.classes(best)
+    inverse, sizes = scorer.row_classes(best)
     kept = np.zeros(codes.shape[0], dtype=bool)
     kept[np.flatnonzero(sampled)[sizes[inverse] >= model.k]] = True
     budget = PrivacyBudget(epsilon=model.epsilon, delta=model.delta, anonymization=model.epsilon_anonymization,
