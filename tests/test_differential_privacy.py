@@ -375,3 +375,24 @@ def test_an_empty_table_releases_nothing(metric):
     result = safepub(np.zeros((0, 2), dtype=np.int64), hierarchies, DifferentialPrivacy(**LOOSE, metric=metric),
                      seed=3)
     assert result.kept.size == 0 and result.score == 0.0
+
+
+@pytest.mark.parametrize("metric", ["loss", "discernibility"])
+def test_the_path_walks_down_from_the_top_and_the_answer_is_its_best_node(metric):
+    hierarchies = _hierarchies(12, 4)
+    codes = _table(13, 900, hierarchies)
+    model = DifferentialPrivacy(**LOOSE, steps=25, metric=metric)
+    result = safepub(codes, hierarchies, model, seed=21)
+    top = tuple(h.max_level for h in hierarchies)
+    assert result.path[0] == top and len(result.path) == result.budget.steps_taken + 1
+    for i, node in enumerate(result.path[1:], start=1):
+        # a candidate is a predecessor (one attribute one level finer) of a node drawn before it
+        assert any(sum(a - b for a, b in zip(earlier, node)) == 1 and all(a >= b for a, b in zip(earlier, node))
+                   for earlier in result.path[:i]), (i, node)
+        assert node != result.path[i - 1]
+    scores = {node: _brute_score(metric, codes, result.sampled, hierarchies, node, model.k) for node in result.path}
+    best = max(scores.values())
+    assert result.score == pytest.approx(best, rel=1e-12) and result.levels in result.path
+    # a tie goes to the lower node, the first drawn of the lowest
+    tied = [node for node in result.path if scores[node] >= best - 1e-9 * abs(best)]
+    assert sum(result.levels) == min(sum(node) for node in tied)

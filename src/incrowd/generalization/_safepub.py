@@ -111,6 +111,9 @@ class SafePubResult:
         The seed that reproduces the release (None when a generator was given).
     visited : int
         The lattice nodes scored.
+    path : tuple of tuple of int
+        The nodes the mechanism drew, in order, the top first: the release's audit trail (the
+        answer is the best-scoring of them).
     """
 
     levels: tuple[int, ...]
@@ -123,6 +126,7 @@ class SafePubResult:
     budget: PrivacyBudget
     seed: int | None
     visited: int
+    path: tuple[tuple[int, ...], ...] = ()
 
 
 def exponential_mechanism(scores: np.ndarray, epsilon: float, rng: np.random.Generator) -> int:
@@ -334,7 +338,7 @@ def safepub(codes0: np.ndarray | Sequence[np.ndarray], hierarchies: Sequence[Hie
     pivot = tuple(h.max_level for h in hierarchies)
     best, best_score = pivot, score(pivot)
     candidates = {pivot: best_score}
-    taken = 0
+    path = [pivot]
     for _ in range(steps):
         for j, level in enumerate(pivot):
             lower = (*pivot[:j], level - 1, *pivot[j + 1:])
@@ -345,16 +349,16 @@ def safepub(codes0: np.ndarray | Sequence[np.ndarray], hierarchies: Sequence[Hie
             break
         nodes = list(candidates)
         pivot = nodes[exponential_mechanism(np.fromiter(candidates.values(), float, len(nodes)), per_step, rng)]
-        taken += 1
+        path.append(pivot)
         if _better(candidates[pivot], pivot, best_score, best):
             best, best_score = pivot, candidates[pivot]
     inverse, sizes = scorer.row_classes(best)
     kept = np.zeros(codes.shape[0], dtype=bool)
     kept[np.flatnonzero(sampled)[sizes[inverse] >= model.k]] = True
     budget = PrivacyBudget(epsilon=model.epsilon, delta=model.delta, anonymization=model.epsilon_anonymization,
-                           search=model.epsilon_search, steps=steps, steps_taken=taken)
+                           search=model.epsilon_search, steps=steps, steps_taken=len(path) - 1)
     return SafePubResult(levels=best, sampled=sampled, kept=kept, score=best_score, k=model.k, beta=model.beta,
-                         metric=metric, budget=budget, seed=used_seed, visited=len(scored))
+                         metric=metric, budget=budget, seed=used_seed, visited=len(scored), path=tuple(path))
 
 
 __all__ = ["PrivacyBudget", "SafePubResult", "exponential_mechanism", "node_score", "safepub"]
