@@ -341,8 +341,10 @@ def test_bad_input_is_one_line():
         safepub(_table(1, 10, hierarchies)[:, :1], hierarchies, model)
     with pytest.raises(ParameterError, match="level-0 codes must lie in"):
         safepub(_table(1, 10, hierarchies) + 100, hierarchies, model)
-    with pytest.raises(ParameterError, match="seed must be an integer"):
-        safepub(_table(1, 10, hierarchies), hierarchies, model, seed=-1)
+    for seed in (-1, np.int64(-1), "1"):
+        with pytest.raises(ParameterError, match="seed must be an integer") as error:
+            safepub(_table(1, 10, hierarchies), hierarchies, model, seed=seed)
+        assert "np." not in str(error.value)
     with pytest.raises(ParameterError, match="metric must be one of"):
         safepub(_table(1, 10, hierarchies), hierarchies, model, metric="height")
 

@@ -241,7 +241,8 @@ def _generator(seed: int | np.random.Generator | None) -> tuple[np.random.Genera
     if seed is None:
         seed = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
     elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ParameterError(f"seed must be an integer >= 0 or a numpy Generator; got {seed!r}")
+        shown = seed.item() if isinstance(seed, np.generic) else seed
+        raise ParameterError(f"seed must be an integer >= 0 or a numpy Generator; got {shown!r}")
     return np.random.default_rng(int(seed)), int(seed)
 
 
