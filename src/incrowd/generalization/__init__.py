@@ -14,6 +14,9 @@
   a released table (:func:`released_metrics`); :func:`negotiate` answers with the least one.
 - :func:`local_recoding`: each class at its own levels (Mondrian over the hierarchies),
   verified k-anonymous (:class:`LocalRecodingResult`);
+- :func:`safepub`: (epsilon, delta)-differential privacy by SafePub (a random sample, the scheme
+  drawn by the exponential mechanism, classes below the derived k suppressed;
+  :class:`SafePubResult`, :class:`PrivacyBudget`); internal until publish calls it;
 - :func:`local_suppression`: suppress single quasi-identifier cells until k holds, a missing
   value matching any value (sdcMicro's wildcard) or only itself (:class:`LocalSuppressionResult`).
 """
@@ -49,6 +52,8 @@ _INTERNAL = {
     "encode_cells": "._cells",
     "value_labels": "._hierarchy", "propose_hierarchy_files": "._hierarchy",
     "majority": "._utility_metrics",
+    **dict.fromkeys(["PrivacyBudget", "SafePubResult", "exponential_mechanism", "node_score", "safepub"],
+                    "._safepub"),
     **dict.fromkeys(["check_fraction", "resolve_hierarchies", "sensitive_codes"], "._lattice"),
     **dict.fromkeys(["check_max_nodes", "check_nodes", "precheck_nodes"], "._limits"),
 }

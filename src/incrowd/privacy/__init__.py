@@ -11,6 +11,9 @@ its vectorized check of every equivalence class (:meth:`PrivacyModel.classes_ok`
   weights), :class:`DeltaPresence` (``delta_presence``, a population table), and the global models
   :class:`AverageRisk` (``max_average_risk``) and :class:`PopulationUniqueness`
   (``max_population_uniqueness``), which judge the whole release (:meth:`PrivacyModel.release_ok`);
+- :class:`DifferentialPrivacy` (``differential_privacy``): (epsilon, delta)-differential privacy
+  by SafePub (a random sample, a k derived from epsilon and delta, the scheme drawn by the
+  exponential mechanism in :func:`incrowd.generalization.safepub`);
 - :data:`MODELS`: spec key -> model class; :func:`models_from_spec` reads them from a
   ``[privacy]`` table;
 - :class:`Judge` (with :class:`CodedColumn`): the models of a request judging the classes a
@@ -33,6 +36,8 @@ if _TYPE_CHECKING:  # what type checkers see; at run time a name loads its modul
     from .beta_likeness import BetaLikeness
     from .delta_disclosure import DeltaDisclosure
     from .delta_presence import DeltaPresence
+    from .differential_privacy import SCORES as DP_SCORES  # noqa: F401
+    from .differential_privacy import DifferentialPrivacy
     from .distinct_l import DistinctL
     from .entropy_l import EntropyL
     from .k_anonymity import KAnonymity
@@ -49,6 +54,9 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "MODELS": "._registry", "models_from_spec": "._registry", "other_models": "._registry",
     "Failure": "._stats", "check_table": "._stats", "class_stats": "._stats",
     "AlphaK": ".alpha_k", "AverageRisk": ".average_risk", "BetaLikeness": ".beta_likeness",
+    "DifferentialPrivacy": ".differential_privacy",
+    # internal (not in __all__): the scores SafePub's search (incrowd.generalization.safepub) offers
+    "DP_SCORES": ".differential_privacy:SCORES",
     "DeltaDisclosure": ".delta_disclosure", "DeltaPresence": ".delta_presence", "DistinctL": ".distinct_l",
     "EntropyL": ".entropy_l", "KAnonymity": ".k_anonymity", "KMap": ".k_map",
     "PopulationUniqueness": ".population_uniqueness", "RecursiveL": ".recursive_l", "TCloseness": ".t_closeness",
@@ -63,6 +71,6 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
 
 
 __all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats", "CodedColumn",
-           "DeltaDisclosure", "Judge",
+           "DeltaDisclosure", "DifferentialPrivacy", "Judge",
            "DeltaPresence", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KMap", "PopulationUniqueness",
            "PrivacyModel", "RecursiveL", "TCloseness", "check_table", "class_stats", "models_from_spec", "other_models"]

@@ -12,6 +12,7 @@ from .average_risk import AverageRisk
 from .beta_likeness import BetaLikeness
 from .delta_disclosure import DeltaDisclosure
 from .delta_presence import DeltaPresence
+from .differential_privacy import DifferentialPrivacy
 from .distinct_l import DistinctL
 from .entropy_l import EntropyL
 from .k_anonymity import KAnonymity
@@ -24,7 +25,7 @@ from .t_closeness import TCloseness
 MODELS: dict[str, type[PrivacyModel]] = {
     model.key: model
     for model in (KAnonymity, AlphaK, DistinctL, EntropyL, RecursiveL, TCloseness, BetaLikeness, DeltaDisclosure,
-                  KMap, DeltaPresence, AverageRisk, PopulationUniqueness)
+                  KMap, DeltaPresence, AverageRisk, PopulationUniqueness, DifferentialPrivacy)
 }
 
 
@@ -38,7 +39,9 @@ def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
     every column with the ``sensitive`` role). ``alpha`` reads ``k``. The population models:
     ``k_map = { k = 5, population = "FILE" }`` or ``{ k = 5, estimator = "poisson",
     significance = 0.01 }``, ``delta_presence = { min = 0.0, max = 0.5, population = "FILE" }``,
-    ``max_average_risk = 0.05``, ``max_population_uniqueness = { value = 0.01, model = "dankar" }``.
+    ``max_average_risk = 0.05``, ``max_population_uniqueness = { value = 0.01, model = "dankar" }``,
+    ``differential_privacy = { epsilon = 1.0, delta = 1e-6 }`` (with ``search_budget``, ``steps``
+    and ``metric`` optional).
 
     Parameters
     ----------
