@@ -189,3 +189,16 @@ def test_generalize_suppresses_the_classes_a_model_refuses_and_checks_the_releas
     assert done.exit_code == 0, done.output
     written = pd.read_csv(out)
     assert not check_table(written, ["age", "income"], [model], sensitive=["s"], reference={"s": frame["s"]})
+
+
+def test_differential_privacy_is_publishs_not_a_lattices():
+    from incrowd.generalization import generalize
+    from incrowd.privacy import DifferentialPrivacy
+
+    frame = pd.DataFrame({"a": list(range(6)) * 5})
+    lattice = Lattice.build(frame, ["a"], intervals={"a": [2]})
+    model = DifferentialPrivacy(epsilon=1.0, delta=1e-6)
+    with pytest.raises(ParameterError, match="met by publish"):
+        negotiate(lattice, k=2, models=[model])
+    with pytest.raises(ParameterError, match="met by publish"):
+        generalize(frame, {"a": 1}, k=2, intervals={"a": [2]}, models=[model])

@@ -272,3 +272,72 @@ def test_t_with_the_hierarchical_distance_of_a_sensitive_hierarchy(tmp_path):
         result.table, QIS, "s", reference=frame["s"])).max()) / 2, hierarchy=tuple(rows))
     assert check_table(result.table, QIS, [tighter], sensitive=["s"], reference={"s": frame["s"]})
     assert load_spec(loaded.to_dict()).models == loaded.models
+
+
+# ---------------------------------------------------------------------------------------------
+# differential privacy: SafePub in publish
+
+def _dp_frame(n=3000, seed=12):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"q1": rng.choice(list("abcdefgh"), n), "q2": rng.choice(list("uvwxyz"), n),
+                         "s": rng.choice(["flu", "cold"], n)})
+
+
+def _dp_spec(tmp_path, seed=None, **extra):
+    h1 = tmp_path / "q1.csv"
+    h1.write_text("".join(f"{v};{'ad' if v in 'abcd' else 'eh'};*\n" for v in "abcdefgh"))
+    h2 = tmp_path / "q2.csv"
+    h2.write_text("".join(f"{v};{'uw' if v in 'uvw' else 'xz'};*\n" for v in "uvwxyz"))
+    privacy = {"k": 5, "differential_privacy": {"epsilon": 2.0, "delta": 1e-5}, **extra}
+    if seed is not None:
+        privacy["random_state"] = seed
+    return {"privacy": privacy, "columns": {"q1": {"role": "categorical", "hierarchy": str(h1)},
+                                            "q2": {"role": "categorical", "hierarchy": str(h2)}, "s": "other"}}
+
+
+def test_a_differentially_private_release_is_safepubs_and_reproducible(tmp_path):
+    from incrowd.generalization import read_hierarchy, safepub
+    from incrowd.privacy import DifferentialPrivacy
+
+    frame = _dp_frame()
+    first = incrowd.publish(frame, _dp_spec(tmp_path, seed=11))
+    again = incrowd.publish(frame, _dp_spec(tmp_path, seed=11))
+    assert first.table.equals(again.table) and first.summary()["levels"] == again.summary()["levels"]
+    facts = first.summary()["differential_privacy"]
+    assert facts["seed"] == 11 and facts["k"] >= 5
+    # the same rows and node as SafePub itself draws with that seed
+    model = DifferentialPrivacy(epsilon=2.0, delta=1e-5)
+    hier = [read_hierarchy(tmp_path / f"{c}.csv", c) for c in ("q1", "q2")]
+    direct = safepub([h.encode(frame[c]) for h, c in zip(hier, ("q1", "q2"))], hier, model, seed=11)
+    assert tuple(first.summary()["levels"].values()) == tuple(direct.levels)
+    assert list(first.kept_rows) == list(np.flatnonzero(direct.kept))
+    sizes = first.table.groupby(["q1", "q2"]).size()
+    assert sizes.min() >= facts["k"]
+    # without a seed one is drawn and recorded, and it makes the release again
+    drawn = incrowd.publish(frame, _dp_spec(tmp_path))
+    seed = drawn.summary()["differential_privacy"]["seed"]
+    assert isinstance(seed, int) and seed != 0
+    assert incrowd.publish(frame, _dp_spec(tmp_path, seed=seed)).table.equals(drawn.table)
+    # the written file is checked by the model; the report leaves the seed out
+    path = tmp_path / "release.csv"
+    first.write(path)
+    assert first.verification["privacy_models"]["ok"]
+    assert not check_table(read_table(path), QIS, [model])
+    report = incrowd.report(frame, first.table, **first.report_options())
+    assert "seed" not in report.to_dict()["release"]["differential_privacy"]
+
+
+@pytest.mark.parametrize(("extra", "columns", "message"), [
+    ({"l": 2}, None, "alone"),
+    ({"entropy_l": 2}, None, "alone"),
+    ({}, {"q1": "numeric"}, "categorical quasi-identifiers only"),
+    ({"allow_full_suppression": False}, None, "allow_full_suppression"),
+    ({"differential_privacy": {"epsilon": 9, "delta": 1e-5}}, None, "epsilon"),
+])
+def test_the_spec_refuses_what_safepub_cannot_guarantee(tmp_path, extra, columns, message):
+    spec = _dp_spec(tmp_path, **extra)
+    spec["columns"]["s"] = "sensitive"
+    if columns:
+        spec["columns"].update(columns)
+    with pytest.raises(ParameterError, match=message):
+        load_spec(spec)

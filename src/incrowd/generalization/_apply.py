@@ -223,6 +223,9 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
         distinct = np.bincount(pairs[:, 0], minlength=sizes.size)
         keep &= distinct[class_of] >= l
     if models:
+        if any(m.key == "differential_privacy" for m in models):
+            raise ParameterError("differential_privacy is met by publish (SafePub's random sample and search), "
+                                 "not by generalize")
         keep &= _models_keep(data, class_of, int(sizes.size), keep, sensitive, models)
     out = data.drop(columns=list(roles.identifiers)).copy()
     for a in qis:

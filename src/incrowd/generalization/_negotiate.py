@@ -705,6 +705,9 @@ def _lattice_models(lattice: LatticeTable, models: Sequence[PrivacyModel]) -> li
             raise ParameterError(f"models must be privacy models of incrowd.privacy; got {model!r}")
         if model.key in ("k", "l", "t"):
             raise ParameterError(f"give {model.key} as negotiate's {model.key}=, not among models")
+        if model.key == "differential_privacy":
+            raise ParameterError("differential_privacy is met by publish (SafePub's random sample and search by the "
+                                 "exponential mechanism), not by judging a lattice's classes")
         if model.needs_sensitive:
             _check_t_lattice(lattice)
     return out

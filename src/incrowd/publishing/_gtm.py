@@ -37,6 +37,7 @@ the next node once its job is cancelled (:mod:`incrowd._runtime._cancel`).
 from __future__ import annotations
 
 import heapq
+import secrets
 from dataclasses import dataclass
 from typing import Collection, Iterator, Sequence
 
@@ -66,6 +67,8 @@ class GtmChoice:
     nodes_evaluated: int
     metric: str = "height"
     metrics: dict | None = None   # every utility metric of the node
+    #: with differential_privacy: the sample, the k derived, the budget spent, the seed
+    differential_privacy: dict | None = None
 
 
 @dataclass
@@ -386,6 +389,9 @@ def _check_limits(prep: Prepared, n_bottom: int, max_nodes: int | None, max_memo
 
 
 def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | None = None) -> GtmChoice:
+    dp = next((m for m in prep.spec.models if m.key == "differential_privacy"), None)
+    if dp is not None:
+        return _differentially_private(prep, dp, max_nodes, max_memory)
     limit = max_suppression_count(prep.spec.max_suppression, prep.n)
     # a node that suppresses every row publishes nothing: never an answer
     within = min(limit, prep.n - 1)
@@ -440,6 +446,56 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
     if best.metrics is None:
         best.metrics = _metrics_of(prep, bottom, tables, best.levels, within)
     return best
+
+
+def _differentially_private(prep: Prepared, model, max_nodes: int | None, max_memory: int | None) -> GtmChoice:
+    """The node SafePub draws (:func:`incrowd.generalization.safepub`: a random sample of the
+    rows, the exponential mechanism over the lattice) and the rows it releases: sampled and in a
+    class of at least its derived k, then of at least the spec's k (suppressing by the release's
+    own class sizes is post-processing: the guarantee holds). ``max_suppression`` does not
+    apply: every row not drawn, and every class below k, must go."""
+    from ..generalization import safepub
+
+    bottom = _bottom(prep)
+    _check_limits(prep, int(bottom.counts.size), max_nodes, max_memory)
+    qis = prep.categorical
+    # a seed drawn here is one random_state takes back (the spec's range), so the curator can
+    # make the same release again
+    seed = prep.spec.random_state if prep.spec.random_state is not None else secrets.randbelow(2**32)
+    result = safepub([prep.codes0[a] for a in qis], [prep.hierarchies[a] for a in qis], model, seed=seed)
+    levels = dict(zip(qis, (int(v) for v in result.levels)))
+    class_of, n_classes = _classes(prep, bottom, levels)
+    rows_class = class_of[bottom.of_row]
+    keep = np.asarray(result.kept, dtype=bool).copy()
+    sizes = np.bincount(rows_class[keep], minlength=n_classes)
+    keep &= sizes[rows_class] >= prep.spec.k
+    choice = GtmChoice(levels, rows_class, keep, int((~keep).sum()), int(result.visited), f"safepub {result.metric}")
+    choice.metrics = _sample_metrics(prep, bottom, levels, rows_class, keep, n_classes)
+    choice.differential_privacy = {
+        "epsilon": model.epsilon, "delta": model.delta, "k": int(result.k), "sampling_probability": result.beta,
+        "rows_sampled": int(np.asarray(result.sampled).sum()), "score": result.metric,
+        "budget": result.budget.describe(), "seed": result.seed, "nodes_drawn": len(result.path)}
+    return choice
+
+
+def _sample_metrics(prep: Prepared, bottom: _Bottom, levels: dict[str, int], rows_class: np.ndarray,
+                    keep: np.ndarray, n_classes: int) -> dict:
+    """Every utility metric of a node whose classes are released in part (a sample): each class
+    is its released rows and its withheld rows, the latter counted as suppressed."""
+    tables = _metric_tables(prep, bottom)
+    vector = np.array([levels[a] for a in prep.categorical], dtype=np.int64)
+    part = {name: values[0] for name, values in tables.parts(vector.reshape(1, -1)).items()}
+    kept = np.bincount(rows_class[keep], minlength=n_classes)
+    withheld = np.bincount(rows_class[~keep], minlength=n_classes)
+    first = np.zeros(n_classes, np.int64)
+    first[rows_class[::-1]] = np.arange(rows_class.size - 1, -1, -1)
+    gen = (np.column_stack([prep.hierarchies[a].code_map(levels[a])[prep.codes0[a][first]] for a in prep.categorical])
+           if prep.categorical else np.zeros((n_classes, 0), np.int64)).astype(np.int64)
+    sizes = np.concatenate([kept, withheld])
+    failing = np.concatenate([np.zeros(n_classes, bool), np.ones(n_classes, bool)])
+    present = sizes > 0
+    both = np.vstack([gen, gen])[present]
+    return tables.values(vector, part, sizes[present], failing[present], both, None)
 
 
 def top_suppression(prep: Prepared, held: Collection[str] = ()) -> int:

@@ -227,6 +227,8 @@ def _gtm_groups(prep: Prepared, max_nodes: int | None = None, max_memory: int | 
     levels_per_row = {a: np.full(prep.n, choice.levels[a], np.int64) for a in prep.categorical}
     extra = {"levels": dict(choice.levels), "nodes_evaluated": choice.nodes_evaluated,
              "metric": choice.metric, "metrics": choice.metrics, "blocks": choice.class_of}
+    if choice.differential_privacy is not None:
+        extra["differential_privacy"] = choice.differential_privacy
     if cells is not None:
         extra.update(cells=cells, suppression="cells", missing_matches=prep.spec.missing_matches,
                      suppressed_cells={a: int(b.sum()) for a, b in cells.items()})
@@ -274,6 +276,8 @@ def _check_suppression(prep: Prepared, groups: np.ndarray) -> None:
     from ..generalization._negotiate import max_suppression_count
 
     limit = max_suppression_count(prep.spec.max_suppression, prep.n)
+    if any(m.key == "differential_privacy" for m in prep.spec.models):
+        limit = prep.n  # SafePub withholds the rows it does not draw: no limit applies
     suppressed = int((groups < 0).sum())
     if suppressed == prep.n:  # an empty release is never an answer, whatever the limit allows
         raise ParameterError(f"the release would suppress all {prep.n} rows, so nothing would be published; "

@@ -52,8 +52,8 @@ from typing import Any, Mapping
 
 from ..exceptions import DataError, ParameterError, name_list
 from ..privacy import MODELS, PrivacyModel, models_from_spec
+from ._spec_keys import RISK_TARGET_KEYS, choices, keys, report_thresholds
 from ._spec_keys import SECTIONS as _SECTIONS
-from ._spec_keys import choices, keys, report_thresholds
 
 # the names and choices the parser checks are those of the key table, which the reference page
 # (docs/gen_spec.py) and the web's Publish page read too
@@ -410,7 +410,9 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
     if max_seconds is not None and (isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float))
                                     or not max_seconds > 0):
         raise ParameterError(f"{source}: max_seconds must be a positive number; got {max_seconds!r}")
-    random_state = privacy.get("random_state", 0)
+    # a differentially private release draws a fresh seed unless one is given: a known seed (0)
+    # tells which rows were sampled
+    random_state = privacy.get("random_state", None if "differential_privacy" in privacy else 0)
     if random_state is not None and (isinstance(random_state, bool) or not isinstance(random_state, int)
                                      or not 0 <= random_state <= 2**32 - 1):
         raise ParameterError(f"{source}: random_state must be an integer in [0, {2**32 - 1}]; got {random_state!r}")
@@ -464,6 +466,8 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
                                       suppression=cells.get("suppression", "rows"))
     entries, models = _models(privacy, columns, source, strategy=strategy,
                               suppression=cells.get("suppression", "rows"), t_model=t_model, root=root)
+    if levels and "differential_privacy" in entries:
+        raise ParameterError(f"{source}: differential_privacy searches the whole lattice; it does not take [levels]")
     return ReleaseSpec(k=k, l=l, t=t, max_suppression=max_suppression, strategy=strategy, method=method,
                        models=models, model_entries=entries,
                        report_thresholds={key: float(v) for key, v in report_table.items()},
@@ -531,6 +535,8 @@ def _models(privacy: Mapping[str, Any], columns: Mapping[str, ColumnSpec], sourc
     if suppression == "cells":
         raise ParameterError(f"{source}: {named} is met by suppressing whole rows; suppression = \"cells\" does not "
                              "take it (use suppression = \"rows\")")
+    if "differential_privacy" in entries:
+        _check_differential_privacy(privacy, entries, columns, source)
     sensitive = [c.name for c in columns.values() if c.role == "sensitive"]
     has_weight = any(c.role == "weight" for c in columns.values())
     for model in models:
@@ -548,6 +554,26 @@ def _models(privacy: Mapping[str, Any], columns: Mapping[str, ColumnSpec], sourc
             raise ParameterError(f"{source}: {model.key} needs a column with role \"weight\" in [columns] (the "
                                  "sampling weights the population is estimated from)")
     return entries, models
+
+
+def _check_differential_privacy(privacy: Mapping[str, Any], entries: Mapping[str, Any],
+                                columns: Mapping[str, ColumnSpec], source: str) -> None:
+    """SafePub's guarantee is its sampling's and its search's: the release is made by them alone
+    (with k, which only suppresses more), over categorical quasi-identifiers (a microaggregated
+    numeric column reads the raw values, outside the mechanism)."""
+    others = ([key for key in entries if key != "differential_privacy"]
+              + [key for key in ("l", "t", *RISK_TARGET_KEYS) if key in privacy and key not in entries])
+    if others:
+        raise ParameterError(f"{source}: differential_privacy makes the release by SafePub's sampling and search "
+                             f"alone (with k); it does not take {name_list(others)}")
+    numeric = [c.name for c in columns.values() if c.role == "numeric"]
+    if numeric:
+        raise ParameterError(f"{source}: differential_privacy generalizes categorical quasi-identifiers only; give "
+                             f"{name_list(numeric)} a hierarchy or intervals (role \"categorical\")")
+    if privacy.get("allow_full_suppression") is False or any(
+            c.allow_full_suppression is False for c in columns.values()):
+        raise ParameterError(f"{source}: differential_privacy searches the whole lattice from its top; it does not "
+                             "take allow_full_suppression = false")
 
 
 def _metric_weights(raw: Any, columns: Mapping[str, ColumnSpec], source: str) -> dict[str, float] | None:

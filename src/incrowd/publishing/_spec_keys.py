@@ -69,6 +69,12 @@ SPEC_KEYS: tuple[SpecKey, ...] = (
             "\"pitman\" | \"zayatz\" | \"snb\" | \"dankar\" }", None,
             "The share of the population unique in the release's quasi-identifiers, estimated from the `weight` "
             "column with ARX's model (Dankar by default), is at most this."),
+    SpecKey("privacy", "differential_privacy", "table { epsilon = number in (0, 5], delta = number in (0, 1), "
+            "search_budget, steps, metric }", None,
+            "(epsilon, delta)-differential privacy by ARX's SafePub: a random sample of the rows, a k derived from "
+            "epsilon and delta, the generalization drawn by the exponential mechanism; alone (with k), over "
+            "categorical quasi-identifiers; `max_suppression` does not apply, and `random_state` (kept secret) "
+            "makes it reproducible."),
     SpecKey("privacy", "max_suppression", "count, fraction or percentage (\"1%\")", 0,
             "Rows that may be left out of the release (with `suppression = \"rows\"`)."),
     SpecKey("privacy", "strategy", "string", "generalize-then-microaggregate",

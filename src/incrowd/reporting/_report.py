@@ -269,7 +269,7 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
             "threshold": threshold, "seconds": seconds,
         }
         out = Report(risk=risk, utility=utility, assumptions=a.assumptions, about=about,
-                     release=dict(release_summary) if release_summary is not None else None)
+                     release=_shareable(release_summary) if release_summary is not None else None)
         if risk_utility_map:
             from ._map import risk_utility_map as make_map
 
@@ -299,6 +299,16 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     # every figure in "seconds" leaves numba's compiling out (anonymeter's kernels compile on a
     # first attack); what it cost is said apart
     about["compile_seconds"] = clock.seconds
+    return out
+
+
+def _shareable(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The release's summary as a report may show it: a differentially private release's seed
+    stays with the curator (it tells which rows were sampled)."""
+    out = dict(summary)
+    if isinstance(out.get("differential_privacy"), Mapping):
+        out["differential_privacy"] = {key: value for key, value in out["differential_privacy"].items()
+                                       if key != "seed"}
     return out
 
 

@@ -245,7 +245,7 @@ def page_context() -> dict[str, Any]:
     from ..privacy import MODELS
     from ..publishing import SPEC_KEYS
 
-    weighted = ("k_map", "max_population_uniqueness", "delta_presence")
+    weighted = ("k_map", "max_population_uniqueness", "delta_presence", "differential_privacy")
     return {"models": [e.name for e in SPEC_KEYS if e.section == "privacy" and e.name in MODELS
                        and e.name not in ("k", "l", "t", *weighted)],
             "meaning": {e.name: e.meaning.replace("`", "") for e in SPEC_KEYS if e.section == "privacy"}}
