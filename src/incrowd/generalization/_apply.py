@@ -56,6 +56,8 @@ class GeneralizationResult:
         Time numba spent compiling (or loading cached kernels) during the call.
     metrics : dict or None
         The applied node's value of every utility metric.
+    models : tuple of PrivacyModel
+        The privacy models met beside k and l.
     """
 
     table: pd.DataFrame

@@ -16,7 +16,7 @@ its vectorized check of every equivalence class (:meth:`PrivacyModel.classes_ok`
   exponential mechanism in :func:`incrowd.generalization.safepub`);
 - :data:`MODELS`: spec key -> model class; :func:`models_from_spec` reads them from a
   ``[privacy]`` table;
-- :class:`Judge` (with :class:`CodedColumn`): the models of a request judging the classes a
+- ``Judge`` (with ``CodedColumn``, internal): the models of a request judging the classes a
   search forms as unions of its units (publish's and negotiate's searches);
 - :func:`class_stats` builds the statistics of a table, :func:`check_table` checks a whole
   table (a release as read back) and returns a :class:`Failure` per model it does not meet.
@@ -70,7 +70,9 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
 })
 
 
-__all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats", "CodedColumn",
-           "DeltaDisclosure", "DifferentialPrivacy", "Judge",
+# internal (not in __all__): Judge, CodedColumn and Pairs (the searches' judging of their classes)
+# and other_models (the commands that take k, l and t apart)
+__all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats",
+           "DeltaDisclosure", "DifferentialPrivacy",
            "DeltaPresence", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KMap", "PopulationUniqueness",
-           "PrivacyModel", "RecursiveL", "TCloseness", "check_table", "class_stats", "models_from_spec", "other_models"]
+           "PrivacyModel", "RecursiveL", "TCloseness", "check_table", "class_stats", "models_from_spec"]

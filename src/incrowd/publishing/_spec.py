@@ -163,6 +163,11 @@ class ReleaseSpec:
     risk_targets : dict of str to float
         ``max_individual_risk``, ``max_global_risk``, ``max_expected_reidentifications`` where
         set: the re-identification risk the release may reach, weighted by the weight column.
+    models : tuple of PrivacyModel
+        The privacy models of ``[privacy]`` beyond k, l and t (:data:`incrowd.privacy.MODELS`),
+        and t given as a table (hierarchical distance).
+    model_entries : dict
+        Their ``[privacy]`` entries as given (what :meth:`to_dict` writes back).
     """
 
     k: int

@@ -198,6 +198,9 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         several levels of its hierarchy (a group named as its one value, "Not stated" over 99)
         is at the column's level, as publish's summary counts it; otherwise at the highest
         level the rows published with it need.
+    models : sequence of PrivacyModel or None, default None
+        The privacy models promised beyond k, l and t (None: the ``spec``'s), each checked on
+        the release and a promised line of the verdict.
 
     Returns
     -------
