@@ -14,6 +14,7 @@ from .._runtime import compiled_so_far
 from ..exceptions import ParameterError, VerificationError
 from ..io import Promise, Verification, in_memory, mark_changed, resolve_roles
 from ..metrics import verify_k_anonymity, verify_l_diversity
+from ..privacy import DistinctL, KAnonymity, ReleaseCheck
 from ._hierarchy import Hierarchy
 from ._lattice import Lattice, resolve_hierarchies
 from ._table import _as_level
@@ -222,7 +223,7 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
     # SPSS and Stata get the generalized columns of codes back as labelled codes
     attach_recodes(out, {a: recode_groups(data[a], hier[a]) for a in qis})
     suppressed = int(n - keep.sum())
-    verification = in_memory(Promise(tuple(qis), k, l, sensitive=(sensitive,) if l is not None else ()))
+    verification = in_memory(Promise(tuple(qis), check=_check(k, l, sensitive)))
     if k is not None:
         report = verify_k_anonymity(out, qis, k)
         verification["k_anonymity"] = report.to_dict()
@@ -246,6 +247,33 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
         min_distinct=min_distinct, seconds=seconds, compile_seconds=compile_seconds, kept_rows=np.flatnonzero(keep),
         verification=verification, metrics=metrics,
     )
+
+
+def _check(k: int | None, l: int | None, sensitive: str | None) -> ReleaseCheck:
+    """The privacy check of a generalized table: k, and naive l in its one sensitive column."""
+    models = ((KAnonymity(k),) if k is not None else ()) + ((DistinctL(l),) if l is not None else ())
+    return ReleaseCheck(models, sensitive=(sensitive,) if l is not None and sensitive else ())
+
+
+def generalization_promise(result: GeneralizationResult) -> Promise:
+    """What a :class:`GeneralizationResult` promises on its written file: k and naive l."""
+    return Promise(quasi_identifiers=tuple(result.levels), check=_check(result.k, result.l, result.sensitive))
+
+
+def verified_as_written(result: GeneralizationResult, record: dict) -> None:
+    """``result`` updated in place with the written file's numbers (its verification record's
+    keys and shapes kept: one sensitive column)."""
+    if not record:
+        return
+    verification = result.verification
+    if "k_anonymity" in record:
+        verification["k_anonymity"] = record["k_anonymity"]
+        result.classes = int(record["k_anonymity"]["n_classes"])
+        result.min_class_size = int(record["k_anonymity"]["min_class_size"])
+    for got in (record.get("l_diversity") or {}).values():
+        verification["l_diversity"] = got
+    verification["verified_on"] = record["verified_on"]
+    verification["read_back_as"] = record["read_back_as"]
 
 
 def _chosen_levels(data: pd.DataFrame, *, k, l, sensitive, hierarchies, intervals, quasi_identifiers, identifiers,

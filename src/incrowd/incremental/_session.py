@@ -46,6 +46,7 @@ from ..io import (
 )
 from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
 from ..microaggregation import check_k, mdav_labels
+from ..privacy import KAnonymity, ReleaseCheck
 from . import _agreement, _fingerprint, _layout, _mixed, _state
 from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
 from ._lock import DEFAULT_WAIT, check_wait, state_lock
@@ -732,7 +733,7 @@ class IncrementalMicroaggregation:
             check_output_path(output, inputs=(self.path,))  # fail before the work
         release, check = self.release()
         qis = tuple(st.quasi_identifiers)
-        promise = Promise(qis, st.k, finite=qis)
+        promise = Promise(qis, ReleaseCheck((KAnonymity(st.k),)), finite=qis)
         verification = in_memory(promise, k_anonymity=check.to_dict())
         dist = self.distortion()
         sizes = group_size_stats(st.labels)

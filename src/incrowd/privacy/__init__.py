@@ -14,7 +14,9 @@ its vectorized check of every equivalence class (:meth:`PrivacyModel.classes_ok`
 - :data:`MODELS`: spec key -> model class; :func:`models_from_spec` reads them from a
   ``[privacy]`` table;
 - :func:`class_stats` builds the statistics of a table, :func:`check_table` checks a whole
-  table (a release as read back) and returns a :class:`Failure` per model it does not meet.
+  table (a release as read back) and returns a :class:`Failure` per model it does not meet;
+  :class:`ReleaseCheck` is that check as a written release runs it (``incrowd.io`` reads the file
+  back and calls it), with the records and the one-line refusals of a verification.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ._stats import Failure, check_table, class_stats
 # internal (not in __all__): the population-uniqueness estimators the risk summary reports too,
 # under another name: the package attribute population_uniqueness is the model's module
 from ._uniqueness import population_uniqueness as uniqueness_estimates  # noqa: F401
+from ._written import ReleaseCheck
 from .alpha_k import AlphaK
 from .average_risk import AverageRisk
 from .beta_likeness import BetaLikeness
@@ -78,4 +81,4 @@ def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
 
 __all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats", "DeltaDisclosure",
            "DeltaPresence", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KMap", "PopulationUniqueness",
-           "PrivacyModel", "RecursiveL", "TCloseness", "check_table", "class_stats", "models_from_spec"]
+           "PrivacyModel", "RecursiveL", "ReleaseCheck", "TCloseness", "check_table", "class_stats", "models_from_spec"]

@@ -63,6 +63,10 @@ class ClassStats:
     weights : numpy.ndarray or None
         The sum of the sampling weights of each class (float64); None without a weight column.
         Their total is the estimated population size.
+    matches : numpy.ndarray or None
+        Where a missing quasi-identifier value matches any value (sdcMicro's wildcard), the rows
+        each class's rows match (int64, one per class; equal rows match alike); None where a
+        missing value is a value of its own (then a class's rows match its size).
 
     Memory: ``counts`` holds classes x codes integers (8 bytes each); a numeric sensitive column
     with thousands of distinct values in a table of thousands of classes takes hundreds of MB.
@@ -79,6 +83,7 @@ class ClassStats:
     population: np.ndarray | None = None
     population_only: np.ndarray | None = None
     weights: np.ndarray | None = None
+    matches: np.ndarray | None = None
 
     @property
     def n_classes(self) -> int:
