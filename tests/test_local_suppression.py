@@ -28,7 +28,8 @@ from typer.testing import CliRunner
 from incrowd.cli import app
 from incrowd.exceptions import IncrowdError, ParameterError, VerificationError
 from incrowd.generalization import LocalSuppressionResult, local_suppression
-from incrowd.metrics import match_counts, verify_k_anonymity, wildcard_counts
+from incrowd.privacy import verify_k_anonymity
+from incrowd.values import match_counts, wildcard_counts
 
 DATA = Path(__file__).resolve().parent / "data"
 TESTDATA_KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]

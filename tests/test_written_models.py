@@ -65,8 +65,8 @@ def _tables(draw):
 @settings(max_examples=80, deadline=None)
 @given(frame=_tables(), k=st.integers(2, 4))
 def test_check_table_counts_k_with_a_blank_matching_any_value_as_sdcmicro(frame, k):
-    from incrowd.metrics import match_counts
     from incrowd.privacy import KAnonymity, check_table
+    from incrowd.values import match_counts
 
     # sdcMicro's freqCalc: a row matches another where each quasi-identifier is equal or missing in
     # either; a row missing everywhere matches all, and counts for no row missing nowhere
@@ -119,3 +119,31 @@ def test_the_check_orders_t_as_the_file_holds_the_values(tmp_path):
                          reference=frame[["s"]])
     record = write_release(frame, tmp_path / "r.csv", Promise(("q",), check=check))
     assert record["t_closeness"]["s"]["ok"] and record["t_closeness"]["s"]["ordered"] is True
+
+
+def test_the_verified_lines_name_every_model_the_written_file_met(tmp_path):
+    from incrowd.io import Promise, write_release
+    from incrowd.privacy import EntropyL, KAnonymity, ReleaseCheck, verified_lines
+    from incrowd.web._publish import verification_lines
+
+    frame = pd.DataFrame({"q": ["a"] * 4 + ["b"] * 4, "s": ["x", "y"] * 4})
+    check = ReleaseCheck((KAnonymity(2), EntropyL(1.5)), sensitive=("s",))
+    record = write_release(frame, tmp_path / "r.csv", Promise(("q",), check=check))
+    lines = verified_lines(record)
+    assert lines == ["k-anonymous over all quasi-identifiers (k=2): smallest class 4 rows",
+                     "entropy 1.5-diverse in 's' (held)"]
+    # the web's Publish page and the report's HTML page show the same lines
+    assert verification_lines({"verification": record}) == lines
+
+
+def test_the_publish_summary_names_the_models_as_the_check_does(tmp_path):
+    import incrowd
+    from incrowd.cli._publish import summary_lines
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"sex": rng.choice(["f", "m"], 60), "disease": rng.choice(["flu", "cold", "hiv"], 60)})
+    result = incrowd.publish(frame, {"privacy": {"k": 2, "l": 2, "allow_full_suppression": True},
+                                     "columns": {"sex": "categorical", "disease": "sensitive"}})
+    lines = dict(summary_lines(result.summary()))
+    assert lines["privacy"] == "2-anonymous, distinct 2-diverse in 'disease'; sensitive: disease"
+    assert lines["verified"].startswith("every model above") and lines["verified"].endswith("before writing")

@@ -124,7 +124,7 @@ def test_a_csv_whose_text_splits_a_class_is_refused_and_the_earlier_file_stays(t
 
     # in memory 1 == 1.0: one class of four; as CSV text '1' is alone beside three '1.0'
     frame = pd.DataFrame({"q": pd.Series([1, 1.0, 1.0, 1.0], dtype=object), "v": ["a", "b", "c", "d"]})
-    assert incrowd.metrics.verify_k_anonymity(frame, ["q"], 2)
+    assert incrowd.privacy.verify_k_anonymity(frame, ["q"], 2)
     out = tmp_path / "release.csv"
     out.write_text("earlier release\n")
     with pytest.raises(VerificationError) as info:
@@ -159,7 +159,7 @@ def test_a_class_poor_in_the_file_names_its_values(tmp_path, monkeypatch):
 
     frame = pd.DataFrame({"q": ["a"] * 4 + ["b"] * 4, "s": ["pos", "neg"] * 4})
     promise = Promise(("q",), _check((KAnonymity(2), DistinctL(2)), sensitive=("s",)))
-    assert incrowd.metrics.verify_l_diversity(frame, ["q"], "s", 2)
+    assert incrowd.privacy.verify_l_diversity(frame, ["q"], "s", 2)
     real_write = _csv_text.write
     # a lossy writer: every sensitive value of class 'b' comes out the same
     monkeypatch.setattr(_csv_text, "write", lambda f, *a, **kw: real_write(

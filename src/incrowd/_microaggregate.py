@@ -14,9 +14,8 @@ from ._methods import DISTRIBUTED_METHODS
 from ._runtime import compile_clock
 from .exceptions import DataError, ParameterError, VerificationError
 from .io import Promise, Verification, in_memory, mark_changed, numeric_matrix, resolve_roles
-from .metrics import group_size_stats, verify_k_anonymity
-from .microaggregation import METHODS
-from .privacy import KAnonymity, ReleaseCheck
+from .microaggregation import METHODS, group_size_stats
+from .privacy import KAnonymity, ReleaseCheck, verify_k_anonymity
 
 
 @dataclass

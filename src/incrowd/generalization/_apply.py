@@ -13,8 +13,7 @@ import pandas as pd
 from .._runtime import compiled_so_far
 from ..exceptions import ParameterError, VerificationError
 from ..io import Promise, Verification, in_memory, mark_changed, resolve_roles
-from ..metrics import verify_k_anonymity, verify_l_diversity
-from ..privacy import DistinctL, KAnonymity, ReleaseCheck
+from ..privacy import DistinctL, KAnonymity, ReleaseCheck, verify_k_anonymity, verify_l_diversity
 from ._hierarchy import Hierarchy
 from ._lattice import Lattice, resolve_hierarchies
 from ._table import _as_level
@@ -203,7 +202,7 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
         keep &= sizes[class_of] >= k
     min_distinct = None
     if l is not None:
-        from ..metrics import sensitive_codes
+        from ..values import sensitive_codes
 
         # publish's rule (and the verifier's): a missing value is never a distinct value,
         # numbers compare as numbers, trailing blanks make no other value

@@ -39,8 +39,7 @@ import pandas as pd
 
 from ..exceptions import DataError, ParameterError, VerificationError
 from ..io import Promise, Verification, in_memory, mark_changed, resolve_roles
-from ..metrics import verify_k_anonymity
-from ..privacy import KAnonymity, ReleaseCheck
+from ..privacy import KAnonymity, ReleaseCheck, verify_k_anonymity
 from ._hierarchy import Hierarchy
 from ._lattice import resolve_hierarchies
 from ._table import _as_level

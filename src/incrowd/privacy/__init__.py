@@ -16,13 +16,20 @@ its vectorized check of every equivalence class (:meth:`PrivacyModel.classes_ok`
 - :func:`class_stats` builds the statistics of a table, :func:`check_table` checks a whole
   table (a release as read back) and returns a :class:`Failure` per model it does not meet;
   :class:`ReleaseCheck` is that check as a written release runs it (``incrowd.io`` reads the file
-  back and calls it), with the records and the one-line refusals of a verification.
+  back and calls it), with the records and the one-line refusals of a verification;
+- the verifiers of a published table, each with its report: :func:`verify_k_anonymity`
+  (:class:`KAnonymityReport`), :func:`verify_l_diversity` (:class:`LDiversityReport`),
+  :func:`verify_t_closeness` (:class:`TClosenessReport`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+# internal (not in __all__): t's earth mover's distance on integer counts, which generalization's
+# search and publish's sensitive-column merging compute too
+from . import _emd as emd  # noqa: F401
 
 # internal (not in __all__): the weighted sample risk measures (fk, Fk, individual and household
 # risk, as sdcMicro) that the report and the publish risk targets both compute
@@ -33,7 +40,15 @@ from ._stats import Failure, check_table, class_stats
 # internal (not in __all__): the population-uniqueness estimators the risk summary reports too,
 # under another name: the package attribute population_uniqueness is the model's module
 from ._uniqueness import population_uniqueness as uniqueness_estimates  # noqa: F401
-from ._written import ReleaseCheck
+from ._verify import (
+    KAnonymityReport,
+    LDiversityReport,
+    TClosenessReport,
+    verify_k_anonymity,
+    verify_l_diversity,
+    verify_t_closeness,
+)
+from ._written import ReleaseCheck, verified_lines
 from .alpha_k import AlphaK
 from .average_risk import AverageRisk
 from .beta_likeness import BetaLikeness
@@ -80,5 +95,7 @@ def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
 
 
 __all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats", "DeltaDisclosure",
-           "DeltaPresence", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KMap", "PopulationUniqueness",
-           "PrivacyModel", "RecursiveL", "ReleaseCheck", "TCloseness", "check_table", "class_stats", "models_from_spec"]
+           "DeltaPresence", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KAnonymityReport", "KMap",
+           "LDiversityReport", "PopulationUniqueness", "PrivacyModel", "RecursiveL", "ReleaseCheck", "TCloseness",
+           "TClosenessReport", "check_table", "class_stats", "models_from_spec", "verify_k_anonymity",
+           "verified_lines", "verify_l_diversity", "verify_t_closeness"]

@@ -9,7 +9,7 @@ Monotonicity, as ARX declares it (``PrivacyCriterion.isMonotonicWithGeneralizati
 - ``monotone_suppression``: a class that passes, merged with *any* class (one the search would
   suppress at the finer node included), passes.
 
-Counting rules of the sensitive column are those of ``publish`` (:func:`incrowd.metrics.sensitive_codes`):
+Counting rules of the sensitive column are those of ``publish`` (:func:`incrowd.values.sensitive_codes`):
 a missing value (the NA vocabulary, system missing) is one code of its own, after every present
 value; the models of the l family, alpha, beta and delta never count it as a value (it discloses
 nothing), t-closeness compares it as one category, as the written-file check always has.

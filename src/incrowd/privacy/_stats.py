@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError, name_list
-from ..metrics import class_ids, match_counts, sensitive_codes
+from ..values import class_ids, match_counts, sensitive_codes
 from ._model import ClassStats, PrivacyModel
 
 
@@ -18,8 +18,8 @@ def class_stats(frame: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive
                 ordered: Any = None, reference: pd.Series | None = None, population: pd.DataFrame | None = None,
                 weight: str | None = None, missing_matches: str = "itself") -> ClassStats:
     """The classes of ``frame`` over ``quasi_identifiers`` (a missing value is a value of its own,
-    :func:`incrowd.metrics.class_ids`) and the counts of ``sensitive`` in each, as ``publish``
-    counts them (:func:`incrowd.metrics.sensitive_codes`: numbers compare as numbers, a missing
+    :func:`incrowd.values.class_ids`) and the counts of ``sensitive`` in each, as ``publish``
+    counts them (:func:`incrowd.values.sensitive_codes`: numbers compare as numbers, a missing
     value is one code after every present one).
 
     Parameters

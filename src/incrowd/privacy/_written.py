@@ -17,16 +17,10 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import IncrowdError, VerificationError
-from ..metrics import (
-    class_ids,
-    match_counts,
-    sensitive_keys,
-    verify_k_anonymity,
-    verify_l_diversity,
-    verify_t_closeness,
-)
+from ..values import class_ids, match_counts, sensitive_keys
 from ._model import PrivacyModel
 from ._stats import Failure, _columns_of, check_table
+from ._verify import verify_k_anonymity, verify_l_diversity, verify_t_closeness
 from .distinct_l import DistinctL
 from .k_anonymity import KAnonymity
 from .t_closeness import TCloseness
@@ -125,10 +119,10 @@ class ReleaseCheck:
         refs = {c: (base if base is not None and c in base.columns else table)[c] for c in self.columns}
         orders = {c: _file_order(self.reference[c] if self.reference is not None and c in self.reference.columns
                                  else table[c], refs[c], self.ordered.get(c, False)) for c in self.columns}
-        t_columns = {m.column for m in models if isinstance(m, TCloseness)}
+        t_columns = {m.column for m in models if isinstance(m, TCloseness) and m.column is not None}
         try:
             failures = check_table(table, qis, models, sensitive=self.sensitive, ordered=orders,
-                                   reference={c: refs[c] for c in t_columns if c is not None},
+                                   reference={c: refs[c] for c in t_columns},
                                    missing_matches=self.missing_matches)
         except IncrowdError as exc:
             where = f"column {sorted(t_columns)[0]!r} " if t_columns else ""
@@ -199,6 +193,48 @@ class ReleaseCheck:
             return (f"{what} is not {model.t}-close in {name!r}: the class {_describe(far)} lies at distance "
                     f"{distance:.6g} from the input's distribution; nothing was written")
         return f"{what} is {failure}; nothing was written"
+
+
+def verified_lines(verification: Mapping[str, Any]) -> list[str]:
+    """What a verification record says was verified, one line per model (and sensitive column):
+    the report's HTML page and the web's Publish page show these.
+
+    Parameters
+    ----------
+    verification : mapping
+        A release's ``verification`` (:class:`incrowd.Verification` or its JSON).
+
+    Returns
+    -------
+    list of str
+        ``"k-anonymous over all quasi-identifiers (k=5): smallest class 7 rows"``, then per
+        sensitive column its l and t lines, then every other model's.
+    """
+    lines = []
+    ka = verification.get("k_anonymity") or {}
+    if ka:
+        lines.append(f"k-anonymous over all quasi-identifiers (k={ka.get('k')}): smallest class "
+                     f"{ka.get('min_class_size')} rows")
+    for name, got in _per_column(verification.get("l_diversity")):
+        lines.append(f"{name}: l-diverse (l={got.get('l')}), fewest distinct values per class {got.get('min_distinct')}")
+    for name, got in _per_column(verification.get("t_closeness")):
+        lines.append(f"{name}: t-close (t={got.get('t')}), largest distance {float(got.get('max_distance', 0.0)):.4f}")
+    for key, records in verification.items():
+        # every other model's record names its model (ReleaseCheck writes it so)
+        for name, got in _per_column(records if key not in ("promise", "risk_targets") else None):
+            if "model" in got:
+                held = "held" if got.get("ok") else f"failed: {got.get('n_rows', 0)} row(s) in failing classes"
+                lines.append(f"{got['model']} ({held})")  # the model's line names its column
+    return lines
+
+
+def _per_column(records: Any) -> list[tuple[str, dict]]:
+    """(column, record) pairs of a model's records: one record (no column) or one per column."""
+    if not isinstance(records, Mapping):
+        return []
+    if "ok" in records:
+        return [("", dict(records))]
+    return [(str(name), got) for name, got in records.items() if isinstance(got, Mapping)]
 
 
 def _describe(values: Sequence[Any]) -> str:
