@@ -221,7 +221,7 @@ def verified_lines(verification: Mapping[str, Any]) -> list[str]:
         lines.append(f"{name}: t-close (t={got.get('t')}), largest distance {float(got.get('max_distance', 0.0)):.4f}")
     for key, records in verification.items():
         # every other model's record names its model (ReleaseCheck writes it so)
-        for name, got in _per_column(records if key not in ("promise", "risk_targets") else None):
+        for _column, got in _per_column(records if key not in ("promise", "risk_targets") else None):
             if "model" in got:
                 held = "held" if got.get("ok") else f"failed: {got.get('n_rows', 0)} row(s) in failing classes"
                 lines.append(f"{got['model']} ({held})")  # the model's line names its column
@@ -234,7 +234,7 @@ def _per_column(records: Any) -> list[tuple[str, dict]]:
         return []
     if "ok" in records:
         return [("", dict(records))]
-    return [(str(name), got) for name, got in records.items() if isinstance(got, Mapping)]
+    return [(str(name), dict(got)) for name, got in records.items() if isinstance(got, Mapping)]
 
 
 def _describe(values: Sequence[Any]) -> str:
