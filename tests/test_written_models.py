@@ -147,3 +147,19 @@ def test_the_publish_summary_names_the_models_as_the_check_does(tmp_path):
     lines = dict(summary_lines(result.summary()))
     assert lines["privacy"] == "2-anonymous, distinct 2-diverse in 'disease'; sensitive: disease"
     assert lines["verified"].startswith("every model above") and lines["verified"].endswith("before writing")
+
+
+def test_a_verifier_record_that_fails_refuses_the_file_even_where_the_models_pass(monkeypatch):
+    import dataclasses
+
+    import incrowd.privacy._written as written
+    from incrowd.io import Promise, verify_frame
+    from incrowd.privacy import DistinctL, KAnonymity, ReleaseCheck
+
+    real = written.verify_l_diversity
+    monkeypatch.setattr(written, "verify_l_diversity",
+                        lambda *a, **kw: dataclasses.replace(real(*a, **kw), ok=False, min_distinct=1))
+    table = pd.DataFrame({"q": ["a", "a", "b", "b"], "s": ["x", "y", "x", "y"]})
+    check = ReleaseCheck((KAnonymity(2), DistinctL(2)), sensitive=("s",))
+    with pytest.raises(VerificationError, match="not 2-diverse in 's'"):
+        verify_frame(table, Promise(("q",), check=check), what="the release")

@@ -129,6 +129,10 @@ class ReleaseCheck:
             raise VerificationError(f"{what}: {where}cannot be compared with the input's distribution ({exc}); "
                                     "nothing was written") from None
         records = self._records(table, qis, models, failures, refs, orders)
+        # fail closed: a verifier's record that says a model fails refuses the file too
+        failed = {(f.model.key, f.model.column) for f in failures}
+        failures += [Failure(model=m, n_classes=0, n_rows=0, row=0, values={}) for m in models
+                     if (m.key, m.column) not in failed and not _record_ok(records, m)]
         if failures:
             raise VerificationError(self._refusal(table, qis, failures[0], records, refs, orders, what))
         return records
@@ -193,6 +197,19 @@ class ReleaseCheck:
             return (f"{what} is not {model.t}-close in {name!r}: the class {_describe(far)} lies at distance "
                     f"{distance:.6g} from the input's distribution; nothing was written")
         return f"{what} is {failure}; nothing was written"
+
+
+def _record_ok(records: Mapping[str, Any], model: PrivacyModel) -> bool:
+    """Whether the verifier's record of ``model`` says it held (True where it has none)."""
+    if isinstance(model, KAnonymity):
+        got = records.get("k_anonymity") or {}
+    elif isinstance(model, DistinctL):
+        got = (records.get("l_diversity") or {}).get(model.column) or {}
+    elif isinstance(model, TCloseness) and model.hierarchy is None:
+        got = (records.get("t_closeness") or {}).get(model.column) or {}
+    else:
+        return True
+    return bool(got.get("ok", True))
 
 
 def verified_lines(verification: Mapping[str, Any]) -> list[str]:
