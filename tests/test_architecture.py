@@ -387,7 +387,7 @@ CEILINGS: dict[str, int] = {
     "_-named functions imported across packages": 0,
     "root modules besides __init__ and exceptions": 6,
     "files outside io/ that spell a format suffix": 19,  # the rest name hierarchy files and examples
-    "files outside privacy/ that handle l or t": 20,  # a heuristic (the scan's L_OR_T); the target is 4
+    "files outside privacy/ that handle l or t": 19,  # a heuristic (the scan's L_OR_T); the target is 4
     "DeprecationWarning sites": 0,
     "functions over 80 lines": 52,  # suda2 and the report's _published_levels grew past 80 with their fixes
 }

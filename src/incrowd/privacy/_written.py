@@ -212,7 +212,7 @@ def _record_ok(records: Mapping[str, Any], model: PrivacyModel) -> bool:
     return bool(got.get("ok", True))
 
 
-def verified_lines(verification: Mapping[str, Any]) -> list[str]:
+def verified_lines(verification: Mapping[str, Any], *, with_k: bool = True) -> list[str]:
     """What a verification record says was verified, one line per model (and sensitive column):
     the report's HTML page and the web's Publish page show these.
 
@@ -220,6 +220,8 @@ def verified_lines(verification: Mapping[str, Any]) -> list[str]:
     ----------
     verification : mapping
         A release's ``verification`` (:class:`incrowd.Verification` or its JSON).
+    with_k : bool, default True
+        Whether to give k's line (False where the caller says k in its own words).
 
     Returns
     -------
@@ -229,7 +231,7 @@ def verified_lines(verification: Mapping[str, Any]) -> list[str]:
     """
     lines = []
     ka = verification.get("k_anonymity") or {}
-    if ka:
+    if ka and with_k:
         lines.append(f"k-anonymous over all quasi-identifiers (k={ka.get('k')}): smallest class "
                      f"{ka.get('min_class_size')} rows")
     for name, got in _per_column(verification.get("l_diversity")):
