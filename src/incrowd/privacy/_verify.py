@@ -22,11 +22,6 @@ __all__ = ["KAnonymityReport", "LDiversityReport", "TClosenessReport", "verify_k
            "verify_t_closeness"]
 
 
-def _as_2d(X) -> np.ndarray:
-    arr = np.asarray(X, dtype=np.float64)
-    return arr[:, None] if arr.ndim == 1 else arr
-
-
 @dataclass(frozen=True)
 class KAnonymityReport:
     """Outcome of checking a published table: truthy when it is k-anonymous.
@@ -97,7 +92,8 @@ def verify_k_anonymity(table: pd.DataFrame | np.ndarray, quasi_identifiers: Sequ
             raise DataError(f"unknown quasi-identifier column(s) {name_list(missing)}; table has {name_list(table.columns)}")
         frame = table[cols]
     else:
-        arr = _as_2d(table)
+        arr = np.asarray(table, dtype=np.float64)
+        arr = arr[:, None] if arr.ndim == 1 else arr  # one column of values
         frame = pd.DataFrame(arr)
     n = int(frame.shape[0])
     if n == 0:

@@ -125,9 +125,10 @@ class ReleaseCheck:
                                    reference={c: refs[c] for c in t_columns},
                                    missing_matches=self.missing_matches)
         except IncrowdError as exc:
-            where = f"column {sorted(t_columns)[0]!r} " if t_columns else ""
-            raise VerificationError(f"{what}: {where}cannot be compared with the input's distribution ({exc}); "
-                                    "nothing was written") from None
+            if not t_columns:
+                raise VerificationError(f"{what} cannot be checked ({exc}); nothing was written") from None
+            raise VerificationError(f"{what}: column {sorted(t_columns)[0]!r} cannot be compared with the input's "
+                                    f"distribution ({exc}); nothing was written") from None
         records = self._records(table, qis, models, failures, refs, orders)
         # fail closed: a verifier's record that says a model fails refuses the file too
         failed = {(f.model.key, f.model.column) for f in failures}
@@ -145,12 +146,10 @@ class ReleaseCheck:
             if isinstance(model, KAnonymity):
                 out["k_anonymity"] = verify_k_anonymity(table, qis, model.k,
                                                         missing_matches=self.missing_matches).to_dict()
-            elif isinstance(model, DistinctL):
-                assert model.column is not None
+            elif isinstance(model, DistinctL) and model.column is not None:
                 out.setdefault("l_diversity", {})[model.column] = verify_l_diversity(
                     table, qis, model.column, model.l).to_dict()
-            elif isinstance(model, TCloseness) and model.hierarchy is None:
-                assert model.column is not None
+            elif isinstance(model, TCloseness) and model.hierarchy is None and model.column is not None:
                 out.setdefault("t_closeness", {})[model.column] = verify_t_closeness(
                     table, qis, model.column, model.t, ordered=orders[model.column],
                     reference=refs[model.column]).to_dict()
