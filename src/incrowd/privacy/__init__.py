@@ -20,79 +20,64 @@ its vectorized check of every equivalence class (:meth:`PrivacyModel.classes_ok`
 - the verifiers of a published table, each with its report: :func:`verify_k_anonymity`
   (:class:`KAnonymityReport`), :func:`verify_l_diversity` (:class:`LDiversityReport`),
   :func:`verify_t_closeness` (:class:`TClosenessReport`).
+
+The names load on first use, so that a command which needs only t's distance (``incrowd
+negotiate`` reading a lattice file) does not load pandas. The internal API (not in
+``__all__``): ``emd`` (t's earth mover's distance on integer counts, which generalization's search
+and publish's sensitive-column merging compute too), ``sample_risk`` (the weighted sample risk
+measures, fk, Fk, individual and household risk as sdcMicro, which the report and the publish
+risk targets both compute) and ``uniqueness_estimates`` (the population-uniqueness estimators the
+risk summary reports too; the package attribute ``population_uniqueness`` is the model's module).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
-# internal (not in __all__): t's earth mover's distance on integer counts, which generalization's
-# search and publish's sensitive-column merging compute too
-from . import _emd as emd  # noqa: F401
+from .._runtime import lazy as _lazy
 
-# internal (not in __all__): the weighted sample risk measures (fk, Fk, individual and household
-# risk, as sdcMicro) that the report and the publish risk targets both compute
-from . import _sample_risk as sample_risk  # noqa: F401
-from ._model import TOLERANCE, ClassStats, PrivacyModel
-from ._stats import Failure, check_table, class_stats
+if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads these
+    from . import _emd as emd  # noqa: F401
+    from . import _sample_risk as sample_risk  # noqa: F401
+    from ._model import TOLERANCE, ClassStats, PrivacyModel
+    from ._registry import MODELS, models_from_spec
+    from ._stats import Failure, check_table, class_stats
+    from ._uniqueness import population_uniqueness as uniqueness_estimates  # noqa: F401
+    from ._verify import (
+        KAnonymityReport,
+        LDiversityReport,
+        TClosenessReport,
+        verify_k_anonymity,
+        verify_l_diversity,
+        verify_t_closeness,
+    )
+    from ._written import ReleaseCheck, verified_lines
+    from .alpha_k import AlphaK
+    from .average_risk import AverageRisk
+    from .beta_likeness import BetaLikeness
+    from .delta_disclosure import DeltaDisclosure
+    from .delta_presence import DeltaPresence
+    from .distinct_l import DistinctL
+    from .entropy_l import EntropyL
+    from .k_anonymity import KAnonymity
+    from .k_map import KMap
+    from .population_uniqueness import PopulationUniqueness
+    from .recursive_l import RecursiveL
+    from .t_closeness import TCloseness
 
-# internal (not in __all__): the population-uniqueness estimators the risk summary reports too,
-# under another name: the package attribute population_uniqueness is the model's module
-from ._uniqueness import population_uniqueness as uniqueness_estimates  # noqa: F401
-from ._verify import (
-    KAnonymityReport,
-    LDiversityReport,
-    TClosenessReport,
-    verify_k_anonymity,
-    verify_l_diversity,
-    verify_t_closeness,
-)
-from ._written import ReleaseCheck, verified_lines
-from .alpha_k import AlphaK
-from .average_risk import AverageRisk
-from .beta_likeness import BetaLikeness
-from .delta_disclosure import DeltaDisclosure
-from .delta_presence import DeltaPresence
-from .distinct_l import DistinctL
-from .entropy_l import EntropyL
-from .k_anonymity import KAnonymity
-from .k_map import KMap
-from .population_uniqueness import PopulationUniqueness
-from .recursive_l import RecursiveL
-from .t_closeness import TCloseness
-
-#: spec key -> model class, in the order a verdict lists them
-MODELS: dict[str, type[PrivacyModel]] = {
-    model.key: model
-    for model in (KAnonymity, AlphaK, DistinctL, EntropyL, RecursiveL, TCloseness, BetaLikeness, DeltaDisclosure,
-                  KMap, DeltaPresence, AverageRisk, PopulationUniqueness)
-}
-
-
-def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
-    """The models a ``[privacy]`` table asks for, in :data:`MODELS`' order; keys of other
-    settings (``max_suppression``, ``strategy``, ...) are left to the caller.
-
-    A model's value is its parameter (``l = 2``) or a table with it (``l = { value = 2,
-    column = "income" }``; ``recursive_l = { c = 3, l = 2 }``; ``beta = { value = 1.0,
-    variant = "enhanced" }``); ``column`` names the sensitive column it protects (default:
-    every column with the ``sensitive`` role). ``alpha`` reads ``k``. The population models:
-    ``k_map = { k = 5, population = "FILE" }`` or ``{ k = 5, estimator = "poisson",
-    significance = 0.01 }``, ``delta_presence = { min = 0.0, max = 0.5, population = "FILE" }``,
-    ``max_average_risk = 0.05``, ``max_population_uniqueness = { value = 0.01, model = "dankar" }``.
-
-    Parameters
-    ----------
-    privacy : mapping
-        The spec's ``[privacy]`` table.
-
-    Returns
-    -------
-    list of PrivacyModel
-    """
-    return [model.from_spec(privacy[key], privacy=privacy) for key, model in MODELS.items() if key in privacy]
-
+__getattr__, __dir__ = _lazy.attach(__name__, {
+    **dict.fromkeys(["TOLERANCE", "ClassStats", "PrivacyModel"], "._model"),
+    **dict.fromkeys(["MODELS", "models_from_spec"], "._registry"),
+    **dict.fromkeys(["Failure", "check_table", "class_stats"], "._stats"),
+    **dict.fromkeys(["KAnonymityReport", "LDiversityReport", "TClosenessReport", "verify_k_anonymity",
+                     "verify_l_diversity", "verify_t_closeness"], "._verify"),
+    **dict.fromkeys(["ReleaseCheck", "verified_lines"], "._written"),
+    "AlphaK": ".alpha_k", "AverageRisk": ".average_risk", "BetaLikeness": ".beta_likeness",
+    "DeltaDisclosure": ".delta_disclosure", "DeltaPresence": ".delta_presence", "DistinctL": ".distinct_l",
+    "EntropyL": ".entropy_l", "KAnonymity": ".k_anonymity", "KMap": ".k_map",
+    "PopulationUniqueness": ".population_uniqueness", "RecursiveL": ".recursive_l", "TCloseness": ".t_closeness",
+    "uniqueness_estimates": "._uniqueness:population_uniqueness",
+}, modules={"emd": "._emd", "sample_risk": "._sample_risk"})
 
 __all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats", "DeltaDisclosure",
            "DeltaPresence", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KAnonymityReport", "KMap",
