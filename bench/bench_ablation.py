@@ -26,12 +26,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd._bench_entry import standardize  # noqa: E402
-from incrowd.metrics import information_loss  # noqa: E402
-from _fmdav_variants import mdav_variant_labels  # noqa: E402
-from incrowd._bench_entry import mdav_fast_labels  # noqa: E402
-from incrowd._bench_entry import mdav_labels  # noqa: E402
-
 from _common import (  # noqa: E402
     DOCS,
     FIGURES,
@@ -46,6 +40,14 @@ from _common import (  # noqa: E402
     save_json,
     update_section,
 )
+from _fmdav_variants import mdav_variant_labels  # noqa: E402
+
+from incrowd._bench_entry import (
+    mdav_fast_labels,  # noqa: E402
+    mdav_labels,  # noqa: E402
+    standardize,  # noqa: E402
+)
+from incrowd.microaggregation import information_loss  # noqa: E402
 
 K = 10
 
@@ -374,7 +376,7 @@ thread here: two passes per round, screened on exact integer distances between 1
 
 "Same groups": whether the variant's partition equals traditional MDAV's on every sample;
 where it does not, the IL difference is IL(variant) − IL(traditional) in percentage points
-(`incrowd.metrics.information_loss(Z, labels, standardized=True)`, on the float64 data),
+(`incrowd.microaggregation.information_loss(Z, labels, standardized=True)`, on the float64 data),
 averaged over the samples that differ. "s by CPU time" uses the thread CPU time
 (`time.thread_time`) instead of wall time: where the two disagree, other work on the machine
 slowed some calls.

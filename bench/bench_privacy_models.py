@@ -1,5 +1,5 @@
 """What checking a whole table against each privacy model of ``incrowd.privacy`` costs, next to
-the verifiers the written-file check uses today (``incrowd.metrics.verify_*``).
+the verifiers the written-file check uses today (``incrowd.privacy.verify_*``).
 
 Run from the repository root: ``.venv/bin/python bench/bench_privacy_models.py [--repeats 5]``.
 Prints a Markdown table (median seconds of ``--repeats`` runs in one process, after one untimed
@@ -24,8 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import data_dir, machine_line, md_table  # noqa: E402
 
-from incrowd.metrics import verify_k_anonymity, verify_l_diversity, verify_t_closeness  # noqa: E402
-from incrowd.privacy import check_table, class_stats, models_from_spec  # noqa: E402
+from incrowd.privacy import check_table, class_stats, models_from_spec, verify_k_anonymity, verify_l_diversity, verify_t_closeness  # noqa: E402  # noqa: E402
 
 QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class"]
 LEVELS = {"age": 2}

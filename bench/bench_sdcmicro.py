@@ -47,9 +47,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (  # noqa: E402
-    Burner,
     DATA_NOTES,
     DOCS,
+    Burner,
     OthersMeter,
     fmt_s,
     gaussian,
@@ -220,7 +220,7 @@ def cases(quick: bool, folder: Path) -> list[Case]:
 
 def run_condition(label: str, workers: dict, case_list: list[Case], ks: tuple[int, ...], repeats: int,
                   scratch: Path) -> list[dict]:
-    from incrowd.metrics import information_loss
+    from incrowd.microaggregation import information_loss
 
     rows = []
     for case in case_list:

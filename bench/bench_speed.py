@@ -25,11 +25,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import incrowd  # noqa: E402
-from incrowd._bench_entry import standardize  # noqa: E402
-from incrowd.metrics import information_loss  # noqa: E402
-from incrowd._bench_entry import mdav_labels  # noqa: E402
-
 from _common import (  # noqa: E402
     DISPLAY,
     DOCS,
@@ -45,11 +40,18 @@ from _common import (  # noqa: E402
     now_utc,
     pyplot,
     reference_module,
-    save_figure,
     same_groups,
+    save_figure,
     time_runs,
     update_section,
 )
+
+import incrowd  # noqa: E402
+from incrowd._bench_entry import (
+    mdav_labels,  # noqa: E402
+    standardize,  # noqa: E402
+)
+from incrowd.microaggregation import information_loss  # noqa: E402
 
 REPEATS = 5
 SLOW_REFERENCE_S = 10.0  # a reference run slower than this is not repeated

@@ -54,8 +54,8 @@ from _household import (  # noqa: E402
 )
 
 import incrowd  # noqa: E402
-from incrowd.metrics import match_counts  # noqa: E402
 from incrowd.privacy import sample_risk as sample_risk  # noqa: E402
+from incrowd.values import match_counts  # noqa: E402
 
 OUT = REPO / "bench" / "results" / "curator_household.md"
 K = 3

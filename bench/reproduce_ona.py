@@ -36,12 +36,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd._bench_entry import standardize  # noqa: E402
-from incrowd.metrics import sst  # noqa: E402
-from incrowd._bench_entry import ona_best_labels  # noqa: E402
-from incrowd.microaggregation.greedy.mdav_star import MDAVStar  # noqa: E402
-from incrowd.microaggregation.ona.ona import ONA, ONAStar, _use_tree  # noqa: E402
-
 from _common import (  # noqa: E402
     DATA_NOTES,
     DISPLAY,
@@ -63,6 +57,14 @@ from _common import (  # noqa: E402
     update_section,
     yes_no,
 )
+
+from incrowd._bench_entry import (
+    ona_best_labels,  # noqa: E402
+    standardize,  # noqa: E402
+)
+from incrowd.microaggregation import sst  # noqa: E402
+from incrowd.microaggregation.greedy.mdav_star import MDAVStar  # noqa: E402
+from incrowd.microaggregation.ona.ona import ONA, ONAStar, _use_tree  # noqa: E402
 
 KS = [2, 3, 4, 5, 7, 10]
 SETS = ["census", "tarragona", "eia", "cloud1", "cloud2"]

@@ -39,11 +39,19 @@ from _common import DOCS, TABLE1_2021, TABLE6_2021, load, machine_line, md_table
 
 from incrowd import lower_bound  # noqa: E402
 from incrowd._bench_entry import BOUND_ALL_ROWS_MAX as _ALL_ROWS_MAX  # noqa: E402
+from incrowd._bench_entry import (  # noqa: E402
+    MOVE_EXACT,
+    MOVE_SPLIT3,
+    MOVE_SWAP,
+    MOVE_SWEEP,
+    standardize,  # noqa: E402
+)
 from incrowd._bench_entry import bound_distinct as _distinct  # noqa: E402
-from incrowd._bench_entry import standardize  # noqa: E402
-from incrowd.metrics import information_loss  # noqa: E402
-from incrowd.microaggregation import ONAStar, Refine  # noqa: E402
-from incrowd._bench_entry import MOVE_EXACT, MOVE_SPLIT3, MOVE_SWAP, MOVE_SWEEP  # noqa: E402
+from incrowd.microaggregation import (  # noqa: E402
+    ONAStar,
+    Refine,
+    information_loss,  # noqa: E402
+)
 from incrowd.microaggregation.refine.refine import refine_partition  # noqa: E402
 
 KS = [2, 3, 4, 5, 7, 10]

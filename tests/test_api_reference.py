@@ -19,7 +19,7 @@ API = Path(__file__).resolve().parents[1] / "docs" / "api"
 #: module -> its reference page
 PAGES = {
     "incrowd": "incrowd.md",
-    "incrowd.metrics": "metrics.md",
+    "incrowd.values": "values.md",
     "incrowd.incremental": "incremental.md",
     "incrowd.generalization": "generalization.md",
     "incrowd.io": "io.md",
@@ -76,9 +76,9 @@ def test_every_api_page_is_listed():
 
 
 def test_the_comparison_reads_directives_and_headings():
-    text = "::: incrowd.MDAV\n\n### `incrowd.__version__`\n\n::: incrowd.metrics.sse\n`incrowd.ONA` in prose\n"
+    text = "::: incrowd.MDAV\n\n### `incrowd.__version__`\n\n::: incrowd.microaggregation.sse\n`incrowd.ONA` in prose\n"
     assert documented("incrowd", text) == {"MDAV", "__version__"}
-    assert documented("incrowd.metrics", text) == {"sse"}
+    assert documented("incrowd.microaggregation", text) == {"sse"}
 
 
 def _checker():

@@ -34,16 +34,16 @@ from architecture_scan import module_name as _module_name  # noqa: E402
 #: layer number -> the units (``incrowd.X``: a top-level module or subpackage) in it; the order
 #: and the wording are those of docs/architecture.md
 LAYERS: dict[int, tuple[str, ...]] = {
-    0: ("incrowd", "incrowd.exceptions", "incrowd._runtime", "incrowd._small", "incrowd._emd",
-        "incrowd._methods", "incrowd.datasets"),
-    1: ("incrowd.io", "incrowd.metrics", "incrowd._standardize"),
+    0: ("incrowd", "incrowd.exceptions", "incrowd._runtime", "incrowd._small", "incrowd._methods",
+        "incrowd.datasets"),
+    1: ("incrowd.io", "incrowd.values", "incrowd._standardize"),
     2: ("incrowd.privacy",),
     3: ("incrowd.microaggregation", "incrowd.generalization"),
     4: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.publishing", "incrowd.reporting",
         "incrowd._frontends"),
     5: ("incrowd.cli", "incrowd.web", "incrowd.distributed", "incrowd._bench_entry"),
 }
-LAYER_NAMES = {0: "core", 1: "I/O and measures", 2: "privacy models", 3: "algorithms", 4: "orchestration",
+LAYER_NAMES = {0: "core", 1: "I/O and values", 2: "privacy models and measures", 3: "algorithms", 4: "orchestration",
                5: "interfaces"}
 LAYER_OF = {unit: layer for layer, units in LAYERS.items() for unit in units}
 
@@ -293,11 +293,11 @@ def test_the_checker_sees_lazy_imports_and_skips_type_checking_ones(tmp_path):
 
 def test_the_checker_reports_an_upward_import_and_a_cycle():
     graph = {
-        "incrowd.metrics": [("incrowd.cli._app", 7, True)],
+        "incrowd.values": [("incrowd.cli._app", 7, True)],
         "incrowd.io._tables": [("incrowd.io._atomic", 1, False)],
         "incrowd.io._atomic": [("incrowd.io._tables", 3, False)],
     }
-    assert _upward_imports(graph) == ["incrowd.metrics (line 7, I/O and measures) imports incrowd.cli._app (interfaces)"]
+    assert _upward_imports(graph) == ["incrowd.values (line 7, I/O and values) imports incrowd.cli._app (interfaces)"]
     assert _cycles(graph) == [["incrowd.io._atomic", "incrowd.io._tables", "incrowd.io._atomic"]]
 
 
@@ -324,7 +324,7 @@ def test_what_reads_a_lattice_never_names_the_builder():
 #: microaggregation's families, lowest first: a family imports only the package root's shared
 #: helpers and the families before it (docs/architecture.md, "Inside microaggregation/")
 FAMILIES = ("mdav", "greedy", "ona", "mondrian", "refine", "joint")
-SHARED = ("_estimator", "_base", "_kernels", "_adaptive", "_knn", "_bound")
+SHARED = ("_estimator", "_base", "_kernels", "_adaptive", "_knn", "_bound", "_measures")
 
 
 def _family(module: str) -> str | None:
@@ -381,12 +381,13 @@ def test_the_family_checker_reports_a_backward_import():
 #: only fall (the target is 0 for all but the long functions, at most 30); when one falls,
 #: lower its ceiling here to the new figure so that it cannot rise again
 CEILINGS: dict[str, int] = {
-    "package cycles": 1,  # io <-> metrics, left of one cycle of 12 packages
-    "packages in cycles": 2,
+    "package cycles": 0,
+    "packages in cycles": 0,
     "imports of another package's _ module": 55,
     "_-named functions imported across packages": 0,
-    "root modules besides __init__ and exceptions": 8,
+    "root modules besides __init__ and exceptions": 6,
     "files outside io/ that spell a format suffix": 19,  # the rest name hierarchy files and examples
+    "files outside privacy/ that handle l or t": 19,  # a heuristic (the scan's L_OR_T); the target is 4
     "DeprecationWarning sites": 0,
     "functions over 80 lines": 52,  # suda2 and the report's _published_levels grew past 80 with their fixes
 }
@@ -397,7 +398,8 @@ _DETAILS = {"package cycles": "cycles", "packages in cycles": "cycles",
             "_-named functions imported across packages": "private names",
             "root modules besides __init__ and exceptions": "root modules",
             "functions over 80 lines": "long functions",
-            "files outside io/ that spell a format suffix": "format suffix"}
+            "files outside io/ that spell a format suffix": "format suffix",
+            "files outside privacy/ that handle l or t": "l or t"}
 
 
 @pytest.fixture(scope="module")
@@ -429,8 +431,8 @@ def test_the_scan_counts_every_import_inside_functions_and_for_type_checkers(tmp
     # a name that is a module is an import of that module (its unit), not of the package
     assert architecture_scan.imported_modules("incrowd.cli", ["_app"]) == [("incrowd.cli._app", [])]
     assert architecture_scan.is_private("_helper") and not architecture_scan.is_private("__version__")
-    assert architecture_scan.imported_modules("incrowd", ["_emd", "publish"]) == [("incrowd._emd", []),
-                                                                                 ("incrowd", ["publish"])]
+    assert architecture_scan.imported_modules("incrowd", ["_runtime", "publish"]) == [("incrowd._runtime", []),
+                                                                                     ("incrowd", ["publish"])]
 
 
 def test_the_scan_finds_a_package_cycle_and_only_one():

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from incrowd.cli import app
-from incrowd.metrics import match_counts
 from incrowd.privacy import sample_risk as sample_risk
+from incrowd.values import match_counts
 
 pyreadstat = pytest.importorskip("pyreadstat")
 

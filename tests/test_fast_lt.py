@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from incrowd import _emd
 from incrowd.exceptions import ParameterError
 from incrowd.generalization._kernels import node_classes, sensitive_fails
+from incrowd.privacy import emd as _emd
 from incrowd.publishing import _gtm, load_spec
 from incrowd.publishing._prepare import prepare
 

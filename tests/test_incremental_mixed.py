@@ -406,6 +406,19 @@ def test_every_incremental_release_keeps_l_and_t_on_the_written_file(tmp_path, l
     assert "verified on the written file" in done.output
 
 
+def test_an_incremental_release_names_each_model_its_written_file_met(tmp_path):
+    spec = sensitive_spec(tmp_path, 3, 2, 0.3)
+    sensitive_frame(60, 0).to_csv(tmp_path / "part0.csv", index=False)
+    state = tmp_path / "s.duckdb"
+    assert run("incremental", "base", tmp_path / "part0.csv", "-o", state, "--spec", spec).exit_code == 0
+    done = run("incremental", "publish", state, "-o", tmp_path / "said.csv", "--spec", spec)
+    assert done.exit_code == 0, done.output
+    # the check's own records, per sensitive column: the figure each model reached
+    assert "income: l-diverse (l=2), fewest distinct values per class" in done.output
+    assert "income: t-close (t=0.3), largest distance" in done.output
+    assert "(verified on the written file)" in done.output
+
+
 def test_the_l_suppression_of_an_incremental_release_is_named_in_one_line(tmp_path):
     spec = {"privacy": {"k": 2, "l": 2, "max_suppression": 1},
             "columns": {"age": "numeric", "sex": "categorical", "income": "sensitive"}, "levels": {"sex": 0}}

@@ -28,7 +28,8 @@ from typer.testing import CliRunner
 from incrowd.cli import app
 from incrowd.exceptions import IncrowdError, ParameterError, VerificationError
 from incrowd.generalization import LocalSuppressionResult, local_suppression
-from incrowd.metrics import match_counts, verify_k_anonymity, wildcard_counts
+from incrowd.privacy import verify_k_anonymity
+from incrowd.values import match_counts, wildcard_counts
 
 DATA = Path(__file__).resolve().parent / "data"
 TESTDATA_KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
@@ -312,11 +313,12 @@ def test_publish_cells_refuses_with_one_line(tmp_path, extra, more, needle):
 
 def test_written_file_verifier_uses_the_promised_meaning_of_missing():
     from incrowd.io._written import Promise, verify_frame
+    from incrowd.privacy import KAnonymity, ReleaseCheck
 
     table = pd.DataFrame({"a": ["x", "", "y", "y"], "b": ["1", "1", "2", "2"]})
     # row 0 matches row 1 only through the blank: 2 matches with the wildcard, 1 without
-    assert verify_frame(table, Promise(("a", "b"), 2, missing_matches="any"), what="t")["k_anonymity"]["ok"]
+    assert verify_frame(table, Promise(("a", "b"), ReleaseCheck((KAnonymity(2),), missing_matches="any")), what="t")["k_anonymity"]["ok"]
     with pytest.raises(VerificationError, match="not 2-anonymous"):
-        verify_frame(table, Promise(("a", "b"), 2), what="t")
+        verify_frame(table, Promise(("a", "b"), ReleaseCheck((KAnonymity(2),))), what="t")
     with pytest.raises(VerificationError, match="matching any value: data row"):
-        verify_frame(table, Promise(("a", "b"), 3, missing_matches="any"), what="t")
+        verify_frame(table, Promise(("a", "b"), ReleaseCheck((KAnonymity(3),), missing_matches="any")), what="t")

@@ -312,7 +312,7 @@ def test_many_unknown_columns_give_a_short_line(runner, tmp_path, people):
 
 
 def test_messages_lists_in_the_api_are_capped():
-    from incrowd.metrics import verify_k_anonymity
+    from incrowd.privacy import verify_k_anonymity
 
     wide = pd.DataFrame(np.zeros((3, 20_000)), columns=[f"w{i}" for i in range(20_000)])
     with pytest.raises(IncrowdError) as info:

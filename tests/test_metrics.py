@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from incrowd import ParameterError, information_loss, sse, sst, verify_k_anonymity
-from incrowd.metrics import group_size_stats
+from incrowd.microaggregation import group_size_stats
 
 
 def test_sse_sst_by_hand():

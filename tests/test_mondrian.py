@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from incrowd._standardize import standardize
 from incrowd.exceptions import ParameterError
-from incrowd.metrics import information_loss
+from incrowd.microaggregation import information_loss
 from incrowd.microaggregation._kernels import heap_sort_range
+from incrowd.microaggregation.mondrian import _mondrian_plain as mondrian_plain
 from incrowd.microaggregation.mondrian._mondrian_kernel import (
     RULE_RANGE,
     RULE_V2D,
@@ -24,7 +25,6 @@ from incrowd.microaggregation.mondrian._mondrian_kernel import (
     mondrian_subtree_labels,
     select_kth,
 )
-from incrowd.microaggregation.mondrian import _mondrian_plain as mondrian_plain
 from incrowd.microaggregation.mondrian.mondrian import Mondrian, MondrianV, MondrianV2D
 
 RULES = {"range": RULE_RANGE, "variance": RULE_VARIANCE, "v2d": RULE_V2D}

@@ -11,7 +11,8 @@ import sys
 import pytest
 
 
-@pytest.mark.parametrize("old", ["incrowd.data", "incrowd.release", "incrowd.assessment"])
+@pytest.mark.parametrize("old", ["incrowd.data", "incrowd.release", "incrowd.assessment", "incrowd.metrics",
+                                 "incrowd._emd"])
 def test_a_former_module_is_gone(old):
     sys.modules.pop(old, None)
     with pytest.raises(ModuleNotFoundError):

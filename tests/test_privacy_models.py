@@ -498,7 +498,7 @@ def test_a_value_outside_the_hierarchy_of_t_is_named():
 @settings(max_examples=60, deadline=None)
 @given(frame=tables(), numbers=tables(values=[1.0, 2.5, 4.0, None]))
 def test_k_l_and_t_give_the_verdicts_of_the_written_file_verifiers(frame, numbers):
-    from incrowd.metrics import verify_k_anonymity, verify_l_diversity, verify_t_closeness
+    from incrowd.privacy import verify_k_anonymity, verify_l_diversity, verify_t_closeness
 
     for k in (2, 3):
         assert (not check_table(frame, ["q"], [KAnonymity(k=k)])) == bool(verify_k_anonymity(frame, ["q"], k))
@@ -519,7 +519,7 @@ def test_k_l_and_t_give_the_verdicts_of_the_written_file_verifiers(frame, number
 @given(frame=tables(), extra=st.lists(st.sampled_from(VALUES), max_size=10), t=st.sampled_from([0.15, 0.3]))
 def test_t_against_a_reference_gives_the_verdict_of_the_written_file_verifier(frame, extra, t):
     """The reference is the input's column (the published rows are some of it)."""
-    from incrowd.metrics import verify_t_closeness
+    from incrowd.privacy import verify_t_closeness
 
     reference = pd.concat([frame["s"], pd.Series(extra, dtype=object)], ignore_index=True)
     report = verify_t_closeness(frame, ["q"], "s", t, ordered=False, reference=reference)

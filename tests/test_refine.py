@@ -142,7 +142,7 @@ def test_threshold_accepting_returns_the_best_partition_met(case):
     # past round 60 kicks may keep worse results; the run still returns groups of k..2k-1 rows,
     # is deterministic, and is never worse than where it stood at round 60 (the same search
     # up to there)
-    from incrowd.metrics import information_loss
+    from incrowd.microaggregation import information_loss
     from incrowd.microaggregation.refine.refine import THRESHOLD_AFTER
 
     X, k, start, seed = case
@@ -163,7 +163,7 @@ def test_threshold_accepting_returns_the_best_partition_met(case):
 def test_threshold_cycles_go_back_to_the_best_partition(monkeypatch, shape, k, seed):
     # short cycles (3, 6, 12, ... rounds) so that the walk is sent back to the best partition
     # many times, three-way splits changing the group count in between
-    from incrowd.metrics import information_loss
+    from incrowd.microaggregation import information_loss
     from incrowd.microaggregation.refine import refine as refine_module
 
     monkeypatch.setattr(refine_module, "THRESHOLD_FIRST_CYCLE", 3)

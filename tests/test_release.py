@@ -265,7 +265,7 @@ def test_adult_release_with_l_or_t_agrees_with_pycanon(adult_part, strategy, pri
 @given(_tables(), st.sampled_from(["generalize-then-microaggregate", "joint"]),
        st.sampled_from([{"l": 2}, {"t": 0.5}, {"l": 2, "t": 0.6}]))
 def test_random_releases_are_l_diverse_and_t_close_when_asked(tmp_path_factory, case, strategy, privacy):
-    from incrowd.metrics import verify_l_diversity, verify_t_closeness
+    from incrowd.privacy import verify_l_diversity, verify_t_closeness
 
     frame, hierarchies, k = case
     folder = tmp_path_factory.mktemp("h")

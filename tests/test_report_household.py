@@ -262,7 +262,7 @@ def _line(rep: dict, measure: str) -> dict:
 def test_report_measures_k_with_a_blank_matching_any_value(any_cells):
     rep = _report(any_cells, "--spec", any_cells["spec"])
     written = _read(any_cells["release"])
-    fewest = int(incrowd.metrics.match_counts(written, household.KEYS, missing_matches="any").min())
+    fewest = int(incrowd.values.match_counts(written, household.KEYS, missing_matches="any").min())
     assert written[household.KEYS].isna().any().any()  # blanks there are, and they match any value
     assert fewest >= 3
     k = _line(rep, "k")
@@ -280,9 +280,9 @@ def test_a_user_missing_code_matches_itself_not_any_value(any_cells):
     # 9 "Not stated" is a value the file shows, as publish's check read it, not a blank
     raw = _read(any_cells["release"])
     assert (raw["relat"] == household.NOT_STATED).any()
-    counts = incrowd.metrics.match_counts(raw, household.KEYS, missing_matches="any")
+    counts = incrowd.values.match_counts(raw, household.KEYS, missing_matches="any")
     read = incrowd.io.read_table(any_cells["release"])
-    assert np.array_equal(incrowd.metrics.match_counts(read, household.KEYS, missing_matches="any"), counts)
+    assert np.array_equal(incrowd.values.match_counts(read, household.KEYS, missing_matches="any"), counts)
     rep = _report(any_cells, "--spec", any_cells["spec"])
     for made in (rep, any_cells["report"]):
         assert made["risk"]["classes"]["marketer"]["risk"] == pytest.approx(float(np.mean(1 / counts)), abs=1e-12)
@@ -291,7 +291,7 @@ def test_a_user_missing_code_matches_itself_not_any_value(any_cells):
 def test_report_without_the_spec_says_a_blank_is_a_value_of_its_own(any_cells):
     rep = _report(any_cells, "--qi", ",".join(household.KEYS), "--k", "3")
     written = _read(any_cells["release"])
-    smallest = int(incrowd.metrics.match_counts(written, household.KEYS).min())
+    smallest = int(incrowd.values.match_counts(written, household.KEYS).min())
     assert _line(rep, "k")["value"] == smallest < 3
 
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import incrowd
 from incrowd.io._json import dumps
-from incrowd.metrics import verify_k_anonymity
+from incrowd.privacy import verify_k_anonymity
 
 K = 3
 QIS = ["age", "income"]
@@ -152,7 +152,8 @@ def test_microaggregate_verification_recounts_the_table(n, k, seed):
         result = incrowd.microaggregate(frame, k, quasi_identifiers=QIS)
     got = result.verification
     assert got["k_anonymity"] == verify_k_anonymity(result.table, QIS, k).to_dict()
-    assert got.ok and got["promise"] == {"quasi_identifiers": QIS, "k": k, "l": None, "t": None, "sensitive": []}
+    assert got.ok and got["promise"] == {"quasi_identifiers": QIS, "k": k, "l": None, "t": None, "sensitive": [],
+                                         "models": [f"{k}-anonymous"]}
 
 
 def test_the_cli_and_the_web_say_the_microaggregation_was_verified_on_the_file(tmp_path):

@@ -115,8 +115,8 @@ def test_the_parser_takes_every_choice_and_refuses_another_word_by_the_keys_name
 
 def test_the_choices_are_those_the_libraries_check():
     from incrowd.generalization import METRICS
-    from incrowd.metrics import MISSING_MATCHES
     from incrowd.publishing._risk_targets import RISK_TARGETS
+    from incrowd.values import MISSING_MATCHES
 
     assert spec_key("privacy", "metric").choices == tuple(METRICS)
     assert spec_key("privacy", "missing_matches").choices == tuple(MISSING_MATCHES)

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 import incrowd
-from incrowd import DataError, ParameterError, metrics, verify_k_anonymity, verify_l_diversity, verify_t_closeness
+from incrowd import DataError, ParameterError, privacy, verify_k_anonymity, verify_l_diversity, verify_t_closeness
 
 # ---------------------------------------------------------------------------------------------
 # brute force: EMD as a transport problem
@@ -112,7 +112,7 @@ def test_ordinal_order_matches_transport_lp(rows):
 
 
 def test_sparse_and_dense_kernels_agree():
-    from incrowd._emd import emd_by_class, emd_dense
+    from incrowd.privacy._emd import emd_by_class, emd_dense
 
     rng = np.random.default_rng(7)
     for _ in range(200):
@@ -181,7 +181,7 @@ def test_report_shape_and_empty_table():
 
 
 def test_exported_where_the_other_verifiers_are():
-    assert incrowd.verify_t_closeness is metrics.verify_t_closeness
+    assert incrowd.verify_t_closeness is privacy.verify_t_closeness
     assert "verify_t_closeness" in incrowd.__all__
 
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 import incrowd._microaggregate
 import incrowd.generalization._apply
 import incrowd.incremental._session
-from incrowd import VerificationError, metrics
+from incrowd import VerificationError, privacy
 from incrowd.cli import app
 from incrowd.incremental import IncrementalMicroaggregation
 
@@ -27,13 +27,13 @@ EARLIER = b"an earlier release\n"
 
 
 def failing_k(table, quasi_identifiers, k):
-    report = metrics.verify_k_anonymity(table, quasi_identifiers, k)
-    return metrics.KAnonymityReport(k=k, ok=False, n_rows=report.n_rows, n_classes=report.n_classes,
+    report = privacy.verify_k_anonymity(table, quasi_identifiers, k)
+    return privacy.KAnonymityReport(k=k, ok=False, n_rows=report.n_rows, n_classes=report.n_classes,
                                     min_class_size=1, n_rows_in_small_classes=1)
 
 
 def failing_l(table, quasi_identifiers, sensitive, l):
-    return dataclasses.replace(metrics.verify_l_diversity(table, quasi_identifiers, sensitive, l), ok=False)
+    return dataclasses.replace(privacy.verify_l_diversity(table, quasi_identifiers, sensitive, l), ok=False)
 
 
 @pytest.fixture

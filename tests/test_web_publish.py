@@ -19,7 +19,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 from incrowd.cli import app as cli_app  # noqa: E402
 from incrowd.cli._publish import summary_lines  # noqa: E402
-from incrowd.metrics import verify_k_anonymity, verify_l_diversity  # noqa: E402
+from incrowd.privacy import verify_k_anonymity, verify_l_diversity  # noqa: E402
 from incrowd.publishing import load_spec  # noqa: E402
 from incrowd.web import create_app  # noqa: E402
 

@@ -30,6 +30,8 @@ import incrowd
 from incrowd.cli import app
 from incrowd.exceptions import IncrowdError, VerificationError
 from incrowd.io import _csv_text
+from incrowd.privacy import DistinctL, KAnonymity, TCloseness
+from incrowd.privacy import ReleaseCheck as _check
 
 FORMATS = [".csv", ".parquet", ".sav", ".dta", ".xpt"]
 
@@ -81,6 +83,10 @@ def fewest_sensitive(header: list[str], rows: list[list], qis: list[str], sensit
     return min(len({v for v in vs if v not in (None, "")}) for vs in values.values()) if values else 0
 
 
+def _k(k: int) -> _check:
+    return _check((KAnonymity(k),))
+
+
 def leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith(".") and p.name.endswith(".tmp"))
 
@@ -118,11 +124,11 @@ def test_a_csv_whose_text_splits_a_class_is_refused_and_the_earlier_file_stays(t
 
     # in memory 1 == 1.0: one class of four; as CSV text '1' is alone beside three '1.0'
     frame = pd.DataFrame({"q": pd.Series([1, 1.0, 1.0, 1.0], dtype=object), "v": ["a", "b", "c", "d"]})
-    assert incrowd.metrics.verify_k_anonymity(frame, ["q"], 2)
+    assert incrowd.privacy.verify_k_anonymity(frame, ["q"], 2)
     out = tmp_path / "release.csv"
     out.write_text("earlier release\n")
     with pytest.raises(VerificationError) as info:
-        write_release(frame, out, Promise(("q",), 2))
+        write_release(frame, out, Promise(("q",), _k(2)))
     message = str(info.value)
     assert "not 2-anonymous" in message and "('1')" in message and "1 row(s)" in message
     assert "nothing was written" in message and ".tmp" not in message
@@ -130,7 +136,7 @@ def test_a_csv_whose_text_splits_a_class_is_refused_and_the_earlier_file_stays(t
     assert leftovers(tmp_path) == []
     # standard output: the bytes about to be written are parsed back, and none goes out
     with pytest.raises(VerificationError):
-        write_release(frame, "-", Promise(("q",), 2))
+        write_release(frame, "-", Promise(("q",), _k(2)))
 
 
 def test_a_file_that_cannot_be_read_back_is_not_put_in_place(tmp_path, monkeypatch):
@@ -144,7 +150,7 @@ def test_a_file_that_cannot_be_read_back_is_not_put_in_place(tmp_path, monkeypat
     out = tmp_path / "release.dta"
     out.write_bytes(b"earlier release")
     with pytest.raises(VerificationError, match="cannot be read back as Stata .*bad header.*nothing was written"):
-        write_release(pd.DataFrame({"q": ["a", "a"]}), out, Promise(("q",), 2))
+        write_release(pd.DataFrame({"q": ["a", "a"]}), out, Promise(("q",), _k(2)))
     assert out.read_bytes() == b"earlier release" and leftovers(tmp_path) == []
 
 
@@ -152,8 +158,8 @@ def test_a_class_poor_in_the_file_names_its_values(tmp_path, monkeypatch):
     from incrowd.io._written import Promise, write_release
 
     frame = pd.DataFrame({"q": ["a"] * 4 + ["b"] * 4, "s": ["pos", "neg"] * 4})
-    promise = Promise(("q",), 2, l=2, sensitive=("s",))
-    assert incrowd.metrics.verify_l_diversity(frame, ["q"], "s", 2)
+    promise = Promise(("q",), _check((KAnonymity(2), DistinctL(2)), sensitive=("s",)))
+    assert incrowd.privacy.verify_l_diversity(frame, ["q"], "s", 2)
     real_write = _csv_text.write
     # a lossy writer: every sensitive value of class 'b' comes out the same
     monkeypatch.setattr(_csv_text, "write", lambda f, *a, **kw: real_write(
@@ -168,7 +174,8 @@ def test_a_class_far_in_the_file_names_its_distance(tmp_path, monkeypatch):
     from incrowd.io._written import Promise, write_release
 
     frame = pd.DataFrame({"q": ["a"] * 4 + ["b"] * 4, "s": ["x", "y"] * 4})
-    promise = Promise(("q",), 2, t=0.2, sensitive=("s",), ordered={"s": False}, reference=frame[["s"]])
+    promise = Promise(("q",), _check((KAnonymity(2), TCloseness(0.2)), sensitive=("s",), ordered={"s": False},
+                                       reference=frame[["s"]]))
     write_release(frame, tmp_path / "kept.csv", promise)  # each class holds the input's distribution
     real_write = _csv_text.write
     monkeypatch.setattr(_csv_text, "write", lambda f, *a, **kw: real_write(
@@ -184,7 +191,8 @@ def test_trailing_blanks_spss_strips_never_make_a_class_diverse_in_the_file(tmp_
     frame = pd.DataFrame({"q": ["a"] * 4, "s": ["pos", "pos ", "pos", "pos "]})
     for suffix in (".sav", ".xpt"):
         with pytest.raises(VerificationError, match=r"not 2-diverse in 's': the class \('a'\) holds 1 distinct"):
-            write_release(frame, tmp_path / f"release{suffix}", Promise(("q",), 2, l=2, sensitive=("s",)))
+            write_release(frame, tmp_path / f"release{suffix}",
+                          Promise(("q",), _check((KAnonymity(2), DistinctL(2)), sensitive=("s",))))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -193,9 +201,9 @@ def test_an_infinite_value_the_input_did_not_have_is_refused(tmp_path):
 
     frame = pd.DataFrame({"x": [np.inf, np.inf, 1.0, 1.0]})
     with pytest.raises(VerificationError, match="holds 'inf' in column 'x', data row 1"):
-        write_release(frame, tmp_path / "r.csv", Promise(("x",), 2, finite=("x",)))
+        write_release(frame, tmp_path / "r.csv", Promise(("x",), _k(2), finite=("x",)))
     with pytest.raises(VerificationError, match="infinite"):
-        write_release(frame, tmp_path / "r.parquet", Promise(("x",), 2, finite=("x",)))
+        write_release(frame, tmp_path / "r.parquet", Promise(("x",), _k(2), finite=("x",)))
     assert list(tmp_path.iterdir()) == []
 
 

@@ -76,8 +76,8 @@ def is_private(name: str) -> bool:
 
 
 def imported_modules(target: str, names: list[str]) -> list[tuple[str, list[str]]]:
-    """One import statement as (module, names taken from it): ``from incrowd import _emd`` is
-    an import of the module ``incrowd._emd``, not of the root package."""
+    """One import statement as (module, names taken from it): ``from incrowd import _runtime`` is
+    an import of the module ``incrowd._runtime``, not of the root package."""
     if not names:
         return [(target, [])]
     modules = [(f"{target}.{name}", []) for name in names if is_module(f"{target}.{name}")]

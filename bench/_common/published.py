@@ -7,7 +7,7 @@ import numpy as np
 
 def il_percent(Z: np.ndarray, labels: np.ndarray) -> float:
     """Information loss in % of ``labels`` on already standardized data ``Z``."""
-    from incrowd.metrics import information_loss
+    from incrowd.microaggregation import information_loss
 
     return 100.0 * information_loss(Z, labels, standardized=True)
 

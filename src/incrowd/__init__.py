@@ -36,7 +36,6 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
     from ._microaggregate import MicroaggregationResult, microaggregate
     from ._runtime import __version__
     from .io import Verification, read_table, write_table
-    from .metrics import information_loss, sse, sst, verify_k_anonymity, verify_l_diversity, verify_t_closeness
     from .microaggregation import (
         MDAV,
         METHODS,
@@ -51,8 +50,12 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
         MondrianV2D,
         ONAStar,
         Refine,
+        information_loss,
         lower_bound,
+        sse,
+        sst,
     )
+    from .privacy import verify_k_anonymity, verify_l_diversity, verify_t_closeness
     from .publishing import PublishResult, publish
     from .reporting import Report, RiskResult, report, risk
 
@@ -70,8 +73,8 @@ _LAZY = {
     "read_table": ".io",
     "write_table": ".io",
     "Verification": ".io._written",
-    **dict.fromkeys(["information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity",
-                      "verify_t_closeness"], ".metrics"),
+    **dict.fromkeys(["information_loss", "sse", "sst"], ".microaggregation"),
+    **dict.fromkeys(["verify_k_anonymity", "verify_l_diversity", "verify_t_closeness"], ".privacy"),
     **dict.fromkeys(["METHODS", "MDAV", "MDAVPlus", "VMDAV", "MDAVStar", "ONA", "ONAStar", "Mondrian",
                      "MondrianV", "MondrianV2D", "MONA", "MONA2D", "Refine"], ".microaggregation"),
     "lower_bound": ".microaggregation._bound",

@@ -12,16 +12,14 @@ from .io import is_stdout
 
 
 def summary_lines(info: dict) -> list[tuple[str, str]]:
-    privacy = [f"k={info['k']}"]
-    if info.get("l") is not None:
-        privacy.append(f"l={info['l']}")
-    if info.get("t") is not None:
-        privacy.append(f"t={info['t']}")
+    # the models as the release's check names them ("2-anonymous", "distinct 2-diverse in 'disease'")
+    verification = info.get("verification") or {}
+    models = (verification.get("promise") or {}).get("models") or [f"{info['k']}-anonymous"]
     sensitive = ", ".join(info.get("sensitive") or []) or "none"
     lines = [
         ("input", info.get("input", "")),
         ("strategy", f"{info['strategy']} (method {info['method']})"),
-        ("privacy", ", ".join(privacy) + f"; sensitive: {sensitive}"),
+        ("privacy", ", ".join(models) + f"; sensitive: {sensitive}"),
         ("quasi-identifiers", f"numeric {', '.join(info['numeric']) or '-'}; categorical "
                               f"{', '.join(info['categorical']) or '-'}"),
     ]
@@ -45,11 +43,9 @@ def summary_lines(info: dict) -> list[tuple[str, str]]:
         ("seconds", f"{info['seconds']:.3f}" + (f" (plus {info['compile_seconds']:.3f} s to compile or load the "
                                                "kernels, not counted)" if info.get("compile_seconds", 0) > 0.0005
                                                else "")),
-        ("verified", " and ".join(["k-anonymous over all quasi-identifiers"
-                                   + (" (a missing value matching any value)" if wildcard else "")]
-                                  + (["l-diverse"] if info.get("l") is not None else [])
-                                  + (["t-close"] if info.get("t") is not None else []))
-                     + (" on the written file" if (info.get("verification") or {}).get("verified_on") == "written file"
+        ("verified", "every model above, k over all quasi-identifiers together"
+                     + (" (a missing value matching any value)" if wildcard else "")
+                     + (" on the written file" if verification.get("verified_on") == "written file"
                         else " before writing")),
     ]
     if info.get("risk_targets"):  # each target beside the value the release reaches

@@ -14,8 +14,8 @@ from ._methods import DISTRIBUTED_METHODS
 from ._runtime import compile_clock
 from .exceptions import DataError, ParameterError, VerificationError
 from .io import Promise, Verification, in_memory, mark_changed, numeric_matrix, resolve_roles
-from .metrics import group_size_stats, verify_k_anonymity
-from .microaggregation import METHODS
+from .microaggregation import METHODS, group_size_stats
+from .privacy import KAnonymity, ReleaseCheck, verify_k_anonymity
 
 
 @dataclass
@@ -300,7 +300,8 @@ def _microaggregate(data, k, method, quasi_identifiers, identifiers, random_stat
         aggregated = published[:, 0] if np.ndim(data) == 1 else published
         checked = verify_k_anonymity(published, None, estimator.k)
     # an array's quasi-identifiers are its columns, named by position
-    promise = Promise(tuple(qis) if qis is not None else tuple(range(published.shape[1])), int(estimator.k))
+    promise = Promise(tuple(qis) if qis is not None else tuple(range(published.shape[1])),
+                      ReleaseCheck((KAnonymity(int(estimator.k)),)))
     verification = in_memory(promise, k_anonymity=checked.to_dict())
     t3, c3 = time.perf_counter(), clock.seconds
     if not (np.isfinite(centroids).all() and np.isfinite(estimator.information_loss_)):

@@ -309,10 +309,11 @@ def microaggregate_command(
                                          release_summary={**result.summary(), "verification": record})
 
             from ..io import Promise, write_release
+            from ..privacy import KAnonymity, ReleaseCheck
 
             written = write_release(
-                result.table, output, Promise(tuple(result.quasi_identifiers), result.k,
-                                                   finite=tuple(result.quasi_identifiers)),
+                result.table, output, Promise(tuple(result.quasi_identifiers), ReleaseCheck((KAnonymity(result.k),)),
+                                              finite=tuple(result.quasi_identifiers)),
                 sep=sep, inputs=(input_path,), then=write_report)
     to_stderr = is_stdout(output)
     as_written = {"min_class_size": written["k_anonymity"]["min_class_size"],
@@ -434,10 +435,11 @@ def demo_command(
                 raise VerificationError(f"the mdav-star result is not {best.k}-anonymous; nothing was written")
             output_dir.mkdir(parents=True, exist_ok=True)
             from ..io import Promise, write_release
+            from ..privacy import KAnonymity, ReleaseCheck
 
             path = output_dir / f"census_mdav-star_k{best.k}.csv"
             qis = tuple(best.quasi_identifiers)
-            write_release(best.table, path, Promise(qis, best.k, finite=qis), sep=",")
+            write_release(best.table, path, Promise(qis, ReleaseCheck((KAnonymity(best.k),)), finite=qis), sep=",")
     n_rows, n_cols = census.shape
     if json_output:
         print_json({

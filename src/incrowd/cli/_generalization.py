@@ -35,11 +35,13 @@ if TYPE_CHECKING:
 read_table = _lazy.function("incrowd.io._tables", "read_table")
 table_format = _lazy.function("incrowd.io._tables", "table_format")
 write_release = _lazy.function("incrowd.io._written", "write_release")
-generalization_promise = _lazy.function("incrowd.io._written", "generalization_promise")
-verified_as_written = _lazy.function("incrowd.io._written", "verified_as_written")
+generalization_promise = _lazy.function("incrowd.generalization", "generalization_promise")
+verified_as_written = _lazy.function("incrowd.generalization", "verified_as_written")
 generalize = _lazy.function("incrowd.generalization._apply", "generalize")
 local_recoding = _lazy.function("incrowd.generalization._local_recoding", "local_recoding")
 make_promise = _lazy.function("incrowd.io._written", "Promise")
+k_check = _lazy.function("incrowd.privacy", "ReleaseCheck")
+k_model = _lazy.function("incrowd.privacy", "KAnonymity")
 negotiate = _lazy.function("incrowd.generalization._negotiate", "negotiate")
 parse_assignments = _lazy.function("incrowd.generalization._hierarchy", "parse_assignments")
 
@@ -493,7 +495,7 @@ def generalize_command(
                                          identifiers=names(identifiers, "--id"), kept_rows=result.kept_rows,
                                          k=result.k, hierarchies=hier, release_summary=result.summary())
 
-            promise = make_promise(tuple(result.quasi_identifiers), result.k) if local else \
+            promise = make_promise(tuple(result.quasi_identifiers), k_check((k_model(result.k),))) if local else \
                 generalization_promise(result)
             write_release(result.table, output, promise, sep=sep, inputs=(data_path, hierarchies),
                           then=write_report)

@@ -86,14 +86,12 @@ def _why_suppressed(r: dict) -> str:
 
 
 def _sensitive_lines(r: dict) -> list[tuple[str, str]]:
-    """The promised l and t, verified as k is: where the release was checked."""
+    """The release's other models, verified as k is: where the release was checked."""
+    from ..privacy import verified_lines
+
     where = " on the written file" if r.get("verified_on") == "written file" else ""
-    out = []
-    if r.get("l") is not None:
-        out.append(("l-diverse", f"yes, l={r['l']} in every class (verified{where})"))
-    if r.get("t") is not None:
-        out.append(("t-close", f"yes, t={r['t']} in every class (verified{where})"))
-    return out
+    return [("verified", f"{line} (verified{where})")
+            for line in verified_lines(r.get("verification") or {}, with_k=False)]
 
 
 def _pct(value: float | None) -> str:

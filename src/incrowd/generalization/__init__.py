@@ -50,6 +50,7 @@ if _TYPE_CHECKING:  # what type checkers see; at run time the names load on firs
 #: report and the web take from here, so that they name no private module of this package
 _INTERNAL = {
     "encode_cells": "._cells",
+    "generalization_promise": "._apply", "verified_as_written": "._apply",
     "value_labels": "._hierarchy", "propose_hierarchy_files": "._hierarchy",
     "majority": "._utility_metrics",
     **dict.fromkeys(["PrivacyBudget", "SafePubResult", "exponential_mechanism", "node_score", "safepub"],

@@ -13,8 +13,7 @@ import pandas as pd
 from .._runtime import compiled_so_far
 from ..exceptions import ParameterError, VerificationError
 from ..io import Promise, Verification, in_memory, mark_changed, resolve_roles
-from ..metrics import verify_k_anonymity, verify_l_diversity
-from ..privacy import PrivacyModel
+from ..privacy import DistinctL, KAnonymity, PrivacyModel, ReleaseCheck, verify_k_anonymity, verify_l_diversity
 from ._hierarchy import Hierarchy
 from ._lattice import Lattice, resolve_hierarchies
 from ._table import _as_level
@@ -58,6 +57,8 @@ class GeneralizationResult:
         The applied node's value of every utility metric.
     models : tuple of PrivacyModel
         The privacy models met beside k and l.
+    reference : pandas.DataFrame or None
+        The input's sensitive column, the distribution the models compare each class with.
     """
 
     table: pd.DataFrame
@@ -79,6 +80,8 @@ class GeneralizationResult:
     metrics: dict | None = None
     #: the privacy models met beside k and l (incrowd.privacy)
     models: tuple = ()
+    #: the input's sensitive column, what the models compare a class with (on the written file too)
+    reference: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     @property
     def height(self) -> int:
@@ -214,7 +217,7 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
         keep &= sizes[class_of] >= k
     min_distinct = None
     if l is not None:
-        from ..metrics import sensitive_codes
+        from ..values import sensitive_codes
 
         # publish's rule (and the verifier's): a missing value is never a distinct value,
         # numbers compare as numbers, trailing blanks make no other value
@@ -239,7 +242,8 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
     # SPSS and Stata get the generalized columns of codes back as labelled codes
     attach_recodes(out, {a: recode_groups(data[a], hier[a]) for a in qis})
     suppressed = int(n - keep.sum())
-    verification = in_memory(Promise(tuple(qis), k, l, sensitive=(sensitive,) if l is not None else ()))
+    reference = data[[sensitive]] if sensitive is not None and sensitive in data.columns else None
+    verification = in_memory(Promise(tuple(qis), check=_check(k, l, sensitive, models, reference)))
     if k is not None:
         report = verify_k_anonymity(out, qis, k)
         verification["k_anonymity"] = report.to_dict()
@@ -269,7 +273,7 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
         table=out, levels=chosen, k=k, l=l, sensitive=sensitive, n_rows=n, suppressed=suppressed,
         classes=int(kept_sizes.size), min_class_size=int(kept_sizes.min()) if kept_sizes.size else 0,
         min_distinct=min_distinct, seconds=seconds, compile_seconds=compile_seconds, kept_rows=np.flatnonzero(keep),
-        verification=verification, metrics=metrics, models=tuple(models),
+        verification=verification, metrics=metrics, models=tuple(models), reference=reference,
     )
 
 
@@ -277,8 +281,8 @@ def _models_keep(data: pd.DataFrame, class_of: np.ndarray, n_classes: int, keep:
                  models: Sequence[PrivacyModel]) -> np.ndarray:
     """Per row: whether its class passes every model (the sensitive values compared with the
     whole input's); a model of the whole release that refuses the classes kept is an error."""
-    from ..metrics import sensitive_codes
     from ..privacy import CodedColumn, Judge
+    from ..values import sensitive_codes
 
     n = int(data.shape[0])
     ones = np.ones(n, dtype=np.int64)
@@ -296,6 +300,38 @@ def _models_keep(data: pd.DataFrame, class_of: np.ndarray, n_classes: int, keep:
     if refused is not None:
         raise ParameterError(f"at these levels the release is {refused}; generalize further")
     return passing[class_of]
+
+
+def _check(k: int | None, l: int | None, sensitive: str | None, models: Sequence[PrivacyModel] = (),
+           reference: pd.DataFrame | None = None) -> ReleaseCheck:
+    """The privacy check of a generalized table: k, naive l and the other models in its one
+    sensitive column (compared with the input's, ``reference``)."""
+    asked = ((KAnonymity(k),) if k is not None else ()) + ((DistinctL(l),) if l is not None else ()) + tuple(models)
+    reads = l is not None or any(m.needs_sensitive for m in models)
+    return ReleaseCheck(asked, sensitive=(sensitive,) if reads and sensitive else (),
+                        reference=reference if reads and sensitive else None)
+
+
+def generalization_promise(result: GeneralizationResult) -> Promise:
+    """What a :class:`GeneralizationResult` promises on its written file: k and naive l."""
+    return Promise(quasi_identifiers=tuple(result.levels),
+                   check=_check(result.k, result.l, result.sensitive, result.models, result.reference))
+
+
+def verified_as_written(result: GeneralizationResult, record: dict) -> None:
+    """``result`` updated in place with the written file's numbers (its verification record's
+    keys and shapes kept: one sensitive column)."""
+    if not record:
+        return
+    verification = result.verification
+    if "k_anonymity" in record:
+        verification["k_anonymity"] = record["k_anonymity"]
+        result.classes = int(record["k_anonymity"]["n_classes"])
+        result.min_class_size = int(record["k_anonymity"]["min_class_size"])
+    for got in (record.get("l_diversity") or {}).values():
+        verification["l_diversity"] = got
+    verification["verified_on"] = record["verified_on"]
+    verification["read_back_as"] = record["read_back_as"]
 
 
 def _chosen_levels(data: pd.DataFrame, *, k, l, sensitive, hierarchies, intervals, quasi_identifiers, identifiers,

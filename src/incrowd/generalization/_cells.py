@@ -38,7 +38,7 @@ def qi_labels(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """(label per cell as a hierarchy file writes it, None where missing; whether it is a
     user-missing code). Each user-missing code is a value of its own, labelled by its code: the
     written file shows the code, so a reader tells 8 from 9 and both from system missing."""
-    from ..metrics import user_missing_codes
+    from ..values import user_missing_codes
 
     labels = np.full(column.shape[0], None, dtype=object)
     present = ~column.isna().to_numpy()

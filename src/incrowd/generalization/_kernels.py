@@ -228,7 +228,7 @@ def sensitive_fails(class_of, n_classes, pair_b, pair_val, pair_cnt, reference, 
     not asked; with ``missing`` the last code is never a distinct value), and with ``with_t``
     ``distance[c]`` its earth mover's distance to ``reference``.
 
-    The distance is :func:`incrowd._emd.emd_pairs`'s: the same integer numerator (the caller
+    The distance is :func:`incrowd.privacy._emd.emd_pairs`'s: the same integer numerator (the caller
     makes sure it fits an int64) over the same denominator, one float division. ``fail_l`` is
     only ever set, so several columns accumulate into it.
     """

@@ -215,7 +215,7 @@ class Lattice(LatticeTable):
         ``intervals``: attribute -> widths for numeric columns without a file; ``fraction`` < 1
         builds a partial lattice of the top ``fraction`` of nodes by Lambda (plus the top node);
         ``progress(done, total)`` is called as nodes are computed. ``sensitive`` is encoded as
-        ``publish`` encodes a sensitive column (:func:`incrowd.metrics.sensitive_codes`): its
+        ``publish`` encodes a sensitive column (:func:`incrowd.values.sensitive_codes`): its
         values in t's order and whether t's distance is ordered (numbers) or equal (text) are
         kept, so the lattice can answer k, l and t. ``sensitive_order`` gives the order of a
         text sensitive column (t's ordered distance), as ``ordered = [...]`` does in a
@@ -284,7 +284,7 @@ class Lattice(LatticeTable):
         is where a partitioned build (``incrowd.distributed``) joins the single-machine one.
         Limits and ``cancel`` as in :meth:`build`, checked before any node is computed.
         ``sensitive_order`` (the sensitive values in code order) and ``sensitive_ordered`` (t's
-        distance), when the codes follow :func:`incrowd.metrics.sensitive_codes`, let the
+        distance), when the codes follow :func:`incrowd.values.sensitive_codes`, let the
         lattice answer t; ``sensitive_missing``: the code ``sensitive_values`` is the missing
         value, never a distinct value for l."""
         t2, c2 = time.perf_counter(), compiled_so_far()
@@ -342,10 +342,10 @@ class Lattice(LatticeTable):
 def sensitive_codes(column: pd.Series, order: Sequence | None = None) -> tuple[np.ndarray, list, bool, bool]:
     """(code per row, the values in code order, whether t's distance takes them ordered, whether
     a value is missing): the column as ``publish`` encodes a sensitive column
-    (:func:`incrowd.metrics.sensitive_codes`; ``order`` as ``ordered = [...]`` in its spec,
+    (:func:`incrowd.values.sensitive_codes`; ``order`` as ``ordered = [...]`` in its spec,
     None: by the values), so l and t count the values as it does. A missing value has the code
     len(values), which the l histograms never count as a distinct value."""
-    from ..metrics import sensitive_codes as encode
+    from ..values import sensitive_codes as encode
 
     codes, values, ordered, _, missing = encode(column, None if order is None else list(order))
     return codes, values, ordered, missing

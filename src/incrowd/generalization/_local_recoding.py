@@ -39,7 +39,7 @@ import pandas as pd
 
 from ..exceptions import DataError, ParameterError, VerificationError
 from ..io import Promise, Verification, in_memory, mark_changed, resolve_roles
-from ..metrics import verify_k_anonymity
+from ..privacy import KAnonymity, ReleaseCheck, verify_k_anonymity
 from ._hierarchy import Hierarchy
 from ._lattice import resolve_hierarchies
 from ._table import _as_level
@@ -246,7 +246,7 @@ def local_recoding(data: pd.DataFrame, hierarchies: Mapping[str, Hierarchy] | st
     mark_changed(out, qis)  # a statistical file's labels no longer describe them
     attach_recodes(out, {a: recode_groups(data[a], hier[a]) for a in qis})
     kept_rows = np.flatnonzero(keep)
-    verification = in_memory(Promise(tuple(qis), k))
+    verification = in_memory(Promise(tuple(qis), check=ReleaseCheck((KAnonymity(k),))))
     report = verify_k_anonymity(out, qis, k)
     verification["k_anonymity"] = report.to_dict()
     if not report:

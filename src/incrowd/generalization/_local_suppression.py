@@ -15,7 +15,7 @@ differs from its nearest records, then counts again, until every record matches 
 
 Two meanings of a missing value (``missing_matches``): ``"any"`` is sdcMicro's wildcard (a
 missing value matches every value; k is counted as sdcMicro's ``freqCalc``/``kAnon`` count it,
-:func:`incrowd.metrics.wildcard_counts`); ``"itself"`` makes a missing value a value of its
+:func:`incrowd.values.wildcard_counts`); ``"itself"`` makes a missing value a value of its
 own (classes as every other verifier of incrowd counts them), so a blanked record leaves its
 class for the class of its values with that column missing, with its whole class.
 """
@@ -31,7 +31,7 @@ import pandas as pd
 from numba import njit
 
 from ..exceptions import DataError, ParameterError, VerificationError, name_list
-from ..metrics import MISSING_MATCHES, class_ids, quasi_identifier_codes, wildcard_counts
+from ..values import MISSING_MATCHES, class_ids, quasi_identifier_codes, wildcard_counts
 
 __all__ = ["local_suppression", "LocalSuppressionResult"]
 

@@ -42,10 +42,10 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
-from .. import _emd
 from .._runtime import compiled_so_far
 from ..exceptions import ParameterError
 from ..privacy import CodedColumn, Judge, PrivacyModel
+from ..privacy import emd as _emd
 from ._histograms import Histograms, check_criterion, criterion_histograms
 from ._search_plain import FIELDS, search_kernel
 from ._utility_metrics import DEFAULT_METRIC, MAX_EVALUATIONS, MetricTables, best_node, check_metric, tables

@@ -72,7 +72,7 @@ class LatticeTable:
     timings: dict[str, float] = field(default_factory=dict)
     source: str = ""
     #: the sensitive attribute's distinct values in code order and whether t's distance takes
-    #: them ordered (publish's rule, :func:`incrowd.metrics.sensitive_codes`); None in a lattice
+    #: them ordered (publish's rule, :func:`incrowd.values.sensitive_codes`); None in a lattice
     #: file written before t could be negotiated, whose codes are in no such order
     sensitive_order: tuple | None = None
     sensitive_ordered: bool | None = None

@@ -49,8 +49,8 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
-from .. import _emd
 from ..exceptions import DataError, ParameterError, name_list
+from ..privacy import emd as _emd
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -305,7 +305,7 @@ class MetricTables:
 
     def node_facts(self, node: int, with_majority: bool = True, with_distance: bool = False):
         """:meth:`class_facts` and, with ``with_distance``, each class's earth mover's distance
-        to the whole table's sensitive values (publish's: :func:`incrowd._emd.emd_pairs` over
+        to the whole table's sensitive values (publish's: :func:`incrowd.privacy._emd.emd_pairs` over
         the (class, value, rows) triples), else None."""
         class_of, n_classes, gen = self.classes(node)
         sizes = np.bincount(class_of, weights=self.counts, minlength=n_classes).astype(np.int64)
@@ -555,7 +555,7 @@ def released_metrics(released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy
         ``entropy`` (its value counts); the released rows are its first ``len(released)``.
     target : str, optional
         The target column of ``classification``, its values counted as ``publish`` counts a
-        sensitive column's (:func:`incrowd.metrics.sensitive_codes`: a missing value is one
+        sensitive column's (:func:`incrowd.values.sensitive_codes`: a missing value is one
         value of its own, 1 and 1.0 are one value).
     weights : mapping of str to float, optional
         A weight per quasi-identifier.
@@ -600,7 +600,7 @@ def released_metrics(released: pd.DataFrame, hierarchies: Mapping[str, Hierarchy
     if target is not None:
         penalty = 0
         if len(released):
-            from ..metrics import sensitive_codes
+            from ..values import sensitive_codes
 
             # the target's values as publish and the lattice count them: a missing value is one
             # value of its own (never dropped), 1 = 1.0

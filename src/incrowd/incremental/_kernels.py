@@ -106,10 +106,10 @@ def _split_group(P_old, P_new, first_new, q, k, n_groups, head, nxt, labels, sum
     count = sizes[q]
     members = np.empty(count, np.int64)
     r = head[q]
-    t = 0
+    slot = 0
     while r >= 0:
-        members[t] = r
-        t += 1
+        members[slot] = r
+        slot += 1
         r = nxt[r]
     # MDAV's result depends on the row order it is given; ascending row numbers make the split
     # independent of the order in which members were linked.
@@ -117,14 +117,14 @@ def _split_group(P_old, P_new, first_new, q, k, n_groups, head, nxt, labels, sum
     m = P_new.shape[1]
     block = np.empty((count, m))
     # element by element: a row assignment would compile numba's shape-mismatch error path
-    for t in range(count):
-        r = members[t]
+    for slot in range(count):
+        r = members[slot]
         if r < first_new:
             for j in range(m):
-                block[t, j] = P_old[r, j]
+                block[slot, j] = P_old[r, j]
         else:
             for j in range(m):
-                block[t, j] = P_new[r - first_new, j]
+                block[slot, j] = P_new[r - first_new, j]
     sub = mdav_labels(block, k)
     n_parts = sub.max() + 1
     ids = np.empty(n_parts, np.int64)

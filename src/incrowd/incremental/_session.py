@@ -44,8 +44,8 @@ from ..io import (
     numeric_matrix,
     resolve_roles,
 )
-from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
-from ..microaggregation import check_k, mdav_labels
+from ..microaggregation import check_k, group_size_stats, mdav_labels
+from ..privacy import KAnonymity, KAnonymityReport, ReleaseCheck, verify_k_anonymity
 from . import _agreement, _fingerprint, _layout, _mixed, _state
 from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
 from ._lock import DEFAULT_WAIT, check_wait, state_lock
@@ -732,7 +732,7 @@ class IncrementalMicroaggregation:
             check_output_path(output, inputs=(self.path,))  # fail before the work
         release, check = self.release()
         qis = tuple(st.quasi_identifiers)
-        promise = Promise(qis, st.k, finite=qis)
+        promise = Promise(qis, ReleaseCheck((KAnonymity(st.k),)), finite=qis)
         verification = in_memory(promise, k_anonymity=check.to_dict())
         dist = self.distortion()
         sizes = group_size_stats(st.labels)
@@ -774,13 +774,13 @@ class IncrementalMicroaggregation:
                 one_shot = microaggregate(original, st.k, st.method, random_state=st.random_state,
                                           **st.params)
             d = float(one_shot.information_loss)
-            t = float(one_shot.seconds)
+            one_shot_seconds = float(one_shot.seconds)
             report.update({
                 "D": d,
                 "delta": dist["DT"] / d - 1.0 if d > 0 else None,
-                "seconds_one_shot": t,
-                "tau0": t0 / t if t > 0 else None,
-                "tau_plus": t_plus / t if t > 0 else None,
+                "seconds_one_shot": one_shot_seconds,
+                "tau0": t0 / one_shot_seconds if one_shot_seconds > 0 else None,
+                "tau_plus": t_plus / one_shot_seconds if one_shot_seconds > 0 else None,
             })
         if output is not None:
             from ..io import write_release

@@ -20,8 +20,7 @@ need of reading and writing from here, never from the ``_`` modules, also loaded
 - DuckDB files (``_duckdb_file``): ``read_database``, ``write_database``, ``damaged``;
 - strict JSON (``_json``): ``json_dumps``;
 - a release verified on the written file (``_written``): ``Promise``, ``Verification``,
-  ``in_memory``, ``verify_frame``, ``write_release``, ``generalization_promise``,
-  ``verified_as_written``;
+  ``in_memory``, ``verify_frame``, ``write_release``;
 - file formats (``_formats``, one module per format): ``FORMATS``, ``Format``, ``format_of``,
   ``suffixes``, ``describe_formats``, ``upload_accept``, ``mime_types``, ``statistical_suffixes``, ``register_format``,
   ``unregister_format``: what the CLI help, the web upload and the spec read instead of their own
@@ -71,8 +70,7 @@ _INTERNAL = {
     "json_dumps": "._json:dumps",
     **dict.fromkeys(["FORMATS", "Format", "format_of", "suffixes", "describe_formats", "upload_accept",
                      "mime_types", "statistical_suffixes", "register_format", "unregister_format"], "._formats"),
-    **dict.fromkeys(["Promise", "Verification", "in_memory", "verify_frame", "write_release",
-                     "generalization_promise", "verified_as_written"], "._written"),
+    **dict.fromkeys(["Promise", "Verification", "in_memory", "verify_frame", "write_release"], "._written"),
 }
 _MODULES = {"arrow_types": "._arrow_types", "compression": "._compression"}
 

@@ -4,8 +4,9 @@ The table in memory is not what a user gets: a CSV holds text (``1`` and ``1.0``
 values there), an SPSS or Stata file holds its user-missing codes (8 and 9, ``.a``) where
 memory holds NaN, SPSS and SAS strip trailing blanks. So every release is written to its
 temporary file (see :func:`incrowd.io._atomic.atomic_output`), read back through the reader a user
-would use for that format, and k (over all quasi-identifiers together, missing as a value of
-its own), l and t are verified on THAT with the verifiers of :mod:`incrowd.metrics`. A failure
+would use for that format, and the release's privacy check (:class:`incrowd.privacy.ReleaseCheck`,
+given by the caller inside the :class:`Promise`: this package knows no privacy model) runs on
+THAT. A failure
 raises :class:`VerificationError` naming the class that failed; the temporary is removed, so
 nothing is written and an earlier file at the path stays. Standard output cannot be read back:
 the bytes about to be written are parsed back instead.
@@ -28,7 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import IncrowdError, VerificationError
+from ..exceptions import VerificationError
 
 #: how each written format is read back (what the verification record says)
 READERS = {
@@ -43,35 +44,23 @@ READERS = {
 class Promise:
     """What a release promises, to be verified on the written file.
 
-    ``k`` (None where only l was asked) over all ``quasi_identifiers`` together; ``l`` and ``t``
-    in each ``sensitive`` column; ``ordered``: per sensitive column, the order the in-memory
-    verifier used (a list of in-memory values, True for their sorted order, False for the equal
-    distance); ``reference``: the input's sensitive columns as read (t's reference distribution,
-    written and read back in the release's format so both sides are compared as the file holds
-    them); ``finite``: columns whose values must be finite numbers or missing in the file (group
-    means of an input that had no infinity)."""
+    ``quasi_identifiers``: the columns whose equal values make a class; ``check``: the privacy
+    check of the release (:class:`incrowd.privacy.ReleaseCheck`, built by the caller from its
+    models), which this package runs on the table as read back without knowing the models: it
+    raises :class:`~incrowd.exceptions.VerificationError` in one line, or returns its records;
+    its ``columns`` must be in the file and its ``reference_columns`` (the input's columns a
+    model compares with, or None) are written and read back as the release is, so both sides
+    are compared as the file holds them. ``finite``: columns whose values must be finite
+    numbers or missing in the file (group means of an input that had no infinity)."""
 
     quasi_identifiers: tuple[str, ...]
-    k: int | None
-    l: int | None = None
-    t: float | None = None
-    sensitive: tuple[str, ...] = ()
-    ordered: Mapping[str, Any] = field(default_factory=dict)
-    reference: pd.DataFrame | None = None
+    check: Any = field(default=None, compare=False)
     finite: tuple[str, ...] = ()
-    #: how a missing quasi-identifier value matches when k is counted: "itself" (a value of its
-    #: own) or "any" (sdcMicro's wildcard; a release made by local suppression that way)
-    missing_matches: str = "itself"
     #: the release's risk targets (``max_individual_risk``, ...: the bound per name), and the
     #: check that measures them on a table as read back, ``(table, quasi_identifiers, what)``
     #: to a record (given by the publishing layer, which owns the risk measures)
     risk_targets: Mapping[str, float] = field(default_factory=dict)
     risk_check: Callable[..., dict[str, Any]] | None = field(default=None, compare=False, repr=False)
-    #: the privacy models beyond k, l and t (their one-line descriptions), and their check of a
-    #: table as read back, ``(table, quasi_identifiers, what, reference)`` to a record (given by
-    #: the publishing layer: the models live above io)
-    models: tuple[str, ...] = ()
-    models_check: Callable[..., dict[str, Any]] | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The promise as a verification record states it (what was asked, not the data).
@@ -79,17 +68,14 @@ class Promise:
         Returns
         -------
         dict
-            ``quasi_identifiers`` (a list), ``k``, ``l``, ``t`` (None where not asked) and
-            ``sensitive`` (a list).
+            ``quasi_identifiers`` (a list), then what the check promises (the privacy models'
+            parameters, ``models``: each in one line) and ``risk_targets`` where given.
         """
-        out: dict[str, Any] = {"quasi_identifiers": list(self.quasi_identifiers), "k": self.k, "l": self.l, "t": self.t,
-               "sensitive": list(self.sensitive)}
-        if self.missing_matches != "itself":
-            out["missing_matches"] = self.missing_matches  # a blank matched any value when k was counted
+        out: dict[str, Any] = {"quasi_identifiers": list(self.quasi_identifiers)}
+        if self.check is not None:
+            out.update(self.check.to_dict())
         if self.risk_targets:
             out["risk_targets"] = dict(self.risk_targets)
-        if self.models:
-            out["privacy_models"] = list(self.models)
         return out
 
 
@@ -98,14 +84,14 @@ class Verification(dict):
 
     A dict (JSON-ready, as the CLI's ``--json`` and the report print it) of:
 
-    - ``promise``: what the release promises (``quasi_identifiers``, ``k``, ``l``, ``t``,
-      ``sensitive``; None where not asked);
-    - ``k_anonymity``: the k verifier's record (:meth:`incrowd.metrics.KAnonymityReport.to_dict`);
+    - ``promise``: what the release promises (``quasi_identifiers`` and the privacy models,
+      :meth:`incrowd.privacy.ReleaseCheck.to_dict`);
+    - one record per privacy model, as :class:`incrowd.privacy.ReleaseCheck` gives them:
+      ``k_anonymity`` (:meth:`incrowd.privacy.KAnonymityReport.to_dict`), and per sensitive
+      column for :func:`incrowd.publish` the records of the models that read one (one record for
+      :func:`incrowd.generalization.generalize`, which has one sensitive column);
     - ``risk_targets`` where the release has risk targets: the weight column and, per target,
       its bound and the value reached (``target``, ``achieved``);
-    - ``l_diversity`` and ``t_closeness`` where asked: the l and t verifiers' records, per
-      sensitive column for :func:`incrowd.publish` (one record for
-      :func:`incrowd.generalization.generalize`, which has one sensitive column);
     - ``verified_on``: ``"table in memory"``, or ``"written file"`` once the release was
       written and verified there (then ``read_back_as`` names the reader and ``seconds`` the
       time reading back and verifying took).
@@ -121,8 +107,8 @@ class Verification(dict):
 
     @property
     def ok(self) -> bool:
-        """True when something was verified and every verified measure (k, and l and t per
-        sensitive column) held."""
+        """True when something was verified and every verified measure (each model, per
+        sensitive column where it reads one) held."""
         records = list(self._records())
         return bool(records) and all(bool(record.get("ok")) for record in records)
 
@@ -136,14 +122,11 @@ class Verification(dict):
         return self.ok
 
     def _records(self):
-        if "k_anonymity" in self:
-            yield self["k_anonymity"]
-        if "risk_targets" in self:
-            yield self["risk_targets"]
-        for name in ("l_diversity", "t_closeness"):
-            got = self.get(name) or {}
-            # one record (generalize) or one per sensitive column (publish)
-            yield from ([got] if "ok" in got else got.values())
+        for name, got in self.items():
+            if name == "promise" or not isinstance(got, dict):
+                continue
+            # one record, or one per sensitive column
+            yield from ([got] if "ok" in got else (v for v in got.values() if isinstance(v, dict)))
 
 
 def in_memory(promise: Promise, **records: Any) -> Verification:
@@ -200,76 +183,14 @@ def _reference_as_written(reference: pd.DataFrame, fmt: str, sep: str, shown: st
         return read_back(path, fmt, sep=sep, shown=shown)
 
 
-def _describe(values: Sequence[Any]) -> str:
-    return "(" + ", ".join("missing" if _is_missing(v) else repr(_plain(v)) for v in values) + ")"
-
-
-def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _is_missing(value) -> bool:
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def _key(values) -> tuple:
-    return values if isinstance(values, tuple) else (values,)
-
-
-def _classes(frame: pd.DataFrame, qis: list[str]):
-    return frame.groupby(qis, dropna=False, sort=False)
-
-
-def _file_order(mem: pd.Series, file: pd.Series, ordered) -> list | bool:
-    """The in-memory order of a sensitive column, carried to the values the file holds.
-
-    A value the file writes differently (a number as text) takes its in-memory place; values
-    the file holds where memory had a missing one (user-missing codes) come last, in order."""
-    if ordered is False or ordered is None:
-        return False
-    if not isinstance(ordered, (bool, np.bool_)):
-        # a list is already in the values as incrowd.metrics.sensitive_keys counts them (numbers
-        # as numbers, no trailing blanks, user-missing codes as the file holds them), which is
-        # how the verifiers read the file's cells too: mapping text back would sort "10" < "2"
-        return list(ordered)
-    present = ~mem.isna().to_numpy()
-    try:
-        order = sorted(pd.unique(mem[present]))
-    except TypeError:
-        return True  # the in-memory verifier refused these already
-    pairs = pd.DataFrame({"m": mem.astype(object).to_numpy(), "f": file.astype(object).to_numpy()}).drop_duplicates()
-    file_present = pairs[~pairs["f"].isna()]
-    out: list = []
-    seen: set = set()
-
-    def add(values) -> None:
-        try:
-            values = sorted(values)
-        except TypeError:
-            values = list(values)
-        for v in values:
-            if v not in seen:
-                seen.add(v)
-                out.append(v)
-
-    for value in order:
-        add(file_present.loc[file_present["m"].map(lambda m, value=value: not _is_missing(m) and m == value), "f"])
-    add(file_present["f"])
-    return out
-
-
 def verify_frame(table: pd.DataFrame, promise: Promise, *, what: str,
                  reference: pd.DataFrame | None = None) -> Verification:
     """Verify ``promise`` on ``table`` (a release as read back); ``what`` names it in errors.
 
-    ``reference``: the input's sensitive columns as the file writes them (for t)."""
-    from ..metrics import verify_k_anonymity, verify_l_diversity, verify_t_closeness
-
+    ``reference``: the input's columns the check compares with, as the file writes them."""
     qis = list(promise.quasi_identifiers)
-    absent = [c for c in [*qis, *promise.sensitive, *promise.finite] if c not in table.columns]
+    needed = list(promise.check.columns) if promise.check is not None else []
+    absent = [c for c in [*qis, *needed, *promise.finite] if c not in table.columns]
     if absent:
         raise VerificationError(f"{what} has no column {absent[0]!r}; nothing was written")
     out = Verification(promise=promise.to_dict())
@@ -281,74 +202,11 @@ def verify_frame(table: pd.DataFrame, promise: Promise, *, what: str,
             raise VerificationError(
                 f"{what} holds {text.iloc[bad[0]]!r} in column {name!r}, data row {bad[0] + 1} ({bad.size} "
                 "infinite value(s) in all), though the input has none; nothing was written")
-    if promise.k is not None:
-        got = verify_k_anonymity(table, qis, promise.k, missing_matches=promise.missing_matches)
-        out["k_anonymity"] = got.to_dict()
-        if not got and promise.missing_matches != "itself":
-            from ..metrics import match_counts
-
-            counts = match_counts(table, qis, missing_matches=promise.missing_matches)
-            row = int(np.argmin(counts))
-            raise VerificationError(
-                f"{what} is not {promise.k}-anonymous over {qis} with a missing value matching any value: "
-                f"data row {row + 1} {_describe(tuple(table[qis].iloc[row]))} matches {int(counts[row])} row(s) "
-                f"({got.n_rows_in_small_classes} rows match fewer than k); nothing was written")
-        if not got:
-            sizes = _classes(table, qis).size()
-            values = _key(sizes.idxmin())
-            raise VerificationError(
-                f"{what} is not {promise.k}-anonymous over {qis}: the class {_describe(values)} holds "
-                f"{int(sizes.min())} row(s) ({got.n_rows_in_small_classes} rows in classes below k); "
-                "nothing was written")
-    for name in promise.sensitive:
-        if promise.l is not None:
-            diverse = verify_l_diversity(table, qis, name, promise.l)
-            out.setdefault("l_diversity", {})[name] = diverse.to_dict()
-            if not diverse:
-                from ..metrics import class_ids, sensitive_keys
-
-                # the poorest class as the verifier counts values (a missing one never counts)
-                classes = class_ids(table[qis]) if qis else np.zeros(table.shape[0], dtype=np.int64)
-                keys, _ = sensitive_keys(table[name])
-                distinct = pd.Series(keys, dtype=object).groupby(classes).nunique(dropna=True)
-                rows = classes == distinct.idxmin()
-                values = tuple(table.loc[rows, qis].iloc[0]) if qis else ()
-                shown = _describe(pd.unique(table.loc[rows, name])[:5])
-                raise VerificationError(
-                    f"{what} is not {promise.l}-diverse in {name!r}: the class {_describe(values)} holds "
-                    f"{int(distinct.min())} distinct value(s) {shown}; nothing was written")
-        if promise.t is not None:
-            ref = (reference if reference is not None else table)[name]
-            order = _file_order(promise.reference[name] if promise.reference is not None else table[name],
-                                ref, promise.ordered.get(name, False))
-            try:
-                close = verify_t_closeness(table, qis, name, promise.t, ordered=order, reference=ref)
-            except IncrowdError as exc:
-                raise VerificationError(f"{what}: column {name!r} cannot be compared with the input's "
-                                        f"distribution ({exc}); nothing was written") from None
-            out.setdefault("t_closeness", {})[name] = close.to_dict()
-            if not close:
-                far = _farthest(table, qis, name, promise.t, order, ref)
-                raise VerificationError(
-                    f"{what} is not {promise.t}-close in {name!r}: the class {_describe(far)} lies at "
-                    f"distance {close.max_distance:.6g} from the input's distribution; nothing was written")
+    if promise.check is not None:
+        out.update(promise.check(table, qis, what=what, reference=reference))
     if promise.risk_check is not None:
         out["risk_targets"] = promise.risk_check(table, qis, what)
-    if promise.models_check is not None:
-        out["privacy_models"] = promise.models_check(table, qis, what, reference)
     return out
-
-
-def _farthest(table: pd.DataFrame, qis: list[str], name: str, t: float, order, ref) -> tuple:
-    """The quasi-identifier values of the class farthest from the reference (only on failure)."""
-    from ..metrics import verify_t_closeness
-
-    best, where = -1.0, ()
-    for values, rows in _classes(table, qis):
-        got = verify_t_closeness(rows, [], name, t, ordered=order, reference=ref)
-        if got.max_distance > best:
-            best, where = got.max_distance, _key(values)
-    return where
 
 
 def verify_written(source: str | bytes, frame: pd.DataFrame, promise: Promise, *, fmt: str, sep: str,
@@ -367,9 +225,9 @@ def verify_written(source: str | bytes, frame: pd.DataFrame, promise: Promise, *
             f"{what} reads back as {table.shape[0]} rows of columns {[str(c) for c in table.columns][:10]}, "
             f"not the {frame.shape[0]} rows of {written[:10]} written; nothing was written")
     reference = None
-    if (promise.t is not None or promise.models_check is not None) and promise.reference is not None \
-            and promise.sensitive:
-        reference = _reference_as_written(promise.reference[list(promise.sensitive)], fmt, sep, shown)
+    columns = promise.check.reference_columns if promise.check is not None else None
+    if columns is not None and columns.shape[1]:
+        reference = _reference_as_written(columns, fmt, sep, shown)
     record = verify_frame(table, promise, what=what, reference=reference)
     record["verified_on"] = "written file"
     record["read_back_as"] = READERS[fmt]
@@ -403,27 +261,5 @@ def write_release(frame: pd.DataFrame, path: str | os.PathLike, promise: Promise
     return record
 
 
-def generalization_promise(result) -> Promise:
-    """What a :class:`~incrowd.generalization.GeneralizationResult` promises: k and naive l."""
-    return Promise(quasi_identifiers=tuple(result.levels), k=result.k, l=result.l,
-                   sensitive=(result.sensitive,) if result.l is not None and result.sensitive else ())
-
-
-def verified_as_written(result, record: dict[str, Any]) -> None:
-    """A :class:`~incrowd.generalization.GeneralizationResult` updated in place with the written
-    file's numbers (its verification record's keys and shapes kept: one sensitive column)."""
-    if not record:
-        return
-    verification = result.verification
-    if "k_anonymity" in record:
-        verification["k_anonymity"] = record["k_anonymity"]
-        result.classes = int(record["k_anonymity"]["n_classes"])
-        result.min_class_size = int(record["k_anonymity"]["min_class_size"])
-    for got in (record.get("l_diversity") or {}).values():
-        verification["l_diversity"] = got
-    verification["verified_on"] = record["verified_on"]
-    verification["read_back_as"] = record["read_back_as"]
-
-
-__all__ = ["Promise", "READERS", "Verification", "generalization_promise", "in_memory", "read_back",
-           "verified_as_written", "verify_frame", "verify_written", "write_release"]
+__all__ = ["Promise", "READERS", "Verification", "in_memory", "read_back", "verify_frame", "verify_written",
+           "write_release"]

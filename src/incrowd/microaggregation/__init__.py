@@ -25,6 +25,7 @@ from ._base import check_k as check_k
 from ._base import check_real as check_real
 from ._bound import lower_bound as lower_bound
 from ._kernels import heap_sort_range as heap_sort_range
+from ._measures import GroupSizeStats, group_size_stats, group_sizes, information_loss, sse, sst
 from .greedy import VMDAV, MDAVPlus, MDAVStar
 from .mdav import MDAV
 from .mdav._mdav_kernel import mdav_labels as mdav_labels
@@ -60,4 +61,10 @@ __all__ = [
     "MONA",
     "MONA2D",
     "Refine",
+    "sse",
+    "sst",
+    "information_loss",
+    "group_sizes",
+    "group_size_stats",
+    "GroupSizeStats",
 ]

@@ -19,8 +19,8 @@ from .._runtime import compile_clock
 from .._standardize import Standardizer, group_means
 from ..exceptions import DataError, IncrowdError, ParameterError
 from ..io import numeric_matrix
-from ..metrics import information_loss
 from ._estimator import ClusterTags, Estimator
+from ._measures import information_loss
 
 
 def check_k(k, n_rows: int) -> int:

@@ -16,21 +16,49 @@ its vectorized check of every equivalence class (:meth:`PrivacyModel.classes_ok`
   exponential mechanism in :func:`incrowd.generalization.safepub`);
 - :data:`MODELS`: spec key -> model class; :func:`models_from_spec` reads them from a
   ``[privacy]`` table;
-- ``Judge`` (with ``CodedColumn``, internal): the models of a request judging the classes a
-  search forms as unions of its units (publish's and negotiate's searches);
 - :func:`class_stats` builds the statistics of a table, :func:`check_table` checks a whole
-  table (a release as read back) and returns a :class:`Failure` per model it does not meet.
+  table (a release as read back) and returns a :class:`Failure` per model it does not meet;
+  :class:`ReleaseCheck` is that check as a written release runs it (``incrowd.io`` reads the file
+  back and calls it), with the records and the one-line refusals of a verification;
+- the verifiers of a published table, each with its report: :func:`verify_k_anonymity`
+  (:class:`KAnonymityReport`), :func:`verify_l_diversity` (:class:`LDiversityReport`),
+  :func:`verify_t_closeness` (:class:`TClosenessReport`).
+
+The names load on first use, so that a command which needs only t's distance (``incrowd
+negotiate`` reading a lattice file) does not load pandas. The internal API (not in
+``__all__``): ``emd`` (t's earth mover's distance on integer counts, which generalization's search
+and publish's sensitive-column merging compute too), ``sample_risk`` (the weighted sample risk
+measures, fk, Fk, individual and household risk as sdcMicro, which the report and the publish
+risk targets both compute) and ``uniqueness_estimates`` (the population-uniqueness estimators the
+risk summary reports too; the package attribute ``population_uniqueness`` is the model's module),
+``Judge`` with ``CodedColumn`` and ``Pairs`` (the models of a request judging the classes a search
+forms as unions of its units: publish's and negotiate's searches), ``other_models`` (the models
+of a command that takes k, l and t apart) and ``DP_SCORES`` (the scores SafePub's search offers).
 """
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from .._runtime import lazy as _lazy
 
-if _TYPE_CHECKING:  # what type checkers see; at run time a name loads its module on first use
-    from ._judge import CodedColumn, Judge, Pairs  # noqa: F401  (Pairs: a type of the internal API)
+if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads these
+    from . import _emd as emd  # noqa: F401
+    from . import _sample_risk as sample_risk  # noqa: F401
+    from ._judge import CodedColumn, Judge, Pairs  # noqa: F401
     from ._model import TOLERANCE, ClassStats, PrivacyModel
-    from ._registry import MODELS, models_from_spec, other_models
+    from ._registry import MODELS, models_from_spec, other_models  # noqa: F401
     from ._stats import Failure, check_table, class_stats
+    from ._uniqueness import population_uniqueness as uniqueness_estimates  # noqa: F401
+    from ._verify import (
+        KAnonymityReport,
+        LDiversityReport,
+        TClosenessReport,
+        verify_k_anonymity,
+        verify_l_diversity,
+        verify_t_closeness,
+    )
+    from ._written import ReleaseCheck, verified_lines
     from .alpha_k import AlphaK
     from .average_risk import AverageRisk
     from .beta_likeness import BetaLikeness
@@ -46,33 +74,24 @@ if _TYPE_CHECKING:  # what type checkers see; at run time a name loads its modul
     from .recursive_l import RecursiveL
     from .t_closeness import TCloseness
 
-# loaded on first use, so that a search judging classes (``Judge``, numpy only) never loads
-# pandas, which checking a table needs
 __getattr__, __dir__ = _lazy.attach(__name__, {
-    "CodedColumn": "._judge", "Judge": "._judge", "Pairs": "._judge",
-    "TOLERANCE": "._model", "ClassStats": "._model", "PrivacyModel": "._model",
-    "MODELS": "._registry", "models_from_spec": "._registry", "other_models": "._registry",
-    "Failure": "._stats", "check_table": "._stats", "class_stats": "._stats",
+    **dict.fromkeys(["TOLERANCE", "ClassStats", "PrivacyModel"], "._model"),
+    **dict.fromkeys(["MODELS", "models_from_spec", "other_models"], "._registry"),
+    **dict.fromkeys(["CodedColumn", "Judge", "Pairs"], "._judge"),
+    **dict.fromkeys(["Failure", "check_table", "class_stats"], "._stats"),
+    **dict.fromkeys(["KAnonymityReport", "LDiversityReport", "TClosenessReport", "verify_k_anonymity",
+                     "verify_l_diversity", "verify_t_closeness"], "._verify"),
+    **dict.fromkeys(["ReleaseCheck", "verified_lines"], "._written"),
     "AlphaK": ".alpha_k", "AverageRisk": ".average_risk", "BetaLikeness": ".beta_likeness",
-    "DifferentialPrivacy": ".differential_privacy",
-    # internal (not in __all__): the scores SafePub's search (incrowd.generalization.safepub) offers
-    "DP_SCORES": ".differential_privacy:SCORES",
     "DeltaDisclosure": ".delta_disclosure", "DeltaPresence": ".delta_presence", "DistinctL": ".distinct_l",
+    "DifferentialPrivacy": ".differential_privacy", "DP_SCORES": ".differential_privacy:SCORES",
     "EntropyL": ".entropy_l", "KAnonymity": ".k_anonymity", "KMap": ".k_map",
     "PopulationUniqueness": ".population_uniqueness", "RecursiveL": ".recursive_l", "TCloseness": ".t_closeness",
-    # internal (not in __all__): the population-uniqueness estimators the risk summary reports too,
-    # under another name: the package attribute population_uniqueness is the model's module
     "uniqueness_estimates": "._uniqueness:population_uniqueness",
-}, modules={
-    # internal (not in __all__): the weighted sample risk measures (fk, Fk, individual and household
-    # risk, as sdcMicro) that the report and the publish risk targets both compute
-    "sample_risk": "._sample_risk",
-})
+}, modules={"emd": "._emd", "sample_risk": "._sample_risk"})
 
-
-# internal (not in __all__): Judge, CodedColumn and Pairs (the searches' judging of their classes)
-# and other_models (the commands that take k, l and t apart)
-__all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats",
-           "DeltaDisclosure", "DifferentialPrivacy",
-           "DeltaPresence", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KMap", "PopulationUniqueness",
-           "PrivacyModel", "RecursiveL", "TCloseness", "check_table", "class_stats", "models_from_spec"]
+__all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats", "DeltaDisclosure",
+           "DeltaPresence", "DifferentialPrivacy", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KAnonymityReport", "KMap",
+           "LDiversityReport", "PopulationUniqueness", "PrivacyModel", "RecursiveL", "ReleaseCheck", "TCloseness",
+           "TClosenessReport", "check_table", "class_stats", "models_from_spec", "verify_k_anonymity",
+           "verified_lines", "verify_l_diversity", "verify_t_closeness"]

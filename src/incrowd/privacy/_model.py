@@ -9,7 +9,7 @@ Monotonicity, as ARX declares it (``PrivacyCriterion.isMonotonicWithGeneralizati
 - ``monotone_suppression``: a class that passes, merged with *any* class (one the search would
   suppress at the finer node included), passes.
 
-Counting rules of the sensitive column are those of ``publish`` (:func:`incrowd.metrics.sensitive_codes`):
+Counting rules of the sensitive column are those of ``publish`` (:func:`incrowd.values.sensitive_codes`):
 a missing value (the NA vocabulary, system missing) is one code of its own, after every present
 value; the models of the l family, alpha, beta and delta never count it as a value (it discloses
 nothing), t-closeness compares it as one category, as the written-file check always has.
@@ -63,6 +63,10 @@ class ClassStats:
     weights : numpy.ndarray or None
         The sum of the sampling weights of each class (float64); None without a weight column.
         Their total is the estimated population size.
+    matches : numpy.ndarray or None
+        Where a missing quasi-identifier value matches any value (sdcMicro's wildcard), the rows
+        each class's rows match (int64, one per class; equal rows match alike); None where a
+        missing value is a value of its own (then a class's rows match its size).
 
     Memory: ``counts`` holds classes x codes integers (8 bytes each); a numeric sensitive column
     with thousands of distinct values in a table of thousands of classes takes hundreds of MB.
@@ -79,6 +83,7 @@ class ClassStats:
     population: np.ndarray | None = None
     population_only: np.ndarray | None = None
     weights: np.ndarray | None = None
+    matches: np.ndarray | None = None
 
     @property
     def n_classes(self) -> int:
@@ -137,6 +142,9 @@ class PrivacyModel(ABC):
     monotone_suppression: ClassVar[bool]
     #: whether the model reads the counts of a sensitive column
     needs_sensitive: ClassVar[bool] = True
+    #: whether it compares a class with the whole table's distribution (t, beta, delta): a
+    #: release is compared with its input's, not with its own
+    reads_distribution: ClassVar[bool] = False
 
     column: str | None = field(default=None, kw_only=True)
 

@@ -10,7 +10,7 @@
   re-identified, as ``measure_risk`` with ``hid``.
 
 Every function is linear or n log n in the rows (factorizing, ``np.unique``, grouped sums); the
-only loop (in :func:`incrowd.metrics.wildcard_counts`) is over the pairs of missing-value
+only loop (in :func:`incrowd.values.wildcard_counts`) is over the pairs of missing-value
 patterns present among the distinct key combinations (none for a table without missing keys).
 """
 
@@ -27,7 +27,7 @@ from ..exceptions import DataError, ParameterError, cell_text
 def key_codes(data: pd.DataFrame, quasi_identifiers: Sequence[str]) -> np.ndarray:
     """The key values as integer codes, one column per key, ``-1`` where the value is missing.
 
-    Values compare as :func:`incrowd.metrics.sensitive_keys` compares them: numbers as numbers
+    Values compare as :func:`incrowd.values.sensitive_keys` compares them: numbers as numbers
     (the text ``1.0`` and the number 1 are one value), text without trailing blanks, the NA
     vocabulary (an empty cell, ``NA``, ...) and system missing values as missing; a statistical
     file's user-missing code (SPSS 98 "refused") is a value of its own.
@@ -40,7 +40,7 @@ def key_codes(data: pd.DataFrame, quasi_identifiers: Sequence[str]) -> np.ndarra
 
 
 def _column_codes(column: pd.Series) -> np.ndarray:
-    from ..metrics import sensitive_keys
+    from ..values import sensitive_keys
 
     if isinstance(column.dtype, pd.CategoricalDtype):
         column = column.astype(object)
@@ -62,7 +62,7 @@ def _column_codes(column: pd.Series) -> np.ndarray:
 
 def row_ids(matrix: np.ndarray) -> np.ndarray:
     """One id per distinct row of a non-negative integer matrix (equal rows, equal ids)."""
-    from ..metrics import radix_rows
+    from ..values import radix_rows
 
     return radix_rows(matrix)
 
@@ -78,9 +78,9 @@ def frequencies(codes: np.ndarray, weights: np.ndarray | None = None) -> tuple[n
     value), with two exceptions ``freqCalc`` makes: a row whose keys are all missing gets the
     whole sample (``fk = n``, ``Fk`` = the sum of all weights), and, with two or more keys, a row
     without missing keys does not count the rows whose keys are all missing. The counting is
-    :func:`incrowd.metrics.wildcard_counts` (the one definition, local suppression's too).
+    :func:`incrowd.values.wildcard_counts` (the one definition, local suppression's too).
     """
-    from ..metrics import wildcard_counts
+    from ..values import wildcard_counts
 
     n = codes.shape[0]
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)

@@ -10,16 +10,16 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError, name_list
-from ..metrics import class_ids, sensitive_codes
+from ..values import class_ids, match_counts, sensitive_codes
 from ._model import ClassStats, PrivacyModel
 
 
 def class_stats(frame: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive: str | None = None, *,
                 ordered: Any = None, reference: pd.Series | None = None, population: pd.DataFrame | None = None,
-                weight: str | None = None) -> ClassStats:
+                weight: str | None = None, missing_matches: str = "itself") -> ClassStats:
     """The classes of ``frame`` over ``quasi_identifiers`` (a missing value is a value of its own,
-    :func:`incrowd.metrics.class_ids`) and the counts of ``sensitive`` in each, as ``publish``
-    counts them (:func:`incrowd.metrics.sensitive_codes`: numbers compare as numbers, a missing
+    :func:`incrowd.values.class_ids`) and the counts of ``sensitive`` in each, as ``publish``
+    counts them (:func:`incrowd.values.sensitive_codes`: numbers compare as numbers, a missing
     value is one code after every present one).
 
     Parameters
@@ -44,6 +44,9 @@ def class_stats(frame: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive
     weight : str, optional
         The sampling-weight column (k-map's estimators, population uniqueness): each class's
         weights are summed.
+    missing_matches : {"itself", "any"}, default "itself"
+        ``"any"``: a missing quasi-identifier value (or an empty text) matches every value, as
+        sdcMicro counts k; the rows each class matches are in ``matches``.
 
     Returns
     -------
@@ -63,6 +66,8 @@ def class_stats(frame: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive
         extra["population"], extra["population_only"] = _population_counts(frame, cols, population, ids, sizes)
     if weight is not None:
         extra["weights"] = np.bincount(ids, weights=_weights(frame, weight), minlength=n_classes)
+    if missing_matches != "itself" and cols and n:
+        extra["matches"] = _matches(frame, cols, ids, n_classes, missing_matches)
     if sensitive is None:
         return ClassStats(sizes=sizes, first_rows=first, **extra)
     column = frame[sensitive].reset_index(drop=True)
@@ -88,6 +93,16 @@ def class_stats(frame: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive
     return ClassStats(sizes=sizes, counts=counts.astype(np.int64), table_counts=np.asarray(table_counts, np.int64),
                       missing=missing, ordered=is_ordered, values=tuple(values), first_rows=first, column=sensitive,
                       **extra)
+
+
+def _matches(frame: pd.DataFrame, cols: list[str], ids: np.ndarray, n_classes: int,
+             missing_matches: str) -> np.ndarray:
+    """The rows each class's rows match with a missing value matching any value (equal rows match
+    alike: the fewest of a class's rows is its figure)."""
+    counts = match_counts(frame, cols, missing_matches=missing_matches)
+    matches = np.full(n_classes, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(matches, ids, counts.astype(np.int64))
+    return matches
 
 
 def _population_counts(frame: pd.DataFrame, cols: list[str], population: pd.DataFrame, ids: np.ndarray,
@@ -188,7 +203,7 @@ def _columns_of(model: PrivacyModel, sensitive: Sequence[str]) -> list[str | Non
 def check_table(frame: pd.DataFrame, quasi_identifiers: Sequence[str], models: Sequence[PrivacyModel], *,
                 sensitive: Sequence[str] = (), ordered: Mapping[str, Any] | None = None,
                 reference: Mapping[str, pd.Series] | None = None, population: pd.DataFrame | None = None,
-                weight: str | None = None) -> list[Failure]:
+                weight: str | None = None, missing_matches: str = "itself") -> list[Failure]:
     """Check a whole table (a release as read back) against ``models``: one :class:`Failure` per
     model and sensitive column it does not meet, in the order given; empty when it meets all.
 
@@ -211,6 +226,8 @@ def check_table(frame: pd.DataFrame, quasi_identifiers: Sequence[str], models: S
         The population table of k-map and delta-presence (see :func:`class_stats`).
     weight : str, optional
         The sampling-weight column of k-map's estimators and population uniqueness.
+    missing_matches : {"itself", "any"}, default "itself"
+        How a missing quasi-identifier value matches when k is counted (see :func:`class_stats`).
 
     Returns
     -------
@@ -226,7 +243,8 @@ def check_table(frame: pd.DataFrame, quasi_identifiers: Sequence[str], models: S
                 order = (ordered or {}).get(column) if column is not None else None
                 base = (reference or {}).get(column) if column is not None else None
                 cache[column] = class_stats(frame, cols, column, ordered=order, reference=base,
-                                            population=population, weight=weight)
+                                            population=population, weight=weight,
+                                            missing_matches=missing_matches)
             stats = cache[column]
             named = model if column is None or model.column == column else model.on(column)
             ok = np.asarray(model.classes_ok(stats), dtype=bool)

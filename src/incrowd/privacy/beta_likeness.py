@@ -54,6 +54,7 @@ class BetaLikeness(PrivacyModel):
     key = "beta"
     monotone_generalization = True
     monotone_suppression = False
+    reads_distribution = True
 
     def classes_ok(self, stats: ClassStats) -> np.ndarray:
         known, present, table = shares(stats)

@@ -47,6 +47,7 @@ class DeltaDisclosure(PrivacyModel):
     key = "delta_disclosure"
     monotone_generalization = False
     monotone_suppression = False
+    reads_distribution = True
 
     def classes_ok(self, stats: ClassStats) -> np.ndarray:
         known, present, table = shares(stats)

@@ -36,7 +36,8 @@ class KAnonymity(PrivacyModel):
     needs_sensitive = False
 
     def classes_ok(self, stats: ClassStats) -> np.ndarray:
-        return np.asarray(stats.sizes) >= self.k
+        # with a missing value matching any value, the rows a row matches are its crowd
+        return np.asarray(stats.sizes if stats.matches is None else stats.matches) >= self.k
 
     def describe(self) -> str:
         return f"{self.k}-anonymous"

@@ -5,7 +5,7 @@ Definition: Li, Li and Venkatasubramanian, "t-Closeness" (ICDE 2007), with ARX's
 distances (``criteria/EqualDistanceTCloseness.java``, ``OrderedDistanceTCloseness.java``:
 monotone under generalization, not under suppression): the ordered distance for numeric and
 ordinal values (their order), the equal distance for nominal ones. The distance is computed
-exactly as :mod:`incrowd._emd` does for ``publish`` (a missing value is one category, after every
+exactly as :mod:`incrowd.privacy._emd` does for ``publish`` (a missing value is one category, after every
 present value). pycanon ``anonymity.t_closeness`` returns the largest distance (ordered for a
 numeric column, equal for text): a table passes exactly when it is <= t.
 
@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._emd import dense_distances, exceeds
 from ..exceptions import DataError, ParameterError
-from ..metrics import sensitive_keys
+from ..values import sensitive_keys
+from ._emd import dense_distances, exceeds
 from ._model import ClassStats, PrivacyModel, number, spec_table
 
 _ROOT = ("\0root",)
@@ -97,7 +97,7 @@ def hierarchical_distances(counts: np.ndarray, reference: np.ndarray, ids: list[
 @dataclass(frozen=True)
 class TCloseness(PrivacyModel):
     """Every class lies within earth mover's distance ``t`` of the table's distribution (ordered
-    or equal distance as the column's values are, see :func:`incrowd.metrics.sensitive_codes`).
+    or equal distance as the column's values are, see :func:`incrowd.values.sensitive_codes`).
 
     Attributes
     ----------
@@ -116,6 +116,7 @@ class TCloseness(PrivacyModel):
     key = "t"
     monotone_generalization = True
     monotone_suppression = False
+    reads_distribution = True
 
     def distances(self, stats: ClassStats) -> np.ndarray:
         """The distance of each class to the table's distribution.

@@ -43,11 +43,11 @@ from typing import Collection, Iterator, Sequence
 
 import numpy as np
 
-from .. import _emd
 from .._runtime import check_cancelled
 from ..exceptions import DataError, ParameterError
 from ..generalization._limits import check_memory, check_nodes
 from ..generalization._negotiate import max_suppression_count
+from ..privacy import emd as _emd
 from . import _risk_targets
 from ._models import Judge, judge_of
 from ._prepare import Prepared

@@ -17,13 +17,11 @@ release is judged on the groups, and when it refuses them every class becomes on
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from ..exceptions import VerificationError
-from ..privacy import CodedColumn, Judge, Pairs, check_table
+from ..privacy import CodedColumn, Judge, Pairs
 
 if TYPE_CHECKING:
     from ._prepare import Prepared
@@ -83,26 +81,3 @@ def _judged(judge: Judge, groups: np.ndarray) -> tuple[np.ndarray, bool]:
     stats = sub.stats(local, n_groups)
     failing = sub.failing_classes(stats, n_groups)
     return failing, sub.release_fails(stats, ~failing) is not None
-
-
-def verifier(prep: Prepared):
-    """The models' check of a release as read back (:class:`incrowd.io.Promise`'s
-    ``models_check``): a record of the models met, or a :class:`VerificationError` naming the
-    first one a class (or the release) fails; None without models."""
-    spec = prep.spec
-    if not spec.models:
-        return None
-    names = [s.name for s in prep.sensitive]
-    ordered = {s.name: list(s.values) if s.ordered else False for s in prep.sensitive}
-    population = float(prep.weights.sum()) if prep.weights is not None else None
-
-    def check(table: pd.DataFrame, quasi_identifiers, what: str, reference: pd.DataFrame | None) -> dict[str, Any]:
-        base = {name: reference[name] for name in names} if reference is not None else None
-        failures = check_table(table, list(quasi_identifiers), spec.models, sensitive=names, ordered=ordered,
-                               reference=base, weight=spec.weight)
-        if failures:
-            raise VerificationError(f"{what} is {failures[0]}; nothing was written")
-        return {"ok": True, "models": [m.describe() for m in spec.models],
-                **({"population_estimate": population} if population is not None else {})}
-
-    return check

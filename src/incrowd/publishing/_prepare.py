@@ -23,7 +23,7 @@ from ._spec import ReleaseSpec, check_columns
 
 @dataclass
 class Sensitive:
-    """A sensitive column as codes: its distinct values as :func:`incrowd.metrics.sensitive_keys`
+    """A sensitive column as codes: its distinct values as :func:`incrowd.values.sensitive_keys`
     counts them, in t's order, then (when ``missing``) one code for the missing value, which
     never counts as a distinct value for l."""
 
@@ -243,10 +243,10 @@ def _check_weight(column: pd.Series, name: str) -> np.ndarray:
 
 def _sensitive(column: pd.Series, ordered, l: int | None) -> Sensitive:
     """The column as codes over its values as the release's verifiers count them
-    (:func:`incrowd.metrics.sensitive_keys`): ordered by default when every value that is not
+    (:func:`incrowd.values.sensitive_keys`): ordered by default when every value that is not
     a user-missing code is a number; ``ordered = true`` on text is refused (text has no order
     of its own), a list gives the order."""
-    from ..metrics import sensitive_codes
+    from ..values import sensitive_codes
 
     name = str(column.name)
     codes, order, ordered, counts, missing = sensitive_codes(column, ordered)

@@ -191,17 +191,22 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
 def _promise(prep: Prepared, table: pd.DataFrame):
     """What :meth:`PublishResult.write` verifies on the written file (as :func:`_verify` in memory)."""
     from ..io import Promise
+    from ..privacy import DistinctL, KAnonymity, ReleaseCheck, TCloseness
 
     spec = prep.spec
     names = [s.name for s in prep.sensitive]
+    models = ((KAnonymity(spec.k),) if spec.k is not None else ()) + (
+        (DistinctL(spec.l),) if spec.l is not None and names else ()) + (
+        (TCloseness(spec.t),) if spec.t is not None and names else ()) + tuple(spec.models)
+    compares = any(m.reads_distribution for m in models)
+    check = ReleaseCheck(models, sensitive=tuple(names),
+                         ordered={s.name: list(s.values) if s.ordered else False for s in prep.sensitive},
+                         reference=prep.frame[names] if compares and names else None,
+                         missing_matches=spec.missing_matches, weight=spec.weight)
     return Promise(
         quasi_identifiers=tuple(c for c in table.columns if prep.roles.get(c) in ("numeric", "categorical")),
-        k=spec.k, l=spec.l, t=spec.t, sensitive=tuple(names),
-        ordered={s.name: list(s.values) if s.ordered else False for s in prep.sensitive},
-        reference=prep.frame[names] if (spec.t is not None or spec.models) and names else None,
-        finite=tuple(prep.numeric), missing_matches=spec.missing_matches,
-        risk_targets=dict(spec.risk_targets), risk_check=_risk_check(spec),
-        models=tuple(m.describe() for m in spec.models), models_check=_models.verifier(prep))
+        check=check, finite=tuple(prep.numeric),
+        risk_targets=dict(spec.risk_targets), risk_check=_risk_check(spec))
 
 
 def _risk_check(spec: ReleaseSpec):
@@ -347,7 +352,7 @@ def _verify(prep: Prepared, table: pd.DataFrame) -> dict[str, Any]:
     from ..io import verify_frame
 
     promise = _promise(prep, table)
-    out = verify_frame(table, promise, what="the release", reference=promise.reference)
+    out = verify_frame(table, promise, what="the release")
     out["verified_on"] = "table in memory"
     return out
 

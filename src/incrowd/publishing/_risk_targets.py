@@ -112,7 +112,7 @@ class NodeJudge:
               sizes: np.ndarray, within: int | None = None) -> tuple[np.ndarray, bool]:
         """(per class: suppressed, with the rows above ``max_individual_risk`` added; whether
         the rows left meet every target)."""
-        from ..metrics import wildcard_counts
+        from ..values import wildcard_counts
 
         rows = np.where(bad, 0, sizes).astype(np.int64)
         Fk_class = np.bincount(class_of, weights=self.weight, minlength=n_classes)
@@ -264,7 +264,7 @@ def suppress_groups(prep, groups: np.ndarray, levels_per_row: Mapping[str, np.nd
     limit = prep.spec.risk_targets.get("max_individual_risk")
     if limit is None or not prep.numeric or not (groups >= 0).any():
         return groups
-    from ..metrics import wildcard_counts
+    from ..values import wildcard_counts
 
     weight = prep.spec.weight
     w = sample_risk.sampling_weights(prep.frame[weight].reset_index(drop=True), weight)

@@ -4,7 +4,7 @@ This is the merging variant of Soria-Comas, Domingo-Ferrer, Sanchez and Martinez
 "t-Closeness through microaggregation" (IEEE TKDE 2015): after microaggregation, while some
 group fails, the worst failing group is merged with its nearest group (by centroid of the
 quasi-identifiers) until it passes. Here a group fails when a sensitive column has fewer than l
-distinct values in it or lies farther than t (earth mover's distance, :mod:`incrowd._emd`) from
+distinct values in it or lies farther than t (earth mover's distance, :mod:`incrowd.privacy._emd`) from
 the column's reference distribution.
 
 Merging only helps: a union holds every value of its parts, and its distribution is a mixture
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _emd
 from .._runtime import check_cancelled
 from ..exceptions import ParameterError
+from ..privacy import emd as _emd
 
 
 @dataclass(frozen=True)

@@ -704,7 +704,7 @@ def _cell_suppression(privacy: Mapping[str, Any], columns: Mapping[str, ColumnSp
                       l, t, strategy: str) -> dict[str, Any]:
     """``suppression``, ``missing_matches``, ``importance`` and ``max_suppressed_cells`` of
     [privacy], checked (the last three only mean something with ``suppression = "cells"``)."""
-    from ..metrics import MISSING_MATCHES
+    from ..values import MISSING_MATCHES
 
     suppression = privacy.get("suppression", "rows")
     if suppression not in SUPPRESSION:

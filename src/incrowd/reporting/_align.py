@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..exceptions import DataError, name_list
 from ..io import NA_VALUES, code_indices, coded_reason, column_numbers
-from ..metrics import match_counts
+from ..values import match_counts
 
 
 @dataclass
@@ -53,7 +53,7 @@ class Aligned:
     def release_classes(self) -> np.ndarray:
         """Each release row's class of equal quasi-identifier values, numbered once for every
         measure and figure that groups the release so."""
-        from ..metrics import class_ids
+        from ..values import class_ids
 
         return class_ids(self.release[self.quasi_identifiers])
 
@@ -365,7 +365,7 @@ def _row_keys(orig: pd.DataFrame, rel: pd.DataFrame) -> tuple[list[int], list[in
     """One number per row of each side, equal where the rows' values, as text, are equal in every
     column (text, so that a column read as numbers on one side and as text on the other still
     matches). Column by column: a row-wise join of the values costs a Python call per row."""
-    from ..metrics import class_ids
+    from ..values import class_ids
 
     both = pd.concat([orig.astype(str), rel.astype(str)], ignore_index=True)
     ids = class_ids(both)

@@ -7,6 +7,7 @@ import html
 import math
 from typing import Any
 
+from ..privacy import verified_lines
 from ._summary import DEFINITIONS, summary_points
 
 _CSS = """
@@ -180,15 +181,7 @@ def _categorical_tables(categorical: dict) -> str:
 
 
 def _verified(verification: dict) -> str:
-    checks = []
-    ka = verification.get("k_anonymity") or {}
-    if ka:
-        checks.append(f"k-anonymous (k={ka.get('k')}): smallest class {ka.get('min_class_size')} rows")
-    for name, got in (verification.get("l_diversity") or {}).items():
-        checks.append(f"{name}: l-diverse (l={got.get('l')}), fewest distinct values in a class {got.get('min_distinct')}")
-    for name, got in (verification.get("t_closeness") or {}).items():
-        checks.append(f"{name}: t-close (t={got.get('t')}), largest distance {_fmt(got.get('max_distance'))}")
-    return "".join(f"<li>{html.escape(c)}</li>" for c in checks)
+    return "".join(f"<li>{html.escape(c)}</li>" for c in verified_lines(verification))
 
 
 def _named(name: str) -> str:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError
-from ..metrics import MISSING_MATCHES
+from ..values import MISSING_MATCHES
 from ._align import Aligned, align
 from ._summary import summary_points
 

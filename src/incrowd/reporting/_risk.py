@@ -27,18 +27,18 @@ def _class_codes(frame: pd.DataFrame) -> np.ndarray:
     """Class number of every row: rows with equal values in all columns share one; a missing
     value is a value of its own, and so is each user-missing code (the release's verifier
     counts classes the same way)."""
-    from ..metrics import class_ids
+    from ..values import class_ids
 
     return class_ids(frame)
 
 
 def t_closeness_of_classes(release: pd.DataFrame, classes: np.ndarray, sensitive: str, t: float,
                            reference: pd.Series | None = None):
-    """:func:`incrowd.metrics.verify_t_closeness` of ``sensitive`` over classes already numbered
+    """:func:`incrowd.privacy.verify_t_closeness` of ``sensitive`` over classes already numbered
     (``classes``, one per row, as :func:`_class_codes` numbers them): the distances, the rows
     in far classes and the largest distance do not depend on how the classes are numbered, so
     a report groups the release by its quasi-identifiers once for every measure."""
-    from ..metrics import verify_t_closeness
+    from ..privacy import verify_t_closeness
 
     key = f"{sensitive} (class)"  # any name but the sensitive column's own
     # the sensitive column keeps its dtype and the file's metadata (user-missing codes)
@@ -143,7 +143,7 @@ def class_risk_of_classes(codes: np.ndarray, *, k: int | None = None, population
     row's class, as :func:`_class_codes` numbers them): a report groups the release once.
 
     ``matches``: each row's fk where a blank matches any value (``missing_matches="any"``,
-    :func:`incrowd.metrics.match_counts`, sdcMicro's ``freqCalc`` with NA keys): a class
+    :func:`incrowd.values.match_counts`, sdcMicro's ``freqCalc`` with NA keys): a class
     (rows of equal values) then counts as large as the rows its rows match, every risk is
     ``1 / fk`` and the marketer risk is the mean of ``1 / fk`` (n_classes / n when classes
     partition the rows)."""
@@ -780,7 +780,7 @@ def attribute_disclosure(release: pd.DataFrame, quasi_identifiers: Sequence[str]
                          reference: pd.DataFrame | None = None) -> dict:
     """Attribute disclosure per sensitive column, over the classes of equal quasi-identifier
     values (a missing value is a value of its own in the quasi-identifiers; sensitive values
-    count as :func:`incrowd.metrics.sensitive_keys` says, as in the release's verifiers):
+    count as :func:`incrowd.values.sensitive_keys` says, as in the release's verifiers):
 
     * ``distinct_l``: the fewest distinct sensitive values in a class (distinct l-diversity,
       Machanavajjhala et al. 2007); a missing value is not one;
@@ -789,7 +789,7 @@ def attribute_disclosure(release: pd.DataFrame, quasi_identifiers: Sequence[str]
       l-diversity, same paper);
     * ``t``: the largest earth mover's distance of a class's sensitive distribution from the
       reference (t-closeness, Li, Li and Venkatasubramanian 2007), from
-      :func:`incrowd.metrics.verify_t_closeness` with ``reference`` = the ORIGINAL column when
+      :func:`incrowd.privacy.verify_t_closeness` with ``reference`` = the ORIGINAL column when
       ``reference`` is given (the release's own column otherwise), ordered distance for numeric
       columns and equal distance for text;
     * ``single_value_share``: share of records in classes with a single sensitive value.
@@ -817,7 +817,7 @@ def attribute_disclosure_of_classes(release: pd.DataFrame, classes: np.ndarray, 
     each row's, as :func:`_class_codes` numbers them): a report groups the release once. The
     largest distance does not depend on the t checked: ``t`` is the one the verdict checks,
     and ``checks`` (when given) receives each column's check for it to count far rows from."""
-    from ..metrics import sensitive_keys
+    from ..values import sensitive_keys
 
     n = int(release.shape[0])
     if n == 0:

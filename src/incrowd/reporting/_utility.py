@@ -64,11 +64,11 @@ def information_loss_pairwise(original: np.ndarray, masked: np.ndarray) -> float
     """IL = SSE/SST on data standardized with the original's mean and population sd.
 
     SSE = sum over cells of (z_original - z_release)^2, SST = sum of z_original^2, the same
-    standardization as :func:`incrowd.metrics.information_loss` (Thaeter & Reischuk (2021), Def. 4, Thaeter & Reischuk (2018)
-    Def. 1.5): for a microaggregated release, where each row is published as its group mean,
-    the two agree. A constant original column gets scale 1 (as the microaggregation does); a cell
-    missing on either side is left out of SSE, one missing in the original out of SST. 0 when
-    every original column is constant.
+    standardization as :func:`incrowd.microaggregation.information_loss` (Thaeter & Reischuk
+    (2021), Def. 4, Thaeter & Reischuk (2018) Def. 1.5): for a microaggregated release, where
+    each row is published as its group mean, the two agree. A constant original column gets
+    scale 1 (as the microaggregation does); a cell missing on either side is left out of SSE, one
+    missing in the original out of SST. 0 when every original column is constant.
     """
     X = np.asarray(original, dtype=np.float64)
     Y = np.asarray(masked, dtype=np.float64)

@@ -26,13 +26,13 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ParameterError
-from ..metrics import match_counts
 
 # the thresholds are spec keys ([report]): the spec's key table owns them, so that publish
 # checks a spec without importing the report
 from ..publishing import REPORT_HIGHER_IS_BETTER as HIGHER_IS_BETTER
 from ..publishing import REPORT_THRESHOLDS as DEFAULTS
 from ..publishing import report_thresholds as thresholds_from
+from ..values import match_counts
 
 
 def parse_threshold_flags(flags: list[str] | None) -> dict[str, float]:

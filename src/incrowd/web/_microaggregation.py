@@ -15,6 +15,7 @@ from .._microaggregate import microaggregate
 from .._runtime import check_cancelled
 from ..exceptions import DataError, ParameterError, VerificationError
 from ..io import Promise, write_release
+from ..privacy import KAnonymity, ReleaseCheck
 from ._context import dataset_of, session_of, stem_of
 from ._pool import heavy
 from ._publish import release_format
@@ -104,7 +105,7 @@ def microaggregate_in(session: Session, ds: Dataset, req: MicroaggregateRequest)
     path = session.new_file(suffix)
     qis = tuple(result.quasi_identifiers)  # verified again on the file offered for download
     try:
-        written = write_release(result.table, path, Promise(qis, result.k, finite=qis),
+        written = write_release(result.table, path, Promise(qis, ReleaseCheck((KAnonymity(result.k),)), finite=qis),
                                 sep="," if suffix == ".csv" else None)
     except VerificationError as exc:  # the download's name, never the server's path
         raise VerificationError(str(exc).replace(str(path), download)) from None

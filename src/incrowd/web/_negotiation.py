@@ -19,8 +19,16 @@ from pydantic import BaseModel, ConfigDict, StrictInt
 
 from .._frontends import partial_fraction as _fraction
 from ..exceptions import BuildCancelled, DataError, ParameterError, VerificationError, name_list
-from ..generalization import Lattice, Negotiation, generalize, negotiate, read_hierarchy
-from ..io import generalization_promise, verified_as_written, write_release
+from ..generalization import (
+    Lattice,
+    Negotiation,
+    generalization_promise,
+    generalize,
+    negotiate,
+    read_hierarchy,
+    verified_as_written,
+)
+from ..io import write_release
 from ._context import MB, base_name, dataset_of, error, lattice_of, session_for, session_of, stem_of, store_of
 from ._pool import heavy, pool_of
 from ._report import offer

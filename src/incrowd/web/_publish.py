@@ -20,6 +20,7 @@ from ..exceptions import DataError, IncrowdError, ParameterError, VerificationEr
 from ..generalization import read_hierarchy
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES
 from ..io import FORMATS, format_of, read_table
+from ..privacy import verified_lines
 from ..publishing import spec_to_toml
 from ._context import base_name, dataset_of, session_for, session_of, stem_of, store_of
 from ._job import Job, forget_finished
@@ -206,17 +207,7 @@ def _renamed(exc: IncrowdError, names: dict[str, str]) -> IncrowdError:
 
 def verification_lines(report: Mapping[str, Any]) -> list[str]:
     """What was verified on the published table, one line per check (as the HTML report)."""
-    verification = report.get("verification") or {}
-    lines = []
-    ka = verification.get("k_anonymity") or {}
-    if ka:
-        lines.append(f"k-anonymous over all quasi-identifiers (k={ka.get('k')}): smallest class "
-                     f"{ka.get('min_class_size')} rows")
-    for name, got in (verification.get("l_diversity") or {}).items():
-        lines.append(f"{name}: l-diverse (l={got.get('l')}), fewest distinct values per class {got.get('min_distinct')}")
-    for name, got in (verification.get("t_closeness") or {}).items():
-        lines.append(f"{name}: t-close (t={got.get('t')}), largest distance {got.get('max_distance'):.4f}")
-    return lines
+    return verified_lines(report.get("verification") or {})
 
 
 def publish_in(session: Session, ds: Dataset, req: PublishRequest, *, max_nodes: int | None = DEFAULT_MAX_NODES,

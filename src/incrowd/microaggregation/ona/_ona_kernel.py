@@ -843,22 +843,22 @@ def _ona_round(F, k, scale):
             if seen[i] == version or n_alive <= 2:
                 continue
             r = head[i]
-            t = 0
+            slot = 0
             ok = True
             while r >= 0:
-                mb[t] = r
+                mb[slot] = r
                 g, _ = _nearest(X, r, i, cent, size, n_cl, T)
                 if g < 0:
                     ok = False
                     break
-                tg[t] = g
-                t += 1
+                tg[slot] = g
+                slot += 1
                 r = nxt[r]
             if not ok:
                 continue
             n_l = 0
-            for t in range(k):
-                g = tg[t]
+            for slot in range(k):
+                g = tg[slot]
                 dup = False
                 for q in range(n_l):
                     if ls[q] == g:
@@ -872,9 +872,9 @@ def _ona_round(F, k, scale):
             if not _gain_exceeds(sse[i], inc_total, scale):
                 seen[i] = version
                 continue
-            for t in range(k):
-                r = mb[t]
-                g = tg[t]
+            for slot in range(k):
+                r = mb[slot]
+                g = tg[slot]
                 _unlink(r, i, head, tail, nxt, prv)
                 _add_row(X, r, g, size, sums, cent, sse)
                 _link(r, g, head, tail, nxt, prv)

@@ -9,8 +9,8 @@ import numpy as np
 
 from ..._runtime import cancel as _cancel
 from ..._runtime import run_on_threads
-from ...metrics import sst
 from .._base import MAX_ROUNDS, MAX_RUNS, MicroaggregationEstimator, check_int
+from .._measures import sst
 from ._ona_kernel import ona_one_run, sst_per_row
 from ._ona_star_fast import ona_star_best_labels
 

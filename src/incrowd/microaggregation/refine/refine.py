@@ -262,7 +262,7 @@ def refine_partition(Z, k, labels, rng, max_rounds, max_seconds, *, t0=None, mov
     re-partition searches; ``kicks``: perturb once at a local optimum (else stop there);
     ``strength``: neighbours pooled with a kicked group; ``kick_share``: kicks per round, as a
     share of the groups; ``clock``: a compile clock whose seconds are left out of the time."""
-    from ...metrics import sse, sst
+    from .._measures import sse, sst
 
     t0 = time.perf_counter() if t0 is None else t0
     Z = np.ascontiguousarray(Z, dtype=np.float64)
