@@ -14,7 +14,8 @@ wins, ties to the lowest height, then the least suppression, then the lattice's 
 
 Each model's parameters make it bind: every one refuses classes at the node k alone chooses,
 and the node it needs is another (checked here). The brute force evaluates each node once for
-every model (a few seconds); the models ``publish`` does not take yet are marked xfail.
+every model (about 15 seconds on one core); the models ``publish`` does not take yet are
+marked xfail.
 """
 
 from __future__ import annotations
