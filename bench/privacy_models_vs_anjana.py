@@ -22,13 +22,15 @@ process from outside; the tools interleaved, ``--repeats`` rounds, medians. publ
 ``compile_seconds`` (loading the compiled kernels from numba's cache, filled by one untimed run
 first) is reported apart. A model ``publish`` does not take yet is timed for anjana alone.
 
-``--baseline-src OLD/src`` times k, k+l and k+t with two source trees instead, whole processes,
-interleaved (``OLD`` first in each round), each tree on its own ``PYTHONPATH`` with its numba
-cache filled by an untimed run: the check that a new search is no slower than today's paths.
+``--baseline-src OLD/src`` times k, k+l and k+t with two source trees instead (``OLD`` and this
+checkout's, or ``--src``), whole processes, interleaved (``OLD`` first in each round), each
+tree on its own ``PYTHONPATH`` with its numba cache filled by an untimed run: the check that a
+new search is no slower than today's paths. On a shared machine two trees with the same code
+differ by up to a third in 3 rounds: use more rounds (``--repeats 7``) on a quiet machine.
 
 Run: ``.venv/bin/python bench/privacy_models_vs_anjana.py [--repeats 3] [--only k,l]
-[--baseline-src /tmp/old/src]``; writes ``bench/results/privacy_models_vs_anjana.json`` (the
-part of the mode run) and the section ``privacy-models-vs-anjana`` (or
+[--src OTHER/src] [--baseline-src /tmp/old/src]``; writes
+``bench/results/privacy_models_vs_anjana.json`` (the part of the mode run) and the section ``privacy-models-vs-anjana`` (or
 ``privacy-models-baseline``) of ``docs/performance.md``.
 """
 
@@ -226,7 +228,8 @@ def models(args: argparse.Namespace, folder: str) -> None:
 
 def baseline(args: argparse.Namespace, folder: str) -> None:
     ours = sys.executable
-    trees = {"baseline": str(Path(args.baseline_src).resolve()), "this tree": str(REPO / "src")}
+    trees = {"baseline": str(Path(args.baseline_src).resolve()),
+             "this tree": str(Path(args.src).resolve() if args.src else REPO / "src")}
     rows, raw = [], {}
     for name in [n for n in args.only if n in BASELINE_REQUESTS]:
         for src in trees.values():
