@@ -14,8 +14,7 @@ wins, ties to the lowest height, then the least suppression, then the lattice's 
 
 Each model's parameters make it bind: every one refuses classes at the node k alone chooses,
 and the node it needs is another (checked here). The brute force evaluates each node once for
-every model (about 5 seconds on one core); the models ``publish`` does not take yet are
-marked xfail.
+every model (about 5 seconds on one core).
 
 The models of ``incrowd.privacy`` left out, and why: k-map estimated from the weights and
 population uniqueness cannot bind beside k = 5 (k-map's class floor is capped at its k and the
@@ -37,17 +36,14 @@ import pytest
 from benchdata import data_dir
 
 import incrowd
-from incrowd.exceptions import ParameterError
 from incrowd.generalization import max_suppression_count, read_hierarchy, released_metrics
 from incrowd.generalization._utility_metrics import ColumnTables
-from incrowd.metrics import sensitive_codes
 from incrowd.privacy import ClassStats, check_table, class_stats, models_from_spec
+from incrowd.values import sensitive_codes
 
 SENSITIVE = "salary-class"
 BASE = {"k": 5, "max_suppression": "1%", "allow_full_suppression": True}
 
-#: publish takes these keys today; the others wait for the one search over every model
-_NOT_YET = pytest.mark.xfail(strict=True, raises=ParameterError, reason="publish does not take this key yet")
 
 #: case -> the [privacy] keys added to k = 5; each binds on Adult (see the module)
 CASES = {
@@ -62,7 +58,6 @@ CASES = {
     "delta_disclosure": {"delta_disclosure": 1.0},
     "max_average_risk": {"max_average_risk": 0.003},
 }
-PUBLISH_TAKES = {"k", "l", "t"}
 
 
 @dataclass
@@ -202,7 +197,7 @@ def _publish(adult: Adult, extra: dict):
     return incrowd.publish(adult.frame, {"privacy": {**BASE, **extra}, "columns": columns})
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, marks=() if c in PUBLISH_TAKES else _NOT_YET) for c in CASES])
+@pytest.mark.parametrize("case", list(CASES))
 def test_publish_chooses_the_least_loss_node_of_the_whole_lattice(adult, brute, case):
     best = brute[case]
     result = _publish(adult, CASES[case])
