@@ -84,6 +84,21 @@ class Judge:
             bad |= ~np.asarray(model.classes_ok(stats[column]), dtype=bool)
         return bad
 
+    @property
+    def floors(self) -> bool:
+        """Whether a model bounds the rows its classes' parts fail (:meth:`PrivacyModel.split_floor`)."""
+        return any(type(model).split_floor is not PrivacyModel.split_floor for model, _ in self.models)
+
+    def floor_rows(self, stats: dict[int | None, ClassStats], n_classes: int) -> np.ndarray:
+        """Per class, the fewest rows failing some model in any split of it: the largest of the
+        models' floors (rows failing any model are at least those failing each)."""
+        out = np.zeros(n_classes, np.int64)
+        for model, column in self.models:
+            got = model.split_floor(stats[column])
+            if got is not None:
+                np.maximum(out, np.asarray(got, dtype=np.int64), out=out)
+        return out
+
     def release_fails(self, stats: dict[int | None, ClassStats], keep: np.ndarray) -> str | None:
         """What a model of the whole release refuses in the classes ``keep`` (one bool per class),
         or None when every model accepts them."""

@@ -178,6 +178,23 @@ class PrivacyModel(ABC):
         """
         return bool(np.all(self.classes_ok(stats)))
 
+    def split_floor(self, stats: ClassStats) -> np.ndarray | None:
+        """The fewest rows of each class that fail the model however the class is split into
+        smaller classes (what a finer generalization makes of it), or None where the model
+        gives no such bound. A search that meets the model suppresses at least these rows at
+        every node below, so a node whose floor passes the limit rules out its down-set.
+
+        Parameters
+        ----------
+        stats : ClassStats
+
+        Returns
+        -------
+        numpy.ndarray or None
+            Rows per class (int64), 0 for a class that passes.
+        """
+        return None
+
     def release_figure(self, stats: ClassStats) -> str:
         """The release's figure and the model's bound, for a release :meth:`release_ok` refuses
         ("average risk 0.25 > 0.05"); a model whose classes pass but whose release can fail
@@ -238,6 +255,22 @@ class PrivacyModel(ABC):
 
     def _where(self) -> str:
         return f"in {self.column!r}" if self.column is not None else "in every sensitive column"
+
+
+def share_floor(known: np.ndarray, bound: np.ndarray) -> np.ndarray:
+    """Rows per class that fail "a value's share of the class's present values is at most its
+    bound" in any split of the class: a class's share is its parts' shares weighted by their
+    present values, a passing part's is at most the bound and a failing part's at most 1, so
+    the failing parts hold at least ``present * (share - bound) / (1 - bound)`` present values,
+    rounded down, with a margin for the float division. ``known``: counts per class and value;
+    ``bound``: per value (a bound of 1 or more gives nothing)."""
+    present = known.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = known / np.maximum(present, 1)[:, None]
+        room = 1.0 - bound
+        need = np.where((room > 0) & (share > bound), (share - bound) / np.where(room > 0, room, 1.0), 0.0)
+    worst = need.max(axis=1, initial=0.0) if need.size else np.zeros(known.shape[0])
+    return np.floor(present * worst * (1.0 - 1e-9)).astype(np.int64)
 
 
 def spec_table(key: str, value: Any, allowed: tuple[str, ...], column: str | None) -> tuple[dict, str | None]:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import ParameterError
-from ._model import TOLERANCE, ClassStats, PrivacyModel, number, spec_table
+from ._model import TOLERANCE, ClassStats, PrivacyModel, number, share_floor, spec_table
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,13 @@ class AlphaK(PrivacyModel):
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(present > 0, top / np.maximum(present, 1), 0.0)
         return (np.asarray(stats.sizes) >= self.k) & (share <= self.alpha + TOLERANCE)
+
+    def split_floor(self, stats: ClassStats) -> np.ndarray:
+        sizes = np.asarray(stats.sizes, dtype=np.int64)
+        known = stats.known().astype(np.float64)
+        # a class below k has every part below k; otherwise alpha's share bound
+        bound = np.full(known.shape[1], self.alpha + TOLERANCE)
+        return np.where(sizes < self.k, sizes, share_floor(known, bound))
 
     def describe(self) -> str:
         return f"({self.alpha:g}, {self.k})-anonymous {self._where()}"

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import ParameterError
-from ._model import TOLERANCE, ClassStats, PrivacyModel, number, spec_table
+from ._model import TOLERANCE, ClassStats, PrivacyModel, number, share_floor, spec_table
 from .delta_disclosure import shares
 
 VARIANTS = ("basic", "enhanced")
@@ -65,6 +65,15 @@ class BetaLikeness(PrivacyModel):
                 bound = np.minimum(bound, -np.log(table))
         over = (known > 0) & (gain > bound + TOLERANCE)
         return ~over.any(axis=1)
+
+    def split_floor(self, stats: ClassStats) -> np.ndarray:
+        known, _, table = shares(stats)
+        with np.errstate(divide="ignore"):
+            bound = np.full(table.shape, self.beta)
+            if self.variant == "enhanced":
+                bound = np.minimum(bound, -np.log(table))
+        # gain <= bound is share <= table * (1 + bound): a bound on the share, as alpha's
+        return share_floor(known, table * (1.0 + bound + TOLERANCE))
 
     def describe(self) -> str:
         return f"{self.variant} {self.beta:g}-likeness {self._where()}"

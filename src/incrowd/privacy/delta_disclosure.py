@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._model import ClassStats, PrivacyModel, number, spec_table
+from ._model import ClassStats, PrivacyModel, number, share_floor, spec_table
 
 
 def shares(stats: ClassStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -55,6 +55,12 @@ class DeltaDisclosure(PrivacyModel):
             ratio = known / np.maximum(present, 1)[:, None] / table
             far = np.where(known > 0, np.abs(np.log(np.where(known > 0, ratio, 1.0))), 0.0)
         return np.asarray(~(far >= self.delta).any(axis=1), dtype=bool)
+
+    def split_floor(self, stats: ClassStats) -> np.ndarray:
+        known, _, table = shares(stats)
+        # only a share too high bounds the parts: a share too low can sit in one part while the
+        # others hold none of the value, which the model does not count
+        return share_floor(known, table * np.exp(self.delta) * (1.0 + 1e-12))
 
     def describe(self) -> str:
         return f"{self.delta:g}-disclosure private {self._where()}"

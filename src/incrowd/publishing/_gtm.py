@@ -240,6 +240,8 @@ def _fails(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: int
         # what k, l and t force on every node below it, so pruning by it stays exact
         stats = judge.stats(class_of, n_classes)
         far |= judge.failing_classes(stats, n_classes)
+        if excess is not None and judge.floors:  # the share of each class its parts must fail
+            np.maximum(excess, judge.floor_rows(stats, n_classes) / np.maximum(sizes, 1), out=excess)
         if judge.release_fails(stats, ~(bad | far)) is not None:
             far[:] = True  # a release its models refuse is no answer, however little it suppresses
     return bad, far, sizes
@@ -283,7 +285,9 @@ def _t_floor(sizes: np.ndarray, monotone: np.ndarray, excess: np.ndarray) -> int
     A class C split into parts P: its distribution is their mixture, and the distance to the
     reference is convex, so d(C) <= sum |P|/|C| d(P). A passing part is within t, a failing
     one within the largest distance D, so the failing parts hold at least
-    |C| (d(C) - t) / (D - t) rows. Rounded down, with a margin for the float division."""
+    |C| (d(C) - t) / (D - t) rows. Rounded down, with a margin for the float division. The
+    other models' floors (:meth:`incrowd.privacy.PrivacyModel.split_floor`: alpha, beta and
+    delta bound a value's share the same way) enter ``excess`` as shares of their class."""
     share = np.where(monotone, 1.0, excess * (1.0 - 1e-9))
     return int(np.floor(sizes * share).sum())
 
@@ -622,7 +626,9 @@ def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int) -> G
     # nodes that cannot pass: below a node whose floor (_t_floor) passes the limit
     dead = np.zeros(levels.shape[0], dtype=bool)
     # without t the floor never grows going up: a node whose floor passes vouches for those above
-    floor_ok = np.zeros(levels.shape[0], dtype=bool) if prep.spec.t is None else None
+    # (a model whose parts' floor is a share, as t's, may see it grow going up too)
+    floor_ok = (np.zeros(levels.shape[0], dtype=bool) if prep.spec.t is None and not _judge(prep, bottom).floors
+                else None)
     best, best_key, evaluated = None, None, 0
     while heap:
         check_cancelled()
@@ -688,11 +694,16 @@ def _climb(prep: Prepared, bottom: _Bottom, levels: np.ndarray, lv: np.ndarray, 
             break
     count = [0]
 
+    # levels holds the grid of ranges in C order: a node's row is its offsets' mixed-radix number
+    widths = np.array([hi - lo + 1 for lo, hi in ranges], dtype=np.int64)
+    strides = np.concatenate([np.cumprod(widths[::-1])[::-1][1:], [1]]).astype(np.int64) if widths.size else widths
+    low = np.array([lo for lo, _ in ranges], dtype=np.int64)
+
     def over(node: np.ndarray) -> bool:
-        at = np.all(levels == node, axis=1)
-        if dead[at].any():
+        at = int(np.dot(node - low, strides)) if widths.size else 0
+        if dead[at]:
             return True
-        if floor_ok is not None and floor_ok[at].any():
+        if floor_ok is not None and floor_ok[at]:
             return False
         check_cancelled()
         class_of, n_classes = _classes(prep, bottom, dict(zip(prep.categorical, node.tolist())))
