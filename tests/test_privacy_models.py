@@ -563,3 +563,36 @@ def test_hierarchical_t_is_monotone_under_generalization_as_it_says(frame, hiera
     now = dict(zip(merged["q"].iloc[after.first_rows].tolist(), model.classes_ok(after).tolist()))
     if passed[0] and passed[1]:
         assert now[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# split floors: what a search prunes with where a model is not monotone
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(st.lists(st.integers(0, 6), min_size=3, max_size=3), min_size=1, max_size=5),
+       rest=st.lists(st.integers(1, 9), min_size=3, max_size=3),
+       which=st.sampled_from(["alpha", "beta", "beta_enhanced", "delta"]),
+       bound=st.sampled_from([0.3, 0.5, 0.8, 1.0, 2.0]))
+def test_a_split_floor_never_exceeds_the_rows_any_split_fails(parts, rest, which, bound):
+    """Brute force: a class (the sum of its parts) and any split of it into parts; the parts
+    that fail the model hold at least the class's split floor."""
+    rows = np.array([p for p in parts if sum(p) > 0], dtype=np.int64)
+    assume(rows.size > 0)
+    table = rows.sum(axis=0) + np.array(rest)
+    model = {"alpha": AlphaK(alpha=min(bound, 1.0), k=1), "beta": BetaLikeness(beta=bound),
+             "beta_enhanced": BetaLikeness(beta=bound, variant="enhanced"),
+             "delta": DeltaDisclosure(delta=bound)}[which]
+    whole = ClassStats(sizes=rows.sum(axis=1).sum(keepdims=True), counts=rows.sum(axis=0, keepdims=True),
+                       table_counts=table)
+    split = ClassStats(sizes=rows.sum(axis=1), counts=rows, table_counts=table)
+    failing = int(split.sizes[~model.classes_ok(split)].sum())
+    assert model.split_floor(whole)[0] <= failing
+
+
+def test_a_split_floor_counts_the_rows_a_too_common_value_forces_out():
+    # 9 of 10 rows share a value: with alpha 0.5 any split fails parts holding at least 8 rows
+    # (the margin for the float division rounds 8 down to 7 at most)
+    stats = ClassStats(sizes=np.array([10]), counts=np.array([[9, 1, 0]]), table_counts=np.array([10, 10, 10]))
+    assert AlphaK(alpha=0.5, k=2).split_floor(stats)[0] in (7, 8)
+    assert AlphaK(alpha=0.95, k=2).split_floor(stats)[0] == 0
