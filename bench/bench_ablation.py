@@ -26,11 +26,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd._bench_entry import standardize  # noqa: E402
+from incrowd.cli._bench_entry import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
 from _fmdav_variants import mdav_variant_labels  # noqa: E402
-from incrowd._bench_entry import mdav_fast_labels  # noqa: E402
-from incrowd._bench_entry import mdav_labels  # noqa: E402
+from incrowd.cli._bench_entry import mdav_fast_labels  # noqa: E402
+from incrowd.cli._bench_entry import mdav_labels  # noqa: E402
 
 from _common import (  # noqa: E402
     DOCS,

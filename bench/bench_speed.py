@@ -26,9 +26,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import incrowd  # noqa: E402
-from incrowd._bench_entry import standardize  # noqa: E402
+from incrowd.cli._bench_entry import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
-from incrowd._bench_entry import mdav_labels  # noqa: E402
+from incrowd.cli._bench_entry import mdav_labels  # noqa: E402
 
 from _common import (  # noqa: E402
     DISPLAY,

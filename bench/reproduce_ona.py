@@ -36,9 +36,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd._bench_entry import standardize  # noqa: E402
+from incrowd.cli._bench_entry import standardize  # noqa: E402
 from incrowd.metrics import sst  # noqa: E402
-from incrowd._bench_entry import ona_best_labels  # noqa: E402
+from incrowd.cli._bench_entry import ona_best_labels  # noqa: E402
 from incrowd.microaggregation.greedy.mdav_star import MDAVStar  # noqa: E402
 from incrowd.microaggregation.ona.ona import ONA, ONAStar, _use_tree  # noqa: E402
 

@@ -38,12 +38,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import DOCS, TABLE1_2021, TABLE6_2021, load, machine_line, md_table, now_utc, update_section  # noqa: E402
 
 from incrowd import lower_bound  # noqa: E402
-from incrowd._bench_entry import BOUND_ALL_ROWS_MAX as _ALL_ROWS_MAX  # noqa: E402
-from incrowd._bench_entry import bound_distinct as _distinct  # noqa: E402
-from incrowd._bench_entry import standardize  # noqa: E402
+from incrowd.cli._bench_entry import BOUND_ALL_ROWS_MAX as _ALL_ROWS_MAX  # noqa: E402
+from incrowd.cli._bench_entry import bound_distinct as _distinct  # noqa: E402
+from incrowd.cli._bench_entry import standardize  # noqa: E402
 from incrowd.metrics import information_loss  # noqa: E402
 from incrowd.microaggregation import ONAStar, Refine  # noqa: E402
-from incrowd._bench_entry import MOVE_EXACT, MOVE_SPLIT3, MOVE_SWAP, MOVE_SWEEP  # noqa: E402
+from incrowd.cli._bench_entry import MOVE_EXACT, MOVE_SPLIT3, MOVE_SWAP, MOVE_SWEEP  # noqa: E402
 from incrowd.microaggregation.refine.refine import refine_partition  # noqa: E402
 
 KS = [2, 3, 4, 5, 7, 10]
@@ -81,7 +81,7 @@ def il_of(Z, labels) -> float:
 
 
 def ona_star(Z, k):
-    from incrowd._bench_entry import compile_clock
+    from incrowd.cli._bench_entry import compile_clock
 
     est = ONAStar(k=k)
     # a kernel the warm-up did not reach (MDAV*'s screened start on the full rows) may compile

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from . import _small
-from ._standardize import group_means, standardize
+from ._runtime import small as _small
 from .exceptions import DataError, ParameterError, name_list
+from .values import group_means, standardize
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike

@@ -53,11 +53,11 @@ from ._usage import OneLineUsageErrors
 from ._warmup import warmup_command
 
 if TYPE_CHECKING:
-    from .._microaggregate import MicroaggregationResult
+    from ..microaggregation import MicroaggregationResult
 
 # pandas, numba and the methods load when a command runs, not for --help or --version
-check_distributed_method = _lazy.function("incrowd._microaggregate", "check_distributed_method")
-microaggregate = _lazy.function("incrowd._microaggregate", "microaggregate")
+check_distributed_method = _lazy.function("incrowd.microaggregation", "check_distributed_method")
+microaggregate = _lazy.function("incrowd.microaggregation", "microaggregate")
 read_table = _lazy.function("incrowd.io._tables", "read_table")
 table_format = _lazy.function("incrowd.io._tables", "table_format")
 write_table = _lazy.function("incrowd.io._tables", "write_table")

@@ -100,7 +100,7 @@ def _run(target: str, rows: int, cols: int) -> None:
     if target == "generalization":
         _run_generalization(rows, cols)
         return
-    from .._microaggregate import microaggregate
+    from ..microaggregation import microaggregate
 
     data = _data(rows, cols)
     if target in _ONA_STAR:

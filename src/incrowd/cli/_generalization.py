@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 from rich.table import Table
 
-from .._frontends import partial_fraction as _fraction
 from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
+from ..generalization import partial_fraction as _fraction
 from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
 from ..io import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .._methods import MAX_ROUNDS, MAX_RUNS, MAX_SEED, METHOD_NAMES
+from .._runtime import MAX_ROUNDS, MAX_RUNS, MAX_SEED, METHOD_NAMES
 from ..exceptions import ParameterError
 from ..io import describe_formats
 from ._usage import bounded

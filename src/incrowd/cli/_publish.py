@@ -8,10 +8,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from .._frontends import summary_lines
 from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError
 from ..io import is_stdout
+from ..publishing import summary_lines
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._generalization import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption, lattice_limits
 from ._options import INPUT_FORMATS, OUTPUT_FORMATS, JsonOption, QuietOption

@@ -7,9 +7,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from .._frontends import risk_lines
 from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError
+from ..reporting import risk_lines
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._options import INPUT_FORMATS, JsonOption, QuietOption, names
 

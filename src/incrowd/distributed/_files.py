@@ -12,9 +12,9 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .._microaggregate import check_distributed_method, make_estimator
 from ..exceptions import DataError, VerificationError
 from ..io import is_stdout, numeric_matrix, resolve_roles, sweep_stale, temp_path
+from ..microaggregation import check_distributed_method, make_estimator
 from ._io import frames_of
 from ._io import head as columns_of
 from ._mona import mona

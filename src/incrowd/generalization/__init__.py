@@ -50,7 +50,7 @@ _INTERNAL = {
     "value_labels": "._hierarchy", "propose_hierarchy_files": "._hierarchy",
     "majority": "._utility_metrics",
     **dict.fromkeys(["check_fraction", "resolve_hierarchies", "sensitive_codes"], "._lattice"),
-    **dict.fromkeys(["check_max_nodes", "check_nodes", "precheck_nodes"], "._limits"),
+    **dict.fromkeys(["check_max_nodes", "check_nodes", "precheck_nodes", "partial_fraction"], "._limits"),
 }
 
 # loaded on first use, so that a process answering from a lattice file never loads what

@@ -228,7 +228,7 @@ def fit_runtime_model(
     RuntimeModel
         The fitted model, with the timings it was fitted on.
     """
-    from .._microaggregate import make_estimator
+    from ..microaggregation import make_estimator
 
     rng = np.random.default_rng(seed)
     if data is not None:

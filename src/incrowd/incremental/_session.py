@@ -30,9 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .._microaggregate import make_estimator, microaggregate
 from .._runtime import __version__, compile_clock
-from .._standardize import Standardizer
 from ..exceptions import DataError, DataWarning, IncrowdError, ParameterError, VerificationError
 from ..io import (
     Promise,
@@ -45,7 +43,8 @@ from ..io import (
     resolve_roles,
 )
 from ..metrics import KAnonymityReport, group_size_stats, verify_k_anonymity
-from ..microaggregation import check_k, mdav_labels
+from ..microaggregation import check_k, make_estimator, mdav_labels, microaggregate
+from ..values import Standardizer
 from . import _agreement, _fingerprint, _layout, _mixed, _state
 from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
 from ._lock import DEFAULT_WAIT, check_wait, state_lock

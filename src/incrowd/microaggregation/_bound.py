@@ -232,7 +232,7 @@ def _distinct(Z):
 
 
 def _standardized(data):
-    from .._standardize import Standardizer
+    from ..values import Standardizer
     from ._base import as_quasi_identifier_matrix
 
     values, names = as_quasi_identifier_matrix(data)

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._standardize import Standardizer
 from ..exceptions import DataError, ParameterError, cell_text
 from ..generalization._cells import as_value_labels as _as_value_labels
 from ..generalization._cells import encode_cells as _encode
@@ -17,6 +16,7 @@ from ..generalization._cells import match_mode
 from ..generalization._cells import qi_labels as _qi_labels
 from ..generalization._hierarchy import Hierarchy, hierarchy_from_rows, read_hierarchy
 from ..io import column_numbers
+from ..values import Standardizer
 from ._risk_targets import check_target_weights
 from ._spec import ReleaseSpec, check_columns
 

@@ -385,7 +385,7 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
     if strategy not in PUBLISH_STRATEGIES:
         raise ParameterError(f"{source}: strategy must be one of {', '.join(PUBLISH_STRATEGIES)}; got {strategy!r}")
     method = privacy.get("method", "mdav")
-    from .._methods import METHOD_NAMES
+    from .._runtime import METHOD_NAMES
 
     if not isinstance(method, str) or method not in METHOD_NAMES:
         raise ParameterError(f"{source}: unknown method {method!r}; known methods: {', '.join(METHOD_NAMES)}")

@@ -75,7 +75,7 @@ def information_loss_pairwise(original: np.ndarray, masked: np.ndarray) -> float
     if X.size == 0:
         return 0.0
     if np.isfinite(X).all() and np.isfinite(Y).all():
-        from .._standardize import Standardizer
+        from ..values import Standardizer
 
         with warnings.catch_warnings():  # a constant column is reported by the report itself
             warnings.simplefilter("ignore")

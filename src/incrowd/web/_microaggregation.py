@@ -10,11 +10,10 @@ import numpy as np
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from .._methods import MAX_SEED
-from .._microaggregate import microaggregate
-from .._runtime import check_cancelled
+from .._runtime import MAX_SEED, check_cancelled
 from ..exceptions import DataError, ParameterError, VerificationError
 from ..io import Promise, write_release
+from ..microaggregation import microaggregate
 from ._context import dataset_of, session_of, stem_of
 from ._pool import heavy
 from ._publish import release_format

@@ -16,9 +16,9 @@ import numpy as np
 from fastapi import APIRouter, File, Form, Request, Response, UploadFile
 from pydantic import BaseModel, ConfigDict, StrictInt
 
-from .._frontends import partial_fraction as _fraction
 from ..exceptions import BuildCancelled, DataError, ParameterError, VerificationError, name_list
 from ..generalization import Lattice, Negotiation, generalize, negotiate, read_hierarchy
+from ..generalization import partial_fraction as _fraction
 from ..io import generalization_promise, verified_as_written, write_release
 from ._context import MB, base_name, dataset_of, error, lattice_of, session_for, session_of, stem_of, store_of
 from ._pool import heavy, pool_of

@@ -63,7 +63,7 @@ class PublishRequest(BaseModel):
 def page_context() -> dict[str, Any]:
     """The choices the Publish page offers, named as the spec names them; each control's title is
     the key's meaning from the spec's key table (as the reference page gives it)."""
-    from .._methods import METHOD_NAMES
+    from .._runtime import METHOD_NAMES
     from ..publishing import RISK_TARGET_KEYS, SPEC_KEYS, spec_key
     from ..publishing._spec import MISSING_NUMERIC, PUBLISH_STRATEGIES, ROLES
 
@@ -221,7 +221,7 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest, *, max_nodes:
     what the endpoint answers. The data is read again from the uploaded file as the CLI reads
     it (only the numeric columns parsed), so the CLI line shown gives the same release.
     ``max_nodes``, ``max_memory``: the server's lattice limits (``incrowd serve``)."""
-    from .._frontends import summary_lines
+    from ..publishing import summary_lines
     from ..publishing._gtm import check_spec_nodes
     from ..publishing._release import publish
     from ..publishing._spec import load_spec

@@ -10,12 +10,11 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ._methods import DISTRIBUTED_METHODS
-from ._runtime import compile_clock
-from .exceptions import DataError, ParameterError, VerificationError
-from .io import Promise, Verification, in_memory, mark_changed, numeric_matrix, resolve_roles
-from .metrics import group_size_stats, verify_k_anonymity
-from .microaggregation import METHODS
+from .._runtime import DISTRIBUTED_METHODS, compile_clock
+from ..exceptions import DataError, ParameterError, VerificationError
+from ..io import Promise, Verification, in_memory, mark_changed, numeric_matrix, resolve_roles
+from ..metrics import group_size_stats, verify_k_anonymity
+from . import METHODS
 
 
 @dataclass
@@ -155,8 +154,8 @@ def check_distributed_method(method: str) -> None:
 
 def _fit_on_dask(estimator, fit_input, scheduler, timings: dict) -> None:
     """Fill the estimator's fitted attributes from a distributed run (same groups)."""
-    from ._runtime import backends as _backends
-    from .microaggregation import as_quasi_identifier_matrix, check_k
+    from .._runtime import backends as _backends
+    from ._base import as_quasi_identifier_matrix, check_k
 
     values, _ = as_quasi_identifier_matrix(fit_input)
     check_k(estimator.k, values.shape[0])
@@ -316,7 +315,7 @@ def _microaggregate(data, k, method, quasi_identifiers, identifiers, random_stat
         params_used["start"] = type(params_used["start"]).__name__  # JSON-ready: an estimator by its name
     lower = None
     if bound:
-        from .microaggregation import lower_bound
+        from ._bound import lower_bound
 
         t4, c4 = time.perf_counter(), clock.seconds
         lower = lower_bound(fit_input, estimator.k)
