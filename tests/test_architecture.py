@@ -384,7 +384,7 @@ def test_the_family_checker_reports_a_backward_import():
 CEILINGS: dict[str, int] = {
     "package cycles": 1,  # io <-> metrics, left of one cycle of 12 packages
     "packages in cycles": 2,
-    "imports of another package's _ module": 55,
+    "imports of another package's _ module": 8,  # publishing/_gtm.py and _release.py, which the privacy-model search rewrites
     "_-named functions imported across packages": 0,
     "root modules besides __init__ and exceptions": 2,  # metrics and _emd, which move into privacy/
     "files outside io/ that spell a format suffix": 19,  # the rest name hierarchy files and examples

@@ -10,8 +10,8 @@ from rich.table import Table
 
 from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
+from ..generalization import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
 from ..generalization import partial_fraction as _fraction
-from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
 from ..io import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._options import (
@@ -177,7 +177,7 @@ def build_command(
     DATA may be a Parquet dataset folder; with --scheduler its partitions are read lazily on the
     workers and the bottom classes merged there (the same lattice as in process). A lattice
     over --max-nodes nodes, or estimated over --max-memory, is refused before any work."""
-    from ..generalization._lattice import Lattice
+    from ..generalization import Lattice
 
     with user_errors():
         qis = names(qi, "--qi")
@@ -234,7 +234,7 @@ def build_command(
 @lattice_app.command("show")
 def show_command(lattice_path: LatticeArgument, json_output: JsonOption = False) -> None:
     """Describe a lattice file: attributes, levels, nodes, rows, build time, level scores."""
-    from ..generalization._lattice import Lattice
+    from ..generalization import Lattice
 
     with user_errors():
         lattice = Lattice.open(lattice_path)
@@ -359,8 +359,7 @@ def negotiate_command(
     --k, --l and --t together suppress a class with fewer than k rows, fewer than l distinct sensitive values or
     farther than t from the table's sensitive values, as publish does.
     """
-    from ..generalization._lattice import Lattice
-    from ..generalization._search_plain import one_request
+    from ..generalization import Lattice, one_request
 
     with user_errors(), one_request():  # one answer per process: loading the compiled search costs more
         lattice = Lattice.open(lattice_path)
@@ -448,7 +447,7 @@ def generalize_command(
                 # and its report succeed together or neither is written
                 verified_as_written(result, record)
                 if report_path is not None:
-                    from ..generalization._lattice import resolve_hierarchies
+                    from ..generalization import resolve_hierarchies
 
                     qis_all = list(result.quasi_identifiers if local else result.levels)
                     _, hier = resolve_hierarchies(data, qis_all, str(hierarchies) if hierarchies else None,

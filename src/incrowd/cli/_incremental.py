@@ -10,8 +10,7 @@ import typer
 
 from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
-from ..incremental._lock import DEFAULT_WAIT, describe_as
-from ..incremental._strategy_names import STRATEGY_NAMES
+from ..incremental import DEFAULT_WAIT, STRATEGY_NAMES, describe_as
 from ..io import NA_HELP, is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._options import (
@@ -141,7 +140,7 @@ def base_command(
     numeric and categorical quasi-identifiers together and every later release is k-anonymous
     over all of them, keeping a statistical file's labels, formats and missing codes.
     """
-    from ..incremental._session import IncrementalMicroaggregation
+    from ..incremental import IncrementalMicroaggregation
 
     with user_errors(), describe_as("incrowd incremental base"):
         check_output_path(state, (input_path,), what="state file", stdout_ok=False)
@@ -206,7 +205,7 @@ def base_command(
 
 def _base_from_spec(input_path: Path, state: Path, spec_path: Path, k, method: str, qi, identifiers,
                     force: bool, wait: float, quiet: bool, params: dict):
-    from ..incremental._session import IncrementalMicroaggregation
+    from ..incremental import IncrementalMicroaggregation
 
     if names(qi, "--qi") is not None or names(identifiers, "--id") is not None:
         raise ParameterError("--spec names every column's role; give --qi and --id in the spec instead")
@@ -266,7 +265,7 @@ def add_command(
 
     One writer at a time: a concurrent add or base waits up to --wait seconds for the other.
     """
-    from ..incremental._session import IncrementalMicroaggregation
+    from ..incremental import IncrementalMicroaggregation
 
     with user_errors(), describe_as("incrowd incremental add"):
         if input_path.exists() and state.exists() and os.path.samefile(input_path, state):
@@ -341,7 +340,7 @@ def publish_command(
     ] = None,
 ) -> None:
     """Verify the combined release (base + increments) k-anonymous and write it atomically."""
-    from ..incremental._session import IncrementalMicroaggregation
+    from ..incremental import IncrementalMicroaggregation
 
     with user_errors():
         check_output_path(output, (state,))
@@ -467,7 +466,7 @@ def plan_command(
 
     The base and the increment are both run with --method (2MDAV when it is mdav).
     """
-    from ..incremental._plan import RuntimeModel
+    from ..incremental import RuntimeModel
 
     with user_errors():
         if model not in ("quadratic", "fit"):
@@ -528,7 +527,7 @@ def plan_command(
 @incremental_app.command("show")
 def show_command(state: StateArgument, json_output: JsonOption = False) -> None:
     """Say what a state file holds: format, roles, groups, batches, and each table."""
-    from ..incremental._session import IncrementalMicroaggregation
+    from ..incremental import IncrementalMicroaggregation
 
     with user_errors():
         info = IncrementalMicroaggregation.open(state).describe()

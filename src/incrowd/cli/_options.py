@@ -149,7 +149,7 @@ def check_scheduler(scheduler: str | None, timeout: float) -> None:
     """Refuse a malformed --scheduler or --scheduler-timeout before any input is read."""
     if scheduler is None:
         return
-    from ..distributed._scheduler import check_timeout, parse_scheduler
+    from ..distributed import check_timeout, parse_scheduler
 
     parse_scheduler(scheduler)
     check_timeout(timeout)

@@ -134,7 +134,7 @@ def report_command(
     when they tell rows apart; otherwise give --kept-rows (or write the report with the
     release: --report of the command that made it)."""
     with user_errors():
-        from ..reporting._verdict import parse_threshold_flags
+        from ..reporting import parse_threshold_flags
 
         qis = names(qi, "--qi")
         loaded = None
@@ -190,7 +190,7 @@ def report_command(
 def _spec_options(spec, original, qis: list[str]) -> dict[str, Any]:
     """What a release's spec tells the report: roles, promises, hierarchies (read as
     ``incrowd publish`` reads them, flat ones included) and the verdict's thresholds."""
-    from ..publishing._prepare import prepare
+    from ..publishing import prepare
 
     prepared = prepare(original, spec)
     return {"sensitive": spec.names("sensitive") or None, "identifiers": spec.names("identifier") or None,

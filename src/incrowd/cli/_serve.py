@@ -68,9 +68,7 @@ def serve_command(
         try:
             import uvicorn  # noqa: F401  (a missing extra is reported here, in one line)
 
-            from ..web import create_app
-            from ..web._guard import bound_hosts, split_host
-            from ..web._lifecycle import serve
+            from ..web import bound_hosts, create_app, serve, split_host
         except ImportError as exc:
             raise ParameterError(
                 f"the web UI needs the 'web' extra ({exc.name} is missing): pip install 'incrowd[web]'"

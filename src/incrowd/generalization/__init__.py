@@ -46,8 +46,12 @@ if _TYPE_CHECKING:  # what type checkers see; at run time the names load on firs
 #: the internal API (not public, not in ``__all__``): what the Dask backend's lattice, publish, the
 #: report and the web take from here, so that they name no private module of this package
 _INTERNAL = {
-    "encode_cells": "._cells",
-    "value_labels": "._hierarchy", "propose_hierarchy_files": "._hierarchy",
+    **dict.fromkeys(["encode_cells", "as_value_labels", "match_mode", "qi_labels", "value_label_map",
+                     "recode_groups", "attach_recodes"], "._cells"),
+    **dict.fromkeys(["value_labels", "propose_hierarchy_files", "hierarchy_from_rows", "check_widths"],
+                    "._hierarchy"),
+    "parse_max_nodes": "._limits",
+    "one_request": "._search_plain",
     "majority": "._utility_metrics",
     **dict.fromkeys(["check_fraction", "resolve_hierarchies", "sensitive_codes"], "._lattice"),
     **dict.fromkeys(["check_max_nodes", "check_nodes", "precheck_nodes", "partial_fraction"], "._limits"),

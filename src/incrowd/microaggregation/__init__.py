@@ -14,7 +14,7 @@ kernels they run (``mdav_labels``, ``directions`` and its rules, ``ona_star_fast
 ``lower_bound`` (public as ``incrowd.lower_bound``); and, loaded on first use (they need the I/O
 and the verifiers), the one-call :func:`microaggregate` (public as ``incrowd.microaggregate``),
 :class:`MicroaggregationResult`, ``make_estimator``, ``check_distributed_method`` and
-``method_names``.
+``method_names``; the joint clustering of ``publish`` (``joint_labels``, ``group_lca``).
 """
 
 from __future__ import annotations
@@ -49,11 +49,17 @@ if _TYPE_CHECKING:
     from ._microaggregate import make_estimator as make_estimator
     from ._microaggregate import method_names as method_names
     from ._microaggregate import microaggregate as microaggregate
+    from .joint._joint import group_lca as group_lca
+    from .joint._joint import joint_labels as joint_labels
 
 #: the internal API loaded on first use: microaggregate and what it shares with publish, the
 #: incremental state and the Dask backend (importing it loads the I/O and the verifiers)
-_INTERNAL = dict.fromkeys(["microaggregate", "MicroaggregationResult", "make_estimator", "check_distributed_method",
-                           "method_names"], "._microaggregate")
+_INTERNAL = {
+    **dict.fromkeys(["microaggregate", "MicroaggregationResult", "make_estimator", "check_distributed_method",
+                     "method_names"], "._microaggregate"),
+    # the joint clustering publish's joint strategy runs
+    "group_lca": ".joint._joint", "joint_labels": ".joint._joint",
+}
 
 __getattr__, __dir__ = _lazy.attach(__name__, _INTERNAL)
 

@@ -45,6 +45,10 @@ _INTERNAL = {
     "check_suppression": "._release:_check_suppression",
     # the summary lines the command line and the web both show
     "summary_lines": "._summary_lines",
+    # the web's Publish page: the spec's vocabularies, its check of the lattice size, the
+    # example spec's notes and proposed limits
+    "MISSING_NUMERIC": "._spec", "ROLES": "._spec", "check_spec_nodes": "._gtm",
+    "column_notes": "._example", "proposed_limit": "._example",
 }
 
 __getattr__, __dir__ = _lazy.attach(__name__, {

@@ -407,7 +407,7 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
     allow_full = privacy.get("allow_full_suppression", True)
     if not isinstance(allow_full, bool):
         raise ParameterError(f"{source}: allow_full_suppression must be true or false; got {allow_full!r}")
-    from ..generalization._utility_metrics import METRICS
+    from ..generalization import METRICS
 
     metric = privacy.get("metric", "loss")
     if metric not in METRICS:
@@ -517,7 +517,7 @@ def _columns(raw: Mapping[str, Any], root: Path, source: str) -> dict[str, Colum
                 if not isinstance(widths, (list, tuple)) or not widths:
                     raise ParameterError(f"{source}: column {name!r}: intervals must be a list of positive "
                                          f"widths, each a multiple of the one before (e.g. [5, 10, 20]); got {widths!r}")
-                from ..generalization._hierarchy import check_widths
+                from ..generalization import check_widths
 
                 try:
                     check_widths(list(widths), str(name))

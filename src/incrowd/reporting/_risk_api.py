@@ -197,7 +197,7 @@ def _key_values(top: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     file by its value label (else its code): the figures count it as a value of its own, so it is
     shown as one, not as a missing value. Returns the same keys with every code that has a value
     label spelled by it, as a reader knows them (the HTML page and the web show these)."""
-    from ..generalization._cells import as_value_labels, qi_labels
+    from ..generalization import as_value_labels, qi_labels
 
     spelled = top.copy()
     for j, q in enumerate(top.columns):

@@ -515,7 +515,7 @@ def _published_levels(hierarchy, original: pd.Series, distinct: tuple[np.ndarray
     that reads at several levels is one node, the highest its rows need; ``one_level`` (the
     release generalized the column to one level, as publish's generalize-then-microaggregate
     does): the highest any row of the column needs."""
-    from ..generalization._cells import encode_cells  # missing cells as the release met them
+    from ..generalization import encode_cells  # missing cells as the release met them
 
     pub = published[rows]
     size = max(len(vocabulary.words), 1)

@@ -20,7 +20,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from .._runtime import __version__
 from ..datasets import load_census
 from ..exceptions import DataError, IncrowdError
-from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
+from ..generalization import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from ..io import FORMATS, describe_formats, format_of, statistical_suffixes, suffixes, upload_accept, write_table
 from ..microaggregation import METHODS
 from . import _jobs, _microaggregation, _negotiation, _pool, _publish, _report, _risk

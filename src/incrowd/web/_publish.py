@@ -17,8 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .._runtime import check_cancelled
 from ..exceptions import DataError, IncrowdError, ParameterError, VerificationError
-from ..generalization import read_hierarchy
-from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES
+from ..generalization import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, read_hierarchy
 from ..io import FORMATS, format_of, read_table
 from ..publishing import spec_to_toml
 from ._context import base_name, dataset_of, session_for, session_of, stem_of, store_of
@@ -64,8 +63,7 @@ def page_context() -> dict[str, Any]:
     """The choices the Publish page offers, named as the spec names them; each control's title is
     the key's meaning from the spec's key table (as the reference page gives it)."""
     from .._runtime import METHOD_NAMES
-    from ..publishing import RISK_TARGET_KEYS, SPEC_KEYS, spec_key
-    from ..publishing._spec import MISSING_NUMERIC, PUBLISH_STRATEGIES, ROLES
+    from ..publishing import MISSING_NUMERIC, PUBLISH_STRATEGIES, RISK_TARGET_KEYS, ROLES, SPEC_KEYS, spec_key
 
     return {"methods": list(METHOD_NAMES), "strategies": list(PUBLISH_STRATEGIES), "roles": list(ROLES),
             "missing_numeric": list(MISSING_NUMERIC),
@@ -221,10 +219,7 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest, *, max_nodes:
     what the endpoint answers. The data is read again from the uploaded file as the CLI reads
     it (only the numeric columns parsed), so the CLI line shown gives the same release.
     ``max_nodes``, ``max_memory``: the server's lattice limits (``incrowd serve``)."""
-    from ..publishing import summary_lines
-    from ..publishing._gtm import check_spec_nodes
-    from ..publishing._release import publish
-    from ..publishing._spec import load_spec
+    from ..publishing import check_spec_nodes, load_spec, publish, summary_lines
 
     spec = _without_nulls(req.spec)
     names = {str(ds.path): ds.display_name}
@@ -273,7 +268,7 @@ def example(dataset_id: str, request: Request) -> dict[str, Any]:
     by name (what ``incrowd publish --example-spec`` prints); ``notes``: why each role, with
     the user-missing codes; ``hierarchies``: the file proposed for each column."""
     from ..generalization import propose_hierarchy_files
-    from ..publishing._example import column_notes, example_spec, proposed_limit
+    from ..publishing import column_notes, example_spec, proposed_limit
 
     session = session_of(request)
     ds = dataset_of(session, dataset_id)
