@@ -34,8 +34,8 @@ from architecture_scan import module_name as _module_name  # noqa: E402
 #: layer number -> the units (``incrowd.X``: a top-level module or subpackage) in it; the order
 #: and the wording are those of docs/architecture.md
 LAYERS: dict[int, tuple[str, ...]] = {
-    0: ("incrowd", "incrowd.exceptions", "incrowd._runtime", "incrowd._emd", "incrowd.datasets"),
-    1: ("incrowd.io", "incrowd.values", "incrowd.metrics"),
+    0: ("incrowd", "incrowd.exceptions", "incrowd._runtime", "incrowd._emd"),
+    1: ("incrowd.io", "incrowd.values", "incrowd.datasets", "incrowd.metrics"),
     2: ("incrowd.privacy",),
     3: ("incrowd.microaggregation", "incrowd.generalization"),
     4: ("incrowd.incremental", "incrowd.publishing", "incrowd.reporting"),
@@ -387,7 +387,7 @@ CEILINGS: dict[str, int] = {
     "imports of another package's _ module": 8,  # publishing/_gtm.py and _release.py, which the privacy-model search rewrites
     "_-named functions imported across packages": 0,
     "root modules besides __init__ and exceptions": 2,  # metrics and _emd, which move into privacy/
-    "files outside io/ that spell a format suffix": 19,  # the rest name hierarchy files and examples
+    "files outside io/ that spell a format suffix": 0,
     "DeprecationWarning sites": 0,
     "functions over 80 lines": 52,  # suda2 and the report's _published_levels grew past 80 with their fixes
 }

@@ -15,7 +15,7 @@ from rich.text import Text
 from .._runtime import compile_clock
 from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError, VerificationError
-from ..io import NA_HELP, is_stdout
+from ..io import NA_HELP, is_stdout, suffix
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
@@ -45,7 +45,7 @@ from ._options import (
     names,
     parse_qis,
 )
-from ._publish import publish_command
+from ._publish import PUBLISH_HELP, publish_command
 from ._report import ReportOption, check_report_path, report_command, write_release_report
 from ._risk import risk_command
 from ._serve import serve_command
@@ -80,7 +80,7 @@ app.add_typer(incremental_app, name="incremental")
 app.add_typer(lattice_app, name="lattice")
 app.command("negotiate")(negotiate_command)
 app.command("generalize")(generalize_command)
-app.command("publish")(publish_command)
+app.command("publish", help=PUBLISH_HELP)(publish_command)
 app.command("report")(report_command)
 app.command("risk")(risk_command)
 app.command("serve")(serve_command)
@@ -435,7 +435,7 @@ def demo_command(
             output_dir.mkdir(parents=True, exist_ok=True)
             from ..io import Promise, write_release
 
-            path = output_dir / f"census_mdav-star_k{best.k}.csv"
+            path = output_dir / f"census_mdav-star_k{best.k}{suffix('csv')}"
             qis = tuple(best.quasi_identifiers)
             write_release(best.table, path, Promise(qis, best.k, finite=qis), sep=",")
     n_rows, n_cols = census.shape
@@ -481,5 +481,5 @@ def demo_command(
     console.print(Text(f"Wrote the mdav-star result (verified {best.k}-anonymous): {path}"),
                   soft_wrap=True)
     console.print(Text(
-        f"Your own data: incrowd microaggregate INPUT.csv -o OUTPUT.csv --k {best.k} "
+        f"Your own data: incrowd microaggregate INPUT{suffix('csv')} -o OUTPUT{suffix('csv')} --k {best.k} "
         "--method mdav-star --qi col1,col2"), soft_wrap=True)

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
-from ..generalization import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
+from ..generalization import DEFAULT_MAX_NODES, hierarchy_file_names, parse_max_nodes, parse_size, precheck_nodes
 from ..generalization import partial_fraction as _fraction
 from ..io import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
@@ -62,7 +62,7 @@ LatticeArgument = Annotated[
 HierarchiesOption = Annotated[
     Optional[Path],
     typer.Option("--hierarchies", help="Folder of ARX-style hierarchy files, one per attribute "
-                 "('<attribute>.csv' or '<name>_hierarchy_<attribute>.csv').", show_default=False),
+                 f"({hierarchy_file_names()}).", show_default=False),
 ]
 IntervalsOption = Annotated[
     Optional[list[str]],

@@ -51,6 +51,8 @@ _INTERNAL = {
     **dict.fromkeys(["value_labels", "propose_hierarchy_files", "hierarchy_from_rows", "check_widths"],
                     "._hierarchy"),
     "parse_max_nodes": "._limits",
+    **dict.fromkeys(["hierarchy_suffix", "is_hierarchy_file", "hierarchy_file_name", "arx_hierarchy_name",
+                     "hierarchy_file_names", "attribute_from_filename"], "._hierarchy_files"),
     "one_request": "._search_plain",
     "majority": "._utility_metrics",
     **dict.fromkeys(["check_fraction", "resolve_hierarchies", "sensitive_codes"], "._lattice"),

@@ -17,12 +17,19 @@ from pydantic import BaseModel, ConfigDict
 
 from .._runtime import check_cancelled
 from ..exceptions import DataError, IncrowdError, ParameterError, VerificationError
-from ..generalization import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, read_hierarchy
+from ..generalization import (
+    DEFAULT_MAX_MEMORY,
+    DEFAULT_MAX_NODES,
+    attribute_from_filename,
+    hierarchy_file_name,
+    hierarchy_suffix,
+    read_hierarchy,
+)
 from ..io import FORMATS, format_of, read_table
 from ..publishing import spec_to_toml
 from ._context import base_name, dataset_of, session_for, session_of, stem_of, store_of
 from ._job import Job, forget_finished
-from ._negotiation import _HIERARCHY_LIMIT, attribute_from_filename
+from ._negotiation import _HIERARCHY_LIMIT
 from ._pool import heavy, pool_of
 from ._report import offer
 from ._sessions import Dataset, Result, Session
@@ -104,11 +111,11 @@ async def upload_hierarchies(request: Request, response: Response,
     batch: list[ReleaseHierarchy] = []
     try:
         for upload in files:
-            display = base_name(upload.filename, "hierarchy.csv")
+            display = base_name(upload.filename, hierarchy_file_name("hierarchy"))
             content = await upload.read(_HIERARCHY_LIMIT + 1)
             if len(content) > _HIERARCHY_LIMIT:
                 raise DataError(f"hierarchy file {display!r} is larger than {_HIERARCHY_LIMIT >> 20} MB")
-            path = session.new_file(".csv")
+            path = session.new_file(hierarchy_suffix())
             path.write_bytes(content)
             attribute = attribute_from_filename(display) or display
             # recorded before it is read, so that a file that fails is removed with the batch
@@ -241,7 +248,8 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest, *, max_nodes:
     suffix, media_type = release_format(ds.display_name)
     download, report_name = f"{stem}_release{suffix}", f"{stem}_report.html"
     table_path = session.new_file(suffix)
-    sep = data.attrs.get("csv_sep") if suffix == ".csv" else None  # the input's delimiter, as the CLI keeps it
+    # the input's delimiter, as the CLI keeps it
+    sep = data.attrs.get("csv_sep") if format_of(table_path) is FORMATS["csv"] else None
     try:
         result.write(table_path, sep=sep)  # verified again on the file offered for download
     except IncrowdError as exc:
