@@ -218,8 +218,13 @@ def build_command(
     if json_output:
         print_json(info)
         return
-    print_lines([
-        ("input", str(data_path)),
+    print_lines(_lattice_lines(info))
+
+
+def _lattice_lines(info: dict) -> list[tuple[str, str]]:
+    """What ``lattice build`` prints of the lattice it wrote."""
+    return [
+        ("input", info["input"]),
         ("quasi-identifiers", ", ".join(f"{a} (0..{lv})" for a, lv in info["levels"].items())),
         ("rows", str(info["rows"])),
         ("nodes", f"{info['materialized_nodes']} of {info['nodes']}" + (" (partial)" if info["partial"] else "")),
@@ -227,8 +232,8 @@ def build_command(
         ("build time", f"{info['seconds']['total']:.3f} s" + (
             f" (plus {info['compile_seconds']:.3f} s to compile or load the kernels, not counted)"
             if info.get("compile_seconds", 0) >= 0.0005 else "")),
-        ("written", str(output)),
-    ])
+        ("written", info["output"]),
+    ]
 
 
 @lattice_app.command("show")

@@ -364,8 +364,13 @@ def publish_command(
     if json_output:
         print_json(r, err=to_stderr)
         return
+    print_lines(_publish_lines(r, state, output if not to_stderr else None, compare), err=to_stderr)
+
+
+def _publish_lines(r: dict, state: Path, output: Path | None, compare: bool) -> list[tuple[str, str]]:
+    """What ``incremental publish`` prints of a release's summary (``output`` None: standard output)."""
     if r.get("kind") == "mixed":
-        print_lines([
+        return [
             ("state", str(state)),
             ("k", f"{r['k']}, {len(r['batches']) - 1} increment(s)"),
             ("rows", f"{r['rows']} (base {r['rows_base']}, increments {r['rows_increment']}); "
@@ -374,9 +379,8 @@ def publish_command(
                             f"{' on the written file' if r.get('verified_on') == 'written file' else ''}: "
                             f"smallest class has {r['min_class_size']} rows, {r['classes']} classes)"),
             *_sensitive_lines(r),
-            ("output", "standard output" if to_stderr else str(output)),
-        ], err=to_stderr)
-        return
+            ("output", "standard output" if output is None else str(output)),
+        ]
     lines = [
         ("state", str(state)),
         ("method", f"{r['method']} (k={r['k']}), {len(r['batches']) - 1} increment(s)"),
@@ -396,9 +400,9 @@ def publish_command(
         ("k-anonymous", f"yes (verified{' on the written file' if r.get('verified_on') == 'written file' else ''}: "
                         f"smallest class has {r['min_class_size']} rows, k={r['k']})"),
         _distinct_line(r),
-        ("output", "standard output" if to_stderr else str(output)),
+        ("output", "standard output" if output is None else str(output)),
     ]
-    print_lines(lines, err=to_stderr)
+    return lines
 
 
 def _read_arrivals(path: Path) -> tuple[list[float], list[float]]:

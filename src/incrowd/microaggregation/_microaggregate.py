@@ -252,6 +252,25 @@ def microaggregate(
     return result
 
 
+def _fit_input(data, quasi_identifiers, identifiers) -> tuple[Any, list[str] | None, list[str]]:
+    """(what the estimator fits, the quasi-identifiers, the identifiers): a DataFrame's roles
+    resolved and its quasi-identifiers as numbers; an array as given, every column a
+    quasi-identifier."""
+    if isinstance(data, pd.DataFrame):
+        if data.shape[0] == 0:
+            raise DataError("the data has no rows")
+        roles = resolve_roles(data, quasi_identifiers, identifiers)
+        qis = list(roles.quasi_identifiers)
+        values = numeric_matrix(data, qis)
+        return pd.DataFrame(values, columns=qis, copy=False), qis, list(roles.identifiers)
+    if quasi_identifiers is not None or identifiers is not None:
+        raise ParameterError(
+            "quasi_identifiers and identifiers name DataFrame columns; with an array every "
+            "column is a quasi-identifier (pass a DataFrame to choose columns)"
+        )
+    return data, None, []
+
+
 def _microaggregate(data, k, method, quasi_identifiers, identifiers, random_state, scheduler,
                     params, clock, bound=False) -> MicroaggregationResult:
     # each phase's timing leaves out what numba spent compiling in it, as ``seconds`` does
@@ -259,22 +278,7 @@ def _microaggregate(data, k, method, quasi_identifiers, identifiers, random_stat
     estimator = make_estimator(method, k, random_state, **params)
     if scheduler is not None:
         check_distributed_method(method)
-    if isinstance(data, pd.DataFrame):
-        if data.shape[0] == 0:
-            raise DataError("the data has no rows")
-        roles = resolve_roles(data, quasi_identifiers, identifiers)
-        qis = list(roles.quasi_identifiers)
-        values = numeric_matrix(data, qis)
-        fit_input = pd.DataFrame(values, columns=qis, copy=False)
-        ids = list(roles.identifiers)
-    else:
-        if quasi_identifiers is not None or identifiers is not None:
-            raise ParameterError(
-                "quasi_identifiers and identifiers name DataFrame columns; with an array every "
-                "column is a quasi-identifier (pass a DataFrame to choose columns)"
-            )
-        fit_input = data
-        qis, ids = None, []
+    fit_input, qis, ids = _fit_input(data, quasi_identifiers, identifiers)
     t1, c1 = time.perf_counter(), clock.seconds
     extra_timings: dict[str, float] = {}
     with warnings.catch_warnings(record=True) as caught:

@@ -756,20 +756,28 @@ def record_linkage(original, masked, *, max_assignment: int = 5000, sample: int 
         return out
     if n <= max_assignment:
         out["global"] = {"share": _assignment_share(xs, xms), "method": "exact", "rows": int(n)}
-        return out
+    else:
+        out["global"] = _sampled_assignment(xs, xms, rng, int(sample), int(repeats), int(random_state))
+    return out
+
+
+def _sampled_assignment(xs: np.ndarray, xms: np.ndarray, rng: np.random.Generator, sample: int, repeats: int,
+                        random_state: int) -> dict:
+    """The global linkage's share over ``repeats`` random samples of ``sample`` rows (the same
+    rows of both tables), with a 95 % confidence interval of the mean (t quantile)."""
     from scipy import stats
 
-    m = min(int(sample), n)
+    n = xs.shape[0]
+    m = min(sample, n)
     shares = []
-    for _ in range(int(repeats)):
+    for _ in range(repeats):
         rows = np.sort(rng.choice(n, size=m, replace=False))
         shares.append(_assignment_share(xs[rows], xms[rows]))
     s = np.asarray(shares)
     mean = float(s.mean())
     half = float(stats.t.ppf(0.975, s.size - 1) * s.std(ddof=1) / math.sqrt(s.size))
-    out["global"] = {"share": mean, "method": "sampled", "rows": int(m), "repeats": int(repeats),
-                     "ci95": [mean - half, mean + half], "random_state": int(random_state)}
-    return out
+    return {"share": mean, "method": "sampled", "rows": int(m), "repeats": repeats,
+            "ci95": [mean - half, mean + half], "random_state": random_state}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -570,17 +570,24 @@ def _published_levels(hierarchy, original: pd.Series, distinct: tuple[np.ndarray
     inverse = np.asarray(inverse).ravel()
     stray = (pair_level < 0) & (pair_pub != SUPPRESSED_LABEL) & (pair_label != SUPPRESSED_LABEL)
     if stray.any():
-        i = int(np.flatnonzero(stray[inverse])[0])
-        word = vocabulary.word(pub[i])
-        label = (labels or {}).get(word)
-        # a labelled file's code is shown with its label: the curator recognises the band, not the code
-        shown = f"{word!r} (labelled {label!r})" if label is not None and label != word else repr(word)
-        raise DataError(
-            f"column {name!r}, data row {int(rows[i]) + 1}: published value {shown} is not a "
-            f"generalization of the original {cell_text(original.iloc[int(rows[i])])!r} in hierarchy "
-            f"{hierarchy.source}"
-        )
+        raise _not_a_generalization(int(np.flatnonzero(stray[inverse])[0]), hierarchy, original, pub, vocabulary,
+                                    rows, name, labels)
     return inverse, pair_level, pair_code0
+
+
+def _not_a_generalization(i: int, hierarchy, original: pd.Series, pub: np.ndarray, vocabulary: _Vocabulary,
+                          rows: np.ndarray, name: str, labels: Mapping[str, str] | None) -> DataError:
+    """The error naming the row (the ``i``-th of ``rows``) whose published value no level of the
+    hierarchy gives for its original."""
+    word = vocabulary.word(pub[i])
+    label = (labels or {}).get(word)
+    # a labelled file's code is shown with its label: the curator recognises the band, not the code
+    shown = f"{word!r} (labelled {label!r})" if label is not None and label != word else repr(word)
+    return DataError(
+        f"column {name!r}, data row {int(rows[i]) + 1}: published value {shown} is not a "
+        f"generalization of the original {cell_text(original.iloc[int(rows[i])])!r} in hierarchy "
+        f"{hierarchy.source}"
+    )
 
 
 def _spelled_labels(labels: Mapping | None) -> dict[str, str] | None:
