@@ -386,6 +386,27 @@ def methods_command(
     stdout_console().print(table)
 
 
+def _demo_table(results: dict[str, MicroaggregationResult], compile_seconds: float) -> Table:
+    """The demo's comparison of the methods, one row each."""
+    caption = f"v-mdav runs with gamma={DEMO_GAMMA}; seconds: the algorithm alone"
+    if compile_seconds >= 0.0005:
+        caption += (f" (compiling or loading the kernels took {compile_seconds:.1f} s more, "
+                    "not counted)")
+    table = Table(show_header=True, header_style="bold", caption=caption)
+    for column, justify in (("method", "left"), ("groups", "right"), ("min size", "right"),
+                            ("max size", "right"), ("IL %", "right"), ("seconds", "right"),
+                            ("k-anonymous", "left")):
+        table.add_column(column, justify=justify, no_wrap=True)
+    for name, r in results.items():
+        s = r.summary()
+        table.add_row(
+            name, str(s["groups"]), str(s["min_group_size"]), str(s["max_group_size"]),
+            f"{s['information_loss_percent']:.2f}", f"{s['seconds']:.3f}",
+            "yes" if s["k_anonymous"] else "NO",
+        )
+    return table
+
+
 @app.command("demo")
 def demo_command(
     k: Annotated[int, typer.Option("--k", help="Minimum group size (>= 2).")] = 5,
@@ -455,23 +476,7 @@ def demo_command(
         f"attributes, all quasi-identifiers, k={best.k}. IL = information loss = SSE/SST on "
         "standardized data, lower is better."
     ), soft_wrap=True)
-    caption = f"v-mdav runs with gamma={DEMO_GAMMA}; seconds: the algorithm alone"
-    if compiling.seconds >= 0.0005:
-        caption += (f" (compiling or loading the kernels took {compiling.seconds:.1f} s more, "
-                    "not counted)")
-    table = Table(show_header=True, header_style="bold", caption=caption)
-    for column, justify in (("method", "left"), ("groups", "right"), ("min size", "right"),
-                            ("max size", "right"), ("IL %", "right"), ("seconds", "right"),
-                            ("k-anonymous", "left")):
-        table.add_column(column, justify=justify, no_wrap=True)
-    for name, r in results.items():
-        s = r.summary()
-        table.add_row(
-            name, str(s["groups"]), str(s["min_group_size"]), str(s["max_group_size"]),
-            f"{s['information_loss_percent']:.2f}", f"{s['seconds']:.3f}",
-            "yes" if s["k_anonymous"] else "NO",
-        )
-    console.print(table)
+    console.print(_demo_table(results, compiling.seconds))
     lb, gap = results["refine"].lower_bound, results["refine"].gap
     if lb is not None and gap is not None:  # the demo asks refine for its bound
         console.print(Text(
