@@ -389,7 +389,7 @@ CEILINGS: dict[str, int] = {
     "root modules besides __init__ and exceptions": 2,  # metrics and _emd, which move into privacy/
     "files outside io/ that spell a format suffix": 0,
     "DeprecationWarning sites": 0,
-    "functions over 80 lines": 34,
+    "functions over 80 lines": 30,  # the target; numba kernels and publish's search are the rest
 }
 
 #: where the scan lists what makes up each figure

@@ -252,6 +252,8 @@ def microaggregate_command(
     from .._runtime import process as _process
 
     _process.one_shot = _process.program and scheduler is None
+    params = method_params(gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds, max_seconds=max_seconds,
+                           start=start, diagonals=diagonals, split_2k=split_2k)
     with user_errors():
         qis = names(qi, "--qi")
         ids = names(identifiers, "--id")
@@ -262,10 +264,7 @@ def microaggregate_command(
             if report_path is not None:
                 raise ParameterError("--report needs the table in memory; a Parquet dataset folder on Dask "
                                      "is written part by part: run 'incrowd report' on a sample instead")
-            _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet,
-                                    method_params(gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
-                                                  max_seconds=max_seconds, start=start,
-                                                  diagonals=diagonals, split_2k=split_2k),
+            _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet, params,
                                     scheduler_timeout)
             return
         check_output_path(output, (input_path,))
@@ -274,46 +273,27 @@ def microaggregate_command(
             progress.stage(f"reading {input_path.name}")
             data = read_table(input_path, parse=parse_qis(qis, ids))
             progress.stage(f"microaggregating {data.shape[0]} rows with {method}, k={k}")
-            with contextlib.ExitStack() as stack:
-                client = None
-                if scheduler is not None:
-                    from ..distributed import connect
+            result = _microaggregate_here_or_on(scheduler, scheduler_timeout, data, k, method, quasi_identifiers=qis,
+                                                identifiers=ids, random_state=seed, bound=bound, **params)
+            written = _write_verified(result, data, input_path, output, report_path, progress)
+    _print_result(result, written, input_path, output, json_output)
 
-                    client = stack.enter_context(connect(scheduler, timeout=scheduler_timeout))
-                result = microaggregate(
-                    data, k, method, quasi_identifiers=qis, identifiers=ids,
-                    random_state=seed, scheduler=client, bound=bound,
-                    **method_params(
-                        gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
-                        max_seconds=max_seconds, start=start,
-                        diagonals=diagonals, split_2k=split_2k,
-                    ),
-                )
-            progress.stage("verifying k-anonymity")
-            if not result.verification.ok:  # microaggregate raises first; never write unverified data
-                raise VerificationError(
-                    f"the aggregated data is not {result.k}-anonymous (smallest class "
-                    f"{result.verification.min_class_size}); nothing was written"
-                )
-            progress.stage(f"writing {output.name} and verifying it as written")
-            sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
 
-            def write_report(record: dict) -> None:
-                # after the written file's verification, before it is put in place: the release
-                # and its report succeed together or neither is written
-                if report_path is not None:
-                    progress.stage(f"writing the report {report_path.name}")
-                    write_release_report(report_path, data, result.table, inputs=(input_path, output),
-                                         quasi_identifiers=result.quasi_identifiers,
-                                         identifiers=result.identifiers, k=result.k,
-                                         release_summary={**result.summary(), "verification": record})
+def _microaggregate_here_or_on(scheduler: str | None, timeout: float, data, k: int, method: str,
+                               **options) -> MicroaggregationResult:
+    """``microaggregate`` in this process, or on the Dask scheduler ``scheduler`` when given."""
+    with contextlib.ExitStack() as stack:
+        client = None
+        if scheduler is not None:
+            from ..distributed import connect
 
-            from ..io import Promise, write_release
+            client = stack.enter_context(connect(scheduler, timeout=timeout))
+        return microaggregate(data, k, method, scheduler=client, **options)
 
-            written = write_release(
-                result.table, output, Promise(tuple(result.quasi_identifiers), result.k,
-                                                   finite=tuple(result.quasi_identifiers)),
-                sep=sep, inputs=(input_path,), then=write_report)
+
+def _print_result(result: MicroaggregationResult, written: dict, input_path: Path, output: Path,
+                  json_output: bool) -> None:
+    """The summary of a written release, with what its verification on the written file found."""
     to_stderr = is_stdout(output)
     as_written = {"min_class_size": written["k_anonymity"]["min_class_size"],
                   "verified_on": written["verified_on"], "read_back_as": written["read_back_as"]}
@@ -323,6 +303,37 @@ def microaggregate_command(
                    err=to_stderr)
     else:
         _report(result, input_path, output, err=to_stderr, written=as_written)
+
+
+def _write_verified(result: MicroaggregationResult, data, input_path: Path, output: Path, report_path: Path | None,
+                    progress) -> dict:
+    """Write the release (and its report) only once verified k-anonymous in memory and, read
+    back, as written; the written file's verification record."""
+    progress.stage("verifying k-anonymity")
+    if not result.verification.ok:  # microaggregate raises first; never write unverified data
+        raise VerificationError(
+            f"the aggregated data is not {result.k}-anonymous (smallest class "
+            f"{result.verification.min_class_size}); nothing was written"
+        )
+    progress.stage(f"writing {output.name} and verifying it as written")
+    sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
+
+    def write_report(record: dict) -> None:
+        # after the written file's verification, before it is put in place: the release
+        # and its report succeed together or neither is written
+        if report_path is not None:
+            progress.stage(f"writing the report {report_path.name}")
+            write_release_report(report_path, data, result.table, inputs=(input_path, output),
+                                 quasi_identifiers=result.quasi_identifiers,
+                                 identifiers=result.identifiers, k=result.k,
+                                 release_summary={**result.summary(), "verification": record})
+
+    from ..io import Promise, write_release
+
+    return write_release(
+        result.table, output, Promise(tuple(result.quasi_identifiers), result.k,
+                                      finite=tuple(result.quasi_identifiers)),
+        sep=sep, inputs=(input_path,), then=write_report)
 
 
 def _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet, params,

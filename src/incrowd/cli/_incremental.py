@@ -168,7 +168,11 @@ def base_command(
                                     diagonals=diagonals, split_2k=split_2k),
                 )
                 progress.stage("state written")
-    info = session.describe()
+    _print_base(session.describe(), input_path, spec_path, state, json_output)
+
+
+def _print_base(info: dict, input_path: Path, spec_path: Path | None, state: Path, json_output: bool) -> None:
+    """What ``incremental base`` prints of the state it made (``--json``: the whole description)."""
     base = info["batches"][0]
     if info.get("kind") == "mixed":
         if json_output:
@@ -498,6 +502,11 @@ def plan_command(
     if json_output:
         print_json(out)
         return
+    print_lines(_plan_lines(result, arrivals))
+
+
+def _plan_lines(result, arrivals: Path | None) -> list[tuple[str, str]]:
+    """What ``incremental plan`` prints of a plan (its arrivals, model, ratios and timings)."""
     m = result.model
     lines = [
         ("rows", str(result.rows)),
@@ -525,7 +534,7 @@ def plan_command(
                           f"finished {s['finish_after_last_arrival']:.3g} s after it"))
     for note in result.notes:
         lines.append(("note", note))
-    print_lines(lines)
+    return lines
 
 
 @incremental_app.command("show")
