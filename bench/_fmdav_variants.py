@@ -5,7 +5,7 @@ Rodriguez-Hoyos et al. (2020) (Rodriguez-Hoyos et al., F-MDAV) measures the spee
 ablation in numba (``bench/bench_ablation.py``, tested by ``tests/test_fmdav_variants.py``); it
 lives under ``bench/``, not in the package, since no estimator uses it. The production kernels
 are ``mdav_labels`` (plain scan) and ``mdav_fast_labels`` (fused, exact), reached through
-``incrowd._bench_entry``.
+``incrowd.cli._bench_entry``.
 
 :func:`mdav_variant_labels` is MDAV "generic" with one switch per technique:
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from incrowd._bench_entry import nearest_alive, rest_group
+from incrowd.cli._bench_entry import nearest_alive, rest_group
 
 
 @njit(cache=True)

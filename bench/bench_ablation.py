@@ -42,7 +42,7 @@ from _common import (  # noqa: E402
 )
 from _fmdav_variants import mdav_variant_labels  # noqa: E402
 
-from incrowd._bench_entry import (
+from incrowd.cli._bench_entry import (
     mdav_fast_labels,  # noqa: E402
     mdav_labels,  # noqa: E402
     standardize,  # noqa: E402

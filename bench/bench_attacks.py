@@ -37,7 +37,7 @@ def child(repeats: int) -> dict:
     import incrowd
     from anonymeter import evaluators
     from bench_publish import spec
-    from incrowd._bench_entry import attacks
+    from incrowd.cli._bench_entry import attacks
 
     stages: list[tuple[str, float]] = []
     for name in ("SinglingOutEvaluator", "LinkabilityEvaluator", "InferenceEvaluator"):

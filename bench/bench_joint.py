@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import DOCS, REPO, data_dir, machine_line, md_table, now_utc, update_section  # noqa: E402
 from _common.processes import hand_back, run_child  # noqa: E402
 
-from incrowd._bench_entry import group_lca, joint_labels, joint_objective, standardize  # noqa: E402
+from incrowd.cli._bench_entry import group_lca, joint_labels, joint_objective, standardize  # noqa: E402
 from incrowd.generalization import read_hierarchy  # noqa: E402
 
 NUMERIC = ["age", "hours-per-week"]

@@ -60,7 +60,7 @@ def _load(kind: str, qis: list[str], sensitive: str | None):
 
 def _one(index: int) -> None:
     from incrowd.generalization import Lattice, estimate_bytes
-    from incrowd._bench_entry import count_bottom_classes
+    from incrowd.cli._bench_entry import count_bottom_classes
 
     _label, kind, qis, sensitive, fraction = CASES[index]
     data, hier = _load(kind, qis, sensitive)
@@ -85,7 +85,7 @@ def _one(index: int) -> None:
 def _refused() -> list[list[str]]:
     """Estimates (no build) for the lattices the defaults refuse: 12 and 14 Adult attributes."""
     from incrowd.generalization import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, estimate_bytes, node_count
-    from incrowd._bench_entry import count_bottom_classes
+    from incrowd.cli._bench_entry import count_bottom_classes
 
     rows = []
     for label, qis in (("Adult, 12 QIs, full hierarchies", FULL11 + ["capital-gain"]),

@@ -35,9 +35,9 @@ CASES = [
 
 def _runner(what: str):
     from incrowd import MDAV, MONA, MDAVStar, MondrianV
-    from incrowd._bench_entry import mdav_fast_labels
-    from incrowd._bench_entry import mdav_labels
-    from incrowd._bench_entry import mdav_star_fast_labels
+    from incrowd.cli._bench_entry import mdav_fast_labels
+    from incrowd.cli._bench_entry import mdav_labels
+    from incrowd.cli._bench_entry import mdav_star_fast_labels
 
     return {
         "mdav-kernel": lambda X: mdav_fast_labels(X, 10),

@@ -52,8 +52,8 @@ def numeric_il_of_classes(data, result) -> float:
     """Generalization alone: numeric IL with each equivalence class as the group."""
     import numpy as np
 
-    from incrowd._bench_entry import numeric_information_loss
-    from incrowd._bench_entry import standardize_columns as _standardize
+    from incrowd.cli._bench_entry import numeric_information_loss
+    from incrowd.cli._bench_entry import standardize_columns as _standardize
 
     X = np.column_stack([data[c].astype(float).to_numpy() for c in NUMERIC])
     Z = _standardize(X, NUMERIC)

@@ -51,7 +51,7 @@ def _spec() -> dict:
 
 
 def _linkage_before(rep_input) -> float:
-    from incrowd._bench_entry import record_linkage
+    from incrowd.cli._bench_entry import record_linkage
 
     X, Xm = rep_input
     budget = int(5e9 // max(X.shape[0] * max(X.shape[1], 1), 1))
@@ -83,7 +83,7 @@ def run(rows: list[int], repeats: int) -> dict:
                 rep.to_html(Path(tmp) / "report.html")
             report_s.append(time.perf_counter() - t)
             parts.append(rep.about["seconds"])
-        from incrowd._bench_entry import align
+        from incrowd.cli._bench_entry import align
 
         o = result.report_options()
         a = align(frame, result.table, o["quasi_identifiers"], o["sensitive"], o["identifiers"],

@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from incrowd._bench_entry import attribute_disclosure, class_risk, drisk, drisk_rmd, record_linkage
+from incrowd.cli._bench_entry import attribute_disclosure, class_risk, drisk, drisk_rmd, record_linkage
 
 
 def main() -> None:

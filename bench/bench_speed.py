@@ -47,7 +47,7 @@ from _common import (  # noqa: E402
 )
 
 import incrowd  # noqa: E402
-from incrowd._bench_entry import (
+from incrowd.cli._bench_entry import (
     mdav_labels,  # noqa: E402
     standardize,  # noqa: E402
 )

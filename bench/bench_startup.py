@@ -89,7 +89,7 @@ else:
     from incrowd.generalization import Lattice, negotiate
     one = contextlib.nullcontext()
     if what == "negotiate-one":  # as ``incrowd negotiate`` answers: one request per process
-        from incrowd._bench_entry import one_request
+        from incrowd.cli._bench_entry import one_request
         one = one_request()
     t1 = time.perf_counter()
     lat = Lattice.open(sys.argv[2])

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import incrowd  # noqa: E402
 from _common import data_dir  # noqa: E402
-from incrowd._bench_entry import drisk, drisk_rmd, record_linkage  # noqa: E402
+from incrowd.cli._bench_entry import drisk, drisk_rmd, record_linkage  # noqa: E402
 
 RMD_DROP = ["PTOTVAL", "PEARNVAL", "ERNVAL"]
 

@@ -65,7 +65,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from incrowd import microaggregate
-    from incrowd._bench_entry import numeric_utility
+    from incrowd.cli._bench_entry import numeric_utility
 
     X = load(args.data)
     names = [f"v{j}" for j in range(X.shape[1])]

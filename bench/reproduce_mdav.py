@@ -46,7 +46,7 @@ from _common import (  # noqa: E402
 )
 
 import incrowd  # noqa: E402
-from incrowd._bench_entry import standardize  # noqa: E402
+from incrowd.cli._bench_entry import standardize  # noqa: E402
 from incrowd.microaggregation import information_loss, sse, sst  # noqa: E402
 
 KS_001 = [3, 4, 5, 7, 10]

@@ -27,8 +27,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from incrowd._bench_entry import standardize  # noqa: E402
-from incrowd._bench_entry import (  # noqa: E402
+from incrowd.cli._bench_entry import standardize  # noqa: E402
+from incrowd.cli._bench_entry import (  # noqa: E402
     RULE_RANGE,
     RULE_V2D,
     RULE_VARIANCE,

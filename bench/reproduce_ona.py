@@ -58,7 +58,7 @@ from _common import (  # noqa: E402
     yes_no,
 )
 
-from incrowd._bench_entry import (
+from incrowd.cli._bench_entry import (
     ona_best_labels,  # noqa: E402
     standardize,  # noqa: E402
 )

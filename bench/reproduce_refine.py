@@ -38,15 +38,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import DOCS, TABLE1_2021, TABLE6_2021, load, machine_line, md_table, now_utc, update_section  # noqa: E402
 
 from incrowd import lower_bound  # noqa: E402
-from incrowd._bench_entry import BOUND_ALL_ROWS_MAX as _ALL_ROWS_MAX  # noqa: E402
-from incrowd._bench_entry import (  # noqa: E402
+from incrowd.cli._bench_entry import BOUND_ALL_ROWS_MAX as _ALL_ROWS_MAX  # noqa: E402
+from incrowd.cli._bench_entry import (  # noqa: E402
     MOVE_EXACT,
     MOVE_SPLIT3,
     MOVE_SWAP,
     MOVE_SWEEP,
     standardize,  # noqa: E402
 )
-from incrowd._bench_entry import bound_distinct as _distinct  # noqa: E402
+from incrowd.cli._bench_entry import bound_distinct as _distinct  # noqa: E402
 from incrowd.microaggregation import (  # noqa: E402
     ONAStar,
     Refine,
@@ -89,7 +89,7 @@ def il_of(Z, labels) -> float:
 
 
 def ona_star(Z, k):
-    from incrowd._bench_entry import compile_clock
+    from incrowd.cli._bench_entry import compile_clock
 
     est = ONAStar(k=k)
     # a kernel the warm-up did not reach (MDAV*'s screened start on the full rows) may compile

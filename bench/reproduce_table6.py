@@ -44,13 +44,13 @@ from incrowd import (  # noqa: E402
     MondrianV2D,
     ONAStar,
 )
-from incrowd._bench_entry import standardize  # noqa: E402
-from incrowd._bench_entry import (  # noqa: E402
+from incrowd.cli._bench_entry import standardize  # noqa: E402
+from incrowd.cli._bench_entry import (  # noqa: E402
     RULE_V2D,
     RULE_VARIANCE,
     mondrian_labels,
 )
-from incrowd._bench_entry import ona_star_labels, sst_per_row  # noqa: E402
+from incrowd.cli._bench_entry import ona_star_labels, sst_per_row  # noqa: E402
 from incrowd.microaggregation.mondrian.mona import split_limit  # noqa: E402
 
 from _common import (  # noqa: E402

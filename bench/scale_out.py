@@ -85,8 +85,8 @@ def on_dask(args) -> dict:
 
 def leaf_cost(part_rows_at_scale: int, cols: int, k: int, seed: int) -> dict:
     """ONA* on one part of the size MONA_rho hands it at the planned scale (seconds per row)."""
-    from incrowd._bench_entry import compile_clock
-    from incrowd._bench_entry import RULE_VARIANCE
+    from incrowd.cli._bench_entry import compile_clock
+    from incrowd.cli._bench_entry import RULE_VARIANCE
     from incrowd.microaggregation.mondrian.mona import mona_part_labels
 
     Z = np.random.default_rng(seed).standard_normal((part_rows_at_scale, cols))

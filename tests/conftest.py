@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))  # so tests can import reference.
 
 from benchdata import data_dir  # noqa: E402
 
-from incrowd._standardize import standardize  # noqa: E402
+from incrowd.values import standardize  # noqa: E402
 
 EIA_COLUMNS = [
     "UTILITYID", "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",

@@ -34,14 +34,12 @@ from architecture_scan import module_name as _module_name  # noqa: E402
 #: layer number -> the units (``incrowd.X``: a top-level module or subpackage) in it; the order
 #: and the wording are those of docs/architecture.md
 LAYERS: dict[int, tuple[str, ...]] = {
-    0: ("incrowd", "incrowd.exceptions", "incrowd._runtime", "incrowd._small", "incrowd._methods",
-        "incrowd.datasets"),
-    1: ("incrowd.io", "incrowd.values", "incrowd._standardize"),
+    0: ("incrowd", "incrowd.exceptions", "incrowd._runtime"),
+    1: ("incrowd.io", "incrowd.values", "incrowd.datasets"),
     2: ("incrowd.privacy",),
     3: ("incrowd.microaggregation", "incrowd.generalization"),
-    4: ("incrowd._microaggregate", "incrowd.incremental", "incrowd.publishing", "incrowd.reporting",
-        "incrowd._frontends"),
-    5: ("incrowd.cli", "incrowd.web", "incrowd.distributed", "incrowd._bench_entry"),
+    4: ("incrowd.incremental", "incrowd.publishing", "incrowd.reporting"),
+    5: ("incrowd.cli", "incrowd.web", "incrowd.distributed"),
 }
 LAYER_NAMES = {0: "core", 1: "I/O and values", 2: "privacy models and measures", 3: "algorithms", 4: "orchestration",
                5: "interfaces"}
@@ -325,6 +323,9 @@ def test_what_reads_a_lattice_never_names_the_builder():
 #: helpers and the families before it (docs/architecture.md, "Inside microaggregation/")
 FAMILIES = ("mdav", "greedy", "ona", "mondrian", "refine", "joint")
 SHARED = ("_estimator", "_base", "_kernels", "_adaptive", "_knn", "_bound", "_measures")
+#: the package root's one-call entry (``microaggregate``): it reaches the families through
+#: ``METHODS`` in the package's ``__init__``, never by naming one
+ENTRY = ("_microaggregate",)
 
 
 def _family(module: str) -> str | None:
@@ -355,7 +356,7 @@ def _family_violations(graph) -> list[str]:
 def test_microaggregation_has_only_families_and_shared_helpers():
     found = {p.stem if p.is_file() else p.name
              for p in (PACKAGE / "microaggregation").iterdir() if p.name != "__pycache__"}
-    assert found == {"__init__", *SHARED, *FAMILIES}
+    assert found == {"__init__", *SHARED, *ENTRY, *FAMILIES}
 
 
 def test_microaggregation_families_import_one_way(graph):
@@ -383,13 +384,13 @@ def test_the_family_checker_reports_a_backward_import():
 CEILINGS: dict[str, int] = {
     "package cycles": 0,
     "packages in cycles": 0,
-    "imports of another package's _ module": 55,
+    "imports of another package's _ module": 8,
     "_-named functions imported across packages": 0,
-    "root modules besides __init__ and exceptions": 6,
-    "files outside io/ that spell a format suffix": 19,  # the rest name hierarchy files and examples
+    "root modules besides __init__ and exceptions": 0,
+    "files outside io/ that spell a format suffix": 0,
     "files outside privacy/ that handle l or t": 19,  # a heuristic (the scan's L_OR_T); the target is 4
     "DeprecationWarning sites": 0,
-    "functions over 80 lines": 52,  # suda2 and the report's _published_levels grew past 80 with their fixes
+    "functions over 80 lines": 30,  # the target; numba kernels and publish's search are the rest
 }
 
 #: where the scan lists what makes up each figure

@@ -1,5 +1,5 @@
 """The benchmarks' one entry to internals names only what exists: a module moved or renamed
-without its line in ``incrowd._bench_entry`` fails here, not in a benchmark run weeks later."""
+without its line in ``incrowd.cli._bench_entry`` fails here, not in a benchmark run weeks later."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from incrowd import _bench_entry
+from incrowd.cli import _bench_entry
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from incrowd import METHODS, ParameterError, lower_bound, microaggregate
-from incrowd._standardize import standardize
+from incrowd.values import standardize
 
 pytestmark = [pytest.mark.filterwarnings("ignore::incrowd.DataWarning"), pytest.mark.slow]
 

@@ -186,13 +186,12 @@ def test_warmup_compiles_the_fast_ona_star_kernel_where_a_warm_machine_takes_it(
     the methods would leave it uncompiled: the warm-up compiles it directly for the methods that
     run ONA*, on every shape with enough groups for it (with the k-d tree for few columns and
     many groups), and not on the small shape."""
-    import incrowd._microaggregate as api
-    from incrowd import microaggregation  # where the warm-up takes the kernel from
+    from incrowd import microaggregation  # where the warm-up takes the kernel and microaggregate from
     from incrowd.cli import _compile_ahead as _warmup
 
     asked = []
     monkeypatch.setattr(microaggregation, "ona_star_fast_labels", lambda X, k, rounds, tree: asked.append((X.shape, tree)))
-    monkeypatch.setattr(api, "microaggregate", lambda *a, **kw: None)
+    monkeypatch.setattr(microaggregation, "microaggregate", lambda *a, **kw: None)
     for target in ("ona-star", "mdav", "refine"):
         for rows, cols in _warmup.steps(target):
             _warmup._run(target, rows, cols)

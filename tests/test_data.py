@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from incrowd import DataError, DataWarning, read_table, write_table
-from incrowd._standardize import standardize
+from incrowd.values import standardize
 from incrowd.io._tables import resolve_roles, sniff_delimiter
 
 

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from incrowd import microaggregate, read_table
-from incrowd._standardize import group_means, standardize
+from incrowd.values import group_means, standardize
 from incrowd.cli import app
 from incrowd.cli._console import print_json
 from incrowd.incremental import IncrementalMicroaggregation

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from incrowd import VMDAV, MDAVPlus, MDAVStar
-from incrowd._standardize import standardize
+from incrowd.values import standardize
 from incrowd.microaggregation.greedy._greedy_kernels import mdav_plus_labels, mdav_star_labels, vmdav_labels
 from incrowd.microaggregation.greedy._grid import GRID_DIMS, grid_bounds, ring_cells
 from incrowd.microaggregation.greedy._mdav_star_fast import mdav_star_fast_labels

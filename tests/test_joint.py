@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from incrowd import _small
-from incrowd._standardize import standardize
+from incrowd._runtime import small as _small
+from incrowd.values import standardize
 from incrowd.exceptions import DataError, ParameterError
 from incrowd.generalization._hierarchy import hierarchy_from_rows
 from incrowd.microaggregation.joint._joint import group_lca, joint_labels, joint_objective

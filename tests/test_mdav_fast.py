@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from incrowd import MDAV
-from incrowd._standardize import standardize
+from incrowd.values import standardize
 from incrowd.microaggregation.mdav._mdav_fast import mdav_fast_labels
 from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from incrowd import MDAVStar
-from incrowd._standardize import standardize
+from incrowd.values import standardize
 from incrowd.microaggregation._adaptive import new_tuner, tuner_counts
 from incrowd.microaggregation.greedy import _mdav_star_fast
 from incrowd.microaggregation.greedy._greedy_kernels import mdav_star_labels

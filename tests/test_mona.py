@@ -20,7 +20,7 @@ from incrowd import (
     ParameterError,
     microaggregate,
 )
-from incrowd._standardize import standardize
+from incrowd.values import standardize
 from incrowd.microaggregation.mondrian._mondrian_kernel import RULE_VARIANCE, mondrian_labels
 from incrowd.microaggregation.mondrian.mona import mona_part_labels, split_limit
 from incrowd.microaggregation.ona._ona_kernel import ona_star_labels, sst_per_row

@@ -12,7 +12,7 @@ from conftest import benchmark_matrix
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from incrowd._standardize import standardize
+from incrowd.values import standardize
 from incrowd.exceptions import ParameterError
 from incrowd.microaggregation import information_loss
 from incrowd.microaggregation._kernels import heap_sort_range

@@ -15,11 +15,11 @@ from hypothesis.extra.numpy import arrays
 from typer.testing import CliRunner
 
 import incrowd
-from incrowd import _small
+from incrowd._runtime import small as _small
 from incrowd._runtime import _process
-from incrowd._standardize import _group_sums
 from incrowd.cli import app
 from incrowd.microaggregation._measures import _squared_deviations
+from incrowd.values._standardize import _group_sums
 from incrowd.microaggregation.mdav._mdav_fast import mdav_fast_labels
 from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
 

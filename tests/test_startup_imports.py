@@ -65,7 +65,7 @@ def test_version_and_help_load_no_heavy_dependency(argv):
 
 
 def test_help_still_lists_the_methods_strategies_and_na_texts():
-    from incrowd._methods import METHOD_NAMES
+    from incrowd._runtime import METHOD_NAMES
     from incrowd.incremental import STRATEGIES
     from incrowd.incremental._strategy_names import STRATEGY_NAMES
     from incrowd.io._na_values import NA_HELP

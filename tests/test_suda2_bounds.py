@@ -22,7 +22,7 @@ import _household as household  # noqa: E402
 from benchdata import data_dir  # noqa: E402
 
 import incrowd  # noqa: E402
-from incrowd._frontends import risk_lines  # noqa: E402
+from incrowd.reporting import risk_lines  # noqa: E402
 from incrowd._runtime import CancelToken, cancellable  # noqa: E402
 from incrowd.cli import app  # noqa: E402
 from incrowd.exceptions import BuildCancelled, ParameterError, WorkBudgetExceeded  # noqa: E402

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-import incrowd._microaggregate
+import incrowd.microaggregation._microaggregate
 import incrowd.generalization._apply
 import incrowd.incremental._session
 from incrowd import VerificationError, privacy
@@ -61,7 +61,7 @@ def refused_and_untouched(args, out):
 
 def test_microaggregate_writes_nothing_unverified(people, monkeypatch):
     path, _ = people
-    monkeypatch.setattr(incrowd._microaggregate, "verify_k_anonymity", failing_k)
+    monkeypatch.setattr(incrowd.microaggregation._microaggregate, "verify_k_anonymity", failing_k)
     out = path.parent / "out.csv"
     refused_and_untouched(["microaggregate", str(path), "-o", str(out), "--k", "5",
                            "--qi", "age,income"], out)

@@ -9,7 +9,7 @@ import re
 from contextlib import contextmanager
 from pathlib import Path
 
-from incrowd._bench_entry import atomic_output, write_text_atomic
+from incrowd.cli._bench_entry import atomic_output, write_text_atomic
 
 
 def md_table(header: list[str], rows: list[list[object]], align: str | None = None) -> str:

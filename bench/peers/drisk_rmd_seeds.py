@@ -125,7 +125,7 @@ def main() -> None:
     ap.add_argument("--compare", action="store_true", help="print incrowd's figures beside the fixture's range")
     args = ap.parse_args()
     if args.compare:
-        from incrowd._bench_entry import drisk_rmd
+        from incrowd.cli._bench_entry import drisk_rmd
 
         fixture = json.loads(FIXTURE.read_text(encoding="utf-8"))
         print("| data | k | measure | sdcMicro min | sdcMicro max | incrowd |\n|---|---:|---|---:|---:|---:|")

@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _common import data_dir  # noqa: E402
 
-from incrowd._bench_entry import suda2  # noqa: E402
+from incrowd.cli._bench_entry import suda2  # noqa: E402
 
 R_SCRIPT = ROOT / "bench" / "peers" / "suda2_vs_sdcmicro.R"
 CASES = ["testdata", "testdata_na", "testdata_two_keys", "adult", "testdata_ihsn", "testdata_na_ihsn"]

@@ -33,7 +33,6 @@ from .exceptions import (  # noqa: E402  (after the cache is prepared, above)
 
 if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
     from . import generalization, incremental
-    from ._microaggregate import MicroaggregationResult, microaggregate
     from ._runtime import __version__
     from .io import Verification, read_table, write_table
     from .microaggregation import (
@@ -45,6 +44,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
         VMDAV,
         MDAVPlus,
         MDAVStar,
+        MicroaggregationResult,
         Mondrian,
         MondrianV,
         MondrianV2D,
@@ -52,6 +52,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
         Refine,
         information_loss,
         lower_bound,
+        microaggregate,
         sse,
         sst,
     )
@@ -62,8 +63,8 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
 #: public name -> the module that defines it (loaded on first access)
 _LAZY = {
     "__version__": "._runtime._version",  # reading the package metadata costs importlib.metadata: on first use too
-    "microaggregate": "._microaggregate",
-    "MicroaggregationResult": "._microaggregate",
+    "microaggregate": ".microaggregation._microaggregate",
+    "MicroaggregationResult": ".microaggregation._microaggregate",
     "report": ".reporting._report",
     "Report": ".reporting._report",
     "risk": ".reporting._risk_api",

@@ -1,7 +1,10 @@
 """The runtime every command shares: numba's cache and compile clock (``_compile``), loading on
 first use (``_lazy``), cancellation (``_cancel``), compiled calls
 spread over threads (``_task_threads``), process facts (``_process``), the registry of execution
-backends (``_backends``) and the version (``_version``).
+backends (``_backends``), the version (``_version``), the one table of microaggregation method
+names (``_methods``: read before anything heavy loads, so that ``incrowd --help`` lists them
+without loading a kernel) and the plain numpy twins of a few kernels for a one-shot process
+(``_small``).
 
 ``_runtime`` is private as a whole. Other packages import what they need from here, never from
 its modules; each name is loaded on first use, so importing one loads only its module:
@@ -12,8 +15,11 @@ its modules; each name is loaded on first use, so importing one loads only its m
   ``cache_directory``, ``compiled_or_cached``, ``prepare_cache``, ``enable_notice``,
   ``disable_notice``;
 - ``run_on_threads``; ``__version__``;
+- the method table: ``METHOD_CLASSES``, ``METHOD_NAMES``, ``DISTRIBUTED_METHODS`` and the caps on
+  user numbers ``MAX_RUNS``, ``MAX_ROUNDS``, ``MAX_SEED``;
 - modules whose state is shared, given whole: ``lazy`` (``attach``, ``function``, ``module``),
-  ``process`` (``program``, ``one_shot``), ``backends`` (``register``, ``get``).
+  ``process`` (``program``, ``one_shot``), ``backends`` (``register``, ``get``), ``small`` (the
+  numpy twins: ``prefer_numpy``, ``mdav_labels``, ``group_sums``, ...).
 
 Compiling ahead calls the algorithms, so it is not here: it is the command line's
 (``incrowd warmup``, ``cli/_compile_ahead.py``).
@@ -29,7 +35,10 @@ _LAZY = {
                      "prepare_cache", "enable_notice", "disable_notice"], "._compile"),
     "run_on_threads": "._task_threads",
     "__version__": "._version",
+    **dict.fromkeys(["METHOD_CLASSES", "METHOD_NAMES", "DISTRIBUTED_METHODS", "MAX_RUNS", "MAX_ROUNDS", "MAX_SEED"],
+                    "._methods"),
 }
-_MODULES = {"lazy": "._lazy", "process": "._process", "backends": "._backends", "cancel": "._cancel"}
+_MODULES = {"lazy": "._lazy", "process": "._process", "backends": "._backends", "cancel": "._cancel",
+            "small": "._small"}
 
 __getattr__, __dir__ = _lazy.attach(__name__, _LAZY, modules=_MODULES)

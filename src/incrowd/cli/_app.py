@@ -15,7 +15,7 @@ from rich.text import Text
 from .._runtime import compile_clock
 from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError, VerificationError
-from ..io import NA_HELP, is_stdout
+from ..io import NA_HELP, is_stdout, suffix
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
@@ -45,7 +45,7 @@ from ._options import (
     names,
     parse_qis,
 )
-from ._publish import publish_command
+from ._publish import PUBLISH_HELP, publish_command
 from ._report import ReportOption, check_report_path, report_command, write_release_report
 from ._risk import risk_command
 from ._serve import serve_command
@@ -53,11 +53,11 @@ from ._usage import OneLineUsageErrors
 from ._warmup import warmup_command
 
 if TYPE_CHECKING:
-    from .._microaggregate import MicroaggregationResult
+    from ..microaggregation import MicroaggregationResult
 
 # pandas, numba and the methods load when a command runs, not for --help or --version
-check_distributed_method = _lazy.function("incrowd._microaggregate", "check_distributed_method")
-microaggregate = _lazy.function("incrowd._microaggregate", "microaggregate")
+check_distributed_method = _lazy.function("incrowd.microaggregation", "check_distributed_method")
+microaggregate = _lazy.function("incrowd.microaggregation", "microaggregate")
 read_table = _lazy.function("incrowd.io._tables", "read_table")
 table_format = _lazy.function("incrowd.io._tables", "table_format")
 write_table = _lazy.function("incrowd.io._tables", "write_table")
@@ -80,7 +80,7 @@ app.add_typer(incremental_app, name="incremental")
 app.add_typer(lattice_app, name="lattice")
 app.command("negotiate")(negotiate_command)
 app.command("generalize")(generalize_command)
-app.command("publish")(publish_command)
+app.command("publish", help=PUBLISH_HELP)(publish_command)
 app.command("report")(report_command)
 app.command("risk")(risk_command)
 app.command("serve")(serve_command)
@@ -252,6 +252,8 @@ def microaggregate_command(
     from .._runtime import process as _process
 
     _process.one_shot = _process.program and scheduler is None
+    params = method_params(gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds, max_seconds=max_seconds,
+                           start=start, diagonals=diagonals, split_2k=split_2k)
     with user_errors():
         qis = names(qi, "--qi")
         ids = names(identifiers, "--id")
@@ -262,10 +264,7 @@ def microaggregate_command(
             if report_path is not None:
                 raise ParameterError("--report needs the table in memory; a Parquet dataset folder on Dask "
                                      "is written part by part: run 'incrowd report' on a sample instead")
-            _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet,
-                                    method_params(gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
-                                                  max_seconds=max_seconds, start=start,
-                                                  diagonals=diagonals, split_2k=split_2k),
+            _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet, params,
                                     scheduler_timeout)
             return
         check_output_path(output, (input_path,))
@@ -274,47 +273,27 @@ def microaggregate_command(
             progress.stage(f"reading {input_path.name}")
             data = read_table(input_path, parse=parse_qis(qis, ids))
             progress.stage(f"microaggregating {data.shape[0]} rows with {method}, k={k}")
-            with contextlib.ExitStack() as stack:
-                client = None
-                if scheduler is not None:
-                    from ..distributed import connect
+            result = _microaggregate_here_or_on(scheduler, scheduler_timeout, data, k, method, quasi_identifiers=qis,
+                                                identifiers=ids, random_state=seed, bound=bound, **params)
+            written = _write_verified(result, data, input_path, output, report_path, progress)
+    _print_result(result, written, input_path, output, json_output)
 
-                    client = stack.enter_context(connect(scheduler, timeout=scheduler_timeout))
-                result = microaggregate(
-                    data, k, method, quasi_identifiers=qis, identifiers=ids,
-                    random_state=seed, scheduler=client, bound=bound,
-                    **method_params(
-                        gamma=gamma, rho=rho, runs=runs, max_rounds=max_rounds,
-                        max_seconds=max_seconds, start=start,
-                        diagonals=diagonals, split_2k=split_2k,
-                    ),
-                )
-            progress.stage("verifying k-anonymity")
-            if not result.verification.ok:  # microaggregate raises first; never write unverified data
-                raise VerificationError(
-                    f"the aggregated data is not {result.k}-anonymous (smallest class "
-                    f"{result.verification.min_class_size}); nothing was written"
-                )
-            progress.stage(f"writing {output.name} and verifying it as written")
-            sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
 
-            def write_report(record: dict) -> None:
-                # after the written file's verification, before it is put in place: the release
-                # and its report succeed together or neither is written
-                if report_path is not None:
-                    progress.stage(f"writing the report {report_path.name}")
-                    write_release_report(report_path, data, result.table, inputs=(input_path, output),
-                                         quasi_identifiers=result.quasi_identifiers,
-                                         identifiers=result.identifiers, k=result.k,
-                                         release_summary={**result.summary(), "verification": record})
+def _microaggregate_here_or_on(scheduler: str | None, timeout: float, data, k: int, method: str,
+                               **options) -> MicroaggregationResult:
+    """``microaggregate`` in this process, or on the Dask scheduler ``scheduler`` when given."""
+    with contextlib.ExitStack() as stack:
+        client = None
+        if scheduler is not None:
+            from ..distributed import connect
 
-            from ..io import Promise, write_release
-            from ..privacy import KAnonymity, ReleaseCheck
+            client = stack.enter_context(connect(scheduler, timeout=timeout))
+        return microaggregate(data, k, method, scheduler=client, **options)
 
-            written = write_release(
-                result.table, output, Promise(tuple(result.quasi_identifiers), ReleaseCheck((KAnonymity(result.k),)),
-                                              finite=tuple(result.quasi_identifiers)),
-                sep=sep, inputs=(input_path,), then=write_report)
+
+def _print_result(result: MicroaggregationResult, written: dict, input_path: Path, output: Path,
+                  json_output: bool) -> None:
+    """The summary of a written release, with what its verification on the written file found."""
     to_stderr = is_stdout(output)
     as_written = {"min_class_size": written["k_anonymity"]["min_class_size"],
                   "verified_on": written["verified_on"], "read_back_as": written["read_back_as"]}
@@ -324,6 +303,38 @@ def microaggregate_command(
                    err=to_stderr)
     else:
         _report(result, input_path, output, err=to_stderr, written=as_written)
+
+
+def _write_verified(result: MicroaggregationResult, data, input_path: Path, output: Path, report_path: Path | None,
+                    progress) -> dict:
+    """Write the release (and its report) only once verified k-anonymous in memory and, read
+    back, as written; the written file's verification record."""
+    progress.stage("verifying k-anonymity")
+    if not result.verification.ok:  # microaggregate raises first; never write unverified data
+        raise VerificationError(
+            f"the aggregated data is not {result.k}-anonymous (smallest class "
+            f"{result.verification.min_class_size}); nothing was written"
+        )
+    progress.stage(f"writing {output.name} and verifying it as written")
+    sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
+
+    def write_report(record: dict) -> None:
+        # after the written file's verification, before it is put in place: the release
+        # and its report succeed together or neither is written
+        if report_path is not None:
+            progress.stage(f"writing the report {report_path.name}")
+            write_release_report(report_path, data, result.table, inputs=(input_path, output),
+                                 quasi_identifiers=result.quasi_identifiers,
+                                 identifiers=result.identifiers, k=result.k,
+                                 release_summary={**result.summary(), "verification": record})
+
+    from ..io import Promise, write_release
+    from ..privacy import KAnonymity, ReleaseCheck
+
+    return write_release(
+        result.table, output, Promise(tuple(result.quasi_identifiers), ReleaseCheck((KAnonymity(result.k),)),
+                                      finite=tuple(result.quasi_identifiers)),
+        sep=sep, inputs=(input_path,), then=write_report)
 
 
 def _microaggregate_dataset(input_path, output, k, method, qis, ids, scheduler, json_output, quiet, params,
@@ -387,6 +398,27 @@ def methods_command(
     stdout_console().print(table)
 
 
+def _demo_table(results: dict[str, MicroaggregationResult], compile_seconds: float) -> Table:
+    """The demo's comparison of the methods, one row each."""
+    caption = f"v-mdav runs with gamma={DEMO_GAMMA}; seconds: the algorithm alone"
+    if compile_seconds >= 0.0005:
+        caption += (f" (compiling or loading the kernels took {compile_seconds:.1f} s more, "
+                    "not counted)")
+    table = Table(show_header=True, header_style="bold", caption=caption)
+    for column, justify in (("method", "left"), ("groups", "right"), ("min size", "right"),
+                            ("max size", "right"), ("IL %", "right"), ("seconds", "right"),
+                            ("k-anonymous", "left")):
+        table.add_column(column, justify=justify, no_wrap=True)
+    for name, r in results.items():
+        s = r.summary()
+        table.add_row(
+            name, str(s["groups"]), str(s["min_group_size"]), str(s["max_group_size"]),
+            f"{s['information_loss_percent']:.2f}", f"{s['seconds']:.3f}",
+            "yes" if s["k_anonymous"] else "NO",
+        )
+    return table
+
+
 @app.command("demo")
 def demo_command(
     k: Annotated[int, typer.Option("--k", help="Minimum group size (>= 2).")] = 5,
@@ -437,7 +469,7 @@ def demo_command(
             from ..io import Promise, write_release
             from ..privacy import KAnonymity, ReleaseCheck
 
-            path = output_dir / f"census_mdav-star_k{best.k}.csv"
+            path = output_dir / f"census_mdav-star_k{best.k}{suffix('csv')}"
             qis = tuple(best.quasi_identifiers)
             write_release(best.table, path, Promise(qis, ReleaseCheck((KAnonymity(best.k),)), finite=qis), sep=",")
     n_rows, n_cols = census.shape
@@ -457,23 +489,7 @@ def demo_command(
         f"attributes, all quasi-identifiers, k={best.k}. IL = information loss = SSE/SST on "
         "standardized data, lower is better."
     ), soft_wrap=True)
-    caption = f"v-mdav runs with gamma={DEMO_GAMMA}; seconds: the algorithm alone"
-    if compiling.seconds >= 0.0005:
-        caption += (f" (compiling or loading the kernels took {compiling.seconds:.1f} s more, "
-                    "not counted)")
-    table = Table(show_header=True, header_style="bold", caption=caption)
-    for column, justify in (("method", "left"), ("groups", "right"), ("min size", "right"),
-                            ("max size", "right"), ("IL %", "right"), ("seconds", "right"),
-                            ("k-anonymous", "left")):
-        table.add_column(column, justify=justify, no_wrap=True)
-    for name, r in results.items():
-        s = r.summary()
-        table.add_row(
-            name, str(s["groups"]), str(s["min_group_size"]), str(s["max_group_size"]),
-            f"{s['information_loss_percent']:.2f}", f"{s['seconds']:.3f}",
-            "yes" if s["k_anonymous"] else "NO",
-        )
-    console.print(table)
+    console.print(_demo_table(results, compiling.seconds))
     lb, gap = results["refine"].lower_bound, results["refine"].gap
     if lb is not None and gap is not None:  # the demo asks refine for its bound
         console.print(Text(
@@ -483,5 +499,5 @@ def demo_command(
     console.print(Text(f"Wrote the mdav-star result (verified {best.k}-anonymous): {path}"),
                   soft_wrap=True)
     console.print(Text(
-        f"Your own data: incrowd microaggregate INPUT.csv -o OUTPUT.csv --k {best.k} "
+        f"Your own data: incrowd microaggregate INPUT{suffix('csv')} -o OUTPUT{suffix('csv')} --k {best.k} "
         "--method mdav-star --qi col1,col2"), soft_wrap=True)

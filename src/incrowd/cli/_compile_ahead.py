@@ -100,7 +100,7 @@ def _run(target: str, rows: int, cols: int) -> None:
     if target == "generalization":
         _run_generalization(rows, cols)
         return
-    from .._microaggregate import microaggregate
+    from ..microaggregation import microaggregate
 
     data = _data(rows, cols)
     if target in _ONA_STAR:
@@ -126,12 +126,13 @@ def _run_incremental(rows: int, cols: int) -> None:
     from pathlib import Path
 
     from ..incremental import STRATEGIES, IncrementalMicroaggregation
+    from ..io import DATABASE_SUFFIX
 
     data = _data(rows + 2 * max(rows // 10, 5), cols)
     base, late = data.iloc[:rows], data.iloc[rows:]
     with tempfile.TemporaryDirectory(prefix="incrowd-warmup-") as folder, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        state = Path(folder) / "warmup.duckdb"
+        state = Path(folder) / f"warmup{DATABASE_SUFFIX}"
         session = IncrementalMicroaggregation.from_base(base, state, 5, method="mdav")
         chunk = max(len(late) // len(STRATEGIES), 1)
         for i, strategy in enumerate(STRATEGIES):

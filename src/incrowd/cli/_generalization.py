@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 from rich.table import Table
 
-from .._frontends import partial_fraction as _fraction
 from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
-from ..generalization._limits import DEFAULT_MAX_NODES, parse_max_nodes, parse_size, precheck_nodes
+from ..generalization import DEFAULT_MAX_NODES, hierarchy_file_names, parse_max_nodes, parse_size, precheck_nodes
+from ..generalization import partial_fraction as _fraction
 from ..io import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._options import (
@@ -64,7 +64,7 @@ LatticeArgument = Annotated[
 HierarchiesOption = Annotated[
     Optional[Path],
     typer.Option("--hierarchies", help="Folder of ARX-style hierarchy files, one per attribute "
-                 "('<attribute>.csv' or '<name>_hierarchy_<attribute>.csv').", show_default=False),
+                 f"({hierarchy_file_names()}).", show_default=False),
 ]
 IntervalsOption = Annotated[
     Optional[list[str]],
@@ -179,7 +179,7 @@ def build_command(
     DATA may be a Parquet dataset folder; with --scheduler its partitions are read lazily on the
     workers and the bottom classes merged there (the same lattice as in process). A lattice
     over --max-nodes nodes, or estimated over --max-memory, is refused before any work."""
-    from ..generalization._lattice import Lattice
+    from ..generalization import Lattice
 
     with user_errors():
         qis = names(qi, "--qi")
@@ -220,8 +220,13 @@ def build_command(
     if json_output:
         print_json(info)
         return
-    print_lines([
-        ("input", str(data_path)),
+    print_lines(_lattice_lines(info))
+
+
+def _lattice_lines(info: dict) -> list[tuple[str, str]]:
+    """What ``lattice build`` prints of the lattice it wrote."""
+    return [
+        ("input", info["input"]),
         ("quasi-identifiers", ", ".join(f"{a} (0..{lv})" for a, lv in info["levels"].items())),
         ("rows", str(info["rows"])),
         ("nodes", f"{info['materialized_nodes']} of {info['nodes']}" + (" (partial)" if info["partial"] else "")),
@@ -229,14 +234,14 @@ def build_command(
         ("build time", f"{info['seconds']['total']:.3f} s" + (
             f" (plus {info['compile_seconds']:.3f} s to compile or load the kernels, not counted)"
             if info.get("compile_seconds", 0) >= 0.0005 else "")),
-        ("written", str(output)),
-    ])
+        ("written", info["output"]),
+    ]
 
 
 @lattice_app.command("show")
 def show_command(lattice_path: LatticeArgument, json_output: JsonOption = False) -> None:
     """Describe a lattice file: attributes, levels, nodes, rows, build time, level scores."""
-    from ..generalization._lattice import Lattice
+    from ..generalization import Lattice
 
     with user_errors():
         lattice = Lattice.open(lattice_path)
@@ -392,8 +397,7 @@ def negotiate_command(
     --k, --l and --t together suppress a class with fewer than k rows, fewer than l distinct sensitive values or
     farther than t from the table's sensitive values, as publish does.
     """
-    from ..generalization._lattice import Lattice
-    from ..generalization._search_plain import one_request
+    from ..generalization import Lattice, one_request
 
     with user_errors(), one_request():  # one answer per process: loading the compiled search costs more
         lattice = Lattice.open(lattice_path)
@@ -485,7 +489,7 @@ def generalize_command(
                 # and its report succeed together or neither is written
                 verified_as_written(result, record)
                 if report_path is not None:
-                    from ..generalization._lattice import resolve_hierarchies
+                    from ..generalization import resolve_hierarchies
 
                     qis_all = list(result.quasi_identifiers if local else result.levels)
                     _, hier = resolve_hierarchies(data, qis_all, str(hierarchies) if hierarchies else None,

@@ -10,8 +10,7 @@ import typer
 
 from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
-from ..incremental._lock import DEFAULT_WAIT, describe_as
-from ..incremental._strategy_names import STRATEGY_NAMES
+from ..incremental import DEFAULT_WAIT, STRATEGY_NAMES, describe_as
 from ..io import NA_HELP, is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._options import (
@@ -139,7 +138,7 @@ def base_command(
     numeric and categorical quasi-identifiers together and every later release is k-anonymous
     over all of them, keeping a statistical file's labels, formats and missing codes.
     """
-    from ..incremental._session import IncrementalMicroaggregation
+    from ..incremental import IncrementalMicroaggregation
 
     with user_errors(), describe_as("incrowd incremental base"):
         check_output_path(state, (input_path,), what="state file", stdout_ok=False)
@@ -167,7 +166,11 @@ def base_command(
                                     diagonals=diagonals, split_2k=split_2k),
                 )
                 progress.stage("state written")
-    info = session.describe()
+    _print_base(session.describe(), input_path, spec_path, state, json_output)
+
+
+def _print_base(info: dict, input_path: Path, spec_path: Path | None, state: Path, json_output: bool) -> None:
+    """What ``incremental base`` prints of the state it made (``--json``: the whole description)."""
     base = info["batches"][0]
     if info.get("kind") == "mixed":
         if json_output:
@@ -204,7 +207,7 @@ def base_command(
 
 def _base_from_spec(input_path: Path, state: Path, spec_path: Path, k, method: str, qi, identifiers,
                     force: bool, wait: float, quiet: bool, params: dict):
-    from ..incremental._session import IncrementalMicroaggregation
+    from ..incremental import IncrementalMicroaggregation
 
     if names(qi, "--qi") is not None or names(identifiers, "--id") is not None:
         raise ParameterError("--spec names every column's role; give --qi and --id in the spec instead")
@@ -264,7 +267,7 @@ def add_command(
 
     One writer at a time: a concurrent add or base waits up to --wait seconds for the other.
     """
-    from ..incremental._session import IncrementalMicroaggregation
+    from ..incremental import IncrementalMicroaggregation
 
     with user_errors(), describe_as("incrowd incremental add"):
         if input_path.exists() and state.exists() and os.path.samefile(input_path, state):
@@ -339,7 +342,7 @@ def publish_command(
     ] = None,
 ) -> None:
     """Verify the combined release (base + increments) k-anonymous and write it atomically."""
-    from ..incremental._session import IncrementalMicroaggregation
+    from ..incremental import IncrementalMicroaggregation
 
     with user_errors():
         check_output_path(output, (state,))
@@ -363,8 +366,13 @@ def publish_command(
     if json_output:
         print_json(r, err=to_stderr)
         return
+    print_lines(_publish_lines(r, state, output if not to_stderr else None, compare), err=to_stderr)
+
+
+def _publish_lines(r: dict, state: Path, output: Path | None, compare: bool) -> list[tuple[str, str]]:
+    """What ``incremental publish`` prints of a release's summary (``output`` None: standard output)."""
     if r.get("kind") == "mixed":
-        print_lines([
+        return [
             ("state", str(state)),
             ("k", f"{r['k']}, {len(r['batches']) - 1} increment(s)"),
             ("rows", f"{r['rows']} (base {r['rows_base']}, increments {r['rows_increment']}); "
@@ -373,9 +381,8 @@ def publish_command(
                             f"{' on the written file' if r.get('verified_on') == 'written file' else ''}: "
                             f"smallest class has {r['min_class_size']} rows, {r['classes']} classes)"),
             *_sensitive_lines(r),
-            ("output", "standard output" if to_stderr else str(output)),
-        ], err=to_stderr)
-        return
+            ("output", "standard output" if output is None else str(output)),
+        ]
     lines = [
         ("state", str(state)),
         ("method", f"{r['method']} (k={r['k']}), {len(r['batches']) - 1} increment(s)"),
@@ -395,9 +402,9 @@ def publish_command(
         ("k-anonymous", f"yes (verified{' on the written file' if r.get('verified_on') == 'written file' else ''}: "
                         f"smallest class has {r['min_class_size']} rows, k={r['k']})"),
         _distinct_line(r),
-        ("output", "standard output" if to_stderr else str(output)),
+        ("output", "standard output" if output is None else str(output)),
     ]
-    print_lines(lines, err=to_stderr)
+    return lines
 
 
 def _read_arrivals(path: Path) -> tuple[list[float], list[float]]:
@@ -465,7 +472,7 @@ def plan_command(
 
     The base and the increment are both run with --method (2MDAV when it is mdav).
     """
-    from ..incremental._plan import RuntimeModel
+    from ..incremental import RuntimeModel
 
     with user_errors():
         if model not in ("quadratic", "fit"):
@@ -493,6 +500,11 @@ def plan_command(
     if json_output:
         print_json(out)
         return
+    print_lines(_plan_lines(result, arrivals))
+
+
+def _plan_lines(result, arrivals: Path | None) -> list[tuple[str, str]]:
+    """What ``incremental plan`` prints of a plan (its arrivals, model, ratios and timings)."""
     m = result.model
     lines = [
         ("rows", str(result.rows)),
@@ -520,13 +532,13 @@ def plan_command(
                           f"finished {s['finish_after_last_arrival']:.3g} s after it"))
     for note in result.notes:
         lines.append(("note", note))
-    print_lines(lines)
+    return lines
 
 
 @incremental_app.command("show")
 def show_command(state: StateArgument, json_output: JsonOption = False) -> None:
     """Say what a state file holds: format, roles, groups, batches, and each table."""
-    from ..incremental._session import IncrementalMicroaggregation
+    from ..incremental import IncrementalMicroaggregation
 
     with user_errors():
         info = IncrementalMicroaggregation.open(state).describe()

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .._methods import MAX_ROUNDS, MAX_RUNS, MAX_SEED, METHOD_NAMES
+from .._runtime import MAX_ROUNDS, MAX_RUNS, MAX_SEED, METHOD_NAMES
 from ..exceptions import ParameterError
 from ..io import describe_formats
 from ._usage import bounded
@@ -149,7 +149,7 @@ def check_scheduler(scheduler: str | None, timeout: float) -> None:
     """Refuse a malformed --scheduler or --scheduler-timeout before any input is read."""
     if scheduler is None:
         return
-    from ..distributed._scheduler import check_timeout, parse_scheduler
+    from ..distributed import check_timeout, parse_scheduler
 
     parse_scheduler(scheduler)
     check_timeout(timeout)

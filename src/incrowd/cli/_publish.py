@@ -8,10 +8,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from .._frontends import summary_lines
 from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError
-from ..io import is_stdout
+from ..io import is_stdout, suffix
+from ..publishing import summary_lines
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._generalization import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption, lattice_limits
 from ._options import INPUT_FORMATS, OUTPUT_FORMATS, JsonOption, QuietOption
@@ -23,6 +23,17 @@ publish = _lazy.function("incrowd.publishing._release", "publish")
 example_toml = _lazy.function("incrowd.publishing._example", "example_toml")
 hierarchy_files_in = _lazy.function("incrowd.publishing._example", "hierarchy_files_in")
 check_spec_nodes = _lazy.function("incrowd.publishing._gtm", "check_spec_nodes")
+
+
+#: the help of ``incrowd publish`` (the release's example name takes the CSV suffix of the
+#: format registry)
+PUBLISH_HELP = f"""Publish DATA as one release that is k-anonymous over all its quasi-identifiers together
+(numeric ones microaggregated, categorical ones generalized), with l-diversity and
+t-closeness of sensitive columns where the spec asks.
+
+Start with 'incrowd publish DATA --example-spec > release.toml', edit the roles, then
+'incrowd publish DATA --spec release.toml -o release{suffix("csv")}'.
+"""
 
 
 def publish_command(
@@ -50,13 +61,7 @@ def publish_command(
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
-    """Publish DATA as one release that is k-anonymous over all its quasi-identifiers together
-    (numeric ones microaggregated, categorical ones generalized), with l-diversity and
-    t-closeness of sensitive columns where the spec asks.
-
-    Start with 'incrowd publish DATA --example-spec > release.toml', edit the roles, then
-    'incrowd publish DATA --spec release.toml -o release.csv'.
-    """
+    """``incrowd publish``; what it does is its help, :data:`PUBLISH_HELP`."""
     with user_errors():
         if example_spec:
             data = read_table(data_path)

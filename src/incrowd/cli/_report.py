@@ -9,6 +9,7 @@ import typer
 
 from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
+from ..generalization import hierarchy_file_names
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._options import IdOption, JsonOption, QuietOption, names
 
@@ -110,8 +111,8 @@ def report_command(
         "and global risk and expected re-identifications as sdcMicro measures them (default: the --spec's "
         "weight column).", show_default=False)] = None,
     hierarchies: Annotated[Optional[Path], typer.Option(
-        "--hierarchies", metavar="DIR", help="Folder of ARX-style hierarchy files ('<attribute>.csv' or "
-        "'<name>_hierarchy_<attribute>.csv'), as 'lattice build' takes it: the categorical utility (NCP, "
+        "--hierarchies", metavar="DIR", help=f"Folder of ARX-style hierarchy files ({hierarchy_file_names()}), "
+        "as 'lattice build' takes it: the categorical utility (NCP, "
         "height) of the quasi-identifiers that have one.", show_default=False)] = None,
     spec: Annotated[Optional[Path], typer.Option(
         "--spec", metavar="FILE", help="The release's spec (TOML): quasi-identifiers, sensitive columns, "
@@ -134,7 +135,7 @@ def report_command(
     when they tell rows apart; otherwise give --kept-rows (or write the report with the
     release: --report of the command that made it)."""
     with user_errors():
-        from ..reporting._verdict import parse_threshold_flags
+        from ..reporting import parse_threshold_flags
 
         qis = names(qi, "--qi")
         loaded = None
@@ -190,7 +191,7 @@ def report_command(
 def _spec_options(spec, original, qis: list[str]) -> dict[str, Any]:
     """What a release's spec tells the report: roles, promises, hierarchies (read as
     ``incrowd publish`` reads them, flat ones included) and the verdict's thresholds."""
-    from ..publishing._prepare import prepare
+    from ..publishing import prepare
 
     prepared = prepare(original, spec)
     return {"sensitive": spec.names("sensitive") or None, "identifiers": spec.names("identifier") or None,
@@ -203,17 +204,17 @@ def _spec_options(spec, original, qis: list[str]) -> dict[str, Any]:
 
 def _folder_hierarchies(folder: Path, qis: list[str]) -> dict[str, Any]:
     """``--hierarchies DIR``: the hierarchy of every quasi-identifier that has a file there."""
-    from ..generalization import find_hierarchy_file, read_hierarchy
+    from ..generalization import arx_hierarchy_name, find_hierarchy_file, hierarchy_file_name, read_hierarchy
 
     if not folder.is_dir():
         raise DataError(f"--hierarchies {str(folder)!r} is not a folder")
     out = {}
     for q in qis:
-        if (folder / f"{q}.csv").is_file() or any(folder.glob(f"*_hierarchy_{q}.csv")):
+        if (folder / hierarchy_file_name(q)).is_file() or any(folder.glob(arx_hierarchy_name(q))):
             out[q] = read_hierarchy(find_hierarchy_file(folder, q), q)
     if not out:
         raise DataError(f"--hierarchies {str(folder)!r} holds no hierarchy file of the quasi-identifiers "
-                        f"({', '.join(qis)}); name them '<attribute>.csv'")
+                        f"({', '.join(qis)}); name them '{hierarchy_file_name('<attribute>')}'")
     return out
 
 

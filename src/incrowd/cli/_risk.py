@@ -7,9 +7,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from .._frontends import risk_lines
 from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError
+from ..io import suffix
+from ..reporting import risk_lines
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._options import INPUT_FORMATS, JsonOption, QuietOption, names
 
@@ -49,7 +50,8 @@ def risk_command(
         "keys); larger ones add nothing to the scores.", show_default=False)] = None,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Also write the risk report, .html (one self-contained page) or .json, or "
-        "every record's measures in the input's order, .csv or .parquet (row, fk, Fk, individual_risk, "
+        f"every record's measures in the input's order, {suffix('csv')} or {suffix('parquet')} (row, fk, Fk, "
+        "individual_risk, "
         "suda_score, suda_dis_score, household_risk).",
         show_default=False)] = None,
     json_output: JsonOption = False,

@@ -68,27 +68,16 @@ def serve_command(
         try:
             import uvicorn  # noqa: F401  (a missing extra is reported here, in one line)
 
-            from ..web import create_app
-            from ..web._guard import bound_hosts, split_host
-            from ..web._lifecycle import serve
+            from ..web import bound_hosts, create_app, serve, split_host
         except ImportError as exc:
             raise ParameterError(
                 f"the web UI needs the 'web' extra ({exc.name} is missing): pip install 'incrowd[web]'"
             ) from None
-        if not 0 < port < 65536:
-            raise ParameterError(f"--port must be in [1, 65535]; got {port}")
-        if max_upload_mb <= 0 or idle_minutes <= 0:
-            raise ParameterError("--max-upload-mb and --idle-minutes must be positive")
-        for flag, value in (("--max-cells", max_cells), ("--max-columns", max_columns),
-                            ("--max-decoded-mb", max_decoded_mb), ("--memory-budget-mb", memory_budget_mb),
-                            ("--max-sessions", max_sessions), ("--max-sessions-per-client", max_sessions_per_client)):
-            if value <= 0:
-                raise ParameterError(f"{flag} must be positive; got {value:g}")
+        _check_numbers(port, max_upload_mb, idle_minutes, workers, queue, (
+            ("--max-cells", max_cells), ("--max-columns", max_columns), ("--max-decoded-mb", max_decoded_mb),
+            ("--memory-budget-mb", memory_budget_mb), ("--max-sessions", max_sessions),
+            ("--max-sessions-per-client", max_sessions_per_client)))
         node_limit, memory_limit = lattice_limits(max_nodes, max_memory)
-        if workers is not None and workers < 1:
-            raise ParameterError(f"--workers must be at least 1; got {workers}")
-        if queue is not None and queue < 0:
-            raise ParameterError(f"--queue must be 0 or more; got {queue}")
         for entry in allowed_host or ():
             try:
                 split_host(entry)
@@ -104,3 +93,19 @@ def serve_command(
         echo_err("warning", f"binding to {host}: other machines can reach the UI and its uploads; they must "
                  "use a name given with --allowed-host")
     serve(app, host=host, port=port)
+
+
+def _check_numbers(port: int, max_upload_mb: float, idle_minutes: float, workers: int | None, queue: int | None,
+                   positive: tuple[tuple[str, float], ...]) -> None:
+    """Refuse a number ``serve`` cannot run with, naming its option."""
+    if not 0 < port < 65536:
+        raise ParameterError(f"--port must be in [1, 65535]; got {port}")
+    if max_upload_mb <= 0 or idle_minutes <= 0:
+        raise ParameterError("--max-upload-mb and --idle-minutes must be positive")
+    for flag, value in positive:
+        if value <= 0:
+            raise ParameterError(f"{flag} must be positive; got {value:g}")
+    if workers is not None and workers < 1:
+        raise ParameterError(f"--workers must be at least 1; got {workers}")
+    if queue is not None and queue < 0:
+        raise ParameterError(f"--queue must be 0 or more; got {queue}")

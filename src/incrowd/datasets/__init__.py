@@ -6,10 +6,12 @@ from importlib import resources
 
 import pandas as pd
 
+from ..io import suffix
+
 
 def census_path():
     """Path of the bundled CASC Census file (1080 rows x 13 numeric attributes)."""
-    return resources.files(__name__).joinpath("census.csv")
+    return resources.files(__name__).joinpath(f"census{suffix('csv')}")
 
 
 def load_census() -> pd.DataFrame:

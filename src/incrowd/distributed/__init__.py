@@ -12,13 +12,29 @@ The block functions in ``incrowd.distributed._blocks`` are pure functions of num
 seam for other engines (docs/scale-out.md). Importing this package registers it as the
 execution backend ``"dask"`` (``incrowd._runtime._backends``): ``microaggregate(...,
 scheduler=...)`` and ``build_lattice(..., client=...)`` look it up by name.
+
+The names load on first use, so that the command line checks a ``--scheduler`` address
+(``parse_scheduler``, ``check_timeout``: the internal API, not in ``__all__``) without loading
+the kernels.
 """
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
 from .._runtime import backends as _backends
-from ._cluster import connect
-from ._files import microaggregate_dataset
-from ._lattice import lattice_on_workers
-from ._mona import DistributedResult, fit_distributed, mona
+from .._runtime import lazy as _lazy
+
+if _TYPE_CHECKING:
+    from ._cluster import connect
+    from ._files import microaggregate_dataset
+    from ._mona import DistributedResult, mona
+    from ._scheduler import check_timeout as check_timeout
+    from ._scheduler import parse_scheduler as parse_scheduler
+
+__getattr__, __dir__ = _lazy.attach(__name__, {
+    "connect": "._cluster", "microaggregate_dataset": "._files", "DistributedResult": "._mona", "mona": "._mona",
+    # the internal API: the command line's check of --scheduler and --scheduler-timeout
+    "parse_scheduler": "._scheduler", "check_timeout": "._scheduler",
+})
 
 
 class _DaskBackend:
@@ -28,10 +44,14 @@ class _DaskBackend:
 
     @staticmethod
     def fit(estimator, values, scheduler):
+        from ._mona import fit_distributed
+
         return fit_distributed(estimator, values, scheduler)
 
     @staticmethod
     def build_lattice(data, quasi_identifiers, *, client, **kwargs):
+        from ._lattice import lattice_on_workers
+
         return lattice_on_workers(data, quasi_identifiers, client=client, **kwargs)
 
 

@@ -12,9 +12,9 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .._microaggregate import check_distributed_method, make_estimator
 from ..exceptions import DataError, VerificationError
-from ..io import is_stdout, numeric_matrix, resolve_roles, sweep_stale, temp_path
+from ..io import is_stdout, numeric_matrix, resolve_roles, suffix, sweep_stale, temp_path
+from ..microaggregation import check_distributed_method, make_estimator
 from ._io import frames_of
 from ._io import head as columns_of
 from ._mona import mona
@@ -83,7 +83,7 @@ def microaggregate_dataset(input_path: str | os.PathLike, output_path: str | os.
     try:
         groups = client.gather([client.submit(_groups, lab) for lab in result.label_blocks])
         writes = [client.submit(_write_block, f, lab, g, result.centroids[g], qis, ids,
-                                str(staging / f"part-{i:05d}.parquet"))
+                                str(staging / f"part-{i:05d}{suffix('parquet')}"))
                   for i, (f, lab, g) in enumerate(zip(frames, result.label_blocks, groups))]
         counts = np.zeros(result.n_groups, np.int64)
         for g, c in client.gather(writes):

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError
-from ..io import check_input_file, read_table
+from ..io import PARQUET_SUFFIXES, check_input_file, read_table, suffix
 
 
 def is_parquet_dataset(path: str | os.PathLike) -> bool:
     p = Path(path)
-    return p.is_dir() and any(f.suffix in (".parquet", ".pq") for f in p.rglob("*") if f.is_file())
+    return p.is_dir() and any(f.suffix in PARQUET_SUFFIXES for f in p.rglob("*") if f.is_file())
 
 
 def read_partitioned(path: str | os.PathLike, columns: list[str] | None = None):
@@ -24,7 +24,7 @@ def read_partitioned(path: str | os.PathLike, columns: list[str] | None = None):
 
     p = Path(path)
     if p.is_dir() and not is_parquet_dataset(p):
-        raise DataError(f"folder {str(p)!r} holds no .parquet files")
+        raise DataError(f"folder {str(p)!r} holds no {suffix('parquet')} files")
     if not p.is_dir():
         check_input_file(p, "input")
     return dd.read_parquet(str(p), columns=columns)
@@ -50,7 +50,7 @@ def frames_of(client, data) -> list:
     """Futures of pandas frames, in row order, that Dask can recompute."""
     if isinstance(data, (str, os.PathLike)):
         p = Path(data)
-        if p.is_dir() or p.suffix in (".parquet", ".pq"):
+        if p.is_dir() or p.suffix in PARQUET_SUFFIXES:
             data = read_partitioned(p)
         else:
             data = read_table(p, parse=True)

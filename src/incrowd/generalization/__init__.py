@@ -49,14 +49,20 @@ if _TYPE_CHECKING:  # what type checkers see; at run time the names load on firs
 #: the internal API (not public, not in ``__all__``): what the Dask backend's lattice, publish, the
 #: report and the web take from here, so that they name no private module of this package
 _INTERNAL = {
-    "encode_cells": "._cells",
+    **dict.fromkeys(["encode_cells", "as_value_labels", "match_mode", "qi_labels", "value_label_map",
+                     "recode_groups", "attach_recodes"], "._cells"),
+    **dict.fromkeys(["value_labels", "propose_hierarchy_files", "hierarchy_from_rows", "check_widths"],
+                    "._hierarchy"),
+    "parse_max_nodes": "._limits",
+    **dict.fromkeys(["hierarchy_suffix", "is_hierarchy_file", "hierarchy_file_name", "arx_hierarchy_name",
+                     "hierarchy_file_names", "attribute_from_filename"], "._hierarchy_files"),
+    "one_request": "._search_plain",
     "generalization_promise": "._apply", "verified_as_written": "._apply",
-    "value_labels": "._hierarchy", "propose_hierarchy_files": "._hierarchy",
     "majority": "._utility_metrics",
     **dict.fromkeys(["PrivacyBudget", "SafePubResult", "exponential_mechanism", "node_score", "safepub"],
                     "._safepub"),
     **dict.fromkeys(["check_fraction", "resolve_hierarchies", "sensitive_codes"], "._lattice"),
-    **dict.fromkeys(["check_max_nodes", "check_nodes", "precheck_nodes"], "._limits"),
+    **dict.fromkeys(["check_max_nodes", "check_nodes", "precheck_nodes", "partial_fraction"], "._limits"),
 }
 
 # loaded on first use, so that a process answering from a lattice file never loads what

@@ -27,6 +27,7 @@ import numpy as np
 from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError, name_list
 from ..io import read_input_bytes
+from ._hierarchy_files import arx_hierarchy_name, hierarchy_file_name, is_hierarchy_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -276,7 +277,7 @@ def read_hierarchy(path: str | os.PathLike, attribute: str | None = None) -> Hie
 def _candidates(directory: Path, attribute: str) -> list[Path]:
     # not only regular files: a FIFO or folder named like the attribute's file is refused by
     # its kind when read, instead of being skipped as if the file were missing
-    files = [f for f in directory.iterdir() if f.suffix.lower() == ".csv"]
+    files = [f for f in directory.iterdir() if is_hierarchy_file(f)]
     exact = [f for f in files if f.stem == attribute]
     if exact:
         return exact
@@ -320,7 +321,7 @@ def propose_hierarchy_files(columns: Sequence[str], files: Sequence[str | os.Pat
     dict
         Column name -> its file, for the columns with one match (none or several: left out).
     """
-    paths = [Path(f) for f in files if Path(f).suffix.lower() == ".csv"]
+    paths = [Path(f) for f in files if is_hierarchy_file(f)]
     out: dict[str, Path] = {}
     for column in columns:
         found = _by_normalized_name(str(column), paths)
@@ -330,8 +331,8 @@ def propose_hierarchy_files(columns: Sequence[str], files: Sequence[str | os.Pat
 
 
 def find_hierarchy_file(directory: str | os.PathLike, attribute: str) -> Path:
-    """The file for ``attribute`` in ``directory``: ``<attribute>.csv`` or ARX's
-    ``<dataset>_hierarchy_<attribute>.csv``.
+    """The file for ``attribute`` in ``directory``: the CSV file named as the attribute, or ARX's
+    ``<dataset>_hierarchy_<attribute>`` (see ``_hierarchy_files``).
 
     Parameters
     ----------
@@ -350,15 +351,16 @@ def find_hierarchy_file(directory: str | os.PathLike, attribute: str) -> Path:
         raise DataError(f"hierarchy folder {str(d)!r} does not exist or is not a folder")
     found = _candidates(d, attribute)
     if not found:
-        names = sorted(f.name for f in d.iterdir() if f.suffix.lower() == ".csv")
+        names = sorted(f.name for f in d.iterdir() if is_hierarchy_file(f))
         raise DataError(
             f"no hierarchy file for attribute {attribute!r} in {str(d)!r} (looked for "
-            f"'{attribute}.csv' and '*_hierarchy_{attribute}.csv'); CSV files there: {name_list(names)}"
+            f"'{hierarchy_file_name(attribute)}' and '{arx_hierarchy_name(attribute)}'); CSV files there: "
+            f"{name_list(names)}"
         )
     if len(found) > 1:
         raise DataError(
             f"several hierarchy files could belong to attribute {attribute!r} in {str(d)!r}: "
-            f"{sorted(f.name for f in found)}; rename all but one to '{attribute}.csv'"
+            f"{sorted(f.name for f in found)}; rename all but one to '{hierarchy_file_name(attribute)}'"
         )
     return found[0]
 

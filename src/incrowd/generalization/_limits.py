@@ -285,3 +285,17 @@ def precheck_nodes(quasi_identifiers: Sequence[str], hierarchies, intervals, fra
         else:
             return
     check_nodes(depths, fraction, max_nodes)
+
+
+def partial_fraction(text: str | None) -> float:
+    """``--partial`` / the web's partial share: "0.3" or "30%" -> 0.3; None -> 1.0 (every node)."""
+    if text is None:
+        return 1.0
+    t = text.strip()
+    try:
+        value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 1:
+        raise ParameterError(f"--partial must be a share of the nodes in (0, 1] or (0%, 100%]; got {text!r}")
+    return value

@@ -182,6 +182,29 @@ class _Combos:
         self.row_of[row_index] = dest
 
 
+def _checked_request(data: pd.DataFrame, quasi_identifiers: Sequence[str] | str, k: int, missing_matches: str,
+                     limit: int | None) -> list[str]:
+    """The quasi-identifiers of a valid request; a ``ParameterError`` or ``DataError`` naming
+    what is wrong otherwise."""
+    if not isinstance(data, pd.DataFrame):
+        raise ParameterError(f"data must be a pandas DataFrame; got {type(data).__name__}")
+    qis = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers)
+    if not qis:
+        raise ParameterError("quasi_identifiers names no column")
+    absent = [c for c in qis if c not in data.columns]
+    if absent:
+        raise DataError(f"unknown quasi-identifier column(s) {name_list(absent)}; data has {name_list(data.columns)}")
+    if len(set(qis)) != len(qis):
+        raise ParameterError(f"quasi_identifiers names a column twice: {name_list(qis)}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ParameterError(f"k must be a positive integer; got {k!r}")
+    if missing_matches not in MISSING_MATCHES:
+        raise ParameterError(f"missing_matches must be one of {', '.join(MISSING_MATCHES)}; got {missing_matches!r}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0):
+        raise ParameterError(f"limit must be a number of cells >= 0 or None; got {limit!r}")
+    return qis
+
+
 def local_suppression(data: pd.DataFrame, quasi_identifiers: Sequence[str] | str, k: int, *,
                       importance: Sequence[int] | Mapping[str, int] | None = None,
                       missing_matches: str = "any", limit: int | None = None) -> LocalSuppressionResult:
@@ -215,22 +238,7 @@ def local_suppression(data: pd.DataFrame, quasi_identifiers: Sequence[str] | str
         matches of a row (verified to be at least k with the same meaning of missing).
     """
     t0 = time.perf_counter()
-    if not isinstance(data, pd.DataFrame):
-        raise ParameterError(f"data must be a pandas DataFrame; got {type(data).__name__}")
-    qis = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers)
-    if not qis:
-        raise ParameterError("quasi_identifiers names no column")
-    absent = [c for c in qis if c not in data.columns]
-    if absent:
-        raise DataError(f"unknown quasi-identifier column(s) {name_list(absent)}; data has {name_list(data.columns)}")
-    if len(set(qis)) != len(qis):
-        raise ParameterError(f"quasi_identifiers names a column twice: {name_list(qis)}")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ParameterError(f"k must be a positive integer; got {k!r}")
-    if missing_matches not in MISSING_MATCHES:
-        raise ParameterError(f"missing_matches must be one of {', '.join(MISSING_MATCHES)}; got {missing_matches!r}")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0):
-        raise ParameterError(f"limit must be a number of cells >= 0 or None; got {limit!r}")
+    qis = _checked_request(data, quasi_identifiers, k, missing_matches, limit)
     k = int(k)
     n = int(data.shape[0])
     imp = _importance(data, qis, importance)

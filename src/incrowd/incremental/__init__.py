@@ -33,6 +33,9 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     **dict.fromkeys(["VARSIGMA_MINUS", "Plan", "RuntimeModel", "critical_ratio", "deadline_ratio",
                      "earliest_finish", "fit_runtime_model", "optimal_ratio", "plan"], "._plan"),
     **dict.fromkeys(["STRATEGIES", "IncrementalMicroaggregation", "IncrementalRelease"], "._session"),
+    # the internal API (not in ``__all__``): the state file's lock wait and the strategy names,
+    # which the command line reads without loading the state
+    "DEFAULT_WAIT": "._lock", "describe_as": "._lock", "STRATEGY_NAMES": "._strategy_names",
 })
 
 __all__ = [

@@ -17,10 +17,11 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError
-from ..io import StatMeta, code_indices, tag_codes
+from ..io import StatMeta, code_indices, short_label, tag_codes
 
 _TYPE_WORDS = {"string": "text", "double": "numbers"}
-_FORMATS = {"spss": "SPSS (.sav)", "stata": "Stata (.dta)", "sas7bdat": "SAS (.sas7bdat)", "xport": "SAS transport (.xpt)"}
+#: the statistical formats a state may hold the labels of (the names of the format registry)
+_STATISTICAL = ("spss", "stata", "sas7bdat", "xport")
 
 
 def reconcile(state_meta: dict[str, Any] | None, state_rows: pd.DataFrame,
@@ -96,8 +97,8 @@ def _check_type(name: str, ours: dict | None, theirs: dict | None, state_column:
         if first is not None:
             shown = f" (data row {first + 1}: {values[first]!r})"
     # a file without a statistical file's types (CSV) holds every code as text
-    hint = (f"give it in the base's format, {_FORMATS[state_format]}" if theirs is None and ours
-            and state_format in _FORMATS else "recode it as the base is coded")
+    hint = (f"give it in the base's format, {short_label(state_format)}" if theirs is None and ours
+            and state_format in _STATISTICAL else "recode it as the base is coded")
     raise DataError(f"column {name!r} holds {_TYPE_WORDS[given]} in the increment{shown} but "
                     f"{_TYPE_WORDS[expected]} in the state; an increment keeps the state's column types ({hint})")
 

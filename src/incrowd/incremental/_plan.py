@@ -187,6 +187,20 @@ class RuntimeModel:
         }
 
 
+def _median_fit_seconds(X: np.ndarray, method: str, k: int, seed: int, repeats: int, params: dict) -> float:
+    """The median of ``repeats`` fits' own time on ``X``, without compiling: a kernel
+    specialization that the warm-up did not meet (another size takes another path) must not
+    bend the model."""
+    from ..microaggregation import make_estimator
+
+    times = []
+    for _ in range(repeats):
+        est = make_estimator(method, k, seed, **params)
+        est.fit(X)
+        times.append(est.seconds_)
+    return float(np.median(times))
+
+
 def fit_runtime_model(
     method: str = "mdav",
     k: int = 10,
@@ -228,7 +242,7 @@ def fit_runtime_model(
     RuntimeModel
         The fitted model, with the timings it was fitted on.
     """
-    from .._microaggregate import make_estimator
+    from ..microaggregation import make_estimator
 
     rng = np.random.default_rng(seed)
     if data is not None:
@@ -250,17 +264,7 @@ def fit_runtime_model(
         return pool[rng.choice(pool.shape[0], size=n, replace=False)]
 
     make_estimator(method, k, seed, **params).fit(sample(min(sizes)))  # compile and warm up
-    samples = []
-    for n in sorted(sizes):
-        X = sample(n)
-        times = []
-        for _ in range(repeats):
-            est = make_estimator(method, k, seed, **params)
-            est.fit(X)
-            # the fit's own time without compiling: a kernel specialization that the warm-up
-            # did not meet (another size takes another path) must not bend the model
-            times.append(est.seconds_)
-        samples.append((int(n), float(np.median(times))))
+    samples = [(int(n), _median_fit_seconds(sample(n), method, k, seed, repeats, params)) for n in sorted(sizes)]
     logn = np.log([n for n, _ in samples])
     logt = np.log([max(s, 1e-9) for _, s in samples])
     b, a = np.polyfit(logn, logt, 1)

@@ -30,9 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .._microaggregate import make_estimator, microaggregate
 from .._runtime import __version__, compile_clock
-from .._standardize import Standardizer
 from ..exceptions import DataError, DataWarning, IncrowdError, ParameterError, VerificationError
 from ..io import (
     Promise,
@@ -44,8 +42,9 @@ from ..io import (
     numeric_matrix,
     resolve_roles,
 )
-from ..microaggregation import check_k, group_size_stats, mdav_labels
+from ..microaggregation import check_k, group_size_stats, make_estimator, mdav_labels, microaggregate
 from ..privacy import KAnonymity, KAnonymityReport, ReleaseCheck, verify_k_anonymity
+from ..values import Standardizer
 from . import _agreement, _fingerprint, _layout, _mixed, _state
 from ._kernels import NO_SPLIT, SPLIT_END, SPLIT_MID, adjoin
 from ._lock import DEFAULT_WAIT, check_wait, state_lock
@@ -84,6 +83,51 @@ def _group_stats(Z: np.ndarray, labels: np.ndarray, n_groups: int):
     np.add.at(sums, labels, Z)
     np.add.at(sumsq, labels, Z * Z)
     return sizes, sums, sumsq
+
+
+def _new_state_file(path: str | os.PathLike, overwrite: bool) -> Path:
+    """The path of a state file to create: an existing one only when ``overwrite`` says so."""
+    target = Path(path)
+    if target.exists() and not overwrite:
+        raise DataError(
+            f"state file {str(target)!r} already exists; choose another name or overwrite it "
+            "explicitly (overwrite=True, CLI --force)"
+        )
+    return target
+
+
+def _check_base_options(k: int | None, keep_points: Any) -> None:
+    if k is None:
+        raise ParameterError("k is required (or a release specification, spec=, that names it)")
+    if not isinstance(keep_points, (bool, np.bool_)):
+        raise ParameterError(f"keep_points must be True or False; got {keep_points!r}")
+
+
+def _warn_labelled_passthrough(frame: pd.DataFrame, passthrough: Sequence[str]) -> None:
+    """Warn (at ``from_base``'s caller) that labelled columns pass through unprotected without a spec."""
+    labelled = [c for c in passthrough if ((frame.attrs.get("statfile") or {}).get("columns") or {})
+                .get(c, {}).get("value_labels")]
+    if labelled:
+        warnings.warn(
+            f"column(s) {', '.join(labelled)} carry value labels and pass through unchanged: the releases are "
+            "k-anonymous over the numeric quasi-identifiers only; give a release specification (CLI --spec, "
+            "API spec=) to protect categorical columns too", DataWarning, stacklevel=3)
+
+
+def _check_not_adjoined(seen_keys: pd.DataFrame, keys: pd.DataFrame) -> None:
+    """Refuse an increment holding an identifier value the state already holds."""
+    if keys.shape[1] == 0:
+        return
+    several = keys.shape[1] > 1
+    seen = pd.MultiIndex.from_frame(seen_keys) if several else pd.Index(seen_keys.iloc[:, 0])
+    new = pd.MultiIndex.from_frame(keys) if several else pd.Index(keys.iloc[:, 0])
+    again = new.isin(seen)
+    if again.any():
+        pos = int(np.flatnonzero(again)[0])
+        raise DataError(
+            f"identifier value {new[pos]!r} (increment data row {pos + 1}) is already in "
+            f"the state; {int(again.sum())} row(s) of this increment were adjoined before"
+        )
 
 
 def _check_unique_keys(keys: pd.DataFrame, what: str) -> None:
@@ -214,20 +258,12 @@ class IncrementalMicroaggregation:
         holding its writer lock; another writer holding it longer than ``wait`` seconds makes
         this raise :class:`~incrowd.StateLockedError`.
         """
-        target = Path(path)
-        if target.exists() and not overwrite:
-            raise DataError(
-                f"state file {str(target)!r} already exists; choose another name or overwrite it "
-                "explicitly (overwrite=True, CLI --force)"
-            )
+        target = _new_state_file(path, overwrite)
         wait = check_wait(wait)
         if spec is not None:
             return cls._from_spec(data, target, spec, base_dir, k, method, quasi_identifiers, identifiers,
                                   params, overwrite, wait)
-        if k is None:
-            raise ParameterError("k is required (or a release specification, spec=, that names it)")
-        if not isinstance(keep_points, (bool, np.bool_)):
-            raise ParameterError(f"keep_points must be True or False; got {keep_points!r}")
+        _check_base_options(k, keep_points)
         seed = _check_random_state(random_state)
         frame = _as_frame(data, "base data")
         make_estimator(method, 2, seed, **params)  # unknown method or parameter: fail first
@@ -247,8 +283,7 @@ class IncrementalMicroaggregation:
         print_key = None if ids else _fingerprint.new_key()
         prints = None if ids else _fingerprint.fingerprints(X, frame[list(roles.other)], print_key)
         sizes, sums, sumsq = _group_stats(Z, labels, result.n_groups)
-        centroids = sums / sizes[:, None]
-        base_sse = ((Z - centroids[labels]) ** 2).sum(axis=0)
+        base_sse = ((Z - (sums / sizes[:, None])[labels]) ** 2).sum(axis=0)  # around the centroids
         state = State(
             k=int(result.k), method=method, params=result.params, random_state=seed,
             quasi_identifiers=qis, identifiers=ids, passthrough_columns=list(roles.other),
@@ -266,13 +301,7 @@ class IncrementalMicroaggregation:
             incrowd_version=__version__, fingerprints=prints, fingerprint_key=print_key,
             layout=_layout.of_input(frame, list(roles.other)),
         )
-        labelled = [c for c in roles.other if ((frame.attrs.get("statfile") or {}).get("columns") or {})
-                    .get(c, {}).get("value_labels")]
-        if labelled:
-            warnings.warn(
-                f"column(s) {', '.join(labelled)} carry value labels and pass through unchanged: the releases are "
-                "k-anonymous over the numeric quasi-identifiers only; give a release specification (CLI --spec, "
-                "API spec=) to protect categorical columns too", DataWarning, stacklevel=2)
+        _warn_labelled_passthrough(frame, roles.other)
         return cls._created(state, target, wait, overwrite, _state.save_and_read)
 
     @classmethod
@@ -544,8 +573,9 @@ class IncrementalMicroaggregation:
                 "values, pass --allow-duplicates (API allow_duplicates=True)"
             )
 
-    def _add_locked(self, data, strategy: str, inertial: bool, k: int | None,
-                    allow_duplicates: bool) -> dict[str, Any]:
+    def _check_add(self, strategy: str, k: int | None) -> None:
+        """Refuse an increment the state cannot adjoin: another k, or a splitting strategy on a
+        state kept without the rows' values."""
         st = self._state
         if k is not None and k != st.k:
             raise ParameterError(
@@ -558,6 +588,11 @@ class IncrementalMicroaggregation:
                 f"file {str(self.path)!r} was built without them (keep_points=False); use 'nn' "
                 "or '2mdav'"
             )
+
+    def _add_locked(self, data, strategy: str, inertial: bool, k: int | None,
+                    allow_duplicates: bool) -> dict[str, Any]:
+        st = self._state
+        self._check_add(strategy, k)
         frame, statfile = _agreement.reconcile(st.layout.get("statfile"), st.passthrough,
                                                self._increment_frame(data))
         layout = _layout.with_statfile(st.layout, statfile, frame[st.passthrough_columns])
@@ -565,16 +600,7 @@ class IncrementalMicroaggregation:
         Z = Standardizer(st.mean, st.scale).transform(X)  # overflow-safe at the float64 limit
         keys = frame[st.identifiers].reset_index(drop=True)
         _check_unique_keys(keys, "increment")
-        if st.identifiers:
-            seen = pd.MultiIndex.from_frame(st.keys) if len(st.identifiers) > 1 else pd.Index(st.keys.iloc[:, 0])
-            new = pd.MultiIndex.from_frame(keys) if len(st.identifiers) > 1 else pd.Index(keys.iloc[:, 0])
-            again = new.isin(seen)
-            if again.any():
-                pos = int(np.flatnonzero(again)[0])
-                raise DataError(
-                    f"identifier value {new[pos]!r} (increment data row {pos + 1}) is already in "
-                    f"the state; {int(again.sum())} row(s) of this increment were adjoined before"
-                )
+        _check_not_adjoined(st.keys, keys)
         prints, n_duplicates = self._duplicates(X, frame, allow_duplicates)
 
         n_old, n_new, g0, m = st.n_rows, Z.shape[0], st.n_groups, Z.shape[1]
@@ -766,22 +792,7 @@ class IncrementalMicroaggregation:
             "verification": verification,
             **st.distinct_summary(),
         }
-        if compare:
-            original = pd.DataFrame(Standardizer(st.mean, st.scale).inverse_transform(st.points),
-                                    columns=st.quasi_identifiers)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the base run has reported constant columns
-                one_shot = microaggregate(original, st.k, st.method, random_state=st.random_state,
-                                          **st.params)
-            d = float(one_shot.information_loss)
-            one_shot_seconds = float(one_shot.seconds)
-            report.update({
-                "D": d,
-                "delta": dist["DT"] / d - 1.0 if d > 0 else None,
-                "seconds_one_shot": one_shot_seconds,
-                "tau0": t0 / one_shot_seconds if one_shot_seconds > 0 else None,
-                "tau_plus": t_plus / one_shot_seconds if one_shot_seconds > 0 else None,
-            })
+        report.update(self._against_one_shot(dist["DT"], t0, t_plus) if compare else {})
         if output is not None:
             from ..io import write_release
 
@@ -796,6 +807,25 @@ class IncrementalMicroaggregation:
 
             write_release(release, output, promise, sep=sep, inputs=(self.path,), then=verified)
         return IncrementalRelease(table=release, verification=verification, _summary=report)
+
+    def _against_one_shot(self, distortion: float, t0: float, t_plus: float) -> dict[str, Any]:
+        """All rows microaggregated at once with the base method: its loss D, delta = DT/D - 1
+        and the relative times tau0, tau+."""
+        st = self._state
+        original = pd.DataFrame(Standardizer(st.mean, st.scale).inverse_transform(st.points),
+                                columns=st.quasi_identifiers)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the base run has reported constant columns
+            one_shot = microaggregate(original, st.k, st.method, random_state=st.random_state, **st.params)
+        d = float(one_shot.information_loss)
+        t = float(one_shot.seconds)
+        return {
+            "D": d,
+            "delta": distortion / d - 1.0 if d > 0 else None,
+            "seconds_one_shot": t,
+            "tau0": t0 / t if t > 0 else None,
+            "tau_plus": t_plus / t if t > 0 else None,
+        }
 
     def _publish_mixed(self, output, compare: bool, sep, then, spec, base_dir) -> IncrementalRelease:
         st = self._state

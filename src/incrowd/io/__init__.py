@@ -17,16 +17,19 @@ need of reading and writing from here, never from the ``_`` modules, also loaded
   ``mark_changed``, ``coded_reason`` (why a column holds codes of categories),
   ``statfile_shape`` (rows and columns from the header alone),
   ``tag_codes`` (user-missing codes put back into NaN cells);
-- DuckDB files (``_duckdb_file``): ``read_database``, ``write_database``, ``damaged``;
+- DuckDB files (``_duckdb_file``): ``read_database``, ``write_database``, ``damaged``,
+  ``DATABASE_SUFFIX`` (the suffix of a state or lattice file incrowd names itself);
 - strict JSON (``_json``): ``json_dumps``;
 - a release verified on the written file (``_written``): ``Promise``, ``Verification``,
   ``in_memory``, ``verify_frame``, ``write_release``;
 - file formats (``_formats``, one module per format): ``FORMATS``, ``Format``, ``format_of``,
-  ``suffixes``, ``describe_formats``, ``upload_accept``, ``mime_types``, ``statistical_suffixes``, ``register_format``,
+  ``suffix`` (a format's first suffix: the one a file incrowd names itself ends with),
+  ``short_label`` (``SPSS (.sav)``), ``suffixes``, ``describe_formats``, ``upload_accept``,
+  ``mime_types``, ``statistical_suffixes``, ``register_format``,
   ``unregister_format``: what the CLI help, the web upload and the spec read instead of their own
   suffix lists;
 - modules given whole: ``arrow_types`` (Arrow types kept through Parquet and DuckDB),
-  ``compression`` (compressed input).
+  ``compression`` (compressed input; ``compression.suffix("gzip")`` is a compression's suffix).
 """
 
 from __future__ import annotations
@@ -65,10 +68,10 @@ _INTERNAL = {
     "NA_HELP": "._na_values",
     **dict.fromkeys(["StatMeta", "check_writable", "code_indices", "mark_changed", "coded_reason"], "._statfiles"),
     "statfile_shape": "._statfiles:shape",
-    **dict.fromkeys(["read_database", "write_database", "damaged"], "._duckdb_file"),
+    **dict.fromkeys(["read_database", "write_database", "damaged", "DATABASE_SUFFIX"], "._duckdb_file"),
     "tag_codes": "._statfiles:_tag_cells",
     "json_dumps": "._json:dumps",
-    **dict.fromkeys(["FORMATS", "Format", "format_of", "suffixes", "describe_formats", "upload_accept",
+    **dict.fromkeys(["FORMATS", "Format", "format_of", "suffix", "short_label", "suffixes", "describe_formats", "upload_accept",
                      "mime_types", "statistical_suffixes", "register_format", "unregister_format"], "._formats"),
     **dict.fromkeys(["Promise", "Verification", "in_memory", "verify_frame", "write_release"], "._written"),
 }

@@ -26,6 +26,11 @@ FORMATS: dict[str, tuple[str, bytes]] = {
 }
 
 
+def suffix(kind: str) -> str:
+    """The file name suffix of a compression: ``suffix("gzip")`` is ``".gz"``."""
+    return FORMATS[kind][0]
+
+
 def by_name(path: str | Path) -> str | None:
     """The compression a file name asks for (``data.csv.xz`` -> ``'xz'``), or None."""
     name = Path(path).name.lower()

@@ -63,6 +63,9 @@ def write_database(target: Path, meta: Mapping[str, Any], frames: Mapping[str, p
 
 
 #: how to make each kind of file, for the refusal of a file of another kind (a CSV, say)
+#: the suffix of the DuckDB files incrowd writes (the incremental state, a lattice)
+DATABASE_SUFFIX = ".duckdb"
+
 _MAKE = {"lattice file": "build one with `incrowd lattice build`",
          "state file": "create one with `incrowd incremental base`"}
 

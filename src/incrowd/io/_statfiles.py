@@ -518,9 +518,27 @@ def _rescaled(series, info: dict, fmt: str, same: bool, name, formats: dict, mea
         formats[name] = f"%{m.group(1)}{width + wanted - decimals}.{wanted}f{m.group(5)}"
 
 
+def _with_missing_codes(series, codes: list, fmt: str):
+    """A numeric column whose tagged missing cells hold their user-missing codes again, as the
+    format writes them (SPSS: the code's number; Stata: its extended missing value)."""
+    import numpy as np
+    import pandas as pd
+
+    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    index = code_indices(values)
+    if fmt == "spss":
+        return pd.Series(np.where(index >= 0, np.take(np.asarray(codes, dtype=np.float64), np.maximum(index, 0)),
+                                  values))
+    if fmt == "stata":
+        coded = values.astype(object)
+        for i in np.flatnonzero(index >= 0):
+            coded[i] = codes[index[i]]
+        return pd.Series(coded, dtype=object)
+    return series
+
+
 def write(frame, tmp: str, fmt: str, shown: str) -> None:
     """Write ``frame`` to ``tmp`` as ``fmt`` (the user's name for it is ``shown``)."""
-    import numpy as np
     import pandas as pd
     import pyreadstat
 
@@ -555,16 +573,7 @@ def write(frame, tmp: str, fmt: str, shown: str) -> None:
             value_labels[name] = fit
         codes = info.get("missing_codes") if kept and same else None
         if codes and numeric:
-            values = series.to_numpy(dtype=np.float64, na_value=np.nan)
-            index = code_indices(values)
-            if fmt == "spss":
-                series = pd.Series(np.where(index >= 0, np.take(np.asarray(codes, dtype=np.float64),
-                                                                np.maximum(index, 0)), values))
-            elif fmt == "stata":
-                coded = values.astype(object)
-                for i in np.flatnonzero(index >= 0):
-                    coded[i] = codes[index[i]]
-                series = pd.Series(coded, dtype=object)
+            series = _with_missing_codes(series, codes, fmt)
         if kept and same and info.get("missing") and fmt in ("spss", "stata"):
             if fmt == "spss" and "ranges" in info["missing"]:
                 missing[name] = [lo if lo == hi else {"lo": lo, "hi": hi} for lo, hi in info["missing"]["ranges"]]

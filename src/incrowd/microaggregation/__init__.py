@@ -11,12 +11,18 @@ microaggregate, the incremental state, the Dask backend and compiling ahead take
 that no other package names a private module of this one: the parameter checks and
 ``as_quasi_identifier_matrix`` of ``_base``, ``heap_sort_range``, the MDAV, Mondrian and ONA*
 kernels they run (``mdav_labels``, ``directions`` and its rules, ``ona_star_fast_labels``), and
-``lower_bound`` (public as ``incrowd.lower_bound``).
+``lower_bound`` (public as ``incrowd.lower_bound``); and, loaded on first use (they need the I/O
+and the verifiers), the one-call :func:`microaggregate` (public as ``incrowd.microaggregate``),
+:class:`MicroaggregationResult`, ``make_estimator``, ``check_distributed_method`` and
+``method_names``; the joint clustering of ``publish`` (``joint_labels``, ``group_lca``).
 """
 
 from __future__ import annotations
 
-from .._methods import METHOD_CLASSES
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+from .._runtime import METHOD_CLASSES
+from .._runtime import lazy as _lazy
 from ._base import MAX_ROUNDS as MAX_ROUNDS
 from ._base import MicroaggregationEstimator
 from ._base import as_quasi_identifier_matrix as as_quasi_identifier_matrix
@@ -38,8 +44,28 @@ from .ona._ona_star_fast import SMALL_CLUSTERS as SMALL_CLUSTERS
 from .ona._ona_star_fast import ona_star_fast_labels as ona_star_fast_labels
 from .refine import Refine
 
+if _TYPE_CHECKING:
+    from ._microaggregate import MicroaggregationResult as MicroaggregationResult
+    from ._microaggregate import check_distributed_method as check_distributed_method
+    from ._microaggregate import make_estimator as make_estimator
+    from ._microaggregate import method_names as method_names
+    from ._microaggregate import microaggregate as microaggregate
+    from .joint._joint import group_lca as group_lca
+    from .joint._joint import joint_labels as joint_labels
+
+#: the internal API loaded on first use: microaggregate and what it shares with publish, the
+#: incremental state and the Dask backend (importing it loads the I/O and the verifiers)
+_INTERNAL = {
+    **dict.fromkeys(["microaggregate", "MicroaggregationResult", "make_estimator", "check_distributed_method",
+                     "method_names"], "._microaggregate"),
+    # the joint clustering publish's joint strategy runs
+    "group_lca": ".joint._joint", "joint_labels": ".joint._joint",
+}
+
+__getattr__, __dir__ = _lazy.attach(__name__, _INTERNAL)
+
 #: method name (as used by the API, the CLI and the web UI) -> estimator class; the names and their
-#: order come from the one table, ``incrowd._methods.METHOD_CLASSES``
+#: order come from the one table, ``incrowd._runtime.METHOD_CLASSES``
 METHODS: dict[str, type[MicroaggregationEstimator]] = {
     name: globals()[cls] for name, cls in METHOD_CLASSES.items()
 }

@@ -14,11 +14,11 @@ import time
 import numpy as np
 import pandas as pd
 
-from .._methods import MAX_ROUNDS, MAX_RUNS  # noqa: F401  (kept here for ona/ona.py, mondrian/mona.py; the CLI reads them cheaply)
-from .._runtime import compile_clock
-from .._standardize import Standardizer, group_means
+from .._runtime import MAX_ROUNDS, MAX_RUNS, compile_clock  # noqa: F401  (kept here for ona/ona.py, mondrian/mona.py; the CLI reads them cheaply)
 from ..exceptions import DataError, IncrowdError, ParameterError
 from ..io import numeric_matrix
+from ..values import Standardizer, group_means
+from ._measures import information_loss
 from ._estimator import ClusterTags, Estimator
 from ._measures import information_loss
 

@@ -232,7 +232,7 @@ def _distinct(Z):
 
 
 def _standardized(data):
-    from .._standardize import Standardizer
+    from ..values import Standardizer
     from ._base import as_quasi_identifier_matrix
 
     values, names = as_quasi_identifier_matrix(data)
@@ -242,6 +242,24 @@ def _standardized(data):
         warnings.simplefilter("ignore")  # a constant column is reported by the methods, not here
         scaler = Standardizer.fit(values, names)
     return scaler.transform(values)
+
+
+def _candidates(Y: np.ndarray, k: int):
+    """``(d2, nbr, rev, far2, runs, iterations)``: each distinct row's candidate partners (squared
+    distances, ids, the reverse lists for the pair multipliers, the stand-in distance beyond
+    them), the ascent's (step, pair step) runs and its default number of iterations."""
+    P = Y.shape[0]
+    if P <= _ALL_ROWS_MAX:
+        # every other row is a candidate: no stand-in values at max(u), which would otherwise
+        # cap the ascent (a row priced high anywhere lowers every row's stand-ins)
+        d2, nbr = _all_pairs(Y)
+        # with and without the pair multipliers: they raised L by 1-11 % on Census, Tarragona
+        # and EIA, and lowered it by 0.1 % on Gaussian noise (300 x 4), so both run
+        return (d2, nbr, _reverse(nbr), np.full(P, np.inf), [(_STEP_ALL_ROWS, _STEP_PAIRS), (_STEP_ALL_ROWS, 0.0)],
+                _ITERATIONS_ALL_ROWS)
+    d2, nbr, far2 = _nearest(Y, min(P - 1, max(_CANDIDATES_PER_K * k, 2 * k)))
+    # no pair multipliers: a pair need not be listed both ways
+    return d2, nbr, np.empty((P, 0), np.int32), far2, [(step, 0.0) for step in _STEPS], _ITERATIONS
 
 
 def lower_bound(data, k: int, *, iterations: int | None = None) -> float:
@@ -305,8 +323,7 @@ def lower_bound(data, k: int, *, iterations: int | None = None) -> float:
     Z = _standardized(data)
     n = Z.shape[0]
     k = check_k(k, n)
-    if iterations is not None:
-        iterations = check_int(iterations, "iterations", 0, 100_000)
+    iterations = None if iterations is None else check_int(iterations, "iterations", 0, 100_000)
     total = float((Z * Z).sum())  # SST: Z has mean 0
     if total == 0.0:
         return 0.0
@@ -314,21 +331,8 @@ def lower_bound(data, k: int, *, iterations: int | None = None) -> float:
     P = Y.shape[0]
     if P == 1:  # one distinct row (values equal up to rounding): every grouping loses nothing
         return 0.0
-    if iterations is None:
-        iterations = _ITERATIONS_ALL_ROWS if P <= _ALL_ROWS_MAX else _ITERATIONS
-    if P <= _ALL_ROWS_MAX:
-        # every other row is a candidate: no stand-in values at max(u), which would otherwise
-        # cap the ascent (a row priced high anywhere lowers every row's stand-ins)
-        d2, nbr = _all_pairs(Y)
-        rev = _reverse(nbr)
-        far2 = np.full(P, np.inf)
-        # with and without the pair multipliers: they raised L by 1-11 % on Census, Tarragona
-        # and EIA, and lowered it by 0.1 % on Gaussian noise (300 x 4), so both run
-        runs = [(_STEP_ALL_ROWS, _STEP_PAIRS), (_STEP_ALL_ROWS, 0.0)]
-    else:
-        d2, nbr, far2 = _nearest(Y, min(P - 1, max(_CANDIDATES_PER_K * k, 2 * k)))
-        rev = np.empty((P, 0), np.int32)  # no pair multipliers: a pair need not be listed both ways
-        runs = [(step, 0.0) for step in _STEPS]
+    d2, nbr, rev, far2, runs, default_iterations = _candidates(Y, k)
+    iterations = default_iterations if iterations is None else iterations
     # the per-row nearest-neighbour bound (u = 0)
     bound = base = _ascent(d2, nbr, rev, far2, w, k, 0, 0.0, 0.0)
     if iterations > 0:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
-from .. import _small
-from .._standardize import group_means, standardize
+from .._runtime import small as _small
+from ..values import group_means, standardize
 from ..exceptions import ParameterError
 
 if TYPE_CHECKING:

@@ -16,7 +16,9 @@ name, type, default, meaning, choices), ``spec_key(section, name)``, ``SPEC_SECT
 ``RISK_TARGET_KEYS``, ``REPORT_MEANINGS``, and the report verdict's thresholds (the spec's
 ``[report]`` table): ``REPORT_THRESHOLDS`` (the defaults), ``REPORT_HIGHER_IS_BETTER`` and
 ``report_thresholds(values, where)``, which the report reads too; ``spec_to_toml(spec)``, a
-spec as TOML text that :func:`load_spec` reads back (the report's risk map and the web show it).
+spec as TOML text that :func:`load_spec` reads back (the report's risk map and the web show it);
+``summary_lines(info)``, a release summary's lines as ``incrowd publish`` prints them and the web
+shows them.
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
@@ -41,6 +43,12 @@ _INTERNAL = {
     "release_promise": "._release:_promise",
     "enforce_sensitive": "._release:_enforce_sensitive",
     "check_suppression": "._release:_check_suppression",
+    # the summary lines the command line and the web both show
+    "summary_lines": "._summary_lines",
+    # the web's Publish page: the spec's vocabularies, its check of the lattice size, the
+    # example spec's notes and proposed limits
+    "MISSING_NUMERIC": "._spec", "ROLES": "._spec", "check_spec_nodes": "._gtm",
+    "column_notes": "._example", "proposed_limit": "._example",
 }
 
 __getattr__, __dir__ = _lazy.attach(__name__, {

@@ -23,8 +23,7 @@ def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
     """Blank cells for ``choice`` (a :class:`~incrowd.publishing._gtm.GtmChoice`, updated in
     place: every row kept but those of too small patterns, classes with the blanks); returns the
     blanked cells per categorical column (booleans per row)."""
-    from ..generalization._local_suppression import local_suppression
-    from ..generalization._negotiate import max_suppression_count
+    from ..generalization import local_suppression, max_suppression_count
 
     spec = prep.spec
     names = list(prep.categorical)

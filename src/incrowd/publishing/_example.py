@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import IncrowdError
-from ..generalization import DEFAULT_MAX_NODES, max_suppression_count, node_count
+from ..generalization import DEFAULT_MAX_NODES, hierarchy_file_name, is_hierarchy_file, max_suppression_count, node_count
 from ..io import NA_VALUES, code_indices, coded_reason
 from ._gtm import lattice_depths, no_hierarchy, top_suppression
 from ._prepare import prepare
@@ -345,11 +345,11 @@ def _allowed_to_blank(data: pd.DataFrame, spec: dict, base: Path | None,
 
 
 def hierarchy_files_in(folder: str | os.PathLike) -> list[Path]:
-    """The ``.csv`` files of ``folder`` and of its ``hierarchies`` subfolder (none if absent)."""
+    """The hierarchy (CSV) files of ``folder`` and of its ``hierarchies`` subfolder (none if absent)."""
     out: list[Path] = []
     for place in (Path(folder), Path(folder) / "hierarchies"):
         if place.is_dir():
-            out += sorted(f for f in place.iterdir() if f.suffix.lower() == ".csv" and f.is_file())
+            out += sorted(f for f in place.iterdir() if is_hierarchy_file(f) and f.is_file())
     return out
 
 
@@ -396,7 +396,7 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
         "# allow_full_suppression = false  # forbid a column published as \"*\" in every row (allowed by default)",
         "",
         "[columns]",
-        "# roles: identifier (dropped), numeric, categorical (add hierarchy = \"file.csv\"),",
+        f"# roles: identifier (dropped), numeric, categorical (add hierarchy = \"{hierarchy_file_name('file')}\"),",
         "#        sensitive (protected by l and t), weight (a survey weight: kept, never a quasi-identifier),",
         "#        household (the household id: kept unchanged, never a quasi-identifier),",
         "#        other (passes through unchanged)",

@@ -752,7 +752,7 @@ def microaggregate_classes(prep: Prepared, choice: GtmChoice) -> np.ndarray:
     # without a numeric column every class is one group: loading the methods (a second or so in
     # a fresh process) is left out, unless [method_params] asks for its check
     if prep.numeric or spec.method_params:
-        from .._microaggregate import make_estimator
+        from ..microaggregation import make_estimator
 
         estimator = make_estimator(spec.method, spec.k, spec.random_state, **spec.method_params)
         estimator._check_params()

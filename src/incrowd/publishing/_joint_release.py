@@ -8,7 +8,7 @@ import numpy as np
 
 from .._runtime import check_cancelled
 from ..exceptions import ParameterError
-from ..microaggregation.joint._joint import group_lca, joint_labels
+from ..microaggregation import group_lca, joint_labels
 from ._prepare import Prepared
 
 
@@ -34,7 +34,7 @@ def joint_groups(prep: Prepared):
         next_id += int(local.max()) + 1
     suppressed = int((groups < 0).sum())
     if suppressed:
-        from ..generalization._negotiate import max_suppression_count
+        from ..generalization import max_suppression_count
 
         limit = max_suppression_count(spec.max_suppression, prep.n)
         if suppressed > limit:

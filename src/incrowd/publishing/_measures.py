@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..generalization._hierarchy import Hierarchy
+from ..generalization import Hierarchy
 
 
 def numeric_information_loss(Z: np.ndarray, groups: np.ndarray) -> float:

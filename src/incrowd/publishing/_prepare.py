@@ -9,14 +9,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._standardize import Standardizer
 from ..exceptions import DataError, ParameterError, cell_text
-from ..generalization._cells import as_value_labels as _as_value_labels
-from ..generalization._cells import encode_cells as _encode
-from ..generalization._cells import match_mode
-from ..generalization._cells import qi_labels as _qi_labels
-from ..generalization._hierarchy import Hierarchy, hierarchy_from_rows, read_hierarchy
+from ..generalization import Hierarchy, hierarchy_from_rows, match_mode, read_hierarchy
+from ..generalization import as_value_labels as _as_value_labels
+from ..generalization import encode_cells as _encode
+from ..generalization import qi_labels as _qi_labels
 from ..io import column_numbers
+from ..values import Standardizer
 from ._risk_targets import check_target_weights
 from ._spec import ReleaseSpec, check_columns
 
@@ -173,7 +172,7 @@ def _standardize(X: np.ndarray, names: list[str]) -> np.ndarray:
 def _hierarchy(column: pd.Series, column_spec, name: str) -> Hierarchy:
     path = column_spec.hierarchy
     if column_spec.intervals is not None:
-        from ..generalization._hierarchy import interval_hierarchy
+        from ..generalization import interval_hierarchy
 
         numbers = pd.to_numeric(column, errors="coerce")
         bad = numbers.isna() & column.notna()

@@ -17,7 +17,7 @@ from ._prepare import Prepared
 
 def recode(prep: Prepared, name: str) -> dict[str, Any] | None:
     """The recode of generalized column ``name`` (None for a column of text: it stays text)."""
-    from ..generalization._cells import recode_groups
+    from ..generalization import recode_groups
 
     # level 0 as the release spells it (the data's codes), the groups as the hierarchy names them
     return recode_groups(prep.frame[name], prep.data_hierarchies[name])
@@ -79,6 +79,6 @@ def allows_full_suppression(spec, name: str) -> bool:
 
 def attach(table: pd.DataFrame, prep: Prepared, names) -> None:
     """Record in ``table.attrs`` the recode of each generalized column in ``names``."""
-    from ..generalization._cells import attach_recodes
+    from ..generalization import attach_recodes
 
     attach_recodes(table, {name: recode(prep, name) for name in names})

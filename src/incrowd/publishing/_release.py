@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from .._runtime import compile_clock
-from .._standardize import group_means
 from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
+from ..values import group_means
 from . import _measures, _models
 from ._prepare import Prepared, prepare
 from ._spec import ReleaseSpec, load_spec

@@ -290,7 +290,7 @@ def suppress_groups(prep, groups: np.ndarray, levels_per_row: Mapping[str, np.nd
         if not above.any():
             break
         groups[np.isin(groups, np.unique(groups[keep[above]]))] = -1
-    from ..generalization._negotiate import max_suppression_count
+    from ..generalization import max_suppression_count
 
     allowed = max_suppression_count(prep.spec.max_suppression, n)
     suppressed = int((groups < 0).sum())

@@ -138,20 +138,8 @@ def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], *, l: in
     unchanged. Memory: a groups x values count matrix per sensitive column while it stays under
     2**24 cells; above, each group keeps the values it takes (O(n), slower partner choices).
     """
-    lab = np.asarray(labels)
-    if lab.ndim != 1 or (lab.size and not np.issubdtype(lab.dtype, np.integer)):
-        raise ParameterError(f"labels must be one integer group id per row; got shape {lab.shape}")
+    lab, pts = _checked_inputs(labels, points, l, t)
     n = lab.shape[0]
-    pts = np.asarray(points, dtype=np.float64)
-    if pts.ndim == 1:
-        pts = pts.reshape(n, -1) if pts.size else np.zeros((n, 0))
-    if pts.ndim != 2 or pts.shape[0] != n:
-        raise ParameterError(f"points must be one row of features per label ({n}); got shape {pts.shape}")
-    if l is not None and (isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 1):
-        raise ParameterError(f"l must be a positive integer; got {l!r}")
-    if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating))
-                          or not 0 < t <= 1):
-        raise ParameterError(f"t must be a number in (0, 1]; got {t!r}")
     new_labels = lab.astype(np.int64, copy=True)
     failed = np.zeros(n, dtype=bool)
     if n == 0 or not sensitive or (l is None and t is None):
@@ -208,6 +196,25 @@ def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], *, l: in
             break
         parent = up
     return ids[parent[group]], failed
+
+
+def _checked_inputs(labels, points, l, t) -> tuple[np.ndarray, np.ndarray]:
+    """(labels, points as one row of floats per label), or a ``ParameterError`` naming what is wrong."""
+    lab = np.asarray(labels)
+    if lab.ndim != 1 or (lab.size and not np.issubdtype(lab.dtype, np.integer)):
+        raise ParameterError(f"labels must be one integer group id per row; got shape {lab.shape}")
+    n = lab.shape[0]
+    pts = np.asarray(points, dtype=np.float64)
+    if pts.ndim == 1:
+        pts = pts.reshape(n, -1) if pts.size else np.zeros((n, 0))
+    if pts.ndim != 2 or pts.shape[0] != n:
+        raise ParameterError(f"points must be one row of features per label ({n}); got shape {pts.shape}")
+    if l is not None and (isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 1):
+        raise ParameterError(f"l must be a positive integer; got {l!r}")
+    if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating))
+                          or not 0 < t <= 1):
+        raise ParameterError(f"t must be a number in (0, 1]; got {t!r}")
+    return lab, pts
 
 
 def _group_blocks(blocks, group: np.ndarray, n_groups: int, n: int) -> tuple[np.ndarray, int]:

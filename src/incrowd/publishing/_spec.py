@@ -1,41 +1,9 @@
 """The release specification: privacy targets, one role per column, how missing values are met.
 
-Given as a TOML file (or TOML text) or as the same structure as a Python dict::
-
-    [privacy]
-    k = 5
-    l = 2                 # optional: distinct l-diversity of every sensitive attribute
-    t = 0.3               # optional: t-closeness (earth mover's distance) of every sensitive attribute
-    max_suppression = "1%"
-    strategy = "generalize-then-microaggregate"   # or "joint"
-    method = "mdav"       # any microaggregation method; its parameters in [method_params]
-    allow_full_suppression = true    # the default, as ARX's search: a quasi-identifier may reach its top
-                                     # ("*" in every row) when that loses least; false forbids it
-                                     # (also per column: race = { ..., allow_full_suppression = false })
-    suppression = "rows"  # or "cells": blank single categorical cells instead (local suppression),
-                          # with missing_matches = "itself" | "any", importance = { sex = 1, ... }
-                          # (1 = the most important column, blanked last) and max_suppressed_cells
-    max_individual_risk = 0.1   # optional risk targets, with a "weight" column: each row's
-    max_global_risk = 0.01      # re-identification risk in the population (sdcMicro's indivRisk),
-                                # their mean, and max_expected_reidentifications (their sum)
-    metric = "loss"       # what the chosen node minimizes; metric_weights = { education = 2 } weighs
-                          # categorical columns in loss, entropy and precision
-
-    [columns]
-    respondent = "identifier"
-    age = "numeric"
-    sex = { role = "categorical", hierarchy = "hierarchies/sex.csv" }
-    hours = { role = "categorical", intervals = [5, 10, 20] }   # nested bins, then "*"
-    native-country = { role = "categorical" }     # no hierarchy: a value or "*"
-    income = "sensitive"
-    fnlwgt = "weight"     # a survey weight: passes through, never a QI, weights the risk measures
-    hid = "household"     # the household id: passes through unchanged, never a QI
-    education = { role = "categorical", hierarchy = "education.csv", match = "label" }   # or "code"
-    level = { role = "sensitive", ordered = ["low", "mid", "high"] }   # an ordinal's order for t
-    # every other column: "other" (passes through unchanged)
-
-    [missing]
-    numeric = "error"     # or "separate"
+Given as a TOML file (or TOML text) or as the same structure as a Python dict: the
+``[privacy]``, ``[columns]``, ``[missing]`` and ``[report]`` tables, with an example in
+docs/guide/publishing.md and every key in docs/guide/spec-reference.md (generated from
+``_spec_keys.SPEC_KEYS``); ``incrowd publish DATA --example-spec`` writes a starting one.
 
 Every mistake is refused with a message that names the key, the column or the TOML line.
 """
@@ -400,7 +368,7 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
     if strategy not in PUBLISH_STRATEGIES:
         raise ParameterError(f"{source}: strategy must be one of {', '.join(PUBLISH_STRATEGIES)}; got {strategy!r}")
     method = privacy.get("method", "mdav")
-    from .._methods import METHOD_NAMES
+    from .._runtime import METHOD_NAMES
 
     if not isinstance(method, str) or method not in METHOD_NAMES:
         raise ParameterError(f"{source}: unknown method {method!r}; known methods: {', '.join(METHOD_NAMES)}")
@@ -424,7 +392,7 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
     allow_full = privacy.get("allow_full_suppression", True)
     if not isinstance(allow_full, bool):
         raise ParameterError(f"{source}: allow_full_suppression must be true or false; got {allow_full!r}")
-    from ..generalization._utility_metrics import METRICS
+    from ..generalization import METRICS
 
     metric = privacy.get("metric", "loss")
     if metric not in METRICS:
@@ -639,7 +607,7 @@ def _columns(raw: Mapping[str, Any], root: Path, source: str) -> dict[str, Colum
                 if not isinstance(widths, (list, tuple)) or not widths:
                     raise ParameterError(f"{source}: column {name!r}: intervals must be a list of positive "
                                          f"widths, each a multiple of the one before (e.g. [5, 10, 20]); got {widths!r}")
-                from ..generalization._hierarchy import check_widths
+                from ..generalization import check_widths
 
                 try:
                     check_widths(list(widths), str(name))

@@ -15,7 +15,13 @@ if _TYPE_CHECKING:
     from ._report import Report, report
     from ._risk_api import RiskResult, risk
 
+#: the internal API (not public, not in ``__all__``): ``risk_lines(result, output)``, a risk
+#: summary's lines as ``incrowd risk`` prints them and the web's Risk step shows them; the
+#: headline figures (``summary_points``) the web charts; the parser of the verdict's threshold
+#: options (``parse_threshold_flags``)
+_INTERNAL = {"risk_lines": "._summary", "summary_points": "._summary", "parse_threshold_flags": "._verdict"}
+
 __getattr__, __dir__ = _lazy.attach(__name__, {"report": "._report", "Report": "._report",
-                                                   "risk": "._risk_api", "RiskResult": "._risk_api"})
+                                                   "risk": "._risk_api", "RiskResult": "._risk_api", **_INTERNAL})
 
 __all__ = ["report", "Report", "risk", "RiskResult"]

@@ -427,6 +427,79 @@ def _sq_mahalanobis(xs: np.ndarray, loc: np.ndarray, cov: np.ndarray) -> np.ndar
     return np.einsum("ij,ij->i", z, z)
 
 
+def _rmd_risks(xs: np.ndarray, xms: np.ndarray, cov: np.ndarray, k: float, k2: float) -> dict:
+    """risk1, risk2 and their weighted forms: the masked records inside their original's
+    interval of k robust Mahalanobis distances (and, for risk2, with no other masked record
+    within k2)."""
+    n = xs.shape[0]
+    centred = xs - xs.mean(axis=0)
+    # the inverse times the rows, as R's mahalanobis() computes it: on an ill-conditioned
+    # scatter a solve() would round differently from sdcMicro in the 9th digit
+    md = np.einsum("ij,ij->i", centred @ np.linalg.inv(cov), centred)
+    rmd = np.sqrt(np.maximum(md, 0.0)) * 0.05
+    lo = xs - k * rmd[:, None]
+    hi = xs + k * rmd[:, None]
+    with np.errstate(invalid="ignore"):
+        inside = ((xms > lo) & (xms < hi)).any(axis=1)
+    w1 = np.flatnonzero(inside)
+    if w1.size:
+        nearest = _nearest_other(xms, w1, float(k2))
+        w2 = w1[nearest > k2]
+    else:
+        w2 = w1
+    return {
+        "risk1": float(w1.size / n),
+        "risk2": float(w2.size / n),
+        "wrisk1": float(w1.size * rmd[w1].sum() / n),
+        "wrisk2": float(w2.size * rmd[w2].sum() / n),
+        "k": float(k),
+        "k2": float(k2),
+    }
+
+
+def _rmd_pair(original, masked) -> tuple[np.ndarray, np.ndarray]:
+    """The numeric original and masked tables dRiskRMD compares: no missing value, more rows
+    than columns + 1, and a spread in every original column."""
+    x, xm = _numeric_pair(original, masked)
+    _no_missing(x, "original")
+    _no_missing(xm, "masked")
+    n, p = x.shape
+    if n <= p + 1:
+        raise DataError(f"dRiskRMD needs more rows than columns + 1 for a robust covariance; got {n} rows and {p} columns")
+    const = np.flatnonzero(x.std(axis=0) == 0)
+    if const.size:
+        raise DataError(f"original column {int(const[0])} is constant; dRiskRMD needs a spread in every column")
+    return x, xm
+
+
+def _rmd_covariance(xs: np.ndarray, covariance, random_state, support_fraction, max_rows) -> np.ndarray:
+    """The robust (MCD) covariance of the scaled original, or the one given; refused where it is
+    singular."""
+    p = xs.shape[1]
+    cov = None
+    if covariance is not None:
+        cov = np.asarray(covariance, dtype=np.float64)
+        if cov.shape != (p, p) or not np.isfinite(cov).all():
+            raise ParameterError(f"covariance must be a finite {p} x {p} matrix; got shape {cov.shape}")
+    else:
+        try:
+            with warnings.catch_warnings():
+                # scikit-learn warns about rank and determinant; the singular case is reported below
+                warnings.simplefilter("ignore", UserWarning)
+                warnings.simplefilter("ignore", RuntimeWarning)
+                cov = _mcd_covariance(xs, random_state, support_fraction, max_rows)
+        except (np.linalg.LinAlgError, ValueError):  # ValueError: most rows equal, a zero support scatter
+            cov = None
+    eig = np.linalg.eigvalsh(cov) if cov is not None else np.zeros(1)
+    if cov is None or not eig[0] > 1e-12 * max(eig[-1], 1e-300):
+        # sdcMicro stops when solve() fails on an exactly singular scatter and, near it, gives
+        # figures that swing with the MCD's random subsets: neither is a measure
+        raise DataError("the robust covariance of the original columns is singular (a column is a linear "
+                        "combination of others, or most rows lie on a hyperplane); dRiskRMD needs "
+                        "linearly independent columns: leave one of the dependent columns out")
+    return cov
+
+
 def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_state: int = 0,
               mcd_support_fraction: float | None = None, mcd_max_rows: int = 5000,
               covariance=None) -> dict:
@@ -488,61 +561,11 @@ def drisk_rmd(original, masked, k: float = 0.7, k2: float = 0.05, *, random_stat
     for name, v in (("k", k), ("k2", k2)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
             raise ParameterError(f"{name} must be a finite number >= 0; got {v!r}")
-    x, xm = _numeric_pair(original, masked)
-    _no_missing(x, "original")
-    _no_missing(xm, "masked")
-    n, p = x.shape
-    if n <= p + 1:
-        raise DataError(f"dRiskRMD needs more rows than columns + 1 for a robust covariance; got {n} rows and {p} columns")
-    const = np.flatnonzero(x.std(axis=0) == 0)
-    if const.size:
-        raise DataError(f"original column {int(const[0])} is constant; dRiskRMD needs a spread in every column")
+    x, xm = _rmd_pair(original, masked)
     xs = _scale(x)
     xms = _scale(xm)
-    cov = None
-    if covariance is not None:
-        cov = np.asarray(covariance, dtype=np.float64)
-        if cov.shape != (p, p) or not np.isfinite(cov).all():
-            raise ParameterError(f"covariance must be a finite {p} x {p} matrix; got shape {cov.shape}")
-    else:
-        try:
-            with warnings.catch_warnings():
-                # scikit-learn warns about rank and determinant; the singular case is reported below
-                warnings.simplefilter("ignore", UserWarning)
-                warnings.simplefilter("ignore", RuntimeWarning)
-                cov = _mcd_covariance(xs, random_state, mcd_support_fraction, mcd_max_rows)
-        except (np.linalg.LinAlgError, ValueError):  # ValueError: most rows equal, a zero support scatter
-            cov = None
-    eig = np.linalg.eigvalsh(cov) if cov is not None else np.zeros(1)
-    if not eig[0] > 1e-12 * max(eig[-1], 1e-300):
-        # sdcMicro stops when solve() fails on an exactly singular scatter and, near it, gives
-        # figures that swing with the MCD's random subsets: neither is a measure
-        raise DataError("the robust covariance of the original columns is singular (a column is a linear "
-                        "combination of others, or most rows lie on a hyperplane); dRiskRMD needs "
-                        "linearly independent columns: leave one of the dependent columns out")
-    centred = xs - xs.mean(axis=0)
-    # the inverse times the rows, as R's mahalanobis() computes it: on an ill-conditioned
-    # scatter a solve() would round differently from sdcMicro in the 9th digit
-    md = np.einsum("ij,ij->i", centred @ np.linalg.inv(cov), centred)
-    rmd = np.sqrt(np.maximum(md, 0.0)) * 0.05
-    lo = xs - k * rmd[:, None]
-    hi = xs + k * rmd[:, None]
-    with np.errstate(invalid="ignore"):
-        inside = ((xms > lo) & (xms < hi)).any(axis=1)
-    w1 = np.flatnonzero(inside)
-    if w1.size:
-        nearest = _nearest_other(xms, w1, float(k2))
-        w2 = w1[nearest > k2]
-    else:
-        w2 = w1
-    return {
-        "risk1": float(w1.size / n),
-        "risk2": float(w2.size / n),
-        "wrisk1": float(w1.size * rmd[w1].sum() / n),
-        "wrisk2": float(w2.size * rmd[w2].sum() / n),
-        "k": float(k),
-        "k2": float(k2),
-    }
+    cov = _rmd_covariance(xs, covariance, random_state, mcd_support_fraction, mcd_max_rows)
+    return _rmd_risks(xs, xms, cov, k, k2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -756,20 +779,28 @@ def record_linkage(original, masked, *, max_assignment: int = 5000, sample: int 
         return out
     if n <= max_assignment:
         out["global"] = {"share": _assignment_share(xs, xms), "method": "exact", "rows": int(n)}
-        return out
+    else:
+        out["global"] = _sampled_assignment(xs, xms, rng, int(sample), int(repeats), int(random_state))
+    return out
+
+
+def _sampled_assignment(xs: np.ndarray, xms: np.ndarray, rng: np.random.Generator, sample: int, repeats: int,
+                        random_state: int) -> dict:
+    """The global linkage's share over ``repeats`` random samples of ``sample`` rows (the same
+    rows of both tables), with a 95 % confidence interval of the mean (t quantile)."""
     from scipy import stats
 
-    m = min(int(sample), n)
+    n = xs.shape[0]
+    m = min(sample, n)
     shares = []
-    for _ in range(int(repeats)):
+    for _ in range(repeats):
         rows = np.sort(rng.choice(n, size=m, replace=False))
         shares.append(_assignment_share(xs[rows], xms[rows]))
     s = np.asarray(shares)
     mean = float(s.mean())
     half = float(stats.t.ppf(0.975, s.size - 1) * s.std(ddof=1) / math.sqrt(s.size))
-    out["global"] = {"share": mean, "method": "sampled", "rows": int(m), "repeats": int(repeats),
-                     "ci95": [mean - half, mean + half], "random_state": int(random_state)}
-    return out
+    return {"share": mean, "method": "sampled", "rows": int(m), "repeats": repeats,
+            "ci95": [mean - half, mean + half], "random_state": random_state}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError, WorkBudgetExceeded, cell_text
+from ..io import FORMATS, suffix
 from ..privacy import sample_risk as sample
 
 #: the k of the k-anonymity violations counted in the summary
@@ -176,7 +177,7 @@ class RiskResult:
         from ..io import write_table
 
         if output_kind(path) != "records":
-            raise ParameterError(f"{path}: the records are written as .csv or .parquet")
+            raise ParameterError(f"{path}: the records are written as {_RECORD_SUFFIXES}")
         write_table(self.records_table(), path, sep=",", inputs=(*inputs, *self._source))
 
     def _riskiest(self, count: int, value_labels: bool = False) -> list[dict[str, Any]]:
@@ -197,7 +198,7 @@ def _key_values(top: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     file by its value label (else its code): the figures count it as a value of its own, so it is
     shown as one, not as a missing value. Returns the same keys with every code that has a value
     label spelled by it, as a reader knows them (the HTML page and the web show these)."""
-    from ..generalization._cells import as_value_labels, qi_labels
+    from ..generalization import as_value_labels, qi_labels
 
     spelled = top.copy()
     for j, q in enumerate(top.columns):
@@ -222,9 +223,13 @@ def _plain(value):
     return value
 
 
-#: what ``write`` writes, by the file's extension (a CSV may be compressed: ``.csv.gz``)
-_KINDS = {".html": "html", ".htm": "html", ".json": "json", ".csv": "records", ".parquet": "records",
-          ".pq": "records"}
+#: what ``write`` writes, by the file's extension: the report, or every record's measures in
+#: one of the I/O registry's formats (a CSV may be compressed)
+_REPORTS = {".html": "html", ".htm": "html", ".json": "json"}
+_RECORDS = ("csv", "parquet")
+_KINDS = {**_REPORTS, **{s: "records" for name in _RECORDS for s in FORMATS[name].suffixes}}
+#: the records' suffixes, as messages list them
+_RECORD_SUFFIXES = " or ".join(suffix(name) for name in _RECORDS)
 
 
 def output_kind(path: str | os.PathLike) -> str:
@@ -234,13 +239,15 @@ def output_kind(path: str | os.PathLike) -> str:
 
     whole = os.path.basename(os.fspath(path)).lower()
     name = compression.strip_suffix(whole)
-    suffix = os.path.splitext(name)[1]
-    kind = None if is_stdout(path) else _KINDS.get(suffix)
+    extension = os.path.splitext(name)[1]
+    kind = None if is_stdout(path) else _KINDS.get(extension)
     if kind is None:
-        raise ParameterError(f"{os.fspath(path)}: the risk is written as .html, .json, .csv or .parquet "
+        raise ParameterError(f"{os.fspath(path)}: the risk is written as .html, .json, {_RECORD_SUFFIXES} "
                              "(the report, or every record's measures); name such a file")
-    if name != whole and suffix != ".csv":
-        raise ParameterError(f"{os.fspath(path)}: only a .csv is written compressed (.csv.gz, ...)")
+    csv = suffix("csv")
+    if name != whole and extension != csv:
+        raise ParameterError(f"{os.fspath(path)}: only a {csv} is written compressed "
+                             f"({csv}{compression.suffix('gzip')}, ...)")
     return kind
 
 

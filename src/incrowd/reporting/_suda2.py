@@ -106,28 +106,12 @@ def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01,
         Run under a cancel token (a web job) that was cancelled: the search stops within
         :data:`_CHECK_EVERY` steps.
     """
-    if not isinstance(keys, pd.DataFrame):
-        raise ParameterError(f"keys must be a pandas DataFrame; got {type(keys).__name__}")
-    if isinstance(dis_fraction, bool) or not isinstance(dis_fraction, (int, float, np.floating, np.integer)) \
-            or not (0.0 < float(dis_fraction) <= 1.0):
-        raise ParameterError(f"dis_fraction must be a number in (0, 1]; got {dis_fraction!r}")
-    if not isinstance(original_scores, (bool, np.bool_)):
-        raise ParameterError(f"original_scores must be true or false; got {original_scores!r}")
-    n, m = keys.shape
-    if m == 0:
-        raise ParameterError("keys has no columns; suda2 needs at least one key variable")
-    if m > _MAX_KEYS:
-        raise ParameterError(f"keys has {m} columns; suda2 takes at most {_MAX_KEYS} key variables")
-    largest = m if max_size is None else _count("max_size", max_size, 1)
-    budget = WORK_BUDGET if work_budget is None else _count("work_budget", work_budget, 0)
+    largest, budget = _checked_options(keys, dis_fraction, original_scores, max_size, work_budget)
+    n, keys_given = keys.shape
     if n == 0:
         return np.zeros(0), np.zeros(0)
-    codes, raw = _encode(keys, missing)  # one row per variable
-    if m < 3:  # sdcMicro's wrapper adds constant columns: its C++ search needs three variables
-        pad = 3 - m
-        codes = np.vstack([codes, np.zeros((pad, n), dtype=np.int32)])
-        raw = np.vstack([raw, np.ones((pad, n), dtype=np.int64)])
-        m = 3
+    codes, raw = _three_keys_at_least(*_encode(keys, missing))  # one row per variable
+    m = codes.shape[0]
     # most values first: groups split early, and the sets with most supersets hold fewest records
     cards = codes.max(axis=1).astype(np.int64) + 1
     order = np.argsort(-cards, kind="stable")
@@ -139,7 +123,6 @@ def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01,
     score = np.zeros(n)
     candidates = int(np.count_nonzero(sizes == 1))
     if candidates:  # no record is unique on a subset unless unique on all keys
-        keys_given = keys.shape[1]
         estimate = candidates * key_sets(keys_given, largest)
         if budget and estimate > budget:
             raise WorkBudgetExceeded(_over_budget(keys_given, largest, candidates, budget, estimate))
@@ -155,6 +138,36 @@ def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01,
             raise WorkBudgetExceeded(_over_budget(keys_given, largest, candidates, budget))
         score[rows] = counts.astype(np.float64) @ weights
     return score, _dis_scores(score, raw, full, sizes, m, float(dis_fraction))
+
+
+def _three_keys_at_least(codes: np.ndarray, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The keys' codes and values, with constant keys added up to three, as sdcMicro's wrapper
+    adds them: its C++ search needs three variables."""
+    pad, n = 3 - codes.shape[0], codes.shape[1]
+    if pad <= 0:
+        return codes, raw
+    return (np.vstack([codes, np.zeros((pad, n), dtype=np.int32)]),
+            np.vstack([raw, np.ones((pad, n), dtype=np.int64)]))
+
+
+def _checked_options(keys, dis_fraction, original_scores, max_size, work_budget) -> tuple[int, int]:
+    """(the largest MSU searched, the work budget) of a valid call; a ``ParameterError`` naming
+    the parameter otherwise."""
+    if not isinstance(keys, pd.DataFrame):
+        raise ParameterError(f"keys must be a pandas DataFrame; got {type(keys).__name__}")
+    if isinstance(dis_fraction, bool) or not isinstance(dis_fraction, (int, float, np.floating, np.integer)) \
+            or not (0.0 < float(dis_fraction) <= 1.0):
+        raise ParameterError(f"dis_fraction must be a number in (0, 1]; got {dis_fraction!r}")
+    if not isinstance(original_scores, (bool, np.bool_)):
+        raise ParameterError(f"original_scores must be true or false; got {original_scores!r}")
+    m = keys.shape[1]
+    if m == 0:
+        raise ParameterError("keys has no columns; suda2 needs at least one key variable")
+    if m > _MAX_KEYS:
+        raise ParameterError(f"keys has {m} columns; suda2 takes at most {_MAX_KEYS} key variables")
+    largest = m if max_size is None else _count("max_size", max_size, 1)
+    budget = WORK_BUDGET if work_budget is None else _count("work_budget", work_budget, 0)
+    return largest, budget
 
 
 def key_sets(m: int, max_size: int) -> int:

@@ -1,4 +1,5 @@
-"""The report's headline figures, shared by the report, its HTML page and the web UI."""
+"""The report's headline figures, shared by the report, its HTML page and the web UI; and the
+lines of a risk summary, as ``incrowd risk`` prints them and the web's Risk step shows them."""
 
 from __future__ import annotations
 
@@ -49,3 +50,45 @@ def summary_points(risk: dict, utility: dict) -> dict[str, float]:
     if categorical.get("suppressed_share"):
         points["suppressed share"] = float(categorical["suppressed_share"])
     return points
+
+
+def risk_lines(result, output=None) -> list[tuple[str, str]]:
+    """The lines ``incrowd risk`` prints and the web's Risk step shows: a :class:`RiskResult`'s
+    summary, and where its report was written (``output``)."""
+    s, about = result.summary(), result.about
+    lines = [("rows", f"{about['rows']}"),
+             ("global risk", f"{s['global_risk']:.6g} ({s['global_risk_percent']:.4g} %)"),
+             ("expected re-identifications", f"{s['expected_reidentifications']:.4g}"),
+             ("highest individual risk", f"{s['highest_individual_risk']:.4g}"),
+             (f"records above {about['threshold']:g}", f"{s['records_above_threshold']}"),
+             ("sample uniques", f"{s['sample_uniques']}"),
+             ("k violations", ", ".join(f"k={k}: {v}" for k, v in s["k_violations"].items()))]
+    if "household_risk" in s:
+        lines.append(("household risk", f"{s['household_risk']:.6g} (expected "
+                                         f"{s['household_expected_reidentifications']:.4g})"))
+    if "highest_suda_dis_score" in s:
+        lines.append(("SUDA2", f"{s['suda_records_with_msu']} records with special uniques, highest DIS "
+                               f"score {s['highest_suda_dis_score']:.4g}"
+                               + (f" (MSUs of up to {about['suda_max_size']} key{'s' if about['suda_max_size'] > 1 else ''})"
+                                  if about.get("suda_max_size") else "")))
+    elif "suda_skipped" in s:
+        lines.append(("SUDA2", "skipped: " + s["suda_skipped"].removeprefix("SUDA2 ")))
+    elif about.get("suda") is False:
+        lines.append(("SUDA2", "left out"))
+    uniqueness = s.get("population_uniqueness")
+    if isinstance(uniqueness, dict):
+        def share(model: str) -> str:
+            value, count = uniqueness.get(model), uniqueness.get(f"{model}_uniques")
+            if value is None or count is None:
+                return "-"
+            # a population of 1e300 has counts of 300 digits: beyond 1e12 in short form
+            return f"{100 * value:.3g} % ({count:,.0f})" if count < 1e12 else f"{100 * value:.3g} % ({count:.3g})"
+
+        chosen = uniqueness.get("dankar_model") or ("no estimate" if uniqueness.get("sample_uniques")
+                                                    else "no sample uniques")
+        lines.append(("population uniques", f"{share('dankar')} by Dankar's rule ({chosen}); "
+                                            f"Pitman {share('pitman')}, Zayatz {share('zayatz')}, "
+                                            f"SNB {share('snb')}"))
+    if output is not None:
+        lines.append(("written", str(output)))
+    return lines

@@ -75,7 +75,7 @@ def information_loss_pairwise(original: np.ndarray, masked: np.ndarray) -> float
     if X.size == 0:
         return 0.0
     if np.isfinite(X).all() and np.isfinite(Y).all():
-        from .._standardize import Standardizer
+        from ..values import Standardizer
 
         with warnings.catch_warnings():  # a constant column is reported by the report itself
             warnings.simplefilter("ignore")
@@ -515,7 +515,7 @@ def _published_levels(hierarchy, original: pd.Series, distinct: tuple[np.ndarray
     that reads at several levels is one node, the highest its rows need; ``one_level`` (the
     release generalized the column to one level, as publish's generalize-then-microaggregate
     does): the highest any row of the column needs."""
-    from ..generalization._cells import encode_cells  # missing cells as the release met them
+    from ..generalization import encode_cells  # missing cells as the release met them
 
     pub = published[rows]
     size = max(len(vocabulary.words), 1)
@@ -570,17 +570,24 @@ def _published_levels(hierarchy, original: pd.Series, distinct: tuple[np.ndarray
     inverse = np.asarray(inverse).ravel()
     stray = (pair_level < 0) & (pair_pub != SUPPRESSED_LABEL) & (pair_label != SUPPRESSED_LABEL)
     if stray.any():
-        i = int(np.flatnonzero(stray[inverse])[0])
-        word = vocabulary.word(pub[i])
-        label = (labels or {}).get(word)
-        # a labelled file's code is shown with its label: the curator recognises the band, not the code
-        shown = f"{word!r} (labelled {label!r})" if label is not None and label != word else repr(word)
-        raise DataError(
-            f"column {name!r}, data row {int(rows[i]) + 1}: published value {shown} is not a "
-            f"generalization of the original {cell_text(original.iloc[int(rows[i])])!r} in hierarchy "
-            f"{hierarchy.source}"
-        )
+        raise _not_a_generalization(int(np.flatnonzero(stray[inverse])[0]), hierarchy, original, pub, vocabulary,
+                                    rows, name, labels)
     return inverse, pair_level, pair_code0
+
+
+def _not_a_generalization(i: int, hierarchy, original: pd.Series, pub: np.ndarray, vocabulary: _Vocabulary,
+                          rows: np.ndarray, name: str, labels: Mapping[str, str] | None) -> DataError:
+    """The error naming the row (the ``i``-th of ``rows``) whose published value no level of the
+    hierarchy gives for its original."""
+    word = vocabulary.word(pub[i])
+    label = (labels or {}).get(word)
+    # a labelled file's code is shown with its label: the curator recognises the band, not the code
+    shown = f"{word!r} (labelled {label!r})" if label is not None and label != word else repr(word)
+    return DataError(
+        f"column {name!r}, data row {int(rows[i]) + 1}: published value {shown} is not a "
+        f"generalization of the original {cell_text(original.iloc[int(rows[i])])!r} in hierarchy "
+        f"{hierarchy.source}"
+    )
 
 
 def _spelled_labels(labels: Mapping | None) -> dict[str, str] | None:
@@ -724,40 +731,15 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         frequencies[name] = _frequencies(np.where(orig_missing, words.missing, orig), shown[published_rows], words,
                                          {**known, **(released or {})} or None)
         rows = np.flatnonzero(published_rows & ~orig_missing)
-        cost_withheld = float(np.count_nonzero(withheld & ~orig_missing))
-        counted = rows.size
         h = hierarchies.get(name)
         if h is not None:
-            distinct = None if orig_values is None else (orig_codes, orig_values)
-            pair, level, code0 = _published_levels(h, orig_col, distinct, pub, words, rows, name,
-                                                   released, one_level)
-            top = h.max_level
-            cell_suppressed = level < 0
-            # each pair's figures, then every row's by indexing: the row-wise sums are unchanged
-            lv = np.where(cell_suppressed, top, level)[pair]
-            height[name] = float(np.mean(lv / top)) if rows.size and top > 0 else (0.0 if rows.size else None)
-            # costed by publish's own NCP (its release summary's categorical_ncp), row by row:
-            # a suppressed cell as published above the top level, a withheld row as suppressed
-            row_level = np.where(cell_suppressed, top + 1, level)[pair]
-            row_code0 = np.asarray(code0, dtype=np.int64)[pair]
-            ncp[name] = categorical_ncp({name: h}, {name: row_code0}, {name: row_level},
-                                        np.ones(rows.size, dtype=bool)) if rows.size else None
-            valued = np.flatnonzero(~orig_missing)
-            at = np.searchsorted(valued, rows)
-            all_level = np.zeros(valued.size, dtype=np.int64)
-            all_code0 = np.zeros(valued.size, dtype=np.int64)
-            all_level[at], all_code0[at] = row_level, row_code0
-            ncp_all[name] = categorical_ncp({name: h}, {name: all_code0}, {name: all_level},
-                                            published_rows[valued]) if valued.size else None
-            continue
-        kept_same = same[rows]
-        kept_supp = is_star[rows]
-        # without a hierarchy: unchanged costs 0, suppressed 1, any other recoding is unknown
-        total = None if np.any(~kept_same & ~kept_supp) else float(np.count_nonzero(kept_supp))
-        # None when nothing is published (or the recoding is unknown): there is no value to cost
-        ncp[name] = total / counted if total is not None and counted else None
-        everyone = counted + cost_withheld
-        ncp_all[name] = (total + cost_withheld) / everyone if total is not None and everyone else None
+            pair, level, code0 = _published_levels(h, orig_col, None if orig_values is None else (orig_codes, orig_values),
+                                                   pub, words, rows, name, released, one_level)
+            height[name], ncp[name], ncp_all[name] = _hierarchy_costs(h, name, pair, level, code0, rows, orig_missing,
+                                                                      published_rows)
+        else:
+            ncp[name], ncp_all[name] = _costs_without_hierarchy(same[rows], is_star[rows],
+                                                                float(np.count_nonzero(withheld & ~orig_missing)))
     covered = [c for c, v in ncp.items() if v is not None]
     covered_all = [c for c, v in ncp_all.items() if v is not None]
     defined_h = [v for v in height.values() if v is not None]
@@ -776,6 +758,44 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         "mean_ncp_all_rows": float(np.mean([ncp_all[c] for c in covered_all])) if covered_all else None,
         "frequencies": frequencies,
     }
+
+
+def _hierarchy_costs(h, name: str, pair: np.ndarray, level: np.ndarray, code0: np.ndarray, rows: np.ndarray,
+                     orig_missing: np.ndarray, published_rows: np.ndarray) -> tuple[float | None, ...]:
+    """(mean height, NCP over the published rows, NCP over all rows) of a column with a
+    hierarchy, from each (original, published) pair's level (:func:`_published_levels`)."""
+    top = h.max_level
+    cell_suppressed = level < 0
+    # each pair's figures, then every row's by indexing: the row-wise sums are unchanged
+    lv = np.where(cell_suppressed, top, level)[pair]
+    height = float(np.mean(lv / top)) if rows.size and top > 0 else (0.0 if rows.size else None)
+    # costed by publish's own NCP (its release summary's categorical_ncp), row by row:
+    # a suppressed cell as published above the top level, a withheld row as suppressed
+    row_level = np.where(cell_suppressed, top + 1, level)[pair]
+    row_code0 = np.asarray(code0, dtype=np.int64)[pair]
+    ncp = categorical_ncp({name: h}, {name: row_code0}, {name: row_level},
+                          np.ones(rows.size, dtype=bool)) if rows.size else None
+    valued = np.flatnonzero(~orig_missing)
+    at = np.searchsorted(valued, rows)
+    all_level = np.zeros(valued.size, dtype=np.int64)
+    all_code0 = np.zeros(valued.size, dtype=np.int64)
+    all_level[at], all_code0[at] = row_level, row_code0
+    ncp_all = categorical_ncp({name: h}, {name: all_code0}, {name: all_level},
+                              published_rows[valued]) if valued.size else None
+    return height, ncp, ncp_all
+
+
+def _costs_without_hierarchy(kept_same: np.ndarray, kept_supp: np.ndarray,
+                             cost_withheld: float) -> tuple[float | None, float | None]:
+    """(NCP over the published rows, NCP over all rows) of a column without a hierarchy:
+    unchanged costs 0, suppressed 1, any other recoding is unknown (None)."""
+    counted = kept_same.size
+    total = None if np.any(~kept_same & ~kept_supp) else float(np.count_nonzero(kept_supp))
+    # None when nothing is published (or the recoding is unknown): there is no value to cost
+    ncp = total / counted if total is not None and counted else None
+    everyone = counted + cost_withheld
+    ncp_all = (total + cost_withheld) / everyone if total is not None and everyone else None
+    return ncp, ncp_all
 
 
 def _check_hierarchies(hierarchies: Mapping | None, columns) -> None:
@@ -932,6 +952,38 @@ def _fit_classifier(train: pd.DataFrame, test: pd.DataFrame, target, features, n
     return {"accuracy": float(np.mean(pred == truth)), "classes_seen": int(classes.size)}
 
 
+def _train_test_rows(n: int, test_size: float, random_state: int, max_train_rows: int | None,
+                     max_test_rows: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """(training rows, test rows) of ``n`` complete rows: a seeded random split, each part cut
+    to its cap."""
+    n_test = int(np.ceil(test_size * n))
+    if n - n_test < 2 or n_test < 1:
+        raise DataError(f"{n} complete row(s): too few to train and test a model")
+    order = np.random.default_rng(random_state).permutation(n)
+    test_rows, train_rows = order[:n_test], order[n_test:]
+    if max_train_rows is not None:
+        train_rows = train_rows[:max(int(max_train_rows), 2)]
+    if max_test_rows is not None:
+        test_rows = test_rows[:max(int(max_test_rows), 1)]
+    return train_rows, test_rows
+
+
+def _check_model_request(original, release, target: str, features: list[str], test_size: float) -> None:
+    """Refuse tables that do not align or lack a column, and a test share outside (0, 1)."""
+    if not isinstance(original, pd.DataFrame) or not isinstance(release, pd.DataFrame):
+        raise ParameterError("original and release must be DataFrames")
+    if len(original) != len(release):
+        raise DataError(f"original has {len(original)} rows and release {len(release)}; rows must align")
+    for col in [target, *features]:
+        for side, frame in (("original", original), ("release", release)):
+            if col not in frame.columns:
+                raise DataError(f"column {col!r} is not in the {side}")
+    if target in features:
+        raise ParameterError(f"target {target!r} is also listed among the features")
+    if not 0 < test_size < 1:
+        raise ParameterError(f"test_size must lie strictly between 0 and 1; got {test_size!r}")
+
+
 def model_utility(original: pd.DataFrame, release: pd.DataFrame, target: str, features: list[str], *,
                   random_state: int = 0, test_size: float = 0.3, task: str | None = None,
                   max_train_rows: int | None = 200_000, max_test_rows: int | None = 100_000) -> dict:
@@ -966,19 +1018,8 @@ def model_utility(original: pd.DataFrame, release: pd.DataFrame, target: str, fe
        the held-out test rows of the original, scored against the ORIGINAL target:
        R^2 and RMSE plus the coefficients side by side (regression), accuracy (classification).
     """
-    if not isinstance(original, pd.DataFrame) or not isinstance(release, pd.DataFrame):
-        raise ParameterError("original and release must be DataFrames")
-    if len(original) != len(release):
-        raise DataError(f"original has {len(original)} rows and release {len(release)}; rows must align")
     features = list(features)
-    for col in [target, *features]:
-        for side, frame in (("original", original), ("release", release)):
-            if col not in frame.columns:
-                raise DataError(f"column {col!r} is not in the {side}")
-    if target in features:
-        raise ParameterError(f"target {target!r} is also listed among the features")
-    if not 0 < test_size < 1:
-        raise ParameterError(f"test_size must lie strictly between 0 and 1; got {test_size!r}")
+    _check_model_request(original, release, target, features, test_size)
     cols = [target, *features]
     original = _numbers_where_they_parse(original[cols])
     release = _numbers_where_they_parse(release[cols])
@@ -993,16 +1034,7 @@ def model_utility(original: pd.DataFrame, release: pd.DataFrame, target: str, fe
     rel = release[cols].reset_index(drop=True)
     keep = ~(orig.isna().any(axis=1) | rel.isna().any(axis=1)).to_numpy()
     orig, rel = orig[keep].reset_index(drop=True), rel[keep].reset_index(drop=True)
-    n = len(orig)
-    n_test = int(np.ceil(test_size * n))
-    if n - n_test < 2 or n_test < 1:
-        raise DataError(f"{n} complete row(s): too few to train and test a model")
-    order = np.random.default_rng(random_state).permutation(n)
-    test_rows, train_rows = order[:n_test], order[n_test:]
-    if max_train_rows is not None:
-        train_rows = train_rows[:max(int(max_train_rows), 2)]
-    if max_test_rows is not None:
-        test_rows = test_rows[:max(int(max_test_rows), 1)]
+    train_rows, test_rows = _train_test_rows(len(orig), test_size, random_state, max_train_rows, max_test_rows)
     n_test = int(test_rows.size)
     numeric_orig = {f for f in features if _is_number(orig[f])}
     numeric_rel = {f for f in features if _is_number(rel[f])}

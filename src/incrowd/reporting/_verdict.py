@@ -447,7 +447,7 @@ def _shown(column: pd.Series) -> pd.Series:
     """A column's cells as a driver counts and names them: by value label where a statistical
     file gave the column labels (a user-missing code, a value of its own, by its label or its
     code), else as text; missing where the cell is."""
-    from ..generalization._cells import as_value_labels, qi_labels, value_label_map
+    from ..generalization import as_value_labels, qi_labels, value_label_map
 
     if not value_label_map(column):
         return pd.Series(column).astype(str)

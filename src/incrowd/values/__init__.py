@@ -11,6 +11,11 @@ report.
   :func:`user_missing_codes`), :func:`sensitive_order` and :func:`sensitive_codes` (a missing
   value one code after every present one).
 
+- the clustering's scaling (internal, loaded on first use): :class:`Standardizer`,
+  :func:`standardize` and :func:`group_means`, the overflow-safe scaling every clustering runs on
+  and the centroids in the data's units, which the estimators, ``publish``, the incremental
+  state, the report and the information-loss measures share.
+
 The public API is :func:`match_counts`, :data:`MISSING_MATCHES` and :func:`sensitive_codes`; the
 rest is the internal API other packages count with (the ``name as name`` imports).
 
@@ -20,6 +25,9 @@ and below the privacy models, the algorithms and the report, which all count val
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+from .._runtime import lazy as _lazy
 from ._matching import MISSING_MATCHES, match_counts
 from ._matching import quasi_identifier_codes as quasi_identifier_codes
 from ._matching import radix_rows as radix_rows
@@ -29,5 +37,13 @@ from ._sensitive import sensitive_codes
 from ._sensitive import sensitive_keys as sensitive_keys
 from ._sensitive import sensitive_order as sensitive_order
 from ._sensitive import user_missing_codes as user_missing_codes
+
+if _TYPE_CHECKING:
+    from ._standardize import Standardizer as Standardizer
+    from ._standardize import group_means as group_means
+    from ._standardize import standardize as standardize
+
+__getattr__, __dir__ = _lazy.attach(__name__, dict.fromkeys(["Standardizer", "standardize", "group_means"],
+                                                            "._standardize"))
 
 __all__ = ["MISSING_MATCHES", "match_counts", "sensitive_codes"]

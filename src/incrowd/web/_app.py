@@ -20,8 +20,18 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from .._runtime import __version__
 from ..datasets import load_census
 from ..exceptions import DataError, IncrowdError
-from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
-from ..io import FORMATS, describe_formats, format_of, statistical_suffixes, suffixes, upload_accept, write_table
+from ..generalization import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
+from ..io import (
+    FORMATS,
+    compression,
+    describe_formats,
+    format_of,
+    statistical_suffixes,
+    suffixes,
+    upload_accept,
+    write_table,
+)
+from ..io import suffix as format_suffix
 from ..microaggregation import METHODS
 from . import _jobs, _microaggregation, _negotiation, _pool, _publish, _report, _risk
 from ._body_limit import BodyLimit
@@ -50,7 +60,7 @@ _PREVIEW_ROWS = 10
 
 def _safe_name(filename: str | None) -> tuple[str, str]:
     """(display name, suffix) of an uploaded file's name; directories in it are dropped."""
-    name = base_name(filename, "upload.csv")
+    name = base_name(filename, f"upload{format_suffix('csv')}")
     lower = name.lower()
     suffix = next((s for s in sorted(_upload_suffixes(), key=len, reverse=True) if lower.endswith(s)), None)
     if suffix is None:
@@ -63,8 +73,10 @@ def _safe_name(filename: str | None) -> tuple[str, str]:
 
 
 def _upload_suffixes() -> tuple[str, ...]:
-    """Every suffix an upload or a sample may have: the registered ones, and .csv.gz."""
-    return tuple(dict.fromkeys((*suffixes(), *(f"{f.suffixes[0]}.gz" for f in FORMATS.values() if f.compressible))))
+    """Every suffix an upload or a sample may have: the registered ones, and a compressible
+    format's first one gzipped."""
+    gz = compression.suffix("gzip")
+    return tuple(dict.fromkeys((*suffixes(), *(f"{f.suffixes[0]}{gz}" for f in FORMATS.values() if f.compressible))))
 
 
 def _columns(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -272,12 +284,12 @@ def _add_dataset_routes(app: FastAPI, samples: dict[str, Path | None], store: Se
         path = samples[name]
         frame = load_census() if path is None else read_user_table(path, name)
         statfile = next((s for s in statistical_suffixes() if name.lower().endswith(s)), None)
-        stored = session.new_file(statfile or ".parquet")
+        stored = session.new_file(statfile or format_suffix("parquet"))
         if statfile and path is not None:  # its labels and formats are what its release is written back with
             shutil.copyfile(path, stored)
         else:
             write_table(frame, stored)
-        ds = Dataset(stored.stem, f"{name}.csv" if path is None else name, stored, frame)
+        ds = Dataset(stored.stem, f"{name}{format_suffix('csv')}" if path is None else name, stored, frame)
         session.datasets[ds.id] = ds
         return _describe_dataset(ds)
 

@@ -10,11 +10,10 @@ import numpy as np
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from .._methods import MAX_SEED
-from .._microaggregate import microaggregate
-from .._runtime import check_cancelled
+from .._runtime import MAX_SEED, check_cancelled
 from ..exceptions import DataError, ParameterError, VerificationError
-from ..io import Promise, write_release
+from ..io import FORMATS, Promise, format_of, write_release
+from ..microaggregation import microaggregate
 from ..privacy import KAnonymity, ReleaseCheck
 from ._context import dataset_of, session_of, stem_of
 from ._pool import heavy
@@ -106,7 +105,7 @@ def microaggregate_in(session: Session, ds: Dataset, req: MicroaggregateRequest)
     qis = tuple(result.quasi_identifiers)  # verified again on the file offered for download
     try:
         written = write_release(result.table, path, Promise(qis, ReleaseCheck((KAnonymity(result.k),)), finite=qis),
-                                sep="," if suffix == ".csv" else None)
+                                sep="," if format_of(path) is FORMATS["csv"] else None)
     except VerificationError as exc:  # the download's name, never the server's path
         raise VerificationError(str(exc).replace(str(path), download)) from None
     res = Result(path.stem, path, download, media_type, before=ds.frame, after=result.table)

@@ -17,18 +17,21 @@ import numpy as np
 from fastapi import APIRouter, File, Form, Request, Response, UploadFile
 from pydantic import BaseModel, ConfigDict, StrictInt
 
-from .._frontends import partial_fraction as _fraction
 from ..exceptions import BuildCancelled, DataError, ParameterError, VerificationError, name_list
 from ..generalization import (
     Lattice,
     Negotiation,
+    attribute_from_filename,
     generalization_promise,
     generalize,
+    hierarchy_file_name,
+    hierarchy_suffix,
     negotiate,
     read_hierarchy,
     verified_as_written,
 )
-from ..io import write_release
+from ..generalization import partial_fraction as _fraction
+from ..io import suffix, write_release
 from ._context import MB, base_name, dataset_of, error, lattice_of, session_for, session_of, stem_of, store_of
 from ._pool import heavy, pool_of
 from ._report import offer
@@ -84,33 +87,28 @@ class GeneralizeRequest(BaseModel):
     identifiers: Optional[list[str]] = None
 
 
-def attribute_from_filename(name: str) -> str:
-    """``age.csv`` and ARX's ``adult_hierarchy_age.csv`` both name attribute ``age``."""
-    stem = name[:-4] if name.lower().endswith(".csv") else name
-    marker = "hierarchy_"
-    return stem[stem.rfind(marker) + len(marker):] if marker in stem else stem
-
-
 @router.post("/api/hierarchies")
 async def upload_hierarchies(request: Request, response: Response,
                              files: list[UploadFile] = File(...),
                              attribute: Optional[str] = Form(None)) -> dict[str, Any]:
     """Upload ARX-style hierarchy files (CSV, one row per value, one column per level). The
-    attribute is ``attribute`` (one file) or read off the name: ``age.csv`` or
-    ``*_hierarchy_age.csv``."""
+    attribute is ``attribute`` (one file) or read off the name (``age`` or ARX's
+    ``<dataset>_hierarchy_age``, a CSV file)."""
     if attribute is not None and len(files) != 1:
-        raise ParameterError("attribute names one hierarchy; upload one file with it, or name the files '<attribute>.csv'")
+        raise ParameterError("attribute names one hierarchy; upload one file with it, or name the files "
+                             f"'{hierarchy_file_name('<attribute>')}'")
     session = session_for(request, response)
     parsed: list[UploadedHierarchy] = []
     for upload in files:
-        display = base_name(upload.filename, "hierarchy.csv")
+        display = base_name(upload.filename, hierarchy_file_name("hierarchy"))
         name = attribute or attribute_from_filename(display)
         if not name:
-            raise DataError(f"cannot tell the attribute of hierarchy file {display!r}; name it '<attribute>.csv'")
+            raise DataError(f"cannot tell the attribute of hierarchy file {display!r}; name it "
+                            f"'{hierarchy_file_name('<attribute>')}'")
         content = await upload.read(_HIERARCHY_LIMIT + 1)
         if len(content) > _HIERARCHY_LIMIT:
             raise DataError(f"hierarchy file {display!r} is larger than {_HIERARCHY_LIMIT // MB} MB")
-        path = session.new_file(".csv")
+        path = session.new_file(hierarchy_suffix())
         path.write_bytes(content)
         try:
             # bounded while scanned, its parsing peak reserved in the memory budget, and what it
@@ -304,7 +302,7 @@ def run_negotiate(req: NegotiateRequest, request: Request) -> dict[str, Any]:
                        max_suppression=req.max_suppression, runtime_histogram=req.runtime_histogram,
                        metric=req.metric, models=request_models(req.models, req.k))
     view = level_view(built.lattice, answer)
-    data_name = built.lattice.source or "data.csv"
+    data_name = built.lattice.source or f"data{suffix('csv')}"
     return {**answer.to_dict(), "lattice": built.id, "view": view,
             "server_seconds": time.perf_counter() - t0,
             "command": _negotiate_command(req, f"{stem_of(data_name)}.lattice")}
@@ -348,8 +346,8 @@ def run_generalize(req: GeneralizeRequest, request: Request) -> dict[str, Any]:
         raise DataError("every row would be suppressed; choose higher levels or a smaller k/l")
     levels_tag = "".join(str(v) for v in result.levels.values())
     privacy = f"k{req.k}" if req.k is not None else f"l{req.l}"
-    download = f"{stem_of(ds.display_name)}_{levels_tag}_{privacy}.csv"
-    path = session.new_file(".csv")
+    download = f"{stem_of(ds.display_name)}_{levels_tag}_{privacy}{suffix('csv')}"
+    path = session.new_file(suffix("csv"))
     try:  # verified again on the file offered for download
         record = write_release(result.table, path, generalization_promise(result), sep=",")
     except VerificationError as exc:  # the download's name, never the server's path

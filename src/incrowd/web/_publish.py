@@ -17,14 +17,20 @@ from pydantic import BaseModel, ConfigDict
 
 from .._runtime import check_cancelled
 from ..exceptions import DataError, IncrowdError, ParameterError, VerificationError
-from ..generalization import read_hierarchy
-from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES
+from ..generalization import (
+    DEFAULT_MAX_MEMORY,
+    DEFAULT_MAX_NODES,
+    attribute_from_filename,
+    hierarchy_file_name,
+    hierarchy_suffix,
+    read_hierarchy,
+)
 from ..io import FORMATS, format_of, read_table
 from ..privacy import verified_lines
 from ..publishing import spec_to_toml
 from ._context import base_name, dataset_of, session_for, session_of, stem_of, store_of
 from ._job import Job, forget_finished
-from ._negotiation import _HIERARCHY_LIMIT, attribute_from_filename
+from ._negotiation import _HIERARCHY_LIMIT
 from ._pool import heavy, pool_of
 from ._report import offer
 from ._sessions import Dataset, Result, Session
@@ -64,10 +70,9 @@ class PublishRequest(BaseModel):
 def page_context() -> dict[str, Any]:
     """The choices the Publish page offers, named as the spec names them; each control's title is
     the key's meaning from the spec's key table (as the reference page gives it)."""
-    from .._methods import METHOD_NAMES
+    from .._runtime import METHOD_NAMES
     from ..privacy import MODELS
-    from ..publishing import RISK_TARGET_KEYS, SPEC_KEYS, spec_key
-    from ..publishing._spec import MISSING_NUMERIC, PUBLISH_STRATEGIES, ROLES
+    from ..publishing import MISSING_NUMERIC, PUBLISH_STRATEGIES, RISK_TARGET_KEYS, ROLES, SPEC_KEYS, spec_key
 
     return {"methods": list(METHOD_NAMES), "strategies": list(PUBLISH_STRATEGIES), "roles": list(ROLES),
             "missing_numeric": list(MISSING_NUMERIC),
@@ -111,11 +116,11 @@ async def upload_hierarchies(request: Request, response: Response,
     batch: list[ReleaseHierarchy] = []
     try:
         for upload in files:
-            display = base_name(upload.filename, "hierarchy.csv")
+            display = base_name(upload.filename, hierarchy_file_name("hierarchy"))
             content = await upload.read(_HIERARCHY_LIMIT + 1)
             if len(content) > _HIERARCHY_LIMIT:
                 raise DataError(f"hierarchy file {display!r} is larger than {_HIERARCHY_LIMIT >> 20} MB")
-            path = session.new_file(".csv")
+            path = session.new_file(hierarchy_suffix())
             path.write_bytes(content)
             attribute = attribute_from_filename(display) or display
             # recorded before it is read, so that a file that fails is removed with the batch
@@ -216,10 +221,7 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest, *, max_nodes:
     what the endpoint answers. The data is read again from the uploaded file as the CLI reads
     it (only the numeric columns parsed), so the CLI line shown gives the same release.
     ``max_nodes``, ``max_memory``: the server's lattice limits (``incrowd serve``)."""
-    from .._frontends import summary_lines
-    from ..publishing._gtm import check_spec_nodes
-    from ..publishing._release import publish
-    from ..publishing._spec import load_spec
+    from ..publishing import check_spec_nodes, load_spec, publish, summary_lines
 
     spec = _without_nulls(req.spec)
     names = {str(ds.path): ds.display_name}
@@ -241,7 +243,8 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest, *, max_nodes:
     suffix, media_type = release_format(ds.display_name)
     download, report_name = f"{stem}_release{suffix}", f"{stem}_report.html"
     table_path = session.new_file(suffix)
-    sep = data.attrs.get("csv_sep") if suffix == ".csv" else None  # the input's delimiter, as the CLI keeps it
+    # the input's delimiter, as the CLI keeps it
+    sep = data.attrs.get("csv_sep") if format_of(table_path) is FORMATS["csv"] else None
     try:
         result.write(table_path, sep=sep)  # verified again on the file offered for download
     except IncrowdError as exc:
@@ -268,7 +271,7 @@ def example(dataset_id: str, request: Request) -> dict[str, Any]:
     by name (what ``incrowd publish --example-spec`` prints); ``notes``: why each role, with
     the user-missing codes; ``hierarchies``: the file proposed for each column."""
     from ..generalization import propose_hierarchy_files
-    from ..publishing._example import column_notes, example_spec, proposed_limit
+    from ..publishing import column_notes, example_spec, proposed_limit
 
     session = session_of(request)
     ds = dataset_of(session, dataset_id)

@@ -81,7 +81,7 @@ def _not_here(session: Session | None, result_id: str) -> JSONResponse | None:
 def make(session: Session, result_id: str) -> dict[str, Any]:
     """The report of a result of ``session``, made on first call (the others wait for it):
     its headline figures, its assumptions and its download links."""
-    from ..reporting._report import report, summary_points
+    from ..reporting import report, summary_points
 
     pending = _pending(session, result_id)
     with pending.lock:

@@ -64,8 +64,7 @@ def command_line(req: RiskRequest, input_name: str) -> str:
 def risk_in(session: Session, ds: Dataset, req: RiskRequest) -> dict[str, Any]:
     """The risk of ``ds`` as ``req`` asks: what the endpoint answers (``summary``, ``about``,
     the riskiest records, the lines ``incrowd risk`` prints and its command line)."""
-    from .._frontends import risk_lines
-    from ..reporting import risk
+    from ..reporting import risk, risk_lines
 
     try:
         check_cancelled()

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..exceptions import DataError
 from ..generalization import Hierarchy, Lattice
-from ..io import FORMATS, statistical_suffixes
+from ..io import DATABASE_SUFFIX, FORMATS, compression, statistical_suffixes
 from ._lifecycle import new_root
 
 COOKIE = "incrowd_session"
@@ -39,7 +39,8 @@ def stored_suffixes() -> tuple[str, ...]:
     """What a session stores: a data file in a registered format (a Parquet one as .parquet),
     a compressed CSV as uploaded, a state file, and the reports."""
     data = (s for f in FORMATS.values() for s in (f.suffixes[:1] if f.name == "parquet" else f.suffixes))
-    return tuple(dict.fromkeys((*data, ".csv.gz", ".duckdb", ".html", ".json")))
+    compressed = (f"{f.suffixes[0]}{compression.suffix('gzip')}" for f in FORMATS.values() if f.compressible)
+    return tuple(dict.fromkeys((*data, *compressed, DATABASE_SUFFIX, ".html", ".json")))
 
 
 @dataclass

@@ -22,7 +22,7 @@ from typing import Callable
 import pandas as pd
 
 from ..exceptions import DataError
-from ..generalization._hierarchy import Hierarchy
+from ..generalization import Hierarchy
 from ..io import compression as _compression
 from ..io import read_table, sniff_text, statfile_shape, table_format
 from ._sessions import SessionStore

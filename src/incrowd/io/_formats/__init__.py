@@ -84,6 +84,17 @@ def format_of(path: str | os.PathLike) -> Format | None:
     return next((f for s, f in pairs if name.endswith(s)), None)
 
 
+def suffix(name: str) -> str:
+    """The suffix of a file of format ``name`` that incrowd names itself (its first):
+    ``suffix("csv")`` is ``".csv"``, ``suffix("parquet")`` is ``".parquet"``."""
+    return FORMATS[name].suffixes[0]
+
+
+def short_label(name: str) -> str:
+    """The format's title and its first suffix: ``SPSS (.sav)``."""
+    return f"{FORMATS[name].title} ({suffix(name)})"
+
+
 def suffixes(*, written: bool = False) -> tuple[str, ...]:
     """Every suffix read (or, with ``written``, written), in registry order."""
     return tuple(s for f in FORMATS.values() if f.written or not written for s in f.suffixes)
@@ -122,6 +133,6 @@ from . import _stata  # noqa: E402
 from . import _sas  # noqa: E402
 from . import _xport  # noqa: E402
 
-__all__ = ["Format", "FORMATS", "register_format", "unregister_format", "format_of", "suffixes",
+__all__ = ["Format", "FORMATS", "register_format", "unregister_format", "format_of", "suffix", "short_label", "suffixes",
            "mime_types", "statistical_suffixes", "describe_formats", "upload_accept", "_csv", "_parquet", "_sas", "_spss",
            "_stata", "_xport"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ... import _small
+from ..._runtime import small as _small
 from ...exceptions import ParameterError
 from .._adaptive import new_tuner, next_fit
 from .._base import MicroaggregationEstimator

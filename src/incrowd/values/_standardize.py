@@ -13,8 +13,8 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from . import _small
-from .exceptions import DataWarning
+from .._runtime import small as _small
+from ..exceptions import DataWarning
 
 #: A column whose spread lies outside [2**-_SAFE_EXPONENT, 2**_SAFE_EXPONENT] is fitted again
 #: in units of a power of two near its largest magnitude: squares of values beyond 2**511

@@ -10,12 +10,12 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ._methods import DISTRIBUTED_METHODS
-from ._runtime import compile_clock
-from .exceptions import DataError, ParameterError, VerificationError
-from .io import Promise, Verification, in_memory, mark_changed, numeric_matrix, resolve_roles
-from .microaggregation import METHODS, group_size_stats
-from .privacy import KAnonymity, ReleaseCheck, verify_k_anonymity
+from .._runtime import DISTRIBUTED_METHODS, compile_clock
+from ..exceptions import DataError, ParameterError, VerificationError
+from ..io import Promise, Verification, in_memory, mark_changed, numeric_matrix, resolve_roles
+from ..privacy import KAnonymity, ReleaseCheck, verify_k_anonymity
+from . import METHODS
+from ._measures import group_size_stats
 
 
 @dataclass
@@ -155,8 +155,8 @@ def check_distributed_method(method: str) -> None:
 
 def _fit_on_dask(estimator, fit_input, scheduler, timings: dict) -> None:
     """Fill the estimator's fitted attributes from a distributed run (same groups)."""
-    from ._runtime import backends as _backends
-    from .microaggregation import as_quasi_identifier_matrix, check_k
+    from .._runtime import backends as _backends
+    from ._base import as_quasi_identifier_matrix, check_k
 
     values, _ = as_quasi_identifier_matrix(fit_input)
     check_k(estimator.k, values.shape[0])
@@ -253,6 +253,25 @@ def microaggregate(
     return result
 
 
+def _fit_input(data, quasi_identifiers, identifiers) -> tuple[Any, list[str] | None, list[str]]:
+    """(what the estimator fits, the quasi-identifiers, the identifiers): a DataFrame's roles
+    resolved and its quasi-identifiers as numbers; an array as given, every column a
+    quasi-identifier."""
+    if isinstance(data, pd.DataFrame):
+        if data.shape[0] == 0:
+            raise DataError("the data has no rows")
+        roles = resolve_roles(data, quasi_identifiers, identifiers)
+        qis = list(roles.quasi_identifiers)
+        values = numeric_matrix(data, qis)
+        return pd.DataFrame(values, columns=qis, copy=False), qis, list(roles.identifiers)
+    if quasi_identifiers is not None or identifiers is not None:
+        raise ParameterError(
+            "quasi_identifiers and identifiers name DataFrame columns; with an array every "
+            "column is a quasi-identifier (pass a DataFrame to choose columns)"
+        )
+    return data, None, []
+
+
 def _microaggregate(data, k, method, quasi_identifiers, identifiers, random_state, scheduler,
                     params, clock, bound=False) -> MicroaggregationResult:
     # each phase's timing leaves out what numba spent compiling in it, as ``seconds`` does
@@ -260,22 +279,7 @@ def _microaggregate(data, k, method, quasi_identifiers, identifiers, random_stat
     estimator = make_estimator(method, k, random_state, **params)
     if scheduler is not None:
         check_distributed_method(method)
-    if isinstance(data, pd.DataFrame):
-        if data.shape[0] == 0:
-            raise DataError("the data has no rows")
-        roles = resolve_roles(data, quasi_identifiers, identifiers)
-        qis = list(roles.quasi_identifiers)
-        values = numeric_matrix(data, qis)
-        fit_input = pd.DataFrame(values, columns=qis, copy=False)
-        ids = list(roles.identifiers)
-    else:
-        if quasi_identifiers is not None or identifiers is not None:
-            raise ParameterError(
-                "quasi_identifiers and identifiers name DataFrame columns; with an array every "
-                "column is a quasi-identifier (pass a DataFrame to choose columns)"
-            )
-        fit_input = data
-        qis, ids = None, []
+    fit_input, qis, ids = _fit_input(data, quasi_identifiers, identifiers)
     t1, c1 = time.perf_counter(), clock.seconds
     extra_timings: dict[str, float] = {}
     with warnings.catch_warnings(record=True) as caught:
@@ -317,7 +321,7 @@ def _microaggregate(data, k, method, quasi_identifiers, identifiers, random_stat
         params_used["start"] = type(params_used["start"]).__name__  # JSON-ready: an estimator by its name
     lower = None
     if bound:
-        from .microaggregation import lower_bound
+        from ._bound import lower_bound
 
         t4, c4 = time.perf_counter(), clock.seconds
         lower = lower_bound(fit_input, estimator.k)

@@ -23,7 +23,7 @@ _SOURCES: dict[str, str] = {
     "atomic_output": "incrowd.io._atomic",
     "write_text_atomic": "incrowd.io._atomic",
     # standardization as the estimators do it (the reproductions and speed benches)
-    "standardize": "incrowd._standardize",
+    "standardize": "incrowd.values._standardize",
     # numba's compile clock (reproduce_refine.py, scale_out.py)
     "compile_clock": "incrowd._runtime._compile",
     # exact MDAV: the plain scan kernel and the fast exact kernel (bench_speed.py, bench_memory.py,

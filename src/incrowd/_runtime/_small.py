@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from ._runtime import process as _process
+from . import _process
 
 # Rows x columns up to which a one-pass twin (a sum, a mean) costs less than numba's start-up.
 SMALL_CELLS = 65_000
