@@ -58,11 +58,13 @@ _INTERNAL = {
                      "hierarchy_file_names", "attribute_from_filename"], "._hierarchy_files"),
     "one_request": "._search_plain",
     "generalization_promise": "._apply", "verified_as_written": "._apply",
-    "majority": "._utility_metrics",
+    **dict.fromkeys(["majority", "ColumnTables", "check_weights"], "._utility_metrics"),
+    **dict.fromkeys(["node_classes", "sensitive_fails"], "._kernels"),
     **dict.fromkeys(["PrivacyBudget", "SafePubResult", "exponential_mechanism", "node_score", "safepub"],
                     "._safepub"),
     **dict.fromkeys(["check_fraction", "resolve_hierarchies", "sensitive_codes"], "._lattice"),
-    **dict.fromkeys(["check_max_nodes", "check_nodes", "precheck_nodes", "partial_fraction"], "._limits"),
+    **dict.fromkeys(["check_max_nodes", "check_memory", "check_nodes", "precheck_nodes", "partial_fraction"],
+                    "._limits"),
 }
 
 # loaded on first use, so that a process answering from a lattice file never loads what

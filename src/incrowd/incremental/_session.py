@@ -818,13 +818,13 @@ class IncrementalMicroaggregation:
             warnings.simplefilter("ignore")  # the base run has reported constant columns
             one_shot = microaggregate(original, st.k, st.method, random_state=st.random_state, **st.params)
         d = float(one_shot.information_loss)
-        t = float(one_shot.seconds)
+        one_shot_seconds = float(one_shot.seconds)
         return {
             "D": d,
             "delta": distortion / d - 1.0 if d > 0 else None,
-            "seconds_one_shot": t,
-            "tau0": t0 / t if t > 0 else None,
-            "tau_plus": t_plus / t if t > 0 else None,
+            "seconds_one_shot": one_shot_seconds,
+            "tau0": t0 / one_shot_seconds if one_shot_seconds > 0 else None,
+            "tau_plus": t_plus / one_shot_seconds if one_shot_seconds > 0 else None,
         }
 
     def _publish_mixed(self, output, compare: bool, sep, then, spec, base_dir) -> IncrementalRelease:

@@ -18,7 +18,6 @@ from .._runtime import MAX_ROUNDS, MAX_RUNS, compile_clock  # noqa: F401  (kept 
 from ..exceptions import DataError, IncrowdError, ParameterError
 from ..io import numeric_matrix
 from ..values import Standardizer, group_means
-from ._measures import information_loss
 from ._estimator import ClusterTags, Estimator
 from ._measures import information_loss
 

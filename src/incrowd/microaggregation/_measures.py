@@ -14,8 +14,8 @@ import numpy as np
 from numba import njit
 
 from .._runtime import small as _small
-from ..values import group_means, standardize
 from ..exceptions import ParameterError
+from ..values import group_means, standardize
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike

@@ -45,8 +45,7 @@ import numpy as np
 
 from .._runtime import check_cancelled
 from ..exceptions import DataError, ParameterError
-from ..generalization._limits import check_memory, check_nodes
-from ..generalization._negotiate import max_suppression_count
+from ..generalization import check_memory, check_nodes, max_suppression_count
 from ..privacy import emd as _emd
 from . import _risk_targets
 from ._models import Judge, judge_of
@@ -172,7 +171,7 @@ def _classes(prep: Prepared, bottom: _Bottom, levels: dict[str, int]) -> tuple[n
     """Class id of each bottom class at ``levels``, and the class count."""
     fast = _compiled(prep, bottom)
     if fast is not None:  # the same ids as the numpy path's np.unique, by hashing
-        from ..generalization._kernels import node_classes
+        from ..generalization import node_classes
 
         class_of, _, n_classes = node_classes(fast.codes0, fast.first_key, fast.maps, *fast.node(prep, levels))
         return class_of, int(n_classes)
@@ -212,7 +211,7 @@ def _fails(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: int
         if spec.l is None and spec.t is None:
             break
         if fast is not None and fast.references[i] is not None:
-            from ..generalization._kernels import sensitive_fails
+            from ..generalization import sensitive_fails
 
             # the numpy lines below in one pass over the pairs: the same flags and distances
             distance = np.zeros(n_classes)
@@ -353,7 +352,7 @@ def _of_height(ranges: Sequence[tuple[int, int]], height: int) -> Iterator[tuple
 def lattice_depths(spec: ReleaseSpec) -> list[int] | None:
     """Levels per categorical QI (1 where [levels] fixes one) read from the spec alone, before
     the data: None when a hierarchy file cannot be read yet (preparing the data names it)."""
-    from ..generalization._hierarchy import read_hierarchy
+    from ..generalization import read_hierarchy
 
     fixed = spec.levels or {}
     depths = []
@@ -527,7 +526,7 @@ def _levers(spec) -> str:
 
 
 def _metric_tables(prep: Prepared, bottom: _Bottom):
-    from ..generalization._utility_metrics import ColumnTables, check_weights
+    from ..generalization import ColumnTables, check_weights
 
     hier = [prep.hierarchies[a] for a in prep.categorical]
     marginals = [np.bincount(bottom.codes[a], weights=bottom.counts, minlength=int(h.labels[0].size))

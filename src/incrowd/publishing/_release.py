@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .._runtime import compile_clock
-from ..generalization._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
+from ..generalization import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from ..values import group_means
 from . import _measures, _models
 from ._prepare import Prepared, prepare
@@ -278,7 +278,7 @@ def _enforce_l_and_t(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | No
 def _check_suppression(prep: Prepared, groups: np.ndarray) -> None:
     """The limit holds for the release as published, whatever step removed a row."""
     from ..exceptions import ParameterError
-    from ..generalization._negotiate import max_suppression_count
+    from ..generalization import max_suppression_count
 
     limit = max_suppression_count(prep.spec.max_suppression, prep.n)
     if any(m.key == "differential_privacy" for m in prep.spec.models):

@@ -47,7 +47,7 @@ SPEC_KEYS: tuple[SpecKey, ...] = (
             "hierarchical distance over the sensitive values' hierarchy file)."),
     SpecKey("privacy", "entropy_l", "number >= 1", None,
             "Entropy l-diversity: the entropy of every class's sensitive values is at least log(l)."),
-    SpecKey("privacy", "recursive_l", "table { c = number > 0, l = integer >= 2 }", None,
+    SpecKey("privacy", "recursive_l", "table of c (a number > 0) and l (an integer of at least 2)", None,
             "Recursive (c, l)-diversity: in every class the most frequent sensitive value is less than c times "
             "the sum of the values from the l-th most frequent on."),
     SpecKey("privacy", "alpha", "number in (0, 1]", None,
