@@ -14,7 +14,8 @@ its vectorized check of every equivalence class (:meth:`PrivacyModel.classes_ok`
 - :class:`DifferentialPrivacy` (``differential_privacy``): (epsilon, delta)-differential privacy
   by SafePub (a random sample, a k derived from epsilon and delta, the scheme drawn by the
   exponential mechanism in :func:`incrowd.generalization.safepub`);
-- :data:`MODELS`: spec key -> model class; :func:`models_from_spec` reads them from a
+- :data:`MODELS`: spec key -> model class (:func:`register_model` adds one, and every command
+  takes it); :func:`models_from_spec` reads them from a
   ``[privacy]`` table;
 - :func:`class_stats` builds the statistics of a table, :func:`check_table` checks a whole
   table (a release as read back) and returns a :class:`Failure` per model it does not meet;
@@ -47,7 +48,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads these
     from . import _sample_risk as sample_risk  # noqa: F401
     from ._judge import CodedColumn, Judge, Pairs  # noqa: F401
     from ._model import TOLERANCE, ClassStats, PrivacyModel
-    from ._registry import MODELS, models_from_spec, other_models  # noqa: F401
+    from ._registry import MODELS, models_from_spec, other_models, register_model, unregister_model  # noqa: F401
     from ._stats import Failure, check_table, class_stats
     from ._uniqueness import population_uniqueness as uniqueness_estimates  # noqa: F401
     from ._verify import (
@@ -76,7 +77,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads these
 
 __getattr__, __dir__ = _lazy.attach(__name__, {
     **dict.fromkeys(["TOLERANCE", "ClassStats", "PrivacyModel"], "._model"),
-    **dict.fromkeys(["MODELS", "models_from_spec", "other_models"], "._registry"),
+    **dict.fromkeys(["MODELS", "models_from_spec", "other_models", "register_model", "unregister_model"],
+                    "._registry"),
     **dict.fromkeys(["CodedColumn", "Judge", "Pairs"], "._judge"),
     **dict.fromkeys(["Failure", "check_table", "class_stats"], "._stats"),
     **dict.fromkeys(["KAnonymityReport", "LDiversityReport", "TClosenessReport", "verify_k_anonymity",
@@ -93,5 +95,6 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
 __all__ = ["MODELS", "TOLERANCE", "AlphaK", "AverageRisk", "BetaLikeness", "ClassStats", "DeltaDisclosure",
            "DeltaPresence", "DifferentialPrivacy", "DistinctL", "EntropyL", "Failure", "KAnonymity", "KAnonymityReport", "KMap",
            "LDiversityReport", "PopulationUniqueness", "PrivacyModel", "RecursiveL", "ReleaseCheck", "TCloseness",
-           "TClosenessReport", "check_table", "class_stats", "models_from_spec", "verify_k_anonymity",
+           "TClosenessReport", "check_table", "class_stats", "models_from_spec", "register_model", "unregister_model",
+           "verify_k_anonymity",
            "verified_lines", "verify_l_diversity", "verify_t_closeness"]

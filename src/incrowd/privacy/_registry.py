@@ -66,3 +66,49 @@ def other_models(entries: Mapping[str, Any], k: int | None = None, *, what: str 
             raise ParameterError(f"{what}: {key!r} is not a privacy model taken here; known: {', '.join(others)} "
                                  "(k, l and t have their own options)")
     return [m for m in models_from_spec({**entries, **({"k": k} if k is not None else {})}) if m.key != "k"]
+
+
+def register_model(model: type[PrivacyModel]) -> type[PrivacyModel]:
+    """Add a model class to :data:`MODELS` under its spec key (usable as a class decorator):
+    the spec, ``publish``, ``negotiate``, ``generalize``, the report, the CLI's ``--model`` and
+    the web then take it with no other edit. A key already taken by another class is refused.
+
+    Parameters
+    ----------
+    model : type
+        A :class:`PrivacyModel` subclass with its ``key``.
+
+    Returns
+    -------
+    type
+        ``model``.
+    """
+    if not (isinstance(model, type) and issubclass(model, PrivacyModel)):
+        raise ParameterError(f"register_model takes a PrivacyModel subclass; got {model!r}")
+    taken = MODELS.get(model.key)
+    if taken is not None and taken is not model:
+        raise ParameterError(f"privacy model key {model.key!r} is taken by {taken.__name__}")
+    MODELS[model.key] = model
+    return model
+
+
+def unregister_model(key: str) -> None:
+    """Remove the model of spec key ``key`` (one :func:`register_model` added); the built-in
+    models stay.
+
+    Parameters
+    ----------
+    key : str
+        The model's spec key.
+
+    Returns
+    -------
+    None
+    """
+    if key in _BUILT_IN:
+        raise ParameterError(f"{key!r} is a built-in privacy model; it cannot be removed")
+    MODELS.pop(key, None)
+
+
+#: the keys incrowd itself defines
+_BUILT_IN = frozenset(MODELS)

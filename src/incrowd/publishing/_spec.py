@@ -345,7 +345,7 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
     if unknown:
         raise ParameterError(f"{source}: unknown section(s) {name_list(unknown)}; known: {', '.join(_SECTIONS)}")
     privacy = _table(raw, "privacy", source)
-    bad = [key for key in privacy if key not in _PRIVACY_KEYS]
+    bad = [key for key in privacy if key not in _PRIVACY_KEYS and key not in MODELS]  # a registered model too
     if bad:
         raise ParameterError(f"{source}: unknown key(s) {name_list(bad)} in [privacy]; known: {', '.join(_PRIVACY_KEYS)}")
     if "k" not in privacy:

@@ -250,11 +250,12 @@ def page_context() -> dict[str, Any]:
     none that needs the sampling weights or a population table), each with the spec's meaning."""
     from ..privacy import MODELS
     from ..publishing import SPEC_KEYS
+    from ._publish import model_meanings
 
     weighted = ("k_map", "max_population_uniqueness", "delta_presence", "differential_privacy")
-    return {"models": [e.name for e in SPEC_KEYS if e.section == "privacy" and e.name in MODELS
-                       and e.name not in ("k", "l", "t", *weighted)],
-            "meaning": {e.name: e.meaning.replace("`", "") for e in SPEC_KEYS if e.section == "privacy"}}
+    return {"models": [key for key in MODELS if key not in ("k", "l", "t", *weighted)],
+            "meaning": {**model_meanings(), **{e.name: e.meaning.replace("`", "") for e in SPEC_KEYS
+                                               if e.section == "privacy"}}}
 
 
 def request_models(entries: dict[str, Any] | None, k: int | None) -> list:

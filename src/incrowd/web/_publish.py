@@ -81,9 +81,18 @@ def page_context() -> dict[str, Any]:
             "metrics": list(spec_key("privacy", "metric").choices),
             "risk_targets": list(RISK_TARGET_KEYS),
             # the models beyond k, l and t, each one box: a number or an inline table as in the spec
-            "models": [e.name for e in SPEC_KEYS if e.section == "privacy" and e.name in MODELS
-                       and e.name not in ("k", "l", "t")],
-            "meaning": {e.name: e.meaning.replace("`", "") for e in SPEC_KEYS if e.section == "privacy"}}
+            # every model but k, l and t (their own boxes) and a population table's (publish refuses it)
+            "models": [key for key in MODELS if key not in ("k", "l", "t", "delta_presence")],
+            "meaning": {**model_meanings(), **{e.name: e.meaning.replace("`", "") for e in SPEC_KEYS
+                                               if e.section == "privacy"}}}
+
+
+def model_meanings() -> dict[str, str]:
+    """Each privacy model's first docstring line, the title of a model the key table lacks (one a
+    caller registered)."""
+    from ..privacy import MODELS
+
+    return {key: (model.__doc__ or key).strip().splitlines()[0] for key, model in MODELS.items()}
 
 
 # -- the specification as TOML: written by incrowd.publishing.spec_to_toml ----------------------------
