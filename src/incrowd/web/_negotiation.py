@@ -250,12 +250,18 @@ def page_context() -> dict[str, Any]:
     none that needs the sampling weights or a population table), each with the spec's meaning."""
     from ..privacy import MODELS
     from ..publishing import SPEC_KEYS
-    from ._publish import model_meanings
-
     weighted = ("k_map", "max_population_uniqueness", "delta_presence", "differential_privacy")
     return {"models": [key for key in MODELS if key not in ("k", "l", "t", *weighted)],
             "meaning": {**model_meanings(), **{e.name: e.meaning.replace("`", "") for e in SPEC_KEYS
                                                if e.section == "privacy"}}}
+
+
+def model_meanings() -> dict[str, str]:
+    """Each privacy model's first docstring line, the title of a model the spec's key table lacks
+    (one a caller registered), on the Negotiation and Publish pages."""
+    from ..privacy import MODELS
+
+    return {key: (model.__doc__ or key).strip().splitlines()[0] for key, model in MODELS.items()}
 
 
 def request_models(entries: dict[str, Any] | None, k: int | None) -> list:

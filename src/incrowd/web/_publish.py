@@ -30,7 +30,7 @@ from ..privacy import verified_lines
 from ..publishing import spec_to_toml
 from ._context import base_name, dataset_of, session_for, session_of, stem_of, store_of
 from ._job import Job, forget_finished
-from ._negotiation import _HIERARCHY_LIMIT
+from ._negotiation import _HIERARCHY_LIMIT, model_meanings
 from ._pool import heavy, pool_of
 from ._report import offer
 from ._sessions import Dataset, Result, Session
@@ -86,13 +86,6 @@ def page_context() -> dict[str, Any]:
             "meaning": {**model_meanings(), **{e.name: e.meaning.replace("`", "") for e in SPEC_KEYS
                                                if e.section == "privacy"}}}
 
-
-def model_meanings() -> dict[str, str]:
-    """Each privacy model's first docstring line, the title of a model the key table lacks (one a
-    caller registered)."""
-    from ..privacy import MODELS
-
-    return {key: (model.__doc__ or key).strip().splitlines()[0] for key, model in MODELS.items()}
 
 
 # -- the specification as TOML: written by incrowd.publishing.spec_to_toml ----------------------------
