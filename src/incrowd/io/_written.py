@@ -18,6 +18,7 @@ pyreadstat with user-missing codes kept as the codes the file holds.
 
 from __future__ import annotations
 
+import copy
 import io
 import os
 import tempfile
@@ -184,10 +185,11 @@ def _reference_as_written(reference: pd.DataFrame, fmt: str, sep: str, shown: st
 
 
 def verify_frame(table: pd.DataFrame, promise: Promise, *, what: str,
-                 reference: pd.DataFrame | None = None) -> Verification:
+                 reference: pd.DataFrame | None = None, population: pd.DataFrame | None = None) -> Verification:
     """Verify ``promise`` on ``table`` (a release as read back); ``what`` names it in errors.
 
-    ``reference``: the input's columns the check compares with, as the file writes them."""
+    ``reference``: the input's columns the check compares with, as the file writes them;
+    ``population``: the check's population table, as the file writes it."""
     qis = list(promise.quasi_identifiers)
     needed = list(promise.check.columns) if promise.check is not None else []
     absent = [c for c in [*qis, *needed, *promise.finite] if c not in table.columns]
@@ -203,7 +205,8 @@ def verify_frame(table: pd.DataFrame, promise: Promise, *, what: str,
                 f"{what} holds {text.iloc[bad[0]]!r} in column {name!r}, data row {bad[0] + 1} ({bad.size} "
                 "infinite value(s) in all), though the input has none; nothing was written")
     if promise.check is not None:
-        out.update(promise.check(table, qis, what=what, reference=reference))
+        out.update(promise.check(table, qis, what=what, reference=reference,
+                                 **({"population": population} if population is not None else {})))
     if promise.risk_check is not None:
         out["risk_targets"] = promise.risk_check(table, qis, what)
     return out
@@ -228,7 +231,13 @@ def verify_written(source: str | bytes, frame: pd.DataFrame, promise: Promise, *
     columns = promise.check.reference_columns if promise.check is not None else None
     if columns is not None and columns.shape[1]:
         reference = _reference_as_written(columns, fmt, sep, shown)
-    record = verify_frame(table, promise, what=what, reference=reference)
+    population = getattr(promise.check, "population", None)
+    if population is not None:
+        # spelled as the release's columns: their labels and types written the same way
+        population = population.reset_index(drop=True).copy()
+        population.attrs = copy.deepcopy(frame.attrs)  # a statistical file's labels and recodes
+        population = _reference_as_written(population, fmt, sep, shown)
+    record = verify_frame(table, promise, what=what, reference=reference, population=population)
     record["verified_on"] = "written file"
     record["read_back_as"] = READERS[fmt]
     return record

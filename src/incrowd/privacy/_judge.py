@@ -59,9 +59,16 @@ class Judge:
     def __bool__(self) -> bool:
         return bool(self.models)
 
-    def stats(self, class_of: np.ndarray, n_classes: int) -> dict[int | None, ClassStats]:
-        """The classes' statistics for every column a model reads (None: none)."""
-        return {column: self._stats(class_of, n_classes, column) for column in {c for _, c in self.models}}
+    def stats(self, class_of: np.ndarray, n_classes: int,
+              population: tuple[np.ndarray, np.ndarray] | None = None) -> dict[int | None, ClassStats]:
+        """The classes' statistics for every column a model reads (None: none); ``population``:
+        the population's records in each class and the sizes of its classes no unit falls in
+        (k-map's and delta-presence's table, counted by the caller, who knows the node)."""
+        out = {column: self._stats(class_of, n_classes, column) for column in {c for _, c in self.models}}
+        if population is not None:
+            out = {column: replace(s, population=population[0], population_only=population[1])
+                   for column, s in out.items()}
+        return out
 
     def _stats(self, class_of: np.ndarray, n_classes: int, column: int | None) -> ClassStats:
         sizes = np.bincount(class_of, weights=self.rows, minlength=n_classes).astype(np.int64)
@@ -121,6 +128,11 @@ class Judge:
 
 
 def _subset(stats: ClassStats, keep: np.ndarray) -> ClassStats:
+    # a class left out of the release is, to the population, a class no published row falls in
+    only = stats.population_only
+    if stats.population is not None:
+        only = np.concatenate([only if only is not None else np.zeros(0, np.int64), stats.population[~keep]])
     return replace(stats, sizes=stats.sizes[keep], first_rows=stats.first_rows[keep],
                    counts=None if stats.counts is None else stats.counts[keep],
-                   weights=None if stats.weights is None else stats.weights[keep])
+                   weights=None if stats.weights is None else stats.weights[keep],
+                   population=None if stats.population is None else stats.population[keep], population_only=only)

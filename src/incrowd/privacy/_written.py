@@ -60,6 +60,9 @@ class ReleaseCheck:
     missing_matches: str = "itself"
     #: the sampling-weight column (k-map's estimators, population uniqueness), or None
     weight: str | None = None
+    #: k-map's and delta-presence's population table, spelled as the release is (one row per
+    #: person), or None; the file's check compares it written and read back in the release's format
+    population: pd.DataFrame | None = None
 
     def resolved(self) -> list[PrivacyModel]:
         """Each model on each column it protects (a model with no column of its own, once per
@@ -96,7 +99,7 @@ class ReleaseCheck:
         return out
 
     def __call__(self, table: pd.DataFrame, quasi_identifiers: Sequence[str], *, what: str,
-                 reference: pd.DataFrame | None = None) -> dict[str, Any]:
+                 reference: pd.DataFrame | None = None, population: pd.DataFrame | None = None) -> dict[str, Any]:
         """Check ``table`` (a release as read back; ``what`` names it in messages).
 
         Parameters
@@ -130,7 +133,8 @@ class ReleaseCheck:
                                    reference={c: refs[c] for c in t_columns},
                                    missing_matches=self.missing_matches,
                                    weight=self.weight if self.weight is not None and self.weight in table.columns
-                                   else None)
+                                   else None,
+                                   population=population if population is not None else self.population)
         except IncrowdError as exc:
             if not t_columns:
                 raise VerificationError(f"{what} cannot be checked ({exc}); nothing was written") from None

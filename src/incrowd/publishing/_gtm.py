@@ -48,7 +48,7 @@ from ..exceptions import DataError, ParameterError
 from ..generalization import check_memory, check_nodes, max_suppression_count
 from ..privacy import emd as _emd
 from . import _risk_targets
-from ._models import Judge, judge_of
+from ._models import Judge, Population, judge_of, population_of
 from ._prepare import Prepared
 from ._spec import ReleaseSpec
 
@@ -68,6 +68,8 @@ class GtmChoice:
     metrics: dict | None = None   # every utility metric of the node
     #: with differential_privacy: the sample, the k derived, the budget spent, the seed
     differential_privacy: dict | None = None
+    #: k-map's and delta-presence's population table, as the search read it
+    population: Population | None = None
 
 
 @dataclass
@@ -86,6 +88,8 @@ class _Bottom:
     t_reach: list[float] | None = None
     #: the models beyond k, l and t judging a node's classes (:func:`_judge`), made on first use
     judge: Judge | None = None
+    #: the population table of k-map and delta-presence, as level-0 codes (:func:`_judge`)
+    population: Population | None = None
 
 
 @dataclass
@@ -184,16 +188,17 @@ def _classes(prep: Prepared, bottom: _Bottom, levels: dict[str, int]) -> tuple[n
 
 
 def _failing(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: int,
-             within: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+             within: int | None = None, levels: dict[str, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(per class: True when it cannot be published, per class: rows). With ``within``, a node
     whose classes below k alone hold more rows is answered without l and t (a failure they add
     only suppresses more), so its flags may be incomplete."""
-    monotone, far, sizes = _fails(prep, bottom, class_of, n_classes, within)
+    monotone, far, sizes = _fails(prep, bottom, class_of, n_classes, within, levels=levels)
     return monotone | far, sizes
 
 
 def _fails(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: int,
-           within: int | None = None, excess: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+           within: int | None = None, excess: np.ndarray | None = None,
+           levels: dict[str, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_failing`'s flags in two parts: failing k or l (a coarser class fails them only
     when all its parts do, so these rows never grow going down the lattice), failing only t (a
     coarser class may fail t where some of its parts pass); and the rows per class.
@@ -237,7 +242,10 @@ def _fails(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: int
     if judge:
         # the other models add to the suppression, never to the floor: a node's floor stays
         # what k, l and t force on every node below it, so pruning by it stays exact
-        stats = judge.stats(class_of, n_classes)
+        population = None
+        if bottom.population is not None and levels is not None:  # the population's classes at this node
+            population = bottom.population.at(prep, bottom.codes, levels, class_of, n_classes)
+        stats = judge.stats(class_of, n_classes, population=population)
         far |= judge.failing_classes(stats, n_classes)
         if excess is not None and judge.floors:  # the share of each class its parts must fail
             np.maximum(excess, judge.floor_rows(stats, n_classes) / np.maximum(sizes, 1), out=excess)
@@ -251,6 +259,7 @@ def _judge(prep: Prepared, bottom: _Bottom) -> Judge:
         weights = None if prep.weights is None else np.bincount(bottom.of_row, weights=prep.weights,
                                                                   minlength=bottom.counts.size)
         bottom.judge = judge_of(prep, bottom.counts, bottom.pairs, weights)
+        bottom.population = population_of(prep, bottom.codes, bottom.counts)
     return bottom.judge
 
 
@@ -412,7 +421,7 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
             break
         levels = dict(zip(prep.categorical, vector))
         class_of, n_classes = _classes(prep, bottom, levels)
-        bad, sizes = _failing(prep, bottom, class_of, n_classes, within)
+        bad, sizes = _failing(prep, bottom, class_of, n_classes, within, levels)
         bad = _risk_targets.judged(prep, bottom, levels, class_of, n_classes, bad, sizes, within)
         evaluated += 1
         suppressed = int(sizes[bad].sum())
@@ -448,6 +457,7 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
     best.nodes_evaluated = evaluated
     if best.metrics is None:
         best.metrics = _metrics_of(prep, bottom, tables, best.levels, within)
+    best.population = bottom.population
     return best
 
 
@@ -508,7 +518,7 @@ def top_suppression(prep: Prepared, held: Collection[str] = ()) -> int:
     bottom = _bottom(prep)
     levels = {a: (lo if a in held else hi) for a, (lo, hi) in zip(prep.categorical, _ranges(prep))}
     class_of, n_classes = _classes(prep, bottom, levels)
-    bad, sizes = _failing(prep, bottom, class_of, n_classes)
+    bad, sizes = _failing(prep, bottom, class_of, n_classes, levels=levels)
     return int(sizes[bad].sum())
 
 
@@ -565,7 +575,7 @@ def _metrics_of(prep: Prepared, bottom: _Bottom, tables, levels: dict[str, int],
     """Every utility metric of the node ``levels`` over the categorical quasi-identifiers."""
     vector = np.array([[levels[a] for a in prep.categorical]], dtype=np.int64).reshape(1, -1)
     class_of, n_classes = _classes(prep, bottom, levels)
-    bad, sizes = _failing(prep, bottom, class_of, n_classes)
+    bad, sizes = _failing(prep, bottom, class_of, n_classes, levels=levels)
     bad = _risk_targets.judged(prep, bottom, levels, class_of, n_classes, bad, sizes, within)
     gen, major = _class_facts(prep, bottom, levels, class_of, n_classes, True)
     part = {name: values[0] for name, values in tables.parts(vector).items()}
@@ -643,7 +653,7 @@ def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int) -> G
         chosen = dict(zip(prep.categorical, lv.tolist()))
         class_of, n_classes = _classes(prep, bottom, chosen)
         excess = np.zeros(n_classes)
-        monotone, far, sizes = _fails(prep, bottom, class_of, n_classes, within, excess)
+        monotone, far, sizes = _fails(prep, bottom, class_of, n_classes, within, excess, chosen)
         bad = _risk_targets.judged(prep, bottom, chosen, class_of, n_classes, monotone | far, sizes, within)
         evaluated += 1
         suppressed = int(sizes[bad].sum())
@@ -705,9 +715,10 @@ def _climb(prep: Prepared, bottom: _Bottom, levels: np.ndarray, lv: np.ndarray, 
         if floor_ok is not None and floor_ok[at]:
             return False
         check_cancelled()
-        class_of, n_classes = _classes(prep, bottom, dict(zip(prep.categorical, node.tolist())))
+        at_node = dict(zip(prep.categorical, node.tolist()))
+        class_of, n_classes = _classes(prep, bottom, at_node)
         excess = np.zeros(n_classes)
-        monotone, _, sizes = _fails(prep, bottom, class_of, n_classes, within, excess)
+        monotone, _, sizes = _fails(prep, bottom, class_of, n_classes, within, excess, at_node)
         count[0] += 1
         if _t_floor(sizes, monotone, excess) > within:
             return True

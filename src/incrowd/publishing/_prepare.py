@@ -64,6 +64,9 @@ class Prepared:
     missing0: dict[str, np.ndarray] = field(default_factory=dict)
     #: the survey weight of each row (with a weight column)
     weights: np.ndarray | None = None
+    #: k-map's and delta-presence's population table as the release spells it at the chosen
+    #: node (one row per person), what the written file's check compares the classes with
+    population: pd.DataFrame | None = None
 
     @property
     def n(self) -> int:

@@ -202,7 +202,7 @@ def _promise(prep: Prepared, table: pd.DataFrame):
     check = ReleaseCheck(models, sensitive=tuple(names),
                          ordered={s.name: list(s.values) if s.ordered else False for s in prep.sensitive},
                          reference=prep.frame[names] if compares and names else None,
-                         missing_matches=spec.missing_matches, weight=spec.weight)
+                         missing_matches=spec.missing_matches, weight=spec.weight, population=prep.population)
     return Promise(
         quasi_identifiers=tuple(c for c in table.columns if prep.roles.get(c) in ("numeric", "categorical")),
         check=check, finite=tuple(prep.numeric),
@@ -222,6 +222,8 @@ def _gtm_groups(prep: Prepared, max_nodes: int | None = None, max_memory: int | 
     from . import _gtm
 
     choice = _gtm.choose(prep, max_nodes=max_nodes, max_memory=max_memory)
+    if choice.population is not None:
+        prep.population = choice.population.labelled(prep, choice.levels)
     cells = None
     if prep.spec.suppression == "cells":
         from ._cells import suppress_cells

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 from ..exceptions import DataError, ParameterError, name_list
 from ..privacy import MODELS, PrivacyModel, models_from_spec
@@ -501,6 +501,14 @@ def _models(privacy: Mapping[str, Any], columns: Mapping[str, ColumnSpec], sourc
         raise ParameterError(f"{source}: {exc}") from None
     if t_model is not None:
         models = (t_model, *models)
+    # a population table is read from the spec's folder, as a hierarchy file is
+    from ._models import population_file
+
+    models = tuple(dc_replace(cast(Any, m), population=str(root / path)) if (path := population_file(m)) else m
+                   for m in models)
+    entries = {key: ({**value, "population": str(root / value["population"])}
+                     if isinstance(value, Mapping) and isinstance(value.get("population"), str) else value)
+               for key, value in entries.items()}
     named = ", ".join(entries)
     if strategy != "generalize-then-microaggregate":
         raise ParameterError(f"{source}: {named} is met by the generalize-then-microaggregate search; strategy "
@@ -519,11 +527,13 @@ def _models(privacy: Mapping[str, Any], columns: Mapping[str, ColumnSpec], sourc
         if model.column is not None and model.column not in sensitive:
             raise ParameterError(f"{source}: {model.key} names column {model.column!r}, which does not have the role "
                                  "\"sensitive\" in [columns]")
-        if getattr(model, "population", None) is not None:
-            raise ParameterError(f"{source}: {model.key} with a population table is checked on a written file "
-                                 "(incrowd.privacy.check_table); publish meets k_map through the sampling weights "
-                                 "(estimator = \"poisson\" or \"zero_truncated_poisson\")")
-        if model.key in ("k_map", "max_population_uniqueness") and not has_weight:
+        if population_file(model) is not None:
+            numeric = [c.name for c in columns.values() if c.role == "numeric"]
+            if numeric:
+                raise ParameterError(f"{source}: {model.key}'s population table is grouped as the categorical "
+                                     f"quasi-identifiers are generalized; {name_list(numeric)} would be "
+                                     "microaggregated: give them a hierarchy or intervals (role \"categorical\")")
+        if model.key in ("k_map", "max_population_uniqueness") and not has_weight and population_file(model) is None:
             raise ParameterError(f"{source}: {model.key} needs a column with role \"weight\" in [columns] (the "
                                  "sampling weights the population is estimated from)")
     return entries, models
