@@ -81,8 +81,8 @@ def page_context() -> dict[str, Any]:
             "metrics": list(spec_key("privacy", "metric").choices),
             "risk_targets": list(RISK_TARGET_KEYS),
             # the models beyond k, l and t, each one box: a number or an inline table as in the spec
-            # every model but k, l and t (their own boxes) and a population table's (publish refuses it)
-            "models": [key for key in MODELS if key not in ("k", "l", "t", "delta_presence")],
+            # every model but k, l and t, which have their own boxes
+            "models": [key for key in MODELS if key not in ("k", "l", "t")],
             "meaning": {**model_meanings(), **{e.name: e.meaning.replace("`", "") for e in SPEC_KEYS
                                                if e.section == "privacy"}}}
 
