@@ -269,7 +269,8 @@ class PrivacyModel(ABC):
         spec = cls.spec_number
         if spec is None:
             raise NotImplementedError(f"{cls.__name__} reads more than one number: it defines from_spec")
-        entries, column = spec_table(cls.key, value, ("value",), column if cls.needs_sensitive else None)
+        entries, named = spec_table(cls.key, value, ("value",), column)
+        column = named if cls.needs_sensitive else None  # a model without a sensitive column ignores one
         x = number(cls.key, entries.get("value"), spec.what, low=spec.low, low_open=spec.low_open, high=spec.high,
                    high_open=spec.high_open, integer=spec.integer)
         return cls(**{spec.field: int(x) if spec.integer else x}, column=column)
@@ -308,10 +309,14 @@ def share_floor(known: np.ndarray, bound: np.ndarray) -> np.ndarray:
     return np.floor(present * worst * (1.0 - 1e-9)).astype(np.int64)
 
 
-def spec_table(key: str, value: Any, allowed: tuple[str, ...], column: str | None) -> tuple[dict, str | None]:
+def spec_table(key: str, value: Any, allowed: tuple[str, ...], column: str | None,
+               table_only: str | None = None) -> tuple[dict, str | None]:
     """A spec value given as a table: its entries (unknown ones refused) and the column it names
-    (``column`` given by the caller wins)."""
+    (``column`` given by the caller wins). A bare value is ``{"value": value}``, or, for a model
+    with ``table_only`` (what the table must be, "a table such as { c = 3, l = 2 }"), refused."""
     if not isinstance(value, Mapping):
+        if table_only is not None:
+            raise ParameterError(f"{key} must be {table_only}; got {value!r}")
         return {"value": value}, column
     unknown = [name for name in value if name not in (*allowed, "column")]
     if unknown:
@@ -320,6 +325,13 @@ def spec_table(key: str, value: Any, allowed: tuple[str, ...], column: str | Non
     if named is not None and (not isinstance(named, str) or not named):
         raise ParameterError(f"{key}: column must be a column name; got {named!r}")
     return dict(value), column if column is not None else named
+
+
+def file_name(key: str, value: Any) -> str:
+    """``value`` checked as a file name; the ParameterError names ``key``."""
+    if not isinstance(value, str) or not value:
+        raise ParameterError(f"{key} must be a file name; got {value!r}")
+    return value
 
 
 def number(key: str, value: Any, what: str, *, low: float, low_open: bool = True,
