@@ -412,8 +412,7 @@ def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spa
     g = 0
     pos = 0
     while n_live >= k:
-        pos = next_origin(order, pos, labels)
-        r = order[pos]
+        pos, r = next_origin(order, pos, labels)
         s = slot_of[r]
         option2 = g > 0 and n_live - 1 >= k
         for turn in range(2 if option2 else 1):
