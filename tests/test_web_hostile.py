@@ -190,17 +190,15 @@ def _hierarchy(lines: int) -> bytes:
 
 @pytest.mark.parametrize("route", ["/api/hierarchies", "/api/publish/hierarchies"])
 def test_hierarchy_uploads_count_against_the_memory_budget(monkeypatch, route):
-    import incrowd.web._negotiation as negotiation
-    import incrowd.web._publish as publish
+    import incrowd.web._negotiation as negotiation  # both routes parse an upload there
 
     application = create_app(memory_budget_mb=1)
     try:
         client = TestClient(application)
         parsed = []
-        for module in (negotiation, publish):
-            real = module.read_hierarchy
-            monkeypatch.setattr(module, "read_hierarchy",
-                                lambda *a, real=real, **k: (parsed.append(1), real(*a, **k))[1])
+        real = negotiation.read_hierarchy
+        monkeypatch.setattr(negotiation, "read_hierarchy",
+                            lambda *a, real=real, **k: (parsed.append(1), real(*a, **k))[1])
         # 20,000 values x 4 levels: 300 KB of text, several MB once parsed
         big = client.post(route, files=[("files", ("h_x.csv", _hierarchy(20_000), "text/csv"))])
         _one_line_error(big, 507, "'h_x.csv'", "--memory-budget-mb")

@@ -104,6 +104,18 @@ def group_sums(X: np.ndarray, labels: np.ndarray, g: int) -> np.ndarray:
     return sums
 
 
+def neumaier_add(total: float, comp: float, x: float) -> tuple[float, float]:
+    """``total + x`` and ``comp`` plus that sum's rounding error (Neumaier's compensated sum, whose
+    result is ``total + comp``). The kernels compile this very function, so a twin and its kernel
+    round alike."""
+    t = total + x
+    if abs(total) >= abs(x):
+        comp += (total - t) + x
+    else:
+        comp += (x - t) + total
+    return t, comp
+
+
 def squared_deviations(X: np.ndarray, group: np.ndarray, centers: np.ndarray) -> float:
     """``metrics._squared_deviations``: rows' squared distances (column order), Neumaier-summed
     over rows in row order."""
@@ -114,10 +126,5 @@ def squared_deviations(X: np.ndarray, group: np.ndarray, centers: np.ndarray) ->
     total = 0.0
     comp = 0.0
     for row in rows.tolist():
-        t = total + row
-        if abs(total) >= abs(row):
-            comp += (total - t) + row
-        else:
-            comp += (row - t) + total
-        total = t
+        total, comp = neumaier_add(total, comp, row)
     return total + comp

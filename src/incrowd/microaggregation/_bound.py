@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._kernels import neumaier_add
 from ._knn import knn_scan, use_scan
 
 #: candidate partners per row (nearest neighbours); rows farther away enter the bound through
@@ -105,12 +106,7 @@ def _row_terms(d2, nbr, far2, w, u, mu, lo, k, grad, rec_i, rec_t, rec_w):
                     best_s = s
         b = w[i] * (u[i] + best)
         # Neumaier-compensated sum: the bound is compared with SSE of the same magnitude
-        tsum = total + b
-        if abs(total) >= abs(b):
-            comp += (total - tsum) + b
-        else:
-            comp += (b - tsum) + total
-        total = tsum
+        total, comp = neumaier_add(total, comp, b)
         grad[i] += w[i] * (1.0 - 1.0 / best_s)
         for t in range(best_s - 1):
             code = keep_j[t]

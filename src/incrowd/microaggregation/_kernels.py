@@ -21,12 +21,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._runtime import small as _small
+
 #: The decorator of a kernel that only other kernels call. Numba then builds no entry point for
 #: Python (nor one for C) beside its machine code: for a small kernel that is a good part of its
 #: compile, paid on the first use on every machine. Only kernels may call one: numba gives a call
 #: from Python no error but a crash (a test checks that no Python code in the repository does).
 #: (Both are numba's own target options, which its type stubs leave out.)
 helper = njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)  # type: ignore[call-overload]
+
+# the one compensated sum step, shared with the numpy twins so that both round alike
+neumaier_add = helper(_small.neumaier_add)
 
 # Compact when this fraction of the slots is dead: wasted distance work stays under it, and the
 # amortized copying cost stays a small multiple of one pass.

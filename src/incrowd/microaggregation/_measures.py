@@ -16,6 +16,7 @@ from numba import njit
 from .._runtime import small as _small
 from ..exceptions import ParameterError
 from ..values import group_means, standardize
+from ._kernels import neumaier_add
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -95,12 +96,7 @@ def _squared_deviations(X, group, centers):
         for j in range(X.shape[1]):
             d = X[i, j] - centers[c, j]
             row += d * d
-        t = total + row
-        if abs(total) >= abs(row):
-            comp += (total - t) + row
-        else:
-            comp += (row - t) + total
-        total = t
+        total, comp = neumaier_add(total, comp, row)
     return total + comp
 
 

@@ -21,7 +21,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
@@ -123,12 +123,39 @@ class ClassStats:
 
 
 @dataclass(frozen=True)
+class SpecNumber:
+    """The one number a model takes from its ``[privacy]`` value (``k = 5``, ``t = { value = 0.2,
+    column = "income" }``): the model's field it fills, what the error says it must be, and its range.
+
+    Attributes
+    ----------
+    field : str
+        The model's field the number fills.
+    what : str
+        What the number must be, in a ParameterError ("an integer >= 2 (rows per class)").
+    low, high : float
+        The range; ``low_open`` and ``high_open`` say whether the ends are excluded.
+    integer : bool
+        Whether it must be an integer (the field gets an int).
+    """
+
+    field: str
+    what: str
+    low: float
+    low_open: bool = True
+    high: float = math.inf
+    high_open: bool = True
+    integer: bool = False
+
+
+@dataclass(frozen=True)
 class PrivacyModel(ABC):
     """One privacy model: a frozen value with its parameters and the sensitive column it protects.
 
     A subclass sets the class attributes ``key`` (its ``[privacy]`` spec key),
     ``monotone_generalization``, ``monotone_suppression`` and ``needs_sensitive``, and defines
-    :meth:`classes_ok`, :meth:`describe` and :meth:`from_spec`.
+    :meth:`classes_ok` and :meth:`describe`; a model of one number sets ``spec_number``, any
+    other defines :meth:`from_spec`.
 
     Attributes
     ----------
@@ -145,6 +172,8 @@ class PrivacyModel(ABC):
     #: whether it compares a class with the whole table's distribution (t, beta, delta): a
     #: release is compared with its input's, not with its own
     reads_distribution: ClassVar[bool] = False
+    #: the model's one number, read by the default :meth:`from_spec`
+    spec_number: ClassVar[SpecNumber | None] = None
 
     column: str | None = field(default=None, kw_only=True)
 
@@ -220,9 +249,8 @@ class PrivacyModel(ABC):
         """
 
     @classmethod
-    @abstractmethod
     def from_spec(cls, value: Any, column: str | None = None, *,
-                  privacy: Mapping[str, Any] | None = None) -> PrivacyModel:
+                  privacy: Mapping[str, Any] | None = None) -> Self:
         """The model from its ``[privacy]`` value; a ParameterError names the key and what is allowed.
 
         Parameters
@@ -238,6 +266,14 @@ class PrivacyModel(ABC):
         -------
         PrivacyModel
         """
+        spec = cls.spec_number
+        if spec is None:
+            raise NotImplementedError(f"{cls.__name__} reads more than one number: it defines from_spec")
+        entries, named = spec_table(cls.key, value, ("value",), column)
+        column = named if cls.needs_sensitive else None  # a model without a sensitive column ignores one
+        x = number(cls.key, entries.get("value"), spec.what, low=spec.low, low_open=spec.low_open, high=spec.high,
+                   high_open=spec.high_open, integer=spec.integer)
+        return cls(**{spec.field: int(x) if spec.integer else x}, column=column)
 
     def on(self, column: str) -> PrivacyModel:
         """The same model protecting ``column``.
@@ -273,10 +309,14 @@ def share_floor(known: np.ndarray, bound: np.ndarray) -> np.ndarray:
     return np.floor(present * worst * (1.0 - 1e-9)).astype(np.int64)
 
 
-def spec_table(key: str, value: Any, allowed: tuple[str, ...], column: str | None) -> tuple[dict, str | None]:
+def spec_table(key: str, value: Any, allowed: tuple[str, ...], column: str | None,
+               table_only: str | None = None) -> tuple[dict, str | None]:
     """A spec value given as a table: its entries (unknown ones refused) and the column it names
-    (``column`` given by the caller wins)."""
+    (``column`` given by the caller wins). A bare value is ``{"value": value}``, or, for a model
+    with ``table_only`` (what the table must be, "a table such as { c = 3, l = 2 }"), refused."""
     if not isinstance(value, Mapping):
+        if table_only is not None:
+            raise ParameterError(f"{key} must be {table_only}; got {value!r}")
         return {"value": value}, column
     unknown = [name for name in value if name not in (*allowed, "column")]
     if unknown:
@@ -285,6 +325,13 @@ def spec_table(key: str, value: Any, allowed: tuple[str, ...], column: str | Non
     if named is not None and (not isinstance(named, str) or not named):
         raise ParameterError(f"{key}: column must be a column name; got {named!r}")
     return dict(value), column if column is not None else named
+
+
+def file_name(key: str, value: Any) -> str:
+    """``value`` checked as a file name; the ParameterError names ``key``."""
+    if not isinstance(value, str) or not value:
+        raise ParameterError(f"{key} must be a file name; got {value!r}")
+    return value
 
 
 def number(key: str, value: Any, what: str, *, low: float, low_open: bool = True,

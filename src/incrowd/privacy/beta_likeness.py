@@ -60,20 +60,21 @@ class BetaLikeness(PrivacyModel):
         known, present, table = shares(stats)
         with np.errstate(divide="ignore", invalid="ignore"):
             gain = (known / np.maximum(present, 1)[:, None] - table) / table
-            bound = np.full(table.shape, self.beta)
-            if self.variant == "enhanced":
-                bound = np.minimum(bound, -np.log(table))
-        over = (known > 0) & (gain > bound + TOLERANCE)
+        over = (known > 0) & (gain > self._bound(table) + TOLERANCE)
         return ~over.any(axis=1)
 
     def split_floor(self, stats: ClassStats) -> np.ndarray:
         known, _, table = shares(stats)
-        with np.errstate(divide="ignore"):
-            bound = np.full(table.shape, self.beta)
-            if self.variant == "enhanced":
-                bound = np.minimum(bound, -np.log(table))
         # gain <= bound is share <= table * (1 + bound): a bound on the share, as alpha's
-        return share_floor(known, table * (1.0 + bound + TOLERANCE))
+        return share_floor(known, table * (1.0 + self._bound(table) + TOLERANCE))
+
+    def _bound(self, table: np.ndarray) -> np.ndarray:
+        """The largest gain of each value: beta, or min(beta, -ln p(s)) for the enhanced variant."""
+        bound = np.full(table.shape, self.beta)
+        if self.variant == "enhanced":
+            with np.errstate(divide="ignore"):
+                bound = np.minimum(bound, -np.log(table))
+        return bound
 
     def describe(self) -> str:
         return f"{self.variant} {self.beta:g}-likeness {self._where()}"

@@ -13,13 +13,11 @@ Not monotone: a merged class may hold a value neither part showed far from its t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from ._model import ClassStats, PrivacyModel, number, share_floor, spec_table
+from ._model import ClassStats, PrivacyModel, SpecNumber, share_floor
 
 
 def shares(stats: ClassStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -45,6 +43,8 @@ class DeltaDisclosure(PrivacyModel):
     delta: float
 
     key = "delta_disclosure"
+    spec_number = SpecNumber("delta", "a positive number (the largest |ln| of a value's share in a class over its "
+                             "share in the table)", low=0)
     monotone_generalization = False
     monotone_suppression = False
     reads_distribution = True
@@ -64,11 +64,3 @@ class DeltaDisclosure(PrivacyModel):
 
     def describe(self) -> str:
         return f"{self.delta:g}-disclosure private {self._where()}"
-
-    @classmethod
-    def from_spec(cls, value: Any, column: str | None = None, *,
-                  privacy: Mapping[str, Any] | None = None) -> DeltaDisclosure:
-        entries, column = spec_table("delta_disclosure", value, ("value",), column)
-        delta = number("delta_disclosure", entries.get("value"), "a positive number (the largest |ln| of a value's "
-                       "share in a class over its share in the table)", low=0)
-        return cls(delta=delta, column=column)

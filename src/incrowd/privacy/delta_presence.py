@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import ParameterError
-from ._model import TOLERANCE, ClassStats, PrivacyModel, number, spec_table
+from ._model import TOLERANCE, ClassStats, PrivacyModel, file_name, number, spec_table
 
 
 @dataclass(frozen=True)
@@ -68,17 +68,12 @@ class DeltaPresence(PrivacyModel):
     @classmethod
     def from_spec(cls, value: Any, column: str | None = None, *,
                   privacy: Mapping[str, Any] | None = None) -> DeltaPresence:
-        if not isinstance(value, Mapping):
-            raise ParameterError(f"delta_presence must be a table: {{ min = 0.0, max = 0.5, population = \"FILE\" }}; "
-                                 f"got {value!r}")
-        entries, _ = spec_table("delta_presence", value, ("min", "max", "population"), None)
+        entries, _ = spec_table("delta_presence", value, ("min", "max", "population"), None,
+                                'a table: { min = 0.0, max = 0.5, population = "FILE" }')
         low = number("delta_presence's min", entries.get("min", 0.0), "a number in [0, 1]", low=0, low_open=False,
                      high=1, high_open=False)
         high = number("delta_presence's max", entries.get("max"), "a number in (0, 1]", low=0, high=1,
                       high_open=False)
         if low > high:
             raise ParameterError(f"delta_presence's min ({low:g}) must not exceed its max ({high:g})")
-        population = entries.get("population")
-        if not isinstance(population, str) or not population:
-            raise ParameterError(f"delta_presence's population must be a file name; got {population!r}")
-        return cls(min=low, max=high, population=population)
+        return cls(min=low, max=high, population=file_name("delta_presence's population", entries.get("population")))

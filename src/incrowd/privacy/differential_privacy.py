@@ -249,10 +249,8 @@ class DifferentialPrivacy(PrivacyModel):
     @classmethod
     def from_spec(cls, value: Any, column: str | None = None, *,
                   privacy: Mapping[str, Any] | None = None) -> DifferentialPrivacy:
-        if not isinstance(value, Mapping):
-            raise ParameterError("differential_privacy must be a table: { epsilon = 1.0, delta = 1e-6 }; got "
-                                 f"{value!r}")
-        entries, _ = spec_table(cls.key, value, ("epsilon", "delta", "search_budget", "steps", "metric"), None)
+        entries, _ = spec_table(cls.key, value, ("epsilon", "delta", "search_budget", "steps", "metric"), None,
+                                "a table: { epsilon = 1.0, delta = 1e-6 }")
         if entries.get("column") is not None:
             raise ParameterError("differential_privacy protects every row, not a sensitive column: leave out column")
         for needed in ("epsilon", "delta"):

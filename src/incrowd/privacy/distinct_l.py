@@ -9,13 +9,11 @@ and must not make a class look diverse); pycanon counts NaN as one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from ._model import ClassStats, PrivacyModel, number, spec_table
+from ._model import ClassStats, PrivacyModel, SpecNumber
 
 
 @dataclass(frozen=True)
@@ -33,6 +31,8 @@ class DistinctL(PrivacyModel):
     l: int
 
     key = "l"
+    spec_number = SpecNumber("l", "an integer >= 2 (distinct sensitive values per class)", low=2, low_open=False,
+                             integer=True)
     monotone_generalization = True
     monotone_suppression = True
 
@@ -41,11 +41,3 @@ class DistinctL(PrivacyModel):
 
     def describe(self) -> str:
         return f"distinct {self.l}-diverse {self._where()}"
-
-    @classmethod
-    def from_spec(cls, value: Any, column: str | None = None, *,
-                  privacy: Mapping[str, Any] | None = None) -> DistinctL:
-        entries, column = spec_table("l", value, ("value",), column)
-        l = number("l", entries.get("value"), "an integer >= 2 (distinct sensitive values per class)", low=2,
-                   low_open=False, integer=True)
-        return cls(l=int(l), column=column)

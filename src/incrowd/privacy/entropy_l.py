@@ -14,13 +14,11 @@ whose values are all missing is not diverse. The comparison absorbs :data:`TOLER
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from ._model import TOLERANCE, ClassStats, PrivacyModel, number, spec_table
+from ._model import TOLERANCE, ClassStats, PrivacyModel, SpecNumber
 
 
 def class_entropy(counts: np.ndarray) -> np.ndarray:
@@ -48,6 +46,7 @@ class EntropyL(PrivacyModel):
     l: float
 
     key = "entropy_l"
+    spec_number = SpecNumber("l", "a number > 1 (the class entropy must reach ln l)", low=1)
     monotone_generalization = True
     monotone_suppression = False
 
@@ -57,10 +56,3 @@ class EntropyL(PrivacyModel):
 
     def describe(self) -> str:
         return f"entropy {self.l:g}-diverse {self._where()}"
-
-    @classmethod
-    def from_spec(cls, value: Any, column: str | None = None, *,
-                  privacy: Mapping[str, Any] | None = None) -> EntropyL:
-        entries, column = spec_table("entropy_l", value, ("value",), column)
-        l = number("entropy_l", entries.get("value"), "a number > 1 (the class entropy must reach ln l)", low=1)
-        return cls(l=l, column=column)

@@ -7,13 +7,11 @@ size: a table is k-anonymous exactly when it is >= k).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from ._model import ClassStats, PrivacyModel, number, spec_table
+from ._model import ClassStats, PrivacyModel, SpecNumber
 
 
 @dataclass(frozen=True)
@@ -31,6 +29,7 @@ class KAnonymity(PrivacyModel):
     k: int
 
     key = "k"
+    spec_number = SpecNumber("k", "an integer >= 2 (rows per class)", low=2, low_open=False, integer=True)
     monotone_generalization = True
     monotone_suppression = True
     needs_sensitive = False
@@ -41,11 +40,3 @@ class KAnonymity(PrivacyModel):
 
     def describe(self) -> str:
         return f"{self.k}-anonymous"
-
-    @classmethod
-    def from_spec(cls, value: Any, column: str | None = None, *,
-                  privacy: Mapping[str, Any] | None = None) -> KAnonymity:
-        entries, _ = spec_table("k", value, ("value",), None)
-        k = number("k", entries.get("value"), "an integer >= 2 (rows per class)", low=2, low_open=False,
-                   integer=True)
-        return cls(k=int(k))

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import ParameterError
-from ._model import ClassStats, PrivacyModel, number, spec_table
+from ._model import ClassStats, PrivacyModel, file_name, number, spec_table
 
 #: the estimators of ARX's ``KMap.CellSizeEstimator``, by spec name
 ESTIMATORS = ("poisson", "zero_truncated_poisson")
@@ -128,18 +128,16 @@ class KMap(PrivacyModel):
     @classmethod
     def from_spec(cls, value: Any, column: str | None = None, *,
                   privacy: Mapping[str, Any] | None = None) -> KMap:
-        if not isinstance(value, Mapping):
-            raise ParameterError(f"k_map must be a table: {{ k = 5, population = \"FILE\" }} or {{ k = 5, estimator = "
-                                 f"\"poisson\" }}; got {value!r}")
-        entries, _ = spec_table("k_map", value, ("k", "population", "estimator", "significance"), None)
+        entries, _ = spec_table("k_map", value, ("k", "population", "estimator", "significance"), None,
+                                'a table: { k = 5, population = "FILE" } or { k = 5, estimator = "poisson" }')
         k = int(number("k_map's k", entries.get("k"), "an integer >= 2 (people of the population per class)", low=2,
                        low_open=False, integer=True))
         population, estimator = entries.get("population"), entries.get("estimator")
         if (population is None) == (estimator is None):
             raise ParameterError("k_map needs exactly one of population = \"FILE\" (a population table) and estimator "
                                  f"= {' or '.join(map(repr, ESTIMATORS))} (from the sampling weights)")
-        if population is not None and (not isinstance(population, str) or not population):
-            raise ParameterError(f"k_map's population must be a file name; got {population!r}")
+        if population is not None:
+            file_name("k_map's population", population)
         if estimator is not None and estimator not in ESTIMATORS:
             raise ParameterError(f"k_map's estimator must be {' or '.join(map(repr, ESTIMATORS))}; got {estimator!r}")
         if "significance" in entries and estimator is None:

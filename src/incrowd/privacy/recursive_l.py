@@ -59,9 +59,7 @@ class RecursiveL(PrivacyModel):
     @classmethod
     def from_spec(cls, value: Any, column: str | None = None, *,
                   privacy: Mapping[str, Any] | None = None) -> RecursiveL:
-        if not isinstance(value, Mapping):
-            raise ParameterError(f"recursive_l must be a table such as {{ c = 3, l = 2 }}; got {value!r}")
-        entries, column = spec_table("recursive_l", value, ("c", "l"), column)
+        entries, column = spec_table("recursive_l", value, ("c", "l"), column, "a table such as { c = 3, l = 2 }")
         missing = [name for name in ("c", "l") if name not in entries]
         if missing:
             raise ParameterError(f"recursive_l needs {' and '.join(missing)}, e.g. {{ c = 3, l = 2 }}")

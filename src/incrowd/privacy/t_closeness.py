@@ -19,9 +19,7 @@ the root (it is as far as can be from every value).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,7 +27,7 @@ import pandas as pd
 from ..exceptions import DataError, ParameterError
 from ..values import sensitive_keys
 from ._emd import dense_distances, exceeds
-from ._model import ClassStats, PrivacyModel, number, spec_table
+from ._model import ClassStats, PrivacyModel, SpecNumber
 
 _ROOT = ("\0root",)
 
@@ -114,6 +112,7 @@ class TCloseness(PrivacyModel):
     hierarchy: tuple[tuple, ...] | None = None
 
     key = "t"
+    spec_number = SpecNumber("t", "a number in (0, 1] (earth mover's distance)", low=0, high=1, high_open=False)
     monotone_generalization = True
     monotone_suppression = False
     reads_distribution = True
@@ -145,11 +144,3 @@ class TCloseness(PrivacyModel):
     def describe(self) -> str:
         how = " (hierarchical distance)" if self.hierarchy is not None else ""
         return f"{self.t:g}-close{how} {self._where()}"
-
-    @classmethod
-    def from_spec(cls, value: Any, column: str | None = None, *,
-                  privacy: Mapping[str, Any] | None = None) -> TCloseness:
-        entries, column = spec_table("t", value, ("value",), column)
-        t = number("t", entries.get("value"), "a number in (0, 1] (earth mover's distance)", low=0, high=1,
-                   high_open=False)
-        return cls(t=t, column=column)

@@ -477,15 +477,9 @@ def _msu_kernel(codes, cards, suffix, max_size, stop, budget):
                 count[c] = 0
                 if q - p == 1:
                     r = recs[d1, p]
-                    minimal = True
-                    e = head[r]
-                    while e >= 0:
-                        work += 1
-                        if (msk[e] & child_mask) == msk[e]:
-                            minimal = False
-                            break
-                        e = nxt[e]
-                    if minimal:
+                    inside, steps = _msu_inside(head, nxt, msk, r, child_mask)
+                    work += steps
+                    if not inside:
                         if nfound == nxt.shape[0]:
                             nxt = _grow(nxt)
                             msk = _grow(msk)
@@ -509,14 +503,9 @@ def _msu_kernel(codes, cards, suffix, max_size, stop, budget):
                                 alone = False
                                 break
                         if alone:
-                            live = True
-                            e = head[r]
-                            while e >= 0:
-                                work += 1
-                                if (msk[e] & child_mask) == msk[e]:
-                                    live = False
-                                    break
-                                e = nxt[e]
+                            inside, steps = _msu_inside(head, nxt, msk, r, child_mask)
+                            work += steps
+                            live = not inside
                         u += 1
                     if live:
                         if kept != p:
@@ -534,6 +523,20 @@ def _msu_kernel(codes, cards, suffix, max_size, stop, budget):
             st_low[d1] = v + 1
             depth = d1
     return out, status, work
+
+
+@njit(cache=True, nogil=True)
+def _msu_inside(head, nxt, msk, r, child_mask):
+    """Whether one of record r's MSUs found so far lies inside the variables of ``child_mask``
+    (then r's unique set there is not minimal), and the list entries read (the work counted)."""
+    steps = 0
+    e = head[r]
+    while e >= 0:
+        steps += 1
+        if (msk[e] & child_mask) == msk[e]:
+            return True, steps
+        e = nxt[e]
+    return False, steps
 
 
 @njit(cache=True, nogil=True)

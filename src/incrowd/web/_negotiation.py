@@ -11,6 +11,7 @@ import secrets
 import shlex
 import threading
 import time
+from pathlib import Path
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, StrictInt
 
 from ..exceptions import BuildCancelled, DataError, ParameterError, VerificationError, name_list
 from ..generalization import (
+    Hierarchy,
     Lattice,
     Negotiation,
     attribute_from_filename,
@@ -35,7 +37,7 @@ from ..io import suffix, write_release
 from ._context import MB, base_name, dataset_of, error, lattice_of, session_for, session_of, stem_of, store_of
 from ._pool import heavy, pool_of
 from ._report import offer
-from ._sessions import BuiltLattice, Result, UploadedHierarchy
+from ._sessions import BuiltLattice, Result, Session, UploadedHierarchy
 from ._upload_limits import UploadRefused
 
 router = APIRouter()
@@ -105,21 +107,10 @@ async def upload_hierarchies(request: Request, response: Response,
         if not name:
             raise DataError(f"cannot tell the attribute of hierarchy file {display!r}; name it "
                             f"'{hierarchy_file_name('<attribute>')}'")
-        content = await upload.read(_HIERARCHY_LIMIT + 1)
-        if len(content) > _HIERARCHY_LIMIT:
-            raise DataError(f"hierarchy file {display!r} is larger than {_HIERARCHY_LIMIT // MB} MB")
-        path = session.new_file(hierarchy_suffix())
-        path.write_bytes(content)
+        path = await stored_hierarchy(session, upload, display)
         try:
-            # bounded while scanned, its parsing peak reserved in the memory budget, and what it
-            # holds afterwards counted there with the data sets
-            hierarchy, held = await pool_of(request).run(
-                request.app.state.upload_limits.read_hierarchy, path, display, store_of(request),
-                functools.partial(read_hierarchy, attribute=name))
-        except UploadRefused:
-            raise
-        except DataError as exc:
-            raise DataError(str(exc).replace(str(path), display)) from None
+            # what it holds afterwards is counted in the memory budget with the data sets
+            hierarchy, held = await parsed_hierarchy(request, path, display, name)
         finally:
             path.unlink(missing_ok=True)
         parsed.append(UploadedHierarchy(name, display, dataclasses.replace(hierarchy, source=f"file {display!r}"),
@@ -127,6 +118,30 @@ async def upload_hierarchies(request: Request, response: Response,
     for h in parsed:  # all or nothing: one bad file keeps none of the batch
         session.hierarchies[h.attribute] = h
     return {"hierarchies": [_describe_hierarchy(h) for h in session.hierarchies.values()]}
+
+
+async def stored_hierarchy(session: Session, upload: UploadFile, display: str) -> Path:
+    """An uploaded hierarchy file written to a new file of the session, refused above the size limit."""
+    content = await upload.read(_HIERARCHY_LIMIT + 1)
+    if len(content) > _HIERARCHY_LIMIT:
+        raise DataError(f"hierarchy file {display!r} is larger than {_HIERARCHY_LIMIT // MB} MB")
+    path = session.new_file(hierarchy_suffix())
+    path.write_bytes(content)
+    return path
+
+
+async def parsed_hierarchy(request: Request, path: Path, display: str, attribute: str) -> tuple[Hierarchy, int]:
+    """The hierarchy of ``attribute`` in an uploaded file and the bytes it holds: bounded while
+    scanned, its parsing peak reserved in the memory budget; an error names the upload, not the
+    session's file."""
+    try:
+        return await pool_of(request).run(
+            request.app.state.upload_limits.read_hierarchy, path, display, store_of(request),
+            functools.partial(read_hierarchy, attribute=attribute))
+    except UploadRefused:
+        raise
+    except DataError as exc:
+        raise DataError(str(exc).replace(str(path), display)) from None
 
 
 def _describe_hierarchy(h: UploadedHierarchy) -> dict[str, Any]:

@@ -22,19 +22,16 @@ from ..generalization import (
     DEFAULT_MAX_NODES,
     attribute_from_filename,
     hierarchy_file_name,
-    hierarchy_suffix,
-    read_hierarchy,
 )
 from ..io import FORMATS, format_of, read_table
 from ..privacy import verified_lines
 from ..publishing import spec_to_toml
-from ._context import base_name, dataset_of, session_for, session_of, stem_of, store_of
+from ._context import base_name, dataset_of, session_for, session_of, stem_of
 from ._job import Job, forget_finished
-from ._negotiation import _HIERARCHY_LIMIT, model_meanings
+from ._negotiation import model_meanings, parsed_hierarchy, stored_hierarchy
 from ._pool import heavy, pool_of
 from ._report import offer
 from ._sessions import Dataset, Result, Session
-from ._upload_limits import UploadRefused
 
 router = APIRouter()
 SPEC_FILE = "release.toml"
@@ -119,24 +116,12 @@ async def upload_hierarchies(request: Request, response: Response,
     try:
         for upload in files:
             display = base_name(upload.filename, hierarchy_file_name("hierarchy"))
-            content = await upload.read(_HIERARCHY_LIMIT + 1)
-            if len(content) > _HIERARCHY_LIMIT:
-                raise DataError(f"hierarchy file {display!r} is larger than {_HIERARCHY_LIMIT >> 20} MB")
-            path = session.new_file(hierarchy_suffix())
-            path.write_bytes(content)
+            path = await stored_hierarchy(session, upload, display)
             attribute = attribute_from_filename(display) or display
             # recorded before it is read, so that a file that fails is removed with the batch
             batch.append(ReleaseHierarchy(display, path, attribute, 0, 0, 0))
-            try:
-                # bounded while scanned and its parsing peak reserved in the memory budget; only
-                # the file is kept, so nothing stays counted afterwards
-                hierarchy, _ = await pool_of(request).run(
-                    request.app.state.upload_limits.read_hierarchy, path, display, store_of(request),
-                    functools.partial(read_hierarchy, attribute=attribute))
-            except UploadRefused:
-                raise
-            except DataError as exc:
-                raise DataError(str(exc).replace(str(path), display)) from None
+            # only the file is kept, so nothing stays counted in the memory budget afterwards
+            hierarchy, _ = await parsed_hierarchy(request, path, display, attribute)
             batch[-1] = dataclasses.replace(batch[-1], levels=hierarchy.depth, max_level=hierarchy.max_level,
                                             values=int(hierarchy.labels[0].size))
     except BaseException:

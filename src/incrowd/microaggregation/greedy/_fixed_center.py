@@ -19,10 +19,10 @@ def visiting_order(X):
 
 @helper
 def next_origin(order, pos, labels):
-    """Advance ``pos`` past assigned rows; returns the new position (its row is unassigned)."""
+    """Advance ``pos`` past assigned rows; returns the new position and its row (unassigned)."""
     while labels[order[pos]] >= 0:
         pos += 1
-    return pos
+    return pos, order[pos]
 
 
 @njit(cache=True)

@@ -63,8 +63,7 @@ def mdav_plus_labels(X, k):
     g = 0
     pos = 0
     while n_live >= k:
-        pos = next_origin(order, pos, labels)
-        r = order[pos]
+        pos, r = next_origin(order, pos, labels)
         s = slot_of[r]
         sq_dist_to(Xt, n_slots, X[r], d)
         nearest_alive(d, alive, n_slots, s, -1, k - 1, sel)
@@ -101,8 +100,7 @@ def vmdav_labels(X, k, gamma):
     g = 0
     pos = 0
     while n_live >= k:
-        pos = next_origin(order, pos, labels)
-        r = order[pos]
+        pos, r = next_origin(order, pos, labels)
         s = slot_of[r]
         sq_dist_to(Xt, n_slots, X[r], d)
         nearest_alive(d, alive, n_slots, s, -1, k - 1, sel)
@@ -169,8 +167,7 @@ def mdav_star_labels(X, k):
     g = 0
     pos = 0
     while n_live >= k:
-        pos = next_origin(order, pos, labels)
-        r = order[pos]
+        pos, r = next_origin(order, pos, labels)
         s = slot_of[r]
         sq_dist_to(Xt, n_slots, X[r], d)
         members[0] = s

@@ -113,8 +113,7 @@ def _mdav_star(X, k, row_cuts, row_offsets, row_sizes, point_rows, point_start, 
     g = 0
     pos = 0
     while n_live >= k:
-        pos = next_origin(order, pos, labels)
-        r = order[pos]
+        pos, r = next_origin(order, pos, labels)
         members[0] = r
         nearest_rows(X, X[r], k - 1, r, -1, alive, point_rows, point_start, point_head, point_alive,
                      cell_start, cell_alive, row_cuts, row_offsets, row_sizes, row_ring, members[1:], near_d)

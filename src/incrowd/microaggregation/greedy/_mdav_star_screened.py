@@ -58,6 +58,7 @@ from ..mdav._screen import (
     _near_bar,
     code_frame,
     compact_blocked,
+    fresh_slots,
     quantize,
     quantize_narrow,
     slot_words,
@@ -369,11 +370,7 @@ def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spa
     qwords = np.empty(npairs, np.int32)
     cand = np.empty(n, np.int64)
     cand_d = np.empty(n, np.int64)
-    ids = np.arange(n)
-    slot_of = np.arange(n)
-    alive_slot = np.zeros(norms.shape[0], np.bool_)  # the last block's padding slots stay dead
-    alive_slot[:n] = True
-    alive = np.ones(n, np.bool_)  # by row
+    ids, slot_of, alive_slot, alive = fresh_slots(n, norms.shape[0])
     point = np.empty(m)
     n_list = k - 1 + max(spare, 1)  # >= k: a fresh list still answers with one row excluded
     sel = np.empty(n_list, np.int64)
@@ -412,8 +409,7 @@ def _mdav_star(X, k, data, norms, npairs, gap, parallel_from, shares, tuner, spa
     g = 0
     pos = 0
     while n_live >= k:
-        pos = next_origin(order, pos, labels)
-        r = order[pos]
+        pos, r = next_origin(order, pos, labels)
         s = slot_of[r]
         option2 = g > 0 and n_live - 1 >= k
         for turn in range(2 if option2 else 1):

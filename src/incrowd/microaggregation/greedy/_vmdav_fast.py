@@ -74,8 +74,7 @@ def _fixed_center(X, k, gamma, extend, cuts, offsets, sizes, point_rows, point_s
     g = 0
     pos = 0
     while n_live >= k:
-        pos = next_origin(order, pos, labels)
-        r = order[pos]
+        pos, r = next_origin(order, pos, labels)
         members[0] = r
         nearest_rows(X, X[r], k - 1, r, -1, alive, point_rows, point_start, point_head, point_alive, cell_start,
                      cell_alive, cuts, offsets, sizes, ring, members[1:k], near_d)

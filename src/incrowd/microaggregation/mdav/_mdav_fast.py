@@ -38,6 +38,7 @@ from numba import njit
 from .._adaptive import monotonic_ns, new_tuner, record, use_threads
 from .._kernels import row_sq_dist
 from ._screen import (
+    fresh_slots,
     maybe_compact_blocked,
     quantize,
     quantize_narrow,
@@ -179,11 +180,7 @@ def _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares, tuner):
     qwords = np.empty(npairs, np.int32)
     cand = np.empty(n, np.int64)
     cand_d = np.empty(n, np.int64)
-    ids = np.arange(n)
-    slot_of = np.arange(n)
-    alive_slot = np.zeros(norms.shape[0], np.bool_)  # the last block's padding slots stay dead
-    alive_slot[:n] = True
-    alive = np.ones(n, np.bool_)  # by row
+    ids, slot_of, alive_slot, alive = fresh_slots(n, norms.shape[0])
     point = np.empty(m)
     sel = np.empty(max(k - 1, 1), np.int64)
     far = np.empty(k + 1, np.int64)

@@ -16,9 +16,13 @@ from .._kernels import (
 
 
 @njit(cache=True)
-def _take_group(Xt, ids, alive, labels, d, center_slot, k, sel, group):
-    """Assign center_slot and its k-1 nearest alive slots (by d) to ``group``."""
-    nearest_alive(d, alive, Xt.shape[1], center_slot, -1, k - 1, sel)
+def _take_group(Xt, n_slots, ids, alive, labels, d, center_slot, k, sel, group, point):
+    """Assign center_slot and its k-1 nearest alive slots to ``group`` (``d`` becomes every slot's
+    squared distance to center_slot's row, copied into ``point``)."""
+    for j in range(Xt.shape[0]):
+        point[j] = Xt[j, center_slot]
+    sq_dist_to(Xt, n_slots, point, d)
+    nearest_alive(d, alive, n_slots, center_slot, -1, k - 1, sel)
     labels[ids[center_slot]] = group
     alive[center_slot] = False
     for t in range(k - 1):
@@ -50,17 +54,11 @@ def mdav_labels(X, k):
         centroid_alive(Xt, alive, n_slots, n_live, c)
         sq_dist_to(Xt, n_slots, c, d)
         p = farthest_alive(d, alive, n_slots)
-        for j in range(m):
-            point[j] = Xt[j, p]
-        sq_dist_to(Xt, n_slots, point, d)
-        _take_group(Xt[:, :n_slots], ids, alive, labels, d, p, k, sel, group)
+        _take_group(Xt, n_slots, ids, alive, labels, d, p, k, sel, group, point)
         group += 1
         # Distance reuse: Q is the farthest remaining row from P, read off the same distances.
         q = farthest_alive(d, alive, n_slots)
-        for j in range(m):
-            point[j] = Xt[j, q]
-        sq_dist_to(Xt, n_slots, point, d)
-        _take_group(Xt[:, :n_slots], ids, alive, labels, d, q, k, sel, group)
+        _take_group(Xt, n_slots, ids, alive, labels, d, q, k, sel, group, point)
         group += 1
         n_live -= 2 * k
         n_slots = maybe_compact(Xt, ids, slot_of, alive, n_slots, n_live)

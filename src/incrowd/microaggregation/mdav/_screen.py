@@ -154,6 +154,15 @@ def slot_words(data, npairs, slot, out):
 
 
 @njit(cache=True)
+def fresh_slots(n, n_slots):
+    """Every row alive in its own slot of the codes: (the row of each slot, the slot of each row,
+    alive by slot, alive by row); the last block's padding slots, n to n_slots, stay dead."""
+    alive_slot = np.zeros(n_slots, np.bool_)
+    alive_slot[:n] = True
+    return np.arange(n), np.arange(n), alive_slot, np.ones(n, np.bool_)
+
+
+@njit(cache=True)
 def compact_blocked(data, norms, npairs, ids, slot_of, alive, n_slots):
     """Move the alive slots to the front, keeping their order (codes, norms, ids, slot_of).
     Returns the new slot count."""

@@ -109,6 +109,28 @@ def _split_cost(P, side, u):
 
 
 @njit(cache=True)
+def _move_if_better(P, t, s_from, s_to, c_from, c_to, n_from, n_to, eps):
+    """Move row t from its part (column sums ``s_from``, centroid ``c_from``, ``n_from`` rows) to
+    the other when that lowers the SSE by more than eps; whether it moved (the sums are updated,
+    the sizes and centroids are the caller's)."""
+    m = P.shape[1]
+    da = 0.0
+    db = 0.0
+    for j in range(m):
+        d = P[t, j] - c_from[j]
+        da += d * d
+        d = P[t, j] - c_to[j]
+        db += d * d
+    delta = -n_from / (n_from - 1.0) * da + n_to / (n_to + 1.0) * db
+    if not delta < -eps:
+        return False
+    for j in range(m):
+        s_from[j] -= P[t, j]
+        s_to[j] += P[t, j]
+    return True
+
+
+@njit(cache=True)
 def _descend(P, side, u, lo, hi, eps):
     """First-improvement moves and swaps between the two parts; sizes stay in [lo, hi]."""
     m = P.shape[1]
@@ -126,45 +148,20 @@ def _descend(P, side, u, lo, hi, eps):
         # single moves
         for t in range(u):
             if side[t] == 0 and n0 > lo and n1 < hi:
-                da = 0.0
-                db = 0.0
-                for j in range(m):
-                    d = P[t, j] - c0[j]
-                    da += d * d
-                    d = P[t, j] - c1[j]
-                    db += d * d
-                delta = -n0 / (n0 - 1.0) * da + n1 / (n1 + 1.0) * db
-                if delta < -eps:
-                    side[t] = 1
-                    for j in range(m):
-                        s0[j] -= P[t, j]
-                        s1[j] += P[t, j]
-                    n0 -= 1
-                    n1 += 1
-                    for j in range(m):
-                        c0[j] = s0[j] / n0
-                        c1[j] = s1[j] / n1
-                    improved = True
+                moved = _move_if_better(P, t, s0, s1, c0, c1, n0, n1, eps)
             elif side[t] == 1 and n1 > lo and n0 < hi:
-                da = 0.0
-                db = 0.0
+                moved = _move_if_better(P, t, s1, s0, c1, c0, n1, n0, eps)
+            else:
+                continue
+            if moved:
+                to = 1 - side[t]
+                side[t] = to
+                n0 += -1 if to == 1 else 1
+                n1 += 1 if to == 1 else -1
                 for j in range(m):
-                    d = P[t, j] - c1[j]
-                    da += d * d
-                    d = P[t, j] - c0[j]
-                    db += d * d
-                delta = -n1 / (n1 - 1.0) * da + n0 / (n0 + 1.0) * db
-                if delta < -eps:
-                    side[t] = 0
-                    for j in range(m):
-                        s1[j] -= P[t, j]
-                        s0[j] += P[t, j]
-                    n1 -= 1
-                    n0 += 1
-                    for j in range(m):
-                        c0[j] = s0[j] / n0
-                        c1[j] = s1[j] / n1
-                    improved = True
+                    c0[j] = s0[j] / n0
+                    c1[j] = s1[j] / n1
+                improved = True
         # swaps: x in part 0, y in part 1, d = y - x:
         # delta = -2 (c0 - c1).d - ||d||^2 (1/n0 + 1/n1)
         w = 1.0 / n0 + 1.0 / n1
@@ -209,6 +206,19 @@ def _sorted_along(P, u, dirv, proj, order):
 
 
 @njit(cache=True)
+def _first_part_cost(s0, m, n0, u, lo, hi):
+    """The cost of a split of u centred rows whose first part has n0 rows summing to ``s0[:m]``
+    (the other part's sum is then -s0), up to the constant sum ||x||^2; +inf when a part's size
+    is outside [lo, hi]."""
+    if n0 < lo or n0 > hi or u - n0 < lo or u - n0 > hi:
+        return np.inf
+    q = 0.0
+    for j in range(m):
+        q += s0[j] * s0[j]
+    return -q * (1.0 / n0 + 1.0 / (u - n0))
+
+
+@njit(cache=True)
 def _sweep(P, u, lo, hi, dirv, side, proj, order, pre):
     """Best split of P[:u] by a threshold along dirv with the first part's size in [lo, hi]
     (the second's then in [u - hi, u - lo]); writes side, returns its cost (up to the constant
@@ -223,13 +233,7 @@ def _sweep(P, u, lo, hi, dirv, side, proj, order, pre):
         r = order[a - 1]
         for j in range(m):
             pre[j] += P[r, j]
-        if a < lo or a > hi or u - a < lo or u - a > hi:
-            continue
-        q = 0.0
-        for j in range(m):
-            q += pre[j] * pre[j]
-        # P is centred: the other part's sum is -pre
-        cost = -q * (1.0 / a + 1.0 / (u - a))
+        cost = _first_part_cost(pre, m, a, u, lo, hi)
         if cost < best:
             best = cost
             best_a = a
@@ -267,12 +271,7 @@ def _exact(P, u, lo, hi, side):
             for j in range(m):
                 s0[j] += P[b, j]
         code ^= 1 << b
-        if n0 < lo or n0 > hi or u - n0 < lo or u - n0 > hi:
-            continue
-        q = 0.0
-        for j in range(m):
-            q += s0[j] * s0[j]
-        cost = -q * (1.0 / n0 + 1.0 / (u - n0))
+        cost = _first_part_cost(s0, m, n0, u, lo, hi)
         if cost < best:
             best = cost
             best_code = code
@@ -324,6 +323,16 @@ def _centroid_line(P, a0, u, dirv):
 
 
 @njit(cache=True)
+def _kept(c, best, eps, trial, side, u):
+    """A trial split's cost c when it beats ``best`` by more than eps (the trial then copied to
+    ``side``), else ``best``."""
+    if c < best - eps:
+        side[:u] = trial[:u]
+        return c
+    return best
+
+
+@njit(cache=True)
 def _repartition(X, A, B, k, mem, size, cost, moves, scale, P, rows, side, trial, proj, order,
                  pre, dirv, mean):
     """Re-split the rows of groups A and B; True when the split changed (lower SSE)."""
@@ -335,13 +344,8 @@ def _repartition(X, A, B, k, mem, size, cost, moves, scale, P, rows, side, trial
     lo = k
     hi = 2 * k - 1
     best = current
-    found = False
     if (moves & MOVE_EXACT) != 0 and u <= EXACT_MAX:
-        c = sq + _exact(P, u, lo, hi, trial)
-        if c < best - eps:
-            best = c
-            side[:u] = trial[:u]
-            found = True
+        best = _kept(sq + _exact(P, u, lo, hi, trial), best, eps, trial, side, u)
     else:
         if (moves & MOVE_SWEEP) != 0:
             # direction c_A - c_B, then the new parts' centroids until the split repeats
@@ -350,12 +354,9 @@ def _repartition(X, A, B, k, mem, size, cost, moves, scale, P, rows, side, trial
                 _sweep(P, u, lo, hi, dirv, trial, proj, order, pre)
                 if (moves & MOVE_SWAP) != 0:
                     _descend(P, trial, u, lo, hi, eps)
-                c = _split_cost(P, trial, u)
-                if c < best - eps:
-                    best = c
-                    side[:u] = trial[:u]
-                    found = True
-                else:
+                before = best
+                best = _kept(_split_cost(P, trial, u), best, eps, trial, side, u)
+                if best == before:
                     break
                 n0 = 0
                 for j in range(m):
@@ -371,12 +372,8 @@ def _repartition(X, A, B, k, mem, size, cost, moves, scale, P, rows, side, trial
             for t in range(u):
                 trial[t] = 0 if t < a0 else 1
             _descend(P, trial, u, lo, hi, eps)
-            c = _split_cost(P, trial, u)
-            if c < best - eps:
-                best = c
-                side[:u] = trial[:u]
-                found = True
-    if not found:
+            best = _kept(_split_cost(P, trial, u), best, eps, trial, side, u)
+    if not best < current:  # no split beat the current one
         return False
     na = 0
     nb = 0
@@ -557,6 +554,15 @@ def split_round(X, k, mem, size, cost, neigh, G, scale, dirty, deadline_ns=0):
 
 
 @njit(cache=True)
+def _pair_workspace(k, m):
+    """What ``_repartition`` works in, for two groups of at most 2k - 1 rows each: (P, rows, side,
+    trial, proj, order, pre, dirv, mean)."""
+    u_max = 4 * k - 2
+    return (np.empty((u_max, m)), np.empty(u_max, np.int64), np.empty(u_max, np.int64), np.empty(u_max, np.int64),
+            np.empty(u_max), np.empty(u_max, np.int64), np.empty(m), np.empty(m), np.empty(m))
+
+
+@njit(cache=True)
 def refine_round(X, k, mem, size, cost, neigh, order, moves, scale, dirty_in, dirty_out, deadline_ns=0):
     """One pass over the groups (in ``order``): each group is re-partitioned with each of its
     neighbours, skipping pairs of which neither group changed since the previous round (their
@@ -564,17 +570,8 @@ def refine_round(X, k, mem, size, cost, neigh, order, moves, scale, dirty_in, di
     round; ``dirty_out`` (filled here): groups changed in this one. Returns the number of pairs
     changed. ``deadline_ns`` > 0: the round ends early, before the next pair, once the monotonic
     clock passes it (the partition stays valid: every change is complete)."""
-    u_max = 4 * k - 2
     m = X.shape[1]
-    P = np.empty((u_max, m))
-    rows = np.empty(u_max, np.int64)
-    side = np.empty(u_max, np.int64)
-    trial = np.empty(u_max, np.int64)
-    proj = np.empty(u_max)
-    ordr = np.empty(u_max, np.int64)
-    pre = np.empty(m)
-    dirv = np.empty(m)
-    mean = np.empty(m)
+    P, rows, side, trial, proj, ordr, pre, dirv, mean = _pair_workspace(k, m)
     changed = 0
     late = False
     for gi in range(order.shape[0]):
@@ -633,16 +630,7 @@ def ils_kicks(X, k, mem, size, cost, neigh, moves, scale, n_kicks, strength, see
     G = size.shape[0]
     m = X.shape[1]
     h = 2 * k - 1
-    u_max = 4 * k - 2
-    P = np.empty((u_max, m))
-    rows = np.empty(u_max, np.int64)
-    side = np.empty(u_max, np.int64)
-    trial = np.empty(u_max, np.int64)
-    proj = np.empty(u_max)
-    ordr = np.empty(u_max, np.int64)
-    pre = np.empty(m)
-    dirv = np.empty(m)
-    mean = np.empty(m)
+    P, rows, side, trial, proj, ordr, pre, dirv, mean = _pair_workspace(k, m)
     cap = 512
     saved_id = np.empty(cap, np.int64)
     saved_size = np.empty(cap, np.int64)
