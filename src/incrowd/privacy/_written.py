@@ -51,6 +51,9 @@ class ReleaseCheck:
         any value (sdcMicro's wildcard).
     weight : str or None
         The sampling-weight column k-map's estimators and population uniqueness read.
+    population : pandas.DataFrame or None
+        k-map's and delta-presence's population table spelled as the release is (one row per
+        person); the written file's check compares it written and read back the same way.
     """
 
     models: tuple[PrivacyModel, ...]
@@ -113,6 +116,8 @@ class ReleaseCheck:
         reference : pandas.DataFrame, optional
             The input's sensitive columns as the file writes them (default: :attr:`reference`,
             else the table's own columns).
+        population : pandas.DataFrame, optional
+            The population table as the file writes it (default: :attr:`population`).
 
         Returns
         -------
