@@ -107,10 +107,16 @@ class Judge:
         return out
 
     def release_fails(self, stats: dict[int | None, ClassStats], keep: np.ndarray) -> str | None:
-        """What a model of the whole release refuses in the classes ``keep`` (one bool per class),
-        or None when every model accepts them."""
+        """What a model of the whole release refuses in the classes ``keep`` (one bool per class,
+        those every model's class check passed), or None when every model accepts them."""
+        # a model that judges each class alone accepts the classes it kept: only a model of the
+        # whole release, or one whose classes read it, has more to say
+        judging = [(m, c) for m, c in self.models
+                   if type(m).release_ok is not PrivacyModel.release_ok or m.reads_release]
+        if not judging:
+            return None
         kept = {column: _subset(s, keep) for column, s in stats.items()}
-        for model, column in self.models:
+        for model, column in judging:
             if not model.release_ok(kept[column]):
                 return f"not {model.describe()}: {model.release_figure(kept[column])}"
         return None

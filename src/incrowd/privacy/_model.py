@@ -172,6 +172,9 @@ class PrivacyModel(ABC):
     #: whether it compares a class with the whole table's distribution (t, beta, delta): a
     #: release is compared with its input's, not with its own
     reads_distribution: ClassVar[bool] = False
+    #: whether its check of a class reads the whole release (k-map's estimate of the population
+    #: from the rows and weights published): then a search judges the classes it keeps again
+    reads_release: ClassVar[bool] = False
     #: the model's one number, read by the default :meth:`from_spec`
     spec_number: ClassVar[SpecNumber | None] = None
 

@@ -105,6 +105,7 @@ class KMap(PrivacyModel):
     monotone_generalization = True
     monotone_suppression = True
     needs_sensitive = False
+    reads_release = True
 
     def class_floor(self, stats: ClassStats) -> int:
         """The fewest rows a class of ``stats`` needs under the estimator (ARX's k', capped at k and

@@ -198,13 +198,16 @@ def _failing(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: i
 
 def _fails(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: int,
            within: int | None = None, excess: np.ndarray | None = None,
-           levels: dict[str, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+           levels: dict[str, int] | None = None,
+           floor_only: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_failing`'s flags in two parts: failing k or l (a coarser class fails them only
     when all its parts do, so these rows never grow going down the lattice), failing only t (a
     coarser class may fail t where some of its parts pass); and the rows per class.
 
-    ``excess`` (per class, zeros), when given, receives for t the least share of a class's rows
-    that fail t in any split of it into smaller classes (:func:`_t_floor`)."""
+    ``excess`` (per class, zeros), when given, receives for t (and each model with a split
+    floor) the least share of a class's rows that fail it in any split of the class into
+    smaller classes (:func:`_t_floor`). ``floor_only``: what a floor needs and nothing more (the
+    other models' failing classes and the release's check left out)."""
     spec = prep.spec
     sizes = np.bincount(class_of, weights=bottom.counts, minlength=n_classes).astype(np.int64)
     bad = sizes < spec.k
@@ -239,18 +242,19 @@ def _fails(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: int
             if excess is not None:
                 np.maximum(excess, _t_share(distance, spec.t, _t_reach(prep, bottom)[i]), out=excess)
     judge = _judge(prep, bottom)
-    if judge:
-        # the other models add to the suppression, never to the floor: a node's floor stays
-        # what k, l and t force on every node below it, so pruning by it stays exact
+    if judge and (not floor_only or (excess is not None and judge.floors)):
+        # the other models add to the suppression, and to the floor only where they bound what
+        # a class's parts must fail (split_floor), so pruning by the floor stays exact
         population = None
         if bottom.population is not None and levels is not None:  # the population's classes at this node
             population = bottom.population.at(prep, bottom.codes, levels, class_of, n_classes)
         stats = judge.stats(class_of, n_classes, population=population)
-        far |= judge.failing_classes(stats, n_classes)
         if excess is not None and judge.floors:  # the share of each class its parts must fail
             np.maximum(excess, judge.floor_rows(stats, n_classes) / np.maximum(sizes, 1), out=excess)
-        if judge.release_fails(stats, ~(bad | far)) is not None:
-            far[:] = True  # a release its models refuse is no answer, however little it suppresses
+        if not floor_only:
+            far |= judge.failing_classes(stats, n_classes)
+            if judge.release_fails(stats, ~(bad | far)) is not None:
+                far[:] = True  # a release its models refuse is no answer, however little it suppresses
     return bad, far, sizes
 
 
@@ -718,7 +722,8 @@ def _climb(prep: Prepared, bottom: _Bottom, levels: np.ndarray, lv: np.ndarray, 
         at_node = dict(zip(prep.categorical, node.tolist()))
         class_of, n_classes = _classes(prep, bottom, at_node)
         excess = np.zeros(n_classes)
-        monotone, _, sizes = _fails(prep, bottom, class_of, n_classes, within, excess, at_node)
+        # only the floor: which classes the other models refuse does not change it
+        monotone, _, sizes = _fails(prep, bottom, class_of, n_classes, within, excess, at_node, floor_only=True)
         count[0] += 1
         if _t_floor(sizes, monotone, excess) > within:
             return True
