@@ -642,6 +642,8 @@ def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int) -> G
     # (a model whose parts' floor is a share, as t's, may see it grow going up too)
     floor_ok = (np.zeros(levels.shape[0], dtype=bool) if prep.spec.t is None and not _judge(prep, bottom).floors
                 else None)
+    # each node's floor against the limit, once known (-1: not yet), shared by every climb
+    floor_seen = np.full(levels.shape[0], -1, dtype=np.int8)
     best, best_key, evaluated = None, None, 0
     while heap:
         check_cancelled()
@@ -669,7 +671,7 @@ def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int) -> G
         if suppressed > within:
             if _t_floor(sizes, monotone, excess) > within:
                 dead |= np.all(levels <= lv, axis=1)
-                evaluated += _climb(prep, bottom, levels, lv, within, dead, ranges, floor_ok)
+                evaluated += _climb(prep, bottom, levels, lv, within, dead, ranges, floor_ok, floor_seen)
             continue
         gen, major = _class_facts(prep, bottom, chosen, class_of, n_classes, metric == "classification")
         part = {name: values[v] for name, values in parts.items()}
@@ -684,7 +686,7 @@ def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int) -> G
 
 
 def _climb(prep: Prepared, bottom: _Bottom, levels: np.ndarray, lv: np.ndarray, within: int, dead: np.ndarray,
-           ranges: Sequence[tuple[int, int]], floor_ok: np.ndarray | None) -> int:
+           ranges: Sequence[tuple[int, int]], floor_ok: np.ndarray | None, floor_seen: np.ndarray) -> int:
     """From ``lv``, whose :func:`_t_floor` passes the limit, a node high on a chain up to the
     top whose floor still does, its down-set marked ``dead``; returns the nodes evaluated.
 
@@ -692,7 +694,9 @@ def _climb(prep: Prepared, bottom: _Bottom, levels: np.ndarray, lv: np.ndarray, 
     passes one by one; a node high above them that fails rules them all out at once. Without
     t the floor is the rows failing k or l, which never grow going up, so the nodes over the
     limit are a prefix of the chain and a binary search finds the highest; with t it finds one.
-    ``floor_ok`` (without t): nodes known to pass, marked here as found.
+    ``floor_ok`` (without t): nodes known to pass, marked here as found; ``floor_seen``: per
+    node, whether its floor is over the limit (1), not (0) or not yet known (-1), kept across
+    climbs so that no node's floor is computed twice.
     """
     chain = [lv.copy()]
     step = lv.copy()
@@ -718,6 +722,8 @@ def _climb(prep: Prepared, bottom: _Bottom, levels: np.ndarray, lv: np.ndarray, 
             return True
         if floor_ok is not None and floor_ok[at]:
             return False
+        if floor_seen[at] >= 0:  # a climb before this one evaluated it
+            return bool(floor_seen[at])
         check_cancelled()
         at_node = dict(zip(prep.categorical, node.tolist()))
         class_of, n_classes = _classes(prep, bottom, at_node)
@@ -725,7 +731,8 @@ def _climb(prep: Prepared, bottom: _Bottom, levels: np.ndarray, lv: np.ndarray, 
         # only the floor: which classes the other models refuse does not change it
         monotone, _, sizes = _fails(prep, bottom, class_of, n_classes, within, excess, at_node, floor_only=True)
         count[0] += 1
-        if _t_floor(sizes, monotone, excess) > within:
+        floor_seen[at] = _t_floor(sizes, monotone, excess) > within
+        if floor_seen[at]:
             return True
         if floor_ok is not None:
             floor_ok[np.all(levels >= node, axis=1)] = True
