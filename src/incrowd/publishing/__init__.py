@@ -62,7 +62,7 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "SPEC_SECTIONS": "._spec_keys:SECTIONS", "RISK_TARGET_KEYS": "._spec_keys", "REPORT_MEANINGS": "._spec_keys",
     "REPORT_THRESHOLDS": "._spec_keys", "REPORT_HIGHER_IS_BETTER": "._spec_keys", "report_thresholds": "._spec_keys",
     # internal: a spec as TOML that load_spec reads back (the report's map and the web show it)
-    "spec_to_toml": "._toml",
+    "spec_to_toml": "._toml", "toml_value": "._toml",
     **_INTERNAL,
 })
 

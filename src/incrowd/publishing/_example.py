@@ -55,7 +55,7 @@ from ..io import NA_VALUES, code_indices, coded_reason
 from ._gtm import lattice_depths, no_hierarchy, top_suppression
 from ._prepare import prepare
 from ._spec import load_spec
-from ._toml import _toml_value, toml_key
+from ._toml import toml_key, toml_value
 
 #: a column of numbers with at most this many distinct values is proposed as categorical
 _FEW_VALUES = 15
@@ -405,10 +405,10 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
     for name, entry in spec["columns"].items():
         role, why = guesses[name]
         if isinstance(entry, dict):
-            lines.append(f"{toml_key(name)} = {_toml_value(entry, 'the example spec')}".ljust(40) + f"  # {why}")
+            lines.append(f"{toml_key(name)} = {toml_value(entry, 'the example spec')}".ljust(40) + f"  # {why}")
             continue
         if name in proposed:
-            why += f"; or {_toml_value({'role': 'categorical', 'hierarchy': proposed[name]}, 'the example spec')}"
+            why += f"; or {toml_value({'role': 'categorical', 'hierarchy': proposed[name]}, 'the example spec')}"
         lines.append(f"{toml_key(name)} = \"{role}\"".ljust(40) + f"# {why}")
     lines += [
         "",

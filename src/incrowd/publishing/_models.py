@@ -17,6 +17,7 @@ release is judged on the groups, and when it refuses them every class becomes on
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
@@ -155,6 +156,8 @@ def population_of(prep: Prepared, bottom_codes: dict[str, np.ndarray], bottom_co
         raise ParameterError(f"k_map and delta_presence name different population tables ({', '.join(sorted(paths))}); "
                              "a release has one population")
     (path,) = paths
+    if not os.path.exists(path):
+        raise DataError(f"the population table {path!r} of k_map or delta_presence does not exist")
     table = read_table(path)
     cols = prep.categorical
     absent = [a for a in cols if a not in table.columns]

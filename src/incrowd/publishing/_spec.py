@@ -20,6 +20,7 @@ from typing import Any, Mapping, cast
 
 from ..exceptions import DataError, ParameterError, name_list
 from ..privacy import MODELS, PrivacyModel, models_from_spec
+from ._models import population_file
 from ._spec_keys import RISK_TARGET_KEYS, choices, keys, report_thresholds
 from ._spec_keys import SECTIONS as _SECTIONS
 
@@ -502,8 +503,6 @@ def _models(privacy: Mapping[str, Any], columns: Mapping[str, ColumnSpec], sourc
     if t_model is not None:
         models = (t_model, *models)
     # a population table is read from the spec's folder, as a hierarchy file is
-    from ._models import population_file
-
     models = tuple(dc_replace(cast(Any, m), population=str(root / path)) if (path := population_file(m)) else m
                    for m in models)
     entries = {key: ({**value, "population": str(root / value["population"])}

@@ -37,7 +37,9 @@ def toml_key(name: str) -> str:
 _MAX_DEPTH = 8
 
 
-def _toml_value(value: Any, where: str, depth: int = 0) -> str:
+def toml_value(value: Any, where: str, depth: int = 0) -> str:
+    """``value`` as TOML writes it inline (a table as ``{ value = 2, column = "income" }``); ``where`` names it in
+    the error of a value TOML cannot hold."""
     if depth > _MAX_DEPTH:
         raise ParameterError(f"{where}: the spec nests too deeply (lists or tables more than {_MAX_DEPTH} "
                              "levels inside one another)")
@@ -52,9 +54,9 @@ def _toml_value(value: Any, where: str, depth: int = 0) -> str:
     if isinstance(value, str):
         return _toml_string(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v, where, depth + 1) for v in value if v is not None) + "]"
+        return "[" + ", ".join(toml_value(v, where, depth + 1) for v in value if v is not None) + "]"
     if isinstance(value, Mapping):
-        return "{ " + ", ".join(f"{toml_key(str(k))} = {_toml_value(v, where, depth + 1)}"
+        return "{ " + ", ".join(f"{toml_key(str(k))} = {toml_value(v, where, depth + 1)}"
                                 for k, v in value.items() if v is not None) + " }"
     raise ParameterError(f"{where}: {value!r} cannot be written as TOML")
 
@@ -71,7 +73,7 @@ def spec_to_toml(spec: Mapping[str, Any]) -> str:
         if not isinstance(table, Mapping):
             raise ParameterError(f"the spec: [{section}] must be a table of keys")
         lines = [f"[{toml_key(str(section))}]"]
-        lines += [f"{toml_key(str(key))} = {_toml_value(value, f'[{section}] {key}')}"
+        lines += [f"{toml_key(str(key))} = {toml_value(value, f'[{section}] {key}')}"
                   for key, value in table.items() if value is not None]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"

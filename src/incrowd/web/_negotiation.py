@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import json
 import secrets
 import shlex
 import threading
@@ -264,19 +263,19 @@ def page_context() -> dict[str, Any]:
     """The privacy models the Negotiation page offers beside k and l (those a lattice can judge:
     none that needs the sampling weights or a population table), each with the spec's meaning."""
     from ..privacy import MODELS
-    from ..publishing import SPEC_KEYS
     weighted = ("k_map", "max_population_uniqueness", "delta_presence", "differential_privacy")
     return {"models": [key for key in MODELS if key not in ("k", "l", "t", *weighted)],
-            "meaning": {**model_meanings(), **{e.name: e.meaning.replace("`", "") for e in SPEC_KEYS
-                                               if e.section == "privacy"}}}
+            "meaning": model_meanings()}
 
 
 def model_meanings() -> dict[str, str]:
-    """Each privacy model's first docstring line, the title of a model the spec's key table lacks
-    (one a caller registered), on the Negotiation and Publish pages."""
+    """The title of each ``[privacy]`` key on the Negotiation and Publish pages: its meaning in
+    the spec's key table, else (a model a caller registered) its first docstring line."""
     from ..privacy import MODELS
+    from ..publishing import SPEC_KEYS
 
-    return {key: (model.__doc__ or key).strip().splitlines()[0] for key, model in MODELS.items()}
+    return {**{key: (model.__doc__ or key).strip().splitlines()[0] for key, model in MODELS.items()},
+            **{e.name: e.meaning.replace("`", "") for e in SPEC_KEYS if e.section == "privacy"}}
 
 
 def request_models(entries: dict[str, Any] | None, k: int | None) -> list:
@@ -288,22 +287,15 @@ def request_models(entries: dict[str, Any] | None, k: int | None) -> list:
     return other_models(entries, k)
 
 
-def _toml_value(value: Any) -> str:
-    """A spec value as TOML writes it inline (what ``--model KEY=VALUE`` reads)."""
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{key} = {_toml_value(v)}" for key, v in value.items()) + " }"
-    if isinstance(value, str):
-        return json.dumps(value)
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
 def _negotiate_command(req: NegotiateRequest, lattice_file: str) -> str:
     args = ["incrowd", "negotiate", lattice_file]
     for name in ("k", "l", "t"):
         if getattr(req, name) is not None:
             args += [f"--{name}", str(getattr(req, name))]
+    from ..publishing import toml_value
+
     for key, value in (req.models or {}).items():
-        args += ["--model", f"{key}={_toml_value(value)}"]
+        args += ["--model", f"{key}={toml_value(value, f'models: {key}')}"]
     if req.max_levels:
         args += ["--max-levels", ",".join(f"{a}={v}" for a, v in req.max_levels.items())]
     args += ["--max-suppression", str(req.max_suppression)]

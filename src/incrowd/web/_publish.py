@@ -69,7 +69,7 @@ def page_context() -> dict[str, Any]:
     the key's meaning from the spec's key table (as the reference page gives it)."""
     from .._runtime import METHOD_NAMES
     from ..privacy import MODELS
-    from ..publishing import MISSING_NUMERIC, PUBLISH_STRATEGIES, RISK_TARGET_KEYS, ROLES, SPEC_KEYS, spec_key
+    from ..publishing import MISSING_NUMERIC, PUBLISH_STRATEGIES, RISK_TARGET_KEYS, ROLES, spec_key
 
     return {"methods": list(METHOD_NAMES), "strategies": list(PUBLISH_STRATEGIES), "roles": list(ROLES),
             "missing_numeric": list(MISSING_NUMERIC),
@@ -80,8 +80,7 @@ def page_context() -> dict[str, Any]:
             # the models beyond k, l and t, each one box: a number or an inline table as in the spec
             # every model but k, l and t, which have their own boxes
             "models": [key for key in MODELS if key not in ("k", "l", "t")],
-            "meaning": {**model_meanings(), **{e.name: e.meaning.replace("`", "") for e in SPEC_KEYS
-                                               if e.section == "privacy"}}}
+            "meaning": model_meanings()}
 
 
 
