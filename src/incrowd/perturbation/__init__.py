@@ -1,0 +1,31 @@
+"""Perturbation of non-key columns: one method per file behind one interface.
+
+- :func:`perturb`: a table and a list of steps in, the perturbed table and what each step did
+  out (:class:`PerturbResult`, one :class:`StepReport` per step);
+- :data:`METHODS` (also read by ``methods()``): every method by key, each a public module of
+  this package holding one :class:`Method` (``noise``, ``rank_swap``, ``shuffle``,
+  ``top_code``, ``bottom_code``, ``round``, ``pram``, ``record_swap``, ``microaggregation``);
+  a new method is one new file.
+
+The internal API (not public, not in ``__all__``), for the spec's ``[[perturb]]`` steps in
+``publishing/``: ``check_steps(steps, where)`` (one error naming the step, the key and what is
+allowed), ``Step``, ``STEP_KEYS``, ``Param``, ``REQUIRED``.
+"""
+
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+from .._runtime import lazy as _lazy
+
+if _TYPE_CHECKING:
+    from ._base import Method, Param
+    from ._perturb import PerturbResult, Step, StepReport, check_steps, perturb
+
+__getattr__, __dir__ = _lazy.attach(__name__, {
+    "perturb": "._perturb", "PerturbResult": "._perturb", "StepReport": "._perturb",
+    "Method": "._base", "METHODS": "._registry",
+    # the internal API (see above)
+    "check_steps": "._perturb", "Step": "._perturb", "STEP_KEYS": "._perturb", "Param": "._base",
+    "REQUIRED": "._base",
+})
+
+__all__ = ["perturb", "PerturbResult", "StepReport", "Method", "METHODS"]

@@ -1,0 +1,165 @@
+"""What every perturbation method shares: the interface a method file implements, its declared
+parameters and their checks, and the registry that finds every method file of this package.
+
+A method is one public module of ``incrowd.perturbation`` holding one :class:`Method` subclass
+with a ``key``; nothing else names it: :data:`METHODS` is read from the package's files, so a
+new method is one new file."""
+
+from __future__ import annotations
+
+import importlib
+import math
+import pkgutil
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import ParameterError
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a method: what it takes (as a user reads it), its value when left out
+    (``REQUIRED``: none), the check of a given value and what it means."""
+
+    kind: str
+    default: Any
+    check: Callable[[Any], bool]
+    meaning: str
+    choices: tuple[str, ...] = ()
+
+
+#: a parameter's default that says it must be given
+REQUIRED = object()
+
+
+def is_number(lo: float = -math.inf, hi: float = math.inf, *, open_lo: bool = False,
+              open_hi: bool = False) -> Callable[[Any], bool]:
+    def check(value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return False
+        return (value > lo if open_lo else value >= lo) and (value < hi if open_hi else value <= hi)
+    return check
+
+
+def is_integer(lo: int) -> Callable[[Any], bool]:
+    return lambda value: not isinstance(value, bool) and isinstance(value, int) and value >= lo
+
+
+def is_bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def is_names(value: Any) -> bool:
+    return (isinstance(value, (list, tuple)) and all(isinstance(v, str) and v for v in value)
+            and len(set(value)) == len(value))
+
+
+def is_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def one_of(*words: str) -> Callable[[Any], bool]:
+    return lambda value: value in words
+
+
+@dataclass
+class Outcome:
+    """What a method did to the rows it was given: the columns' new values (row order kept)
+    and its own figures (summed over strata where they are counts)."""
+
+    values: dict[str, np.ndarray]
+    details: dict[str, Any]
+
+
+class Method:
+    """One perturbation method. A subclass sets ``key`` (the spec's ``method``), ``sdcmicro``
+    (its counterpart there), ``data`` (the columns it takes: ``"numeric"``, ``"categorical"``
+    or ``"any"``), ``draws`` (whether it takes ``random_state``) and ``params``, and implements
+    :meth:`apply` on the rows of one stratum."""
+
+    key: ClassVar[str] = ""
+    sdcmicro: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    data: ClassVar[str] = "numeric"
+    draws: ClassVar[bool] = False
+    params: ClassVar[dict[str, Param]] = {}
+
+    def __init__(self, columns: list[str], values: Mapping[str, Any]):
+        self.columns = list(columns)
+        self.values = dict(values)
+
+    def __getattr__(self, name: str) -> Any:
+        values = self.__dict__.get("values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(name)
+
+    def other_columns(self) -> list[str]:
+        """The columns it reads besides those it changes (predictors, the household id, ...)."""
+        return []
+
+    def changed_columns(self) -> list[str]:
+        """The columns whose values it changes."""
+        return list(self.columns)
+
+    def check(self, frame: pd.DataFrame, where: str) -> None:
+        """Checks of the parameters against the data, before any row changes (one clear error)."""
+
+    def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
+        raise NotImplementedError
+
+
+def check_params(cls: type[Method], given: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``given`` checked against ``cls.params``, with the defaults filled in: one error naming
+    the step, the key and what is allowed."""
+    unknown = [key for key in given if key not in cls.params]
+    if unknown:
+        known = ", ".join(cls.params) or "none"
+        raise ParameterError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))} for method "
+                             f"{cls.key!r}; its keys: {known}")
+    out: dict[str, Any] = {}
+    for name, param in cls.params.items():
+        if name not in given:
+            if param.default is REQUIRED:
+                raise ParameterError(f"{where}: method {cls.key!r} needs {name} ({param.kind}: {param.meaning})")
+            out[name] = param.default
+            continue
+        value = given[name]
+        if not param.check(value):
+            allowed = " | ".join(f'"{c}"' for c in param.choices) if param.choices else param.kind
+            raise ParameterError(f"{where}: {name} must be {allowed}; got {value!r}")
+        out[name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+_METHODS: dict[str, type[Method]] = {}
+
+
+def methods() -> dict[str, type[Method]]:
+    """Every method of this package by key, found in its public modules (read once)."""
+    if not _METHODS:
+        package = importlib.import_module(__name__.rpartition(".")[0])
+        found: dict[str, type[Method]] = {}
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+            if info.name.startswith("_"):
+                continue
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            for value in vars(module).values():
+                if isinstance(value, type) and issubclass(value, Method) and value.key and value.__module__ == module.__name__:
+                    found[value.key] = value
+        _METHODS.update(dict(sorted(found.items())))
+    return _METHODS
+
+
+def numbers(frame: pd.DataFrame, name: str, where: str) -> np.ndarray:
+    """A numeric column as float64 (a copy: a missing cell's NaN keeps its bits, so a
+    user-missing code rides along); text is one clear error."""
+    from ..exceptions import DataError
+
+    column = frame[name]
+    if not (pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype)):
+        raise DataError(f"{where}: column {name!r} is not numeric ({column.dtype}); this method changes amounts")
+    return column.to_numpy(dtype=np.float64, copy=True, na_value=np.nan)

@@ -1,0 +1,252 @@
+"""The one-call run: ``perturb(frame, steps, strata=...)``, each step one method applied to its
+columns in order, per stratum where strata are given, each draw from its own generator."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DataError, ParameterError, name_list
+from ._base import Method, check_params, is_names, methods
+
+#: the keys every step takes besides its method's own
+STEP_KEYS = ("columns", "method", "random_state", "strata")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One checked step: its method (with its parameters), its columns, its seed and whether
+    it runs per stratum."""
+
+    method: Method
+    random_state: int | None = None
+    strata: bool = True
+    #: the step as given (what a spec writes back)
+    given: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def key(self) -> str:
+        return self.method.key
+
+
+@dataclass
+class StepReport:
+    """What one step did: its method, columns, the cells it changed and its own figures
+    (swaps, the realised PRAM matrix, ...)."""
+
+    method: str
+    columns: list[str]
+    cells_changed: int
+    details: dict[str, Any]
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "columns": list(self.columns), "cells_changed": self.cells_changed,
+                "seconds": self.seconds, **self.details}
+
+    def line(self) -> str:
+        """One line for a summary: the method, its columns, what changed."""
+        figures = [f"{self.cells_changed} cells changed"]
+        for key in ("households_swapped", "swap_rate", "groups", "top_coded", "bottom_coded", "swaps"):
+            if key in self.details:
+                value = self.details[key]
+                figures.append(f"{key.replace('_', ' ')} {value:.4g}" if isinstance(value, float)
+                               else f"{key.replace('_', ' ')} {value}")
+        return f"{self.method} of {', '.join(self.columns)}: {'; '.join(figures)}"
+
+
+@dataclass
+class PerturbResult:
+    """The perturbed table and what each step did (what :func:`perturb` returns).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        The input with the steps' columns perturbed (every other column as given, row order kept).
+    steps : list of StepReport
+        One report per step, in order.
+    """
+
+    table: pd.DataFrame
+    steps: list[StepReport]
+
+    def summary(self) -> list[dict[str, Any]]:
+        """JSON-ready: one dict per step."""
+        return [s.to_dict() for s in self.steps]
+
+
+def check_steps(steps: Sequence[Mapping[str, Any] | Step], where: str = "perturb") -> list[Step]:
+    """Steps as given (dicts: ``columns``, ``method``, the method's own keys, ``random_state``,
+    ``strata``) checked: one error naming the step, the key and what is allowed."""
+    if isinstance(steps, Mapping) or not isinstance(steps, Sequence):
+        raise ParameterError(f"{where}: steps must be a list of steps, each a table with columns and method")
+    out = []
+    for i, raw in enumerate(steps, 1):
+        out.append(raw if isinstance(raw, Step) else _step(raw, f"{where} step {i}"))
+    return out
+
+
+def _step(raw: Any, where: str) -> Step:
+    registry = methods()
+    if not isinstance(raw, Mapping):
+        raise ParameterError(f"{where}: a step is a table with columns and method; got {raw!r}")
+    method = raw.get("method")
+    if method not in registry:
+        raise ParameterError(f"{where}: method must be one of {', '.join(registry)}; got {method!r}")
+    where = f"{where} ({method})"
+    cls = registry[method]
+    columns = raw.get("columns")
+    if not is_names(columns) or not columns:
+        raise ParameterError(f"{where}: columns must be a list of column names, each once, e.g. "
+                             f"[\"income\", \"expend\"]; got {columns!r}")
+    random_state = raw.get("random_state")
+    if random_state is not None:
+        if not cls.draws:
+            raise ParameterError(f"{where}: random_state is for a method that draws; {method} draws nothing")
+        if isinstance(random_state, bool) or not isinstance(random_state, int) or not 0 <= random_state < 2**32:
+            raise ParameterError(f"{where}: random_state must be an integer in [0, {2**32 - 1}]; got {random_state!r}")
+    strata = raw.get("strata", True)
+    if not isinstance(strata, bool):
+        raise ParameterError(f"{where}: strata must be true (per stratum, where strata are given) or false; "
+                             f"got {strata!r}")
+    own = {key: value for key, value in raw.items() if key not in STEP_KEYS}
+    values = check_params(cls, own, where)
+    return Step(cls(list(columns), values), random_state, strata, dict(raw))
+
+
+def perturb(frame: pd.DataFrame, steps: Sequence[Mapping[str, Any] | Step], *,
+            strata: str | Sequence[str] | None = None, random_state: int | None = 0) -> PerturbResult:
+    """Apply ``steps`` to ``frame`` in order (each a method of :data:`METHODS` on its columns).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table; it is not changed.
+    steps : list of dict
+        Each ``{"columns": [...], "method": KEY, ...its own keys}``, with ``random_state`` where
+        the method draws and ``strata = False`` to run it over the whole table.
+    strata : str, list of str or None, default None
+        Columns whose combinations are the strata: each step runs in each stratum on its own.
+    random_state : int or None, default 0
+        The seed of a step that gives none (step i draws from ``[random_state, i]``).
+
+    Returns
+    -------
+    PerturbResult
+        The perturbed table and one report per step.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise ParameterError(f"perturb takes a pandas DataFrame; got {type(frame).__name__}")
+    checked = check_steps(steps)
+    strata_columns = [strata] if isinstance(strata, str) else list(strata or [])
+    _check_columns(frame, checked, strata_columns)
+    out = frame.copy()
+    parts = _strata(frame, strata_columns)
+    reports = []
+    for i, step in enumerate(checked, 1):
+        seed = step.random_state if step.random_state is not None else (
+            None if random_state is None else [random_state, i])
+        rng = np.random.default_rng(seed)
+        reports.append(_run(out, step, parts if step.strata else [np.arange(len(frame))], rng, i))
+    return PerturbResult(table=out, steps=reports)
+
+
+def _check_columns(frame: pd.DataFrame, steps: list[Step], strata: list[str]) -> None:
+    present = {str(c) for c in frame.columns}
+    missing = [c for c in strata if c not in present]
+    if missing:
+        raise DataError(f"perturb: strata names column(s) {name_list(missing)} that the data does not have")
+    for i, step in enumerate(steps, 1):
+        where = f"perturb step {i} ({step.key})"
+        named = step.method.changed_columns() + step.method.other_columns()
+        missing = [c for c in named if c not in present]
+        if missing:
+            raise DataError(f"{where}: column(s) {name_list(missing)} are not in the data")
+        both = [c for c in step.method.changed_columns() if c in strata]
+        if both:
+            raise ParameterError(f"{where}: {name_list(both)} are the strata; a stratum column is not perturbed")
+        step.method.check(frame, where)
+
+
+def _strata(frame: pd.DataFrame, columns: list[str]) -> list[np.ndarray]:
+    """The rows of each stratum (a missing value is a stratum of its own)."""
+    if not columns:
+        return [np.arange(len(frame))]
+    codes = np.zeros(len(frame), np.int64)
+    for name in columns:
+        c, uniques = pd.factorize(frame[name], use_na_sentinel=False)
+        codes = codes * (len(uniques) + 1) + c
+    codes = np.unique(codes, return_inverse=True)[1].ravel()
+    order = np.argsort(codes, kind="stable")
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
+    return np.split(order, bounds)
+
+
+#: figures of a step that add up over strata
+_COUNTS = ("swaps", "households_swapped", "households", "risky_households", "risky_swapped", "unmatched",
+           "top_coded", "bottom_coded", "groups")
+
+
+def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray], rng: np.random.Generator, index: int) -> StepReport:
+    method = step.method
+    changed = method.changed_columns()
+    t0 = time.perf_counter()
+    before = {name: out[name].to_numpy(copy=True) for name in changed}
+    new = {name: np.array(before[name], dtype=object if before[name].dtype == object else None, copy=True)
+           for name in changed}
+    details: dict[str, Any] = {}
+    per_stratum: list[dict[str, Any]] = []
+    for rows in parts:
+        if rows.size == 0:
+            continue
+        outcome = method.apply(out.iloc[rows], rng)
+        for name, values in outcome.values.items():
+            if new[name].dtype != object and values.dtype.kind == "f" and new[name].dtype.kind != "f":
+                new[name] = new[name].astype(np.float64)
+            new[name][rows] = values
+        per_stratum.append(outcome.details)
+    for key in _COUNTS:
+        if any(key in d for d in per_stratum):
+            details[key] = int(sum(d.get(key, 0) for d in per_stratum))
+    for d in per_stratum:
+        for key, value in d.items():
+            if key not in _COUNTS:
+                details.setdefault(key, value)
+    if len(per_stratum) > 1:
+        merge = getattr(method, "merge", None)
+        if merge is not None:
+            details.update(merge(per_stratum))
+    cells = 0
+    for name in changed:
+        old, values = before[name], new[name]
+        if values.dtype.kind == "f":
+            # a missing cell stays the input's own (its NaN bits carry a user-missing code)
+            gone = pd.isna(old)
+            values[gone] = old[gone].astype(values.dtype) if old.dtype.kind == "f" else np.nan
+            values = _as_input_type(values, out[name])
+        cells += int(_differs(old, values).sum())
+        out[name] = pd.Series(values, index=out.index, name=name)
+    return StepReport(method=method.key, columns=changed, cells_changed=cells, details=details,
+                      seconds=time.perf_counter() - t0)
+
+
+def _as_input_type(values: np.ndarray, column: pd.Series) -> np.ndarray:
+    """Floats back in an integer column's type where every value is still a whole number."""
+    kind = column.dtype.kind if isinstance(column.dtype, np.dtype) else ""
+    if kind and kind in "iu" and not np.isnan(values).any() and np.array_equal(values, np.round(values)):
+        info = np.iinfo(column.dtype)
+        if values.size == 0 or (values.min() >= info.min and values.max() <= info.max):
+            return values.astype(column.dtype)
+    return values
+
+
+def _differs(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    a, b = pd.isna(old), pd.isna(new)
+    with np.errstate(invalid="ignore"):
+        same = (old == new) if old.dtype != object and new.dtype != object else np.array(
+            [x == y for x, y in zip(old, new)], dtype=bool)
+    return np.where(a | b, a != b, ~np.asarray(same, dtype=bool))

@@ -1,0 +1,57 @@
+"""Microaggregation of the perturbed numeric columns on their own: groups of at least k alike
+rows, each value replaced by its group's mean or median (sdcMicro's ``microaggregation`` of
+numVars)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .._runtime import METHOD_NAMES
+from ..microaggregation import make_estimator
+from ._base import Method, Outcome, Param, is_bool, is_integer, numbers, one_of
+
+
+class Microaggregation(Method):
+    key = "microaggregation"
+    sdcmicro = "microaggregation"
+    summary = "replaces each value by the mean or median of a group of at least k alike rows"
+    draws = True
+    params = {
+        "k": Param("an integer >= 2", 3, is_integer(2), "the smallest group (sdcMicro's aggr)"),
+        "method": Param("text", "mdav", one_of(*METHOD_NAMES),
+                        "any incrowd microaggregation method (incrowd.METHODS)", tuple(METHOD_NAMES)),
+        "aggregate": Param("text", "mean", one_of("mean", "median"),
+                           "what replaces a group's values (sdcMicro's measure)", ("mean", "median")),
+        "jointly": Param("true or false", True, is_bool,
+                         "true: the columns grouped together (on their standardized values); false: each column "
+                         "grouped on its own"),
+    }
+
+    def check(self, frame: pd.DataFrame, where: str) -> None:
+        for name in self.columns:
+            numbers(frame.iloc[:0], name, where)
+
+    def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
+        X = np.column_stack([numbers(frame, name, "microaggregation") for name in self.columns])
+        seed = int(rng.integers(0, 2**32 - 1))
+        out = X.copy()
+        groups = 0
+        sets = [list(range(X.shape[1]))] if self.jointly else [[j] for j in range(X.shape[1])]
+        for columns in sets:
+            part = X[:, columns]
+            missing = np.isnan(part)
+            # rows alike in which values they miss are grouped together, on the values they have
+            patterns = np.unique(missing, axis=0, return_inverse=True)[1].ravel()
+            for pattern in np.unique(patterns):
+                rows = np.flatnonzero(patterns == pattern)
+                present = [c for c, m in zip(columns, missing[rows[0]]) if not m]
+                if not present or rows.size < self.k:
+                    continue
+                estimator = make_estimator(self.method, self.k, random_state=seed)
+                labels = estimator.fit(X[np.ix_(rows, present)]).labels_
+                groups += int(labels.max()) + 1
+                values = pd.DataFrame(X[np.ix_(rows, present)]).groupby(labels)
+                summary = values.transform(self.aggregate).to_numpy()
+                out[np.ix_(rows, present)] = summary
+        return Outcome({name: out[:, j] for j, name in enumerate(self.columns)}, {"groups": groups})

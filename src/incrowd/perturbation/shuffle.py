@@ -1,0 +1,99 @@
+"""Data shuffling: the values of each column reordered after a model of them given the
+predictors (Muralidhar and Sarathy; sdcMicro's ``shuffle``, method "ds")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DataError
+from ._base import REQUIRED, Method, Outcome, Param, is_names, numbers
+
+
+class Shuffle(Method):
+    key = "shuffle"
+    sdcmicro = "shuffle"
+    summary = "reorders each column's own values as a model of them given the predictors says"
+    draws = True
+    params = {
+        "by": Param("a list of column names", REQUIRED, lambda v: is_names(v) and len(v) > 0,
+                    "the predictors (sdcMicro's right-hand side of form): numbers as they are, text by "
+                    "its categories"),
+    }
+
+    def other_columns(self) -> list[str]:
+        return list(self.by)
+
+    def check(self, frame: pd.DataFrame, where: str) -> None:
+        for name in self.columns:
+            numbers(frame.iloc[:0], name, where)
+        both = [c for c in self.by if c in self.columns]
+        if both:
+            raise DataError(f"{where}: {', '.join(map(repr, both))} is both shuffled and a predictor (by)")
+
+    def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
+        Y = np.column_stack([numbers(frame, name, "shuffle") for name in self.columns])
+        S = _predictors(frame, self.by)
+        return Outcome(dict(zip(self.columns, shuffle(Y, S, rng).T)), {})
+
+
+def _predictors(frame: pd.DataFrame, names: list[str]) -> np.ndarray:
+    parts = []
+    for name in names:
+        column = frame[name]
+        if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype):
+            parts.append(column.to_numpy(dtype=np.float64, na_value=np.nan)[:, None])
+        else:  # a category: one indicator per value but the first, as a regression's model matrix
+            codes, uniques = pd.factorize(column)
+            if uniques.size > 1:
+                parts.append((codes[:, None] == np.arange(1, uniques.size)[None, :]).astype(np.float64))
+    return np.hstack(parts) if parts else np.zeros((len(frame), 0))
+
+
+def _normal_scores(X: np.ndarray) -> np.ndarray:
+    """Each column's ranks (ties averaged) as standard normal quantiles of (rank - 0.5) / n."""
+    from scipy.stats import norm, rankdata
+
+    n = X.shape[0]
+    return norm.ppf((rankdata(X, axis=0) - 0.5) / n)
+
+
+def shuffle(Y: np.ndarray, S: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The shuffled responses. A missing value is filled by a value of the column drawn at random
+    for the model, and is missing again in the result (as sdcMicro does). Each column of the result
+    holds exactly the column's own values, reordered."""
+    Y, S = Y.copy(), S.copy()
+    missing = np.isnan(Y)
+    for M in (Y, S):
+        for j in range(M.shape[1]):
+            gone = np.isnan(M[:, j])
+            if gone.any() and (~gone).any():
+                M[gone, j] = rng.choice(M[~gone, j], int(gone.sum()))
+    # predictors that do not vary carry nothing (and would make the correlation undefined)
+    S = S[:, np.nanstd(S, axis=0) > 0] if S.size else S
+    q = Y.shape[1]
+    n = Y.shape[0]
+    out = Y.copy()
+    if n < 3:
+        return out
+    scores = _normal_scores(np.hstack([Y, S]))
+    rho = np.corrcoef(scores, rowvar=False) if scores.shape[1] > 1 else np.ones((1, 1))
+    rho = np.atleast_2d(np.nan_to_num(rho))
+    pmc = 2 * np.sin(np.pi * rho / 6)  # the normal correlation a rank correlation stands for
+    pxx, pxs, pss = pmc[:q, :q], pmc[:q, q:], pmc[q:, q:]
+    if S.shape[1]:
+        B = pxs @ np.linalg.pinv(pss)
+        fitted = scores[:, q:] @ B.T
+        sigma = pxx - B @ pxs.T
+    else:
+        fitted, sigma = np.zeros((n, q)), pxx
+    sigma = (sigma + sigma.T) / 2
+    w, V = np.linalg.eigh(sigma)
+    noise = rng.standard_normal((n, q)) @ (V * np.sqrt(np.clip(w, 0, None))).T
+    ystar = fitted + noise
+    for j in range(q):
+        # reverse mapping: the column's own values, sorted, placed in the order of the model's
+        order = np.argsort(ystar[:, j], kind="stable")
+        out[order, j] = np.sort(Y[:, j])
+    out[missing] = np.nan
+    return out
