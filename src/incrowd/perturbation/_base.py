@@ -156,10 +156,14 @@ def methods() -> dict[str, type[Method]]:
 
 def numbers(frame: pd.DataFrame, name: str, where: str) -> np.ndarray:
     """A numeric column as float64 (a copy: a missing cell's NaN keeps its bits, so a
-    user-missing code rides along); text is one clear error."""
+    user-missing code rides along); a CSV's text is read as numbers, the NA vocabulary as
+    missing; any other text is one clear error naming the column and the row."""
     from ..exceptions import DataError
+    from ..io import column_numbers
 
     column = frame[name]
-    if not (pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype)):
-        raise DataError(f"{where}: column {name!r} is not numeric ({column.dtype}); this method changes amounts")
-    return column.to_numpy(dtype=np.float64, copy=True, na_value=np.nan)
+    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype):
+        return column.to_numpy(dtype=np.float64, copy=True, na_value=np.nan)
+    return np.array(column_numbers(column, lambda position, count: DataError(
+        f"{where}: column {name!r} is not numeric: row {position + 1} holds {str(column.iloc[position])!r} "
+        f"({count} cell(s) that are not numbers); this method changes amounts")), dtype=np.float64)

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError, name_list
-from ._base import Method, check_params, is_names, methods
+from ._base import Method, check_params, is_names, methods, numbers
 
 #: the keys every step takes besides its method's own
 STEP_KEYS = ("columns", "method", "random_state", "strata")
@@ -46,7 +46,7 @@ class StepReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"method": self.method, "columns": list(self.columns), "cells_changed": self.cells_changed,
-                "seconds": self.seconds, **self.details}
+                "seconds": self.seconds, **self.details, "line": self.line()}
 
     def line(self) -> str:
         """One line for a summary: the method, its columns, what changed."""
@@ -224,10 +224,13 @@ def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray], rng: np.random.
     for name in changed:
         old, values = before[name], new[name]
         if values.dtype.kind == "f":
-            # a missing cell stays the input's own (its NaN bits carry a user-missing code)
-            gone = pd.isna(old)
-            values[gone] = old[gone].astype(values.dtype) if old.dtype.kind == "f" else np.nan
-            values = _as_input_type(values, out[name])
+            if old.dtype.kind in "fiu":
+                # a missing cell stays the input's own (its NaN bits carry a user-missing code)
+                gone = pd.isna(old)
+                values[gone] = old[gone].astype(values.dtype)
+                values = _as_input_type(values, out[name])
+            else:
+                values = _as_text(values, old, numbers(out, name, f"perturb step {index} ({method.key})"))
         cells += int(_differs(old, values).sum())
         out[name] = pd.Series(values, index=out.index, name=name)
     return StepReport(method=method.key, columns=changed, cells_changed=cells, details=details,
@@ -242,6 +245,17 @@ def _as_input_type(values: np.ndarray, column: pd.Series) -> np.ndarray:
         if values.size == 0 or (values.min() >= info.min and values.max() <= info.max):
             return values.astype(column.dtype)
     return values
+
+
+def _as_text(values: np.ndarray, old: np.ndarray, parsed: np.ndarray) -> np.ndarray:
+    """A text column (a CSV read as text) written back as text: a cell the step left as it was
+    keeps its own spelling, a missing one its NA word; a changed one is the number, whole
+    numbers without a decimal point."""
+    out = np.array(old, dtype=object, copy=True)
+    for i in np.flatnonzero(~np.isnan(parsed) & (values != parsed)):
+        v = float(values[i])
+        out[i] = str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
+    return out
 
 
 def _differs(old: np.ndarray, new: np.ndarray) -> np.ndarray:

@@ -179,6 +179,11 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
         extra["fully_suppressed"] = check_full_suppression(prep, levels_per_row, keep)
         cells = extra.pop("cells", None)
         table = _table(prep, groups, levels_per_row, keep, cells=cells)
+        if spec.perturb:  # after the keys are protected: perturbed columns are no quasi-identifiers
+            from ._perturb_steps import apply_steps
+
+            table, extra["perturbation"] = apply_steps(table, spec.perturb, spec.names("strata"),
+                                                       spec.random_state)
         verification = _verify(prep, table)
         seconds = time.perf_counter() - t0
     report = _report(prep, groups, levels_per_row, keep, verification, extra,

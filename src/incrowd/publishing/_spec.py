@@ -21,6 +21,7 @@ from typing import Any, Mapping, cast
 from ..exceptions import DataError, ParameterError, name_list
 from ..privacy import MODELS, PrivacyModel, models_from_spec
 from ._models import population_file
+from ._perturb_steps import parse_perturb, steps_to_dicts
 from ._spec_keys import RISK_TARGET_KEYS, choices, keys, report_thresholds
 from ._spec_keys import SECTIONS as _SECTIONS
 
@@ -137,6 +138,8 @@ class ReleaseSpec:
         and t given as a table (hierarchical distance).
     model_entries : dict
         Their ``[privacy]`` entries as given (what :meth:`to_dict` writes back).
+    perturb : tuple of incrowd.perturbation.Step
+        The ``[[perturb]]`` steps, applied in order to the release after its keys are protected.
     """
 
     k: int
@@ -173,6 +176,8 @@ class ReleaseSpec:
     models: tuple[PrivacyModel, ...] = ()
     #: their [privacy] entries as given, what to_dict writes back
     model_entries: dict[str, Any] = field(default_factory=dict)
+    #: the [[perturb]] steps (incrowd.perturbation.Step), in order
+    perturb: tuple[Any, ...] = ()
 
     def names(self, role: str) -> list[str]:
         return [c.name for c in self.columns.values() if c.role == role]
@@ -236,6 +241,8 @@ class ReleaseSpec:
             out["levels"] = dict(self.levels)
         if self.report_thresholds:
             out["report"] = dict(self.report_thresholds)
+        if self.perturb:
+            out["perturb"] = steps_to_dicts(self.perturb)
         return out
 
 
@@ -440,6 +447,7 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
                                       suppression=cells.get("suppression", "rows"))
     entries, models = _models(privacy, columns, source, strategy=strategy,
                               suppression=cells.get("suppression", "rows"), t_model=t_model, root=root)
+    perturb = parse_perturb(raw.get("perturb"), columns, root, source)
     if levels and "differential_privacy" in entries:
         raise ParameterError(f"{source}: differential_privacy searches the whole lattice; it does not take [levels]")
     return ReleaseSpec(k=k, l=l, t=t, max_suppression=max_suppression, strategy=strategy, method=method,
@@ -448,7 +456,7 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
                        method_params=method_params, columns=columns, missing_numeric=missing_numeric,
                        levels=levels, refine=refine, max_seconds=max_seconds, random_state=random_state,
                        allow_full_suppression=allow_full, source=source, metric=metric,
-                       metric_weights=metric_weights, risk_targets=risk_targets, **cells)
+                       metric_weights=metric_weights, risk_targets=risk_targets, perturb=perturb, **cells)
 
 
 #: the models [privacy] gives keys of their own to (k, l, t) or that publish cannot meet yet

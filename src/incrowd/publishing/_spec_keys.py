@@ -11,7 +11,7 @@ from typing import Any, Mapping
 from ..exceptions import ParameterError
 
 #: the sections of a spec, in the order the reference page gives them
-SECTIONS = ("privacy", "columns", "missing", "method_params", "levels", "report")
+SECTIONS = ("privacy", "columns", "missing", "method_params", "levels", "report", "perturb")
 
 
 @dataclass(frozen=True)
@@ -124,9 +124,13 @@ SPEC_KEYS: tuple[SpecKey, ...] = (
     SpecKey("column", "role", "string", None,
             "Required in a column's table. What the column is: a direct identifier (dropped), a numeric or "
             "categorical quasi-identifier, a sensitive column (for l and t), the survey weight, the "
-            "household id (`household`: passed through unchanged, never a quasi-identifier), or `other` "
-            "(passed through unchanged; every column the spec does not name).",
-            ("identifier", "numeric", "categorical", "sensitive", "weight", "household", "other")),
+            "household id (`household`: passed through unchanged, never a quasi-identifier), a column "
+            "`[[perturb]]` steps change (`perturb`: a numeric or categorical column that is not a key, "
+            "sdcMicro's numVars and PRAM variables), a column whose values are the strata the steps run in "
+            "(`strata`: passed through unchanged), or `other` (passed through unchanged; every column the "
+            "spec does not name).",
+            ("identifier", "numeric", "categorical", "sensitive", "weight", "household", "perturb", "strata",
+             "other")),
     SpecKey("column", "hierarchy", "file path", None,
             "A categorical column's hierarchy file (ARX format: one row per value, one column per level), "
             "relative to the spec file's folder. Without one (and without intervals) a categorical column "
@@ -142,6 +146,18 @@ SPEC_KEYS: tuple[SpecKey, ...] = (
     SpecKey("column", "ordered", "boolean or list of values", None,
             "A sensitive column's order for t: `true` (sorted), `false` (nominal) or the values in their "
             "order (left out: by the column's type)."),
+    SpecKey("perturb", "columns", "list of column names", None,
+            "Required. The columns the step changes, each with the role `perturb` in `[columns]` (record_swap "
+            "also swaps its `hierarchy`)."),
+    SpecKey("perturb", "method", "string", None,
+            "Required. The perturbation method (a key of `incrowd.perturbation.METHODS`); its own keys "
+            "are listed below."),
+    SpecKey("perturb", "random_state", "integer in [0, 2^32 - 1]", None,
+            "The seed of a method that draws (left out: drawn from `[privacy] random_state` and the step's "
+            "number)."),
+    SpecKey("perturb", "strata", "boolean", True,
+            "Run the step in each stratum on its own (the columns with the role `strata`); `false`: over "
+            "the whole release."),
     SpecKey("missing", "numeric", "string", "error",
             "A missing value in a numeric quasi-identifier is refused (`error`) or grouped apart "
             "(`separate`).", ("error", "separate")),

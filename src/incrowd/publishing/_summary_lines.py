@@ -45,6 +45,8 @@ def summary_lines(info: dict) -> list[tuple[str, str]]:
                      + (" on the written file" if verification.get("verified_on") == "written file"
                         else " before writing")),
     ]
+    for i, step in enumerate(info.get("perturbation") or (), 1):
+        lines.append((f"perturb {i}", step["line"]))
     if info.get("risk_targets"):  # each target beside the value the release reaches
         lines.append(("risk targets", "; ".join(f"{key} {got['achieved']:.4g} (at most {got['target']:g})"
                                                 for key, got in info["risk_targets"].items())))

@@ -70,6 +70,12 @@ def spec_to_toml(spec: Mapping[str, Any]) -> str:
         table = spec[section]
         if table is None:
             continue
+        if isinstance(table, (list, tuple)) and all(isinstance(t, Mapping) for t in table):
+            # an array of tables (the [[perturb]] steps), each a block of its own, in order
+            blocks += ["\n".join([f"[[{toml_key(str(section))}]]"]
+                                 + [f"{toml_key(str(key))} = {toml_value(value, f'[[{section}]] {key}')}"
+                                    for key, value in step.items() if value is not None]) for step in table]
+            continue
         if not isinstance(table, Mapping):
             raise ParameterError(f"the spec: [{section}] must be a table of keys")
         lines = [f"[{toml_key(str(section))}]"]

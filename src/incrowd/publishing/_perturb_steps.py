@@ -1,0 +1,63 @@
+"""The spec's ``[[perturb]]`` steps: parsed and checked against ``[columns]``, applied to a
+release after its keys are protected, and written back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+
+from ..exceptions import ParameterError, name_list
+from ..perturbation import Step, check_steps
+
+
+def parse_perturb(raw: Any, columns: Mapping[str, Any], root: Path, source: str) -> tuple[Step, ...]:
+    """``[[perturb]]`` as given (a list of tables), checked: the method's own keys, and the columns
+    a step changes each with the role ``"perturb"`` (a perturbed column is never a
+    quasi-identifier: the keys' release and its check are those of the spec without it)."""
+    if raw is None:
+        return ()
+    if isinstance(raw, Mapping) or not isinstance(raw, (list, tuple)):
+        raise ParameterError(f"{source}: perturb must be a list of steps, each a [[perturb]] table with columns "
+                             "and method")
+    roles = {name: getattr(spec, "role", spec) for name, spec in columns.items()}
+    given = []
+    for i, step in enumerate(raw, 1):
+        # a matrix file is read from the spec's folder, as a hierarchy file is
+        if isinstance(step, Mapping) and isinstance(step.get("matrix"), str):
+            step = {**step, "matrix": str(root / step["matrix"])}
+        if isinstance(step, Mapping) and step.get("method") == "record_swap" and "household" not in step:
+            households = [name for name, role in roles.items() if role == "household"]
+            if len(households) == 1:
+                step = {**step, "household": households[0]}
+        given.append(step)
+    steps = tuple(check_steps(given, f"{source}: [[perturb]]"))
+    for i, step in enumerate(steps, 1):
+        wrong = [c for c in step.method.changed_columns() if roles.get(c) != "perturb"]
+        if wrong:
+            shown = ", ".join(f"{c!r} ({roles[c]})" if c in roles else f"{c!r} (not in [columns])" for c in wrong)
+            raise ParameterError(f"{source}: [[perturb]] step {i} ({step.key}) changes {shown}; a perturbed column "
+                                 f"has the role \"perturb\" in [columns] (e.g. {wrong[0]} = \"perturb\")")
+    return steps
+
+
+def steps_to_dicts(steps: tuple[Step, ...]) -> list[dict[str, Any]]:
+    """The steps as a spec writes them back (what :func:`parse_perturb` reads)."""
+    return [dict(step.given) for step in steps]
+
+
+def apply_steps(table: pd.DataFrame, steps: tuple[Step, ...], strata: list[str],
+                random_state: int | None) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """The release's table with the steps applied in order (per stratum of ``strata``), its
+    statistical file's metadata kept (a perturbed column keeps its labels, measure and format),
+    and one summary per step."""
+    from ..perturbation import perturb
+
+    missing = [c for c in strata if c not in table.columns]
+    if missing:
+        raise ParameterError(f"the strata {name_list(missing)} are not in the release")
+    result = perturb(table, list(steps), strata=strata or None, random_state=random_state)
+    out = result.table
+    out.attrs = table.attrs
+    return out, result.summary()
