@@ -38,6 +38,10 @@ SECTION_TEXT = {
                "to its threshold and is marked for review beyond it; `NAME_fail`, where it exists, is "
                "the value beyond which the measure fails. A promise of `[privacy]` (k, l, t) is judged "
                "against the promise instead."),
+    "perturb": ("Perturbation steps, each a `[[perturb]]` table, applied in order to the release after its keys "
+                "are protected (see [Perturbation](perturbation.md)): `columns`, `method`, then the method's own "
+                "keys. A perturbed column is not a quasi-identifier: the keys' release and its check are the "
+                "same with or without the steps."),
 }
 
 
@@ -82,16 +86,35 @@ def _report_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def _methods_tables() -> str:
+    """One table per perturbation method: its own keys, from the method's declared parameters."""
+    from incrowd.perturbation import METHODS, REQUIRED
+
+    parts = []
+    for key, method in METHODS.items():
+        rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
+        for name, p in method.params.items():
+            kind = p.kind + (" (" + ", ".join(f"`{c}`" for c in p.choices) + ")" if p.choices else "")
+            default = "required" if p.default is REQUIRED else _value(p.default)
+            rows.append(f"| `{name}` | {_cell(kind)} | {default} | {_cell(p.meaning)} |")
+        parts.append(f"### `method = \"{key}\"`\n\n{method.summary} (sdcMicro: `{method.sdcmicro}`)"
+                     + (", seeded by `random_state`" if method.draws else "") + ".\n\n" + "\n".join(rows) + "\n")
+    return "\n".join(parts)
+
+
 def render() -> str:
     from incrowd.publishing import SPEC_KEYS, SPEC_SECTIONS
 
     parts = [INTRO]
     for section in SPEC_SECTIONS:
-        parts.append(f"## `[{section}]`\n\n{SECTION_TEXT[section]}\n")
+        heading = f"[[{section}]]" if section == "perturb" else f"[{section}]"
+        parts.append(f"## `{heading}`\n\n{SECTION_TEXT[section]}\n")
         if section == "columns":
             parts.append("### A column's table\n\n" + _table([e for e in SPEC_KEYS if e.section == "column"]))
         elif section == "report":
             parts.append(_report_table())
+        elif section == "perturb":
+            parts.append(_table([e for e in SPEC_KEYS if e.section == section]) + "\n" + _methods_tables())
         else:
             entries = [e for e in SPEC_KEYS if e.section == section]
             if entries:

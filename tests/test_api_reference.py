@@ -25,6 +25,7 @@ PAGES = {
     "incrowd.io": "io.md",
     "incrowd.privacy": "privacy.md",
     "incrowd.publishing": "publishing.md",
+    "incrowd.perturbation": "perturbation.md",
     "incrowd.reporting": "reporting.md",
     "incrowd.distributed": "distributed.md",
     "incrowd.web": "web.md",

@@ -37,7 +37,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
     0: ("incrowd", "incrowd.exceptions", "incrowd._runtime"),
     1: ("incrowd.io", "incrowd.values", "incrowd.datasets"),
     2: ("incrowd.privacy",),
-    3: ("incrowd.microaggregation", "incrowd.generalization"),
+    3: ("incrowd.microaggregation", "incrowd.generalization", "incrowd.perturbation"),
     4: ("incrowd.incremental", "incrowd.publishing", "incrowd.reporting"),
     5: ("incrowd.cli", "incrowd.web", "incrowd.distributed"),
 }

@@ -56,6 +56,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ l
         sse,
         sst,
     )
+    from .perturbation import PerturbResult, perturb
     from .privacy import verify_k_anonymity, verify_l_diversity, verify_t_closeness
     from .publishing import PublishResult, publish
     from .reporting import Report, RiskResult, report, risk
@@ -71,6 +72,8 @@ _LAZY = {
     "RiskResult": ".reporting._risk_api",
     "publish": ".publishing._release",
     "PublishResult": ".publishing._release",
+    "perturb": ".perturbation._perturb",
+    "PerturbResult": ".perturbation._perturb",
     "read_table": ".io",
     "write_table": ".io",
     "Verification": ".io._written",
@@ -83,7 +86,8 @@ _LAZY = {
 
 
 #: submodules a bare ``import incrowd`` used to load, listed by ``dir(incrowd)`` as before
-_SUBMODULES = ("io", "exceptions", "metrics", "microaggregation", "generalization", "incremental", "publishing", "reporting")
+_SUBMODULES = ("io", "exceptions", "metrics", "microaggregation", "generalization", "incremental", "publishing", "reporting",
+               "perturbation")
 
 __getattr__, __dir__ = _lazy.attach(__name__, _LAZY, _SUBMODULES)
 
@@ -94,6 +98,8 @@ __all__ = [
     "RiskResult",
     "publish",
     "PublishResult",
+    "perturb",
+    "PerturbResult",
     "microaggregate",
     "MicroaggregationResult",
     "Verification",

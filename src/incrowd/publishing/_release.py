@@ -17,6 +17,7 @@ from .._runtime import compile_clock
 from ..generalization import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from ..values import group_means
 from . import _measures, _models
+from ._perturb_steps import apply_steps
 from ._prepare import Prepared, prepare
 from ._spec import ReleaseSpec, load_spec
 
@@ -179,11 +180,7 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
         extra["fully_suppressed"] = check_full_suppression(prep, levels_per_row, keep)
         cells = extra.pop("cells", None)
         table = _table(prep, groups, levels_per_row, keep, cells=cells)
-        if spec.perturb:  # after the keys are protected: perturbed columns are no quasi-identifiers
-            from ._perturb_steps import apply_steps
-
-            table, extra["perturbation"] = apply_steps(table, spec.perturb, spec.names("strata"),
-                                                       spec.random_state)
+        table = _perturbed(spec, table, extra)
         verification = _verify(prep, table)
         seconds = time.perf_counter() - t0
     report = _report(prep, groups, levels_per_row, keep, verification, extra,
@@ -191,6 +188,15 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
     return PublishResult(table=table, suppressed=int((~keep).sum()), kept_rows=np.flatnonzero(keep),
                          spec=spec, _summary=report, hierarchies=dict(prep.data_hierarchies),
                          promise=_promise(prep, table))
+
+
+def _perturbed(spec: ReleaseSpec, table: pd.DataFrame, extra: dict[str, Any]) -> pd.DataFrame:
+    """The spec's [[perturb]] steps applied to the release, after its keys are protected (a
+    perturbed column is no quasi-identifier: the check that follows is the keys')."""
+    if not spec.perturb:
+        return table
+    table, extra["perturbation"] = apply_steps(table, spec.perturb, spec.names("strata"), spec.random_state)
+    return table
 
 
 def _promise(prep: Prepared, table: pd.DataFrame):
