@@ -11,7 +11,7 @@ incrowd's (timed the same way, numba compiled before). It prints the methods tab
 sdcMicro function, the equality or property checked on both outputs, and the time ratio
 (sdcMicro / incrowd: above 1, incrowd is faster).
 
-``--write-peer`` writes ``tests/data/sdcmicro_perturbation_testdata.csv``: sdcMicro's output of
+``--write-peer`` writes ``tests/data/sdcmicro_perturbation_testdata.csv.gz``: sdcMicro's output of
 top and bottom coding, rounding and microaggregation (mdav, k = 3, mean) on testdata, the peer
 figures tests/test_perturbation.py compares with, cell by cell.
 """
@@ -19,6 +19,7 @@ figures tests/test_perturbation.py compares with, cell by cell.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import subprocess
@@ -32,7 +33,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "testdata.csv"
-PEER = ROOT / "tests" / "data" / "sdcmicro_perturbation_testdata.csv"
+PEER = ROOT / "tests" / "data" / "sdcmicro_perturbation_testdata.csv.gz"
 NUMERIC = ["income", "expend", "savings"]
 
 #: the calls, with the same parameters on both sides
@@ -263,7 +264,7 @@ def main() -> int:
     print("\n".join(rows))
     if args.write_peer:
         table = pd.DataFrame(peer)
-        with open(PEER, "w", encoding="utf-8") as out:
+        with gzip.open(PEER, "wt", encoding="utf-8") as out:
             out.write("# peer figures: sdcMicro 5.8.0's output on testdata, written by "
                       "bench/perturbation_vs_sdcmicro.py --write-peer\n")
             table.to_csv(out, index=False)

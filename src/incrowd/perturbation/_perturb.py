@@ -168,7 +168,7 @@ def _check_columns(frame: pd.DataFrame, steps: list[Step], strata: list[str]) ->
             raise DataError(f"{where}: column(s) {name_list(missing)} are not in the data")
         both = [c for c in step.method.changed_columns() if c in strata]
         if both:
-            raise ParameterError(f"{where}: {name_list(both)} are the strata; a stratum column is not perturbed")
+            raise ParameterError(f"{where}: {', '.join(map(repr, both))}: a column of the strata is not perturbed")
         step.method.check(frame, where)
 
 
@@ -205,8 +205,8 @@ def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray], rng: np.random.
             continue
         outcome = method.apply(out.iloc[rows], rng)
         for name, values in outcome.values.items():
-            if new[name].dtype != object and values.dtype.kind == "f" and new[name].dtype.kind != "f":
-                new[name] = new[name].astype(np.float64)
+            if values.dtype.kind == "f" and new[name].dtype.kind != "f":  # numbers into codes or text
+                new[name] = numbers(out, name, f"perturb step {index} ({method.key})")
             new[name][rows] = values
         per_stratum.append(outcome.details)
     for key in _COUNTS:

@@ -32,8 +32,22 @@ class Pram(Method):
     }
 
     def check(self, frame: pd.DataFrame, where: str) -> None:
-        if self.matrix is not None:
-            self.values["_matrix"] = read_matrix(self.matrix, where)
+        # the categories are the whole column's (or the matrix file's), in every stratum alike
+        given = read_matrix(self.matrix, where) if self.matrix is not None else None
+        self.values["_categories"], self.values["_matrix"] = {}, {}
+        for name in self.columns:
+            present = _categories(frame[name])
+            if given is None:
+                self.values["_categories"][name] = present
+                continue
+            names, P = given
+            spelled = {_text(c): c for c in present}
+            unknown = [t for t in spelled if t not in names]
+            if unknown:
+                raise DataError(f"{where}: column {name!r} holds {', '.join(map(repr, unknown))}, which the matrix "
+                                f"file does not name; it names {', '.join(names)}")
+            self.values["_categories"][name] = [spelled.get(t, _as_cell(t, frame[name])) for t in names]
+            self.values["_matrix"][name] = P
 
     def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
         out: dict[str, np.ndarray] = {}
@@ -42,14 +56,13 @@ class Pram(Method):
             column = frame[name]
             values = column.to_numpy(copy=True)
             present = ~pd.isna(column).to_numpy()
-            categories = _categories(column)
-            if self.values.get("_matrix") is not None:
-                P = _given(self.values["_matrix"], categories, name)
+            codes = _codes(values[present], self.values["_categories"][name])
+            categories = self.values["_categories"][name]
+            if name in self.values["_matrix"]:
+                P = self.values["_matrix"][name]
             else:
-                codes = _codes(values[present], categories)
                 counts = np.bincount(codes, minlength=len(categories)).astype(np.float64)
                 P = transition_matrix(counts, self.pd, self.alpha if self.invariant else None, rng)
-            codes = _codes(values[present], categories)
             new = draw(codes, P, rng)
             realised = np.zeros_like(P)
             np.add.at(realised, (codes, new), 1.0)
@@ -80,9 +93,7 @@ def _categories(column: pd.Series) -> list:
 
 
 def _codes(values: np.ndarray, categories: list) -> np.ndarray:
-    index = {c: i for i, c in enumerate(categories)}
-    return np.array([index[v] for v in values], dtype=np.int64) if values.dtype == object else \
-        np.searchsorted(np.asarray(categories), values)
+    return pd.Index(categories, dtype=object).get_indexer(pd.Index(values, dtype=object)).astype(np.int64)
 
 
 def transition_matrix(counts: np.ndarray, pd_: float, alpha: float | None,
@@ -155,18 +166,12 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _given(matrix: tuple[list[str], np.ndarray], categories: list, name: str) -> np.ndarray:
-    """The file's matrix over the column's categories (a category of the file the column does
-    not hold is left out, its probabilities going to ... none: such a row is never drawn from)."""
-    names, P = matrix
-    position = {n: i for i, n in enumerate(names)}
-    missing = [_text(c) for c in categories if _text(c) not in position]
-    if missing:
-        raise DataError(f"pram: column {name!r} holds {', '.join(map(repr, missing))}, which the matrix file "
-                        f"does not name; it names {', '.join(names)}")
-    index = np.array([position[_text(c)] for c in categories])
-    sub = P[np.ix_(index, index)]
-    if not np.allclose(sub.sum(axis=1), 1.0):
-        raise DataError(f"pram: column {name!r}: the matrix file moves some of its categories to categories the "
-                        "column does not hold; give a matrix over the column's own categories")
-    return sub
+def _as_cell(text: str, column: pd.Series) -> Any:
+    """A category the matrix file names as the column holds it (a number in a column of codes)."""
+    if pd.api.types.is_numeric_dtype(column.dtype):
+        try:
+            return column.dtype.type(float(text))
+        except (TypeError, ValueError):
+            raise DataError(f"pram: the matrix file names {text!r}, which is no value of the numeric column "
+                            f"{column.name!r}") from None
+    return text
