@@ -323,7 +323,7 @@ def test_each_stratum_on_its_own_and_the_same_seed_the_same_release():
     frame = pd.DataFrame({"x": rng.normal(size=600), "region": np.repeat([1, 2, 3], 200)})
     step = [{"columns": ["x"], "method": "rank_swap", "p": 50}]
     out = perturb(frame, step, strata="region", random_state=4).table
-    for region, part in frame.groupby("region"):
+    for _, part in frame.groupby("region"):
         assert np.array_equal(np.sort(out.loc[part.index, "x"]), np.sort(part["x"]))
     again = perturb(frame, step, strata="region", random_state=4).table
     pd.testing.assert_frame_equal(out, again)

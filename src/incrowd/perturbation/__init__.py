@@ -17,8 +17,14 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from .._runtime import lazy as _lazy
 
 if _TYPE_CHECKING:
-    from ._base import Method, Param
-    from ._perturb import PerturbResult, Step, StepReport, check_steps, perturb
+    from ._base import REQUIRED as REQUIRED
+    from ._base import Method
+    from ._base import Param as Param
+    from ._perturb import STEP_KEYS as STEP_KEYS
+    from ._perturb import PerturbResult, StepReport, perturb
+    from ._perturb import Step as Step
+    from ._perturb import check_steps as check_steps
+    from ._registry import METHODS
 
 __getattr__, __dir__ = _lazy.attach(__name__, {
     "perturb": "._perturb", "PerturbResult": "._perturb", "StepReport": "._perturb",

@@ -45,8 +45,8 @@ class Microaggregation(Method):
             patterns = np.unique(missing, axis=0, return_inverse=True)[1].ravel()
             for pattern in np.unique(patterns):
                 rows = np.flatnonzero(patterns == pattern)
-                present = [c for c, m in zip(columns, missing[rows[0]]) if not m]
-                if not present or rows.size < self.k:
+                present = np.array([c for c, m in zip(columns, missing[rows[0]]) if not m], dtype=np.int64)
+                if present.size == 0 or rows.size < self.k:
                     continue
                 estimator = make_estimator(self.method, self.k, random_state=seed)
                 labels = estimator.fit(X[np.ix_(rows, present)]).labels_

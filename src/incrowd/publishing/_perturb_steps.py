@@ -23,7 +23,7 @@ def parse_perturb(raw: Any, columns: Mapping[str, Any], root: Path, source: str)
                              "and method")
     roles = {name: getattr(spec, "role", spec) for name, spec in columns.items()}
     given = []
-    for i, step in enumerate(raw, 1):
+    for step in raw:
         # a matrix file is read from the spec's folder, as a hierarchy file is
         if isinstance(step, Mapping) and isinstance(step.get("matrix"), str):
             step = {**step, "matrix": str(root / step["matrix"])}
