@@ -345,3 +345,14 @@ def test_a_missing_cell_keeps_its_bits():
                  {"method": "microaggregation", "k": 2}):
         out = perturb(frame, [{"columns": ["x"], **step}]).table["x"].to_numpy()
         assert out[2:3].view(np.uint64)[0] == x[2:3].view(np.uint64)[0], step
+
+
+def test_a_microaggregation_method_names_itself_as_the_steps_method():
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    out = perturb(frame, [{"columns": ["a", "b"], "method": "mdav-plus", "k": 4}])
+    assert out.steps[0].method == "microaggregation"
+    assert out.table.groupby(["a", "b"]).size().min() >= 4
+    same = perturb(frame, [{"columns": ["a", "b"], "method": "microaggregation", "k": 4}]).table
+    mdav = perturb(frame, [{"columns": ["a", "b"], "method": "mdav", "k": 4}]).table
+    pd.testing.assert_frame_equal(same, mdav)  # "microaggregation" is MDAV, sdcMicro's

@@ -86,6 +86,9 @@ class Method:
     data: ClassVar[str] = "numeric"
     draws: ClassVar[bool] = False
     params: ClassVar[dict[str, Param]] = {}
+    #: other words a step's ``method`` may give for this method, each with the parameter value it
+    #: sets (microaggregation: the name of any incrowd microaggregation method)
+    aliases: ClassVar[dict[str, dict[str, Any]]] = {}
 
     def __init__(self, columns: list[str], values: Mapping[str, Any]):
         self.columns = list(columns)

@@ -95,10 +95,12 @@ def _step(raw: Any, where: str) -> Step:
     if not isinstance(raw, Mapping):
         raise ParameterError(f"{where}: a step is a table with columns and method; got {raw!r}")
     method = raw.get("method")
-    if method not in registry:
-        raise ParameterError(f"{where}: method must be one of {', '.join(registry)}; got {method!r}")
+    aliases = {word: (cls, fixed) for cls in registry.values() for word, fixed in cls.aliases.items()}
+    if method not in registry and method not in aliases:
+        raise ParameterError(f"{where}: method must be one of {', '.join(registry)}, or a microaggregation method "
+                             f"({', '.join(aliases)}); got {method!r}")
+    cls, fixed = (registry[method], {}) if method in registry else aliases[method]
     where = f"{where} ({method})"
-    cls = registry[method]
     columns = raw.get("columns")
     if not is_names(columns) or not columns:
         raise ParameterError(f"{where}: columns must be a list of column names, each once, e.g. "
@@ -113,7 +115,7 @@ def _step(raw: Any, where: str) -> Step:
     if not isinstance(strata, bool):
         raise ParameterError(f"{where}: strata must be true (per stratum, where strata are given) or false; "
                              f"got {strata!r}")
-    own = {key: value for key, value in raw.items() if key not in STEP_KEYS}
+    own = {**{key: value for key, value in raw.items() if key not in STEP_KEYS}, **fixed}
     values = check_params(cls, own, where)
     return Step(cls(list(columns), values), random_state, strata, dict(raw))
 

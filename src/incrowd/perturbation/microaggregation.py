@@ -17,10 +17,14 @@ class Microaggregation(Method):
     sdcmicro = "microaggregation"
     summary = "replaces each value by the mean or median of a group of at least k alike rows"
     draws = True
+    aliases = {name: {"method": name} for name in METHOD_NAMES}
     params = {
         "k": Param("an integer >= 2", 3, is_integer(2), "the smallest group (sdcMicro's aggr)"),
+        # the step's own method key names the perturbation method: a microaggregation method
+        # is given there instead (method = "mondrian"), see ``aliases``
         "method": Param("text", "mdav", one_of(*METHOD_NAMES),
-                        "any incrowd microaggregation method (incrowd.METHODS)", tuple(METHOD_NAMES)),
+                        "set by the step's method: \"microaggregation\" is mdav, sdcMicro's; any incrowd "
+                        "microaggregation method (incrowd.METHODS) names itself, e.g. method = \"mondrian\""),
         "aggregate": Param("text", "mean", one_of("mean", "median"),
                            "what replaces a group's values (sdcMicro's measure)", ("mean", "median")),
         "jointly": Param("true or false", True, is_bool,
