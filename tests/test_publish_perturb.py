@@ -140,3 +140,15 @@ def test_a_bad_step_is_one_error_line(tmp_path, steps, perturbed, message):
     done, _ = release(tmp_path, spec_text(steps, perturbed))
     assert done.exit_code == 2
     assert done.output.startswith("error: ") and done.output.count("\n") == 1
+
+
+def test_the_report_aligns_a_release_whose_non_keys_were_perturbed(tmp_path):
+    data = write_household(data_dir(), tmp_path / "household.sav")
+    write_hierarchies(tmp_path / "h")
+    (tmp_path / "spec.toml").write_text(spec_text(), encoding="utf-8")
+    report = tmp_path / "report.html"
+    done = CliRunner().invoke(app, ["publish", str(data), "--spec", str(tmp_path / "spec.toml"),
+                                    "-o", str(tmp_path / "r.sav"), "--report", str(report)])
+    assert done.exit_code == 0, done.output
+    # the report says which columns it did not use to align the files
+    assert "perturbed column(s)" in report.read_text(encoding="utf-8")

@@ -136,7 +136,7 @@ def _parsed_if_numeric(column: pd.Series) -> np.ndarray | None:
 
 
 def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sensitive=None,
-          identifiers=None, *, kept_rows=None, numeric=None, categorical=()) -> Aligned:
+          identifiers=None, *, kept_rows=None, numeric=None, categorical=(), perturbed=()) -> Aligned:
     if not isinstance(original, pd.DataFrame) or not isinstance(release, pd.DataFrame):
         raise DataError("the original and the release must be tables (DataFrames or files)")
     if original.shape[0] == 0:
@@ -163,7 +163,9 @@ def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sens
     rel = release.drop(columns=[c for c in ids if c in release.columns]).reset_index(drop=True)
     if ids:
         assumptions.append(f"identifier column(s) {ids} are left out on both sides")
-    kept = _kept(orig, rel, qis, sens, kept_rows, assumptions)
+    if perturbed:  # changed on purpose by the release's perturbation steps: no proof of alignment
+        assumptions.append(f"perturbed column(s) {list(perturbed)} are not compared row by row to align the files")
+    kept = _kept(orig, rel, [*qis, *perturbed], sens, kept_rows, assumptions)
     forced = _names(numeric, "numeric")
     parsed: dict[tuple[str, str], np.ndarray] = {}
 

@@ -233,8 +233,10 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
             original = read_table(original)
         if not isinstance(release, pd.DataFrame):
             release = read_table(release)
+        perturbed = [c for step in (release_summary or {}).get("perturbation") or () for c in step["columns"]]
         a = align(original, release, quasi_identifiers, sensitive, identifiers, kept_rows=kept_rows, numeric=numeric,
-                  categorical=[c for c in (hierarchies or {}) if c not in (numeric or ())])
+                  categorical=[c for c in (hierarchies or {}) if c not in (numeric or ())],
+                  perturbed=list(dict.fromkeys(perturbed)))
         aligned = work_clock() - t0
         a.missing_matches = missing_matches
         if missing_matches == "any":
