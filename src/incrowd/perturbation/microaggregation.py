@@ -46,7 +46,7 @@ class Microaggregation(Method):
             part = X[:, columns]
             missing = np.isnan(part)
             # rows alike in which values they miss are grouped together, on the values they have
-            patterns = np.unique(missing, axis=0, return_inverse=True)[1].ravel()
+            patterns = missing.astype(np.int64) @ (np.int64(1) << np.arange(missing.shape[1], dtype=np.int64))
             for pattern in np.unique(patterns):
                 rows = np.flatnonzero(patterns == pattern)
                 present = np.array([c for c, m in zip(columns, missing[rows[0]]) if not m], dtype=np.int64)
