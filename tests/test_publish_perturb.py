@@ -121,6 +121,7 @@ def test_strata_and_a_spec_written_back(tmp_path):
                               np.sort(part["income"].astype(float)))
     again = load_spec(spec_to_toml(result.spec.to_dict()), base_dir=tmp_path)
     assert [dict(s.given) for s in again.perturb] == [dict(s.given) for s in result.spec.perturb]
+    assert again.perturb == result.spec.perturb
 
 
 @pytest.mark.parametrize("steps, perturbed, message", [

@@ -94,6 +94,14 @@ class Method:
         self.columns = list(columns)
         self.values = dict(values)
 
+    def __eq__(self, other: object) -> bool:
+        # two steps alike in method, columns and parameters (what the spec gave, not what a run
+        # learnt of the data) are the same step
+        return (type(other) is type(self) and isinstance(other, Method) and other.columns == self.columns
+                and _given(other.values) == _given(self.values))
+
+    __hash__ = None  # type: ignore[assignment]
+
     def __getattr__(self, name: str) -> Any:
         values = self.__dict__.get("values", {})
         if name in values:
@@ -113,6 +121,10 @@ class Method:
 
     def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
         raise NotImplementedError
+
+
+def _given(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in values.items() if not key.startswith("_")}
 
 
 def check_params(cls: type[Method], given: Mapping[str, Any], where: str) -> dict[str, Any]:
