@@ -153,3 +153,14 @@ def test_the_report_aligns_a_release_whose_non_keys_were_perturbed(tmp_path):
     assert done.exit_code == 0, done.output
     # the report says which columns it did not use to align the files
     assert "perturbed column(s)" in report.read_text(encoding="utf-8")
+
+
+def test_an_incremental_release_refuses_perturbation_steps(tmp_path):
+    from incrowd.incremental import IncrementalMicroaggregation
+
+    frame = pd.DataFrame({"age": [20, 30, 40, 50, 60, 70], "income": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
+    spec = ('[privacy]\nk = 2\n[columns]\nage = "numeric"\nincome = "perturb"\n'
+            '[[perturb]]\ncolumns = ["income"]\nmethod = "round"\nbase = 2\n')
+    with pytest.raises(ParameterError, match=r"an incremental release does not apply \[\[perturb\]\] steps"):
+        IncrementalMicroaggregation.from_base(frame, tmp_path / "state.duckdb", spec=spec)
+    assert not (tmp_path / "state.duckdb").exists()

@@ -162,6 +162,9 @@ def check_supported(spec) -> None:
     if spec.suppression != "rows":
         raise ParameterError(f"{spec.source}: an incremental release suppresses rows; set suppression = "
                              "\"rows\" in [privacy]")
+    if spec.perturb:
+        raise ParameterError(f"{spec.source}: an incremental release does not apply [[perturb]] steps; publish "
+                             "them with incrowd publish, or remove them from the spec")
 
 
 def _canonical(spec_dict: dict[str, Any]) -> str:
