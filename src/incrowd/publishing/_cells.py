@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ParameterError
+from ._households import household_codes, widen
 from ._risk_targets import blank_for_targets
 
 
@@ -60,8 +61,6 @@ def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
 
     blank = suppressed(np.zeros(codes.shape, dtype=bool))
     if prep.household_level:
-        from ._households import household_codes, widen
-
         # a blank a housemate's row fills in protects nothing: blank the household, then meet k
         # and the targets again around it (blanks only grow, so this ends)
         ids = household_codes(prep)

@@ -62,6 +62,20 @@ def parse_households(privacy: Mapping[str, Any], columns: Mapping[str, Any], sou
     return household_id
 
 
+def column_household_level(entry: Any, role: str, name: str, source: str) -> bool | None:
+    """A column entry's ``household_level``, checked (None where it is not given)."""
+    if not isinstance(entry, Mapping) or "household_level" not in entry:
+        return None
+    flag = entry["household_level"]
+    if not isinstance(flag, bool):
+        raise ParameterError(f"{source}: column {name!r}: household_level must be true or false; got {flag!r}")
+    if flag and role != "categorical":
+        raise ParameterError(f"{source}: column {name!r}: only a categorical quasi-identifier takes "
+                             "household_level (a column published unchanged has no blank to keep the same "
+                             "for a household)")
+    return flag
+
+
 def household_level_columns(frame: pd.DataFrame, spec, categorical: list[str]) -> list[str]:
     """The categorical quasi-identifiers that are household-level in ``frame`` (see the module):
     a flagged column that differs within a household is a :class:`DataError` naming both rows."""

@@ -17,6 +17,7 @@ from .._runtime import compile_clock
 from ..generalization import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from ..values import group_means
 from . import _measures, _models
+from ._households import household_codes, household_verifier, publish_id
 from ._prepare import Prepared, prepare
 from ._spec import ReleaseSpec, load_spec
 
@@ -216,8 +217,6 @@ def _household_check(prep: Prepared, keep: np.ndarray | None):
     name = prep.spec.household
     if name is None:
         return None
-    from ._households import household_verifier
-
     return household_verifier(name, list(prep.household_level), _published_households(prep, keep),
                               prep.spec.k, prep.spec.missing_matches)
 
@@ -227,8 +226,6 @@ def _published_households(prep: Prepared, keep: np.ndarray | None) -> np.ndarray
     release drops the id), or None without a household column."""
     if prep.spec.household is None:
         return None
-    from ._households import household_codes
-
     ids = household_codes(prep)
     return ids if keep is None else ids[keep]
 
@@ -373,8 +370,6 @@ def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndar
     attach(out, prep, changed[len(prep.numeric):])  # SPSS and Stata get them back as labelled codes
     out = out.loc[keep].reset_index(drop=True)
     if prep.spec.household is not None and prep.spec.household_id != "keep":
-        from ._households import publish_id
-
         publish_id(out, prep.spec.household, prep.spec.household_id)
     return out
 

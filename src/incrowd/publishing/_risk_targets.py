@@ -27,6 +27,7 @@ import pandas as pd
 
 from ..exceptions import ParameterError, VerificationError
 from ..privacy import sample_risk
+from ._households import household_codes
 
 #: the spec keys, in the order the summary shows them
 RISK_TARGETS = ("max_individual_risk", "max_global_risk", "max_expected_reidentifications", "max_household_risk")
@@ -330,8 +331,6 @@ def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank:
     limit = targets.get("max_individual_risk")
     households = None
     if "max_household_risk" in targets:
-        from ._households import household_codes
-
         households = household_codes(prep)
     while True:
         shown = np.where(blank, -1, base)

@@ -20,7 +20,7 @@ from typing import Any, Mapping, cast
 
 from ..exceptions import DataError, ParameterError, name_list
 from ..privacy import MODELS, PrivacyModel, models_from_spec
-from ._households import parse_households
+from ._households import column_household_level, parse_households
 from ._models import population_file
 from ._spec_keys import RISK_TARGET_KEYS, choices, keys, report_thresholds
 from ._spec_keys import SECTIONS as _SECTIONS
@@ -613,7 +613,6 @@ def _columns(raw: Mapping[str, Any], root: Path, source: str) -> dict[str, Colum
         intervals = None
         match = None
         allow_full = None
-        household_level = None
         role: Any
         if isinstance(value, str):
             role = value
@@ -627,11 +626,6 @@ def _columns(raw: Mapping[str, Any], root: Path, source: str) -> dict[str, Colum
                 if not isinstance(allow_full, bool):
                     raise ParameterError(f"{source}: column {name!r}: allow_full_suppression must be true or "
                                          f"false; got {allow_full!r}")
-            if "household_level" in value:
-                household_level = value["household_level"]
-                if not isinstance(household_level, bool):
-                    raise ParameterError(f"{source}: column {name!r}: household_level must be true or false; "
-                                         f"got {household_level!r}")
             if "match" in value:
                 match = value["match"]
                 if match not in MATCH:
@@ -682,17 +676,13 @@ def _columns(raw: Mapping[str, Any], root: Path, source: str) -> dict[str, Colum
         if allow_full is not None and role != "categorical":
             raise ParameterError(f"{source}: column {name!r}: only a categorical column takes "
                                  "allow_full_suppression")
-        if household_level and role != "categorical":
-            raise ParameterError(f"{source}: column {name!r}: only a categorical quasi-identifier takes "
-                                 "household_level (a column published unchanged has no blank to keep the same "
-                                 "for a household)")
         if match is not None and (role != "categorical" or intervals is not None):
             raise ParameterError(f"{source}: column {name!r}: only a categorical column without intervals "
                                  "takes match")
         if ordered is not None and role != "sensitive":
             raise ParameterError(f"{source}: column {name!r}: only a sensitive column takes ordered")
         out[str(name)] = ColumnSpec(str(name), role, hierarchy, ordered, intervals, match, allow_full,
-                                    household_level)
+                                    column_household_level(value, role, str(name), source))
     return out
 
 
