@@ -256,3 +256,33 @@ def test_a_household_level_blank_is_never_recoverable(data, k, missing_matches):
                                                                              None),
                           ["area", "sex", "age"], missing_matches=missing_matches)
     assert counts.min() >= k
+
+
+# --------------------------------------------------------------------------------------------
+# the example spec proposes the household roles
+
+
+def _survey_frame(seed: int = 11) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 6, 80)
+    hid = np.repeat(np.arange(1, sizes.size + 1) * 10, sizes)
+    return pd.DataFrame({"hid": hid, "area": np.repeat(rng.choice(["urban", "rural"], sizes.size), sizes),
+                         "sex": rng.choice(["m", "f"], hid.size), "educ": rng.choice(list("abcd"), hid.size)})
+
+
+def test_example_spec_proposes_the_household_id_and_household_level_columns():
+    spec = incrowd.publishing.example_spec(_survey_frame())
+    assert spec["columns"]["hid"] == "household"
+    assert spec["columns"]["area"] == {"role": "categorical", "household_level": True}
+    assert spec["columns"]["sex"] == "categorical" and spec["columns"]["educ"] == "categorical"
+    text = incrowd.publishing.example_toml(_survey_frame())
+    assert "the same for every member of each household" in text
+    assert incrowd.publish(_survey_frame(), load_spec(text)).summary()["household_level"] == ["area"]
+
+
+def test_rows_that_repeat_one_another_are_no_household():
+    frame = _survey_frame()
+    repeated = frame.groupby("hid").transform("first").assign(hid=frame["hid"])  # every member alike
+    spec = incrowd.publishing.example_spec(repeated)
+    assert spec["columns"]["hid"] == "other"
+    assert "no household id" in incrowd.publishing.column_notes(repeated)["hid"]
