@@ -286,3 +286,29 @@ def test_rows_that_repeat_one_another_are_no_household():
     spec = incrowd.publishing.example_spec(repeated)
     assert spec["columns"]["hid"] == "other"
     assert "no household id" in incrowd.publishing.column_notes(repeated)["hid"]
+
+
+# --------------------------------------------------------------------------------------------
+# the command line
+
+
+def test_publish_says_the_households_and_a_mistake_in_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+
+    _survey_frame().to_csv(tmp_path / "survey.csv", index=False)
+    spec = tmp_path / "release.toml"
+    spec.write_text('[privacy]\nk = 2\nsuppression = "cells"\nmax_suppression = "100%"\nhousehold_id = "renumber"\n'
+                    '[columns]\nhid = "household"\narea = { role = "categorical", household_level = true }\n'
+                    'sex = "categorical"\neduc = "categorical"\n', encoding="utf-8")
+    done = CliRunner().invoke(app, ["publish", str(tmp_path / "survey.csv"), "--spec", str(spec),
+                                    "-o", str(tmp_path / "out.csv")])
+    assert done.exit_code == 0, done.output
+    assert "households         id hid renumbered 1, 2, ...; household-level: area" in done.output
+    spec.write_text(spec.read_text(encoding="utf-8").replace('"renumber"', '"hidden"'), encoding="utf-8")
+    done = CliRunner().invoke(app, ["publish", str(tmp_path / "survey.csv"), "--spec", str(spec),
+                                    "-o", str(tmp_path / "out2.csv")])
+    assert done.exit_code == 2
+    assert done.output.strip().splitlines()[-1].startswith("error: ") and "household_id must be one of" in done.output
+    assert "Traceback" not in done.output and not (tmp_path / "out2.csv").exists()
