@@ -143,7 +143,7 @@ def publish_id(table: pd.DataFrame, name: str, how: str) -> None:
         table[name].attrs = {}
 
 
-def household_verifier(name: str, columns: list[str], ids: np.ndarray, k: int, missing_matches: str):
+def household_verifier(name: str, columns: list[str], ids: np.ndarray | None, k: int, missing_matches: str):
     """The household check :class:`incrowd.io.Promise` runs on a release as read back: in every
     household-level column each household shows one value (a blank counted as a value); else a
     :class:`VerificationError` naming the housemate who gives a blank away. ``ids``: the
@@ -151,7 +151,15 @@ def household_verifier(name: str, columns: list[str], ids: np.ndarray, k: int, m
     these where the id is dropped)."""
 
     def check(table: pd.DataFrame, quasi_identifiers, what: str) -> dict[str, Any]:
-        households = (pd.factorize(table[name])[0] if name in table.columns else ids).astype(np.int64)
+        if name in table.columns:
+            households = pd.factorize(table[name])[0].astype(np.int64)
+        elif ids is not None and ids.size == table.shape[0]:
+            households = np.asarray(ids, dtype=np.int64)
+        else:
+            raise VerificationError(f"{what} has no household column {name!r} and its rows cannot be matched to the "
+                                    "input's households; nothing was written")
+        if households.size == 0:
+            return {"ok": True, "household": name, "household_level": list(columns), "recoverable_blanks": 0}
         filled = table[list(quasi_identifiers)].copy()
         recoverable: dict[str, int] = {}
         for column in columns:
@@ -161,7 +169,7 @@ def household_verifier(name: str, columns: list[str], ids: np.ndarray, k: int, m
             codes = pd.Series(np.where(blank, np.nan, pd.factorize(known, use_na_sentinel=True)[0]))
             # one value per household: a second one would give the first away (a finer recode)
             pairs = pd.DataFrame({"h": households, "c": codes}).dropna().drop_duplicates()
-            split = np.flatnonzero(np.bincount(pairs["h"].to_numpy(np.int64), minlength=households.max() + 1) > 1)
+            split = np.flatnonzero(np.bincount(pairs["h"].to_numpy(np.int64), minlength=int(households.max()) + 1) > 1)
             if split.size:
                 row = int(np.flatnonzero(households == split[0])[0])
                 raise VerificationError(f"{what}: household-level column {column!r} shows more than one value in "
