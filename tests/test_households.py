@@ -312,3 +312,14 @@ def test_publish_says_the_households_and_a_mistake_in_one_line(tmp_path):
     assert done.exit_code == 2
     assert done.output.strip().splitlines()[-1].startswith("error: ") and "household_id must be one of" in done.output
     assert "Traceback" not in done.output and not (tmp_path / "out2.csv").exists()
+
+
+@needs_data
+def test_the_report_holds_the_household_risk_to_max_household_risk(folder):
+    result = incrowd.publish(folder / "household.sav", curator_spec("any", max_household_risk=0.01), base_dir=folder)
+    original = incrowd.read_table(folder / "household.sav")
+    report = incrowd.report(original, result.table, **result.report_options(), figures=False).to_dict()
+    line = next(v for v in report["verdict"] if v["measure"] == "weighted_highest_household_risk")
+    assert line["promised"] and line["status"] == "pass" and line["threshold"] == 0.01
+    assert line["value"] == pytest.approx(report["risk"]["sample_risk"]["highest_household_risk"])
+    assert line["value"] == pytest.approx(result.summary()["risk_targets"]["max_household_risk"]["achieved"])

@@ -108,7 +108,8 @@ class PublishResult:
                 # numeric QIs by role, not by type: a categorical QI of codes is no number
                 "numeric": list(r["numeric"]), "hierarchies": self.hierarchies, "release_summary": r,
                 "thresholds": dict(self.spec.report_thresholds), "models": list(self.spec.models),
-                "weight": self.spec.weight}  # the survey weight the risk measures weigh rows by
+                "weight": self.spec.weight,  # the survey weight the risk measures weigh rows by
+                **({"household": self.spec.household} if self.spec.household is not None else {})}
 
 
 def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec, *,

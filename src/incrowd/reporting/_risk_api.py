@@ -59,8 +59,9 @@ class RiskResult:
             ``expected_reidentifications`` (sum of the individual risks), ``highest_individual_risk``,
             ``sample_uniques`` (records with ``fk = 1``), ``records_above_threshold``
             (individual risk above the threshold), ``k_violations`` (``{2: .., 3: .., 5: ..}``:
-            records with ``fk < k``); with a household column ``household_risk`` and
-            ``household_expected_reidentifications``; with a known sampling fraction
+            records with ``fk < k``); with a household column ``household_risk`` (the mean),
+            ``highest_household_risk`` and ``household_expected_reidentifications``; with
+            weights ``model_risk`` (sdcMicro's modRisk); with a known sampling fraction
             ``sampling_fraction`` and ``population_uniqueness`` (the estimates).
         """
         return dict(self._summary)
@@ -382,6 +383,7 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
         hh = sample.household_risk(rk, households)
         records["household_risk"] = hh
         summary["household_risk"] = float(hh.mean())
+        summary["highest_household_risk"] = float(hh.max())
         summary["household_expected_reidentifications"] = float(hh.sum())
         seconds["household_risk"] = work_clock() - t
     check_cancelled()
