@@ -140,7 +140,6 @@ def publish_id(table: pd.DataFrame, name: str, how: str) -> None:
         del table[name]
     elif how == "renumber":
         table[name] = pd.factorize(table[name].reset_index(drop=True))[0].astype(np.int64) + 1
-        table[name].attrs = {}
 
 
 def household_verifier(name: str, columns: list[str], ids: np.ndarray | None, k: int, missing_matches: str):
