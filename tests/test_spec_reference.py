@@ -103,6 +103,8 @@ CONTEXT = {
     "role": lambda v: {**MINIMAL, "columns": {**MINIMAL["columns"], "x": {"role": v}}},
     "match": lambda v: {**MINIMAL, "columns": {"age": "numeric", "sex": {"role": "categorical", "match": v}}},
     "numeric": lambda v: {**MINIMAL, "missing": {"numeric": v}},
+    "household_id": lambda v: {"privacy": {"k": 2, "household_id": v},
+                               "columns": {"hid": "household", "sex": "categorical"}},
 }
 
 

@@ -139,12 +139,14 @@ def report_command(
 
         qis = names(qi, "--qi")
         loaded = None
+        household = None
         if spec is not None:
             from ..publishing import load_spec
 
             loaded = load_spec(spec)
             qis = qis or loaded.quasi_identifiers
             weight = weight or loaded.weight  # the spec's weight role weights the risk, as in publish --report
+            household = loaded.household  # and its households give the household risk
         if not qis:
             raise ParameterError("--qi is required: the columns an intruder may know (or give --spec)")
         flags = parse_threshold_flags(verdict_threshold)
@@ -177,6 +179,7 @@ def report_command(
                                  names(identifiers, "--id") or options.pop("identifiers", None), kept_rows=kept,
                                  numeric=numeric_names or options.pop("numeric", None) or None,
                                  target=target, attacks=attacks, threshold=threshold, weight=weight,
+                                 household=household,
                                  **{key: v for key, v in options.items()
                                     if key not in ("sensitive", "identifiers", "numeric")})
             if output is not None:

@@ -48,6 +48,10 @@ def risk_command(
     suda_max_size: Annotated[Optional[int], typer.Option(
         "--suda-max-size", help="The largest minimal sample unique SUDA2 searches, in keys (default: all "
         "keys); larger ones add nothing to the scores.", show_default=False)] = None,
+    model_risk: Annotated[str, typer.Option(
+        "--model-risk", help="sdcMicro's log-linear model risk (modRisk) with --weight: 'default' (its standard "
+        "model of the keys' main effects), 'CE' (Clogg and Eliason's, the weights as an offset) or 'none' "
+        "to leave it out.")] = "default",
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Also write the risk report, .html (one self-contained page) or .json, or "
         f"every record's measures in the input's order, {suffix('csv')} or {suffix('parquet')} (row, fk, Fk, "
@@ -59,7 +63,7 @@ def risk_command(
 ) -> None:
     """Measure the re-identification risk of every record of DATA as sdcMicro does (fk, Fk,
     individual risk, SUDA2, household risk) and the file's global risk, expected
-    re-identifications and population-uniqueness estimates."""
+    re-identifications, log-linear model risk and population-uniqueness estimates."""
     with user_errors():
         qis = names(qi, "--qi")
         if not qis:
@@ -70,6 +74,8 @@ def risk_command(
             raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}")
         if suda_scores not in ("original", "ihsn"):
             raise ParameterError(f"--suda-scores must be 'original' or 'ihsn'; got {suda_scores!r}")
+        if model_risk not in ("default", "CE", "none"):
+            raise ParameterError(f"--model-risk must be 'default', 'CE' or 'none'; got {model_risk!r}")
         if suda_max_size is not None and suda_max_size < 1:
             raise ParameterError(f"--suda-max-size must be at least 1; got {suda_max_size}")
         with stages(3 if output is not None else 2, quiet=quiet or json_output) as progress:
@@ -78,7 +84,8 @@ def risk_command(
             progress.stage("measuring the risk")
             result = measure_risk(data, qis, weight=weight, household=household, population=population,
                                   threshold=threshold, suda_original_scores=suda_scores == "original",
-                                  suda=suda, suda_max_size=suda_max_size)
+                                  suda=suda, suda_max_size=suda_max_size,
+                                  model_risk=None if model_risk == "none" else model_risk)
             if output is not None:
                 progress.stage(f"writing {output.name}")
                 result.write(output, inputs=(data_path,))

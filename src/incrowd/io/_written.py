@@ -62,6 +62,9 @@ class Promise:
     #: to a record (given by the publishing layer, which owns the risk measures)
     risk_targets: Mapping[str, float] = field(default_factory=dict)
     risk_check: Callable[..., dict[str, Any]] | None = field(default=None, compare=False, repr=False)
+    #: the household check of a release with a household id, ``(table, quasi_identifiers, what)``
+    #: to a record: no blank of a household-level column can be filled in from a housemate
+    household_check: Callable[..., dict[str, Any]] | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The promise as a verification record states it (what was asked, not the data).
@@ -93,6 +96,8 @@ class Verification(dict):
       :func:`incrowd.generalization.generalize`, which has one sensitive column);
     - ``risk_targets`` where the release has risk targets: the weight column and, per target,
       its bound and the value reached (``target``, ``achieved``);
+    - ``households`` where the release has a household id: the household-level columns and
+      ``recoverable_blanks`` (0: no blank can be filled in from a housemate);
     - ``verified_on``: ``"table in memory"``, or ``"written file"`` once the release was
       written and verified there (then ``read_back_as`` names the reader and ``seconds`` the
       time reading back and verifying took).
@@ -209,6 +214,8 @@ def verify_frame(table: pd.DataFrame, promise: Promise, *, what: str,
                                  **({"population": population} if population is not None else {})))
     if promise.risk_check is not None:
         out["risk_targets"] = promise.risk_check(table, qis, what)
+    if promise.household_check is not None:
+        out["households"] = promise.household_check(table, qis, what)
     return out
 
 

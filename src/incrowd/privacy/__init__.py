@@ -30,7 +30,8 @@ negotiate`` reading a lattice file) does not load pandas. The internal API (not 
 ``__all__``): ``emd`` (t's earth mover's distance on integer counts, which generalization's search
 and publish's sensitive-column merging compute too), ``sample_risk`` (the weighted sample risk
 measures, fk, Fk, individual and household risk as sdcMicro, which the report and the publish
-risk targets both compute) and ``uniqueness_estimates`` (the population-uniqueness estimators the
+risk targets both compute), ``model_risk`` with ``MODEL_RISK_METHODS`` (sdcMicro's log-linear
+model risk, ``modRisk``, which ``incrowd risk`` reports) and ``uniqueness_estimates`` (the population-uniqueness estimators the
 risk summary reports too; the package attribute ``population_uniqueness`` is the model's module),
 ``Judge`` with ``CodedColumn`` and ``Pairs`` (the models of a request judging the classes a search
 forms as unions of its units: publish's and negotiate's searches), ``other_models`` (the models
@@ -48,6 +49,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads these
     from . import _sample_risk as sample_risk  # noqa: F401
     from ._judge import CodedColumn, Judge, Pairs  # noqa: F401
     from ._model import TOLERANCE, ClassStats, PrivacyModel
+    from ._model_risk import MODEL_RISK_METHODS, model_risk  # noqa: F401
     from ._registry import MODELS, models_from_spec, other_models, register_model, unregister_model  # noqa: F401
     from ._stats import Failure, check_table, class_stats
     from ._uniqueness import population_uniqueness as uniqueness_estimates  # noqa: F401
@@ -84,6 +86,7 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     **dict.fromkeys(["KAnonymityReport", "LDiversityReport", "TClosenessReport", "verify_k_anonymity",
                      "verify_l_diversity", "verify_t_closeness"], "._verify"),
     **dict.fromkeys(["ReleaseCheck", "verified_lines"], "._written"),
+    **dict.fromkeys(["MODEL_RISK_METHODS", "model_risk"], "._model_risk"),
     "AlphaK": ".alpha_k", "AverageRisk": ".average_risk", "BetaLikeness": ".beta_likeness",
     "DeltaDisclosure": ".delta_disclosure", "DeltaPresence": ".delta_presence", "DistinctL": ".distinct_l",
     "DifferentialPrivacy": ".differential_privacy", "DP_SCORES": ".differential_privacy:SCORES",

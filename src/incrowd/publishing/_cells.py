@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ParameterError
+from ._households import household_codes, widen
 from ._risk_targets import blank_for_targets
 
 
@@ -37,21 +38,38 @@ def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
             if choice.levels[a] == 0:
                 codes[prep.missing0[a], j] = -1
     importance = None if not spec.importance else [spec.importance[a] for a in names]
-    blank = np.zeros(codes.shape, dtype=bool)
     keep = np.ones(n, dtype=bool)
-    used = importance
-    for p in np.unique(prep.pattern):
-        rows = np.flatnonzero(prep.pattern == p)
-        if rows.size < k:
-            keep[rows] = False
-            continue
-        got = local_suppression(pd.DataFrame(codes[rows], columns=names).replace(-1, np.nan), names, k,
-                                importance=importance, missing_matches=spec.missing_matches)
-        blank[rows] = got.mask
-        used = [got.importance[a] for a in names]
-    if spec.risk_targets:
-        # the spec refuses risk targets with numeric quasi-identifiers here: one pattern, all rows kept
-        blank = blank_for_targets(prep, choice.levels, codes, blank, np.asarray(used))
+
+    def suppressed(forced: np.ndarray) -> np.ndarray:
+        """The cells blanked for k and the targets, ``forced`` blanked before."""
+        blank = forced.copy()
+        given = np.where(forced, -1, codes)
+        used = importance
+        for p in np.unique(prep.pattern):
+            rows = np.flatnonzero(prep.pattern == p)
+            if rows.size < k:
+                keep[rows] = False
+                continue
+            got = local_suppression(pd.DataFrame(given[rows], columns=names).replace(-1, np.nan), names, k,
+                                    importance=importance, missing_matches=spec.missing_matches)
+            blank[rows] |= got.mask
+            used = [got.importance[a] for a in names]
+        if spec.risk_targets:
+            # the spec refuses risk targets with numeric quasi-identifiers here: one pattern, all rows kept
+            blank = blank_for_targets(prep, choice.levels, codes, blank, np.asarray(used))
+        return blank
+
+    blank = suppressed(np.zeros(codes.shape, dtype=bool))
+    if prep.household_level:
+        # a blank a housemate's row fills in protects nothing: blank the household, then meet k
+        # and the targets again around it (blanks only grow, so this ends)
+        ids = household_codes(prep)
+        columns = [names.index(a) for a in prep.household_level]
+        while True:
+            wider = widen(blank, ids, columns)
+            if np.array_equal(wider, blank):
+                break
+            blank = suppressed(wider)
     if spec.max_suppressed_cells is not None:
         total = n * len(names)
         try:

@@ -13,7 +13,11 @@ from its values:
   a value to protect, not an identifier;
 - a column of whole numbers or text, without value labels or a scale measure, whose every value
   stands on consecutive rows, 1.5 to 20 rows a value, with many values or a name like ``*hid*``
-  or ``household*``, is the household id (role ``household``);
+  or ``household*``, and within whose groups some other column varies (persons differ; rows
+  that repeat one another are no household), is the household id (role ``household``);
+- with a household id, a categorical column that is the same for every member of each
+  household (urban or rural, the water source) is proposed with ``household_level = true``:
+  blanked for the whole household at once, so no housemate gives a blank away;
 - of two weights, the one that varies within households (else the one not named for
   households) is the ``weight``, the other "other";
 - a column with value labels (SPSS, Stata) or an SPSS measure of nominal or ordinal is
@@ -178,6 +182,10 @@ def _guesses(data: pd.DataFrame) -> dict[str, tuple[str, str]]:
     """The role and its reason per column. One weight: a file with a person weight and a
     household weight gets the person weight, and the other becomes "other" with the reason."""
     out = {str(c): _guess(data[c]) for c in data.columns}
+    for c, (role, why) in list(out.items()):
+        if role == "household" and not _varies_within(data, c):
+            out[c] = ("other", f"{why.split(': ')[0]}, but every other column is the same within each value: "
+                               "rows that repeat one another, no household id")
     weights = [c for c, (role, _) in out.items() if role == "weight"]
     if len(weights) < 2:
         return out
@@ -193,6 +201,24 @@ def _guesses(data: pd.DataFrame) -> dict[str, tuple[str, str]]:
             kind = "a household weight" if within[c] or named[c] else "another weight"
             out[c] = ("other", f"{out[c][1]}: {kind}; a release has one weight, {chosen}")
     return out
+
+
+def _varies_within(data: pd.DataFrame, household: str) -> bool:
+    """Whether some column other than ``household`` differs within one of its groups."""
+    ids = pd.factorize(data[household])[0]
+    return any(bool((data[c].groupby(ids).nunique(dropna=False) > 1).any())
+               for c in data.columns if str(c) != household)
+
+
+def _household_level(data: pd.DataFrame, guesses: dict[str, tuple[str, str]]) -> list[str]:
+    """The proposed categorical columns the same for every member of each household (none
+    without a household id)."""
+    household = next((c for c, (role, _) in guesses.items() if role == "household"), None)
+    if household is None:
+        return []
+    ids = pd.factorize(data[household])[0]
+    return [c for c, (role, _) in guesses.items()
+            if role == "categorical" and int(data[c].groupby(ids).nunique(dropna=False).max()) == 1]
 
 
 def _relative(path: Path, base: Path | None) -> str:
@@ -240,6 +266,9 @@ def _proposal(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLike],
             columns[name] = {"role": role, "hierarchy": proposed[name]}
         else:
             columns[name] = role
+    for name in _household_level(data, guesses):
+        columns[name] = {**_entry(columns[name]), "household_level": True}
+        guesses[name] = ("categorical", f"{guesses[name][1]}; the same for every member of each household")
     spec = {
         "privacy": {"k": _PROPOSED_K, "max_suppression": "1%", "strategy": "generalize-then-microaggregate",
                     "method": "mdav"},
@@ -249,8 +278,13 @@ def _proposal(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLike],
     limit, why, allowed = _proposed_limit(data, spec, base)
     spec["privacy"]["max_suppression"] = limit
     for name in allowed:
-        columns[name] = {"role": "categorical", "allow_full_suppression": True}
+        columns[name] = {**_entry(columns[name]), "allow_full_suppression": True}
     return spec, guesses, why
+
+
+def _entry(entry: Any) -> dict[str, Any]:
+    """A column's entry as a table (a role alone becomes ``{role = ...}``)."""
+    return dict(entry) if isinstance(entry, dict) else {"role": entry}
 
 
 def proposed_limit(data: pd.DataFrame, spec: dict, base_dir: str | os.PathLike | None = None) -> str:
@@ -332,7 +366,7 @@ def _allowed_to_blank(data: pd.DataFrame, spec: dict, base: Path | None,
         return None
     columns = dict(spec["columns"])
     for name in flat:
-        columns[name] = {"role": "categorical", "allow_full_suppression": True}
+        columns[name] = {**_entry(columns[name]), "allow_full_suppression": True}
     prep = prepare(data, load_spec({**spec, "columns": columns}, base))
     # the columns with the most values split the most classes: blanking them first frees the most rows
     order = sorted(flat, key=lambda a: -int(prep.hierarchies[a].labels[0].size))
@@ -398,7 +432,9 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
         "[columns]",
         f"# roles: identifier (dropped), numeric, categorical (add hierarchy = \"{hierarchy_file_name('file')}\"),",
         "#        sensitive (protected by l and t), weight (a survey weight: kept, never a quasi-identifier),",
-        "#        household (the household id: kept unchanged, never a quasi-identifier),",
+        "#        household (the household id: never a quasi-identifier; household_id under [privacy] keeps,",
+        "#        renumbers or drops it), household_level = true on a categorical column that is the",
+        "#        same for every member of a household (blanked for the whole household at once),",
         "#        other (passes through unchanged)",
     ]
     proposed = _hierarchies_for(data, hierarchy_files, base_dir)

@@ -16,6 +16,7 @@ from ..generalization import encode_cells as _encode
 from ..generalization import qi_labels as _qi_labels
 from ..io import column_numbers
 from ..values import Standardizer
+from ._households import household_level_columns
 from ._risk_targets import check_target_weights
 from ._spec import ReleaseSpec, check_columns
 
@@ -67,6 +68,8 @@ class Prepared:
     #: k-map's and delta-presence's population table as the release spells it at the chosen
     #: node (one row per person), what the written file's check compares the classes with
     population: pd.DataFrame | None = None
+    #: the categorical QIs blanked for a whole household at once (publishing._households)
+    household_level: list[str] = field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -120,7 +123,7 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
                     sensitive=sensitive, identifiers=[c for c in columns if roles[c] == "identifier"],
                     X=X, Z=Z, pattern=pattern, pattern_masks=masks, hierarchies=hierarchies, codes0=codes0,
                     match=match, data_hierarchies=data_hierarchies, weight=weight, missing0=missing0,
-                    weights=weights)
+                    weights=weights, household_level=household_level_columns(frame, spec, categorical))
 
 
 def _numeric(frame: pd.DataFrame, names: list[str], missing: str) -> np.ndarray:

@@ -17,6 +17,7 @@ from .._runtime import compile_clock
 from ..generalization import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
 from ..values import group_means
 from . import _measures, _models
+from ._households import household_codes, household_verifier, publish_id
 from ._perturb_steps import apply_steps
 from ._prepare import Prepared, prepare
 from ._spec import ReleaseSpec, load_spec
@@ -108,7 +109,8 @@ class PublishResult:
                 # numeric QIs by role, not by type: a categorical QI of codes is no number
                 "numeric": list(r["numeric"]), "hierarchies": self.hierarchies, "release_summary": r,
                 "thresholds": dict(self.spec.report_thresholds), "models": list(self.spec.models),
-                "weight": self.spec.weight}  # the survey weight the risk measures weigh rows by
+                "weight": self.spec.weight,  # the survey weight the risk measures weigh rows by
+                **({"household": self.spec.household} if self.spec.household is not None else {})}
 
 
 def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec, *,
@@ -181,13 +183,13 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
         cells = extra.pop("cells", None)
         table = _table(prep, groups, levels_per_row, keep, cells=cells)
         table = _perturbed(spec, table, extra)
-        verification = _verify(prep, table)
+        verification = _verify(prep, table, keep)
         seconds = time.perf_counter() - t0
     report = _report(prep, groups, levels_per_row, keep, verification, extra,
                      max(seconds - clock.seconds, 0.0), clock.seconds, cells)
     return PublishResult(table=table, suppressed=int((~keep).sum()), kept_rows=np.flatnonzero(keep),
                          spec=spec, _summary=report, hierarchies=dict(prep.data_hierarchies),
-                         promise=_promise(prep, table))
+                         promise=_promise(prep, table, keep))
 
 
 def _perturbed(spec: ReleaseSpec, table: pd.DataFrame, extra: dict[str, Any]) -> pd.DataFrame:
@@ -199,8 +201,9 @@ def _perturbed(spec: ReleaseSpec, table: pd.DataFrame, extra: dict[str, Any]) ->
     return table
 
 
-def _promise(prep: Prepared, table: pd.DataFrame):
-    """What :meth:`PublishResult.write` verifies on the written file (as :func:`_verify` in memory)."""
+def _promise(prep: Prepared, table: pd.DataFrame, keep: np.ndarray | None = None):
+    """What :meth:`PublishResult.write` verifies on the written file (as :func:`_verify` in memory);
+    ``keep``: the input rows published (their households, where the release drops the id)."""
     from ..io import Promise
     from ..privacy import DistinctL, KAnonymity, ReleaseCheck, TCloseness
 
@@ -217,16 +220,36 @@ def _promise(prep: Prepared, table: pd.DataFrame):
     return Promise(
         quasi_identifiers=tuple(c for c in table.columns if prep.roles.get(c) in ("numeric", "categorical")),
         check=check, finite=tuple(prep.numeric),
-        risk_targets=dict(spec.risk_targets), risk_check=_risk_check(spec))
+        risk_targets=dict(spec.risk_targets), risk_check=_risk_check(prep, keep),
+        household_check=_household_check(prep, keep))
 
 
-def _risk_check(spec: ReleaseSpec):
+def _household_check(prep: Prepared, keep: np.ndarray | None):
+    """The household check of a release with a household id (None without one)."""
+    name = prep.spec.household
+    if name is None:
+        return None
+    return household_verifier(name, list(prep.household_level), _published_households(prep, keep),
+                              prep.spec.k, prep.spec.missing_matches)
+
+
+def _published_households(prep: Prepared, keep: np.ndarray | None) -> np.ndarray | None:
+    """The household of each published row (what the written file's checks group by where the
+    release drops the id), or None without a household column."""
+    if prep.spec.household is None:
+        return None
+    ids = household_codes(prep)
+    return ids if keep is None else ids[keep]
+
+
+def _risk_check(prep: Prepared, keep: np.ndarray | None):
     """The risk targets' check of a release as read back (None without targets)."""
+    spec = prep.spec
     if not spec.risk_targets or spec.weight is None:  # the spec refuses targets without a weight
         return None
     from ._risk_targets import verifier
 
-    return verifier(spec.risk_targets, spec.weight)
+    return verifier(spec.risk_targets, spec.weight, spec.household, _published_households(prep, keep))
 
 
 def _gtm_groups(prep: Prepared, max_nodes: int | None = None, max_memory: int | None = None):
@@ -357,14 +380,17 @@ def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndar
     from ._recode import attach
 
     attach(out, prep, changed[len(prep.numeric):])  # SPSS and Stata get them back as labelled codes
-    return out.loc[keep].reset_index(drop=True)
+    out = out.loc[keep].reset_index(drop=True)
+    if prep.spec.household is not None and prep.spec.household_id != "keep":
+        publish_id(out, prep.spec.household, prep.spec.household_id)
+    return out
 
 
-def _verify(prep: Prepared, table: pd.DataFrame) -> dict[str, Any]:
+def _verify(prep: Prepared, table: pd.DataFrame, keep: np.ndarray | None = None) -> dict[str, Any]:
     """The promise checked on the table in memory, by the same code that checks the written file."""
     from ..io import verify_frame
 
-    promise = _promise(prep, table)
+    promise = _promise(prep, table, keep)
     out = verify_frame(table, promise, what="the release")
     out["verified_on"] = "table in memory"
     return out
@@ -394,6 +420,9 @@ def _report(prep: Prepared, groups, levels_per_row, keep, verification, extra, s
         "seconds": seconds, "compile_seconds": compile_seconds,
         "verification": verification,
     }
+    if spec.household is not None:
+        out.update(household=spec.household, household_id=spec.household_id,
+                   household_level=list(prep.household_level))
     if "risk_targets" in verification:  # each target with the value the release reaches
         out["risk_targets"] = verification["risk_targets"]["targets"]
     out.update({key: value for key, value in extra.items() if key != "blocks"})

@@ -27,12 +27,14 @@ import pandas as pd
 
 from ..exceptions import ParameterError, VerificationError
 from ..privacy import sample_risk
+from ._households import household_codes
 
 #: the spec keys, in the order the summary shows them
-RISK_TARGETS = ("max_individual_risk", "max_global_risk", "max_expected_reidentifications")
+RISK_TARGETS = ("max_individual_risk", "max_global_risk", "max_expected_reidentifications", "max_household_risk")
 #: what each target bounds, as the summary of :func:`incrowd.risk` names it
 _MEASURE = {"max_individual_risk": "highest_individual_risk", "max_global_risk": "global_risk",
-            "max_expected_reidentifications": "expected_reidentifications"}
+            "max_expected_reidentifications": "expected_reidentifications",
+            "max_household_risk": "highest_household_risk"}
 #: the written file's figures are sums in another order than the search's: a relative slack of
 #: this much is rounding, not risk
 RELATIVE_SLACK = 1e-9
@@ -327,12 +329,15 @@ def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank:
     m = len(names)
     order = np.argsort(-np.asarray(importance), kind="stable")  # the least important first among equals
     limit = targets.get("max_individual_risk")
+    households = None
+    if "max_household_risk" in targets:
+        households = household_codes(prep)
     while True:
         shown = np.where(blank, -1, base)
         # measured as the written file is: the keys' codes (a blank missing) and the weight
         frame = pd.DataFrame(np.where(shown < 0, np.nan, shown), columns=names)
         frame[weight] = prep.frame[weight].to_numpy()
-        got = measured(frame, names, weight)
+        got = measured(frame, names, weight, households)
         risk = got.pop("_risk")
         missed = [key for key, ok in _met(targets, got).items() if not ok]
         if not missed:
@@ -340,6 +345,11 @@ def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank:
         open_rows = (shown >= 0).any(axis=1)
         if limit is not None and got["max_individual_risk"] > limit:
             work = risk > limit
+        elif missed == ["max_household_risk"] and households is not None:
+            # the riskiest member of each household above the target
+            above = sample_risk.household_risk(risk, households) > targets["max_household_risk"]
+            riskiest = pd.Series(risk).groupby(households).transform("max").to_numpy()
+            work = above & (risk >= riskiest)
         else:  # a global target: the riskiest rows that can still be blanked, a hundredth at a time
             cut = np.quantile(risk[open_rows], 0.99) if open_rows.any() else np.inf
             work = risk >= cut
@@ -366,27 +376,38 @@ def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank:
             blank[key_of == u, best] = True
 
 
-def measured(table: pd.DataFrame, quasi_identifiers, weight: str) -> dict[str, Any]:
-    """The three measures of a table as :func:`incrowd.risk` computes them."""
+def measured(table: pd.DataFrame, quasi_identifiers, weight: str,
+             households: np.ndarray | None = None) -> dict[str, Any]:
+    """The measures of a table as :func:`incrowd.risk` computes them (the highest household risk
+    with ``households``, each row's household)."""
 
     w = sample_risk.sampling_weights(table[weight].reset_index(drop=True), weight)
     fk, Fk = sample_risk.frequencies(sample_risk.key_codes(table, list(quasi_identifiers)), w)
     risk = sample_risk.individual_risk(fk, Fk)
-    return {"max_individual_risk": float(risk.max()) if risk.size else 0.0,
-            "max_global_risk": float(risk.mean()) if risk.size else 0.0,
-            "max_expected_reidentifications": float(risk.sum()), "_risk": risk}
+    out = {"max_individual_risk": float(risk.max()) if risk.size else 0.0,
+           "max_global_risk": float(risk.mean()) if risk.size else 0.0,
+           "max_expected_reidentifications": float(risk.sum()), "_risk": risk}
+    if households is not None:
+        household = sample_risk.household_risk(risk, households)
+        out["max_household_risk"] = float(household.max()) if household.size else 0.0
+    return out
 
 
-def verifier(targets: Mapping[str, float], weight: str):
+def verifier(targets: Mapping[str, float], weight: str, household: str | None = None,
+             ids: np.ndarray | None = None):
     """The check :class:`incrowd.io.Promise` runs on a release as read back: a record of each
-    target and the value reached, or a :class:`VerificationError` naming the target missed."""
+    target and the value reached, or a :class:`VerificationError` naming the target missed.
+    ``household``: the household column (its ``ids`` per row where the release drops it)."""
     targets = dict(targets)
 
     def check(table: pd.DataFrame, quasi_identifiers, what: str) -> dict[str, Any]:
         if weight not in table.columns:
             raise VerificationError(f"{what} has no weight column {weight!r} to measure the risk with; "
                                     "nothing was written")
-        got = measured(table, quasi_identifiers, weight)
+        households = None
+        if "max_household_risk" in targets:
+            households = pd.factorize(table[household])[0] if household in table.columns else ids
+        got = measured(table, quasi_identifiers, weight, households)
         risk = got.pop("_risk")
         met = _met(targets, got, RELATIVE_SLACK)
         for key, ok in met.items():

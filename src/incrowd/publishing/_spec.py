@@ -20,6 +20,7 @@ from typing import Any, Mapping, cast
 
 from ..exceptions import DataError, ParameterError, name_list
 from ..privacy import MODELS, PrivacyModel, models_from_spec
+from ._households import column_household_level, parse_households
 from ._models import population_file
 from ._perturb_steps import parse_perturb, steps_to_dicts
 from ._spec_keys import RISK_TARGET_KEYS, choices, keys, report_thresholds
@@ -61,6 +62,9 @@ class ColumnSpec:
         How a column with value labels meets its hierarchy's level 0 (None: whichever it covers).
     allow_full_suppression : bool or None
         Whether the column may be published as ``*`` in every row (None: as ``[privacy]`` says).
+    household_level : bool or None
+        A categorical column that describes the household: blanked for all its members at once
+        (None: when the file holds it the same for every member of each household).
     """
 
     name: str
@@ -70,6 +74,7 @@ class ColumnSpec:
     intervals: tuple[float, ...] | None = None
     match: str | None = None   # "label" or "code"; None: whichever the hierarchy's level 0 covers
     allow_full_suppression: bool | None = None   # None: as [privacy] says
+    household_level: bool | None = None   # None: when constant within every household of the file
 
 
 @dataclass(frozen=True)
@@ -140,6 +145,8 @@ class ReleaseSpec:
         Their ``[privacy]`` entries as given (what :meth:`to_dict` writes back).
     perturb : tuple of incrowd.perturbation.Step
         The ``[[perturb]]`` steps, applied in order to the release after its keys are protected.
+    household_id : {"keep", "renumber", "drop"}
+        What the release does with the ``household`` column.
     """
 
     k: int
@@ -178,6 +185,8 @@ class ReleaseSpec:
     model_entries: dict[str, Any] = field(default_factory=dict)
     #: the [[perturb]] steps (incrowd.perturbation.Step), in order
     perturb: tuple[Any, ...] = ()
+    #: the household column kept, renumbered 1, 2, ... or dropped (publishing._households)
+    household_id: str = "keep"
 
     def names(self, role: str) -> list[str]:
         return [c.name for c in self.columns.values() if c.role == role]
@@ -189,6 +198,12 @@ class ReleaseSpec:
         return names[0] if names else None
 
     @property
+    def household(self) -> str | None:
+        """The household-id column (role ``"household"``), or None."""
+        names = self.names("household")
+        return names[0] if names else None
+
+    @property
     def quasi_identifiers(self) -> list[str]:
         return [c.name for c in self.columns.values() if c.role in ("numeric", "categorical")]
 
@@ -196,7 +211,7 @@ class ReleaseSpec:
         columns: dict[str, Any] = {}
         for c in self.columns.values():
             if (c.hierarchy is None and c.ordered is None and c.intervals is None and c.match is None
-                    and c.allow_full_suppression is None):
+                    and c.allow_full_suppression is None and c.household_level is None):
                 columns[c.name] = c.role
             else:
                 entry: dict[str, Any] = {"role": c.role}
@@ -210,6 +225,8 @@ class ReleaseSpec:
                     entry["match"] = c.match
                 if c.allow_full_suppression is not None:
                     entry["allow_full_suppression"] = c.allow_full_suppression
+                if c.household_level is not None:
+                    entry["household_level"] = c.household_level
                 columns[c.name] = entry
         privacy: dict[str, Any] = {"k": self.k, "max_suppression": self.max_suppression,
                                    "strategy": self.strategy, "method": self.method}
@@ -232,6 +249,8 @@ class ReleaseSpec:
             if self.max_suppressed_cells is not None:
                 privacy["max_suppressed_cells"] = self.max_suppressed_cells
         privacy.update(self.risk_targets)
+        if self.household_id != "keep":
+            privacy["household_id"] = self.household_id
         privacy.update(self.model_entries)
         out: dict[str, Any] = {"privacy": privacy, "columns": columns,
                                "missing": {"numeric": self.missing_numeric}}
@@ -445,6 +464,7 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
 
     risk_targets = parse_risk_targets(privacy, columns, source, strategy=strategy,
                                       suppression=cells.get("suppression", "rows"))
+    household_id = parse_households(privacy, columns, source, strategy=strategy)
     entries, models = _models(privacy, columns, source, strategy=strategy,
                               suppression=cells.get("suppression", "rows"), t_model=t_model, root=root)
     perturb = parse_perturb(raw.get("perturb"), columns, root, source)
@@ -456,7 +476,8 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
                        method_params=method_params, columns=columns, missing_numeric=missing_numeric,
                        levels=levels, refine=refine, max_seconds=max_seconds, random_state=random_state,
                        allow_full_suppression=allow_full, source=source, metric=metric,
-                       metric_weights=metric_weights, risk_targets=risk_targets, perturb=perturb, **cells)
+                       metric_weights=metric_weights, risk_targets=risk_targets, perturb=perturb,
+                       household_id=household_id, **cells)
 
 
 #: the models [privacy] gives keys of their own to (k, l, t) or that publish cannot meet yet
@@ -668,7 +689,8 @@ def _columns(raw: Mapping[str, Any], root: Path, source: str) -> dict[str, Colum
                                  "takes match")
         if ordered is not None and role != "sensitive":
             raise ParameterError(f"{source}: column {name!r}: only a sensitive column takes ordered")
-        out[str(name)] = ColumnSpec(str(name), role, hierarchy, ordered, intervals, match, allow_full)
+        out[str(name)] = ColumnSpec(str(name), role, hierarchy, ordered, intervals, match, allow_full,
+                                    column_household_level(value, role, str(name), source))
     return out
 
 

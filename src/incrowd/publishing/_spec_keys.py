@@ -33,7 +33,8 @@ class SpecKey:
 #: a privacy key that only means something with ``suppression = "cells"``
 CELL_KEYS = ("missing_matches", "importance", "max_suppressed_cells")
 #: the risk targets (each needs a ``weight`` column)
-RISK_TARGET_KEYS = ("max_individual_risk", "max_global_risk", "max_expected_reidentifications")
+RISK_TARGET_KEYS = ("max_individual_risk", "max_global_risk", "max_expected_reidentifications",
+                    "max_household_risk")
 
 SPEC_KEYS: tuple[SpecKey, ...] = (
     SpecKey("privacy", "k", "integer >= 2", None,
@@ -121,6 +122,15 @@ SPEC_KEYS: tuple[SpecKey, ...] = (
     SpecKey("privacy", "max_expected_reidentifications", "positive number", None,
             "Risk target: the sum of the rows' individual risks (the re-identifications expected) at most "
             "this."),
+    SpecKey("privacy", "max_household_risk", "number in (0, 1]", None,
+            "Risk target: no household's risk (sdcMicro's household risk: the probability that at least one "
+            "member is re-identified, 1 - the product of 1 - each member's individual risk) above this; needs a "
+            "`household` column and `suppression = \"cells\"`."),
+    SpecKey("privacy", "household_id", "string", "keep",
+            "What the release does with the `household` column: `keep` it as it is, `renumber` the households "
+            "1, 2, ... in the order they first appear (the survey's own ids, which may lead back to the "
+            "sampling frame, are not published; analyses by household still work), or `drop` it.",
+            ("keep", "renumber", "drop")),
     SpecKey("column", "role", "string", None,
             "Required in a column's table. What the column is: a direct identifier (dropped), a numeric or "
             "categorical quasi-identifier, a sensitive column (for l and t), the survey weight, the "
@@ -143,6 +153,11 @@ SPEC_KEYS: tuple[SpecKey, ...] = (
     SpecKey("column", "allow_full_suppression", "boolean", None,
             "This categorical column may (or may not) be published as `*` in every row (left out: as "
             "`[privacy]` says)."),
+    SpecKey("column", "household_level", "boolean", None,
+            "A categorical quasi-identifier that describes the household, not the person (urban or rural, "
+            "water source): recoded and blanked for every member of a household at once, so a blank cannot be "
+            "filled in from a housemate. Needs a `household` column. Left out: true where the column is the "
+            "same for every member of each household in the file, else false."),
     SpecKey("column", "ordered", "boolean or list of values", None,
             "A sensitive column's order for t: `true` (sorted), `false` (nominal) or the values in their "
             "order (left out: by the column's type)."),

@@ -50,6 +50,8 @@ def summary_lines(info: dict) -> list[tuple[str, str]]:
     if info.get("risk_targets"):  # each target beside the value the release reaches
         lines.append(("risk targets", "; ".join(f"{key} {got['achieved']:.4g} (at most {got['target']:g})"
                                                 for key, got in info["risk_targets"].items())))
+    if info.get("household"):
+        lines.append(("households", _households_line(info)))
     if info.get("output"):
         lines.append(("written", "standard output" if is_stdout(Path(info["output"])) else info["output"]))
     return lines
@@ -62,3 +64,11 @@ def _cells_line(info: dict) -> str:
     cells = int(info["rows_in"]) * max(len(per_column), 1)
     shown = ", ".join(f"{name} {count}" for name, count in per_column.items())
     return f"{total} blanked ({100 * total / cells:.3f} % of the categorical key cells): {shown}"
+
+
+def _households_line(info: dict) -> str:
+    """The household id as published and the household-level columns, with what the check held."""
+    shown = {"keep": "kept", "renumber": "renumbered 1, 2, ...", "drop": "dropped"}[info.get("household_id", "keep")]
+    level = ", ".join(info.get("household_level") or []) or "none"
+    return (f"id {info['household']} {shown}; household-level: {level} (each household shows one value: "
+            "no blank can be filled in from a housemate)")

@@ -110,7 +110,7 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
            thresholds: Mapping[str, float] | None = None, spec: Any = None,
            risk_utility_map: bool = False, suppression: str | None = None,
            strategy: str | None = None, missing_matches: str | None = None,
-           models: Sequence[Any] | None = None) -> Report:
+           models: Sequence[Any] | None = None, household: str | None = None) -> Report:
     """Risk and utility of ``release`` against ``original`` (DataFrames or file paths).
 
     ``quasi_identifiers``: the columns an intruder may know; ``sensitive``: columns to check for
@@ -123,7 +123,9 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     counts as at risk; ``target``: a column to model on release and original; ``attacks``: run
     anonymeter's singling-out, linkability and inference attacks (slow); ``weight``: the
     original's sampling-weight column: the risk gains ``sample_risk``, the release's individual
-    and global risk and expected re-identifications as sdcMicro measures them (see ``incrowd.risk``).
+    and global risk and expected re-identifications as sdcMicro measures them (see ``incrowd.risk``);
+    ``household``: the original's household-id column, which adds the release's household risk
+    there (a promised line where the release has ``max_household_risk``).
 
     ``models``: the privacy models the release promises beyond k, l and t (``incrowd.privacy``'s,
     as a spec's ``models``; default the ``spec``'s): each is checked on the release against the
@@ -253,7 +255,7 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         seconds["read_and_align"] = aligned  # reading the files, finding the kept rows
         if weight is not None:
             t = work_clock()
-            risk["sample_risk"] = _sample_risk(a, weight, threshold)
+            risk["sample_risk"] = _sample_risk(a, weight, threshold, household)
             seconds["sample_risk"] = work_clock() - t
         # publish's generalize-then-microaggregate writes one level per column (joint: per group)
         strategy = strategy or (release_summary or {}).get("strategy")
@@ -364,8 +366,9 @@ def _risk(a: Aligned, k, population_sizes, threshold, t_check: float = 1.0) -> t
     return out, seconds
 
 
-def _sample_risk(a: Aligned, weight: str, threshold: float) -> dict:
-    """The release's survey risk (``incrowd.risk``), each release row weighted as its original row."""
+def _sample_risk(a: Aligned, weight: str, threshold: float, household: str | None = None) -> dict:
+    """The release's survey risk (``incrowd.risk``), each release row weighted as its original row
+    (and in its original's household)."""
     from ._risk_api import risk as measure
 
     if weight not in a.original.columns:
@@ -374,8 +377,12 @@ def _sample_risk(a: Aligned, weight: str, threshold: float) -> dict:
         raise DataError(f"weight column {weight!r} is also a quasi-identifier; give it one role")
     frame = a.release[a.quasi_identifiers].reset_index(drop=True)
     frame[weight] = a.original[weight].iloc[a.kept].reset_index(drop=True)
+    if household is not None:
+        if household not in a.original.columns:
+            raise DataError(f"household column {household!r} is not in the original")
+        frame[household] = a.original[household].iloc[a.kept].reset_index(drop=True)
     try:
-        out = measure(frame, a.quasi_identifiers, weight=weight, threshold=threshold).summary()
+        out = measure(frame, a.quasi_identifiers, weight=weight, household=household, threshold=threshold).summary()
     except DataError as exc:
         # weights that are no population counts (scaled to average 1, say) leave the weighted
         # risk undefined: withheld with the reason, as any measure undefined on the data

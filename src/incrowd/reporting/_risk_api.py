@@ -15,6 +15,8 @@ import pandas as pd
 
 from ..exceptions import DataError, ParameterError, WorkBudgetExceeded, cell_text
 from ..io import FORMATS, suffix
+from ..privacy import MODEL_RISK_METHODS
+from ..privacy import model_risk as measure_model_risk
 from ..privacy import sample_risk as sample
 
 #: the k of the k-anonymity violations counted in the summary
@@ -57,8 +59,9 @@ class RiskResult:
             ``expected_reidentifications`` (sum of the individual risks), ``highest_individual_risk``,
             ``sample_uniques`` (records with ``fk = 1``), ``records_above_threshold``
             (individual risk above the threshold), ``k_violations`` (``{2: .., 3: .., 5: ..}``:
-            records with ``fk < k``); with a household column ``household_risk`` and
-            ``household_expected_reidentifications``; with a known sampling fraction
+            records with ``fk < k``); with a household column ``household_risk`` (the mean),
+            ``highest_household_risk`` and ``household_expected_reidentifications``; with
+            weights ``model_risk`` (sdcMicro's modRisk); with a known sampling fraction
             ``sampling_fraction`` and ``population_uniqueness`` (the estimates).
         """
         return dict(self._summary)
@@ -262,7 +265,7 @@ def _write_text(path, text: str, inputs) -> None:
 def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str], *,
          weight: str | None = None, household: str | None = None, population: float | None = None,
          threshold: float = 0.2, suda_original_scores: bool = True, suda: bool = True,
-         suda_max_size: int | None = None) -> RiskResult:
+         suda_max_size: int | None = None, model_risk: str | None = "default") -> RiskResult:
     """The re-identification risk of every record of ``data`` as it is (before or after
     protection), as sdcMicro and ARX measure it.
 
@@ -298,6 +301,14 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
     suda_max_size : int, optional
         The largest minimal sample unique SUDA2 searches, in keys (default: all keys); larger
         ones add nothing to the scores.
+    model_risk : {"default", "CE"} or None, default "default"
+        sdcMicro's log-linear model risk (``modRisk`` over the main effects of the keys, as
+        factors): ``"default"`` its standard model, ``"CE"`` Clogg and Eliason's with the
+        weights as an offset; None leaves it out. Measured with sampling weights only (``weight``
+        or ``population``): ``summary()["model_risk"]`` holds ``method``, ``gr1`` (the
+        probability, per key combination, that a sample unique is population unique, summed over
+        the sample uniques), ``gr2`` (the expected correct matches of the sample uniques, the
+        same way) and ``cells`` (the combinations of the keys' values).
 
     Returns
     -------
@@ -323,6 +334,9 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
     if suda_max_size is not None and (isinstance(suda_max_size, bool) or not isinstance(suda_max_size, (int, np.integer))
                                       or suda_max_size < 1):
         raise ParameterError(f"suda_max_size must be a whole number of at least 1; got {cell_text(suda_max_size)}")
+    if model_risk is not None and model_risk not in MODEL_RISK_METHODS:
+        raise ParameterError(f"model_risk must be one of {', '.join(MODEL_RISK_METHODS)} or None; got "
+                             f"{cell_text(model_risk)}")
     n = int(data.shape[0])
     if n == 0:
         raise DataError("the file has no rows; there is no risk to measure")
@@ -369,10 +383,19 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
         hh = sample.household_risk(rk, households)
         records["household_risk"] = hh
         summary["household_risk"] = float(hh.mean())
+        summary["highest_household_risk"] = float(hh.max())
         summary["household_expected_reidentifications"] = float(hh.sum())
         seconds["household_risk"] = work_clock() - t
     check_cancelled()
     cancel.report_progress(3, 4)
+
+    if model_risk is not None and weights is not None:
+        t = work_clock()
+        try:
+            summary["model_risk"] = measure_model_risk(codes, weights, model_risk)
+        except ParameterError as exc:  # a grid too large to fit: the other measures stand
+            summary["model_risk_skipped"] = str(exc)
+        seconds["model_risk"] = work_clock() - t
 
     fraction = _sampling_fraction(n, weights, population)
     if fraction is not None:
@@ -474,6 +497,8 @@ _DEFINITIONS = [
     ("household risk", "sdcMicro measure_risk with hid: 1 - prod(1 - risk) over a household"),
     ("SUDA2 score, DIS score", "sdcMicro suda2 (Manning, Haglin, Keane 2008; DisFraction 0.01)"),
     ("population uniqueness", "ARX: Pitman, Zayatz, SNB, and Dankar's decision rule"),
+    ("model risk gr1, gr2", "sdcMicro modRisk: a Poisson log-linear model of the keys' main effects (Skinner and "
+     "Holmes 1998), sums over the sample uniques"),
 ]
 
 

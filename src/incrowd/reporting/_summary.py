@@ -66,6 +66,12 @@ def risk_lines(result, output=None) -> list[tuple[str, str]]:
     if "household_risk" in s:
         lines.append(("household risk", f"{s['household_risk']:.6g} (expected "
                                          f"{s['household_expected_reidentifications']:.4g})"))
+    if "model_risk" in s:
+        model = s["model_risk"]
+        lines.append(("model risk", f"gr1 {model['gr1']:.4g}, gr2 {model['gr2']:.4g} (sdcMicro modRisk, method "
+                                    f"{model['method']}, {model['cells']:,} key combinations)"))
+    elif "model_risk_skipped" in s:
+        lines.append(("model risk", "skipped: " + s["model_risk_skipped"]))
     if "highest_suda_dis_score" in s:
         lines.append(("SUDA2", f"{s['suda_records_with_msu']} records with special uniques, highest DIS "
                                f"score {s['highest_suda_dis_score']:.4g}"

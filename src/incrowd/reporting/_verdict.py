@@ -229,8 +229,9 @@ def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any
         if bound is None:  # a measure with no default threshold is only a line where promised
             continue
         status = _status(key, value, bound, fail_of(key) if target is None else None, target is not None)
+        measure = "household risk" if name == "weighted_highest_household_risk" else "individual risk"
         out.append(_line(name, value, bound, status,
-                         "the sampling weights' estimate of the population's risk (sdcMicro's individual risk)",
+                         f"the sampling weights' estimate of the population's risk (sdcMicro's {measure})",
                          "raise k", **({"promised": True} if target is not None else {})))
     numeric = utility.get("numeric") or {}
     il = numeric.get("il_all_rows", numeric.get("il"))
@@ -373,7 +374,8 @@ def _attack_risks(attacks) -> list[tuple[str, float]]:
 
 #: the release's risk target (``[privacy]``) that promises each weighted line
 _TARGET_OF = {"weighted_highest_risk": "max_individual_risk", "weighted_global_risk": "max_global_risk",
-              "expected_reidentifications": "max_expected_reidentifications"}
+              "expected_reidentifications": "max_expected_reidentifications",
+              "weighted_highest_household_risk": "max_household_risk"}
 
 
 def _weighted_risks(risk: dict) -> list[tuple[str, float, str]]:
@@ -385,7 +387,8 @@ def _weighted_risks(risk: dict) -> list[tuple[str, float, str]]:
     for field, name, key in (("highest_individual_risk", "weighted_highest_risk", "reidentification_risk"),
                              ("global_risk", "weighted_global_risk", "marketer_risk"),
                              ("expected_reidentifications", "expected_reidentifications",
-                              "expected_reidentifications")):
+                              "expected_reidentifications"),
+                             ("highest_household_risk", "weighted_highest_household_risk", "household_risk")):
         if isinstance(got.get(field), (int, float)):
             out.append((name, float(got[field]), key))
     return out

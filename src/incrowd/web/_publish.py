@@ -269,8 +269,8 @@ def example(dataset_id: str, request: Request) -> dict[str, Any]:
     for column, file in proposed.items():
         entry = spec["columns"].get(column)
         role = entry if isinstance(entry, str) else (entry or {}).get("role")
-        if role == "categorical":
-            spec["columns"][column] = {"role": "categorical", "hierarchy": file.name}
+        if role == "categorical":  # its other keys (household_level) kept
+            spec["columns"][column] = {**(entry if isinstance(entry, dict) else {"role": role}), "hierarchy": file.name}
     if proposed and session is not None:
         # the limit --example-spec proposes with these hierarchies, read where they are kept
         spec["privacy"]["max_suppression"] = proposed_limit(ds.frame, _with_server_paths(session, spec)[0])
