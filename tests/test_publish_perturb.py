@@ -70,7 +70,7 @@ def test_the_household_release_perturbs_its_non_keys_and_keeps_everything_else(t
     table, meta = pyreadstat.read_sav(str(out), user_missing=True)
     source, source_meta = pyreadstat.read_sav(str(tmp_path / "household.sav"), user_missing=True)
     # the keys are those of the same release without the steps
-    plain, plain_out = release(tmp_path, spec_text(steps=""), "plain.sav")
+    plain, plain_out = release(tmp_path, spec_text(steps="", perturbed=()), "plain.sav")
     assert plain.exit_code == 0, plain.output
     keys, _ = pyreadstat.read_sav(str(plain_out), user_missing=True)
     pd.testing.assert_frame_equal(table[KEYS], keys[KEYS])
@@ -134,6 +134,8 @@ def test_strata_and_a_spec_written_back(tmp_path):
     ('[[perturb]]\ncolumns = ["income"]\nmethod = "smudge"\n', ("income",),
      r"step 1: method must be one of bottom_code, microaggregation, noise"),
     ('[perturb]\ncolumns = ["income"]\n', ("income",), r"perturb must be a list of steps"),
+    ('[[perturb]]\ncolumns = ["income"]\nmethod = "round"\n', ("income", "expend"),
+     r"\['expend'\] have the role \"perturb\" but no \[\[perturb\]\] step changes them"),
 ])
 def test_a_bad_step_is_one_error_line(tmp_path, steps, perturbed, message):
     with pytest.raises(ParameterError, match=message):

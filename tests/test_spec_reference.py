@@ -100,7 +100,9 @@ CONTEXT = {
     "metric": lambda v: _with_privacy(metric=v),
     "suppression": lambda v: _with_privacy(suppression=v),
     "missing_matches": lambda v: {**_cells(missing_matches=v), "columns": {"sex": "categorical"}},
-    "role": lambda v: {**MINIMAL, "columns": {**MINIMAL["columns"], "x": {"role": v}}},
+    # a perturbed column comes with the step that perturbs it
+    "role": lambda v: {**MINIMAL, "columns": {**MINIMAL["columns"], "x": {"role": v}},
+                       **({"perturb": [{"columns": ["x"], "method": "round"}]} if v == "perturb" else {})},
     "match": lambda v: {**MINIMAL, "columns": {"age": "numeric", "sex": {"role": "categorical", "match": v}}},
     "numeric": lambda v: {**MINIMAL, "missing": {"numeric": v}},
     "household_id": lambda v: {"privacy": {"k": 2, "household_id": v},

@@ -16,12 +16,13 @@ def parse_perturb(raw: Any, columns: Mapping[str, Any], root: Path, source: str)
     """``[[perturb]]`` as given (a list of tables), checked: the method's own keys, and the columns
     a step changes each with the role ``"perturb"`` (a perturbed column is never a
     quasi-identifier: the keys' release and its check are those of the spec without it)."""
+    roles = {name: getattr(spec, "role", spec) for name, spec in columns.items()}
     if raw is None:
+        _check_all_perturbed(roles, (), source)
         return ()
     if isinstance(raw, Mapping) or not isinstance(raw, (list, tuple)):
         raise ParameterError(f"{source}: perturb must be a list of steps, each a [[perturb]] table with columns "
                              "and method")
-    roles = {name: getattr(spec, "role", spec) for name, spec in columns.items()}
     given = []
     for step in raw:
         # a matrix file is read from the spec's folder, as a hierarchy file is
@@ -39,7 +40,17 @@ def parse_perturb(raw: Any, columns: Mapping[str, Any], root: Path, source: str)
             shown = ", ".join(f"{c!r} ({roles[c]})" if c in roles else f"{c!r} (not in [columns])" for c in wrong)
             raise ParameterError(f"{source}: [[perturb]] step {i} ({step.key}) changes {shown}; a perturbed column "
                                  f"has the role \"perturb\" in [columns] (e.g. {wrong[0]} = \"perturb\")")
+    _check_all_perturbed(roles, steps, source)
     return steps
+
+
+def _check_all_perturbed(roles: Mapping[str, str], steps: tuple[Step, ...], source: str) -> None:
+    """A column given the role "perturb" that no step changes would be published as it is."""
+    changed = {c for step in steps for c in step.method.changed_columns()}
+    idle = [name for name, role in roles.items() if role == "perturb" and name not in changed]
+    if idle:
+        raise ParameterError(f"{source}: {name_list(idle)} have the role \"perturb\" but no [[perturb]] step changes "
+                             "them; add a step, or give them the role \"other\" to publish them as they are")
 
 
 def steps_to_dicts(steps: tuple[Step, ...]) -> list[dict[str, Any]]:
