@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -644,3 +645,41 @@ def test_the_negotiation_page_takes_more_privacy_models(server, page, tmp_path):
     cli = _cli_json(["negotiate", str(lattice_file), "--k", "3", "--max-suppression", "5%", "--model", "entropy_l=1.5",
                      "--model", "recursive_l={ c = 3, l = 2 }", "--json"])
     assert _page_answers(page) == _cli_answers(cli)
+
+
+def test_the_publish_page_marks_household_level_columns_and_the_household_id(server, page, tmp_path):
+    rng = np.random.default_rng(11)
+    sizes = rng.integers(1, 6, 80)
+    hid = np.repeat(np.arange(1, sizes.size + 1) * 10, sizes)
+    frame = pd.DataFrame({"hid": hid, "area": np.repeat(rng.choice(["urban", "rural"], sizes.size), sizes),
+                          "sex": rng.choice(["m", "f"], hid.size), "educ": rng.choice(list("abcd"), hid.size)})
+    data = tmp_path / "survey.csv"
+    frame.to_csv(data, index=False)
+    sent = _publish_requests(page)
+    page.goto(server + "/publish")
+    page.set_input_files("#file", str(data))
+    page.click("#upload")
+    page.wait_for_selector(".household-level[data-col='1']")
+    # the starting spec's proposal: hid the household id, area the same within every household
+    assert page.input_value(".role[data-col='0']") == "household"
+    assert page.is_checked(".household-level[data-col='1']") and not page.is_checked(".household-level[data-col='2']")
+    page.fill("#k", "3")
+    page.fill("#max-suppression", "100%")
+    page.select_option("#suppression", "cells")
+    page.select_option("#household-id", "renumber")
+    page.click("#run")
+    page.wait_for_selector("#report-lines")
+    spec = sent[-1]
+    assert spec["columns"]["area"] == {"role": "categorical", "household_level": True}
+    assert spec["columns"]["sex"] == "categorical" and spec["privacy"]["household_id"] == "renumber"
+    assert "household_level = true" in page.text_content("#spec-toml")
+    published = pd.read_csv(download(page, "#download", tmp_path))
+    assert published["hid"].iloc[0] == 1 and published["hid"].is_monotonic_increasing
+    # every household shows one area value: a blank is blank for the whole household
+    assert (published["area"].isna().groupby(published["hid"]).nunique() == 1).all()
+    # unticked against the proposal: sent as false
+    page.uncheck(".household-level[data-col='1']")
+    page.evaluate("() => document.getElementById('report-lines').remove()")
+    page.click("#run")
+    page.wait_for_selector("#report-lines")
+    assert sent[-1]["columns"]["area"] == {"role": "categorical", "household_level": False}

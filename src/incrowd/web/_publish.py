@@ -80,6 +80,8 @@ def page_context() -> dict[str, Any]:
             # the models beyond k, l and t, each one box: a number or an inline table as in the spec
             # every model but k, l and t, which have their own boxes
             "models": [key for key in MODELS if key not in ("k", "l", "t")],
+            "household_ids": list(spec_key("privacy", "household_id").choices),
+            "household_level_meaning": spec_key("column", "household_level").meaning.replace("`", ""),
             "meaning": model_meanings()}
 
 
