@@ -42,6 +42,9 @@ SECTION_TEXT = {
                 "are protected (see [Perturbation](perturbation.md)): `columns`, `method`, then the method's own "
                 "keys. A perturbed column is not a quasi-identifier: the keys' release and its check are the "
                 "same with or without the steps."),
+    "benchmarks": ("The figures an office publishes from the survey, compared before and after protection in "
+                   "the report (`incrowd report --spec`, `incrowd publish --report`): weighted by the `weight` "
+                   "column where there is one. See [Reports](report.md)."),
 }
 
 

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from incrowd.exceptions import DataError, ParameterError
-from incrowd.reporting._benchmarks import Estimate, benchmark_estimates, interval_overlap, weighted_mean
+from incrowd.publishing import BenchmarkEstimate as Estimate
+from incrowd.reporting._benchmarks import benchmark_estimates, interval_overlap, weighted_mean
 
 
 def _by_definition(y, w, confidence=0.95):
@@ -133,3 +134,43 @@ def test_unknown_or_non_numeric_columns_are_named():
         benchmark_estimates(frame, frame, ["region by sex"])
     with pytest.raises(DataError, match="group 'town'"):
         benchmark_estimates(frame, frame, ["income by town"])
+
+
+def test_the_household_release_reports_weighted_mean_income_by_urbrur(tmp_path):
+    """The curator's release with income microaggregated, then `incrowd report --spec`: the spec's
+    [benchmarks] estimate in the JSON and on the page, equal to the weighted means by definition."""
+    import json
+
+    pyreadstat = pytest.importorskip("pyreadstat")
+    from _household import WEIGHT
+    from benchdata import data_dir
+    from test_publish_perturb import release, spec_text
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+
+    if not (data_dir() / "testdata.csv").is_file():
+        pytest.skip("benchmark data not found")
+    text = spec_text() + '\n[benchmarks]\nestimates = ["income by urbrur", "expend"]\n'
+    done, out = release(tmp_path, text)
+    assert done.exit_code == 0, done.output
+    for page in ("r.json", "r.html"):
+        made = CliRunner().invoke(app, ["report", str(tmp_path / "household.sav"), str(out), "--spec",
+                                        str(tmp_path / "release.sav.toml"), "-o", str(tmp_path / page)])
+        assert made.exit_code == 0, made.output
+    rows = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["utility"]["benchmarks"]
+    source, _ = pyreadstat.read_sav(str(tmp_path / "household.sav"))
+    published, _ = pyreadstat.read_sav(str(out))
+    by_urbrur = [r for r in rows if r["estimate"] == "income by urbrur" and r["group"]["urbrur"] != "suppressed"]
+    blanked = [r for r in rows if r["estimate"] == "income by urbrur" and r["group"]["urbrur"] == "suppressed"]
+    assert [r["release_rows"] for r in blanked] == ([int(published["urbrur"].isna().sum())]
+                                                   if published["urbrur"].isna().any() else [])
+    assert {r["group"]["urbrur"] for r in by_urbrur} == {str(int(v)) for v in source["urbrur"].dropna().unique()}
+    for r in by_urbrur:
+        part = source[source["urbrur"].astype(int).astype(str) == r["group"]["urbrur"]]
+        mean, _, _ = _by_definition(part["income"].tolist(), part[WEIGHT].tolist())
+        assert r["original"] == pytest.approx(mean)
+        after = published[published["urbrur"].astype("Int64").astype(str) == r["group"]["urbrur"]]
+        assert r["release"] == pytest.approx(_by_definition(after["income"].tolist(), after[WEIGHT].tolist())[0])
+    assert [r["group"] for r in rows if r["estimate"] == "expend"] == [{}]
+    assert "id=benchmarks" in (tmp_path / "r.html").read_text(encoding="utf-8")

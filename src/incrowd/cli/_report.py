@@ -202,7 +202,9 @@ def _spec_options(spec, original, qis: list[str]) -> dict[str, Any]:
             "k": spec.k, "l": spec.l, "t": spec.t, "models": list(spec.models),
             "hierarchies": {c: h for c, h in prepared.hierarchies.items() if c in qis},
             "thresholds": dict(spec.report_thresholds), "suppression": spec.suppression,
-            "missing_matches": spec.missing_matches, "strategy": spec.strategy}
+            "missing_matches": spec.missing_matches, "strategy": spec.strategy,
+            # its perturbed columns (not compared to align the files) and its benchmark estimates
+            "spec": spec}
 
 
 def _folder_hierarchies(folder: Path, qis: list[str]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ name, type, default, meaning, choices), ``spec_key(section, name)``, ``SPEC_SECT
 ``[report]`` table): ``REPORT_THRESHOLDS`` (the defaults), ``REPORT_HIGHER_IS_BETTER`` and
 ``report_thresholds(values, where)``, which the report reads too; ``spec_to_toml(spec)``, a
 spec as TOML text that :func:`load_spec` reads back (the report's risk map and the web show it);
+``BenchmarkEstimate``, one estimate of the ``[benchmarks]`` section (the report computes it);
 ``summary_lines(info)``, a release summary's lines as ``incrowd publish`` prints them and the web
 shows them.
 """
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from .._runtime import lazy as _lazy
 
 if _TYPE_CHECKING:
+    from ._benchmarks import Estimate as BenchmarkEstimate  # noqa: F401
     from ._example import example_spec, example_toml
     from ._measures import categorical_ncp as categorical_ncp
     from ._release import PublishResult, publish
@@ -63,6 +65,8 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "REPORT_THRESHOLDS": "._spec_keys", "REPORT_HIGHER_IS_BETTER": "._spec_keys", "report_thresholds": "._spec_keys",
     # internal: a spec as TOML that load_spec reads back (the report's map and the web show it)
     "spec_to_toml": "._toml", "toml_value": "._toml",
+    # internal: a [benchmarks] estimate, which the report computes
+    "BenchmarkEstimate": "._benchmarks:Estimate",
     **_INTERNAL,
 })
 

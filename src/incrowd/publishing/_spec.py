@@ -20,6 +20,7 @@ from typing import Any, Mapping, cast
 
 from ..exceptions import DataError, ParameterError, name_list
 from ..privacy import MODELS, PrivacyModel, models_from_spec
+from ._benchmarks import parse_benchmarks
 from ._households import column_household_level, parse_households
 from ._models import population_file
 from ._perturb_steps import parse_perturb, steps_to_dicts
@@ -147,6 +148,9 @@ class ReleaseSpec:
         The ``[[perturb]]`` steps, applied in order to the release after its keys are protected.
     household_id : {"keep", "renumber", "drop"}
         What the release does with the ``household`` column.
+    benchmarks : tuple of str
+        The ``[benchmarks]`` estimates (``"income by urbrur"``), which the report computes on the
+        original and on the release.
     """
 
     k: int
@@ -187,6 +191,8 @@ class ReleaseSpec:
     perturb: tuple[Any, ...] = ()
     #: the household column kept, renumbered 1, 2, ... or dropped (publishing._households)
     household_id: str = "keep"
+    #: the [benchmarks] estimates the report computes before and after ("income by urbrur")
+    benchmarks: tuple[str, ...] = ()
 
     def names(self, role: str) -> list[str]:
         return [c.name for c in self.columns.values() if c.role == role]
@@ -262,6 +268,8 @@ class ReleaseSpec:
             out["report"] = dict(self.report_thresholds)
         if self.perturb:
             out["perturb"] = steps_to_dicts(self.perturb)
+        if self.benchmarks:
+            out["benchmarks"] = {"estimates": list(self.benchmarks)}
         return out
 
 
@@ -468,6 +476,7 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
     entries, models = _models(privacy, columns, source, strategy=strategy,
                               suppression=cells.get("suppression", "rows"), t_model=t_model, root=root)
     perturb = parse_perturb(raw.get("perturb"), columns, root, source)
+    benchmarks = parse_benchmarks(_table(raw, "benchmarks", source), source)
     if levels and "differential_privacy" in entries:
         raise ParameterError(f"{source}: differential_privacy searches the whole lattice; it does not take [levels]")
     return ReleaseSpec(k=k, l=l, t=t, max_suppression=max_suppression, strategy=strategy, method=method,
@@ -477,7 +486,7 @@ def _from_dict(raw: Mapping[str, Any], root: Path, source: str) -> ReleaseSpec:
                        levels=levels, refine=refine, max_seconds=max_seconds, random_state=random_state,
                        allow_full_suppression=allow_full, source=source, metric=metric,
                        metric_weights=metric_weights, risk_targets=risk_targets, perturb=perturb,
-                       household_id=household_id, **cells)
+                       household_id=household_id, benchmarks=benchmarks, **cells)
 
 
 #: the models [privacy] gives keys of their own to (k, l, t) or that publish cannot meet yet

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 from ..exceptions import ParameterError
 
 #: the sections of a spec, in the order the reference page gives them
-SECTIONS = ("privacy", "columns", "missing", "method_params", "levels", "report", "perturb")
+SECTIONS = ("privacy", "columns", "missing", "method_params", "levels", "report", "perturb", "benchmarks")
 
 
 @dataclass(frozen=True)
@@ -161,6 +161,10 @@ SPEC_KEYS: tuple[SpecKey, ...] = (
     SpecKey("column", "ordered", "boolean or list of values", None,
             "A sensitive column's order for t: `true` (sorted), `false` (nominal) or the values in their "
             "order (left out: by the column's type)."),
+    SpecKey("benchmarks", "estimates", "list of texts \"VARIABLE\" or \"VARIABLE by GROUP, GROUP\"", None,
+            "The estimates the report computes on the original and on the release: the weighted mean of a "
+            "numeric variable, overall or in each group, with its 95 % confidence interval, the relative change "
+            "and whether the two intervals overlap."),
     SpecKey("perturb", "columns", "list of column names", None,
             "Required. The columns the step changes, each with the role `perturb` in `[columns]` (record_swap "
             "also swaps its `hierarchy`)."),

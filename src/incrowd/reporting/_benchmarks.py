@@ -3,7 +3,7 @@ variable, overall or by a grouping), computed on the original and on the release
 relative change and whether their confidence intervals overlap.
 
 An estimate is written as text, ``"income"`` or ``"income by urbrur"`` (``"income by urbrur,
-sex"`` groups by both): the report's ``[benchmarks]`` section names them.
+sex"`` groups by both): the spec's ``[benchmarks]`` section names them (``estimates``).
 
 The weighted mean is the ratio sum(w y) / sum(w). Its variance is the linearization
 (with-replacement) estimate n / (n - 1) * sum(w_i^2 (y_i - mean)^2) / sum(w)^2, the one a survey
@@ -15,7 +15,6 @@ of each interval (1: the same interval; 0: disjoint).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any, Sequence
@@ -24,28 +23,8 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError
+from ..publishing import BenchmarkEstimate as Estimate
 from ._align import cell_text
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """One benchmark estimate: the variable whose weighted mean is taken and its groupings."""
-
-    variable: str
-    by: tuple[str, ...] = ()
-
-    @classmethod
-    def parse(cls, text: str) -> Estimate:
-        if not isinstance(text, str) or not text.strip():
-            raise ParameterError(f"a benchmark estimate is written as \"VARIABLE\" or \"VARIABLE by GROUP\"; got {text!r}")
-        variable, *groups = re.split(r"(?:^|\s)by(?:\s|$)", text.strip(), maxsplit=1)
-        by = tuple(g.strip() for g in groups[0].split(",")) if groups else ()
-        if not variable.strip() or any(not g for g in by):
-            raise ParameterError(f"a benchmark estimate is written as \"VARIABLE\" or \"VARIABLE by GROUP\"; got {text!r}")
-        return cls(variable.strip(), by)
-
-    def __str__(self) -> str:
-        return self.variable + (" by " + ", ".join(self.by) if self.by else "")
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,27 @@ def _categorical_tables(categorical: dict) -> str:
     return "".join(parts)
 
 
+def _benchmark_row(r: dict) -> str:
+    def interval(pair) -> str:
+        return "-" if pair[0] is None else f"[{_fmt(pair[0])}, {_fmt(pair[1])}]"
+
+    group = ", ".join(f"{k} = {v}" for k, v in r["group"].items()) or "all"
+    change = "-" if r["relative_change"] is None else _percent(r["relative_change"])
+    overlap = _fmt(r["ci_overlap"]) + ("" if r["ci_overlap_measure"] is None else f" ({_fmt(r['ci_overlap_measure'])})")
+    cells = [(r["estimate"], ""), (group, ""), (_fmt(r["original"]), " class=num"), (_fmt(r["release"]), " class=num"),
+             (change, " class=num"), (interval(r["original_ci"]), ""), (interval(r["release_ci"]), ""), (overlap, "")]
+    return "<tr>" + "".join(f"<td{attr}>{html.escape(text)}</td>" for text, attr in cells) + "</tr>"
+
+
+def _benchmark_table(rows: list[dict] | None) -> str:
+    """The benchmark estimates before and after, one row per estimate and group."""
+    if not rows:
+        return ""
+    return ("<h3>Benchmark estimates</h3><table id=benchmarks><tr><th>estimate</th><th>group</th><th>original</th>"
+            "<th>release</th><th>change</th><th>original 95 % CI</th><th>release 95 % CI</th>"
+            "<th>intervals overlap (Karr's measure)</th></tr>" + "".join(map(_benchmark_row, rows)) + "</table>")
+
+
 def _verified(verification: dict) -> str:
     return "".join(f"<li>{html.escape(c)}</li>" for c in verified_lines(verification))
 
@@ -219,6 +240,7 @@ def render(report) -> str:
         f"<tr><th>{_named(k)}</th><td class=num>{html.escape(_percent(v))}</td></tr>"
         for k, v in summary_points(report.risk, report.utility).items())
     utility = dict(report.utility)
+    benchmarks = utility.pop("benchmarks", None)
     categorical = dict(utility.get("categorical") or {})
     if categorical:  # shown as tables of their own
         utility["categorical"] = {k: v for k, v in categorical.items() if k not in ("frequencies",)}
@@ -246,7 +268,7 @@ def render(report) -> str:
         + f"<h2>What the report assumed</h2><ul class=assumptions>{assumptions}</ul>"
         f"{release}"
         f"<h2>Risk</h2>{_table(report.risk)}"
-        f"<h2>Utility</h2>{_table(utility)}{_categorical_tables(categorical)}"
+        f"<h2>Utility</h2>{_table(utility)}{_benchmark_table(benchmarks)}{_categorical_tables(categorical)}"
         f"<h2>Figures</h2>{figures}"
         f"<h2>Definitions</h2><table>{sources}</table>"
         "<p class=note>Made by incrowd. Every figure is computed on the files named above; nothing in this page "

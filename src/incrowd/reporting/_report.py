@@ -110,7 +110,8 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
            thresholds: Mapping[str, float] | None = None, spec: Any = None,
            risk_utility_map: bool = False, suppression: str | None = None,
            strategy: str | None = None, missing_matches: str | None = None,
-           models: Sequence[Any] | None = None, household: str | None = None) -> Report:
+           models: Sequence[Any] | None = None, household: str | None = None,
+           benchmarks: Sequence[str] | None = None) -> Report:
     """Risk and utility of ``release`` against ``original`` (DataFrames or file paths).
 
     ``quasi_identifiers``: the columns an intruder may know; ``sensitive``: columns to check for
@@ -203,6 +204,11 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     models : sequence of PrivacyModel or None, default None
         The privacy models promised beyond k, l and t (None: the ``spec``'s), each checked on
         the release and a promised line of the verdict.
+    benchmarks : sequence of str or None, default None
+        Benchmark estimates, ``"income"`` or ``"income by urbrur"`` (None: the ``spec``'s
+        ``[benchmarks]``): each weighted mean (by ``weight``) on the original and on the release,
+        per group, with the relative change and whether the 95 % confidence intervals overlap,
+        in ``utility["benchmarks"]``.
 
     Returns
     -------
@@ -236,6 +242,8 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         if not isinstance(release, pd.DataFrame):
             release = read_table(release)
         perturbed = [c for step in (release_summary or {}).get("perturbation") or () for c in step["columns"]]
+        if not perturbed and hasattr(spec, "names"):  # a release read back, with its spec
+            perturbed = spec.names("perturb")
         a = align(original, release, quasi_identifiers, sensitive, identifiers, kept_rows=kept_rows, numeric=numeric,
                   categorical=[c for c in (hierarchies or {}) if c not in (numeric or ())],
                   perturbed=list(dict.fromkeys(perturbed)))
@@ -261,6 +269,16 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         strategy = strategy or (release_summary or {}).get("strategy")
         utility = _utility(a, hierarchies, target, random_state, seconds, blanks_suppressed=suppression == "cells",
                            one_level=strategy is not None and strategy != "joint")
+        benchmarks = benchmarks if benchmarks is not None else getattr(spec, "benchmarks", ())
+        if benchmarks:
+            from ._benchmarks import benchmark_estimates
+
+            t = work_clock()
+            utility["benchmarks"] = benchmark_estimates(
+                a.original, release, benchmarks, weight=weight,
+                release_weights=(a.original[weight].iloc[a.kept].to_numpy() if weight is not None
+                                 and weight in a.original.columns else None))
+            seconds["benchmarks"] = work_clock() - t
         if attacks:
             from ._attacks import attacks as run_attacks
 
