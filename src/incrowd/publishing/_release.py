@@ -110,6 +110,7 @@ class PublishResult:
                 "numeric": list(r["numeric"]), "hierarchies": self.hierarchies, "release_summary": r,
                 "thresholds": dict(self.spec.report_thresholds), "models": list(self.spec.models),
                 "weight": self.spec.weight,  # the survey weight the risk measures weigh rows by
+                "benchmarks": list(self.spec.benchmarks),
                 **({"household": self.spec.household} if self.spec.household is not None else {})}
 
 

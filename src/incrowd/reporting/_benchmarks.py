@@ -84,6 +84,16 @@ def _group_keys(frame: pd.DataFrame, by: Sequence[str], side: str) -> list[tuple
             for row in zip(*cells)] if by else [()] * frame.shape[0]
 
 
+def _in_order(group: tuple[str, ...]) -> tuple:
+    """Groups in the order a table lists them: codes by number, words by text."""
+    def one(text: str) -> tuple:
+        try:
+            return (0, float(text), "")
+        except ValueError:
+            return (1, 0.0, text)
+    return tuple(one(v) for v in group)
+
+
 def _positions(keys: list[tuple[str, ...] | None]) -> dict[tuple[str, ...] | None, np.ndarray]:
     """Each group's row positions, the groups in order of first appearance."""
     found: dict[tuple[str, ...] | None, list[int]] = {}
@@ -96,7 +106,7 @@ def benchmark_estimates(original: pd.DataFrame, release: pd.DataFrame, estimates
                         weight: str | None = None, release_weights: np.ndarray | None = None,
                         confidence: float = 0.95) -> list[dict[str, Any]]:
     """Each estimate on ``original`` and on ``release``: one row per group (the groups of the
-    original, in their order; a group the release blanked is counted as "suppressed" on the
+    original, codes in numeric order, words in text order; a group the release blanked is counted as "suppressed" on the
     release side), with the weighted means, the relative change of the release's mean, both
     confidence intervals, whether they overlap and Karr's overlap measure.
 
@@ -124,7 +134,7 @@ def benchmark_estimates(original: pd.DataFrame, release: pd.DataFrame, estimates
         keys_orig, keys_rel = _group_keys(original, est.by, "original"), _group_keys(release, est.by, "release")
         at_orig, at_rel = _positions(keys_orig), _positions(keys_rel)
         none = np.empty(0, dtype=np.int64)
-        for group in (g for g in at_orig if g is not None):
+        for group in sorted((g for g in at_orig if g is not None), key=_in_order):
             before = weighted_mean(y_orig[at_orig[group]], w_orig[at_orig[group]], confidence)
             after = weighted_mean(y_rel[at_rel.get(group, none)], w_rel[at_rel.get(group, none)], confidence)
             change = (None if not before.mean or after.mean is None
