@@ -42,6 +42,7 @@ from ..reporting import (
     check_options,
     check_population,
     class_measures,
+    key_values,
     sampling_fraction,
 )
 from ._scheduler import DEFAULT_TIMEOUT
@@ -94,10 +95,23 @@ def _in_partition(name: str, fn: Callable, *args, rows: bool = False):
 
 
 def _read(source) -> pd.DataFrame:
-    return source if isinstance(source, pd.DataFrame) else read_table(source)
+    if isinstance(source, pd.DataFrame):
+        return source
+    try:
+        return read_table(source)
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror or exc}") from None
 
 
-def _count_keys(source, name: str, qis: list[str], weight: str | None, household: str | None) -> _Part:
+def _count_keys(source, name: str, qis: list[str], weight: str | None, household: str | None) -> _Part | IncrowdError:
+    # a user's error comes back as a value: raised on a worker, Dask would log it with a traceback
+    try:
+        return _keys_of(source, name, qis, weight, household)
+    except IncrowdError as exc:
+        return exc
+
+
+def _keys_of(source, name: str, qis: list[str], weight: str | None, household: str | None) -> _Part:
     frame = _read(source)
     _in_partition(name, check_names, frame, qis, weight, household)
     n = int(frame.shape[0])
@@ -131,8 +145,8 @@ def _values_of(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return out
 
 
-def _partition_classes(part: _Part) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-    return part.classes, part.keys, part.rows
+def _partition_classes(part: _Part | IncrowdError):
+    return part if isinstance(part, IncrowdError) else (part.classes, part.keys, part.rows)
 
 
 @dataclass
@@ -210,9 +224,9 @@ def _household_figures(households: pd.DataFrame) -> tuple[float, int]:
 
 
 def _finish(part: _Part, where: np.ndarray, measures: pd.DataFrame, households: pd.DataFrame | None, offset: int,
-            path: str | None) -> list[dict[str, Any]]:
-    """The partition's records: its riskiest rows (with their key values) and, with ``path``,
-    every row's measures written there."""
+            path: str | None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The partition's records: its riskiest rows (with their key values, as codes and as value
+    labels) and, with ``path``, every row's measures written there."""
     rows = measures.iloc[where[part.combination]].reset_index(drop=True)
     if households is not None:
         rows["household_risk"] = households["risk"].reindex(part.households).to_numpy()
@@ -221,15 +235,16 @@ def _finish(part: _Part, where: np.ndarray, measures: pd.DataFrame, households: 
         table.insert(0, "row", np.arange(offset + 1, offset + part.rows + 1, dtype=np.int64))
         write_table(table, path, sep=",")
     order = np.argsort(-rows["individual_risk"].to_numpy(), kind="stable")[:_SHOWN]
-    keys = part.keys.astype(object)
+    local = part.combination[order]
+    cells = part.keys.iloc[local]
+    present = part.classes.iloc[local, :cells.shape[1]].notna().to_numpy()
+    top = cells.astype(object).where(present, None)
+    labelled = key_values(top, cells)  # a user-missing code spelled in top too, as in one process
     out = []
-    for pos in order.tolist():
-        local = int(part.combination[pos])
-        row: dict[str, Any] = {"row": offset + pos + 1}
-        present = part.classes.iloc[local, :len(keys.columns)].notna().to_numpy()
-        row.update({str(q): (_plain(v) if ok else None) for (q, v), ok in zip(keys.iloc[local].items(), present)})
-        row.update({k: _plain(v) for k, v in rows.iloc[pos].items()})
-        out.append(row)
+    for i, pos in enumerate(order.tolist()):
+        measures_of = {k: _plain(v) for k, v in rows.iloc[pos].items()}
+        out.append(tuple({"row": offset + pos + 1, **{str(q): _plain(v) for q, v in keys.iloc[i].items()},
+                          **measures_of} for keys in (top, labelled)))
     return out
 
 
@@ -351,7 +366,7 @@ def risk_dataset(data, quasi_identifiers: Sequence[str], *, scheduler, weight: s
             futures += finished
             _wait(client, finished, "writing the records" if target is not None else "finding the riskiest records",
                   say)
-            candidates = [row for rows_of in client.gather(finished) for row in rows_of]
+            candidates = [pair for rows_of in client.gather(finished) for pair in rows_of]
             if staging is not None and target is not None:
                 os.replace(staging, target[0])
                 staging = None
@@ -363,7 +378,7 @@ def risk_dataset(data, quasi_identifiers: Sequence[str], *, scheduler, weight: s
             raise
     fraction = sampling_fraction(n, figures.weight_total, population)
     add_uniqueness(summary, seconds, lambda: figures.counts, fraction)
-    candidates.sort(key=lambda r: (-r["individual_risk"], r["row"]))
+    candidates.sort(key=lambda pair: (-pair[0]["individual_risk"], pair[0]["row"]))
     seconds["total"] = work_clock() - t0
     about = about_run(n, qis, weight, household, population, threshold, suda, suda_max_size, suda_original_scores,
                       seconds)
@@ -371,7 +386,9 @@ def risk_dataset(data, quasi_identifiers: Sequence[str], *, scheduler, weight: s
     if target is not None:
         about["records"] = str(target[0])
     result = RiskResult(records=None, about=about)
-    result._summary, result._riskiest_rows = summary, candidates[:_SHOWN]
+    result._summary = summary
+    result._riskiest_rows = [codes for codes, _ in candidates[:_SHOWN]]
+    result._riskiest_labels = [labels for _, labels in candidates[:_SHOWN]]
     return result
 
 
@@ -381,7 +398,7 @@ def _wait(client, futures: list, what: str, say: Callable[[str], None]) -> None:
 
     done = 0
     for future in as_completed(futures):
-        if future.status == "error":
-            future.result()  # raises the partition's error
+        if future.status == "error" or isinstance(future.result(), IncrowdError):
+            raise future.result()  # a failed task raises here; a partition's error is its value
         done += 1
         say(f"{what}: {done}/{len(futures)} partitions")

@@ -23,7 +23,7 @@ if _TYPE_CHECKING:
 #: and the checks and summary figures the in-process risk shares with it)
 _INTERNAL = {"risk_lines": "._summary", "summary_points": "._summary", "parse_threshold_flags": "._verdict",
              **dict.fromkeys(["about_run", "add_uniqueness", "check_names", "check_options", "check_population",
-                              "class_measures", "sampling_fraction"], "._risk_api")}
+                              "class_measures", "key_values", "sampling_fraction"], "._risk_api")}
 
 __getattr__, __dir__ = _lazy.attach(__name__, {"report": "._report", "Report": "._report",
                                                    "risk": "._risk_api", "RiskResult": "._risk_api", **_INTERNAL})

@@ -49,6 +49,7 @@ class RiskResult:
     #: a partitioned dataset's riskiest records, gathered from its partitions (``records`` is
     #: None there: every record's measures stay in the partitions)
     _riskiest_rows: list = field(init=False, repr=False, default_factory=list)
+    _riskiest_labels: list = field(init=False, repr=False, default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         """The file's figures.
@@ -192,7 +193,7 @@ class RiskResult:
 
     def _riskiest(self, count: int, value_labels: bool = False) -> list[dict[str, Any]]:
         if self.records is None:
-            return [dict(row) for row in self._riskiest_rows[:count]]
+            return [dict(row) for row in (self._riskiest_labels if value_labels else self._riskiest_rows)[:count]]
         order = np.argsort(-self.records["individual_risk"].to_numpy(), kind="stable")[:count]
         rows = []
         top = self._top_labels if value_labels and self._top_labels is not None else self._top_keys
@@ -205,7 +206,7 @@ class RiskResult:
         return rows
 
 
-def _key_values(top: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+def key_values(top: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     """Spell, in the riskiest rows' key values ``top``, each user-missing code of a statistical
     file by its value label (else its code): the figures count it as a value of its own, so it is
     shown as one, not as a missing value. Returns the same keys with every code that has a value
@@ -409,7 +410,7 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
                       suda_original_scores, seconds)
     riskiest = np.argsort(-rk, kind="stable")[:_SHOWN]
     top = data.iloc[riskiest][qis].astype(object).where(codes[riskiest] >= 0, None)
-    labelled = _key_values(top, data.iloc[riskiest])
+    labelled = key_values(top, data.iloc[riskiest])
     top.index = labelled.index = riskiest
     seconds["total"] = work_clock() - t0
     result = RiskResult(records=records, about=about)
