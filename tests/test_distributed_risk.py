@@ -218,8 +218,8 @@ def test_cli_on_a_scheduler_address_prints_the_in_process_figures(client, tmp_pa
 def test_cli_ctrl_c_ends_with_one_line(monkeypatch):
     from typer.testing import CliRunner
 
-    from incrowd.cli import app
     from incrowd.cli import _risk as cli_risk
+    from incrowd.cli import app
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

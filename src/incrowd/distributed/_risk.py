@@ -243,8 +243,9 @@ def _finish(part: _Part, where: np.ndarray, measures: pd.DataFrame, households: 
     out = []
     for i, pos in enumerate(order.tolist()):
         measures_of = {k: _plain(v) for k, v in rows.iloc[pos].items()}
-        out.append(tuple({"row": offset + pos + 1, **{str(q): _plain(v) for q, v in keys.iloc[i].items()},
-                          **measures_of} for keys in (top, labelled)))
+        codes, labels = ({"row": offset + pos + 1, **{str(q): _plain(v) for q, v in keys.iloc[i].items()},
+                          **measures_of} for keys in (top, labelled))
+        out.append((codes, labels))
     return out
 
 
@@ -304,95 +305,120 @@ def risk_dataset(data, quasi_identifiers: Sequence[str], *, scheduler, weight: s
     threshold = check_options(threshold, suda_original_scores, suda, suda_max_size)
     if population is not None:
         population = check_population(population, 0)
-    if isinstance(data, (list, tuple)) and all(isinstance(f, pd.DataFrame) for f in data) and data:
-        sources: list = list(data)
-        names = [f"{i + 1}" for i in range(len(sources))]
-    elif isinstance(data, (str, os.PathLike)):
-        files = partition_files(data)
-        for f in files:
-            format_of(f)  # an unknown format fails here, not on a worker
-        sources, names = [str(f) for f in files], [str(f) for f in files]
-    else:
-        raise ParameterError("data must be a folder or glob of CSV or Parquet files, a file, or a list of pandas frames")
-    target = _records_target(records)
-    say = progress or (lambda text: None)
+    sources, names = _sources(data)
+    run = _Run(weight, household, population, _records_target(records), progress or (lambda text: None))
     with _client_for(scheduler, memory_limit, timeout) as client:
-        futures: list = []
-        staging = None
+        run.client = client
         try:
-            say(f"counting the key combinations of {len(sources)} partitions")
-            parts = [client.submit(_count_keys, s, name, qis, weight, household, pure=False)
-                     for s, name in zip(sources, names)]
-            futures += parts
-            pieces = [client.submit(_partition_classes, p) for p in parts]
-            futures += pieces
-            _wait(client, pieces, "counting the key combinations", say)
-            combined = client.submit(_combine, pieces, qis, weight is not None, population, threshold, suda,
-                                     suda_original_scores, suda_max_size)
-            futures.append(combined)
-            say("measuring the key combinations (fk, Fk, individual risk, SUDA2)")
-            figures = client.submit(_figures_of, combined).result()
-            rows = [int(r) for _, _, r in client.gather(pieces)]
-            n = sum(rows)
-            if n == 0:
-                raise DataError("the dataset has no rows; there is no risk to measure")
-            if population is not None:
-                population = check_population(population, n)
-            summary, seconds = dict(figures.summary), dict(figures.seconds)
-            maps = [client.submit(_map_of, combined, i) for i in range(len(parts))]
-            measures = client.submit(_measures_of, combined)
-            futures += [*maps, measures]
-            households = None
-            if household is not None:
-                t = work_clock()
-                partials = [client.submit(_survival, p, w, measures) for p, w in zip(parts, maps)]
-                futures += partials
-                _wait(client, partials, "multiplying the households' survival", say)
-                households = client.submit(_households, partials)
-                futures.append(households)
-                expected, members = client.submit(_household_figures, households).result()
-                summary["household_risk"] = expected / members
-                summary["household_expected_reidentifications"] = expected
-                seconds["household_risk"] = work_clock() - t
-            offsets = np.cumsum([0, *rows])[:-1].tolist()
-            paths: list[str | None] = [None] * len(parts)
-            if target is not None:
-                sweep_stale(target[0])
-                staging = temp_path(target[0])
-                staging.mkdir()
-                paths = [str(staging / f"part-{i:05d}{suffix(target[1])}") for i in range(len(parts))]
-            finished = [client.submit(_finish, p, w, measures, households, o, path)
-                        for p, w, o, path in zip(parts, maps, offsets, paths)]
-            futures += finished
-            _wait(client, finished, "writing the records" if target is not None else "finding the riskiest records",
-                  say)
-            candidates = [pair for rows_of in client.gather(finished) for pair in rows_of]
-            if staging is not None and target is not None:
-                os.replace(staging, target[0])
-                staging = None
+            run.measure(sources, names, qis, (threshold, suda, suda_original_scores, suda_max_size))
         except BaseException:
-            # Ctrl-C or a failed partition: nothing is left running on the cluster, nothing written
-            client.cancel(futures)
-            if staging is not None:
-                shutil.rmtree(staging, ignore_errors=True)
+            run.cancel()  # Ctrl-C or a failed partition: nothing left running on the cluster, nothing written
             raise
-    fraction = sampling_fraction(n, figures.weight_total, population)
-    add_uniqueness(summary, seconds, lambda: figures.counts, fraction)
-    candidates.sort(key=lambda pair: (-pair[0]["individual_risk"], pair[0]["row"]))
+    summary, seconds = run.summary, run.seconds
+    add_uniqueness(summary, seconds, lambda: run.figures.counts,
+                   sampling_fraction(run.rows, run.figures.weight_total, run.population))
     seconds["total"] = work_clock() - t0
-    about = about_run(n, qis, weight, household, population, threshold, suda, suda_max_size, suda_original_scores,
-                      seconds)
+    about = about_run(run.rows, qis, weight, household, run.population, threshold, suda, suda_max_size,
+                      suda_original_scores, seconds)
     about["partitions"] = len(sources)
-    if target is not None:
-        about["records"] = str(target[0])
+    if run.target is not None:
+        about["records"] = str(run.target[0])
     result = RiskResult(records=None, about=about)
     result._summary = summary
-    result._riskiest_rows = [codes for codes, _ in candidates[:_SHOWN]]
-    result._riskiest_labels = [labels for _, labels in candidates[:_SHOWN]]
+    result._riskiest_rows = [codes for codes, _ in run.riskiest]
+    result._riskiest_labels = [labels for _, labels in run.riskiest]
     return result
 
 
-def _wait(client, futures: list, what: str, say: Callable[[str], None]) -> None:
+def _sources(data) -> tuple[list, list[str]]:
+    """The partitions to read (paths, or frames) and their names in messages."""
+    if isinstance(data, (list, tuple)) and data and all(isinstance(f, pd.DataFrame) for f in data):
+        return list(data), [f"{i + 1}" for i in range(len(data))]
+    if isinstance(data, (str, os.PathLike)):
+        files = partition_files(data)
+        for f in files:
+            format_of(f)  # an unknown format fails here, not on a worker
+        return [str(f) for f in files], [str(f) for f in files]
+    raise ParameterError("data must be a folder or glob of CSV or Parquet files, a file, or a list of pandas frames")
+
+
+class _Run:
+    """One measurement on the cluster: the futures it made (cancelled if it stops) and what it
+    gathered."""
+
+    def __init__(self, weight, household, population, target, say):
+        self.weight, self.household, self.population, self.target, self.say = weight, household, population, target, say
+        self.client: Any = None
+        self.futures: list = []
+        self.staging: Path | None = None
+        self.rows = 0
+        self.figures: _Combined
+        self.summary: dict[str, Any] = {}
+        self.seconds: dict[str, float] = {}
+        self.riskiest: list = []
+
+    def submit(self, *args, **kwargs):
+        future = self.client.submit(*args, **kwargs)
+        self.futures.append(future)
+        return future
+
+    def measure(self, sources: list, names: list[str], qis: list[str], options: tuple) -> None:
+        self.say(f"counting the key combinations of {len(sources)} partitions")
+        parts = [self.submit(_count_keys, s, name, qis, self.weight, self.household, pure=False)
+                 for s, name in zip(sources, names)]
+        pieces = [self.submit(_partition_classes, p) for p in parts]
+        _wait(pieces, "counting the key combinations", self.say)
+        combined = self.submit(_combine, pieces, qis, self.weight is not None, self.population, *options)
+        self.say("measuring the key combinations (fk, Fk, individual risk, SUDA2)")
+        self.figures = self.submit(_figures_of, combined).result()
+        rows = [int(r) for _, _, r in self.client.gather(pieces)]
+        self.rows = sum(rows)
+        if self.rows == 0:
+            raise DataError("the dataset has no rows; there is no risk to measure")
+        if self.population is not None:
+            self.population = check_population(self.population, self.rows)
+        self.summary, self.seconds = dict(self.figures.summary), dict(self.figures.seconds)
+        maps = [self.submit(_map_of, combined, i) for i in range(len(parts))]
+        measures = self.submit(_measures_of, combined)
+        households = None if self.household is None else self._households(parts, maps, measures)
+        offsets = np.cumsum([0, *rows])[:-1].tolist()
+        paths: list[str | None] = [None] * len(parts)
+        if self.target is not None:
+            sweep_stale(self.target[0])
+            self.staging = temp_path(self.target[0])
+            self.staging.mkdir()
+            paths = [str(self.staging / f"part-{i:05d}{suffix(self.target[1])}") for i in range(len(parts))]
+        finished = [self.submit(_finish, p, w, measures, households, o, path)
+                    for p, w, o, path in zip(parts, maps, offsets, paths)]
+        _wait(finished, "writing the records" if self.target else "finding the riskiest records", self.say)
+        candidates = [pair for rows_of in self.client.gather(finished) for pair in rows_of]
+        candidates.sort(key=lambda pair: (-pair[0]["individual_risk"], pair[0]["row"]))
+        self.riskiest = candidates[:_SHOWN]
+        if self.staging is not None and self.target is not None:
+            os.replace(self.staging, self.target[0])
+            self.staging = None
+
+    def _households(self, parts: list, maps: list, measures):
+        from .._runtime import work_clock
+
+        t = work_clock()
+        partials = [self.submit(_survival, p, w, measures) for p, w in zip(parts, maps)]
+        _wait(partials, "multiplying the households' survival", self.say)
+        households = self.submit(_households, partials)
+        expected, members = self.submit(_household_figures, households).result()
+        self.summary["household_risk"] = expected / members
+        self.summary["household_expected_reidentifications"] = expected
+        self.seconds["household_risk"] = work_clock() - t
+        return households
+
+    def cancel(self) -> None:
+        if self.client is not None:
+            self.client.cancel(self.futures)
+        if self.staging is not None:
+            shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def _wait(futures: list, what: str, say: Callable[[str], None]) -> None:
     """Wait for ``futures``, saying how many partitions are done; a failed one raises here."""
     from distributed import as_completed
 
