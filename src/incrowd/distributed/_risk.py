@@ -363,7 +363,7 @@ class _Run:
         return future
 
     def measure(self, sources: list, names: list[str], qis: list[str], options: tuple) -> None:
-        self.say(f"counting the key combinations of {len(sources)} partitions")
+        self.say(f"counting the key combinations: 0/{len(sources)} partitions")
         parts = [self.submit(_count_keys, s, name, qis, self.weight, self.household, pure=False)
                  for s, name in zip(sources, names)]
         pieces = [self.submit(_partition_classes, p) for p in parts]
