@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from benchdata import data_dir  # noqa: E402
 
 import incrowd  # noqa: E402
 from incrowd.distributed import connect  # noqa: E402
-from incrowd.exceptions import DataError  # noqa: E402
+from incrowd.exceptions import DataError, ParameterError  # noqa: E402
 from incrowd.io import read_table  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
@@ -177,6 +178,22 @@ def test_a_bad_partition_is_named_in_one_line(client, tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["parts"]  # no staging folder left behind
 
 
+def test_wrong_requests_are_refused_in_one_line_before_any_work(client, tmp_path):
+    frame = pd.read_csv(_testdata())
+    parts = _split(frame, tmp_path / "parts", "parquet", BOUNDS)
+    with pytest.raises(DataError, match="is inside the dataset"):
+        incrowd.risk(parts, KEYS, scheduler=client, records=parts / "records.parquet")
+    (tmp_path / "taken.parquet").mkdir()
+    with pytest.raises(DataError, match="already exists; a folder is never overwritten"):
+        incrowd.risk(parts, KEYS, scheduler=client, records=tmp_path / "taken.parquet")
+    with pytest.raises(ParameterError, match=r"^--memory-limit must be a size of at least 64MiB, such as 2GiB "
+                                             r"or 500MB; got '2 lots'$"):
+        incrowd.risk(parts, KEYS, scheduler="local:1", memory_limit="2 lots")
+    with pytest.raises(ParameterError, match="bounds the workers that --scheduler local:N starts"):
+        incrowd.risk(parts, KEYS, scheduler=client.scheduler.address, memory_limit="2GiB")
+    assert sorted(p.name for p in parts.iterdir()) == [f"part-{i}.parquet" for i in range(4)]
+
+
 def test_ctrl_c_cancels_the_run_and_writes_nothing(client, tmp_path):
     frame = pd.read_csv(_testdata())
     parts = _split(frame, tmp_path / "parts", "parquet", BOUNDS)
@@ -229,6 +246,29 @@ def test_cli_ctrl_c_ends_with_one_line(monkeypatch):
     out = CliRunner().invoke(app, ["risk", "parts/", "--qi", "a", "--scheduler", "local:1"])
     assert out.exit_code == 130
     assert out.output.strip() == "cancelled: the risk was not measured; nothing was written"
+
+
+def test_ctrl_c_in_a_terminal_ends_the_command_with_one_line(tmp_path):
+    # a terminal's Ctrl-C reaches every process of the command, the local workers too
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"a": rng.integers(0, 50, 100_000), "b": rng.integers(0, 40, 100_000),
+                          "c": rng.integers(0, 30, 100_000)})
+    parts = _split(frame, tmp_path / "parts", "parquet", np.linspace(0, len(frame), 41).astype(int))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(incrowd.__file__).parents[1]),
+                                                         os.environ.get("PYTHONPATH", "")])}
+    command = subprocess.Popen([sys.executable, "-m", "incrowd.cli", "risk", str(parts), "--qi", "a,b,c",
+                                "--scheduler", "local:2", "-o", str(tmp_path / "records.parquet")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                               start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".records.parquet.*.tmp/part-*")) and command.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    os.killpg(command.pid, signal.SIGINT)  # while the partitions write their records
+    out, err = command.communicate(timeout=60)
+    assert command.returncode == 130, err
+    assert err.strip() == "cancelled: the risk was not measured; nothing was written"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["parts"]
 
 
 class _no_cluster:

@@ -306,7 +306,12 @@ def risk_dataset(data, quasi_identifiers: Sequence[str], *, scheduler, weight: s
     if population is not None:
         population = check_population(population, 0)
     sources, names = _sources(data)
-    run = _Run(weight, household, population, _records_target(records), progress or (lambda text: None))
+    target = _records_target(records)
+    if target is not None and isinstance(data, (str, os.PathLike)) and os.path.isdir(data) \
+            and os.path.commonpath([os.path.realpath(target[0].parent), os.path.realpath(data)]) == os.path.realpath(data):
+        raise DataError(f"records folder {str(target[0])!r} is inside the dataset {os.fspath(data)!r}: its files "
+                        "would count as partitions; choose a folder outside it")
+    run = _Run(weight, household, population, target, progress or (lambda text: None))
     with _client_for(scheduler, memory_limit, timeout) as client:
         run.client = client
         try:
