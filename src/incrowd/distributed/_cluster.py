@@ -59,11 +59,13 @@ def connect(scheduler: str, *, memory_limit: str | None = None,
     if spec.workers is not None:
         kwargs = {"memory_limit": memory_limit} if memory_limit else {}
         with _workers_ignore_ctrl_c():
-            # Dask's own log lines (a task cancelled by Ctrl-C, a worker closing before it heard the
-            # scheduler close) mean nothing to the user: a task's error reaches the client and is
-            # raised there, as incrowd's one line or, for a fault of incrowd's, its traceback
+            # Dask's own log lines (a task cancelled by Ctrl-C, a worker or the scheduler closing
+            # while the other still talks, logged up to CRITICAL) mean nothing to the user: a
+            # task's error reaches the client and is raised there, as incrowd's one line or, for a
+            # fault of incrowd's, its traceback. Above CRITICAL silences them all
             cluster = distributed.LocalCluster(n_workers=spec.workers, threads_per_worker=1, processes=True,
-                                               dashboard_address=None, silence_logs=logging.CRITICAL, **kwargs)
+                                               dashboard_address=None, silence_logs=logging.CRITICAL + 1,
+                                               **kwargs)
         with cluster:
             with distributed.Client(cluster) as client:
                 yield client

@@ -101,6 +101,31 @@ def _read(source) -> pd.DataFrame:
         return read_table(source)
     except OSError as exc:
         raise DataError(f"cannot read: {exc.strerror or exc}") from None
+    except DataError:
+        empty = _no_rows(source)
+        if empty is None:
+            raise
+        return empty
+
+
+def _no_rows(path: str) -> pd.DataFrame | None:
+    """The columns of a partition without rows (the reader refuses a file without data rows; a
+    dataset may hold one, as Spark and Dask write them), or None when the file has rows or cannot
+    be read."""
+    fmt = format_of(path)
+    try:
+        if fmt is not None and fmt.name == "parquet":
+            import pyarrow.parquet as pq
+
+            if pq.ParquetFile(path).metadata.num_rows == 0:
+                return pd.read_parquet(path)
+        elif fmt is not None and fmt.name == "csv":
+            frame = pd.read_csv(path, dtype=str, sep=None, engine="python", nrows=1)
+            if frame.shape[0] == 0:
+                return frame
+    except Exception:  # the reader's own error says what is wrong with the file
+        return None
+    return None
 
 
 def _count_keys(source, name: str, qis: list[str], weight: str | None, household: str | None) -> _Part | IncrowdError:
@@ -312,13 +337,17 @@ def risk_dataset(data, quasi_identifiers: Sequence[str], *, scheduler, weight: s
         raise DataError(f"records folder {str(target[0])!r} is inside the dataset {os.fspath(data)!r}: its files "
                         "would count as partitions; choose a folder outside it")
     run = _Run(weight, household, population, target, progress or (lambda text: None))
-    with _client_for(scheduler, memory_limit, timeout) as client:
-        run.client = client
-        try:
-            run.measure(sources, names, qis, (threshold, suda, suda_original_scores, suda_max_size))
-        except BaseException:
-            run.cancel()  # Ctrl-C or a failed partition: nothing left running on the cluster, nothing written
-            raise
+    try:
+        with _client_for(scheduler, memory_limit, timeout) as client:
+            run.client = client
+            try:
+                run.measure(sources, names, qis, (threshold, suda, suda_original_scores, suda_max_size))
+            except BaseException:
+                run.cancel()  # Ctrl-C or a failed partition: nothing left running on the cluster, nothing written
+                raise
+    finally:
+        if run.staging is not None:  # again: a partition that was writing when cancelled has ended now
+            shutil.rmtree(run.staging, ignore_errors=True)
     summary, seconds = run.summary, run.seconds
     add_uniqueness(summary, seconds, lambda: run.figures.counts,
                    sampling_fraction(run.rows, run.figures.weight_total, run.population))
@@ -342,7 +371,8 @@ def _sources(data) -> tuple[list, list[str]]:
     if isinstance(data, (str, os.PathLike)):
         files = partition_files(data)
         for f in files:
-            format_of(f)  # an unknown format fails here, not on a worker
+            if format_of(f) is None:  # here, not on a worker
+                raise DataError(f"{str(f)!r}: incrowd reads no such format; a partition is a CSV or Parquet file")
         return [str(f) for f in files], [str(f) for f in files]
     raise ParameterError("data must be a folder or glob of CSV or Parquet files, a file, or a list of pandas frames")
 
