@@ -194,6 +194,9 @@ def test_wrong_requests_are_refused_in_one_line_before_any_work(client, tmp_path
     with pytest.raises(ParameterError, match="bounds the workers that --scheduler local:N starts"):
         incrowd.risk(parts, KEYS, scheduler=client.scheduler.address, memory_limit="2GiB")
     assert sorted(p.name for p in parts.iterdir()) == [f"part-{i}.parquet" for i in range(4)]
+    empty = _split(frame, tmp_path / "empty", "parquet", [0, 0, 0])
+    with pytest.raises(DataError, match="^the dataset has no rows; there is no risk to measure$"):
+        incrowd.risk(empty, KEYS, scheduler=client)
 
 
 def test_ctrl_c_cancels_the_run_and_writes_nothing(client, tmp_path):

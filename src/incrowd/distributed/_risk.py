@@ -190,6 +190,8 @@ def _combine(pieces: list, qis: list[str], weighted: bool, population: float | N
     classes = pd.concat([p[0] for p in pieces], ignore_index=True)
     keys = pd.concat([p[1] for p in pieces], ignore_index=True)
     n = sum(int(p[2]) for p in pieces)
+    if n == 0:
+        raise DataError("the dataset has no rows; there is no risk to measure")
     value_columns = [f"c{j}" for j in range(len(qis))]
     number = classes.groupby(value_columns, dropna=False, sort=False).ngroup().to_numpy(np.int64)
     m = int(number.max()) + 1
@@ -408,8 +410,6 @@ class _Run:
         self.figures = self.submit(_figures_of, combined).result()
         rows = [int(r) for _, _, r in self.client.gather(pieces)]
         self.rows = sum(rows)
-        if self.rows == 0:
-            raise DataError("the dataset has no rows; there is no risk to measure")
         if self.population is not None:
             self.population = check_population(self.population, self.rows)
         self.summary, self.seconds = dict(self.figures.summary), dict(self.figures.seconds)
