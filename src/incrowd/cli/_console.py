@@ -77,6 +77,20 @@ def _is_arrow_error(exc: BaseException) -> bool:
     return pyarrow is not None and isinstance(exc, getattr(pyarrow, "ArrowException", ()))
 
 
+#: the exit status of a run stopped with Ctrl-C (128 + SIGINT, as a shell reports it)
+EXIT_CANCELLED = 130
+
+
+@contextlib.contextmanager
+def cancellable_run(what: str) -> Iterator[None]:
+    """Ctrl-C ends the run with one line (``cancelled: ...``) and status 130, no traceback."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        echo_err("cancelled", f"{what}; nothing was written")
+        raise typer.Exit(EXIT_CANCELLED) from None
+
+
 @contextlib.contextmanager
 def user_errors() -> Iterator[None]:
     """Turn errors the user can fix into ``error: <message>`` on stderr and exit status 2.
@@ -153,6 +167,11 @@ class Stages:
                 self._task, completed=self._started, description=description
             )
         self._started += 1
+
+    def describe(self, description: str) -> None:
+        """Say how far the current stage got (``counting ...: 3/8 partitions``)."""
+        if self._progress is not None:
+            self._progress.update(self._task, description=description)
 
     def __exit__(self, *exc_info) -> None:
         if self._progress is not None:

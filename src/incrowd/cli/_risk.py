@@ -11,8 +11,16 @@ from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError
 from ..io import suffix
 from ..reporting import risk_lines
-from ._console import check_output_path, print_json, print_lines, stages, user_errors
-from ._options import INPUT_FORMATS, JsonOption, QuietOption, names
+from ._console import cancellable_run, check_output_path, print_json, print_lines, stages, user_errors
+from ._options import (
+    INPUT_FORMATS,
+    JsonOption,
+    QuietOption,
+    SchedulerOption,
+    SchedulerTimeoutOption,
+    check_scheduler,
+    names,
+)
 
 read_table = _lazy.function("incrowd.io._tables", "read_table")
 measure_risk = _lazy.function("incrowd.reporting._risk_api", "risk")
@@ -20,7 +28,9 @@ output_kind = _lazy.function("incrowd.reporting._risk_api", "output_kind")
 
 
 def risk_command(
-    data_path: Annotated[Path, typer.Argument(metavar="DATA", help=f"The file to assess: {INPUT_FORMATS}.", show_default=False)],
+    data_path: Annotated[Path, typer.Argument(metavar="DATA", help=f"The file to assess: {INPUT_FORMATS}. With "
+                                              "--scheduler also a partitioned dataset: a folder or a (quoted) glob of "
+                                              "CSV or Parquet files, one partition per file.", show_default=False)],
     qi: Annotated[Optional[list[str]], typer.Option(
         "--qi", help="Required: the quasi-identifier (key) columns, those an intruder may know, "
         "comma-separated (repeatable); a name holding a comma goes in double quotes: --qi '\"b,c\",a'. "
@@ -58,26 +68,33 @@ def risk_command(
         "individual_risk, "
         "suda_score, suda_dis_score, household_risk).",
         show_default=False)] = None,
+    scheduler: SchedulerOption = None,
+    scheduler_timeout: SchedulerTimeoutOption = 10.0,
+    memory_limit: Annotated[Optional[str], typer.Option(
+        "--memory-limit", help="With --scheduler local:N: each worker's memory (e.g. 2GiB); a worker above it "
+        "spills to disk, then is restarted.", show_default=False)] = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
     """Measure the re-identification risk of every record of DATA as sdcMicro does (fk, Fk,
     individual risk, SUDA2, household risk) and the file's global risk, expected
-    re-identifications, log-linear model risk and population-uniqueness estimates."""
+    re-identifications, log-linear model risk and population-uniqueness estimates.
+
+    With --scheduler the file may be a partitioned dataset, measured on Dask partition by
+    partition (no process holds it); -o with .csv or .parquet then names a folder that receives
+    every record's measures, one file per partition."""
+    if scheduler is not None:
+        _risk_on_dask(data_path, qi, weight, household, population, threshold, suda_scores, suda, suda_max_size,
+                      output, scheduler, scheduler_timeout, memory_limit, json_output, quiet)
+        return
     with user_errors():
-        qis = names(qi, "--qi")
-        if not qis:
-            raise ParameterError("--qi is required: the columns an intruder may know")
+        if memory_limit is not None:
+            raise ParameterError("--memory-limit bounds the workers of --scheduler local:N; give --scheduler too")
+        qis = _checked(qi, threshold, suda_scores, suda_max_size)
         if output is not None:
             _check_output(output, data_path)
-        if not 0 < threshold <= 1:
-            raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}")
-        if suda_scores not in ("original", "ihsn"):
-            raise ParameterError(f"--suda-scores must be 'original' or 'ihsn'; got {suda_scores!r}")
         if model_risk not in ("default", "CE", "none"):
             raise ParameterError(f"--model-risk must be 'default', 'CE' or 'none'; got {model_risk!r}")
-        if suda_max_size is not None and suda_max_size < 1:
-            raise ParameterError(f"--suda-max-size must be at least 1; got {suda_max_size}")
         with stages(3 if output is not None else 2, quiet=quiet or json_output) as progress:
             progress.stage("reading the file")
             data = read_table(data_path)
@@ -87,6 +104,50 @@ def risk_command(
                                   suda=suda, suda_max_size=suda_max_size,
                                   model_risk=None if model_risk == "none" else model_risk)
             if output is not None:
+                progress.stage(f"writing {output.name}")
+                result.write(output, inputs=(data_path,))
+    if json_output:
+        print_json(result.to_dict())
+        return
+    print_lines(_lines(result, output))
+
+
+def _checked(qi, threshold, suda_scores, suda_max_size) -> list[str]:
+    qis = names(qi, "--qi")
+    if not qis:
+        raise ParameterError("--qi is required: the columns an intruder may know")
+    if not 0 < threshold <= 1:
+        raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}")
+    if suda_scores not in ("original", "ihsn"):
+        raise ParameterError(f"--suda-scores must be 'original' or 'ihsn'; got {suda_scores!r}")
+    if suda_max_size is not None and suda_max_size < 1:
+        raise ParameterError(f"--suda-max-size must be at least 1; got {suda_max_size}")
+    return qis
+
+
+def _risk_on_dask(data_path: Path, qi, weight, household, population, threshold, suda_scores, suda, suda_max_size,
+                  output, scheduler, scheduler_timeout, memory_limit, json_output, quiet) -> None:
+    """The risk of a partitioned dataset on Dask: progress per partition, Ctrl-C ends it cleanly."""
+    from ..distributed import connect
+
+    with user_errors(), cancellable_run("the risk was not measured"):
+        qis = _checked(qi, threshold, suda_scores, suda_max_size)
+        check_scheduler(scheduler, scheduler_timeout)
+        records = None
+        if output is not None:
+            if output_kind(output) == "records":
+                records = output
+            else:
+                _check_output(output, data_path)
+        with stages(3 if output is not None and records is None else 2, quiet=quiet or json_output) as progress:
+            progress.stage(f"connecting to {scheduler}")
+            with connect(scheduler, memory_limit=memory_limit, timeout=scheduler_timeout) as client:
+                progress.stage(f"measuring the risk of {data_path.name}")
+                result = measure_risk(str(data_path), qis, weight=weight, household=household, population=population,
+                                      threshold=threshold, suda_original_scores=suda_scores == "original",
+                                      suda=suda, suda_max_size=suda_max_size, scheduler=client, records=records,
+                                      progress=progress.describe)
+            if output is not None and records is None:
                 progress.stage(f"writing {output.name}")
                 result.write(output, inputs=(data_path,))
     if json_output:

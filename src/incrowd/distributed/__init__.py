@@ -6,7 +6,9 @@ single-machine groups, over row blocks on a ``dask.distributed`` cluster.
 - :func:`incrowd.generalization.build_lattice` with ``client=``: lattice histograms from
   partitioned data (the single-machine lattice);
 - :func:`microaggregate_dataset`: a Parquet dataset in, a verified Parquet dataset out,
-  partition by partition.
+  partition by partition;
+- :func:`risk_dataset` (also ``incrowd.risk(..., scheduler=)``): the re-identification risk of a
+  partitioned dataset (a folder or glob of CSV or Parquet files), no process holding the file.
 
 The block functions in ``incrowd.distributed._blocks`` are pure functions of numpy arrays, the
 seam for other engines (docs/scale-out.md). Importing this package registers it as the
@@ -27,11 +29,13 @@ if _TYPE_CHECKING:
     from ._cluster import connect
     from ._files import microaggregate_dataset
     from ._mona import DistributedResult, mona
+    from ._risk import risk_dataset
     from ._scheduler import check_timeout as check_timeout
     from ._scheduler import parse_scheduler as parse_scheduler
 
 __getattr__, __dir__ = _lazy.attach(__name__, {
     "connect": "._cluster", "microaggregate_dataset": "._files", "DistributedResult": "._mona", "mona": "._mona",
+    "risk_dataset": "._risk",
     # the internal API: the command line's check of --scheduler and --scheduler-timeout
     "parse_scheduler": "._scheduler", "check_timeout": "._scheduler",
 })
@@ -54,8 +58,14 @@ class _DaskBackend:
 
         return lattice_on_workers(data, quasi_identifiers, client=client, **kwargs)
 
+    @staticmethod
+    def risk(data, quasi_identifiers, *, scheduler, **kwargs):
+        from ._risk import risk_dataset
+
+        return risk_dataset(data, quasi_identifiers, scheduler=scheduler, **kwargs)
+
 
 _backends.register("dask", _DaskBackend())
 
 
-__all__ = ["connect", "mona", "DistributedResult", "microaggregate_dataset"]
+__all__ = ["connect", "mona", "DistributedResult", "microaggregate_dataset", "risk_dataset"]

@@ -40,24 +40,35 @@ def key_codes(data: pd.DataFrame, quasi_identifiers: Sequence[str]) -> np.ndarra
 
 
 def _column_codes(column: pd.Series) -> np.ndarray:
+    return column_keys(column)[0]
+
+
+def column_keys(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, values)``: a key column's codes as :func:`key_codes` gives them and, for each
+    code, the value it stands for as values compare (a float, text without trailing blanks, a
+    user-missing code as the file holds it). Codes are numbered within the column, values are
+    not: two parts of one file give their rows the same values, so their keys can be matched
+    across the parts (a distributed count of fk)."""
     from ..values import sensitive_keys
 
     if isinstance(column.dtype, pd.CategoricalDtype):
         column = column.astype(object)
     if pd.api.types.is_float_dtype(column.dtype) and column.attrs.get("statfile"):
         keys, _ = sensitive_keys(column)  # user-missing codes hide behind NaN here
-        return pd.factorize(keys, use_na_sentinel=True)[0].astype(np.int64)
+        codes, values = pd.factorize(keys, use_na_sentinel=True)
+        return codes.astype(np.int64), np.asarray(values, dtype=object)
     if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype):
         numbers = column.to_numpy(dtype=np.float64, na_value=np.nan)
-        return pd.factorize(numbers, use_na_sentinel=True)[0].astype(np.int64)
+        codes, values = pd.factorize(numbers, use_na_sentinel=True)
+        return codes.astype(np.int64), np.asarray(values, dtype=object)
     # factorize the cells first, then canonicalize the (few) distinct values
     factor, uniques = pd.factorize(column, use_na_sentinel=True)
     canon, _ = sensitive_keys(pd.Series(np.asarray(uniques, dtype=object), dtype=object))
-    canon_codes = pd.factorize(canon, use_na_sentinel=True)[0].astype(np.int64)
+    canon_codes, values = pd.factorize(canon, use_na_sentinel=True)
     out = np.full(len(factor), -1, dtype=np.int64)
     present = factor >= 0
-    out[present] = canon_codes[factor[present]]
-    return out
+    out[present] = canon_codes.astype(np.int64)[factor[present]]
+    return out, np.asarray(values, dtype=object)
 
 
 def row_ids(matrix: np.ndarray) -> np.ndarray:
@@ -67,7 +78,8 @@ def row_ids(matrix: np.ndarray) -> np.ndarray:
     return radix_rows(matrix)
 
 
-def frequencies(codes: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def frequencies(codes: np.ndarray, weights: np.ndarray | None = None,
+                counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(fk, Fk)`` of every row, as sdcMicro 5.8.0's ``freqCalc`` (``alpha = 1``).
 
     ``codes``: the key codes (:func:`key_codes`, ``-1`` missing); ``weights``: the sampling
@@ -79,12 +91,16 @@ def frequencies(codes: np.ndarray, weights: np.ndarray | None = None) -> tuple[n
     whole sample (``fk = n``, ``Fk`` = the sum of all weights), and, with two or more keys, a row
     without missing keys does not count the rows whose keys are all missing. The counting is
     :func:`incrowd.values.wildcard_counts` (the one definition, local suppression's too).
+
+    ``counts``: where each row of ``codes`` is a key combination carried by that many rows
+    (``weights`` then their weight sums): the fk and Fk of the combinations.
     """
     from ..values import wildcard_counts
 
     n = codes.shape[0]
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-    both = wildcard_counts(codes, np.column_stack([np.ones(n), w]))
+    rows = np.ones(n) if counts is None else np.asarray(counts, dtype=np.float64)
+    w = rows if weights is None else np.asarray(weights, dtype=np.float64)
+    both = wildcard_counts(codes, np.column_stack([rows, w]))
     return both[:, 0], both[:, 1]
 
 
@@ -141,12 +157,17 @@ def _series(q: np.ndarray, coefficient) -> np.ndarray:
     return (1.0 - q) * total
 
 
-def global_risk(risk: np.ndarray) -> dict[str, float]:
+def global_risk(risk: np.ndarray, counts: np.ndarray | None = None) -> dict[str, float]:
     """``measure_risk``'s global figures from the individual risks: the expected number of
-    re-identifications (their sum), the global risk (their mean) and its percentage."""
+    re-identifications (their sum), the global risk (their mean) and its percentage.
+    ``counts``: how many rows carry each risk (one each when None), where the risks are those of
+    the key combinations."""
     risk = np.asarray(risk, dtype=np.float64)
-    expected = float(risk.sum())
-    mean = expected / risk.size if risk.size else float("nan")
+    if counts is None:
+        expected, rows = float(risk.sum()), risk.size
+    else:
+        expected, rows = float((risk * counts).sum()), int(np.sum(counts))
+    mean = expected / rows if rows else float("nan")
     return {"global_risk": mean, "global_risk_percent": 100.0 * mean, "expected_reidentifications": expected}
 
 

@@ -19,7 +19,11 @@ if _TYPE_CHECKING:
 #: summary's lines as ``incrowd risk`` prints them and the web's Risk step shows them; the
 #: headline figures (``summary_points``) the web charts; the parser of the verdict's threshold
 #: options (``parse_threshold_flags``)
-_INTERNAL = {"risk_lines": "._summary", "summary_points": "._summary", "parse_threshold_flags": "._verdict"}
+#: and the pieces the Dask backend measures a partitioned dataset's risk with (``class_measures``
+#: and the checks and summary figures the in-process risk shares with it)
+_INTERNAL = {"risk_lines": "._summary", "summary_points": "._summary", "parse_threshold_flags": "._verdict",
+             **dict.fromkeys(["about_run", "add_uniqueness", "check_names", "check_options", "check_population",
+                              "class_measures", "key_values", "sampling_fraction"], "._risk_api")}
 
 __getattr__, __dir__ = _lazy.attach(__name__, {"report": "._report", "Report": "._report",
                                                    "risk": "._risk_api", "RiskResult": "._risk_api", **_INTERNAL})

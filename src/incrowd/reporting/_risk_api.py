@@ -40,7 +40,7 @@ class RiskResult:
         seconds.
     """
 
-    records: pd.DataFrame
+    records: pd.DataFrame | None
     about: dict[str, Any]
     _summary: dict[str, Any] = field(init=False, repr=False, default_factory=dict)
     _top_keys: pd.DataFrame | None = field(init=False, repr=False, default=None)  # the riskiest rows' keys
@@ -48,6 +48,10 @@ class RiskResult:
     _top_labels: pd.DataFrame | None = field(init=False, repr=False, default=None)
     #: the file measured, when :func:`risk` read it: never overwritten by :meth:`write`
     _source: tuple = field(init=False, repr=False, default=())
+    #: a partitioned dataset's riskiest records, gathered from its partitions (``records`` is
+    #: None there: every record's measures stay in the partitions)
+    _riskiest_rows: list = field(init=False, repr=False, default_factory=list)
+    _riskiest_labels: list = field(init=False, repr=False, default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         """The file's figures.
@@ -86,7 +90,7 @@ class RiskResult:
         out: dict[str, Any] = {"about": self.about, "summary": self.summary(),
                                "riskiest": self._riskiest(_SHOWN, value_labels)}
         if records:
-            out["records"] = self.records.reset_index(drop=True).to_dict(orient="records")
+            out["records"] = self._in_memory().reset_index(drop=True).to_dict(orient="records")
         return out
 
     def to_json(self, records: bool = False) -> str:
@@ -157,7 +161,7 @@ class RiskResult:
         -------
         pandas.DataFrame
         """
-        table = self.records.reset_index(drop=True)
+        table = self._in_memory().reset_index(drop=True)
         table.insert(0, "row", np.arange(1, len(table) + 1, dtype=np.int64))
         return table
 
@@ -181,9 +185,18 @@ class RiskResult:
 
         if output_kind(path) != "records":
             raise ParameterError(f"{path}: the records are written as {_RECORD_SUFFIXES}")
+        self._in_memory()
         write_table(self.records_table(), path, sep=",", inputs=(*inputs, *self._source))
 
+    def _in_memory(self) -> pd.DataFrame:
+        if self.records is None:
+            raise ParameterError("the records of a partitioned dataset stay in its partitions: they are "
+                                 "written partition by partition while the risk is measured (records=)")
+        return self.records
+
     def _riskiest(self, count: int, value_labels: bool = False) -> list[dict[str, Any]]:
+        if self.records is None:
+            return [dict(row) for row in (self._riskiest_labels if value_labels else self._riskiest_rows)[:count]]
         order = np.argsort(-self.records["individual_risk"].to_numpy(), kind="stable")[:count]
         rows = []
         top = self._top_labels if value_labels and self._top_labels is not None else self._top_keys
@@ -196,7 +209,7 @@ class RiskResult:
         return rows
 
 
-def _key_values(top: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+def key_values(top: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     """Spell, in the riskiest rows' key values ``top``, each user-missing code of a statistical
     file by its value label (else its code): the figures count it as a value of its own, so it is
     shown as one, not as a missing value. Returns the same keys with every code that has a value
@@ -265,7 +278,8 @@ def _write_text(path, text: str, inputs) -> None:
 def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str], *,
          weight: str | None = None, household: str | None = None, population: float | None = None,
          threshold: float = 0.2, suda_original_scores: bool = True, suda: bool = True,
-         suda_max_size: int | None = None, model_risk: str | None = "default") -> RiskResult:
+         suda_max_size: int | None = None, model_risk: str | None = "default", scheduler=None, records=None,
+         memory_limit: str | None = None, progress=None) -> RiskResult:
     """The re-identification risk of every record of ``data`` as it is (before or after
     protection), as sdcMicro and ARX measure it.
 
@@ -308,7 +322,24 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
         or ``population``): ``summary()["model_risk"]`` holds ``method``, ``gr1`` (the
         probability, per key combination, that a sample unique is population unique, summed over
         the sample uniques), ``gr2`` (the expected correct matches of the sample uniques, the
-        same way) and ``cells`` (the combinations of the keys' values).
+        same way) and ``cells`` (the combinations of the keys' values). Measured in one process
+        only: with ``scheduler`` the summary says it is left out (``model_risk_skipped``).
+    scheduler : str or distributed.Client, optional
+        Measure on Dask (extra ``incrowd[dask]``): ``"local:N"`` (N local worker processes), the
+        ``tcp://`` address of a running scheduler, or a client. ``data`` is then a partitioned
+        dataset (a folder or glob of Parquet or CSV files, one partition per file) or a file;
+        fk and Fk are summed partition by partition and no process holds the whole file
+        (docs/scale-out.md). The figures equal the in-process ones (sums of weights and of
+        risks to the last bits of rounding); ``records`` is None.
+    records : str or path-like, optional
+        With ``scheduler``: a folder to write every record's measures into, one file per
+        partition (``.csv`` or ``.parquet`` files by the folder's suffix, Parquet otherwise),
+        moved into place only when every partition is written.
+    memory_limit : str, optional
+        With ``scheduler="local:N"``: each worker's memory (Dask's ``memory_limit``, e.g.
+        ``"2GiB"``); a worker above it spills to disk, then is restarted.
+    progress : callable, optional
+        With ``scheduler``: called with a line saying what runs (the command line's progress).
 
     Returns
     -------
@@ -318,6 +349,20 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
     """
     from .._runtime import cancel, check_cancelled, work_clock
 
+    if scheduler is not None:
+        from .._runtime import backends
+
+        result = backends.get("dask").risk(  # registered by incrowd.distributed
+            data, quasi_identifiers, scheduler=scheduler, weight=weight, household=household,
+            population=population, threshold=threshold, suda_original_scores=suda_original_scores,
+            suda=suda, suda_max_size=suda_max_size, records=records, memory_limit=memory_limit, progress=progress)
+        if model_risk is not None and weight is not None:
+            result._summary["model_risk_skipped"] = ("the log-linear model risk is measured in one process; on Dask "
+                                                     "it is left out")
+        return result
+    if records is not None or memory_limit is not None:
+        raise ParameterError(f"{'records' if records is not None else 'memory_limit'}= is for a partitioned dataset "
+                             "on Dask (scheduler=); an in-process result writes its records with write_records")
     t0 = work_clock()
     source: tuple = ()
     if not isinstance(data, pd.DataFrame):
@@ -325,15 +370,8 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
 
         source = (data,)
         data = read_table(data)
-    qis = _check_names(data, quasi_identifiers, weight, household)
-    threshold = sample.check_threshold(threshold)
-    if not isinstance(suda_original_scores, (bool, np.bool_)):
-        raise ParameterError(f"suda_original_scores must be true or false; got {cell_text(suda_original_scores)}")
-    if not isinstance(suda, (bool, np.bool_)):
-        raise ParameterError(f"suda must be true or false; got {cell_text(suda)}")
-    if suda_max_size is not None and (isinstance(suda_max_size, bool) or not isinstance(suda_max_size, (int, np.integer))
-                                      or suda_max_size < 1):
-        raise ParameterError(f"suda_max_size must be a whole number of at least 1; got {cell_text(suda_max_size)}")
+    qis = check_names(data, quasi_identifiers, weight, household)
+    threshold = check_options(threshold, suda_original_scores, suda, suda_max_size)
     if model_risk is not None and model_risk not in MODEL_RISK_METHODS:
         raise ParameterError(f"model_risk must be one of {', '.join(MODEL_RISK_METHODS)} or None; got "
                              f"{cell_text(model_risk)}")
@@ -343,7 +381,7 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
     weights = None if weight is None else sample.sampling_weights(data[weight], weight)
     households = None if household is None else sample.household_ids(data[household], household)
     if population is not None:
-        population = _check_population(population, n)
+        population = check_population(population, n)
         if weights is None:
             weights = np.full(n, population / n)
     seconds: dict[str, float] = {}
@@ -357,11 +395,7 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
     check_cancelled()
     cancel.report_progress(1, 4)
 
-    summary: dict[str, Any] = dict(sample.global_risk(rk))
-    summary["highest_individual_risk"] = float(rk.max())
-    summary["sample_uniques"] = int((fk == 1).sum())
-    summary["records_above_threshold"] = int((rk > threshold).sum())
-    summary["k_violations"] = {k: int((fk < k).sum()) for k in K_VALUES}
+    summary = risk_figures(rk, fk, threshold)
 
     if suda:
         t = work_clock()
@@ -372,8 +406,7 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
         else:
             if scores is not None:
                 records["suda_score"], records["suda_dis_score"] = scores
-                summary["suda_records_with_msu"] = int((records["suda_score"].to_numpy() > 0).sum())
-                summary["highest_suda_dis_score"] = float(records["suda_dis_score"].max())
+                suda_figures(summary, *scores)
         seconds["suda2"] = work_clock() - t
     check_cancelled()
     cancel.report_progress(2, 4)
@@ -397,21 +430,15 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
             summary["model_risk_skipped"] = str(exc)
         seconds["model_risk"] = work_clock() - t
 
-    fraction = _sampling_fraction(n, weights, population)
-    if fraction is not None:
-        summary["sampling_fraction"] = fraction
-        t = work_clock()
-        uniqueness = _population_uniqueness(codes, fraction)
-        if uniqueness is not None:
-            summary["population_uniqueness"] = uniqueness
-            seconds["population_uniqueness"] = work_clock() - t
-    about = {"rows": n, "quasi_identifiers": qis, "weight": weight, "household": household,
-             "population": population, "threshold": threshold,
-             "suda": bool(suda), "suda_max_size": None if suda_max_size is None else int(suda_max_size),
-             "suda_scores": "original" if suda_original_scores else "ihsn", "seconds": seconds}
+    # a missing value is a class value here
+    add_uniqueness(summary, seconds, lambda: np.bincount(pd.factorize(sample.row_ids(codes + 1))[0]),
+                   sampling_fraction(n, None if weights is None or population is not None else float(weights.sum()),
+                                     population))
+    about = about_run(n, qis, weight, household, population, threshold, suda, suda_max_size,
+                      suda_original_scores, seconds)
     riskiest = np.argsort(-rk, kind="stable")[:_SHOWN]
     top = data.iloc[riskiest][qis].astype(object).where(codes[riskiest] >= 0, None)
-    labelled = _key_values(top, data.iloc[riskiest])
+    labelled = key_values(top, data.iloc[riskiest])
     top.index = labelled.index = riskiest
     seconds["total"] = work_clock() - t0
     result = RiskResult(records=records, about=about)
@@ -420,7 +447,58 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
     return result
 
 
-def _check_names(data: pd.DataFrame, quasi_identifiers, weight, household) -> list[str]:
+def suda_figures(summary: dict, score: np.ndarray, dis: np.ndarray, counts: np.ndarray | None = None) -> None:
+    """SUDA2's summary figures from every row's scores, or every key combination's with
+    ``counts`` rows each."""
+    msu = score > 0
+    summary["suda_records_with_msu"] = int(msu.sum() if counts is None else counts[msu].sum())
+    summary["highest_suda_dis_score"] = float(pd.Series(dis).max())
+
+
+def class_measures(classes: pd.DataFrame, codes: np.ndarray, counts: np.ndarray, weight_sums: np.ndarray | None,
+                   qis: list[str], *, threshold: float, suda: bool, suda_original_scores: bool,
+                   suda_max_size: int | None) -> tuple[pd.DataFrame, dict[str, Any], dict[str, float]]:
+    """The measures of a partitioned dataset, from its key combinations summed over the partitions.
+
+    ``classes``: one row per key combination, a row's key values (NaN where missing); ``codes``:
+    their codes (-1 missing), matched across the partitions; ``counts``: the rows carrying each
+    combination; ``weight_sums``: their weights (None: unweighted, ``Fk = fk``). Every measure of a
+    row is its combination's, so they are those :func:`risk` gives each row. SUDA2 runs on the
+    combinations, each repeated up to three times: a row is unique on a set of keys, and a class of
+    two is a pair, exactly when it is among the combinations so repeated.
+
+    Returns ``(measures, summary, seconds)``: per combination ``fk``, ``Fk``, ``individual_risk``
+    (and ``suda_score``, ``suda_dis_score``), and the summary's figures up to SUDA2's.
+    """
+    from .._runtime import check_cancelled, work_clock
+
+    seconds: dict[str, float] = {}
+    t = work_clock()
+    fk, Fk = sample.frequencies(codes, weight_sums, counts)
+    rk = sample.individual_risk(fk, None if weight_sums is None else Fk)
+    seconds["individual_risk"] = work_clock() - t
+    measures = pd.DataFrame({"fk": fk.astype(np.int64), "Fk": Fk, "individual_risk": rk})
+    summary = risk_figures(rk, fk, threshold, counts)
+    check_cancelled()
+    if suda:
+        t = work_clock()
+        repeats = np.minimum(counts, 3)
+        rows = np.repeat(np.arange(codes.shape[0]), repeats)
+        try:
+            scores = _suda2(classes.iloc[rows].reset_index(drop=True), qis, codes[rows], suda_original_scores,
+                            suda_max_size)
+        except WorkBudgetExceeded as exc:  # the measures above stand without it
+            summary["suda_skipped"] = str(exc)
+        else:
+            if scores is not None:
+                first = np.cumsum(repeats) - repeats
+                measures["suda_score"], measures["suda_dis_score"] = scores[0][first], scores[1][first]
+                suda_figures(summary, scores[0][first], scores[1][first], counts)
+        seconds["suda2"] = work_clock() - t
+    return measures, summary, seconds
+
+
+def check_names(data: pd.DataFrame, quasi_identifiers, weight, household) -> list[str]:
     from ..exceptions import name_list
 
     if isinstance(quasi_identifiers, str):
@@ -450,7 +528,7 @@ def _check_names(data: pd.DataFrame, quasi_identifiers, weight, household) -> li
     return qis
 
 
-def _check_population(population, n: int) -> float:
+def check_population(population, n: int) -> float:
     try:
         value = float(population)
     except (TypeError, ValueError):
@@ -460,11 +538,62 @@ def _check_population(population, n: int) -> float:
     return value
 
 
-def _sampling_fraction(n: int, weights, population) -> float | None:
+def check_options(threshold, suda_original_scores, suda, suda_max_size) -> float:
+    """The threshold, checked with the SUDA2 options (a ParameterError names the first wrong one)."""
+    threshold = sample.check_threshold(threshold)
+    if not isinstance(suda_original_scores, (bool, np.bool_)):
+        raise ParameterError(f"suda_original_scores must be true or false; got {cell_text(suda_original_scores)}")
+    if not isinstance(suda, (bool, np.bool_)):
+        raise ParameterError(f"suda must be true or false; got {cell_text(suda)}")
+    if suda_max_size is not None and (isinstance(suda_max_size, bool) or not isinstance(suda_max_size, (int, np.integer))
+                                      or suda_max_size < 1):
+        raise ParameterError(f"suda_max_size must be a whole number of at least 1; got {cell_text(suda_max_size)}")
+    return threshold
+
+
+def risk_figures(rk: np.ndarray, fk: np.ndarray, threshold: float, counts: np.ndarray | None = None) -> dict[str, Any]:
+    """The summary's first figures from the individual risks and fk: of every row, or of every
+    key combination with ``counts`` rows each (a partitioned dataset's classes)."""
+    def rows(mask):
+        return int(mask.sum()) if counts is None else int(counts[mask].sum())
+
+    summary: dict[str, Any] = dict(sample.global_risk(rk, counts))
+    summary["highest_individual_risk"] = float(rk.max())
+    summary["sample_uniques"] = rows(fk == 1)
+    summary["records_above_threshold"] = rows(rk > threshold)
+    summary["k_violations"] = {k: rows(fk < k) for k in K_VALUES}
+    return summary
+
+
+def about_run(n: int, qis, weight, household, population, threshold, suda, suda_max_size, suda_original_scores,
+              seconds) -> dict[str, Any]:
+    return {"rows": n, "quasi_identifiers": qis, "weight": weight, "household": household,
+            "population": population, "threshold": threshold,
+            "suda": bool(suda), "suda_max_size": None if suda_max_size is None else int(suda_max_size),
+            "suda_scores": "original" if suda_original_scores else "ihsn", "seconds": seconds}
+
+
+def add_uniqueness(summary: dict, seconds: dict, sizes, fraction: float | None) -> None:
+    """The sampling fraction and the population-uniqueness estimates from the sizes of the key
+    combinations (``sizes()``; a missing value a value of its own), where the fraction is known."""
+    if fraction is None:
+        return
+    from .._runtime import work_clock
+    from ..privacy import uniqueness_estimates
+
+    summary["sampling_fraction"] = fraction
+    t = work_clock()
+    uniqueness = uniqueness_estimates(sizes(), fraction)
+    if uniqueness is not None:
+        summary["population_uniqueness"] = uniqueness
+        seconds["population_uniqueness"] = work_clock() - t
+
+
+def sampling_fraction(n: int, weight_total: float | None, population) -> float | None:
     if population is not None:
         return n / population
-    if weights is not None:
-        return min(1.0, n / float(weights.sum()))
+    if weight_total is not None:
+        return min(1.0, n / weight_total)
     return None
 
 
@@ -480,13 +609,6 @@ def _suda2(data: pd.DataFrame, qis: list[str], codes: np.ndarray, original_score
     keys = pd.DataFrame({q: data[q].where(codes[:, j] >= 0) for j, q in enumerate(qis)}, index=data.index)
     score, dis = suda2(keys, original_scores=original_scores, max_size=max_size)
     return np.asarray(score, dtype=np.float64), np.asarray(dis, dtype=np.float64)
-
-
-def _population_uniqueness(codes: np.ndarray, fraction: float):
-    from ..privacy import uniqueness_estimates
-
-    sizes = np.bincount(pd.factorize(sample.row_ids(codes + 1))[0])  # a missing value is a class value here
-    return uniqueness_estimates(sizes, fraction)
 
 
 _DEFINITIONS = [

@@ -56,7 +56,8 @@ def risk_lines(result, output=None) -> list[tuple[str, str]]:
     """The lines ``incrowd risk`` prints and the web's Risk step shows: a :class:`RiskResult`'s
     summary, and where its report was written (``output``)."""
     s, about = result.summary(), result.about
-    lines = [("rows", f"{about['rows']}"),
+    parts = f" ({about['partitions']} partitions)" if about.get("partitions") else ""
+    lines = [("rows", f"{about['rows']}{parts}"),
              ("global risk", f"{s['global_risk']:.6g} ({s['global_risk_percent']:.4g} %)"),
              ("expected re-identifications", f"{s['expected_reidentifications']:.4g}"),
              ("highest individual risk", f"{s['highest_individual_risk']:.4g}"),
@@ -95,6 +96,8 @@ def risk_lines(result, output=None) -> list[tuple[str, str]]:
         lines.append(("population uniques", f"{share('dankar')} by Dankar's rule ({chosen}); "
                                             f"Pitman {share('pitman')}, Zayatz {share('zayatz')}, "
                                             f"SNB {share('snb')}"))
-    if output is not None:
+    if about.get("records"):
+        lines.append(("written", f"{about['records']}/ (every record's measures, one file per partition)"))
+    elif output is not None:
         lines.append(("written", str(output)))
     return lines
