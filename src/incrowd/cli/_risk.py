@@ -90,11 +90,9 @@ def risk_command(
     with user_errors():
         if memory_limit is not None:
             raise ParameterError("--memory-limit bounds the workers of --scheduler local:N; give --scheduler too")
-        qis = _checked(qi, threshold, suda_scores, suda_max_size)
+        qis = _checked(qi, threshold, suda_scores, suda_max_size, model_risk)
         if output is not None:
             _check_output(output, data_path)
-        if model_risk not in ("default", "CE", "none"):
-            raise ParameterError(f"--model-risk must be 'default', 'CE' or 'none'; got {model_risk!r}")
         with stages(3 if output is not None else 2, quiet=quiet or json_output) as progress:
             progress.stage("reading the file")
             data = read_table(data_path)
@@ -112,7 +110,7 @@ def risk_command(
     print_lines(_lines(result, output))
 
 
-def _checked(qi, threshold, suda_scores, suda_max_size) -> list[str]:
+def _checked(qi, threshold, suda_scores, suda_max_size, model_risk: str = "default") -> list[str]:
     qis = names(qi, "--qi")
     if not qis:
         raise ParameterError("--qi is required: the columns an intruder may know")
@@ -122,6 +120,8 @@ def _checked(qi, threshold, suda_scores, suda_max_size) -> list[str]:
         raise ParameterError(f"--suda-scores must be 'original' or 'ihsn'; got {suda_scores!r}")
     if suda_max_size is not None and suda_max_size < 1:
         raise ParameterError(f"--suda-max-size must be at least 1; got {suda_max_size}")
+    if model_risk not in ("default", "CE", "none"):
+        raise ParameterError(f"--model-risk must be 'default', 'CE' or 'none'; got {model_risk!r}")
     return qis
 
 
