@@ -88,9 +88,7 @@ def risk_command(
                       output, scheduler, scheduler_timeout, memory_limit, json_output, quiet)
         return
     with user_errors():
-        if memory_limit is not None:
-            raise ParameterError("--memory-limit bounds the workers of --scheduler local:N; give --scheduler too")
-        qis = _checked(qi, threshold, suda_scores, suda_max_size, model_risk)
+        qis = _checked(qi, threshold, suda_scores, suda_max_size, model_risk, memory_limit)
         if output is not None:
             _check_output(output, data_path)
         with stages(3 if output is not None else 2, quiet=quiet or json_output) as progress:
@@ -110,7 +108,10 @@ def risk_command(
     print_lines(_lines(result, output))
 
 
-def _checked(qi, threshold, suda_scores, suda_max_size, model_risk: str = "default") -> list[str]:
+def _checked(qi, threshold, suda_scores, suda_max_size, model_risk: str = "default",
+             memory_limit: str | None = None) -> list[str]:
+    if memory_limit is not None:
+        raise ParameterError("--memory-limit bounds the workers of --scheduler local:N; give --scheduler too")
     qis = names(qi, "--qi")
     if not qis:
         raise ParameterError("--qi is required: the columns an intruder may know")
