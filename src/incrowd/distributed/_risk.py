@@ -245,9 +245,9 @@ def _households(partials: list) -> pd.DataFrame:
     return pd.DataFrame({"risk": 1.0 - grouped["survive"].prod(), "rows": grouped["rows"].sum()})
 
 
-def _household_figures(households: pd.DataFrame) -> tuple[float, int]:
+def _household_figures(households: pd.DataFrame) -> tuple[float, int, float]:
     risk, rows = households["risk"].to_numpy(), households["rows"].to_numpy()
-    return float((risk * rows).sum()), int(rows.sum())
+    return float((risk * rows).sum()), int(rows.sum()), float(risk.max()) if risk.size else 0.0
 
 
 def _finish(part: _Part, where: np.ndarray, measures: pd.DataFrame, households: pd.DataFrame | None, offset: int,
@@ -440,8 +440,9 @@ class _Run:
         partials = [self.submit(_survival, p, w, measures) for p, w in zip(parts, maps)]
         _wait(partials, "multiplying the households' survival", self.say)
         households = self.submit(_households, partials)
-        expected, members = self.submit(_household_figures, households).result()
+        expected, members, highest = self.submit(_household_figures, households).result()
         self.summary["household_risk"] = expected / members
+        self.summary["highest_household_risk"] = highest
         self.summary["household_expected_reidentifications"] = expected
         self.seconds["household_risk"] = work_clock() - t
         return households

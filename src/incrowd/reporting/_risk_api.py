@@ -356,7 +356,7 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
             data, quasi_identifiers, scheduler=scheduler, weight=weight, household=household,
             population=population, threshold=threshold, suda_original_scores=suda_original_scores,
             suda=suda, suda_max_size=suda_max_size, records=records, memory_limit=memory_limit, progress=progress)
-        if model_risk is not None and weight is not None:
+        if model_risk is not None and (weight is not None or population is not None):
             result._summary["model_risk_skipped"] = ("the log-linear model risk is measured in one process; on Dask "
                                                      "it is left out")
         return result
