@@ -191,13 +191,11 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
 def _promise(prep: Prepared, table: pd.DataFrame):
     """What :meth:`PublishResult.write` verifies on the written file (as :func:`_verify` in memory)."""
     from ..io import Promise
-    from ..privacy import DistinctL, KAnonymity, ReleaseCheck, TCloseness
+    from ..privacy import KAnonymity, ReleaseCheck
 
     spec = prep.spec
     names = [s.name for s in prep.sensitive]
-    models = ((KAnonymity(spec.k),) if spec.k is not None else ()) + (
-        (DistinctL(spec.l),) if spec.l is not None and names else ()) + (
-        (TCloseness(spec.t),) if spec.t is not None and names else ()) + tuple(spec.models)
+    models = ((KAnonymity(spec.k),) if spec.k is not None else ()) + spec.privacy_models
     compares = any(m.reads_distribution for m in models)
     check = ReleaseCheck(models, sensitive=tuple(names),
                          ordered={s.name: list(s.values) if s.ordered else False for s in prep.sensitive},

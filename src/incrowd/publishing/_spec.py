@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Mapping, cast
 
 from ..exceptions import DataError, ParameterError, name_list
-from ..privacy import MODELS, PrivacyModel, models_from_spec
+from ..privacy import MODELS, DistinctL, PrivacyModel, TCloseness, models_from_spec
 from ._models import population_file
 from ._spec_keys import RISK_TARGET_KEYS, choices, keys, report_thresholds
 from ._spec_keys import SECTIONS as _SECTIONS
@@ -176,6 +176,15 @@ class ReleaseSpec:
 
     def names(self, role: str) -> list[str]:
         return [c.name for c in self.columns.values() if c.role == role]
+
+    @property
+    def privacy_models(self) -> tuple[PrivacyModel, ...]:
+        """Every privacy model the spec asks for beyond k: ``l`` and ``t`` as models (for every
+        column with the ``sensitive`` role), then :attr:`models`; what publish meets, the
+        written file is checked for and the report holds the release to."""
+        sensitive = bool(self.names("sensitive"))
+        return ((DistinctL(self.l),) if self.l is not None and sensitive else ()) + (
+            (TCloseness(self.t),) if self.t is not None and sensitive else ()) + tuple(self.models)
 
     @property
     def weight(self) -> str | None:
