@@ -177,6 +177,9 @@ class PrivacyModel(ABC):
     reads_release: ClassVar[bool] = False
     #: the model's one number, read by the default :meth:`from_spec`
     spec_number: ClassVar[SpecNumber | None] = None
+    #: whether publish meets the model by merging each failing group with its nearest group
+    #: after microaggregation (:meth:`merge_gap`; Soria-Comas et al.'s merging)
+    merges: ClassVar[bool] = False
 
     column: str | None = field(default=None, kw_only=True)
 
@@ -209,6 +212,57 @@ class PrivacyModel(ABC):
         bool
         """
         return bool(np.all(self.classes_ok(stats)))
+
+    def merge_gap(self, distinct: np.ndarray, distances: np.ndarray) -> np.ndarray:
+        """How far each group is from meeting the model, for a model that ``merges``: above
+        :data:`TOLERANCE` where the group fails, and the larger the farther (publish merges the
+        farthest group first). A merged group holds every value of its parts and a mixture of
+        their distributions, so merging never moves a group away.
+
+        Parameters
+        ----------
+        distinct : numpy.ndarray
+            The distinct present sensitive values of each group (a missing value is none).
+        distances : numpy.ndarray
+            Each group's earth mover's distance to the reference distribution.
+
+        Returns
+        -------
+        numpy.ndarray
+            One figure per group.
+        """
+        raise NotImplementedError(f"{type(self).__name__} is not met by merging groups")
+
+    def check_column(self, column: str, n_values: int) -> None:
+        """Refuse, in one line, a sensitive column no class can meet the model on, before any
+        search: ``n_values`` is its count of distinct present values (a missing value is none).
+
+        Parameters
+        ----------
+        column : str
+            The sensitive column's name.
+        n_values : int
+            Its distinct present values.
+
+        Returns
+        -------
+        None
+        """
+        return None  # most models: any column may meet them in classes of its values
+
+    def checked(self) -> Self:
+        """The model, its number checked against its range (as :meth:`from_spec` checks it); a
+        ParameterError names the key and what is allowed.
+
+        Returns
+        -------
+        PrivacyModel
+        """
+        spec = self.spec_number
+        if spec is not None:
+            number(self.key, getattr(self, spec.field), spec.what, low=spec.low, low_open=spec.low_open,
+                   high=spec.high, high_open=spec.high_open, integer=spec.integer)
+        return self
 
     def split_floor(self, stats: ClassStats) -> np.ndarray | None:
         """The fewest rows of each class that fail the model however the class is split into

@@ -116,6 +116,7 @@ class TCloseness(PrivacyModel):
     monotone_generalization = True
     monotone_suppression = False
     reads_distribution = True
+    merges = True
 
     def distances(self, stats: ClassStats) -> np.ndarray:
         """The distance of each class to the table's distribution.
@@ -140,6 +141,12 @@ class TCloseness(PrivacyModel):
 
     def classes_ok(self, stats: ClassStats) -> np.ndarray:
         return ~exceeds(self.distances(stats), self.t)
+
+    def merge_gap(self, distinct: np.ndarray, distances: np.ndarray) -> np.ndarray:
+        if self.hierarchy is not None:
+            raise ParameterError("t with a hierarchy of the sensitive values is met by the generalization search, "
+                                 "not by merging groups")
+        return distances - self.t
 
     def describe(self) -> str:
         how = " (hierarchical distance)" if self.hierarchy is not None else ""

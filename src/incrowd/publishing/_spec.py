@@ -178,13 +178,37 @@ class ReleaseSpec:
         return [c.name for c in self.columns.values() if c.role == role]
 
     @property
+    def merging_models(self) -> tuple[PrivacyModel, ...]:
+        """``l`` and ``t`` as models, for every column with the ``sensitive`` role: publish meets
+        them by merging groups (each ``merges``), in this order, and its search reads them from
+        its compiled per-class counts."""
+        if not self.names("sensitive"):
+            return ()
+        return ((DistinctL(self.l),) if self.l is not None else ()) + (
+            (TCloseness(self.t),) if self.t is not None else ())
+
+    def for_increment(self) -> ReleaseSpec:
+        """The spec an increment's own rows are checked with (their mistakes named by their own
+        row numbers): k = 1 and no merging model, whose bounds hold for the releases of all
+        rows, not for an increment alone.
+
+        Returns
+        -------
+        ReleaseSpec
+        """
+        return dc_replace(self, k=1, l=None, t=None)
+
+    def promised_numbers(self) -> dict[str, Any]:
+        """``k``, ``l`` and ``t`` as the release's summary states them (None where not asked for):
+        the summary's fields, which a report reads back as models."""
+        return {"k": self.k, "l": self.l, "t": self.t}
+
+    @property
     def privacy_models(self) -> tuple[PrivacyModel, ...]:
-        """Every privacy model the spec asks for beyond k: ``l`` and ``t`` as models (for every
-        column with the ``sensitive`` role), then :attr:`models`; what publish meets, the
-        written file is checked for and the report holds the release to."""
-        sensitive = bool(self.names("sensitive"))
-        return ((DistinctL(self.l),) if self.l is not None and sensitive else ()) + (
-            (TCloseness(self.t),) if self.t is not None and sensitive else ()) + tuple(self.models)
+        """Every privacy model the spec asks for beyond k: :attr:`merging_models`, then
+        :attr:`models`; what publish meets, the written file is checked for and the report
+        holds the release to."""
+        return self.merging_models + tuple(self.models)
 
     @property
     def weight(self) -> str | None:
