@@ -806,7 +806,7 @@ def suppressed_with_t(lattice: LatticeTable, k: int | None, l: int | None, t: fl
 
 def _compiled_rows(tabs: MetricTables, threshold: tuple):
     """Rows failing (k, l, t) at a level vector, by publish's compiled node kernels
-    (:func:`~._kernels.node_classes`, :func:`~._kernels.sensitive_fails`: the same flags and
+    (:func:`~._kernels.node_classes`, :func:`~._kernels.sensitive_counts`: the same flags and
     distances as the numpy lines, tested equal), for every node at once (the web's view); None
     where a key or the distance's numerator could pass int64, or an ordered column has over
     1024 values (the numpy lines judge those, as in publish)."""
@@ -822,7 +822,7 @@ def _compiled_rows(tabs: MetricTables, threshold: tuple):
         bound *= max(per_level)
     if bound >= 2**62:
         return None
-    from ._kernels import node_classes, sensitive_fails
+    from ._kernels import node_classes, sensitive_counts
 
     maps = [c.maps[level] for c in tabs.columns for level in range(len(c.maps))]
     table = np.zeros((len(maps), max((x.size for x in maps), default=1)), np.int64)
@@ -843,9 +843,12 @@ def _compiled_rows(tabs: MetricTables, threshold: tuple):
         class_of, _, n_classes = node_classes(codes0, first_key, table, map_rows, widths[map_rows])
         size = np.bincount(class_of, weights=counts, minlength=n_classes).astype(np.int64)
         fail = size < k
+        distinct = np.zeros(n_classes, np.int64)
         distance = np.zeros(n_classes)
-        sensitive_fails(class_of, n_classes, pair_b, value, counts, reference, tabs.ordered, tabs.missing >= 0,
-                        int(l), True, fail, distance)
+        sensitive_counts(class_of, n_classes, pair_b, value, counts, reference, tabs.ordered, tabs.missing >= 0,
+                         True, distinct, distance)
+        if l:
+            fail |= distinct < l
         fail |= _emd.exceeds(distance, t)
         return int(size[fail].sum())
 

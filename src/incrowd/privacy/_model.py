@@ -177,6 +177,8 @@ class PrivacyModel(ABC):
     reads_release: ClassVar[bool] = False
     #: the model's one number, read by the default :meth:`from_spec`
     spec_number: ClassVar[SpecNumber | None] = None
+    #: how a refusal asks for the model to be loosened ("relax alpha"; "lower l", "raise t")
+    lever: ClassVar[str] = "relax"
     #: whether publish meets the model by merging each failing group with its nearest group
     #: after microaggregation (:meth:`merge_gap`; Soria-Comas et al.'s merging)
     merges: ClassVar[bool] = False
@@ -232,6 +234,27 @@ class PrivacyModel(ABC):
             One figure per group.
         """
         raise NotImplementedError(f"{type(self).__name__} is not met by merging groups")
+
+    def merge_share(self, distinct: np.ndarray, distances: np.ndarray, reach: float) -> np.ndarray | None:
+        """For a model that ``merges`` but is not monotone under suppression: the least share of
+        each class's rows that fail the model in any split of the class into smaller classes,
+        from the class's figures (as :meth:`merge_gap` reads them) and ``reach``, the largest
+        distance any class of the column can have; None for a model whose failing classes fail
+        in every split (a search counts all their rows).
+
+        Parameters
+        ----------
+        distinct, distances : numpy.ndarray
+            Per class, as for :meth:`merge_gap`.
+        reach : float
+            The largest distance a class can have.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            A share in [0, 1] per class.
+        """
+        return None
 
     def check_column(self, column: str, n_values: int) -> None:
         """Refuse, in one line, a sensitive column no class can meet the model on, before any

@@ -30,6 +30,7 @@ class KAnonymity(PrivacyModel):
 
     key = "k"
     spec_number = SpecNumber("k", "an integer >= 2 (rows per class)", low=2, low_open=False, integer=True)
+    lever = "lower"
     monotone_generalization = True
     monotone_suppression = True
     needs_sensitive = False
