@@ -175,6 +175,9 @@ class PrivacyModel(ABC):
     #: whether its check of a class reads the whole release (k-map's estimate of the population
     #: from the rows and weights published): then a search judges the classes it keeps again
     reads_release: ClassVar[bool] = False
+    #: the model's line in an example spec: its ``[privacy]`` setting and what it promises
+    #: (``("l = 2", "distinct sensitive values per class")``); None: its key and class's summary
+    example: ClassVar[tuple[str, str] | None] = None
     #: the model's one number, read by the default :meth:`from_spec`
     spec_number: ClassVar[SpecNumber | None] = None
     #: how a refusal asks for the model to be loosened ("relax alpha"; "lower l", "raise t")

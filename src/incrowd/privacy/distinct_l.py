@@ -32,6 +32,7 @@ class DistinctL(PrivacyModel):
     l: int
 
     key = "l"
+    example = ('l = 2', 'distinct sensitive values per class (needs a "sensitive" column)')
     spec_number = SpecNumber("l", "an integer >= 2 (distinct sensitive values per class)", low=2, low_open=False,
                              integer=True)
     lever = "lower"

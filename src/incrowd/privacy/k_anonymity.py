@@ -29,6 +29,7 @@ class KAnonymity(PrivacyModel):
     k: int
 
     key = "k"
+    example = ('k = 5', 'every published class holds at least k rows')
     spec_number = SpecNumber("k", "an integer >= 2 (rows per class)", low=2, low_open=False, integer=True)
     lever = "lower"
     monotone_generalization = True

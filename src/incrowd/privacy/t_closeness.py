@@ -112,6 +112,7 @@ class TCloseness(PrivacyModel):
     hierarchy: tuple[tuple, ...] | None = None
 
     key = "t"
+    example = ('t = 0.3', "t-closeness: earth mover's distance per class, in (0, 1]")
     spec_number = SpecNumber("t", "a number in (0, 1] (earth mover's distance)", low=0, high=1, high_open=False)
     lever = "raise"
     monotone_generalization = True
