@@ -334,6 +334,13 @@ ModelOption = Annotated[
 ]
 
 
+def flag_models(l: int | None, t: float | None = None) -> list:
+    """The models of the ``--l`` and ``--t`` options (read as the spec reads its keys ``l`` and ``t``)."""
+    from ..privacy import models_from_spec
+
+    return models_from_spec({key: value for key, value in (("l", l), ("t", t)) if value is not None})
+
+
 def _models(entries: list[str] | None, k: int | None) -> list:
     """The models of ``--model KEY=VALUE`` options, each value read as the spec's TOML reads it."""
     if not entries:
@@ -401,9 +408,9 @@ def negotiate_command(
 
     with user_errors(), one_request():  # one answer per process: loading the compiled search costs more
         lattice = Lattice.open(lattice_path)
-        result = negotiate(lattice, k=k, l=l, max_levels=_levels(max_levels, "--max-levels"),
+        result = negotiate(lattice, k=k, max_levels=_levels(max_levels, "--max-levels"),
                            max_suppression=max_suppression, runtime_histogram=runtime_histogram, metric=metric,
-                           t=t, weights=_metric_weights(metric_weights), models=_models(model, k))
+                           weights=_metric_weights(metric_weights), models=flag_models(l, t) + _models(model, k))
     if json_output:
         print_json(result.to_dict())
         return

@@ -350,8 +350,8 @@ def _chosen_levels(data: pd.DataFrame, *, k, l, sensitive, hierarchies, interval
     roles = resolve_roles(data, qis, identifiers)
     lattice = Lattice.build(data, list(roles.quasi_identifiers), hierarchies=hierarchies, intervals=intervals,
                             sensitive=sensitive if l is not None or models else None)
-    answer = negotiate(lattice, k=k, l=l, max_suppression=max_suppression, metric=metric, weights=metric_weights,
-                       models=models)
+    answer = negotiate(lattice, k=k, max_suppression=max_suppression, metric=metric, weights=metric_weights,
+                       models=[*([DistinctL(l)] if l is not None else []), *models])
     if answer.exact is None:
         least = answer.relaxations["max_suppression"]
         raise ParameterError(

@@ -180,6 +180,9 @@ class PrivacyModel(ABC):
     example: ClassVar[tuple[str, str] | None] = None
     #: the model's one number, read by the default :meth:`from_spec`
     spec_number: ClassVar[SpecNumber | None] = None
+    #: whether a generalization lattice's histograms count the model (class sizes, distinct
+    #: sensitive values per class), so that its compiled search answers the model alone
+    histogram: ClassVar[bool] = False
     #: how a refusal asks for the model to be loosened ("relax alpha"; "lower l", "raise t")
     lever: ClassVar[str] = "relax"
     #: whether publish meets the model by merging each failing group with its nearest group
@@ -275,6 +278,18 @@ class PrivacyModel(ABC):
         None
         """
         return None  # most models: any column may meet them in classes of its values
+
+    def number(self) -> float:
+        """The model's one number (the field its :attr:`spec_number` fills: k's k, l's l, t's t).
+
+        Returns
+        -------
+        float or int
+        """
+        spec = self.spec_number
+        if spec is None:
+            raise ParameterError(f"{self.key} takes more than one number")
+        return getattr(self, spec.field)
 
     def checked(self) -> Self:
         """The model, its number checked against its range (as :meth:`from_spec` checks it); a

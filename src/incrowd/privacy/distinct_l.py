@@ -36,6 +36,7 @@ class DistinctL(PrivacyModel):
     spec_number = SpecNumber("l", "an integer >= 2 (distinct sensitive values per class)", low=2, low_open=False,
                              integer=True)
     lever = "lower"
+    histogram = True
     monotone_generalization = True
     monotone_suppression = True
     merges = True

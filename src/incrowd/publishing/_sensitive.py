@@ -172,12 +172,12 @@ def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], models: 
     version = np.zeros(n_groups, dtype=np.int64)
     parent = np.arange(n_groups, dtype=np.int64)
     live = _LiveGroups(block_of_group, n_blocks, centroids)
-    work = [(*(-float(gap[g]) for gap in gaps), int(g), 0)
+    work = [(tuple(-float(gap[g]) for gap in gaps), int(g), 0)
             for g in np.flatnonzero(_fails(gaps) & ~block_fails[block_of_group])]
     heapq.heapify(work)
     while work:
         check_cancelled()  # one merge per step: a cancelled web job stops here
-        *_, g, ver = heapq.heappop(work)
+        _, g, ver = heapq.heappop(work)
         if not alive[g] or version[g] != ver:
             continue
         h = _partner(g, live, columns, models)
@@ -192,7 +192,7 @@ def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], models: 
         version[keep] += 1
         now = _gaps([c.status([keep]) for c in columns], models)
         if _fails(now)[0]:
-            heapq.heappush(work, (*(-float(gap[0]) for gap in now), int(keep), int(version[keep])))
+            heapq.heappush(work, (tuple(-float(gap[0]) for gap in now), int(keep), int(version[keep])))
 
     while True:  # pointer jumping: every group to the group it was finally merged into
         up = parent[parent]
