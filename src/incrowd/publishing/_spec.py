@@ -15,6 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, cast
 
@@ -177,7 +178,7 @@ class ReleaseSpec:
     def names(self, role: str) -> list[str]:
         return [c.name for c in self.columns.values() if c.role == role]
 
-    @property
+    @cached_property  # asked at every node a search evaluates
     def merging_models(self) -> tuple[PrivacyModel, ...]:
         """``l`` and ``t`` as models, for every column with the ``sensitive`` role: publish meets
         them by merging groups (each ``merges``), in this order, and its search reads them from
@@ -203,7 +204,7 @@ class ReleaseSpec:
         the summary's fields, which a report reads back as models."""
         return {"k": self.k, "l": self.l, "t": self.t}
 
-    @property
+    @cached_property
     def privacy_models(self) -> tuple[PrivacyModel, ...]:
         """Every privacy model the spec asks for beyond k: :attr:`merging_models`, then
         :attr:`models`; what publish meets, the written file is checked for and the report
