@@ -191,7 +191,7 @@ def test_generalize_matches_lattice_and_is_verified(adult_arx, adult_lattice):
         assert result.table.groupby(QIS).size().min() >= k
         assert set(result.table["age"]) <= set(tables["age"][2])
         assert result.verification["k_anonymity"]["ok"]
-    result = generalize(frame, levels, l=4, sensitive=SENSITIVE, hierarchies=str(folder))
+    result = generalize(frame, levels, sensitive=SENSITIVE, hierarchies=str(folder), models=thresholds(l=4))
     assert result.suppressed == lattice.suppressed(levels, models=thresholds(l=4))
     assert result.table.groupby(QIS)[SENSITIVE].nunique().min() >= 4
     # rows keep their order and the other columns their values
@@ -252,7 +252,7 @@ def test_random_lattices_equal_brute_force(data):
     best = result.exact or result.relaxations["height"]
     if best is not None:
         applied = generalize(frame, best.levels, hierarchies=hier, sensitive="s" if criterion == "l" else None,
-                             **{criterion: best.value})
+                             **as_models({criterion: best.value}))
         assert applied.suppressed == best.suppressed
 
 

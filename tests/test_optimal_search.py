@@ -47,7 +47,8 @@ def _random_case(draw):
 
 
 def _released(frame, hier, levels, k=None, l=None):
-    result = generalize(frame, levels, k=k, l=l, sensitive="s" if l is not None else None, hierarchies=hier)
+    result = generalize(frame, levels, k=k, sensitive="s" if l is not None else None, hierarchies=hier,
+                        models=thresholds(l=l))
     suppressed = np.setdiff1d(np.arange(frame.shape[0]), result.kept_rows)
     original = pd.concat([frame.iloc[result.kept_rows], frame.iloc[suppressed]])
     return result, original
@@ -392,8 +393,8 @@ def test_generalize_without_levels_applies_the_least_metric_node(tmp_path):
     # k and l together: the node the k+l negotiation answers, both promises verified
     lattice_s = Lattice.build(frame, ["q0", "q1"], hierarchies=hier, sensitive="s")
     both = negotiate(lattice_s, k=12, max_suppression=10, metric="loss", models=thresholds(l=2)).exact
-    result = generalize(frame, k=12, l=2, sensitive="s", quasi_identifiers=["q0", "q1"], hierarchies=hier,
-                        max_suppression=10)
+    result = generalize(frame, k=12, sensitive="s", quasi_identifiers=["q0", "q1"], hierarchies=hier,
+                        max_suppression=10, models=thresholds(l=2))
     assert result.levels == both.levels and result.suppressed == both.suppressed
     assert result.min_class_size >= 12 and result.min_distinct >= 2
     with pytest.raises(ParameterError, match="give k"):

@@ -361,9 +361,9 @@ def run_generalize(req: GeneralizeRequest, request: Request) -> dict[str, Any]:
     if unknown:
         raise ParameterError(f"unknown attribute(s) {name_list(unknown)}; the lattice has attributes "
                              f"{name_list(lattice.attributes)}")
-    result = generalize(ds.frame, req.levels, k=req.k, l=req.l, sensitive=lattice.sensitive,
+    result = generalize(ds.frame, req.levels, k=req.k, sensitive=lattice.sensitive,
                         hierarchies=dict(lattice.hierarchies), quasi_identifiers=list(lattice.attributes),
-                        identifiers=req.identifiers)
+                        identifiers=req.identifiers, models=_threshold_models(req))
     if result.table.shape[0] == 0:
         raise DataError("every row would be suppressed; choose higher levels or a smaller k/l")
     levels_tag = "".join(str(v) for v in result.levels.values())
