@@ -47,6 +47,7 @@ from _common import (  # noqa: E402
 
 from incrowd.exceptions import DataError  # noqa: E402
 from incrowd.generalization import Lattice, negotiate, read_hierarchy  # noqa: E402
+from incrowd.privacy import models_from_spec  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "negotiation.json"
 PAGE = DOCS / "negotiation.md"
@@ -201,8 +202,9 @@ def build_record(times: list[float], lattice: Lattice) -> dict:
 def ask(lattice: Lattice, repeats: int, *, criterion: str, value: int, vmax: dict, supp: str,
         runtime_histogram: bool = False) -> dict:
     """One request: the answer, nodes visited, and answer times over ``repeats`` calls."""
-    kwargs = {criterion: value, "max_levels": vmax, "max_suppression": supp,
-              "runtime_histogram": runtime_histogram}
+    # l is a model (DistinctL), k a number
+    threshold = {"k": value} if criterion == "k" else {"models": models_from_spec({criterion: value})}
+    kwargs = {**threshold, "max_levels": vmax, "max_suppression": supp, "runtime_histogram": runtime_histogram}
     result = negotiate(lattice, **kwargs)  # first call: kernel loading stays out of the timings
     seconds, walls, runtime = [], [], []
     for _ in range(repeats):

@@ -388,7 +388,9 @@ CEILINGS: dict[str, int] = {
     "_-named functions imported across packages": 0,
     "root modules besides __init__ and exceptions": 0,
     "files outside io/ that spell a format suffix": 0,
-    "files outside privacy/ that handle l or t": 19,  # a heuristic (the scan's L_OR_T); the target is 4
+    # a heuristic (the scan's L_OR_T): the spec, the CLI's options, the web's requests and negotiate's
+    # search with its k, l and t relaxations
+    "files outside privacy/ that handle l or t": 4,
     "DeprecationWarning sites": 0,
     "functions over 80 lines": 29,  # below the target of 30; numba kernels and publish's search are the rest
 }

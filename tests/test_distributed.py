@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("distributed")
+from _thresholds import thresholds  # noqa: E402
 from benchdata import data_dir  # noqa: E402
 
 from incrowd import MONA, MONA2D, microaggregate, verify_k_anonymity  # noqa: E402
@@ -211,8 +212,7 @@ def _same_lattice(a, b) -> None:
 def test_lattice_equals_single_machine_on_arx_adult(client, tmp_path):
     import pandas as pd
 
-    from incrowd.generalization import build_lattice
-    from incrowd.generalization import Lattice
+    from incrowd.generalization import Lattice, build_lattice
 
     folder = data_dir() / "adult_arx"
     if not (folder / "adult.csv").is_file():
@@ -255,8 +255,8 @@ def test_lattice_with_missing_sensitive_values_equals_single_machine(client, tmp
                                sensitive_order=order)
         assert local.sensitive_missing and local.sensitive_values == 3
         _same_lattice(local, spread)
-        assert spread.negotiate(k=5, l=2, t=0.2, max_suppression=60).to_dict()["exact"] == \
-            local.negotiate(k=5, l=2, t=0.2, max_suppression=60).to_dict()["exact"]
+        assert spread.negotiate(k=5, max_suppression=60, models=thresholds(l=2, t=0.2)).to_dict()["exact"] == \
+            local.negotiate(k=5, max_suppression=60, models=thresholds(l=2, t=0.2)).to_dict()["exact"]
 
 
 def test_lattice_cli_with_a_scheduler_address(client, tmp_path):

@@ -252,3 +252,22 @@ def test_node_counts_past_a_trillion_are_written_as_a_power_of_ten():
     with pytest.raises(ParameterError) as refused:
         check_nodes([2] * 10_001, 1.0, 200_000)
     assert "about 4.0 x 10^3010 nodes (limit 200,000)" in str(refused.value) and len(str(refused.value)) < 300
+
+
+def test_the_example_spec_shows_every_registered_model_as_a_setting_it_reads():
+    # each model's commented line comes from the model's own file: uncommented, it is a
+    # [privacy] setting the spec's reader takes (a toy model registered shows up too)
+    import tomllib
+
+    from incrowd.privacy import MODELS, models_from_spec
+
+    frame = pd.DataFrame({"age": [20, 30, 40, 50] * 5, "income": ["a", "b", "c", "d", "e"] * 4})
+    text = incrowd.publishing.example_toml(frame, "toy.csv")
+    privacy = text.split("[privacy]")[1].split("[columns]")[0]
+    shown = {line[2:].split("=")[0].strip(): line[2:].split("  #")[0] for line in privacy.splitlines()
+             if line.startswith("# ") and "=" in line.split("#")[1]}
+    assert set(MODELS) - {"k"} <= set(shown)
+    for key in set(MODELS) - {"k"}:
+        setting = tomllib.loads(shown[key])
+        models = models_from_spec({"k": 5, **setting})
+        assert [m.key for m in models if m.key != "k"] == [key]

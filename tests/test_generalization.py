@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from _thresholds import as_models, thresholds  # noqa: E402
 from benchdata import data_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -68,7 +69,7 @@ def test_every_node_histogram_equals_brute_force(adult_lattice):
         for k in (2, 5, 10, 50, 1000):
             assert lattice.suppressed(levels, k=k) == suppressed_from(k_hist, k, "k")
         for l in (2, 3, 5):
-            assert lattice.suppressed(levels, l=l) == suppressed_from(l_hist, l, "l")
+            assert lattice.suppressed(levels, models=thresholds(l=l)) == suppressed_from(l_hist, l, "l")
 
 
 def test_lattice_shape(adult_lattice):
@@ -152,7 +153,8 @@ def test_negotiation_equals_brute_force_l(adult_lattice):
     for vmax in nodes[::2]:
         for l, limit in itertools.product((2, 3, 6, 9), (0, 30, 301, 3016)):
             expected = brute_negotiation(nodes, supp, vmax, l, limit, lattice.n_rows)
-            result = negotiate(lattice, l=l, max_levels=dict(zip(QIS, vmax)), max_suppression=limit, metric="height")
+            result = negotiate(lattice, max_levels=dict(zip(QIS, vmax)), max_suppression=limit, metric="height",
+                               models=thresholds(l=l))
             _check_answer(result, expected, lattice, "l")
             assert result.to_dict()["relaxations"]["l"] == result.to_dict()["relaxations"]["k"]
 
@@ -164,8 +166,8 @@ def test_json_shape_and_saved_lattice_answers_the_same(adult_lattice, tmp_path):
     for request in ({"k": 10, "max_levels": {"age": 2, "education": 1}, "max_suppression": "1%"},
                     {"k": 50, "max_levels": {"age": 1, "sex": 0}, "max_suppression": 0.001},
                     {"l": 3, "max_levels": {"age": 1}, "max_suppression": 30}):
-        a = negotiate(lattice, **request).to_dict()
-        b = negotiate(again, **request).to_dict()
+        a = negotiate(lattice, **as_models(request)).to_dict()
+        b = negotiate(again, **as_models(request)).to_dict()
         for key in ("status", "exact", "relaxations"):
             assert a[key] == b[key]
         assert a["status"] in ("exact", "relaxed")
@@ -189,8 +191,8 @@ def test_generalize_matches_lattice_and_is_verified(adult_arx, adult_lattice):
         assert result.table.groupby(QIS).size().min() >= k
         assert set(result.table["age"]) <= set(tables["age"][2])
         assert result.verification["k_anonymity"]["ok"]
-    result = generalize(frame, levels, l=4, sensitive=SENSITIVE, hierarchies=str(folder))
-    assert result.suppressed == lattice.suppressed(levels, l=4)
+    result = generalize(frame, levels, sensitive=SENSITIVE, hierarchies=str(folder), models=thresholds(l=4))
+    assert result.suppressed == lattice.suppressed(levels, models=thresholds(l=4))
     assert result.table.groupby(QIS)[SENSITIVE].nunique().min() >= 4
     # rows keep their order and the other columns their values
     assert np.all(np.diff(result.kept_rows) > 0) and result.kept_rows.size == result.table.shape[0]
@@ -243,14 +245,14 @@ def test_random_lattices_equal_brute_force(data):
     part = 0 if criterion == "k" else 1
     expected = brute_negotiation(nodes, lambda v, tt: suppressed_from(brute[v][part], tt, criterion),
                                  vmax, t, limit, len(frame), available)
-    result = negotiate(lattice, **{criterion: t}, max_levels=dict(zip(qis, vmax)), max_suppression=limit,
+    result = negotiate(lattice, **as_models({criterion: t}), max_levels=dict(zip(qis, vmax)), max_suppression=limit,
                        metric="height")
     _check_answer(result, expected, lattice, criterion)
     # applying the chosen node gives the suppression the lattice promised, verified
     best = result.exact or result.relaxations["height"]
     if best is not None:
         applied = generalize(frame, best.levels, hierarchies=hier, sensitive="s" if criterion == "l" else None,
-                             **{criterion: best.value})
+                             **as_models({criterion: best.value}))
         assert applied.suppressed == best.suppressed
 
 
@@ -295,8 +297,9 @@ def test_request_errors(adult_lattice):
             negotiate(lattice, k=5, max_suppression=bad)
     with pytest.raises(ParameterError, match=r"give k \(k-anonymity\), l \(naive l-diversity\) or both"):
         negotiate(lattice)
-    with pytest.raises(ParameterError, match=r"l must be an integer in \[2, \d+\] \(distinct values of 'occupation'\)"):
-        negotiate(lattice, k=5, l=99)  # k and l together: each checked as alone
+    with pytest.raises(ParameterError, match=r"l=99 is larger than the number of distinct values of sensitive column "
+                                              r"'occupation' \(\d+\)"):
+        negotiate(lattice, k=5, models=thresholds(l=99))  # k and l together: each checked as alone
 
 
 def test_max_suppression_forms():

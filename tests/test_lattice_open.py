@@ -7,6 +7,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from _thresholds import as_models  # noqa: E402
 
 from incrowd.generalization import Lattice, negotiate
 
@@ -32,7 +33,8 @@ def _same_lattice(opened, lattice):
     for request in ({"k": 5, "max_suppression": "1%"}, {"l": 3, "max_suppression": 20}, {"k": 40}):
         # the timings differ (the first call in a process may compile); the answers may not
         clocks = {"seconds": 0, "compile_seconds": 0}
-        assert negotiate(opened, **request).to_dict() | clocks == negotiate(lattice, **request).to_dict() | clocks
+        assert negotiate(opened, **as_models(request)).to_dict() | clocks == \
+            negotiate(lattice, **as_models(request)).to_dict() | clocks
 
 
 def test_opened_lattice_equals_the_saved_one(built):

@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from _thresholds import as_models, thresholds  # noqa: E402
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from random_hierarchies import random_hierarchy_rows
@@ -115,8 +116,8 @@ def test_k_and_l_together_equal_brute_force(data):
     k, l = data.draw(st.integers(2, 6)), data.draw(st.integers(2, min(3, lattice.sensitive_values)))
     limit = data.draw(st.integers(0, frame.shape[0] // 4))
     vmax = np.array([data.draw(st.integers(0, hier[a].max_level)) for a in qis])
-    result = negotiate(lattice, k=k, l=l, max_levels=dict(zip(qis, vmax.tolist())), max_suppression=limit,
-                       metric=metric)
+    result = negotiate(lattice, k=k, max_levels=dict(zip(qis, vmax.tolist())), max_suppression=limit,
+                       metric=metric, models=thresholds(l=l))
     n = frame.shape[0]
     within = min(limit, n - 1)
     brute = _brute(lattice, frame, hier, k, l, metric, limit, vmax)
@@ -154,14 +155,14 @@ def test_k_and_l_answer_differs_from_either_alone():
                           "s": [0] * 6 + [0, 1] + [0, 1, 2, 0, 1, 2]})
     hier = {"q": hierarchy_from_rows("q", [["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]], "q")}
     lattice = Lattice.build(frame, ["q"], hierarchies=hier, sensitive="s")
-    both = negotiate(lattice, k=5, l=2, max_suppression=6, metric="height")
+    both = negotiate(lattice, k=5, max_suppression=6, metric="height", models=thresholds(l=2))
     assert negotiate(lattice, k=5, max_suppression=6, metric="height").exact.levels == {"q": 0}
-    assert negotiate(lattice, l=2, max_suppression=6, metric="height").exact.levels == {"q": 0}
+    assert negotiate(lattice, max_suppression=6, metric="height", models=thresholds(l=2)).exact.levels == {"q": 0}
     # level 0 suppresses a (l) and b (k): 8 rows; level 1 groups a and b into 8 rows, 2 values
     assert both.exact.levels == {"q": 1} and both.exact.suppressed == 0 and both.exact.classes == 2
-    at_zero = negotiate(lattice, k=5, l=2, max_suppression=8, metric="height")
+    at_zero = negotiate(lattice, k=5, max_suppression=8, metric="height", models=thresholds(l=2))
     assert at_zero.exact.levels == {"q": 0} and at_zero.exact.suppressed == 8 and at_zero.exact.classes == 1
-    relaxed = negotiate(lattice, k=5, l=2, max_levels={"q": 0}, max_suppression=2, metric="height")
+    relaxed = negotiate(lattice, k=5, max_levels={"q": 0}, max_suppression=2, metric="height", models=thresholds(l=2))
     assert relaxed.status == "relaxed"
     assert relaxed.relaxations["max_suppression"].suppressed == 8
     assert relaxed.relaxations["k"] is None  # a fails l whatever k: 6 rows over the limit
@@ -174,7 +175,7 @@ def test_relaxing_k_keeps_l_and_relaxing_l_keeps_k():
     # a: 6 rows, 2 values; b: 3 rows, 2 values; c: 4 rows, 1 value (fails l=2 whatever k)
     frame = pd.DataFrame({"q": ["a"] * 6 + ["b"] * 3 + ["c"] * 4, "s": [0, 1] * 3 + [0, 1, 0] + [2] * 4})
     lattice = Lattice.build(frame, ["q"], hierarchies=hier, sensitive="s")
-    got = negotiate(lattice, k=5, l=2, max_levels={"q": 0}, max_suppression=4, metric="height")
+    got = negotiate(lattice, k=5, max_levels={"q": 0}, max_suppression=4, metric="height", models=thresholds(l=2))
     assert got.status == "relaxed"
     # c's 4 rows use the whole limit: k may rise to 3 (b survives k=3), not 4
     assert got.relaxations["k"].to_dict()["k"] == 3 and got.relaxations["k"].to_dict()["l"] == 2
@@ -183,7 +184,7 @@ def test_relaxing_k_keeps_l_and_relaxing_l_keeps_k():
     # a: 6 rows, 3 values; b: 3 rows, 3 values; c: 4 rows, 2 values
     frame = pd.DataFrame({"q": ["a"] * 6 + ["b"] * 3 + ["c"] * 4, "s": [0, 1, 2] * 2 + [0, 1, 2] + [0, 1] * 2})
     lattice = Lattice.build(frame, ["q"], hierarchies=hier, sensitive="s")
-    got = negotiate(lattice, k=4, l=3, max_levels={"q": 0}, max_suppression=3, metric="height")
+    got = negotiate(lattice, k=4, max_levels={"q": 0}, max_suppression=3, metric="height", models=thresholds(l=3))
     assert got.relaxations["l"].to_dict()["l"] == 2 and got.relaxations["l"].to_dict()["k"] == 4
     assert got.relaxations["l"].suppressed == 3
     assert got.relaxations["k"] is None  # c fails l=3 whatever k: 4 rows
@@ -196,9 +197,9 @@ def test_t_is_refused_with_the_reason_by_a_lattice_without_the_sensitive_order(t
     lattice = Lattice.build(frame, ["q"], hierarchies=hier, sensitive="s")
     lattice.sensitive_order = lattice.sensitive_ordered = None  # as a lattice file from before t
     with pytest.raises(ParameterError, match="t cannot be negotiated on this lattice: .* values and their order"):
-        negotiate(lattice, k=2, l=2, t=0.3)
+        negotiate(lattice, k=2, models=thresholds(l=2, t=0.3))
     with pytest.raises(ParameterError, match="rebuild it with 'incrowd lattice build"):
-        negotiate(lattice, k=2, t=0.3)
+        negotiate(lattice, k=2, models=thresholds(t=0.3))
 
 
 def _small_file(tmp_path):
@@ -222,7 +223,7 @@ def test_cli_negotiate_k_and_l_answers_with_json(tmp_path):
     out = runner.invoke(app, ["negotiate", str(path), "--k", "5", "--l", "2", "--max-suppression", "5%", "--json"])
     assert out.exit_code == 0, out.output
     got = json.loads(out.stdout)
-    api = negotiate(lattice, k=5, l=2, max_suppression="5%").to_dict()
+    api = negotiate(lattice, k=5, max_suppression="5%", models=thresholds(l=2)).to_dict()
     assert got["request"]["k"] == 5 and got["request"]["l"] == 2
     assert got["exact"] == api["exact"] and got["exact"]["k"] == 5 and got["exact"]["l"] == 2
     text = runner.invoke(app, ["negotiate", str(path), "--k", "40", "--l", "3", "--max-levels", "q0=0,q1=0"])
@@ -260,11 +261,11 @@ def test_publish_chooses_the_node_negotiate_answers_for_k_and_l(tmp_path, metric
                         "q1": {"role": "categorical", "hierarchy": str(folder / "q1.csv")},
                         "s": "sensitive"}}
     report = incrowd.publish(frame, spec).summary()
-    answer = negotiate(lattice, k=15, l=3, max_suppression="2%", metric=metric)
+    answer = negotiate(lattice, k=15, max_suppression="2%", metric=metric, models=thresholds(l=3))
     assert answer.exact is not None
     # neither threshold alone leads to this node
     assert answer.exact.levels != negotiate(lattice, k=15, max_suppression="2%", metric=metric).exact.levels
-    assert answer.exact.levels != negotiate(lattice, l=3, max_suppression="2%", metric=metric).exact.levels
+    assert answer.exact.levels != negotiate(lattice, max_suppression="2%", metric=metric, models=thresholds(l=3)).exact.levels
     assert report["levels"] == answer.exact.levels
     assert report["suppressed"] == answer.exact.suppressed
     for name in ("loss", "discernibility", "entropy", "aecs", "precision", "height"):
@@ -277,7 +278,7 @@ def _web_answer_equals_api(client, lattice_id, lattice, request):
     r = client.post("/api/negotiate", json={"lattice": lattice_id, **request})
     assert r.status_code == 200, r.text
     page = r.json()
-    api = negotiate(lattice, **request).to_dict()
+    api = negotiate(lattice, **as_models(request)).to_dict()
     for field in ("status", "exact", "relaxations", "request"):
         assert page[field] == api[field], (request, field)
     return page
@@ -307,7 +308,7 @@ def test_web_negotiation_takes_k_and_l_together():
         hier = {"region": hierarchy_from_rows("region", [r.split(";") for r in region.decode().split()], "region")}
         lattice = Lattice.build(frame, ["age", "region"], hierarchies=hier, intervals={"age": [5, 10, 20]},
                                 sensitive="disease")
-        supp = lattice.suppressed_all(k=10, l=3)
+        supp = lattice.suppressed_all(k=10, models=thresholds(l=3))
         for request in ({"k": 10, "l": 3, "max_suppression": "2%"},
                         {"k": 10, "l": 3, "max_suppression": 3, "max_levels": {"age": 1, "region": 0}}):
             page = _web_answer_equals_api(client, built.json()["lattice"], lattice, request)
@@ -332,7 +333,7 @@ def test_suppressed_all_for_k_and_l_equals_the_rows():
                                              ["d", "cd", "*"]], "q0"),
             "q1": hierarchy_from_rows("q1", [["x", "xy", "*"], ["y", "xy", "*"], ["z", "z", "*"]], "q1")}
     lattice = Lattice.build(frame, ["q0", "q1"], hierarchies=hier, sensitive="s", fraction=0.5)
-    got = lattice.suppressed_all(k=8, l=3)
+    got = lattice.suppressed_all(k=8, models=thresholds(l=3))
     for node in range(lattice.n_nodes):
         if not lattice.materialized[node]:
             assert got[node] == -1
@@ -350,9 +351,9 @@ def test_runtime_histogram_adds_v_max_to_the_candidates_of_k_and_l():
     lattice = Lattice.build(frame, ["q0", "q1"], hierarchies=hier, sensitive="s", fraction=0.3)
     missing = [v for v in range(lattice.n_nodes) if not lattice.materialized[v]]
     vmax = lattice.level_dict(missing[-1])
-    without = negotiate(lattice, k=4, l=2, max_levels=vmax, max_suppression=120 - 1, metric="height")
-    with_it = negotiate(lattice, k=4, l=2, max_levels=vmax, max_suppression=120 - 1, metric="height",
-                        runtime_histogram=True)
+    without = negotiate(lattice, k=4, max_levels=vmax, max_suppression=120 - 1, metric="height", models=thresholds(l=2))
+    with_it = negotiate(lattice, k=4, max_levels=vmax, max_suppression=120 - 1, metric="height",
+                        runtime_histogram=True, models=thresholds(l=2))
     assert without.runtime_histogram_seconds is None and with_it.runtime_histogram_seconds is not None
     built = [v for v in range(lattice.n_nodes) if lattice.materialized[v]
              and np.all(lattice.levels[v] <= lattice.levels[missing[-1]])]

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _thresholds import as_models  # noqa: E402
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_generalization import _random_case
 
-from incrowd.generalization import Lattice, negotiate
-from incrowd.generalization import _negotiate
+from incrowd.generalization import Lattice, _negotiate, negotiate
 from incrowd.generalization._search import negotiate_kernel
 from incrowd.generalization._search_plain import PLAIN_MAX_NODES, one_request, plain_negotiate_kernel, search_kernel
 
@@ -19,7 +19,7 @@ from incrowd.generalization._search_plain import PLAIN_MAX_NODES, one_request, p
 def _answer(lattice, kernel, monkeypatch, **request) -> dict:
     with monkeypatch.context() as patch:
         patch.setattr(_negotiate, "search_kernel", lambda *_: kernel)
-        result = negotiate(lattice, metric="height", **request)
+        result = negotiate(lattice, metric="height", **as_models(request))
     # timings differ by nature (the compiled kernel may compile on its first call): not compared
     return {**result.to_dict(), "visited": result.visited, "seconds": None, "compile_seconds": None}
 

@@ -13,6 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from _thresholds import as_models, thresholds  # noqa: E402
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_negotiate_k_and_l import _assert_best, _assert_shared_relaxations, _random_case, _web_answer_equals_api
@@ -125,13 +126,13 @@ def test_t_with_k_and_l_equals_brute_force(data):
     t = data.draw(st.sampled_from([0.05, 0.1, 0.2, 0.3, 0.5]))
     limit = data.draw(st.integers(0, frame.shape[0] // 4))
     vmax = np.array([data.draw(st.integers(0, hier[a].max_level)) for a in qis])
-    result = negotiate(lattice, k=k, l=l, t=t, max_levels=dict(zip(qis, vmax.tolist())), max_suppression=limit,
-                       metric=metric)
+    result = negotiate(lattice, k=k, max_levels=dict(zip(qis, vmax.tolist())), max_suppression=limit,
+                       metric=metric, models=thresholds(l=l, t=t))
     n = frame.shape[0]
     within = min(limit, n - 1)
     kk, ll = k or 1, l or 0
     brute = _brute(lattice, frame, hier, ordered, kk, ll, t, metric, vmax)
-    every = lattice.suppressed_all(k=k, l=l, t=t)  # publish's compiled node kernels
+    every = lattice.suppressed_all(k=k, models=thresholds(l=l, t=t))  # publish's compiled node kernels
     assert all(every[v] == facts[1] for v, facts in brute.items())
     request = result.to_dict()["request"]
     assert request["t"] == t and request.get("k") == k and request.get("l") == l
@@ -215,11 +216,11 @@ def test_publish_chooses_the_node_negotiate_answers_with_t(tmp_path, metric, pri
 
     frame, folder, lattice = _skewed(tmp_path)
     report = incrowd.publish(frame, _spec(folder, metric, **privacy)).summary()
-    answer = negotiate(lattice, max_suppression="5%", metric=metric, **privacy)
+    answer = negotiate(lattice, max_suppression="5%", metric=metric, **as_models(privacy))
     assert answer.exact is not None
     # t changes the answer: another node, or classes suppressed that k and l keep
     without = negotiate(lattice, max_suppression="5%", metric=metric,
-                        **{name: value for name, value in privacy.items() if name != "t"}).exact
+                        **as_models({name: value for name, value in privacy.items() if name != "t"})).exact
     assert (answer.exact.levels, answer.exact.suppressed) != (without.levels, without.suppressed)
     assert report["levels"] == answer.exact.levels
     assert report["suppressed"] == answer.exact.suppressed
@@ -232,10 +233,10 @@ def test_t_suppresses_classes_k_and_l_keep_as_publish_does(tmp_path):
 
     frame, folder, lattice = _skewed(tmp_path)
     # at the bottom node, classes far from the table are suppressed for t alone
-    without = negotiate(lattice, k=5, l=2, max_levels={"region": 0, "band": 0}, max_suppression=400 - 1,
-                        metric="height")
-    with_t = negotiate(lattice, k=5, l=2, t=0.15, max_levels={"region": 0, "band": 0}, max_suppression=400 - 1,
-                       metric="height")
+    without = negotiate(lattice, k=5, max_levels={"region": 0, "band": 0}, max_suppression=400 - 1,
+                        metric="height", models=thresholds(l=2))
+    with_t = negotiate(lattice, k=5, max_levels={"region": 0, "band": 0}, max_suppression=400 - 1,
+                       metric="height", models=thresholds(l=2, t=0.15))
     assert with_t.exact.levels == without.exact.levels == {"region": 0, "band": 0}
     assert with_t.exact.suppressed > without.exact.suppressed
     spec = _spec(folder, "height", k=5, l=2, t=0.15)
@@ -244,9 +245,10 @@ def test_t_suppresses_classes_k_and_l_keep_as_publish_does(tmp_path):
     report = incrowd.publish(frame, spec).summary()
     assert report["suppressed"] == with_t.exact.suppressed
     # t alone, as publish takes it (its k is at least 2: every class here has 2 rows or more)
-    assert negotiate(lattice, k=2, t=0.15, max_levels={"region": 0, "band": 0}, max_suppression=399,
-                     metric="height").exact.suppressed == negotiate(
-        lattice, t=0.15, max_levels={"region": 0, "band": 0}, max_suppression=399, metric="height").exact.suppressed
+    assert negotiate(lattice, k=2, max_levels={"region": 0, "band": 0}, max_suppression=399,
+                     metric="height", models=thresholds(t=0.15)).exact.suppressed == negotiate(
+        lattice, max_levels={"region": 0, "band": 0}, max_suppression=399, metric="height",
+        models=thresholds(t=0.15)).exact.suppressed
 
 
 def test_lattice_file_keeps_what_t_needs_and_an_old_file_refuses_t(tmp_path):
@@ -257,14 +259,14 @@ def test_lattice_file_keeps_what_t_needs_and_an_old_file_refuses_t(tmp_path):
     assert opened.sensitive_order == lattice.sensitive_order and opened.sensitive_ordered is False
     assert opened.describe()["sensitive_distance"] == "equal"
     for request in ({"k": 5, "l": 2, "t": 0.15}, {"k": 50, "t": 0.05, "max_levels": {"region": 0}}):
-        assert opened.negotiate(max_suppression="5%", **request).to_dict() | {"seconds": 0} == \
-            lattice.negotiate(max_suppression="5%", **request).to_dict() | {"seconds": 0}
+        assert opened.negotiate(max_suppression="5%", **as_models(request)).to_dict() | {"seconds": 0} == \
+            lattice.negotiate(max_suppression="5%", **as_models(request)).to_dict() | {"seconds": 0}
     lattice.sensitive_order = lattice.sensitive_ordered = None  # as a file written before t
     old = Lattice.open(lattice.save(tmp_path / "old.duckdb"))
     with pytest.raises(ParameterError, match="rebuild it with 'incrowd lattice build"):
-        old.negotiate(k=5, t=0.2)
-    assert old.negotiate(k=5, l=2, max_suppression="5%").to_dict()["exact"] == \
-        opened.negotiate(k=5, l=2, max_suppression="5%").to_dict()["exact"]
+        old.negotiate(k=5, models=thresholds(t=0.2))
+    assert old.negotiate(k=5, max_suppression="5%", models=thresholds(l=2)).to_dict()["exact"] == \
+        opened.negotiate(k=5, max_suppression="5%", models=thresholds(l=2)).to_dict()["exact"]
 
 
 def test_numbers_take_the_ordered_distance_as_in_publish():
@@ -282,10 +284,10 @@ def test_bad_t_is_one_clear_error():
     lattice = Lattice.build(frame, ["q"], hierarchies=hier, sensitive="s")
     for bad in (0, -0.1, 1.5, float("nan"), True, "0.2"):
         with pytest.raises(ParameterError, match=r"t must be a number in \(0, 1\]"):
-            negotiate(lattice, k=2, t=bad)
+            negotiate(lattice, k=2, models=thresholds(t=bad))
     plain = Lattice.build(frame, ["q"], hierarchies=hier)
     with pytest.raises(ParameterError, match="t-closeness needs a lattice built with a sensitive attribute"):
-        negotiate(plain, k=2, t=0.3)
+        negotiate(plain, k=2, models=thresholds(t=0.3))
 
 
 def test_cli_negotiate_takes_t(tmp_path):
@@ -300,7 +302,7 @@ def test_cli_negotiate_takes_t(tmp_path):
                               "--max-suppression", "5%", "--json"])
     assert out.exit_code == 0, out.output
     got = json.loads(out.stdout)
-    api = negotiate(lattice, k=5, l=2, t=0.15, max_suppression="5%").to_dict()
+    api = negotiate(lattice, k=5, max_suppression="5%", models=thresholds(l=2, t=0.15)).to_dict()
     assert got["request"]["t"] == 0.15 and got["request"]["k"] == 5 and got["request"]["l"] == 2
     assert got["exact"] == api["exact"] and got["exact"]["t"] == 0.15
     text = runner.invoke(app, ["negotiate", str(path), "--k", "5", "--t", "0.01", "--max-levels", "region=0,band=0"])
@@ -324,7 +326,7 @@ def test_cli_negotiate_takes_t(tmp_path):
 def test_suppressed_all_with_t_equals_the_rows(tmp_path):
     frame, folder, lattice = _skewed(tmp_path)
     hier = lattice.hierarchies
-    got = lattice.suppressed_all(k=5, l=2, t=0.12)
+    got = lattice.suppressed_all(k=5, models=thresholds(l=2, t=0.12))
     rows = frame.rename(columns={"disease": "s"})
     assert (got > 0).any()
     for node in range(lattice.n_nodes):
@@ -350,7 +352,7 @@ def test_web_negotiation_takes_t_with_k_and_l(tmp_path):
                                                         "quasi_identifiers": ["region", "band"],
                                                         "sensitive": "disease"})
         assert built.status_code == 200, built.text
-        supp = lattice.suppressed_all(k=5, l=2, t=0.12)
+        supp = lattice.suppressed_all(k=5, models=thresholds(l=2, t=0.12))
         for request in ({"k": 5, "l": 2, "t": 0.12, "max_suppression": "5%"},
                         {"k": 5, "t": 0.01, "max_suppression": 3, "max_levels": {"region": 0, "band": 0}}):
             page = _web_answer_equals_api(client, built.json()["lattice"], lattice, request)
@@ -373,10 +375,10 @@ def test_runtime_histogram_adds_v_max_to_the_candidates_with_t(tmp_path):
     assert missing
     vmax = lattice.level_dict(missing[-1])
     request = {"k": 5, "t": 0.15, "max_levels": vmax, "max_suppression": 399, "metric": "height"}
-    without = negotiate(lattice, **request)
-    with_it = negotiate(lattice, runtime_histogram=True, **request)
+    without = negotiate(lattice, **as_models(request))
+    with_it = negotiate(lattice, runtime_histogram=True, **as_models(request))
     assert without.runtime_histogram_seconds is None and with_it.runtime_histogram_seconds is not None
-    supp = full.suppressed_all(k=5, t=0.15)
+    supp = full.suppressed_all(k=5, models=thresholds(t=0.15))
     built = [v for v in range(lattice.n_nodes) if lattice.materialized[v]
              and np.all(lattice.levels[v] <= lattice.levels[missing[-1]])]
     for answer, nodes in ((without, built), (with_it, built + [missing[-1]])):
@@ -420,15 +422,15 @@ def test_missing_sensitive_values_negotiate_as_publish(tmp_path, metric, privacy
     opened = Lattice.open(lattice.save(tmp_path / "L.duckdb"))
     assert opened.sensitive_missing and opened.describe()["sensitive_missing"] is True
     report = incrowd.publish(frame, _spec(folder, metric, **privacy)).summary()
-    for answer in (negotiate(lattice, max_suppression="5%", metric=metric, **privacy),
-                   negotiate(opened, max_suppression="5%", metric=metric, **privacy)):
+    for answer in (negotiate(lattice, max_suppression="5%", metric=metric, **as_models(privacy)),
+                   negotiate(opened, max_suppression="5%", metric=metric, **as_models(privacy))):
         assert answer.exact is not None
         assert report["levels"] == answer.exact.levels
         assert report["suppressed"] == answer.exact.suppressed
         for name in ("loss", "discernibility", "entropy", "aecs", "precision", "height"):
             assert report["metrics"][name] == pytest.approx(answer.exact.metrics[name], rel=1e-12), name
     # every node as publish's kernels and as the rows say (missing: never distinct, one category)
-    supp = lattice.suppressed_all(**privacy)
+    supp = lattice.suppressed_all(**as_models(privacy))
     rows = frame.rename(columns={"disease": "s"})
     for node in range(lattice.n_nodes):
         assert supp[node] == _node(rows, lattice.hierarchies, lattice.level_dict(node), False,
@@ -447,7 +449,8 @@ def test_a_class_of_one_value_and_missing_cells_fails_l_2(tmp_path):
     assert lattice.l_histograms.below(bottom, 1) == (only_missing, 1)
     _, k_part, l_part = lattice.node_histograms(bottom)  # the runtime path counts alike
     assert l_part[0][0] == 0 and l_part[2][0] == only_missing
-    got = negotiate(lattice, k=2, l=2, max_levels={"region": 0, "band": 0}, max_suppression=399, metric="height")
+    got = negotiate(lattice, k=2, max_levels={"region": 0, "band": 0}, max_suppression=399, metric="height",
+                    models=thresholds(l=2))
     rows = frame.rename(columns={"disease": "s"})
     assert got.exact.suppressed == _node(rows, lattice.hierarchies, {"region": 0, "band": 0}, False, 2, 2, 1.0)[0]
     assert got.exact.suppressed >= only_missing + one_and_missing
@@ -463,8 +466,8 @@ def test_an_old_lattice_file_without_the_missing_flag_reads_as_none(tmp_path):
         con.execute("delete from meta where key = 'sensitive_missing'")
     old = Lattice.open(path)
     assert old.sensitive_missing is False and old.describe()["sensitive_missing"] is False
-    assert old.negotiate(k=5, l=2, t=0.15, max_suppression="5%").to_dict()["exact"] == \
-        lattice.negotiate(k=5, l=2, t=0.15, max_suppression="5%").to_dict()["exact"]
+    assert old.negotiate(k=5, max_suppression="5%", models=thresholds(l=2, t=0.15)).to_dict()["exact"] == \
+        lattice.negotiate(k=5, max_suppression="5%", models=thresholds(l=2, t=0.15)).to_dict()["exact"]
 
 
 def test_cli_lattice_with_empty_and_na_cells_answers_as_publish(tmp_path):
@@ -530,11 +533,11 @@ def test_sensitive_order_gives_t_the_ordered_distance_of_publish(tmp_path, priva
     spec["columns"]["grade"] = {"role": "sensitive", "ordered": order}
     del spec["columns"]["disease"]
     report = incrowd.publish(frame, spec).summary()
-    answer = negotiate(lattice, max_suppression="5%", **privacy)
+    answer = negotiate(lattice, max_suppression="5%", **as_models(privacy))
     assert (answer.exact.levels, answer.exact.suppressed) == (report["levels"], report["suppressed"])
     # the order matters: the equal distance answers otherwise
     equal = negotiate(Lattice.build(frame, ["region", "band"], hierarchies=str(folder), sensitive="grade"),
-                      max_suppression="5%", **privacy)
+                      max_suppression="5%", **as_models(privacy))
     assert (equal.exact.levels, equal.exact.suppressed, equal.exact.metrics) != \
         (answer.exact.levels, answer.exact.suppressed, answer.exact.metrics)
     data = tmp_path / "graded.csv"

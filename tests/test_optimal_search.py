@@ -9,6 +9,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from _thresholds import as_models, thresholds  # noqa: E402
 from benchdata import data_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -46,7 +47,8 @@ def _random_case(draw):
 
 
 def _released(frame, hier, levels, k=None, l=None):
-    result = generalize(frame, levels, k=k, l=l, sensitive="s" if l is not None else None, hierarchies=hier)
+    result = generalize(frame, levels, k=k, sensitive="s" if l is not None else None, hierarchies=hier,
+                        models=thresholds(l=l))
     suppressed = np.setdiff1d(np.arange(frame.shape[0]), result.kept_rows)
     original = pd.concat([frame.iloc[result.kept_rows], frame.iloc[suppressed]])
     return result, original
@@ -64,7 +66,7 @@ def test_node_metrics_equal_the_released_table(data):
     criterion = data.draw(st.sampled_from(["k", "l"]))
     t = data.draw(st.integers(2, 5)) if criterion == "k" else data.draw(st.integers(2, 3))
     weights = data.draw(st.sampled_from([None, {qis[0]: 2.0}, {qis[-1]: 0.5, qis[0]: 0.0}]))
-    got = node_metrics(lattice, levels, weights=weights, **{criterion: t})
+    got = node_metrics(lattice, levels, weights=weights, **as_models({criterion: t}))
     result, original = _released(frame, hier, levels, **{criterion: t})
     expected = released_metrics(result.table, hier, n_rows=frame.shape[0], levels=levels, original=original,
                                 target="s", weights=weights)
@@ -102,7 +104,7 @@ def _brute(lattice, metric, criterion, t, limit, vmax=None, weights=None):
         supp = hist.below(node, t)[0]
         if supp > limit:
             continue
-        value = node_metrics(lattice, lattice.level_dict(node), weights=weights, **{criterion: t})[metric]
+        value = node_metrics(lattice, lattice.level_dict(node), weights=weights, **as_models({criterion: t}))[metric]
         key = (value, int(lattice.levels[node].sum()), supp, node)
         if best is None or key < best:
             best = key
@@ -125,7 +127,7 @@ def test_chosen_node_equals_brute_force_and_beats_random_nodes(data):
     vmax = np.array([data.draw(st.integers(0, hier[a].max_level)) for a in qis])
     weights = data.draw(st.sampled_from([None, {qis[0]: 3.0}]))
     result = negotiate(lattice, max_levels=dict(zip(qis, vmax.tolist())), max_suppression=limit, metric=metric,
-                       weights=weights, **{criterion: t})
+                       weights=weights, **as_models({criterion: t}))
     expected = _brute(lattice, metric, criterion, t, limit, vmax, weights)
     if expected is None:
         assert result.exact is None
@@ -140,7 +142,7 @@ def test_chosen_node_equals_brute_force_and_beats_random_nodes(data):
         if not lattice.materialized[node] or np.any(lattice.levels[node] > vmax) \
                 or hist.below(node, t)[0] > min(limit, lattice.n_rows - 1):
             continue
-        value = node_metrics(lattice, lattice.level_dict(node), weights=weights, **{criterion: t})[metric]
+        value = node_metrics(lattice, lattice.level_dict(node), weights=weights, **as_models({criterion: t}))[metric]
         assert result.exact.metrics[metric] <= value
 
 
@@ -390,9 +392,9 @@ def test_generalize_without_levels_applies_the_least_metric_node(tmp_path):
             assert result.metrics[name] == pytest.approx(answer.exact.metrics[name], rel=1e-12), (metric, name)
     # k and l together: the node the k+l negotiation answers, both promises verified
     lattice_s = Lattice.build(frame, ["q0", "q1"], hierarchies=hier, sensitive="s")
-    both = negotiate(lattice_s, k=12, l=2, max_suppression=10, metric="loss").exact
-    result = generalize(frame, k=12, l=2, sensitive="s", quasi_identifiers=["q0", "q1"], hierarchies=hier,
-                        max_suppression=10)
+    both = negotiate(lattice_s, k=12, max_suppression=10, metric="loss", models=thresholds(l=2)).exact
+    result = generalize(frame, k=12, sensitive="s", quasi_identifiers=["q0", "q1"], hierarchies=hier,
+                        max_suppression=10, models=thresholds(l=2))
     assert result.levels == both.levels and result.suppressed == both.suppressed
     assert result.min_class_size >= 12 and result.min_distinct >= 2
     with pytest.raises(ParameterError, match="give k"):

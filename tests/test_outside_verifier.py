@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from _thresholds import thresholds  # noqa: E402
 from benchdata import data_dir
 from pycanon import anonymity
 from typer.testing import CliRunner
@@ -74,6 +75,6 @@ def test_generalized_release_is_k_anonymous_and_l_diverse_for_pycanon(adult_arx)
     levels = {"age": 2, "sex": 0, "race": 1, "education": 1}
     result = generalize(frame, levels, k=10, hierarchies=str(folder), quasi_identifiers=qis)
     assert anonymity.k_anonymity(result.table, qis) >= 10
-    result = generalize(frame, levels, l=3, sensitive="occupation", hierarchies=str(folder),
-                        quasi_identifiers=qis)
+    result = generalize(frame, levels, sensitive="occupation", hierarchies=str(folder),
+                        quasi_identifiers=qis, models=thresholds(l=3))
     assert anonymity.l_diversity(result.table, qis, ["occupation"]) >= 3

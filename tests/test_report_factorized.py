@@ -240,14 +240,8 @@ def _releases(draw):
 @settings(max_examples=40, deadline=None)
 @given(_releases(), st.sampled_from([0.05, 0.2, 0.5, 1.0]))
 def test_measures_over_the_shared_classes_equal_their_own_grouping(release, t):
-    from incrowd.privacy import verify_t_closeness
-    from incrowd.reporting._risk import (
-        attribute_disclosure,
-        attribute_disclosure_of_classes,
-        class_risk,
-        class_risk_of_classes,
-        t_closeness_of_classes,
-    )
+    from incrowd.privacy import attribute_disclosure_of_classes, t_closeness_of_classes, verify_t_closeness
+    from incrowd.reporting._risk import attribute_disclosure, class_risk, class_risk_of_classes
     from incrowd.values import class_ids
 
     qis = ["a", "b"]
@@ -313,10 +307,13 @@ def test_the_verdict_counts_far_rows_from_the_attribute_disclosures_check(releas
 
     original = release.copy()
     thresholds = {} if threshold is None else {"t": threshold}
-    rep = incrowd.report(original, release, ["a", "b"], ["s"], t=promised_t, thresholds=thresholds, figures=False)
+    from incrowd.privacy import TCloseness
+
+    models = [] if promised_t is None else [TCloseness(promised_t)]
+    rep = incrowd.report(original, release, ["a", "b"], ["s"], models=models, thresholds=thresholds, figures=False)
     fresh = align(original, release, ["a", "b"], ["s"])
     assert not fresh.t_reports
-    again = verdict(fresh, rep.risk, rep.utility, t=promised_t, thresholds=thresholds)
+    again = verdict(fresh, rep.risk, rep.utility, models=models, thresholds=thresholds)
     assert rep.verdict == again
     assert any(line["measure"] == "t (s)" for line in again)
 

@@ -17,6 +17,7 @@ import incrowd
 from incrowd.cli import app
 from incrowd.exceptions import ParameterError
 from incrowd.generalization._hierarchy import hierarchy_from_rows
+from incrowd.privacy import DistinctL, TCloseness
 from incrowd.reporting._align import align
 from incrowd.reporting._verdict import DEFAULTS, HIGHER_IS_BETTER, thresholds_from, verdict
 
@@ -87,7 +88,7 @@ def test_marketer_risk_against_its_threshold():
 def test_l_fails_when_promised_and_is_reviewed_otherwise():
     data = _grid()
     data.loc[(data.sex == "m") & (data.region == "n"), "income"] = "hi"  # one class, one value
-    line = _line(incrowd.report(data, data, ["sex", "region"], sensitive=["income"], l=2, figures=False),
+    line = _line(incrowd.report(data, data, ["sex", "region"], sensitive=["income"], models=[DistinctL(2)], figures=False),
                  "l (income)")
     assert (line["value"], line["status"]) == (1, "fail")
     assert "25 % of records" in line["driver"] and line["next_step"] == "l-diversity on income (l = 2)"
@@ -111,7 +112,7 @@ def test_entropy_l_is_reviewed_below_its_threshold():
 def test_t_fails_when_promised_and_names_the_records_in_far_classes():
     data = _grid()
     data.loc[(data.sex == "m") & (data.region == "n"), "income"] = "hi"
-    rep = incrowd.report(data, data, ["sex", "region"], sensitive=["income"], t=0.2, figures=False)
+    rep = incrowd.report(data, data, ["sex", "region"], sensitive=["income"], models=[TCloseness(0.2)], figures=False)
     line = _line(rep, "t (income)")
     # income is "hi" in 15 of 24 rows; the all-"hi" class: (|1 - 15/24| + |0 - 9/24|) / 2
     assert line["value"] == pytest.approx(0.375)
@@ -145,7 +146,8 @@ def test_l_and_t_without_a_promise_say_they_are_checked_against_a_threshold_not_
                          thresholds={"l": 3})
     assert "against the report's threshold (l = 3)" in _line(rep, "l (income)")["driver"]
     # a promise broken reads as one: no word of a default
-    rep = incrowd.report(data, data, ["sex", "region"], sensitive=["income"], l=2, t=0.2, figures=False)
+    rep = incrowd.report(data, data, ["sex", "region"], sensitive=["income"], models=[DistinctL(2), TCloseness(0.2)],
+                         figures=False)
     assert not any("threshold" in _line(rep, m)["driver"] for m in ("l (income)", "t (income)"))
 
 
@@ -391,7 +393,7 @@ def test_cli_spec_gives_roles_promises_and_thresholds(tmp_path):
 def test_a_promised_t_survives_the_weighted_risk_and_the_weighted_lines_are_judged():
     data = _grid().assign(w=20.0)
     data.loc[(data.sex == "m") & (data.region == "n"), "income"] = "hi"
-    rep = incrowd.report(data, data, ["sex", "region"], sensitive=["income"], t=0.2, weight="w", figures=False)
+    rep = incrowd.report(data, data, ["sex", "region"], sensitive=["income"], models=[TCloseness(0.2)], weight="w", figures=False)
     line = _line(rep, "t (income)")
     assert (line["threshold"], line["status"], line["promised"]) == (0.2, "fail", True)
     weighted = _line(rep, "weighted_highest_risk")

@@ -254,8 +254,14 @@ def test_one_sensitive_value_is_distance_zero_where_pycanon_divides_by_zero():
 
 from unittest import mock  # noqa: E402
 
+from incrowd.privacy import DistinctL, TCloseness  # noqa: E402
 from incrowd.publishing import _sensitive as sensitive_module  # noqa: E402
 from incrowd.publishing._sensitive import SensitiveColumn, enforce_sensitive  # noqa: E402
+
+
+def _merging(l=None, t=None) -> list:
+    """distinct l and t as the models enforce_sensitive merges groups for."""
+    return ([DistinctL(l)] if l is not None else []) + ([TCloseness(t)] if t is not None else [])
 
 
 @st.composite
@@ -274,7 +280,7 @@ def _release_case(draw):
         extra = np.array(draw(st.lists(st.integers(0, 3), min_size=m, max_size=m)))
         ref = np.bincount(codes, minlength=m) + extra
         columns.append(SensitiveColumn(f"s{j}", codes, m, draw(st.booleans()), ref))
-    l = draw(st.one_of(st.none(), st.integers(1, 3)))
+    l = draw(st.one_of(st.none(), st.integers(2, 3)))
     t = draw(st.one_of(st.none(), st.floats(0.05, 1.0))) if l is not None else draw(st.floats(0.05, 1.0))
     return labels, points, columns, l, t, blocks
 
@@ -300,7 +306,7 @@ def _frame(labels, columns, blocks) -> pd.DataFrame:
 @given(case=_release_case())
 def test_enforce_sensitive_makes_every_group_pass_inside_its_block(case):
     labels, points, columns, l, t, blocks = case
-    new, failed = enforce_sensitive(labels, points, columns, l=l, t=t, blocks=blocks)
+    new, failed = enforce_sensitive(labels, points, columns, _merging(l, t), blocks=blocks)
     frame = _frame(labels, columns, blocks)
     # failed rows are exactly the rows of the blocks that fail as a whole
     block_ok = {b: _passes(part, "block", columns, l, t) for b, part in frame.groupby("block")}
@@ -315,12 +321,12 @@ def test_enforce_sensitive_makes_every_group_pass_inside_its_block(case):
     for new_id, part in pd.DataFrame({"old": labels, "new": new, "block": frame["block"]}).groupby("new"):
         assert new_id == part["old"].min()
         assert part["block"].nunique() == 1  # merges never cross blocks
-    again = enforce_sensitive(labels, points, columns, l=l, t=t, blocks=blocks)
+    again = enforce_sensitive(labels, points, columns, _merging(l, t), blocks=blocks)
     np.testing.assert_array_equal(again[0], new)
     np.testing.assert_array_equal(again[1], failed)
     # the per-group sparse counts (columns with many values) merge exactly as the dense matrix
     with mock.patch.object(sensitive_module, "_DENSE_CELLS", 0):
-        sparse = enforce_sensitive(labels, points, columns, l=l, t=t, blocks=blocks)
+        sparse = enforce_sensitive(labels, points, columns, _merging(l, t), blocks=blocks)
     np.testing.assert_array_equal(sparse[0], new)
     np.testing.assert_array_equal(sparse[1], failed)
 
@@ -328,7 +334,7 @@ def test_enforce_sensitive_makes_every_group_pass_inside_its_block(case):
 def test_groups_that_pass_are_left_alone():
     labels = np.array([0, 0, 1, 1, 2, 2])
     col = SensitiveColumn("s", np.array([0, 1, 0, 1, 1, 0]), 2, False, np.array([3, 3]))
-    new, failed = enforce_sensitive(labels, np.zeros((6, 1)), [col], l=2, t=0.01)
+    new, failed = enforce_sensitive(labels, np.zeros((6, 1)), [col], _merging(2, 0.01))
     np.testing.assert_array_equal(new, labels)
     assert not failed.any()
 
@@ -338,7 +344,7 @@ def test_a_failing_group_merges_with_the_nearest_group():
     labels = np.array([2, 2, 5, 5, 9, 9])
     points = np.array([[-5.0], [-5.0], [1.0], [1.0], [2.0], [2.0]])
     col = SensitiveColumn("s", np.array([0, 1, 0, 0, 0, 1]), 2, False, np.array([4, 2]))
-    new, _ = enforce_sensitive(labels, points, [col], l=2)
+    new, _ = enforce_sensitive(labels, points, [col], _merging(2))
     np.testing.assert_array_equal(new, [2, 2, 5, 5, 5, 5])
 
 
@@ -347,7 +353,7 @@ def test_without_features_the_partner_is_the_union_closest_to_passing():
     # group 0 (a a) is 1/2 away; with group 1 (a a a b) it would be 1/3 away, with group 2 (a b b) 1/10
     labels = np.array([0, 0, 1, 1, 1, 1, 2, 2, 2])
     col = SensitiveColumn("s", np.array([0, 0, 0, 0, 0, 1, 0, 1, 1]), 2, False, np.array([5, 5]))
-    new, failed = enforce_sensitive(labels, np.zeros((9, 0)), [col], t=0.3)
+    new, failed = enforce_sensitive(labels, np.zeros((9, 0)), [col], _merging(t=0.3))
     np.testing.assert_array_equal(new, [0, 0, 1, 1, 1, 1, 0, 0, 0])
     assert not failed.any()
 
@@ -356,7 +362,7 @@ def test_a_block_that_fails_as_a_whole_is_returned_as_failed_and_untouched():
     labels = np.array([0, 0, 1, 1, 2, 2, 3, 3])
     blocks = np.array([0, 0, 0, 0, 1, 1, 1, 1])
     col = SensitiveColumn("s", np.array([0, 0, 0, 1, 0, 0, 0, 0]), 2, False, np.array([7, 1]))
-    new, failed = enforce_sensitive(labels, np.zeros((8, 1)), [col], l=2, blocks=blocks)
+    new, failed = enforce_sensitive(labels, np.zeros((8, 1)), [col], _merging(2), blocks=blocks)
     np.testing.assert_array_equal(failed, [False] * 4 + [True] * 4)
     np.testing.assert_array_equal(new, [0, 0, 0, 0, 2, 2, 3, 3])
 
@@ -364,12 +370,12 @@ def test_a_block_that_fails_as_a_whole_is_returned_as_failed_and_untouched():
 def test_enforce_sensitive_checks_its_parameters():
     col = SensitiveColumn("s", np.array([0, 1]), 2, False, np.array([1, 1]))
     with pytest.raises(ParameterError, match="t must be a number in"):
-        enforce_sensitive(np.array([0, 0]), np.zeros((2, 1)), [col], t=1.5)
+        enforce_sensitive(np.array([0, 0]), np.zeros((2, 1)), [col], _merging(t=1.5))
     with pytest.raises(ParameterError, match="one block"):
-        enforce_sensitive(np.array([0, 0]), np.zeros((2, 1)), [col], l=2, blocks=np.array([0, 1]))
+        enforce_sensitive(np.array([0, 0]), np.zeros((2, 1)), [col], _merging(2), blocks=np.array([0, 1]))
     bad = SensitiveColumn("s", np.array([0, 1]), 2, False, np.array([1, 0]))
     with pytest.raises(ParameterError, match="'s'.*row 1"):
-        enforce_sensitive(np.array([0, 0]), np.zeros((2, 1)), [bad], l=2)
+        enforce_sensitive(np.array([0, 0]), np.zeros((2, 1)), [bad], _merging(2))
 
 
 def test_merged_release_agrees_with_pycanon():
@@ -380,7 +386,7 @@ def test_merged_release_agrees_with_pycanon():
     income = rng.choice(["<=50K", ">50K"], size=n, p=[0.75, 0.25])
     codes = (income == ">50K").astype(np.int64)
     col = SensitiveColumn("income", codes, 2, False, np.bincount(codes, minlength=2))
-    new, failed = enforce_sensitive(labels, points, [col], l=2, t=0.2)
+    new, failed = enforce_sensitive(labels, points, [col], _merging(2, 0.2))
     assert not failed.any()
     frame = pd.DataFrame({"g": new, "income": income})
     assert anonymity.l_diversity(frame, ["g"], ["income"]) >= 2
@@ -467,7 +473,7 @@ def test_random_releases_are_l_diverse_and_t_close(case, strategy):
 def test_a_group_exactly_at_t_is_not_merged():
     labels = np.repeat([0, 1], 5)
     col = SensitiveColumn("income", np.array([0, 0, 0, 0, 1, 1, 1, 1, 1, 0]), 2, False, np.array([5, 5]))
-    at, _ = enforce_sensitive(labels, np.zeros((10, 1)), [col], t=0.3)  # both groups 0.3 away
+    at, _ = enforce_sensitive(labels, np.zeros((10, 1)), [col], _merging(t=0.3))  # both groups 0.3 away
     np.testing.assert_array_equal(at, labels)
-    below, _ = enforce_sensitive(labels, np.zeros((10, 1)), [col], t=0.29)
+    below, _ = enforce_sensitive(labels, np.zeros((10, 1)), [col], _merging(t=0.29))
     np.testing.assert_array_equal(below, np.zeros(10))

@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("fastapi")
 pytest.importorskip("multipart")
+from _thresholds import as_models  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
 from incrowd import microaggregate, verify_k_anonymity, verify_l_diversity  # noqa: E402
@@ -199,7 +200,7 @@ def test_negotiation_round_trip_equals_the_api(app):
         r = client.post("/api/negotiate", json={"lattice": info["lattice"], **request})
         assert r.status_code == 200, r.text
         page = r.json()
-        api = negotiate(lattice, **request).to_dict()
+        api = negotiate(lattice, **as_models(request)).to_dict()
         for field in ("status", "exact", "relaxations", "request"):
             assert page[field] == api[field], (request, field)
         view = page["view"]
@@ -210,7 +211,7 @@ def test_negotiation_round_trip_equals_the_api(app):
         vmax = page["request"]["max_levels"]
         meet = [sum(lv.values()) for lv in (dict(zip(lattice.attributes, map(int, v))) for v in lattice.levels)
                 if all(lv[a] <= vmax[a] for a in lv)
-                and lattice.suppressed(lv, **{crit: request[crit]}) <= page["request"]["max_suppression"]]
+                and lattice.suppressed(lv, **as_models({crit: request[crit]})) <= page["request"]["max_suppression"]]
         assert [v["meet"] for v in view] == [meet.count(h) for h in range(6, -1, -1)]
         marked = {h: v["answers"] for v in view for h in [v["height"]] if v["answers"]}
         nodes = [page["exact"]] if page["exact"] else [n for n in page["relaxations"].values() if n]

@@ -96,6 +96,7 @@ def test_delete_stops_a_publish_job_between_lattice_nodes(monkeypatch):
 
 def test_every_step_of_a_release_stops_under_a_cancelled_token():
     from incrowd.microaggregation.joint._joint import joint_labels
+    from incrowd.privacy import DistinctL
     from incrowd.publishing._sensitive import SensitiveColumn, enforce_sensitive
 
     # ten groups of two rows, each holding one sensitive value: every group must merge for l = 2
@@ -103,10 +104,10 @@ def test_every_step_of_a_release_stops_under_a_cancelled_token():
     codes = np.array([0, 0, 1, 1] * 5)
     column = SensitiveColumn("s", codes, 2, False, np.bincount(codes))
     points = np.arange(20, dtype=float)[:, None]
-    merged, _ = enforce_sensitive(labels, points, [column], l=2)
+    merged, _ = enforce_sensitive(labels, points, [column], [DistinctL(2)])
     assert np.unique(merged).size < 10  # the merging has work to do
     with _cancel.cancellable(_cancelled_token()), pytest.raises(BuildCancelled):
-        enforce_sensitive(labels, points, [column], l=2)
+        enforce_sensitive(labels, points, [column], [DistinctL(2)])
     numeric = np.random.default_rng(1).normal(size=(60, 2))
     joint_labels(numeric, [], 3, refine=True)
     with _cancel.cancellable(_cancelled_token()), pytest.raises(BuildCancelled):

@@ -148,6 +148,7 @@ def _run_generalization(rows: int, cols: int) -> None:
     import pandas as pd
 
     from ..generalization import Lattice, generalize, negotiate
+    from ..privacy import DistinctL
 
     rng = np.random.default_rng(rows + cols)
     names = [f"q{j}" for j in range(max(cols, 2))]
@@ -158,6 +159,6 @@ def _run_generalization(rows: int, cols: int) -> None:
         lattice = Lattice.build(frame, names, intervals=intervals, sensitive=sensitive)
         negotiate(lattice, k=3, max_suppression="5%")
         if sensitive is not None:
-            negotiate(lattice, l=2, max_suppression="5%")
+            negotiate(lattice, models=[DistinctL(2)], max_suppression="5%")
     generalize(frame, {names[0]: 1, names[1]: 1}, k=3,
                intervals={name: intervals[name] for name in names[:2]})

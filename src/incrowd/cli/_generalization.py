@@ -334,6 +334,13 @@ ModelOption = Annotated[
 ]
 
 
+def flag_models(l: int | None, t: float | None = None) -> list:
+    """The models of the ``--l`` and ``--t`` options (read as the spec reads its keys ``l`` and ``t``)."""
+    from ..privacy import models_from_spec
+
+    return models_from_spec({key: value for key, value in (("l", l), ("t", t)) if value is not None})
+
+
 def _models(entries: list[str] | None, k: int | None) -> list:
     """The models of ``--model KEY=VALUE`` options, each value read as the spec's TOML reads it."""
     if not entries:
@@ -401,9 +408,9 @@ def negotiate_command(
 
     with user_errors(), one_request():  # one answer per process: loading the compiled search costs more
         lattice = Lattice.open(lattice_path)
-        result = negotiate(lattice, k=k, l=l, max_levels=_levels(max_levels, "--max-levels"),
+        result = negotiate(lattice, k=k, max_levels=_levels(max_levels, "--max-levels"),
                            max_suppression=max_suppression, runtime_histogram=runtime_histogram, metric=metric,
-                           t=t, weights=_metric_weights(metric_weights), models=_models(model, k))
+                           weights=_metric_weights(metric_weights), models=flag_models(l, t) + _models(model, k))
     if json_output:
         print_json(result.to_dict())
         return
@@ -473,12 +480,12 @@ def generalize_command(
                                         levels=level_map or None, metric=metric,
                                         metric_weights=_metric_weights(metric_weights))
             else:
-                result = generalize(data, level_map, k=k, l=l, sensitive=sensitive,
+                result = generalize(data, level_map, k=k, sensitive=sensitive,
                                     hierarchies=str(hierarchies) if hierarchies else None,
                                     intervals=_intervals(intervals), quasi_identifiers=names(qi, "--qi"),
                                     identifiers=names(identifiers, "--id"), metric=metric,
                                     max_suppression=max_suppression, metric_weights=_metric_weights(metric_weights),
-                                    models=_models(model, k))
+                                    models=flag_models(l) + _models(model, k))
             if result.table.shape[0] == 0:
                 raise DataError("every row would be suppressed; choose higher levels or a smaller k/l")
             progress.stage(f"writing {output.name} and verifying it as written")
@@ -513,14 +520,15 @@ def generalize_command(
         ("levels", f"per class: {_ranges_text(result.level_ranges)}, loss {result.metrics['loss']:.4f}" if local
          else f"{_levels_text(result.levels)} (height {result.height})"),
         ("privacy", f"k={result.k}" if local else
-         ", ".join(p for p in (f"k={result.k}" if result.k else "",
-                               f"l={result.l} on {result.sensitive}" if result.l else "") if p)),
+         ", ".join([*([f"k={result.k}"] if result.k else []),
+                    *(f"{m.key}={m.number():g} on {result.sensitive}" if m.spec_number else m.describe()
+                      for m in result.models)])),
         ("rows", f"{result.n_rows} in, {result.n_rows - result.suppressed} out"),
         ("suppressed", f"{result.suppressed} rows ({100 * result.suppressed / result.n_rows:.3f} %)"),
         ("classes", f"{result.classes}, smallest {result.min_class_size} rows"),
         ("verified", "k-anonymous on the written file" if local else
-         " and ".join(p for p in ("k-anonymous" if result.k else "",
-                                  "l-diverse" if result.l else "") if p) + " on the written file"),
+         " and ".join([*(["k-anonymous"] if result.k else []), *(m.describe() for m in result.models)])
+         + " on the written file"),
         ("written", "standard output" if to_stderr else str(output)),
     ]
     print_lines(lines, err=to_stderr)

@@ -199,7 +199,7 @@ def _spec_options(spec, original, qis: list[str]) -> dict[str, Any]:
     prepared = prepare(original, spec)
     return {"sensitive": spec.names("sensitive") or None, "identifiers": spec.names("identifier") or None,
             "numeric": [c for c in spec.names("numeric") if c in qis] or None,
-            "k": spec.k, "l": spec.l, "t": spec.t, "models": list(spec.models),
+            "k": spec.k, "models": list(spec.privacy_models),
             "hierarchies": {c: h for c, h in prepared.hierarchies.items() if c in qis},
             "thresholds": dict(spec.report_thresholds), "suppression": spec.suppression,
             "missing_matches": spec.missing_matches, "strategy": spec.strategy,

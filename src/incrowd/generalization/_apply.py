@@ -13,7 +13,7 @@ import pandas as pd
 from .._runtime import compiled_so_far
 from ..exceptions import ParameterError, VerificationError
 from ..io import Promise, Verification, in_memory, mark_changed, resolve_roles
-from ..privacy import DistinctL, KAnonymity, PrivacyModel, ReleaseCheck, verify_k_anonymity, verify_l_diversity
+from ..privacy import KAnonymity, PrivacyModel, ReleaseCheck, verify_k_anonymity
 from ._hierarchy import Hierarchy
 from ._lattice import Lattice, resolve_hierarchies
 from ._table import _as_level
@@ -31,10 +31,10 @@ class GeneralizationResult:
         small (or too uniform) classes suppressed, row order kept.
     levels : dict of str to int
         The generalization level of each quasi-identifier.
-    k, l : int or None
-        The k and l asked for (None where not asked).
+    k : int or None
+        The k asked for (None where not asked).
     sensitive : str or None
-        The sensitive column l is counted in.
+        The sensitive column the models protect.
     n_rows : int
         Rows of the input.
     suppressed : int
@@ -44,7 +44,7 @@ class GeneralizationResult:
     min_class_size : int
         Size of its smallest class.
     min_distinct : int or None
-        Fewest distinct sensitive values in a class (with l).
+        Fewest distinct sensitive values in a class (with a sensitive column).
     seconds : float
         Time of the call, without compiling.
     kept_rows : numpy.ndarray
@@ -56,7 +56,7 @@ class GeneralizationResult:
     metrics : dict or None
         The applied node's value of every utility metric.
     models : tuple of PrivacyModel
-        The privacy models met beside k and l.
+        The privacy models met beside k (distinct l among them).
     reference : pandas.DataFrame or None
         The input's sensitive column, the distribution the models compare each class with.
     """
@@ -64,7 +64,6 @@ class GeneralizationResult:
     table: pd.DataFrame
     levels: dict[str, int]
     k: int | None
-    l: int | None
     sensitive: str | None
     n_rows: int
     suppressed: int
@@ -78,7 +77,7 @@ class GeneralizationResult:
     compile_seconds: float = 0.0
     #: every utility metric of the node applied (incrowd.generalization.METRICS)
     metrics: dict | None = None
-    #: the privacy models met beside k and l (incrowd.privacy)
+    #: the privacy models met beside k (incrowd.privacy)
     models: tuple = ()
     #: the input's sensitive column, what the models compare a class with (on the written file too)
     reference: pd.DataFrame | None = field(default=None, repr=False, compare=False)
@@ -95,8 +94,9 @@ class GeneralizationResult:
         -------
         dict
             JSON-ready: the levels and height, rows in and out, suppressed rows, classes, the
-            smallest class, the times, ``verification``, and k, l, ``sensitive`` and
-            ``min_distinct`` where asked.
+            smallest class, the times, ``verification``, k where asked, each model's number
+            under its spec key (``"l": 2``) with ``sensitive`` and ``min_distinct``, and
+            ``privacy_models``.
         """
         out = {
             "levels": dict(self.levels), "height": self.height, "rows_in": self.n_rows,
@@ -108,8 +108,8 @@ class GeneralizationResult:
         }
         if self.k is not None:
             out["k"] = self.k
-        if self.l is not None:
-            out["l"] = self.l
+        out.update({m.key: m.number() for m in self.models if m.spec_number is not None})
+        if self.min_distinct is not None:
             out["sensitive"] = self.sensitive
             out["min_distinct"] = self.min_distinct
         if self.metrics is not None:
@@ -126,7 +126,7 @@ def _check_threshold(name: str, value, upper: int, what: str) -> int:
 
 
 def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k: int | None = None,
-               l: int | None = None, sensitive: str | None = None,
+               sensitive: str | None = None,
                hierarchies: Mapping[str, Hierarchy] | str | None = None,
                intervals: Mapping[str, Sequence[float]] | None = None,
                quasi_identifiers: Sequence[str] | str | None = None,
@@ -135,15 +135,16 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
                metric_weights: Mapping[str, float] | None = None,
                models: Sequence[PrivacyModel] = ()) -> GeneralizationResult:
     """Generalize ``data`` to ``levels`` and suppress (remove) the rows of classes smaller than
-    ``k`` or with fewer than ``l`` distinct ``sensitive`` values.
+    ``k`` or refused by a model of ``models`` (e.g. fewer than l distinct ``sensitive`` values:
+    ``models=[DistinctL(l)]``).
 
     Quasi-identifiers are the attributes of ``levels`` (plus any in ``quasi_identifiers``, kept at
     level 0); identifiers are dropped; other columns pass unchanged. The returned table has been
-    verified k-anonymous (and l-diverse); rows keep their order.
+    verified k-anonymous (and to meet each model); rows keep their order.
 
     Without ``levels``, the node is chosen: the one of the ``quasi_identifiers``' lattice with
     the least ``metric`` (:data:`~incrowd.generalization.METRICS`, default ``"loss"``) whose
-    suppression for k, l or both stays within ``max_suppression``, as :func:`negotiate` answers.
+    suppression for k and the models stays within ``max_suppression``, as :func:`negotiate` answers.
     The result's ``metrics`` gives the applied node's value of every metric.
 
     Parameters
@@ -154,10 +155,8 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
         The generalization level of each quasi-identifier (None: chosen, see above).
     k : int or None, default None
         Suppress the rows of classes smaller than k.
-    l : int or None, default None
-        Suppress the rows of classes with fewer than l distinct ``sensitive`` values.
     sensitive : str or None, default None
-        The sensitive column of l.
+        The sensitive column the models protect.
     hierarchies : mapping of str to Hierarchy, str or None, default None
         A folder of ARX-style hierarchy files, or a hierarchy per attribute.
     intervals : mapping of str to sequence of float or None, default None
@@ -174,25 +173,23 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
         A weight per quasi-identifier in ``loss``, ``entropy`` and ``precision`` (1 where left
         out), for the choice and the reported ``metrics``.
     models : sequence of PrivacyModel, default ()
-        More privacy models (:mod:`incrowd.privacy`, as :func:`negotiate` takes them) of the
-        ``sensitive`` column: the rows of a class one refuses are suppressed too, the release is
-        checked by each, and a model of the whole release that refuses it is an error.
+        The privacy models (:mod:`incrowd.privacy`, as :func:`negotiate` takes them) of the
+        ``sensitive`` column: distinct l (naive l-diversity), entropy l, ...; the rows of a class
+        one refuses are suppressed, the release is checked by each, and a model of the whole
+        release that refuses it is an error.
 
     Returns
     -------
     GeneralizationResult
-        The release (``table``), verified k-anonymous (and l-diverse): ``verification``.
+        The release (``table``), verified k-anonymous and to meet each model: ``verification``.
     """
     t0, c0 = time.perf_counter(), compiled_so_far()
     check_metric(metric)
     if not levels:
-        levels = _chosen_levels(data, k=k, l=l, sensitive=sensitive, hierarchies=hierarchies, intervals=intervals,
+        levels = _chosen_levels(data, k=k, sensitive=sensitive, hierarchies=hierarchies, intervals=intervals,
                                 quasi_identifiers=quasi_identifiers, identifiers=identifiers, metric=metric,
                                 max_suppression=max_suppression, metric_weights=metric_weights, models=models)
-    if k is None and l is None:
-        raise ParameterError("give k (k-anonymity), l (naive l-diversity, with sensitive=), or both")
-    if l is not None and sensitive is None:
-        raise ParameterError("l-diversity needs the sensitive attribute (sensitive=...)")
+    _check_request(k, sensitive, models)
     levels = dict(levels or {})
     extra = [] if quasi_identifiers is None else (
         [q.strip() for q in quasi_identifiers.split(",") if q.strip()]
@@ -215,18 +212,18 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
     keep = np.ones(n, dtype=bool)
     if k is not None:
         keep &= sizes[class_of] >= k
-    min_distinct = None
-    if l is not None:
+    distinct = None
+    if sensitive is not None and any(m.needs_sensitive for m in models):
         from ..values import sensitive_codes
 
         # publish's rule (and the verifier's): a missing value is never a distinct value,
         # numbers compare as numbers, trailing blanks make no other value
         s_codes, s_values, _, _, _ = sensitive_codes(data[sensitive])
-        l = _check_threshold("l", l, max(len(s_values), 2), f"distinct values of {sensitive!r}")
+        for model in models:
+            model.check_column(sensitive, len(s_values))
         present = s_codes < len(s_values)
         pairs = np.unique(np.column_stack([class_of[present], s_codes[present]]), axis=0)
         distinct = np.bincount(pairs[:, 0], minlength=sizes.size)
-        keep &= distinct[class_of] >= l
     if models:
         if any(m.key == "differential_privacy" for m in models):
             raise ParameterError("differential_privacy is met by publish (SafePub's random sample and search), "
@@ -243,18 +240,14 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
     attach_recodes(out, {a: recode_groups(data[a], hier[a]) for a in qis})
     suppressed = int(n - keep.sum())
     reference = data[[sensitive]] if sensitive is not None and sensitive in data.columns else None
-    verification = in_memory(Promise(tuple(qis), check=_check(k, l, sensitive, models, reference)))
+    verification = in_memory(Promise(tuple(qis), check=_check(k, sensitive, models, reference)))
     if k is not None:
         report = verify_k_anonymity(out, qis, k)
         verification["k_anonymity"] = report.to_dict()
         if not report:
             raise VerificationError(f"generalized table is not {k}-anonymous ({report.to_dict()}); nothing written")
-    if l is not None:
-        report_l = verify_l_diversity(out, qis, sensitive, l)
-        verification["l_diversity"] = report_l.to_dict()
-        if not report_l:
-            raise VerificationError(f"generalized table is not {l}-diverse ({report_l.to_dict()}); nothing written")
-        min_distinct = report_l.min_distinct
+    min_distinct = int(distinct[class_of[keep]].min()) if distinct is not None and keep.any() else (
+        0 if distinct is not None else None)
     if models:
         from ..privacy import check_table
 
@@ -270,7 +263,7 @@ def generalize(data: pd.DataFrame, levels: Mapping[str, int] | None = None, *, k
     compile_seconds = compiled_so_far() - c0
     seconds = (time.perf_counter() - t0) - compile_seconds
     return GeneralizationResult(
-        table=out, levels=chosen, k=k, l=l, sensitive=sensitive, n_rows=n, suppressed=suppressed,
+        table=out, levels=chosen, k=k, sensitive=sensitive, n_rows=n, suppressed=suppressed,
         classes=int(kept_sizes.size), min_class_size=int(kept_sizes.min()) if kept_sizes.size else 0,
         min_distinct=min_distinct, seconds=seconds, compile_seconds=compile_seconds, kept_rows=np.flatnonzero(keep),
         verification=verification, metrics=metrics, models=tuple(models), reference=reference,
@@ -302,20 +295,32 @@ def _models_keep(data: pd.DataFrame, class_of: np.ndarray, n_classes: int, keep:
     return passing[class_of]
 
 
-def _check(k: int | None, l: int | None, sensitive: str | None, models: Sequence[PrivacyModel] = (),
+def _check_request(k: int | None, sensitive: str | None, models: Sequence[PrivacyModel]) -> None:
+    """k or a model asked, each model a privacy model in its range, its sensitive column given."""
+    if k is None and not models:
+        raise ParameterError("give k (k-anonymity), l (naive l-diversity, with sensitive=), or both")
+    for model in models:
+        if not isinstance(model, PrivacyModel):
+            raise ParameterError(f"models must be privacy models of incrowd.privacy; got {model!r}")
+        model.checked()
+        if model.needs_sensitive and sensitive is None:
+            raise ParameterError(f"{model.key} needs the sensitive attribute (sensitive=...)")
+
+
+def _check(k: int | None, sensitive: str | None, models: Sequence[PrivacyModel] = (),
            reference: pd.DataFrame | None = None) -> ReleaseCheck:
-    """The privacy check of a generalized table: k, naive l and the other models in its one
-    sensitive column (compared with the input's, ``reference``)."""
-    asked = ((KAnonymity(k),) if k is not None else ()) + ((DistinctL(l),) if l is not None else ()) + tuple(models)
-    reads = l is not None or any(m.needs_sensitive for m in models)
+    """The privacy check of a generalized table: k and the models in its one sensitive column
+    (compared with the input's, ``reference``)."""
+    asked = ((KAnonymity(k),) if k is not None else ()) + tuple(models)
+    reads = any(m.needs_sensitive for m in models)
     return ReleaseCheck(asked, sensitive=(sensitive,) if reads and sensitive else (),
                         reference=reference if reads and sensitive else None)
 
 
 def generalization_promise(result: GeneralizationResult) -> Promise:
-    """What a :class:`GeneralizationResult` promises on its written file: k and naive l."""
+    """What a :class:`GeneralizationResult` promises on its written file: k and its models."""
     return Promise(quasi_identifiers=tuple(result.levels),
-                   check=_check(result.k, result.l, result.sensitive, result.models, result.reference))
+                   check=_check(result.k, result.sensitive, result.models, result.reference))
 
 
 def verified_as_written(result: GeneralizationResult, record: dict) -> None:
@@ -328,19 +333,19 @@ def verified_as_written(result: GeneralizationResult, record: dict) -> None:
         verification["k_anonymity"] = record["k_anonymity"]
         result.classes = int(record["k_anonymity"]["n_classes"])
         result.min_class_size = int(record["k_anonymity"]["min_class_size"])
-    for got in (record.get("l_diversity") or {}).values():
-        verification["l_diversity"] = got
+    for key, got in record.items():  # each model's own record of the written file
+        if key not in ("k_anonymity", "verified_on", "read_back_as"):
+            verification[key] = got
     verification["verified_on"] = record["verified_on"]
     verification["read_back_as"] = record["read_back_as"]
 
 
-def _chosen_levels(data: pd.DataFrame, *, k, l, sensitive, hierarchies, intervals, quasi_identifiers, identifiers,
+def _chosen_levels(data: pd.DataFrame, *, k, sensitive, hierarchies, intervals, quasi_identifiers, identifiers,
                    metric: str, max_suppression, metric_weights=None, models=()) -> dict[str, int]:
     """The levels :func:`negotiate` answers exactly on the quasi-identifiers' lattice."""
     from ._negotiate import negotiate
 
-    if k is None and l is None:
-        raise ParameterError("give k (k-anonymity), l (naive l-diversity, with sensitive=), or both")
+    _check_request(k, sensitive, models)
     qis = [] if quasi_identifiers is None else (
         [q.strip() for q in quasi_identifiers.split(",") if q.strip()]
         if isinstance(quasi_identifiers, str) else list(quasi_identifiers))
@@ -349,8 +354,8 @@ def _chosen_levels(data: pd.DataFrame, *, k, l, sensitive, hierarchies, interval
                              "by the metric")
     roles = resolve_roles(data, qis, identifiers)
     lattice = Lattice.build(data, list(roles.quasi_identifiers), hierarchies=hierarchies, intervals=intervals,
-                            sensitive=sensitive if l is not None or models else None)
-    answer = negotiate(lattice, k=k, l=l, max_suppression=max_suppression, metric=metric, weights=metric_weights,
+                            sensitive=sensitive if models else None)
+    answer = negotiate(lattice, k=k, max_suppression=max_suppression, metric=metric, weights=metric_weights,
                        models=models)
     if answer.exact is None:
         least = answer.relaxations["max_suppression"]
@@ -358,5 +363,5 @@ def _chosen_levels(data: pd.DataFrame, *, k, l, sensitive, hierarchies, interval
             f"no generalization keeps suppression within max_suppression={max_suppression!r} "
             f"({answer.max_suppression} rows)"
             + (f"; the least any node allows is {least.suppressed} rows" if least is not None else "")
-            + ": allow more suppression or lower k (or l)")
+            + ": allow more suppression or lower k (or relax the models)")
     return dict(answer.exact.levels)

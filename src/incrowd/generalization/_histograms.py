@@ -15,6 +15,7 @@ import numpy as np
 from ..exceptions import ParameterError
 
 if TYPE_CHECKING:
+    from ..privacy import PrivacyModel
     from ._table import LatticeTable
 
 
@@ -79,22 +80,22 @@ class ColumnsFrame:
 
 
 
-def check_criterion(lattice: LatticeTable, k: int | None, l: int | None) -> tuple[str, int]:
-    """('k', k) or ('l', l), checked against the lattice: one of them, an integer >= 2."""
-    if (k is None) == (l is None):
+def check_criterion(lattice: LatticeTable, k: int | None,
+                    models: Sequence[PrivacyModel] = ()) -> tuple[str, int]:
+    """The one threshold the lattice's histograms answer, checked against the lattice: ``('k', k)``,
+    or a lone model they count (``histogram``: distinct l) as ``(its key, its number)``."""
+    models = list(models)
+    if (k is None) == (not models) or len(models) > 1 or not all(m.histogram for m in models):
         raise ParameterError("give exactly one of k (k-anonymity) and l (naive l-diversity)")
     if k is not None:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= lattice.n_rows:
             raise ParameterError(f"k must be an integer in [2, n_rows={lattice.n_rows}]; got {k!r}")
         return "k", int(k)
+    model = models[0].checked()
     if lattice.sensitive is None:
-        raise ParameterError("l-diversity needs a lattice built with a sensitive attribute (--sensitive)")
-    top = lattice.sensitive_values
-    if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or not 2 <= l <= max(top, 2):
-        raise ParameterError(
-            f"l must be an integer in [2, {top}] (distinct values of {lattice.sensitive!r}); got {l!r}"
-        )
-    return "l", int(l)
+        raise ParameterError(f"{model.key} needs a lattice built with a sensitive attribute (--sensitive)")
+    model.check_column(lattice.sensitive, lattice.sensitive_values)
+    return model.key, int(model.number())
 
 
 def criterion_histograms(lattice: LatticeTable, criterion: str) -> Histograms:

@@ -6,8 +6,9 @@ node's table comes from a finer node's by mapping one column to the next level a
 again, so no step after the first ever touches the raw rows.
 
 ``publish``'s node search (:mod:`incrowd.publishing._gtm`) reads two more: a node's classes
-straight from the bottom classes (:func:`node_classes`) and their l and t in one pass over the
-(bottom class, sensitive value) pairs (:func:`sensitive_fails`).
+straight from the bottom classes (:func:`node_classes`) and, in one pass over the (bottom class,
+sensitive value) pairs, each class's distinct values and distance (:func:`sensitive_counts`), which
+the privacy models judge.
 """
 
 from __future__ import annotations
@@ -221,16 +222,15 @@ def node_classes(codes0, first_key, maps, map_rows, widths):
 
 
 @njit(cache=True)
-def sensitive_fails(class_of, n_classes, pair_b, pair_val, pair_cnt, reference, ordered, missing, l, with_t,
-                    fail_l, distance):
-    """One sensitive column's l and t per class, from the bottom classes' (bottom class, value,
-    rows) pairs: ``fail_l[c]`` set when class c has fewer than ``l`` distinct values (``l`` 0:
-    not asked; with ``missing`` the last code is never a distinct value), and with ``with_t``
-    ``distance[c]`` its earth mover's distance to ``reference``.
+def sensitive_counts(class_of, n_classes, pair_b, pair_val, pair_cnt, reference, ordered, missing, with_t,
+                     distinct_out, distance):
+    """One sensitive column's figures per class, from the bottom classes' (bottom class, value,
+    rows) pairs: ``distinct_out[c]`` the distinct values of class c (with ``missing`` the last
+    code is never a distinct value), and with ``with_t`` ``distance[c]`` its earth mover's
+    distance to ``reference``.
 
     The distance is :func:`incrowd.privacy._emd.emd_pairs`'s: the same integer numerator (the caller
-    makes sure it fits an int64) over the same denominator, one float division. ``fail_l`` is
-    only ever set, so several columns accumulate into it.
+    makes sure it fits an int64) over the same denominator, one float division.
     """
     m = reference.size
     n_pairs = pair_b.size
@@ -262,8 +262,7 @@ def sensitive_fails(class_of, n_classes, pair_b, pair_val, pair_cnt, reference, 
                 distinct += 1
             scratch[v] += pair_cnt[p]
             s += pair_cnt[p]
-        if l > 0 and distinct < l:
-            fail_l[c] = True
+        distinct_out[c] = distinct
         if with_t and s > 0:
             num = np.int64(0)
             if ordered:
@@ -286,4 +285,4 @@ def sensitive_fails(class_of, n_classes, pair_b, pair_val, pair_cnt, reference, 
             distance[c] = 0.0
         for e in range(start[c], start[c + 1]):
             scratch[pair_val[order[e]]] = 0
-    return fail_l, distance
+    return distinct_out, distance

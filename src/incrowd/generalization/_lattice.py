@@ -122,45 +122,33 @@ class Lattice(LatticeTable):
         return out
 
     def suppressed(self, levels: Mapping[str, int] | Sequence[int], *, k: int | None = None,
-                   l: int | None = None) -> int:
-        """Rows to suppress at a node so the rest is k-anonymous (or naively l-diverse)."""
-        criterion, value = check_criterion(self, k, l)
+                   models: Sequence = ()) -> int:
+        """Rows to suppress at a node so the rest is k-anonymous (or meets the one model of
+        ``models`` the histograms count: naive l-diversity)."""
+        criterion, value = check_criterion(self, k, models)
         node = self.node_id(levels)
         if not self.materialized[node]:
             raise ParameterError(f"node {self.level_dict(node)} is not in this partial lattice")
         return criterion_histograms(self, criterion).below(node, value)[0]
 
-    def suppressed_all(self, *, k: int | None = None, l: int | None = None, t: float | None = None,
-                       models: Sequence = ()) -> np.ndarray:
+    def suppressed_all(self, *, k: int | None = None, models: Sequence = ()) -> np.ndarray:
         """Rows to suppress at every node, in id order; -1 where a partial lattice lacks the node.
-        With k and l, a class fails when it fails either; with t, also when it lies farther than
-        t from the whole table's sensitive values; with ``models`` (:mod:`incrowd.privacy`), also
-        when one refuses it (as in :meth:`negotiate`)."""
-        if models:
-            from ._negotiate import suppressed_with_models
+        A class fails when it has fewer than k rows or a model of ``models``
+        (:mod:`incrowd.privacy`) refuses it (as in :meth:`negotiate`)."""
+        from ._negotiate import suppressed_at_every_node
 
-            return suppressed_with_models(self, k, l, t, models)
-        if t is not None:
-            from ._negotiate import suppressed_with_t
+        return suppressed_at_every_node(self, k, models)
 
-            return suppressed_with_t(self, k, l, t)
-        if k is not None and l is not None:
-            from ._negotiate import suppressed_k_and_l
-
-            return suppressed_k_and_l(self, k, l)
-        criterion, value = check_criterion(self, k, l)
-        return np.where(self.materialized, criterion_histograms(self, criterion).rows_below_all(value), -1)
-
-    def negotiate(self, *, k: int | None = None, l: int | None = None,
+    def negotiate(self, *, k: int | None = None,
                   max_levels: Mapping[str, int] | None = None,
                   max_suppression: int | float | str = 0, runtime_histogram: bool = False,
-                  metric: str = "loss", weights: Mapping[str, float] | None = None, t: float | None = None,
+                  metric: str = "loss", weights: Mapping[str, float] | None = None,
                   models: Sequence = ()):
         """Answer a request; see :func:`incrowd.generalization.negotiate`."""
         from ._negotiate import negotiate
 
-        return negotiate(self, k=k, l=l, max_levels=max_levels, max_suppression=max_suppression,
-                         runtime_histogram=runtime_histogram, metric=metric, weights=weights, t=t, models=models)
+        return negotiate(self, k=k, max_levels=max_levels, max_suppression=max_suppression,
+                         runtime_histogram=runtime_histogram, metric=metric, weights=weights, models=models)
 
     # -- persistence -----------------------------------------------------------------------
 

@@ -44,7 +44,7 @@ import numpy as np
 
 from .._runtime import compiled_so_far
 from ..exceptions import ParameterError
-from ..privacy import CodedColumn, Judge, PrivacyModel
+from ..privacy import CodedColumn, DistinctL, Judge, PrivacyModel
 from ..privacy import emd as _emd
 from ._histograms import Histograms, check_criterion, criterion_histograms
 from ._search_plain import FIELDS, search_kernel
@@ -185,6 +185,20 @@ class Negotiation:
     #: the privacy models met beside k, l and t (incrowd.privacy)
     models: tuple = ()
 
+    def request(self) -> tuple[int | None, list[PrivacyModel]]:
+        """``(k, models)`` as asked (thresholds read back as their models): what
+        :meth:`LatticeTable.suppressed_all` takes to count each node's suppression for it.
+
+        Returns
+        -------
+        tuple
+        """
+        from ..privacy import models_from_spec  # the registry loads every model (pandas): only when asked
+
+        given = dict(self.thresholds) if self.thresholds else {self.criterion: self.value}
+        k = given.pop("k", None)
+        return (None if k is None else int(k)), [*models_from_spec(given), *self.models]
+
     @property
     def nodes_visited(self) -> int:
         return int(sum(self.visited.values()))
@@ -304,11 +318,11 @@ def _with_node(hist: Histograms, node: int, part) -> Histograms:
                       np.concatenate([hist.rows[:a], rows, hist.rows[b:]]))
 
 
-def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = None,
+def negotiate(lattice: LatticeTable, *, k: int | None = None,
               max_levels: Mapping[str, int] | None = None,
               max_suppression: int | float | str = 0,
               runtime_histogram: bool = False, metric: str = DEFAULT_METRIC,
-              weights: Mapping[str, float] | None = None, t: float | None = None,
+              weights: Mapping[str, float] | None = None,
               models: Sequence[PrivacyModel] = ()) -> Negotiation:
     """Answer a request on ``lattice``.
 
@@ -319,15 +333,18 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
     ``"loss"``) is what an answer minimizes; ``"height"`` gives the lowest node. ``weights``
     maps quasi-identifiers to weights of ``loss``, ``entropy`` and ``precision``.
 
-    With both ``k`` and ``l`` a class is suppressed when it has fewer than k rows or fewer than
-    l distinct sensitive values, as :func:`incrowd.publish` does: each node's suppression is
-    then computed from the lattice's bottom classes (the two histograms only bound it), and the
-    relaxations are the suppression, the height, the largest k with l kept and the largest l
-    with k kept. ``t`` (alone or with k, l or both) also suppresses a class whose sensitive
-    values lie farther than t (earth mover's distance, ordered for numbers, equal for text, as
-    :func:`incrowd.publish` measures it) from the whole table's; its relaxation is the least t
-    some node meets, the others kept. A lattice file written before lattices kept the sensitive
-    values' order refuses t with the way to rebuild it.
+    ``models`` are the privacy models asked for beside k. Distinct l
+    (:class:`~incrowd.privacy.DistinctL`) and t (:class:`~incrowd.privacy.TCloseness`) are
+    thresholds of the lattice's histograms and distances: with both k and l a class is
+    suppressed when it has fewer than k rows or fewer than l distinct sensitive values, as
+    :func:`incrowd.publish` does: each node's suppression is then computed from the lattice's
+    bottom classes (the two histograms only bound it), and the relaxations are the suppression,
+    the height, the largest k with l kept and the largest l with k kept. t (alone or with k, l
+    or both) also suppresses a class whose sensitive values lie farther than t (earth mover's
+    distance, ordered for numbers, equal for text, as :func:`incrowd.publish` measures it) from
+    the whole table's; its relaxation is the least t some node meets, the others kept. A
+    lattice file written before lattices kept the sensitive values' order refuses t with the
+    way to rebuild it.
 
     Parameters
     ----------
@@ -335,8 +352,6 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
         The lattice to search (a :class:`~incrowd.generalization.Lattice` built or opened).
     k : int or None, default None
         The k of k-anonymity asked for.
-    l : int or None, default None
-        The l of naive l-diversity asked for (the lattice's sensitive attribute).
     max_levels : mapping of str to int or None, default None
         The highest tolerable level of each attribute.
     max_suppression : int, float or str, default 0
@@ -347,19 +362,19 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
         What an answer minimizes.
     weights : mapping of str to float or None, default None
         Weights of the quasi-identifiers in ``loss``, ``entropy`` and ``precision``.
-    t : float or None, default None
-        The t of t-closeness asked for, in (0, 1] (the lattice's sensitive attribute).
     models : sequence of PrivacyModel, default ()
-        More privacy models (:mod:`incrowd.privacy`: entropy or recursive l, (alpha, k), beta,
-        delta-disclosure, k-map from the weights is not available on a lattice, average risk),
-        met with k, l and t: a class any of them refuses is suppressed, a model of the whole
-        release judges the classes left. Their relaxations are the suppression and the height.
+        The privacy models (:mod:`incrowd.privacy`) met with k, each on the lattice's sensitive
+        attribute: distinct l and t as said above; entropy or recursive l, (alpha, k), beta,
+        delta-disclosure, average risk (k-map from the weights is not available on a lattice):
+        a class any of them refuses is suppressed, a model of the whole release judges the
+        classes left. Their relaxations are the suppression and the height.
 
     Returns
     -------
     Negotiation
         The exact answer (or None) and the relaxed answers.
     """
+    l, t, models = _thresholds(models)
     models = _lattice_models(lattice, models)
     if t is not None or models:
         return _search_classes(lattice, k, l, t, max_levels, max_suppression, runtime_histogram, metric, weights,
@@ -369,7 +384,7 @@ def negotiate(lattice: LatticeTable, *, k: int | None = None, l: int | None = No
     if k is not None and l is not None:
         return _search_classes(lattice, k, l, t, max_levels, max_suppression, runtime_histogram, metric, weights,
                             models)
-    criterion, value = check_criterion(lattice, k, l)
+    criterion, value = _criterion(lattice, k, l)
     metric = check_metric(metric)
     if metric == "classification" and lattice.sensitive is None:
         raise ParameterError("metric 'classification' needs a target column: build the lattice with "
@@ -485,8 +500,8 @@ def _k_and_l_bounds(k_hist: Histograms, l_hist: Histograms, k: int, l: int, n: i
 
 def suppressed_k_and_l(lattice: LatticeTable, k: int, l: int) -> np.ndarray:
     """Rows failing k or l at every node, in id order; -1 where a partial lattice lacks the node."""
-    check_criterion(lattice, k, None)
-    check_criterion(lattice, None, l)
+    _criterion(lattice, k, None)
+    _criterion(lattice, None, l)
     l_hist = lattice.l_histograms
     if l_hist is None:  # check_criterion refused l on a lattice without a sensitive attribute
         raise ParameterError("l needs a lattice built with a sensitive attribute")
@@ -527,9 +542,9 @@ def _checked_request(lattice: LatticeTable, k, l, t) -> float:
     t = check_t(t)
     _check_t_lattice(lattice)
     if k is not None:
-        check_criterion(lattice, k, None)
+        _criterion(lattice, k, None)
     if l is not None:
-        check_criterion(lattice, None, l)
+        _criterion(lattice, None, l)
     return t
 
 
@@ -556,9 +571,9 @@ def _search_classes(lattice: LatticeTable, k, l, t, max_levels, max_suppression,
         t = _checked_request(lattice, k, l, t)
     else:
         if k is not None:
-            check_criterion(lattice, k, None)
+            _criterion(lattice, k, None)
         if l is not None:
-            check_criterion(lattice, None, l)
+            _criterion(lattice, None, l)
     given = {name: value for name, value in (("k", k), ("l", l)) if value is not None}
     kk, ll = int(given.get("k", 1)), int(given.get("l", 0))  # 1 and 0: never fail
     # without t a distance of 0 never fails: the thresholds keep their (k, l, t) shape
@@ -696,15 +711,60 @@ def _search_classes(lattice: LatticeTable, k, l, t, max_levels, max_suppression,
     )
 
 
+def _thresholds(models: Sequence[PrivacyModel]) -> tuple[int | None, float | None, list[PrivacyModel]]:
+    """(distinct l, t, the other models) of a request: the one place a negotiation tells the
+    thresholds its histograms and distances answer (with relaxations of their own) from the
+    models its classes' judge answers."""
+    l = t = None
+    others = []
+    for model in models:
+        # by key: a lattice file's negotiation loads neither pandas nor t's hierarchy code
+        if not isinstance(model, PrivacyModel) or model.column is not None or getattr(model, "hierarchy", None):
+            others.append(model)
+        elif model.key == "l":
+            if l is not None:
+                raise ParameterError("models: give distinct l once")
+            l = int(model.checked().number())
+        elif model.key == "t":
+            if t is not None:
+                raise ParameterError("models: give t once")
+            t = float(model.checked().number())
+        else:
+            others.append(model)
+    return l, t, others
+
+
+def _criterion(lattice: LatticeTable, k: int | None, l: int | None) -> tuple[str, int]:
+    """:func:`check_criterion` of k alone or of distinct l alone."""
+    return check_criterion(lattice, k, [] if l is None else [DistinctL(l)])
+
+
+def suppressed_at_every_node(lattice: LatticeTable, k: int | None, models: Sequence[PrivacyModel]) -> np.ndarray:
+    """Rows to suppress at every node, in id order; -1 where a partial lattice lacks the node
+    (:meth:`LatticeTable.suppressed_all`)."""
+    l, t, others = _thresholds(models)
+    if others:
+        return suppressed_with_models(lattice, k, l, t, others)
+    if t is not None:
+        return suppressed_with_t(lattice, k, l, t)
+    if k is not None and l is not None:
+        return suppressed_k_and_l(lattice, k, l)
+    criterion, value = _criterion(lattice, k, l)
+    return np.where(lattice.materialized, criterion_histograms(lattice, criterion).rows_below_all(value), -1)
+
+
 def _lattice_models(lattice: LatticeTable, models: Sequence[PrivacyModel]) -> list[PrivacyModel]:
-    """The models beyond k, l and t asked of a lattice, checked: k, l and t go by their own
-    arguments, and a model of the sensitive values needs a lattice that kept their order."""
+    """The models beyond k, l and t asked of a lattice, checked: k goes by its own argument, and
+    a model of the sensitive values needs a lattice that kept their order."""
     out = list(models)
     for model in out:
         if not isinstance(model, PrivacyModel):
             raise ParameterError(f"models must be privacy models of incrowd.privacy; got {model!r}")
-        if model.key in ("k", "l", "t"):
-            raise ParameterError(f"give {model.key} as negotiate's {model.key}=, not among models")
+        if model.key == "k":
+            raise ParameterError("give k as negotiate's k=, not among models")
+        if model.key in ("l", "t"):
+            raise ParameterError(f"{model.describe()}: a lattice has one sensitive attribute, and t's hierarchical "
+                                 "distance is met by publish; give l or t without a column or hierarchy")
         if model.key == "differential_privacy":
             raise ParameterError("differential_privacy is met by publish (SafePub's random sample and search by the "
                                  "exponential mechanism), not by judging a lattice's classes")
@@ -806,7 +866,7 @@ def suppressed_with_t(lattice: LatticeTable, k: int | None, l: int | None, t: fl
 
 def _compiled_rows(tabs: MetricTables, threshold: tuple):
     """Rows failing (k, l, t) at a level vector, by publish's compiled node kernels
-    (:func:`~._kernels.node_classes`, :func:`~._kernels.sensitive_fails`: the same flags and
+    (:func:`~._kernels.node_classes`, :func:`~._kernels.sensitive_counts`: the same flags and
     distances as the numpy lines, tested equal), for every node at once (the web's view); None
     where a key or the distance's numerator could pass int64, or an ordered column has over
     1024 values (the numpy lines judge those, as in publish)."""
@@ -822,7 +882,7 @@ def _compiled_rows(tabs: MetricTables, threshold: tuple):
         bound *= max(per_level)
     if bound >= 2**62:
         return None
-    from ._kernels import node_classes, sensitive_fails
+    from ._kernels import node_classes, sensitive_counts
 
     maps = [c.maps[level] for c in tabs.columns for level in range(len(c.maps))]
     table = np.zeros((len(maps), max((x.size for x in maps), default=1)), np.int64)
@@ -843,9 +903,12 @@ def _compiled_rows(tabs: MetricTables, threshold: tuple):
         class_of, _, n_classes = node_classes(codes0, first_key, table, map_rows, widths[map_rows])
         size = np.bincount(class_of, weights=counts, minlength=n_classes).astype(np.int64)
         fail = size < k
+        distinct = np.zeros(n_classes, np.int64)
         distance = np.zeros(n_classes)
-        sensitive_fails(class_of, n_classes, pair_b, value, counts, reference, tabs.ordered, tabs.missing >= 0,
-                        int(l), True, fail, distance)
+        sensitive_counts(class_of, n_classes, pair_b, value, counts, reference, tabs.ordered, tabs.missing >= 0,
+                         True, distinct, distance)
+        if l:
+            fail |= distinct < l
         fail |= _emd.exceeds(distance, t)
         return int(size[fail].sum())
 

@@ -479,9 +479,9 @@ def best_node(tabs: MetricTables, metric: str, candidates: np.ndarray, hist, cri
 
 
 def node_metrics(lattice: LatticeTable, levels: Mapping[str, int] | Sequence[int], *, k: int | None = None,
-                 l: int | None = None, weights: Mapping[str, float] | None = None) -> dict[str, float | None]:
-    """Every metric of one node of ``lattice``, its too-small (k) or too-uniform (l) classes
-    suppressed.
+                 models: Sequence = (), weights: Mapping[str, float] | None = None) -> dict[str, float | None]:
+    """Every metric of one node of ``lattice``, its too-small (k) or too-uniform (naive l in
+    ``models``) classes suppressed.
 
     Parameters
     ----------
@@ -489,8 +489,11 @@ def node_metrics(lattice: LatticeTable, levels: Mapping[str, int] | Sequence[int
         A lattice (built or opened from its file).
     levels : mapping of str to int, or sequence of int
         The node: one level per quasi-identifier.
-    k, l : int, optional
-        The privacy threshold (exactly one): classes below it are suppressed.
+    k : int, optional
+        The k of k-anonymity: classes below it are suppressed.
+    models : sequence of PrivacyModel, optional
+        Instead of k, the one model the lattice's histograms count
+        (:class:`~incrowd.privacy.DistinctL`): classes it refuses are suppressed.
     weights : mapping of str to float, optional
         A weight per quasi-identifier for ``loss``, ``entropy`` and ``precision`` (1 where left
         out).
@@ -503,7 +506,7 @@ def node_metrics(lattice: LatticeTable, levels: Mapping[str, int] | Sequence[int
     """
     from ._histograms import check_criterion
 
-    criterion, value = check_criterion(lattice, k, l)
+    criterion, value = check_criterion(lattice, k, models)
     node = lattice.node_id(levels)
     return tables(lattice, weights).evaluate(node, criterion, value)
 

@@ -377,9 +377,7 @@ def add(state: MixedState, frame: pd.DataFrame, strategy: str, inertial: bool) -
     spec = state.release_spec()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a few late rows are often constant: said of the whole, if at all
-        # the increment's own mistakes, named by its own row numbers; l and t hold for the
-        # releases of all rows, not for an increment alone
-        prepare(frame, replace(spec, k=1, l=None, t=None))
+        prepare(frame, spec.for_increment())
     rows = pd.concat([state.rows, frame], ignore_index=True)
     combined = state.frame()
     combined = pd.concat([combined, frame], ignore_index=True)

@@ -35,7 +35,10 @@ model risk, ``modRisk``, which ``incrowd risk`` reports) and ``uniqueness_estima
 risk summary reports too; the package attribute ``population_uniqueness`` is the model's module),
 ``Judge`` with ``CodedColumn`` and ``Pairs`` (the models of a request judging the classes a search
 forms as unions of its units: publish's and negotiate's searches), ``other_models`` (the models
-of a command that takes k, l and t apart) and ``DP_SCORES`` (the scores SafePub's search offers).
+of a command that takes k, l and t apart), ``DP_SCORES`` (the scores SafePub's search offers) and
+the attribute disclosure measures the report computes and its verdict checks against the models
+(``attribute_disclosure_of_classes``, ``t_closeness_of_classes``, ``disclosure_checks`` with
+``DisclosureCheck``, ``checked_t``, ``measured_by_disclosure``).
 """
 
 from __future__ import annotations
@@ -47,10 +50,25 @@ from .._runtime import lazy as _lazy
 if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads these
     from . import _emd as emd  # noqa: F401
     from . import _sample_risk as sample_risk  # noqa: F401
+    from ._disclosure import (  # noqa: F401
+        DisclosureCheck,
+        attribute_disclosure_of_classes,
+        checked_t,
+        disclosure_checks,
+        measured_by_disclosure,
+        t_closeness_of_classes,
+    )
     from ._judge import CodedColumn, Judge, Pairs  # noqa: F401
     from ._model import TOLERANCE, ClassStats, PrivacyModel
     from ._model_risk import MODEL_RISK_METHODS, model_risk  # noqa: F401
-    from ._registry import MODELS, models_from_spec, other_models, register_model, unregister_model  # noqa: F401
+    from ._registry import (  # noqa: F401
+        MODELS,
+        models_from_spec,
+        models_from_summary,
+        other_models,
+        register_model,
+        unregister_model,
+    )
     from ._stats import Failure, check_table, class_stats
     from ._uniqueness import population_uniqueness as uniqueness_estimates  # noqa: F401
     from ._verify import (
@@ -79,9 +97,12 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads these
 
 __getattr__, __dir__ = _lazy.attach(__name__, {
     **dict.fromkeys(["TOLERANCE", "ClassStats", "PrivacyModel"], "._model"),
-    **dict.fromkeys(["MODELS", "models_from_spec", "other_models", "register_model", "unregister_model"],
+    **dict.fromkeys(["MODELS", "models_from_spec", "models_from_summary", "other_models", "register_model",
+                     "unregister_model"],
                     "._registry"),
     **dict.fromkeys(["CodedColumn", "Judge", "Pairs"], "._judge"),
+    **dict.fromkeys(["DisclosureCheck", "attribute_disclosure_of_classes", "checked_t", "disclosure_checks",
+                     "measured_by_disclosure", "t_closeness_of_classes"], "._disclosure"),
     **dict.fromkeys(["Failure", "check_table", "class_stats"], "._stats"),
     **dict.fromkeys(["KAnonymityReport", "LDiversityReport", "TClosenessReport", "verify_k_anonymity",
                      "verify_l_diversity", "verify_t_closeness"], "._verify"),

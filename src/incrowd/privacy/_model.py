@@ -175,8 +175,19 @@ class PrivacyModel(ABC):
     #: whether its check of a class reads the whole release (k-map's estimate of the population
     #: from the rows and weights published): then a search judges the classes it keeps again
     reads_release: ClassVar[bool] = False
+    #: the model's line in an example spec: its ``[privacy]`` setting and what it promises
+    #: (``("l = 2", "distinct sensitive values per class")``); None: its key and class's summary
+    example: ClassVar[tuple[str, str] | None] = None
     #: the model's one number, read by the default :meth:`from_spec`
     spec_number: ClassVar[SpecNumber | None] = None
+    #: whether a generalization lattice's histograms count the model (class sizes, distinct
+    #: sensitive values per class), so that its compiled search answers the model alone
+    histogram: ClassVar[bool] = False
+    #: how a refusal asks for the model to be loosened ("relax alpha"; "lower l", "raise t")
+    lever: ClassVar[str] = "relax"
+    #: whether publish meets the model by merging each failing group with its nearest group
+    #: after microaggregation (:meth:`merge_gap`; Soria-Comas et al.'s merging)
+    merges: ClassVar[bool] = False
 
     column: str | None = field(default=None, kw_only=True)
 
@@ -209,6 +220,90 @@ class PrivacyModel(ABC):
         bool
         """
         return bool(np.all(self.classes_ok(stats)))
+
+    def merge_gap(self, distinct: np.ndarray, distances: np.ndarray) -> np.ndarray:
+        """How far each group is from meeting the model, for a model that ``merges``: above
+        :data:`TOLERANCE` where the group fails, and the larger the farther (publish merges the
+        farthest group first). A merged group holds every value of its parts and a mixture of
+        their distributions, so merging never moves a group away.
+
+        Parameters
+        ----------
+        distinct : numpy.ndarray
+            The distinct present sensitive values of each group (a missing value is none).
+        distances : numpy.ndarray
+            Each group's earth mover's distance to the reference distribution.
+
+        Returns
+        -------
+        numpy.ndarray
+            One figure per group.
+        """
+        raise NotImplementedError(f"{type(self).__name__} is not met by merging groups")
+
+    def merge_share(self, distinct: np.ndarray, distances: np.ndarray, reach: float) -> np.ndarray | None:
+        """For a model that ``merges`` but is not monotone under suppression: the least share of
+        each class's rows that fail the model in any split of the class into smaller classes,
+        from the class's figures (as :meth:`merge_gap` reads them) and ``reach``, the largest
+        distance any class of the column can have; None for a model whose failing classes fail
+        in every split (a search counts all their rows).
+
+        Parameters
+        ----------
+        distinct, distances : numpy.ndarray
+            Per class, as for :meth:`merge_gap`.
+        reach : float
+            The largest distance a class can have.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            A share in [0, 1] per class.
+        """
+        return None
+
+    def check_column(self, column: str, n_values: int) -> None:
+        """Refuse, in one line, a sensitive column no class can meet the model on, before any
+        search: ``n_values`` is its count of distinct present values (a missing value is none).
+
+        Parameters
+        ----------
+        column : str
+            The sensitive column's name.
+        n_values : int
+            Its distinct present values.
+
+        Returns
+        -------
+        None
+        """
+        return None  # most models: any column may meet them in classes of its values
+
+    def number(self) -> float:
+        """The model's one number (the field its :attr:`spec_number` fills: k's k, l's l, t's t).
+
+        Returns
+        -------
+        float or int
+        """
+        spec = self.spec_number
+        if spec is None:
+            raise ParameterError(f"{self.key} takes more than one number")
+        return getattr(self, spec.field)
+
+    def checked(self) -> Self:
+        """The model, its number checked against its range (as :meth:`from_spec` checks it); a
+        ParameterError names the key and what is allowed.
+
+        Returns
+        -------
+        PrivacyModel
+        """
+        spec = self.spec_number
+        if spec is not None:
+            number(self.key, getattr(self, spec.field), spec.what, low=spec.low, low_open=spec.low_open,
+                   high=spec.high, high_open=spec.high_open, integer=spec.integer)
+        return self
 
     def split_floor(self, stats: ClassStats) -> np.ndarray | None:
         """The fewest rows of each class that fail the model however the class is split into

@@ -55,6 +55,25 @@ def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
     return [model.from_spec(privacy[key], privacy=privacy) for key, model in MODELS.items() if key in privacy]
 
 
+def models_from_summary(summary: Mapping[str, Any]) -> list[PrivacyModel]:
+    """The models beyond k that a release's summary (``publish``'s JSON) states by their spec keys
+    with a number (a model given as a table is stated by its description only, and read from
+    the spec instead).
+
+    Parameters
+    ----------
+    summary : mapping
+        The release's summary.
+
+    Returns
+    -------
+    list of PrivacyModel
+    """
+    entries = {key: value for key, value in summary.items()
+               if key in MODELS and key != "k" and isinstance(value, (int, float)) and not isinstance(value, bool)}
+    return models_from_spec(entries)
+
+
 def other_models(entries: Mapping[str, Any], k: int | None = None, *, what: str = "models") -> list[PrivacyModel]:
     """The models beyond k, l and t that ``entries`` (spec keys to their values) ask for, as a
     command that takes k, l and t apart reads them (``negotiate``'s ``--model``, the web's

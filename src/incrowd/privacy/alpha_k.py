@@ -43,6 +43,7 @@ class AlphaK(PrivacyModel):
     k: int
 
     key = "alpha"
+    example = ('alpha = 0.5', '(alpha, k): no sensitive value above this share of a class')
     monotone_generalization = True
     monotone_suppression = False
 

@@ -64,6 +64,7 @@ class AverageRisk(PrivacyModel):
     records_at_risk: float | None = None
 
     key = "max_average_risk"
+    example = ('max_average_risk = 0.05', "the release's mean re-identification risk")
     monotone_generalization = True
     monotone_suppression = True
     needs_sensitive = False

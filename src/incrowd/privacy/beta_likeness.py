@@ -52,6 +52,7 @@ class BetaLikeness(PrivacyModel):
     variant: str = "basic"
 
     key = "beta"
+    example = ('beta = { value = 1.0, variant = "basic" }', 'beta-likeness ("basic" or "enhanced")')
     monotone_generalization = True
     monotone_suppression = False
     reads_distribution = True

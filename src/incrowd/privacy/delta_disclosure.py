@@ -43,6 +43,7 @@ class DeltaDisclosure(PrivacyModel):
     delta: float
 
     key = "delta_disclosure"
+    example = ('delta_disclosure = 1.0', "no class shifts a sensitive value's share by a factor above e^delta")
     spec_number = SpecNumber("delta", "a positive number (the largest |ln| of a value's share in a class over its "
                              "share in the table)", low=0)
     monotone_generalization = False

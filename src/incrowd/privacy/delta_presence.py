@@ -42,6 +42,7 @@ class DeltaPresence(PrivacyModel):
     population: str
 
     key = "delta_presence"
+    example = ('delta_presence = { min = 0.0, max = 0.5, population = "FILE" }', 'presence stays uncertain')
     monotone_generalization = True
     monotone_suppression = False
     needs_sensitive = False

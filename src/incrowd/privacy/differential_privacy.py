@@ -187,6 +187,7 @@ class DifferentialPrivacy(PrivacyModel):
     metric: str = SCORES[0]
 
     key = "differential_privacy"
+    example = ('differential_privacy = { epsilon = 1.0, delta = 1e-6 }', 'SafePub: the privacy budget')
     monotone_generalization = False
     monotone_suppression = False
     needs_sensitive = False

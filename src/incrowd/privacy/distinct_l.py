@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..exceptions import ParameterError
 from ._model import ClassStats, PrivacyModel, SpecNumber
 
 
@@ -31,10 +32,23 @@ class DistinctL(PrivacyModel):
     l: int
 
     key = "l"
+    example = ('l = 2', 'distinct sensitive values per class (needs a "sensitive" column)')
     spec_number = SpecNumber("l", "an integer >= 2 (distinct sensitive values per class)", low=2, low_open=False,
                              integer=True)
+    lever = "lower"
+    histogram = True
     monotone_generalization = True
     monotone_suppression = True
+    merges = True
+
+    def check_column(self, column: str, n_values: int) -> None:
+        if self.column in (None, column) and self.l > n_values:
+            raise ParameterError(f"l={self.l} is larger than the number of distinct values of sensitive column "
+                                 f"{column!r} ({n_values}); no class can hold l distinct values (a missing value "
+                                 "is not one)")
+
+    def merge_gap(self, distinct: np.ndarray, distances: np.ndarray) -> np.ndarray:
+        return np.maximum(self.l - distinct, 0)
 
     def classes_ok(self, stats: ClassStats) -> np.ndarray:
         return (stats.known() > 0).sum(axis=1) >= self.l

@@ -46,6 +46,7 @@ class EntropyL(PrivacyModel):
     l: float
 
     key = "entropy_l"
+    example = ('entropy_l = 2', "entropy l-diversity: exp(entropy) of a class's sensitive values")
     spec_number = SpecNumber("l", "a number > 1 (the class entropy must reach ln l)", low=1)
     monotone_generalization = True
     monotone_suppression = False

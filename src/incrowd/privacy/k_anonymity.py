@@ -29,7 +29,10 @@ class KAnonymity(PrivacyModel):
     k: int
 
     key = "k"
+    example = ('k = 5', 'every published class holds at least k rows')
     spec_number = SpecNumber("k", "an integer >= 2 (rows per class)", low=2, low_open=False, integer=True)
+    lever = "lower"
+    histogram = True
     monotone_generalization = True
     monotone_suppression = True
     needs_sensitive = False

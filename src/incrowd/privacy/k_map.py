@@ -102,6 +102,7 @@ class KMap(PrivacyModel):
     significance: float = 0.01
 
     key = "k_map"
+    example = ('k_map = { k = 5, population = "FILE" }', 'k people of the population per class')
     monotone_generalization = True
     monotone_suppression = True
     needs_sensitive = False

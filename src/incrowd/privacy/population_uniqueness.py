@@ -46,6 +46,7 @@ class PopulationUniqueness(PrivacyModel):
     model: str = "dankar"
 
     key = "max_population_uniqueness"
+    example = ('max_population_uniqueness = { value = 0.01, model = "dankar" }', 'population uniques (needs weights)')
     monotone_generalization = False
     monotone_suppression = False
     needs_sensitive = False

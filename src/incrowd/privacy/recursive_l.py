@@ -41,6 +41,7 @@ class RecursiveL(PrivacyModel):
     l: int
 
     key = "recursive_l"
+    example = ('recursive_l = { c = 3, l = 2 }', 'recursive (c, l)-diversity')
     monotone_generalization = True
     monotone_suppression = False
 

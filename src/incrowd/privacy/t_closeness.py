@@ -27,7 +27,7 @@ import pandas as pd
 from ..exceptions import DataError, ParameterError
 from ..values import sensitive_keys
 from ._emd import dense_distances, exceeds
-from ._model import ClassStats, PrivacyModel, SpecNumber
+from ._model import TOLERANCE, ClassStats, PrivacyModel, SpecNumber
 
 _ROOT = ("\0root",)
 
@@ -112,10 +112,13 @@ class TCloseness(PrivacyModel):
     hierarchy: tuple[tuple, ...] | None = None
 
     key = "t"
+    example = ('t = 0.3', "t-closeness: earth mover's distance per class, in (0, 1]")
     spec_number = SpecNumber("t", "a number in (0, 1] (earth mover's distance)", low=0, high=1, high_open=False)
+    lever = "raise"
     monotone_generalization = True
     monotone_suppression = False
     reads_distribution = True
+    merges = True
 
     def distances(self, stats: ClassStats) -> np.ndarray:
         """The distance of each class to the table's distribution.
@@ -140,6 +143,22 @@ class TCloseness(PrivacyModel):
 
     def classes_ok(self, stats: ClassStats) -> np.ndarray:
         return ~exceeds(self.distances(stats), self.t)
+
+    def merge_share(self, distinct: np.ndarray, distances: np.ndarray, reach: float) -> np.ndarray:
+        # a class is the mixture of its parts and the distance is convex, so d(C) <= sum |P|/|C|
+        # d(P): a passing part lies within t, a failing one within reach, so the failing parts
+        # hold at least (d(C) - t) / (reach - t) of the class
+        limit = self.t + TOLERANCE
+        room = reach - limit
+        if room <= 0:  # no class can fail t
+            return np.zeros(distances.size)
+        return np.clip((distances - limit) / room, 0.0, 1.0)
+
+    def merge_gap(self, distinct: np.ndarray, distances: np.ndarray) -> np.ndarray:
+        if self.hierarchy is not None:
+            raise ParameterError("t with a hierarchy of the sensitive values is met by the generalization search, "
+                                 "not by merging groups")
+        return distances - self.t
 
     def describe(self) -> str:
         how = " (hierarchical distance)" if self.hierarchy is not None else ""

@@ -56,6 +56,7 @@ import pandas as pd
 from ..exceptions import IncrowdError
 from ..generalization import DEFAULT_MAX_NODES, hierarchy_file_name, is_hierarchy_file, max_suppression_count, node_count
 from ..io import NA_VALUES, code_indices, coded_reason
+from ..privacy import MODELS
 from ._gtm import lattice_depths, no_hierarchy, top_suppression
 from ._prepare import prepare
 from ._spec import load_spec
@@ -421,8 +422,7 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
         "",
         "[privacy]",
         "k = 5                     # every published class holds at least k rows",
-        "# l = 2                   # distinct sensitive values per class (needs a \"sensitive\" column)",
-        "# t = 0.3                 # t-closeness: earth mover's distance per class, in (0, 1]",
+        *_model_lines(),
         *(f"# {line}" for line in _wrapped(limit_why or "")),
         f"max_suppression = \"{spec['privacy']['max_suppression']}\"".ljust(26) + "# rows that may be left out",
         "strategy = \"generalize-then-microaggregate\"   # or \"joint\"",
@@ -454,6 +454,18 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
         "",
     ]
     return "\n".join(lines)
+
+
+def _model_lines() -> list[str]:
+    """A commented line per registered privacy model beyond k (its own example: setting and
+    what it promises), in the registry's order, so that the example spec shows every model."""
+    lines = []
+    for key, model in MODELS.items():
+        if key == "k":  # set above, not commented
+            continue
+        setting, said = model.example or (f"{key} = ...", (model.__doc__ or model.__name__).strip().splitlines()[0])
+        lines.append(f"# {setting}".ljust(24) + f"  # {said}")
+    return lines
 
 
 def _wrapped(text: str) -> list[str]:

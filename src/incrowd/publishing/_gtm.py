@@ -132,7 +132,7 @@ def _compiled(prep: Prepared, bottom: _Bottom) -> _Compiled | None:
             n_ref, m = int(ref.sum()), int(ref.size)
             # the kernel sums the distance's numerator in int64 and walks all m values of an
             # ordered column per class: elsewhere emd_pairs (floats, runs) judges the column
-            fits = m == s.n_values and m * n_ref * n_ref < 2**62 and not (prep.spec.t is not None and s.ordered
+            fits = m == s.n_values and m * n_ref * n_ref < 2**62 and not (_reads_distance(prep) and s.ordered
                                                                           and m > 1024)
             references.append(ref if fits else None)
         codes0 = (np.column_stack([bottom.codes[a] for a in prep.categorical]).astype(np.int64)
@@ -215,32 +215,41 @@ def _fails(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: int
     if within is not None and int(sizes[bad].sum()) > within:
         return bad, far, sizes
     fast = _compiled(prep, bottom)
+    merging = spec.merging_models
+    with_distance = _reads_distance(prep)
     for i, (s, (b, value, count)) in enumerate(zip(prep.sensitive, bottom.pairs)):
-        if spec.l is None and spec.t is None:
+        if not merging:
             break
+        distinct = np.zeros(n_classes, np.int64)
+        distance = np.zeros(n_classes)
         if fast is not None and fast.references[i] is not None:
-            from ..generalization import sensitive_fails
+            from ..generalization import sensitive_counts
 
-            # the numpy lines below in one pass over the pairs: the same flags and distances
-            distance = np.zeros(n_classes)
-            sensitive_fails(class_of, n_classes, b, value, count, fast.references[i], bool(s.ordered),
-                            bool(s.missing), 0 if spec.l is None else int(spec.l), spec.t is not None, bad, distance)
+            # the numpy lines below in one pass over the pairs: the same counts and distances
+            sensitive_counts(class_of, n_classes, b, value, count, fast.references[i], bool(s.ordered),
+                             bool(s.missing), with_distance, distinct, distance)
         else:
             m = s.n_values
             keys, where = np.unique(class_of[b] * m + value, return_inverse=True)
             per_pair = np.bincount(where.ravel(), weights=count).astype(np.int64)
             cls, val = keys // m, keys % m
-            if spec.l is not None:  # a missing value (the last code) is never a distinct value
-                bad |= np.bincount(cls[val != m - 1] if s.missing else cls, minlength=n_classes) < spec.l
-            if spec.t is not None:
+            # a missing value (the last code) is never a distinct value
+            distinct = np.bincount(cls[val != m - 1] if s.missing else cls, minlength=n_classes)
+            if with_distance:
                 # exactly the verifier's distance (integer counts, one rounding), so a class kept
                 # here is one the merging can make pass and the verification accepts
                 distance = _emd.emd_pairs(cls, val, per_pair, n_classes, s.reference_counts.astype(np.int64),
                                           s.ordered)
-        if spec.t is not None:
-            far |= _emd.exceeds(distance, spec.t)
+        for model in merging:
+            fails = model.merge_gap(distinct, distance) > _emd.TOLERANCE
+            if model.monotone_suppression:  # a failing class's parts all fail: they never grow going down
+                bad |= fails
+                continue
+            far |= fails
             if excess is not None:
-                np.maximum(excess, _t_share(distance, spec.t, _t_reach(prep, bottom)[i]), out=excess)
+                share = model.merge_share(distinct, distance, _t_reach(prep, bottom)[i])
+                if share is not None:
+                    np.maximum(excess, share, out=excess)
     judge = _judge(prep, bottom)
     if judge and (not floor_only or (excess is not None and judge.floors)):
         # the other models add to the suppression, and to the floor only where they bound what
@@ -281,13 +290,9 @@ def _t_reach(prep: Prepared, bottom: _Bottom) -> list[float]:
     return bottom.t_reach
 
 
-def _t_share(distance: np.ndarray, t: float, reach: float) -> np.ndarray:
-    """The least share of a class's rows failing t in any split of it (see :func:`_t_floor`)."""
-    limit = t + _emd.TOLERANCE
-    room = reach - limit
-    if room <= 0:  # no class can fail t
-        return np.zeros(distance.size)
-    return np.clip((distance - limit) / room, 0.0, 1.0)
+def _reads_distance(prep: Prepared) -> bool:
+    """Whether a merging model of the spec reads a class's distance to the column's distribution."""
+    return any(model.reads_distribution for model in prep.spec.merging_models)
 
 
 def _t_floor(sizes: np.ndarray, monotone: np.ndarray, excess: np.ndarray) -> int:
@@ -532,11 +537,13 @@ def no_hierarchy(column) -> bool:
 
 
 def _levers(spec) -> str:
-    """The privacy parameters a refusal may point at: k always, l and t only where the spec set them."""
-    lowered = ["k"] + (["l"] if spec.l is not None else [])
-    said = f"lower {' or '.join(lowered)}"
-    said += ", raise t" if spec.t is not None else ""
-    return said + "".join(f", relax {model.key}" for model in spec.models)
+    """The privacy parameters a refusal may point at: k always, each model where the spec set it."""
+    verbs: dict[str, list[str]] = {"lower": ["k"]}
+    for model in spec.privacy_models:
+        keys = verbs.setdefault(model.lever, [])
+        if model.key not in keys:
+            keys.append(model.key)
+    return ", ".join(f"{verb} {' or '.join(keys)}" for verb, keys in verbs.items())
 
 
 def _metric_tables(prep: Prepared, bottom: _Bottom):
@@ -640,7 +647,8 @@ def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int) -> G
     dead = np.zeros(levels.shape[0], dtype=bool)
     # without t the floor never grows going up: a node whose floor passes vouches for those above
     # (a model whose parts' floor is a share, as t's, may see it grow going up too)
-    floor_ok = (np.zeros(levels.shape[0], dtype=bool) if prep.spec.t is None and not _judge(prep, bottom).floors
+    floor_ok = (np.zeros(levels.shape[0], dtype=bool)
+                if all(m.monotone_suppression for m in prep.spec.merging_models) and not _judge(prep, bottom).floors
                 else None)
     # each node's floor against the limit, once known (-1: not yet), shared by every climb
     floor_seen = np.full(levels.shape[0], -1, dtype=np.int8)

@@ -4,6 +4,7 @@ codes in their order with the whole file's distribution."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,6 +16,7 @@ from ..generalization import as_value_labels as _as_value_labels
 from ..generalization import encode_cells as _encode
 from ..generalization import qi_labels as _qi_labels
 from ..io import column_numbers
+from ..privacy import PrivacyModel
 from ..values import Standardizer
 from ._households import household_level_columns
 from ._risk_targets import check_target_weights
@@ -118,7 +120,8 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
             if level > hierarchies[name].max_level:
                 raise ParameterError(f"level of {name!r} must be at most {hierarchies[name].max_level} "
                                      f"(its hierarchy's top); got {level}")
-    sensitive = [_sensitive(frame[c], spec.columns[c].ordered, spec.l) for c in columns if roles[c] == "sensitive"]
+    sensitive = [_sensitive(frame[c], spec.columns[c].ordered, spec.privacy_models)
+                 for c in columns if roles[c] == "sensitive"]
     return Prepared(frame=frame, spec=spec, roles=roles, numeric=numeric, categorical=categorical,
                     sensitive=sensitive, identifiers=[c for c in columns if roles[c] == "identifier"],
                     X=X, Z=Z, pattern=pattern, pattern_masks=masks, hierarchies=hierarchies, codes0=codes0,
@@ -246,7 +249,7 @@ def _check_weight(column: pd.Series, name: str) -> np.ndarray:
     return numbers
 
 
-def _sensitive(column: pd.Series, ordered, l: int | None) -> Sensitive:
+def _sensitive(column: pd.Series, ordered, models: Sequence[PrivacyModel]) -> Sensitive:
     """The column as codes over its values as the release's verifiers count them
     (:func:`incrowd.values.sensitive_keys`): ordered by default when every value that is not
     a user-missing code is a number; ``ordered = true`` on text is refused (text has no order
@@ -255,8 +258,6 @@ def _sensitive(column: pd.Series, ordered, l: int | None) -> Sensitive:
 
     name = str(column.name)
     codes, order, ordered, counts, missing = sensitive_codes(column, ordered)
-    if l is not None and l > len(order):
-        raise ParameterError(f"l={l} is larger than the number of distinct values of sensitive column "
-                             f"{name!r} ({len(order)}); no class can hold l distinct values (a missing value "
-                             "is not one)")
+    for model in models:
+        model.check_column(name, len(order))
     return Sensitive(name, codes, order, bool(ordered), counts, missing)

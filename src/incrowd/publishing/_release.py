@@ -206,13 +206,11 @@ def _promise(prep: Prepared, table: pd.DataFrame, keep: np.ndarray | None = None
     """What :meth:`PublishResult.write` verifies on the written file (as :func:`_verify` in memory);
     ``keep``: the input rows published (their households, where the release drops the id)."""
     from ..io import Promise
-    from ..privacy import DistinctL, KAnonymity, ReleaseCheck, TCloseness
+    from ..privacy import KAnonymity, ReleaseCheck
 
     spec = prep.spec
     names = [s.name for s in prep.sensitive]
-    models = ((KAnonymity(spec.k),) if spec.k is not None else ()) + (
-        (DistinctL(spec.l),) if spec.l is not None and names else ()) + (
-        (TCloseness(spec.t),) if spec.t is not None and names else ()) + tuple(spec.models)
+    models = ((KAnonymity(spec.k),) if spec.k is not None else ()) + spec.privacy_models
     compares = any(m.reads_distribution for m in models)
     check = ReleaseCheck(models, sensitive=tuple(names),
                          ordered={s.name: list(s.values) if s.ordered else False for s in prep.sensitive},
@@ -280,12 +278,12 @@ def _gtm_groups(prep: Prepared, max_nodes: int | None = None, max_memory: int | 
 def _enforce_sensitive(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | None) -> np.ndarray:
     """The groups with l and t enforced (a failing group merges with its class's nearest), then
     the other models (:func:`_models.enforce`)."""
-    return _models.enforce(prep, _enforce_l_and_t(prep, groups, blocks), blocks)
+    return _models.enforce(prep, _enforce_merging(prep, groups, blocks), blocks)
 
 
-def _enforce_l_and_t(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | None) -> np.ndarray:
+def _enforce_merging(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | None) -> np.ndarray:
     spec = prep.spec
-    if (spec.l is None and spec.t is None) or not prep.sensitive:
+    if not spec.merging_models or not prep.sensitive:
         return groups
     from ._sensitive import SensitiveColumn, enforce_sensitive
 
@@ -305,7 +303,7 @@ def _enforce_l_and_t(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | No
     block = None if blocks is None else blocks[kept]
     if block is None and prep.pattern.any():
         block = prep.pattern[kept]  # rows of different missing patterns never share a group
-    merged, failed = enforce_sensitive(local, np.ascontiguousarray(points), columns, l=spec.l, t=spec.t,
+    merged, failed = enforce_sensitive(local, np.ascontiguousarray(points), columns, spec.merging_models,
                                        blocks=block)
     out = np.full(prep.n, -1, np.int64)
     out[kept] = np.where(failed, -1, merged)
@@ -407,7 +405,7 @@ def _report(prep: Prepared, groups, levels_per_row, keep, verification, extra, s
         # the joint strategy clusters with its own mixed-distance MDAV (and ONA*-style refinement)
         "method": (spec.method if spec.strategy != "joint" else
                    "mixed-distance mdav" + (" + refinement" if spec.refine else "")),
-        "k": spec.k, "l": spec.l, "t": spec.t, "privacy_models": [m.describe() for m in spec.models],
+        **spec.promised_numbers(), "privacy_models": [m.describe() for m in spec.models],
         "max_suppression": spec.max_suppression,
         "numeric": prep.numeric, "categorical": prep.categorical,
         "sensitive": [s.name for s in prep.sensitive], "identifiers_dropped": prep.identifiers,

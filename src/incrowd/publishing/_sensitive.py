@@ -1,11 +1,12 @@
-"""Merge groups until every group is l-diverse and t-close in every sensitive column.
+"""Merge groups until every group meets the merging models (distinct l, t) in every sensitive column.
 
 This is the merging variant of Soria-Comas, Domingo-Ferrer, Sanchez and Martinez,
 "t-Closeness through microaggregation" (IEEE TKDE 2015): after microaggregation, while some
 group fails, the worst failing group is merged with its nearest group (by centroid of the
-quasi-identifiers) until it passes. Here a group fails when a sensitive column has fewer than l
-distinct values in it or lies farther than t (earth mover's distance, :mod:`incrowd.privacy._emd`) from
-the column's reference distribution.
+quasi-identifiers) until it passes. Here a group fails a model that ``merges`` when its
+:meth:`~incrowd.privacy.PrivacyModel.merge_gap` says so, from the group's distinct present values
+of a sensitive column and its earth mover's distance (:mod:`incrowd.privacy._emd`) from the
+column's reference distribution: distinct l (too few values) and t-closeness (too far).
 
 Merging only helps: a union holds every value of its parts, and its distribution is a mixture
 of theirs, so its distance is at most the larger of the two. Hence merging inside a block always
@@ -16,12 +17,14 @@ rows of such blocks are returned as failed (the caller suppresses them), their g
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._runtime import check_cancelled
 from ..exceptions import ParameterError
+from ..privacy import PrivacyModel
 from ..privacy import emd as _emd
 
 
@@ -117,32 +120,34 @@ class _SparseCounts:
         self.vals[gone] = self.cnts[gone] = None
 
 
-def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], *, l: int | None = None,
-                      t: float | None = None, blocks=None) -> tuple[np.ndarray, np.ndarray]:
-    """``(new_labels, failed_rows)``: groups merged until each passes l and t.
+def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], models: Sequence[PrivacyModel], *,
+                      blocks=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(new_labels, failed_rows)``: groups merged until each meets every model of ``models``
+    (each one that ``merges``: distinct l, t) in every column of ``sensitive``.
 
     ``labels`` are group ids (int, one per row); ``points`` (n, p) the standardized numeric
     quasi-identifiers, whose group centroids say which group is nearest (squared Euclidean); p
     may be 0. ``blocks`` (one id per row, constant within a group) confines merges to groups of
     the same block (the classes of a generalization); by default all groups form one block.
 
-    Order, for determinism: the failing group with the largest shortfall of distinct values
-    (the largest over columns of l - distinct), then the largest distance above t, then the
+    Order, for determinism: the failing group with the largest gap of the first model (its
+    :meth:`~incrowd.privacy.PrivacyModel.merge_gap`, the largest over columns: for distinct l
+    the shortfall of distinct values), then of the next (for t the distance above t), then the
     lowest id, merges first. Its partner is the live group of its block with the nearest
     centroid; among equally near ones (all of them when p is 0) the one whose union with it is
-    closest to passing (the smallest shortfall, then the smallest distance above t, a passing
-    union counting 0), then the lowest id. A merged group keeps the lower of the two ids, so
+    closest to passing (the smallest gaps in the models' order, a passing union counting 0),
+    then the lowest id. A merged group keeps the lower of the two ids, so
     every new label is the smallest old label among the groups it unites.
 
     ``failed_rows`` marks the rows of blocks that fail as a whole; their labels are returned
     unchanged. Memory: a groups x values count matrix per sensitive column while it stays under
     2**24 cells; above, each group keeps the values it takes (O(n), slower partner choices).
     """
-    lab, pts = _checked_inputs(labels, points, l, t)
+    lab, pts = _checked_inputs(labels, points, models)
     n = lab.shape[0]
     new_labels = lab.astype(np.int64, copy=True)
     failed = np.zeros(n, dtype=bool)
-    if n == 0 or not sensitive or (l is None and t is None):
+    if n == 0 or not sensitive or not models:
         return new_labels, failed
 
     ids, group = np.unique(new_labels, return_inverse=True)
@@ -156,27 +161,26 @@ def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], *, l: in
     for j in range(pts.shape[1]):
         centroids[:, j] = np.bincount(group, weights=pts[:, j], minlength=n_groups) / sizes
 
-    short, excess = _shortfall([c.status(np.arange(n_groups)) for c in columns], l, t)
+    gaps = _gaps([c.status(np.arange(n_groups)) for c in columns], models)
     block_of_row = block_of_group[group]
-    b_short, b_excess = _shortfall(
+    block_fails = _fails(_gaps(
         [_SparseCounts(block_of_row, codes, n_blocks, ref, c.ordered, missing).status(np.arange(n_blocks))
-         for (codes, ref, missing), c in zip(coded, sensitive)], l, t)
-    block_fails = _fails(b_short, b_excess)
+         for (codes, ref, missing), c in zip(coded, sensitive)], models))
     failed = block_fails[block_of_group[group]]
 
     alive = np.ones(n_groups, dtype=bool)
     version = np.zeros(n_groups, dtype=np.int64)
     parent = np.arange(n_groups, dtype=np.int64)
     live = _LiveGroups(block_of_group, n_blocks, centroids)
-    work = [(-int(short[g]), -float(excess[g]), int(g), 0)
-            for g in np.flatnonzero(_fails(short, excess) & ~block_fails[block_of_group])]
+    work = [(tuple(-float(gap[g]) for gap in gaps), int(g), 0)
+            for g in np.flatnonzero(_fails(gaps) & ~block_fails[block_of_group])]
     heapq.heapify(work)
     while work:
         check_cancelled()  # one merge per step: a cancelled web job stops here
-        _, _, g, ver = heapq.heappop(work)
+        _, g, ver = heapq.heappop(work)
         if not alive[g] or version[g] != ver:
             continue
-        h = _partner(g, live, columns, l, t)
+        h = _partner(g, live, columns, models)
         keep, gone = (g, h) if g < h else (h, g)
         total = sizes[g] + sizes[h]
         live.merge(keep, gone, (live.centroid(g) * sizes[g] + live.centroid(h) * sizes[h]) / total)
@@ -186,9 +190,9 @@ def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], *, l: in
         alive[gone] = False
         parent[gone] = keep
         version[keep] += 1
-        s, e = _shortfall([c.status([keep]) for c in columns], l, t)
-        if _fails(s, e)[0]:
-            heapq.heappush(work, (-int(s[0]), -float(e[0]), int(keep), int(version[keep])))
+        now = _gaps([c.status([keep]) for c in columns], models)
+        if _fails(now)[0]:
+            heapq.heappush(work, (tuple(-float(gap[0]) for gap in now), int(keep), int(version[keep])))
 
     while True:  # pointer jumping: every group to the group it was finally merged into
         up = parent[parent]
@@ -198,7 +202,7 @@ def enforce_sensitive(labels, points, sensitive: list[SensitiveColumn], *, l: in
     return ids[parent[group]], failed
 
 
-def _checked_inputs(labels, points, l, t) -> tuple[np.ndarray, np.ndarray]:
+def _checked_inputs(labels, points, models: Sequence[PrivacyModel]) -> tuple[np.ndarray, np.ndarray]:
     """(labels, points as one row of floats per label), or a ``ParameterError`` naming what is wrong."""
     lab = np.asarray(labels)
     if lab.ndim != 1 or (lab.size and not np.issubdtype(lab.dtype, np.integer)):
@@ -209,11 +213,10 @@ def _checked_inputs(labels, points, l, t) -> tuple[np.ndarray, np.ndarray]:
         pts = pts.reshape(n, -1) if pts.size else np.zeros((n, 0))
     if pts.ndim != 2 or pts.shape[0] != n:
         raise ParameterError(f"points must be one row of features per label ({n}); got shape {pts.shape}")
-    if l is not None and (isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 1):
-        raise ParameterError(f"l must be a positive integer; got {l!r}")
-    if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating))
-                          or not 0 < t <= 1):
-        raise ParameterError(f"t must be a number in (0, 1]; got {t!r}")
+    for model in models:
+        if not (isinstance(model, PrivacyModel) and model.merges):
+            raise ParameterError(f"models: {model!r} is not a privacy model met by merging groups (distinct l, t)")
+        model.checked()
     return lab, pts
 
 
@@ -259,24 +262,14 @@ def _store(group, codes, n_groups: int, reference: np.ndarray, ordered: bool, mi
     return kind(group, codes, n_groups, reference, bool(ordered), missing)
 
 
-def _shortfall(statuses, l, t) -> tuple[np.ndarray, np.ndarray]:
-    """From (distinct, distance) per column: (largest missing count of distinct values, largest
-    distance minus t), per group."""
-    short = excess = None
-    for distinct, distance in statuses:
-        if l is not None:
-            s = np.maximum(l - distinct, 0)
-            short = s if short is None else np.maximum(short, s)
-        if t is not None:
-            e = distance - t
-            excess = e if excess is None else np.maximum(excess, e)
-    size = statuses[0][0].size
-    return (np.zeros(size, np.int64) if short is None else short,
-            np.full(size, -1.0) if excess is None else excess)
+def _gaps(statuses, models: Sequence[PrivacyModel]) -> list[np.ndarray]:
+    """From (distinct, distance) per column: each model's gap per group, the largest over columns."""
+    return [np.maximum.reduce([model.merge_gap(distinct, distance) for distinct, distance in statuses])
+            for model in models]
 
 
-def _fails(short: np.ndarray, excess: np.ndarray) -> np.ndarray:
-    return (short > 0) | (excess > _emd.TOLERANCE)
+def _fails(gaps: list[np.ndarray]) -> np.ndarray:
+    return np.logical_or.reduce([gap > _emd.TOLERANCE for gap in gaps])
 
 
 class _LiveGroups:
@@ -316,7 +309,7 @@ class _LiveGroups:
         self.count[b] -= 1
 
 
-def _partner(g: int, live: _LiveGroups, columns, l, t) -> int:
+def _partner(g: int, live: _LiveGroups, columns, models: Sequence[PrivacyModel]) -> int:
     lo, ids = live.others(g)
     if ids.size < 2:  # cannot happen: the block passes as a whole, so g is not all of it
         raise AssertionError("a failing group has no group to merge with in its block")
@@ -332,6 +325,5 @@ def _partner(g: int, live: _LiveGroups, columns, l, t) -> int:
         ties = np.delete(ids, own)
     if ties.size == 1:
         return int(ties[0])
-    short, excess = _shortfall([c.union_status(g, ties) for c in columns], l, t)
-    excess = np.where(excess > _emd.TOLERANCE, excess, 0.0)
-    return int(ties[np.lexsort((ties, excess, short))[0]])
+    gaps = [np.where(gap > _emd.TOLERANCE, gap, 0) for gap in _gaps([c.union_status(g, ties) for c in columns], models)]
+    return int(ties[np.lexsort((ties, *reversed(gaps)))[0]])

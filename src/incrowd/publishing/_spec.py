@@ -15,11 +15,12 @@ import os
 import re
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, cast
 
 from ..exceptions import DataError, ParameterError, name_list
-from ..privacy import MODELS, PrivacyModel, models_from_spec
+from ..privacy import MODELS, DistinctL, PrivacyModel, TCloseness, models_from_spec
 from ._benchmarks import parse_benchmarks
 from ._households import column_household_level, parse_households
 from ._models import population_file
@@ -196,6 +197,39 @@ class ReleaseSpec:
 
     def names(self, role: str) -> list[str]:
         return [c.name for c in self.columns.values() if c.role == role]
+
+    @cached_property  # asked at every node a search evaluates
+    def merging_models(self) -> tuple[PrivacyModel, ...]:
+        """``l`` and ``t`` as models, for every column with the ``sensitive`` role: publish meets
+        them by merging groups (each ``merges``), in this order, and its search reads them from
+        its compiled per-class counts."""
+        if not self.names("sensitive"):
+            return ()
+        return ((DistinctL(self.l),) if self.l is not None else ()) + (
+            (TCloseness(self.t),) if self.t is not None else ())
+
+    def for_increment(self) -> ReleaseSpec:
+        """The spec an increment's own rows are checked with (their mistakes named by their own
+        row numbers): k = 1 and no merging model, whose bounds hold for the releases of all
+        rows, not for an increment alone.
+
+        Returns
+        -------
+        ReleaseSpec
+        """
+        return dc_replace(self, k=1, l=None, t=None)
+
+    def promised_numbers(self) -> dict[str, Any]:
+        """``k``, ``l`` and ``t`` as the release's summary states them (None where not asked for):
+        the summary's fields, which a report reads back as models."""
+        return {"k": self.k, "l": self.l, "t": self.t}
+
+    @cached_property
+    def privacy_models(self) -> tuple[PrivacyModel, ...]:
+        """Every privacy model the spec asks for beyond k: :attr:`merging_models`, then
+        :attr:`models`; what publish meets, the written file is checked for and the report
+        holds the release to."""
+        return self.merging_models + tuple(self.models)
 
     @property
     def weight(self) -> str | None:

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError
+from ..privacy import attribute_disclosure_of_classes, checked_t, models_from_summary
 from ..values import MISSING_MATCHES
 from ._align import Aligned, align
 from ._summary import summary_points
@@ -106,7 +107,7 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
            population_sizes: Sequence[float] | np.ndarray | None = None, threshold: float = 0.2,
            target: str | None = None, attacks: bool = False, figures: bool = True,
            release_summary: Mapping[str, Any] | None = None, random_state: int = 0,
-           weight: str | None = None, l: int | None = None, t: float | None = None,
+           weight: str | None = None,
            thresholds: Mapping[str, float] | None = None, spec: Any = None,
            risk_utility_map: bool = False, suppression: str | None = None,
            strategy: str | None = None, missing_matches: str | None = None,
@@ -128,14 +129,15 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     ``household``: the original's household-id column, which adds the release's household risk
     there (a promised line where the release has ``max_household_risk``).
 
-    ``models``: the privacy models the release promises beyond k, l and t (``incrowd.privacy``'s,
-    as a spec's ``models``; default the ``spec``'s): each is checked on the release against the
-    original's sensitive columns and is a promised line of the verdict.
+    ``models``: the privacy models the release promises beyond k (``incrowd.privacy``'s, as a
+    spec's ``models``; default the ``spec``'s, else those ``release_summary`` states): each is
+    checked on the release against the original's sensitive columns; a distinct l
+    (:class:`~incrowd.privacy.DistinctL`) or a t (:class:`~incrowd.privacy.TCloseness`) is the
+    promised bound of its attribute disclosure line, any other model a promised line of its own.
 
     ``verdict`` (first in the JSON and on the page): one line per promise and measure, pass /
     review / fail against a threshold, with the driver and the next step of each review or
-    failure. ``l`` and ``t`` are the promised l and t (as ``k``; taken from ``release_summary``
-    when not given); ``thresholds`` change the defaults of ``incrowd.reporting._verdict.DEFAULTS``
+    failure. ``thresholds`` change the defaults of ``incrowd.reporting._verdict.DEFAULTS``
     (a spec's ``[report]`` table), e.g. ``{"entropy_l": 1.5}``.
 
     Parameters
@@ -174,8 +176,6 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         The seed of sampled measures and attacks.
     weight : str or None, default None
         The original's sampling-weight column.
-    l, t : int, float or None, default None
-        The promised l and t (None: from ``release_summary``).
     thresholds : mapping of str to float or None, default None
         Changed thresholds of the verdict (see above).
     spec : ReleaseSpec, dict, str, os.PathLike or None, default None
@@ -202,8 +202,8 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         is at the column's level, as publish's summary counts it; otherwise at the highest
         level the rows published with it need.
     models : sequence of PrivacyModel or None, default None
-        The privacy models promised beyond k, l and t (None: the ``spec``'s), each checked on
-        the release and a promised line of the verdict.
+        The privacy models promised beyond k (None: the ``spec``'s, else ``release_summary``'s),
+        each checked on the release and promised in the verdict.
     benchmarks : sequence of str or None, default None
         Benchmark estimates, ``"income"`` or ``"income by urbrur"`` (None: the ``spec``'s
         ``[benchmarks]``): each weighted mean (by ``weight``) on the original and on the release,
@@ -227,7 +227,9 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     if missing_matches == "any" and suppression != "cells":
         raise ParameterError("missing_matches = 'any' needs suppression = 'cells' (only a blanked cell can match "
                              "any value)")
-    promised_l, promised_t = l, t  # ``t`` is reused below as a clock reading
+    # the models given (or the spec's), and those the release's summary states beside them
+    models = list(models if models is not None else getattr(spec, "models", ()))
+    models += [m for m in models_from_summary(release_summary or {}) if m.key not in {g.key for g in models}]
     if risk_utility_map and spec is None:
         raise ParameterError("risk_utility_map needs the release's spec (spec=..., --spec FILE): its "
                              "neighbours are re-made from it")
@@ -254,11 +256,10 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
                                  "publish verified k): k, the class sizes and the prosecutor, journalist and "
                                  "marketer risk count the rows each row matches (its fk, as sdcMicro's freqCalc), "
                                  "not classes of equal values")
-        from ._verdict import one_label_columns, t_checked
+        from ._verdict import one_label_columns
 
         # the attribute disclosure checks t where the verdict will: one check serves both
-        t_check = t_checked(promised_t if promised_t is not None else (release_summary or {}).get("t"),
-                            thresholds) if a.sensitive else 1.0
+        t_check = checked_t(models, thresholds) if a.sensitive else 1.0
         risk, seconds = _risk(a, k, population_sizes, threshold, t_check)
         seconds["read_and_align"] = aligned  # reading the files, finding the kept rows
         if weight is not None:
@@ -306,10 +307,8 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         promised = dict(release_summary or {})
         started = work_clock()
         out.verdict = _verdict(a, risk, utility, hierarchies=hierarchies, k=k,
-                               l=promised_l if promised_l is not None else promised.get("l"),
-                               t=promised_t if promised_t is not None else promised.get("t"),
                                thresholds=thresholds, risk_targets=promised.get("risk_targets"),
-                               models=models if models is not None else getattr(spec, "models", ()), weight=weight,
+                               models=models, weight=weight,
                                fully_suppressed=one_label_columns(a, promised.get("fully_suppressed") or ()))
         seconds["verdict"] = work_clock() - started
         if figures:
@@ -378,7 +377,7 @@ def _risk(a: Aligned, k, population_sizes, threshold, t_check: float = 1.0) -> t
             seconds[name] = work_clock() - t
     if a.sensitive:
         t = work_clock()
-        out["attribute_disclosure"] = measures.attribute_disclosure_of_classes(
+        out["attribute_disclosure"] = attribute_disclosure_of_classes(
             a.release, a.release_classes, a.sensitive, reference=a.original, t=t_check, checks=a.t_reports)
         seconds["attribute_disclosure"] = work_clock() - t
     return out, seconds

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError, name_list
+from ..privacy import attribute_disclosure_of_classes
 
 __all__ = ["class_risk", "drisk", "drisk_rmd", "record_linkage", "attribute_disclosure"]
 
@@ -30,20 +31,6 @@ def _class_codes(frame: pd.DataFrame) -> np.ndarray:
     from ..values import class_ids
 
     return class_ids(frame)
-
-
-def t_closeness_of_classes(release: pd.DataFrame, classes: np.ndarray, sensitive: str, t: float,
-                           reference: pd.Series | None = None):
-    """:func:`incrowd.privacy.verify_t_closeness` of ``sensitive`` over classes already numbered
-    (``classes``, one per row, as :func:`_class_codes` numbers them): the distances, the rows
-    in far classes and the largest distance do not depend on how the classes are numbered, so
-    a report groups the release by its quasi-identifiers once for every measure."""
-    from ..privacy import verify_t_closeness
-
-    key = f"{sensitive} (class)"  # any name but the sensitive column's own
-    # the sensitive column keeps its dtype and the file's metadata (user-missing codes)
-    frame = release[[sensitive]].assign(**{key: np.asarray(classes, dtype=np.int64)})
-    return verify_t_closeness(frame, [key], sensitive, t, reference=reference)
 
 
 def _numeric_pair(original, masked, name_a: str = "original", name_b: str = "masked"):
@@ -788,7 +775,7 @@ def _sampled_assignment(xs: np.ndarray, xms: np.ndarray, rng: np.random.Generato
                         random_state: int) -> dict:
     """The global linkage's share over ``repeats`` random samples of ``sample`` rows (the same
     rows of both tables), with a 95 % confidence interval of the mean (t quantile)."""
-    from scipy import stats
+    from scipy.stats import t as student_t
 
     n = xs.shape[0]
     m = min(sample, n)
@@ -798,7 +785,7 @@ def _sampled_assignment(xs: np.ndarray, xms: np.ndarray, rng: np.random.Generato
         shares.append(_assignment_share(xs[rows], xms[rows]))
     s = np.asarray(shares)
     mean = float(s.mean())
-    half = float(stats.t.ppf(0.975, s.size - 1) * s.std(ddof=1) / math.sqrt(s.size))
+    half = float(student_t.ppf(0.975, s.size - 1) * s.std(ddof=1) / math.sqrt(s.size))
     return {"share": mean, "method": "sampled", "rows": int(m), "repeats": repeats,
             "ci95": [mean - half, mean + half], "random_state": random_state}
 
@@ -813,17 +800,9 @@ def attribute_disclosure(release: pd.DataFrame, quasi_identifiers: Sequence[str]
     values (a missing value is a value of its own in the quasi-identifiers; sensitive values
     count as :func:`incrowd.values.sensitive_keys` says, as in the release's verifiers):
 
-    * ``distinct_l``: the fewest distinct sensitive values in a class (distinct l-diversity,
-      Machanavajjhala et al. 2007); a missing value is not one;
-    * ``entropy_l``: the smallest ``exp(H)`` over classes, H the Shannon entropy (natural log)
-      of the class's sensitive distribution, missing values one category of it (entropy
-      l-diversity, same paper);
-    * ``t``: the largest earth mover's distance of a class's sensitive distribution from the
-      reference (t-closeness, Li, Li and Venkatasubramanian 2007), from
-      :func:`incrowd.privacy.verify_t_closeness` with ``reference`` = the ORIGINAL column when
-      ``reference`` is given (the release's own column otherwise), ordered distance for numeric
-      columns and equal distance for text;
-    * ``single_value_share``: share of records in classes with a single sensitive value.
+    the figures of distinct l-diversity, entropy l-diversity and t-closeness per column, and the
+    share of records in classes with a single sensitive value, as
+    :func:`incrowd.privacy.attribute_disclosure_of_classes` defines them.
 
     Returns ``{column: {...}}``.
     """
@@ -839,51 +818,3 @@ def attribute_disclosure(release: pd.DataFrame, quasi_identifiers: Sequence[str]
         if absent:
             raise DataError(f"unknown column(s) {name_list(absent)} in the reference; it has {name_list(reference.columns)}")
     return attribute_disclosure_of_classes(release, _class_codes(release[qis]), sens, reference)
-
-
-def attribute_disclosure_of_classes(release: pd.DataFrame, classes: np.ndarray, sens: Sequence[str],
-                                    reference: pd.DataFrame | None = None, *, t: float = 1.0,
-                                    checks: dict | None = None) -> dict:
-    """:func:`attribute_disclosure` over the release's classes numbered already (``classes``:
-    each row's, as :func:`_class_codes` numbers them): a report groups the release once. The
-    largest distance does not depend on the t checked: ``t`` is the one the verdict checks,
-    and ``checks`` (when given) receives each column's check for it to count far rows from."""
-    from ..values import sensitive_keys
-
-    n = int(release.shape[0])
-    if n == 0:
-        return {s: {"distinct_l": 0, "entropy_l": 0.0, "t": 0.0, "single_value_share": 0.0} for s in sens}
-    out = {}
-    n_classes = int(classes.max()) + 1
-    class_size = np.bincount(classes, minlength=n_classes).astype(np.float64)
-    for s in sens:
-        keys, _ = sensitive_keys(release[s])
-        vals, values = pd.factorize(keys, use_na_sentinel=False)
-        vals = np.asarray(vals, dtype=np.int64)
-        m = int(vals.max()) + 1
-        # the (class, value) pairs hashed, then only the distinct ones sorted: np.unique's pairs
-        # and counts, in its order (the entropy sums each class's terms in value order)
-        found, pair = pd.factorize(classes * m + vals)
-        order = np.argsort(pair)
-        pair = np.asarray(pair)[order]
-        counts = np.bincount(found, minlength=order.size)[order]
-        pair_class = pair // m
-        # a missing value is never a distinct value for l
-        present = ~pd.isna(np.asarray(values, dtype=object))[pair % m]
-        distinct = np.bincount(pair_class[present], minlength=n_classes)
-        c = counts.astype(np.float64)
-        # H = log f - sum(c log c) / f for a class of size f with value counts c
-        clogc = np.bincount(pair_class, weights=c * np.log(c), minlength=n_classes)
-        entropy = np.log(class_size) - clogc / class_size
-        ref = None if reference is None else reference[s]
-        check = t_closeness_of_classes(release, classes, s, t, reference=ref)
-        if checks is not None:
-            checks[s] = check
-        single = distinct <= 1
-        out[s] = {
-            "distinct_l": int(distinct.min()),
-            "entropy_l": float(np.exp(entropy.min())),
-            "t": float(check.max_distance),
-            "single_value_share": float(class_size[single].sum() / n),
-        }
-    return out

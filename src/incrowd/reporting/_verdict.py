@@ -5,7 +5,7 @@ Rules (``DEFAULTS`` holds the thresholds; a spec's ``[report]`` table, ``thresho
 Python and ``--verdict-threshold NAME=VALUE`` on ``incrowd report`` change them):
 
 * a promise the release made (``k``, distinct ``l``, ``t``: the spec's ``[privacy]``, or
-  ``k=`` / ``l=`` / ``t=`` of :func:`incrowd.report`) is "pass" when kept and "fail" when
+  ``k=`` and the ``models=`` of :func:`incrowd.report`) is "pass" when kept and "fail" when
   broken; without a promise the same measure is checked against its default threshold and is
   "review" when beyond it;
 * every other measure is "pass" up to its threshold, "review" beyond it and "fail" beyond its
@@ -36,7 +36,7 @@ from ..values import match_counts
 
 
 def parse_threshold_flags(flags: list[str] | None) -> dict[str, float]:
-    """``["entropy_l=1.5", "t=0.2"]`` as a dict; a malformed flag raises one clear error."""
+    """``["entropy_l=1.5", "ncp=0.4"]`` as a dict; a malformed flag raises one clear error."""
     out: dict[str, float] = {}
     for flag in flags or []:
         name, sep, value = flag.partition("=")
@@ -74,9 +74,11 @@ def _pct(share: float) -> str:
 def _model_lines(aligned, models: Sequence[Any], *, weight: str | None = None) -> list[dict[str, Any]]:
     """A promised line per model: checked on the release's classes by the model's own check, the
     sensitive values compared with the original's (the whole input, as publish compared them)."""
+    from ..privacy import check_table, measured_by_disclosure
+
+    models = [m for m in models if not measured_by_disclosure(m)]
     if not models:
         return []
-    from ..privacy import check_table
 
     a = aligned
     release = a.release
@@ -144,7 +146,7 @@ class _Context:
 
 
 def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any] | None = None,
-            k: int | None = None, l: int | None = None, t: float | None = None,
+            k: int | None = None,
             thresholds: Mapping[str, Any] | None = None,
             risk_targets: Mapping[str, Any] | None = None,
             fully_suppressed: Sequence[str] | None = None, models: Sequence[Any] = (),
@@ -155,8 +157,10 @@ def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any
     ``risk_targets``: the release's promised risk targets (its summary's ``risk_targets``): the
     weighted risks are held to them as promises. ``fully_suppressed``: the quasi-identifiers
     published as one label in every row (:func:`one_label_columns`). ``models``: the privacy
-    models promised beyond k, l and t, each a promised line (:func:`_model_lines`; ``weight``: the
-    sampling weights of k-map and population uniqueness)."""
+    models promised beyond k: a distinct l or a t of the report's distance is the bound of its
+    attribute disclosure line (``l (COLUMN)``, ``t (COLUMN)``), any other model a promised line
+    of its own (:func:`_model_lines`; ``weight``: the sampling weights of k-map and population
+    uniqueness)."""
     th = thresholds_from(thresholds)
     ctx = _Context(aligned, hierarchies)
     out: list[dict[str, Any]] = []
@@ -196,7 +200,7 @@ def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any
                              f"raise k (an average class of {math.ceil(1 / th['marketer_risk']) if th['marketer_risk'] else '?'} "
                              "rows meets the threshold)"))
     for s, got in (risk.get("attribute_disclosure") or {}).items():
-        out.extend(_sensitive_lines(ctx, s, got, th, l, t))
+        out.extend(_sensitive_lines(ctx, s, got, th, models))
     out.extend(_model_lines(aligned, models, weight=weight))
     if isinstance(risk.get("drisk"), (int, float)):
         value = float(risk["drisk"])
@@ -267,50 +271,20 @@ def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any
     return out
 
 
-def _sensitive_lines(ctx: _Context, s: str, got: dict, th: dict, l, t) -> list[dict]:
+def _sensitive_lines(ctx: _Context, s: str, got: dict, th: dict, models: Sequence[Any]) -> list[dict]:
+    from ..privacy import disclosure_checks
+
+    a = ctx.a
     out = []
-    single = float(got.get("single_value_share", 0.0))
-    limit = int(l) if l is not None else int(th["l"])
-    value = int(got.get("distinct_l", 0))
-    status = _status("l", value, limit, None, l is not None)
-    driver = f"{_pct(single)} of records are in classes with a single {s} value"
-    step = f"l-diversity on {s} (l = {limit})"
-    if l is None:
-        driver, step = _unpromised("l", limit, driver, step, s)
-    out.append(_line(f"l ({s})", value, limit, status, driver, step, promised=l is not None))
-    elimit = float(th["entropy_l"]) if l is None else max(float(l), 1.0)
-    evalue = float(got.get("entropy_l", 0.0))
-    status = _status("entropy_l", evalue, elimit, None, False)
-    out.append(_line(f"entropy_l ({s})", evalue, elimit, status,
-                     f"a class's {s} values are nearly all one value ({_pct(single)} of records in classes "
-                     "with a single value)", f"l-diversity or t-closeness on {s}"))
-    tlimit = float(t) if t is not None else float(th["t"])
-    tvalue = float(got.get("t", 0.0))
-    status = _status("t", tvalue, tlimit, None, t is not None)
-    t_driver = None
-    if status != "pass":
-        from ._risk import t_closeness_of_classes
-
-        a = ctx.a
-        checked = t_checked(t, th)
-        done = a.t_reports.get(s)  # the attribute disclosure's check, when made at this t
-        if done is None or done.t != checked:
-            done = t_closeness_of_classes(a.release, a.release_classes, s, checked, reference=a.original[s])
-        far = done.n_rows_in_far_classes
-        t_driver = (f"{s}: {far} records are in classes whose distribution is farther than {tlimit:g} from "
-                    f"the whole file's (largest distance {tvalue:.3g})")
-    step = f"t-closeness on {s} (t = {tlimit:g})"
-    if t is None and t_driver is not None:
-        t_driver, step = _unpromised("t", tlimit, t_driver, step, s)
-    out.append(_line(f"t ({s})", tvalue, tlimit, status, t_driver, step, promised=t is not None))
+    for check in disclosure_checks(s, got, models, th, a.release, a.release_classes, a.original[s],
+                                   a.t_reports.get(s)):
+        status = _status(check.measure, check.value, check.limit, None, bool(check.promised))
+        driver, step = (check.driver(), check.step) if status != "pass" else (None, check.step)
+        if check.promised is False and driver is not None:
+            driver, step = _unpromised(check.measure, check.limit, driver, step, s)
+        out.append(_line(f"{check.measure} ({s})", check.value, check.limit, status, driver, step,
+                         **({} if check.promised is None else {"promised": check.promised})))
     return out
-
-
-def t_checked(t: float | None, th: Mapping[str, Any]) -> float:
-    """The t the verdict checks the classes against (the promised t, else the threshold), in t's
-    range (0, 1]: the report's attribute disclosure checks at it, so the verdict counts the rows
-    in far classes from that check."""
-    return min(max(float(t) if t is not None else float(th["t"]), 1e-9), 1.0)
 
 
 def _unpromised(name: str, limit: float, driver: str, step: str, s: str) -> tuple[str, str]:

@@ -238,7 +238,8 @@ def level_view(lattice: Lattice, answer: Negotiation) -> list[dict[str, Any]]:
     heights = lattice.heights
     vmax = lattice.level_vector(answer.max_levels)
     within = np.all(lattice.levels <= vmax, axis=1)
-    supp = lattice.suppressed_all(**(answer.thresholds or {answer.criterion: answer.value}), models=answer.models)
+    k, models = answer.request()
+    supp = lattice.suppressed_all(k=k, models=models)
     built = within & (supp >= 0)
     meet = built & (supp <= answer.max_suppression) & (supp < lattice.n_rows)
     marks: dict[int, list[str]] = {}
@@ -278,6 +279,13 @@ def model_meanings() -> dict[str, str]:
             **{e.name: e.meaning.replace("`", "") for e in SPEC_KEYS if e.section == "privacy"}}
 
 
+def _threshold_models(req: NegotiateRequest | GeneralizeRequest) -> list:
+    """The request's fields ``l`` and ``t`` (those it has and sets) as privacy models, read as the spec reads them."""
+    from ..privacy import models_from_spec
+
+    return models_from_spec({key: getattr(req, key) for key in ("l", "t") if getattr(req, key, None) is not None})
+
+
 def request_models(entries: dict[str, Any] | None, k: int | None) -> list:
     """The request's ``models`` (spec keys to values) as privacy models."""
     if not entries:
@@ -312,9 +320,9 @@ def run_negotiate(req: NegotiateRequest, request: Request) -> dict[str, Any]:
     (max_suppression, height, k or l), each with its suppression and height."""
     t0 = time.perf_counter()
     built = lattice_of(session_of(request), req.lattice)
-    answer = negotiate(built.lattice, k=req.k, l=req.l, t=req.t, max_levels=req.max_levels or {},
+    answer = negotiate(built.lattice, k=req.k, max_levels=req.max_levels or {},
                        max_suppression=req.max_suppression, runtime_histogram=req.runtime_histogram,
-                       metric=req.metric, models=request_models(req.models, req.k))
+                       metric=req.metric, models=_threshold_models(req) + request_models(req.models, req.k))
     view = level_view(built.lattice, answer)
     data_name = built.lattice.source or f"data{suffix('csv')}"
     return {**answer.to_dict(), "lattice": built.id, "view": view,
@@ -353,9 +361,9 @@ def run_generalize(req: GeneralizeRequest, request: Request) -> dict[str, Any]:
     if unknown:
         raise ParameterError(f"unknown attribute(s) {name_list(unknown)}; the lattice has attributes "
                              f"{name_list(lattice.attributes)}")
-    result = generalize(ds.frame, req.levels, k=req.k, l=req.l, sensitive=lattice.sensitive,
+    result = generalize(ds.frame, req.levels, k=req.k, sensitive=lattice.sensitive,
                         hierarchies=dict(lattice.hierarchies), quasi_identifiers=list(lattice.attributes),
-                        identifiers=req.identifiers)
+                        identifiers=req.identifiers, models=_threshold_models(req))
     if result.table.shape[0] == 0:
         raise DataError("every row would be suppressed; choose higher levels or a smaller k/l")
     levels_tag = "".join(str(v) for v in result.levels.values())
