@@ -102,10 +102,7 @@ def risk_command(
             if output is not None:
                 progress.stage(f"writing {output.name}")
                 result.write(output, inputs=(data_path,))
-    if json_output:
-        print_json(result.to_dict())
-        return
-    print_lines(_lines(result, output))
+    _show(result, output, json_output)
 
 
 def _checked(qi, threshold, suda_scores, suda_max_size, model_risk: str = "default",
@@ -151,10 +148,7 @@ def _risk_on_dask(data_path: Path, qi, weight, household, population, threshold,
             if output is not None and records is None:
                 progress.stage(f"writing {output.name}")
                 result.write(output, inputs=(data_path,))
-    if json_output:
-        print_json(result.to_dict())
-        return
-    print_lines(_lines(result, output))
+    _show(result, output, json_output)
 
 
 def _check_output(output: Path, data_path: Path) -> None:
@@ -168,5 +162,8 @@ def _check_output(output: Path, data_path: Path) -> None:
                       stdout_ok=False)
 
 
-def _lines(result, output) -> list[tuple[str, str]]:
-    return risk_lines(result, output)
+def _show(result, output: Path | None, json_output: bool) -> None:
+    if json_output:
+        print_json(result.to_dict())
+    else:
+        print_lines(risk_lines(result, output))

@@ -117,7 +117,11 @@ class Method:
         return list(self.columns)
 
     def check(self, frame: pd.DataFrame, where: str) -> None:
-        """Checks of the parameters against the data, before any row changes (one clear error)."""
+        """Checks of the parameters against the data, before any row changes (one clear error):
+        by default, that a numeric method's columns hold numbers."""
+        if self.data == "numeric":
+            for name in self.columns:
+                numbers(frame.iloc[:0], name, where)
 
     def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
         raise NotImplementedError

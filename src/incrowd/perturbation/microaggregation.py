@@ -32,10 +32,6 @@ class Microaggregation(Method):
                          "grouped on its own"),
     }
 
-    def check(self, frame: pd.DataFrame, where: str) -> None:
-        for name in self.columns:
-            numbers(frame.iloc[:0], name, where)
-
     def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
         X = np.column_stack([numbers(frame, name, "microaggregation") for name in self.columns])
         seed = int(rng.integers(0, 2**32 - 1))

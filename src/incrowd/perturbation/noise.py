@@ -27,10 +27,6 @@ class Noise(Method):
                        "romm: the rows are mixed within random blocks of this many rows"),
     }
 
-    def check(self, frame: pd.DataFrame, where: str) -> None:
-        for name in self.columns:
-            numbers(frame.iloc[:0], name, where)
-
     def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
         X = np.column_stack([numbers(frame, name, "noise") for name in self.columns])
         if self.kind == "romm":

@@ -26,10 +26,6 @@ class RankSwap(Method):
                                 "(sdcMicro's BottomPercent, 5 there)"),
     }
 
-    def check(self, frame: pd.DataFrame, where: str) -> None:
-        for name in self.columns:
-            numbers(frame.iloc[:0], name, where)
-
     def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
         out: dict[str, np.ndarray] = {}
         swaps = 0

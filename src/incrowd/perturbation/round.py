@@ -18,10 +18,6 @@ class Round(Method):
                       "each value becomes the nearest multiple of base (a half to the even multiple, as R rounds)"),
     }
 
-    def check(self, frame: pd.DataFrame, where: str) -> None:
-        for name in self.columns:
-            numbers(frame.iloc[:0], name, where)
-
     def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
         return Outcome({name: self.base * np.round(numbers(frame, name, "round") / self.base)
                         for name in self.columns}, {})

@@ -25,8 +25,7 @@ class Shuffle(Method):
         return list(self.by)
 
     def check(self, frame: pd.DataFrame, where: str) -> None:
-        for name in self.columns:
-            numbers(frame.iloc[:0], name, where)
+        super().check(frame, where)
         both = [c for c in self.by if c in self.columns]
         if both:
             raise DataError(f"{where}: {', '.join(map(repr, both))} is both shuffled and a predictor (by)")

@@ -20,10 +20,6 @@ class TopCode(Method):
                              "what replaces them (left out: the limit itself)"),
     }
 
-    def check(self, frame: pd.DataFrame, where: str) -> None:
-        for name in self.columns:
-            numbers(frame.iloc[:0], name, where)
-
     def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
         replacement = self.value if self.replacement is None else self.replacement
         out: dict[str, np.ndarray] = {}
