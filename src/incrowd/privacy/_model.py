@@ -152,8 +152,9 @@ class SpecNumber:
 class PrivacyModel(ABC):
     """One privacy model: a frozen value with its parameters and the sensitive column it protects.
 
-    A subclass sets the class attributes ``key`` (its ``[privacy]`` spec key),
-    ``monotone_generalization``, ``monotone_suppression`` and ``needs_sensitive``, and defines
+    A subclass sets the class attribute ``key`` (its ``[privacy]`` spec key), declares
+    ``monotone_generalization`` and ``monotone_suppression`` where they hold and
+    ``needs_sensitive`` where it does not, and defines
     :meth:`classes_ok` and :meth:`describe`; a model of one number sets ``spec_number``, any
     other defines :meth:`from_spec`.
 
@@ -165,8 +166,11 @@ class PrivacyModel(ABC):
 
     #: the model's key in the spec's ``[privacy]`` table
     key: ClassVar[str]
-    monotone_generalization: ClassVar[bool]
-    monotone_suppression: ClassVar[bool]
+    #: whether a class that meets the model still meets it once generalized further (merged with
+    #: others) or once rows are suppressed: a search prunes on a property only where a model
+    #: declares it, so a model that says nothing is judged at every node
+    monotone_generalization: ClassVar[bool] = False
+    monotone_suppression: ClassVar[bool] = False
     #: whether the model reads the counts of a sensitive column
     needs_sensitive: ClassVar[bool] = True
     #: whether it compares a class with the whole table's distribution (t, beta, delta): a

@@ -45,7 +45,6 @@ class AlphaK(PrivacyModel):
     key = "alpha"
     example = ('alpha = 0.5', '(alpha, k): no sensitive value above this share of a class')
     monotone_generalization = True
-    monotone_suppression = False
 
     def classes_ok(self, stats: ClassStats) -> np.ndarray:
         known = stats.known()

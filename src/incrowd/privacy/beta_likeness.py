@@ -54,7 +54,6 @@ class BetaLikeness(PrivacyModel):
     key = "beta"
     example = ('beta = { value = 1.0, variant = "basic" }', 'beta-likeness ("basic" or "enhanced")')
     monotone_generalization = True
-    monotone_suppression = False
     reads_distribution = True
 
     def classes_ok(self, stats: ClassStats) -> np.ndarray:

@@ -46,8 +46,6 @@ class DeltaDisclosure(PrivacyModel):
     example = ('delta_disclosure = 1.0', "no class shifts a sensitive value's share by a factor above e^delta")
     spec_number = SpecNumber("delta", "a positive number (the largest |ln| of a value's share in a class over its "
                              "share in the table)", low=0)
-    monotone_generalization = False
-    monotone_suppression = False
     reads_distribution = True
 
     def classes_ok(self, stats: ClassStats) -> np.ndarray:

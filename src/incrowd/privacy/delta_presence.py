@@ -44,7 +44,6 @@ class DeltaPresence(PrivacyModel):
     key = "delta_presence"
     example = ('delta_presence = { min = 0.0, max = 0.5, population = "FILE" }', 'presence stays uncertain')
     monotone_generalization = True
-    monotone_suppression = False
     needs_sensitive = False
 
     def classes_ok(self, stats: ClassStats) -> np.ndarray:

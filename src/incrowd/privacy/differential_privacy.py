@@ -188,8 +188,6 @@ class DifferentialPrivacy(PrivacyModel):
 
     key = "differential_privacy"
     example = ('differential_privacy = { epsilon = 1.0, delta = 1e-6 }', 'SafePub: the privacy budget')
-    monotone_generalization = False
-    monotone_suppression = False
     needs_sensitive = False
 
     def __post_init__(self) -> None:

@@ -49,7 +49,6 @@ class EntropyL(PrivacyModel):
     example = ('entropy_l = 2', "entropy l-diversity: exp(entropy) of a class's sensitive values")
     spec_number = SpecNumber("l", "a number > 1 (the class entropy must reach ln l)", low=1)
     monotone_generalization = True
-    monotone_suppression = False
 
     def classes_ok(self, stats: ClassStats) -> np.ndarray:
         known = stats.known()

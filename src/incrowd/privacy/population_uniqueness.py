@@ -47,8 +47,6 @@ class PopulationUniqueness(PrivacyModel):
 
     key = "max_population_uniqueness"
     example = ('max_population_uniqueness = { value = 0.01, model = "dankar" }', 'population uniques (needs weights)')
-    monotone_generalization = False
-    monotone_suppression = False
     needs_sensitive = False
 
     def estimate(self, stats: ClassStats) -> float | None:

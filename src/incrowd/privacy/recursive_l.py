@@ -43,7 +43,6 @@ class RecursiveL(PrivacyModel):
     key = "recursive_l"
     example = ('recursive_l = { c = 3, l = 2 }', 'recursive (c, l)-diversity')
     monotone_generalization = True
-    monotone_suppression = False
 
     def classes_ok(self, stats: ClassStats) -> np.ndarray:
         known = stats.known()

@@ -116,7 +116,6 @@ class TCloseness(PrivacyModel):
     spec_number = SpecNumber("t", "a number in (0, 1] (earth mover's distance)", low=0, high=1, high_open=False)
     lever = "raise"
     monotone_generalization = True
-    monotone_suppression = False
     reads_distribution = True
     merges = True
 
