@@ -68,6 +68,7 @@ def page_context() -> dict[str, Any]:
     """The choices the Publish page offers, named as the spec names them; each control's title is
     the key's meaning from the spec's key table (as the reference page gives it)."""
     from .._runtime import METHOD_NAMES
+    from ..perturbation import METHODS
     from ..privacy import MODELS
     from ..publishing import MISSING_NUMERIC, PUBLISH_STRATEGIES, RISK_TARGET_KEYS, ROLES, spec_key
 
@@ -82,6 +83,11 @@ def page_context() -> dict[str, Any]:
             "models": [key for key in MODELS if key not in ("k", "l", "t")],
             "household_ids": list(spec_key("privacy", "household_id").choices),
             "household_level_meaning": spec_key("column", "household_level").meaning.replace("`", ""),
+            # the step editor is built from each method's declared parameters: a new method file
+            # shows up here with no edit of the page
+            "perturb_methods": [method.describe() for method in METHODS.values()],
+            "perturb_meaning": {key: spec_key(section, key).meaning.replace("`", "") for section, key in
+                                (("perturb", "strata"), ("privacy", "random_state"), ("benchmarks", "estimates"))},
             "meaning": model_meanings()}
 
 
