@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,10 +13,10 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("multipart")
 pyreadstat = pytest.importorskip("pyreadstat")
+import _household as household  # noqa: E402
 from benchdata import data_dir  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
-import _household as household  # noqa: E402
 from incrowd.perturbation import METHODS  # noqa: E402
 from incrowd.publishing import load_spec  # noqa: E402
 from incrowd.web import create_app  # noqa: E402

@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 from benchdata import data_dir
-from test_web_e2e import COLD_CACHE_MS, browser, download, page, server  # noqa: F401  (the fixtures; skips without chromium)
+from test_web_e2e import (  # noqa: F401  (the fixtures; skips without chromium)
+    COLD_CACHE_MS,
+    _publish_requests,
+    browser,
+    download,
+    page,
+    server,
+)
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 NUMERICS = ["expend", "income", "savings"]  # in the order of the file
-
-
-def _sent(page) -> list[dict]:
-    sent: list[dict] = []
-    page.on("request", lambda req: sent.append(req.post_data_json["spec"])
-            if req.method == "POST" and req.url.endswith("/api/publish/jobs") else None)
-    return sent
 
 
 def test_the_curators_household_sav_with_perturbation_steps_and_a_benchmark(server, page, tmp_path):  # noqa: F811
@@ -32,7 +32,7 @@ def test_the_curators_household_sav_with_perturbation_steps_and_a_benchmark(serv
 
     sav = household.write_household(data_dir(), tmp_path / "household.sav")
     hierarchies = household.write_hierarchies(tmp_path / "hierarchies")
-    sent = _sent(page)
+    sent = _publish_requests(page)
     page.goto(server + "/publish")
     page.set_input_files("#file", str(sav))
     page.click("#upload")

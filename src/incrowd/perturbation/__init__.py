@@ -18,9 +18,9 @@ from .._runtime import lazy as _lazy
 
 if _TYPE_CHECKING:
     from ._base import REQUIRED as REQUIRED
+    from ._base import STEP_KEYS as STEP_KEYS
     from ._base import Method
     from ._base import Param as Param
-    from ._base import STEP_KEYS as STEP_KEYS
     from ._perturb import PerturbResult, StepReport, perturb
     from ._perturb import Step as Step
     from ._perturb import check_steps as check_steps

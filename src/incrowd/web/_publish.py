@@ -24,6 +24,7 @@ from ..generalization import (
     hierarchy_file_name,
 )
 from ..io import FORMATS, format_of, read_table
+from ..perturbation import METHODS as PERTURB_METHODS
 from ..privacy import verified_lines
 from ..publishing import spec_to_toml
 from ._context import base_name, dataset_of, session_for, session_of, stem_of
@@ -68,7 +69,6 @@ def page_context() -> dict[str, Any]:
     """The choices the Publish page offers, named as the spec names them; each control's title is
     the key's meaning from the spec's key table (as the reference page gives it)."""
     from .._runtime import METHOD_NAMES
-    from ..perturbation import METHODS
     from ..privacy import MODELS
     from ..publishing import MISSING_NUMERIC, PUBLISH_STRATEGIES, RISK_TARGET_KEYS, ROLES, spec_key
 
@@ -85,7 +85,7 @@ def page_context() -> dict[str, Any]:
             "household_level_meaning": spec_key("column", "household_level").meaning.replace("`", ""),
             # the step editor is built from each method's declared parameters: a new method file
             # shows up here with no edit of the page
-            "perturb_methods": [method.describe() for method in METHODS.values()],
+            "perturb_methods": [method.describe() for method in PERTURB_METHODS.values()],
             "perturb_meaning": {key: spec_key(section, key).meaning.replace("`", "") for section, key in
                                 (("perturb", "strata"), ("privacy", "random_state"), ("benchmarks", "estimates"))},
             "meaning": model_meanings()}
