@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 import numpy as np
+import pandas as pd
 import pytest
 
 pytest.importorskip("fastapi")
@@ -16,7 +18,9 @@ pyreadstat = pytest.importorskip("pyreadstat")
 import _household as household  # noqa: E402
 from benchdata import data_dir  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
 
+from incrowd.cli import app as cli_app  # noqa: E402
 from incrowd.perturbation import METHODS  # noqa: E402
 from incrowd.publishing import load_spec  # noqa: E402
 from incrowd.web import create_app  # noqa: E402
@@ -68,12 +72,16 @@ def test_the_publish_page_offers_every_perturbation_method_with_its_declared_par
     for m in offered:
         # every key a step may give, and none that the step's own keys set (microaggregation's method)
         assert [p["name"] for p in m["params"]] == [n for n in METHODS[m["key"]].params if n != "method"]
-    pram = next(m for m in offered if m["key"] == "pram")
-    assert {p["name"]: p["input"] for p in pram["params"]} == {"pd": "number", "alpha": "number",
-                                                               "invariant": "boolean", "matrix": "text"}
+    # each box read off the parameter's own check: a choice, a yes or no, column names, a number, text
+    inputs = {m["key"]: {p["name"]: p["input"] for p in m["params"]} for m in offered}
+    assert inputs["pram"] == {"pd": "number", "alpha": "number", "invariant": "boolean", "matrix": "text"}
+    assert inputs["microaggregation"] == {"k": "number", "aggregate": "choice", "jointly": "boolean"}
+    assert inputs["record_swap"]["hierarchy"] == "columns" and inputs["shuffle"] == {"by": "columns"}
+    by = next(p for m in offered if m["key"] == "shuffle" for p in m["params"])
+    assert by["required"] and by["default"] is None
 
 
-def test_the_curators_household_release_with_perturbed_numerics_and_a_benchmark(client, tmp_path):
+def test_the_curators_household_release_with_perturbed_numerics_and_a_benchmark(client, tmp_path, monkeypatch):
     r = client.post("/api/publish", json={"dataset": client.dataset, "spec": curator_spec()})
     assert r.status_code == 200, r.text
     body = r.json()
@@ -94,6 +102,18 @@ def test_the_curators_household_release_with_perturbed_numerics_and_a_benchmark(
     # at least 3 rows share each published (income, expend, savings)
     counts = written.groupby(NUMERICS, dropna=False).size()
     assert counts.min() >= 3, counts.min()
+
+    # the command and TOML shown beside the release make the same file from the user's folder
+    for name in ("age.csv", "relat.csv"):
+        (tmp_path / name).write_bytes((tmp_path / "hierarchies" / name).read_bytes())
+    (tmp_path / body["spec_file"]).write_text(toml, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    command = shlex.split(body["command"])[1:]
+    command[command.index("-o") + 1] = "by_the_cli.sav"
+    done = CliRunner().invoke(cli_app, command)
+    assert done.exit_code == 0, done.output
+    by_the_cli, _ = pyreadstat.read_sav("by_the_cli.sav", user_missing=True, apply_value_formats=False)
+    pd.testing.assert_frame_equal(by_the_cli, written)
 
     # the report's benchmark table: the weighted mean income by urbrur, on the uploaded file and
     # on the written one
