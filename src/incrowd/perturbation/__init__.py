@@ -18,9 +18,9 @@ from .._runtime import lazy as _lazy
 
 if _TYPE_CHECKING:
     from ._base import REQUIRED as REQUIRED
+    from ._base import STEP_KEYS as STEP_KEYS
     from ._base import Method
     from ._base import Param as Param
-    from ._perturb import STEP_KEYS as STEP_KEYS
     from ._perturb import PerturbResult, StepReport, perturb
     from ._perturb import Step as Step
     from ._perturb import check_steps as check_steps
@@ -30,7 +30,7 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "perturb": "._perturb", "PerturbResult": "._perturb", "StepReport": "._perturb",
     "Method": "._base", "METHODS": "._registry",
     # the internal API (see above)
-    "check_steps": "._perturb", "Step": "._perturb", "STEP_KEYS": "._perturb", "Param": "._base",
+    "check_steps": "._perturb", "Step": "._perturb", "STEP_KEYS": "._base", "Param": "._base",
     "REQUIRED": "._base",
 })
 

@@ -30,9 +30,45 @@ class Param:
     meaning: str
     choices: tuple[str, ...] = ()
 
+    def describe(self, name: str) -> dict[str, Any]:
+        """JSON-ready: ``name``, what it takes, its default (None where it is required or has
+        none), whether it is required, what it means, its choices and the form's ``input``
+        (``choice``, ``boolean``, ``columns``, ``number`` or ``text``)."""
+        required = self.default is REQUIRED
+        default = None if required else self.default
+        return {"name": name, "kind": self.kind, "default": list(default) if isinstance(default, tuple) else default,
+                "required": required, "meaning": self.meaning, "choices": list(self.choices),
+                "input": _input(self)}
+
 
 #: a parameter's default that says it must be given
 REQUIRED = object()
+#: the keys every step takes besides its method's own
+STEP_KEYS = ("columns", "method", "random_state", "strata")
+
+
+def _accepts(check: Callable[[Any], bool], *values: Any) -> bool:
+    for value in values:
+        try:
+            if check(value):
+                return True
+        except Exception:  # a check written for one kind of value may fail on another: not accepted
+            continue
+    return False
+
+
+def _input(param: Param) -> str:
+    """What a form asks for, read off the parameter's check, so that a method declares only its
+    check: one of its ``choices``, a yes or no, a list of column names, a number, or text."""
+    if param.choices:
+        return "choice"
+    if isinstance(param.default, bool) or (_accepts(param.check, True) and not _accepts(param.check, 1, 0)):
+        return "boolean"
+    if _accepts(param.check, ["a", "b"]):
+        return "columns"
+    if _accepts(param.check, 0.5, 1, 2, 50, -1):
+        return "number"
+    return "text"
 
 
 def is_number(lo: float = -math.inf, hi: float = math.inf, *, open_lo: bool = False,
@@ -107,6 +143,15 @@ class Method:
         if name in values:
             return values[name]
         raise AttributeError(name)
+
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        """JSON-ready: the method and each of its own parameters as a form shows it (what the web's
+        step editor is built from, so that a new method file needs no page of its own). A
+        parameter named like a step key (``method``) is set by the step, not by a box."""
+        return {"key": cls.key, "summary": cls.summary, "sdcmicro": cls.sdcmicro, "data": cls.data,
+                "draws": cls.draws,
+                "params": [param.describe(name) for name, param in cls.params.items() if name not in STEP_KEYS]}
 
     def other_columns(self) -> list[str]:
         """The columns it reads besides those it changes (predictors, the household id, ...)."""

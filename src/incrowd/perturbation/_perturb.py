@@ -11,10 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError, name_list
-from ._base import Method, check_params, is_names, methods, numbers
-
-#: the keys every step takes besides its method's own
-STEP_KEYS = ("columns", "method", "random_state", "strata")
+from ._base import STEP_KEYS, Method, check_params, is_names, methods, numbers
 
 
 @dataclass(frozen=True)

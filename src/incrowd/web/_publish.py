@@ -24,6 +24,7 @@ from ..generalization import (
     hierarchy_file_name,
 )
 from ..io import FORMATS, format_of, read_table
+from ..perturbation import METHODS as PERTURB_METHODS
 from ..privacy import verified_lines
 from ..publishing import spec_to_toml
 from ._context import base_name, dataset_of, session_for, session_of, stem_of
@@ -82,6 +83,11 @@ def page_context() -> dict[str, Any]:
             "models": [key for key in MODELS if key not in ("k", "l", "t")],
             "household_ids": list(spec_key("privacy", "household_id").choices),
             "household_level_meaning": spec_key("column", "household_level").meaning.replace("`", ""),
+            # the step editor is built from each method's declared parameters: a new method file
+            # shows up here with no edit of the page
+            "perturb_methods": [method.describe() for method in PERTURB_METHODS.values()],
+            "perturb_meaning": {key: spec_key(section, key).meaning.replace("`", "") for section, key in
+                                (("perturb", "strata"), ("privacy", "random_state"), ("benchmarks", "estimates"))},
             "meaning": model_meanings()}
 
 
