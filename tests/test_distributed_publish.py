@@ -4,8 +4,11 @@ unless the whole release passed; a worker killed mid-run changes nothing."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -99,3 +102,75 @@ def test_adult_partitions_publish_the_in_process_release(client, adult, tmp_path
     assert_same_release(here, tmp_path / "release", tmp_path)
     assert any(line.startswith("writing the release: 5/5 partitions") for line in lines)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["here.parquet", "parts", "release"]
+
+
+def test_a_worker_killed_mid_run_changes_nothing(client, adult, tmp_path):
+    frame = adult.iloc[:9000]
+    parts = _split(frame, tmp_path / "parts", [0, 2500, 6000, 9000])
+    pids = client.run(os.getpid)
+    killed = []
+
+    def kill_one(line):
+        # the partitions' pieces by class live on the workers now; the victim's are recomputed
+        if line.startswith("grouping the rows by class") and not killed:
+            victim = sorted(pids.values())[0]
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "release", progress=kill_one)
+    assert killed
+    client.wait_for_workers(2, timeout=60)
+    assert killed[0] not in client.run(os.getpid).values()  # the nanny started a fresh process
+    assert_same_release(incrowd.publish(frame, _spec()), tmp_path / "release", tmp_path)
+
+
+def test_ctrl_c_while_writing_leaves_no_partial_release(client, adult, tmp_path):
+    parts = _split(adult.iloc[:6000], tmp_path / "parts", [0, 3000, 6000])
+
+    def interrupt(line):
+        if line.startswith("writing the release"):
+            raise KeyboardInterrupt  # as Ctrl-C arrives in the client while the partitions write
+
+    with pytest.raises(KeyboardInterrupt):
+        incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "release", progress=interrupt)
+    assert [p.name for p in tmp_path.iterdir()] == ["parts"]
+    # the cluster is free again: the next run completes
+    done = incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "release")
+    assert done.summary()["rows_in"] == 6000 and (tmp_path / "release").is_dir()
+
+
+def test_what_it_does_not_do_yet_is_refused_in_one_line_before_any_work(client, adult, tmp_path):
+    parts = _split(adult.iloc[:2000], tmp_path / "parts", [0, 1000, 2000])
+    with pytest.raises(ParameterError, match=r"^a partitioned file is published with k, l and rows suppression .*; "
+                                             r"not with t: publish it in one process$"):
+        incrowd.publish(parts, _spec(t=0.3), scheduler=client, output=tmp_path / "out")
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(DataError, match="already exists; a folder is never overwritten"):
+        incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "taken")
+    with pytest.raises(ParameterError, match=r"^output= is for a partitioned dataset on Dask"):
+        incrowd.publish(adult, _spec(), output=tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["parts", "taken"]
+
+
+def test_cli_publishes_a_partitioned_dataset_on_a_scheduler(client, adult, tmp_path):
+    from incrowd.publishing import spec_to_toml
+
+    frame = adult.iloc[:6000]
+    parts = _split(frame, tmp_path / "parts", [0, 2000, 6000])
+    (tmp_path / "release.toml").write_text(spec_to_toml(_spec()))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(incrowd.__file__).parents[1]),
+                                                         os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "incrowd.cli", "publish", str(parts), "--spec",
+                           str(tmp_path / "release.toml"), "--scheduler", client.scheduler.address, "-o",
+                           str(tmp_path / "release"), "--json"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    got = json.loads(done.stdout)
+    here = incrowd.publish(frame, _spec())
+    assert got["rows_out"] == here.summary()["rows_out"] and got["levels"] == here.summary()["levels"]
+    assert_same_release(here, tmp_path / "release", tmp_path)
+    bad = subprocess.run([sys.executable, "-m", "incrowd.cli", "publish", str(parts), "--spec",
+                          str(tmp_path / "release.toml"), "--scheduler", client.scheduler.address, "-o",
+                          str(tmp_path / "release")], capture_output=True, text=True, env=env, timeout=300)
+    assert bad.returncode == 2 and bad.stderr.strip().startswith("error: output folder") \
+        and len(bad.stderr.strip().splitlines()) == 1

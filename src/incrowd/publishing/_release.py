@@ -467,7 +467,11 @@ def written_summary(spec: ReleaseSpec, prep: Prepared, choice, rows_out: int, cl
             "rows_in": prep.n, "rows_out": rows_out, "suppressed": prep.n - rows_out,
             "suppressed_fraction": (prep.n - rows_out) / prep.n, "classes": classes, "min_class_size": smallest,
             "levels": dict(choice.levels), "nodes_evaluated": choice.nodes_evaluated, "metric": choice.metric,
-            "metrics": choice.metrics, **more}
+            "metrics": choice.metrics,
+            # the models as the release's check names them, verified on the written partitions
+            "models": [f"{spec.k}-anonymous"] + ([f"distinct {spec.l}-diverse in {s.name!r}" for s in prep.sensitive]
+                                                 if spec.l is not None else []),
+            **more}
 
 
 def check_written_classes(spec: ReleaseSpec, sizes: list[pd.DataFrame], values: list[dict[str, pd.DataFrame]],
