@@ -174,3 +174,23 @@ def test_cli_publishes_a_partitioned_dataset_on_a_scheduler(client, adult, tmp_p
                           str(tmp_path / "release")], capture_output=True, text=True, env=env, timeout=300)
     assert bad.returncode == 2 and bad.stderr.strip().startswith("error: output folder") \
         and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_whole_release_is_verified_from_the_written_partitions_counts():
+    # a class of equal published values may span partitions: k and l hold over their union
+    from incrowd.exceptions import VerificationError
+    from incrowd.publishing import check_written_classes, load_spec
+
+    spec = load_spec({"privacy": {"k": 5, "l": 2}, "columns": {"a": "categorical", "s": "sensitive"}})
+    sizes = [pd.DataFrame({"a": ["x", "y"], "rows": [3, 5]}), pd.DataFrame({"a": ["x"], "rows": [3]})]
+    values = [{"s": pd.DataFrame({"a": ["x", "y", "y"], "__value__": ["1", "1", "2"]})},
+              {"s": pd.DataFrame({"a": ["x"], "__value__": ["2"]})}]
+    assert check_written_classes(spec, sizes, values, ["a"], 11) == (2, 5)
+    with pytest.raises(VerificationError, match=r"^the written release is not 5-anonymous \(smallest class 3\)"):
+        check_written_classes(spec, sizes[:1], values[:1], ["a"], 8)
+    one_value = [{"s": pd.DataFrame({"a": ["x", "y", "y"], "__value__": ["1", "1", "2"]})},
+                 {"s": pd.DataFrame({"a": ["x"], "__value__": ["1"]})}]
+    with pytest.raises(VerificationError, match=r"^the written release is not 2-diverse in 's'"):
+        check_written_classes(spec, sizes, one_value, ["a"], 11)
+    with pytest.raises(ParameterError, match=r"would suppress 4 rows, more than max_suppression=0"):
+        check_written_classes(spec, sizes, values, ["a"], 15)

@@ -492,11 +492,12 @@ def check_written_classes(spec: ReleaseSpec, sizes: list[pd.DataFrame], values: 
     if classes.size == 0 or int(classes.min()) < spec.k:
         raise VerificationError(f"the written release is not {spec.k}-anonymous (smallest class "
                                 f"{int(classes.min()) if classes.size else 0}); nothing was written")
-    for name in (values[0] if values and spec.l is not None else {}):
+    l = spec.l
+    for name in (values[0] if values and l is not None else {}):
         pairs = pd.concat([v[name] for v in values], ignore_index=True).drop_duplicates()
         distinct = pairs.groupby(qis, dropna=False, sort=False)["__value__"].nunique()
-        if distinct.size < classes.size or int(distinct.min()) < spec.l:
-            raise VerificationError(f"the written release is not {spec.l}-diverse in {name!r} (a class holds "
-                                    f"{int(distinct.min()) if distinct.size else 0} distinct values); nothing was "
-                                    "written")
+        fewest = int(distinct.min()) if distinct.size else 0
+        if distinct.size < classes.size or fewest < (l or 0):
+            raise VerificationError(f"the written release is not {l}-diverse in {name!r} (a class holds "
+                                    f"{fewest} distinct values); nothing was written")
     return int(classes.size), int(classes.min())
