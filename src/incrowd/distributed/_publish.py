@@ -199,7 +199,9 @@ class _Run:
         self.say(f"searching the lattice on {whole.rows} rows' classes")
         choice, maps, prep = partitioned_search(spec, whole, [p[0] for p in pieces], max_nodes=max_nodes,
                                                 max_memory=max_memory)
-        n_out = max(1, len(sources))
+        # at least two output partitions per worker, so that every worker microaggregates
+        workers = len(self.client.scheduler_info().get("workers", {}))
+        n_out = max(1, len(sources), 2 * workers)
         offsets = np.cumsum([0, *rows])[:-1].tolist()
         splits = [self.submit(_split, s, n, spec, whole, w, choice, o, n_out)
                   for s, n, w, o in zip(sources, names, maps, offsets)]
