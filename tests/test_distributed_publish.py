@@ -194,3 +194,19 @@ def test_the_whole_release_is_verified_from_the_written_partitions_counts():
         check_written_classes(spec, sizes, one_value, ["a"], 11)
     with pytest.raises(ParameterError, match=r"would suppress 4 rows, more than max_suppression=0"):
         check_written_classes(spec, sizes, values, ["a"], 15)
+
+
+def test_a_split_file_standardizes_to_the_bit_as_the_whole_file():
+    # the mean and spread come from exact sums: the parts' partials add up to the whole file's
+    import math
+
+    from incrowd.publishing._prepare import sum_partials
+
+    rng = np.random.default_rng(11)
+    values = np.concatenate([rng.normal(40, 12, 5000), rng.normal(1e9, 3, 10), [1e-9, 0.1, 0.7]])
+    whole = math.fsum(values)
+    for cuts in ([0, 1, 2500, len(values)], [0, 1234, 1235, 4000, len(values)]):
+        parts = [sum_partials(values[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+        assert math.fsum([x for p in parts for x in p]) == whole
+        # adding the parts' rounded sums is not the same in general: that is why partials travel
+    assert sum_partials(np.array([1e308, 1e308])) is None  # an overflowing sum is refused, not rounded
