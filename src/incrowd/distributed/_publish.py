@@ -215,7 +215,7 @@ class _Run:
         for b in range(n_out):
             parts = [self.submit(operator.getitem, f, b) for f in splits]
             path = str(self.staging / f"part-{b:05d}{suffix('parquet')}")
-            writes.append(self.submit(_release, parts, f"output partition {b}", spec, whole, choice.levels, path,
+            writes.append(self.submit(_release, parts, f"{Path(path).name} of the release", spec, whole, choice.levels, path,
                                       qis, sensitive))
         counts = [c for c in self.gather(writes, "writing the release") if c is not None]
         classes, smallest = check_written_classes(spec, [c[0] for c in counts], [c[1] for c in counts], qis,
