@@ -49,8 +49,11 @@ BLOCK = 500_000
 WORKERS, MEMORY = 4, "2GiB"
 
 
-def generate(rows: int, folder: Path) -> None:
+def generate(rows: int, folder: Path, known: list[str] | None = None) -> None:
+    """``known``: columns whose unknown value (Adult's ``?``) drops the row first, as ARX's Adult does."""
     adult = pd.read_csv(data_dir() / "adult.csv.gz")
+    if known:
+        adult = adult[~adult[known].isin(["?"]).any(axis=1)].reset_index(drop=True)
     folder.mkdir(parents=True)
     for i, start in enumerate(range(0, rows, BLOCK)):
         rng = np.random.default_rng([0, i])
@@ -111,8 +114,8 @@ def one_dask(folder: str) -> dict:
             "restarted": restarted, "summary": result.summary()}
 
 
-def child(kind: str, folder: Path) -> dict:
-    done = subprocess.run([sys.executable, __file__, "--one", kind, str(folder)], capture_output=True, text=True,
+def child(kind: str, folder: Path, script: str = __file__) -> dict:
+    done = subprocess.run([sys.executable, script, "--one", kind, str(folder)], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     if done.returncode != 0:
         raise SystemExit(done.stderr[-3000:])

@@ -12,9 +12,17 @@ from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError
 from ..io import is_stdout, suffix
 from ..publishing import summary_lines
-from ._console import check_output_path, print_json, print_lines, stages, user_errors
+from ._console import cancellable_run, check_output_path, print_json, print_lines, stages, user_errors
 from ._generalization import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption, lattice_limits
-from ._options import INPUT_FORMATS, OUTPUT_FORMATS, JsonOption, QuietOption
+from ._options import (
+    INPUT_FORMATS,
+    OUTPUT_FORMATS,
+    JsonOption,
+    QuietOption,
+    SchedulerOption,
+    SchedulerTimeoutOption,
+    check_scheduler,
+)
 
 read_table = _lazy.function("incrowd.io._tables", "read_table")
 table_format = _lazy.function("incrowd.io._tables", "table_format")
@@ -38,7 +46,8 @@ Start with 'incrowd publish DATA --example-spec > release.toml', edit the roles,
 
 def publish_command(
     data_path: Annotated[Path, typer.Argument(
-        metavar="DATA", help=f"The file to publish: {INPUT_FORMATS}.", show_default=False)],
+        metavar="DATA", help=f"The file to publish: {INPUT_FORMATS}. With --scheduler a partitioned dataset: a "
+        "folder or a (quoted) glob of CSV or Parquet files, one partition per file.", show_default=False)],
     spec_path: Annotated[Optional[Path], typer.Option(
         # a backslash keeps rich's markup from taking the section names for style tags
         "--spec", help="Release specification (TOML): \\[privacy] k, l, t, max_suppression, strategy, "
@@ -60,9 +69,27 @@ def publish_command(
     max_memory: MaxMemoryOption = DEFAULT_MAX_MEMORY_TEXT,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
+    scheduler: SchedulerOption = None,
+    scheduler_timeout: SchedulerTimeoutOption = 10.0,
+    memory_limit: Annotated[Optional[str], typer.Option(
+        "--memory-limit", help="With --scheduler local:N: each worker's memory (e.g. 2GiB); a worker above it "
+        "is restarted by Dask.", show_default=False)] = None,
 ) -> None:
     """``incrowd publish``; what it does is its help, :data:`PUBLISH_HELP`."""
+    if scheduler is not None:
+        _publish_on_dask(data_path, spec_path, output, report_path, example_spec, max_nodes, max_memory, scheduler,
+                         scheduler_timeout, memory_limit, json_output, quiet)
+        return
+    _publish_here(data_path, spec_path, output, report_path, example_spec, max_nodes, max_memory, memory_limit,
+                  json_output, quiet)
+
+
+def _publish_here(data_path: Path, spec_path, output, report_path, example_spec, max_nodes, max_memory, memory_limit,
+                  json_output, quiet) -> None:
+    """One file published in this process."""
     with user_errors():
+        if memory_limit is not None:
+            raise ParameterError("--memory-limit bounds the workers of --scheduler local:N; give --scheduler too")
         if example_spec:
             data = read_table(data_path)
             folder = data_path.resolve().parent
@@ -107,6 +134,53 @@ def publish_command(
         print_json(info, err=to_stderr)
         return
     print_lines(summary_lines(info), err=to_stderr)
+
+
+def _publish_on_dask(data_path: Path, spec_path, output, report_path, example_spec, max_nodes, max_memory,
+                     scheduler, scheduler_timeout, memory_limit, json_output, quiet) -> None:
+    """A partitioned dataset published on Dask into a Parquet dataset (a folder): progress per
+    partition; Ctrl-C ends it with one line and leaves nothing."""
+    from ..distributed import connect
+
+    with user_errors(), cancellable_run("the release was not published"):
+        if example_spec or report_path is not None:
+            raise ParameterError(f"{'--example-spec' if example_spec else '--report'} reads the file in one process; "
+                                 "leave it out with --scheduler")
+        if spec_path is None or output is None:
+            raise ParameterError(f"{'--spec' if spec_path is None else '--output/-o'} is required: "
+                                 + ("the release specification" if spec_path is None else
+                                    "the folder to write the release into (a Parquet dataset)"))
+        check_scheduler(scheduler, scheduler_timeout)
+        spec = load_spec(spec_path)
+        node_limit, memory = lattice_limits(max_nodes, max_memory)
+        with stages(2, quiet=quiet or json_output) as progress:
+            progress.stage(f"connecting to {scheduler}")
+            with connect(scheduler, memory_limit=memory_limit, timeout=scheduler_timeout) as client:
+                progress.stage(f"publishing {data_path.name} ({spec.strategy}, k={spec.k})")
+                result = publish(str(data_path), spec, max_nodes=node_limit, max_memory=memory, scheduler=client,
+                                 output=output, progress=progress.describe)
+    info = {**result.summary(), "input": str(data_path)}
+    if json_output:
+        print_json(info)
+        return
+    print_lines(_dask_lines(info))
+
+
+def _dask_lines(info: dict) -> list[tuple[str, str]]:
+    """The summary of a release written on Dask (its measures of loss are the report's, not made here)."""
+    return [
+        ("input", info["input"]),
+        ("strategy", f"{info['strategy']} (method {info['method']})"),
+        ("privacy", f"{', '.join(info['models'])}; sensitive: {', '.join(info['sensitive']) or 'none'}"),
+        ("levels", ", ".join(f"{a}={v}" for a, v in info["levels"].items()) or "-"),
+        ("rows", f"{info['rows_in']} in, {info['rows_out']} out"),
+        ("suppressed", f"{info['suppressed']} rows ({100 * info['suppressed_fraction']:.3f} %)"),
+        ("classes", f"{info['classes']}, smallest {info['min_class_size']} rows"),
+        ("partitions", f"{info['partitions']} read, {info['output_partitions']} written"),
+        ("seconds", f"{info['seconds']:.3f}"),
+        ("verified", "each partition as written, then k (and l) over the whole release from their class counts"),
+        ("written", info["output"]),
+    ]
 
 
 __all__ = ["publish_command", "summary_lines"]

@@ -7,6 +7,8 @@ single-machine groups, over row blocks on a ``dask.distributed`` cluster.
   partitioned data (the single-machine lattice);
 - :func:`microaggregate_dataset`: a Parquet dataset in, a verified Parquet dataset out,
   partition by partition;
+- :func:`publish_dataset` (also ``incrowd.publish(..., scheduler=, output=)``): a partitioned
+  dataset published (generalize-then-microaggregate) into a verified Parquet dataset;
 - :func:`risk_dataset` (also ``incrowd.risk(..., scheduler=)``): the re-identification risk of a
   partitioned dataset (a folder or glob of CSV or Parquet files), no process holding the file.
 
@@ -29,13 +31,14 @@ if _TYPE_CHECKING:
     from ._cluster import connect
     from ._files import microaggregate_dataset
     from ._mona import DistributedResult, mona
+    from ._publish import publish_dataset
     from ._risk import risk_dataset
     from ._scheduler import check_timeout as check_timeout
     from ._scheduler import parse_scheduler as parse_scheduler
 
 __getattr__, __dir__ = _lazy.attach(__name__, {
     "connect": "._cluster", "microaggregate_dataset": "._files", "DistributedResult": "._mona", "mona": "._mona",
-    "risk_dataset": "._risk",
+    "risk_dataset": "._risk", "publish_dataset": "._publish",
     # the internal API: the command line's check of --scheduler and --scheduler-timeout
     "parse_scheduler": "._scheduler", "check_timeout": "._scheduler",
 })
@@ -64,8 +67,14 @@ class _DaskBackend:
 
         return risk_dataset(data, quasi_identifiers, scheduler=scheduler, **kwargs)
 
+    @staticmethod
+    def publish(data, spec, *, scheduler, **kwargs):
+        from ._publish import publish_dataset
+
+        return publish_dataset(data, spec, scheduler=scheduler, **kwargs)
+
 
 _backends.register("dask", _DaskBackend())
 
 
-__all__ = ["connect", "mona", "DistributedResult", "microaggregate_dataset", "risk_dataset"]
+__all__ = ["connect", "mona", "DistributedResult", "microaggregate_dataset", "risk_dataset", "publish_dataset"]

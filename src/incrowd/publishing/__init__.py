@@ -45,6 +45,12 @@ _INTERNAL = {
     "release_promise": "._release:_promise",
     "enforce_sensitive": "._release:_enforce_sensitive",
     "check_suppression": "._release:_check_suppression",
+    # a partitioned file's release, part by part (the Dask backend runs them)
+    "partitioned_refusal": "._spec", "check_written_classes": "._release",
+    "written_summary": "._release", "part_facts": "._partitioned",
+    "whole_of": "._partitioned",
+    "part_bottom": "._partitioned", "scaled_whole": "._partitioned:scaled", "partitioned_search": "._partitioned:search",
+    "part_classes": "._partitioned", "release_classes": "._partitioned",
     # the summary lines the command line and the web both show
     "summary_lines": "._summary_lines",
     # the web's Publish page: the spec's vocabularies, its check of the lattice size, the

@@ -171,6 +171,37 @@ def _bottom(prep: Prepared) -> _Bottom:
                    np.bincount(of_row, minlength=n_bottom), pairs, of_row)
 
 
+def bottom_counts(prep: Prepared) -> _Bottom:
+    """A part's bottom classes (its rows grouped by their level-0 codes and missing pattern)."""
+    return _bottom(prep)
+
+
+def combine_bottoms(prep: Prepared, parts: Sequence[_Bottom]) -> tuple[_Bottom, list[np.ndarray]]:
+    """The bottom classes of a file from its parts' (in part order): the same classes, in the
+    same order, with the same rows and sensitive pairs as :func:`_bottom` of the whole file; and
+    per part, the number in the file of each of its bottom classes."""
+    codes = {a: np.concatenate([p.codes[a] for p in parts]) for a in prep.categorical}
+    pattern = np.concatenate([p.pattern for p in parts])
+    key = _radix_key(pattern, ((codes[a], int(prep.hierarchies[a].labels[0].size)) for a in prep.categorical))
+    _, first, number = np.unique(key, return_index=True, return_inverse=True)
+    number = number.ravel().astype(np.int64)
+    n_bottom = first.size
+    counts = np.bincount(number, weights=np.concatenate([p.counts for p in parts]), minlength=n_bottom)
+    bounds = np.cumsum([0] + [p.counts.size for p in parts])
+    maps = [number[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    pairs = []
+    for i, s in enumerate(prep.sensitive):
+        m = s.n_values
+        keys = np.concatenate([w[p.pairs[i][0]] * m + p.pairs[i][1] for p, w in zip(parts, maps)])
+        rows = np.concatenate([p.pairs[i][2] for p in parts])
+        distinct, where = np.unique(keys, return_inverse=True)
+        total = np.bincount(where.ravel(), weights=rows, minlength=distinct.size).astype(np.int64)
+        pairs.append((distinct // m, distinct % m, total))
+    bottom = _Bottom({a: codes[a][first] for a in prep.categorical}, pattern[first], counts.astype(np.int64), pairs,
+                     np.arange(n_bottom, dtype=np.int64))
+    return bottom, maps
+
+
 def _classes(prep: Prepared, bottom: _Bottom, levels: dict[str, int]) -> tuple[np.ndarray, int]:
     """Class id of each bottom class at ``levels``, and the class count."""
     fast = _compiled(prep, bottom)
@@ -409,14 +440,18 @@ def _check_limits(prep: Prepared, n_bottom: int, max_nodes: int | None, max_memo
                  encoding=False, way_out=_WAY_OUT.format(flag="--max-memory", arg="max_memory"))
 
 
-def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | None = None) -> GtmChoice:
+def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | None = None,
+           bottom: _Bottom | None = None) -> GtmChoice:
+    """The node (module docstring); ``bottom``: the bottom classes of a partitioned file, summed
+    over its partitions (:func:`combine_bottoms`), where ``prep`` holds no rows."""
     dp = next((m for m in prep.spec.models if m.key == "differential_privacy"), None)
     if dp is not None:
         return _differentially_private(prep, dp, max_nodes, max_memory)
     limit = max_suppression_count(prep.spec.max_suppression, prep.n)
     # a node that suppresses every row publishes nothing: never an answer
     within = min(limit, prep.n - 1)
-    bottom = _bottom(prep)
+    if bottom is None:
+        bottom = _bottom(prep)
     _check_limits(prep, int(bottom.counts.size), max_nodes, max_memory)
     tables = _metric_tables(prep, bottom)
     by_height = prep.spec.metric == "height"

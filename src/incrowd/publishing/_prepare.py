@@ -4,6 +4,7 @@ codes in their order with the whole file's distribution."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -17,7 +18,7 @@ from ..generalization import encode_cells as _encode
 from ..generalization import qi_labels as _qi_labels
 from ..io import column_numbers
 from ..privacy import PrivacyModel
-from ..values import Standardizer
+from ..values import Standardizer, sensitive_keys
 from ._households import household_level_columns
 from ._risk_targets import check_target_weights
 from ._spec import ReleaseSpec, check_columns
@@ -72,27 +73,48 @@ class Prepared:
     population: pd.DataFrame | None = None
     #: the categorical QIs blanked for a whole household at once (publishing._households)
     household_level: list[str] = field(default_factory=list)
+    #: the rows of the whole file where ``frame`` is a part of it (a partition, or none at all
+    #: where the search runs on a partitioned file's combined classes)
+    rows: int | None = None
 
     @property
     def n(self) -> int:
-        return int(self.frame.shape[0])
+        return int(self.frame.shape[0]) if self.rows is None else self.rows
 
 
-def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
-    if frame.shape[0] == 0:
+@dataclass(frozen=True)
+class Whole:
+    """What a part of a file takes from the whole file, so that it is prepared as the whole
+    file's rows are: the numeric QIs' mean and scale, the missing patterns in id order (each
+    as the bitmask of its present columns), how each categorical QI meets its hierarchy, and
+    each sensitive column's values (order, ordered, rows per code, whether one is missing)."""
+
+    rows: int
+    mean: np.ndarray
+    scale: np.ndarray
+    present: tuple[int, ...]  # per numeric QI: the rows with a value
+    patterns: tuple[int, ...]
+    match: dict[str, str]
+    sensitive: dict[str, tuple[list, bool, np.ndarray, bool]]
+
+
+def prepare(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole | None = None) -> Prepared:
+    """The data as the strategies see it; ``whole``: ``frame`` is a part of a file, prepared
+    with the whole file's standardization, patterns, matches and sensitive values."""
+    if frame.shape[0] == 0 and whole is None:
         raise DataError("the data has no rows")
     columns = [str(c) for c in frame.columns]
     if len(set(columns)) != len(columns):
         raise DataError(f"column names must be unique; duplicated: {sorted({c for c in columns if columns.count(c) > 1})}")
     roles = check_columns(spec, columns)
     n = int(frame.shape[0])
-    if spec.k > n:
+    if whole is None and spec.k > n:
         raise ParameterError(f"k={spec.k} is larger than the number of rows ({n})")
     numeric = [c for c in columns if roles[c] == "numeric"]
     categorical = [c for c in columns if roles[c] == "categorical"]
-    X = _numeric(frame, numeric, spec.missing_numeric)
-    pattern, masks = _patterns(X)
-    Z = _standardize(X, numeric)
+    X = _numeric(frame, numeric, spec.missing_numeric, whole is None)
+    pattern, masks = _patterns(X, None if whole is None else whole.patterns)
+    Z = _standardize(X, numeric) if whole is None else standardized(X, whole.mean, whole.scale)
     hierarchies: dict[str, Hierarchy] = {}
     codes0: dict[str, np.ndarray] = {}
     match: dict[str, str] = {}
@@ -103,7 +125,7 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
         column_spec = spec.columns[c]
         hierarchy = _hierarchy(column, column_spec, c)
         labels, user = _qi_labels(column)
-        mode = _match(hierarchy, column, labels, user, column_spec)
+        mode = _match(hierarchy, column, labels, user, column_spec) if whole is None else whole.match[c]
         shown = _as_value_labels(column, labels) if mode == "label" else labels
         hierarchies[c], match[c] = hierarchy, mode
         codes0[c] = _encode(hierarchy, column, shown, user)
@@ -120,8 +142,8 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
             if level > hierarchies[name].max_level:
                 raise ParameterError(f"level of {name!r} must be at most {hierarchies[name].max_level} "
                                      f"(its hierarchy's top); got {level}")
-    sensitive = [_sensitive(frame[c], spec.columns[c].ordered, spec.privacy_models)
-                 for c in columns if roles[c] == "sensitive"]
+    sensitive = [_sensitive(frame[c], spec.columns[c].ordered, spec.privacy_models) if whole is None
+                 else _sensitive_of(frame[c], whole.sensitive[c]) for c in columns if roles[c] == "sensitive"]
     return Prepared(frame=frame, spec=spec, roles=roles, numeric=numeric, categorical=categorical,
                     sensitive=sensitive, identifiers=[c for c in columns if roles[c] == "identifier"],
                     X=X, Z=Z, pattern=pattern, pattern_masks=masks, hierarchies=hierarchies, codes0=codes0,
@@ -129,7 +151,7 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec) -> Prepared:
                     weights=weights, household_level=household_level_columns(frame, spec, categorical))
 
 
-def _numeric(frame: pd.DataFrame, names: list[str], missing: str) -> np.ndarray:
+def _numeric(frame: pd.DataFrame, names: list[str], missing: str, whole: bool = True) -> np.ndarray:
     out = np.empty((frame.shape[0], len(names)))
     for j, name in enumerate(names):
         col = frame[name]
@@ -145,21 +167,31 @@ def _numeric(frame: pd.DataFrame, names: list[str], missing: str) -> np.ndarray:
             raise DataError(f"numeric column {name!r} has a missing value in data row {pos + 1} "
                             f"({int(gone.sum())} such row(s)); set [missing] numeric = \"separate\" to publish "
                             "rows by their missing pattern, or remove or impute them")
-        if gone.all():
+        if gone.all() and whole:  # a part may lack a column's values that others hold
             raise DataError(f"numeric column {name!r} has no value in any row")
         out[:, j] = arr
     return out
 
 
-def _patterns(X: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Missing-pattern id per row (0 = complete) and, per id, which numeric columns are present."""
+def pattern_keys(X: np.ndarray) -> np.ndarray:
+    """Each row's missing pattern as the bitmask of its present numeric columns."""
+    return (~np.isnan(X)).astype(np.int64) @ (1 << np.arange(X.shape[1], dtype=np.int64))
+
+
+def pattern_order(distinct, p: int) -> tuple[int, ...]:
+    """The pattern ids' order: complete first, then the bitmasks from the highest down."""
+    full = (1 << p) - 1
+    return (full, *(int(v) for v in sorted(distinct, reverse=True) if v != full))
+
+
+def _patterns(X: np.ndarray, order: tuple[int, ...] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Missing-pattern id per row (0 = complete) and, per id, which numeric columns are present;
+    ``order``: the whole file's patterns, where ``X`` is a part of it."""
     if X.shape[1] == 0:
         return np.zeros(X.shape[0], np.int64), [np.ones(0, bool)]
-    present = ~np.isnan(X)
-    keys = present.astype(np.int64) @ (1 << np.arange(X.shape[1], dtype=np.int64))
-    full = (1 << X.shape[1]) - 1
+    keys = pattern_keys(X)
     distinct = np.unique(keys)
-    ordered = [full] + [int(v) for v in distinct[::-1] if v != full]
+    ordered = list(pattern_order(distinct.tolist(), X.shape[1]) if order is None else order)
     ids = {v: i for i, v in enumerate(ordered)}
     pattern = np.array([ids[int(v)] for v in distinct], np.int64)[np.searchsorted(distinct, keys)]
     masks = [np.array([(v >> j) & 1 for j in range(X.shape[1])], bool) for v in ordered]
@@ -169,13 +201,66 @@ def _patterns(X: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
 def _standardize(X: np.ndarray, names: list[str]) -> np.ndarray:
     if X.shape[1] == 0:
         return X.copy()
+    mean, scale = np.zeros(X.shape[1]), np.ones(X.shape[1])
     Z = np.full_like(X, np.nan)
     for j in range(X.shape[1]):
         ok = ~np.isnan(X[:, j])
-        column = X[ok, j][:, None]
-        scaler = Standardizer.fit(column, [names[j]])
-        Z[ok, j] = scaler.transform(column)[:, 0]
+        column = X[ok, j]
+        partials = sum_partials(column)
+        std = None
+        if partials is not None and column.size:
+            mean[j] = exact_mean(partials, column.size)
+            std = exact_scale(mean[j], sum_partials(squared_deviations(column, mean[j])), column.size)
+        if std is None:  # a constant column, or one near the float64 limits: the scaler's care
+            scaler = Standardizer.fit(column[:, None], [names[j]])
+            Z[ok, j] = scaler.transform(column[:, None])[:, 0]
+            continue
+        scale[j] = std
+        Z[ok, j] = (column - mean[j]) / scale[j]
     return Z
+
+
+def sum_partials(values: np.ndarray) -> list[float] | None:
+    """Floats whose exact sum is the exact sum of ``values``, so that the exactly rounded sum of a
+    file is the same whether it is taken whole or from its parts' partials (None: it overflows).
+    The standardization rests on it: a file split into partitions is standardized to the bit as
+    the whole file is, and so microaggregated alike."""
+    items = values.tolist()
+    out: list[float] = []
+    try:
+        while True:
+            rest = math.fsum(items + [-x for x in out])
+            if rest == 0.0:
+                return out
+            out.append(rest)
+    except OverflowError:
+        return None
+
+
+def exact_mean(partials: list[float], count: int) -> float:
+    return math.fsum(partials) / count
+
+
+def exact_scale(mean: float, deviations: list[float] | None, count: int) -> float | None:
+    """The population standard deviation from the exact sum of the squared deviations, or None
+    where the column is constant or its spread too large or small to standardize plainly."""
+    if deviations is None:
+        return None
+    std = math.sqrt(math.fsum(deviations) / count)
+    if not (math.isfinite(mean) and 2.0 ** -480 <= std <= 2.0 ** 480):
+        return None
+    return std
+
+
+def squared_deviations(column: np.ndarray, mean: float) -> np.ndarray:
+    d = column - mean
+    d *= d
+    return d
+
+
+def standardized(X: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``X`` standardized by a whole file's mean and scale (NaN stays NaN)."""
+    return (X - mean) / scale
 
 
 def _hierarchy(column: pd.Series, column_spec, name: str) -> Hierarchy:
@@ -247,6 +332,22 @@ def _check_weight(column: pd.Series, name: str) -> np.ndarray:
         raise DataError(f"weight column {name!r} must hold a number >= 0 in every row; data row {pos + 1} holds "
                         f"{cell_text(column.iloc[pos])} ({int(bad.sum())} such row(s)); a weight is never missing")
     return numbers
+
+
+def _sensitive_of(column: pd.Series, whole: tuple[list, bool, np.ndarray, bool]) -> Sensitive:
+    """A part's sensitive column as codes of the whole file's values."""
+    order, ordered, counts, missing = whole
+    keys, _ = sensitive_keys(column)
+    position = {v: i for i, v in enumerate(order)}
+    factor, uniques = pd.factorize(keys, use_na_sentinel=True)
+    lookup = np.array([position[v] for v in uniques] + [len(order)], dtype=np.int64)
+    return Sensitive(str(column.name), lookup[factor], list(order), ordered, counts, missing)
+
+
+def check_distinct(spec: ReleaseSpec, name: str, distinct: int) -> None:
+    """Each model refuses, in one line, a sensitive column no class can meet it on."""
+    for model in spec.privacy_models:
+        model.check_column(name, distinct)
 
 
 def _sensitive(column: pd.Series, ordered, models: Sequence[PrivacyModel]) -> Sensitive:

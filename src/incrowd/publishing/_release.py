@@ -13,8 +13,15 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from .._runtime import compile_clock
-from ..generalization import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, check_max_nodes, parse_size
+from .._runtime import backends, compile_clock
+from ..exceptions import ParameterError, VerificationError
+from ..generalization import (
+    DEFAULT_MAX_MEMORY,
+    DEFAULT_MAX_NODES,
+    check_max_nodes,
+    max_suppression_count,
+    parse_size,
+)
 from ..values import group_means
 from . import _measures, _models
 from ._households import household_codes, household_verifier, publish_id
@@ -83,8 +90,6 @@ class PublishResult:
         from ..io import write_release
 
         if self.promise is None:
-            from ..exceptions import ParameterError
-
             raise ParameterError("this result carries no promise to verify the written file against; "
                                  "make it with incrowd.publish")
 
@@ -116,7 +121,9 @@ class PublishResult:
 
 def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Mapping[str, Any] | ReleaseSpec, *,
             base_dir: str | os.PathLike | None = None, max_nodes: int | None = DEFAULT_MAX_NODES,
-            max_memory: int | str | None = DEFAULT_MAX_MEMORY) -> PublishResult:
+            max_memory: int | str | None = DEFAULT_MAX_MEMORY, scheduler=None,
+            output: str | os.PathLike | None = None, memory_limit: str | None = None,
+            progress: Callable[[str], None] | None = None) -> PublishResult:
     """Publish ``data`` (a DataFrame or a file path) as ``spec`` says (a TOML file, TOML text, a
     dict of the same structure, or a :class:`ReleaseSpec`).
 
@@ -141,14 +148,38 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
         The most lattice nodes (None: no limit).
     max_memory : int, str or None, default "8G"
         The most memory for the lattice, in bytes or as ``"8G"`` (None: no limit).
+    scheduler : str or distributed.Client, optional
+        Publish on Dask: ``local:N`` (a LocalCluster of N workers), the ``tcp://`` address of a
+        running scheduler, or a client. ``data`` is then a partitioned dataset (a folder or glob
+        of CSV or Parquet files, one partition per file) and the release a Parquet dataset written
+        partition by partition into ``output`` (docs/guide/dask.md); ``table`` then holds the
+        release's columns and no rows.
+    output : str or os.PathLike, optional
+        With ``scheduler``: the release's folder, moved into place once the whole release is
+        verified; never overwritten.
+    memory_limit : str, optional
+        With ``scheduler="local:N"``: each worker's memory (e.g. ``"2GiB"``).
+    progress : callable, optional
+        With ``scheduler``: called with a line saying what runs (the command line's progress).
 
     Returns
     -------
     PublishResult
         The release (``table``), what was verified (``verification``) and its summary.
     """
-    spec = load_spec(spec, base_dir)
     max_nodes, max_memory = check_max_nodes(max_nodes), parse_size(max_memory, "max_memory")
+    if scheduler is not None:
+        return backends.get("dask").publish(  # registered by incrowd.distributed
+            data, spec, scheduler=scheduler, output=output, base_dir=base_dir, max_nodes=max_nodes,
+            max_memory=max_memory, memory_limit=memory_limit, progress=progress)
+    if output is not None or memory_limit is not None:
+        raise ParameterError(f"{'output' if output is not None else 'memory_limit'}= is for a partitioned dataset "
+                             "on Dask (scheduler=); an in-process release is written with its write method")
+    return _publish(data, load_spec(spec, base_dir), max_nodes, max_memory)
+
+
+def _publish(data, spec: ReleaseSpec, max_nodes: int | None, max_memory: int | None) -> PublishResult:
+    """:func:`publish` in this process."""
     if not isinstance(data, pd.DataFrame):
         from ..io import read_table
         from ._gtm import check_spec_nodes
@@ -312,9 +343,6 @@ def _enforce_merging(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | No
 
 def _check_suppression(prep: Prepared, groups: np.ndarray) -> None:
     """The limit holds for the release as published, whatever step removed a row."""
-    from ..exceptions import ParameterError
-    from ..generalization import max_suppression_count
-
     limit = max_suppression_count(prep.spec.max_suppression, prep.n)
     if any(m.key == "differential_privacy" for m in prep.spec.models):
         limit = prep.n  # SafePub withholds the rows it does not draw: no limit applies
@@ -426,3 +454,48 @@ def _report(prep: Prepared, groups, levels_per_row, keep, verification, extra, s
         out["risk_targets"] = verification["risk_targets"]["targets"]
     out.update({key: value for key, value in extra.items() if key != "blocks"})
     return out
+
+
+def written_summary(spec: ReleaseSpec, prep: Prepared, choice, rows_out: int, classes: int, smallest: int,
+                    **more) -> dict[str, Any]:
+    """The summary of a release written in parts (the in-process summary's figures it has)."""
+    return {"strategy": spec.strategy, "method": spec.method, "k": spec.k, "l": spec.l,
+            "max_suppression": spec.max_suppression, "numeric": prep.numeric, "categorical": prep.categorical,
+            "sensitive": [s.name for s in prep.sensitive], "identifiers_dropped": prep.identifiers,
+            "rows_in": prep.n, "rows_out": rows_out, "suppressed": prep.n - rows_out,
+            "suppressed_fraction": (prep.n - rows_out) / prep.n, "classes": classes, "min_class_size": smallest,
+            "levels": dict(choice.levels), "nodes_evaluated": choice.nodes_evaluated, "metric": choice.metric,
+            "metrics": choice.metrics,
+            # the models as the release's check names them, verified on the written partitions
+            "models": [f"{spec.k}-anonymous"] + ([f"distinct {spec.l}-diverse in {s.name!r}" for s in prep.sensitive]
+                                                 if spec.l is not None else []),
+            **more}
+
+
+def check_written_classes(spec: ReleaseSpec, sizes: list[pd.DataFrame], values: list[dict[str, pd.DataFrame]],
+                          quasi_identifiers: list[str], rows: int) -> tuple[int, int]:
+    """k and l over a release written in parts, from each part's published classes (their QI
+    values as text: ``rows``, and per sensitive column its distinct values as ``__value__``): a
+    class of equal published values may span parts. Also the suppression limit over the whole
+    release (l's merging inside a class may suppress rows the search did not). The classes and
+    the smallest; a failure raises and nothing is moved into place."""
+    qis = list(quasi_identifiers)
+    table = pd.concat(sizes, ignore_index=True)
+    classes = table.groupby(qis, dropna=False, sort=False)["rows"].sum() if qis else table["rows"]
+    suppressed = rows - int(classes.sum())
+    limit = max_suppression_count(spec.max_suppression, rows)
+    if suppressed > limit:
+        raise ParameterError(f"the release would suppress {suppressed} rows, more than max_suppression="
+                             f"{spec.max_suppression!r} ({limit} rows); nothing is published")
+    if classes.size == 0 or int(classes.min()) < spec.k:
+        raise VerificationError(f"the written release is not {spec.k}-anonymous (smallest class "
+                                f"{int(classes.min()) if classes.size else 0}); nothing was written")
+    l = spec.l
+    for name in (values[0] if values and l is not None else {}):
+        pairs = pd.concat([v[name] for v in values], ignore_index=True).drop_duplicates()
+        distinct = pairs.groupby(qis, dropna=False, sort=False)["__value__"].nunique()
+        fewest = int(distinct.min()) if distinct.size else 0
+        if distinct.size < classes.size or fewest < (l or 0):
+            raise VerificationError(f"the written release is not {l}-diverse in {name!r} (a class holds "
+                                    f"{fewest} distinct values); nothing was written")
+    return int(classes.size), int(classes.min())

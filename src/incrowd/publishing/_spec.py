@@ -802,3 +802,29 @@ def _cell_suppression(privacy: Mapping[str, Any], columns: Mapping[str, ColumnSp
                              f"as \"1%\" of the categorical cells; got {limit!r}")
     return {"suppression": suppression, "missing_matches": missing_matches, "importance": importance,
             "max_suppressed_cells": limit}
+
+
+def partitioned_refusal(spec: ReleaseSpec) -> str | None:
+    """What of ``spec`` a partitioned file cannot be published with yet (one line), or None."""
+    said = []
+    if spec.strategy != "generalize-then-microaggregate":
+        said.append(f"strategy {spec.strategy!r}")
+    if spec.suppression != "rows":
+        said.append("cell suppression")
+    if spec.t is not None:
+        said.append("t")
+    if spec.models:
+        said.append("[privacy] models")
+    if spec.risk_targets:
+        said.append("risk targets")
+    if spec.household is not None:
+        said.append("a household column")
+    if spec.perturb:
+        said.append("[[perturb]] steps")
+    flat = [name for name, c in spec.columns.items() if c.role == "categorical" and c.hierarchy is None]
+    if flat:
+        said.append(f"categorical quasi-identifiers without a hierarchy file ({', '.join(flat)})")
+    if not said:
+        return None
+    return ("a partitioned file is published with k, l and rows suppression over categorical quasi-identifiers "
+            f"with hierarchy files; not with {', '.join(said)}: publish it in one process")

@@ -1,0 +1,235 @@
+"""Publish a partitioned dataset on Dask (generalize-then-microaggregate): no process holds the file.
+
+Four passes over the partitions (one task each, a partition read where it runs), each a function
+of :mod:`incrowd.publishing`'s partitioned steps:
+
+1. each partition's facts (rows, exact sums of the numeric QIs, missing patterns, sensitive
+   values): the client combines them into the whole file's means and codes;
+2. each partition's bottom classes (rows per level-0 combination) and squared deviations: the
+   client sums them and runs publish's own search on them, so the node is the in-process node;
+3. each partition gives its rows' classes at that node and splits its published rows by class
+   into one piece per output partition (a shuffle: every row of a class lands in one piece set);
+4. each output partition gathers its pieces (whole classes, in file order), microaggregates and
+   generalizes them as one process does, writes them into a staging folder, reads the written
+   file back and verifies it, and gives its published classes' sizes and sensitive values.
+
+The client then verifies k and l over the whole release from those counts (a class of equal
+published values may span output partitions) and only then moves the folder into place.
+Every task is a pure function of its inputs, so a lost worker's tasks are recomputed.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from .._runtime import work_clock
+from ..exceptions import DataError, IncrowdError, ParameterError
+from ..io import read_table, suffix, sweep_stale, temp_path, verify_frame, write_table
+from ..publishing import (
+    PublishResult,
+    check_spec_nodes,
+    check_written_classes,
+    load_spec,
+    part_bottom,
+    part_classes,
+    part_facts,
+    partitioned_refusal,
+    partitioned_search,
+    release_classes,
+    scaled_whole,
+    whole_of,
+    written_summary,
+)
+from ._risk import _client_for, _in_partition, _read, _sources, _wait
+from ._scheduler import DEFAULT_TIMEOUT
+
+
+def _task(fn: Callable, name: str, *args):
+    # a user's error comes back as a value: raised on a worker, Dask would log it with a traceback
+    try:
+        return _in_partition(name, fn, *args, rows=True)
+    except IncrowdError as exc:
+        return exc
+
+
+def _facts(source, name: str, spec):
+    return _task(lambda: part_facts(_read(source).reset_index(drop=True), spec), name)
+
+
+def _bottom(source, name: str, spec, whole):
+    return _task(lambda: part_bottom(_read(source).reset_index(drop=True), spec, whole), name)
+
+
+def _split(source, name: str, spec, whole, number: np.ndarray, choice, offset: int, n_out: int):
+    """The partition's published rows, one piece per output partition (by class)."""
+    def split():
+        frame = _read(source).reset_index(drop=True)
+        classes = part_classes(frame, spec, whole, number, choice)
+        frame["__row__"] = np.arange(offset, offset + frame.shape[0], dtype=np.int64)
+        frame["__class__"] = classes
+        kept = frame.loc[classes >= 0]
+        out = kept["__class__"].to_numpy() % n_out
+        return [kept.loc[out == b] for b in range(n_out)]
+
+    return _task(split, name)
+
+
+def _release(pieces: list, name: str, spec, whole, levels: dict[str, int], path: str, qis: list[str],
+             sensitive: list[str]):
+    """Write one output partition, verified as read back; its classes' sizes and sensitive values."""
+    for piece in pieces:
+        if isinstance(piece, IncrowdError):
+            return piece
+    frame = pd.concat([p for p in pieces if p.shape[0]] or pieces[:1], ignore_index=True)
+    if frame.shape[0] == 0:
+        return None
+
+    def release():
+        classes = frame.pop("__class__").to_numpy()
+        frame.pop("__row__")
+        table, promise = release_classes(frame, spec, whole, classes, levels)
+        write_table(table, path)
+        back = read_table(path)
+        verify_frame(back, promise, what=f"output partition {Path(path).name}")
+        return _class_counts(back, qis, sensitive)
+
+    return _task(release, name)
+
+
+def _class_counts(table: pd.DataFrame, qis: list[str], sensitive: list[str]):
+    """Per published class (its QI values as text): rows, and per sensitive column the distinct
+    values it holds."""
+    keys = table[qis].astype(str).where(table[qis].notna(), None) if qis else pd.DataFrame(index=table.index)
+    keys = keys.astype(object)
+    sizes = keys.groupby(qis, dropna=False, sort=False).size().rename("rows").reset_index() if qis else \
+        pd.DataFrame({"rows": [table.shape[0]]})
+    values = {}
+    for s in sensitive:
+        pairs = keys.assign(__value__=table[s].astype(str).where(table[s].notna(), None))
+        values[s] = pairs.dropna(subset=["__value__"]).drop_duplicates()
+    return sizes, values
+
+
+def publish_dataset(data, spec, *, scheduler, output: str | os.PathLike, base_dir=None,
+                    max_nodes: int | None = None, max_memory: int | None = None, memory_limit: str | None = None,
+                    timeout: float = DEFAULT_TIMEOUT, progress: Callable[[str], None] | None = None):
+    """:func:`incrowd.publish` of a partitioned dataset on Dask (``publish(..., scheduler=, output=)``).
+
+    ``data``: a folder or glob of CSV or Parquet files (one partition per file, in the order of
+    their paths) or a list of pandas frames; ``output``: the release's folder, a Parquet dataset
+    written partition by partition and moved into place once the whole release is verified."""
+    t0 = work_clock()
+    spec = load_spec(spec, base_dir)
+    refused = partitioned_refusal(spec)
+    if refused is not None:
+        raise ParameterError(refused)
+    check_spec_nodes(spec, max_nodes)
+    sources, names = _sources(data)
+    target = _output_target(output, data)
+    run = _Run(spec, progress or (lambda text: None))
+    try:
+        with _client_for(scheduler, memory_limit, timeout) as client:
+            run.client = client
+            try:
+                run.publish(sources, names, target, max_nodes, max_memory)
+            except BaseException:
+                run.cancel()
+                raise
+    finally:
+        if run.staging is not None:
+            shutil.rmtree(run.staging, ignore_errors=True)
+    run.summary["seconds"] = work_clock() - t0
+    return PublishResult(table=run.columns, suppressed=run.summary["suppressed"],
+                         kept_rows=np.zeros(0, np.int64), spec=spec, _summary=run.summary)
+
+
+def _output_target(output, data) -> Path:
+    if output is None:
+        raise ParameterError("a partitioned dataset's release is a folder: give output= (-o)")
+    target = Path(output)
+    if target.exists() or target.is_symlink():
+        raise DataError(f"output folder {str(target)!r} already exists; a folder is never overwritten: remove it "
+                        "or choose another name")
+    if not target.parent.is_dir():
+        raise DataError(f"output folder's directory {str(target.parent)!r} does not exist")
+    if isinstance(data, (str, os.PathLike)) and os.path.isdir(data) and os.path.commonpath(
+            [os.path.realpath(target.parent), os.path.realpath(data)]) == os.path.realpath(data):
+        raise DataError(f"output folder {str(target)!r} is inside the dataset {os.fspath(data)!r}: its files would "
+                        "count as partitions; choose a folder outside it")
+    return target
+
+
+class _Run:
+    """One release on the cluster: the futures it made (cancelled if it stops) and what it gathered."""
+
+    def __init__(self, spec, say: Callable[[str], None]):
+        self.spec, self.say = spec, say
+        self.client: Any = None
+        self.futures: list = []
+        self.staging: Path | None = None
+        self.summary: dict[str, Any] = {}
+        self.columns = pd.DataFrame()
+
+    def submit(self, *args, **kwargs):
+        future = self.client.submit(*args, **kwargs)
+        self.futures.append(future)
+        return future
+
+    def gather(self, futures: list, what: str) -> list:
+        _wait(futures, what, self.say)
+        return self.client.gather(futures)
+
+    def publish(self, sources: list, names: list[str], target: Path, max_nodes, max_memory) -> None:
+        spec = self.spec
+        self.say(f"reading the partitions' facts: 0/{len(sources)} partitions")
+        facts = self.gather([self.submit(_facts, s, n, spec, pure=False) for s, n in zip(sources, names)],
+                            "reading the partitions' facts")
+        whole = whole_of(spec, facts)
+        rows = [f["rows"] for f in facts]
+        pieces = self.gather([self.submit(_bottom, s, n, spec, whole) for s, n in zip(sources, names)],
+                             "counting the partitions' classes")
+        whole = scaled_whole(whole, pieces)
+        self.say(f"searching the lattice on {whole.rows} rows' classes")
+        choice, maps, prep = partitioned_search(spec, whole, [p[0] for p in pieces], max_nodes=max_nodes,
+                                                max_memory=max_memory)
+        # at least two output partitions per worker, so that every worker microaggregates
+        workers = len(self.client.scheduler_info().get("workers", {}))
+        n_out = max(1, len(sources), 2 * workers)
+        offsets = np.cumsum([0, *rows])[:-1].tolist()
+        splits = [self.submit(_split, s, n, spec, whole, w, choice, o, n_out)
+                  for s, n, w, o in zip(sources, names, maps, offsets)]
+        _wait(splits, "grouping the rows by class", self.say)
+        sweep_stale(target)
+        self.staging = temp_path(target)
+        self.staging.mkdir()
+        qis = [*prep.numeric, *prep.categorical]
+        sensitive = [s.name for s in prep.sensitive]
+        writes = []
+        for b in range(n_out):
+            parts = [self.submit(operator.getitem, f, b) for f in splits]
+            path = str(self.staging / f"part-{b:05d}{suffix('parquet')}")
+            writes.append(self.submit(_release, parts, f"{Path(path).name} of the release", spec, whole, choice.levels, path,
+                                      qis, sensitive))
+        counts = [c for c in self.gather(writes, "writing the release") if c is not None]
+        classes, smallest = check_written_classes(spec, [c[0] for c in counts], [c[1] for c in counts], qis,
+                                                  whole.rows)
+        files = sorted(self.staging.iterdir())
+        self.columns = pd.read_parquet(files[0]).head(0) if files else pd.DataFrame()
+        os.replace(self.staging, target)
+        self.staging = None
+        kept = int(sum(int(c[0]["rows"].sum()) for c in counts))
+        self.summary = written_summary(spec, prep, choice, kept, classes, smallest, partitions=len(sources),
+                                       output_partitions=len(files), output=str(target))
+
+    def cancel(self) -> None:
+        if self.client is not None:
+            self.client.cancel(self.futures)
+        if self.staging is not None:
+            shutil.rmtree(self.staging, ignore_errors=True)

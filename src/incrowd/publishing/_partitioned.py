@@ -1,0 +1,170 @@
+"""Generalize-then-microaggregate on a partitioned file, as pure functions of one part each
+(the Dask backend runs them, :mod:`incrowd.distributed`), giving the in-process release.
+
+1. :func:`part_facts`: what a part tells of the whole file (its rows, the exact sums of its
+   numeric QIs, its missing patterns, how its categorical QIs meet their hierarchies, its
+   sensitive values); :func:`whole_of` combines them;
+2. :func:`part_bottom`: the part's bottom classes and the exact sums of its squared deviations;
+   :func:`search` combines the bottoms and runs publish's own search (:func:`_gtm.choose`) on
+   them, with :func:`scaled` giving the whole file's scale;
+3. :func:`part_classes`: each row's class at the chosen node (-1: suppressed);
+4. :func:`release_classes`: whole classes (rows of each class together, in file order)
+   microaggregated and generalized as :func:`publish` does them.
+
+Only what the rows of a class need travels with them, so a part is prepared with the whole
+file's standardization (exactly rounded sums: :func:`_prepare.sum_partials`), pattern ids,
+matches and sensitive codes (:class:`_prepare.Whole`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DataError, ParameterError
+from ..generalization import match_mode, qi_labels
+from ..values import sensitive_codes
+from . import _gtm
+from ._prepare import (
+    Prepared,
+    Whole,
+    _hierarchy,
+    _numeric,
+    check_distinct,
+    exact_mean,
+    exact_scale,
+    pattern_keys,
+    pattern_order,
+    prepare,
+    squared_deviations,
+    sum_partials,
+)
+from ._release import _enforce_sensitive, _promise, _table
+from ._spec import ReleaseSpec, check_columns
+
+
+def part_facts(frame: pd.DataFrame, spec: ReleaseSpec) -> dict[str, Any]:
+    """What the part tells of the whole file (:func:`whole_of`)."""
+    roles = check_columns(spec, [str(c) for c in frame.columns])
+    numeric = [c for c, r in roles.items() if r == "numeric"]
+    X = _numeric(frame, numeric, spec.missing_numeric, whole=False)
+    sums = []
+    for j in range(X.shape[1]):
+        column = X[~np.isnan(X[:, j]), j]
+        sums.append((int(column.size), sum_partials(column)))
+    match = {}
+    for c in (c for c, r in roles.items() if r == "categorical"):
+        labels, user = qi_labels(frame[c])
+        requested = getattr(spec.columns[c], "match", None)
+        match[c] = match_mode(_hierarchy(frame[c], spec.columns[c], c), frame[c], labels, user, requested) \
+            if frame.shape[0] else None
+    values = {c: frame[c].drop_duplicates() for c, r in roles.items() if r == "sensitive"}
+    for c, v in values.items():
+        v.attrs = dict(frame[c].attrs)
+    return {"rows": int(frame.shape[0]), "numeric": numeric, "sums": sums,
+            "patterns": np.unique(pattern_keys(X)).tolist() if X.shape[1] else [], "match": match,
+            "sensitive": values}
+
+
+def whole_of(spec: ReleaseSpec, facts: list[dict[str, Any]]) -> Whole:
+    """The whole file's facts but its scale (:func:`scaled` adds it)."""
+    rows = sum(f["rows"] for f in facts)
+    if rows == 0:
+        raise DataError("the data has no rows")
+    if spec.k > rows:
+        raise ParameterError(f"k={spec.k} is larger than the number of rows ({rows})")
+    numeric = facts[0]["numeric"]
+    mean = np.zeros(len(numeric))
+    present = []
+    for j, name in enumerate(numeric):
+        count = sum(f["sums"][j][0] for f in facts)
+        if count == 0:
+            raise DataError(f"numeric column {name!r} has no value in any row")
+        partials = [f["sums"][j][1] for f in facts]
+        if any(p is None for p in partials):
+            raise DataError(f"numeric column {name!r} holds values too large to sum exactly; publish it in one "
+                            "process")
+        mean[j] = exact_mean([x for p in partials for x in p], count)
+        present.append(count)
+    patterns = pattern_order({v for f in facts for v in f["patterns"]}, len(numeric)) if numeric else ()
+    match: dict[str, str] = {}
+    for f in facts:
+        for name, mode in f["match"].items():
+            if mode is not None and match.setdefault(name, mode) != mode:
+                raise DataError(f"column {name!r} meets its hierarchy by {match[name]} in one partition and by "
+                                f"{mode} in another; set its match in the spec")
+    sensitive = {}
+    for name in (facts[0]["sensitive"] if facts else {}):
+        distinct = pd.concat([f["sensitive"][name] for f in facts], ignore_index=True)
+        distinct.attrs = dict(facts[0]["sensitive"][name].attrs)
+        _, order, ordered, _, missing = sensitive_codes(distinct.drop_duplicates(), spec.columns[name].ordered)
+        check_distinct(spec, name, len(order))
+        sensitive[name] = (order, ordered, np.zeros(len(order) + int(missing), np.int64), missing)
+    return Whole(rows, mean, np.ones(len(numeric)), tuple(present), tuple(patterns), match, sensitive)
+
+
+def part_bottom(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole):
+    """The part's bottom classes, its sensitive values' rows, and the exact sums of its squared
+    deviations from the whole file's means."""
+    prep = prepare(frame, spec, whole)
+    deviations = [sum_partials(squared_deviations(prep.X[~np.isnan(prep.X[:, j]), j], whole.mean[j]))
+                  for j in range(prep.X.shape[1])]
+    counts = {s.name: np.bincount(s.codes, minlength=s.n_values) for s in prep.sensitive}
+    return _gtm.bottom_counts(prep), deviations, counts
+
+
+def scaled(whole: Whole, pieces: list) -> Whole:
+    """``whole`` with its scale (and its sensitive columns' rows per value) from the parts'
+    :func:`part_bottom`: a constant column gets scale 1, as in one process."""
+    scale = np.ones(whole.mean.size)
+    for j in range(whole.mean.size):
+        deviations = [p[1][j] for p in pieces]
+        std = exact_scale(float(whole.mean[j]), None if any(d is None for d in deviations) else
+                          [x for d in deviations for x in d], whole.present[j])
+        if std is None and not all(d == [] for d in deviations):
+            raise DataError("a numeric quasi-identifier's values are too large or too small to standardize "
+                            "exactly; publish the file in one process")
+        scale[j] = 1.0 if std is None else std
+    sensitive = {name: (order, ordered, sum(p[2][name] for p in pieces), missing)
+                 for name, (order, ordered, _, missing) in whole.sensitive.items()}
+    return dataclasses.replace(whole, scale=scale, sensitive=sensitive)
+
+
+def search(spec: ReleaseSpec, whole: Whole, bottoms: list, *, max_nodes: int | None,
+           max_memory: int | None) -> tuple[_gtm.GtmChoice, list[np.ndarray], Prepared]:
+    """Publish's search on the combined bottom classes: the node, per part the file's number of
+    each of its bottom classes, and the prepared file without rows (what the summary reads)."""
+    names = list(spec.columns)
+    empty = pd.DataFrame({c: pd.Series([], dtype=object) for c in names})
+    prep = prepare(empty, spec, whole)
+    prep.rows = whole.rows
+    bottom, maps = _gtm.combine_bottoms(prep, bottoms)
+    _gtm.check_spec_nodes(spec, max_nodes)
+    choice = _gtm.choose(prep, max_nodes=max_nodes, max_memory=max_memory, bottom=bottom)
+    return choice, maps, prep
+
+
+def part_classes(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole, number: np.ndarray,
+                 choice: _gtm.GtmChoice) -> np.ndarray:
+    """Each row's class at the chosen node, -1 where its class is suppressed."""
+    prep = prepare(frame, spec, whole)
+    bottom = number[_gtm.bottom_counts(prep).of_row]
+    return np.where(choice.keep[bottom], choice.class_of[bottom], -1)
+
+
+def release_classes(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole, class_of: np.ndarray,
+                    levels: dict[str, int]):
+    """The published rows of whole classes (``frame`` holds every row of each of its classes, in
+    file order): grouped inside each class by the spec's method, l enforced inside each class (a
+    group below l merges with its class's nearest, as in one process), generalized to
+    ``levels``; and the promise the written rows are verified against."""
+    prep = prepare(frame, spec, whole)
+    choice = _gtm.GtmChoice(dict(levels), class_of, np.ones(prep.n, bool), 0, 0)
+    groups = _enforce_sensitive(prep, _gtm.microaggregate_classes(prep, choice), class_of)
+    keep = groups >= 0
+    levels_per_row = {a: np.full(prep.n, levels[a], np.int64) for a in prep.categorical}
+    table = _table(prep, groups, levels_per_row, keep)
+    return table, _promise(prep, table, keep)

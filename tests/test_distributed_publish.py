@@ -1,0 +1,212 @@
+"""Publish on Dask (generalize-then-microaggregate) over a partitioned file, on a LocalCluster of 2
+worker processes: the in-process release, row for row and value for value; nothing written
+unless the whole release passed; a worker killed mid-run changes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("distributed")
+from benchdata import data_dir  # noqa: E402
+
+import incrowd  # noqa: E402
+from incrowd.distributed import connect  # noqa: E402
+from incrowd.exceptions import DataError, ParameterError  # noqa: E402
+from incrowd.io import read_table  # noqa: E402
+
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
+
+#: ARX's Adult: its hierarchies for the categorical QIs
+CATEGORICAL = ["sex", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with connect("local:2") as c:
+            yield c
+
+
+@pytest.fixture(scope="module")
+def adult() -> pd.DataFrame:
+    path = data_dir() / "adult_arx" / "adult.csv"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent (set INCROWD_DATA)")
+    frame = read_table(path)
+    rng = np.random.default_rng(7)
+    frame.insert(0, "id", np.arange(1, len(frame) + 1))
+    # a second numeric QI: hours, with missing cells published by their pattern
+    hours = rng.integers(10, 70, len(frame)).astype(float)
+    hours[rng.choice(len(frame), 300, replace=False)] = np.nan
+    frame["hours"] = hours
+    frame["age"] = frame["age"].astype(float)
+    return frame
+
+
+def _spec(k: int = 5, l: int | None = 2, **privacy) -> dict:
+    columns: dict = {a: {"role": "categorical", "hierarchy": str(data_dir() / "adult_arx" /
+                                                                  f"adult_hierarchy_{a}.csv")}
+                     for a in CATEGORICAL}
+    columns.update({"age": "numeric", "hours": "numeric", "salary-class": "sensitive", "id": "other"})
+    return {"privacy": {"k": k, **({"l": l} if l else {}), "max_suppression": "2%", **privacy},
+            "missing": {"numeric": "separate"}, "columns": columns}
+
+
+def _split(frame: pd.DataFrame, folder: Path, bounds) -> Path:
+    folder.mkdir()
+    for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        frame.iloc[a:b].to_parquet(folder / f"part-{i}.parquet", index=False)
+    return folder
+
+
+def _written(folder: Path) -> pd.DataFrame:
+    files = sorted(folder.iterdir())
+    return pd.concat([read_table(f) for f in files], ignore_index=True).sort_values("id").reset_index(drop=True)
+
+
+def assert_same_release(here, folder: Path, tmp_path: Path) -> None:
+    """The written dataset holds the in-process release's rows and values (compared by id)."""
+    path = tmp_path / "here.parquet"
+    here.write(path)
+    want = read_table(path).sort_values("id").reset_index(drop=True)
+    got = _written(folder)
+    assert list(got.columns) == list(want.columns)
+    assert len(got) == len(want)
+    for column in want.columns:
+        assert np.array_equal(got[column].to_numpy(), want[column].to_numpy()) or \
+            got[column].equals(want[column]), column
+
+
+def test_adult_partitions_publish_the_in_process_release(client, adult, tmp_path):
+    n = len(adult)
+    parts = _split(adult, tmp_path / "parts", [0, 5000, 5000, 14000, 22000, n])  # one empty
+    here = incrowd.publish(adult, _spec())
+    lines: list[str] = []
+    there = incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "release", progress=lines.append)
+    a, b = here.summary(), there.summary()
+    for key in ("levels", "rows_out", "suppressed", "classes", "min_class_size", "nodes_evaluated"):
+        assert b[key] == a[key], key
+    assert a["numeric"] == ["age", "hours"] and 0 < a["suppressed"]
+    assert b["metrics"] == pytest.approx(a["metrics"], rel=1e-12)
+    assert_same_release(here, tmp_path / "release", tmp_path)
+    assert any(line.startswith("writing the release: 5/5 partitions") for line in lines)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["here.parquet", "parts", "release"]
+
+
+def test_a_worker_killed_mid_run_changes_nothing(client, adult, tmp_path):
+    frame = adult.iloc[:9000]
+    parts = _split(frame, tmp_path / "parts", [0, 2500, 6000, 9000])
+    pids = client.run(os.getpid)
+    killed = []
+
+    def kill_one(line):
+        # the partitions' pieces by class live on the workers now; the victim's are recomputed
+        if line.startswith("grouping the rows by class") and not killed:
+            victim = sorted(pids.values())[0]
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "release", progress=kill_one)
+    assert killed
+    client.wait_for_workers(2, timeout=60)
+    assert killed[0] not in client.run(os.getpid).values()  # the nanny started a fresh process
+    assert_same_release(incrowd.publish(frame, _spec()), tmp_path / "release", tmp_path)
+
+
+def test_ctrl_c_while_writing_leaves_no_partial_release(client, adult, tmp_path):
+    parts = _split(adult.iloc[:6000], tmp_path / "parts", [0, 3000, 6000])
+
+    def interrupt(line):
+        if line.startswith("writing the release"):
+            raise KeyboardInterrupt  # as Ctrl-C arrives in the client while the partitions write
+
+    with pytest.raises(KeyboardInterrupt):
+        incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "release", progress=interrupt)
+    assert [p.name for p in tmp_path.iterdir()] == ["parts"]
+    # the cluster is free again: the next run completes
+    done = incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "release")
+    assert done.summary()["rows_in"] == 6000 and (tmp_path / "release").is_dir()
+
+
+def test_what_it_does_not_do_yet_is_refused_in_one_line_before_any_work(client, adult, tmp_path):
+    parts = _split(adult.iloc[:2000], tmp_path / "parts", [0, 1000, 2000])
+    with pytest.raises(ParameterError, match=r"^a partitioned file is published with k, l and rows suppression .*; "
+                                             r"not with t: publish it in one process$"):
+        incrowd.publish(parts, _spec(t=0.3), scheduler=client, output=tmp_path / "out")
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(DataError, match="already exists; a folder is never overwritten"):
+        incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "taken")
+    with pytest.raises(ParameterError, match=r"^output= is for a partitioned dataset on Dask"):
+        incrowd.publish(adult, _spec(), output=tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["parts", "taken"]
+
+
+def test_cli_publishes_a_partitioned_dataset_on_a_scheduler(client, adult, tmp_path):
+    from incrowd.publishing import spec_to_toml
+
+    frame = adult.iloc[:6000]
+    parts = _split(frame, tmp_path / "parts", [0, 2000, 6000])
+    (tmp_path / "release.toml").write_text(spec_to_toml(_spec()))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(incrowd.__file__).parents[1]),
+                                                         os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "incrowd.cli", "publish", str(parts), "--spec",
+                           str(tmp_path / "release.toml"), "--scheduler", client.scheduler.address, "-o",
+                           str(tmp_path / "release"), "--json"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    got = json.loads(done.stdout)
+    here = incrowd.publish(frame, _spec())
+    assert got["rows_out"] == here.summary()["rows_out"] and got["levels"] == here.summary()["levels"]
+    assert_same_release(here, tmp_path / "release", tmp_path)
+    bad = subprocess.run([sys.executable, "-m", "incrowd.cli", "publish", str(parts), "--spec",
+                          str(tmp_path / "release.toml"), "--scheduler", client.scheduler.address, "-o",
+                          str(tmp_path / "release")], capture_output=True, text=True, env=env, timeout=300)
+    assert bad.returncode == 2 and bad.stderr.strip().startswith("error: output folder") \
+        and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_whole_release_is_verified_from_the_written_partitions_counts():
+    # a class of equal published values may span partitions: k and l hold over their union
+    from incrowd.exceptions import VerificationError
+    from incrowd.publishing import check_written_classes, load_spec
+
+    spec = load_spec({"privacy": {"k": 5, "l": 2}, "columns": {"a": "categorical", "s": "sensitive"}})
+    sizes = [pd.DataFrame({"a": ["x", "y"], "rows": [3, 5]}), pd.DataFrame({"a": ["x"], "rows": [3]})]
+    values = [{"s": pd.DataFrame({"a": ["x", "y", "y"], "__value__": ["1", "1", "2"]})},
+              {"s": pd.DataFrame({"a": ["x"], "__value__": ["2"]})}]
+    assert check_written_classes(spec, sizes, values, ["a"], 11) == (2, 5)
+    with pytest.raises(VerificationError, match=r"^the written release is not 5-anonymous \(smallest class 3\)"):
+        check_written_classes(spec, sizes[:1], values[:1], ["a"], 8)
+    one_value = [{"s": pd.DataFrame({"a": ["x", "y", "y"], "__value__": ["1", "1", "2"]})},
+                 {"s": pd.DataFrame({"a": ["x"], "__value__": ["1"]})}]
+    with pytest.raises(VerificationError, match=r"^the written release is not 2-diverse in 's'"):
+        check_written_classes(spec, sizes, one_value, ["a"], 11)
+    with pytest.raises(ParameterError, match=r"would suppress 4 rows, more than max_suppression=0"):
+        check_written_classes(spec, sizes, values, ["a"], 15)
+
+
+def test_a_split_file_standardizes_to_the_bit_as_the_whole_file():
+    # the mean and spread come from exact sums: the parts' partials add up to the whole file's
+    import math
+
+    from incrowd.publishing._prepare import sum_partials
+
+    rng = np.random.default_rng(11)
+    values = np.concatenate([rng.normal(40, 12, 5000), rng.normal(1e9, 3, 10), [1e-9, 0.1, 0.7]])
+    whole = math.fsum(values)
+    for cuts in ([0, 1, 2500, len(values)], [0, 1234, 1235, 4000, len(values)]):
+        parts = [sum_partials(values[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+        assert math.fsum([x for p in parts for x in p]) == whole
+        # adding the parts' rounded sums is not the same in general: that is why partials travel
+    assert sum_partials(np.array([1e308, 1e308])) is None  # an overflowing sum is refused, not rounded
