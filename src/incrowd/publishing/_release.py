@@ -459,7 +459,7 @@ def _report(prep: Prepared, groups, levels_per_row, keep, verification, extra, s
 def written_summary(spec: ReleaseSpec, prep: Prepared, choice, rows_out: int, classes: int, smallest: int,
                     **more) -> dict[str, Any]:
     """The summary of a release written in parts (the in-process summary's figures it has)."""
-    return {"strategy": spec.strategy, "method": spec.method, "k": spec.k, "l": spec.l,
+    return {"strategy": spec.strategy, "method": spec.method, **spec.promised_numbers(),
             "max_suppression": spec.max_suppression, "numeric": prep.numeric, "categorical": prep.categorical,
             "sensitive": [s.name for s in prep.sensitive], "identifiers_dropped": prep.identifiers,
             "rows_in": prep.n, "rows_out": rows_out, "suppressed": prep.n - rows_out,
@@ -467,8 +467,7 @@ def written_summary(spec: ReleaseSpec, prep: Prepared, choice, rows_out: int, cl
             "levels": dict(choice.levels), "nodes_evaluated": choice.nodes_evaluated, "metric": choice.metric,
             "metrics": choice.metrics,
             # the models as the release's check names them, verified on the written partitions
-            "models": [f"{spec.k}-anonymous"] + ([f"distinct {spec.l}-diverse in {s.name!r}" for s in prep.sensitive]
-                                                 if spec.l is not None else []),
+            "models": [f"{spec.k}-anonymous"] + [m.describe() for m in spec.merging_models],
             **more}
 
 
@@ -490,12 +489,17 @@ def check_written_classes(spec: ReleaseSpec, sizes: list[pd.DataFrame], values: 
     if classes.size == 0 or int(classes.min()) < spec.k:
         raise VerificationError(f"the written release is not {spec.k}-anonymous (smallest class "
                                 f"{int(classes.min()) if classes.size else 0}); nothing was written")
-    l = spec.l
-    for name in (values[0] if values and l is not None else {}):
-        pairs = pd.concat([v[name] for v in values], ignore_index=True).drop_duplicates()
-        distinct = pairs.groupby(qis, dropna=False, sort=False)["__value__"].nunique()
-        fewest = int(distinct.min()) if distinct.size else 0
-        if distinct.size < classes.size or fewest < (l or 0):
-            raise VerificationError(f"the written release is not {l}-diverse in {name!r} (a class holds "
-                                    f"{fewest} distinct values); nothing was written")
+    # the merging models on Dask (distinct l; t is refused before any work), from each class's
+    # distinct values as written
+    for model in spec.merging_models:
+        for name in (values[0] if values else {}):
+            if model.column not in (None, name):
+                continue
+            pairs = pd.concat([v[name] for v in values], ignore_index=True).drop_duplicates()
+            distinct = pairs.groupby(qis, dropna=False, sort=False)["__value__"].nunique()
+            gap = model.merge_gap(distinct.to_numpy(np.int64), np.zeros(distinct.size))
+            if distinct.size < classes.size or gap.any():
+                fewest = int(distinct.min()) if distinct.size else 0
+                raise VerificationError(f"the written release does not meet {model.describe()} in {name!r} (a class "
+                                        f"holds {fewest} distinct values); nothing was written")
     return int(classes.size), int(classes.min())
