@@ -157,7 +157,7 @@ def test_non_numeric_default_qi_is_named():
 
 def test_public_names_are_exactly_these():
     assert sorted(incrowd.__all__) == sorted([
-        "report", "Report", "risk", "RiskResult", "publish", "PublishResult", "microaggregate", "MicroaggregationResult", "Verification",
+        "report", "Report", "risk", "RiskResult", "publish", "PublishResult", "perturb", "PerturbResult", "microaggregate", "MicroaggregationResult", "Verification",
         "METHODS", "MDAV", "MDAVPlus", "VMDAV",
         "MDAVStar", "ONA", "ONAStar", "Mondrian", "MondrianV", "MondrianV2D", "MONA", "MONA2D", "Refine",
         "lower_bound", "information_loss", "sse", "sst", "verify_k_anonymity", "verify_l_diversity", "verify_t_closeness",
