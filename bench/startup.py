@@ -172,7 +172,7 @@ def _s(value: float | None) -> str:
 
 def render(saved: dict) -> str:
     labels = [(name, saved[name]) for name in ("after", "before") if name in saved]
-    after, before = labels[0][1], saved.get("before")
+    after = labels[0][1]
     header = ["command", "aim (warm)"]
     for name, _ in labels:
         header += [f"{name}: warm wall s", f"{name}: warm CPU s", f"{name}: fresh wall s", f"{name}: fresh CPU s"]

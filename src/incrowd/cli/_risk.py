@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from .._runtime import lazy as _lazy
+from .._runtime import process as _process
 from ..exceptions import ParameterError
 from ..io import suffix
 from ..reporting import risk_lines
@@ -60,6 +61,7 @@ def risk_command(
     """Measure the re-identification risk of every record of DATA as sdcMicro does (fk, Fk,
     individual risk, SUDA2, household risk) and the file's global risk, expected
     re-identifications and population-uniqueness estimates."""
+    _process.one_shot = _process.program  # one file, one measurement: a small one skips numba's start-up
     with user_errors():
         qis = names(qi, "--qi")
         if not qis:
