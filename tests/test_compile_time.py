@@ -429,3 +429,18 @@ def test_a_constant_argument_compiles_no_second_specialization(tmp_path):
     assert report["smallest_group"] >= 3
     X = np.random.default_rng(0).normal(size=(40, 2))
     assert report["grown"] == [18, 5, float(X[:2].sum())]
+
+
+def test_warmup_compiles_the_lower_bound_that_the_demo_runs(monkeypatch):
+    """``incrowd demo`` runs refine with its lower bound (``bound=True``): the warm-up asks for it
+    on its smallest shape (the kernels' types are the same on every shape), so the demo after an
+    install compiles nothing."""
+    from incrowd import microaggregation
+    from incrowd.cli import _compile_ahead as _warmup
+
+    asked = []
+    monkeypatch.setattr(microaggregation, "ona_star_fast_labels", lambda *a: None)
+    monkeypatch.setattr(microaggregation, "microaggregate", lambda data, k, method, **kw: asked.append(kw.get("bound")))
+    for rows, cols in _warmup.steps("refine"):
+        _warmup._run("refine", rows, cols)
+    assert asked == [True] + [None] * (len(_warmup.steps("refine")) - 1)
