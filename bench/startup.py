@@ -5,10 +5,12 @@ Run from the repository root: ``.venv/bin/python bench/startup.py [--repeats 5] 
 and the raw figures to ``bench/results/startup_commands.json`` (one entry per label: ``after`` is
 this checkout, ``before`` the ``--compare`` sources, measured in the same loop, taking turns).
 
-Each command is a whole process started as the ``incrowd`` console script starts it, twice per
-round: once on a warm numba cache (a folder filled by one untimed run of every command), once on
-an empty one (a new ``NUMBA_CACHE_DIR`` per run: what the first run after a fresh install meets
-when nothing compiled the kernels at install time). The commands take turns within a round and
+Each command is a whole process started as the ``incrowd`` console script starts it, three times
+per round: on a warm numba cache (a folder filled by one untimed run of every command); on the
+cache an install leaves (a copy, new for every run, of a folder filled by ``incrowd warmup``
+alone, which ``make demo``'s install step runs: the first run after that install); and on an
+empty one (a new ``NUMBA_CACHE_DIR`` per run: the first run after an install that compiled
+nothing). ``incrowd warmup``'s own time is recorded too. The commands take turns within a round and
 the sources take turns within a command, so a burst of load from the other users of the machine
 falls on all of them alike; the tables give medians of ``--repeats`` rounds and the CPU time
 (user + system) of the process, which that load disturbs far less than the wall time.
@@ -26,6 +28,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,6 +41,8 @@ from _common import DOCS, REPO, data_dir, machine_line, md_table, median, now_ut
 from bench_first_use import ARX_QIS, _spec  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "startup_commands.json"
+#: the caches a command meets: warm, as an install running ``incrowd warmup`` leaves it, empty
+STATES = ("warm", "installed", "fresh")
 CENSUS = REPO / "src" / "incrowd" / "datasets" / "census.csv"
 #: sdcMicro's own keys for its testdata (its examples and bench/peers/risk_vs_sdcmicro.R)
 TESTDATA_KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
@@ -134,30 +139,38 @@ def measure(srcs: dict[str, Path], repeats: int) -> dict[str, dict]:
         for label, src in srcs.items():  # fill each warm cache
             for argv in argvs.values():
                 _run(argv, _env(src, warm[label]), work)
+        installed = {label: work / f"installed-cache-{label}" for label in srcs}
+        warmup = {}
+        for label, src in srcs.items():  # the cache an install that runs ``incrowd warmup`` leaves
+            wall, cpu, _ = _run([sys.executable, "-c", _CONSOLE, "warmup", "--quiet"], _env(src, installed[label]),
+                                work)
+            warmup[label] = {"wall": wall, "cpu": cpu}
+            print(f"{label}: incrowd warmup {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
         load_before = os.getloadavg()
         got = {label: {state: {key: {"wall": [], "cpu": [], "release": []} for key in argvs}
-                       for state in ("warm", "fresh")} for label in srcs}
+                       for state in STATES} for label in srcs}
         for round_ in range(repeats):
             for key, argv in argvs.items():
                 for label, src in srcs.items():
-                    for state in ("warm", "fresh"):
-                        if state == "warm":
-                            wall, cpu, out = _run(argv, _env(src, warm[label]), work)
-                        else:
-                            with tempfile.TemporaryDirectory(prefix="empty-cache-", dir=work) as empty:
-                                wall, cpu, out = _run(argv, _env(src, Path(empty)), work)
+                    for state in STATES:
+                        with tempfile.TemporaryDirectory(prefix=f"{state}-cache-", dir=work) as folder:
+                            cache = warm[label] if state == "warm" else Path(folder) / "numba"
+                            if state == "installed":
+                                shutil.copytree(installed[label], cache)
+                            wall, cpu, out = _run(argv, _env(src, cache), work)
                         row = got[label][state][key]
                         row["wall"].append(wall)
                         row["cpu"].append(cpu)
                         if key == "publish":
                             row["release"].append(_release_seconds(out))
-                        print(f"round {round_ + 1} {label:6s} {state:5s} {key:15s} {wall:6.3f} s wall, "
+                        print(f"round {round_ + 1} {label:6s} {state:9s} {key:15s} {wall:6.3f} s wall, "
                               f"{cpu:6.3f} s CPU", flush=True)
         load_after = os.getloadavg()
         imports = {label: {key: _importtime(argvs[key], _env(src, warm[label]), work) for key in ("version", "risk")}
                    for label, src in srcs.items()}
     return {label: {"when": now_utc(), "machine": machine_line(), "src": str(srcs[label]), "repeats": repeats,
                     "loadavg_before": load_before, "loadavg_after": load_after, "runs": got[label],
+                    "warmup": warmup[label],
                     "imports": imports[label]} for label in srcs}
 
 
@@ -175,18 +188,22 @@ def render(saved: dict) -> str:
     after = labels[0][1]
     header = ["command", "aim (warm)"]
     for name, _ in labels:
-        header += [f"{name}: warm wall s", f"{name}: warm CPU s", f"{name}: fresh wall s", f"{name}: fresh CPU s"]
+        header += [f"{name}: warm wall s", f"{name}: warm CPU s", f"{name}: after warmup wall s",
+                   f"{name}: empty cache wall s"]
     rows = []
     for key, label, aim in COMMANDS:
         row = [f"`{label}`", f"< {aim:g} s" if aim else "-"]
         for _, res in labels:
             runs = res["runs"]
             row += [_s(_med(runs["warm"][key]["wall"])), _s(_med(runs["warm"][key]["cpu"])),
-                    _s(_med(runs["fresh"][key]["wall"])), _s(_med(runs["fresh"][key]["cpu"]))]
+                    _s(_med(runs["installed"][key]["wall"])) if "installed" in runs else "-",
+                    _s(_med(runs["fresh"][key]["wall"]))]
         rows.append(row)
+    warmups = "; ".join(f"{name}: {res['warmup']['wall']:.0f} s wall, {res['warmup']['cpu']:.0f} s CPU"
+                        for name, res in labels if "warmup" in res)
     release = []
     for name, res in labels:
-        for state in ("warm", "fresh"):
+        for state in [st for st in STATES if st in res["runs"]]:
             p = res["runs"][state]["publish"]
             own, whole = _med(p["release"]), _med(p["wall"])
             if own is not None and whole is not None:
@@ -210,9 +227,12 @@ def render(saved: dict) -> str:
         "",
         f"Each command is a whole process, as the `incrowd` console script starts it; median of {after['repeats']} "
         "rounds, the commands and sources taking turns within a round. *Warm*: numba's cache holds the "
-        "kernels (one untimed run of every command filled it). *Fresh*: `NUMBA_CACHE_DIR` is a new empty "
-        "folder for every run, which is what the first run of each command meets after an install that "
-        "compiled nothing. Data: sdcMicro's `testdata` (keys " + ", ".join(TESTDATA_KEYS) + "; weight "
+        "kernels (one untimed run of every command filled it). *After warmup*: a copy, new for every run, "
+        "of a cache filled by `incrowd warmup` alone, which `make demo`'s install step now runs: the first "
+        "run of each command after that install"
+        + (f" (`incrowd warmup` itself took {warmups})" if warmups else "") + ". *Empty cache*: "
+        "`NUMBA_CACHE_DIR` a new empty folder for every run: the first run of each command after an "
+        "install that compiled nothing. Data: sdcMicro's `testdata` (keys " + ", ".join(TESTDATA_KEYS) + "; weight "
         "`sampling_weight`, households `ori_hid`), ARX's Adult (30,162 rows, its hierarchies; `publish` "
         "microaggregates `age`), CASC Census (1,080 x 13)." + note,
         "",
