@@ -16,10 +16,13 @@ $(BIN)/python:
 # anonymeter (the report's attacks) pins numpy<1.27 but runs on ours; its other needs (pandas,
 # scikit-learn, numba, joblib, scipy) are ours already, so it comes without its pins too;
 # 1.1 needs polars besides, so it stays below 1.1.
+# The install ends by compiling the kernels into numba's cache beside the sources (incrowd warmup),
+# so that no command compiles on its first run.
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test,web,dask,bench]"
 	$(BIN)/python -m pip install --quiet --no-deps "pycanon>=1.3.6"
 	$(BIN)/python -m pip install --quiet --no-deps "anonymeter>=1.0,<1.1"
+	$(BIN)/incrowd warmup --quiet
 	touch $(STAMP)
 
 demo: $(STAMP)

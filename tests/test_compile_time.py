@@ -181,6 +181,37 @@ def test_warmup_compiles_what_a_real_call_then_uses():
     assert incrowd.microaggregate(census.head(300), 3, "mdav-plus").compile_seconds == 0.0
 
 
+def test_warmup_compiles_what_publish_and_risk_then_use(tmp_path):
+    """After ``incrowd warmup --methods publish,risk`` into an empty cache, neither ``publish``
+    (categorical columns generalized, a numeric one microaggregated) nor ``risk`` on a file past
+    the numpy twins' size (SUDA2's compiled search) compiles: no notice."""
+    from incrowd._runtime import small
+
+    cache = tmp_path / "cache"
+    done = _cli(["warmup", "--methods", "publish,risk", "--quiet"], cache)
+    assert done.returncode == 0, done.stderr
+    rng = np.random.default_rng(3)
+    n, keys = 20_000, ["age", "zip", "sex", "edu", "region", "job", "hours"]
+    assert n * (2 ** len(keys) - 1) > small.SUDA2_WORK
+    frame = pd.DataFrame({"age": rng.integers(18, 90, n), "zip": rng.integers(0, 300, n), "sex": rng.integers(0, 2, n),
+                          "edu": rng.integers(0, 8, n), "region": rng.integers(0, 9, n), "job": rng.integers(0, 12, n),
+                          "hours": rng.integers(1, 80, n), "income": rng.normal(size=n),
+                          "w": rng.uniform(1.0, 50.0, n), "h": np.arange(n) // 3})
+    data = tmp_path / "survey.csv"
+    frame.to_csv(data, index=False)
+    spec = tmp_path / "release.toml"
+    spec.write_text('[privacy]\nk = 5\nmax_suppression = "5%"\nallow_full_suppression = true\n[columns]\n'
+                    'income = "numeric"\nage = { role = "categorical", intervals = [10, 20] }\n'
+                    'zip = { role = "categorical", intervals = [10, 100] }\n')
+    published = _cli(["publish", str(data), "--spec", str(spec), "-o", str(tmp_path / "release.csv")], cache)
+    assert published.returncode == 0, published.stderr
+    measured = _cli(["risk", str(data), "--qi", ",".join(keys), "--weight", "w", "--household", "h"], cache)
+    assert measured.returncode == 0, measured.stderr
+    assert "SUDA2" in measured.stdout
+    assert NOTICE not in published.stderr
+    assert NOTICE not in measured.stderr
+
+
 def test_warmup_compiles_the_fast_ona_star_kernel_where_a_warm_machine_takes_it(monkeypatch):
     """ONA* takes its fast kernel only once that is compiled or cached, so a warm-up that only ran
     the methods would leave it uncompiled: the warm-up compiles it directly for the methods that
@@ -398,3 +429,18 @@ def test_a_constant_argument_compiles_no_second_specialization(tmp_path):
     assert report["smallest_group"] >= 3
     X = np.random.default_rng(0).normal(size=(40, 2))
     assert report["grown"] == [18, 5, float(X[:2].sum())]
+
+
+def test_warmup_compiles_the_lower_bound_that_the_demo_runs(monkeypatch):
+    """``incrowd demo`` runs refine with its lower bound (``bound=True``): the warm-up asks for it
+    on its smallest shape (the kernels' types are the same on every shape), so the demo after an
+    install compiles nothing."""
+    from incrowd import microaggregation
+    from incrowd.cli import _compile_ahead as _warmup
+
+    asked = []
+    monkeypatch.setattr(microaggregation, "ona_star_fast_labels", lambda *a: None)
+    monkeypatch.setattr(microaggregation, "microaggregate", lambda data, k, method, **kw: asked.append(kw.get("bound")))
+    for rows, cols in _warmup.steps("refine"):
+        _warmup._run("refine", rows, cols)
+    assert asked == [True] + [None] * (len(_warmup.steps("refine")) - 1)

@@ -25,6 +25,9 @@ CLI = """
 import json, sys
 argv, heavy = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 sys.argv = ["incrowd", *argv]
+if len(sys.argv) > 3:  # as the console script starts it: one command, then exit
+    from incrowd._runtime import process
+    process.program = True
 from incrowd.cli import main
 code = 0
 try:
@@ -41,8 +44,8 @@ def _fresh(code: str, *args: str) -> subprocess.CompletedProcess:
     return done
 
 
-def _cli(*argv: str) -> tuple[dict, str]:
-    done = _fresh(CLI, json.dumps(list(argv)), json.dumps(HEAVY))
+def _cli(*argv: str, program: bool = False) -> tuple[dict, str]:
+    done = _fresh(CLI, json.dumps(list(argv)), json.dumps(HEAVY), *(["program"] if program else []))
     out, _, tail = done.stdout.rpartition("\n@@")
     return json.loads(tail), out
 
@@ -156,3 +159,49 @@ def test_negotiate_command_loads_neither_pandas_nor_numba_and_answers_like_the_a
         max_levels = dict((a, int(v)) for a, v in (p.split("=") for p in levels.split(","))) if levels else None
         expected = negotiate(lattice, k=k, max_levels=max_levels, max_suppression=supp).to_dict()
         assert _without_seconds(json.loads(out)) == _without_seconds(expected)
+
+
+def test_version_is_answered_before_the_command_line_loads():
+    """``incrowd --version`` as the console script runs it: neither numpy nor typer nor rich."""
+    done = _fresh("import json, sys\nsys.argv = ['incrowd', '--version']\nfrom incrowd.cli import run\n"
+                  "try:\n    run()\nexcept SystemExit:\n    pass\n"
+                  "print(json.dumps(sorted(m for m in ('numpy', 'typer', 'rich', 'click') if m in sys.modules)))")
+    version, loaded = done.stdout.splitlines()
+    assert version == f"incrowd {incrowd.__version__}"
+    assert json.loads(loaded) == []
+
+
+def _without_times(value):
+    """A risk report's figures, the seconds each measure took left out."""
+    if isinstance(value, dict):
+        return {k: _without_times(v) for k, v in value.items() if k != "seconds"}
+    if isinstance(value, list):
+        return [_without_times(v) for v in value]
+    return value
+
+
+def test_risk_of_a_survey_file_loads_no_numba_and_answers_like_the_kernels(tmp_path):
+    """A one-shot ``incrowd risk`` on sdcMicro's testdata (4,580 rows, 7 keys) computes SUDA2 with
+    the numpy twins and never starts numba; every figure and record is the compiled kernels'."""
+    from benchdata import data_dir
+
+    from incrowd.reporting import risk
+
+    testdata = data_dir() / "testdata.csv"
+    if not testdata.exists():
+        pytest.skip(f"{testdata} is absent (set INCROWD_DATA)")
+    keys = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
+    records = tmp_path / "records.csv"
+    argv = ["risk", str(testdata), "--qi", ",".join(keys), "--weight", "sampling_weight", "--household", "ori_hid"]
+    report, out = _cli(*argv, "--json", program=True)
+    assert report["code"] == 0
+    assert not {"numba", "sklearn", "duckdb", "dask", "distributed", "fastapi", "uvicorn"} & set(report["loaded"])
+    report, _ = _cli(*argv, "-o", str(records), "--quiet", program=True)
+    assert report["code"] == 0
+    # this test process is no one-shot program: the API runs the compiled kernels
+    expected = risk(str(testdata), keys, weight="sampling_weight", household="ori_hid")
+    assert _without_times(json.loads(out)) == _without_times(json.loads(expected.to_json()))
+    written = pd.read_csv(records).drop(columns="row")
+    assert np.count_nonzero(written["suda_score"]) == 157  # SUDA2 found special uniques to score
+    pd.testing.assert_frame_equal(written, expected.records.reset_index(drop=True), check_dtype=False,
+                                  check_exact=True)

@@ -265,3 +265,60 @@ def test_the_cli_takes_the_ihsn_scores(tmp_path):
     assert [r["suda_score"] for r in riskiest] != [r["suda_score"] for r in answers["original"]["riskiest"]]
     done = CliRunner().invoke(app, ["risk", str(tmp_path / "keys.csv"), "--qi", qi, "--suda-scores", "dis"])
     assert done.exit_code == 2 and "--suda-scores must be 'original' or 'ihsn'" in done.output
+
+
+def _one_shot(monkeypatch, on: bool) -> None:
+    """This process as a one-shot ``incrowd`` command (SUDA2 of a small file by the numpy twins)
+    or as any other (the compiled kernels)."""
+    from incrowd._runtime import process, small
+
+    monkeypatch.setattr(process, "one_shot", on)
+    monkeypatch.setattr(small, "jit_runtime_loaded", lambda: False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_tables(missing=True), st.integers(1, 6), st.booleans())
+def test_the_numpy_twin_scores_as_the_kernels(rows, max_size, original):
+    """A one-shot command's SUDA2 (the numpy twins: MSUs from their definition, the hash and the
+    DIS sums) gives the kernels' scores bit for bit, with missing values, bounded sizes, both
+    weightings and a DIS fraction that rounds."""
+    import incrowd.reporting._suda2 as module
+    from incrowd._runtime import small
+
+    frame = _frame(rows)
+    found, twin = {}, small.msu_counts
+    with pytest.MonkeyPatch.context() as mp:
+        for on in (False, True):
+            _one_shot(mp, on)
+            taken: list[str] = []
+            mp.setattr(small, "msu_counts", lambda *a, taken=taken: taken.append("twin") or twin(*a))
+            found[on] = suda2(frame, max_size=max_size, original_scores=original, dis_fraction=0.037)
+            assert len(taken) == (0 if not on else len(taken)) <= 1
+            if on and any(found[on][0]):
+                assert taken == ["twin"]
+    np.testing.assert_array_equal(found[True][0], found[False][0])
+    np.testing.assert_array_equal(found[True][1], found[False][1])
+    assert module.WORK_BUDGET  # the budget check ran before either search
+
+
+def test_the_numpy_twin_on_testdata_and_past_its_size(monkeypatch):
+    """sdcMicro's testdata (4,580 rows, 7 keys) is within the twin's size; a file past
+    SUDA2_WORK takes the kernels even in a one-shot command; both score alike."""
+    from benchdata import data_dir
+
+    from incrowd._runtime import small
+
+    path = data_dir() / "testdata.csv"
+    if not path.exists():
+        pytest.skip(f"{path} is absent (set INCROWD_DATA)")
+    keys = pd.read_csv(path)[["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]]
+    expected = suda2(keys)
+    _one_shot(monkeypatch, True)
+    assert small.prefer_numpy_suda2(len(keys), 7, 7)
+    got = suda2(keys)
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])
+    assert np.count_nonzero(got[0]) == 157
+    monkeypatch.setattr(small, "SUDA2_WORK", len(keys) * 127 - 1)
+    assert not small.prefer_numpy_suda2(len(keys), 7, 7)
+    assert small.prefer_numpy_suda2(len(keys), 7, 6)  # fewer key sets searched

@@ -15,6 +15,7 @@ row), so the groups and figures are bit for bit those of the kernel; tests check
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -27,6 +28,11 @@ SMALL_CELLS = 65_000
 # 2,000 x 13 at k = 2: 0.14 s; 5,000 x 13 at k = 2: 0.8 s). Up to this much work it stays well
 # under numba's start-up.
 MDAV_WORK = 45e6
+# SUDA2 in numpy groups the records once per set of keys (a sort of n codes): about 0.1 us per
+# record and set here (sdcMicro's testdata, 4,580 rows and 7 keys, 127 sets: 0.05 s). Up to this
+# many records x sets it stays well under numba's start-up, and its memory (a few bytes per
+# record and set) small.
+SUDA2_WORK = 2_000_000
 
 
 def jit_runtime_loaded() -> bool:
@@ -44,6 +50,13 @@ def prefer_numpy_mdav(n_rows: int, n_columns: int, k: int) -> bool:
     """Whether MDAV on this input is cheaper in plain numpy than paying numba's start-up."""
     work = n_rows * n_rows / max(k, 1) * (n_columns + 8)
     return _process.one_shot and work <= MDAV_WORK and not jit_runtime_loaded()
+
+
+def prefer_numpy_suda2(n_rows: int, n_keys: int, max_size: int) -> bool:
+    """Whether SUDA2's search of every set of up to ``max_size`` of ``n_keys`` keys is cheaper
+    in plain numpy than paying numba's start-up."""
+    sets = sum(math.comb(n_keys, s) for s in range(1, min(n_keys, max_size) + 1))
+    return _process.one_shot and n_rows * sets <= SUDA2_WORK and not jit_runtime_loaded()
 
 
 def _sq_dist(cols: np.ndarray, point: np.ndarray) -> np.ndarray:
@@ -128,3 +141,67 @@ def squared_deviations(X: np.ndarray, group: np.ndarray, centers: np.ndarray) ->
     for row in rows.tolist():
         total, comp = neumaier_add(total, comp, row)
     return total + comp
+
+
+def msu_counts(codes: np.ndarray, max_size: int) -> np.ndarray:
+    """SUDA2's minimal sample uniques of each size per record, as ``_suda2_kernels._msu_kernel``
+    counts them (``out[r, s - 1]``: MSUs of s keys), from their definition: a record is unique on
+    a set S of keys when it has a value on each and no other record with values on all of S
+    carries its values; S is an MSU when the record is unique on S and on no S minus one key
+    (uniqueness only grows with S). ``codes[variable, record]`` are dense codes, -1 missing;
+    sets of more than ``max_size`` keys are not searched. Counts are integers: equal to the
+    kernel's, whatever the order."""
+    m, n = codes.shape
+    out = np.zeros((n, m), dtype=np.int64)
+    if n < 2:  # a lone record is unique on the empty set: it has no MSU
+        return out
+    columns = [np.asarray(codes[v], dtype=np.int64) for v in range(m)]
+    # per set (a bit mask of keys): the records' class ids on it, who has every value, who is unique
+    ids = {0: np.zeros(n, dtype=np.int64)}
+    present = {0: np.ones(n, dtype=np.bool_)}
+    unique = {0: np.zeros(n, dtype=np.bool_)}
+    for mask in range(1, 1 << m):
+        size = bin(mask).count("1")
+        if size > max_size:
+            continue
+        v = mask.bit_length() - 1
+        rest = mask & ~(1 << v)
+        here = present[rest] & (columns[v] >= 0)
+        key = np.where(here, ids[rest] * (int(columns[v].max()) + 2) + columns[v] + 1, -1)
+        _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+        ids[mask], present[mask] = inverse.reshape(-1), here
+        unique[mask] = found = here & (counts[inverse.reshape(-1)] == 1)
+        minimal = found.copy()
+        x = mask
+        while x:
+            bit = x & -x
+            minimal &= ~unique[mask & ~bit]
+            x &= x - 1
+        out[minimal, size - 1] += 1
+    return out
+
+
+def record_hashes(raw: np.ndarray) -> np.ndarray:
+    """``_suda2_kernels._hashes``: sdcMicro's 16-bit rotate-and-add hash of each record's values
+    (``raw[variable, record]``), the same integer steps for all records at once."""
+    h = np.zeros(raw.shape[1], dtype=np.int64)
+    for j in range(raw.shape[0]):
+        carry = (h & 0x8000) != 0
+        h = ((h << 1) + raw[j].astype(np.int64)) & 0xFFFF
+        h = np.where(carry, (h + 1) & 0xFFFF, h)
+    return h
+
+
+def dis_scores(score: np.ndarray, q: float, odds: float) -> np.ndarray:
+    """``_suda2_kernels._dis_kernel``: the DIS scores, summed in record order with the C
+    library's ``pow`` per record, as the kernel computes them (numpy's vectorized power may
+    round differently); only records with a score take a step, few in a file that needs it."""
+    hit = np.flatnonzero(score != 0.0).tolist()
+    values = score.tolist()
+    adj = 0.0
+    for i in hit:
+        adj += 1.0 / values[i] ** q
+    out = np.zeros(score.shape[0])
+    for i in hit:
+        out[i] = 1.0 / (1.0 + odds / (values[i] ** q * adj))
+    return out

@@ -5,10 +5,35 @@ quick exit); ``main`` runs the command line and raises ``SystemExit`` like any t
 ``app`` is the typer application, for ``typer.testing.CliRunner``. Errors the user can fix (every
 :class:`incrowd.IncrowdError`, and files that cannot be read or written) print one line
 ``error: <message>`` on stderr and exit with code 2; nothing is written then.
+
+``app`` and ``main`` load on first use: ``incrowd --version`` is answered here, before typer,
+rich and every command's options load (they cost more than the rest of the process).
 """
 
 from __future__ import annotations
 
-from ._app import app, main, run
+import sys
+from typing import TYPE_CHECKING
+
+from .._runtime import lazy as _lazy
+
+if TYPE_CHECKING:
+    from ._app import app, main
 
 __all__ = ["app", "main", "run"]
+
+
+def run() -> None:
+    """The ``incrowd`` program: ``--version`` alone printed at once, anything else by the
+    command line (:func:`incrowd.cli._app.run`)."""
+    if sys.argv[1:] == ["--version"]:
+        from .._runtime import __version__
+
+        print(f"incrowd {__version__}")
+        return
+    from ._app import run as run_command_line
+
+    run_command_line()
+
+
+__getattr__, __dir__ = _lazy.attach(__name__, {"app": "._app", "main": "._app"})

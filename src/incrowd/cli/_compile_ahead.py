@@ -27,8 +27,9 @@ _QUICK = {
     # comes first there), and the whole search on 20,000 rows stays short
     "refine": {"max_rounds": 4},
 }
-#: the extra targets beyond the methods
-EXTRA = ("incremental", "generalization")
+#: the extra targets beyond the methods: the kernels of those commands (``publish`` and ``risk`` on
+#: a file past the numpy twins' size, as the web UI and the API always run them)
+EXTRA = ("incremental", "generalization", "publish", "risk")
 #: the methods that run ONA* (``refine`` starts from it). ONA* takes its fast kernel only once that
 #: is compiled or cached (before, data the reference finishes quickly take the reference), so the
 #: warm-up compiles the fast kernel itself wherever a real call on a warm machine would take it
@@ -100,12 +101,23 @@ def _run(target: str, rows: int, cols: int) -> None:
     if target == "generalization":
         _run_generalization(rows, cols)
         return
+    if target == "publish":
+        _run_publish(rows, cols)
+        return
+    if target == "risk":
+        _run_risk(rows, cols)
+        return
     from ..microaggregation import microaggregate
 
     data = _data(rows, cols)
     if target in _ONA_STAR:
         _compile_fast_ona_star(data)
-    microaggregate(data, 5, target, random_state=0, **_QUICK.get(target, {}))
+    params = dict(_QUICK.get(target, {}))
+    if target == "refine" and (rows, cols) == SHAPES[0]:
+        # the lower bound's kernels, which ``incrowd demo`` runs: the same types on every shape,
+        # and the bound itself takes a minute on the larger ones
+        params["bound"] = True
+    microaggregate(data, 5, target, random_state=0, **params)
 
 
 def _compile_fast_ona_star(data) -> None:
@@ -162,3 +174,35 @@ def _run_generalization(rows: int, cols: int) -> None:
             negotiate(lattice, models=[DistinctL(2)], max_suppression="5%")
     generalize(frame, {names[0]: 1, names[1]: 1}, k=3,
                intervals={name: intervals[name] for name in names[:2]})
+
+
+def _run_publish(rows: int, cols: int) -> None:
+    """A release as ``publish`` makes one: categorical columns generalized over interval
+    hierarchies, a numeric one microaggregated within their classes, with suppression."""
+    import numpy as np
+    import pandas as pd
+
+    from ..publishing import publish
+
+    rng = np.random.default_rng(rows * 7 + cols)
+    names = [f"q{j}" for j in range(max(cols, 2))]
+    frame = pd.DataFrame({name: rng.integers(0, 100, rows) for name in names})
+    frame["x"] = rng.normal(size=rows)
+    columns: dict = {"x": "numeric", **{name: {"role": "categorical", "intervals": [10, 20]} for name in names}}
+    publish(frame, {"privacy": {"k": 3, "max_suppression": "5%", "allow_full_suppression": True},
+                    "columns": columns})
+
+
+def _run_risk(rows: int, cols: int) -> None:
+    """The risk measures with weights and households: SUDA2's search and the sample risk."""
+    import numpy as np
+    import pandas as pd
+
+    from ..reporting import risk
+
+    rng = np.random.default_rng(rows * 11 + cols)
+    names = [f"q{j}" for j in range(max(cols, 3))]
+    frame = pd.DataFrame({name: rng.integers(0, 5, rows) for name in names})
+    frame["w"] = rng.uniform(1.0, 50.0, rows)
+    frame["h"] = np.arange(rows) // 3
+    risk(frame, names, weight="w", household="h")

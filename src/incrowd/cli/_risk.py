@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from .._runtime import lazy as _lazy
+from .._runtime import process as _process
 from ..exceptions import ParameterError
 from ..io import suffix
 from ..reporting import risk_lines
@@ -87,6 +88,7 @@ def risk_command(
         _risk_on_dask(data_path, qi, weight, household, population, threshold, suda_scores, suda, suda_max_size,
                       output, scheduler, scheduler_timeout, memory_limit, json_output, quiet)
         return
+    _process.one_shot = _process.program  # one file, one measurement: a small one skips numba's start-up
     with user_errors():
         qis = _checked(qi, threshold, suda_scores, suda_max_size, model_risk, memory_limit)
         if output is not None:

@@ -14,7 +14,8 @@ def warmup_command(
     methods: Annotated[
         Optional[list[str]],
         typer.Option("--methods", help="Methods to compile for, comma-separated (repeatable); "
-                     "'incremental' and 'generalization' name those commands' kernels. Default: all.",
+                     "'incremental', 'generalization', 'publish' and 'risk' name those commands' kernels. "
+                     "Default: all.",
                      show_default=False),
     ] = None,
     json_output: Annotated[
