@@ -95,17 +95,11 @@ def _data(rows: int, cols: int):
 
 
 def _run(target: str, rows: int, cols: int) -> None:
-    if target == "incremental":
-        _run_incremental(rows, cols)
-        return
-    if target == "generalization":
-        _run_generalization(rows, cols)
-        return
-    if target == "publish":
-        _run_publish(rows, cols)
-        return
-    if target == "risk":
-        _run_risk(rows, cols)
+    # the targets that run a whole command's path rather than one microaggregation method
+    whole = {"incremental": _run_incremental, "generalization": _run_generalization, "publish": _run_publish,
+             "risk": _run_risk}
+    if target in whole:
+        whole[target](rows, cols)
         return
     from ..microaggregation import microaggregate
 
