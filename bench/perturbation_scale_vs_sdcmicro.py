@@ -7,10 +7,11 @@ Run from the repository root (sdcMicro 5.8.0 built in LIBDIR)::
     PYTHONPATH=src .venv/bin/python bench/perturbation_scale_vs_sdcmicro.py --rlib /work/rlib [--timeout 120]
 
 Each (tool, data, method) is one fresh process (``python`` or ``Rscript``) that reads the data
-from a CSV, runs the method once, writes the result as a CSV, then runs it once more. "call" is
-the second run's seconds (numba's kernels compiled before, in an earlier process: a cached
-kernel is loaded, as a user's second run loads it); "process" is the process's wall time less
-that second run: start, reading, the first call, writing. The ratio is sdcMicro's time over
+from a CSV, runs the method once, writes the result as a CSV, then runs it again, 5 times on
+testdata and once on a million rows. "call" is the median of those runs (numba's kernels
+compiled before, in an earlier process: a cached kernel is loaded, as a user's second run loads
+it); "process" is the process's wall time less those runs: start, reading, the first call,
+writing. The ratio is sdcMicro's time over
 incrowd's (above 1: incrowd is faster). A process past ``--timeout`` seconds is reported as such.
 
 Adult has no households: record swapping runs on testdata only. sdcMicro's ROMM draws one n x n
@@ -90,8 +91,8 @@ R_SCRIPT = """
 d <- as.data.frame(data.table::fread("{data}"))
 {call}
 data.table::fwrite(as.data.frame(out), "{out}")
-t0 <- Sys.time(); {call}; s <- as.numeric(Sys.time() - t0, units = "secs")
-writeLines(as.character(s), "{info}")
+s <- c(); for (i in 1:{repeats}) {{ t0 <- Sys.time(); {call}; s <- c(s, as.numeric(Sys.time() - t0, units = "secs")) }}
+writeLines(as.character(c(median(s), sum(s))), "{info}")
 """
 
 PY_SCRIPT = """
@@ -101,8 +102,11 @@ from incrowd import perturb
 d = pd.read_csv({data!r})
 step = json.loads({step!r})
 perturb(d, [step]).table.to_csv({out!r}, index=False)
-t0 = time.perf_counter(); perturb(d, [step]); s = time.perf_counter() - t0
-open({info!r}, "w").write(str(s))
+s = []
+for _ in range({repeats}):
+    t0 = time.perf_counter(); perturb(d, [step]); s.append(time.perf_counter() - t0)
+s.sort()
+open({info!r}, "w").write(f"{{s[len(s) // 2]}} {{sum(s)}}")
 """
 
 
@@ -116,8 +120,8 @@ def run(command: list[str], info: Path, timeout: float, env=None) -> tuple[float
     if done.returncode:
         sys.exit(f"{command[0]} failed:\n{done.stderr}")
     wall = time.perf_counter() - t0
-    call = float(info.read_text())
-    return call, wall - call
+    call, repeated = (float(v) for v in info.read_text().split())
+    return call, wall - repeated
 
 
 def adult(rows: int, seed: int = 0) -> pd.DataFrame:
@@ -155,13 +159,15 @@ def main() -> int:
                     continue
                 info, out = folder / "info.txt", folder / "out.csv"
                 script = folder / "run.py"
+                repeats = 5 if len(frame) < 100_000 else 1
                 script.write_text(PY_SCRIPT.format(data=str(data), step=json.dumps(step), out=str(out),
-                                                   info=str(info)), encoding="utf-8")
+                                                   info=str(info), repeats=repeats), encoding="utf-8")
                 if label == "testdata":   # compile (or load) numba's kernels before any timed process
                     subprocess.run([sys.executable, str(script)], check=True, capture_output=True, env=env)
                 mine = run([sys.executable, str(script)], info, args.timeout, env)
                 r_script = folder / "run.R"
-                r_script.write_text(R_SCRIPT.format(rlib=args.rlib, data=data, call=r_call, out=out, info=info),
+                r_script.write_text(R_SCRIPT.format(rlib=args.rlib, data=data, call=r_call, out=out, info=info,
+                                                    repeats=repeats),
                                     encoding="utf-8")
                 theirs = run(["Rscript", str(r_script)], info, args.timeout)
 
