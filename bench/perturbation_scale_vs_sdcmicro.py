@@ -7,7 +7,8 @@ Run from the repository root (sdcMicro 5.8.0 built in LIBDIR)::
     PYTHONPATH=src .venv/bin/python bench/perturbation_scale_vs_sdcmicro.py --rlib /work/rlib [--timeout 120]
 
 Each (tool, data, method) is one fresh process (``python`` or ``Rscript``) that reads the data
-from a CSV, runs the method once, writes the result as a CSV, then runs it again, 5 times on
+from a CSV (pandas with pyarrow's reader and writer; R with data.table's ``fread`` and
+``fwrite``, both multi-threaded: pandas' own writer takes seconds on a million rows), runs the method once, writes the result as a CSV, then runs it again, 5 times on
 testdata and once on a million rows. "call" is the median of those runs (numba's kernels
 compiled before, in an earlier process: a cached kernel is loaded, as a user's second run loads
 it); "process" is the process's wall time less those runs: start, reading, the first call,
@@ -98,10 +99,12 @@ writeLines(as.character(c(median(s), sum(s))), "{info}")
 PY_SCRIPT = """
 import json, sys, time
 import pandas as pd
+import pyarrow as pa
+import pyarrow.csv
 from incrowd import perturb
-d = pd.read_csv({data!r})
+d = pd.read_csv({data!r}, engine="pyarrow")
 step = json.loads({step!r})
-perturb(d, [step]).table.to_csv({out!r}, index=False)
+pyarrow.csv.write_csv(pa.Table.from_pandas(perturb(d, [step]).table, preserve_index=False), {out!r})
 s = []
 for _ in range({repeats}):
     t0 = time.perf_counter(); perturb(d, [step]); s.append(time.perf_counter() - t0)
