@@ -8,12 +8,13 @@ Run from the repository root (sdcMicro 5.8.0 built in LIBDIR)::
 
 Each (tool, data, method) is one fresh process (``python`` or ``Rscript``) that reads the data
 from a CSV (pandas with pyarrow's reader and writer; R with data.table's ``fread`` and
-``fwrite``, both multi-threaded: pandas' own writer takes seconds on a million rows), runs the method once, writes the result as a CSV, then runs it again, 5 times on
-testdata and once on a million rows. "call" is the median of those runs (numba's kernels
-compiled before, in an earlier process: a cached kernel is loaded, as a user's second run loads
-it); "process" is the process's wall time less those runs: start, reading, the first call,
-writing. The ratio is sdcMicro's time over
-incrowd's (above 1: incrowd is faster). A process past ``--timeout`` seconds is reported as such.
+``fwrite``, both multi-threaded: pandas' own writer takes seconds on a million rows), runs the
+method once, writes the result as a CSV, then runs it again, 5 times on testdata and once on a
+million rows. "call" is the median of those runs (numba's kernels compiled before, in an earlier
+process: a cached kernel is loaded, as a user's second run loads it); "process" is the process's
+wall time less those runs: start, reading, the first call, writing. The ratio is sdcMicro's time
+over incrowd's (above 1: incrowd is faster). A process past ``--timeout`` seconds is reported as
+such.
 
 Adult has no households: record swapping runs on testdata only. sdcMicro's ROMM draws one n x n
 matrix (cubic in the rows) and exact MDAV is quadratic: both run on testdata only.
