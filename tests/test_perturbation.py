@@ -356,3 +356,41 @@ def test_a_microaggregation_method_names_itself_as_the_steps_method():
     same = perturb(frame, [{"columns": ["a", "b"], "method": "microaggregation", "k": 4}]).table
     mdav = perturb(frame, [{"columns": ["a", "b"], "method": "mdav", "k": 4}]).table
     pd.testing.assert_frame_equal(same, mdav)  # "microaggregation" is MDAV, sdcMicro's
+
+
+@needs_data
+@pytest.mark.parametrize("strata", [None, "urbrur"])
+def test_the_input_is_never_changed_and_the_release_is_a_table_of_its_own(testdata, strata):
+    """The release shares no cell with the input: writing into either, in a perturbed column or
+    one no step touched, leaves the other as it was."""
+    frame = testdata.copy()
+    before = frame.copy()
+    steps = [{"columns": ["income"], "method": "top_code", "value": 90_000_000},
+             {"columns": ["roof"], "method": "pram", "pd": 0.8}]
+    result = perturb(frame, steps, strata=strata)
+    pd.testing.assert_frame_equal(frame, before)
+    release = result.table.copy()
+    result.table.loc[0, ["age", "income", "roof"]] = [-1, -1, -1]
+    result.table.iloc[1, result.table.columns.get_loc("walls")] = -1
+    pd.testing.assert_frame_equal(frame, before)
+    frame.loc[2, ["age", "income"]] = [-2, -2]
+    assert result.table.loc[2, "age"] == release.loc[2, "age"]
+    assert result.table.loc[2, "income"] == release.loc[2, "income"]
+
+
+def test_a_step_that_groups_or_swaps_nothing_loads_no_compiled_kernels():
+    """Top coding, rounding or noise in a fresh process: neither numba nor the microaggregation
+    package is imported (they cost seconds at start-up); rank swapping loads numba when it swaps."""
+    import subprocess
+    import sys
+
+    code = ("import sys, pandas as pd\nfrom incrowd import perturb\n"
+            "d = pd.DataFrame({'x': [1.0, 2.0, 3.0, 4.0]})\n"
+            "perturb(d, [{'columns': ['x'], 'method': 'top_code', 'value': 3},\n"
+            "            {'columns': ['x'], 'method': 'round', 'base': 2},\n"
+            "            {'columns': ['x'], 'method': 'noise', 'amount': 10}])\n"
+            "print(sorted(m for m in ('numba', 'incrowd.microaggregation') if m in sys.modules))\n"
+            "perturb(d, [{'columns': ['x'], 'method': 'rank_swap', 'p': 50}])\n"
+            "print('numba' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split("\n")[:2] == ["[]", "True"]

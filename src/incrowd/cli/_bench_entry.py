@@ -74,6 +74,10 @@ _SOURCES: dict[str, str] = {
     "suda2": "incrowd.reporting._suda2",
     "record_linkage": "incrowd.reporting._risk",
     "numeric_utility": "incrowd.reporting._utility",
+    # the household check of a written release, run on sdcMicro's release too
+    # (household_release_vs_sdcmicro.py)
+    "household_verifier": "incrowd.publishing._households",
+    "benchmark_estimates": "incrowd.reporting._benchmarks",
 }
 
 __all__ = sorted(_SOURCES)

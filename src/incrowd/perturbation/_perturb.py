@@ -143,7 +143,7 @@ def perturb(frame: pd.DataFrame, steps: Sequence[Mapping[str, Any] | Step], *,
     checked = check_steps(steps)
     strata_columns = [strata] if isinstance(strata, str) else list(strata or [])
     _check_columns(frame, checked, strata_columns)
-    out = frame.copy()
+    out = frame.copy(deep=not _COPY_ON_WRITE)
     parts = _strata(frame, strata_columns)
     reports = []
     for i, step in enumerate(checked, 1):
@@ -152,6 +152,11 @@ def perturb(frame: pd.DataFrame, steps: Sequence[Mapping[str, Any] | Step], *,
         rng = np.random.default_rng(seed)
         reports.append(_run(out, step, parts if step.strata else [np.arange(len(frame))], rng, i))
     return PerturbResult(table=out, steps=reports)
+
+
+#: pandas 3 copies on write: a shallow copy shares the columns no step changes with the input
+#: until either side writes into them, so the input is never changed and is not copied whole
+_COPY_ON_WRITE = int(pd.__version__.split(".")[0]) >= 3
 
 
 def _check_columns(frame: pd.DataFrame, steps: list[Step], strata: list[str]) -> None:
@@ -202,7 +207,9 @@ def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray], rng: np.random.
     for rows in parts:
         if rows.size == 0:
             continue
-        outcome = method.apply(out.iloc[rows], rng)
+        # one part holding every row is the whole table in order: no copy of every column (a
+        # method reads its columns through copies and never writes into the frame it is given)
+        outcome = method.apply(out if rows.size == len(out) else out.iloc[rows], rng)
         for name, values in outcome.values.items():
             if values.dtype.kind == "f" and new[name].dtype.kind != "f":  # numbers into codes or text
                 new[name] = numbers(out, name, f"perturb step {index} ({method.key})")

@@ -8,8 +8,12 @@ import numpy as np
 import pandas as pd
 
 from .._runtime import METHOD_NAMES
-from ..microaggregation import make_estimator
+from .._runtime import lazy as _lazy
 from ._base import Method, Outcome, Param, is_bool, is_integer, numbers, one_of
+
+# the microaggregation package (numba's kernels) is loaded by the first step that groups rows,
+# not by every spec or call that only names the perturbation methods
+make_estimator = _lazy.function("incrowd.microaggregation", "make_estimator")
 
 
 class Microaggregation(Method):

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from numba import njit
 
+from .._runtime import lazy as _lazy
 from ._base import Method, Outcome, Param, is_number, numbers
+
+# the swap loop is compiled by numba: loaded on the first swap, so that a step of another method
+# (and a spec's check of its steps) does not import numba
+_swap = _lazy.function("incrowd.perturbation._rank_swap_kernel", "swap")
 
 
 class RankSwap(Method):
@@ -68,45 +72,3 @@ def rank_swap(x: np.ndarray, p: float, top: float, bottom: float,
 
 #: random tries at a slot of the window before the free slots are counted
 _TRIES = 8
-
-
-@njit(cache=True)
-def _swap(values, done, window, draws):
-    # a partner is drawn among the free ranks of (j, j + window): a few random tries at a slot
-    # of the window (almost always free), then a count of the free slots; linear in practice
-    n = values.size
-    swaps = 0
-    for j in range(n):
-        if done[j]:
-            continue
-        hi = min(n, j + window)
-        span = hi - j - 1
-        if span <= 0:
-            continue
-        partner = -1
-        for attempt in range(draws.shape[1] - 1):
-            k = j + 1 + min(int(draws[j, attempt] * span), span - 1)
-            if not done[k]:
-                partner = k
-                break
-        if partner < 0:
-            free = 0
-            for k in range(j + 1, hi):
-                if not done[k]:
-                    free += 1
-            if free == 0:
-                continue
-            pick = min(int(draws[j, draws.shape[1] - 1] * free), free - 1)
-            for k in range(j + 1, hi):
-                if not done[k]:
-                    if pick == 0:
-                        partner = k
-                        break
-                    pick -= 1
-        tmp = values[j]
-        values[j] = values[partner]
-        values[partner] = tmp
-        done[j] = True
-        done[partner] = True
-        swaps += 1
-    return swaps

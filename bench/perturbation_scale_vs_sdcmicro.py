@@ -1,0 +1,190 @@
+"""Each perturbation method, incrowd against sdcMicro 5.8.0, as calls and as whole processes, on
+sdcMicro's ``testdata`` (4,580 rows), testdata resampled by household to 1,000,000 rows and UCI
+Adult resampled to 1,000,000 rows.
+
+Run from the repository root (sdcMicro 5.8.0 built in LIBDIR)::
+
+    PYTHONPATH=src .venv/bin/python bench/perturbation_scale_vs_sdcmicro.py --rlib /work/rlib [--timeout 120]
+
+Each (tool, data, method) is one fresh process (``python`` or ``Rscript``) that reads the data
+from a CSV (pandas with pyarrow's reader and writer; R with data.table's ``fread`` and
+``fwrite``, both multi-threaded: pandas' own writer takes seconds on a million rows), runs the
+method once, writes the result as a CSV, then runs it again, 5 times on testdata and once on a
+million rows. "call" is the median of those runs (numba's kernels compiled before, in an earlier
+process: a cached kernel is loaded, as a user's second run loads it); "process" is the process's
+wall time less those runs: start, reading, the first call, writing. The ratio is sdcMicro's time
+over incrowd's (above 1: incrowd is faster). A process past ``--timeout`` seconds is reported as
+such.
+
+Adult has no households: record swapping runs on testdata only. sdcMicro's ROMM draws one n x n
+matrix (cubic in the rows) and exact MDAV is quadratic: both run on testdata only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _common import REPO, data_dir, machine_line, now_utc  # noqa: E402
+from perturbation_million import resampled  # noqa: E402
+
+#: per data set: three amounts, one categorical column for PRAM, two predictors for shuffling
+DATASETS = {
+    "testdata": {"numeric": ["income", "expend", "savings"], "category": "roof", "by": ["age", "sex"],
+                 "top": 90_000_000, "bottom": 1_000_000, "base": 1000},
+    "adult": {"numeric": ["fnlwgt", "capital_gain", "hours_per_week"], "category": "workclass",
+              "by": ["age", "education_num"], "top": 1_000_000, "bottom": 20_000, "base": 1000},
+}
+SMALL_ONLY = {"microaggregation", "noise (romm)"}
+HOUSEHOLDS_ONLY = {"record_swap"}
+
+
+def steps(p: dict) -> dict[str, tuple[dict, str]]:
+    """method -> (incrowd's step, sdcMicro's call on the data frame ``d``)."""
+    num, first = p["numeric"], p["numeric"][0]
+    r_num = "c(" + ", ".join(f'"{c}"' for c in num) + ")"
+    return {
+        "top_code": ({"columns": [first], "method": "top_code", "value": p["top"]},
+                     f'out <- topBotCoding(d${first}, value = {p["top"]}, replacement = {p["top"]}, kind = "top")'),
+        "bottom_code": ({"columns": [first], "method": "bottom_code", "value": p["bottom"]},
+                        f'out <- topBotCoding(d${first}, value = {p["bottom"]}, replacement = {p["bottom"]}, '
+                        'kind = "bottom")'),
+        "round": ({"columns": [first], "method": "round", "base": p["base"]},
+                  f'out <- {p["base"]} * round(d${first} / {p["base"]})'),
+        "noise (additive)": ({"columns": num, "method": "noise", "amount": 50},
+                             f'out <- addNoise(d[, {r_num}], noise = 50, method = "additive")$xm'),
+        "noise (correlated)": ({"columns": num, "method": "noise", "amount": 10, "kind": "correlated"},
+                               f'out <- addNoise(d[, {r_num}], method = "correlated2", delta = 0.1)$xm'),
+        "noise (romm)": ({"columns": num, "method": "noise", "amount": 1, "kind": "romm"},
+                         f'out <- addNoise(d[, {r_num}], method = "ROMM", p = 0.01)$xm'),
+        "rank_swap": ({"columns": num, "method": "rank_swap", "p": 5},
+                      f'out <- rankSwap(d, variables = {r_num}, P = 5, TopPercent = 0, BottomPercent = 0, '
+                      'seed = 1)'),
+        "shuffle": ({"columns": num[:2], "method": "shuffle", "by": p["by"]},
+                    f'out <- shuffle(d, {num[0]} + {num[1]} ~ {p["by"][0]} + {p["by"][1]}, method = "ds")$shuffled'),
+        "pram": ({"columns": [p["category"]], "method": "pram", "pd": 0.8},
+                 f'd${p["category"]} <- factor(d${p["category"]}); '
+                 f'out <- pram(d, variables = "{p["category"]}", pd = 0.8, alpha = 0.5)${p["category"]}_pram'),
+        "record_swap": ({"columns": ["urbrur", "water"], "method": "record_swap", "hierarchy": ["urbrur", "water"],
+                         "similarity": ["electcon"], "rate": 0.1, "risk_variables": ["sex"], "risk_threshold": 1.0,
+                         "household": "ori_hid"},
+                        'out <- recordSwap(d, hid = "ori_hid", hierarchy = c("urbrur", "water"), '
+                        'similar = list("electcon"), swaprate = 0.1, k_anonymity = 0, risk_variables = c("sex"), '
+                        'seed = 1)'),
+        "microaggregation": ({"columns": num, "method": "microaggregation", "k": 3},
+                             f'out <- microaggregation(d[, {r_num}], aggr = 3, method = "mdav")$mx'),
+    }
+
+
+R_SCRIPT = """
+.libPaths("{rlib}"); suppressMessages(library(sdcMicro))
+d <- as.data.frame(data.table::fread("{data}"))
+{call}
+data.table::fwrite(as.data.frame(out), "{out}")
+s <- c(); for (i in 1:{repeats}) {{ t0 <- Sys.time(); {call}; s <- c(s, as.numeric(Sys.time() - t0, units = "secs")) }}
+writeLines(as.character(c(median(s), sum(s))), "{info}")
+"""
+
+PY_SCRIPT = """
+import json, sys, time
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv
+from incrowd import perturb
+d = pd.read_csv({data!r}, engine="pyarrow")
+step = json.loads({step!r})
+pyarrow.csv.write_csv(pa.Table.from_pandas(perturb(d, [step]).table, preserve_index=False), {out!r})
+s = []
+for _ in range({repeats}):
+    t0 = time.perf_counter(); perturb(d, [step]); s.append(time.perf_counter() - t0)
+s.sort()
+open({info!r}, "w").write(f"{{s[len(s) // 2]}} {{sum(s)}}")
+"""
+
+
+def run(command: list[str], info: Path, timeout: float, env=None) -> tuple[float, float] | None:
+    """(call, process) seconds of one fresh process, or None past the timeout."""
+    t0 = time.perf_counter()
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=timeout, env=env, text=True)
+    except subprocess.TimeoutExpired:
+        return None
+    if done.returncode:
+        sys.exit(f"{command[0]} failed:\n{done.stderr}")
+    wall = time.perf_counter() - t0
+    call, repeated = (float(v) for v in info.read_text().split())
+    return call, wall - repeated
+
+
+def adult(rows: int, seed: int = 0) -> pd.DataFrame:
+    d = pd.read_csv(data_dir() / "adult.csv.gz", skipinitialspace=True)
+    d.columns = [c.replace("-", "_") for c in d.columns]
+    if rows <= len(d):
+        return d
+    return d.iloc[np.random.default_rng(seed).integers(0, len(d), rows)].reset_index(drop=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rlib", default="/work/rlib")
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--timeout", type=float, default=120)
+    parser.add_argument("--methods", nargs="*")
+    args = parser.parse_args()
+    frames = {"testdata": pd.read_csv(data_dir() / "testdata.csv"),
+              f"testdata x {args.rows:,}": resampled(args.rows),
+              f"adult x {args.rows:,}": adult(args.rows)}
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    lines = [f"Measured {now_utc()}; {machine_line()}; load average {os.getloadavg()[0]:.1f} (shared machine).", "",
+             "| data | method | incrowd call / process (s) | sdcMicro call / process (s) | ratio call / process |",
+             "|---|---|---:|---:|---:|"]
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        for label, frame in frames.items():
+            kind = label.split()[0]
+            data = folder / f"{kind}_{len(frame)}.csv"
+            frame.to_csv(data, index=False)
+            for method, (step, r_call) in steps(DATASETS[kind]).items():
+                if args.methods and method not in args.methods:
+                    continue
+                if (method in SMALL_ONLY and len(frame) > 10_000) or (method in HOUSEHOLDS_ONLY and kind != "testdata"):
+                    continue
+                info, out = folder / "info.txt", folder / "out.csv"
+                script = folder / "run.py"
+                repeats = 5 if len(frame) < 100_000 else 1
+                script.write_text(PY_SCRIPT.format(data=str(data), step=json.dumps(step), out=str(out),
+                                                   info=str(info), repeats=repeats), encoding="utf-8")
+                if label == "testdata":   # compile (or load) numba's kernels before any timed process
+                    subprocess.run([sys.executable, str(script)], check=True, capture_output=True, env=env)
+                mine = run([sys.executable, str(script)], info, args.timeout, env)
+                r_script = folder / "run.R"
+                r_script.write_text(R_SCRIPT.format(rlib=args.rlib, data=data, call=r_call, out=out, info=info,
+                                                    repeats=repeats),
+                                    encoding="utf-8")
+                theirs = run(["Rscript", str(r_script)], info, args.timeout)
+
+                def shown(t: tuple[float, float] | None) -> str:
+                    return f"> {args.timeout:.0f} (whole process)" if t is None else f"{t[0]:.3f} / {t[1]:.2f}"
+
+                ratio = ("" if mine is None or theirs is None else
+                         f"{theirs[0] / max(mine[0], 1e-9):.2f} / {theirs[1] / max(mine[1], 1e-9):.2f}")
+                lines.append(f"| {label} | {method} | {shown(mine)} | {shown(theirs)} | {ratio} |")
+                print(lines[-1], flush=True)
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
