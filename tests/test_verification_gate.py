@@ -7,7 +7,6 @@ and an earlier file at the output path must stay as it was.
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 import pandas as pd
@@ -32,8 +31,13 @@ def failing_k(table, quasi_identifiers, k):
                                     min_class_size=1, n_rows_in_small_classes=1)
 
 
-def failing_l(table, quasi_identifiers, sensitive, l):
-    return dataclasses.replace(privacy.verify_l_diversity(table, quasi_identifiers, sensitive, l), ok=False)
+REAL_CHECK_TABLE = privacy.check_table
+
+
+def failing_models(table, quasi_identifiers, models, **given):
+    """Every model's check of a whole table (l among them) as failing."""
+    assert REAL_CHECK_TABLE(table, quasi_identifiers, models, **given) == []
+    return [f"not {models[0].describe()} (a stand-in failure)"]
 
 
 @pytest.fixture
@@ -73,7 +77,7 @@ def test_microaggregate_writes_nothing_unverified(people, monkeypatch):
 def test_generalize_writes_nothing_unverified(people, monkeypatch, privacy):
     path, hier = people
     monkeypatch.setattr(incrowd.generalization._apply, "verify_k_anonymity", failing_k)
-    monkeypatch.setattr(incrowd.generalization._apply, "verify_l_diversity", failing_l)
+    monkeypatch.setattr(incrowd.privacy, "check_table", failing_models)
     out = path.parent / "out.csv"
     refused_and_untouched(["generalize", str(path), "--hierarchies", str(hier), "--qi", "age,sex",
                            "--intervals", "age=10,20", "--levels", "age=1,sex=1", *privacy,

@@ -336,6 +336,8 @@ ModelOption = Annotated[
 
 def flag_models(l: int | None, t: float | None = None) -> list:
     """The models of the ``--l`` and ``--t`` options (read as the spec reads its keys ``l`` and ``t``)."""
+    if l is None and t is None:  # k alone: a lattice file's answer loads neither pandas nor the models
+        return []
     from ..privacy import models_from_spec
 
     return models_from_spec({key: value for key, value in (("l", l), ("t", t)) if value is not None})

@@ -204,6 +204,8 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     models : sequence of PrivacyModel or None, default None
         The privacy models promised beyond k (None: the ``spec``'s, else ``release_summary``'s),
         each checked on the release and promised in the verdict.
+    household : str or None, default None
+        The original's household-id column: the release's household risk (with ``weight``).
     benchmarks : sequence of str or None, default None
         Benchmark estimates, ``"income"`` or ``"income by urbrur"`` (None: the ``spec``'s
         ``[benchmarks]``): each weighted mean (by ``weight``) on the original and on the release,
