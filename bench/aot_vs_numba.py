@@ -54,7 +54,7 @@ elif what == "numba-split":  # numba's own start, then MDAV's kernel loaded from
     t1 = time.perf_counter()
     trivial_kernel.add_one(1)
     t2 = time.perf_counter()
-    from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
+    from incrowd.cli._bench_entry import mdav_labels
     X = np.random.default_rng(1).standard_normal((100, 15))
     t3 = time.perf_counter()
     mdav_labels(X, 5)
@@ -67,7 +67,7 @@ else:  # the whole first use: import the kernel, call it once on 100 x 15
     X = np.random.default_rng(1).standard_normal((100, 15))
     t1 = time.perf_counter()
     if what == "numba-first":
-        from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
+        from incrowd.cli._bench_entry import mdav_labels
         labels = mdav_labels(X, 5)
     else:
         sys.path.insert(0, sys.argv[2])
@@ -85,7 +85,7 @@ sys.path.insert(0, sys.argv[2])
 what, repeats = sys.argv[1], int(sys.argv[3])
 Z = np.random.default_rng(0).standard_normal((50_000, 15))
 if what == "numba":
-    from incrowd.microaggregation.mdav._mdav_kernel import mdav_labels
+    from incrowd.cli._bench_entry import mdav_labels
     run = lambda: mdav_labels(Z, 10)
 else:
     import mdav_scan
