@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("distributed")
+from _worker_loss import WorkerKiller  # noqa: E402
 from benchdata import data_dir  # noqa: E402
 
 import incrowd  # noqa: E402
@@ -293,19 +294,10 @@ class _no_cluster:
 def test_a_worker_killed_mid_run_changes_nothing(client, tmp_path):
     frame = pd.read_csv(_testdata())
     parts = _split(frame, tmp_path / "parts", "parquet", BOUNDS)
-    pids = client.run(os.getpid)
-    killed = []
-
-    def kill_one(line):
-        # the partitions' key counts live on the workers now; the victim's are recomputed
-        if line.startswith("multiplying the households' survival") and not killed:
-            victim = sorted(pids.values())[0]
-            os.kill(victim, signal.SIGKILL)
-            killed.append(victim)
+    # the partitions' key counts live on the workers now; the victim's are recomputed
+    kill_one = WorkerKiller(client, "multiplying the households' survival")
 
     there = incrowd.risk(parts, KEYS, scheduler=client, progress=kill_one, records=tmp_path / "r.parquet",
                          **SURVEY)
-    assert killed
-    client.wait_for_workers(2, timeout=60)
-    assert killed[0] not in client.run(os.getpid).values()  # the nanny started a fresh process
+    assert kill_one.replaced()  # the nanny started a fresh process
     assert_same_risk(incrowd.risk(frame, KEYS, **SURVEY), there, tmp_path / "r.parquet")
