@@ -11,9 +11,9 @@ from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
 from ..generalization import hierarchy_file_names
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
+from ._library import read_table
 from ._options import IdOption, JsonOption, QuietOption, names
 
-read_table = _lazy.function("incrowd.io._tables", "read_table")
 make_report = _lazy.function("incrowd.reporting._report", "report")
 
 ReportOption = Annotated[

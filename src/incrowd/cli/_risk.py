@@ -13,17 +13,9 @@ from ..exceptions import ParameterError
 from ..io import suffix
 from ..reporting import risk_lines
 from ._console import cancellable_run, check_output_path, print_json, print_lines, stages, user_errors
-from ._options import (
-    INPUT_FORMATS,
-    JsonOption,
-    QuietOption,
-    SchedulerOption,
-    SchedulerTimeoutOption,
-    check_scheduler,
-    names,
-)
+from ._library import read_table
+from ._options import INPUT_FORMATS, JsonOption, QuietOption, SchedulerOption, SchedulerTimeoutOption, check_scheduler, names
 
-read_table = _lazy.function("incrowd.io._tables", "read_table")
 measure_risk = _lazy.function("incrowd.reporting._risk_api", "risk")
 output_kind = _lazy.function("incrowd.reporting._risk_api", "output_kind")
 
