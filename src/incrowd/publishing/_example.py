@@ -398,10 +398,8 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
         The file to publish (see :func:`example_spec`).
     source : str
         The file's name, for the header comment.
-    hierarchy_files : sequence of path-like
-        Hierarchy files to propose, matched to columns by name.
-    base_dir : path-like, optional
-        The folder the spec will be read from: hierarchy paths are written relative to it.
+    hierarchy_files, base_dir
+        As in :func:`example_spec`.
 
     Returns
     -------

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping, cast
 
 from ..exceptions import DataError, ParameterError, name_list
+from ..generalization import check_importance
 from ..privacy import MODELS, DistinctL, PrivacyModel, TCloseness, models_from_spec
 from ._benchmarks import parse_benchmarks
 from ._households import column_household_level, parse_households
@@ -784,17 +785,7 @@ def _cell_suppression(privacy: Mapping[str, Any], columns: Mapping[str, ColumnSp
         if not isinstance(importance, Mapping):
             raise ParameterError(f"{source}: importance must be a table of categorical columns and numbers, "
                                  "e.g. importance = { sex = 1, region = 2 }")
-        m = len(categorical)
-        for name, value in importance.items():
-            if name not in categorical:
-                raise ParameterError(f"{source}: importance names {name!r}, which is not a categorical column")
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= m:
-                raise ParameterError(f"{source}: importance of {name!r} must be an integer from 1 (most "
-                                     f"important, blanked last) to {m}; got {value!r}")
-        absent = [c for c in categorical if c not in importance]
-        if absent:
-            raise ParameterError(f"{source}: importance gives no number for {name_list(absent)}; give one for "
-                                 "every categorical column")
+        check_importance(importance, categorical, where=source, columns_are="categorical columns")
         importance = dict(importance)
     limit = privacy.get("max_suppressed_cells")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float, str))):
