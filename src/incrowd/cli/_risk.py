@@ -16,6 +16,7 @@ from ._console import cancellable_run, check_output_path, print_json, print_line
 from ._options import (
     INPUT_FORMATS,
     JsonOption,
+    MemoryLimitOption,
     QuietOption,
     SchedulerOption,
     SchedulerTimeoutOption,
@@ -71,9 +72,7 @@ def risk_command(
         show_default=False)] = None,
     scheduler: SchedulerOption = None,
     scheduler_timeout: SchedulerTimeoutOption = 10.0,
-    memory_limit: Annotated[Optional[str], typer.Option(
-        "--memory-limit", help="With --scheduler local:N: each worker's memory (e.g. 2GiB); a worker above it "
-        "spills to disk, then is restarted.", show_default=False)] = None,
+    memory_limit: MemoryLimitOption = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
