@@ -128,7 +128,7 @@ def assert_same_report(here, there) -> None:
 
 def test_adult_in_five_parquet_partitions_equals_in_process(client, tmp_path):
     original, release = _adult_pair()
-    o, r = _split(original, release, tmp_path, "parquet", [0, 1000, 2300, 3000, 4800, 6000])
+    o, r = _split(original, release, tmp_path, "parquet", [0, 1000, 2300, 2300, 4800, 6000])  # one empty
     here = incrowd.report(original, release, ADULT_QIS, ["income"], k=3, figures=False)
     lines = []
     there = incrowd.report(o, r, ADULT_QIS, ["income"], k=3, scheduler=client, progress=lines.append)
@@ -174,6 +174,9 @@ def test_what_a_report_on_dask_cannot_do_is_refused_in_one_line(client, tmp_path
         incrowd.report(o, r, TESTDATA_QIS, weight="sampling_weight", attacks=True, scheduler=client)
     with pytest.raises(ParameterError, match="memory_limit= bounds the workers of a report on Dask"):
         incrowd.report(original, release, TESTDATA_QIS, memory_limit="2GiB")
+    empty = _split(original, release, tmp_path / "empty", "parquet", [0, 0, 0])
+    with pytest.raises(DataError, match="^the original has no rows; there is nothing to report$"):
+        incrowd.report(*empty, TESTDATA_QIS, scheduler=client)
     (r / "part-1.parquet").unlink()
     with pytest.raises(DataError, match="^the original has 2 partitions and the release 1: the report pairs"):
         incrowd.report(o, r, TESTDATA_QIS, scheduler=client)

@@ -32,16 +32,20 @@ from ._scheduler import DEFAULT_TIMEOUT
 def _pair(original, release, name: str, qis: list[str], sensitive: list[str] | None, identifiers: list[str] | None,
           numeric: list[str] | None, suppression: str):
     # a user's error comes back as a value: raised on a worker, Dask would log it with a traceback
+    def measure():
+        before, after = _read(original), _read(release)
+        if before.shape[0] == 0 and after.shape[0] == 0:
+            return None  # an empty partition pair (Spark and Dask write them) adds nothing
+        return report_partial(before, after, qis, sensitive, identifiers, numeric=numeric, suppression=suppression)
+
     try:
-        return _in_partition(name, lambda: report_partial(_read(original), _read(release), qis, sensitive,
-                                                          identifiers, numeric=numeric, suppression=suppression),
-                             rows=True)
+        return _in_partition(name, measure, rows=True)
     except IncrowdError as exc:
         return exc
 
 
-def _numeric_of(part) -> list[str]:
-    return part.numeric
+def _numeric_of(part) -> list[str] | None:
+    return None if part is None else part.numeric
 
 
 def report_dataset(original, release, quasi_identifiers: Sequence[str], sensitive: Sequence[str] | None = None,
@@ -70,6 +74,7 @@ def report_dataset(original, release, quasi_identifiers: Sequence[str], sensitiv
                         "pairs release partition i with original partition i (in the order of their paths), so "
                         "give the release one partition per original partition")
     names = [o if o == r else f"{o} / {r}" for o, r in zip(o_names, r_names)]
+    partitions = len(o_sources)
     say = progress or (lambda text: None)
     forced = None if numeric is None else list(numeric)
     futures: list = []
@@ -84,6 +89,11 @@ def report_dataset(original, release, quasi_identifiers: Sequence[str], sensitiv
                      for o, r, name in zip(o_sources, r_sources, names)]
             _wait(parts, "measuring the partitions", say)
             found = client.gather([submit(_numeric_of, p) for p in parts])
+            parts = [p for p, f in zip(parts, found) if f is not None]
+            o_sources, r_sources, names, found = ([x for x, f in zip(seq, found) if f is not None]
+                                                  for seq in (o_sources, r_sources, names, found))
+            if not parts:
+                raise DataError("the original has no rows; there is nothing to report")
             if forced is None and any(f != found[0] for f in found):
                 # a column that holds numbers in every partition is measured as numbers everywhere
                 common = [q for q in qis if all(q in f for f in found)]
@@ -103,7 +113,7 @@ def report_dataset(original, release, quasi_identifiers: Sequence[str], sensitiv
     left_out = _left_out(about, sens)
     lines.append("measured on Dask from the partitions' sums; left out: " + ", ".join(left_out)
                  + " (about.left_out says why)")
-    about.update(sensitive=sens or [], partitions=len(o_sources), left_out=left_out,
+    about.update(sensitive=sens or [], partitions=partitions, left_out=left_out,
                  seconds={"total": work_clock() - t0})
     return Report(risk=risk, utility=utility, assumptions=lines, about=about)
 
