@@ -105,6 +105,11 @@ SchedulerTimeoutOption = Annotated[
     typer.Option("--scheduler-timeout", help="Seconds to wait for a scheduler address to answer as a "
                  "Dask scheduler (in (0, 3600]).", show_default=True),
 ]
+MemoryLimitOption = Annotated[
+    Optional[str],
+    typer.Option("--memory-limit", help="With --scheduler local:N: each worker's memory (e.g. 2GiB); a worker "
+                 "above it spills to disk, then is restarted.", show_default=False),
+]
 JsonOption = Annotated[
     bool,
     typer.Option("--json", help="Print one JSON object (the result summary) on stdout, nothing else."),

@@ -10,9 +10,18 @@ import typer
 from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
 from ..generalization import hierarchy_file_names
-from ._console import check_output_path, print_json, print_lines, stages, user_errors
+from ._console import cancellable_run, check_output_path, print_json, print_lines, stages, user_errors
 from ._library import read_table
-from ._options import IdOption, JsonOption, QuietOption, names
+from ._options import (
+    IdOption,
+    JsonOption,
+    MemoryLimitOption,
+    QuietOption,
+    SchedulerOption,
+    SchedulerTimeoutOption,
+    check_scheduler,
+    names,
+)
 
 make_report = _lazy.function("incrowd.reporting._report", "report")
 
@@ -125,6 +134,9 @@ def report_command(
     verdict_threshold: Annotated[Optional[list[str]], typer.Option(
         "--verdict-threshold", metavar="NAME=VALUE", help="A threshold of the verdict, e.g. entropy_l=1.5 "
         "or record_linkage=0.05 (repeatable; over the spec's [report]).", show_default=False)] = None,
+    scheduler: SchedulerOption = None,
+    scheduler_timeout: SchedulerTimeoutOption = 10.0,
+    memory_limit: MemoryLimitOption = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -133,8 +145,23 @@ def report_command(
 
     With suppressed rows, the columns that pass through unchanged tell which rows were kept
     when they tell rows apart; otherwise give --kept-rows (or write the report with the
-    release: --report of the command that made it)."""
+    release: --report of the command that made it).
+
+    With --scheduler ORIGINAL and RELEASE may be partitioned datasets (folders or quoted globs
+    of CSV or Parquet files; release partition i holds the published rows of original
+    partition i): the measures are combined on Dask from the partitions' sums, and the report
+    says which measures it leaves out and why."""
+    if scheduler is not None:
+        refused = [flag for flag, value in (("--kept-rows", kept_rows), ("--target", target), ("--attacks", attacks),
+                                            ("--weight", weight), ("--hierarchies", hierarchies), ("--spec", spec),
+                                            ("--map", risk_map), ("--verdict-threshold", verdict_threshold))
+                   if value]
+        _report_on_dask(original_path, release_path, qi, sensitive, identifiers, output, k, numeric, threshold,
+                        refused, scheduler, scheduler_timeout, memory_limit, json_output, quiet)
+        return
     with user_errors():
+        if memory_limit is not None:
+            raise ParameterError("--memory-limit bounds the workers of --scheduler local:N; give --scheduler too")
         from ..reporting import parse_threshold_flags
 
         qis = names(qi, "--qi")
@@ -182,6 +209,43 @@ def report_command(
                                  household=household,
                                  **{key: v for key, v in options.items()
                                     if key not in ("sensitive", "identifiers", "numeric")})
+            if output is not None:
+                progress.stage(f"writing {output.name}")
+                result.write(output, inputs=(original_path, release_path))
+    if json_output:
+        print_json(result.to_dict())
+        return
+    print_lines(_lines(result, output))
+
+
+def _report_on_dask(original_path: Path, release_path: Path, qi, sensitive, identifiers, output, k, numeric,
+                    threshold: float, refused: list[str], scheduler: str, scheduler_timeout: float, memory_limit,
+                    json_output: bool, quiet: bool) -> None:
+    """The report of a partitioned release on Dask: progress per partition, Ctrl-C ends it cleanly."""
+    from ..distributed import connect
+
+    with user_errors(), cancellable_run("the report was not written"):
+        if refused:
+            raise ParameterError(f"{', '.join(refused)} need the whole file in one process; a report on Dask "
+                                 "(--scheduler) does not take them")
+        qis = names(qi, "--qi")
+        if not qis:
+            raise ParameterError("--qi is required: the columns an intruder may know")
+        if output is None and not json_output:
+            raise ParameterError("give -o report.html (or .json), or --json to print the report")
+        if output is not None:
+            check_report_path(output, (original_path, release_path))
+        if not 0 < threshold <= 1:
+            raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}")
+        check_scheduler(scheduler, scheduler_timeout)
+        with stages(3 if output is not None else 2, quiet=quiet or json_output) as progress:
+            progress.stage(f"connecting to {scheduler}")
+            with connect(scheduler, memory_limit=memory_limit, timeout=scheduler_timeout) as client:
+                progress.stage(f"measuring {release_path.name} against {original_path.name}")
+                result = make_report(str(original_path), str(release_path), qis, names(sensitive, "--sensitive") or None,
+                                     names(identifiers, "--id") or None, k=k,
+                                     numeric=names(numeric, "--numeric") or None, threshold=threshold,
+                                     scheduler=client, progress=progress.describe)
             if output is not None:
                 progress.stage(f"writing {output.name}")
                 result.write(output, inputs=(original_path, release_path))
@@ -263,6 +327,8 @@ def _lines(result, output) -> list[tuple[str, str]]:
     if "il_all_rows" in numeric:
         lines.append(("information loss", f"{100 * numeric['il_all_rows']:.3g} % (SSE/SST over all rows, "
                                           "a suppressed row losing all; the release summary's numeric IL)"))
+    if about.get("left_out"):
+        lines.append(("left out on Dask", ", ".join(about["left_out"])))
     if output is not None:
         lines.append(("written", str(output)))
     return lines

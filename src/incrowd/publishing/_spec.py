@@ -802,8 +802,6 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
         said.append(f"strategy {spec.strategy!r}")
     if spec.suppression != "rows":
         said.append("cell suppression")
-    if spec.t is not None:
-        said.append("t")
     if spec.models:
         said.append("[privacy] models")
     if spec.risk_targets:
@@ -817,5 +815,5 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
         said.append(f"categorical quasi-identifiers without a hierarchy file ({', '.join(flat)})")
     if not said:
         return None
-    return ("a partitioned file is published with k, l and rows suppression over categorical quasi-identifiers "
+    return ("a partitioned file is published with k, l, t and rows suppression over categorical quasi-identifiers "
             f"with hierarchy files; not with {', '.join(said)}: publish it in one process")

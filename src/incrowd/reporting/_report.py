@@ -112,7 +112,8 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
            risk_utility_map: bool = False, suppression: str | None = None,
            strategy: str | None = None, missing_matches: str | None = None,
            models: Sequence[Any] | None = None, household: str | None = None,
-           benchmarks: Sequence[str] | None = None) -> Report:
+           benchmarks: Sequence[str] | None = None, scheduler=None, memory_limit: str | None = None,
+           progress=None) -> Report:
     """Risk and utility of ``release`` against ``original`` (DataFrames or file paths).
 
     ``quasi_identifiers``: the columns an intruder may know; ``sensitive``: columns to check for
@@ -211,6 +212,18 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         ``[benchmarks]``): each weighted mean (by ``weight``) on the original and on the release,
         per group, with the relative change and whether the 95 % confidence intervals overlap,
         in ``utility["benchmarks"]``.
+    scheduler : str or distributed.Client, optional
+        Run on Dask (extra ``incrowd[dask]``): ``"local:N"`` starts N local workers, else the
+        ``tcp://`` address of a running scheduler, or a client. ``original`` and ``release`` are
+        then partitioned datasets (folders or globs of CSV or Parquet files; release partition i
+        holds the published rows of original partition i) and the measures are combined from
+        per-partition partial results: the class risk, the numeric and the categorical utility
+        (but height and NCP); ``about["left_out"]`` names the measures left out and why. The
+        options that need the whole file in one process are refused.
+    memory_limit : str, optional
+        With ``scheduler="local:N"``: each worker's memory (Dask's ``memory_limit``, e.g. ``"2GiB"``).
+    progress : callable, optional
+        With ``scheduler``: called with a line saying what runs (the command line's progress).
 
     Returns
     -------
@@ -219,10 +232,20 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     """
     from ._verdict import thresholds_from
 
+    if scheduler is not None:
+        _check_on_dask(locals())
     thresholds = thresholds_from(thresholds)  # a bad name or value fails before any work
     suppression = suppression or (release_summary or {}).get("suppression") or "rows"
     if suppression not in ("rows", "cells"):
         raise ParameterError(f"suppression must be 'rows' or 'cells'; got {suppression!r}")
+    if scheduler is not None:
+        from .._runtime import backends
+
+        return backends.get("dask").report(  # registered by incrowd.distributed
+            original, release, quasi_identifiers, sensitive, identifiers, scheduler=scheduler, k=k, numeric=numeric,
+            threshold=threshold, suppression=suppression, memory_limit=memory_limit, progress=progress)
+    if memory_limit is not None:
+        raise ParameterError("memory_limit= bounds the workers of a report on Dask; give scheduler= too")
     missing_matches = missing_matches or (release_summary or {}).get("missing_matches") or "itself"
     if missing_matches not in MISSING_MATCHES:
         raise ParameterError(f"missing_matches must be one of {', '.join(MISSING_MATCHES)}; got {missing_matches!r}")
@@ -326,6 +349,22 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     # first attack); what it cost is said apart
     about["compile_seconds"] = clock.seconds
     return out
+
+
+#: the options of :func:`report` that need the whole file in one process, as their defaults
+_IN_PROCESS_ONLY = {"kept_rows": None, "hierarchies": None, "population_sizes": None, "target": None,
+                    "attacks": False, "release_summary": None, "weight": None, "spec": None,
+                    "risk_utility_map": False, "missing_matches": None, "models": None, "household": None,
+                    "benchmarks": None, "strategy": None, "thresholds": None}
+
+
+def _check_on_dask(options: Mapping[str, Any]) -> None:
+    """Refuse, in one line and before any work, what a report on Dask does not take."""
+    given = [name for name, default in _IN_PROCESS_ONLY.items() if options[name] is not default
+             and not (isinstance(options[name], bool) and options[name] == default)]
+    if given:
+        raise ParameterError(f"a report on Dask (scheduler=) does not take {', '.join(given)}: those need the whole "
+                             "file in one process; leave out scheduler= to measure them")
 
 
 def _shareable(summary: Mapping[str, Any]) -> dict[str, Any]:
