@@ -17,6 +17,7 @@ from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError, VerificationError
 from ..io import NA_HELP, is_stdout, suffix
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
+from ._dask_options import SchedulerOption, SchedulerTimeoutOption, check_scheduler
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
 from ._library import read_table, table_format
@@ -36,12 +37,9 @@ from ._options import (
     QuietOption,
     RhoOption,
     RunsOption,
-    SchedulerOption,
-    SchedulerTimeoutOption,
     SeedOption,
     Split2kOption,
     StartOption,
-    check_scheduler,
     method_params,
     names,
     parse_qis,

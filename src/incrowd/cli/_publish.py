@@ -13,17 +13,10 @@ from ..exceptions import ParameterError
 from ..io import is_stdout, suffix
 from ..publishing import summary_lines
 from ._console import cancellable_run, check_output_path, print_json, print_lines, stages, user_errors
+from ._dask_options import SchedulerOption, SchedulerTimeoutOption, check_scheduler
 from ._generalization import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption, lattice_limits
 from ._library import load_spec, read_table, table_format
-from ._options import (
-    INPUT_FORMATS,
-    OUTPUT_FORMATS,
-    JsonOption,
-    QuietOption,
-    SchedulerOption,
-    SchedulerTimeoutOption,
-    check_scheduler,
-)
+from ._options import INPUT_FORMATS, OUTPUT_FORMATS, JsonOption, QuietOption
 
 publish = _lazy.function("incrowd.publishing._release", "publish")
 example_toml = _lazy.function("incrowd.publishing._example", "example_toml")

@@ -11,17 +11,9 @@ from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
 from ..generalization import hierarchy_file_names
 from ._console import cancellable_run, check_output_path, print_json, print_lines, stages, user_errors
+from ._dask_options import MemoryLimitOption, SchedulerOption, SchedulerTimeoutOption, check_scheduler
 from ._library import read_table
-from ._options import (
-    IdOption,
-    JsonOption,
-    MemoryLimitOption,
-    QuietOption,
-    SchedulerOption,
-    SchedulerTimeoutOption,
-    check_scheduler,
-    names,
-)
+from ._options import IdOption, JsonOption, QuietOption, names
 
 make_report = _lazy.function("incrowd.reporting._report", "report")
 
@@ -174,17 +166,10 @@ def report_command(
             qis = qis or loaded.quasi_identifiers
             weight = weight or loaded.weight  # the spec's weight role weights the risk, as in publish --report
             household = loaded.household  # and its households give the household risk
-        if not qis:
-            raise ParameterError("--qi is required: the columns an intruder may know (or give --spec)")
+        _check_request(qis, output, json_output, (original_path, release_path), threshold, " (or give --spec)")
         flags = parse_threshold_flags(verdict_threshold)
         if risk_map and loaded is None:
             raise ParameterError("--map needs --spec: the neighbouring releases are re-made from the release's spec")
-        if output is None and not json_output:
-            raise ParameterError("give -o report.html (or .json), or --json to print the report")
-        if output is not None:
-            check_report_path(output, (original_path, release_path))
-        if not 0 < threshold <= 1:
-            raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}")
         with stages(3, quiet=quiet or json_output) as progress:
             progress.stage("reading the files")
             numeric_names = names(numeric, "--numeric")
@@ -209,13 +194,34 @@ def report_command(
                                  household=household,
                                  **{key: v for key, v in options.items()
                                     if key not in ("sensitive", "identifiers", "numeric")})
-            if output is not None:
-                progress.stage(f"writing {output.name}")
-                result.write(output, inputs=(original_path, release_path))
+            _write(result, output, (original_path, release_path), progress)
+    _show(result, output, json_output)
+
+
+def _write(result, output: Path | None, inputs: tuple[Path, Path], progress) -> None:
+    if output is not None:
+        progress.stage(f"writing {output.name}")
+        result.write(output, inputs=inputs)
+
+
+def _show(result, output: Path | None, json_output: bool) -> None:
     if json_output:
         print_json(result.to_dict())
         return
     print_lines(_lines(result, output))
+
+
+def _check_request(qis: list[str], output: Path | None, json_output: bool, inputs: tuple[Path, Path],
+                   threshold: float, qi_hint: str = "") -> None:
+    """What a report needs in process and on Dask alike: the keys, somewhere to put it, a threshold."""
+    if not qis:
+        raise ParameterError(f"--qi is required: the columns an intruder may know{qi_hint}")
+    if output is None and not json_output:
+        raise ParameterError("give -o report.html (or .json), or --json to print the report")
+    if output is not None:
+        check_report_path(output, inputs)
+    if not 0 < threshold <= 1:
+        raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}")
 
 
 def _report_on_dask(original_path: Path, release_path: Path, qi, sensitive, identifiers, output, k, numeric,
@@ -229,14 +235,7 @@ def _report_on_dask(original_path: Path, release_path: Path, qi, sensitive, iden
             raise ParameterError(f"{', '.join(refused)} need the whole file in one process; a report on Dask "
                                  "(--scheduler) does not take them")
         qis = names(qi, "--qi")
-        if not qis:
-            raise ParameterError("--qi is required: the columns an intruder may know")
-        if output is None and not json_output:
-            raise ParameterError("give -o report.html (or .json), or --json to print the report")
-        if output is not None:
-            check_report_path(output, (original_path, release_path))
-        if not 0 < threshold <= 1:
-            raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}")
+        _check_request(qis, output, json_output, (original_path, release_path), threshold)
         check_scheduler(scheduler, scheduler_timeout)
         with stages(3 if output is not None else 2, quiet=quiet or json_output) as progress:
             progress.stage(f"connecting to {scheduler}")
@@ -246,13 +245,8 @@ def _report_on_dask(original_path: Path, release_path: Path, qi, sensitive, iden
                                      names(identifiers, "--id") or None, k=k,
                                      numeric=names(numeric, "--numeric") or None, threshold=threshold,
                                      scheduler=client, progress=progress.describe)
-            if output is not None:
-                progress.stage(f"writing {output.name}")
-                result.write(output, inputs=(original_path, release_path))
-    if json_output:
-        print_json(result.to_dict())
-        return
-    print_lines(_lines(result, output))
+            _write(result, output, (original_path, release_path), progress)
+    _show(result, output, json_output)
 
 
 def _spec_options(spec, original, qis: list[str]) -> dict[str, Any]:

@@ -13,17 +13,9 @@ from ..exceptions import ParameterError
 from ..io import suffix
 from ..reporting import risk_lines
 from ._console import cancellable_run, check_output_path, print_json, print_lines, stages, user_errors
+from ._dask_options import MemoryLimitOption, SchedulerOption, SchedulerTimeoutOption, check_scheduler
 from ._library import read_table
-from ._options import (
-    INPUT_FORMATS,
-    JsonOption,
-    MemoryLimitOption,
-    QuietOption,
-    SchedulerOption,
-    SchedulerTimeoutOption,
-    check_scheduler,
-    names,
-)
+from ._options import INPUT_FORMATS, JsonOption, QuietOption, names
 
 measure_risk = _lazy.function("incrowd.reporting._risk_api", "risk")
 output_kind = _lazy.function("incrowd.reporting._risk_api", "output_kind")
