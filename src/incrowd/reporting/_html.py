@@ -194,7 +194,9 @@ def _benchmark_row(r: dict) -> str:
     def interval(pair) -> str:
         return "-" if pair[0] is None else f"[{_fmt(pair[0])}, {_fmt(pair[1])}]"
 
-    group = ", ".join(f"{k} = {v}" for k, v in r["group"].items()) or "all"
+    # a labelled group reads as its label, the code beside it: "Urban (1)", not "urbrur = 1"
+    named = r.get("label") or {}
+    group = ", ".join(f"{named[k]} ({v})" if k in named else f"{k} = {v}" for k, v in r["group"].items()) or "all"
     change = "-" if r["relative_change"] is None else _percent(r["relative_change"])
     overlap = _fmt(r["ci_overlap"]) + ("" if r["ci_overlap_measure"] is None else f" ({_fmt(r['ci_overlap_measure'])})")
     cells = [(r["estimate"], ""), (group, ""), (_fmt(r["original"]), " class=num"), (_fmt(r["release"]), " class=num"),
