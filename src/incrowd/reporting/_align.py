@@ -326,6 +326,20 @@ def column_cells(column: pd.Series) -> np.ndarray:
     return _cells(column)[0]
 
 
+def file_value_labels(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, dict]:
+    """Per column of a labelled file (SPSS, Stata) as :func:`incrowd.read_table` reads it: its
+    codes' value labels (none for other files and unlabelled columns)."""
+    meta = frame.attrs.get("statfile") if isinstance(frame, pd.DataFrame) else None
+    if not isinstance(meta, dict):
+        return {}
+    out = {}
+    for c in columns:
+        pairs = ((meta.get("columns") or {}).get(str(c)) or {}).get("value_labels") or ()
+        if pairs:
+            out[str(c)] = {code: label for code, label in pairs}
+    return out
+
+
 def user_missing_codes(column: pd.Series) -> tuple[np.ndarray, list] | None:
     """(per cell the index of its user-missing code or -1, the codes) of a float column read
     from a labelled file, whose user-missing cells are NaNs carrying their code

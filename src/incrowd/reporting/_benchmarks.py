@@ -24,8 +24,7 @@ import pandas as pd
 
 from ..exceptions import DataError, ParameterError
 from ..publishing import BenchmarkEstimate as Estimate
-from ._align import cell_text
-from ._utility import file_value_labels
+from ._align import cell_text, file_value_labels
 
 
 @dataclass(frozen=True)

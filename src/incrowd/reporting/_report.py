@@ -20,7 +20,7 @@ import pandas as pd
 from ..exceptions import DataError, ParameterError
 from ..privacy import attribute_disclosure_of_classes, checked_t, models_from_summary
 from ..values import MISSING_MATCHES
-from ._align import Aligned, align
+from ._align import Aligned, align, file_value_labels
 from ._summary import summary_points
 
 
@@ -518,8 +518,6 @@ def _blanks_missing(frame: pd.DataFrame) -> pd.DataFrame:
 def _value_labels(release: pd.DataFrame, columns: Sequence[str]) -> dict[str, dict]:
     """Per categorical column of a labelled release (SPSS, Stata): its codes' value labels, so
     a generalized group stored as a new code is read as the group's label."""
-    from ._utility import file_value_labels
-
     return file_value_labels(release, columns)
 
 

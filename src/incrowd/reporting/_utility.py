@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..exceptions import DataError, ParameterError
 from ..publishing import categorical_ncp
-from ._align import cell_text, column_cells, user_missing_codes
+from ._align import cell_text, column_cells, file_value_labels, user_missing_codes
 
 SUPPRESSED_LABEL = "*"
 
@@ -802,20 +802,6 @@ def _check_hierarchies(hierarchies: Mapping | None, columns) -> None:
     unknown = [c for c in (hierarchies or {}) if c not in set(columns)]
     if unknown:
         raise ParameterError(f"hierarchy given for column {unknown[0]!r}, which the release does not have")
-
-
-def file_value_labels(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, dict]:
-    """Per column of a labelled file (SPSS, Stata) as :func:`incrowd.read_table` reads it: its
-    codes' value labels (none for other files and unlabelled columns)."""
-    meta = frame.attrs.get("statfile") if isinstance(frame, pd.DataFrame) else None
-    if not isinstance(meta, dict):
-        return {}
-    out = {}
-    for c in columns:
-        pairs = ((meta.get("columns") or {}).get(str(c)) or {}).get("value_labels") or ()
-        if pairs:
-            out[str(c)] = {code: label for code, label in pairs}
-    return out
 
 
 def _frequencies(before: np.ndarray, after: np.ndarray, words: _Vocabulary,
