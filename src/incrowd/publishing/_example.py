@@ -309,7 +309,7 @@ def _proposal(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLike],
     for name in _household_level(data, guesses):
         columns[name] = {**_entry(columns[name]), "household_level": True}
         guesses[name] = ("categorical", f"{guesses[name][1]}; the same for every member of each household")
-    spec = {
+    spec: dict[str, Any] = {
         "privacy": {"k": _PROPOSED_K, "max_suppression": "1%", "strategy": "generalize-then-microaggregate",
                     "method": "mdav"},
         "columns": columns,
