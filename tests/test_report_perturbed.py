@@ -114,6 +114,13 @@ def test_the_perturbed_numerics_are_measured_as_sdcmicro_defines_them(released):
     assert utility["correlation"]["max_abs_diff"] == pytest.approx(changes.max(), rel=1e-9, abs=1e-15)
     assert risk["drisk"] == pytest.approx(drisk_by_definition(x, xm))
     assert risk["record_linkage"]["distance_based"] == pytest.approx(linkage_by_definition(x, xm), abs=1e-9)
+    # the verdict weighs them as the numeric keys' (dRisk above 0.1 is for review), with the step's lever
+    lines = {line["measure"]: line for line in measured["verdict"]}
+    drisk_line, linkage_line = lines["drisk (perturbed)"], lines["record_linkage (perturbed)"]
+    assert drisk_line["value"] == risk["drisk"] and linkage_line["value"] == risk["record_linkage"]["distance_based"]
+    assert drisk_line["status"] == ("review" if risk["drisk"] > drisk_line["threshold"] else "pass")
+    if drisk_line["status"] == "review":
+        assert drisk_line["driver"].endswith("of records") and "[[perturb]]" in drisk_line["next_step"]
     if method == "microaggregation":
         # sdcMicro's own release of the numVars (microaggregation(mdav, k = 3)): the same figures
         peer = pd.read_csv(PEER, comment="#")[[f"microaggregation_{c}" for c in NUMERIC]].to_numpy(float)
