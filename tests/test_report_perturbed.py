@@ -211,3 +211,23 @@ def test_a_perturbed_column_the_files_lack_is_one_error_line():
         report(frame, frame, ["g"], perturb=["income"])
     with pytest.raises(DataError, match=r"column 'g' is named both quasi-identifier and perturbed"):
         report(frame, frame, ["g"], perturb=["g"])
+
+
+def test_the_report_command_takes_the_perturbed_columns_without_a_spec(tmp_path):
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"g": rng.choice(["a", "b"], 60), "x": rng.gamma(2.0, 100.0, 60), "y": rng.normal(0, 1, 60)})
+    changed = frame.assign(x=frame["x"] * rng.uniform(0.9, 1.1, 60))
+    frame.to_csv(tmp_path / "original.csv", index=False)
+    changed.to_csv(tmp_path / "release.csv", index=False)
+    runner = CliRunner()
+    # without it, the changed amount reads as a release of another file
+    refused = runner.invoke(app, ["report", str(tmp_path / "original.csv"), str(tmp_path / "release.csv"),
+                                  "--qi", "g", "--json"])
+    assert refused.exit_code == 2 and refused.output.startswith("error: the files do not align")
+    done = runner.invoke(app, ["report", str(tmp_path / "original.csv"), str(tmp_path / "release.csv"),
+                               "--qi", "g", "--perturb", "x", "--json"])
+    assert done.exit_code == 0, done.output
+    measured = json.loads(done.stdout)
+    x, xm = frame[["x"]].to_numpy(float), changed[["x"]].to_numpy(float)
+    assert measured["utility"]["perturbed"]["il1s"] == pytest.approx(il1s_by_definition(x, xm), rel=1e-9)
+    assert measured["risk"]["perturbed"]["drisk"] == pytest.approx(drisk_by_definition(x, xm))
