@@ -111,6 +111,10 @@ def report_command(
         "--weight", help="The original's sampling-weight column: the report adds the release's individual "
         "and global risk and expected re-identifications as sdcMicro measures them (default: the --spec's "
         "weight column).", show_default=False)] = None,
+    perturb: Annotated[Optional[list[str]], typer.Option(
+        "--perturb", help="The columns the release perturbed (the role perturb), comma-separated: not compared "
+        "to align the files; the numeric ones are measured as sdcMicro's numVars (IL1s, eigenvalues, dRisk, "
+        "record linkage). Default: the --spec's.", show_default=False)] = None,
     hierarchies: Annotated[Optional[Path], typer.Option(
         "--hierarchies", metavar="DIR", help=f"Folder of ARX-style hierarchy files ({hierarchy_file_names()}), "
         "as 'lattice build' takes it: the categorical utility (NCP, "
@@ -146,7 +150,8 @@ def report_command(
     if scheduler is not None:
         refused = [flag for flag, value in (("--kept-rows", kept_rows), ("--target", target), ("--attacks", attacks),
                                             ("--weight", weight), ("--hierarchies", hierarchies), ("--spec", spec),
-                                            ("--map", risk_map), ("--verdict-threshold", verdict_threshold))
+                                            ("--map", risk_map), ("--verdict-threshold", verdict_threshold),
+                                            ("--perturb", perturb))
                    if value]
         _report_on_dask(original_path, release_path, qi, sensitive, identifiers, output, k, numeric, threshold,
                         refused, scheduler, scheduler_timeout, memory_limit, json_output, quiet)
@@ -191,7 +196,7 @@ def report_command(
                                  names(identifiers, "--id") or options.pop("identifiers", None), kept_rows=kept,
                                  numeric=numeric_names or options.pop("numeric", None) or None,
                                  target=target, attacks=attacks, threshold=threshold, weight=weight,
-                                 household=household,
+                                 household=household, perturb=names(perturb, "--perturb") or None,
                                  **{key: v for key, v in options.items()
                                     if key not in ("sensitive", "identifiers", "numeric")})
             _write(result, output, (original_path, release_path), progress)

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..exceptions import DataError, ParameterError
 from ..publishing import categorical_ncp
-from ._align import cell_text, user_missing_codes
+from ._align import cell_text, column_cells, file_value_labels, user_missing_codes
 
 SUPPRESSED_LABEL = "*"
 
@@ -176,7 +176,7 @@ def il1(original: np.ndarray, masked: np.ndarray) -> float:
     """
     X = np.asarray(original, dtype=np.float64)
     Y = np.asarray(masked, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # overflow: inf, dropped as R drops it
         a = 100.0 * np.abs(X - Y) / np.abs(X)
     return float(np.sum(a[np.isfinite(a)]))
 
@@ -867,20 +867,6 @@ def _check_hierarchies(hierarchies: Mapping | None, columns) -> None:
         raise ParameterError(f"hierarchy given for column {unknown[0]!r}, which the release does not have")
 
 
-def file_value_labels(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, dict]:
-    """Per column of a labelled file (SPSS, Stata) as :func:`incrowd.read_table` reads it: its
-    codes' value labels (none for other files and unlabelled columns)."""
-    meta = frame.attrs.get("statfile") if isinstance(frame, pd.DataFrame) else None
-    if not isinstance(meta, dict):
-        return {}
-    out = {}
-    for c in columns:
-        pairs = ((meta.get("columns") or {}).get(str(c)) or {}).get("value_labels") or ()
-        if pairs:
-            out[str(c)] = {code: label for code, label in pairs}
-    return out
-
-
 def _label_counts(before: np.ndarray, after: np.ndarray, words: _Vocabulary,
                   labels: Mapping[str, str] | None = None) -> tuple[pd.Series, pd.Series, Mapping[str, str] | None]:
     """(rows per value before, after, ``labels``): ``before`` (all original rows) and ``after``
@@ -933,6 +919,47 @@ def _frequency_rows(before_counts: pd.Series, after_counts: pd.Series, shown_lab
                      "original": int(before_counts.reindex(rest).fillna(0).sum()),
                      "release": int(after_counts.reindex(rest).fillna(0).sum())})
     return rows
+
+
+def weighted_frequencies(original: pd.DataFrame, release: pd.DataFrame, kept: np.ndarray, columns: Sequence[str],
+                         weights: np.ndarray | None = None, top: int = 12) -> dict[str, list[dict]]:
+    """Per column, its values' weighted totals in the original (every row) and in the release
+    (each published row weighted as its original row, ``kept``): the table an office compares
+    before and after protection. ``weights``: one per original row (None: each row weighs 1).
+
+    Rows as :func:`categorical_utility`'s ``frequencies``: ``value`` (the code as a reader writes
+    it; a labelled file's user-missing code is a value), ``label`` where the file labels it,
+    ``original`` and ``release`` (weighted totals; a blank or missing cell is "(missing)"),
+    the ``top`` largest in the original first and the rest summed in one row."""
+    n = original.shape[0]
+    w = np.ones(n) if weights is None else np.nan_to_num(np.asarray(weights, dtype=np.float64), nan=0.0)
+    kept = np.asarray(kept, dtype=np.int64)
+    labels = {**file_value_labels(original, columns), **file_value_labels(release, columns)}
+    out: dict[str, list[dict]] = {}
+    for name in columns:
+        known = _spelled_labels(labels.get(name)) or {}
+
+        def totals(column: pd.Series, weight: np.ndarray) -> pd.Series:
+            cells = column_cells(column)
+            text = [MISSING_SHOWN if v is None or str(v).strip() == "" else cell_text(v) for v in cells]
+            return pd.Series(weight).groupby(pd.Index(text), sort=False).sum()
+
+        before = totals(original[name].reset_index(drop=True), w)
+        after = totals(release[name].reset_index(drop=True), w[kept])
+        both = pd.concat([before.rename("original"), after.rename("release")], axis=1).fillna(0.0)
+        both = both.sort_values(["original", "release"], ascending=False, kind="stable")
+        rows = []
+        for value, row in both.iloc[:top].iterrows():
+            entry: dict = {"value": str(value)}
+            if str(value) in known and known[str(value)] != str(value):
+                entry["label"] = known[str(value)]
+            rows.append({**entry, "original": float(row["original"]), "release": float(row["release"])})
+        if both.shape[0] > top:
+            rest = both.iloc[top:]
+            rows.append({"value": f"({rest.shape[0]} other values)", "original": float(rest["original"].sum()),
+                         "release": float(rest["release"].sum())})
+        out[str(name)] = rows
+    return out
 
 
 # --- a model trained on the release ----------------------------------------------------------
