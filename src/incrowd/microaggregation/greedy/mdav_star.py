@@ -20,8 +20,10 @@ class MDAVStar(MicroaggregationEstimator):
 
     Parameters
     ----------
-    k, random_state
-        As in :class:`MDAVPlus`.
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
+    random_state : None
+        As in :class:`MDAVPlus`: ignored.
     """
 
     def _labels(self, Z, k, rng):

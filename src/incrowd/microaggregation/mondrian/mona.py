@@ -195,13 +195,18 @@ class MONA2D(MONA):
 
     Parameters
     ----------
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
     rho : float, default 0.5
-        In [0, 1]: parts of more than n^rho rows are cut by Mondrian V2D, the rest clustered by
-        ONA*.
+        As in :class:`MONA`, the large parts cut by Mondrian V2D.
     diagonals : {"sum", "unit"}, default "sum"
         As in :class:`MondrianV2D`.
-    k, split_2k, max_rounds, random_state
+    split_2k : bool, default True
+        As in :class:`Mondrian`.
+    max_rounds : int, default 100
         As in :class:`MONA`.
+    random_state : None
+        As in :class:`Mondrian`: ignored.
     """
 
     _rule = RULE_V2D

@@ -152,8 +152,12 @@ class MondrianV(_MondrianBase):
 
     Parameters
     ----------
-    k, split_2k, random_state
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
+    split_2k : bool, default True
         As in :class:`Mondrian`.
+    random_state : None
+        As in :class:`Mondrian`: ignored.
     """
 
     _rule = RULE_VARIANCE
@@ -171,11 +175,15 @@ class MondrianV2D(_MondrianBase):
 
     Parameters
     ----------
+    k : int, default 5
+        The smallest group size: every group has at least k rows.
     diagonals : {"sum", "unit"}, default "sum"
         How a diagonal direction is scored: by the variance of x_a +- x_b (``"sum"``, which
         reproduces Thaeter & Reischuk's Table 6) or along the unit vector (``"unit"``).
-    k, split_2k, random_state
+    split_2k : bool, default True
         As in :class:`Mondrian`.
+    random_state : None
+        As in :class:`Mondrian`: ignored.
     """
 
     _rule = RULE_V2D
