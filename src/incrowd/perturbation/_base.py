@@ -162,11 +162,10 @@ class Method:
         return list(self.columns)
 
     def check(self, frame: pd.DataFrame, where: str) -> None:
-        """Checks of the parameters against the data, before any row changes (one clear error):
-        by default, that a numeric method's columns hold numbers."""
-        if self.data == "numeric":
-            for name in self.columns:
-                numbers(frame.iloc[:0], name, where)
+        """Checks of the parameters against the data, before any row changes (one clear error).
+        By default none: a numeric method reads its columns through :func:`numbers`, which names
+        the column and the row of a cell that is not a number, and the steps work on a copy, so a
+        refused step leaves the input as it was."""
 
     def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
         raise NotImplementedError
@@ -226,6 +225,8 @@ def numbers(frame: pd.DataFrame, name: str, where: str) -> np.ndarray:
     from ..io import column_numbers
 
     column = frame[name]
+    if isinstance(column.dtype, np.dtype) and column.dtype.kind in "fiu":
+        return np.array(column.to_numpy(), dtype=np.float64)
     if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype):
         return column.to_numpy(dtype=np.float64, copy=True, na_value=np.nan)
     return np.array(column_numbers(column, lambda position, count: DataError(
