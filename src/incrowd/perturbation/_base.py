@@ -29,16 +29,19 @@ class Param:
     check: Callable[[Any], bool]
     meaning: str
     choices: tuple[str, ...] = ()
+    #: what a form asks for where the check alone cannot say: ``file``, a file the user uploads
+    #: (the step names it by its file name)
+    input: str = ""
 
     def describe(self, name: str) -> dict[str, Any]:
         """JSON-ready: ``name``, what it takes, its default (None where it is required or has
         none), whether it is required, what it means, its choices and the form's ``input``
-        (``choice``, ``boolean``, ``columns``, ``number`` or ``text``)."""
+        (``choice``, ``boolean``, ``columns``, ``number``, ``text`` or ``file``)."""
         required = self.default is REQUIRED
         default = None if required else self.default
         return {"name": name, "kind": self.kind, "default": list(default) if isinstance(default, tuple) else default,
                 "required": required, "meaning": self.meaning, "choices": list(self.choices),
-                "input": _input(self)}
+                "input": self.input or _input(self)}
 
 
 #: a parameter's default that says it must be given
