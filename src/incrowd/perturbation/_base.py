@@ -224,12 +224,12 @@ def numbers(frame: pd.DataFrame, name: str, where: str) -> np.ndarray:
     """A numeric column as float64 (a copy: a missing cell's NaN keeps its bits, so a
     user-missing code rides along); a CSV's text is read as numbers, the NA vocabulary as
     missing; any other text is one clear error naming the column and the row."""
-    from ..exceptions import DataError
-    from ..io import column_numbers
-
     column = frame[name]
     if isinstance(column.dtype, np.dtype) and column.dtype.kind in "fiu":
         return np.array(column.to_numpy(), dtype=np.float64)
+    from ..exceptions import DataError
+    from ..io import column_numbers
+
     if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype):
         return column.to_numpy(dtype=np.float64, copy=True, na_value=np.nan)
     return np.array(column_numbers(column, lambda position, count: DataError(
