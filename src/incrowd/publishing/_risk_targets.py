@@ -125,7 +125,9 @@ class NodeJudge:
         codes = self._codes(hierarchies, bottom_codes, levels, class_of, n_classes)
         bad = bad.copy()
         limit = self.targets.get("max_individual_risk")
-        row_class = class_of[self.of_row] if self.households is not None and self.of_row is not None else None
+        households, row_class = self.households, None
+        if households is not None and self.of_row is not None:
+            row_class = class_of[self.of_row]
         first = True
         while True:
             keep = rows > 0
@@ -156,8 +158,8 @@ class NodeJudge:
                 break  # without missing cells a class's risk is its own: none other moved
         self.judged += 1
         got = figures(risk, rows)
-        if row_class is not None:
-            got["max_household_risk"] = float(_household_risk(risk[row_class], self.households).max(initial=0.0))
+        if households is not None and row_class is not None:
+            got["max_household_risk"] = float(_household_risk(risk[row_class], households).max(initial=0.0))
         if within is not None and int(sizes[bad].sum()) > within:
             return bad, False
         self._remember(got, levels)
