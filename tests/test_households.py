@@ -166,6 +166,20 @@ def test_max_household_risk_with_rows_suppression_is_met_on_the_written_file(fol
 
 
 @needs_data
+def test_a_household_target_no_node_meets_within_the_suppression_limit_is_one_line(folder):
+    spec = curator_spec(suppression="rows", max_household_risk=1e-9, max_suppression="2%")
+    for key in ("missing_matches", "max_individual_risk", "max_global_risk"):
+        del spec["privacy"][key]
+    del spec["levels"]  # the search is free to generalize
+    with pytest.raises(ParameterError) as refused:
+        incrowd.publish(folder / "household.sav", spec, base_dir=folder)
+    message = str(refused.value)
+    assert "\n" not in message and "nan" not in message
+    assert "no generalization meets max_household_risk=1e-09 within max_suppression='2%'" in message
+    assert "the lowest highest household risk of a node is" in message
+
+
+@needs_data
 def test_household_id_dropped_is_still_checked_by_the_rows_households(folder):
     result = incrowd.publish(folder / "household.sav", curator_spec(household_id="drop"), base_dir=folder)
     out = result.write(folder / "id_drop.sav")

@@ -108,9 +108,10 @@ class NodeJudge:
     of_row: np.ndarray | None = None
     #: per target, the lowest value a node reached with its suppression within the limit
     best: dict[str, tuple[float, dict[str, int]]] = field(default_factory=dict)
-    #: the lowest highest individual risk of a node before its risky rows went (for the
-    #: refusal when suppressing them passes the limit at every node)
-    best_before: tuple[float, dict[str, int]] | None = None
+    #: per target that suppresses rows (``max_individual_risk``, ``max_household_risk``), the
+    #: lowest highest risk of a node before its risky rows went (for the refusal when
+    #: suppressing them passes the limit at every node)
+    best_before: dict[str, tuple[float, dict[str, int]]] = field(default_factory=dict)
     judged: int = 0
 
     def judge(self, hierarchies, bottom_codes: Mapping[str, np.ndarray], levels: Mapping[str, int],
@@ -142,9 +143,12 @@ class NodeJudge:
             with np.errstate(divide="ignore", invalid="ignore"):
                 risk = np.where(keep, sample_risk.individual_risk(np.maximum(fk, 1.0), np.maximum(Fk, 1e-300)), 0.0)
             if first:
-                top = figures(risk, rows)["max_individual_risk"]
-                if self.best_before is None or top < self.best_before[0]:
-                    self.best_before = (top, dict(levels))
+                before = {"max_individual_risk": figures(risk, rows)["max_individual_risk"]}
+                if households is not None and row_class is not None:
+                    before["max_household_risk"] = float(_household_risk(risk[row_class], households).max(initial=0.0))
+                for key, top in before.items():
+                    if key not in self.best_before or top < self.best_before[key][0]:
+                        self.best_before[key] = (top, dict(levels))
                 first = False
             above = keep & (risk > limit) if limit is not None else np.zeros(n_classes, bool)
             if not above.any() and row_class is not None:
@@ -218,13 +222,16 @@ class NodeJudge:
             return ParameterError(
                 f"no generalization meets {key}={self.targets[key]:g}: the best reached is {value:.6g} "
                 f"(at {_at(levels)}); raise {key} or k{lever}, or give coarser hierarchies; nothing is published")
-        target = self.targets.get("max_individual_risk", float("nan"))
-        value, levels = self.best_before or (float("nan"), {})
+        keys = [key for key in ("max_individual_risk", "max_household_risk")
+                if key in self.targets and key in self.best_before]
+        measure = {"max_individual_risk": "risk", "max_household_risk": "household risk"}
+        lowest = "; ".join(f"the lowest highest {measure[key]} of a node is {self.best_before[key][0]:.6g} "
+                           f"(at {_at(self.best_before[key][1])})" for key in keys)
         return ParameterError(
-            f"no generalization meets max_individual_risk={target:g} within max_suppression={max_suppression!r} "
-            f"({limit} rows): the lowest highest risk of a node is {value:.6g} (at {_at(levels)}), and suppressing "
-            "the rows above the target passes the limit at every node; allow more suppression, raise "
-            "max_individual_risk or k, or give coarser hierarchies; nothing is published")
+            f"no generalization meets {' and '.join(f'{key}={self.targets[key]:g}' for key in keys)} within "
+            f"max_suppression={max_suppression!r} ({limit} rows): {lowest}, and suppressing the rows above the "
+            f"{'targets' if len(keys) > 1 else 'target'} passes the limit at every node; allow more suppression, "
+            f"raise {' or '.join(keys)} or k, or give coarser hierarchies; nothing is published")
 
 
 def _household_risk(risk: np.ndarray, households: np.ndarray) -> np.ndarray:
