@@ -216,9 +216,16 @@ What to check, line by line:
   without one, like `relationship` here, can only keep its value or become `*`.
 - **user-missing codes** are listed beside their column (`+ user-missing 99 "Not stated"`).
 - **numeric**: the scale variables; they are microaggregated within each class.
+- **perturb**: the amounts (`capital_gain`, `capital_loss`: named as amounts of money, numbers
+  >= 0): not quasi-identifiers, but changed on their own after the keys are protected, by the
+  `[[perturb]]` step below the columns (microaggregation, k = 3; see
+  [Perturbation](perturbation.md)). Make one `numeric` if an intruder could know it.
 - Every column the spec lists as `categorical` or `numeric` is a quasi-identifier: a value an
   intruder may know from elsewhere. Turn a column that is not one into `"other"` (published
   unchanged).
+- **privacy models**: every model publish meets is listed below `k`, commented out, as a
+  setting you may uncomment (a model a plug-in registers is listed too); see
+  [Privacy models](privacy-models.md).
 - **max_suppression**: the smallest of 1, 2, 5, 10 and 20 % that these roles and hierarchies can
   meet at k = 5. Where 1 % is too little, the comment above it says how many rows stay in classes
   under k even at the most general levels, and which column holds them there.

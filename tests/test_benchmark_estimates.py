@@ -174,3 +174,28 @@ def test_the_household_release_reports_weighted_mean_income_by_urbrur(tmp_path):
         assert r["release"] == pytest.approx(_by_definition(after["income"].tolist(), after[WEIGHT].tolist())[0])
     assert [r["group"] for r in rows if r["estimate"] == "expend"] == [{}]
     assert "id=benchmarks" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_a_labelled_file_names_its_groups_by_value_label_and_keeps_the_code(tmp_path):
+    """The curator's labelled household file: "Urban" rather than "urbrur = 1" on the page, the code
+    kept in the JSON's group with the label beside it; an unlabelled grouping keeps its code alone."""
+    from _household import VALUE_LABELS, WEIGHT, write_household
+    from benchdata import data_dir
+
+    from incrowd import read_table, report
+
+    if not (data_dir() / "testdata.csv").is_file():
+        pytest.skip("benchmark data not found")
+    original = read_table(write_household(data_dir(), tmp_path / "household.sav"))
+    release = original.copy()
+    release["income"] = release["income"] * 1.01
+    rows = benchmark_estimates(original, release, ["income by urbrur, sex", "income by age"], weight=WEIGHT)
+    by_both = [r for r in rows if r["estimate"] == "income by urbrur, sex"]
+    assert len(by_both) == 4
+    for r in by_both:
+        assert r["label"] == {c: VALUE_LABELS[c][int(r["group"][c])] for c in ("urbrur", "sex")}
+    assert all("label" not in r for r in rows if r["estimate"] == "income by age")  # age has no value labels
+    page = report(original, release, ["urbrur", "sex"], benchmarks=["income by urbrur"], weight=WEIGHT, perturb=["income"],
+                  figures=False).to_html()
+    table = page[page.index("id=benchmarks"):]
+    assert "<td>Urban (1)</td>" in table and "<td>Rural (2)</td>" in table and "urbrur = 1" not in table

@@ -104,6 +104,22 @@ def test_adult_partitions_publish_the_in_process_release(client, adult, tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["here.parquet", "parts", "release"]
 
 
+def test_t_closeness_partitions_publish_the_in_process_release(client, adult, tmp_path):
+    # t merges groups inside a class against the whole file's distribution, on the class's worker
+    frame = adult.iloc[:12000]
+    parts = _split(frame, tmp_path / "parts", [0, 3000, 7000, 12000])
+    for t in (0.2, 0.08):
+        here = incrowd.publish(frame, _spec(t=t))
+        there = incrowd.publish(parts, _spec(t=t), scheduler=client, output=tmp_path / f"release-{t}")
+        a, b = here.summary(), there.summary()
+        for key in ("levels", "rows_out", "suppressed", "classes", "min_class_size"):
+            assert b[key] == a[key], key
+        assert f"{t:g}-close in every sensitive column" in b["models"]
+        assert_same_release(here, tmp_path / f"release-{t}", tmp_path)
+    # t binds: without it the node is another
+    assert incrowd.publish(frame, _spec()).summary()["levels"] != a["levels"]
+
+
 def test_a_worker_killed_mid_run_changes_nothing(client, adult, tmp_path):
     frame = adult.iloc[:9000]
     parts = _split(frame, tmp_path / "parts", [0, 2500, 6000, 9000])
@@ -132,9 +148,9 @@ def test_ctrl_c_while_writing_leaves_no_partial_release(client, adult, tmp_path)
 
 def test_what_it_does_not_do_yet_is_refused_in_one_line_before_any_work(client, adult, tmp_path):
     parts = _split(adult.iloc[:2000], tmp_path / "parts", [0, 1000, 2000])
-    with pytest.raises(ParameterError, match=r"^a partitioned file is published with k, l and rows suppression .*; "
-                                             r"not with t: publish it in one process$"):
-        incrowd.publish(parts, _spec(t=0.3), scheduler=client, output=tmp_path / "out")
+    with pytest.raises(ParameterError, match=r"^a partitioned file is published with k, l, t and rows suppression .*; "
+                                             r"not with cell suppression: publish it in one process$"):
+        incrowd.publish(parts, _spec(l=None, suppression="cells"), scheduler=client, output=tmp_path / "out")
     (tmp_path / "taken").mkdir()
     with pytest.raises(DataError, match="already exists; a folder is never overwritten"):
         incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "taken")
@@ -168,24 +184,34 @@ def test_cli_publishes_a_partitioned_dataset_on_a_scheduler(client, adult, tmp_p
 
 
 def test_the_whole_release_is_verified_from_the_written_partitions_counts():
-    # a class of equal published values may span partitions: k and l hold over their union
+    # a class of equal published values may span partitions: k, l and t hold over their union
     from incrowd.exceptions import VerificationError
     from incrowd.publishing import check_written_classes, load_spec
 
     spec = load_spec({"privacy": {"k": 5, "l": 2}, "columns": {"a": "categorical", "s": "sensitive"}})
     sizes = [pd.DataFrame({"a": ["x", "y"], "rows": [3, 5]}), pd.DataFrame({"a": ["x"], "rows": [3]})]
-    values = [{"s": pd.DataFrame({"a": ["x", "y", "y"], "__value__": ["1", "1", "2"]})},
-              {"s": pd.DataFrame({"a": ["x"], "__value__": ["2"]})}]
-    assert check_written_classes(spec, sizes, values, ["a"], 11) == (2, 5)
+    # the sensitive values as codes of the whole file's: "1" is 0, "2" is 1 (rows per class and code)
+    values = [{"s": pd.DataFrame({"a": ["x", "y", "y"], "__value__": [0, 0, 1], "rows": [3, 2, 3]})},
+              {"s": pd.DataFrame({"a": ["x"], "__value__": [1], "rows": [3]})}]
+    whole = {"s": (["1", "2"], False, np.array([5, 6]), False)}
+    assert check_written_classes(spec, sizes, values, ["a"], 11, whole) == (2, 5)
     with pytest.raises(VerificationError, match=r"^the written release is not 5-anonymous \(smallest class 3\)"):
-        check_written_classes(spec, sizes[:1], values[:1], ["a"], 8)
-    one_value = [{"s": pd.DataFrame({"a": ["x", "y", "y"], "__value__": ["1", "1", "2"]})},
-                 {"s": pd.DataFrame({"a": ["x"], "__value__": ["1"]})}]
+        check_written_classes(spec, sizes[:1], values[:1], ["a"], 8, whole)
+    one_value = [{"s": pd.DataFrame({"a": ["x", "y", "y"], "__value__": [0, 0, 1], "rows": [3, 2, 3]})},
+                 {"s": pd.DataFrame({"a": ["x"], "__value__": [0], "rows": [3]})}]
     with pytest.raises(VerificationError,
                        match=r"^the written release does not meet distinct 2-diverse .* in 's' \(a class holds 1 distinct"):
-        check_written_classes(spec, sizes, one_value, ["a"], 11)
+        check_written_classes(spec, sizes, one_value, ["a"], 11, whole)
     with pytest.raises(ParameterError, match=r"would suppress 4 rows, more than max_suppression=0"):
-        check_written_classes(spec, sizes, values, ["a"], 15)
+        check_written_classes(spec, sizes, values, ["a"], 15, whole)
+    # t against the whole file's distribution (5 and 6 rows): class x holds 3 and 3 (distance
+    # 1/2 - 5/11 = 0.045), class y 2 and 3 (0.055)
+    close = load_spec({"privacy": {"k": 5, "t": 0.05}, "columns": {"a": "categorical", "s": "sensitive"}})
+    with pytest.raises(VerificationError,
+                       match=r"^the written release does not meet 0.05-close .* in 's' \(a class at distance 0.05455\)"):
+        check_written_classes(close, sizes, values, ["a"], 11, whole)
+    wider = load_spec({"privacy": {"k": 5, "t": 0.06}, "columns": {"a": "categorical", "s": "sensitive"}})
+    assert check_written_classes(wider, sizes, values, ["a"], 11, whole) == (2, 5)
 
 
 def test_a_split_file_standardizes_to_the_bit_as_the_whole_file():

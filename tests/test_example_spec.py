@@ -29,7 +29,7 @@ import incrowd  # noqa: E402
 from incrowd.cli import app  # noqa: E402
 from incrowd.exceptions import ParameterError  # noqa: E402
 from incrowd.generalization._limits import check_nodes, count_text  # noqa: E402
-from incrowd.publishing import example_spec, load_spec  # noqa: E402
+from incrowd.publishing import column_notes, example_spec, example_toml, load_spec  # noqa: E402
 
 DATA = data_dir()
 needs_data = pytest.mark.skipif(not (DATA / "testdata.csv").exists(), reason="benchmark data folder not found")
@@ -73,9 +73,12 @@ def test_the_household_files_example_spec_says_what_each_column_is_and_publishes
     source = household.write_household(DATA, tmp_path / "household.sav")
     text, done = publish_as_proposed(source, tmp_path / "release.sav")
     roles = proposed_roles(text, tmp_path)
-    # a scale amount labelled "Household expenditure" is a measurement, not an identifier
-    assert roles["expend"] == "numeric"
-    assert roles["savings"] == "numeric"
+    # the amounts are perturbed on their own (sdcMicro's numVars), not quasi-identifiers nor
+    # identifiers, by one [[perturb]] step; age stays a numeric key
+    assert roles["expend"] == roles["savings"] == roles["income"] == "perturb"
+    assert roles["age"] == "numeric"
+    assert [dict(s.given) for s in load_spec(text, base_dir=tmp_path).perturb] == [
+        {"columns": ["expend", "income", "savings"], "method": "microaggregation", "k": 3}]
     # the household id: many values, each on the consecutive rows of one household
     assert roles[household.HOUSEHOLD_ID] == "household"
     # one weight: the person weight; the household weight is kept as "other", said so
@@ -124,10 +127,43 @@ def test_a_measurement_distinct_on_every_row_is_no_identifier(tmp_path):
     done = run("publish", tmp_path / "d.csv", "--example-spec")
     assert done.exit_code == 0, done.output
     roles = proposed_roles(done.stdout, tmp_path)
-    assert roles["amount"] == "numeric"
+    # amounts (by their names): perturbed on their own, no identifier
+    assert roles["amount"] == "perturb"
     # a few equal neighbours do not make a household id: a household has several persons
-    assert roles["assets"] == "numeric"
+    assert roles["assets"] == "perturb"
     assert roles["serialno"] == "identifier" and roles["caseno"] == "identifier"
+
+
+def test_amounts_are_proposed_perturb_by_name_label_or_right_tail_and_others_stay_keys(tmp_path):
+    rng = np.random.default_rng(11)
+    n = 500
+    frame = pd.DataFrame({
+        "sex": rng.choice(["m", "f"], n),
+        "age": rng.integers(16, 90, n),                              # whole numbers, no tail: a key
+        "hours": rng.normal(38, 8, n).round(1),                      # no amount, no tail: a key
+        "turnover": np.round(rng.lognormal(8, 1.2, n), 2),           # no name, a heavy right tail
+        "pay": np.round(rng.uniform(100, 900, n), 2),                 # labelled as an amount (below)
+        "balance": np.round(rng.normal(0, 500, n), 2),               # negative values: no amount
+        "income": np.round(rng.uniform(1000, 5000, n), 2),           # named as an amount
+    })
+    frame.attrs["statfile"] = {"columns": {"pay": {"label": "Monthly salary"}}}
+    spec, notes = example_spec(frame), column_notes(frame)
+    roles = {c: (e["role"] if isinstance(e, dict) else e) for c, e in spec["columns"].items()}
+    assert roles == {"sex": "categorical", "age": "numeric", "hours": "numeric", "turnover": "perturb",
+                     "pay": "perturb", "balance": "numeric", "income": "perturb"}
+    assert "heavy right tail (skewness" in notes["turnover"]
+    assert "labelled as an amount ('salar')" in notes["pay"] and "named as an amount ('income')" in notes["income"]
+    assert spec["perturb"] == [{"columns": ["turnover", "pay", "income"], "method": "microaggregation", "k": 3}]
+    # the starting spec, read back, publishes: the keys protected, the amounts microaggregated on their own
+    text = example_toml(frame)
+    assert "[[perturb]]" in text and "# aggregate = \"median\"" in text
+    result = incrowd.publish(frame, text)
+    for c in ("turnover", "pay", "income"):
+        assert result.table[c].nunique() < frame[c].nunique()
+    # a file of amounts only keeps them as its quasi-identifiers
+    only = frame[["turnover", "income"]]
+    assert example_spec(only)["columns"] == {"turnover": "numeric", "income": "numeric"}
+    assert "perturb" not in example_spec(only)
 
 
 def test_of_two_weights_the_one_that_varies_within_households_is_proposed():

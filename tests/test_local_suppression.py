@@ -204,6 +204,27 @@ def test_importance_orders_the_columns_blanked():
     assert second.suppressed == {"a": 2, "b": 0}
 
 
+@pytest.mark.parametrize(("importance", "message"), [
+    ({"a": 1, "zz": 2}, r"importance names \['zz'\]"),
+    ({"a": 1}, r"importance gives no number for \['b'\]"),
+    ({"a": 1, "b": 3}, r"importance of 'b' must be an integer from 1 .* to 2; got 3"),
+    ({"a": True, "b": 2}, r"importance of 'a' must be an integer"),
+])
+def test_importance_is_checked_alike_in_the_call_and_in_a_spec(tmp_path, importance, message):
+    """The argument and the spec key take the same numbers and refuse the same ones, in the same words."""
+    from incrowd.publishing import load_spec
+
+    data = pd.DataFrame({"a": [1, 2, 3, 4], "b": [1, 1, 2, 2]})
+    with pytest.raises(ParameterError, match=message):
+        local_suppression(data, ["a", "b"], 2, importance=importance)
+    table = ", ".join(f"{name} = {str(value).lower()}" for name, value in importance.items())
+    spec = tmp_path / "release.toml"
+    spec.write_text(f'[privacy]\nk = 2\nsuppression = "cells"\nimportance = {{ {table} }}\n'
+                    '[columns]\na = "categorical"\nb = "categorical"\n')
+    with pytest.raises(ParameterError, match=message):
+        load_spec(spec)
+
+
 def test_limit_and_bad_arguments_are_one_clear_error():
     data = pd.DataFrame({"a": [1, 2, 3, 4], "b": [1, 1, 2, 2]})
     with pytest.raises(ParameterError, match="limit of 1 cells"):

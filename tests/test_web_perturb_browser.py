@@ -48,8 +48,10 @@ def test_the_curators_household_sav_with_perturbation_steps_and_a_benchmark(serv
     page.fill("#k", "3")
     page.fill("#max-suppression", "5%")
 
-    # a step starts with the perturb columns no other step changes; its form is the method's
-    page.click("#add-step")
+    # the starting spec proposed the amounts perturb, microaggregated by one step (k = 3); a step
+    # starts with the perturb columns no other step changes; its form is the method's
+    assert page.locator("fieldset.step").count() == 1
+    assert page.input_value(".step-param[data-step='0'][data-param='k']") == "3"
     checked = page.eval_on_selector_all(".step-column[data-step='0']:checked", "xs => xs.map(x => x.value)")
     assert checked == NUMERICS
     # a bad parameter is the parser's one line, naming the step and the key
@@ -91,7 +93,7 @@ def test_the_curators_household_sav_with_perturbation_steps_and_a_benchmark(serv
     # the report's benchmark table, on the page's report link
     page.wait_for_selector("#report-download", timeout=COLD_CACHE_MS)
     report = download(page, "#report-download", tmp_path).read_text(encoding="utf-8")
-    assert "<table id=benchmarks>" in report and "income by urbrur" in report and "urbrur = 2" in report
+    assert "<table id=benchmarks>" in report and "income by urbrur" in report and "Rural (2)" in report
 
     # PRAM of roof by a transition matrix file uploaded in the step: a bad file is its one line
     # under the step, a good one is named by the step and goes beside the spec

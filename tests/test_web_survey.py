@@ -92,6 +92,10 @@ def small_labelled_sav(path: Path, n: int = 60, seed: int = 0) -> Path:
 
 @needs_data
 @pytest.mark.slow
+def spec_steps(proposal: dict) -> list[list[str]]:
+    return [step["columns"] for step in proposal["spec"].get("perturb", [])]
+
+
 @pytest.mark.parametrize("suffix", [".sav", ".dta"])
 def test_a_labelled_survey_file_goes_from_upload_to_a_labelled_release_of_its_format(app, tmp_path, suffix):
     source = tmp_path / f"adult{suffix}"
@@ -119,9 +123,13 @@ def test_a_labelled_survey_file_goes_from_upload_to_a_labelled_release_of_its_fo
     assert columns["marital_status"]["hierarchy"] == "adult_hierarchy_marital-status.csv"
     code = "99" if suffix == ".sav" else ".a"
     assert f'user-missing {code} "Not stated"' in proposal["notes"]["workclass"]
+    # the amounts (capital gain and loss: a heavy right tail) proposed perturbed, by one step
+    assert spec_steps(proposal) == [[c for c in role if role[c] == "perturb"]] and role["capital_gain"] == "perturb"
     spec = proposal["spec"]
     for name in PASS_THROUGH:
         spec["columns"][name] = "other"
+    # passed through here instead: no step changes them
+    spec["perturb"] = [s for s in spec.get("perturb", []) if not set(s["columns"]) & set(PASS_THROUGH)]
     spec["privacy"].update(k=5, max_suppression="2%", allow_full_suppression=True)
     got = client.post("/api/publish", json={"dataset": ds, "spec": spec})
     assert got.status_code == 200, got.text

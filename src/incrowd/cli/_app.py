@@ -17,8 +17,10 @@ from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError, VerificationError
 from ..io import NA_HELP, is_stdout, suffix
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
+from ._dask_options import SchedulerOption, SchedulerTimeoutOption, check_scheduler
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
+from ._library import read_table, table_format
 from ._options import (
     INPUT_FORMATS,
     OUTPUT_FORMATS,
@@ -35,12 +37,9 @@ from ._options import (
     QuietOption,
     RhoOption,
     RunsOption,
-    SchedulerOption,
-    SchedulerTimeoutOption,
     SeedOption,
     Split2kOption,
     StartOption,
-    check_scheduler,
     method_params,
     names,
     parse_qis,
@@ -58,9 +57,6 @@ if TYPE_CHECKING:
 # pandas, numba and the methods load when a command runs, not for --help or --version
 check_distributed_method = _lazy.function("incrowd.microaggregation", "check_distributed_method")
 microaggregate = _lazy.function("incrowd.microaggregation", "microaggregate")
-read_table = _lazy.function("incrowd.io._tables", "read_table")
-table_format = _lazy.function("incrowd.io._tables", "table_format")
-write_table = _lazy.function("incrowd.io._tables", "write_table")
 load_census = _lazy.function("incrowd.datasets", "load_census")
 
 app = typer.Typer(

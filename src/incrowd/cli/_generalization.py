@@ -14,26 +14,15 @@ from ..generalization import DEFAULT_MAX_NODES, hierarchy_file_names, parse_max_
 from ..generalization import partial_fraction as _fraction
 from ..io import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
-from ._options import (
-    INPUT_FORMATS,
-    OUTPUT_FORMATS,
-    IdOption,
-    JsonOption,
-    QiOption,
-    QuietOption,
-    SchedulerOption,
-    SchedulerTimeoutOption,
-    check_scheduler,
-    names,
-)
+from ._dask_options import SchedulerOption, SchedulerTimeoutOption, check_scheduler
+from ._library import read_table, table_format
+from ._options import INPUT_FORMATS, OUTPUT_FORMATS, IdOption, JsonOption, QiOption, QuietOption, names
 from ._report import ReportOption, check_report_path, write_release_report
 
 if TYPE_CHECKING:
     from ..generalization import Negotiation
 
 # pandas, DuckDB and numba load when a command runs, not for --help or --version
-read_table = _lazy.function("incrowd.io._tables", "read_table")
-table_format = _lazy.function("incrowd.io._tables", "table_format")
 write_release = _lazy.function("incrowd.io._written", "write_release")
 generalization_promise = _lazy.function("incrowd.generalization", "generalization_promise")
 verified_as_written = _lazy.function("incrowd.generalization", "verified_as_written")

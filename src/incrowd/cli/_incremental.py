@@ -13,6 +13,7 @@ from ..exceptions import DataError, ParameterError
 from ..incremental import DEFAULT_WAIT, STRATEGY_NAMES, describe_as
 from ..io import NA_HELP, is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
+from ._library import load_spec, read_table
 from ._options import (
     INPUT_FORMATS,
     OUTPUT_FORMATS,
@@ -37,8 +38,6 @@ from ._usage import bounded
 
 # pandas, DuckDB and numba load when a command runs, not for --help or --version
 numeric_matrix = _lazy.function("incrowd.io._tables", "numeric_matrix")
-read_table = _lazy.function("incrowd.io._tables", "read_table")
-load_spec = _lazy.function("incrowd.publishing._spec", "load_spec")
 resolve_roles = _lazy.function("incrowd.io._tables", "resolve_roles")
 fit_runtime_model = _lazy.function("incrowd.incremental._plan", "fit_runtime_model")
 plan = _lazy.function("incrowd.incremental._plan", "plan")

@@ -13,20 +13,11 @@ from ..exceptions import ParameterError
 from ..io import is_stdout, suffix
 from ..publishing import summary_lines
 from ._console import cancellable_run, check_output_path, print_json, print_lines, stages, user_errors
+from ._dask_options import SchedulerOption, SchedulerTimeoutOption, check_scheduler
 from ._generalization import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption, lattice_limits
-from ._options import (
-    INPUT_FORMATS,
-    OUTPUT_FORMATS,
-    JsonOption,
-    QuietOption,
-    SchedulerOption,
-    SchedulerTimeoutOption,
-    check_scheduler,
-)
+from ._library import load_spec, read_table, table_format
+from ._options import INPUT_FORMATS, OUTPUT_FORMATS, JsonOption, QuietOption
 
-read_table = _lazy.function("incrowd.io._tables", "read_table")
-table_format = _lazy.function("incrowd.io._tables", "table_format")
-load_spec = _lazy.function("incrowd.publishing._spec", "load_spec")
 publish = _lazy.function("incrowd.publishing._release", "publish")
 example_toml = _lazy.function("incrowd.publishing._example", "example_toml")
 hierarchy_files_in = _lazy.function("incrowd.publishing._example", "hierarchy_files_in")

@@ -10,10 +10,11 @@ import typer
 from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
 from ..generalization import hierarchy_file_names
-from ._console import check_output_path, print_json, print_lines, stages, user_errors
+from ._console import cancellable_run, check_output_path, print_json, print_lines, stages, user_errors
+from ._dask_options import MemoryLimitOption, SchedulerOption, SchedulerTimeoutOption, check_scheduler
+from ._library import read_table
 from ._options import IdOption, JsonOption, QuietOption, names
 
-read_table = _lazy.function("incrowd.io._tables", "read_table")
 make_report = _lazy.function("incrowd.reporting._report", "report")
 
 ReportOption = Annotated[
@@ -110,6 +111,10 @@ def report_command(
         "--weight", help="The original's sampling-weight column: the report adds the release's individual "
         "and global risk and expected re-identifications as sdcMicro measures them (default: the --spec's "
         "weight column).", show_default=False)] = None,
+    perturb: Annotated[Optional[list[str]], typer.Option(
+        "--perturb", help="The columns the release perturbed (the role perturb), comma-separated: not compared "
+        "to align the files; the numeric ones are measured as sdcMicro's numVars (IL1s, eigenvalues, dRisk, "
+        "record linkage). Default: the --spec's.", show_default=False)] = None,
     hierarchies: Annotated[Optional[Path], typer.Option(
         "--hierarchies", metavar="DIR", help=f"Folder of ARX-style hierarchy files ({hierarchy_file_names()}), "
         "as 'lattice build' takes it: the categorical utility (NCP, "
@@ -125,6 +130,9 @@ def report_command(
     verdict_threshold: Annotated[Optional[list[str]], typer.Option(
         "--verdict-threshold", metavar="NAME=VALUE", help="A threshold of the verdict, e.g. entropy_l=1.5 "
         "or record_linkage=0.05 (repeatable; over the spec's [report]).", show_default=False)] = None,
+    scheduler: SchedulerOption = None,
+    scheduler_timeout: SchedulerTimeoutOption = 10.0,
+    memory_limit: MemoryLimitOption = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -133,8 +141,24 @@ def report_command(
 
     With suppressed rows, the columns that pass through unchanged tell which rows were kept
     when they tell rows apart; otherwise give --kept-rows (or write the report with the
-    release: --report of the command that made it)."""
+    release: --report of the command that made it).
+
+    With --scheduler ORIGINAL and RELEASE may be partitioned datasets (folders or quoted globs
+    of CSV or Parquet files; release partition i holds the published rows of original
+    partition i): the measures are combined on Dask from the partitions' sums, and the report
+    says which measures it leaves out and why."""
+    if scheduler is not None:
+        refused = [flag for flag, value in (("--kept-rows", kept_rows), ("--target", target), ("--attacks", attacks),
+                                            ("--weight", weight), ("--hierarchies", hierarchies), ("--spec", spec),
+                                            ("--map", risk_map), ("--verdict-threshold", verdict_threshold),
+                                            ("--perturb", perturb))
+                   if value]
+        _report_on_dask(original_path, release_path, qi, sensitive, identifiers, output, k, numeric, threshold,
+                        refused, scheduler, scheduler_timeout, memory_limit, json_output, quiet)
+        return
     with user_errors():
+        if memory_limit is not None:
+            raise ParameterError("--memory-limit bounds the workers of --scheduler local:N; give --scheduler too")
         from ..reporting import parse_threshold_flags
 
         qis = names(qi, "--qi")
@@ -147,17 +171,10 @@ def report_command(
             qis = qis or loaded.quasi_identifiers
             weight = weight or loaded.weight  # the spec's weight role weights the risk, as in publish --report
             household = loaded.household  # and its households give the household risk
-        if not qis:
-            raise ParameterError("--qi is required: the columns an intruder may know (or give --spec)")
+        _check_request(qis, output, json_output, (original_path, release_path), threshold, " (or give --spec)")
         flags = parse_threshold_flags(verdict_threshold)
         if risk_map and loaded is None:
             raise ParameterError("--map needs --spec: the neighbouring releases are re-made from the release's spec")
-        if output is None and not json_output:
-            raise ParameterError("give -o report.html (or .json), or --json to print the report")
-        if output is not None:
-            check_report_path(output, (original_path, release_path))
-        if not 0 < threshold <= 1:
-            raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}")
         with stages(3, quiet=quiet or json_output) as progress:
             progress.stage("reading the files")
             numeric_names = names(numeric, "--numeric")
@@ -179,16 +196,62 @@ def report_command(
                                  names(identifiers, "--id") or options.pop("identifiers", None), kept_rows=kept,
                                  numeric=numeric_names or options.pop("numeric", None) or None,
                                  target=target, attacks=attacks, threshold=threshold, weight=weight,
-                                 household=household,
+                                 household=household, perturb=names(perturb, "--perturb") or None,
                                  **{key: v for key, v in options.items()
                                     if key not in ("sensitive", "identifiers", "numeric")})
-            if output is not None:
-                progress.stage(f"writing {output.name}")
-                result.write(output, inputs=(original_path, release_path))
+            _write(result, output, (original_path, release_path), progress)
+    _show(result, output, json_output)
+
+
+def _write(result, output: Path | None, inputs: tuple[Path, Path], progress) -> None:
+    if output is not None:
+        progress.stage(f"writing {output.name}")
+        result.write(output, inputs=inputs)
+
+
+def _show(result, output: Path | None, json_output: bool) -> None:
     if json_output:
         print_json(result.to_dict())
         return
     print_lines(_lines(result, output))
+
+
+def _check_request(qis: list[str], output: Path | None, json_output: bool, inputs: tuple[Path, Path],
+                   threshold: float, qi_hint: str = "") -> None:
+    """What a report needs in process and on Dask alike: the keys, somewhere to put it, a threshold."""
+    if not qis:
+        raise ParameterError(f"--qi is required: the columns an intruder may know{qi_hint}")
+    if output is None and not json_output:
+        raise ParameterError("give -o report.html (or .json), or --json to print the report")
+    if output is not None:
+        check_report_path(output, inputs)
+    if not 0 < threshold <= 1:
+        raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}")
+
+
+def _report_on_dask(original_path: Path, release_path: Path, qi, sensitive, identifiers, output, k, numeric,
+                    threshold: float, refused: list[str], scheduler: str, scheduler_timeout: float, memory_limit,
+                    json_output: bool, quiet: bool) -> None:
+    """The report of a partitioned release on Dask: progress per partition, Ctrl-C ends it cleanly."""
+    from ..distributed import connect
+
+    with user_errors(), cancellable_run("the report was not written"):
+        if refused:
+            raise ParameterError(f"{', '.join(refused)} need the whole file in one process; a report on Dask "
+                                 "(--scheduler) does not take them")
+        qis = names(qi, "--qi")
+        _check_request(qis, output, json_output, (original_path, release_path), threshold)
+        check_scheduler(scheduler, scheduler_timeout)
+        with stages(3 if output is not None else 2, quiet=quiet or json_output) as progress:
+            progress.stage(f"connecting to {scheduler}")
+            with connect(scheduler, memory_limit=memory_limit, timeout=scheduler_timeout) as client:
+                progress.stage(f"measuring {release_path.name} against {original_path.name}")
+                result = make_report(str(original_path), str(release_path), qis, names(sensitive, "--sensitive") or None,
+                                     names(identifiers, "--id") or None, k=k,
+                                     numeric=names(numeric, "--numeric") or None, threshold=threshold,
+                                     scheduler=client, progress=progress.describe)
+            _write(result, output, (original_path, release_path), progress)
+    _show(result, output, json_output)
 
 
 def _spec_options(spec, original, qis: list[str]) -> dict[str, Any]:
@@ -263,6 +326,8 @@ def _lines(result, output) -> list[tuple[str, str]]:
     if "il_all_rows" in numeric:
         lines.append(("information loss", f"{100 * numeric['il_all_rows']:.3g} % (SSE/SST over all rows, "
                                           "a suppressed row losing all; the release summary's numeric IL)"))
+    if about.get("left_out"):
+        lines.append(("left out on Dask", ", ".join(about["left_out"])))
     if output is not None:
         lines.append(("written", str(output)))
     return lines

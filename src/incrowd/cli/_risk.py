@@ -13,17 +13,10 @@ from ..exceptions import ParameterError
 from ..io import suffix
 from ..reporting import risk_lines
 from ._console import cancellable_run, check_output_path, print_json, print_lines, stages, user_errors
-from ._options import (
-    INPUT_FORMATS,
-    JsonOption,
-    QuietOption,
-    SchedulerOption,
-    SchedulerTimeoutOption,
-    check_scheduler,
-    names,
-)
+from ._dask_options import MemoryLimitOption, SchedulerOption, SchedulerTimeoutOption, check_scheduler
+from ._library import read_table
+from ._options import INPUT_FORMATS, JsonOption, QuietOption, names
 
-read_table = _lazy.function("incrowd.io._tables", "read_table")
 measure_risk = _lazy.function("incrowd.reporting._risk_api", "risk")
 output_kind = _lazy.function("incrowd.reporting._risk_api", "output_kind")
 
@@ -71,9 +64,7 @@ def risk_command(
         show_default=False)] = None,
     scheduler: SchedulerOption = None,
     scheduler_timeout: SchedulerTimeoutOption = 10.0,
-    memory_limit: Annotated[Optional[str], typer.Option(
-        "--memory-limit", help="With --scheduler local:N: each worker's memory (e.g. 2GiB); a worker above it "
-        "spills to disk, then is restarted.", show_default=False)] = None,
+    memory_limit: MemoryLimitOption = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:

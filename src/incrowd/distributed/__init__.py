@@ -10,7 +10,9 @@ single-machine groups, over row blocks on a ``dask.distributed`` cluster.
 - :func:`publish_dataset` (also ``incrowd.publish(..., scheduler=, output=)``): a partitioned
   dataset published (generalize-then-microaggregate) into a verified Parquet dataset;
 - :func:`risk_dataset` (also ``incrowd.risk(..., scheduler=)``): the re-identification risk of a
-  partitioned dataset (a folder or glob of CSV or Parquet files), no process holding the file.
+  partitioned dataset (a folder or glob of CSV or Parquet files), no process holding the file;
+- :func:`report_dataset` (also ``incrowd.report(..., scheduler=)``): the report of a partitioned
+  release beside its partitioned original, from per-partition partial results.
 
 The block functions in ``incrowd.distributed._blocks`` are pure functions of numpy arrays, the
 seam for other engines (docs/scale-out.md). Importing this package registers it as the
@@ -32,13 +34,14 @@ if _TYPE_CHECKING:
     from ._files import microaggregate_dataset
     from ._mona import DistributedResult, mona
     from ._publish import publish_dataset
+    from ._report import report_dataset
     from ._risk import risk_dataset
     from ._scheduler import check_timeout as check_timeout
     from ._scheduler import parse_scheduler as parse_scheduler
 
 __getattr__, __dir__ = _lazy.attach(__name__, {
     "connect": "._cluster", "microaggregate_dataset": "._files", "DistributedResult": "._mona", "mona": "._mona",
-    "risk_dataset": "._risk", "publish_dataset": "._publish",
+    "risk_dataset": "._risk", "publish_dataset": "._publish", "report_dataset": "._report",
     # the internal API: the command line's check of --scheduler and --scheduler-timeout
     "parse_scheduler": "._scheduler", "check_timeout": "._scheduler",
 })
@@ -73,8 +76,16 @@ class _DaskBackend:
 
         return publish_dataset(data, spec, scheduler=scheduler, **kwargs)
 
+    @staticmethod
+    def report(original, release, quasi_identifiers, sensitive=None, identifiers=None, *, scheduler, **kwargs):
+        from ._report import report_dataset
+
+        return report_dataset(original, release, quasi_identifiers, sensitive, identifiers, scheduler=scheduler,
+                              **kwargs)
+
 
 _backends.register("dask", _DaskBackend())
 
 
-__all__ = ["connect", "mona", "DistributedResult", "microaggregate_dataset", "risk_dataset", "publish_dataset"]
+__all__ = ["connect", "mona", "DistributedResult", "microaggregate_dataset", "risk_dataset", "publish_dataset",
+           "report_dataset"]

@@ -45,6 +45,7 @@ from ..publishing import (
     release_classes,
     scaled_whole,
     whole_of,
+    written_classes,
     written_summary,
 )
 from ._risk import _client_for, _in_partition, _read, _sources, _wait
@@ -98,23 +99,9 @@ def _release(pieces: list, name: str, spec, whole, levels: dict[str, int], path:
         write_table(table, path)
         back = read_table(path)
         verify_frame(back, promise, what=f"output partition {Path(path).name}")
-        return _class_counts(back, qis, sensitive)
+        return written_classes(back, qis, {s: whole.sensitive[s] for s in sensitive})
 
     return _task(release, name)
-
-
-def _class_counts(table: pd.DataFrame, qis: list[str], sensitive: list[str]):
-    """Per published class (its QI values as text): rows, and per sensitive column the distinct
-    values it holds."""
-    keys = table[qis].astype(str).where(table[qis].notna(), None) if qis else pd.DataFrame(index=table.index)
-    keys = keys.astype(object)
-    sizes = keys.groupby(qis, dropna=False, sort=False).size().rename("rows").reset_index() if qis else \
-        pd.DataFrame({"rows": [table.shape[0]]})
-    values = {}
-    for s in sensitive:
-        pairs = keys.assign(__value__=table[s].astype(str).where(table[s].notna(), None))
-        values[s] = pairs.dropna(subset=["__value__"]).drop_duplicates()
-    return sizes, values
 
 
 def publish_dataset(data, spec, *, scheduler, output: str | os.PathLike, base_dir=None,
@@ -219,7 +206,7 @@ class _Run:
                                       qis, sensitive))
         counts = [c for c in self.gather(writes, "writing the release") if c is not None]
         classes, smallest = check_written_classes(spec, [c[0] for c in counts], [c[1] for c in counts], qis,
-                                                  whole.rows)
+                                                  whole.rows, whole.sensitive)
         files = sorted(self.staging.iterdir())
         self.columns = pd.read_parquet(files[0]).head(0) if files else pd.DataFrame()
         os.replace(self.staging, target)

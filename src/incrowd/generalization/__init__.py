@@ -57,6 +57,7 @@ _INTERNAL = {
     **dict.fromkeys(["hierarchy_suffix", "is_hierarchy_file", "hierarchy_file_name", "arx_hierarchy_name",
                      "hierarchy_file_names", "attribute_from_filename"], "._hierarchy_files"),
     "one_request": "._search_plain",
+    "check_importance": "._importance",
     "generalization_promise": "._apply", "verified_as_written": "._apply",
     **dict.fromkeys(["majority", "ColumnTables", "check_weights"], "._utility_metrics"),
     **dict.fromkeys(["node_classes", "sensitive_counts"], "._kernels"),

@@ -32,6 +32,7 @@ from numba import njit
 
 from ..exceptions import DataError, ParameterError, VerificationError, name_list
 from ..values import MISSING_MATCHES, class_ids, quasi_identifier_codes, wildcard_counts
+from ._importance import check_importance
 
 __all__ = ["local_suppression", "LocalSuppressionResult"]
 
@@ -98,25 +99,13 @@ def _importance(data: pd.DataFrame, qis: list[str], importance) -> np.ndarray:
         out = np.empty(m, dtype=np.int64)
         out[order] = np.arange(1, m + 1)
         return out
-    if isinstance(importance, Mapping):
-        unknown = [c for c in importance if c not in qis]
-        if unknown:
-            raise ParameterError(f"importance names {name_list(unknown)}, which are not quasi-identifiers "
-                                 f"({name_list(qis)})")
-        absent = [c for c in qis if c not in importance]
-        if absent:
-            raise ParameterError(f"importance gives no number for {name_list(absent)}; give one for every "
-                                 "quasi-identifier")
-        values = [importance[c] for c in qis]
-    else:
+    if not isinstance(importance, Mapping):
         values = list(importance)
         if len(values) != m:
             raise ParameterError(f"importance must give one number per quasi-identifier ({m}); got {len(values)}")
-    for c, v in zip(qis, values):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= m:
-            raise ParameterError(f"importance of {c!r} must be an integer from 1 (most important, suppressed "
-                                 f"last) to {m}; got {v!r}")
-    return np.asarray(values, dtype=np.int64)
+        importance = dict(zip(qis, values))
+    return np.asarray(check_importance(importance, qis), dtype=np.int64)
+
 
 
 class _Combos:

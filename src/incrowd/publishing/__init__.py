@@ -46,7 +46,7 @@ _INTERNAL = {
     "enforce_sensitive": "._release:_enforce_sensitive",
     "check_suppression": "._release:_check_suppression",
     # a partitioned file's release, part by part (the Dask backend runs them)
-    "partitioned_refusal": "._spec", "check_written_classes": "._release",
+    "partitioned_refusal": "._spec", "check_written_classes": "._release", "written_classes": "._release",
     "written_summary": "._release", "part_facts": "._partitioned",
     "whole_of": "._partitioned",
     "part_bottom": "._partitioned", "scaled_whole": "._partitioned:scaled", "partitioned_search": "._partitioned:search",

@@ -22,10 +22,19 @@ from its values:
   households) is the ``weight``, the other "other";
 - a column with value labels (SPSS, Stata) or an SPSS measure of nominal or ordinal is
   categorical; an SPSS measure of scale is numeric;
-- else a column of numbers with many distinct values is numeric, anything else categorical.
+- else a column of numbers with many distinct values is numeric, anything else categorical;
+- a numeric column that is an amount of money (income, expenditure, savings) is ``perturb``, a
+  variable changed on its own after the keys are protected (sdcMicro's numVars), with a
+  ``[[perturb]]`` step that microaggregates such columns together (k = 3). An amount: numbers
+  >= 0 with more than 15 distinct values, that its name or variable label calls an amount
+  (income, expend, saving, salary, wage, earning, amount, cost, price, revenue, sales, spending,
+  consumption, asset, profit, debt, loan, capital) or that have a heavy right tail (skewness
+  >= 1). Not where it would leave the file without a quasi-identifier (a file of amounts only):
+  there they stay the numeric keys.
 
 - a column named like what an intruder wants to learn rather than what they know (``income``,
-  ``salary``, ``wage``, ``earnings``, ``diagnosis``, ``disease``) is ``sensitive``; other
+  ``salary``, ``wage``, ``earnings``, ``diagnosis``, ``disease``) and that is no amount of money
+  (above) is ``sensitive``; other
   sensitive columns cannot be guessed: the spec says where to mark them.
 
 User-missing codes are listed beside their column. A categorical column with a hierarchy file
@@ -80,6 +89,13 @@ _HOUSEHOLD_NAME = re.compile(r"hid|^household|^hh")
 #: a variable label that says a column is a measurement, not a numbering
 _MEASUREMENT_LABEL = re.compile(r"expend|income|amount|salary|wage|earning|saving|cost|price|value|revenue|"
                                 r"sales|spending|consumption|weight|height|size|area|age\b")
+#: a name or variable label that says a column is an amount of money
+_MONEY = re.compile(r"income|expend|saving|salar|wage|earning|amount|cost|price|revenue|sales|spending|consumption|"
+                    r"asset|profit|debt|loan|capital")
+#: the skewness from which a non-negative amount has a heavy right tail (incomes, turnovers)
+_HEAVY_TAIL = 1.0
+#: the group size of the [[perturb]] microaggregation proposed for amounts (sdcMicro's aggr)
+_PERTURB_K = 3
 #: names and codes listed in one comment, then "and N more"
 _LISTED = 5
 #: the width a long comment is wrapped to
@@ -127,7 +143,8 @@ def _guess(column: pd.Series) -> tuple[str, str]:
     more = f" + user-missing {_few(user)}" if user else ""
     if numeric and _is_weight_name(name, info.get("label")):
         return "weight", "a survey weight (by its " + ("name)" if _is_weight_name(name, None) else "label)")
-    if _SENSITIVE_NAME.match(_plain_name(name)):
+    amount = _amount(numbers, name, info, distinct) if numeric and coded_reason(info) is None else None
+    if _SENSITIVE_NAME.match(_plain_name(name)) and amount is None:
         return "sensitive", (f"{distinct} values{more}: named like what an intruder wants to learn, not what "
                              "they know; or a quasi-identifier")
     id_like = (name in _ID_NAMES or name.endswith(("_id", "-id", " id")) or name.startswith(("id_", "id-")))
@@ -148,11 +165,27 @@ def _guess(column: pd.Series) -> tuple[str, str]:
                              "a household id")
     if why:
         return "categorical", f"{distinct} values{more} ({why})"
+    if amount is not None:
+        return "perturb", (f"numbers >= 0, {distinct} distinct values{more}, {amount}: an amount, perturbed on its "
+                           "own after the keys are protected (see [[perturb]]); or \"numeric\", a quasi-identifier")
     if numeric and measure == "scale":
         return "numeric", f"numbers, {distinct} distinct values{more} (measure scale)"
     if numeric and distinct > _FEW_VALUES:
         return "numeric", f"numbers, {distinct} distinct values{more}"
     return "categorical", f"{distinct} distinct values{more}" + (" (numbers: a code?)" if numeric else "")
+
+
+def _amount(numbers: pd.Series, name: str, info: dict, distinct: int) -> str | None:
+    """Why a numeric column is an amount of money (its name or label, its right tail), or None."""
+    if distinct <= _FEW_VALUES or not bool((numbers >= 0).all()):
+        return None
+    label = str(info.get("label") or "")
+    for text, what in ((_plain_name(name), "named"), (label.casefold(), "labelled")):
+        found = _MONEY.search(text)
+        if found:
+            return f"{what} as an amount ({found.group(0)!r})"
+    skew = float(numbers.astype(np.float64).skew())
+    return f"a heavy right tail (skewness {skew:.1f})" if np.isfinite(skew) and skew >= _HEAVY_TAIL else None
 
 
 def _numbering(numbers: pd.Series) -> bool:
@@ -187,6 +220,12 @@ def _guesses(data: pd.DataFrame) -> dict[str, tuple[str, str]]:
         if role == "household" and not _varies_within(data, c):
             out[c] = ("other", f"{why.split(': ')[0]}, but every other column is the same within each value: "
                                "rows that repeat one another, no household id")
+    amounts = [c for c, (role, _) in out.items() if role == "perturb"]
+    if amounts and not any(role in ("numeric", "categorical") for role, _ in out.values()):
+        # a file of amounts only: they are what an intruder knows, the quasi-identifiers
+        for c in amounts:
+            out[c] = ("numeric", out[c][1].split(": an amount")[0] + ": an amount, but the file has no other "
+                                 "quasi-identifier")
     weights = [c for c, (role, _) in out.items() if role == "weight"]
     if len(weights) < 2:
         return out
@@ -270,12 +309,15 @@ def _proposal(data: pd.DataFrame, hierarchy_files: Sequence[str | os.PathLike],
     for name in _household_level(data, guesses):
         columns[name] = {**_entry(columns[name]), "household_level": True}
         guesses[name] = ("categorical", f"{guesses[name][1]}; the same for every member of each household")
-    spec = {
+    spec: dict[str, Any] = {
         "privacy": {"k": _PROPOSED_K, "max_suppression": "1%", "strategy": "generalize-then-microaggregate",
                     "method": "mdav"},
         "columns": columns,
         "missing": {"numeric": "error"},
     }
+    amounts = [name for name, (role, _) in guesses.items() if role == "perturb"]
+    if amounts:
+        spec["perturb"] = [{"columns": amounts, "method": "microaggregation", "k": _PERTURB_K}]
     limit, why, allowed = _proposed_limit(data, spec, base)
     spec["privacy"]["max_suppression"] = limit
     for name in allowed:
@@ -398,10 +440,8 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
         The file to publish (see :func:`example_spec`).
     source : str
         The file's name, for the header comment.
-    hierarchy_files : sequence of path-like
-        Hierarchy files to propose, matched to columns by name.
-    base_dir : path-like, optional
-        The folder the spec will be read from: hierarchy paths are written relative to it.
+    hierarchy_files, base_dir
+        As in :func:`example_spec`.
 
     Returns
     -------
@@ -435,6 +475,7 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
         "#        household (the household id: never a quasi-identifier; household_id under [privacy] keeps,",
         "#        renumbers or drops it), household_level = true on a categorical column that is the",
         "#        same for every member of a household (blanked for the whole household at once),",
+        "#        perturb (an amount changed on its own after the keys are protected: see [[perturb]]),",
         "#        other (passes through unchanged)",
     ]
     proposed = _hierarchies_for(data, hierarchy_files, base_dir)
@@ -446,6 +487,7 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
         if name in proposed:
             why += f"; or {toml_value({'role': 'categorical', 'hierarchy': proposed[name]}, 'the example spec')}"
         lines.append(f"{toml_key(name)} = \"{role}\"".ljust(40) + f"# {why}")
+    lines += _perturb_lines(spec.get("perturb") or [])
     lines += [
         "",
         "[missing]",
@@ -454,6 +496,25 @@ def example_toml(data: pd.DataFrame, source: str = "the data", hierarchy_files: 
         "",
     ]
     return "\n".join(lines)
+
+
+def _perturb_lines(steps: list[dict[str, Any]]) -> list[str]:
+    """The proposed [[perturb]] step, with the other methods it could be."""
+    lines = []
+    for step in steps:
+        lines += [
+            "",
+            "# The amounts are perturbed on their own after the keys are protected (sdcMicro's numVars); the report",
+            "# measures them (IL1s, eigenvalues, correlations, dRisk, record linkage). Other methods: \"noise\" (amount),",
+            "# \"rank_swap\" (p), \"shuffle\" (by), \"top_code\" / \"bottom_code\" (value, replacement), \"round\" (base).",
+            "[[perturb]]",
+            f"columns = {toml_value(step['columns'], 'the example spec')}",
+            f"method = \"{step['method']}\"  # mdav, as sdcMicro's microaggregation; or \"mondrian\", ...",
+            f"k = {step['k']}".ljust(29) + "# each value replaced by the mean of a group of at least k alike rows",
+            "# aggregate = \"median\"       # the group's median instead of its mean",
+            "# jointly = false            # each column grouped on its own",
+        ]
+    return lines
 
 
 def _model_lines() -> list[str]:

@@ -167,4 +167,4 @@ def release_classes(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole, class_
     keep = groups >= 0
     levels_per_row = {a: np.full(prep.n, levels[a], np.int64) for a in prep.categorical}
     table = _table(prep, groups, levels_per_row, keep)
-    return table, _promise(prep, table, keep)
+    return table, _promise(prep, table, keep, whole_file=False)

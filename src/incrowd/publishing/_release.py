@@ -26,7 +26,7 @@ from ..values import group_means
 from . import _measures, _models
 from ._households import household_codes, household_verifier, publish_id
 from ._perturb_steps import apply_steps
-from ._prepare import Prepared, prepare
+from ._prepare import Prepared, _sensitive_of, prepare
 from ._spec import ReleaseSpec, load_spec
 
 
@@ -233,15 +233,18 @@ def _perturbed(spec: ReleaseSpec, table: pd.DataFrame, extra: dict[str, Any]) ->
     return table
 
 
-def _promise(prep: Prepared, table: pd.DataFrame, keep: np.ndarray | None = None):
+def _promise(prep: Prepared, table: pd.DataFrame, keep: np.ndarray | None = None, whole_file: bool = True):
     """What :meth:`PublishResult.write` verifies on the written file (as :func:`_verify` in memory);
-    ``keep``: the input rows published (their households, where the release drops the id)."""
+    ``keep``: the input rows published (their households, where the release drops the id).
+    ``whole_file`` False: ``prep`` is a part of a file, whose rows are not the distribution t
+    compares with; such models are verified over the whole release (:func:`check_written_classes`)."""
     from ..io import Promise
     from ..privacy import KAnonymity, ReleaseCheck
 
     spec = prep.spec
     names = [s.name for s in prep.sensitive]
-    models = ((KAnonymity(spec.k),) if spec.k is not None else ()) + spec.privacy_models
+    models = ((KAnonymity(spec.k),) if spec.k is not None else ()) + tuple(
+        m for m in spec.privacy_models if whole_file or not m.reads_distribution)
     compares = any(m.reads_distribution for m in models)
     check = ReleaseCheck(models, sensitive=tuple(names),
                          ordered={s.name: list(s.values) if s.ordered else False for s in prep.sensitive},
@@ -471,13 +474,33 @@ def written_summary(spec: ReleaseSpec, prep: Prepared, choice, rows_out: int, cl
             **more}
 
 
+def written_classes(table: pd.DataFrame, quasi_identifiers: list[str],
+                    sensitive: Mapping[str, tuple[list, bool, np.ndarray, bool]]) -> tuple[pd.DataFrame, dict]:
+    """A written part's published classes (their QI values as text): ``rows``, and per sensitive
+    column (``sensitive``: the whole file's values, :class:`_prepare.Whole`'s) each class's rows
+    per value, the value as its code among the whole file's (``__value__``)."""
+    qis = list(quasi_identifiers)
+    keys = table[qis].astype(str).where(table[qis].notna(), None) if qis else pd.DataFrame(index=table.index)
+    keys = keys.astype(object)
+    sizes = keys.groupby(qis, dropna=False, sort=False).size().rename("rows").reset_index() if qis else \
+        pd.DataFrame({"rows": [table.shape[0]]})
+    values = {}
+    for name, whole in sensitive.items():
+        pairs = keys.assign(__value__=_sensitive_of(table[name].reset_index(drop=True), whole).codes)
+        values[name] = pairs.groupby([*qis, "__value__"], dropna=False, sort=False).size().rename("rows") \
+            .reset_index()
+    return sizes, values
+
+
 def check_written_classes(spec: ReleaseSpec, sizes: list[pd.DataFrame], values: list[dict[str, pd.DataFrame]],
-                          quasi_identifiers: list[str], rows: int) -> tuple[int, int]:
-    """k and l over a release written in parts, from each part's published classes (their QI
-    values as text: ``rows``, and per sensitive column its distinct values as ``__value__``): a
-    class of equal published values may span parts. Also the suppression limit over the whole
-    release (l's merging inside a class may suppress rows the search did not). The classes and
-    the smallest; a failure raises and nothing is moved into place."""
+                          quasi_identifiers: list[str], rows: int,
+                          sensitive: Mapping[str, tuple[list, bool, np.ndarray, bool]] | None = None) -> tuple[int, int]:
+    """k, l and t over a release written in parts, from each part's published classes
+    (:func:`written_classes`): a class of equal published values may span parts. Also the
+    suppression limit over the whole release (l's and t's merging inside a class may suppress
+    rows the search did not). ``sensitive``: the whole file's sensitive values (their order and
+    rows per value: the distribution t compares each class with). The classes and the smallest;
+    a failure raises and nothing is moved into place."""
     qis = list(quasi_identifiers)
     table = pd.concat(sizes, ignore_index=True)
     classes = table.groupby(qis, dropna=False, sort=False)["rows"].sum() if qis else table["rows"]
@@ -489,17 +512,39 @@ def check_written_classes(spec: ReleaseSpec, sizes: list[pd.DataFrame], values: 
     if classes.size == 0 or int(classes.min()) < spec.k:
         raise VerificationError(f"the written release is not {spec.k}-anonymous (smallest class "
                                 f"{int(classes.min()) if classes.size else 0}); nothing was written")
-    # the merging models on Dask (distinct l; t is refused before any work), from each class's
-    # distinct values as written
+    # the merging models (distinct l, t), each by its own check of the classes' counts as written
     for model in spec.merging_models:
         for name in (values[0] if values else {}):
             if model.column not in (None, name):
                 continue
-            pairs = pd.concat([v[name] for v in values], ignore_index=True).drop_duplicates()
-            distinct = pairs.groupby(qis, dropna=False, sort=False)["__value__"].nunique()
-            gap = model.merge_gap(distinct.to_numpy(np.int64), np.zeros(distinct.size))
-            if distinct.size < classes.size or gap.any():
-                fewest = int(distinct.min()) if distinct.size else 0
-                raise VerificationError(f"the written release does not meet {model.describe()} in {name!r} (a class "
-                                        f"holds {fewest} distinct values); nothing was written")
+            stats = _written_stats(pd.concat([v[name] for v in values], ignore_index=True), qis, name,
+                                   (sensitive or {}).get(name))
+            failing = np.flatnonzero(~model.classes_ok(stats))
+            if stats.sizes.size < classes.size or failing.size:
+                fewest = int((stats.counts > 0).sum(axis=1).min()) if stats.sizes.size else 0
+                distances = getattr(model, "distances", None)  # t's: how far the farthest class is
+                said = (f"a class at distance {float(distances(stats)[failing].max()):.4g}"
+                        if distances is not None and failing.size else f"a class holds {fewest} distinct values")
+                raise VerificationError(f"the written release does not meet {model.describe()} in {name!r} "
+                                        f"({said}); nothing was written")
     return int(classes.size), int(classes.min())
+
+
+def _written_stats(pairs: pd.DataFrame, qis: list[str], name: str, whole) -> Any:
+    """The written classes of one sensitive column as the models read them (``whole``: its
+    values in the whole file: order, ordered, rows per code, missing)."""
+    from ..privacy import ClassStats
+
+    pairs = pairs.groupby([*qis, "__value__"], dropna=False, sort=False)["rows"].sum().reset_index()
+    number = pairs.groupby(qis, dropna=False, sort=False).ngroup().to_numpy(np.int64) if qis else \
+        np.zeros(pairs.shape[0], np.int64)
+    n = int(number.max()) + 1 if number.size else 0
+    code = pairs["__value__"].to_numpy(np.int64)
+    order, ordered, reference, missing = whole if whole is not None else ([], False, None, False)
+    width = len(reference) if reference is not None else int(code.max()) + 1 if code.size else 1
+    counts = np.zeros((n, width), np.int64)
+    np.add.at(counts, (number, code), pairs["rows"].to_numpy(np.int64))
+    return ClassStats(sizes=counts.sum(axis=1), counts=counts,
+                      table_counts=None if reference is None else np.asarray(reference, np.int64),
+                      missing=bool(missing), ordered=bool(ordered), values=tuple(order),
+                      first_rows=np.zeros(n, np.int64), column=name)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping, cast
 
 from ..exceptions import DataError, ParameterError, name_list
+from ..generalization import check_importance
 from ..privacy import MODELS, DistinctL, PrivacyModel, TCloseness, models_from_spec
 from ._benchmarks import parse_benchmarks
 from ._households import column_household_level, parse_households
@@ -784,17 +785,7 @@ def _cell_suppression(privacy: Mapping[str, Any], columns: Mapping[str, ColumnSp
         if not isinstance(importance, Mapping):
             raise ParameterError(f"{source}: importance must be a table of categorical columns and numbers, "
                                  "e.g. importance = { sex = 1, region = 2 }")
-        m = len(categorical)
-        for name, value in importance.items():
-            if name not in categorical:
-                raise ParameterError(f"{source}: importance names {name!r}, which is not a categorical column")
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= m:
-                raise ParameterError(f"{source}: importance of {name!r} must be an integer from 1 (most "
-                                     f"important, blanked last) to {m}; got {value!r}")
-        absent = [c for c in categorical if c not in importance]
-        if absent:
-            raise ParameterError(f"{source}: importance gives no number for {name_list(absent)}; give one for "
-                                 "every categorical column")
+        check_importance(importance, categorical, where=source, columns_are="categorical columns")
         importance = dict(importance)
     limit = privacy.get("max_suppressed_cells")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float, str))):
@@ -811,8 +802,6 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
         said.append(f"strategy {spec.strategy!r}")
     if spec.suppression != "rows":
         said.append("cell suppression")
-    if spec.t is not None:
-        said.append("t")
     if spec.models:
         said.append("[privacy] models")
     if spec.risk_targets:
@@ -826,5 +815,5 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
         said.append(f"categorical quasi-identifiers without a hierarchy file ({', '.join(flat)})")
     if not said:
         return None
-    return ("a partitioned file is published with k, l and rows suppression over categorical quasi-identifiers "
+    return ("a partitioned file is published with k, l, t and rows suppression over categorical quasi-identifiers "
             f"with hierarchy files; not with {', '.join(said)}: publish it in one process")

@@ -20,8 +20,11 @@ if _TYPE_CHECKING:
 #: headline figures (``summary_points``) the web charts; the parser of the verdict's threshold
 #: options (``parse_threshold_flags``)
 #: and the pieces the Dask backend measures a partitioned dataset's risk with (``class_measures``
-#: and the checks and summary figures the in-process risk shares with it)
-_INTERNAL = {"risk_lines": "._summary", "summary_points": "._summary", "parse_threshold_flags": "._verdict",
+#: and the checks and summary figures the in-process risk shares with it), and the report's
+#: measures from per-partition partial results (``report_partial``, ``report_of_partials``,
+#: ``LEFT_OUT``)
+_INTERNAL = {**dict.fromkeys(["report_partial", "report_of_partials", "LEFT_OUT"], "._partial"),
+             "risk_lines": "._summary", "summary_points": "._summary", "parse_threshold_flags": "._verdict",
              **dict.fromkeys(["about_run", "add_uniqueness", "check_names", "check_options", "check_population",
                               "class_measures", "key_values", "sampling_fraction"], "._risk_api")}
 

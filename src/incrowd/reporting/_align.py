@@ -48,6 +48,10 @@ class Aligned:
     # "any" on a cell release whose blanks match any value (sdcMicro's wildcard, as publish
     # verified k): every class-based measure counts a row's matches so
     missing_matches: str = "itself"
+    # the release's perturbed columns (its [[perturb]] steps; never quasi-identifiers): numbers
+    # on both sides (sdcMicro's numVars) and categories (PRAM)
+    perturbed_numeric: list[str] = field(default_factory=list)
+    perturbed_categorical: list[str] = field(default_factory=list)
 
     @functools.cached_property
     def release_classes(self) -> np.ndarray:
@@ -76,15 +80,17 @@ class Aligned:
         mask[self.kept] = False
         return mask
 
-    def numbers(self, which: str) -> np.ndarray:
-        """The numeric QIs as float64: ``which`` is "original" or "release" (rows of the
-        release), or "everyone" (every original row, suppressed ones included)."""
+    def numbers(self, which: str, names: Sequence[str] | None = None) -> np.ndarray:
+        """The numeric QIs (or the columns ``names``) as float64: ``which`` is "original" or
+        "release" (rows of the release), or "everyone" (every original row, suppressed ones
+        included)."""
+        names = self.numeric if names is None else names
         if which == "original":
-            columns = [self._column("original", c)[self.kept] for c in self.numeric]
+            columns = [self._column("original", c)[self.kept] for c in names]
         elif which == "everyone":
-            columns = [self._column("original", c) for c in self.numeric]
+            columns = [self._column("original", c) for c in names]
         else:
-            columns = [self._column("release", c) for c in self.numeric]
+            columns = [self._column("release", c) for c in names]
         rows = self.original.shape[0] if which == "everyone" else self.release.shape[0]
         return np.column_stack(columns) if columns else np.zeros((rows, 0))
 
@@ -92,7 +98,15 @@ class Aligned:
     def complete_numbers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(original, release, rows kept): the numeric QIs of the rows with no missing value on
         either side, parsed once for every measure and figure that needs them."""
-        X, Xm = self.numbers("original"), self.numbers("release")
+        return self._complete(self.numeric)
+
+    @functools.cached_property
+    def complete_perturbed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """As :attr:`complete_numbers`, of the perturbed numeric columns."""
+        return self._complete(self.perturbed_numeric)
+
+    def _complete(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        X, Xm = self.numbers("original", names), self.numbers("release", names)
         ok = ~(np.isnan(X).any(axis=1) | np.isnan(Xm).any(axis=1))
         return X[ok], Xm[ok], ok
 
@@ -206,7 +220,24 @@ def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sens
     if generalized_numbers:
         assumptions.append(f"{generalized_numbers} hold numbers in the original but not in the release "
                            "(generalized): they are measured as categorical")
-    return Aligned(orig, rel, kept, qis, nums, cats, sens, assumptions, parsed)
+    numbers, categories = _perturbed(original, release, qis, perturbed, is_numeric)
+    return Aligned(orig, rel, kept, qis, nums, cats, sens, assumptions, parsed,
+                   perturbed_numeric=numbers, perturbed_categorical=categories)
+
+
+def _perturbed(original: pd.DataFrame, release: pd.DataFrame, qis: Sequence[str], perturbed: Sequence[str],
+               is_numeric) -> tuple[list[str], list[str]]:
+    """The perturbed columns that hold numbers on both sides (income) and the others: categories,
+    as a PRAM'd code of a labelled file is (its numbers name categories)."""
+    for name in perturbed:
+        for side, frame in (("original", original), ("release", release)):
+            if name not in frame.columns:
+                raise DataError(f"perturbed column {name!r} is not in the {side}; it has {name_list(frame.columns)}")
+        if name in qis:
+            raise DataError(f"column {name!r} is named both quasi-identifier and perturbed; give it one role")
+    numbers = [c for c in dict.fromkeys(perturbed)
+               if not _coded(original, c) and is_numeric("original", c) and is_numeric("release", c)]
+    return numbers, [c for c in dict.fromkeys(perturbed) if c not in numbers]
 
 
 def _coded(frame: pd.DataFrame, name: str) -> str | None:
@@ -287,6 +318,26 @@ def _cells(column: pd.Series) -> tuple[np.ndarray, bool]:
         numbers = False
     values[missing] = None
     return values, numbers
+
+
+def column_cells(column: pd.Series) -> np.ndarray:
+    """A column's cells as comparable values (None where missing; a labelled file's
+    user-missing cell as its code)."""
+    return _cells(column)[0]
+
+
+def file_value_labels(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, dict]:
+    """Per column of a labelled file (SPSS, Stata) as :func:`incrowd.read_table` reads it: its
+    codes' value labels (none for other files and unlabelled columns)."""
+    meta = frame.attrs.get("statfile") if isinstance(frame, pd.DataFrame) else None
+    if not isinstance(meta, dict):
+        return {}
+    out = {}
+    for c in columns:
+        pairs = ((meta.get("columns") or {}).get(str(c)) or {}).get("value_labels") or ()
+        if pairs:
+            out[str(c)] = {code: label for code, label in pairs}
+    return out
 
 
 def user_missing_codes(column: pd.Series) -> tuple[np.ndarray, list] | None:

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..exceptions import DataError, ParameterError
 from ..publishing import BenchmarkEstimate as Estimate
-from ._align import cell_text
+from ._align import cell_text, file_value_labels
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,10 @@ def benchmark_estimates(original: pd.DataFrame, release: pd.DataFrame, estimates
 
     ``weight`` is the sampling-weight column of the original; ``release_weights`` are the
     release rows' weights (the original weight of each kept row; default: the release's own
-    ``weight`` column, else 1 per row)."""
+    ``weight`` column, else 1 per row).
+
+    A group of a labelled file (SPSS, Stata: value labels) also has ``label``, per grouping
+    column its value label (``{"urbrur": "Urban"}`` beside ``"group": {"urbrur": "1"}``)."""
     if not 0 < confidence < 1:
         raise ParameterError(f"confidence must be in (0, 1); got {confidence}")
     parsed = [e if isinstance(e, Estimate) else Estimate.parse(e) for e in estimates]
@@ -129,6 +132,10 @@ def benchmark_estimates(original: pd.DataFrame, release: pd.DataFrame, estimates
     else:
         w_rel = np.ones(release.shape[0])
     rows: list[dict[str, Any]] = []
+    # a labelled file's group is named by its value label ("Urban"), its code kept beside it
+    labels = {column: {cell_text(code): str(label) for code, label in pairs.items()}
+              for column, pairs in {**file_value_labels(release, list(release.columns)),
+                                    **file_value_labels(original, list(original.columns))}.items()}
     for est in parsed:
         y_orig, y_rel = _numbers(original, est.variable, "original"), _numbers(release, est.variable, "release")
         keys_orig, keys_rel = _group_keys(original, est.by, "original"), _group_keys(release, est.by, "release")
@@ -140,8 +147,9 @@ def benchmark_estimates(original: pd.DataFrame, release: pd.DataFrame, estimates
             change = (None if not before.mean or after.mean is None
                       else (after.mean - before.mean) / abs(before.mean))
             measure = interval_overlap(before, after)
+            named = {c: labels[c][v] for c, v in zip(est.by, group) if v in labels.get(c, {})}
             rows.append({
-                "estimate": str(est), "group": dict(zip(est.by, group)),
+                "estimate": str(est), "group": dict(zip(est.by, group)), **({"label": named} if named else {}),
                 "original": before.mean, "release": after.mean, "relative_change": change,
                 "original_ci": [before.low, before.high], "release_ci": [after.low, after.high],
                 "ci_overlap": None if measure is None else measure > 0, "ci_overlap_measure": measure,

@@ -165,26 +165,38 @@ def _categorical_tables(categorical: dict) -> str:
                        for c, n in cells.items())
         parts.append("<h3>Suppression per key</h3><table id=suppression><tr><th>column</th><th>cells suppressed</th>"
                      f"<th>rows withheld</th><th>published values changed</th></tr>{body}</table>")
-    freqs = categorical.get("frequencies") or {}
-    if freqs:
-        tables = []
-        for c, rows in freqs.items():
-            # a labelled file's code is shown by its label, the code beside it
-            body = "".join(f"<tr><th>{html.escape(str(r.get('label', r['value'])))}"
-                           + (f" <span class=code>{html.escape(str(r['value']))}</span>" if "label" in r else "")
-                           + f"</th><td class=num>{r['original']}</td><td class=num>{r['release']}</td></tr>"
-                           for r in rows)
-            tables.append(f"<div class=freq><table><caption>{html.escape(c)}</caption><tr><th>value</th>"
-                          f"<th>original</th><th>release</th></tr>{body}</table></div>")
-        parts.append("<h3>Categorical values before and after</h3>" + "".join(tables))
+    parts.append(_frequency_tables(categorical.get("frequencies") or {}, "Categorical values before and after"))
     return "".join(parts)
+
+
+def _total(value: float) -> str:
+    """A count or a weighted total in full (a table's totals are compared digit by digit)."""
+    return str(value) if isinstance(value, int) else f"{round(float(value), 2):.15g}"
+
+
+def _frequency_tables(freqs: dict[str, list[dict]], title: str, element_id: str = "") -> str:
+    """One small before/after table per column (``frequencies`` rows: value, label, original, release)."""
+    if not freqs:
+        return ""
+    tables = []
+    for c, rows in freqs.items():
+        # a labelled file's code is shown by its label, the code beside it
+        body = "".join(f"<tr><th>{html.escape(str(r.get('label', r['value'])))}"
+                       + (f" <span class=code>{html.escape(str(r['value']))}</span>" if "label" in r else "")
+                       + f"</th><td class=num>{_total(r['original'])}</td><td class=num>{_total(r['release'])}</td></tr>"
+                       for r in rows)
+        tables.append(f"<div class=freq><table><caption>{html.escape(c)}</caption><tr><th>value</th>"
+                      f"<th>original</th><th>release</th></tr>{body}</table></div>")
+    return f"<h3{f' id={element_id}' if element_id else ''}>{html.escape(title)}</h3>" + "".join(tables)
 
 
 def _benchmark_row(r: dict) -> str:
     def interval(pair) -> str:
         return "-" if pair[0] is None else f"[{_fmt(pair[0])}, {_fmt(pair[1])}]"
 
-    group = ", ".join(f"{k} = {v}" for k, v in r["group"].items()) or "all"
+    # a labelled group reads as its label, the code beside it: "Urban (1)", not "urbrur = 1"
+    named = r.get("label") or {}
+    group = ", ".join(f"{named[k]} ({v})" if k in named else f"{k} = {v}" for k, v in r["group"].items()) or "all"
     change = "-" if r["relative_change"] is None else _percent(r["relative_change"])
     overlap = _fmt(r["ci_overlap"]) + ("" if r["ci_overlap_measure"] is None else f" ({_fmt(r['ci_overlap_measure'])})")
     cells = [(r["estimate"], ""), (group, ""), (_fmt(r["original"]), " class=num"), (_fmt(r["release"]), " class=num"),
@@ -241,6 +253,9 @@ def render(report) -> str:
         for k, v in summary_points(report.risk, report.utility).items())
     utility = dict(report.utility)
     benchmarks = utility.pop("benchmarks", None)
+    weighted = utility.pop("weighted_frequencies", None) or {}
+    weighted_title = (f"Weighted totals before and after (weight {weighted['weight']})" if weighted.get("weight")
+                      else "Perturbed categorical values before and after")
     categorical = dict(utility.get("categorical") or {})
     if categorical:  # shown as tables of their own
         utility["categorical"] = {k: v for k, v in categorical.items() if k not in ("frequencies",)}
@@ -269,6 +284,7 @@ def render(report) -> str:
         f"{release}"
         f"<h2>Risk</h2>{_table(report.risk)}"
         f"<h2>Utility</h2>{_table(utility)}{_benchmark_table(benchmarks)}{_categorical_tables(categorical)}"
+        f"{_frequency_tables(weighted.get('tables') or {}, weighted_title, 'weighted-frequencies')}"
         f"<h2>Figures</h2>{figures}"
         f"<h2>Definitions</h2><table>{sources}</table>"
         "<p class=note>Made by incrowd. Every figure is computed on the files named above; nothing in this page "

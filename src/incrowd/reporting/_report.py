@@ -20,7 +20,7 @@ import pandas as pd
 from ..exceptions import DataError, ParameterError
 from ..privacy import attribute_disclosure_of_classes, checked_t, models_from_summary
 from ..values import MISSING_MATCHES
-from ._align import Aligned, align
+from ._align import Aligned, align, file_value_labels
 from ._summary import summary_points
 
 
@@ -112,7 +112,8 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
            risk_utility_map: bool = False, suppression: str | None = None,
            strategy: str | None = None, missing_matches: str | None = None,
            models: Sequence[Any] | None = None, household: str | None = None,
-           benchmarks: Sequence[str] | None = None) -> Report:
+           benchmarks: Sequence[str] | None = None, perturb: Sequence[str] | None = None, scheduler=None,
+           memory_limit: str | None = None, progress=None) -> Report:
     """Risk and utility of ``release`` against ``original`` (DataFrames or file paths).
 
     ``quasi_identifiers``: the columns an intruder may know; ``sensitive``: columns to check for
@@ -211,6 +212,26 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         ``[benchmarks]``): each weighted mean (by ``weight``) on the original and on the release,
         per group, with the relative change and whether the 95 % confidence intervals overlap,
         in ``utility["benchmarks"]``.
+    perturb : sequence of str or None, default None
+        The columns the release perturbed (None: those of ``release_summary``'s perturbation
+        steps, else the ``spec``'s ``perturb`` role). They are not compared to align the files.
+        The numeric ones (sdcMicro's numVars) are measured as the numeric quasi-identifiers are:
+        ``utility["perturbed"]`` (IL1s, eigenvalue and correlation changes) and
+        ``risk["perturbed"]`` (dRisk, dRiskRMD, record linkage); with ``weight`` every
+        categorical one (PRAM) gets a weighted table before and after in
+        ``utility["weighted_frequencies"]``.
+    scheduler : str or distributed.Client, optional
+        Run on Dask (extra ``incrowd[dask]``): ``"local:N"`` starts N local workers, else the
+        ``tcp://`` address of a running scheduler, or a client. ``original`` and ``release`` are
+        then partitioned datasets (folders or globs of CSV or Parquet files; release partition i
+        holds the published rows of original partition i) and the measures are combined from
+        per-partition partial results: the class risk, the numeric and the categorical utility
+        (but height and NCP); ``about["left_out"]`` names the measures left out and why. The
+        options that need the whole file in one process are refused.
+    memory_limit : str, optional
+        With ``scheduler="local:N"``: each worker's memory (Dask's ``memory_limit``, e.g. ``"2GiB"``).
+    progress : callable, optional
+        With ``scheduler``: called with a line saying what runs (the command line's progress).
 
     Returns
     -------
@@ -219,10 +240,20 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     """
     from ._verdict import thresholds_from
 
+    if scheduler is not None:
+        _check_on_dask(locals())
     thresholds = thresholds_from(thresholds)  # a bad name or value fails before any work
     suppression = suppression or (release_summary or {}).get("suppression") or "rows"
     if suppression not in ("rows", "cells"):
         raise ParameterError(f"suppression must be 'rows' or 'cells'; got {suppression!r}")
+    if scheduler is not None:
+        from .._runtime import backends
+
+        return backends.get("dask").report(  # registered by incrowd.distributed
+            original, release, quasi_identifiers, sensitive, identifiers, scheduler=scheduler, k=k, numeric=numeric,
+            threshold=threshold, suppression=suppression, memory_limit=memory_limit, progress=progress)
+    if memory_limit is not None:
+        raise ParameterError("memory_limit= bounds the workers of a report on Dask; give scheduler= too")
     missing_matches = missing_matches or (release_summary or {}).get("missing_matches") or "itself"
     if missing_matches not in MISSING_MATCHES:
         raise ParameterError(f"missing_matches must be one of {', '.join(MISSING_MATCHES)}; got {missing_matches!r}")
@@ -245,8 +276,10 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
             original = read_table(original)
         if not isinstance(release, pd.DataFrame):
             release = read_table(release)
-        perturbed = [c for step in (release_summary or {}).get("perturbation") or () for c in step["columns"]]
-        if not perturbed and hasattr(spec, "names"):  # a release read back, with its spec
+        perturbed = ([c.strip() for c in perturb.split(",") if c.strip()] if isinstance(perturb, str)
+                     else [str(c) for c in perturb]) if perturb is not None else [
+            c for step in (release_summary or {}).get("perturbation") or () for c in step["columns"]]
+        if perturb is None and not perturbed and hasattr(spec, "names"):  # a release read back, with its spec
             perturbed = spec.names("perturb")
         a = align(original, release, quasi_identifiers, sensitive, identifiers, kept_rows=kept_rows, numeric=numeric,
                   categorical=[c for c in (hierarchies or {}) if c not in (numeric or ())],
@@ -271,7 +304,7 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
         # publish's generalize-then-microaggregate writes one level per column (joint: per group)
         strategy = strategy or (release_summary or {}).get("strategy")
         utility = _utility(a, hierarchies, target, random_state, seconds, blanks_suppressed=suppression == "cells",
-                           one_level=strategy is not None and strategy != "joint")
+                           one_level=strategy is not None and strategy != "joint", weight=weight)
         benchmarks = benchmarks if benchmarks is not None else getattr(spec, "benchmarks", ())
         if benchmarks:
             from ._benchmarks import benchmark_estimates
@@ -328,6 +361,22 @@ def report(original: pd.DataFrame | str | os.PathLike, release: pd.DataFrame | s
     return out
 
 
+#: the options of :func:`report` that need the whole file in one process, as their defaults
+_IN_PROCESS_ONLY = {"kept_rows": None, "hierarchies": None, "population_sizes": None, "target": None,
+                    "attacks": False, "release_summary": None, "weight": None, "spec": None,
+                    "risk_utility_map": False, "missing_matches": None, "models": None, "household": None,
+                    "benchmarks": None, "strategy": None, "thresholds": None, "perturb": None}
+
+
+def _check_on_dask(options: Mapping[str, Any]) -> None:
+    """Refuse, in one line and before any work, what a report on Dask does not take."""
+    given = [name for name, default in _IN_PROCESS_ONLY.items() if options[name] is not default
+             and not (isinstance(options[name], bool) and options[name] == default)]
+    if given:
+        raise ParameterError(f"a report on Dask (scheduler=) does not take {', '.join(given)}: those need the whole "
+                             "file in one process; leave out scheduler= to measure them")
+
+
 def _shareable(summary: Mapping[str, Any]) -> dict[str, Any]:
     """The release's summary as a report may show it: a differentially private release's seed
     stays with the curator (it tells which rows were sampled)."""
@@ -350,11 +399,16 @@ def _risk(a: Aligned, k, population_sizes, threshold, t_check: float = 1.0) -> t
         a.release_classes, k=k, population_sizes=population_sizes, threshold=threshold,
         matches=a.release_matches if a.missing_matches != "itself" else None)
     seconds["classes"] = work_clock() - t
-    if a.numeric:
-        X, Xm, ok = a.complete_numbers
+
+    def numeric_risk(complete: tuple[np.ndarray, np.ndarray, np.ndarray], what: str,
+                     prefix: str = "") -> dict[str, Any]:
+        """dRisk, dRiskRMD and record linkage of numeric columns, original against release
+        (``complete``: their rows with no missing value, as :attr:`Aligned.complete_numbers`)."""
+        X, Xm, ok = complete
+        found: dict[str, Any] = {}
         if not ok.all():
-            a.assumptions.append(f"{int((~ok).sum())} release rows with a missing numeric quasi-identifier "
-                                 "are left out of dRisk, dRiskRMD and record linkage")
+            a.assumptions.append(f"{int((~ok).sum())} release rows with a missing {what} value are left out of its "
+                                 "dRisk, dRiskRMD and record linkage")
         # the sampled distance-based linkage scans every original row per sampled release row:
         # keep that scan near 5e9 distance terms (a million rows x 15 columns: 1,000 samples)
         budget = int(5e9 // max(X.shape[0] * max(X.shape[1], 1), 1))
@@ -363,20 +417,31 @@ def _risk(a: Aligned, k, population_sizes, threshold, t_check: float = 1.0) -> t
         linkage = functools.partial(measures.record_linkage, distance_sample=min(5000, max(1000, budget)),
                                     global_linkage=X.shape[0] <= 2000)
         if X.shape[0] > 2000:
-            a.assumptions.append("the global (one-to-one assignment) record linkage is left out above 2,000 rows "
-                                 "(n^3 work)")
+            note = "the global (one-to-one assignment) record linkage is left out above 2,000 rows (n^3 work)"
+            if note not in a.assumptions:
+                a.assumptions.append(note)
         for name, fn in (("drisk", measures.drisk), ("drisk_rmd", measures.drisk_rmd),
                          ("record_linkage", linkage)):
             check_cancelled()  # a web job stops between measures
             t = work_clock()
             try:
-                out[name] = fn(X, Xm)
+                found[name] = fn(X, Xm)
             except DataError as exc:
                 # a measure undefined on these data (dRiskRMD on a singular scatter) is withheld
                 # and said, not allowed to sink the rest of the report
-                out[name] = {"withheld": str(exc)}
-                a.assumptions.append(f"{name} withheld: {exc}")
-            seconds[name] = work_clock() - t
+                found[name] = {"withheld": str(exc)}
+                a.assumptions.append(f"{prefix}{name} withheld: {exc}")
+            seconds[prefix + name] = work_clock() - t
+        return found
+
+    if a.numeric:
+        out.update(numeric_risk(a.complete_numbers, "numeric quasi-identifier"))
+    if a.perturbed_numeric:
+        # sdcMicro's dRisk over its numVars: the perturbed numerics measured as the numeric keys
+        t = work_clock()
+        out["perturbed"] = {"columns": list(a.perturbed_numeric),
+                            **numeric_risk(a.complete_perturbed, "perturbed numeric", "perturbed_")}
+        seconds["perturbed_risk"] = work_clock() - t
     if a.sensitive:
         t = work_clock()
         out["attribute_disclosure"] = attribute_disclosure_of_classes(
@@ -412,7 +477,7 @@ def _sample_risk(a: Aligned, weight: str, threshold: float, household: str | Non
 
 
 def _utility(a: Aligned, hierarchies, target, random_state, seconds, blanks_suppressed: bool = False,
-             one_level: bool = False) -> dict:
+             one_level: bool = False, weight: str | None = None) -> dict:
     from .._runtime import check_cancelled, work_clock
     from . import _utility as measures
 
@@ -427,6 +492,16 @@ def _utility(a: Aligned, hierarchies, target, random_state, seconds, blanks_supp
         out["numeric"].update(measures.information_loss_all_rows(everyone, a.numbers("release"), a.kept,
                                                                  a.numeric))
         seconds["numeric_utility"] = work_clock() - t
+    if a.perturbed_numeric:
+        # sdcMicro's dUtility over its numVars (IL1s, eigenvalues) and the correlations, by the
+        # measures of the numeric keys
+        check_cancelled()
+        X, Xm, _ = a.complete_perturbed
+        t = work_clock()
+        perturbed = measures.numeric_utility(X, Xm, a.perturbed_numeric)
+        perturbed["columns"] = perturbed.pop("quasi_identifiers")
+        out["perturbed"] = perturbed
+        seconds["perturbed_utility"] = work_clock() - t
     if a.categorical or a.suppressed.any():
         check_cancelled()
         t = work_clock()
@@ -442,6 +517,20 @@ def _utility(a: Aligned, hierarchies, target, random_state, seconds, blanks_supp
                                  "undefined and mean_ncp covers the other columns only (give --hierarchies DIR "
                                  "or --spec)")
         seconds["categorical_utility"] = work_clock() - t
+    # an office's before/after tables: the keys' and the PRAM'd columns' values, weighted by the
+    # survey weight (each row weighs 1 without one; the keys' counts are in "categorical" then)
+    tabled = [*(a.categorical if weight is not None else ()), *a.perturbed_categorical]
+    if tabled:
+        check_cancelled()
+        t = work_clock()
+        weights = None
+        if weight is not None:
+            if weight not in a.original.columns:
+                raise DataError(f"weight column {weight!r} is not in the original (or is named as an identifier)")
+            weights = pd.to_numeric(a.original[weight], errors="coerce").to_numpy(np.float64, na_value=np.nan)
+        out["weighted_frequencies"] = {"weight": weight, "tables": measures.weighted_frequencies(
+            a.original, a.release, a.kept, tabled, weights)}
+        seconds["weighted_frequencies"] = work_clock() - t
     if target is not None:
         t = work_clock()
         features = [c for c in a.quasi_identifiers if c != target]
@@ -468,8 +557,6 @@ def _blanks_missing(frame: pd.DataFrame) -> pd.DataFrame:
 def _value_labels(release: pd.DataFrame, columns: Sequence[str]) -> dict[str, dict]:
     """Per categorical column of a labelled release (SPSS, Stata): its codes' value labels, so
     a generalized group stored as a new code is read as the group's label."""
-    from ._utility import file_value_labels
-
     return file_value_labels(release, columns)
 
 

@@ -144,29 +144,16 @@ def class_risk_of_classes(codes: np.ndarray, *, k: int | None = None, population
             raise ParameterError(f"matches must hold one count per release record ({n}); got {matches.shape[0]}")
         sizes = np.zeros(int(codes.max()) + 1 if n else 0, dtype=np.int64)
         sizes[codes] = matches  # rows of equal values match the same rows
-    per_size, count = np.unique(sizes, return_counts=True)
     rec_size = sizes[codes] if n else np.zeros(0, dtype=np.int64)
     prosecutor = 1.0 / rec_size if n else np.zeros(0)
     pros = _risk_summary(prosecutor, float(threshold))
     smallest = int(sizes.min()) if n else 0
     pros["records_affected_by_highest"] = float(np.count_nonzero(rec_size == smallest) / n) if n else 0.0
-    out = {
-        "n_records": n,
-        "n_classes": int(sizes.shape[0]),
-        "class_size_histogram": {int(s): int(c) for s, c in zip(per_size, count)},
-        "smallest_class": smallest,
-        "largest_class": int(sizes.max()) if n else 0,
-        "k": None if k is None else int(k),
-        "records_below_k": 0 if k is None or not n else int(np.count_nonzero(rec_size < k)),
-        "threshold": float(threshold),
-        "prosecutor": pros,
-    }
+    out = _class_figures(sizes, n, k, threshold, pros,
+                         int(np.count_nonzero(rec_size < k)) if k is not None and n else 0)
     if population_sizes is None:
-        out["journalist"] = {**pros, "population_table": False,
-                             "note": "no population table: the journalist model equals the prosecutor model"}
         marketer = (float(prosecutor.mean()) if matches is not None else sizes.shape[0] / n) if n else 0.0
-        out["marketer"] = {"risk": float(marketer), "population_table": False}
-        return out
+        return _without_population(out, pros, marketer)
     pop = np.asarray(population_sizes, dtype=np.float64).reshape(-1)
     if pop.shape[0] != n:
         raise ParameterError(f"population_sizes must hold one size per release record ({n}); got {pop.shape[0]}")
@@ -189,6 +176,47 @@ def class_risk_of_classes(codes: np.ndarray, *, k: int | None = None, population
     out["journalist"] = {**_risk_summary(journalist, float(threshold)), "population_table": True}
     # sum_j f_j / F_j / n, as a sum over records of 1/F_i / n
     out["marketer"] = {"risk": float(journalist.sum() / n) if n else 0.0, "population_table": True}
+    return out
+
+
+def class_risk_of_sizes(sizes: np.ndarray, *, k: int | None = None, threshold: float = 0.2) -> dict:
+    """:func:`class_risk_of_classes` from the classes' sizes alone (no population table, a
+    blank matching itself): what the Dask backend's report has, the release's classes counted
+    partition by partition. The per-record figures are sums over the classes (a class of f rows
+    holds f records of risk 1 / f), so they agree with the per-record ones to float rounding."""
+    _check_threshold_k(threshold, k)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n = int(sizes.sum())
+    if n == 0:
+        return class_risk_of_classes(np.zeros(0, dtype=np.int64), k=k, threshold=threshold)
+    smallest = int(sizes.min())
+    at_risk = 1.0 / sizes > float(threshold)
+    pros = {"highest": float(1.0 / smallest), "average": float(sizes.shape[0] / n),
+            "records_at_risk": float(sizes[at_risk].sum() / n),
+            "records_affected_by_highest": float(sizes[sizes == smallest].sum() / n)}
+    out = _class_figures(sizes, n, k, threshold, pros, int(sizes[sizes < k].sum()) if k is not None else 0)
+    return _without_population(out, pros, sizes.shape[0] / n)
+
+
+def _class_figures(sizes: np.ndarray, n: int, k: int | None, threshold: float, pros: dict, below_k: int) -> dict:
+    per_size, count = np.unique(sizes, return_counts=True)
+    return {
+        "n_records": n,
+        "n_classes": int(sizes.shape[0]),
+        "class_size_histogram": {int(s): int(c) for s, c in zip(per_size, count)},
+        "smallest_class": int(sizes.min()) if n else 0,
+        "largest_class": int(sizes.max()) if n else 0,
+        "k": None if k is None else int(k),
+        "records_below_k": below_k,
+        "threshold": float(threshold),
+        "prosecutor": pros,
+    }
+
+
+def _without_population(out: dict, pros: dict, marketer: float) -> dict:
+    out["journalist"] = {**pros, "population_table": False,
+                         "note": "no population table: the journalist model equals the prosecutor model"}
+    out["marketer"] = {"risk": float(marketer), "population_table": False}
     return out
 
 

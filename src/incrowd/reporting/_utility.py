@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..exceptions import DataError, ParameterError
 from ..publishing import categorical_ncp
-from ._align import cell_text, user_missing_codes
+from ._align import cell_text, column_cells, file_value_labels, user_missing_codes
 
 SUPPRESSED_LABEL = "*"
 
@@ -176,7 +176,7 @@ def il1(original: np.ndarray, masked: np.ndarray) -> float:
     """
     X = np.asarray(original, dtype=np.float64)
     Y = np.asarray(masked, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # overflow: inf, dropped as R drops it
         a = 100.0 * np.abs(X - Y) / np.abs(X)
     return float(np.sum(a[np.isfinite(a)]))
 
@@ -200,9 +200,13 @@ def correlation(X: np.ndarray, cov: np.ndarray | None = None) -> np.ndarray:
         return np.full((X.shape[1], X.shape[1]), np.nan)
     if np.isnan(X).any():
         return pd.DataFrame(X).corr(min_periods=2).to_numpy()
-    C = covariance(X) if cov is None else cov
-    sd = np.sqrt(np.diag(C))
-    sd = np.where(X.max(axis=0) > X.min(axis=0), sd, np.nan)
+    return correlation_of(covariance(X) if cov is None else cov, X.max(axis=0) > X.min(axis=0))
+
+
+def correlation_of(C: np.ndarray, spread: np.ndarray) -> np.ndarray:
+    """The correlation matrix of a covariance matrix ``C`` (no missing values), NaN for a column
+    without ``spread`` (max == min)."""
+    sd = np.where(spread, np.sqrt(np.diag(C)), np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         R = C / np.outer(sd, sd)
     R = np.clip(R, -1.0, 1.0)
@@ -308,20 +312,21 @@ def _off_diagonal_summary(A: np.ndarray, B: np.ndarray) -> dict:
 
 
 def _per_qi(X: np.ndarray, Y: np.ndarray, names: list[str], cov_x: np.ndarray, cov_y: np.ndarray) -> dict:
-    out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        complete = not (np.isnan(X).any() or np.isnan(Y).any())
-        if complete:  # the covariance pass has the variances already
-            means_x, means_y = X.mean(axis=0), Y.mean(axis=0)
-            var_x, var_y = np.diag(cov_x), np.diag(cov_y)
+        if not (np.isnan(X).any() or np.isnan(Y).any()):  # the covariance pass has the variances already
+            return per_qi_figures(X.mean(axis=0), Y.mean(axis=0), np.diag(cov_x), np.diag(cov_y), names)
+        return per_qi_figures(np.nanmean(X, axis=0), np.nanmean(Y, axis=0), np.nanvar(X, axis=0, ddof=1),
+                              np.nanvar(Y, axis=0, ddof=1), names)
+
+
+def per_qi_figures(means_x: np.ndarray, means_y: np.ndarray, var_x: np.ndarray, var_y: np.ndarray,
+                   names: list[str]) -> dict:
+    """``per_qi`` of :func:`numeric_utility` from each column's means and sample variances."""
+    out = {}
+    with np.errstate(invalid="ignore", divide="ignore"):
         for j, name in enumerate(names):
-            if complete:
-                mx, my, vx, vy = means_x[j], means_y[j], var_x[j], var_y[j]
-            else:
-                x, y = X[:, j], Y[:, j]
-                mx, my = np.nanmean(x), np.nanmean(y)
-                vx, vy = np.nanvar(x, ddof=1), np.nanvar(y, ddof=1)
+            mx, my, vx, vy = means_x[j], means_y[j], var_x[j], var_y[j]
             out[name] = {
                 "mean_original": _number(mx), "mean_release": _number(my),
                 "mean_diff": _number(my - mx),
@@ -362,21 +367,29 @@ def numeric_utility(original: np.ndarray, masked: np.ndarray, names: list[str]) 
         eigen_pair = _eigenvalues(X, Y)
     else:  # R's var(scale(x)) is the correlation matrix, computed above
         eigen_pair = _eigen_pair(cor_x, cor_y)
-    eig_ns, eig_dropped = _eigen_nonsingular_from(eigen_pair)
     cells = int(np.count_nonzero(~np.isnan(X) & ~np.isnan(Y)))
+    return numeric_figures(int(X.shape[0]), names, information_loss_pairwise(X, Y), value, cells, il1(X, Y),
+                           eigen_pair, _per_qi(X, Y, names, cov_x, cov_y), (cov_x, cov_y), (cor_x, cor_y))
+
+
+def numeric_figures(rows: int, names: list[str], il: float, il1s_sum: float, cells: int, il1_sum: float,
+                    eigen_pair, per_qi: dict, covariances: tuple, correlations: tuple) -> dict:
+    """:func:`numeric_utility`'s dict from its parts (also as the Dask backend combines them from
+    the partitions' sums)."""
+    eig_ns, eig_dropped = _eigen_nonsingular_from(eigen_pair)
     return {
-        "n_rows": int(X.shape[0]),
+        "n_rows": rows,
         "quasi_identifiers": names,
-        "il": information_loss_pairwise(X, Y),
-        "il1s": value,
-        "il1s_mean": value / cells if cells else 0.0,
-        "il1": il1(X, Y),
+        "il": il,
+        "il1s": il1s_sum,
+        "il1s_mean": il1s_sum / cells if cells else 0.0,
+        "il1": il1_sum,
         "eigen": _eigen_from(eigen_pair),
         "eigen_nonsingular": eig_ns,
         "eigen_dropped": eig_dropped,
-        "per_qi": _per_qi(X, Y, names, cov_x, cov_y),
-        "covariance": _off_diagonal_summary(cov_x, cov_y),
-        "correlation": _off_diagonal_summary(cor_x, cor_y),
+        "per_qi": per_qi,
+        "covariance": _off_diagonal_summary(*covariances),
+        "correlation": _off_diagonal_summary(*correlations),
     }
 
 
@@ -668,6 +681,46 @@ def categorical_utility_of_release(original: pd.DataFrame, release: pd.DataFrame
     is a blank (missing where the original had a value) and a ``*`` is a generalization (a
     column at its hierarchy's top), as publish's summary counts ``suppressed_cells``; with
     "rows" a ``*`` is a suppressed cell too. Height and NCP cost both alike."""
+    published, withheld = _published_codes(original, release, kept)
+    return _categorical(original, published, hierarchies, withheld, value_labels, one_level, suppression)
+
+
+def categorical_tallies_of_release(original: pd.DataFrame, release: pd.DataFrame, kept: np.ndarray,
+                                   value_labels: Mapping[str, Mapping] | None = None,
+                                   suppression: str = "rows") -> dict:
+    """The counts :func:`categorical_utility_of_release`'s figures (but height and NCP) are made
+    of, to be summed over the parts of a file (:func:`categorical_of_tallies`): ``n_rows``,
+    ``suppressed_rows``, ``published_rows``, per column ``changed`` and ``suppressed_cells``
+    (counts) and ``counts`` (each value's rows before and after, and the value labels)."""
+    published, withheld = _published_codes(original, release, kept)
+    return _categorical(original, published, None, withheld, value_labels, suppression=suppression, tallies=True)
+
+
+def categorical_of_tallies(tallies: Sequence[dict]) -> dict:
+    """:func:`categorical_utility_of_release`'s figures but height and NCP, from the tallies of
+    a file's parts, in the parts' order (a value's first appearance orders equal counts)."""
+    n = sum(t["n_rows"] for t in tallies)
+    withheld = sum(t["suppressed_rows"] for t in tallies)
+    published = sum(t["published_rows"] for t in tallies)
+    columns = list(tallies[0]["changed"]) if tallies else []
+
+    def summed(parts: list[pd.Series]) -> pd.Series:
+        return pd.concat(parts).groupby(level=0, sort=False).sum()
+
+    return {
+        "n_rows": int(n),
+        "suppressed_rows": int(withheld),
+        "suppressed_share": float(withheld / n) if n else 0.0,
+        "changed_share": {c: float(sum(t["changed"][c] for t in tallies) / published) if published else 0.0
+                          for c in columns},
+        "suppressed_cells": {c: int(sum(t["suppressed_cells"][c] for t in tallies)) for c in columns},
+        "frequencies": {c: _frequency_rows(summed([t["counts"][c][0] for t in tallies]),
+                                           summed([t["counts"][c][1] for t in tallies]), tallies[0]["counts"][c][2])
+                        for c in columns},
+    }
+
+
+def _published_codes(original: pd.DataFrame, release: pd.DataFrame, kept: np.ndarray) -> tuple[dict, np.ndarray]:
     n = len(original)
     kept = np.asarray(kept, dtype=np.int64)
     withheld = np.ones(n, dtype=bool)
@@ -678,15 +731,16 @@ def categorical_utility_of_release(original: pd.DataFrame, release: pd.DataFrame
         full = np.full(n, -1, dtype=np.int64)
         full[kept] = codes
         published[name] = (full, labels)
-    return _categorical(original, published, hierarchies, withheld, value_labels, one_level, suppression)
+    return published, withheld
 
 
 def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarray, np.ndarray]],
                  hierarchies: Mapping | None, withheld: np.ndarray, value_labels: Mapping[str, Mapping] | None,
-                 one_level: bool = False, suppression: str = "rows") -> dict:
+                 one_level: bool = False, suppression: str = "rows", tallies: bool = False) -> dict:
     """:func:`categorical_utility` from each column's published labels as codes (per original
     row, -1 where missing or withheld) and their labels. Every row-wise step works on numbers;
-    text is compared once per distinct label."""
+    text is compared once per distinct label. ``tallies``: the counts of
+    :func:`categorical_tallies_of_release` instead (no hierarchy costs)."""
     n = len(original)
     hierarchies = dict(hierarchies or {})
     _check_hierarchies(hierarchies, published)
@@ -696,6 +750,8 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
     from .._runtime import check_cancelled
 
     changed: dict[str, float] = {}
+    changed_rows: dict[str, int] = {}
+    counted: dict[str, tuple] = {}
     height: dict[str, float | None] = {}
     ncp: dict[str, float | None] = {}
     ncp_all: dict[str, float | None] = {}
@@ -719,7 +775,8 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         pub = words.of(1, pub_codes, words.star)
         same = (orig == pub) | (~orig_missing & (orig_named == pub)) | (orig_missing & (pub_codes < 0))
         # a withheld row is counted once, in suppressed_share, not as a change of every column
-        changed[name] = float(np.count_nonzero(~same & published_rows) / n_published) if n_published else 0.0
+        changed_rows[name] = int(np.count_nonzero(~same & published_rows))
+        changed[name] = float(changed_rows[name] / n_published) if n_published else 0.0
         # "*" is a suppressed cell, also as a labelled file writes it: a new code labelled "*"
         starred = [i for i, w in enumerate(words.words) if (released or {}).get(str(w)) == SUPPRESSED_LABEL]
         is_star = (pub == words.star) | (np.isin(pub, starred) if starred else False)
@@ -728,8 +785,11 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         cells[name] = int(np.count_nonzero(published_rows & ~orig_missing & blanked))
         # a cell missing before and after is missing in both tables (only changed cells were suppressed)
         shown = np.where(orig_missing & (pub_codes < 0), words.missing, pub)
-        frequencies[name] = _frequencies(np.where(orig_missing, words.missing, orig), shown[published_rows], words,
-                                         {**known, **(released or {})} or None)
+        counted[name] = _label_counts(np.where(orig_missing, words.missing, orig), shown[published_rows], words,
+                                      {**known, **(released or {})} or None)
+        if tallies:
+            continue
+        frequencies[name] = _frequency_rows(*counted[name])
         rows = np.flatnonzero(published_rows & ~orig_missing)
         h = hierarchies.get(name)
         if h is not None:
@@ -740,15 +800,19 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         else:
             ncp[name], ncp_all[name] = _costs_without_hierarchy(same[rows], is_star[rows],
                                                                 float(np.count_nonzero(withheld & ~orig_missing)))
+    common = {"n_rows": int(n), "suppressed_rows": int(withheld.sum())}
+    if tallies:
+        return {**common, "published_rows": n_published, "changed": changed_rows, "suppressed_cells": cells,
+                "counts": counted}
+    return {**common, "suppressed_share": float(withheld.mean()) if n else 0.0, "changed_share": changed,
+            "suppressed_cells": cells, **_cost_figures(height, ncp, ncp_all), "frequencies": frequencies}
+
+
+def _cost_figures(height: dict, ncp: dict, ncp_all: dict) -> dict:
     covered = [c for c, v in ncp.items() if v is not None]
     covered_all = [c for c, v in ncp_all.items() if v is not None]
     defined_h = [v for v in height.values() if v is not None]
     return {
-        "n_rows": int(n),
-        "suppressed_rows": int(withheld.sum()),
-        "suppressed_share": float(withheld.mean()) if n else 0.0,
-        "changed_share": changed,
-        "suppressed_cells": cells,
         "height": height,
         "mean_height": float(np.mean(defined_h)) if defined_h else None,
         "ncp": ncp,
@@ -756,7 +820,6 @@ def _categorical(original: pd.DataFrame, published: Mapping[str, tuple[np.ndarra
         "mean_ncp_columns": covered,
         "ncp_undefined": [c for c in ncp if ncp[c] is None],
         "mean_ncp_all_rows": float(np.mean([ncp_all[c] for c in covered_all])) if covered_all else None,
-        "frequencies": frequencies,
     }
 
 
@@ -804,46 +867,39 @@ def _check_hierarchies(hierarchies: Mapping | None, columns) -> None:
         raise ParameterError(f"hierarchy given for column {unknown[0]!r}, which the release does not have")
 
 
-def file_value_labels(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, dict]:
-    """Per column of a labelled file (SPSS, Stata) as :func:`incrowd.read_table` reads it: its
-    codes' value labels (none for other files and unlabelled columns)."""
-    meta = frame.attrs.get("statfile") if isinstance(frame, pd.DataFrame) else None
-    if not isinstance(meta, dict):
-        return {}
-    out = {}
-    for c in columns:
-        pairs = ((meta.get("columns") or {}).get(str(c)) or {}).get("value_labels") or ()
-        if pairs:
-            out[str(c)] = {code: label for code, label in pairs}
-    return out
-
-
-def _frequencies(before: np.ndarray, after: np.ndarray, words: _Vocabulary,
-                 labels: Mapping[str, str] | None = None, top: int = 12) -> list[dict]:
-    """The most frequent values before (all original rows) and after (published rows), as
-    counts; the rest summed in one row. ``before`` and ``after`` hold each row's label as a
-    number of ``words``, the original's missing cells as :data:`MISSING_SHOWN`. ``labels``
-    (a labelled file's codes, spelled, to their value labels): a code and its label are one
-    value, counted in one row (``value`` the code, ``label`` its label), whichever of the two a
-    side holds: a recoded column whose groups are written as labels keeps its unchanged codes."""
-    # a label's first code names its row; a code labelled "*" (a group published above every
-    # value) stays a row apart from the blanked cells, "*", and so does "(missing)"
-    shown_labels = labels
-    labels = {code: label for code, label in (labels or {}).items()
-              if label not in (SUPPRESSED_LABEL, MISSING_SHOWN)}
-    code_of: dict[str, str] = {}
-    for code, label in labels.items():
-        code_of.setdefault(label, code)
+def _label_counts(before: np.ndarray, after: np.ndarray, words: _Vocabulary,
+                  labels: Mapping[str, str] | None = None) -> tuple[pd.Series, pd.Series, Mapping[str, str] | None]:
+    """(rows per value before, after, ``labels``): ``before`` (all original rows) and ``after``
+    (published rows) hold each row's label as a number of ``words``, the original's missing cells
+    as :data:`MISSING_SHOWN`. ``labels`` (a labelled file's codes, spelled, to their value
+    labels): a code and its label are one value, counted in one row, whichever of the two a side
+    holds: a recoded column whose groups are written as labels keeps its unchanged codes."""
+    shown = _labels_counted(labels)
 
     def counts(values: np.ndarray) -> pd.Series:
         # numbered in order of first appearance, then one bincount: text only per distinct label
         codes, uniques = pd.factorize(values, use_na_sentinel=False)
         per = pd.Series(np.bincount(codes, minlength=len(uniques)),
-                        index=[labels.get(w, w) for w in (words.word(u) for u in uniques)])
+                        index=[shown.get(w, w) for w in (words.word(u) for u in uniques)])
         return per.groupby(level=0, sort=False).sum()
 
-    before_counts = counts(before)
-    after_counts = counts(after)
+    return counts(before), counts(after), labels
+
+
+def _labels_counted(labels: Mapping[str, str] | None) -> dict[str, str]:
+    # a code labelled "*" (a group published above every value) stays a row apart from the
+    # blanked cells, "*", and so does "(missing)"
+    return {code: label for code, label in (labels or {}).items() if label not in (SUPPRESSED_LABEL, MISSING_SHOWN)}
+
+
+def _frequency_rows(before_counts: pd.Series, after_counts: pd.Series, shown_labels: Mapping[str, str] | None,
+                    top: int = 12) -> list[dict]:
+    """The most frequent values before and after (:func:`_label_counts`), as counts; the rest
+    summed in one row."""
+    # a label's first code names its row
+    code_of: dict[str, str] = {}
+    for code, label in _labels_counted(shown_labels).items():
+        code_of.setdefault(label, code)
     both = before_counts.add(after_counts, fill_value=0).sort_values(ascending=False, kind="stable")
     listed = list(both.index[:top])
     rows = []
@@ -863,6 +919,47 @@ def _frequencies(before: np.ndarray, after: np.ndarray, words: _Vocabulary,
                      "original": int(before_counts.reindex(rest).fillna(0).sum()),
                      "release": int(after_counts.reindex(rest).fillna(0).sum())})
     return rows
+
+
+def weighted_frequencies(original: pd.DataFrame, release: pd.DataFrame, kept: np.ndarray, columns: Sequence[str],
+                         weights: np.ndarray | None = None, top: int = 12) -> dict[str, list[dict]]:
+    """Per column, its values' weighted totals in the original (every row) and in the release
+    (each published row weighted as its original row, ``kept``): the table an office compares
+    before and after protection. ``weights``: one per original row (None: each row weighs 1).
+
+    Rows as :func:`categorical_utility`'s ``frequencies``: ``value`` (the code as a reader writes
+    it; a labelled file's user-missing code is a value), ``label`` where the file labels it,
+    ``original`` and ``release`` (weighted totals; a blank or missing cell is "(missing)"),
+    the ``top`` largest in the original first and the rest summed in one row."""
+    n = original.shape[0]
+    w = np.ones(n) if weights is None else np.nan_to_num(np.asarray(weights, dtype=np.float64), nan=0.0)
+    kept = np.asarray(kept, dtype=np.int64)
+    labels = {**file_value_labels(original, columns), **file_value_labels(release, columns)}
+    out: dict[str, list[dict]] = {}
+    for name in columns:
+        known = _spelled_labels(labels.get(name)) or {}
+
+        def totals(column: pd.Series, weight: np.ndarray) -> pd.Series:
+            cells = column_cells(column)
+            text = [MISSING_SHOWN if v is None or str(v).strip() == "" else cell_text(v) for v in cells]
+            return pd.Series(weight).groupby(pd.Index(text), sort=False).sum()
+
+        before = totals(original[name].reset_index(drop=True), w)
+        after = totals(release[name].reset_index(drop=True), w[kept])
+        both = pd.concat([before.rename("original"), after.rename("release")], axis=1).fillna(0.0)
+        both = both.sort_values(["original", "release"], ascending=False, kind="stable")
+        rows = []
+        for value, row in both.iloc[:top].iterrows():
+            entry: dict = {"value": str(value)}
+            if str(value) in known and known[str(value)] != str(value):
+                entry["label"] = known[str(value)]
+            rows.append({**entry, "original": float(row["original"]), "release": float(row["release"])})
+        if both.shape[0] > top:
+            rest = both.iloc[top:]
+            rows.append({"value": f"({rest.shape[0]} other values)", "original": float(rest["original"].sum()),
+                         "release": float(rest["release"].sum())})
+        out[str(name)] = rows
+    return out
 
 
 # --- a model trained on the release ----------------------------------------------------------

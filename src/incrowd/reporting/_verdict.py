@@ -202,26 +202,13 @@ def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any
     for s, got in (risk.get("attribute_disclosure") or {}).items():
         out.extend(_sensitive_lines(ctx, s, got, th, models))
     out.extend(_model_lines(aligned, models, weight=weight))
-    if isinstance(risk.get("drisk"), (int, float)):
-        value = float(risk["drisk"])
-        status = _status("drisk", value, th["drisk"], None, False)
-        driver, step = _drisk_driver(aligned) if status != "pass" else (None, "raise k")
-        out.append(_line("drisk", value, th["drisk"], status, driver, step))
-    rmd = risk.get("drisk_rmd") or {}
-    if isinstance(rmd.get("risk2"), (int, float)):
-        value = float(rmd["risk2"])
-        status = _status("drisk_rmd", value, th["drisk_rmd"], None, False)
-        out.append(_line("drisk_rmd", value, th["drisk_rmd"], status,
-                         f"{_pct(value)} of records lie near their original and far from other records",
-                         "raise k"))
-    link = risk.get("record_linkage") or {}
-    if isinstance(link.get("distance_based"), (int, float)):
-        value = float(link["distance_based"])
-        status = _status("record_linkage", value, th["record_linkage"], fail_of("record_linkage"), False)
-        out.append(_line("record_linkage", value, th["record_linkage"], status,
-                         f"{_pct(value)} of release records are nearest their own original "
-                         f"({link.get('distance_method', 'exact')})" + _closest_column(aligned),
-                         "raise k"))
+    out.extend(_numeric_risk_lines(risk, aligned.numeric, lambda: aligned.complete_numbers, th, fail_of,
+                                   "", "raise k"))
+    if isinstance(risk.get("perturbed"), Mapping):
+        # the perturbed amounts, as sdcMicro's dRisk of its numVars: a step that changes them more
+        out.extend(_numeric_risk_lines(risk["perturbed"], aligned.perturbed_numeric, lambda: aligned.complete_perturbed,
+                                       th, fail_of, " (perturbed)",
+                                       "perturb more: a larger k in the [[perturb]] step, or noise"))
     for name, got in _attack_risks(risk.get("attacks")):
         status = _status("attacks", got, th["attacks"], None, False)
         out.append(_line(f"attack: {name}", got, th["attacks"], status,
@@ -295,19 +282,45 @@ def _unpromised(name: str, limit: float, driver: str, step: str, s: str) -> tupl
             f"if {s} needs protecting: {step}")
 
 
-def _drisk_driver(aligned) -> tuple[str | None, str]:
-    """The numeric column whose released value most often lies near the original's, and the step:
-    raise k, unless most of that column is one value (a zero-inflated amount such as a capital
+def _numeric_risk_lines(risk: Mapping[str, Any], names: Sequence[str], complete, th: Mapping[str, float], fail_of,
+                        suffix: str, step: str) -> list[dict[str, Any]]:
+    """The dRisk, dRiskRMD and record-linkage lines of numeric columns (the keys, or with
+    ``suffix`` " (perturbed)" the perturbed amounts); ``complete`` gives their complete rows."""
+    out = []
+    if isinstance(risk.get("drisk"), (int, float)):
+        value = float(risk["drisk"])
+        status = _status("drisk", value, th["drisk"], None, False)
+        driver, next_step = _drisk_driver(names, complete, step) if status != "pass" else (None, step)
+        out.append(_line("drisk" + suffix, value, th["drisk"], status, driver, next_step))
+    rmd = risk.get("drisk_rmd") or {}
+    if isinstance(rmd.get("risk2"), (int, float)):
+        value = float(rmd["risk2"])
+        status = _status("drisk_rmd", value, th["drisk_rmd"], None, False)
+        out.append(_line("drisk_rmd" + suffix, value, th["drisk_rmd"], status,
+                         f"{_pct(value)} of records lie near their original and far from other records", step))
+    link = risk.get("record_linkage") or {}
+    if isinstance(link.get("distance_based"), (int, float)):
+        value = float(link["distance_based"])
+        status = _status("record_linkage", value, th["record_linkage"], fail_of("record_linkage"), False)
+        out.append(_line("record_linkage" + suffix, value, th["record_linkage"], status,
+                         f"{_pct(value)} of release records are nearest their own original "
+                         f"({link.get('distance_method', 'exact')})" + _closest_column(names, complete), step))
+    return out
+
+
+def _drisk_driver(names: Sequence[str], complete, step: str = "raise k") -> tuple[str | None, str]:
+    """The numeric column whose released value most often lies near the original's, and the step
+    (``step``), unless most of that column is one value (a zero-inflated amount such as a capital
     loss), which every class publishes unchanged whatever k is."""
-    if not aligned.numeric:
-        return None, "raise k"
-    X, Xm, _ = aligned.complete_numbers
+    if not names:
+        return None, step
+    X, Xm, _ = complete()
     if X.shape[0] < 2:
-        return None, "raise k"
+        return None, step
     sd = np.nanstd(Xm, axis=0, ddof=1)
     near = (np.abs(X - Xm) <= 0.05 * sd).mean(axis=0)
     j = int(np.argmax(near))
-    name = aligned.numeric[j]
+    name = names[j]
     driver = f"{name} is published within 0.05 sd of its original in {_pct(float(near[j]))} of records"
     values, counts = np.unique(X[:, j], return_counts=True)
     mode = int(np.argmax(counts))
@@ -317,20 +330,20 @@ def _drisk_driver(aligned) -> tuple[str | None, str]:
                 "hold one value publishes it unchanged at any k",
                 f"if {name} = {values[mode]:g} is worth hiding, top- or bottom-code {name} or publish it as a "
                 "categorical with a hierarchy; if an intruder cannot know it, make it 'other'")
-    return driver, "raise k"
+    return driver, step
 
 
-def _closest_column(aligned) -> str:
-    if not aligned.numeric:
+def _closest_column(names: Sequence[str], complete) -> str:
+    if not names:
         return ""
-    X, Xm, _ = aligned.complete_numbers
+    X, Xm, _ = complete()
     if X.shape[0] < 2:
         return ""
     sd = X.std(axis=0, ddof=1)
     sd = np.where(sd > 0, sd, 1.0)
     moved = np.abs(X - Xm).mean(axis=0) / sd
     j = int(np.argmin(moved))
-    return f"; {aligned.numeric[j]} moves least ({moved[j]:.3g} sd on average)"
+    return f"; {names[j]} moves least ({moved[j]:.3g} sd on average)"
 
 
 def _attack_risks(attacks) -> list[tuple[str, float]]:

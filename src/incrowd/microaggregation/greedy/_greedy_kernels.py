@@ -24,10 +24,23 @@ INF = np.inf
 
 
 @helper
-def _pool(X):
-    n = X.shape[0]
+def _start(X, k):
+    """What all three keep while they group: the visiting order, the unassigned rows' compacted
+    slots, and each group's sums and size."""
+    n, m = X.shape
+    max_groups = n // k + 1
     # always a copy: compaction writes into it, and ascontiguousarray(X.T) of an F-ordered X is X
-    return X.T.copy(), np.arange(n), np.arange(n), np.ones(n, np.bool_)
+    return (visiting_order(X), X.T.copy(), np.arange(n), np.arange(n), np.ones(n, np.bool_),
+            np.zeros((max_groups, m)), np.zeros(max_groups, np.int64))
+
+
+@helper
+def _group_around(X, r, g, sel, Xt, ids, alive, labels, sums, sizes):
+    """Row r and its k-1 nearest unassigned rows (their slots in ``sel``) become group g."""
+    add_to_group(X, r, g, labels, sums, sizes)
+    for t in range(sel.shape[0]):
+        add_to_group(X, ids[sel[t]], g, labels, sums, sizes)
+        alive[sel[t]] = False
 
 
 @helper
@@ -46,18 +59,14 @@ def _leftovers_to_nearest_centroid(X, labels, sums, sizes, n_groups):
 
 @njit(cache=True)
 def mdav_plus_labels(X, k):
-    n, m = X.shape
+    n = X.shape[0]
     labels = np.full(n, -1, np.int64)
     if n < 2 * k:
         labels[:] = 0
         return labels
-    order = visiting_order(X)
-    Xt, ids, slot_of, alive = _pool(X)
+    order, Xt, ids, slot_of, alive, sums, sizes = _start(X, k)
     d = np.empty(n)
-    sel = np.empty(max(k - 1, 1), np.int64)
-    max_groups = n // k + 1
-    sums = np.zeros((max_groups, m))
-    sizes = np.zeros(max_groups, np.int64)
+    sel = np.empty(k - 1, np.int64)
     n_slots = n
     n_live = n
     g = 0
@@ -67,11 +76,8 @@ def mdav_plus_labels(X, k):
         s = slot_of[r]
         sq_dist_to(Xt, n_slots, X[r], d)
         nearest_alive(d, alive, n_slots, s, -1, k - 1, sel)
-        add_to_group(X, r, g, labels, sums, sizes)
         alive[s] = False
-        for t in range(k - 1):
-            add_to_group(X, ids[sel[t]], g, labels, sums, sizes)
-            alive[sel[t]] = False
+        _group_around(X, r, g, sel, Xt, ids, alive, labels, sums, sizes)
         g += 1
         n_live -= k
         n_slots = maybe_compact(Xt, ids, slot_of, alive, n_slots, n_live)
@@ -81,20 +87,16 @@ def mdav_plus_labels(X, k):
 
 @njit(cache=True)
 def vmdav_labels(X, k, gamma):
-    n, m = X.shape
+    n = X.shape[0]
     labels = np.full(n, -1, np.int64)
     if n < 2 * k:
         labels[:] = 0
         return labels
-    order = visiting_order(X)
-    Xt, ids, slot_of, alive = _pool(X)
+    order, Xt, ids, slot_of, alive, sums, sizes = _start(X, k)
     d = np.empty(n)
     de = np.empty(n)
     mind = np.empty(n)  # distance of each unassigned slot to the closest member of the group
-    sel = np.empty(max(k - 1, 1), np.int64)
-    max_groups = n // k + 1
-    sums = np.zeros((max_groups, m))
-    sizes = np.zeros(max_groups, np.int64)
+    sel = np.empty(k - 1, np.int64)
     n_slots = n
     n_live = n
     g = 0
@@ -104,13 +106,10 @@ def vmdav_labels(X, k, gamma):
         s = slot_of[r]
         sq_dist_to(Xt, n_slots, X[r], d)
         nearest_alive(d, alive, n_slots, s, -1, k - 1, sel)
-        add_to_group(X, r, g, labels, sums, sizes)
         alive[s] = False
         for i in range(n_slots):
             mind[i] = d[i]
-        for t in range(k - 1):
-            add_to_group(X, ids[sel[t]], g, labels, sums, sizes)
-            alive[sel[t]] = False
+        _group_around(X, r, g, sel, Xt, ids, alive, labels, sums, sizes)
         for t in range(k - 1):
             sq_dist_to(Xt, n_slots, X[ids[sel[t]]], de)
             for i in range(n_slots):
@@ -149,19 +148,15 @@ def vmdav_labels(X, k, gamma):
 
 @njit(cache=True, nogil=True)
 def mdav_star_labels(X, k):
-    n, m = X.shape
+    n = X.shape[0]
     labels = np.full(n, -1, np.int64)
     if n < 2 * k:
         labels[:] = 0
         return labels
-    order = visiting_order(X)
-    Xt, ids, slot_of, alive = _pool(X)
+    order, Xt, ids, slot_of, alive, sums, sizes = _start(X, k)
     d = np.empty(n)
     members = np.empty(k, np.int64)
     members_nu = np.empty(k, np.int64)
-    max_groups = n // k + 1
-    sums = np.zeros((max_groups, m))
-    sizes = np.zeros(max_groups, np.int64)
     n_slots = n
     n_live = n
     g = 0

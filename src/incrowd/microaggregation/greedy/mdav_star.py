@@ -20,10 +20,8 @@ class MDAVStar(MicroaggregationEstimator):
 
     Parameters
     ----------
-    k : int, default 5
-        The smallest group size: every group has at least k rows.
-    random_state : None
-        Accepted for a uniform interface; the method is deterministic and ignores it.
+    k, random_state
+        As in :class:`MDAVPlus`.
     """
 
     def _labels(self, Z, k, rng):

@@ -195,21 +195,13 @@ class MONA2D(MONA):
 
     Parameters
     ----------
-    k : int, default 5
-        The smallest group size: every group has at least k rows.
     rho : float, default 0.5
         In [0, 1]: parts of more than n^rho rows are cut by Mondrian V2D, the rest clustered by
         ONA*.
     diagonals : {"sum", "unit"}, default "sum"
-        How a diagonal direction is scored: by the variance of x_a +- x_b (``"sum"``, which
-        reproduces Thaeter & Reischuk's Table 6) or along the unit vector (``"unit"``).
-    split_2k : bool, default True
-        Cut parts of exactly 2k rows too (groups of k..2k-1 rows); False leaves them whole
-        (groups of k..2k rows, the rule of Thaeter & Reischuk's Table 6).
-    max_rounds : int, default 100
-        The most ONA* rounds in one part.
-    random_state : None
-        Accepted for a uniform interface; the method is deterministic and ignores it.
+        As in :class:`MondrianV2D`.
+    k, split_2k, max_rounds, random_state
+        As in :class:`MONA`.
     """
 
     _rule = RULE_V2D

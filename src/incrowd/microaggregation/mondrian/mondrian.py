@@ -152,13 +152,8 @@ class MondrianV(_MondrianBase):
 
     Parameters
     ----------
-    k : int, default 5
-        The smallest group size: every group has at least k rows.
-    split_2k : bool, default True
-        Cut parts of exactly 2k rows too (groups of k..2k-1 rows); False leaves them whole
-        (groups of k..2k rows, the rule of Thaeter & Reischuk's Table 6).
-    random_state : None
-        Accepted for a uniform interface; the method is deterministic and ignores it.
+    k, split_2k, random_state
+        As in :class:`Mondrian`.
     """
 
     _rule = RULE_VARIANCE
@@ -176,16 +171,11 @@ class MondrianV2D(_MondrianBase):
 
     Parameters
     ----------
-    k : int, default 5
-        The smallest group size: every group has at least k rows.
     diagonals : {"sum", "unit"}, default "sum"
         How a diagonal direction is scored: by the variance of x_a +- x_b (``"sum"``, which
         reproduces Thaeter & Reischuk's Table 6) or along the unit vector (``"unit"``).
-    split_2k : bool, default True
-        Cut parts of exactly 2k rows too (groups of k..2k-1 rows); False leaves them whole
-        (groups of k..2k rows, the rule of Thaeter & Reischuk's Table 6).
-    random_state : None
-        Accepted for a uniform interface; the method is deterministic and ignores it.
+    k, split_2k, random_state
+        As in :class:`Mondrian`.
     """
 
     _rule = RULE_V2D
