@@ -6,8 +6,9 @@ Run from the repository root (sdcMicro 5.8.0 built in LIBDIR)::
     PYTHONPATH=src .venv/bin/python bench/perturbation_vs_sdcmicro.py --rlib /work/rlib [--write-peer]
 
 For each method, interleaved: one ``Rscript`` process runs sdcMicro's call (timed inside R,
-the median of 5 calls after one warm-up call, the data loaded before), then this process runs
-incrowd's (timed the same way, numba compiled before). It prints the methods table: method,
+the median of the calls after one warm-up call, at least 5 and half a second of them, the data
+loaded before), then this process runs incrowd's (timed the same way, numba compiled before);
+``--rounds`` times (3), the ratio that of the two sides' medians over the rounds. It prints the methods table: method,
 sdcMicro function, the equality or property checked on both outputs, and the time ratio
 (sdcMicro / incrowd: above 1, incrowd is faster).
 
@@ -44,8 +45,8 @@ SEEDS = 100
 R_COMMON = """
 .libPaths("{rlib}"); suppressMessages(library(sdcMicro))
 d <- read.csv("{data}")
-timeit <- function(f) {{ f(); t <- c(); for (i in 1:5) {{ t0 <- Sys.time(); r <- f();
-  t <- c(t, as.numeric(Sys.time() - t0, units = "secs")) }}; list(r = r, s = median(t)) }}
+timeit <- function(f) {{ f(); t <- c(); while (length(t) < {least} || (sum(t) < {budget} && length(t) < {most})) {{
+  t0 <- Sys.time(); r <- f(); t <- c(t, as.numeric(Sys.time() - t0, units = "secs")) }}; list(r = r, s = median(t)) }}
 out <- list()
 """
 
@@ -105,7 +106,7 @@ out$seconds <- x$s; out$swap_rate <- mean(moved)
 
 
 def run_r(method: str, rlib: str, tmp: Path) -> tuple[dict, pd.DataFrame | None]:
-    script = R_COMMON.format(rlib=rlib, data=DATA) + R_CALLS[method].format(
+    script = R_COMMON.format(rlib=rlib, data=DATA, least=LEAST, budget=BUDGET, most=MOST) + R_CALLS[method].format(
         tmp=tmp, top=TOP, bottom=BOTTOM, base=BASE, seeds=SEEDS) + \
         f'writeLines(jsonlite::toJSON(out, auto_unbox = TRUE, digits = 15), "{tmp}/out.json")\n'
     (tmp / "run.R").write_text(script, encoding="utf-8")
@@ -116,10 +117,17 @@ def run_r(method: str, rlib: str, tmp: Path) -> tuple[dict, pd.DataFrame | None]
     return info, frame
 
 
+#: each side times a call the same way: one warm-up call, then calls until LEAST of them and
+#: BUDGET seconds in all (at most MOST calls); the median. A call of a few microseconds is timed
+#: hundreds of times, so that the median is that of a calm moment on both sides
+LEAST, BUDGET, MOST = 5, 0.5, 2000
+
+
 def timeit(f) -> tuple[object, float]:
     f()
-    times, result = [], None
-    for _ in range(5):
+    times: list[float] = []
+    result = None
+    while len(times) < LEAST or (sum(times) < BUDGET and len(times) < MOST):
         t0 = time.perf_counter()
         result = f()
         times.append(time.perf_counter() - t0)
@@ -237,16 +245,25 @@ def main() -> int:
     parser.add_argument("--rlib", default="/work/rlib")
     parser.add_argument("--write-peer", action="store_true")
     parser.add_argument("--methods", nargs="*", default=list(CHECKS))
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="times each method runs on both sides, interleaved (sdcMicro, incrowd, sdcMicro, ...); "
+                             "the ratio is that of the two sides' medians over the rounds")
     args = parser.parse_args()
     d = pd.read_csv(DATA)
     peer = {}
-    rows = ["| method | sdcMicro function | equality or property checked | result | time ratio |",
+    rows = ["| method | sdcMicro function | equality or property checked | result | "
+            "time ratio (sdcMicro / incrowd, microseconds a call) |",
             "|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         for method in args.methods:
-            theirs, their_frame = run_r(method, args.rlib, tmp)
-            mine, my_frame = incrowd_side(method, d)
+            their_seconds, my_seconds = [], []
+            for _ in range(args.rounds):
+                theirs, their_frame = run_r(method, args.rlib, tmp)
+                mine, my_frame = incrowd_side(method, d)
+                their_seconds.append(theirs["seconds"])
+                my_seconds.append(mine["seconds"])
+            theirs["seconds"], mine["seconds"] = float(np.median(their_seconds)), float(np.median(my_seconds))
             equal = None
             if method in ("rank_swap", "shuffle"):
                 mine.update(measured(method, my_frame, d))
@@ -258,7 +275,7 @@ def main() -> int:
             ratio = theirs["seconds"] / max(mine["seconds"], 1e-9)
             function, what = CHECKS[method]
             rows.append(f"| {method} | `{function}` | {what} | {property_text(method, mine, theirs, equal)} | "
-                        f"{ratio:.2f} |")
+                        f"{ratio:.2f} ({theirs['seconds'] * 1e6:.0f} / {mine['seconds'] * 1e6:.0f} us) |")
             print(rows[-1], flush=True)
     print("\n".join(rows))
     if args.write_peer:

@@ -141,6 +141,45 @@ def test_max_household_risk_is_met_and_verified_on_the_written_file(folder):
 
 
 @needs_data
+def test_max_household_risk_with_rows_suppression_is_met_on_the_written_file(folder):
+    def rows_spec(**privacy) -> dict:
+        spec = curator_spec(suppression="rows", **privacy)
+        del spec["privacy"]["missing_matches"]  # a cells suppression key
+        return spec
+
+    free = incrowd.publish(folder / "household.sav", rows_spec(), base_dir=folder)
+    highest = incrowd.risk(free.table, household.KEYS, weight=household.WEIGHT,
+                           household=household.HOUSEHOLD_ID).records["household_risk"].max()
+    target = float(highest) / 2  # half what the release reaches without the target
+    result = incrowd.publish(folder / "household.sav", rows_spec(max_household_risk=target), base_dir=folder)
+    out = result.write(folder / "household_rows.sav")
+    got = result.summary()["risk_targets"]["max_household_risk"]
+    written, _ = pyreadstat.read_sav(str(out), user_missing=True, apply_value_formats=False)
+    measured = incrowd.risk(written, household.KEYS, weight=household.WEIGHT, household=household.HOUSEHOLD_ID)
+    assert measured.records["household_risk"].max() <= target
+    assert measured.records["household_risk"].max() == pytest.approx(got["achieved"])
+    # rows went for it, whole classes of the keys as published: k still holds in the written file
+    assert len(written) < len(free.table)
+    shown = keys_as_shown(written)
+    assert shown.value_counts(dropna=False).min() >= K
+    assert measured.records["individual_risk"].max() <= 0.1
+
+
+@needs_data
+def test_a_household_target_no_node_meets_within_the_suppression_limit_is_one_line(folder):
+    spec = curator_spec(suppression="rows", max_household_risk=1e-9, max_suppression="2%")
+    for key in ("missing_matches", "max_individual_risk", "max_global_risk"):
+        del spec["privacy"][key]
+    del spec["levels"]  # the search is free to generalize
+    with pytest.raises(ParameterError) as refused:
+        incrowd.publish(folder / "household.sav", spec, base_dir=folder)
+    message = str(refused.value)
+    assert "\n" not in message and "nan" not in message
+    assert "no generalization meets max_household_risk=1e-09 within max_suppression='2%'" in message
+    assert "the lowest highest household risk of a node is" in message
+
+
+@needs_data
 def test_household_id_dropped_is_still_checked_by_the_rows_households(folder):
     result = incrowd.publish(folder / "household.sav", curator_spec(household_id="drop"), base_dir=folder)
     out = result.write(folder / "id_drop.sav")
@@ -197,9 +236,6 @@ def test_household_level_round_trips_through_the_spec():
     ({"privacy": {"k": 2, "strategy": "joint"},
       "columns": {"hid": "household", "area": {"role": "categorical", "household_level": True}}},
      r"household_level of \['area'\] needs the generalize-then-microaggregate strategy"),
-    ({"privacy": {"k": 2, "max_household_risk": 0.1},
-      "columns": {"hid": "household", "area": "categorical", "w": "weight"}},
-     r"max_household_risk is met by blanking cells; it needs suppression = \"cells\""),
     ({"privacy": {"k": 2}, "columns": {"hid": "household", "h2": "household", "area": "categorical"}},
      r"gives the role \"household\" to \['hid', 'h2'\]; a release has one household id"),
 ])

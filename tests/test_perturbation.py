@@ -228,6 +228,20 @@ def test_pram_matrix_file_and_per_stratum(tmp_path):
         perturb(frame, [{"columns": ["x"], "method": "pram", "matrix": str(bad)}])
 
 
+@pytest.mark.parametrize("text, message", [
+    (",a,b\na,0,1\nb,1,0\nc,1,0\n", r"wide\.csv' is not square: 3 rows, 2 columns"),
+    (",a,b\na,0,1\n", r"wide\.csv' is not square: 1 rows, 2 columns"),
+    (",a,c\na,0,1\nc,1,0\n", r"column 'x' holds 'b', which the matrix file '.*wide\.csv' does not name"),
+])
+def test_a_matrix_file_that_does_not_fit_is_one_line_naming_the_file(tmp_path, text, message):
+    path = tmp_path / "wide.csv"
+    path.write_text(text, encoding="utf-8")
+    frame = pd.DataFrame({"x": ["a", "b", "a"]})
+    with pytest.raises(DataError, match=message) as raised:
+        perturb(frame, [{"columns": ["x"], "method": "pram", "matrix": str(path)}])
+    assert "\n" not in str(raised.value)
+
+
 # --- targeted record swapping ----------------------------------------------------------------------
 
 def _households(n: int, seed: int) -> pd.DataFrame:

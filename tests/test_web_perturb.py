@@ -72,9 +72,10 @@ def test_the_publish_page_offers_every_perturbation_method_with_its_declared_par
     for m in offered:
         # every key a step may give, and none that the step's own keys set (microaggregation's method)
         assert [p["name"] for p in m["params"]] == [n for n in METHODS[m["key"]].params if n != "method"]
-    # each box read off the parameter's own check: a choice, a yes or no, column names, a number, text
+    # each box read off the parameter's own check (a choice, a yes or no, column names, a number, text), or a
+    # file the method declares (PRAM's matrix, uploaded)
     inputs = {m["key"]: {p["name"]: p["input"] for p in m["params"]} for m in offered}
-    assert inputs["pram"] == {"pd": "number", "alpha": "number", "invariant": "boolean", "matrix": "text"}
+    assert inputs["pram"] == {"pd": "number", "alpha": "number", "invariant": "boolean", "matrix": "file"}
     assert inputs["microaggregation"] == {"k": "number", "aggregate": "choice", "jointly": "boolean"}
     assert inputs["record_swap"]["hierarchy"] == "columns" and inputs["shuffle"] == {"by": "columns"}
     by = next(p for m in offered if m["key"] == "shuffle" for p in m["params"])
@@ -139,3 +140,70 @@ def test_a_bad_step_is_one_line_naming_the_step_and_the_key(client):
     assert r.status_code == 400, r.text
     message = r.json()["error"]
     assert "\n" not in message and "step 2 (pram)" in message and "pd must be a number in (0, 1]; got 2" in message
+
+
+def _matrix_csv(categories, P) -> bytes:
+    """A transition matrix file: the categories in the first row and the first column."""
+    lines = ["," + ",".join(map(str, categories))]
+    lines += [f"{c}," + ",".join(f"{p:g}" for p in row) for c, row in zip(categories, P)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_a_pram_matrix_uploaded_on_the_publish_page_is_the_steps_matrix(client, tmp_path):
+    # a cyclic permutation: every roof category becomes the next one, for certain
+    roofs = [2, 4, 5, 6]
+    cycle = np.roll(np.eye(len(roofs)), 1, axis=1)
+    up = client.post("/api/publish/matrices", files={"file": ("roof_pram.csv", _matrix_csv(roofs, cycle))})
+    assert up.status_code == 200, up.text
+    assert {"file": "roof_pram.csv", "categories": ["2", "4", "5", "6"]} in up.json()["matrices"]
+    assert client.get("/api/publish/matrices").json()["matrices"] == up.json()["matrices"]
+
+    spec = curator_spec()
+    spec["privacy"]["max_suppression"] = 0  # every row published, in order: each one's roof is known
+    spec["columns"]["roof"] = "perturb"
+    spec["perturb"].append({"columns": ["roof"], "method": "pram", "matrix": "roof_pram.csv"})
+    r = client.post("/api/publish", json={"dataset": client.dataset, "spec": spec})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    # the TOML names the file as uploaded, and the command says to keep it beside the spec
+    assert 'matrix = "roof_pram.csv"' in body["spec_toml"] and body["matrix_files"] == ["roof_pram.csv"]
+    saved = tmp_path / body["download_name"]
+    saved.write_bytes(client.get(body["download"]).content)
+    written, meta = pyreadstat.read_sav(str(saved), user_missing=True, apply_value_formats=False)
+    original, _ = pyreadstat.read_sav(str(client.sav), user_missing=True, apply_value_formats=False)
+    after = dict(zip(roofs, np.roll(roofs, -1)))
+    expected = original["roof"].map(lambda v: after.get(int(v), v))  # "Not stated" (9) is never changed
+    assert written["roof"].tolist() == expected.tolist()
+    assert meta.variable_value_labels["roof"][9.0] == household.NOT_STATED_LABEL
+
+
+@pytest.mark.parametrize("categories, P, message", [
+    ([2, 4, 5], [[1, 0], [0, 1], [0.5, 0.5]], r"roof_pram\.csv.* is not square: 3 rows, 2 columns"),
+    ([2, 4], [[0.5, 0.4], [0, 1]], r"roof_pram\.csv.*: the row of '2' sums to 0\.9, not 1"),
+    ([2, 4], [[1, "x"], [0, 1]], r"roof_pram\.csv.* holds a cell that is not a number"),
+])
+def test_a_bad_matrix_upload_is_one_line_naming_the_problem(client, categories, P, message):
+    rows = [",".join(str(p) for p in row) for row in P]
+    text = ("," + ",".join(map(str, categories[:len(P[0])])) + "\n"
+            + "".join(f"{c},{row}\n" for c, row in zip(categories, rows))).encode()
+    r = client.post("/api/publish/matrices", files={"file": ("roof_pram.csv", text)})
+    assert r.status_code == 400, r.text
+    error = r.json()["error"]
+    assert "\n" not in error and re.search(message, error), error
+    assert client.get("/api/publish/matrices").json()["matrices"] == []
+
+
+def test_a_matrix_that_does_not_name_the_columns_categories_is_refused_in_one_line(client):
+    up = client.post("/api/publish/matrices", files={"file": ("roof_pram.csv", _matrix_csv([2, 4, 5], np.eye(3)))})
+    assert up.status_code == 200, up.text
+    spec = curator_spec()
+    spec["columns"]["roof"] = "perturb"
+    spec["perturb"].append({"columns": ["roof"], "method": "pram", "matrix": "roof_pram.csv"})
+    r = client.post("/api/publish", json={"dataset": client.dataset, "spec": spec})
+    assert r.status_code == 400, r.text
+    error = r.json()["error"]
+    assert "\n" not in error and "step 2 (pram)" in error and "'6'" in error and "'roof_pram.csv'" in error
+    assert "<server>" not in error and "/" not in error.split("roof_pram.csv")[0][-3:]
+    spec["perturb"][-1]["matrix"] = "walls.csv"
+    r = client.post("/api/publish", json={"dataset": client.dataset, "spec": spec})
+    assert r.status_code == 400 and "matrix file 'walls.csv' was not uploaded in this session" in r.json()["error"]

@@ -94,3 +94,32 @@ def test_the_curators_household_sav_with_perturbation_steps_and_a_benchmark(serv
     page.wait_for_selector("#report-download", timeout=COLD_CACHE_MS)
     report = download(page, "#report-download", tmp_path).read_text(encoding="utf-8")
     assert "<table id=benchmarks>" in report and "income by urbrur" in report and "Rural (2)" in report
+
+    # PRAM of roof by a transition matrix file uploaded in the step: a bad file is its one line
+    # under the step, a good one is named by the step and goes beside the spec
+    page.select_option("tr[data-column='roof'] .role", "perturb")
+    page.click("#add-step")
+    page.select_option(".step-method[data-step='1']", "pram")
+    assert page.eval_on_selector_all(".step-column[data-step='1']:checked", "xs => xs.map(x => x.value)") == ["roof"]
+    upload = ".step-upload[data-step='1'][data-param='matrix']"
+    bad = tmp_path / "bad.csv"
+    bad.write_text(",2,4\n2,0.5,0.4\n4,0,1\n", encoding="utf-8")
+    page.set_input_files(upload, str(bad))
+    page.wait_for_selector(".step-error[data-step='1']")
+    error = page.text_content(".step-error[data-step='1']")
+    assert "matrix file 'bad.csv': the row of '2' sums to 0.9, not 1" in error and "\n" not in error
+    good = tmp_path / "roof_pram.csv"   # every roof category becomes the next one, for certain
+    good.write_text(",2,4,5,6\n2,0,1,0,0\n4,0,0,1,0\n5,0,0,0,1\n6,1,0,0,0\n", encoding="utf-8")
+    page.set_input_files(upload, str(good))
+    page.wait_for_function("() => document.querySelector(\".step-file[data-step='1']\").textContent === 'roof_pram.csv'")
+    assert page.locator(".step-error[data-step='1']").count() == 0
+    page.click("#run")
+    page.wait_for_selector("#report-lines tr[data-label='perturb 2']", timeout=COLD_CACHE_MS)
+    assert sent[-1]["perturb"][1] == {"columns": ["roof"], "method": "pram", "matrix": "roof_pram.csv"}
+    assert "roof_pram.csv" in page.text_content("#report details p")
+    saved = download(page, "#download", tmp_path)
+    written, meta = pyreadstat.read_sav(str(saved), user_missing=True, apply_value_formats=False)
+    line = page.text_content("#report-lines tr[data-label='perturb 2'] td")
+    # a permutation changes every roof but "Not stated" (9), which PRAM never draws
+    assert line.startswith(f"pram of roof: {int((written['roof'] != 9).sum())} cells changed")
+    assert set(written["roof"]) <= {2.0, 4.0, 5.0, 6.0, 9.0} and meta.missing_ranges["roof"] == [{"lo": 9.0, "hi": 9.0}]

@@ -9,7 +9,8 @@
 
 The internal API (not public, not in ``__all__``), for the spec's ``[[perturb]]`` steps in
 ``publishing/``: ``check_steps(steps, where)`` (one error naming the step, the key and what is
-allowed), ``Step``, ``STEP_KEYS``, ``Param``, ``REQUIRED``.
+allowed), ``Step``, ``STEP_KEYS``, ``Param``, ``REQUIRED``; for the web's upload of a PRAM matrix,
+``read_matrix(path, where)`` (the categories and the matrix, or one error naming the problem).
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
@@ -25,13 +26,14 @@ if _TYPE_CHECKING:
     from ._perturb import Step as Step
     from ._perturb import check_steps as check_steps
     from ._registry import METHODS
+    from .pram import read_matrix as read_matrix
 
 __getattr__, __dir__ = _lazy.attach(__name__, {
     "perturb": "._perturb", "PerturbResult": "._perturb", "StepReport": "._perturb",
     "Method": "._base", "METHODS": "._registry",
     # the internal API (see above)
     "check_steps": "._perturb", "Step": "._perturb", "STEP_KEYS": "._base", "Param": "._base",
-    "REQUIRED": "._base",
+    "REQUIRED": "._base", "read_matrix": ".pram",
 })
 
 __all__ = ["perturb", "PerturbResult", "StepReport", "Method", "METHODS"]

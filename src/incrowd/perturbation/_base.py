@@ -29,16 +29,19 @@ class Param:
     check: Callable[[Any], bool]
     meaning: str
     choices: tuple[str, ...] = ()
+    #: what a form asks for where the check alone cannot say: ``file``, a file the user uploads
+    #: (the step names it by its file name)
+    input: str = ""
 
     def describe(self, name: str) -> dict[str, Any]:
         """JSON-ready: ``name``, what it takes, its default (None where it is required or has
         none), whether it is required, what it means, its choices and the form's ``input``
-        (``choice``, ``boolean``, ``columns``, ``number`` or ``text``)."""
+        (``choice``, ``boolean``, ``columns``, ``number``, ``text`` or ``file``)."""
         required = self.default is REQUIRED
         default = None if required else self.default
         return {"name": name, "kind": self.kind, "default": list(default) if isinstance(default, tuple) else default,
                 "required": required, "meaning": self.meaning, "choices": list(self.choices),
-                "input": _input(self)}
+                "input": self.input or _input(self)}
 
 
 #: a parameter's default that says it must be given
@@ -162,11 +165,10 @@ class Method:
         return list(self.columns)
 
     def check(self, frame: pd.DataFrame, where: str) -> None:
-        """Checks of the parameters against the data, before any row changes (one clear error):
-        by default, that a numeric method's columns hold numbers."""
-        if self.data == "numeric":
-            for name in self.columns:
-                numbers(frame.iloc[:0], name, where)
+        """Checks of the parameters against the data, before any row changes (one clear error).
+        By default none: a numeric method reads its columns through :func:`numbers`, which names
+        the column and the row of a cell that is not a number, and the steps work on a copy, so a
+        refused step leaves the input as it was."""
 
     def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
         raise NotImplementedError
@@ -222,10 +224,12 @@ def numbers(frame: pd.DataFrame, name: str, where: str) -> np.ndarray:
     """A numeric column as float64 (a copy: a missing cell's NaN keeps its bits, so a
     user-missing code rides along); a CSV's text is read as numbers, the NA vocabulary as
     missing; any other text is one clear error naming the column and the row."""
+    column = frame[name]
+    if isinstance(column.dtype, np.dtype) and column.dtype.kind in "fiu":
+        return np.array(column.to_numpy(), dtype=np.float64)
     from ..exceptions import DataError
     from ..io import column_numbers
 
-    column = frame[name]
     if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype):
         return column.to_numpy(dtype=np.float64, copy=True, na_value=np.nan)
     return np.array(column_numbers(column, lambda position, count: DataError(

@@ -87,12 +87,22 @@ def check_steps(steps: Sequence[Mapping[str, Any] | Step], where: str = "perturb
     return out
 
 
+def _aliases() -> dict[str, tuple[type[Method], dict[str, Any]]]:
+    """Every alias of a method's key, with the parameter values it sets (read once)."""
+    if not _ALIASES:
+        _ALIASES.update({word: (cls, fixed) for cls in methods().values() for word, fixed in cls.aliases.items()})
+    return _ALIASES
+
+
+_ALIASES: dict[str, tuple[type[Method], dict[str, Any]]] = {}
+
+
 def _step(raw: Any, where: str) -> Step:
     registry = methods()
     if not isinstance(raw, Mapping):
         raise ParameterError(f"{where}: a step is a table with columns and method; got {raw!r}")
     method = raw.get("method")
-    aliases = {word: (cls, fixed) for cls in registry.values() for word, fixed in cls.aliases.items()}
+    aliases = _aliases()
     if method not in registry and method not in aliases:
         raise ParameterError(f"{where}: method must be one of {', '.join(registry)}, or a microaggregation method "
                              f"({', '.join(aliases)}); got {method!r}")
@@ -149,10 +159,14 @@ def perturb(frame: pd.DataFrame, steps: Sequence[Mapping[str, Any] | Step], *,
     for i, step in enumerate(checked, 1):
         seed = step.random_state if step.random_state is not None else (
             None if random_state is None else [random_state, i])
-        rng = np.random.default_rng(seed)
+        # a seeded generator costs more than a whole top coding of a survey: made only for a step that draws
+        rng = np.random.default_rng(seed) if step.method.draws else _NO_DRAWS
         reports.append(_run(out, step, parts if step.strata else [np.arange(len(frame))], rng, i))
     return PerturbResult(table=out, steps=reports)
 
+
+#: the generator a step that draws nothing is given (it never reads it)
+_NO_DRAWS = np.random.default_rng(0)
 
 #: pandas 3 copies on write: a shallow copy shares the columns no step changes with the input
 #: until either side writes into them, so the input is never changed and is not copied whole
@@ -160,7 +174,7 @@ _COPY_ON_WRITE = int(pd.__version__.split(".")[0]) >= 3
 
 
 def _check_columns(frame: pd.DataFrame, steps: list[Step], strata: list[str]) -> None:
-    present = {str(c) for c in frame.columns}
+    present = frame.columns
     missing = [c for c in strata if c not in present]
     if missing:
         raise DataError(f"perturb: strata names column(s) {name_list(missing)} that the data does not have")
@@ -199,22 +213,78 @@ def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray], rng: np.random.
     method = step.method
     changed = method.changed_columns()
     t0 = time.perf_counter()
-    before = {name: out[name].to_numpy(copy=True) for name in changed}
-    new = {name: np.array(before[name], dtype=object if before[name].dtype == object else None, copy=True)
-           for name in changed}
-    details: dict[str, Any] = {}
+    # read-only: a method reads its columns through copies and never writes into the frame it
+    # is given, and a step replaces a column whole
+    columns = {name: out[name] for name in changed}
+    before = {name: column.to_numpy() for name, column in columns.items()}
     per_stratum: list[dict[str, Any]] = []
-    for rows in parts:
-        if rows.size == 0:
-            continue
-        # one part holding every row is the whole table in order: no copy of every column (a
-        # method reads its columns through copies and never writes into the frame it is given)
-        outcome = method.apply(out if rows.size == len(out) else out.iloc[rows], rng)
-        for name, values in outcome.values.items():
-            if values.dtype.kind == "f" and new[name].dtype.kind != "f":  # numbers into codes or text
-                new[name] = numbers(out, name, f"perturb step {index} ({method.key})")
-            new[name][rows] = values
+    if len(parts) == 1 and parts[0].size == len(out):
+        # the whole table in order: the method's new columns are the step's, no copy of the input
+        # columns nor of the frame
+        outcome = method.apply(out, rng)
+        new = {name: _fresh(outcome.values[name], before[name]) for name in changed}
         per_stratum.append(outcome.details)
+    else:
+        new = {name: np.array(before[name], dtype=object if before[name].dtype == object else None, copy=True)
+               for name in changed}
+        for rows in parts:
+            if rows.size == 0:
+                continue
+            outcome = method.apply(out.iloc[rows], rng)
+            for name, values in outcome.values.items():
+                if values.dtype.kind == "f" and new[name].dtype.kind != "f":  # numbers into codes or text
+                    new[name] = numbers(out, name, f"perturb step {index} ({method.key})")
+                new[name][rows] = values
+            per_stratum.append(outcome.details)
+    details = _details(method, per_stratum)
+    cells = 0
+    for name in changed:
+        old, values = before[name], new[name]
+        if values.dtype.kind == "f":
+            if old.dtype.kind == "f":
+                # a missing cell stays the input's own (its NaN bits carry a user-missing code)
+                gone = np.isnan(old)
+                if gone.any():
+                    values[gone] = old[gone]
+            if old.dtype.kind in "fiu":
+                values = _as_input_type(values, columns[name].dtype)
+            else:
+                values = _as_text(values, old, numbers(out, name, f"perturb step {index} ({method.key})"))
+        cells += _changed(old, values)
+        _replace(out, name, values)
+    return StepReport(method=method.key, columns=changed, cells_changed=cells, details=details,
+                      seconds=time.perf_counter() - t0)
+
+
+def _replace(out: pd.DataFrame, name: str, values: np.ndarray) -> None:
+    """``out[name] = values``, by position where the name is one column's (the quicker way in)."""
+    if values.dtype.kind not in "fiub":
+        # through a Series, which keeps an object array's type where a frame's setitem infers one
+        out[name] = pd.Series(values, index=out.index, name=name)
+        return
+    where = out.columns.get_loc(name)
+    if isinstance(where, int):
+        out.isetitem(where, values)
+    else:
+        out[name] = values
+
+
+def _fresh(values: np.ndarray, old: np.ndarray) -> np.ndarray:
+    """A method's new column as the step writes it: the input's type (numbers into a column
+    of codes or text: float64), in an array of its own that the step may write into."""
+    target = np.dtype(np.float64) if values.dtype.kind == "f" and old.dtype.kind != "f" else old.dtype
+    out = values.astype(target, copy=False)
+    if out is values and (not values.flags.writeable or np.may_share_memory(values, old)):
+        out = values.copy()
+    return out
+
+
+def _details(method: Method, per_stratum: list[dict[str, Any]]) -> dict[str, Any]:
+    """A step's figures over its strata: counts added up, any other figure the first
+    stratum's, and the method's own merge of several strata."""
+    if len(per_stratum) == 1:
+        return dict(per_stratum[0])
+    details: dict[str, Any] = {}
     for key in _COUNTS:
         if any(key in d for d in per_stratum):
             details[key] = int(sum(d.get(key, 0) for d in per_stratum))
@@ -222,34 +292,22 @@ def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray], rng: np.random.
         for key, value in d.items():
             if key not in _COUNTS:
                 details.setdefault(key, value)
-    if len(per_stratum) > 1:
-        merge = getattr(method, "merge", None)
-        if merge is not None:
-            details.update(merge(per_stratum))
-    cells = 0
-    for name in changed:
-        old, values = before[name], new[name]
-        if values.dtype.kind == "f":
-            if old.dtype.kind in "fiu":
-                # a missing cell stays the input's own (its NaN bits carry a user-missing code)
-                gone = pd.isna(old)
-                values[gone] = old[gone].astype(values.dtype)
-                values = _as_input_type(values, out[name])
-            else:
-                values = _as_text(values, old, numbers(out, name, f"perturb step {index} ({method.key})"))
-        cells += int(_differs(old, values).sum())
-        out[name] = pd.Series(values, index=out.index, name=name)
-    return StepReport(method=method.key, columns=changed, cells_changed=cells, details=details,
-                      seconds=time.perf_counter() - t0)
+    merge = getattr(method, "merge", None)
+    if len(per_stratum) > 1 and merge is not None:
+        details.update(merge(per_stratum))
+    return details
 
 
-def _as_input_type(values: np.ndarray, column: pd.Series) -> np.ndarray:
+def _as_input_type(values: np.ndarray, dtype: Any) -> np.ndarray:
     """Floats back in an integer column's type where every value is still a whole number."""
-    kind = column.dtype.kind if isinstance(column.dtype, np.dtype) else ""
-    if kind and kind in "iu" and not np.isnan(values).any() and np.array_equal(values, np.round(values)):
-        info = np.iinfo(column.dtype)
-        if values.size == 0 or (values.min() >= info.min and values.max() <= info.max):
-            return values.astype(column.dtype)
+    if not isinstance(dtype, np.dtype) or dtype.kind not in "iu" or values.size == 0:
+        return values
+    info = np.iinfo(dtype)
+    lo, hi = values.min(), values.max()  # NaN where a value is missing: never in range
+    if lo >= info.min and hi <= info.max:
+        whole = values.astype(dtype)
+        if np.array_equal(whole, values):
+            return whole
     return values
 
 
@@ -264,9 +322,15 @@ def _as_text(values: np.ndarray, old: np.ndarray, parsed: np.ndarray) -> np.ndar
     return out
 
 
-def _differs(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+def _changed(old: np.ndarray, new: np.ndarray) -> int:
+    """How many cells differ (a missing cell differs from a present one, not from another)."""
+    if old.dtype.kind in "fiub" and new.dtype.kind in "fiub":
+        with np.errstate(invalid="ignore"):
+            differs = old != new
+        if old.dtype.kind == "f" and new.dtype.kind == "f":
+            differs &= ~(np.isnan(old) & np.isnan(new))
+        return int(np.count_nonzero(differs))
     a, b = pd.isna(old), pd.isna(new)
-    with np.errstate(invalid="ignore"):
-        same = (old == new) if old.dtype != object and new.dtype != object else np.array(
-            [x == y for x, y in zip(old, new)], dtype=bool)
-    return np.where(a | b, a != b, ~np.asarray(same, dtype=bool))
+    same = np.array([x == y for x, y in zip(old, new)], dtype=bool) if old.dtype == object or new.dtype == object \
+        else np.asarray(old == new, dtype=bool)
+    return int(np.count_nonzero(np.where(a | b, a != b, ~same)))

@@ -36,13 +36,20 @@ class Noise(Method):
             for j in range(X.shape[1]):
                 x = X[:, j]
                 present = ~np.isnan(x)
-                if present.sum() < 2:
+                whole = bool(present.all())  # no missing cell: no masked copies
+                values = x if whole else x[present]
+                if values.size < 2:
                     continue
-                sd = float(np.std(x[present], ddof=1))
+                centred = values - values.mean()
+                sd = float(np.sqrt(np.add.reduce(centred * centred) / (values.size - 1)))  # np.std(ddof=1)
                 if self.kind == "additive":
-                    out[present, j] = x[present] + rng.normal(0.0, self.amount / 100 * sd, int(present.sum()))
+                    changed = values + rng.normal(0.0, self.amount / 100 * sd, values.size)
                 else:
-                    out[present, j] = correlated(x[present], self.amount / 100, sd, rng)
+                    changed = correlated(values, self.amount / 100, sd, rng)
+                if whole:
+                    out[:, j] = changed
+                else:
+                    out[present, j] = changed
         return Outcome({name: out[:, j] for j, name in enumerate(self.columns)}, {"kind": self.kind})
 
 

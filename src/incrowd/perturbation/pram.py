@@ -28,7 +28,7 @@ class Pram(Method):
                            "make the matrix invariant: the expected frequencies after PRAM are those before"),
         "matrix": Param("a file path", None, lambda v: v is None or is_text(v),
                         "a CSV file of the transition matrix instead (categories in the first row and column, "
-                        "each row summing to 1)"),
+                        "each row summing to 1)", input="file"),
     }
 
     def check(self, frame: pd.DataFrame, where: str) -> None:
@@ -45,7 +45,7 @@ class Pram(Method):
             unknown = [t for t in spelled if t not in names]
             if unknown:
                 raise DataError(f"{where}: column {name!r} holds {', '.join(map(repr, unknown))}, which the matrix "
-                                f"file does not name; it names {', '.join(names)}")
+                                f"file {self.matrix!r} does not name; it names {', '.join(names)}")
             self.values["_categories"][name] = [spelled.get(t, _as_cell(t, frame[name])) for t in names]
             self.values["_matrix"][name] = P
 
@@ -143,6 +143,9 @@ def read_matrix(path: str, where: str) -> tuple[list[str], np.ndarray]:
         raise DataError(f"{where}: matrix file {path!r} cannot be read as CSV ({exc})") from None
     rows = [str(r) for r in table.index]
     columns = [str(c) for c in table.columns]
+    if len(rows) != len(columns):
+        raise DataError(f"{where}: matrix file {path!r} is not square: {len(rows)} rows, {len(columns)} columns "
+                        "(one row and one column per category)")
     if rows != columns:
         raise DataError(f"{where}: matrix file {path!r} must name the same categories, in the same order, in its "
                         f"first row and first column; rows {rows}, columns {columns}")

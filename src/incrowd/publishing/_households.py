@@ -56,9 +56,6 @@ def parse_households(privacy: Mapping[str, Any], columns: Mapping[str, Any], sou
         raise ParameterError(f"{source}: household_level of {name_list(flagged)} needs the generalize-then-"
                              f"microaggregate strategy, which recodes a column the same way in every row; "
                              f"strategy {strategy!r} recodes each group on its own")
-    if "max_household_risk" in privacy and privacy.get("suppression", "rows") != "cells":
-        raise ParameterError(f"{source}: max_household_risk is met by blanking cells; it needs "
-                             "suppression = \"cells\"")
     return household_id
 
 

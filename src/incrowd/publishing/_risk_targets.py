@@ -102,11 +102,16 @@ class NodeJudge:
     missing0: dict[str, np.ndarray]
     #: per bottom class and numeric QI: published missing (its missing pattern)
     numeric_missing: np.ndarray
+    #: per row: its household (codes 0, 1, ...) and its bottom class, where the targets hold
+    #: ``max_household_risk``
+    households: np.ndarray | None = None
+    of_row: np.ndarray | None = None
     #: per target, the lowest value a node reached with its suppression within the limit
     best: dict[str, tuple[float, dict[str, int]]] = field(default_factory=dict)
-    #: the lowest highest individual risk of a node before its risky rows went (for the
-    #: refusal when suppressing them passes the limit at every node)
-    best_before: tuple[float, dict[str, int]] | None = None
+    #: per target that suppresses rows (``max_individual_risk``, ``max_household_risk``), the
+    #: lowest highest risk of a node before its risky rows went (for the refusal when
+    #: suppressing them passes the limit at every node)
+    best_before: dict[str, tuple[float, dict[str, int]]] = field(default_factory=dict)
     judged: int = 0
 
     def judge(self, hierarchies, bottom_codes: Mapping[str, np.ndarray], levels: Mapping[str, int],
@@ -121,6 +126,9 @@ class NodeJudge:
         codes = self._codes(hierarchies, bottom_codes, levels, class_of, n_classes)
         bad = bad.copy()
         limit = self.targets.get("max_individual_risk")
+        households, row_class = self.households, None
+        if households is not None and self.of_row is not None:
+            row_class = class_of[self.of_row]
         first = True
         while True:
             keep = rows > 0
@@ -135,24 +143,48 @@ class NodeJudge:
             with np.errstate(divide="ignore", invalid="ignore"):
                 risk = np.where(keep, sample_risk.individual_risk(np.maximum(fk, 1.0), np.maximum(Fk, 1e-300)), 0.0)
             if first:
-                top = figures(risk, rows)["max_individual_risk"]
-                if self.best_before is None or top < self.best_before[0]:
-                    self.best_before = (top, dict(levels))
+                before = {"max_individual_risk": figures(risk, rows)["max_individual_risk"]}
+                if households is not None and row_class is not None:
+                    before["max_household_risk"] = float(_household_risk(risk[row_class], households).max(initial=0.0))
+                for key, top in before.items():
+                    if key not in self.best_before or top < self.best_before[key][0]:
+                        self.best_before[key] = (top, dict(levels))
                 first = False
             above = keep & (risk > limit) if limit is not None else np.zeros(n_classes, bool)
+            if not above.any() and row_class is not None:
+                above = self._household_classes(risk, row_class, n_classes)
             if not above.any():
                 break
             bad |= above
             rows[above] = 0
-            if codes is None:
+            if codes is None and row_class is None:
                 risk[above] = 0.0
                 break  # without missing cells a class's risk is its own: none other moved
         self.judged += 1
         got = figures(risk, rows)
+        if households is not None and row_class is not None:
+            got["max_household_risk"] = float(_household_risk(risk[row_class], households).max(initial=0.0))
         if within is not None and int(sizes[bad].sum()) > within:
             return bad, False
         self._remember(got, levels)
         return bad, bool(rows.sum()) and all(_met(self.targets, got).values())
+
+    def _household_classes(self, risk: np.ndarray, row_class: np.ndarray, n_classes: int) -> np.ndarray:
+        """The classes to suppress for ``max_household_risk``: in each household above it, the
+        class of its riskiest member (a whole class goes, so k holds, and with it every row of
+        that key, in any household)."""
+        assert self.households is not None
+        r = risk[row_class]
+        household = _household_risk(r, self.households)
+        out = np.zeros(n_classes, bool)
+        over = household > self.targets["max_household_risk"]
+        if not over.any():
+            return out
+        riskiest = np.zeros(household.size)
+        np.maximum.at(riskiest, self.households, r)
+        rows = over[self.households] & (r > 0) & (r >= riskiest[self.households])
+        out[row_class[rows]] = True
+        return out
 
     def _codes(self, hierarchies, bottom_codes, levels, class_of, n_classes) -> np.ndarray | None:
         """Per class, the published key as codes (-1 missing), or None when nothing published
@@ -190,13 +222,24 @@ class NodeJudge:
             return ParameterError(
                 f"no generalization meets {key}={self.targets[key]:g}: the best reached is {value:.6g} "
                 f"(at {_at(levels)}); raise {key} or k{lever}, or give coarser hierarchies; nothing is published")
-        target = self.targets.get("max_individual_risk", float("nan"))
-        value, levels = self.best_before or (float("nan"), {})
+        keys = [key for key in ("max_individual_risk", "max_household_risk")
+                if key in self.targets and key in self.best_before]
+        measure = {"max_individual_risk": "risk", "max_household_risk": "household risk"}
+        lowest = "; ".join(f"the lowest highest {measure[key]} of a node is {self.best_before[key][0]:.6g} "
+                           f"(at {_at(self.best_before[key][1])})" for key in keys)
         return ParameterError(
-            f"no generalization meets max_individual_risk={target:g} within max_suppression={max_suppression!r} "
-            f"({limit} rows): the lowest highest risk of a node is {value:.6g} (at {_at(levels)}), and suppressing "
-            "the rows above the target passes the limit at every node; allow more suppression, raise "
-            "max_individual_risk or k, or give coarser hierarchies; nothing is published")
+            f"no generalization meets {' and '.join(f'{key}={self.targets[key]:g}' for key in keys)} within "
+            f"max_suppression={max_suppression!r} ({limit} rows): {lowest}, and suppressing the rows above the "
+            f"{'targets' if len(keys) > 1 else 'target'} passes the limit at every node; allow more suppression, "
+            f"raise {' or '.join(keys)} or k, or give coarser hierarchies; nothing is published")
+
+
+def _household_risk(risk: np.ndarray, households: np.ndarray) -> np.ndarray:
+    """Per household (codes 0, 1, ...), ``1 - prod(1 - risk)`` over its members, as
+    :func:`incrowd.risk` measures it; a member whose row is not published has a risk of 0."""
+    with np.errstate(divide="ignore"):
+        survive = np.bincount(households, weights=np.log1p(-risk), minlength=int(households.max(initial=-1)) + 1)
+    return 1.0 - np.exp(survive)
 
 
 def _at(levels: Mapping[str, int]) -> str:
@@ -253,9 +296,11 @@ def node_judge(prep, bottom) -> NodeJudge | None:
     missing0 = {a: level0[:, j] < 0 for j, a in enumerate(prep.categorical)}
     masks = np.asarray([prep.pattern_masks[int(p)] for p in bottom.pattern], dtype=bool).reshape(n_bottom, -1) \
         if prep.numeric else np.zeros((n_bottom, 0), bool)
+    households = household_codes(prep) if "max_household_risk" in targets else None
     return NodeJudge(targets, [*prep.numeric, *prep.categorical], np.bincount(bottom.of_row, weights=w,
                                                                              minlength=n_bottom),
-                     missing0, ~masks[:, :len(prep.numeric)])
+                     missing0, ~masks[:, :len(prep.numeric)], households=households,
+                     of_row=None if households is None else bottom.of_row)
 
 
 def suppress_groups(prep, groups: np.ndarray, levels_per_row: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -125,7 +125,9 @@ SPEC_KEYS: tuple[SpecKey, ...] = (
     SpecKey("privacy", "max_household_risk", "number in (0, 1]", None,
             "Risk target: no household's risk (sdcMicro's household risk: the probability that at least one "
             "member is re-identified, 1 - the product of 1 - each member's individual risk) above this; needs a "
-            "`household` column and `suppression = \"cells\"`."),
+            "`household` column. With `suppression = \"cells\"` a household above it gets one more blank in its "
+            "riskiest member's key; with `\"rows\"` the riskiest member's class is suppressed (whole classes, so k "
+            "holds), counted against `max_suppression`."),
     SpecKey("privacy", "household_id", "string", "keep",
             "What the release does with the `household` column: `keep` it as it is, `renumber` the households "
             "1, 2, ... in the order they first appear (the survey's own ids, which may lead back to the "

@@ -1,7 +1,8 @@
 """Publish endpoints: one release over numeric and categorical quasi-identifiers together, as
 ``incrowd publish`` makes it. The request carries the release specification as the same dict
-the Python API takes; a hierarchy in it is named by the file uploaded to this session, so the
-TOML shown beside the report is what the CLI reads from a folder holding those files."""
+the Python API takes; a hierarchy in it, and a PRAM step's transition matrix, is named by the
+file uploaded to this session, so the TOML shown beside the report is what the CLI reads from a
+folder holding those files."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from ..generalization import (
 )
 from ..io import FORMATS, format_of, read_table
 from ..perturbation import METHODS as PERTURB_METHODS
+from ..perturbation import read_matrix
 from ..privacy import verified_lines
 from ..publishing import spec_to_toml
 from ._context import base_name, dataset_of, session_for, session_of, stem_of
@@ -53,6 +55,23 @@ class ReleaseHierarchy:
     def describe(self) -> dict[str, Any]:
         return {"file": self.file, "attribute": self.attribute, "levels": self.levels,
                 "max_level": self.max_level, "values": self.values}
+
+
+@dataclasses.dataclass(frozen=True)
+class ReleaseMatrix:
+    """A PRAM transition matrix uploaded for a step of the Publish page (``matrix`` of a ``pram``
+    step names it by its file name): kept in the session's folder, read again by the release."""
+
+    file: str
+    path: Path
+    categories: list[str]
+
+    def describe(self) -> dict[str, Any]:
+        return {"file": self.file, "categories": list(self.categories)}
+
+
+#: a transition matrix has a row and a column per category: a megabyte is thousands of them
+MATRIX_LIMIT = 1024 * 1024
 
 
 class PublishRequest(BaseModel):
@@ -151,15 +170,52 @@ def list_hierarchies(request: Request) -> dict[str, Any]:
     return {"hierarchies": [] if session is None else [h.describe() for h in _uploaded(session).values()]}
 
 
+# -- PRAM transition matrices ------------------------------------------------------------------
+
+@router.post("/api/publish/matrices")
+async def upload_matrix(request: Request, response: Response, file: UploadFile = File(...)) -> dict[str, Any]:
+    """Upload a PRAM transition matrix (CSV: the categories in the first row and the first
+    column, each row summing to 1) for a ``pram`` step, whose ``matrix`` names it by its file
+    name. A file of the same name replaces the earlier one; a bad file is refused in one line
+    naming the problem and is not kept. Whether its categories are the column's is checked when
+    the release runs (the step names the column)."""
+    session = session_for(request, response)
+    suffix = FORMATS["csv"].suffixes[0]  # a matrix file is CSV
+    display = base_name(file.filename, f"matrix{suffix}")
+    content = await file.read(MATRIX_LIMIT + 1)
+    if len(content) > MATRIX_LIMIT:
+        raise DataError(f"matrix file {display!r} is larger than {MATRIX_LIMIT // (1024 * 1024)} MB")
+    path = session.new_file(suffix)
+    path.write_bytes(content)
+    try:
+        categories, _ = read_matrix(str(path), "pram")
+    except IncrowdError as exc:
+        path.unlink(missing_ok=True)
+        raise _renamed(exc, {str(path): display}) from None
+    kept = session.release_matrices
+    old = kept.pop(display, None)
+    if old is not None:
+        old.path.unlink(missing_ok=True)
+    kept[display] = ReleaseMatrix(display, path, categories)
+    return {"matrix": kept[display].describe(), "matrices": [m.describe() for m in kept.values()]}
+
+
+@router.get("/api/publish/matrices")
+def list_matrices(request: Request) -> dict[str, Any]:
+    """The PRAM transition matrices uploaded for releases in this session."""
+    session = session_of(request)
+    return {"matrices": [] if session is None else [m.describe() for m in session.release_matrices.values()]}
+
+
 def _with_server_paths(session: Session, spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """The spec with each hierarchy file name replaced by where its upload is kept, and the map
-    back from those paths to the names (for messages)."""
+    """The spec with each hierarchy file name, and each step's matrix file name, replaced by
+    where its upload is kept, and the map back from those paths to the names (for messages)."""
+    spec, names = _with_matrix_paths(session, spec)
     columns = spec.get("columns")
     if not isinstance(columns, Mapping):
-        return spec, {}
+        return spec, names
     kept = _uploaded(session)
     resolved: dict[str, Any] = {}
-    names: dict[str, str] = {}
     for column, entry in columns.items():
         if isinstance(entry, Mapping) and isinstance(entry.get("hierarchy"), str):
             name = entry["hierarchy"]
@@ -171,6 +227,27 @@ def _with_server_paths(session: Session, spec: dict[str, Any]) -> tuple[dict[str
             names[str(kept[name].path)] = name
         resolved[column] = entry
     return {**spec, "columns": resolved}, names
+
+
+def _with_matrix_paths(session: Session, spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The spec with each ``pram`` step's matrix file name replaced by where its upload is kept."""
+    steps = spec.get("perturb")
+    if not isinstance(steps, list):
+        return spec, {}
+    kept = session.release_matrices
+    names: dict[str, str] = {}
+    resolved = []
+    for i, step in enumerate(steps, 1):
+        if isinstance(step, Mapping) and isinstance(step.get("matrix"), str):
+            name = step["matrix"]
+            if name not in kept:
+                uploaded = list(kept) or "none yet"
+                raise ParameterError(f"[[perturb]] step {i} ({step.get('method')}): matrix file {name!r} was not "
+                                     f"uploaded in this session; upload it first (uploaded: {uploaded})")
+            step = {**step, "matrix": str(kept[name].path)}
+            names[str(kept[name].path)] = name
+        resolved.append(step)
+    return {**spec, "perturb": resolved}, names
 
 
 # -- the release ------------------------------------------------------------------------------
@@ -220,8 +297,8 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest, *, max_nodes:
     spec = _without_nulls(req.spec)
     names = {str(ds.path): ds.display_name}
     try:
-        resolved, hierarchy_names = _with_server_paths(session, spec)
-        names.update(hierarchy_names)
+        resolved, file_names = _with_server_paths(session, spec)
+        names.update(file_names)
         release_spec = load_spec(resolved, base_dir=session.folder)
         toml = spec_to_toml(spec)
         numeric = release_spec.names("numeric")
@@ -254,7 +331,14 @@ def publish_in(session: Session, ds: Dataset, req: PublishRequest, *, max_nodes:
             "download": f"/api/results/{table_res.id}", "download_name": download,
             "command": command_line(ds.display_name, download, report_name),
             "spec_file": SPEC_FILE, "spec": spec, "spec_toml": toml,
-            "hierarchy_files": sorted(set(hierarchy_names.values()))}
+            "hierarchy_files": sorted({name for path, name in file_names.items() if _is_kept(session, path, False)}),
+            "matrix_files": sorted({name for path, name in file_names.items() if _is_kept(session, path, True)})}
+
+
+def _is_kept(session: Session, path: str, matrix: bool) -> bool:
+    """Whether ``path`` is where an upload of this session is kept: a matrix's, or a hierarchy's."""
+    kept = session.release_matrices if matrix else _uploaded(session)
+    return any(str(upload.path) == path for upload in kept.values())
 
 
 @router.get("/api/publish/example/{dataset_id}")

@@ -106,6 +106,8 @@ class Session:
     jobs: dict[str, Any] = field(default_factory=dict)
     # hierarchy files uploaded for releases (web/_publish.py), by file name, kept on disk
     release_hierarchies: dict[str, Any] = field(default_factory=dict)
+    # PRAM transition matrices uploaded for releases' steps (web/_publish.py), by file name, on disk
+    release_matrices: dict[str, Any] = field(default_factory=dict)
 
     def cancel_builds(self) -> int:
         flags = list(self.builds.values())
