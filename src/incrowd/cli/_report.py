@@ -171,7 +171,7 @@ def report_command(
             qis = qis or loaded.quasi_identifiers
             weight = weight or loaded.weight  # the spec's weight role weights the risk, as in publish --report
             household = loaded.household  # and its households give the household risk
-        _check_request(qis, output, json_output, (original_path, release_path), threshold, " (or give --spec)")
+        qis = _check_request(qis, output, json_output, (original_path, release_path), threshold, " (or give --spec)")
         flags = parse_threshold_flags(verdict_threshold)
         if risk_map and loaded is None:
             raise ParameterError("--map needs --spec: the neighbouring releases are re-made from the release's spec")
@@ -216,9 +216,10 @@ def _show(result, output: Path | None, json_output: bool) -> None:
     print_lines(_lines(result, output))
 
 
-def _check_request(qis: list[str], output: Path | None, json_output: bool, inputs: tuple[Path, Path],
-                   threshold: float, qi_hint: str = "") -> None:
-    """What a report needs in process and on Dask alike: the keys, somewhere to put it, a threshold."""
+def _check_request(qis: list[str] | None, output: Path | None, json_output: bool, inputs: tuple[Path, Path],
+                   threshold: float, qi_hint: str = "") -> list[str]:
+    """What a report needs in process and on Dask alike: the keys (returned), somewhere to put it, a
+    threshold."""
     if not qis:
         raise ParameterError(f"--qi is required: the columns an intruder may know{qi_hint}")
     if output is None and not json_output:
@@ -227,6 +228,7 @@ def _check_request(qis: list[str], output: Path | None, json_output: bool, input
         check_report_path(output, inputs)
     if not 0 < threshold <= 1:
         raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}")
+    return qis
 
 
 def _report_on_dask(original_path: Path, release_path: Path, qi, sensitive, identifiers, output, k, numeric,
@@ -239,8 +241,7 @@ def _report_on_dask(original_path: Path, release_path: Path, qi, sensitive, iden
         if refused:
             raise ParameterError(f"{', '.join(refused)} need the whole file in one process; a report on Dask "
                                  "(--scheduler) does not take them")
-        qis = names(qi, "--qi")
-        _check_request(qis, output, json_output, (original_path, release_path), threshold)
+        qis = _check_request(names(qi, "--qi"), output, json_output, (original_path, release_path), threshold)
         check_scheduler(scheduler, scheduler_timeout)
         with stages(3 if output is not None else 2, quiet=quiet or json_output) as progress:
             progress.stage(f"connecting to {scheduler}")

@@ -202,11 +202,11 @@ def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any
     for s, got in (risk.get("attribute_disclosure") or {}).items():
         out.extend(_sensitive_lines(ctx, s, got, th, models))
     out.extend(_model_lines(aligned, models, weight=weight))
-    out.extend(_numeric_risk_lines(risk, aligned.numeric, lambda: aligned.complete_numbers, th, fail_of,
+    out.extend(_numeric_risk_lines(risk, lambda: aligned.numeric, lambda: aligned.complete_numbers, th, fail_of,
                                    "", "raise k"))
     if isinstance(risk.get("perturbed"), Mapping):
         # the perturbed amounts, as sdcMicro's dRisk of its numVars: a step that changes them more
-        out.extend(_numeric_risk_lines(risk["perturbed"], aligned.perturbed_numeric, lambda: aligned.complete_perturbed,
+        out.extend(_numeric_risk_lines(risk["perturbed"], lambda: aligned.perturbed_numeric, lambda: aligned.complete_perturbed,
                                        th, fail_of, " (perturbed)",
                                        "perturb more: a larger k in the [[perturb]] step, or noise"))
     for name, got in _attack_risks(risk.get("attacks")):
@@ -282,15 +282,16 @@ def _unpromised(name: str, limit: float, driver: str, step: str, s: str) -> tupl
             f"if {s} needs protecting: {step}")
 
 
-def _numeric_risk_lines(risk: Mapping[str, Any], names: Sequence[str], complete, th: Mapping[str, float], fail_of,
+def _numeric_risk_lines(risk: Mapping[str, Any], names, complete, th: Mapping[str, float], fail_of,
                         suffix: str, step: str) -> list[dict[str, Any]]:
     """The dRisk, dRiskRMD and record-linkage lines of numeric columns (the keys, or with
-    ``suffix`` " (perturbed)" the perturbed amounts); ``complete`` gives their complete rows."""
+    ``suffix`` " (perturbed)" the perturbed amounts); ``names`` and ``complete`` give their names
+    and complete rows, asked only where a line names a column."""
     out = []
     if isinstance(risk.get("drisk"), (int, float)):
         value = float(risk["drisk"])
         status = _status("drisk", value, th["drisk"], None, False)
-        driver, next_step = _drisk_driver(names, complete, step) if status != "pass" else (None, step)
+        driver, next_step = _drisk_driver(names(), complete, step) if status != "pass" else (None, step)
         out.append(_line("drisk" + suffix, value, th["drisk"], status, driver, next_step))
     rmd = risk.get("drisk_rmd") or {}
     if isinstance(rmd.get("risk2"), (int, float)):
@@ -304,7 +305,7 @@ def _numeric_risk_lines(risk: Mapping[str, Any], names: Sequence[str], complete,
         status = _status("record_linkage", value, th["record_linkage"], fail_of("record_linkage"), False)
         out.append(_line("record_linkage" + suffix, value, th["record_linkage"], status,
                          f"{_pct(value)} of release records are nearest their own original "
-                         f"({link.get('distance_method', 'exact')})" + _closest_column(names, complete), step))
+                         f"({link.get('distance_method', 'exact')})" + _closest_column(names(), complete), step))
     return out
 
 
