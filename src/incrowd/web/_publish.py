@@ -218,13 +218,8 @@ def _with_server_paths(session: Session, spec: dict[str, Any]) -> tuple[dict[str
     resolved: dict[str, Any] = {}
     for column, entry in columns.items():
         if isinstance(entry, Mapping) and isinstance(entry.get("hierarchy"), str):
-            name = entry["hierarchy"]
-            if name not in kept:
-                uploaded = list(kept) or "none yet"
-                raise ParameterError(f"column {column!r}: hierarchy file {name!r} was not uploaded in this "
-                                     f"session; upload it first (uploaded: {uploaded})")
-            entry = {**entry, "hierarchy": str(kept[name].path)}
-            names[str(kept[name].path)] = name
+            entry = {**entry, "hierarchy": _kept_path(kept, entry["hierarchy"], f"column {column!r}: hierarchy",
+                                                      names)}
         resolved[column] = entry
     return {**spec, "columns": resolved}, names
 
@@ -239,15 +234,22 @@ def _with_matrix_paths(session: Session, spec: dict[str, Any]) -> tuple[dict[str
     resolved = []
     for i, step in enumerate(steps, 1):
         if isinstance(step, Mapping) and isinstance(step.get("matrix"), str):
-            name = step["matrix"]
-            if name not in kept:
-                uploaded = list(kept) or "none yet"
-                raise ParameterError(f"[[perturb]] step {i} ({step.get('method')}): matrix file {name!r} was not "
-                                     f"uploaded in this session; upload it first (uploaded: {uploaded})")
-            step = {**step, "matrix": str(kept[name].path)}
-            names[str(kept[name].path)] = name
+            step = {**step, "matrix": _kept_path(kept, step["matrix"], f"[[perturb]] step {i} ({step.get('method')}): "
+                                                 "matrix", names)}
         resolved.append(step)
     return {**spec, "perturb": resolved}, names
+
+
+def _kept_path(kept: Mapping[str, Any], name: str, what: str, names: dict[str, str]) -> str:
+    """Where the upload ``name`` is kept (recorded in ``names``, for messages); ``what`` names the
+    spec's entry in the error when it was not uploaded."""
+    if name not in kept:
+        uploaded = list(kept) or "none yet"
+        raise ParameterError(f"{what} file {name!r} was not uploaded in this session; upload it first "
+                             f"(uploaded: {uploaded})")
+    path = str(kept[name].path)
+    names[path] = name
+    return path
 
 
 # -- the release ------------------------------------------------------------------------------
