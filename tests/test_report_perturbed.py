@@ -146,6 +146,27 @@ def test_the_keys_and_the_pram_column_get_weighted_tables_before_and_after(relea
     assert sum(r["release"] for r in roof) == pytest.approx(original[WEIGHT].sum())
 
 
+def test_a_key_recoded_to_labelled_groups_lines_up_with_its_original_codes(tmp_path):
+    """relat recoded by label (a grandchild published in the group "Child"): the original's code
+    3 "Child" and the release's group "Child" are one row of the weighted table, not two."""
+    data = write_household(data_dir(), tmp_path / "household.sav")
+    write_hierarchies(tmp_path / "h")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec_text(STEPS["microaggregation"], NUMERIC) + "\n[levels]\nrelat = 1\n", encoding="utf-8")
+    done = CliRunner().invoke(app, ["publish", str(data), "--spec", str(spec), "-o", str(tmp_path / "release.sav"),
+                                    "--report", str(tmp_path / "report.json")])
+    assert done.exit_code == 0, done.output
+    rows = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["utility"][
+        "weighted_frequencies"]["tables"]["relat"]
+    shown = [r.get("label", r["value"]) for r in rows]
+    assert len(shown) == len(set(shown)), shown
+    original, _ = pyreadstat.read_sav(str(data), user_missing=True)
+    (child,) = [r for r in rows if r.get("label", r["value"]) == "Child"]
+    assert child["original"] == pytest.approx(original.loc[original["relat"] == 3, WEIGHT].sum())
+    assert child["release"] > child["original"]  # the grandchildren joined the group
+    assert sum(r["release"] for r in rows) == pytest.approx(original[WEIGHT].sum())
+
+
 def test_the_report_command_with_the_spec_shows_them_on_its_page(released):
     method, folder, original, release, measured = released
     page = folder / "report.html"

@@ -893,9 +893,9 @@ def _labels_counted(labels: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _frequency_rows(before_counts: pd.Series, after_counts: pd.Series, shown_labels: Mapping[str, str] | None,
-                    top: int = 12) -> list[dict]:
-    """The most frequent values before and after (:func:`_label_counts`), as counts; the rest
-    summed in one row."""
+                    top: int = 12, number: type = int) -> list[dict]:
+    """The most frequent values before and after (:func:`_label_counts`), as counts (``number``:
+    ``float`` for weighted totals); the rest summed in one row."""
     # a label's first code names its row
     code_of: dict[str, str] = {}
     for code, label in _labels_counted(shown_labels).items():
@@ -904,8 +904,8 @@ def _frequency_rows(before_counts: pd.Series, after_counts: pd.Series, shown_lab
     listed = list(both.index[:top])
     rows = []
     for key in listed:
-        row: dict = {"value": code_of.get(key, key), "original": int(before_counts.get(key, 0)),
-                     "release": int(after_counts.get(key, 0))}
+        row: dict = {"value": code_of.get(key, key), "original": number(before_counts.get(key, 0)),
+                     "release": number(after_counts.get(key, 0))}
         if key in code_of and code_of[key] != key:
             row["label"] = key
         rows.append(row)
@@ -916,8 +916,8 @@ def _frequency_rows(before_counts: pd.Series, after_counts: pd.Series, shown_lab
     if len(both) > top:
         rest = [v for v in both.index[top:]]
         rows.append({"value": f"({len(rest)} other values)",
-                     "original": int(before_counts.reindex(rest).fillna(0).sum()),
-                     "release": int(after_counts.reindex(rest).fillna(0).sum())})
+                     "original": number(before_counts.reindex(rest).fillna(0).sum()),
+                     "release": number(after_counts.reindex(rest).fillna(0).sum())})
     return rows
 
 
@@ -928,9 +928,11 @@ def weighted_frequencies(original: pd.DataFrame, release: pd.DataFrame, kept: np
     before and after protection. ``weights``: one per original row (None: each row weighs 1).
 
     Rows as :func:`categorical_utility`'s ``frequencies``: ``value`` (the code as a reader writes
-    it; a labelled file's user-missing code is a value), ``label`` where the file labels it,
-    ``original`` and ``release`` (weighted totals; a blank or missing cell is "(missing)"),
-    the ``top`` largest in the original first and the rest summed in one row."""
+    it; a labelled file's user-missing code is a value), ``label`` where the file labels it (a
+    code and its label are one value, whichever of the two a side holds, so a column recoded to
+    labelled groups lines up with its codes), ``original`` and ``release`` (weighted totals; a
+    blank or missing cell is "(missing)"), the ``top`` largest first and the rest summed in one
+    row."""
     n = original.shape[0]
     w = np.ones(n) if weights is None else np.nan_to_num(np.asarray(weights, dtype=np.float64), nan=0.0)
     kept = np.asarray(kept, dtype=np.int64)
@@ -938,28 +940,17 @@ def weighted_frequencies(original: pd.DataFrame, release: pd.DataFrame, kept: np
     out: dict[str, list[dict]] = {}
     for name in columns:
         known = _spelled_labels(labels.get(name)) or {}
-
-        def totals(column: pd.Series, weight: np.ndarray) -> pd.Series:
-            cells = column_cells(column)
-            text = [MISSING_SHOWN if v is None or str(v).strip() == "" else cell_text(v) for v in cells]
-            return pd.Series(weight).groupby(pd.Index(text), sort=False).sum()
-
-        before = totals(original[name].reset_index(drop=True), w)
-        after = totals(release[name].reset_index(drop=True), w[kept])
-        both = pd.concat([before.rename("original"), after.rename("release")], axis=1).fillna(0.0)
-        both = both.sort_values(["original", "release"], ascending=False, kind="stable")
-        rows = []
-        for value, row in both.iloc[:top].iterrows():
-            entry: dict = {"value": str(value)}
-            if str(value) in known and known[str(value)] != str(value):
-                entry["label"] = known[str(value)]
-            rows.append({**entry, "original": float(row["original"]), "release": float(row["release"])})
-        if both.shape[0] > top:
-            rest = both.iloc[top:]
-            rows.append({"value": f"({rest.shape[0]} other values)", "original": float(rest["original"].sum()),
-                         "release": float(rest["release"].sum())})
-        out[str(name)] = rows
+        shown = _labels_counted(known)
+        before = _weighted_totals(original[name].reset_index(drop=True), w, shown)
+        after = _weighted_totals(release[name].reset_index(drop=True), w[kept], shown)
+        out[str(name)] = _frequency_rows(before, after, known, top, number=float)
     return out
+
+
+def _weighted_totals(column: pd.Series, weight: np.ndarray, shown: Mapping[str, str]) -> pd.Series:
+    """The weight per value (a labelled code counted under its label, as ``shown``)."""
+    text = [MISSING_SHOWN if v is None or str(v).strip() == "" else cell_text(v) for v in column_cells(column)]
+    return pd.Series(weight).groupby(pd.Index([shown.get(t, t) for t in text]), sort=False).sum()
 
 
 # --- a model trained on the release ----------------------------------------------------------
