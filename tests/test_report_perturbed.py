@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -156,8 +157,8 @@ def test_a_key_recoded_to_labelled_groups_lines_up_with_its_original_codes(tmp_p
     done = CliRunner().invoke(app, ["publish", str(data), "--spec", str(spec), "-o", str(tmp_path / "release.sav"),
                                     "--report", str(tmp_path / "report.json")])
     assert done.exit_code == 0, done.output
-    rows = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["utility"][
-        "weighted_frequencies"]["tables"]["relat"]
+    measured = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    rows = measured["utility"]["weighted_frequencies"]["tables"]["relat"]
     shown = [r.get("label", r["value"]) for r in rows]
     assert len(shown) == len(set(shown)), shown
     original, _ = pyreadstat.read_sav(str(data), user_missing=True)
@@ -165,6 +166,11 @@ def test_a_key_recoded_to_labelled_groups_lines_up_with_its_original_codes(tmp_p
     assert child["original"] == pytest.approx(original.loc[original["relat"] == 3, WEIGHT].sum())
     assert child["release"] > child["original"]  # the grandchildren joined the group
     assert sum(r["release"] for r in rows) == pytest.approx(original[WEIGHT].sum())
+    # the verdict shows the smallest class as the file shows it: labels, codes as a reader writes them
+    (line,) = [v for v in measured["verdict"] if v["measure"] == "prosecutor_risk"]
+    smallest = re.search(r"smallest: \d+ rows with (.*?)\)?;", line["driver"]).group(1)
+    assert re.search(r"urbrur=(Urban \(1\)|Rural \(2\))", smallest), smallest
+    assert not re.search(r"=\d+\.0\b", smallest), smallest
 
 
 def test_the_report_command_with_the_spec_shows_them_on_its_page(released):

@@ -33,6 +33,8 @@ from ..publishing import REPORT_HIGHER_IS_BETTER as HIGHER_IS_BETTER
 from ..publishing import REPORT_THRESHOLDS as DEFAULTS
 from ..publishing import report_thresholds as thresholds_from
 from ..values import match_counts
+from ._align import cell_text, file_value_labels
+from ._utility import _spelled_labels
 
 
 def parse_threshold_flags(flags: list[str] | None) -> dict[str, float]:
@@ -139,10 +141,18 @@ class _Context:
         if best is None:  # impossible: align() refuses a release without quasi-identifiers
             raise AssertionError("no quasi-identifier to name as the driver")
         i = int(np.argmin(sizes))
-        values = ", ".join(f"{c}={self.a.release[c].iloc[i]}" for c in qis)
+        # as the file shows the class to a curator: codes as a reader writes them, with their labels
+        labels = {c: _spelled_labels(m) or {} for c, m in file_value_labels(self.a.original, qis).items()}
+        values = ", ".join(f"{c}={_with_label(self.a.release[c].iloc[i], labels.get(c, {}))}" for c in qis)
         driver = (f"{n_small} records in classes below {below} (smallest: {int(sizes[i])} rows with {values}); "
                   f"{best} singles them out most (without it {best_left} would remain)")
         return driver, self.step_for(best, n_small)
+
+
+def _with_label(value, labels: Mapping[str, str]) -> str:
+    text = cell_text(value)
+    label = labels.get(text)
+    return text if label is None or label == text else f"{label} ({text})"
 
 
 def verdict(aligned, risk: dict, utility: dict, *, hierarchies: Mapping[str, Any] | None = None,
