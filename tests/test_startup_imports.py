@@ -208,3 +208,15 @@ def test_risk_of_a_survey_file_loads_no_numba_and_answers_like_the_kernels(tmp_p
     assert np.count_nonzero(written["suda_score"]) == 157  # SUDA2 found special uniques to score
     pd.testing.assert_frame_equal(written, expected.records.reset_index(drop=True), check_dtype=False,
                                   check_exact=True)
+
+
+def test_the_methods_and_the_readers_load_neither_scipy_spatial_nor_parquet(tmp_path):
+    """Loading every microaggregation method (as ``incrowd publish`` does) leaves scipy.spatial to
+    the one search that runs it, and reading a CSV leaves pyarrow's Parquet and file systems out."""
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n1,x\n2,y\n", encoding="utf-8")
+    done = _fresh("import json, sys\nimport incrowd.microaggregation\nfrom incrowd import read_table\n"
+                  f"frame = read_table({str(path)!r})\n"
+                  "print(json.dumps([len(frame), sorted(m for m in ('scipy.spatial', 'pyarrow.parquet')"
+                  " if m in sys.modules)]))")
+    assert json.loads(done.stdout) == [2, []]
