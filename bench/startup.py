@@ -75,6 +75,8 @@ COMMANDS = [
     ("version", "incrowd --version", "-", 0.1, None),
     ("help", "incrowd --help", "-", None, None),
     ("plan", "incrowd incremental plan --rows 50000 --varsigma 5 --tau-end 0.5 --model quadratic", "-", None, None),
+    ("plan-fit", "incrowd incremental plan --rows 50000 --varsigma 5 --tau-end 0.5 (--model fit: times MDAV)", "-",
+     None, None),
     ("risk", "incrowd risk (7 keys, weights, households)", "testdata", 0.5, "sdcmicro-risk"),
     ("risk-adult", "incrowd risk (8 QI, SUDA2)", "Adult", None, None),
     ("local-suppression", "python -c local_suppression(k = 3, 7 keys) (no command runs it alone)", "testdata", None,
@@ -159,6 +161,21 @@ elif what == "numba":  # numba's own fixed cost: one trivial cached function
     t3 = time.perf_counter()
     trivial_kernel.add_one(2)
     t4 = time.perf_counter()
+elif what.startswith("negotiate"):
+    import contextlib
+    from incrowd.generalization import Lattice, negotiate
+    one = contextlib.nullcontext()
+    if what == "negotiate-one":  # as ``incrowd negotiate`` answers: one request per process
+        from incrowd.cli._bench_entry import one_request
+        one = one_request()
+    t1 = time.perf_counter()
+    lat = Lattice.open(sys.argv[2])
+    t2 = time.perf_counter()
+    with one:
+        negotiate(lat, k=5, max_suppression="1%")
+        t3 = time.perf_counter()
+        negotiate(lat, k=5, max_suppression="1%")
+        t4 = time.perf_counter()
 else:  # risk on testdata through the API (compiled kernels)
     from incrowd import read_table
     from incrowd.reporting import risk
@@ -174,6 +191,8 @@ print(json.dumps({"import_s": t1 - t0, "load_s": t2 - t1, "first_s": t3 - t2, "l
 """
 SPLITS = [("risk", "API risk() on testdata (4,580 rows, 7 keys, weights, households)"),
           ("mdav", "MDAV on census.csv (1080 x 13, k = 5)"),
+          ("negotiate", "API negotiate() on the 8-QI Adult lattice (k = 5, 1 %)"),
+          ("negotiate-one", "the same, one request per process (as `incrowd negotiate`)"),
           ("numba", "numba alone: a trivial cached function")]
 
 
@@ -220,6 +239,7 @@ def _argvs(work: Path, million: bool) -> dict[str, list[str]]:
         "help": [*cli, "--help"],
         "plan": [*cli, "incremental", "plan", "--rows", "50000", "--varsigma", "5", "--tau-end", "0.5", "--model",
                  "quadratic"],
+        "plan-fit": [*cli, "incremental", "plan", "--rows", "50000", "--varsigma", "5", "--tau-end", "0.5"],
         "risk": [*cli, "risk", testdata, "--qi", ",".join(TESTDATA_KEYS), "--weight", "sampling_weight",
                  "--household", "ori_hid", "--quiet"],
         "risk-adult": [*cli, "risk", str(adult / "adult.csv"), "--qi", ",".join(ARX_QIS), "--quiet"],
@@ -287,7 +307,9 @@ def _splits(srcs: dict[str, Path], warm: dict[str, Path], work: Path, repeats: i
     (work / "trivial_kernel.py").write_text(
         "from numba import njit\n\n\n@njit(cache=True)\ndef add_one(x):\n    return x + 1\n")
     testdata = str(data_dir() / "testdata.csv")
-    args = {"risk": [testdata, ",".join(TESTDATA_KEYS)], "mdav": [str(CENSUS)], "numba": [str(work)]}
+    lattice = str(work / "adult8.lattice")
+    args = {"risk": [testdata, ",".join(TESTDATA_KEYS)], "mdav": [str(CENSUS)], "numba": [str(work)],
+            "negotiate": [lattice], "negotiate-one": [lattice]}
     got: dict[str, dict] = {label: {} for label in srcs}
     for label, src in srcs.items():  # untimed: fills the caches (the trivial kernel's too)
         for what, _ in SPLITS:
