@@ -269,7 +269,8 @@ def _hybr_root(fun: Callable, x0, jac: bool = False) -> np.ndarray:
         got = minpack._hybrj(memo, memo.derivative, x0, (), 1, 0, _XTOL, 100 * (n + 1), _FACTOR, None)
     else:
         values = np.atleast_1d(fun(x0[:n]))
-        dtype = values.dtype if np.issubdtype(values.dtype, np.inexact) else np.dtype(float)
+        # root's difference step: the machine epsilon of what fun returns (float64 unless inexact)
+        dtype: Any = values.dtype if np.issubdtype(values.dtype, np.inexact) else np.dtype(float)
         got = minpack._hybrd(fun, x0, (), 1, _XTOL, 200 * (n + 1), -10, -10, np.finfo(dtype).eps, _FACTOR, None)
     return np.asarray(got[0])
 
