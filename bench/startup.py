@@ -407,7 +407,7 @@ def render(saved: dict) -> str:
         header += [f"{name}: {names[st]} wall s" for st in states] + [f"{name}: warm CPU s"]
     peers = saved.get("peers", {})
     if peers:
-        header += ["peer, whole process (wall s)"]
+        header += ["peer, whole process: wall s (CPU s)"]
     rows = []
     for key, label, data, aim, peer in COMMANDS:
         if key not in after["runs"]["warm"]:
@@ -418,7 +418,8 @@ def render(saved: dict) -> str:
             row += [_s(_med(runs[st][key]["wall"])) if key in runs.get(st, {}) else "-" for st in states]
             row += [_s(_med(runs["warm"][key]["cpu"])) if key in runs["warm"] else "-"]
         if peers:
-            row += [f"{PEERS[peer]}: {_s(_med(peers[peer]['wall']))}" if peer in peers else ""]
+            row += [f"{PEERS[peer]}: {_s(_med(peers[peer]['wall']))} ({_s(_med(peers[peer]['cpu']))})"
+                    if peer in peers else ""]
         rows.append(row)
     warmups = "; ".join(f"{name}: {res['warmup']['wall']:.0f} s wall, {res['warmup']['cpu']:.0f} s CPU"
                         for name, res in labels if "warmup" in res)
