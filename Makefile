@@ -68,7 +68,7 @@ reproduce: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/suite/run.py
 	$(BIN)/python bench/bench_first_run.py
-	$(BIN)/python bench/bench_startup.py
+	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/bench_memory.py
 	if [ -n "$(RLIB)" ]; then $(BIN)/python bench/bench_sdcmicro.py --rlib "$(RLIB)"; fi
 

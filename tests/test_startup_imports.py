@@ -16,8 +16,8 @@ import pytest
 
 import incrowd
 
-HEAVY = ["pandas", "numba", "duckdb", "sklearn", "scipy", "pyarrow", "dask", "distributed", "fastapi",
-         "uvicorn"]
+HEAVY = ["pandas", "numba", "duckdb", "sklearn", "scipy", "scipy.optimize", "pyarrow", "dask", "distributed",
+         "fastapi", "uvicorn"]
 CENSUS = Path(incrowd.__file__).parent / "datasets" / "census.csv"
 
 # run the CLI's entry point in a fresh interpreter and report which heavy modules it loaded
@@ -182,7 +182,8 @@ def _without_times(value):
 
 def test_risk_of_a_survey_file_loads_no_numba_and_answers_like_the_kernels(tmp_path):
     """A one-shot ``incrowd risk`` on sdcMicro's testdata (4,580 rows, 7 keys) computes SUDA2 with
-    the numpy twins and never starts numba; every figure and record is the compiled kernels'."""
+    the numpy twins and never starts numba, nor scipy.optimize (the population-uniqueness fits reach
+    MINPACK alone); every figure and record is the compiled kernels'."""
     from benchdata import data_dir
 
     from incrowd.reporting import risk
@@ -195,7 +196,9 @@ def test_risk_of_a_survey_file_loads_no_numba_and_answers_like_the_kernels(tmp_p
     argv = ["risk", str(testdata), "--qi", ",".join(keys), "--weight", "sampling_weight", "--household", "ori_hid"]
     report, out = _cli(*argv, "--json", program=True)
     assert report["code"] == 0
-    assert not {"numba", "sklearn", "duckdb", "dask", "distributed", "fastapi", "uvicorn"} & set(report["loaded"])
+    assert not {"numba", "scipy.optimize", "sklearn", "duckdb", "dask", "distributed", "fastapi",
+                "uvicorn"} & set(report["loaded"])
+    assert json.loads(out)["summary"]["population_uniqueness"]["snb_alpha"] > 0  # both fits ran
     report, _ = _cli(*argv, "-o", str(records), "--quiet", program=True)
     assert report["code"] == 0
     # this test process is no one-shot program: the API runs the compiled kernels
@@ -205,3 +208,15 @@ def test_risk_of_a_survey_file_loads_no_numba_and_answers_like_the_kernels(tmp_p
     assert np.count_nonzero(written["suda_score"]) == 157  # SUDA2 found special uniques to score
     pd.testing.assert_frame_equal(written, expected.records.reset_index(drop=True), check_dtype=False,
                                   check_exact=True)
+
+
+def test_the_methods_and_the_readers_load_neither_scipy_spatial_nor_parquet(tmp_path):
+    """Loading every microaggregation method (as ``incrowd publish`` does) leaves scipy.spatial to
+    the one search that runs it, and reading a CSV leaves pyarrow's Parquet and file systems out."""
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n1,x\n2,y\n", encoding="utf-8")
+    done = _fresh("import json, sys\nimport incrowd.microaggregation\nfrom incrowd import read_table\n"
+                  f"frame = read_table({str(path)!r})\n"
+                  "print(json.dumps([len(frame), sorted(m for m in ('scipy.spatial', 'pyarrow.parquet')"
+                  " if m in sys.modules)]))")
+    assert json.loads(done.stdout) == [2, []]

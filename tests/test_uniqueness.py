@@ -181,3 +181,40 @@ def test_shlosser_at_a_tiny_fraction_equals_its_exact_sum(fraction):
     sizes = np.array(sorted(HIST), dtype=float)
     counts = np.array([HIST[k] for k in sorted(HIST)], dtype=float)
     assert shlosser_classes(sizes, counts, fraction) == pytest.approx(float(exact), rel=1e-9)
+
+
+def _with_scipy_root(monkeypatch, hist, fraction):
+    """The estimates with MINPACK reached through ``scipy.optimize.root`` itself."""
+    from incrowd.privacy import _uniqueness as _hybr
+
+    with monkeypatch.context() as patch:
+        patch.setattr(_hybr, "_loaded", [None])
+        return population_uniqueness(hist, fraction)
+
+
+@pytest.mark.parametrize("hist, fraction", [
+    (HIST, 0.05), (HIST, 0.3), (HIST, 0.01), ({1: 157, 2: 62, 3: 41, 4: 30, 5: 22, 8: 15, 20: 9, 60: 3}, 0.0016),
+    ({1: 5, 2: 1}, 0.5), ({1: 400, 2: 3}, 0.02), ({1: 1, 3: 4, 9: 7}, 0.2)])
+def test_minpack_without_scipy_optimize_answers_exactly_as_root(monkeypatch, hist, fraction):
+    """Pitman's and SNB's fits load MINPACK by itself (not scipy.optimize's toolbox) and call it
+    as ``scipy.optimize.root(method="hybr")`` does: every figure is root's, to the last bit."""
+    from incrowd.privacy import _uniqueness as _hybr
+
+    assert _hybr._minpack() is not None  # the direct route is the one under test
+    assert population_uniqueness(hist, fraction) == _with_scipy_root(monkeypatch, hist, fraction)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(st.integers(1, 30), st.integers(1, 60), min_size=2, max_size=8),
+       st.floats(1e-4, 0.9))
+def test_minpack_direct_equals_root_on_any_histogram(hist, fraction):
+    from incrowd.privacy import _uniqueness as _hybr
+
+    direct = population_uniqueness(hist, fraction)
+    saved = _hybr._loaded[:]
+    _hybr._loaded[:] = [None]
+    try:
+        through_root = population_uniqueness(hist, fraction)
+    finally:
+        _hybr._loaded[:] = saved
+    assert direct == through_root

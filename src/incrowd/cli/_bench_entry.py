@@ -52,7 +52,7 @@ _SOURCES: dict[str, str] = {
     "bound_distinct": "incrowd.microaggregation._bound:_distinct",
     "BOUND_ALL_ROWS_MAX": "incrowd.microaggregation._bound:_ALL_ROWS_MAX",
     # the lattice: bottom classes and the one-request search of the CLI (bench_lattice_memory.py,
-    # bench_startup.py)
+    # startup.py)
     "count_bottom_classes": "incrowd.generalization._limits",
     "one_request": "incrowd.generalization._search_plain",
     # mixed releases (bench_publish.py, bench_joint.py)

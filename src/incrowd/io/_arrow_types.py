@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..exceptions import DataError
 
@@ -36,6 +35,8 @@ def _check_unique(names: list[str], path: Path, what: str) -> None:
 
 
 def read_parquet(path: Path, *, what: str) -> pd.DataFrame:
+    import pyarrow.parquet as pq  # its file systems (ssl, cloud stores) cost a CSV reader 25 ms
+
     if path.is_file():
         try:  # pyarrow cannot read a file naming a column twice: say which name, before it tries
             _check_unique([str(n) for n in pq.read_schema(path).names], path, what)
@@ -92,6 +93,8 @@ def _mixed(column: pd.Series) -> bool:
 
 
 def write_parquet(frame: pd.DataFrame, path: str) -> None:
+    import pyarrow.parquet as pq
+
     schema, dtypes = remembered(frame)
     plain = frame.copy(deep=False)
     plain.attrs = {}  # reading bookkeeping, not data: keep it out of the file's metadata

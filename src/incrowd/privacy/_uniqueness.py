@@ -28,8 +28,12 @@ subtracts 1 per class size where D_Sh3 subtracts ``(1 - f)^k c_k``.
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import math
-from typing import Mapping
+import sys
+from pathlib import Path
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -176,6 +180,102 @@ def zayatz_uniques(sizes: np.ndarray, counts: np.ndarray, f: float) -> float | N
 
 
 # ---------------------------------------------------------------------------------------------
+# MINPACK's hybrid method, without scipy.optimize
+#
+# Pitman's and SNB's fits solve their equations with scipy.optimize.root(method="hybr"), MINPACK's
+# modified Powell method. Importing scipy.optimize loads its whole toolbox (linear programming,
+# global optimizers, sparse algebra): about a quarter of a second, most of a one-shot
+# ``incrowd risk`` on a survey-sized file. MINPACK sits in one extension module of scipy that needs
+# nothing of the package around it; it is loaded by itself and called with root's own arguments, so
+# the answer is root's bit for bit. Where this scipy keeps MINPACK elsewhere, root itself runs.
+
+#: ``root``'s defaults for method "hybr" (scipy.optimize._minpack_py._root_hybr)
+_XTOL = 1.49012e-08
+_FACTOR = 100
+_NAME = "scipy.optimize._minpack"
+
+_loaded: list[Any] = []
+
+
+def _minpack() -> Any | None:
+    """scipy's MINPACK extension module, loaded once without its package; None where absent."""
+    if not _loaded:
+        _loaded.append(_load())
+    return _loaded[0]
+
+
+def _load() -> Any | None:
+    if _NAME in sys.modules:  # scipy.optimize is loaded already: take its own copy
+        return sys.modules[_NAME]
+    spec = importlib.util.find_spec("scipy")
+    if spec is None or spec.origin is None:
+        return None
+    folder = Path(spec.origin).parent / "optimize"
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = folder / f"_minpack{suffix}"
+        if path.is_file():
+            loader = importlib.machinery.ExtensionFileLoader(_NAME, str(path))
+            module_spec = importlib.util.spec_from_file_location(_NAME, path, loader=loader)
+            if module_spec is None:
+                return None
+            try:
+                module = importlib.util.module_from_spec(module_spec)
+            except ImportError:
+                return None
+            if hasattr(module, "_hybrd") and hasattr(module, "_hybrj"):
+                return module
+            return None
+    return None
+
+
+class _Memo:
+    """``fun`` returning (values, Jacobian), asked for each apart, evaluated once per point
+    (scipy.optimize's ``MemoizeJac``, which ``root(jac=True)`` wraps around it)."""
+
+    def __init__(self, fun: Callable) -> None:
+        self.fun = fun
+        self.x: np.ndarray | None = None
+        self.value: Any = None
+        self.jac: Any = None
+
+    def _at(self, x: np.ndarray) -> None:
+        if self.x is None or not np.all(x == self.x) or self.value is None or self.jac is None:
+            self.x = np.asarray(x).copy()
+            self.value, self.jac = self.fun(x)
+
+    def __call__(self, x: np.ndarray) -> Any:
+        self._at(x)
+        return self.value
+
+    def derivative(self, x: np.ndarray) -> Any:
+        self._at(x)
+        return self.jac
+
+
+def _hybr_root(fun: Callable, x0, jac: bool = False) -> np.ndarray:
+    """The ``x`` of ``scipy.optimize.root(fun, x0, jac=jac, method="hybr")`` (with ``jac``,
+    ``fun`` returns the values and the Jacobian)."""
+    x0 = np.asarray(x0, dtype=np.float64).flatten()
+    minpack = _minpack()
+    if minpack is None:
+        from scipy.optimize import root
+
+        return np.asarray(root(fun, x0, jac=jac, method="hybr").x)
+    n = len(x0)
+    if jac:
+        memo = _Memo(fun)
+        memo(x0[:n])  # root checks the shapes of both at x0 first: the same first evaluation
+        memo.derivative(x0[:n])
+        got = minpack._hybrj(memo, memo.derivative, x0, (), 1, 0, _XTOL, 100 * (n + 1), _FACTOR, None)
+    else:
+        values = np.atleast_1d(fun(x0[:n]))
+        # root's difference step: the machine epsilon of what fun returns (float64 unless inexact)
+        dtype: Any = values.dtype if np.issubdtype(values.dtype, np.inexact) else np.dtype(float)
+        got = minpack._hybrd(fun, x0, (), 1, _XTOL, 200 * (n + 1), -10, -10, np.finfo(dtype).eps, _FACTOR, None)
+    return np.asarray(got[0])
+
+
+# ---------------------------------------------------------------------------------------------
 # Pitman
 
 
@@ -238,7 +338,6 @@ def _pitman_loglik(theta, alpha, sizes, counts):
 
 def pitman_uniques(sizes: np.ndarray, counts: np.ndarray, f: float):
     """((theta, alpha), number of population uniques) by Pitman's model, or (None, None)."""
-    from scipy.optimize import minimize, root
     from scipy.special import gammaln
 
     n = float(np.dot(sizes, counts))
@@ -268,11 +367,13 @@ def pitman_uniques(sizes: np.ndarray, counts: np.ndarray, f: float):
     starts = [(t0, a0)] if ok(np.array([t0, a0])) else []
     starts += [(1.0, 0.5), (max(t0, 1.0), 0.1), (10.0, 0.9)]
     for start in starts:
-        res = root(fun, np.array(start, dtype=np.float64), jac=True, method="hybr")
-        if ok(res.x) and np.all(np.abs(fun(res.x)[0]) <= _TOLERANCE * scale):
-            fit = res.x
+        x = _hybr_root(fun, np.array(start, dtype=np.float64), jac=True)
+        if ok(x) and np.all(np.abs(fun(x)[0]) <= _TOLERANCE * scale):
+            fit = x
             break
     if fit is None:  # maximise the likelihood directly; an interior maximum solves the equations
+        from scipy.optimize import minimize  # rarely reached: the whole toolbox only then
+
         res = minimize(lambda x: (-_pitman_loglik(x[0], x[1], sizes, counts),
                                   -np.array(pitman_equations(x[0], x[1], sizes, counts))),
                        np.array([1.0, 0.5]), jac=True, method="L-BFGS-B",
@@ -324,8 +425,6 @@ def snb_equations(alpha: float, beta: float, classes: float, f: float, c1: float
 
 def snb_uniques(sizes: np.ndarray, counts: np.ndarray, f: float):
     """((alpha, beta, K), number of population uniques) by the SNB model, or (None, None)."""
-    from scipy.optimize import root
-
     c1 = float(counts[sizes == 1].sum())
     c2 = float(counts[sizes == 2].sum())
     if c2 == 0.0:  # the pairs equation has no solution with alpha > 0 and beta < 1
@@ -345,9 +444,9 @@ def snb_uniques(sizes: np.ndarray, counts: np.ndarray, f: float):
 
     scale = max(1.0, c1, c2)
     for start in ((1.0, 0.5), (0.5, 0.1), (2.0, 0.9), (0.1, 0.01), (5.0, 0.5)):
-        res = root(fun, np.array(start), method="hybr")
-        if ok(res.x) and np.all(np.abs(fun(res.x)) <= _TOLERANCE * scale):
-            alpha, beta = float(res.x[0]), float(res.x[1])
+        x = _hybr_root(fun, np.array(start))
+        if ok(x) and np.all(np.abs(fun(x)) <= _TOLERANCE * scale):
+            alpha, beta = float(x[0]), float(x[1])
             estimate = k * beta**alpha
             big_n = float(np.dot(sizes, counts)) / f
             if not (0.0 <= estimate <= big_n):

@@ -6,7 +6,6 @@ import numbers
 import time
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from ..._runtime import cancel as _cancel
 from ..._runtime import compile_clock
@@ -74,6 +73,9 @@ def _neighbours(Z, mem, size, n_neigh):
     cent = sums / size[:, None]
     if use_scan(G, Z.shape[1]):
         return np.ascontiguousarray(knn_scan(cent, n_neigh)[1])
+    # scipy.spatial costs every command that loads the methods 0.2 s; only this search needs it
+    from scipy.spatial import cKDTree
+
     q = min(G, n_neigh + 1)
     _, idx = cKDTree(cent).query(cent, k=q)
     idx = np.asarray(idx, np.int64).reshape(G, q)
