@@ -104,6 +104,26 @@ def test_adult_partitions_publish_the_in_process_release(client, adult, tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["here.parquet", "parts", "release"]
 
 
+def test_the_largest_classes_go_to_the_least_filled_output_partitions(client, adult, tmp_path):
+    # a class is microaggregated whole on one worker: two large classes in one output partition
+    # would keep that worker busy while the others wait
+    n = len(adult)
+    parts = _split(adult, tmp_path / "parts", [0, 5000, 5000, 14000, 22000, n])
+    incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "release")
+    files = sorted((tmp_path / "release").iterdir())
+    written = [read_table(f) for f in files]
+    rows = pd.concat(written, ignore_index=True)
+    # a class: its generalized categorical values and its numeric QIs' missing pattern
+    key = rows[CATEGORICAL].astype(str).agg("|".join, axis=1) + rows["age"].isna().astype(str) + \
+        rows["hours"].isna().astype(str)
+    sizes = sorted(key.value_counts().tolist(), reverse=True)
+    assert len(set(sizes)) > 1 and len(files) >= 4
+    loads = [0] * len(files)
+    for size in sizes:  # the largest class first, to the output partition with the fewest rows
+        loads[loads.index(min(loads))] += size
+    assert sorted(len(w) for w in written) == sorted(loads)
+
+
 def test_a_worker_killed_mid_run_changes_nothing(client, adult, tmp_path):
     frame = adult.iloc[:9000]
     parts = _split(frame, tmp_path / "parts", [0, 2500, 6000, 9000])
