@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 import warnings
@@ -23,6 +24,7 @@ import incrowd  # noqa: E402
 from incrowd.distributed import connect  # noqa: E402
 from incrowd.exceptions import DataError, ParameterError  # noqa: E402
 from incrowd.io import read_table  # noqa: E402
+from incrowd.publishing import load_spec, part_bottom, part_facts, whole_of  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
@@ -122,6 +124,19 @@ def test_the_largest_classes_go_to_the_least_filled_output_partitions(client, ad
     for size in sizes:  # the largest class first, to the output partition with the fewest rows
         loads[loads.index(min(loads))] += size
     assert sorted(len(w) for w in written) == sorted(loads)
+
+
+def test_what_a_partition_sends_for_the_search_does_not_grow_with_its_rows(adult):
+    # the client sums every partition's bottom classes: a billion-row file's 2,000 partitions
+    # would send it their rows' class numbers too (8 bytes a row), which it never reads
+    spec = load_spec(_spec(), None)
+
+    def sent(frame: pd.DataFrame) -> int:
+        whole = whole_of(spec, [part_facts(frame, spec)])
+        return len(pickle.dumps(part_bottom(frame, spec, whole)[0]))
+
+    small = adult.iloc[:3000]
+    assert sent(pd.concat([small] * 20, ignore_index=True)) < 1.5 * sent(small)
 
 
 def test_a_worker_killed_mid_run_changes_nothing(client, adult, tmp_path):
