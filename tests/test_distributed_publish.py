@@ -103,6 +103,8 @@ def test_adult_partitions_publish_the_in_process_release(client, adult, tmp_path
     assert b["metrics"] == pytest.approx(a["metrics"], rel=1e-12)
     assert_same_release(here, tmp_path / "release", tmp_path)
     assert any(line.startswith("writing the release: 5/5 partitions") for line in lines)
+    # the release's phase starts as its tasks start, not when the first one is done
+    assert lines.index("writing the release: 0/5 partitions") < lines.index("writing the release: 1/5 partitions")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["here.parquet", "parts", "release"]
 
 

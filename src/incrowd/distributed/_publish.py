@@ -252,6 +252,9 @@ class _Run:
             path = str(self.staging / f"part-{b:05d}{suffix('parquet')}")
             writes.append(self.submit(_release, parts, f"{Path(path).name} of the release", spec, whole, choice.levels, path,
                                       qis, sensitive, threads))
+        # said now: a phase ends where the next one is first named, and the release's first
+        # partition may finish long after the shuffle did
+        self.say(f"writing the release: 0/{n_out} partitions")
         counts = [c for c in self.gather(writes, "writing the release") if c is not None]
         classes, smallest = check_written_classes(spec, [c[0] for c in counts], [c[1] for c in counts], qis,
                                                   whole.rows)
