@@ -126,7 +126,7 @@ def compiled_threads(threads) -> Iterator[None]:
     wanted = _threads_here(threads)
     before = numba.get_num_threads()
     if wanted is not None:
-        numba.set_num_threads(max(1, min(wanted, numba.config.NUMBA_NUM_THREADS)))
+        numba.set_num_threads(max(1, min(wanted, numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]  # set at import, not typed
     try:
         yield
     finally:
