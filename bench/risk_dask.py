@@ -27,6 +27,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -114,12 +115,22 @@ def one_dask(folder: str) -> dict:
             "restarted": restarted, "summary": result.summary()}
 
 
-def child(kind: str, folder: Path, script: str = __file__) -> dict:
-    done = subprocess.run([sys.executable, script, "--one", kind, str(folder)], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
-    if done.returncode != 0:
-        raise SystemExit(done.stderr[-3000:])
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def child(kind: str, folder: Path, script: str = __file__, src: Path = ROOT / "src",
+          timeout: float | None = None) -> dict:
+    """One run in a fresh process (``src``: the incrowd it imports). Past ``timeout`` seconds the
+    run and its cluster's processes are killed and the answer is ``{"timed_out": timeout}``."""
+    with subprocess.Popen([sys.executable, script, "--one", kind, str(folder)], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, start_new_session=True,
+                          env={**os.environ, "PYTHONPATH": str(src)}) as run:
+        try:
+            out, err = run.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGKILL)  # the child leads its own session: its workers go too
+            run.communicate()
+            return {"timed_out": timeout}
+    if run.returncode != 0:
+        raise SystemExit(err[-3000:])
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 import warnings
@@ -23,6 +24,7 @@ import incrowd  # noqa: E402
 from incrowd.distributed import connect  # noqa: E402
 from incrowd.exceptions import DataError, ParameterError  # noqa: E402
 from incrowd.io import read_table  # noqa: E402
+from incrowd.publishing import load_spec, part_bottom, part_facts, whole_of  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
@@ -101,6 +103,8 @@ def test_adult_partitions_publish_the_in_process_release(client, adult, tmp_path
     assert b["metrics"] == pytest.approx(a["metrics"], rel=1e-12)
     assert_same_release(here, tmp_path / "release", tmp_path)
     assert any(line.startswith("writing the release: 5/5 partitions") for line in lines)
+    # the release's phase starts as its tasks start, not when the first one is done
+    assert lines.index("writing the release: 0/5 partitions") < lines.index("writing the release: 1/5 partitions")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["here.parquet", "parts", "release"]
 
 
@@ -118,6 +122,39 @@ def test_t_closeness_partitions_publish_the_in_process_release(client, adult, tm
         assert_same_release(here, tmp_path / f"release-{t}", tmp_path)
     # t binds: without it the node is another
     assert incrowd.publish(frame, _spec()).summary()["levels"] != a["levels"]
+
+
+def test_the_largest_classes_go_to_the_least_filled_output_partitions(client, adult, tmp_path):
+    # a class is microaggregated whole on one worker: two large classes in one output partition
+    # would keep that worker busy while the others wait
+    n = len(adult)
+    parts = _split(adult, tmp_path / "parts", [0, 5000, 5000, 14000, 22000, n])
+    incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "release")
+    files = sorted((tmp_path / "release").iterdir())
+    written = [read_table(f) for f in files]
+    rows = pd.concat(written, ignore_index=True)
+    # a class: its generalized categorical values and its numeric QIs' missing pattern
+    key = rows[CATEGORICAL].astype(str).agg("|".join, axis=1) + rows["age"].isna().astype(str) + \
+        rows["hours"].isna().astype(str)
+    sizes = sorted(key.value_counts().tolist(), reverse=True)
+    assert len(set(sizes)) > 1 and len(files) >= 4
+    loads = [0] * len(files)
+    for size in sizes:  # the largest class first, to the output partition with the fewest rows
+        loads[loads.index(min(loads))] += size
+    assert sorted(len(w) for w in written) == sorted(loads)
+
+
+def test_what_a_partition_sends_for_the_search_does_not_grow_with_its_rows(adult):
+    # the client sums every partition's bottom classes: a billion-row file's 2,000 partitions
+    # would send it their rows' class numbers too (8 bytes a row), which it never reads
+    spec = load_spec(_spec(), None)
+
+    def sent(frame: pd.DataFrame) -> int:
+        whole = whole_of(spec, [part_facts(frame, spec)])
+        return len(pickle.dumps(part_bottom(frame, spec, whole)[0]))
+
+    small = adult.iloc[:3000]
+    assert sent(pd.concat([small] * 20, ignore_index=True)) < 1.5 * sent(small)
 
 
 def test_a_worker_killed_mid_run_changes_nothing(client, adult, tmp_path):

@@ -7,6 +7,9 @@ tasks); see docs/scale-out.md.
 
 from __future__ import annotations
 
+import contextlib
+from typing import Iterator
+
 import numba
 import numpy as np
 
@@ -108,17 +111,26 @@ def local_mona(k, rule, limit, scale, unit, split_2k, max_rounds, ancestors, thr
     every core would put several busy threads on each core. numba's count is per calling
     thread, so setting it here leaves the worker's other tasks alone."""
     Z = np.ascontiguousarray(np.concatenate([x for x in pieces if x is not None]))
-    wanted = _threads_here(threads)
-    before = numba.get_num_threads()
-    if wanted is not None:
-        numba.set_num_threads(max(1, min(wanted, numba.config.NUMBA_NUM_THREADS)))
-    try:
+    with compiled_threads(threads):
         labels, n_ona, rounds, converged = mona_part_labels(
             Z, k, rule, limit, scale, unit_diagonals=unit, split_2k=split_2k, max_rounds=max_rounds,
             ancestors=ancestors)
+    return labels, n_ona, rounds, converged
+
+
+@contextlib.contextmanager
+def compiled_threads(threads) -> Iterator[None]:
+    """numba's thread count for the calling thread while the block runs: ``threads`` an int, a
+    mapping from worker address to int (:func:`incrowd.distributed._mona.task_threads`), or None
+    (numba's count kept)."""
+    wanted = _threads_here(threads)
+    before = numba.get_num_threads()
+    if wanted is not None:
+        numba.set_num_threads(max(1, min(wanted, numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]  # set at import, not typed
+    try:
+        yield
     finally:
         numba.set_num_threads(before)
-    return labels, n_ona, rounds, converged
 
 
 def _threads_here(threads) -> int | None:

@@ -20,6 +20,7 @@ Every task is a pure function of its inputs, so a lost worker's tasks are recomp
 
 from __future__ import annotations
 
+import heapq
 import operator
 import os
 import shutil
@@ -48,6 +49,8 @@ from ..publishing import (
     written_classes,
     written_summary,
 )
+from ._blocks import compiled_threads
+from ._mona import task_threads
 from ._risk import _client_for, _in_partition, _read, _sources, _wait
 from ._scheduler import DEFAULT_TIMEOUT
 
@@ -68,23 +71,25 @@ def _bottom(source, name: str, spec, whole):
     return _task(lambda: part_bottom(_read(source).reset_index(drop=True), spec, whole), name)
 
 
-def _split(source, name: str, spec, whole, number: np.ndarray, choice, offset: int, n_out: int):
-    """The partition's published rows, one piece per output partition (by class)."""
+def _split(source, name: str, spec, whole, number: np.ndarray, choice, offset: int, where: np.ndarray,
+           n_out: int):
+    """The partition's published rows, one piece per output partition (``where``: each class's)."""
     def split():
         frame = _read(source).reset_index(drop=True)
         classes = part_classes(frame, spec, whole, number, choice)
         frame["__row__"] = np.arange(offset, offset + frame.shape[0], dtype=np.int64)
         frame["__class__"] = classes
         kept = frame.loc[classes >= 0]
-        out = kept["__class__"].to_numpy() % n_out
+        out = where[kept["__class__"].to_numpy()]
         return [kept.loc[out == b] for b in range(n_out)]
 
     return _task(split, name)
 
 
 def _release(pieces: list, name: str, spec, whole, levels: dict[str, int], path: str, qis: list[str],
-             sensitive: list[str]):
-    """Write one output partition, verified as read back; its classes' sizes and sensitive values."""
+             sensitive: list[str], threads=None):
+    """Write one output partition, verified as read back; its classes' sizes and sensitive values.
+    ``threads``: numba's threads for its microaggregation (:func:`compiled_threads`)."""
     for piece in pieces:
         if isinstance(piece, IncrowdError):
             return piece
@@ -95,13 +100,41 @@ def _release(pieces: list, name: str, spec, whole, levels: dict[str, int], path:
     def release():
         classes = frame.pop("__class__").to_numpy()
         frame.pop("__row__")
-        table, promise = release_classes(frame, spec, whole, classes, levels)
+        with compiled_threads(threads):
+            table, promise = release_classes(frame, spec, whole, classes, levels)
         write_table(table, path)
         back = read_table(path)
         verify_frame(back, promise, what=f"output partition {Path(path).name}")
         return written_classes(back, qis, {s: whole.sensitive[s] for s in sensitive})
 
     return _task(release, name)
+
+
+def class_sizes(choice, bottoms: list, maps: list[np.ndarray]) -> np.ndarray:
+    """Rows published per class at the chosen node (0 for a suppressed class), from the
+    partitions' bottom classes (``maps``: each one's number in the file)."""
+    n_classes = int(choice.class_of.max(initial=-1)) + 1
+    sizes = np.zeros(n_classes, np.int64)
+    for bottom, number in zip(bottoms, maps):
+        kept = choice.keep[number]
+        sizes += np.bincount(choice.class_of[number][kept], weights=bottom.counts[kept],
+                             minlength=n_classes).astype(np.int64)
+    return sizes
+
+
+def spread_classes(sizes: np.ndarray, n_out: int) -> np.ndarray:
+    """Each class's output partition: the largest classes first, each to the partition with the
+    fewest rows so far (the lowest-numbered of equals). A class is microaggregated whole on one
+    worker, and the largest classes of a high node hold a large share of the file: spread by
+    class number alone, two of them could share one partition while others hold little, and
+    the release would wait on that one worker."""
+    where = np.zeros(sizes.size, np.int64)
+    loads = [(0, b) for b in range(n_out)]
+    for c in np.argsort(-sizes, kind="stable"):
+        load, b = heapq.heappop(loads)
+        where[c] = b
+        heapq.heappush(loads, (load + int(sizes[c]), b))
+    return where
 
 
 def publish_dataset(data, spec, *, scheduler, output: str | os.PathLike, base_dir=None,
@@ -189,9 +222,11 @@ class _Run:
         # at least two output partitions per worker, so that every worker microaggregates
         workers = len(self.client.scheduler_info().get("workers", {}))
         n_out = max(1, len(sources), 2 * workers)
+        where = spread_classes(class_sizes(choice, [p[0] for p in pieces], maps), n_out)
         offsets = np.cumsum([0, *rows])[:-1].tolist()
-        splits = [self.submit(_split, s, n, spec, whole, w, choice, o, n_out)
+        splits = [self.submit(_split, s, n, spec, whole, w, choice, o, where, n_out)
                   for s, n, w, o in zip(sources, names, maps, offsets)]
+        threads = task_threads(self.client)
         _wait(splits, "grouping the rows by class", self.say)
         sweep_stale(target)
         self.staging = temp_path(target)
@@ -203,7 +238,10 @@ class _Run:
             parts = [self.submit(operator.getitem, f, b) for f in splits]
             path = str(self.staging / f"part-{b:05d}{suffix('parquet')}")
             writes.append(self.submit(_release, parts, f"{Path(path).name} of the release", spec, whole, choice.levels, path,
-                                      qis, sensitive))
+                                      qis, sensitive, threads))
+        # said now: a phase ends where the next one is first named, and the release's first
+        # partition may finish long after the shuffle did
+        self.say(f"writing the release: 0/{n_out} partitions")
         counts = [c for c in self.gather(writes, "writing the release") if c is not None]
         classes, smallest = check_written_classes(spec, [c[0] for c in counts], [c[1] for c in counts], qis,
                                                   whole.rows, whole.sensitive)
