@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 import signal
-import warnings
 
 import numpy as np
 import pytest
 
 pytest.importorskip("distributed")
+from _dask_tests import client  # noqa: E402,F401
 from _thresholds import thresholds  # noqa: E402
 from benchdata import data_dir  # noqa: E402
 
@@ -19,14 +19,6 @@ from incrowd.distributed import connect, mona  # noqa: E402
 from incrowd.exceptions import ParameterError  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def client():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with connect("local:2") as c:
-            yield c
 
 
 def single_machine(X, k, rho, diagonals):

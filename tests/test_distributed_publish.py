@@ -9,7 +9,6 @@ import os
 import pickle
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -17,11 +16,10 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("distributed")
-from _worker_loss import WorkerKiller  # noqa: E402
+from _dask_tests import WorkerKiller, client  # noqa: E402,F401
 from benchdata import data_dir  # noqa: E402
 
 import incrowd  # noqa: E402
-from incrowd.distributed import connect  # noqa: E402
 from incrowd.exceptions import DataError, ParameterError  # noqa: E402
 from incrowd.io import read_table  # noqa: E402
 from incrowd.publishing import load_spec, part_bottom, part_facts, whole_of  # noqa: E402
@@ -30,14 +28,6 @@ pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.m
 
 #: ARX's Adult: its hierarchies for the categorical QIs
 CATEGORICAL = ["sex", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
-
-
-@pytest.fixture(scope="module")
-def client():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with connect("local:2") as c:
-            yield c
 
 
 @pytest.fixture(scope="module")

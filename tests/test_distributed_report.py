@@ -10,10 +10,6 @@ more than sums are left out, and the report names them."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -21,11 +17,10 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("distributed")
-from _worker_loss import WorkerKiller  # noqa: E402
+from _dask_tests import WorkerKiller, cli, client  # noqa: E402,F401
 from benchdata import data_dir  # noqa: E402
 
 import incrowd  # noqa: E402
-from incrowd.distributed import connect  # noqa: E402
 from incrowd.exceptions import DataError, ParameterError  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
@@ -36,14 +31,6 @@ TESTDATA_QIS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex", 
 #: what the in-process report has and the one on Dask leaves out (no hierarchy: no height or NCP)
 LEFT_OUT_UTILITY = {"height", "mean_height", "ncp", "mean_ncp", "mean_ncp_columns", "ncp_undefined",
                     "mean_ncp_all_rows"}
-
-
-@pytest.fixture(scope="module")
-def client():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with connect("local:2") as c:
-            yield c
 
 
 def _file(name: str) -> Path:
@@ -188,17 +175,10 @@ def test_what_a_report_on_dask_cannot_do_is_refused_in_one_line(client, tmp_path
         incrowd.report(o, r, TESTDATA_QIS, scheduler=client)
 
 
-def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(incrowd.__file__).parents[1]),
-                                                         os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "incrowd.cli", "report", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout)
-
-
 def test_cli_on_a_scheduler_address_writes_the_in_process_figures(client, tmp_path):
     original, release = _testdata_pair()
     o, r = _split(original, release, tmp_path, "parquet", [0, 1000, 2500, 4580])
-    done = _cli(str(o), str(r), "--qi", ",".join(TESTDATA_QIS), "--k", "3", "--scheduler", client.scheduler.address,
+    done = cli("report", str(o), str(r), "--qi", ",".join(TESTDATA_QIS), "--k", "3", "--scheduler", client.scheduler.address,
                 "-o", str(tmp_path / "report.json"))
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
@@ -207,7 +187,7 @@ def test_cli_on_a_scheduler_address_writes_the_in_process_figures(client, tmp_pa
     _close(here["risk"]["classes"], got["risk"]["classes"], "classes")
     _close(here["utility"]["numeric"], got["utility"]["numeric"], "numeric")
     assert "verdict" in got["about"]["left_out"]
-    refused = _cli(str(o), str(r), "--qi", "age", "--spec", "release.toml", "--scheduler", "local:1")
+    refused = cli("report", str(o), str(r), "--qi", "age", "--spec", "release.toml", "--scheduler", "local:1")
     assert refused.returncode == 2
     assert refused.stderr.strip() == ("error: --spec need the whole file in one process; a report on Dask "
                                       "(--scheduler) does not take them")

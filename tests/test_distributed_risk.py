@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -23,11 +22,10 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("distributed")
-from _worker_loss import WorkerKiller  # noqa: E402
+from _dask_tests import WorkerKiller, cli, client  # noqa: E402,F401
 from benchdata import data_dir  # noqa: E402
 
 import incrowd  # noqa: E402
-from incrowd.distributed import connect  # noqa: E402
 from incrowd.exceptions import DataError, ParameterError  # noqa: E402
 from incrowd.io import read_table  # noqa: E402
 
@@ -40,14 +38,6 @@ SURVEY = {"weight": "sampling_weight", "household": "ori_hid"}
 BOUNDS = [0, 1000, 1701, 3100, 4580]
 ROUNDED = ("global_risk", "global_risk_percent", "expected_reidentifications", "household_risk",
            "household_expected_reidentifications", "sampling_fraction")
-
-
-@pytest.fixture(scope="module")
-def client():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with connect("local:2") as c:
-            yield c
 
 
 def _testdata() -> Path:
@@ -219,17 +209,10 @@ def test_ctrl_c_cancels_the_run_and_writes_nothing(client, tmp_path):
     assert incrowd.risk(parts, KEYS, scheduler=client).about["rows"] == len(frame)
 
 
-def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(incrowd.__file__).parents[1]),
-                                                         os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "incrowd.cli", "risk", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout)
-
-
 def test_cli_on_a_scheduler_address_prints_the_in_process_figures(client, tmp_path):
     frame = pd.read_csv(_testdata())
     parts = _split(frame, tmp_path / "parts", "parquet", BOUNDS)
-    done = _cli(str(parts), "--qi", ",".join(KEYS), "--weight", "sampling_weight", "--household", "ori_hid",
+    done = cli("risk", str(parts), "--qi", ",".join(KEYS), "--weight", "sampling_weight", "--household", "ori_hid",
                 "--scheduler", client.scheduler.address, "--json", "-o", str(tmp_path / "records.parquet"))
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
