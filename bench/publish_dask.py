@@ -37,7 +37,7 @@ from _common import data_dir  # noqa: E402
 from _common.machine import machine_line, now_utc  # noqa: E402
 from _common.output import md_table, update_section  # noqa: E402
 from _common.processes import hand_back  # noqa: E402
-from risk_dask import MEMORY, WORKERS, _peak_gib, child, generate  # noqa: E402
+from risk_dask import MEMORY, WORKERS, _peak_gib, in_process_and_on_dask  # noqa: E402
 
 CATEGORICAL = ["sex", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
 
@@ -126,43 +126,18 @@ def one_dask(folder: str) -> dict:
             "restarted": restarted, "summary": _figures(result.summary())}
 
 
+def _check(rows: int, a: dict, b: dict) -> str:
+    return (f"At {rows:,} rows the node, the rows published, the suppressed rows and the classes are "
+            f"{'equal' if a == b else 'NOT equal'} in process and on Dask.")
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--one"]:
         hand_back((one_in_process if sys.argv[2] == "in-process" else one_dask)(sys.argv[3]))
         return
-    args = sys.argv[1:]
-    in_process_rows = 1_000_000
-    if "--in-process" in args:
-        at = args.index("--in-process")
-        in_process_rows = int(args[at + 1])
-        del args[at:at + 2]
-    sizes = [int(a) for a in args] or [1_000_000]
-    work = Path(tempfile.mkdtemp(prefix="incrowd-publish-dask-"))
-    rows_out, phase_rows, checks = [], [], []
-    try:
-        for rows in sorted(set(sizes) | {in_process_rows}):
-            folder = work / f"adult-{rows}"
-            generate(rows, folder, known=CATEGORICAL)
-            runs = [("in process", child("in-process", folder, __file__))] if rows == in_process_rows else []
-            if rows in sizes:
-                runs.append((f"Dask local:{WORKERS}, {MEMORY} per worker", child("dask", folder, __file__)))
-            for name, r in runs:
-                cores = 1 if name == "in process" else min(WORKERS, len(os.sched_getaffinity(0)))
-                peaks = " / ".join(f"{p:.2f}" for p in r.get("worker_peaks_gib", [r["peak_gib"]]))
-                client = f" (client {r['peak_gib']:.2f}; {r['restarted']} workers restarted)" \
-                    if "worker_peaks_gib" in r else ""
-                s = r["summary"]
-                rows_out.append([f"{rows:,}", name, f"{r['seconds']:.1f}", f"{rows / r['seconds'] / cores:,.0f}",
-                                 peaks + client, f"{s['rows_out']:,}", f"{s['classes']:,}"])
-                for phase, secs in r.get("phases", []):
-                    phase_rows.append([f"{rows:,}", phase, f"{secs:.1f}"])
-            if len(runs) == 2:
-                same = runs[0][1]["summary"] == runs[1][1]["summary"]
-                checks.append(f"At {rows:,} rows the node, the rows published, the suppressed rows and the classes are "
-                              f"{'equal' if same else 'NOT equal'} in process and on Dask.")
-            shutil.rmtree(folder)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    rows_out, phase_rows, checks = in_process_and_on_dask(
+        __file__, "incrowd-publish-dask-", lambda s: [f"{s['rows_out']:,}", f"{s['classes']:,}"], _check,
+        known=CATEGORICAL)
     body = "\n".join([
         f"Written by `bench/publish_dask.py` on {now_utc()}. Machine: {machine_line()}. The machine is shared "
         "with other work: its load is part of every figure.",

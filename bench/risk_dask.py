@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -133,10 +134,13 @@ def child(kind: str, folder: Path, script: str = __file__, src: Path = ROOT / "s
     return json.loads(out.strip().splitlines()[-1])
 
 
-def main() -> None:
-    if sys.argv[1:2] == ["--one"]:
-        hand_back((one_in_process if sys.argv[2] == "in-process" else one_dask)(sys.argv[3]))
-        return
+def in_process_and_on_dask(script: str, prefix: str, columns: Callable[[dict], list[str]],
+                           check: Callable[[int, dict, dict], str], known: list[str] | None = None
+                           ) -> tuple[list[list[str]], list[list[str]], list[str]]:
+    """Run ``script``'s ``--one`` children on data of each size the command line names (and the
+    in-process size, ``--in-process N``, default 1,000,000), one fresh process each: the table's
+    rows (``columns(result)`` the script's own figures), the Dask phases, and per size run both
+    ways ``check(rows, in_process, dask)``."""
     args = sys.argv[1:]
     in_process_rows = 1_000_000
     if "--in-process" in args:
@@ -144,34 +148,47 @@ def main() -> None:
         in_process_rows = int(args[at + 1])
         del args[at:at + 2]
     sizes = [int(a) for a in args] or [1_000_000]
-    work = Path(tempfile.mkdtemp(prefix="incrowd-risk-dask-"))
-    rows_out, phase_rows, checks = [], [], []
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    rows_out: list[list[str]] = []
+    phase_rows: list[list[str]] = []
+    checks: list[str] = []
     try:
         for rows in sorted(set(sizes) | {in_process_rows}):
             folder = work / f"adult-{rows}"
-            generate(rows, folder)
-            runs = [("in process", child("in-process", folder))] if rows == in_process_rows else []
+            generate(rows, folder, known=known)
+            runs = [("in process", child("in-process", folder, script))] if rows == in_process_rows else []
             if rows in sizes:
-                runs.append((f"Dask local:{WORKERS}, {MEMORY} per worker", child("dask", folder)))
+                runs.append((f"Dask local:{WORKERS}, {MEMORY} per worker", child("dask", folder, script)))
             for name, r in runs:
                 cores = 1 if name == "in process" else min(WORKERS, len(os.sched_getaffinity(0)))
                 peaks = " / ".join(f"{p:.2f}" for p in r.get("worker_peaks_gib", [r["peak_gib"]]))
                 client = f" (client {r['peak_gib']:.2f}; {r['restarted']} workers restarted)" \
                     if "worker_peaks_gib" in r else ""
                 rows_out.append([f"{rows:,}", name, f"{r['seconds']:.1f}", f"{rows / r['seconds'] / cores:,.0f}",
-                                 peaks + client, f"{r['summary']['global_risk']:.10g}",
-                                 f"{r['summary']['sample_uniques']:,}"])
+                                 peaks + client, *columns(r["summary"])])
                 for phase, secs in r.get("phases", []):
                     phase_rows.append([f"{rows:,}", phase, f"{secs:.1f}"])
             if len(runs) == 2:
-                a, b = runs[0][1]["summary"], runs[1][1]["summary"]
-                same = all(a[k] == b[k] for k in ("sample_uniques", "k_violations", "records_above_threshold"))
-                checks.append(f"At {rows:,} rows the counts (sample uniques, k violations, records above the "
-                              f"threshold) are {'equal' if same else 'NOT equal'} and the global risks differ by "
-                              f"{abs(a['global_risk'] - b['global_risk']) / a['global_risk']:.1e} (relative).")
+                checks.append(check(rows, runs[0][1]["summary"], runs[1][1]["summary"]))
             shutil.rmtree(folder)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return rows_out, phase_rows, checks
+
+
+def _check(rows: int, a: dict, b: dict) -> str:
+    same = all(a[k] == b[k] for k in ("sample_uniques", "k_violations", "records_above_threshold"))
+    return (f"At {rows:,} rows the counts (sample uniques, k violations, records above the threshold) are "
+            f"{'equal' if same else 'NOT equal'} and the global risks differ by "
+            f"{abs(a['global_risk'] - b['global_risk']) / a['global_risk']:.1e} (relative).")
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--one"]:
+        hand_back((one_in_process if sys.argv[2] == "in-process" else one_dask)(sys.argv[3]))
+        return
+    rows_out, phase_rows, checks = in_process_and_on_dask(
+        __file__, "incrowd-risk-dask-", lambda s: [f"{s['global_risk']:.10g}", f"{s['sample_uniques']:,}"], _check)
     body = "\n".join([
         f"Written by `bench/risk_dask.py` on {now_utc()}. Machine: {machine_line()}. The machine is shared "
         "with other work: its load is part of every figure.",
