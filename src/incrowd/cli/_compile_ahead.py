@@ -106,6 +106,8 @@ def _run(target: str, rows: int, cols: int) -> None:
     data = _data(rows, cols)
     if target in _ONA_STAR:
         _compile_fast_ona_star(data)
+    if target == "mdav" and (rows, cols) == SHAPES[0]:
+        _compile_mdav_variants(data)
     params = dict(_QUICK.get(target, {}))
     if target == "refine" and (rows, cols) == SHAPES[0]:
         # the lower bound's kernels, which ``incrowd demo`` runs: the same types on every shape,
@@ -123,6 +125,23 @@ def _compile_fast_ona_star(data) -> None:
     X = np.ascontiguousarray(data.to_numpy(dtype=np.float64))
     if X.shape[0] // 5 >= SMALL_CLUSTERS:
         ona_star_fast_labels(X, 5, 2, use_tree_star(X.shape[0], X.shape[1], 5))
+
+
+def _compile_mdav_variants(data) -> None:
+    """MDAV's screened kernel in each variant its dispatch picks, called directly on the small
+    data (the variant is the kernel's argument types, never the row count): serial, which a
+    file of 4,096 to 16,383 rows takes (a survey file's numeric columns, a large class of
+    ``publish``, ``incremental plan``'s timing) and any size while another thread holds the
+    threads; threaded; and both on int8 codes, which files from 500,000 rows take. The shapes
+    reach only the plain scan (fewer rows) and the threaded int16 variant."""
+    import numpy as np
+
+    from ..microaggregation import mdav_fast_labels
+
+    X = np.ascontiguousarray(data.to_numpy(dtype=np.float64))
+    for narrow in (False, True):
+        mdav_fast_labels(X, 5, -1, 1, narrow)
+        mdav_fast_labels(X, 5, 0, 2, narrow)
 
 
 def _run_incremental(rows: int, cols: int) -> None:
@@ -153,7 +172,7 @@ def _run_generalization(rows: int, cols: int) -> None:
     import numpy as np
     import pandas as pd
 
-    from ..generalization import Lattice, generalize, negotiate
+    from ..generalization import Lattice, generalize, local_suppression, negotiate
     from ..privacy import DistinctL
 
     rng = np.random.default_rng(rows + cols)
@@ -168,6 +187,12 @@ def _run_generalization(rows: int, cols: int) -> None:
             negotiate(lattice, models=[DistinctL(2)], max_suppression="5%")
     generalize(frame, {names[0]: 1, names[1]: 1}, k=3,
                intervals={name: intervals[name] for name in names[:2]})
+    # cell suppression (``publish`` with ``suppression = "cells"``, the API), both meanings of a
+    # missing value, on keys with missing values as a survey file has them
+    keys = frame[names[:3]].astype("float64") % 7
+    keys.iloc[::11, 0] = np.nan
+    for missing_matches in ("any", "itself"):
+        local_suppression(keys, list(keys.columns), 3, missing_matches=missing_matches)
 
 
 def _run_publish(rows: int, cols: int) -> None:

@@ -10,7 +10,8 @@ The internal API (not public, not in ``__all__``; the ``name as name`` imports):
 microaggregate, the incremental state, the Dask backend and compiling ahead take from here, so
 that no other package names a private module of this one: the parameter checks and
 ``as_quasi_identifier_matrix`` of ``_base``, ``heap_sort_range``, the MDAV, Mondrian and ONA*
-kernels they run (``mdav_labels``, ``directions`` and its rules, ``ona_star_fast_labels``), and
+kernels they run (``mdav_labels``, ``directions`` and its rules, ``ona_star_fast_labels``, and
+``mdav_fast_labels``, whose every variant compiling ahead calls), and
 ``lower_bound`` (public as ``incrowd.lower_bound``); and, loaded on first use (they need the I/O
 and the verifiers), the one-call :func:`microaggregate` (public as ``incrowd.microaggregate``),
 :class:`MicroaggregationResult`, ``make_estimator``, ``check_distributed_method`` and
@@ -34,6 +35,7 @@ from ._kernels import heap_sort_range as heap_sort_range
 from ._measures import GroupSizeStats, group_size_stats, group_sizes, information_loss, sse, sst
 from .greedy import VMDAV, MDAVPlus, MDAVStar
 from .mdav import MDAV
+from .mdav._mdav_fast import mdav_fast_labels as mdav_fast_labels
 from .mdav._mdav_kernel import mdav_labels as mdav_labels
 from .mondrian import MONA, MONA2D, Mondrian, MondrianV, MondrianV2D
 from .mondrian._mondrian_kernel import RULE_V2D as RULE_V2D
