@@ -220,3 +220,30 @@ def test_the_methods_and_the_readers_load_neither_scipy_spatial_nor_parquet(tmp_
                   "print(json.dumps([len(frame), sorted(m for m in ('scipy.spatial', 'pyarrow.parquet')"
                   " if m in sys.modules)]))")
     assert json.loads(done.stdout) == [2, []]
+
+
+#: the microaggregation families besides MDAV's
+OTHER_FAMILIES = ["incrowd.microaggregation.greedy", "incrowd.microaggregation.ona",
+                  "incrowd.microaggregation.mondrian", "incrowd.microaggregation.refine"]
+
+
+def test_publish_with_mdav_loads_no_other_microaggregation_family(tmp_path):
+    """``incrowd publish`` microaggregating with MDAV (the default method) loads MDAV's family
+    only, and writes the release the API writes with every family loaded, byte for byte."""
+    rng = np.random.default_rng(3)
+    n = 400
+    frame = pd.DataFrame({"age": rng.integers(18, 90, n), "income": rng.normal(3000, 800, n).round(2),
+                          "sex": rng.choice(["f", "m"], n), "region": rng.choice(list("abcdef"), n)})
+    data, spec = tmp_path / "survey.csv", tmp_path / "spec.toml"
+    frame.to_csv(data, index=False)
+    spec.write_text('[privacy]\nk = 3\nmax_suppression = "5%"\n\n[columns]\nage = "numeric"\nincome = "numeric"\n'
+                    'sex = "categorical"\nregion = "categorical"\n', encoding="utf-8")
+    argv = ["publish", str(data), "--spec", str(spec), "-o", str(tmp_path / "cli.csv"), "--quiet"]
+    done = _fresh(CLI, json.dumps(argv), json.dumps(OTHER_FAMILIES))
+    report = json.loads(done.stdout.rpartition("\n@@")[2])
+    assert report == {"code": 0, "loaded": []}
+
+    assert incrowd.METHODS["mona"] is not None  # every family loaded here
+    result = incrowd.publish(incrowd.read_table(data), spec)
+    result.write(tmp_path / "api.csv")
+    assert (tmp_path / "cli.csv").read_bytes() == (tmp_path / "api.csv").read_bytes()

@@ -4,7 +4,9 @@ One subpackage per family (``mdav``, ``greedy``, ``ona``, ``mondrian``, ``refine
 estimators and their numba kernels; the helpers every family shares sit here (``_estimator``: the
 scikit-learn contract without scikit-learn; ``_base``: the estimator base and parameter checks;
 ``_kernels``: distances and group updates; ``_adaptive``: the thread tuner). Families import one
-way: ``mondrian`` -> ``ona`` -> ``greedy`` -> ``mdav``.
+way: ``mondrian`` -> ``ona`` -> ``greedy`` -> ``mdav``. MDAV's family loads with the package (publish,
+the incremental state and a plain ``microaggregate`` run it); the others, and :data:`METHODS`,
+which holds them all, load when first named.
 
 The internal API (not public, not in ``__all__``; the ``name as name`` imports): what
 microaggregate, the incremental state, the Dask backend and compiling ahead take from here, so
@@ -33,18 +35,9 @@ from ._base import check_real as check_real
 from ._bound import lower_bound as lower_bound
 from ._kernels import heap_sort_range as heap_sort_range
 from ._measures import GroupSizeStats, group_size_stats, group_sizes, information_loss, sse, sst
-from .greedy import VMDAV, MDAVPlus, MDAVStar
 from .mdav import MDAV
 from .mdav._mdav_fast import mdav_fast_labels as mdav_fast_labels
 from .mdav._mdav_kernel import mdav_labels as mdav_labels
-from .mondrian import MONA, MONA2D, Mondrian, MondrianV, MondrianV2D
-from .mondrian._mondrian_kernel import RULE_V2D as RULE_V2D
-from .mondrian._mondrian_kernel import RULE_VARIANCE as RULE_VARIANCE
-from .mondrian._mondrian_kernel import directions as directions
-from .ona import ONA, ONAStar
-from .ona._ona_star_fast import SMALL_CLUSTERS as SMALL_CLUSTERS
-from .ona._ona_star_fast import ona_star_fast_labels as ona_star_fast_labels
-from .refine import Refine
 
 if _TYPE_CHECKING:
     from ._microaggregate import MicroaggregationResult as MicroaggregationResult
@@ -52,27 +45,57 @@ if _TYPE_CHECKING:
     from ._microaggregate import make_estimator as make_estimator
     from ._microaggregate import method_names as method_names
     from ._microaggregate import microaggregate as microaggregate
+    from .greedy import VMDAV, MDAVPlus, MDAVStar
     from .joint._joint import group_lca as group_lca
     from .joint._joint import joint_labels as joint_labels
+    from .mondrian import MONA, MONA2D, Mondrian, MondrianV, MondrianV2D
+    from .mondrian._mondrian_kernel import RULE_V2D as RULE_V2D
+    from .mondrian._mondrian_kernel import RULE_VARIANCE as RULE_VARIANCE
+    from .mondrian._mondrian_kernel import directions as directions
+    from .ona import ONA, ONAStar
+    from .ona._ona_star_fast import SMALL_CLUSTERS as SMALL_CLUSTERS
+    from .ona._ona_star_fast import ona_star_fast_labels as ona_star_fast_labels
+    from .refine import Refine
 
-#: the internal API loaded on first use: microaggregate and what it shares with publish, the
-#: incremental state and the Dask backend (importing it loads the I/O and the verifiers)
+#: loaded on first use. MDAV (above) is what publish, the incremental state and a plain
+#: ``microaggregate`` run; the other families and the table of every method load when one of
+#: them is named, so a command that runs MDAV does not wait for the others' modules and kernels
 _INTERNAL = {
+    **dict.fromkeys(["VMDAV", "MDAVPlus", "MDAVStar"], ".greedy"),
+    **dict.fromkeys(["MONA", "MONA2D", "Mondrian", "MondrianV", "MondrianV2D"], ".mondrian"),
+    **dict.fromkeys(["RULE_V2D", "RULE_VARIANCE", "directions"], ".mondrian._mondrian_kernel"),
+    **dict.fromkeys(["ONA", "ONAStar"], ".ona"),
+    **dict.fromkeys(["SMALL_CLUSTERS", "ona_star_fast_labels"], ".ona._ona_star_fast"),
+    "Refine": ".refine",
+    # microaggregate and what it shares with publish, the incremental state and the Dask backend
+    # (importing it loads the I/O and the verifiers)
     **dict.fromkeys(["microaggregate", "MicroaggregationResult", "make_estimator", "check_distributed_method",
                      "method_names"], "._microaggregate"),
     # the joint clustering publish's joint strategy runs
     "group_lca": ".joint._joint", "joint_labels": ".joint._joint",
 }
 
-__getattr__, __dir__ = _lazy.attach(__name__, _INTERNAL)
+_attached_getattr, _attached_dir = _lazy.attach(__name__, _INTERNAL)
 
-#: method name (as used by the API, the CLI and the web UI) -> estimator class; the names and their
-#: order come from the one table, ``incrowd._runtime.METHOD_CLASSES``
-METHODS: dict[str, type[MicroaggregationEstimator]] = {
-    name: globals()[cls] for name, cls in METHOD_CLASSES.items()
-}
+METHODS: dict[str, type[MicroaggregationEstimator]]
 """Each method's name (the word ``incrowd.microaggregate``, ``incrowd microaggregate --method``
-and the web UI take) and its estimator class, in the order the documentation lists them."""
+and the web UI take) and its estimator class, in the order the documentation lists them; the
+names and their order come from the one table, ``incrowd._runtime.METHOD_CLASSES``. Built on
+first use, which loads every family."""
+
+
+def __getattr__(name: str):
+    if name != "METHODS":
+        return _attached_getattr(name)
+    loaded = globals()
+    methods = {method: loaded.get(cls) or _attached_getattr(cls) for method, cls in METHOD_CLASSES.items()}
+    loaded["METHODS"] = methods  # later lookups are plain attribute reads, and see additions
+    return methods
+
+
+def __dir__() -> list[str]:
+    return sorted({*_attached_dir(), "METHODS"})
+
 
 __all__ = [
     "METHODS",

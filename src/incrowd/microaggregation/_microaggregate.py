@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -10,11 +11,10 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .._runtime import DISTRIBUTED_METHODS, compile_clock
+from .._runtime import DISTRIBUTED_METHODS, METHOD_CLASSES, compile_clock
 from ..exceptions import DataError, ParameterError, VerificationError
 from ..io import Promise, Verification, in_memory, mark_changed, numeric_matrix, resolve_roles
 from ..privacy import KAnonymity, ReleaseCheck, verify_k_anonymity
-from . import METHODS
 from ._measures import group_size_stats
 
 
@@ -174,14 +174,30 @@ def _fit_on_dask(estimator, fit_input, scheduler, timings: dict) -> None:
 
 
 def method_names() -> list[str]:
-    return list(METHODS)
+    return list(_package().METHODS)
+
+
+def _package():
+    return sys.modules[__package__]
+
+
+def _method_class(method: str) -> type | None:
+    """The estimator class of a method name, loading only its family: until :data:`METHODS` is
+    first looked up nobody can have added a method to it, so the one table of names decides;
+    from then on the table itself does (a caller may have added one)."""
+    package = _package()
+    table = vars(package).get("METHODS")
+    if table is not None:
+        return table.get(method)
+    name = METHOD_CLASSES.get(method)
+    return None if name is None else getattr(package, name)
 
 
 def make_estimator(method: str, k: int, random_state=None, **params):
     """The estimator for a method name, with unknown names and parameters refused clearly."""
-    if not isinstance(method, str) or method not in METHODS:
-        raise ParameterError(f"unknown method {method!r}; known methods: {', '.join(METHODS)}")
-    cls = METHODS[method]
+    cls = _method_class(method) if isinstance(method, str) else None
+    if cls is None:
+        raise ParameterError(f"unknown method {method!r}; known methods: {', '.join(method_names())}")
     allowed = sorted(set(cls().get_params()) - {"k", "random_state"})
     unknown = sorted(set(params) - set(allowed))
     if unknown:
