@@ -173,6 +173,15 @@ class Method:
     def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
         raise NotImplementedError
 
+    #: whether the method changes each column on its own from its values alone, drawing nothing
+    #: (then :meth:`apply_column` is its whole work, and a single column skips the table)
+    by_column: ClassVar[bool] = False
+
+    def apply_column(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        """A ``by_column`` method's new values of one column from its values as float64 (a copy
+        it may write into), and its figures."""
+        raise NotImplementedError
+
 
 def _given(values: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in values.items() if not key.startswith("_")}

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -18,6 +20,14 @@ class Round(Method):
                       "each value becomes the nearest multiple of base (a half to the even multiple, as R rounds)"),
     }
 
+    by_column = True
+
     def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
-        return Outcome({name: self.base * np.round(numbers(frame, name, "round") / self.base)
-                        for name in self.columns}, {})
+        return Outcome({name: self.apply_column(numbers(frame, name, "round"))[0] for name in self.columns}, {})
+
+    def apply_column(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        # in place: one array for the division, the rounding and the product
+        np.divide(x, self.base, out=x)
+        np.round(x, out=x)
+        np.multiply(self.base, x, out=x)
+        return x, {}
