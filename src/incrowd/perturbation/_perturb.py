@@ -221,7 +221,11 @@ def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray], rng: np.random.
     if len(parts) == 1 and parts[0].size == len(out):
         # the whole table in order: the method's new columns are the step's, no copy of the input
         # columns nor of the frame
-        outcome = method.apply(out, rng)
+        if method.by_column and all(isinstance(c.dtype, np.dtype) and c.dtype.kind in "fiu" for c in columns.values()):
+            # numeric columns straight to the method, not read from the frame again
+            outcome = method.apply_columns({name: np.array(old, dtype=np.float64) for name, old in before.items()})
+        else:
+            outcome = method.apply(out, rng)
         new = {name: _fresh(outcome.values[name], before[name]) for name in changed}
         per_stratum.append(outcome.details)
     else:
@@ -306,8 +310,7 @@ def perturb_values(values: pd.Series | np.ndarray, method: str, *, random_state:
         return pd.DataFrame({name: series if series is not None else old}, copy=False)
 
     if step.method.by_column and isinstance(dtype, np.dtype) and dtype.kind in "fiu":
-        # the column alone, no table around it: what a numeric column's step does, less the frame
-        new, _ = step.method.apply_column(np.array(old, dtype=np.float64))
+        new = step.method.apply_columns({name: np.array(old, dtype=np.float64)}).values[name]
     else:
         frame = table()
         step.method.check(frame, where)

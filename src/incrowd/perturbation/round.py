@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from ._base import Method, Outcome, Param, is_number, numbers
+from ._base import Method, Param, is_number
 
 
 class Round(Method):
@@ -21,9 +20,6 @@ class Round(Method):
     }
 
     by_column = True
-
-    def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
-        return Outcome({name: self.apply_column(numbers(frame, name, "round"))[0] for name in self.columns}, {})
 
     def apply_column(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
         # in place: one array for the division, the rounding and the product

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from ._base import REQUIRED, Method, Outcome, Param, is_number, numbers
+from ._base import REQUIRED, Method, Param, is_number
 
 
 class TopCode(Method):
@@ -25,14 +24,6 @@ class TopCode(Method):
     }
 
     by_column = True
-
-    def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
-        out: dict[str, np.ndarray] = {}
-        coded = 0
-        for name in self.columns:
-            out[name], figures = self.apply_column(numbers(frame, name, self.key))
-            coded += figures[self.coded]
-        return Outcome(out, {self.coded: coded})
 
     def apply_column(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
         limit, replacement = self.values["value"], self.values["replacement"]
