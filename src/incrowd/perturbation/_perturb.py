@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -242,10 +243,10 @@ def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray], rng: np.random.
             per_stratum.append(outcome.details)
     details = _details(method, per_stratum)
     cells = 0
+    where = f"perturb step {index} ({method.key})"
     for name in changed:
         old = before[name]
-        values = _as_written(new[name], old, columns[name].dtype,
-                             lambda name=name: numbers(out, name, f"perturb step {index} ({method.key})"))
+        values = _as_written(new[name], old, columns[name].dtype, partial(numbers, out, name, where))
         cells += _changed(old, values)
         _replace(out, name, values)
     return StepReport(method=method.key, columns=changed, cells_changed=cells, details=details,
@@ -294,7 +295,7 @@ def perturb_values(values: pd.Series | np.ndarray, method: str, *, random_state:
         The new values, of the kind given (a Series keeps its index and name).
     """
     series = values if isinstance(values, pd.Series) else None
-    old = values.to_numpy() if series is not None else np.asarray(values)
+    old = series.to_numpy() if series is not None else np.asarray(values)
     if old.ndim != 1:
         raise ParameterError(f"perturb_values takes one column (a Series or a 1-D array); got {old.ndim} "
                              f"dimensions: give perturb a table")
