@@ -416,7 +416,7 @@ _ONE_COLUMN = [
     ("top_code", {"value": 5.0}), ("top_code", {"value": 5.0, "replacement": 0.0}),
     ("bottom_code", {"value": -5.0, "replacement": -7.5}), ("round", {"base": 2.5}), ("round", {"base": 1}),
     ("noise", {"amount": 30}), ("noise", {"amount": 10, "kind": "correlated"}), ("rank_swap", {"p": 20}),
-    ("microaggregation", {"k": 3}),
+    ("microaggregation", {"k": 3}), ("pram", {"pd": 0.8}),
 ]
 
 
