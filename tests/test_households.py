@@ -197,6 +197,32 @@ def test_max_household_risk_with_microaggregated_numeric_keys_is_met_on_the_writ
 
 
 @needs_data
+@pytest.mark.parametrize("target, measure", [("max_global_risk", "global_risk"),
+                                             ("max_expected_reidentifications", "expected_reidentifications")])
+def test_a_global_target_the_numeric_keys_groups_miss_is_one_line_before_anything_is_written(folder, target,
+                                                                                             measure):
+    """The search weighs a numeric key's class; the release shows its groups' means, finer keys
+    of a higher global risk. No row goes for a global target alone: the spec is refused in one
+    line naming the figure the released keys reach and the levers, nothing written."""
+    spec = curator_spec(suppression="rows")
+    del spec["privacy"]["missing_matches"]
+    del spec["privacy"]["max_global_risk"]
+    spec["columns"]["age"] = "numeric"
+    del spec["levels"]["age"]
+    free = incrowd.publish(folder / "household.sav", spec, base_dir=folder)
+    reached = incrowd.risk(free.table, household.KEYS, weight=household.WEIGHT, suda=False).summary()[measure]
+    spec["privacy"][target] = float(f"{reached * 0.9:.3g}")
+    with pytest.raises(ParameterError) as refused:
+        incrowd.publish(folder / "household.sav", spec, base_dir=folder)
+    message = str(refused.value)
+    assert "\n" not in message and "np." not in message
+    assert message.startswith("the numeric quasi-identifiers (age) are published as their microaggregation "
+                              "groups' means")
+    assert f"reaches {target}={reached:.6g}, above {spec['privacy'][target]:g}; raise k" in message
+    assert message.endswith("give it a hierarchy and the role categorical; nothing is published")
+
+
+@needs_data
 def test_a_household_target_the_numeric_keys_groups_cannot_meet_within_the_limit_is_one_line(folder, tmp_path):
     spec = curator_spec(suppression="rows", max_household_risk=0.02, max_suppression="5%")
     del spec["privacy"]["missing_matches"]
