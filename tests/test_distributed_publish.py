@@ -175,11 +175,13 @@ def test_what_a_partition_sends_for_the_search_does_not_grow_with_its_rows(adult
     assert sent(pd.concat([small] * 20, ignore_index=True)) < 1.5 * sent(small)
 
 
-def test_a_worker_killed_mid_run_changes_nothing(client, adult, tmp_path):
+@pytest.mark.parametrize("when", ["grouping the rows by class", "writing the release"])
+def test_a_worker_killed_mid_run_changes_nothing(client, adult, tmp_path, when):
     frame = adult.iloc[:9000]
     parts = _split(frame, tmp_path / "parts", [0, 2500, 6000, 9000])
-    # the partitions' pieces by class live on the workers now; the victim's are recomputed
-    kill_one = WorkerKiller(client, "grouping the rows by class")
+    # the partitions' pieces by class live on the workers; the victim's are recomputed, while
+    # writing from the rows' bottom classes the client has let go of (the graph still holds them)
+    kill_one = WorkerKiller(client, when)
 
     incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "release", progress=kill_one)
     assert kill_one.replaced()  # the nanny started a fresh process

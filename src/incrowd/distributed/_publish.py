@@ -7,7 +7,7 @@ of :mod:`incrowd.publishing`'s partitioned steps:
    values): the client combines them into the whole file's means and codes;
 2. each partition's bottom classes (rows per level-0 combination) and squared deviations: the
    client sums them and runs publish's own search on them, so the node is the in-process node;
-   each row's bottom class (8 bytes a row) stays on the worker for the next pass;
+   each row's bottom class (8 bytes a row) stays on the worker until pass 3 has read it;
 3. each partition gives its rows' classes at that node, from those bottom classes (the
    partition is prepared once, in pass 2), and splits its published rows by class into one
    piece per output partition (a shuffle: every row of a class lands in one piece set);
@@ -238,6 +238,11 @@ class _Run:
                   for s, n, b, w, o in zip(sources, names, bottoms, maps, offsets)]
         threads = task_threads(self.client)
         _wait(splits, "grouping the rows by class", self.say)
+        # the splits have read the rows' bottom classes: the workers may drop them (a lost
+        # split is recomputed from the graph, its bottom first)
+        read = {b.key for b in bottoms}
+        self.futures = [f for f in self.futures if f.key not in read]
+        del bottoms
         sweep_stale(target)
         self.staging = temp_path(target)
         self.staging.mkdir()
