@@ -11,7 +11,7 @@ import contextlib
 import sys
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, NoReturn
 
 import typer
 from rich.console import Console
@@ -205,7 +205,7 @@ def check_output_path(output: Path, inputs: tuple = (), *, what: str = "output",
     _check_output_path(output, inputs=inputs, what=what)
 
 
-def exit_now(code) -> None:
+def exit_now(code) -> NoReturn:
     """Exit without tearing the interpreter down when numba was loaded.
 
     Freeing numba's and LLVM's compiled-code structures at interpreter shutdown took 0.3-0.4 s

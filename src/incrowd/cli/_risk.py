@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import inspect
 import re
 import sys
@@ -257,8 +256,6 @@ def run_plain(arguments: dict[str, Any]) -> NoReturn:
         sys.stderr.write("\n")
         echo_err("error", "aborted")
         code = 1
-    except BrokenPipeError as exc:  # the reader of stdout went away, as click ends it
-        if exc.errno != errno.EPIPE:
-            raise
+    except BrokenPipeError:  # the reader of stdout went away: status 1, as click ends it
         code = 1
     exit_now(code)

@@ -219,10 +219,7 @@ def _special() -> Any | None:
 def _extension(name: str, needed: tuple[str, ...]) -> Any | None:
     """The extension module ``name`` of scipy, from its package's copy where that is loaded
     already, else from its file alone; None unless it has every attribute in ``needed``."""
-    if name in sys.modules:
-        module = sys.modules[name]
-    else:
-        module = _load(name)
+    module: Any = sys.modules[name] if name in sys.modules else _load(name)
     return module if module is not None and all(hasattr(module, a) for a in needed) else None
 
 
