@@ -6,15 +6,19 @@ Run from the repository root (sdcMicro 5.8.0 built in LIBDIR)::
 
     PYTHONPATH=src .venv/bin/python bench/perturbation_scale_vs_sdcmicro.py --rlib /work/rlib [--timeout 120]
 
-Each (tool, data, method) is one fresh process (``python`` or ``Rscript``) that reads the data
-from a CSV (pandas with pyarrow's reader and writer; R with data.table's ``fread`` and
-``fwrite``, both multi-threaded: pandas' own writer takes seconds on a million rows), runs the
-method once, writes the result as a CSV, then runs it again, 5 times on testdata and once on a
-million rows. "call" is the median of those runs (numba's kernels compiled before, in an earlier
-process: a cached kernel is loaded, as a user's second run loads it); "process" is the process's
-wall time less those runs: start, reading, the first call, writing. The ratio is sdcMicro's time
-over incrowd's (above 1: incrowd is faster). A process past ``--timeout`` seconds is reported as
-such.
+Each (tool, data, method) is one fresh process (``python`` or ``Rscript``) that reads the data from
+a CSV (pandas with pyarrow's reader and writer; R with data.table's ``fread`` and ``fwrite``, both
+multi-threaded: pandas' own writer takes seconds on a million rows), runs the method once, writes
+the result as a CSV, then runs it again, 5 times on testdata and once on a million rows. Top and
+bottom coding and rounding are given a column alone on both sides (R's vector ``d$x``; a numpy array
+to ``perturb_values``) and give back the column; every other method is given the table, and each
+side writes what its call gives back (sdcMicro's ``rankSwap`` and ``recordSwap`` the whole data
+frame, the others the changed columns). "call" is the median of those runs (numba's kernels compiled
+before, in an earlier process: a cached kernel is loaded, as a user's second run loads it; the
+column calls, tens of milliseconds on a million rows, run 5 times there too); "process" is the
+process's wall time less those runs: start, reading, the first call, writing. The ratio is
+sdcMicro's time over incrowd's (above 1: incrowd is faster). A process past ``--timeout`` seconds is
+reported as such.
 
 Adult has no households: record swapping runs on testdata only. sdcMicro's ROMM draws one n x n
 matrix (cubic in the rows) and exact MDAV is quadratic: both run on testdata only.
@@ -102,16 +106,31 @@ import json, sys, time
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv
-from incrowd import perturb
+from incrowd.perturbation import perturb, perturb_values
 d = pd.read_csv({data!r}, engine="pyarrow")
 step = json.loads({step!r})
-pyarrow.csv.write_csv(pa.Table.from_pandas(perturb(d, [step]).table, preserve_index=False), {out!r})
+column, whole = {column!r}, {whole!r}
+if column:  # a column alone, as R is given d$x and gives back the vector
+    x = d[column].to_numpy()
+    params = {{k: v for k, v in step.items() if k not in ("columns", "method")}}
+    call = lambda: perturb_values(x, step["method"], **params)
+    written = lambda r: pd.DataFrame({{column: r}})
+else:  # a table; what R's call gives back is written: the whole table or the changed columns
+    call = lambda: perturb(d, [step])
+    written = lambda r: r.table if whole else r.table[step["columns"]]
+pyarrow.csv.write_csv(pa.Table.from_pandas(written(call()), preserve_index=False), {out!r})
 s = []
 for _ in range({repeats}):
-    t0 = time.perf_counter(); perturb(d, [step]); s.append(time.perf_counter() - t0)
+    t0 = time.perf_counter(); call(); s.append(time.perf_counter() - t0)
 s.sort()
 open({info!r}, "w").write(f"{{s[len(s) // 2]}} {{sum(s)}}")
 """
+
+#: the methods R runs on a column alone (``d$x``, a vector back): incrowd's call is
+#: ``perturb_values`` on the column's array; the methods whose R call gives back the whole data
+#: frame: incrowd writes the whole table too (any other: the changed columns, as R's ``out``)
+COLUMN_CALLS = {"top_code", "bottom_code", "round"}
+WHOLE_TABLE = {"rank_swap", "record_swap"}
 
 
 def run(command: list[str], info: Path, timeout: float, env=None) -> tuple[float, float] | None:
@@ -148,7 +167,7 @@ def main() -> int:
               f"adult x {args.rows:,}": adult(args.rows)}
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     lines = [f"Measured {now_utc()}; {machine_line()}; load average {os.getloadavg()[0]:.1f} (shared machine).", "",
-             "| data | method | incrowd call / process (s) | sdcMicro call / process (s) | ratio call / process |",
+             "| data | method | incrowd call (ms) / process (s) | sdcMicro call (ms) / process (s) | ratio call / process |",
              "|---|---|---:|---:|---:|"]
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
@@ -163,9 +182,11 @@ def main() -> int:
                     continue
                 info, out = folder / "info.txt", folder / "out.csv"
                 script = folder / "run.py"
-                repeats = 5 if len(frame) < 100_000 else 1
+                repeats = 5 if len(frame) < 100_000 or method in COLUMN_CALLS else 1
                 script.write_text(PY_SCRIPT.format(data=str(data), step=json.dumps(step), out=str(out),
-                                                   info=str(info), repeats=repeats), encoding="utf-8")
+                                                   info=str(info), repeats=repeats,
+                                                   column=step["columns"][0] if method in COLUMN_CALLS else None,
+                                                   whole=method in WHOLE_TABLE), encoding="utf-8")
                 if label == "testdata":   # compile (or load) numba's kernels before any timed process
                     subprocess.run([sys.executable, str(script)], check=True, capture_output=True, env=env)
                 mine = run([sys.executable, str(script)], info, args.timeout, env)
@@ -176,7 +197,7 @@ def main() -> int:
                 theirs = run(["Rscript", str(r_script)], info, args.timeout)
 
                 def shown(t: tuple[float, float] | None) -> str:
-                    return f"> {args.timeout:.0f} (whole process)" if t is None else f"{t[0]:.3f} / {t[1]:.2f}"
+                    return f"> {args.timeout:.0f} s (whole process)" if t is None else f"{t[0] * 1e3:.3g} / {t[1]:.2f}"
 
                 ratio = ("" if mine is None or theirs is None else
                          f"{theirs[0] / max(mine[0], 1e-9):.2f} / {theirs[1] / max(mine[1], 1e-9):.2f}")

@@ -5,6 +5,11 @@ Run from the repository root (sdcMicro 5.8.0 built in LIBDIR)::
 
     PYTHONPATH=src .venv/bin/python bench/perturbation_vs_sdcmicro.py --rlib /work/rlib [--write-peer]
 
+Top and bottom coding and rounding are timed as two kinds of call on both sides: on a column
+alone (R's numeric vector ``d$income``; a numpy array given to ``perturb_values``), each side
+giving back the new column; and on a table (R's data.frame, ``topBotCoding(d, column = ...)``;
+a DataFrame given to ``perturb``), each side giving back a new table.
+
 For each method, interleaved: one ``Rscript`` process runs sdcMicro's call (timed inside R,
 the median of the calls after one warm-up call, at least 5 and half a second of them, the data
 loaded before), then this process runs incrowd's (timed the same way, numba compiled before);
@@ -40,6 +45,8 @@ NUMERIC = ["income", "expend", "savings"]
 TOP = {"value": 90_000_000, "replacement": 90_000_000}
 BOTTOM = {"value": 5_000_000, "replacement": 0}
 BASE = 100_000
+#: the methods timed on a column alone and on a table: their column and parameters
+COLUMN = {"top_code": ("income", TOP), "bottom_code": ("expend", BOTTOM), "round": ("savings", {"base": BASE})}
 SEEDS = 100
 
 R_COMMON = """
@@ -53,16 +60,24 @@ out <- list()
 R_CALLS = {
     "top_code": """
 x <- timeit(function() topBotCoding(d$income, value = {top[value]}, replacement = {top[replacement]}, kind = "top"))
-write.csv(data.frame(top_code = x$r), "{tmp}/out.csv", row.names = FALSE); out$seconds <- x$s
+y <- timeit(function() topBotCoding(d, value = {top[value]}, replacement = {top[replacement]}, kind = "top",
+  column = "income"))
+write.csv(data.frame(top_code = x$r), "{tmp}/out.csv", row.names = FALSE)
+out$seconds <- x$s; out$table_seconds <- y$s; out$table_equal <- identical(y$r$income, x$r)
 """,
     "bottom_code": """
 x <- timeit(function() topBotCoding(d$expend, value = {bottom[value]}, replacement = {bottom[replacement]},
   kind = "bottom"))
-write.csv(data.frame(bottom_code = x$r), "{tmp}/out.csv", row.names = FALSE); out$seconds <- x$s
+y <- timeit(function() topBotCoding(d, value = {bottom[value]}, replacement = {bottom[replacement]},
+  kind = "bottom", column = "expend"))
+write.csv(data.frame(bottom_code = x$r), "{tmp}/out.csv", row.names = FALSE)
+out$seconds <- x$s; out$table_seconds <- y$s; out$table_equal <- identical(y$r$expend, x$r)
 """,
     "round": """
 x <- timeit(function() {base} * round(d$savings / {base}))
-write.csv(data.frame(round = x$r), "{tmp}/out.csv", row.names = FALSE); out$seconds <- x$s
+y <- timeit(function() {{ e <- d; e$savings <- {base} * round(e$savings / {base}); e }})
+write.csv(data.frame(round = x$r), "{tmp}/out.csv", row.names = FALSE)
+out$seconds <- x$s; out$table_seconds <- y$s; out$table_equal <- identical(y$r$savings, x$r)
 """,
     "microaggregation": """
 x <- timeit(function() microaggregation(d[, c("income", "expend", "savings")], aggr = 3, method = "mdav",
@@ -136,19 +151,21 @@ def timeit(f) -> tuple[object, float]:
 
 def incrowd_side(method: str, d: pd.DataFrame) -> tuple[dict, pd.DataFrame | None]:
     from incrowd import perturb
+    from incrowd.perturbation import perturb_values
 
     def one(steps, **kw):
         return lambda: perturb(d, steps, **kw)
 
-    if method == "top_code":
-        r, s = timeit(one([{"columns": ["income"], "method": "top_code", **TOP}]))
-        return {"seconds": s}, pd.DataFrame({"top_code": r.table["income"]})
-    if method == "bottom_code":
-        r, s = timeit(one([{"columns": ["expend"], "method": "bottom_code", **BOTTOM}]))
-        return {"seconds": s}, pd.DataFrame({"bottom_code": r.table["expend"]})
-    if method == "round":
-        r, s = timeit(one([{"columns": ["savings"], "method": "round", "base": BASE}]))
-        return {"seconds": s}, pd.DataFrame({"round": r.table["savings"]})
+    if method in COLUMN:
+        # both kinds of call, as sdcMicro is timed: a column alone (R's vector, a numpy array
+        # here) and a table (R's data.frame, a DataFrame here), each giving back the same kind
+        name, params = COLUMN[method]
+        column = d[name].to_numpy()
+        r, s = timeit(lambda: perturb_values(column, method, **params))
+        t, table_s = timeit(one([{"columns": [name], "method": method, **params}]))
+        return ({"seconds": s, "table_seconds": table_s,
+                 "table_equal": bool(np.array_equal(t.table[name].to_numpy(), r, equal_nan=True))},
+                pd.DataFrame({method: r}))
     if method == "microaggregation":
         r, s = timeit(one([{"columns": NUMERIC, "method": "microaggregation", "k": 3}]))
         return {"seconds": s}, r.table[NUMERIC]
@@ -240,6 +257,10 @@ def property_text(method: str, mine: dict, theirs: dict, equal: bool | None) -> 
     return ""
 
 
+def _ratio(theirs: float, mine: float) -> str:
+    return f"{theirs / max(mine, 1e-9):.2f} ({theirs * 1e6:.0f} / {mine * 1e6:.0f} us)"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rlib", default="/work/rlib")
@@ -257,12 +278,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         for method in args.methods:
-            their_seconds, my_seconds = [], []
+            their_seconds, my_seconds, their_table, my_table = [], [], [], []
             for _ in range(args.rounds):
                 theirs, their_frame = run_r(method, args.rlib, tmp)
                 mine, my_frame = incrowd_side(method, d)
                 their_seconds.append(theirs["seconds"])
                 my_seconds.append(mine["seconds"])
+                their_table.append(theirs.get("table_seconds", 0.0))
+                my_table.append(mine.get("table_seconds", 0.0))
             theirs["seconds"], mine["seconds"] = float(np.median(their_seconds)), float(np.median(my_seconds))
             equal = None
             if method in ("rank_swap", "shuffle"):
@@ -272,10 +295,15 @@ def main() -> int:
                 equal = bool(np.allclose(their_frame.to_numpy(float), my_frame.to_numpy(float), rtol=1e-12, atol=0))
                 for column in their_frame.columns:
                     peer[f"{method}_{column}" if method == "microaggregation" else method] = their_frame[column]
-            ratio = theirs["seconds"] / max(mine["seconds"], 1e-9)
             function, what = CHECKS[method]
+            timing = _ratio(theirs["seconds"], mine["seconds"])
+            if method in COLUMN:
+                theirs["table_seconds"] = float(np.median(their_table))
+                mine["table_seconds"] = float(np.median(my_table))
+                equal = equal and bool(theirs["table_equal"]) and mine["table_equal"]
+                timing = (f"column {timing}; table {_ratio(theirs['table_seconds'], mine['table_seconds'])}")
             rows.append(f"| {method} | `{function}` | {what} | {property_text(method, mine, theirs, equal)} | "
-                        f"{ratio:.2f} ({theirs['seconds'] * 1e6:.0f} / {mine['seconds'] * 1e6:.0f} us) |")
+                        f"{timing} |")
             print(rows[-1], flush=True)
     print("\n".join(rows))
     if args.write_peer:

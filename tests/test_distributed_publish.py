@@ -134,6 +134,34 @@ def test_the_largest_classes_go_to_the_least_filled_output_partitions(client, ad
     assert sorted(len(w) for w in written) == sorted(loads)
 
 
+def test_each_row_is_prepared_once_for_the_search_and_once_in_its_release(adult, tmp_path):
+    # preparing a partition (codes, standardization, bottom classes) was its costliest step, and
+    # the split prepared it again; now each row's bottom class stays on its worker from the search
+    from unittest import mock
+
+    from distributed import Client, LocalCluster
+
+    from incrowd.publishing import _partitioned
+
+    n = len(adult)
+    parts = _split(adult, tmp_path / "parts", [0, 10000, 20000, n])
+    prepared: list[int] = []
+    real = _partitioned.prepare
+
+    def counting(frame, *args, **kwargs):
+        prepared.append(len(frame))
+        return real(frame, *args, **kwargs)
+
+    # worker threads in this process, so that the count sees every task
+    with mock.patch.object(_partitioned, "prepare", counting), \
+            LocalCluster(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as cluster, \
+            Client(cluster) as threads:
+        there = incrowd.publish(parts, _spec(), scheduler=threads, output=tmp_path / "release")
+    assert there.summary()["rows_out"] > 0
+    # the search reads every row once; the release every row its search kept, once
+    assert n < sum(prepared) <= 2 * n
+
+
 def test_what_a_partition_sends_for_the_search_does_not_grow_with_its_rows(adult):
     # the client sums every partition's bottom classes: a billion-row file's 2,000 partitions
     # would send it their rows' class numbers too (8 bytes a row), which it never reads
@@ -147,11 +175,13 @@ def test_what_a_partition_sends_for_the_search_does_not_grow_with_its_rows(adult
     assert sent(pd.concat([small] * 20, ignore_index=True)) < 1.5 * sent(small)
 
 
-def test_a_worker_killed_mid_run_changes_nothing(client, adult, tmp_path):
+@pytest.mark.parametrize("when", ["grouping the rows by class", "writing the release"])
+def test_a_worker_killed_mid_run_changes_nothing(client, adult, tmp_path, when):
     frame = adult.iloc[:9000]
     parts = _split(frame, tmp_path / "parts", [0, 2500, 6000, 9000])
-    # the partitions' pieces by class live on the workers now; the victim's are recomputed
-    kill_one = WorkerKiller(client, "grouping the rows by class")
+    # the partitions' pieces by class live on the workers; the victim's are recomputed, while
+    # writing from the rows' bottom classes the client has let go of (the graph still holds them)
+    kill_one = WorkerKiller(client, when)
 
     incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "release", progress=kill_one)
     assert kill_one.replaced()  # the nanny started a fresh process

@@ -166,6 +166,77 @@ def test_max_household_risk_with_rows_suppression_is_met_on_the_written_file(fol
 
 
 @needs_data
+@pytest.mark.parametrize("numeric", [["age"], ["age", "income"]])
+def test_max_household_risk_with_microaggregated_numeric_keys_is_met_on_the_written_file(folder, numeric):
+    """A numeric key is published as its microaggregation groups' means, finer than its class:
+    the household risk is that of the released keys, and whole groups go until it holds."""
+    spec = curator_spec(suppression="rows")
+    del spec["privacy"]["missing_matches"]  # a cells suppression key
+    for name in numeric:
+        spec["columns"][name] = "numeric"
+    del spec["levels"]["age"]
+    free = incrowd.publish(folder / "household.sav", spec, base_dir=folder)
+    keys = [*household.KEYS, *[c for c in numeric if c not in household.KEYS]]
+    highest = incrowd.risk(free.table, keys, weight=household.WEIGHT,
+                           household=household.HOUSEHOLD_ID).records["household_risk"].max()
+    target = round(float(highest) / 2, 4)  # half what the release reaches without the target
+    spec["privacy"]["max_household_risk"] = target
+    result = incrowd.publish(folder / "household.sav", spec, base_dir=folder)
+    out = result.write(folder / f"household_numeric_{len(numeric)}.sav")
+    written, meta = pyreadstat.read_sav(str(out), user_missing=True, apply_value_formats=False)
+    measured = incrowd.risk(written, keys, weight=household.WEIGHT, household=household.HOUSEHOLD_ID)
+    assert measured.records["household_risk"].max() <= target
+    got = result.summary()["risk_targets"]["max_household_risk"]
+    assert measured.records["household_risk"].max() == pytest.approx(got["achieved"])
+    assert measured.records["individual_risk"].max() <= 0.1
+    # whole groups went: every published key, the numeric keys' means included, is shared by k rows
+    shown = written[keys].astype(object).where(written[keys].notna(), None)
+    assert shown.value_counts(dropna=False).min() >= K
+    assert len(written) < len(free.table)
+    assert meta.variable_value_labels["water"][household.NOT_STATED] == household.NOT_STATED_LABEL
+
+
+@needs_data
+@pytest.mark.parametrize("target, measure", [("max_global_risk", "global_risk"),
+                                             ("max_expected_reidentifications", "expected_reidentifications")])
+def test_a_global_target_the_numeric_keys_groups_miss_is_one_line_before_anything_is_written(folder, target,
+                                                                                             measure):
+    """The search weighs a numeric key's class; the release shows its groups' means, finer keys
+    of a higher global risk. No row goes for a global target alone: the spec is refused in one
+    line naming the figure the released keys reach and the levers, nothing written."""
+    spec = curator_spec(suppression="rows")
+    del spec["privacy"]["missing_matches"]
+    del spec["privacy"]["max_global_risk"]
+    spec["columns"]["age"] = "numeric"
+    del spec["levels"]["age"]
+    free = incrowd.publish(folder / "household.sav", spec, base_dir=folder)
+    reached = incrowd.risk(free.table, household.KEYS, weight=household.WEIGHT, suda=False).summary()[measure]
+    spec["privacy"][target] = float(f"{reached * 0.9:.3g}")
+    with pytest.raises(ParameterError) as refused:
+        incrowd.publish(folder / "household.sav", spec, base_dir=folder)
+    message = str(refused.value)
+    assert "\n" not in message and "np." not in message
+    assert message.startswith("the numeric quasi-identifiers (age) are published as their microaggregation "
+                              "groups' means")
+    assert f"reaches {target}={reached:.6g}, above {spec['privacy'][target]:g}; raise k" in message
+    assert message.endswith("give it a hierarchy and the role categorical; nothing is published")
+
+
+@needs_data
+def test_a_household_target_the_numeric_keys_groups_cannot_meet_within_the_limit_is_one_line(folder, tmp_path):
+    spec = curator_spec(suppression="rows", max_household_risk=0.02, max_suppression="5%")
+    del spec["privacy"]["missing_matches"]
+    spec["columns"]["age"] = "numeric"
+    del spec["levels"]["age"]
+    with pytest.raises(ParameterError) as refused:
+        incrowd.publish(folder / "household.sav", spec, base_dir=folder)
+    message = str(refused.value)
+    assert "\n" not in message and "nan" not in message
+    assert message.startswith("the groups of the numeric quasi-identifiers (age) above max_household_risk=0.02 hold ")
+    assert "more than max_suppression='5%' (229 rows); raise max_household_risk or k" in message
+
+
+@needs_data
 def test_a_household_target_no_node_meets_within_the_suppression_limit_is_one_line(folder):
     spec = curator_spec(suppression="rows", max_household_risk=1e-9, max_suppression="2%")
     for key in ("missing_matches", "max_individual_risk", "max_global_risk"):

@@ -408,3 +408,67 @@ def test_a_step_that_groups_or_swaps_nothing_loads_no_compiled_kernels():
             "print('numba' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split("\n")[:2] == ["[]", "True"]
+
+
+# --- one column given alone ----------------------------------------------------------------------
+
+_ONE_COLUMN = [
+    ("top_code", {"value": 5.0}), ("top_code", {"value": 5.0, "replacement": 0.0}),
+    ("bottom_code", {"value": -5.0, "replacement": -7.5}), ("round", {"base": 2.5}), ("round", {"base": 1}),
+    ("noise", {"amount": 30}), ("noise", {"amount": 10, "kind": "correlated"}), ("rank_swap", {"p": 20}),
+    ("microaggregation", {"k": 3}), ("pram", {"pd": 0.8}),
+]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cells=st.lists(st.one_of(st.integers(-20, 20), st.floats(-1e3, 1e3), st.just(float("nan"))),
+                      min_size=4, max_size=40),
+       whole=st.booleans(), case=st.sampled_from(_ONE_COLUMN), seed=st.integers(0, 3),
+       as_series=st.booleans())
+def test_one_column_alone_gives_the_values_a_table_gives(cells, whole, case, seed, as_series):
+    """``perturb_values`` on a 1-D array or a Series: the column ``perturb`` writes on a table,
+    bit for bit (its type, its missing cells, its seed)."""
+    from incrowd.perturbation import perturb_values
+
+    method, params = case
+    x = np.array([int(c) for c in cells if c == c], dtype=np.int64) if whole else np.array(cells, dtype=np.float64)
+    if x.size < 4:
+        return
+    table = pd.DataFrame({"x": x, "other": np.arange(x.size)})
+    expected = perturb(table, [{"columns": ["x"], "method": method, **params}], random_state=seed).table["x"]
+    given_ = pd.Series(x, name="x", index=np.arange(x.size) * 2) if as_series else x
+    before = x.copy()
+    got = perturb_values(given_, method, random_state=seed, **params)
+    assert np.array_equal(x.view(np.int64), before.view(np.int64))  # the input is not changed
+    if as_series:
+        assert isinstance(got, pd.Series) and got.name == "x" and got.index.equals(given_.index)
+        got = got.to_numpy()
+    assert isinstance(got, np.ndarray) and got.dtype == expected.dtype
+    assert np.array_equal(got.view(np.int64) if got.dtype.kind == "f" else got,
+                          expected.to_numpy().view(np.int64) if got.dtype.kind == "f" else expected.to_numpy())
+
+
+@needs_data
+def test_one_column_alone_equals_sdcmicro(testdata, peer):
+    from incrowd.perturbation import perturb_values
+
+    top = perturb_values(testdata["income"].to_numpy(), "top_code", value=90_000_000, replacement=90_000_000)
+    assert np.array_equal(top, peer["top_code"].to_numpy(float))
+    bottom = perturb_values(testdata["expend"], "bottom_code", value=5_000_000, replacement=0)
+    assert np.array_equal(bottom.to_numpy(float), peer["bottom_code"].to_numpy(float))
+    assert np.array_equal(perturb_values(testdata["savings"].to_numpy(), "round", base=100_000),
+                          peer["round"].to_numpy(float))
+
+
+@pytest.mark.parametrize("values, method, params, message", [
+    (np.zeros((3, 2)), "round", {}, "one column (a Series or a 1-D array); got 2 dimensions"),
+    (np.zeros(4), "shuffle", {"by": ["age"]}, "reads other columns ('age'): give perturb a table"),
+    (np.zeros(4), "round", {"base": 0}, "base must be a number > 0; got 0"),
+    (np.zeros(4), "cut", {}, "method must be one of"),
+])
+def test_one_column_alone_refuses_in_one_line(values, method, params, message):
+    from incrowd.perturbation import perturb_values
+
+    with pytest.raises(ParameterError, match=None) as error:
+        perturb_values(values, method, **params)
+    assert message in str(error.value) and "\n" not in str(error.value)

@@ -16,8 +16,8 @@ import pytest
 
 import incrowd
 
-HEAVY = ["pandas", "numba", "duckdb", "sklearn", "scipy", "scipy.optimize", "pyarrow", "dask", "distributed",
-         "fastapi", "uvicorn"]
+HEAVY = ["pandas", "numba", "duckdb", "sklearn", "scipy", "scipy.optimize", "scipy.special", "pyarrow", "dask",
+         "distributed", "fastapi", "uvicorn"]
 CENSUS = Path(incrowd.__file__).parent / "datasets" / "census.csv"
 
 # run the CLI's entry point in a fresh interpreter and report which heavy modules it loaded
@@ -196,7 +196,7 @@ def test_risk_of_a_survey_file_loads_no_numba_and_answers_like_the_kernels(tmp_p
     argv = ["risk", str(testdata), "--qi", ",".join(keys), "--weight", "sampling_weight", "--household", "ori_hid"]
     report, out = _cli(*argv, "--json", program=True)
     assert report["code"] == 0
-    assert not {"numba", "scipy.optimize", "sklearn", "duckdb", "dask", "distributed", "fastapi",
+    assert not {"numba", "scipy.optimize", "scipy.special", "sklearn", "duckdb", "dask", "distributed", "fastapi",
                 "uvicorn"} & set(report["loaded"])
     assert json.loads(out)["summary"]["population_uniqueness"]["snb_alpha"] > 0  # both fits ran
     report, _ = _cli(*argv, "-o", str(records), "--quiet", program=True)
@@ -220,6 +220,131 @@ def test_the_methods_and_the_readers_load_neither_scipy_spatial_nor_parquet(tmp_
                   "print(json.dumps([len(frame), sorted(m for m in ('scipy.spatial', 'pyarrow.parquet')"
                   " if m in sys.modules)]))")
     assert json.loads(done.stdout) == [2, []]
+
+
+# the program as the console script runs it (``incrowd.cli.run``), and what it loaded
+PROGRAM = """
+import json, sys
+argv, heavy = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+sys.argv = ["incrowd", *argv]
+import atexit
+atexit.register(lambda: print("\\n@@" + json.dumps([m for m in heavy if m in sys.modules]), flush=True))
+from incrowd.cli import run
+run()
+"""
+#: what a plain ``incrowd risk`` no longer builds: the typer application, typer's pydantic checks
+COMMAND_LINE = ["incrowd.cli._app", "typer._adapters", "pydantic", "incrowd.cli._publish", "incrowd.cli._generalization"]
+KEYS = "urbrur,roof,walls,water,electcon,relat,sex"
+
+
+def _program(*argv: str) -> tuple[int, str, str, list[str]]:
+    done = subprocess.run([sys.executable, "-c", PROGRAM, json.dumps(list(argv)), json.dumps(HEAVY + COMMAND_LINE)],
+                          capture_output=True, text=True, timeout=300)
+    out, _, tail = done.stdout.rpartition("\n@@")
+    return done.returncode, out, done.stderr, json.loads(tail)
+
+
+def _typer(*argv: str) -> tuple[int, str, str]:
+    """The same command line parsed by typer (``main``), in a fresh one-shot process."""
+    done = subprocess.run([sys.executable, "-c", CLI, json.dumps(list(argv)), json.dumps(HEAVY), "program"],
+                          capture_output=True, text=True, timeout=300)
+    out, _, tail = done.stdout.rpartition("\n@@")
+    return json.loads(tail)["code"], out, done.stderr
+
+
+@pytest.fixture(scope="module")
+def testdata():
+    from benchdata import data_dir
+
+    path = data_dir() / "testdata.csv"
+    if not path.exists():
+        pytest.skip(f"{path} is absent (set INCROWD_DATA)")
+    return path
+
+
+def test_a_plain_risk_command_line_skips_typer_and_scipy_special_and_answers_the_same(testdata, tmp_path):
+    """``incrowd risk`` on a plain command line builds no typer application (nor typer's pydantic
+    checks) and loads neither scipy.special nor the other commands; its report, its records and
+    its exit status are typer's, byte for byte."""
+    argv = ["risk", str(testdata), "--qi", KEYS, "--weight", "sampling_weight", "--household", "ori_hid"]
+    code, out, err, loaded = _program(*argv, "-o", str(tmp_path / "plain.csv"))
+    assert code == 0 and err == ""
+    assert not set(COMMAND_LINE) & set(loaded)
+    assert not {"numba", "scipy.optimize", "scipy.special", "sklearn", "duckdb", "dask", "fastapi"} & set(loaded)
+    typer_code, typer_out, typer_err = _typer(*argv, "-o", str(tmp_path / "typer.csv"))
+    assert (code, err) == (typer_code, typer_err)
+    assert out.replace("plain.csv", "typer.csv") == typer_out
+    assert (tmp_path / "plain.csv").read_bytes() == (tmp_path / "typer.csv").read_bytes()
+
+
+@pytest.mark.parametrize("extra", [["--threshold", "5"], ["--suda-scores", "nope"], ["--weight", "absent"],
+                                   ["--qi", "urbrur", "--suda-max-size", "0"], ["-o", "x.txt"]])
+def test_a_plain_risk_command_line_with_a_mistake_gives_typer_s_error_line(testdata, extra):
+    argv = ["risk", str(testdata), "--qi", KEYS, *extra, "-q"]
+    code, out, err, _ = _program(*argv)
+    assert code == 2 and err.startswith("error: ") and len(err.splitlines()) == 1
+    assert (code, out, err) == _typer(*argv)
+
+
+def _captured(monkeypatch, call) -> dict:
+    from incrowd.cli import _risk
+
+    seen: dict = {}
+
+    def capture(data_path, **kwargs):
+        seen.update(kwargs, data_path=data_path)
+
+    monkeypatch.setattr(_risk, "_measure", capture)
+    call()
+    return seen
+
+
+PLAIN = [["d.csv", "--qi", "a,b"], ["--qi", "a", "d.csv", "--qi", "b", "--weight", "w", "--household", "h"],
+         ["d.csv", "--qi", "a", "--population", "1e6", "--threshold", ".05", "--suda-max-size", "3", "--no-suda"],
+         ["d.csv", "--qi", "a", "--threshold", "1", "--suda-scores", "ihsn", "--model-risk", "CE", "--json", "-q"],
+         ["d.csv", "--qi", "a", "-o", "out/r.parquet", "--suda", "--quiet", "--population", "12345.678e2"],
+         ["--output", "r.json", "--qi", '"b,c",a', "some dir/d.sav"], ["d.csv"]]
+NOT_PLAIN = [[], ["--help"], ["d.csv", "--help"], ["d.csv", "--qi=a"], ["d.csv", "--qi"], ["d.csv", "--qi", "-x"],
+             ["d.csv", "e.csv", "--qi", "a"], ["d.csv", "--qi", "a", "--weight", "w", "--weight", "v"],
+             ["d.csv", "--qi", "a", "--threshold", "abc"], ["d.csv", "--qi", "a", "--threshold", "1_0"],
+             ["d.csv", "--qi", "a", "--threshold", "-1"], ["d.csv", "--qi", "a", "--suda-max-size", "2.0"],
+             ["d.csv", "--qi", "a", "--suda-max-size", "007"], ["d.csv", "--qi", "a", "-o", "-"],
+             ["d.csv", "--qi", "a", "--scheduler", "local:2"], ["d.csv", "--qi", "a", "--memory-limit", "2GiB"],
+             ["d.csv", "--qi", "a", "--scheduler-timeout", "5"], ["d.csv", "--qi", "a", "--json", "--json"],
+             ["d.csv", "--qi", "a", "--", "x"], ["d.csv", "--qi", "a", "-oq"], ["d.csv", "--nope"], ["", "--qi", "a"]]
+
+
+@pytest.mark.parametrize("argv", PLAIN)
+def test_a_plain_command_line_gives_risk_command_typer_s_arguments(monkeypatch, argv):
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+    from incrowd.cli._risk import plain_arguments, risk_command
+
+    arguments = plain_arguments(argv)
+    assert arguments is not None
+    by_typer = _captured(monkeypatch, lambda: CliRunner().invoke(app, ["risk", *argv], catch_exceptions=False))
+    assert _captured(monkeypatch, lambda: risk_command(**arguments)) == by_typer
+    assert by_typer  # typer reached the measurement
+
+
+@pytest.mark.parametrize("argv", NOT_PLAIN)
+def test_anything_but_a_plain_command_line_goes_to_typer(argv):
+    from incrowd.cli._risk import plain_arguments
+
+    assert plain_arguments(argv) is None
+
+
+def test_the_plain_form_knows_every_option_of_risk_but_the_dask_ones():
+    import typer.main
+
+    from incrowd.cli import app
+    from incrowd.cli._risk import PLAIN_FLAGS, PLAIN_OPTIONS
+
+    command = typer.main.get_command(app).commands["risk"]
+    spelled = {o for p in command.params for o in [*p.opts, *getattr(p, "secondary_opts", [])]
+               if o.startswith("-") and o != "--help"}
+    assert spelled - {"--scheduler", "--scheduler-timeout", "--memory-limit"} == set(PLAIN_OPTIONS) | set(PLAIN_FLAGS)
 
 
 #: the microaggregation families besides MDAV's

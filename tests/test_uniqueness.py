@@ -218,3 +218,47 @@ def test_minpack_direct_equals_root_on_any_histogram(hist, fraction):
     finally:
         _hybr._loaded[:] = saved
     assert direct == through_root
+
+
+def test_the_special_functions_without_scipy_special_are_the_package_s_to_the_last_bit():
+    """Pitman's digamma, trigamma and log-gamma come from scipy.special's compiled ufuncs loaded
+    alone: on fixed and random arguments (negative, poles, huge) every value is the package's."""
+    import scipy.special
+
+    from incrowd.privacy import _uniqueness as fits
+
+    assert fits._special() is not None  # the direct route is the one under test
+    rng = np.random.default_rng(62)
+    x = np.concatenate([[0.5, 1.0, 2.0, 25.5, 1e-300, 1e300, -1.0, -2.5, 0.0, np.inf, -np.inf, np.nan],
+                        rng.uniform(-50, 50, 2000), rng.uniform(0, 1e7, 2000), 10.0 ** rng.uniform(-12, 12, 500)])
+    for ours, theirs in ((fits._digamma, scipy.special.digamma), (fits._gammaln, scipy.special.gammaln),
+                         (fits._trigamma, lambda v: scipy.special.polygamma(1, v))):
+        np.testing.assert_array_equal(ours(x), theirs(x))
+        assert all(float(ours(v)) == float(theirs(v)) or (np.isnan(ours(v)) and np.isnan(theirs(v)))
+                   for v in x[:40])
+
+
+@pytest.mark.parametrize("hist, fraction", [
+    (HIST, 0.05), (HIST, 0.01), ({1: 157, 2: 62, 3: 41, 4: 30, 5: 22, 8: 15, 20: 9, 60: 3}, 0.0016),
+    ({1: 400, 2: 3}, 0.02), ({1: 1, 3: 4, 9: 7}, 0.2), ({1: 1000, 2: 300, 500: 400}, 0.01)])
+def test_the_estimates_are_the_same_with_scipy_special_itself(monkeypatch, hist, fraction):
+    from incrowd.privacy import _uniqueness as fits
+
+    direct = population_uniqueness(hist, fraction)
+    with monkeypatch.context() as patch:
+        patch.setattr(fits, "_special_loaded", [None])
+        assert population_uniqueness(hist, fraction) == direct
+
+
+def test_the_estimates_load_neither_scipy_special_nor_scipy_optimize():
+    import json
+    import subprocess
+    import sys
+
+    code = ("import json, sys\nfrom incrowd.privacy._uniqueness import population_uniqueness\n"
+            "out = population_uniqueness({1: 157, 2: 62, 3: 41, 4: 30, 5: 22, 8: 15, 20: 9, 60: 3}, 0.0016)\n"
+            "print(json.dumps([out['pitman'] is not None, sorted(m for m in sys.modules if m in "
+            "('scipy.special', 'scipy.optimize', 'scipy._lib._array_api'))]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [True, []]

@@ -24,13 +24,20 @@ __all__ = ["app", "main", "run"]
 
 
 def run() -> None:
-    """The ``incrowd`` program: ``--version`` alone printed at once, anything else by the
-    command line (:func:`incrowd.cli._app.run`)."""
+    """The ``incrowd`` program: ``--version`` alone printed at once, ``risk`` on a plain
+    command line run without building the others (:func:`incrowd.cli._risk.run_plain`),
+    anything else by the command line (:func:`incrowd.cli._app.run`)."""
     if sys.argv[1:] == ["--version"]:
         from .._runtime import __version__
 
         print(f"incrowd {__version__}")
         return
+    if sys.argv[1:2] == ["risk"]:  # a one-shot risk in its plain form skips building the command line
+        from ._risk import plain_arguments, run_plain
+
+        arguments = plain_arguments(sys.argv[2:])
+        if arguments is not None:
+            run_plain(arguments)
     from ._app import run as run_command_line
 
     run_command_line()

@@ -17,6 +17,7 @@ from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError, VerificationError
 from ..io import NA_HELP, is_stdout, suffix
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
+from ._console import exit_now as _exit_now
 from ._dask_options import SchedulerOption, SchedulerTimeoutOption, check_scheduler
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
@@ -104,38 +105,6 @@ def run() -> None:
     except SystemExit as stop:
         _exit_now(stop.code)
     _exit_now(0)
-
-
-def _exit_now(code) -> None:
-    """Exit without tearing the interpreter down when numba was loaded.
-
-    Freeing numba's and LLVM's compiled-code structures at interpreter shutdown took 0.3-0.4 s
-    after every command that ran a kernel, a quarter of a small command's wall time, for
-    nothing: the process is ending. Everything a command writes is closed and renamed before
-    it returns, so after the exit handlers (temporary folders, loggers, finalizers) and a flush
-    of stdout and stderr the process can end at once. Where other threads are still alive, or
-    numba was never loaded, the normal exit runs."""
-    import threading
-
-    if "numba" not in sys.modules or threading.active_count() > 1:
-        raise SystemExit(code)
-    import atexit
-    import os
-
-    if code is None:
-        status = 0
-    elif isinstance(code, int):
-        status = code
-    else:  # SystemExit("message"): print it as the interpreter would
-        print(code, file=sys.stderr)
-        status = 1
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said
-            pass
-    os._exit(status)
 
 
 def _print_version(value: bool) -> None:

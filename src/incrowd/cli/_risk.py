@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import inspect
+import re
+import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, NoReturn, Optional
 
 import typer
 
+from .._runtime import enable_notice
 from .._runtime import lazy as _lazy
 from .._runtime import process as _process
 from ..exceptions import ParameterError
 from ..io import suffix
 from ..reporting import risk_lines
-from ._console import cancellable_run, check_output_path, print_json, print_lines, stages, user_errors
+from ._console import cancellable_run, check_output_path, echo_err, exit_now, print_json, print_lines, stages, user_errors
 from ._dask_options import MemoryLimitOption, SchedulerOption, SchedulerTimeoutOption, check_scheduler
 from ._library import read_table
 from ._options import INPUT_FORMATS, JsonOption, QuietOption, names
@@ -79,6 +83,14 @@ def risk_command(
         _risk_on_dask(data_path, qi, weight, household, population, threshold, suda_scores, suda, suda_max_size,
                       output, scheduler, scheduler_timeout, memory_limit, json_output, quiet)
         return
+    _measure(data_path, qi=qi, weight=weight, household=household, population=population, threshold=threshold,
+             suda_scores=suda_scores, suda=suda, suda_max_size=suda_max_size, model_risk=model_risk, output=output,
+             memory_limit=memory_limit, json_output=json_output, quiet=quiet)
+
+
+def _measure(data_path: Path, *, qi, weight, household, population, threshold, suda_scores, suda, suda_max_size,
+             model_risk, output, memory_limit, json_output, quiet) -> None:
+    """The risk of one file in this process: what ``incrowd risk`` runs without --scheduler."""
     _process.one_shot = _process.program  # one file, one measurement: a small one skips numba's start-up
     with user_errors():
         qis = _checked(qi, threshold, suda_scores, suda_max_size, model_risk, memory_limit)
@@ -160,3 +172,90 @@ def _show(result, output: Path | None, json_output: bool) -> None:
         print_json(result.to_dict())
     else:
         print_lines(risk_lines(result, output))
+
+
+# ---------------------------------------------------------------------------------------------
+# The plain command line, without typer's parsing
+#
+# Building the typer application (every command's options, typer's pydantic checks of each
+# value) costs a one-shot ``incrowd risk`` about a fifth of a second, more than the risk of a
+# survey-sized file. A command line in its plain form (each option once, spelled in full or as
+# -o/-q, its value the next word; one file) is read here into the very arguments typer would
+# give risk_command; anything else (--help, --scheduler, --opt=value, a repeated option, a
+# value that is not a plain number, a mistake) goes to typer, so help and every error line
+# stay typer's.
+
+#: option -> (parameter, how its value is read)
+PLAIN_OPTIONS = {"--qi": ("qi", "list"), "--weight": ("weight", "text"), "--household": ("household", "text"),
+                 "--population": ("population", "number"), "--threshold": ("threshold", "number"),
+                 "--suda-scores": ("suda_scores", "text"), "--suda-max-size": ("suda_max_size", "whole"),
+                 "--model-risk": ("model_risk", "text"), "--output": ("output", "path"), "-o": ("output", "path")}
+#: flag -> (parameter, value)
+PLAIN_FLAGS = {"--suda": ("suda", True), "--no-suda": ("suda", False), "--json": ("json_output", True),
+               "--quiet": ("quiet", True), "-q": ("quiet", True)}
+# numbers every parser reads alike (typer's goes through pydantic; Python's float and int round
+# the same decimal to the same double)
+_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]{1,3})?")
+_WHOLE = re.compile(r"0|[1-9][0-9]{0,17}")
+
+
+def plain_arguments(args: list[str]) -> dict[str, Any] | None:
+    """risk_command's arguments from ``args`` (after ``risk``) in their plain form, as typer
+    would pass them; None where typer must read the command line."""
+    arguments: dict[str, Any] = {name: parameter.default
+                                 for name, parameter in inspect.signature(risk_command).parameters.items()}
+    given: set[str] = set()
+    files: list[str] = []
+    words = iter(args)
+    for word in words:
+        if word in PLAIN_FLAGS:
+            name, flag = PLAIN_FLAGS[word]
+            if name in given:
+                return None
+            given.add(name)
+            arguments[name] = flag
+        elif word in PLAIN_OPTIONS:
+            name, kind = PLAIN_OPTIONS[word]
+            value = next(words, None)
+            if value is None or value == "" or value.startswith("-") or (name in given and kind != "list"):
+                return None
+            given.add(name)
+            if kind == "list":
+                arguments[name] = [*(arguments[name] or []), value]
+            elif kind == "number" and _NUMBER.fullmatch(value):
+                arguments[name] = float(value)
+            elif kind == "whole" and _WHOLE.fullmatch(value):
+                arguments[name] = int(value)
+            elif kind in ("text", "path"):
+                arguments[name] = Path(value) if kind == "path" else value
+            else:
+                return None
+        elif word.startswith("-") or word == "":
+            return None
+        else:
+            files.append(word)
+    if len(files) != 1 or arguments["scheduler"] is not None:
+        return None
+    arguments["data_path"] = Path(files[0])
+    return arguments
+
+
+def run_plain(arguments: dict[str, Any]) -> NoReturn:
+    """The ``incrowd risk`` program on a plain command line: as typer runs risk_command (the
+    compile notice unless quiet, an error line and status 2 for a user's error, Ctrl-C as
+    "error: aborted" and status 1), then the program's quick exit."""
+    _process.program = True
+    if not arguments["quiet"]:
+        enable_notice()
+    code: Any = 0
+    try:
+        risk_command(**arguments)
+    except typer.Exit as stop:
+        code = stop.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("\n")
+        echo_err("error", "aborted")
+        code = 1
+    except BrokenPipeError:  # the reader of stdout went away: status 1, as click ends it
+        code = 1
+    exit_now(code)

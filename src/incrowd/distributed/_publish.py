@@ -7,8 +7,10 @@ of :mod:`incrowd.publishing`'s partitioned steps:
    values): the client combines them into the whole file's means and codes;
 2. each partition's bottom classes (rows per level-0 combination) and squared deviations: the
    client sums them and runs publish's own search on them, so the node is the in-process node;
-3. each partition gives its rows' classes at that node and splits its published rows by class
-   into one piece per output partition (a shuffle: every row of a class lands in one piece set);
+   each row's bottom class (8 bytes a row) stays on the worker until pass 3 has read it;
+3. each partition gives its rows' classes at that node, from those bottom classes (the
+   partition is prepared once, in pass 2), and splits its published rows by class into one
+   piece per output partition (a shuffle: every row of a class lands in one piece set);
 4. each output partition gathers its pieces (whole classes, in file order), microaggregates and
    generalizes them as one process does, writes them into a staging folder, reads the written
    file back and verifies it, and gives its published classes' sizes and sensitive values.
@@ -71,12 +73,19 @@ def _bottom(source, name: str, spec, whole):
     return _task(lambda: part_bottom(_read(source).reset_index(drop=True), spec, whole), name)
 
 
-def _split(source, name: str, spec, whole, number: np.ndarray, choice, offset: int, where: np.ndarray,
-           n_out: int):
-    """The partition's published rows, one piece per output partition (``where``: each class's)."""
+def _summary(bottom):
+    return bottom if isinstance(bottom, IncrowdError) else bottom[:3]
+
+
+def _split(source, name: str, bottom, number: np.ndarray, choice, offset: int, where: np.ndarray, n_out: int):
+    """The partition's published rows, one piece per output partition (``where``: each class's);
+    ``bottom``: the partition's :func:`_bottom`, whose rows' bottom classes stayed on the worker."""
+    if isinstance(bottom, IncrowdError):
+        return bottom
+
     def split():
         frame = _read(source).reset_index(drop=True)
-        classes = part_classes(frame, spec, whole, number, choice)
+        classes = part_classes(bottom[3], number, choice)
         frame["__row__"] = np.arange(offset, offset + frame.shape[0], dtype=np.int64)
         frame["__class__"] = classes
         kept = frame.loc[classes >= 0]
@@ -213,8 +222,9 @@ class _Run:
                             "reading the partitions' facts")
         whole = whole_of(spec, facts)
         rows = [f["rows"] for f in facts]
-        pieces = self.gather([self.submit(_bottom, s, n, spec, whole) for s, n in zip(sources, names)],
-                             "counting the partitions' classes")
+        bottoms = [self.submit(_bottom, s, n, spec, whole) for s, n in zip(sources, names)]
+        # the client takes each bottom without its rows' classes: those stay for the split
+        pieces = self.gather([self.submit(_summary, b) for b in bottoms], "counting the partitions' classes")
         whole = scaled_whole(whole, pieces)
         self.say(f"searching the lattice on {whole.rows} rows' classes")
         choice, maps, prep = partitioned_search(spec, whole, [p[0] for p in pieces], max_nodes=max_nodes,
@@ -224,10 +234,15 @@ class _Run:
         n_out = max(1, len(sources), 2 * workers)
         where = spread_classes(class_sizes(choice, [p[0] for p in pieces], maps), n_out)
         offsets = np.cumsum([0, *rows])[:-1].tolist()
-        splits = [self.submit(_split, s, n, spec, whole, w, choice, o, where, n_out)
-                  for s, n, w, o in zip(sources, names, maps, offsets)]
+        splits = [self.submit(_split, s, n, b, w, choice, o, where, n_out)
+                  for s, n, b, w, o in zip(sources, names, bottoms, maps, offsets)]
         threads = task_threads(self.client)
         _wait(splits, "grouping the rows by class", self.say)
+        # the splits have read the rows' bottom classes: the workers may drop them (a lost
+        # split is recomputed from the graph, its bottom first)
+        read = {b.key for b in bottoms}
+        self.futures = [f for f in self.futures if f.key not in read]
+        del bottoms
         sweep_stale(target)
         self.staging = temp_path(target)
         self.staging.mkdir()

@@ -2,6 +2,8 @@
 
 - :func:`perturb`: a table and a list of steps in, the perturbed table and what each step did
   out (:class:`PerturbResult`, one :class:`StepReport` per step);
+- :func:`perturb_values`: one method on one column given alone (a Series or a 1-D array), its
+  new values out, as ``perturb`` gives them on a table;
 - :data:`METHODS` (also read by ``methods()``): every method by key, each a public module of
   this package holding one :class:`Method` (``noise``, ``rank_swap``, ``shuffle``,
   ``top_code``, ``bottom_code``, ``round``, ``pram``, ``record_swap``, ``microaggregation``);
@@ -22,18 +24,18 @@ if _TYPE_CHECKING:
     from ._base import STEP_KEYS as STEP_KEYS
     from ._base import Method
     from ._base import Param as Param
-    from ._perturb import PerturbResult, StepReport, perturb
+    from ._perturb import PerturbResult, StepReport, perturb, perturb_values
     from ._perturb import Step as Step
     from ._perturb import check_steps as check_steps
     from ._registry import METHODS
     from .pram import read_matrix as read_matrix
 
 __getattr__, __dir__ = _lazy.attach(__name__, {
-    "perturb": "._perturb", "PerturbResult": "._perturb", "StepReport": "._perturb",
+    "perturb": "._perturb", "perturb_values": "._perturb", "PerturbResult": "._perturb", "StepReport": "._perturb",
     "Method": "._base", "METHODS": "._registry",
     # the internal API (see above)
     "check_steps": "._perturb", "Step": "._perturb", "STEP_KEYS": "._base", "Param": "._base",
     "REQUIRED": "._base", "read_matrix": ".pram",
 })
 
-__all__ = ["perturb", "PerturbResult", "StepReport", "Method", "METHODS"]
+__all__ = ["perturb", "perturb_values", "PerturbResult", "StepReport", "Method", "METHODS"]

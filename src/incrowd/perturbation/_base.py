@@ -171,7 +171,28 @@ class Method:
         refused step leaves the input as it was."""
 
     def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
+        if not self.by_column:
+            raise NotImplementedError
+        return self.apply_columns({name: numbers(frame, name, self.key) for name in self.columns})
+
+    #: whether the method changes each column on its own from its values alone, drawing nothing
+    #: (then :meth:`apply_column` is its whole work, and a column needs no table around it)
+    by_column: ClassVar[bool] = False
+
+    def apply_column(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        """A ``by_column`` method's new values of one column from its values as float64 (a copy
+        it may write into), and its figures (counts)."""
         raise NotImplementedError
+
+    def apply_columns(self, columns: Mapping[str, np.ndarray]) -> Outcome:
+        """A ``by_column`` method on each of ``columns`` (float64 copies), its counts added up."""
+        values: dict[str, np.ndarray] = {}
+        details: dict[str, Any] = {}
+        for name, x in columns.items():
+            values[name], figures = self.apply_column(x)
+            for key, count in figures.items():
+                details[key] = details.get(key, 0) + count
+        return Outcome(values, details)
 
 
 def _given(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from functools import partial
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -221,7 +222,11 @@ def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray], rng: np.random.
     if len(parts) == 1 and parts[0].size == len(out):
         # the whole table in order: the method's new columns are the step's, no copy of the input
         # columns nor of the frame
-        outcome = method.apply(out, rng)
+        if method.by_column and all(isinstance(c.dtype, np.dtype) and c.dtype.kind in "fiu" for c in columns.values()):
+            # numeric columns straight to the method, not read from the frame again
+            outcome = method.apply_columns({name: np.array(old, dtype=np.float64) for name, old in before.items()})
+        else:
+            outcome = method.apply(out, rng)
         new = {name: _fresh(outcome.values[name], before[name]) for name in changed}
         per_stratum.append(outcome.details)
     else:
@@ -238,22 +243,83 @@ def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray], rng: np.random.
             per_stratum.append(outcome.details)
     details = _details(method, per_stratum)
     cells = 0
+    where = f"perturb step {index} ({method.key})"
     for name in changed:
-        old, values = before[name], new[name]
-        if values.dtype.kind == "f":
-            if old.dtype.kind == "f":
-                # a missing cell stays the input's own (its NaN bits carry a user-missing code)
-                gone = np.isnan(old)
-                if gone.any():
-                    values[gone] = old[gone]
-            if old.dtype.kind in "fiu":
-                values = _as_input_type(values, columns[name].dtype)
-            else:
-                values = _as_text(values, old, numbers(out, name, f"perturb step {index} ({method.key})"))
+        old = before[name]
+        values = _as_written(new[name], old, columns[name].dtype, partial(numbers, out, name, where))
         cells += _changed(old, values)
         _replace(out, name, values)
     return StepReport(method=method.key, columns=changed, cells_changed=cells, details=details,
                       seconds=time.perf_counter() - t0)
+
+
+def _as_written(values: np.ndarray, old: np.ndarray, dtype: Any, parsed: Callable[[], np.ndarray]) -> np.ndarray:
+    """A method's new column (an array the step may write into) as the step writes it: a
+    missing cell the input's own, numbers in the input's type, text where the input was text
+    (``parsed``: the input read as numbers)."""
+    if values.dtype.kind != "f":
+        return values
+    if old.dtype.kind == "f":
+        # a missing cell stays the input's own (its NaN bits carry a user-missing code)
+        gone = np.isnan(old)
+        if gone.any():
+            values[gone] = old[gone]
+    if old.dtype.kind in "fiu":
+        return _as_input_type(values, dtype)
+    return _as_text(values, old, parsed())
+
+
+def perturb_values(values: pd.Series | np.ndarray, method: str, *, random_state: int | None = 0,
+                   **params: Any) -> pd.Series | np.ndarray:
+    """One method on one column given alone: a 1-D array or a Series in, its new values out.
+
+    The values are those of ``perturb`` on a table holding that column, with the step
+    ``{"columns": [name], "method": method, **params}``, bit for bit (the same type kept, a
+    missing cell kept, the same seed). A method that reads other columns (``shuffle``'s ``by``,
+    ``record_swap``) needs the table: call :func:`perturb`.
+
+    Parameters
+    ----------
+    values : pandas.Series or 1-D numpy.ndarray
+        The column; it is not changed.
+    method : str
+        A key of :data:`METHODS` (or a microaggregation method), e.g. ``"top_code"``.
+    random_state : int or None, default 0
+        As :func:`perturb`'s for its one step (the step draws from ``[random_state, 1]``).
+    **params
+        The method's own parameters, e.g. ``value=90_000_000, replacement=0``.
+
+    Returns
+    -------
+    pandas.Series or numpy.ndarray
+        The new values, of the kind given (a Series keeps its index and name).
+    """
+    series = values if isinstance(values, pd.Series) else None
+    old = series.to_numpy() if series is not None else np.asarray(values)
+    if old.ndim != 1:
+        raise ParameterError(f"perturb_values takes one column (a Series or a 1-D array); got {old.ndim} "
+                             f"dimensions: give perturb a table")
+    name = series.name if series is not None and isinstance(series.name, str) and series.name else "values"
+    where = f"perturb_values ({method})"
+    step = _step({"columns": [name], "method": method, **params}, "perturb_values")
+    other = step.method.other_columns()
+    if other:
+        raise ParameterError(f"{where}: the method reads other columns ({', '.join(map(repr, other))}): give perturb a table")
+    dtype = series.dtype if series is not None else old.dtype
+
+    def table() -> pd.DataFrame:
+        return pd.DataFrame({name: series if series is not None else old}, copy=False)
+
+    if step.method.by_column and isinstance(dtype, np.dtype) and dtype.kind in "fiu":
+        new = step.method.apply_columns({name: np.array(old, dtype=np.float64)}).values[name]
+    else:
+        frame = table()
+        step.method.check(frame, where)
+        rng = np.random.default_rng([random_state, 1] if random_state is not None else None) \
+            if step.method.draws else _NO_DRAWS
+        new = step.method.apply(frame, rng).values[name]
+    out = _as_written(_fresh(new, old), old, dtype, lambda: numbers(table(), name, where))
+    return pd.Series(out, index=series.index, name=series.name, copy=False) if series is not None else out
 
 
 def _replace(out: pd.DataFrame, name: str, values: np.ndarray) -> None:

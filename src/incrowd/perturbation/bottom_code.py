@@ -10,3 +10,4 @@ class BottomCode(TopCode):
     sdcmicro = 'topBotCoding(kind = "bottom")'
     summary = "replaces the values below a limit"
     side = -1
+    coded = "bottom_coded"

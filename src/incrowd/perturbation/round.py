@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import Any
 
-from ._base import Method, Outcome, Param, is_number, numbers
+import numpy as np
+
+from ._base import Method, Param, is_number
 
 
 class Round(Method):
@@ -18,6 +19,11 @@ class Round(Method):
                       "each value becomes the nearest multiple of base (a half to the even multiple, as R rounds)"),
     }
 
-    def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
-        return Outcome({name: self.base * np.round(numbers(frame, name, "round") / self.base)
-                        for name in self.columns}, {})
+    by_column = True
+
+    def apply_column(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        # in place: one array for the division, the rounding and the product
+        np.divide(x, self.base, out=x)
+        np.round(x, out=x)
+        np.multiply(self.base, x, out=x)
+        return x, {}

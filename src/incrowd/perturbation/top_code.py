@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import Any
 
-from ._base import REQUIRED, Method, Outcome, Param, is_number, numbers
+import numpy as np
+
+from ._base import REQUIRED, Method, Param, is_number
 
 
 class TopCode(Method):
@@ -14,21 +15,19 @@ class TopCode(Method):
     summary = "replaces the values above a limit"
     #: which side of the limit is replaced: values above it (+1) or below it (-1)
     side = 1
+    #: its figure: how many values it replaced
+    coded = "top_coded"
     params = {
         "value": Param("a number", REQUIRED, is_number(), "the limit: values beyond it are replaced"),
         "replacement": Param("a number", None, lambda v: v is None or is_number()(v),
                              "what replaces them (left out: the limit itself)"),
     }
 
-    def apply(self, frame: pd.DataFrame, rng: np.random.Generator) -> Outcome:
-        replacement = self.value if self.replacement is None else self.replacement
-        out: dict[str, np.ndarray] = {}
-        coded = 0
-        for name in self.columns:
-            x = numbers(frame, name, self.key)
-            with np.errstate(invalid="ignore"):
-                beyond = (x > self.value) if self.side > 0 else (x < self.value)
-            x[beyond] = replacement
-            coded += int(beyond.sum())
-            out[name] = x
-        return Outcome(out, {f"{self.key}d": coded})
+    by_column = True
+
+    def apply_column(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        limit, replacement = self.values["value"], self.values["replacement"]
+        # a missing cell (NaN) is beyond no limit: numpy compares it without a warning
+        beyond = np.greater(x, limit) if self.side > 0 else np.less(x, limit)
+        x[beyond] = limit if replacement is None else replacement
+        return x, {self.coded: int(np.count_nonzero(beyond))}

@@ -28,7 +28,7 @@ def exceeds(distance, t: float):
     return np.asarray(distance) > t + TOLERANCE
 
 
-def _exact(n_reference: int, m: int) -> bool:
+def exact_counts(n_reference: int, m: int) -> bool:
     # every numerator term is <= N*s <= N^2 and there are m of them
     return m * n_reference * n_reference < 2**62
 
@@ -62,7 +62,7 @@ def dense_distances(counts: np.ndarray, reference: np.ndarray, ordered: bool) ->
     if m == 1 or counts.shape[0] == 0:
         return out  # one value: every class has the reference's distribution
     n_ref = int(reference.sum())
-    dtype = np.int64 if _exact(n_ref, m) else np.float64
+    dtype = np.int64 if exact_counts(n_ref, m) else np.float64
     cnt = counts.astype(dtype, copy=False)
     ref = reference.astype(dtype, copy=False)
     sizes = cnt.sum(axis=1)
@@ -105,7 +105,7 @@ def emd_pairs(p_cls, p_val, p_cnt, n_classes: int, reference: np.ndarray, ordere
     if m == 1 or len(p_cls) == 0:
         return out
     n_ref = int(reference.sum())
-    exact = _exact(n_ref, m)
+    exact = exact_counts(n_ref, m)
     dtype = np.int64 if exact else np.float64
     p_cls = np.asarray(p_cls, dtype=np.int64)
     p_val = np.asarray(p_val, dtype=np.int64)

@@ -180,52 +180,98 @@ def zayatz_uniques(sizes: np.ndarray, counts: np.ndarray, f: float) -> float | N
 
 
 # ---------------------------------------------------------------------------------------------
-# MINPACK's hybrid method, without scipy.optimize
+# scipy's compiled modules, without their packages
 #
 # Pitman's and SNB's fits solve their equations with scipy.optimize.root(method="hybr"), MINPACK's
-# modified Powell method. Importing scipy.optimize loads its whole toolbox (linear programming,
-# global optimizers, sparse algebra): about a quarter of a second, most of a one-shot
-# ``incrowd risk`` on a survey-sized file. MINPACK sits in one extension module of scipy that needs
-# nothing of the package around it; it is loaded by itself and called with root's own arguments, so
-# the answer is root's bit for bit. Where this scipy keeps MINPACK elsewhere, root itself runs.
+# modified Powell method, and Pitman's likelihood needs digamma, trigamma and log-gamma from
+# scipy.special. Importing scipy.optimize loads its whole toolbox (linear programming, global
+# optimizers, sparse algebra) and scipy.special its array-API layer (which walks all of numpy):
+# together about half a second, most of a one-shot ``incrowd risk`` on a survey-sized file. Both
+# sit in extension modules of scipy that need nothing of the package around them; each is loaded
+# by itself and called as the package calls it, so every answer is the package's bit for bit.
+# Where this scipy keeps them elsewhere, the package itself runs.
 
 #: ``root``'s defaults for method "hybr" (scipy.optimize._minpack_py._root_hybr)
 _XTOL = 1.49012e-08
 _FACTOR = 100
 _NAME = "scipy.optimize._minpack"
+_SPECIAL = "scipy.special._special_ufuncs"
 
 _loaded: list[Any] = []
+_special_loaded: list[Any] = []
 
 
 def _minpack() -> Any | None:
     """scipy's MINPACK extension module, loaded once without its package; None where absent."""
     if not _loaded:
-        _loaded.append(_load())
+        _loaded.append(_extension(_NAME, ("_hybrd", "_hybrj")))
     return _loaded[0]
 
 
-def _load() -> Any | None:
-    if _NAME in sys.modules:  # scipy.optimize is loaded already: take its own copy
-        return sys.modules[_NAME]
+def _special() -> Any | None:
+    """scipy.special's compiled ufuncs (digamma is its ``psi``, polygamma is built on its
+    ``gamma`` and ``_zeta``), loaded once without the package; None where absent."""
+    if not _special_loaded:
+        _special_loaded.append(_extension(_SPECIAL, ("psi", "gammaln", "gamma", "_zeta")))
+    return _special_loaded[0]
+
+
+def _extension(name: str, needed: tuple[str, ...]) -> Any | None:
+    """The extension module ``name`` of scipy, from its package's copy where that is loaded
+    already, else from its file alone; None unless it has every attribute in ``needed``."""
+    module: Any = sys.modules[name] if name in sys.modules else _load(name)
+    return module if module is not None and all(hasattr(module, a) for a in needed) else None
+
+
+def _load(name: str) -> Any | None:
     spec = importlib.util.find_spec("scipy")
     if spec is None or spec.origin is None:
         return None
-    folder = Path(spec.origin).parent / "optimize"
+    *folders, stem = name.split(".")[1:]
+    folder = Path(spec.origin).parent.joinpath(*folders)
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = folder / f"_minpack{suffix}"
+        path = folder / f"{stem}{suffix}"
         if path.is_file():
-            loader = importlib.machinery.ExtensionFileLoader(_NAME, str(path))
-            module_spec = importlib.util.spec_from_file_location(_NAME, path, loader=loader)
+            loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+            module_spec = importlib.util.spec_from_file_location(name, path, loader=loader)
             if module_spec is None:
                 return None
             try:
                 module = importlib.util.module_from_spec(module_spec)
             except ImportError:
                 return None
-            if hasattr(module, "_hybrd") and hasattr(module, "_hybrj"):
-                return module
-            return None
+            # the module registers itself under its package's name; left there, the package
+            # imported later would find it without its attribute on the package
+            sys.modules.pop(name, None)
+            return module
     return None
+
+
+def _function(own: str, public: str) -> Callable:
+    """scipy.special's ``public`` function: the extension's ufunc ``own``, or the package's."""
+    special = _special()
+    if special is None:
+        import scipy.special
+
+        return getattr(scipy.special, public)
+    return getattr(special, own)
+
+
+def _digamma(x):
+    return _function("psi", "digamma")(x)
+
+
+def _gammaln(x):
+    return _function("gammaln", "gammaln")(x)
+
+
+def _trigamma(x):
+    """``scipy.special.polygamma(1, x)``, by its own formula on the extension's ufuncs."""
+    if _special() is None:
+        return _function("", "polygamma")(1, x)
+    gamma, zeta = _function("gamma", "gamma"), _function("_zeta", "zeta")
+    n, x = np.asarray(1), np.asarray(x)
+    return np.where(n == 0, _digamma(x), (-1.0) ** (n + 1) * gamma(n + 1.0) * zeta(n + 1, x))
 
 
 class _Memo:
@@ -289,8 +335,6 @@ def _pitman_terms(theta: float, alpha: float, sizes: np.ndarray, counts: np.ndar
     sum_{i<u} 1/(t+ia), sum_{i<n} 1/(t+i), sum_{i<u} i/(t+ia), sum_k c_k sum_{j<k} 1/(j-a), and
     of their derivatives sum 1/(t+ia)^2, sum i/(t+ia)^2, sum i^2/(t+ia)^2, sum_{i<n} 1/(t+i)^2,
     sum_k c_k sum_{j<k} 1/(j-a)^2."""
-    from scipy.special import digamma, polygamma
-
     n = float(np.dot(sizes, counts))
     u = float(counts.sum())
     if u - 1 <= _DIRECT or abs(alpha) < 1e-3:
@@ -301,8 +345,8 @@ def _pitman_terms(theta: float, alpha: float, sizes: np.ndarray, counts: np.ndar
         s2, s3, s4 = float(w2.sum()), float((i * w2).sum()), float((i * i * w2).sum())
     else:
         z = theta / alpha
-        o1 = float((digamma(z + u) - digamma(z + 1.0)) / alpha)
-        s2 = float((polygamma(1, z + 1.0) - polygamma(1, z + u)) / alpha**2)
+        o1 = float((_digamma(z + u) - _digamma(z + 1.0)) / alpha)
+        s2 = float((_trigamma(z + 1.0) - _trigamma(z + u)) / alpha**2)
         o3 = ((u - 1.0) - theta * o1) / alpha
         s3 = (o1 - theta * s2) / alpha
         s4 = ((u - 1.0) - 2.0 * theta * o1 + theta**2 * s2) / alpha**2
@@ -310,11 +354,11 @@ def _pitman_terms(theta: float, alpha: float, sizes: np.ndarray, counts: np.ndar
         w = 1.0 / (theta + np.arange(1.0, n))
         o2, d2 = float(w.sum()), float((w * w).sum())
     else:
-        o2 = float(digamma(theta + n) - digamma(theta + 1.0))
-        d2 = float(polygamma(1, theta + 1.0) - polygamma(1, theta + n))
+        o2 = float(_digamma(theta + n) - _digamma(theta + 1.0))
+        d2 = float(_trigamma(theta + 1.0) - _trigamma(theta + n))
     big = sizes >= 2
-    o4 = float(np.dot(counts[big], digamma(sizes[big] - alpha) - digamma(1.0 - alpha)))
-    d4 = float(np.dot(counts[big], polygamma(1, 1.0 - alpha) - polygamma(1, sizes[big] - alpha)))
+    o4 = float(np.dot(counts[big], _digamma(sizes[big] - alpha) - _digamma(1.0 - alpha)))
+    d4 = float(np.dot(counts[big], _trigamma(1.0 - alpha) - _trigamma(sizes[big] - alpha)))
     return o1, o2, o3, o4, s2, s3, s4, d2, d4
 
 
@@ -326,20 +370,16 @@ def pitman_equations(theta: float, alpha: float, sizes: np.ndarray, counts: np.n
 
 
 def _pitman_loglik(theta, alpha, sizes, counts):
-    from scipy.special import gammaln
-
     n = float(np.dot(sizes, counts))
     u = float(counts.sum())
     big = sizes >= 2
     return (float(np.sum(np.log(theta + np.arange(1.0, u) * alpha)))
-            - (gammaln(theta + n) - gammaln(theta + 1.0))
-            + float(np.dot(counts[big], gammaln(sizes[big] - alpha) - gammaln(1.0 - alpha))))
+            - (_gammaln(theta + n) - _gammaln(theta + 1.0))
+            + float(np.dot(counts[big], _gammaln(sizes[big] - alpha) - _gammaln(1.0 - alpha))))
 
 
 def pitman_uniques(sizes: np.ndarray, counts: np.ndarray, f: float):
     """((theta, alpha), number of population uniques) by Pitman's model, or (None, None)."""
-    from scipy.special import gammaln
-
     n = float(np.dot(sizes, counts))
     u = float(counts.sum())
     c1 = float(counts[sizes == 1].sum())
@@ -384,7 +424,7 @@ def pitman_uniques(sizes: np.ndarray, counts: np.ndarray, f: float):
         return None, None
     theta, alpha = float(fit[0]), float(fit[1])
     big_n = n / f
-    log_estimate = float(gammaln(theta + 1.0) - gammaln(theta + alpha) + alpha * math.log(big_n))
+    log_estimate = float(_gammaln(theta + 1.0) - _gammaln(theta + alpha) + alpha * math.log(big_n))
     if not (math.isfinite(log_estimate) and log_estimate <= math.log(big_n)):  # ARX: within [0, N]
         return (theta, alpha), None
     return (theta, alpha), math.exp(log_estimate)

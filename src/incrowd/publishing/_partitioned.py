@@ -7,7 +7,8 @@
 2. :func:`part_bottom`: the part's bottom classes and the exact sums of its squared deviations;
    :func:`search` combines the bottoms and runs publish's own search (:func:`_gtm.choose`) on
    them, with :func:`scaled` giving the whole file's scale;
-3. :func:`part_classes`: each row's class at the chosen node (-1: suppressed);
+3. :func:`part_classes`: each row's class at the chosen node (-1: suppressed), from the
+   rows' bottom classes that :func:`part_bottom` left with the part;
 4. :func:`release_classes`: whole classes (rows of each class together, in file order)
    microaggregated and generalized as :func:`publish` does them.
 
@@ -107,16 +108,17 @@ def whole_of(spec: ReleaseSpec, facts: list[dict[str, Any]]) -> Whole:
 
 
 def part_bottom(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole):
-    """The part's bottom classes, its sensitive values' rows, and the exact sums of its squared
-    deviations from the whole file's means."""
+    """The part's bottom classes, its sensitive values' rows, the exact sums of its squared
+    deviations from the whole file's means, and each row's bottom class (its number in the
+    part's bottom classes: what :func:`part_classes` reads, so the part is prepared once)."""
     prep = prepare(frame, spec, whole)
     deviations = [sum_partials(squared_deviations(prep.X[~np.isnan(prep.X[:, j]), j], whole.mean[j]))
                   for j in range(prep.X.shape[1])]
     counts = {s.name: np.bincount(s.codes, minlength=s.n_values) for s in prep.sensitive}
-    # the search sums the classes; each row's class (8 bytes a row) stays here, a billion-row
-    # file's 2,000 partitions would send the client 8 GB of it
-    bottom = dataclasses.replace(_gtm.bottom_counts(prep), of_row=np.zeros(0, np.int64))
-    return bottom, deviations, counts
+    # the search sums the classes; each row's class (8 bytes a row) stays with the part, a
+    # billion-row file's 2,000 partitions would send the client 8 GB of it
+    bottom = _gtm.bottom_counts(prep)
+    return dataclasses.replace(bottom, of_row=np.zeros(0, np.int64)), deviations, counts, bottom.of_row
 
 
 def scaled(whole: Whole, pieces: list) -> Whole:
@@ -150,11 +152,12 @@ def search(spec: ReleaseSpec, whole: Whole, bottoms: list, *, max_nodes: int | N
     return choice, maps, prep
 
 
-def part_classes(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole, number: np.ndarray,
-                 choice: _gtm.GtmChoice) -> np.ndarray:
-    """Each row's class at the chosen node, -1 where its class is suppressed."""
-    prep = prepare(frame, spec, whole)
-    bottom = number[_gtm.bottom_counts(prep).of_row]
+def part_classes(of_row: np.ndarray, number: np.ndarray, choice: _gtm.GtmChoice) -> np.ndarray:
+    """Each row's class at the chosen node, -1 where its class is suppressed, from its bottom
+    class (``of_row``: :func:`part_bottom`'s last item; ``number``: each bottom class's number
+    in the file). The bottom classes are the level-0 codes and missing patterns, which the
+    whole file's scale does not change."""
+    bottom = number[of_row]
     return np.where(choice.keep[bottom], choice.class_of[bottom], -1)
 
 

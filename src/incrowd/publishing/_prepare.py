@@ -18,7 +18,7 @@ from ..generalization import encode_cells as _encode
 from ..generalization import qi_labels as _qi_labels
 from ..io import column_numbers
 from ..privacy import PrivacyModel
-from ..values import Standardizer, sensitive_keys
+from ..values import Standardizer, group_means, sensitive_keys
 from ._households import household_level_columns
 from ._risk_targets import check_target_weights
 from ._spec import ReleaseSpec, check_columns
@@ -80,6 +80,28 @@ class Prepared:
     @property
     def n(self) -> int:
         return int(self.frame.shape[0]) if self.rows is None else self.rows
+
+    def released_numbers(self, groups: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """(n, p): each numeric QI as the release shows it, its group's mean over the group's
+        present values (NaN where the row's value is missing or the row is not published).
+        The risk targets measure the released keys with these very numbers."""
+        X = self.X[keep]
+        out = np.full((self.X.shape[0], X.shape[1]), np.nan)
+        if not keep.any():
+            return out
+        g = np.unique(groups[keep], return_inverse=True)[1].ravel()
+        present = ~np.isnan(X)
+        n_groups = int(g.max()) + 1
+        means = np.full((n_groups, X.shape[1]), np.nan)
+        for j in range(X.shape[1]):
+            # each column's mean over its present values; the overflow-safe means of
+            # microaggregate: values near the float64 limit never give an infinite mean
+            rows = present[:, j]
+            if rows.any():
+                with np.errstate(invalid="ignore", divide="ignore"):  # a group with no value: NaN
+                    means[:, j] = group_means(X[rows, j:j + 1], g[rows], n_groups)[:, 0]
+        out[keep] = np.where(present, means[g], np.nan)
+        return out
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from ..generalization import (
     max_suppression_count,
     parse_size,
 )
-from ..values import group_means
 from . import _measures, _models
 from ._households import household_codes, household_verifier, publish_id
 from ._perturb_steps import apply_steps
@@ -363,20 +362,7 @@ def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndar
     frame = prep.frame
     out = frame.drop(columns=prep.identifiers).copy()
     if prep.numeric and keep.any():
-        g = np.unique(groups[keep], return_inverse=True)[1].ravel()
-        X = prep.X[keep]
-        present = ~np.isnan(X)
-        n_groups = int(g.max()) + 1
-        means = np.full((n_groups, X.shape[1]), np.nan)
-        for j in range(X.shape[1]):
-            # each column's mean over its present values; the overflow-safe means of
-            # microaggregate: values near the float64 limit never give an infinite mean
-            rows = present[:, j]
-            if rows.any():
-                with np.errstate(invalid="ignore", divide="ignore"):  # a group with no value: NaN
-                    means[:, j] = group_means(X[rows, j:j + 1], g[rows], n_groups)[:, 0]
-        published = np.full((prep.n, X.shape[1]), np.nan)
-        published[keep] = np.where(present, means[g], np.nan)
+        published = prep.released_numbers(groups, keep)
         for j, name in enumerate(prep.numeric):
             out[name] = published[:, j]
     for name in prep.categorical:

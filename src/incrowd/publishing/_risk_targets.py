@@ -174,16 +174,9 @@ class NodeJudge:
         class of its riskiest member (a whole class goes, so k holds, and with it every row of
         that key, in any household)."""
         assert self.households is not None
-        r = risk[row_class]
-        household = _household_risk(r, self.households)
         out = np.zeros(n_classes, bool)
-        over = household > self.targets["max_household_risk"]
-        if not over.any():
-            return out
-        riskiest = np.zeros(household.size)
-        np.maximum.at(riskiest, self.households, r)
-        rows = over[self.households] & (r > 0) & (r >= riskiest[self.households])
-        out[row_class[rows]] = True
+        out[row_class[_riskiest_of_households_above(risk[row_class], self.households,
+                                                    self.targets["max_household_risk"])]] = True
         return out
 
     def _codes(self, hierarchies, bottom_codes, levels, class_of, n_classes) -> np.ndarray | None:
@@ -305,11 +298,18 @@ def node_judge(prep, bottom) -> NodeJudge | None:
 
 def suppress_groups(prep, groups: np.ndarray, levels_per_row: Mapping[str, np.ndarray]) -> np.ndarray:
     """With numeric quasi-identifiers a published key is a microaggregation group (its means),
-    a part of the node's class: the groups whose rows are above ``max_individual_risk`` are
-    suppressed too (whole groups, so k holds), again until none is left above. ``groups``: the
-    group of each row, -1 for a suppressed row."""
-    limit = prep.spec.risk_targets.get("max_individual_risk")
-    if limit is None or not prep.numeric or not (groups >= 0).any():
+    a part of the node's class, so the risk of the released keys is higher than the class's
+    that the search weighed: the groups whose rows are above ``max_individual_risk`` are
+    suppressed too (whole groups, so k holds), again until none is left above; then, while a
+    household is above ``max_household_risk``, the group of its riskiest member. A global target
+    (``max_global_risk``, ``max_expected_reidentifications``) the groups miss is refused in one
+    line naming the levers: as with categorical keys, no row goes for it alone (suppressing the
+    riskiest rows barely moves a mean of like risks; a larger k or coarser keys do).
+    ``groups``: the group of each row, -1 for a suppressed row."""
+    targets = prep.spec.risk_targets
+    limit = targets.get("max_individual_risk")
+    household_limit = targets.get("max_household_risk")
+    if not targets or not prep.numeric or not (groups >= 0).any():
         return groups
     from ..values import wildcard_counts
 
@@ -325,29 +325,71 @@ def suppress_groups(prep, groups: np.ndarray, levels_per_row: Mapping[str, np.nd
             if L <= prep.hierarchies[a].max_level:  # above: one label ("*") in every row
                 code[rows] = prep.hierarchies[a].code_map(int(L))[prep.codes0[a][rows]]
         cols.append(np.where((level == 0) & missing0[:, j], -1, code))
+    # a numeric key as the file shows it: its group's mean (groups of equal means are one key)
+    released = prep.released_numbers(groups, groups >= 0)
     for j in range(len(prep.numeric)):
-        cols.append(np.where(np.isnan(prep.X[:, j]), -1, groups))
+        cols.append(pd.factorize(released[:, j], use_na_sentinel=True)[0].astype(np.int64))
     codes = np.column_stack(cols)
+    households = household_codes(prep) if household_limit is not None else None
     before = int((groups < 0).sum())
     groups = groups.copy()
+    missed: list[str] = []
     while True:
         keep = np.flatnonzero(groups >= 0)
-        both = wildcard_counts(codes[keep], np.column_stack([np.ones(keep.size), w[keep]]))
-        above = sample_risk.individual_risk(both[:, 0], both[:, 1]) > limit
-        if not above.any():
+        if keep.size == 0:
             break
+        both = wildcard_counts(codes[keep], np.column_stack([np.ones(keep.size), w[keep]]))
+        risk = sample_risk.individual_risk(both[:, 0], both[:, 1])
+        above, reason = (risk > limit if limit is not None else np.zeros(keep.size, bool)), "max_individual_risk"
+        if not above.any() and households is not None:
+            # a suppressed member is not in the file: its risk is 0 in its household's
+            above = _riskiest_of_households_above(risk, households[keep], targets["max_household_risk"])
+            reason = "max_household_risk"
+        if not above.any():
+            _check_global(prep, targets, risk)
+            break
+        if reason not in missed:
+            missed.append(reason)
         groups[np.isin(groups, np.unique(groups[keep[above]]))] = -1
     from ..generalization import max_suppression_count
 
     allowed = max_suppression_count(prep.spec.max_suppression, n)
     suppressed = int((groups < 0).sum())
     if suppressed > allowed and suppressed > before:
+        named = " and ".join(f"{key}={targets[key]:g}" for key in missed)
         raise ParameterError(
-            f"the groups of the numeric quasi-identifiers ({', '.join(prep.numeric)}) above max_individual_risk="
-            f"{limit:g} hold {suppressed - before} rows more, {suppressed} suppressed in all, more than "
-            f"max_suppression={prep.spec.max_suppression!r} ({allowed} rows); raise max_individual_risk or k, "
+            f"the groups of the numeric quasi-identifiers ({', '.join(prep.numeric)}) above {named} "
+            f"hold {suppressed - before} rows more, {suppressed} suppressed in all, more than "
+            f"max_suppression={prep.spec.max_suppression!r} ({allowed} rows); raise {' or '.join(missed)} or k, "
             "or allow more suppression; nothing is published")
     return groups
+
+
+def _check_global(prep, targets: Mapping[str, float], risk: np.ndarray) -> None:
+    """The global targets over the rows left (``risk``: their individual risks with the numeric
+    keys' groups as released): one error naming the first one missed and the levers."""
+    got = figures(risk, np.ones(risk.size))
+    for key in ("max_global_risk", "max_expected_reidentifications"):
+        if key in targets and got[key] > targets[key] * (1.0 + RELATIVE_SLACK):
+            raise ParameterError(
+                f"the numeric quasi-identifiers ({', '.join(prep.numeric)}) are published as their "
+                f"microaggregation groups' means, finer keys than the classes the search weighed, and "
+                f"with them the release reaches {key}={got[key]:.6g}, above {targets[key]:g}; raise k (larger "
+                f"groups) or {key}, or give {'them' if len(prep.numeric) > 1 else 'it'} a hierarchy and the "
+                "role categorical; nothing is published")
+
+
+def _riskiest_of_households_above(risk: np.ndarray, households: np.ndarray, limit: float) -> np.ndarray:
+    """Per row: whether it is the riskiest member (ties: each) of a household above ``limit``
+    (``households``: each row's household code)."""
+    size = int(households.max(initial=-1)) + 1
+    household = _household_risk(risk, households)
+    over = household > limit
+    if not over.any():
+        return np.zeros(risk.size, bool)
+    riskiest = np.zeros(size)
+    np.maximum.at(riskiest, households, risk)
+    return over[households] & (risk > 0) & (risk >= riskiest[households])
 
 
 def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank: np.ndarray,

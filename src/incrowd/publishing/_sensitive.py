@@ -26,6 +26,7 @@ from .._runtime import check_cancelled
 from ..exceptions import ParameterError
 from ..privacy import PrivacyModel
 from ..privacy import emd as _emd
+from ._merge_kernels import dense_status, nearest_slots
 
 
 @dataclass(frozen=True)
@@ -57,10 +58,13 @@ class _DenseCounts:
         m = reference.size
         self.counts = np.bincount(group * m + codes, minlength=n_groups * m).reshape(n_groups, m).astype(np.int64)
         self.reference, self.ordered, self.missing = reference, ordered, missing
+        # the compiled status keeps the numpy form's integer numerators, so only where they are exact
+        self.compiled = _emd.exact_counts(int(reference.sum()), m)
 
     def _status(self, counts) -> tuple[np.ndarray, np.ndarray]:
-        values = counts[:, :-1] if self.missing else counts
-        return (values > 0).sum(axis=1), _emd.dense_distances(counts, self.reference, self.ordered)
+        if self.compiled:
+            return dense_status(counts, self.reference, self.ordered, self.missing)
+        return _python_status(counts, self.reference, self.ordered, self.missing)
 
     def status(self, groups) -> tuple[np.ndarray, np.ndarray]:
         """(distinct values, distance) of each group in ``groups``."""
@@ -72,6 +76,11 @@ class _DenseCounts:
 
     def merge(self, keep: int, gone: int) -> None:
         self.counts[keep] += self.counts[gone]
+
+
+def _python_status(counts, reference: np.ndarray, ordered: bool, missing: bool) -> tuple[np.ndarray, np.ndarray]:
+    values = counts[:, :-1] if missing else counts
+    return (values > 0).sum(axis=1), _emd.dense_distances(counts, reference, ordered)
 
 
 class _SparseCounts:
@@ -315,12 +324,7 @@ def _partner(g: int, live: _LiveGroups, columns, models: Sequence[PrivacyModel])
         raise AssertionError("a failing group has no group to merge with in its block")
     own = live.slot[g] - lo
     if live.cent.shape[0]:
-        dist = np.zeros(ids.size)
-        for j, x in enumerate(live.centroid(g)):
-            d = live.cent[j, lo:lo + ids.size] - x
-            dist += d * d
-        dist[own] = np.inf
-        ties = ids[dist == dist.min()]
+        ties = ids[nearest_slots(live.cent, lo, ids.size, own)]
     else:
         ties = np.delete(ids, own)
     if ties.size == 1:

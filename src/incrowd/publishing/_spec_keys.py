@@ -127,7 +127,8 @@ SPEC_KEYS: tuple[SpecKey, ...] = (
             "member is re-identified, 1 - the product of 1 - each member's individual risk) above this; needs a "
             "`household` column. With `suppression = \"cells\"` a household above it gets one more blank in its "
             "riskiest member's key; with `\"rows\"` the riskiest member's class is suppressed (whole classes, so k "
-            "holds), counted against `max_suppression`."),
+            "holds), counted against `max_suppression`; with numeric keys the risk is that of the keys as released "
+            "(the microaggregation groups' means) and the riskiest member's whole group goes."),
     SpecKey("privacy", "household_id", "string", "keep",
             "What the release does with the `household` column: `keep` it as it is, `renumber` the households "
             "1, 2, ... in the order they first appear (the survey's own ids, which may lead back to the "

@@ -1,0 +1,105 @@
+"""The l/t merge's compiled steps choose exactly what their numpy forms choose.
+
+``nearest_slots`` (the partner search: the block's live groups nearest to a failing group) and
+``dense_status`` (each group's distinct values and distance from its value counts) replace
+numpy forms that ran once per merge; a release must not change by a single merge, so each is
+held equal to its numpy form on random data, and ``enforce_sensitive`` as a whole to the run
+with the numpy forms patched back in.
+"""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from incrowd.privacy import DistinctL, TCloseness
+from incrowd.privacy import emd as _emd
+from incrowd.publishing import _sensitive as sensitive_module
+from incrowd.publishing._merge_kernels import dense_status, nearest_slots
+from incrowd.publishing._sensitive import SensitiveColumn, enforce_sensitive
+
+
+def _numpy_nearest(cent: np.ndarray, lo: int, n: int, own: int) -> np.ndarray:
+    """The partner search as numpy computed it: squared distances summed feature by feature."""
+    dist = np.zeros(n)
+    for j in range(cent.shape[0]):
+        d = cent[j, lo:lo + n] - cent[j, lo + own]
+        dist += d * d
+    dist[own] = np.inf
+    return np.flatnonzero(dist == dist.min())
+
+
+def _numpy_status(counts, reference, ordered: bool, missing: bool):
+    values = counts[:, :-1] if missing else counts
+    return (values > 0).sum(axis=1), _emd.dense_distances(counts, reference, ordered)
+
+
+_coordinate = st.one_of(st.integers(-3, 3).map(float), st.floats(-1e3, 1e3, allow_nan=False))
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), p=st.integers(1, 3), slots=st.integers(2, 40))
+def test_nearest_slots_equal_the_numpy_search(data, p, slots):
+    cent = np.array(data.draw(st.lists(_coordinate, min_size=p * slots, max_size=p * slots))).reshape(p, slots)
+    lo = data.draw(st.integers(0, slots - 2))
+    n = data.draw(st.integers(2, slots - lo))
+    own = data.draw(st.integers(0, n - 1))
+    np.testing.assert_array_equal(nearest_slots(cent, lo, n, own), _numpy_nearest(cent, lo, n, own))
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), m=st.integers(1, 6), groups=st.integers(1, 20), ordered=st.booleans(), missing=st.booleans())
+def test_dense_status_equals_the_numpy_status(data, m, groups, ordered, missing):
+    counts = np.array(data.draw(st.lists(st.integers(0, 50), min_size=m * groups, max_size=m * groups)),
+                      dtype=np.int64).reshape(groups, m)
+    reference = np.array(data.draw(st.lists(st.integers(1, 10_000), min_size=m, max_size=m)), dtype=np.int64)
+    distinct, distance = dense_status(counts, reference, ordered, missing)
+    want_distinct, want_distance = _numpy_status(counts, reference, ordered, missing)
+    np.testing.assert_array_equal(distinct, want_distinct)
+    np.testing.assert_array_equal(distance, want_distance)  # bit for bit: the same merges follow
+
+
+def _numpy_partner_steps():
+    """``enforce_sensitive`` with the numpy forms of both steps patched back in."""
+    class NumpyCounts(sensitive_module._DenseCounts):
+        def _status(self, counts):
+            return _numpy_status(counts, self.reference, self.ordered, self.missing)
+
+    return (mock.patch.object(sensitive_module, "nearest_slots", _numpy_nearest),
+            mock.patch.object(sensitive_module, "_DenseCounts", NumpyCounts))
+
+
+@st.composite
+def _merge_case(draw):
+    n = draw(st.integers(4, 120))
+    n_groups = draw(st.integers(2, max(2, n // 2)))
+    labels = np.array(draw(st.lists(st.integers(0, n_groups - 1), min_size=n, max_size=n)))
+    block_of = {g: draw(st.integers(0, 2)) for g in np.unique(labels)}
+    blocks = np.array([block_of[g] for g in labels])
+    p = draw(st.integers(1, 3))
+    points = np.array(draw(st.lists(_coordinate, min_size=n * p, max_size=n * p))).reshape(n, p)
+    columns = []
+    for j in range(draw(st.integers(1, 2))):
+        m = draw(st.integers(2, 4))
+        codes = np.array(draw(st.lists(st.integers(0, m - 1), min_size=n, max_size=n)))
+        ref = np.bincount(codes, minlength=m) + np.array(draw(st.lists(st.integers(0, 3), min_size=m, max_size=m)))
+        columns.append(SensitiveColumn(f"s{j}", codes, m, draw(st.booleans()), ref, missing=draw(st.booleans())))
+    models = [DistinctL(draw(st.integers(2, 3)))]
+    if draw(st.booleans()):
+        models.append(TCloseness(draw(st.floats(0.05, 1.0))))
+    return labels, points, columns, models, blocks
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=_merge_case())
+def test_the_merges_equal_those_of_the_numpy_steps(case):
+    labels, points, columns, models, blocks = case
+    compiled = enforce_sensitive(labels, points, columns, models, blocks=blocks)
+    patches = _numpy_partner_steps()
+    with patches[0], patches[1]:
+        numpy_form = enforce_sensitive(labels, points, columns, models, blocks=blocks)
+    np.testing.assert_array_equal(compiled[0], numpy_form[0])
+    np.testing.assert_array_equal(compiled[1], numpy_form[1])
