@@ -58,6 +58,18 @@ def _household_release(work: Path) -> list[str]:
     return [*CLI, "publish", str(data), "--spec", str(work / "spec.toml"), "-o", str(work / "release.sav"), "--json"]
 
 
+def _adult_release(work: Path) -> list[str]:
+    """Adult with l = 2 and t = 0.2 on salary-class: the sensitive counts and the merge kernels."""
+    folder = data_dir() / "adult_arx"
+    lines = ["[privacy]", "k = 5", "l = 2", "t = 0.2", 'max_suppression = "2%"', "[columns]", 'age = "numeric"',
+             '"salary-class" = "sensitive"']
+    lines += [f'"{a}" = {{ role = "categorical", hierarchy = "{(folder / f"adult_hierarchy_{a}.csv").as_posix()}" }}'
+              for a in ("sex", "race", "marital-status", "education", "native-country", "workclass", "occupation")]
+    (work / "adult.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [*CLI, "publish", str(folder / "adult.csv"), "--spec", str(work / "adult.toml"), "-o",
+            str(work / "release.csv"), "--json"]
+
+
 #: case -> (the warm-up targets an install compiles for it, the command on a working folder)
 CASES = {
     # 4,580 rows: MDAV's serial screened kernel, which the warm-up's shapes never reached
@@ -70,6 +82,7 @@ CASES = {
     "local_suppression on testdata": ("generalization", lambda work: [
         sys.executable, "-c", LOCAL_SUPPRESSION, str(data_dir() / "testdata.csv"), TESTDATA_KEYS]),
     "publish the household .sav, cells suppressed": ("generalization,publish", _household_release),
+    "publish Adult with l and t": ("mdav,generalization,publish", _adult_release),
 }
 
 

@@ -197,7 +197,9 @@ def _run_generalization(rows: int, cols: int) -> None:
 
 def _run_publish(rows: int, cols: int) -> None:
     """A release as ``publish`` makes one: categorical columns generalized over interval
-    hierarchies, a numeric one microaggregated within their classes, with suppression."""
+    hierarchies, a numeric one microaggregated within their classes, with suppression; then
+    with l-diversity and t-closeness on a sensitive column (their counts and the merge of a
+    class's groups below l or above t are kernels of their own)."""
     import numpy as np
     import pandas as pd
 
@@ -208,8 +210,11 @@ def _run_publish(rows: int, cols: int) -> None:
     frame = pd.DataFrame({name: rng.integers(0, 100, rows) for name in names})
     frame["x"] = rng.normal(size=rows)
     columns: dict = {"x": "numeric", **{name: {"role": "categorical", "intervals": [10, 20]} for name in names}}
-    publish(frame, {"privacy": {"k": 3, "max_suppression": "5%", "allow_full_suppression": True},
-                    "columns": columns})
+    privacy = {"k": 3, "max_suppression": "5%", "allow_full_suppression": True}
+    publish(frame, {"privacy": privacy, "columns": columns})
+    frame["s"] = rng.integers(0, 4, rows)
+    for model in ({"l": 2}, {"t": 0.3}):
+        publish(frame, {"privacy": {**privacy, **model}, "columns": {**columns, "s": "sensitive"}})
 
 
 def _run_risk(rows: int, cols: int) -> None:
