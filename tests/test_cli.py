@@ -152,6 +152,7 @@ def test_human_report(runner, tmp_path, semicolon_csv):
 
 
 def test_progress_only_on_a_terminal_and_not_when_quiet(runner, tmp_path, semicolon_csv, monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")  # as a terminal's console says: let rich decide
     monkeypatch.setattr(_console, "stderr_console",
                         lambda: Console(stderr=True, force_terminal=True, width=100))
     args = ["microaggregate", str(semicolon_csv), "-o", str(tmp_path / "o.csv"), "--k", "3",
@@ -164,6 +165,30 @@ def test_progress_only_on_a_terminal_and_not_when_quiet(runner, tmp_path, semico
     as_json = runner.invoke(app, [*args, "--json"])
     assert as_json.exit_code == 0 and as_json.stderr == ""
     json.loads(as_json.stdout)
+
+
+def test_lines_off_a_terminal_are_rich_s_byte_for_byte(capsys, monkeypatch):
+    """``key  value`` lines written without rich (off a terminal) are what rich writes there:
+    control characters, tabs, wide and combining characters, markup and emoji codes, long lines."""
+    import io
+
+    from rich.text import Text
+
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+    rng = np.random.default_rng(62)
+    alphabet = list("ab  ,.:[]/\\\t\r\n\a\b\v\f\x1b\x00\x7f\x85é漢字\u0301\u2028😀") + [":smile:", "[bold]", "x" * 120]
+    cases = [[("rows", "4580"), ("output", "a\tb")], [("k", "x\ry")], [("key", "[red]not markup[/]")]]
+    cases += [[(f"k{j}" * int(rng.integers(1, 4)), "".join(rng.choice(alphabet, int(rng.integers(0, 30)))))
+               for j in range(int(rng.integers(1, 5)))] for _ in range(300)]
+    for rows in cases:
+        _console.print_lines(rows)
+        buffer = io.StringIO()
+        console = Console(file=buffer, highlight=False)
+        width = max(len(key) for key, _ in rows) + 2
+        for key, value in rows:
+            console.print(Text.assemble((key.ljust(width), "bold"), value), soft_wrap=True)
+        assert capsys.readouterr().out == buffer.getvalue(), rows
 
 
 def test_warning_is_one_line_on_stderr(runner, tmp_path, people):

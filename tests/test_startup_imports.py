@@ -277,6 +277,23 @@ def test_a_plain_risk_command_line_skips_typer_and_scipy_special_and_answers_the
     assert (tmp_path / "plain.csv").read_bytes() == (tmp_path / "typer.csv").read_bytes()
 
 
+#: what a plain ``incrowd risk`` on a CSV file leaves out besides: typer and rich (its text lines are
+#: written as rich would write them off a terminal), value labels' module (a CSV has none)
+CONSOLE = ["typer", "rich", "incrowd.generalization"]
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"], ["-o", "records.csv", "-q"]])
+def test_a_plain_risk_command_line_loads_neither_typer_nor_rich(testdata, tmp_path, extra):
+    extra = [str(tmp_path / word) if word.endswith(".csv") else word for word in extra]
+    argv = ["risk", str(testdata), "--qi", KEYS, "--weight", "sampling_weight", "--household", "ori_hid", *extra]
+    done = subprocess.run([sys.executable, "-c", PROGRAM, json.dumps(argv), json.dumps(CONSOLE)],
+                          capture_output=True, text=True, timeout=300)
+    out, _, tail = done.stdout.rpartition("\n@@")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(tail) == []
+    assert json.loads(out)["summary"] if "--json" in extra else out.strip()
+
+
 @pytest.mark.parametrize("extra", [["--threshold", "5"], ["--suda-scores", "nope"], ["--weight", "absent"],
                                    ["--qi", "urbrur", "--suda-max-size", "0"], ["-o", "x.txt"]])
 def test_a_plain_risk_command_line_with_a_mistake_gives_typer_s_error_line(testdata, extra):
@@ -294,7 +311,7 @@ def _captured(monkeypatch, call) -> dict:
     def capture(data_path, **kwargs):
         seen.update(kwargs, data_path=data_path)
 
-    monkeypatch.setattr(_risk, "_measure", capture)
+    monkeypatch.setattr(_risk, "measure", capture)
     call()
     return seen
 
@@ -319,7 +336,8 @@ def test_a_plain_command_line_gives_risk_command_typer_s_arguments(monkeypatch, 
     from typer.testing import CliRunner
 
     from incrowd.cli import app
-    from incrowd.cli._risk import plain_arguments, risk_command
+    from incrowd.cli._risk import plain_arguments
+    from incrowd.cli._risk_command import risk_command
 
     arguments = plain_arguments(argv)
     assert arguments is not None

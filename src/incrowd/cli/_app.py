@@ -22,6 +22,7 @@ from ._dask_options import SchedulerOption, SchedulerTimeoutOption, check_schedu
 from ._generalization import generalize_command, lattice_app, negotiate_command
 from ._incremental import incremental_app
 from ._library import read_table, table_format
+from ._names import names
 from ._options import (
     INPUT_FORMATS,
     OUTPUT_FORMATS,
@@ -42,12 +43,11 @@ from ._options import (
     Split2kOption,
     StartOption,
     method_params,
-    names,
     parse_qis,
 )
 from ._publish import PUBLISH_HELP, publish_command
 from ._report import ReportOption, check_report_path, report_command, write_release_report
-from ._risk import risk_command
+from ._risk_command import risk_command
 from ._serve import serve_command
 from ._usage import OneLineUsageErrors
 from ._warmup import warmup_command

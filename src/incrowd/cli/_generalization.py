@@ -16,7 +16,8 @@ from ..io import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._dask_options import SchedulerOption, SchedulerTimeoutOption, check_scheduler
 from ._library import read_table, table_format
-from ._options import INPUT_FORMATS, OUTPUT_FORMATS, IdOption, JsonOption, QiOption, QuietOption, names
+from ._names import names
+from ._options import INPUT_FORMATS, OUTPUT_FORMATS, IdOption, JsonOption, QiOption, QuietOption
 from ._report import ReportOption, check_report_path, write_release_report
 
 if TYPE_CHECKING:

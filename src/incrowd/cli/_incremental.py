@@ -14,6 +14,7 @@ from ..incremental import DEFAULT_WAIT, STRATEGY_NAMES, describe_as
 from ..io import NA_HELP, is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._library import load_spec, read_table
+from ._names import names
 from ._options import (
     INPUT_FORMATS,
     OUTPUT_FORMATS,
@@ -30,7 +31,6 @@ from ._options import (
     SeedOption,
     Split2kOption,
     method_params,
-    names,
     parse_qis,
 )
 from ._report import ReportOption, check_report_path, write_release_report

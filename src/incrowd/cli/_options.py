@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import csv
 from typing import Annotated, Any, Optional
 
 import typer
 
 from .._runtime import MAX_ROUNDS, MAX_RUNS, MAX_SEED, METHOD_NAMES
-from ..exceptions import ParameterError
 from ..io import describe_formats
 from ._usage import bounded
 
@@ -98,27 +96,6 @@ JsonOption = Annotated[
     typer.Option("--json", help="Print one JSON object (the result summary) on stdout, nothing else."),
 ]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Do not show progress on stderr.")]
-
-
-def names(values: list[str] | None, option: str) -> list[str] | None:
-    """Column names from repeatable, comma-separated options; None when not given.
-
-    Each value is read as one CSV record, so a name holding a comma is written in double
-    quotes: ``--qi '"income, net",age'`` (a doubled quote "" inside stands for one quote).
-    """
-    if values is None:
-        return None
-    out: list[str] = []
-    for value in values:
-        try:
-            fields = next(csv.reader([value], skipinitialspace=True, strict=True), [])
-        except csv.Error as exc:
-            raise ParameterError(f"{option} {value!r} cannot be read as comma-separated names: {exc} "
-                                 "(a name holding a comma is quoted, e.g. '\"b,c\",a')") from None
-        out += [f.strip() for f in fields if f.strip()]
-    if not out:
-        raise ParameterError(f"{option} must name at least one column; got {values!r}")
-    return out
 
 
 def parse_qis(qis: list[str] | None, ids: list[str] | None):

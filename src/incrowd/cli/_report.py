@@ -13,7 +13,8 @@ from ..generalization import hierarchy_file_names
 from ._console import cancellable_run, check_output_path, print_json, print_lines, stages, user_errors
 from ._dask_options import MemoryLimitOption, SchedulerOption, SchedulerTimeoutOption, check_scheduler
 from ._library import read_table
-from ._options import IdOption, JsonOption, QuietOption, names
+from ._names import names
+from ._options import IdOption, JsonOption, QuietOption
 
 make_report = _lazy.function("incrowd.reporting._report", "report")
 

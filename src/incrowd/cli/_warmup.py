@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from ._console import print_json, stderr_console, stdout_console, user_errors
-from ._options import names
+from ._names import names
 
 
 def warmup_command(

@@ -214,13 +214,14 @@ def key_values(top: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     file by its value label (else its code): the figures count it as a value of its own, so it is
     shown as one, not as a missing value. Returns the same keys with every code that has a value
     label spelled by it, as a reader knows them (the HTML page and the web show these)."""
-    from ..generalization import as_value_labels, qi_labels
-
     spelled = top.copy()
     for j, q in enumerate(top.columns):
         column = rows[q]
         if not pd.api.types.is_float_dtype(column.dtype) or not column.attrs.get("statfile"):
             continue
+        # value labels' module only for a statistical file's codes: a CSV or Parquet file has none
+        from ..generalization import as_value_labels, qi_labels
+
         labels, user = qi_labels(column)
         named = as_value_labels(column, labels)
         if user.any():
