@@ -294,6 +294,27 @@ def test_a_plain_risk_command_line_loads_neither_typer_nor_rich(testdata, tmp_pa
     assert json.loads(out)["summary"] if "--json" in extra else out.strip()
 
 
+def test_a_labelled_file_s_risk_loads_the_value_labels_only_to_show_them(tmp_path):
+    """On the curator's labelled .sav, the text report (which shows no key values) leaves the value
+    labels' module out; the JSON, which shows the riskiest records' keys, spells a user-missing
+    code by its label as before."""
+    from _household import write_household
+    from benchdata import data_dir
+
+    if not (data_dir() / "testdata.csv").exists():
+        pytest.skip("testdata.csv is absent (set INCROWD_DATA)")
+    sav = write_household(data_dir(), tmp_path / "household.sav")
+    argv = ["risk", str(sav), "--qi", KEYS, "--weight", "sampling_weight", "--household", "ori_hid"]
+    labels = ["incrowd.generalization", "incrowd.generalization._cells"]
+    for extra, loaded in (([], []), (["--json"], labels)):
+        done = subprocess.run([sys.executable, "-c", PROGRAM, json.dumps([*argv, *extra]), json.dumps(labels)],
+                              capture_output=True, text=True, timeout=300)
+        out, _, tail = done.stdout.rpartition("\n@@")
+        assert (done.returncode, done.stderr, json.loads(tail)) == (0, "", loaded)
+    shown = {value for row in json.loads(out)["riskiest"] for value in row.values()}
+    assert "Not stated" in shown  # the user-missing code 9, by its label
+
+
 @pytest.mark.parametrize("extra", [["--threshold", "5"], ["--suda-scores", "nope"], ["--weight", "absent"],
                                    ["--qi", "urbrur", "--suda-max-size", "0"], ["-o", "x.txt"]])
 def test_a_plain_risk_command_line_with_a_mistake_gives_typer_s_error_line(testdata, extra):

@@ -52,6 +52,9 @@ class RiskResult:
     #: None there: every record's measures stay in the partitions)
     _riskiest_rows: list = field(init=False, repr=False, default_factory=list)
     _riskiest_labels: list = field(init=False, repr=False, default_factory=list)
+    #: the riskiest rows as read, until their keys are spelled (the first time they are shown:
+    #: a report without them never loads the value labels)
+    _top_rows: pd.DataFrame | None = field(init=False, repr=False, default=None)
 
     def summary(self) -> dict[str, Any]:
         """The file's figures.
@@ -198,6 +201,9 @@ class RiskResult:
         if self.records is None:
             return [dict(row) for row in (self._riskiest_labels if value_labels else self._riskiest_rows)[:count]]
         order = np.argsort(-self.records["individual_risk"].to_numpy(), kind="stable")[:count]
+        if self._top_rows is not None and self._top_keys is not None:
+            self._top_labels = key_values(self._top_keys, self._top_rows)  # spells user-missing codes in both
+            self._top_rows = None
         rows = []
         top = self._top_labels if value_labels and self._top_labels is not None else self._top_keys
         for pos in order.tolist():
@@ -439,11 +445,10 @@ def risk(data: pd.DataFrame | str | os.PathLike, quasi_identifiers: Sequence[str
                       suda_original_scores, seconds)
     riskiest = np.argsort(-rk, kind="stable")[:_SHOWN]
     top = data.iloc[riskiest][qis].astype(object).where(codes[riskiest] >= 0, None)
-    labelled = key_values(top, data.iloc[riskiest])
-    top.index = labelled.index = riskiest
+    top.index = riskiest
     seconds["total"] = work_clock() - t0
     result = RiskResult(records=records, about=about)
-    result._summary, result._top_keys, result._top_labels = summary, top, labelled
+    result._summary, result._top_keys, result._top_rows = summary, top, data.iloc[riskiest]
     result._source = source
     return result
 
