@@ -1,7 +1,7 @@
-"""A small rank swap or shuffle through the API, in a process that has not started numba, runs
-plain twins of the compiled loop and of scipy's normal quantiles: the same values bit for bit
-(same draws in the same order, same arithmetic), and a fresh process never imports numba or
-scipy for them."""
+"""A small rank swap, shuffle or microaggregation (MDAV) through the API, in a process that has
+not started numba, runs plain twins of the compiled loops and of scipy's normal quantiles: the
+same values bit for bit (same draws in the same order, same arithmetic, same ties), and a fresh
+process never imports numba or scipy for them."""
 
 from __future__ import annotations
 
@@ -70,9 +70,9 @@ def test_normal_quantiles_equal_scipy_in_the_far_tails_and_at_every_rank_of_a_fi
 
 def twins(call):
     """``call()`` with the twins, then with the compiled loop and scipy: both results."""
-    with mock.patch.object(_small, "prefer_plain", lambda work: True):
+    with mock.patch.object(_small, "prefer_plain", lambda *_: True):
         plain = call()
-    with mock.patch.object(_small, "prefer_plain", lambda work: False):
+    with mock.patch.object(_small, "prefer_plain", lambda *_: False):
         return plain, call()
 
 
@@ -84,10 +84,12 @@ def _frame(draw_cells, n, seed):
 
 @settings(max_examples=60, deadline=None)
 @given(arrays(np.float64, st.integers(3, 60), elements=_cells), st.integers(0, 1000), st.booleans())
-def test_rank_swap_and_shuffle_steps_are_the_same_either_way(cells, seed, by_stratum):
+def test_rank_swap_shuffle_and_microaggregation_steps_are_the_same_either_way(cells, seed, by_stratum):
     frame = _frame(cells, cells.size, seed)
     steps = [{"columns": ["a", "b"], "method": "rank_swap", "p": 20, "top_percent": 5},
-             {"columns": ["a"], "method": "shuffle", "by": ["b", "s"]}]
+             {"columns": ["a"], "method": "shuffle", "by": ["b", "s"]},
+             {"columns": ["a", "b"], "method": "microaggregation", "k": 2 + seed % 3},
+             {"columns": ["a", "b"], "method": "microaggregation", "k": 3, "jointly": False, "aggregate": "median"}]
     plain, compiled = twins(lambda: perturb(frame, steps, strata="g" if by_stratum else None, random_state=seed))
     for column in ("a", "b"):
         assert plain.table[column].to_numpy().tobytes() == compiled.table[column].to_numpy().tobytes()
@@ -95,19 +97,23 @@ def test_rank_swap_and_shuffle_steps_are_the_same_either_way(cells, seed, by_str
 
 
 @needs_data
-def test_rank_swap_and_shuffle_of_testdata_are_the_same_either_way():
+def test_rank_swap_shuffle_and_microaggregation_of_testdata_are_the_same_either_way():
     testdata = pd.read_csv(TESTDATA)
     steps = [{"columns": ["income", "expend", "savings"], "method": "rank_swap", "p": 5},
-             {"columns": ["income", "expend"], "method": "shuffle", "by": ["age", "sex"]}]
-    plain, compiled = twins(lambda: perturb(testdata, steps, strata="urbrur", random_state=3))
-    pd.testing.assert_frame_equal(plain.table, compiled.table, check_exact=True)
-    assert plain.steps[0].details["swaps"] > 0
+             {"columns": ["income", "expend"], "method": "shuffle", "by": ["age", "sex"]},
+             {"columns": ["income", "expend", "savings"], "method": "microaggregation", "k": 3}]
+    for strata in ("urbrur", None):
+        plain, compiled = twins(lambda: perturb(testdata, steps, strata=strata, random_state=3))
+        pd.testing.assert_frame_equal(plain.table, compiled.table, check_exact=True)
+        assert [s.details for s in plain.steps] == [s.details for s in compiled.steps]
+        assert plain.steps[0].details["swaps"] > 0
 
 
 def test_twins_stop_once_they_have_cost_numbas_start_up(monkeypatch):
     monkeypatch.setattr(_small, "_plain_seconds", [0.0])
     assert _small.prefer_plain(100) or _small.jit_runtime_loaded()
     assert not _small.prefer_plain(_small.SMALL_CELLS + 1)
+    assert not _small.prefer_plain(_small.mdav_work(5_000, 3, 3), _small.PLAIN_MDAV_WORK)
     monkeypatch.setattr(_small, "_plain_seconds", [_small.START_UP])
     assert not _small.prefer_plain(100)
 
@@ -126,8 +132,9 @@ print(json.dumps([m for m in ("numba", "scipy", "scipy.stats", "scipy.special") 
 @pytest.mark.parametrize("step", [
     {"columns": ["income", "expend", "savings"], "method": "rank_swap", "p": 5},
     {"columns": ["income", "expend"], "method": "shuffle", "by": ["age", "sex"]},
+    {"columns": ["income", "expend", "savings"], "method": "microaggregation", "k": 3},
 ])
-def test_a_small_rank_swap_or_shuffle_in_a_fresh_process_loads_neither_numba_nor_scipy(step):
+def test_a_small_rank_swap_shuffle_or_microaggregation_in_a_fresh_process_loads_neither_numba_nor_scipy(step):
     done = subprocess.run([sys.executable, "-c", FRESH, str(TESTDATA), json.dumps(step)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -57,8 +57,7 @@ def prefer_numpy(n_rows: int, n_columns: int) -> bool:
 
 def prefer_numpy_mdav(n_rows: int, n_columns: int, k: int) -> bool:
     """Whether MDAV on this input is cheaper in plain numpy than paying numba's start-up."""
-    work = n_rows * n_rows / max(k, 1) * (n_columns + 8)
-    return _process.one_shot and work <= MDAV_WORK and not jit_runtime_loaded()
+    return _process.one_shot and mdav_work(n_rows, n_columns, k) <= MDAV_WORK and not jit_runtime_loaded()
 
 
 def prefer_numpy_suda2(n_rows: int, n_keys: int, max_size: int) -> bool:
@@ -68,11 +67,22 @@ def prefer_numpy_suda2(n_rows: int, n_keys: int, max_size: int) -> bool:
     return _process.one_shot and n_rows * sets <= SUDA2_WORK and not jit_runtime_loaded()
 
 
-def prefer_plain(work: int) -> bool:
+def prefer_plain(work: float, limit: float = SMALL_CELLS) -> bool:
     """Whether a perturbation kernel's twin should run: numba not loaded yet in this process,
-    ``work`` (the values the call touches) small, and this process's twins so far cheaper in all
-    than numba's start-up."""
-    return work <= SMALL_CELLS and not jit_runtime_loaded() and _plain_seconds[0] < START_UP
+    ``work`` at most ``limit`` (the values the call touches, or ``mdav_work``), and this process's
+    twins so far cheaper in all than numba's start-up."""
+    return work <= limit and not jit_runtime_loaded() and _plain_seconds[0] < START_UP
+
+
+def mdav_work(n_rows: int, n_columns: int, k: int) -> float:
+    """MDAV's work in ``MDAV_WORK``'s unit: the twin's time is about 2.6 ns times this (sdcMicro's
+    testdata, 4,580 rows x 3 amounts at k = 3: 77e6, 0.2 s at load average 10 on 2 cores)."""
+    return n_rows * n_rows / max(k, 1) * (n_columns + 8)
+
+
+# Up to this much MDAV work a perturbation step's twin stays under numba's start-up (about
+# 0.26 s); above MDAV_WORK, as a one-shot command keeps that margin for its other kernels
+PLAIN_MDAV_WORK = 100e6
 
 
 def timed_plain(twin: Callable[..., Any], *args: Any) -> Any:
@@ -94,8 +104,23 @@ def _sq_dist(cols: np.ndarray, point: np.ndarray) -> np.ndarray:
 
 
 def _k_nearest(d: np.ndarray, count: int) -> np.ndarray:
-    """Positions of the ``count`` smallest d, ascending by (d, position)."""
-    return np.argsort(d, kind="stable")[:count]
+    """Positions of the ``count`` smallest d, ascending by (d, position). A partition, not a sort
+    of all d: a round of MDAV costs linear time, as the kernel's does."""
+    if count <= 0:
+        return np.zeros(0, np.int64)
+    if count >= d.size:
+        return np.argsort(d, kind="stable")[:count]
+    if count <= 8:  # the usual k: a few passes of argmin (its first minimum: the lowest position)
+        left = d.copy()
+        picked = np.empty(count, np.int64)
+        for i in range(count):
+            picked[i] = at = int(np.argmin(left))
+            left[at] = np.inf
+        return picked
+    last = np.partition(d, count - 1)[count - 1]
+    below = np.flatnonzero(d < last)
+    chosen = np.concatenate((below, np.flatnonzero(d == last)[: count - below.size]))
+    return chosen[np.lexsort((chosen, d[chosen]))]
 
 
 def mdav_labels(X: np.ndarray, k: int) -> np.ndarray:
