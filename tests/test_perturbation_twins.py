@@ -103,7 +103,7 @@ def test_rank_swap_shuffle_and_microaggregation_of_testdata_are_the_same_either_
              {"columns": ["income", "expend"], "method": "shuffle", "by": ["age", "sex"]},
              {"columns": ["income", "expend", "savings"], "method": "microaggregation", "k": 3}]
     for strata in ("urbrur", None):
-        plain, compiled = twins(lambda: perturb(testdata, steps, strata=strata, random_state=3))
+        plain, compiled = twins(lambda strata=strata: perturb(testdata, steps, strata=strata, random_state=3))
         pd.testing.assert_frame_equal(plain.table, compiled.table, check_exact=True)
         assert [s.details for s in plain.steps] == [s.details for s in compiled.steps]
         assert plain.steps[0].details["swaps"] > 0

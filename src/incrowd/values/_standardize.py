@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+
 from .._runtime import lazy as _lazy
 from .._runtime import small as _small
 from ..exceptions import DataWarning
