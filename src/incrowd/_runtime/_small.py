@@ -5,7 +5,10 @@ its whole runtime (its typing and lowering registries, and through them scipy.li
 0.3 s, far more than MDAV on a file of a few thousand rows costs in plain numpy. So a one-shot
 process (a CLI command, see ``_process``) computes a small file here; everything else,
 including every long-lived process (a notebook, the web server, a benchmark, a loop over k),
-runs on the kernels, whose start-up it pays once.
+runs on the kernels, whose start-up it pays once. The perturbation methods' twins (rank
+swapping's loop, shuffling's normal quantiles, MDAV for a microaggregation step) are called
+through the API, where no process says it is one-shot: they run while numba is not loaded and
+until they have cost about its start-up (``prefer_plain``).
 
 Each twin performs the same floating-point operations in the same order as its kernel (the
 exactness contract of ``microaggregation._kernels``: distances summed over columns in column
