@@ -20,6 +20,11 @@ process's wall time less those runs: start, reading, the first call, writing. Th
 sdcMicro's time over incrowd's (above 1: incrowd is faster). A process past ``--timeout`` seconds is
 reported as such.
 
+``--data testdata`` (or ``adult``, ``resampled``) runs only those data sets; ``--rounds N`` runs each
+pair of processes N times interleaved (incrowd, sdcMicro, incrowd, ...) and reports their medians;
+``--baseline-src DIR`` adds a third process to each round, incrowd from another source tree (the
+code before a change), for a side-by-side before/after on the same loaded machine.
+
 Adult has no households: record swapping runs on testdata only. sdcMicro's ROMM draws one n x n
 matrix (cubic in the rows) and exact MDAV is quadratic: both run on testdata only.
 """
@@ -147,6 +152,13 @@ def run(command: list[str], info: Path, timeout: float, env=None) -> tuple[float
     return call, wall - repeated
 
 
+def median(runs: list[tuple[float, float] | None]) -> tuple[float, float] | None:
+    """(call, process): each the median over the runs, None if any run was past the timeout."""
+    if any(r is None for r in runs):
+        return None
+    return float(np.median([r[0] for r in runs])), float(np.median([r[1] for r in runs]))
+
+
 def adult(rows: int, seed: int = 0) -> pd.DataFrame:
     d = pd.read_csv(data_dir() / "adult.csv.gz", skipinitialspace=True)
     d.columns = [c.replace("-", "_") for c in d.columns]
@@ -161,14 +173,27 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--methods", nargs="*")
+    parser.add_argument("--data", nargs="*", choices=["testdata", "resampled", "adult"],
+                        default=["testdata", "resampled", "adult"])
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--baseline-src", type=Path)
     args = parser.parse_args()
-    frames = {"testdata": pd.read_csv(data_dir() / "testdata.csv"),
-              f"testdata x {args.rows:,}": resampled(args.rows),
-              f"adult x {args.rows:,}": adult(args.rows)}
+    frames = {}
+    if "testdata" in args.data:
+        frames["testdata"] = pd.read_csv(data_dir() / "testdata.csv")
+    if "resampled" in args.data:
+        frames[f"testdata x {args.rows:,}"] = resampled(args.rows)
+    if "adult" in args.data:
+        frames[f"adult x {args.rows:,}"] = adult(args.rows)
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    lines = [f"Measured {now_utc()}; {machine_line()}; load average {os.getloadavg()[0]:.1f} (shared machine).", "",
-             "| data | method | incrowd call (ms) / process (s) | sdcMicro call (ms) / process (s) | ratio call / process |",
-             "|---|---|---:|---:|---:|"]
+    sides = {"incrowd": env}
+    if args.baseline_src:
+        sides["baseline"] = {**os.environ, "PYTHONPATH": str(args.baseline_src.resolve())}
+    lines = [f"Measured {now_utc()}; {machine_line()}; load average {os.getloadavg()[0]:.1f} (shared machine); "
+             f"median of {args.rounds} interleaved round(s).", "",
+             "| data | method | " + " | ".join(f"{side} call (ms) / process (s)" for side in sides)
+             + " | sdcMicro call (ms) / process (s) | ratio call / process |",
+             "|---|---|" + "---:|" * (len(sides) + 2)]
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         for label, frame in frames.items():
@@ -188,20 +213,27 @@ def main() -> int:
                                                    column=step["columns"][0] if method in COLUMN_CALLS else None,
                                                    whole=method in WHOLE_TABLE), encoding="utf-8")
                 if label == "testdata":   # compile (or load) numba's kernels before any timed process
-                    subprocess.run([sys.executable, str(script)], check=True, capture_output=True, env=env)
-                mine = run([sys.executable, str(script)], info, args.timeout, env)
+                    for side_env in sides.values():
+                        subprocess.run([sys.executable, str(script)], check=True, capture_output=True, env=side_env)
                 r_script = folder / "run.R"
                 r_script.write_text(R_SCRIPT.format(rlib=args.rlib, data=data, call=r_call, out=out, info=info,
                                                     repeats=repeats),
                                     encoding="utf-8")
-                theirs = run(["Rscript", str(r_script)], info, args.timeout)
+                times: dict[str, list] = {name: [] for name in [*sides, "sdcMicro"]}
+                for _ in range(args.rounds):
+                    for name, side_env in sides.items():
+                        times[name].append(run([sys.executable, str(script)], info, args.timeout, side_env))
+                    times["sdcMicro"].append(run(["Rscript", str(r_script)], info, args.timeout))
+                medians = {name: median(t) for name, t in times.items()}
+                mine, theirs = medians["incrowd"], medians["sdcMicro"]
 
                 def shown(t: tuple[float, float] | None) -> str:
                     return f"> {args.timeout:.0f} s (whole process)" if t is None else f"{t[0] * 1e3:.3g} / {t[1]:.2f}"
 
                 ratio = ("" if mine is None or theirs is None else
                          f"{theirs[0] / max(mine[0], 1e-9):.2f} / {theirs[1] / max(mine[1], 1e-9):.2f}")
-                lines.append(f"| {label} | {method} | {shown(mine)} | {shown(theirs)} | {ratio} |")
+                cells = " | ".join(shown(medians[name]) for name in [*sides, "sdcMicro"])
+                lines.append(f"| {label} | {method} | {cells} | {ratio} |")
                 print(lines[-1], flush=True)
     print("\n".join(lines))
     return 0

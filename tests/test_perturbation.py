@@ -394,7 +394,8 @@ def test_the_input_is_never_changed_and_the_release_is_a_table_of_its_own(testda
 
 def test_a_step_that_groups_or_swaps_nothing_loads_no_compiled_kernels():
     """Top coding, rounding or noise in a fresh process: neither numba nor the microaggregation
-    package is imported (they cost seconds at start-up); rank swapping loads numba when it swaps."""
+    package is imported (they cost seconds at start-up); nor by a small rank swap (its plain twin
+    runs); a large one loads numba when it swaps."""
     import subprocess
     import sys
 
@@ -405,9 +406,12 @@ def test_a_step_that_groups_or_swaps_nothing_loads_no_compiled_kernels():
             "            {'columns': ['x'], 'method': 'noise', 'amount': 10}])\n"
             "print(sorted(m for m in ('numba', 'incrowd.microaggregation') if m in sys.modules))\n"
             "perturb(d, [{'columns': ['x'], 'method': 'rank_swap', 'p': 50}])\n"
+            "print('numba' in sys.modules)\n"
+            "big = pd.DataFrame({'x': [float(i % 97) for i in range(70_000)]})\n"
+            "perturb(big, [{'columns': ['x'], 'method': 'rank_swap', 'p': 50}])\n"
             "print('numba' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split("\n")[:2] == ["[]", "True"]
+    assert done.stdout.split("\n")[:3] == ["[]", "False", "True"]
 
 
 # --- one column given alone ----------------------------------------------------------------------

@@ -5,7 +5,10 @@ its whole runtime (its typing and lowering registries, and through them scipy.li
 0.3 s, far more than MDAV on a file of a few thousand rows costs in plain numpy. So a one-shot
 process (a CLI command, see ``_process``) computes a small file here; everything else,
 including every long-lived process (a notebook, the web server, a benchmark, a loop over k),
-runs on the kernels, whose start-up it pays once.
+runs on the kernels, whose start-up it pays once. The perturbation methods' twins (rank
+swapping's loop, shuffling's normal quantiles, MDAV for a microaggregation step) are called
+through the API, where no process says it is one-shot: they run while numba is not loaded and
+until they have cost about its start-up (``prefer_plain``).
 
 Each twin performs the same floating-point operations in the same order as its kernel (the
 exactness contract of ``microaggregation._kernels``: distances summed over columns in column
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 import math
 import sys
+import time
+from typing import Any, Callable
 
 import numpy as np
 
@@ -33,6 +38,13 @@ MDAV_WORK = 45e6
 # many records x sets it stays well under numba's start-up, and its memory (a few bytes per
 # record and set) small.
 SUDA2_WORK = 2_000_000
+# What starting numba costs a process (its import, then its runtime on the first kernel call):
+# 0.3 to 0.6 s here. A call through the API (a script, a notebook) is not known to be the
+# process's only one, so its twins run only until they have cost this much in all: a loop of
+# many small calls then moves to the kernels and pays the start-up once, never more than twice
+# what the kernels alone would have cost.
+START_UP = 0.4
+_plain_seconds = [0.0]
 
 
 def jit_runtime_loaded() -> bool:
@@ -48,8 +60,7 @@ def prefer_numpy(n_rows: int, n_columns: int) -> bool:
 
 def prefer_numpy_mdav(n_rows: int, n_columns: int, k: int) -> bool:
     """Whether MDAV on this input is cheaper in plain numpy than paying numba's start-up."""
-    work = n_rows * n_rows / max(k, 1) * (n_columns + 8)
-    return _process.one_shot and work <= MDAV_WORK and not jit_runtime_loaded()
+    return _process.one_shot and mdav_work(n_rows, n_columns, k) <= MDAV_WORK and not jit_runtime_loaded()
 
 
 def prefer_numpy_suda2(n_rows: int, n_keys: int, max_size: int) -> bool:
@@ -57,6 +68,33 @@ def prefer_numpy_suda2(n_rows: int, n_keys: int, max_size: int) -> bool:
     in plain numpy than paying numba's start-up."""
     sets = sum(math.comb(n_keys, s) for s in range(1, min(n_keys, max_size) + 1))
     return _process.one_shot and n_rows * sets <= SUDA2_WORK and not jit_runtime_loaded()
+
+
+def prefer_plain(work: float, limit: float = SMALL_CELLS) -> bool:
+    """Whether a perturbation kernel's twin should run: numba not loaded yet in this process,
+    ``work`` at most ``limit`` (the values the call touches, or ``mdav_work``), and this process's
+    twins so far cheaper in all than numba's start-up."""
+    return work <= limit and not jit_runtime_loaded() and _plain_seconds[0] < START_UP
+
+
+def mdav_work(n_rows: int, n_columns: int, k: int) -> float:
+    """MDAV's work in ``MDAV_WORK``'s unit: the twin's time is about 2.6 ns times this (sdcMicro's
+    testdata, 4,580 rows x 3 amounts at k = 3: 77e6, 0.2 s at load average 10 on 2 cores)."""
+    return n_rows * n_rows / max(k, 1) * (n_columns + 8)
+
+
+# Up to this much MDAV work a perturbation step's twin stays under numba's start-up (about
+# 0.26 s); above MDAV_WORK, as a one-shot command keeps that margin for its other kernels
+PLAIN_MDAV_WORK = 100e6
+
+
+def timed_plain(twin: Callable[..., Any], *args: Any) -> Any:
+    """``twin(*args)``, its time counted against numba's start-up (see ``prefer_plain``)."""
+    t0 = time.perf_counter()
+    try:
+        return twin(*args)
+    finally:
+        _plain_seconds[0] += time.perf_counter() - t0
 
 
 def _sq_dist(cols: np.ndarray, point: np.ndarray) -> np.ndarray:
@@ -69,8 +107,23 @@ def _sq_dist(cols: np.ndarray, point: np.ndarray) -> np.ndarray:
 
 
 def _k_nearest(d: np.ndarray, count: int) -> np.ndarray:
-    """Positions of the ``count`` smallest d, ascending by (d, position)."""
-    return np.argsort(d, kind="stable")[:count]
+    """Positions of the ``count`` smallest d, ascending by (d, position). A partition, not a sort
+    of all d: a round of MDAV costs linear time, as the kernel's does."""
+    if count <= 0:
+        return np.zeros(0, np.int64)
+    if count >= d.size:
+        return np.argsort(d, kind="stable")[:count]
+    if count <= 8:  # the usual k: a few passes of argmin (its first minimum: the lowest position)
+        left = d.copy()
+        picked = np.empty(count, np.int64)
+        for i in range(count):
+            picked[i] = at = int(np.argmin(left))
+            left[at] = np.inf
+        return picked
+    last = np.partition(d, count - 1)[count - 1]
+    below = np.flatnonzero(d < last)
+    chosen = np.concatenate((below, np.flatnonzero(d == last)[: count - below.size]))
+    return chosen[np.lexsort((chosen, d[chosen]))]
 
 
 def mdav_labels(X: np.ndarray, k: int) -> np.ndarray:
@@ -204,4 +257,97 @@ def dis_scores(score: np.ndarray, q: float, odds: float) -> np.ndarray:
     out = np.zeros(score.shape[0])
     for i in hit:
         out[i] = 1.0 / (1.0 + odds / (values[i] ** q * adj))
+    return out
+
+
+def rank_swap(values: np.ndarray, done: np.ndarray, window: int, draws: np.ndarray) -> int:
+    """``perturbation._rank_swap_kernel.swap`` in plain Python: the same partners from the same
+    draws (a draw times the span truncated toward zero, as the kernel's ``int``), ``values`` and
+    ``done`` changed in place the same way; the swaps made."""
+    n = values.size
+    vals, free_now, rows = values.tolist(), done.tolist(), draws.tolist()
+    tries = draws.shape[1] - 1
+    swaps = 0
+    for j in range(n):
+        if free_now[j]:
+            continue
+        hi = min(n, j + window)
+        span = hi - j - 1
+        if span <= 0:
+            continue
+        partner = -1
+        row = rows[j]
+        for attempt in range(tries):
+            k = j + 1 + min(int(row[attempt] * span), span - 1)
+            if not free_now[k]:
+                partner = k
+                break
+        if partner < 0:
+            open_slots = [k for k in range(j + 1, hi) if not free_now[k]]
+            if not open_slots:
+                continue
+            partner = open_slots[min(int(row[tries] * len(open_slots)), len(open_slots) - 1)]
+        vals[j], vals[partner] = vals[partner], vals[j]
+        free_now[j] = free_now[partner] = True
+        swaps += 1
+    values[:] = vals
+    done[:] = free_now
+    return swaps
+
+
+# Cephes' ndtri (scipy.special.ndtri, which scipy.stats.norm.ppf calls), coefficient for
+# coefficient: central region, then the tails for sqrt(-2 log y) below 8 and from 8
+_NDTRI_P0 = (-5.99633501014107895267E1, 9.80010754185999661536E1, -5.66762857469070293439E1,
+             1.39312609387279679503E1, -1.23916583867381258016E0)
+_NDTRI_Q0 = (1.95448858338141759834E0, 4.67627912898881538453E0, 8.63602421390890590575E1,
+             -2.25462687854119370527E2, 2.00260212380060660359E2, -8.20372256168333339912E1,
+             1.59056225126211695515E1, -1.18331621121330003142E0)
+_NDTRI_P1 = (4.05544892305962419923E0, 3.15251094599893866154E1, 5.71628192246421288162E1,
+             4.40805073893200834700E1, 1.46849561928858024014E1, 2.18663306850790267539E0,
+             -1.40256079171354495875E-1, -3.50424626827848203418E-2, -8.57456785154685413611E-4)
+_NDTRI_Q1 = (1.57799883256466749731E1, 4.53907635128879210584E1, 4.13172038254672030440E1,
+             1.50425385692907503408E1, 2.50464946208309415979E0, -1.42182922854787788574E-1,
+             -3.80806407691578277194E-2, -9.33259480895457427372E-4)
+_NDTRI_P2 = (3.23774891776946035970E0, 6.91522889068984211695E0, 3.93881025292474443415E0,
+             1.33303460815807542389E0, 2.01485389549179081538E-1, 1.23716634817820021358E-2,
+             3.01581553508235416007E-4, 2.65806974686737550832E-6, 6.23974539184983293730E-9)
+_NDTRI_Q2 = (6.02427039364742014255E0, 3.67983563856160859403E0, 1.37702099489081330271E0,
+             2.16236993594496635890E-1, 1.34204006088543189037E-2, 3.28014464682127739104E-4,
+             2.89247864745380683936E-6, 6.79019408009981274425E-9)
+_EXP_MINUS_2 = 0.13533528323661269189
+_S2PI = 2.50662827463100050242E0
+
+
+def _polevl(x: np.ndarray, coefficients: tuple[float, ...], leading_one: bool = False) -> np.ndarray:
+    """Horner's rule as Cephes' polevl (or p1evl, whose leading coefficient is 1), step for step."""
+    if leading_one:
+        total = x + coefficients[0]
+    else:
+        total = np.full_like(x, coefficients[0])
+    for c in coefficients[1:]:
+        total = total * x + c
+    return total
+
+
+def normal_quantiles(q: np.ndarray) -> np.ndarray:
+    """``scipy.special.ndtri(q)`` (the standard normal quantile) for ``q`` strictly between 0
+    and 1 or NaN, bit for bit: the same polynomials in the same order, and the C library's
+    ``log`` per tail value (numpy's vectorized log may round differently)."""
+    q = np.asarray(q, dtype=np.float64)
+    out = np.full(q.shape, np.nan)
+    upper = q > 1.0 - _EXP_MINUS_2
+    y = np.where(upper, 1.0 - q, q)
+    central = y > _EXP_MINUS_2
+    yc = y[central] - 0.5
+    y2 = yc * yc
+    out[central] = (yc + yc * (y2 * _polevl(y2, _NDTRI_P0) / _polevl(y2, _NDTRI_Q0, True))) * _S2PI
+    tail = ~central  # NaN too: it goes through the tail arithmetic as in Cephes
+    if tail.any():
+        x = np.sqrt(np.array([-2.0 * math.log(v) for v in y[tail].tolist()]))
+        x0 = x - np.array([math.log(v) for v in x.tolist()]) / x
+        z = 1.0 / x
+        near = x < 8.0
+        x1 = np.where(near, z * _polevl(z, _NDTRI_P1) / _polevl(z, _NDTRI_Q1, True),
+                      z * _polevl(z, _NDTRI_P2) / _polevl(z, _NDTRI_Q2, True))
+        out[tail] = np.where(upper[tail], x0 - x1, -(x0 - x1))
     return out

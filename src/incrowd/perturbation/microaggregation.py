@@ -9,10 +9,13 @@ import pandas as pd
 
 from .._runtime import METHOD_NAMES
 from .._runtime import lazy as _lazy
+from .._runtime import small as _small
+from ..values import Standardizer
 from ._base import Method, Outcome, Param, is_bool, is_integer, numbers, one_of
 
-# the microaggregation package (numba's kernels) is loaded by the first step that groups rows,
-# not by every spec or call that only names the perturbation methods
+# the microaggregation package (numba's kernels) is loaded by the first step that groups rows
+# with them, not by every spec or call that only names the perturbation methods; a small MDAV
+# in a process that has not started numba runs the twin (``_plain_mdav_labels``)
 make_estimator = _lazy.function("incrowd.microaggregation", "make_estimator")
 
 
@@ -52,10 +55,29 @@ class Microaggregation(Method):
                 present = np.array([c for c, m in zip(columns, missing[rows[0]]) if not m], dtype=np.int64)
                 if present.size == 0 or rows.size < self.k:
                     continue
-                estimator = make_estimator(self.method, self.k, random_state=seed)
-                labels = estimator.fit(X[np.ix_(rows, present)]).labels_
+                labels = _labels(X[np.ix_(rows, present)], self.method, self.k, seed)
                 groups += int(labels.max()) + 1
                 values = pd.DataFrame(X[np.ix_(rows, present)]).groupby(labels)
                 summary = values.transform(self.aggregate).to_numpy()
                 out[np.ix_(rows, present)] = summary
         return Outcome({name: out[:, j] for j, name in enumerate(self.columns)}, {"groups": groups})
+
+
+def _labels(values: np.ndarray, method: str, k: int, seed: int) -> np.ndarray:
+    """The groups ``make_estimator(method, k).fit(values)`` forms, by MDAV's twin where that is
+    cheaper than starting numba."""
+    n, m = values.shape
+    if method == "mdav" and _small.prefer_plain(_small.mdav_work(n, m, k), _small.PLAIN_MDAV_WORK):
+        labels = _small.timed_plain(_plain_mdav_labels, values, k)
+        if labels is not None:
+            return labels
+    return make_estimator(method, k, random_state=seed).fit(values).labels_
+
+
+def _plain_mdav_labels(values: np.ndarray, k: int) -> np.ndarray | None:
+    """MDAV's groups as its estimator forms them (the same scaling, then the kernel's groups, tie
+    for tie), or None where the estimator would take its kernel's guarded path."""
+    Z = Standardizer.fit(values).transform(values)
+    if Z.size and not np.abs(Z).max() < 1e15:
+        return None
+    return _small.mdav_labels(Z, k)

@@ -6,10 +6,12 @@ import numpy as np
 import pandas as pd
 
 from .._runtime import lazy as _lazy
+from .._runtime import small as _small
 from ._base import Method, Outcome, Param, is_number, numbers
 
-# the swap loop is compiled by numba: loaded on the first swap, so that a step of another method
-# (and a spec's check of its steps) does not import numba
+# the swap loop is compiled by numba: loaded on the first large swap (a small one, in a process
+# that has not started numba, runs the loop's plain twin), so that a step of another method (and a
+# spec's check of its steps) does not import numba
 _swap = _lazy.function("incrowd.perturbation._rank_swap_kernel", "swap")
 
 
@@ -65,7 +67,10 @@ def rank_swap(x: np.ndarray, p: float, top: float, bottom: float,
         fixed[:n_bottom] = True
     window = int(n * p / 100)
     draws = rng.random((n, _TRIES + 1))
-    swaps = _swap(values, fixed, window, draws)
+    if _small.prefer_plain(n):
+        swaps = _small.timed_plain(_small.rank_swap, values, fixed, window, draws)
+    else:
+        swaps = _swap(values, fixed, window, draws)
     out[order] = values
     return out, int(swaps), window
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from numba import njit
 
+from .._runtime import lazy as _lazy
 from .._runtime import small as _small
 from ..exceptions import DataWarning
 
@@ -22,6 +22,11 @@ from ..exceptions import DataWarning
 #: so ordinary data costs nothing extra and gets exactly the plain formulas' numbers.
 _SAFE_EXPONENT = 480
 _LARGEST = np.finfo(np.float64).max
+
+# the group sums are compiled by numba, loaded on their first call: scaling alone (a small
+# microaggregation's twin) starts no numba
+_group_sums = _lazy.function("incrowd.values._sums_kernels", "group_sums")
+_group_sums_in_units = _lazy.function("incrowd.values._sums_kernels", "group_sums_in_units")
 
 
 def _power_of_two_units(magnitude: np.ndarray) -> np.ndarray:
@@ -134,27 +139,6 @@ def group_means(X: np.ndarray, labels: np.ndarray, n_groups: int | None = None) 
     scaled = _group_sums_in_units(part, lab, g, 1.0 / units) / counts[:, None] * units
     means[:, columns] = np.clip(scaled, low, high)  # a mean lies in its column's range; rounding may not
     return means
-
-
-@njit(cache=True)
-def _group_sums(X, labels, g):
-    """Per-group column sums, each a sequential sum in row order (as ``np.add.at`` sums, at a
-    tenth of its time)."""
-    sums = np.zeros((g, X.shape[1]))
-    for i in range(X.shape[0]):
-        for j in range(X.shape[1]):
-            sums[labels[i], j] += X[i, j]
-    return sums
-
-
-@njit(cache=True)
-def _group_sums_in_units(X, labels, g, inverse_units):
-    """As :func:`_group_sums`, of X * inverse_units (powers of two: exact)."""
-    sums = np.zeros((g, X.shape[1]))
-    for i in range(X.shape[0]):
-        for j in range(X.shape[1]):
-            sums[labels[i], j] += X[i, j] * inverse_units[j]
-    return sums
 
 
 __all__ = ["Standardizer", "standardize", "group_means"]
