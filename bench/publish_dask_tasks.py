@@ -58,11 +58,10 @@ def main() -> None:
     sizes = tasks.class_sizes(choice, [b[0] for b in bottoms], maps)
     where = tasks.spread_classes(sizes, n_out)
     loads = np.bincount(where, weights=sizes, minlength=n_out).astype(int)
-    offsets = np.cumsum([0, *[f["rows"] for f in facts]])[:-1]
-    splits = timed("split", lambda: [tasks._split(s, "p", b, m, choice, int(o), where, n_out)
-                                     for s, b, m, o in zip(sources, bottoms, maps, offsets)])
+    splits = timed("split", lambda: [tasks._split(s, "p", b, whole, m, choice, where, n_out)
+                                     for s, b, m in zip(sources, bottoms, maps)])
     qis = [*prep.numeric, *prep.categorical]
-    sensitive = [s.name for s in prep.sensitive]
+    sensitive = {s.name: whole.sensitive[s.name] for s in prep.sensitive}
     out = Path(tempfile.mkdtemp(prefix="incrowd-tasks-"))
     largest = int(np.argmax(loads))
     profile = cProfile.Profile()
@@ -72,7 +71,7 @@ def main() -> None:
             t = time.perf_counter()
             if b == largest:
                 profile.enable()
-            done = tasks._release([s[b] for s in splits], "p", spec, whole, choice.levels,
+            done = tasks._release([s[b] for s in splits], "p", choice.levels,
                                   str(out / f"part-{b}.parquet"), qis, sensitive, 1)
             if b == largest:
                 profile.disable()

@@ -4,6 +4,7 @@ codes in their order with the whole file's distribution."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -102,6 +103,40 @@ class Prepared:
                     means[:, j] = group_means(X[rows, j:j + 1], g[rows], n_groups)[:, 0]
         out[keep] = np.where(present, means[g], np.nan)
         return out
+
+    def take(self, rows: np.ndarray) -> Prepared:
+        """The prepared rows ``rows`` (positions), as preparing those rows of the frame with the
+        whole file's facts gives them: what a row's class carries from the split to its release,
+        so that the release does not prepare it again."""
+        return dataclasses.replace(
+            self, frame=self.frame.iloc[rows].reset_index(drop=True), X=self.X[rows], Z=self.Z[rows],
+            pattern=self.pattern[rows], codes0={c: v[rows] for c, v in self.codes0.items()},
+            missing0={c: v[rows] for c, v in self.missing0.items()},
+            weights=None if self.weights is None else self.weights[rows],
+            sensitive=[dataclasses.replace(s, codes=s.codes[rows]) for s in self.sensitive], rows=None)
+
+
+def with_whole(prep: Prepared, whole: Whole, frame: pd.DataFrame) -> Prepared:
+    """``prep`` (``frame`` prepared with ``whole`` before its scale and its sensitive columns'
+    rows per value were known) as :func:`prepare` gives ``frame`` with ``whole``: the scale
+    moves the standardized values only, the rows per value the sensitive columns' reference."""
+    return dataclasses.replace(
+        prep, frame=frame, Z=standardized(prep.X, whole.mean, whole.scale),
+        sensitive=[dataclasses.replace(s, reference_counts=whole.sensitive[s.name][2]) for s in prep.sensitive])
+
+
+def joined(parts: list[Prepared]) -> Prepared:
+    """Prepared rows of one file (:meth:`Prepared.take` of its parts) one after the other."""
+    first = parts[0]
+    return dataclasses.replace(
+        first, frame=pd.concat([p.frame for p in parts], ignore_index=True),
+        X=np.concatenate([p.X for p in parts]), Z=np.concatenate([p.Z for p in parts]),
+        pattern=np.concatenate([p.pattern for p in parts]),
+        codes0={c: np.concatenate([p.codes0[c] for p in parts]) for c in first.codes0},
+        missing0={c: np.concatenate([p.missing0[c] for p in parts]) for c in first.missing0},
+        weights=None if first.weights is None else np.concatenate([p.weights for p in parts if p.weights is not None]),
+        sensitive=[dataclasses.replace(s, codes=np.concatenate([p.sensitive[i].codes for p in parts]))
+                   for i, s in enumerate(first.sensitive)])
 
 
 @dataclass(frozen=True)
