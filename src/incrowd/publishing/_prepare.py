@@ -4,10 +4,9 @@ codes in their order with the whole file's distribution."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -108,34 +107,34 @@ class Prepared:
         """The prepared rows ``rows`` (positions), as preparing those rows of the frame with the
         whole file's facts gives them: what a row's class carries from the split to its release,
         so that the release does not prepare it again."""
-        return dataclasses.replace(
+        return replace(
             self, frame=self.frame.iloc[rows].reset_index(drop=True), X=self.X[rows], Z=self.Z[rows],
             pattern=self.pattern[rows], codes0={c: v[rows] for c, v in self.codes0.items()},
             missing0={c: v[rows] for c, v in self.missing0.items()},
             weights=None if self.weights is None else self.weights[rows],
-            sensitive=[dataclasses.replace(s, codes=s.codes[rows]) for s in self.sensitive], rows=None)
+            sensitive=[replace(s, codes=s.codes[rows]) for s in self.sensitive], rows=None)
 
 
 def with_whole(prep: Prepared, whole: Whole, frame: pd.DataFrame) -> Prepared:
     """``prep`` (``frame`` prepared with ``whole`` before its scale and its sensitive columns'
     rows per value were known) as :func:`prepare` gives ``frame`` with ``whole``: the scale
     moves the standardized values only, the rows per value the sensitive columns' reference."""
-    return dataclasses.replace(
+    return replace(
         prep, frame=frame, Z=standardized(prep.X, whole.mean, whole.scale),
-        sensitive=[dataclasses.replace(s, reference_counts=whole.sensitive[s.name][2]) for s in prep.sensitive])
+        sensitive=[replace(s, reference_counts=whole.sensitive[s.name][2]) for s in prep.sensitive])
 
 
 def joined(parts: list[Prepared]) -> Prepared:
     """Prepared rows of one file (:meth:`Prepared.take` of its parts) one after the other."""
     first = parts[0]
-    return dataclasses.replace(
+    return replace(
         first, frame=pd.concat([p.frame for p in parts], ignore_index=True),
         X=np.concatenate([p.X for p in parts]), Z=np.concatenate([p.Z for p in parts]),
         pattern=np.concatenate([p.pattern for p in parts]),
         codes0={c: np.concatenate([p.codes0[c] for p in parts]) for c in first.codes0},
         missing0={c: np.concatenate([p.missing0[c] for p in parts]) for c in first.missing0},
         weights=None if first.weights is None else np.concatenate([p.weights for p in parts if p.weights is not None]),
-        sensitive=[dataclasses.replace(s, codes=np.concatenate([p.sensitive[i].codes for p in parts]))
+        sensitive=[replace(s, codes=np.concatenate([p.sensitive[i].codes for p in parts]))
                    for i, s in enumerate(first.sensitive)])
 
 
@@ -365,7 +364,6 @@ def _match(hierarchy: Hierarchy, column: pd.Series, labels: np.ndarray, user: np
 def _spelled_as_data(hierarchy: Hierarchy, codes0: np.ndarray, labels: np.ndarray) -> Hierarchy:
     """``hierarchy`` with each level-0 value the data meets spelled as the data's own cells
     (codes as text): "Bachelors" matched by label becomes "9", "7.0" becomes "7"."""
-    from dataclasses import replace
 
     present = np.array([v is not None for v in labels], dtype=bool)
     if not present.any():

@@ -22,7 +22,6 @@ from ..generalization import (
     max_suppression_count,
     parse_size,
 )
-from ..values import radix_rows
 from . import _measures, _models
 from ._households import household_codes, household_verifier, publish_id
 from ._perturb_steps import apply_steps
@@ -474,8 +473,12 @@ def written_classes(table: pd.DataFrame, quasi_identifiers: list[str],
         for j, name in enumerate(qis):
             codes[:, j], text = _text_codes(table[name])
             texts.append(np.append(text, None))  # code -1, missing, reads None
-        # missing is -1: shifted so that the codes are non-negative
-        classes = np.asarray(pd.factorize(radix_rows(codes + 1))[0], np.int64)
+        # numbered column by column (below n after each step, so never past int64), missing
+        # (-1) shifted to 0
+        classes = np.zeros(n, np.int64)
+        for j in range(len(qis)):
+            width = int(codes[:, j].max(initial=-1)) + 2
+            classes = np.asarray(pd.factorize(classes * width + codes[:, j] + 1)[0], np.int64)
         n_classes = int(classes.max(initial=-1)) + 1
         first = np.full(n_classes, n, np.int64)
         np.minimum.at(first, classes, np.arange(n, dtype=np.int64))
@@ -505,21 +508,24 @@ def _text_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     if pd.api.types.is_float_dtype(cells.dtype):
         # by bits: 0.0 and -0.0 are equal numbers but read "0.0" and "-0.0"
         bits = cells.to_numpy(dtype=np.float64, na_value=np.nan).view(np.int64)
-        factor = np.where(missing, -1, pd.factorize(bits)[0])
+        factor = np.full(cells.size, -1, np.int64)
+        factor[~missing] = pd.factorize(bits[~missing])[0]
     else:
         factor, uniques = pd.factorize(cells, use_na_sentinel=True)
         if cells.dtype == object and not all(isinstance(v, str) for v in uniques):
             # values that compare equal may read differently (1 and 1.0, Decimal("1.0") and
             # Decimal("1.00")): such a column is compared as text cell by cell
             factor = pd.factorize(cells.astype(str).where(~missing, None), use_na_sentinel=True)[0]
+    # codes 0, 1, ... in order of first appearance: the first row of each, without a sort
     factor = np.asarray(factor, np.int64)
-    present = np.flatnonzero(factor >= 0)
-    _, first, inverse = np.unique(factor[present], return_index=True, return_inverse=True)
-    text = cells.iloc[present[first]].astype(str).to_numpy(dtype=object)
+    present = factor >= 0
+    first = np.full(int(factor.max(initial=-1)) + 1, cells.size, np.int64)
+    np.minimum.at(first, factor[present], np.flatnonzero(present))
+    text = cells.iloc[first].astype(str).to_numpy(dtype=object)
     # distinct values that read alike (a category 1 and a category "1") are one class as text
     same, distinct = pd.factorize(text)
     code = np.full(cells.size, -1, np.int64)
-    code[present] = np.asarray(same, np.int64)[inverse.ravel()]
+    code[present] = np.asarray(same, np.int64)[factor[present]]
     return code, np.asarray(distinct, dtype=object)
 
 
