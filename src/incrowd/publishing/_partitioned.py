@@ -123,8 +123,9 @@ def part_bottom(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole):
     # with the part, a billion-row file's 2,000 partitions would send the client 8 GB of it;
     # the frame is read again where the rows are split, cheaper to read than to hold
     bottom = _gtm.bottom_counts(prep)
+    # (the standardized values wait for the whole file's scale: :func:`with_whole` makes them)
     return (dataclasses.replace(bottom, of_row=np.zeros(0, np.int64)), deviations, counts, bottom.of_row,
-            dataclasses.replace(prep, frame=frame.iloc[:0]))
+            dataclasses.replace(prep, frame=frame.iloc[:0], Z=prep.Z[:0]))
 
 
 def scaled(whole: Whole, pieces: list) -> Whole:
