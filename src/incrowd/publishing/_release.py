@@ -472,7 +472,7 @@ def written_classes(table: pd.DataFrame, quasi_identifiers: list[str],
         texts = []
         for j, name in enumerate(qis):
             codes[:, j], text = _text_codes(table[name])
-            texts.append(np.append(text, None))  # code -1, missing, reads None
+            texts.append(np.concatenate([text, np.array([None], dtype=object)]))  # code -1 (missing): None
         # numbered column by column (below n after each step, so never past int64), missing
         # (-1) shifted to 0
         classes = np.zeros(n, np.int64)
