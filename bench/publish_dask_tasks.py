@@ -61,7 +61,7 @@ def main() -> None:
     splits = timed("split", lambda: [tasks._split(s, "p", b, whole, m, choice, where, n_out)
                                      for s, b, m in zip(sources, bottoms, maps)])
     qis = [*prep.numeric, *prep.categorical]
-    sensitive = {s.name: whole.sensitive[s.name] for s in prep.sensitive}
+    sensitive = [s.name for s in prep.sensitive]
     out = Path(tempfile.mkdtemp(prefix="incrowd-tasks-"))
     largest = int(np.argmax(loads))
     profile = cProfile.Profile()
@@ -71,7 +71,7 @@ def main() -> None:
             t = time.perf_counter()
             if b == largest:
                 profile.enable()
-            done = tasks._release([s[b] for s in splits], "p", choice.levels,
+            done = tasks._release([s[b] for s in splits], "p", spec, whole, choice.levels,
                                   str(out / f"part-{b}.parquet"), qis, sensitive, 1)
             if b == largest:
                 profile.disable()

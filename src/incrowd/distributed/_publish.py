@@ -88,11 +88,10 @@ def _split(source, name: str, bottom, whole, number: np.ndarray, choice, where: 
                  name)
 
 
-def _release(pieces: list, name: str, levels: dict[str, int], path: str, qis: list[str],
-             sensitive: dict[str, tuple], threads=None):
-    """Write one output partition, verified as read back; its classes' sizes and sensitive values
-    (``sensitive``: the whole file's values of each sensitive column). ``threads``: numba's
-    threads for its microaggregation (:func:`compiled_threads`)."""
+def _release(pieces: list, name: str, spec, whole, levels: dict[str, int], path: str, qis: list[str],
+             sensitive: list[str], threads=None):
+    """Write one output partition, verified as read back; its classes' sizes and sensitive values.
+    ``threads``: numba's threads for its microaggregation (:func:`compiled_threads`)."""
     for piece in pieces:
         if isinstance(piece, IncrowdError):
             return piece
@@ -101,11 +100,11 @@ def _release(pieces: list, name: str, levels: dict[str, int], path: str, qis: li
 
     def release():
         with compiled_threads(threads):
-            table, promise = release_classes(pieces, levels)
+            table, promise = release_classes(pieces, spec, whole, levels)
         write_table(table, path)
         back = read_table(path)
         verify_frame(back, promise, what=f"output partition {Path(path).name}")
-        return written_classes(back, qis, sensitive)
+        return written_classes(back, qis, {s: whole.sensitive[s] for s in sensitive})
 
     return _task(release, name)
 
@@ -242,8 +241,8 @@ class _Run:
         for b in range(n_out):
             parts = [self.submit(operator.getitem, f, b) for f in splits]
             path = str(self.staging / f"part-{b:05d}{suffix('parquet')}")
-            writes.append(self.submit(_release, parts, f"{Path(path).name} of the release", choice.levels, path,
-                                      qis, {s: whole.sensitive[s] for s in sensitive}, threads))
+            writes.append(self.submit(_release, parts, f"{Path(path).name} of the release", spec, whole, choice.levels,
+                                      path, qis, sensitive, threads))
         # said now: a phase ends where the next one is first named, and the release's first
         # partition may finish long after the shuffle did
         self.say(f"writing the release: 0/{n_out} partitions")

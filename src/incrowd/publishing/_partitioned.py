@@ -169,10 +169,11 @@ def part_classes(of_row: np.ndarray, number: np.ndarray, choice: _gtm.GtmChoice)
 
 
 def part_pieces(frame: pd.DataFrame, bottom, whole: Whole, number: np.ndarray, choice: _gtm.GtmChoice,
-                where: np.ndarray, n_out: int) -> list[tuple[Prepared, np.ndarray]]:
-    """The part's published rows, prepared, with their classes, one piece per output partition
-    (``where``: each class's); ``frame``: the part as read, ``bottom``: its :func:`part_bottom`,
-    ``whole``: the whole file's facts with its scale (:func:`scaled`)."""
+                where: np.ndarray, n_out: int) -> list[tuple[dict[str, Any], np.ndarray]]:
+    """The part's published rows, prepared (:meth:`Prepared.rows_of`), with their classes, one
+    piece per output partition (``where``: each class's); ``frame``: the part as read,
+    ``bottom``: its :func:`part_bottom`, ``whole``: the whole file's facts with its scale
+    (:func:`scaled`)."""
     prep = with_whole(bottom[4], whole, frame)
     classes = part_classes(bottom[3], number, choice)
     kept = np.flatnonzero(classes >= 0)
@@ -180,16 +181,18 @@ def part_pieces(frame: pd.DataFrame, bottom, whole: Whole, number: np.ndarray, c
     pieces = []
     for b in range(n_out):
         rows = kept[out == b]
-        pieces.append((prep.take(rows), classes[rows]))
+        pieces.append((prep.rows_of(rows), classes[rows]))
     return pieces
 
 
-def release_classes(pieces: list[tuple[Prepared, np.ndarray]], levels: dict[str, int]):
+def release_classes(pieces: list[tuple[dict[str, Any], np.ndarray]], spec: ReleaseSpec, whole: Whole,
+                    levels: dict[str, int]):
     """The published rows of whole classes (``pieces``: :func:`part_pieces`'s, holding every row
     of each of their classes, in file order): grouped inside each class by the spec's method, l
     enforced inside each class (a group below l merges with its class's nearest, as in one
-    process), generalized to ``levels``; and the promise the written rows are verified against."""
-    prep = joined([p for p, _ in pieces])
+    process), generalized to ``levels``; and the promise the written rows are verified against.
+    The rows come prepared: only the columns are (the hierarchies, the whole file's facts)."""
+    prep = joined(prepare(pieces[0][0]["frame"].iloc[:0], spec, whole), [p for p, _ in pieces])
     class_of = np.concatenate([c for _, c in pieces])
     choice = _gtm.GtmChoice(dict(levels), class_of, np.ones(prep.n, bool), 0, 0)
     groups = _enforce_sensitive(prep, _gtm.microaggregate_classes(prep, choice), class_of)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -103,16 +104,15 @@ class Prepared:
         out[keep] = np.where(present, means[g], np.nan)
         return out
 
-    def take(self, rows: np.ndarray) -> Prepared:
-        """The prepared rows ``rows`` (positions), as preparing those rows of the frame with the
-        whole file's facts gives them: what a row's class carries from the split to its release,
-        so that the release does not prepare it again."""
-        return replace(
-            self, frame=self.frame.iloc[rows].reset_index(drop=True), X=self.X[rows], Z=self.Z[rows],
-            pattern=self.pattern[rows], codes0={c: v[rows] for c, v in self.codes0.items()},
-            missing0={c: v[rows] for c, v in self.missing0.items()},
-            weights=None if self.weights is None else self.weights[rows],
-            sensitive=[replace(s, codes=s.codes[rows]) for s in self.sensitive], rows=None)
+    def rows_of(self, rows: np.ndarray) -> dict[str, Any]:
+        """The prepared values of the rows ``rows`` (positions) without what all rows share (the
+        spec, the hierarchies, the whole file's facts): what a row carries from the split to its
+        release (:func:`joined`), so that the release does not prepare it again."""
+        return {"frame": self.frame.iloc[rows].reset_index(drop=True), "X": self.X[rows], "Z": self.Z[rows],
+                "pattern": self.pattern[rows], "codes0": {c: v[rows] for c, v in self.codes0.items()},
+                "missing0": {c: v[rows] for c, v in self.missing0.items()},
+                "weights": None if self.weights is None else self.weights[rows],
+                "sensitive": [s.codes[rows] for s in self.sensitive]}
 
 
 def with_whole(prep: Prepared, whole: Whole, frame: pd.DataFrame) -> Prepared:
@@ -124,18 +124,19 @@ def with_whole(prep: Prepared, whole: Whole, frame: pd.DataFrame) -> Prepared:
         sensitive=[replace(s, reference_counts=whole.sensitive[s.name][2]) for s in prep.sensitive])
 
 
-def joined(parts: list[Prepared]) -> Prepared:
-    """Prepared rows of one file (:meth:`Prepared.take` of its parts) one after the other."""
-    first = parts[0]
+def joined(template: Prepared, parts: list[dict[str, Any]]) -> Prepared:
+    """The rows of ``parts`` (:meth:`Prepared.rows_of`, one after the other) prepared as
+    ``template`` (the same file's columns prepared without rows, with the whole file's facts)."""
+    weights = [p["weights"] for p in parts if p["weights"] is not None]
     return replace(
-        first, frame=pd.concat([p.frame for p in parts], ignore_index=True),
-        X=np.concatenate([p.X for p in parts]), Z=np.concatenate([p.Z for p in parts]),
-        pattern=np.concatenate([p.pattern for p in parts]),
-        codes0={c: np.concatenate([p.codes0[c] for p in parts]) for c in first.codes0},
-        missing0={c: np.concatenate([p.missing0[c] for p in parts]) for c in first.missing0},
-        weights=None if first.weights is None else np.concatenate([p.weights for p in parts if p.weights is not None]),
-        sensitive=[replace(s, codes=np.concatenate([p.sensitive[i].codes for p in parts]))
-                   for i, s in enumerate(first.sensitive)])
+        template, frame=pd.concat([p["frame"] for p in parts], ignore_index=True),
+        X=np.concatenate([p["X"] for p in parts]), Z=np.concatenate([p["Z"] for p in parts]),
+        pattern=np.concatenate([p["pattern"] for p in parts]),
+        codes0={c: np.concatenate([p["codes0"][c] for p in parts]) for c in template.codes0},
+        missing0={c: np.concatenate([p["missing0"][c] for p in parts]) for c in template.missing0},
+        weights=np.concatenate(weights) if weights else None,
+        sensitive=[replace(s, codes=np.concatenate([p["sensitive"][i] for p in parts]))
+                   for i, s in enumerate(template.sensitive)], rows=None)
 
 
 @dataclass(frozen=True)
