@@ -12,8 +12,9 @@ of :mod:`incrowd.publishing`'s partitioned steps:
    partition is prepared once, in pass 2), and splits its published rows, prepared, by class
    into one piece per output partition (a shuffle: every row of a class lands in one piece set);
 4. each output partition gathers its pieces (whole classes, in file order), microaggregates and
-   generalizes them as one process does (not preparing them again), writes them into a staging folder, reads the written
-   file back and verifies it, and gives its published classes' sizes and sensitive values.
+   generalizes them as one process does (not preparing them again), writes them into a staging
+   folder, reads the written file back and verifies it, and gives its published classes' sizes
+   and sensitive values.
 
 The client then verifies k and l over the whole release from those counts (a class of equal
 published values may span output partitions) and only then moves the folder into place.
@@ -83,9 +84,10 @@ def _split(source, name: str, bottom, whole, number: np.ndarray, choice, where: 
     values stayed on the worker."""
     if isinstance(bottom, IncrowdError):
         return bottom
-    return _task(lambda: part_pieces(_read(source).reset_index(drop=True), bottom, whole, number, choice, where,
-                                           n_out),
-                 name)
+    def split():
+        return part_pieces(_read(source).reset_index(drop=True), bottom, whole, number, choice, where, n_out)
+
+    return _task(split, name)
 
 
 def _release(pieces: list, name: str, spec, whole, levels: dict[str, int], path: str, qis: list[str],
