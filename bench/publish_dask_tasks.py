@@ -58,9 +58,8 @@ def main() -> None:
     sizes = tasks.class_sizes(choice, [b[0] for b in bottoms], maps)
     where = tasks.spread_classes(sizes, n_out)
     loads = np.bincount(where, weights=sizes, minlength=n_out).astype(int)
-    offsets = np.cumsum([0, *[f["rows"] for f in facts]])[:-1]
-    splits = timed("split", lambda: [tasks._split(s, "p", b, m, choice, int(o), where, n_out)
-                                     for s, b, m, o in zip(sources, bottoms, maps, offsets)])
+    splits = timed("split", lambda: [tasks._split(s, "p", b, whole, m, choice, where, n_out)
+                                     for s, b, m in zip(sources, bottoms, maps)])
     qis = [*prep.numeric, *prep.categorical]
     sensitive = [s.name for s in prep.sensitive]
     out = Path(tempfile.mkdtemp(prefix="incrowd-tasks-"))

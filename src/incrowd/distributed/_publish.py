@@ -7,13 +7,14 @@ of :mod:`incrowd.publishing`'s partitioned steps:
    values): the client combines them into the whole file's means and codes;
 2. each partition's bottom classes (rows per level-0 combination) and squared deviations: the
    client sums them and runs publish's own search on them, so the node is the in-process node;
-   each row's bottom class (8 bytes a row) stays on the worker until pass 3 has read it;
+   each row's bottom class and prepared values stay on the worker until pass 3 has read them;
 3. each partition gives its rows' classes at that node, from those bottom classes (the
-   partition is prepared once, in pass 2), and splits its published rows by class into one
-   piece per output partition (a shuffle: every row of a class lands in one piece set);
+   partition is prepared once, in pass 2), and splits its published rows, prepared, by class
+   into one piece per output partition (a shuffle: every row of a class lands in one piece set);
 4. each output partition gathers its pieces (whole classes, in file order), microaggregates and
-   generalizes them as one process does, writes them into a staging folder, reads the written
-   file back and verifies it, and gives its published classes' sizes and sensitive values.
+   generalizes them as one process does (not preparing them again), writes them into a staging
+   folder, reads the written file back and verifies it, and gives its published classes' sizes
+   and sensitive values.
 
 The client then verifies k and l over the whole release from those counts (a class of equal
 published values may span output partitions) and only then moves the folder into place.
@@ -41,8 +42,8 @@ from ..publishing import (
     check_written_classes,
     load_spec,
     part_bottom,
-    part_classes,
     part_facts,
+    part_pieces,
     partitioned_refusal,
     partitioned_search,
     release_classes,
@@ -77,20 +78,14 @@ def _summary(bottom):
     return bottom if isinstance(bottom, IncrowdError) else bottom[:3]
 
 
-def _split(source, name: str, bottom, number: np.ndarray, choice, offset: int, where: np.ndarray, n_out: int):
-    """The partition's published rows, one piece per output partition (``where``: each class's);
-    ``bottom``: the partition's :func:`_bottom`, whose rows' bottom classes stayed on the worker."""
+def _split(source, name: str, bottom, whole, number: np.ndarray, choice, where: np.ndarray, n_out: int):
+    """The partition's published rows, prepared, one piece per output partition (``where``: each
+    class's); ``bottom``: the partition's :func:`_bottom`, whose rows' bottom classes and prepared
+    values stayed on the worker."""
     if isinstance(bottom, IncrowdError):
         return bottom
-
     def split():
-        frame = _read(source).reset_index(drop=True)
-        classes = part_classes(bottom[3], number, choice)
-        frame["__row__"] = np.arange(offset, offset + frame.shape[0], dtype=np.int64)
-        frame["__class__"] = classes
-        kept = frame.loc[classes >= 0]
-        out = where[kept["__class__"].to_numpy()]
-        return [kept.loc[out == b] for b in range(n_out)]
+        return part_pieces(_read(source).reset_index(drop=True), bottom, whole, number, choice, where, n_out)
 
     return _task(split, name)
 
@@ -102,15 +97,12 @@ def _release(pieces: list, name: str, spec, whole, levels: dict[str, int], path:
     for piece in pieces:
         if isinstance(piece, IncrowdError):
             return piece
-    frame = pd.concat([p for p in pieces if p.shape[0]] or pieces[:1], ignore_index=True)
-    if frame.shape[0] == 0:
+    if not any(classes.size for _, classes in pieces):
         return None
 
     def release():
-        classes = frame.pop("__class__").to_numpy()
-        frame.pop("__row__")
         with compiled_threads(threads):
-            table, promise = release_classes(frame, spec, whole, classes, levels)
+            table, promise = release_classes(pieces, spec, whole, levels)
         write_table(table, path)
         back = read_table(path)
         verify_frame(back, promise, what=f"output partition {Path(path).name}")
@@ -221,9 +213,9 @@ class _Run:
         facts = self.gather([self.submit(_facts, s, n, spec, pure=False) for s, n in zip(sources, names)],
                             "reading the partitions' facts")
         whole = whole_of(spec, facts)
-        rows = [f["rows"] for f in facts]
         bottoms = [self.submit(_bottom, s, n, spec, whole) for s, n in zip(sources, names)]
-        # the client takes each bottom without its rows' classes: those stay for the split
+        # the client takes each bottom without its rows' classes and prepared values: those
+        # stay for the split
         pieces = self.gather([self.submit(_summary, b) for b in bottoms], "counting the partitions' classes")
         whole = scaled_whole(whole, pieces)
         self.say(f"searching the lattice on {whole.rows} rows' classes")
@@ -233,9 +225,8 @@ class _Run:
         workers = len(self.client.scheduler_info().get("workers", {}))
         n_out = max(1, len(sources), 2 * workers)
         where = spread_classes(class_sizes(choice, [p[0] for p in pieces], maps), n_out)
-        offsets = np.cumsum([0, *rows])[:-1].tolist()
-        splits = [self.submit(_split, s, n, b, w, choice, o, where, n_out)
-                  for s, n, b, w, o in zip(sources, names, bottoms, maps, offsets)]
+        splits = [self.submit(_split, s, n, b, whole, w, choice, where, n_out)
+                  for s, n, b, w in zip(sources, names, bottoms, maps)]
         threads = task_threads(self.client)
         _wait(splits, "grouping the rows by class", self.say)
         # the splits have read the rows' bottom classes: the workers may drop them (a lost
@@ -252,8 +243,8 @@ class _Run:
         for b in range(n_out):
             parts = [self.submit(operator.getitem, f, b) for f in splits]
             path = str(self.staging / f"part-{b:05d}{suffix('parquet')}")
-            writes.append(self.submit(_release, parts, f"{Path(path).name} of the release", spec, whole, choice.levels, path,
-                                      qis, sensitive, threads))
+            writes.append(self.submit(_release, parts, f"{Path(path).name} of the release", spec, whole, choice.levels,
+                                      path, qis, sensitive, threads))
         # said now: a phase ends where the next one is first named, and the release's first
         # partition may finish long after the shuffle did
         self.say(f"writing the release: 0/{n_out} partitions")

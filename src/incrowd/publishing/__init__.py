@@ -50,7 +50,7 @@ _INTERNAL = {
     "written_summary": "._release", "part_facts": "._partitioned",
     "whole_of": "._partitioned",
     "part_bottom": "._partitioned", "scaled_whole": "._partitioned:scaled", "partitioned_search": "._partitioned:search",
-    "part_classes": "._partitioned", "release_classes": "._partitioned",
+    "part_classes": "._partitioned", "part_pieces": "._partitioned", "release_classes": "._partitioned",
     # the summary lines the command line and the web both show
     "summary_lines": "._summary_lines",
     # the web's Publish page: the spec's vocabularies, its check of the lattice size, the

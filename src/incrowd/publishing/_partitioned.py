@@ -7,10 +7,11 @@
 2. :func:`part_bottom`: the part's bottom classes and the exact sums of its squared deviations;
    :func:`search` combines the bottoms and runs publish's own search (:func:`_gtm.choose`) on
    them, with :func:`scaled` giving the whole file's scale;
-3. :func:`part_classes`: each row's class at the chosen node (-1: suppressed), from the
-   rows' bottom classes that :func:`part_bottom` left with the part;
+3. :func:`part_pieces`: each row's class at the chosen node (-1: suppressed, :func:`part_classes`),
+   from the rows' bottom classes that :func:`part_bottom` left with the part, and its published
+   rows split by class, prepared (as :func:`part_bottom` prepared them);
 4. :func:`release_classes`: whole classes (rows of each class together, in file order)
-   microaggregated and generalized as :func:`publish` does them.
+   microaggregated and generalized as :func:`publish` does them, not prepared again.
 
 Only what the rows of a class need travels with them, so a part is prepared with the whole
 file's standardization (exactly rounded sums: :func:`_prepare.sum_partials`), pattern ids,
@@ -37,11 +38,13 @@ from ._prepare import (
     check_distinct,
     exact_mean,
     exact_scale,
+    joined,
     pattern_keys,
     pattern_order,
     prepare,
     squared_deviations,
     sum_partials,
+    with_whole,
 )
 from ._release import _enforce_sensitive, _promise, _table
 from ._spec import ReleaseSpec, check_columns
@@ -109,16 +112,20 @@ def whole_of(spec: ReleaseSpec, facts: list[dict[str, Any]]) -> Whole:
 
 def part_bottom(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole):
     """The part's bottom classes, its sensitive values' rows, the exact sums of its squared
-    deviations from the whole file's means, and each row's bottom class (its number in the
-    part's bottom classes: what :func:`part_classes` reads, so the part is prepared once)."""
+    deviations from the whole file's means, each row's bottom class (its number in the part's
+    bottom classes) and the prepared rows without the frame: what :func:`part_pieces` reads,
+    so that the part is prepared once on its way to the release."""
     prep = prepare(frame, spec, whole)
     deviations = [sum_partials(squared_deviations(prep.X[~np.isnan(prep.X[:, j]), j], whole.mean[j]))
                   for j in range(prep.X.shape[1])]
     counts = {s.name: np.bincount(s.codes, minlength=s.n_values) for s in prep.sensitive}
-    # the search sums the classes; each row's class (8 bytes a row) stays with the part, a
-    # billion-row file's 2,000 partitions would send the client 8 GB of it
+    # the search sums the classes; each row's class (8 bytes a row) and prepared values stay
+    # with the part, a billion-row file's 2,000 partitions would send the client 8 GB of it;
+    # the frame is read again where the rows are split, cheaper to read than to hold
     bottom = _gtm.bottom_counts(prep)
-    return dataclasses.replace(bottom, of_row=np.zeros(0, np.int64)), deviations, counts, bottom.of_row
+    # (the standardized values wait for the whole file's scale: :func:`with_whole` makes them)
+    return (dataclasses.replace(bottom, of_row=np.zeros(0, np.int64)), deviations, counts, bottom.of_row,
+            dataclasses.replace(prep, frame=frame.iloc[:0], Z=prep.Z[:0]))
 
 
 def scaled(whole: Whole, pieces: list) -> Whole:
@@ -161,13 +168,32 @@ def part_classes(of_row: np.ndarray, number: np.ndarray, choice: _gtm.GtmChoice)
     return np.where(choice.keep[bottom], choice.class_of[bottom], -1)
 
 
-def release_classes(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole, class_of: np.ndarray,
+def part_pieces(frame: pd.DataFrame, bottom, whole: Whole, number: np.ndarray, choice: _gtm.GtmChoice,
+                where: np.ndarray, n_out: int) -> list[tuple[dict[str, Any], np.ndarray]]:
+    """The part's published rows, prepared (:meth:`Prepared.rows_of`), with their classes, one
+    piece per output partition (``where``: each class's); ``frame``: the part as read,
+    ``bottom``: its :func:`part_bottom`, ``whole``: the whole file's facts with its scale
+    (:func:`scaled`)."""
+    prep = with_whole(bottom[4], whole, frame)
+    classes = part_classes(bottom[3], number, choice)
+    kept = np.flatnonzero(classes >= 0)
+    out = where[classes[kept]]
+    pieces = []
+    for b in range(n_out):
+        rows = kept[out == b]
+        pieces.append((prep.rows_of(rows), classes[rows]))
+    return pieces
+
+
+def release_classes(pieces: list[tuple[dict[str, Any], np.ndarray]], spec: ReleaseSpec, whole: Whole,
                     levels: dict[str, int]):
-    """The published rows of whole classes (``frame`` holds every row of each of its classes, in
-    file order): grouped inside each class by the spec's method, l enforced inside each class (a
-    group below l merges with its class's nearest, as in one process), generalized to
-    ``levels``; and the promise the written rows are verified against."""
-    prep = prepare(frame, spec, whole)
+    """The published rows of whole classes (``pieces``: :func:`part_pieces`'s, holding every row
+    of each of their classes, in file order): grouped inside each class by the spec's method, l
+    enforced inside each class (a group below l merges with its class's nearest, as in one
+    process), generalized to ``levels``; and the promise the written rows are verified against.
+    The rows come prepared: only the columns are (the hierarchies, the whole file's facts)."""
+    prep = joined(prepare(pieces[0][0]["frame"].iloc[:0], spec, whole), [p for p, _ in pieces])
+    class_of = np.concatenate([c for _, c in pieces])
     choice = _gtm.GtmChoice(dict(levels), class_of, np.ones(prep.n, bool), 0, 0)
     groups = _enforce_sensitive(prep, _gtm.microaggregate_classes(prep, choice), class_of)
     keep = groups >= 0

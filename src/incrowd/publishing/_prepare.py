@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -102,6 +103,40 @@ class Prepared:
                     means[:, j] = group_means(X[rows, j:j + 1], g[rows], n_groups)[:, 0]
         out[keep] = np.where(present, means[g], np.nan)
         return out
+
+    def rows_of(self, rows: np.ndarray) -> dict[str, Any]:
+        """The prepared values of the rows ``rows`` (positions) without what all rows share (the
+        spec, the hierarchies, the whole file's facts): what a row carries from the split to its
+        release (:func:`joined`), so that the release does not prepare it again."""
+        return {"frame": self.frame.iloc[rows].reset_index(drop=True), "X": self.X[rows], "Z": self.Z[rows],
+                "pattern": self.pattern[rows], "codes0": {c: v[rows] for c, v in self.codes0.items()},
+                "missing0": {c: v[rows] for c, v in self.missing0.items()},
+                "weights": None if self.weights is None else self.weights[rows],
+                "sensitive": [s.codes[rows] for s in self.sensitive]}
+
+
+def with_whole(prep: Prepared, whole: Whole, frame: pd.DataFrame) -> Prepared:
+    """``prep`` (``frame`` prepared with ``whole`` before its scale and its sensitive columns'
+    rows per value were known) as :func:`prepare` gives ``frame`` with ``whole``: the scale
+    moves the standardized values only, the rows per value the sensitive columns' reference."""
+    return replace(
+        prep, frame=frame, Z=standardized(prep.X, whole.mean, whole.scale),
+        sensitive=[replace(s, reference_counts=whole.sensitive[s.name][2]) for s in prep.sensitive])
+
+
+def joined(template: Prepared, parts: list[dict[str, Any]]) -> Prepared:
+    """The rows of ``parts`` (:meth:`Prepared.rows_of`, one after the other) prepared as
+    ``template`` (the same file's columns prepared without rows, with the whole file's facts)."""
+    weights = [p["weights"] for p in parts if p["weights"] is not None]
+    return replace(
+        template, frame=pd.concat([p["frame"] for p in parts], ignore_index=True),
+        X=np.concatenate([p["X"] for p in parts]), Z=np.concatenate([p["Z"] for p in parts]),
+        pattern=np.concatenate([p["pattern"] for p in parts]),
+        codes0={c: np.concatenate([p["codes0"][c] for p in parts]) for c in template.codes0},
+        missing0={c: np.concatenate([p["missing0"][c] for p in parts]) for c in template.missing0},
+        weights=np.concatenate(weights) if weights else None,
+        sensitive=[replace(s, codes=np.concatenate([p["sensitive"][i] for p in parts]))
+                   for i, s in enumerate(template.sensitive)], rows=None)
 
 
 @dataclass(frozen=True)
@@ -330,7 +365,6 @@ def _match(hierarchy: Hierarchy, column: pd.Series, labels: np.ndarray, user: np
 def _spelled_as_data(hierarchy: Hierarchy, codes0: np.ndarray, labels: np.ndarray) -> Hierarchy:
     """``hierarchy`` with each level-0 value the data meets spelled as the data's own cells
     (codes as text): "Bachelors" matched by label becomes "9", "7.0" becomes "7"."""
-    from dataclasses import replace
 
     present = np.array([v is not None for v in labels], dtype=bool)
     if not present.any():

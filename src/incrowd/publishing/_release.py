@@ -466,16 +466,67 @@ def written_classes(table: pd.DataFrame, quasi_identifiers: list[str],
     column (``sensitive``: the whole file's values, :class:`_prepare.Whole`'s) each class's rows
     per value, the value as its code among the whole file's (``__value__``)."""
     qis = list(quasi_identifiers)
-    keys = table[qis].astype(str).where(table[qis].notna(), None) if qis else pd.DataFrame(index=table.index)
-    keys = keys.astype(object)
-    sizes = keys.groupby(qis, dropna=False, sort=False).size().rename("rows").reset_index() if qis else \
-        pd.DataFrame({"rows": [table.shape[0]]})
+    n = int(table.shape[0])
+    if qis:
+        codes = np.empty((n, len(qis)), np.int64)
+        texts = []
+        for j, name in enumerate(qis):
+            codes[:, j], text = _text_codes(table[name])
+            texts.append(np.concatenate([text, np.array([None], dtype=object)]))  # code -1 (missing): None
+        # numbered column by column (below n after each step, so never past int64), missing
+        # (-1) shifted to 0
+        classes = np.zeros(n, np.int64)
+        for j in range(len(qis)):
+            width = int(codes[:, j].max(initial=-1)) + 2
+            classes = np.asarray(pd.factorize(classes * width + codes[:, j] + 1)[0], np.int64)
+        n_classes = int(classes.max(initial=-1)) + 1
+        first = np.full(n_classes, n, np.int64)
+        np.minimum.at(first, classes, np.arange(n, dtype=np.int64))
+        keys = pd.DataFrame({name: pd.Series(text[codes[first, j]], dtype=object)
+                             for j, (name, text) in enumerate(zip(qis, texts))})
+    else:
+        classes, n_classes = np.zeros(n, np.int64), 1
+        keys = pd.DataFrame(index=range(1))
+    sizes = keys.assign(rows=np.bincount(classes, minlength=n_classes).astype(np.int64))
     values = {}
     for name, whole in sensitive.items():
-        pairs = keys.assign(__value__=_sensitive_of(table[name].reset_index(drop=True), whole).codes)
-        values[name] = pairs.groupby([*qis, "__value__"], dropna=False, sort=False).size().rename("rows") \
-            .reset_index()
+        value = _sensitive_of(table[name].reset_index(drop=True), whole).codes
+        m = len(whole[0]) + 1
+        pairs, pair_of = pd.factorize(classes * m + value)
+        rows = np.bincount(pairs, minlength=len(pair_of)).astype(np.int64)
+        of = np.asarray(pair_of, np.int64)
+        values[name] = keys.iloc[of // m].reset_index(drop=True).assign(__value__=of % m, rows=rows)
     return sizes, values
+
+
+def _text_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Each cell's code (-1: missing) and each code's text, cells of equal text sharing a code:
+    the classes a reader sees when it compares the cells as text, made without writing every
+    cell as text (one cell of each distinct value)."""
+    cells = column.reset_index(drop=True)
+    missing = cells.isna().to_numpy()
+    if pd.api.types.is_float_dtype(cells.dtype):
+        # by bits: 0.0 and -0.0 are equal numbers but read "0.0" and "-0.0"
+        bits = cells.to_numpy(dtype=np.float64, na_value=np.nan).view(np.int64)
+        factor = np.full(cells.size, -1, np.int64)
+        factor[~missing] = pd.factorize(bits[~missing])[0]
+    else:
+        factor, uniques = pd.factorize(cells, use_na_sentinel=True)
+        if cells.dtype == object and not all(isinstance(v, str) for v in uniques):
+            # values that compare equal may read differently (1 and 1.0, Decimal("1.0") and
+            # Decimal("1.00")): such a column is compared as text cell by cell
+            factor = pd.factorize(cells.astype(str).where(~missing, None), use_na_sentinel=True)[0]
+    # codes 0, 1, ... in order of first appearance: the first row of each, without a sort
+    factor = np.asarray(factor, np.int64)
+    present = factor >= 0
+    first = np.full(int(factor.max(initial=-1)) + 1, cells.size, np.int64)
+    np.minimum.at(first, factor[present], np.flatnonzero(present))
+    text = cells.iloc[first].astype(str).to_numpy(dtype=object)
+    # distinct values that read alike (a category 1 and a category "1") are one class as text
+    same, distinct = pd.factorize(text)
+    code = np.full(cells.size, -1, np.int64)
+    code[present] = np.asarray(same, np.int64)[factor[present]]
+    return code, np.asarray(distinct, dtype=object)
 
 
 def check_written_classes(spec: ReleaseSpec, sizes: list[pd.DataFrame], values: list[dict[str, pd.DataFrame]],
