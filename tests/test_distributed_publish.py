@@ -205,7 +205,8 @@ def test_ctrl_c_while_writing_leaves_no_partial_release(client, adult, tmp_path)
 
 def test_what_it_does_not_do_yet_is_refused_in_one_line_before_any_work(client, adult, tmp_path):
     parts = _split(adult.iloc[:2000], tmp_path / "parts", [0, 1000, 2000])
-    with pytest.raises(ParameterError, match=r"^a partitioned file is published with k, l, t, risk targets and rows suppression .*; "
+    with pytest.raises(ParameterError, match=r"^a partitioned file is published with k, l, t, risk targets and rows "
+                                             r"suppression .*; "
                                              r"not with cell suppression: publish it in one process$"):
         incrowd.publish(parts, _spec(l=None, suppression="cells"), scheduler=client, output=tmp_path / "out")
     (tmp_path / "taken").mkdir()
@@ -369,3 +370,12 @@ def test_risk_targets_beside_numeric_quasi_identifiers_are_refused_on_partitions
     with pytest.raises(ParameterError, match=r"^a partitioned file is published with .*; not with risk targets beside "
                                              r"numeric quasi-identifiers \(age, hours\): publish it in one process$"):
         incrowd.publish(parts, spec, scheduler=client, output=tmp_path / "out")
+
+
+def test_a_weight_column_without_risk_targets_publishes_the_in_process_release(client, weighted, tmp_path):
+    # the weight is a column like any other then: the search reads no weight
+    frame = weighted.iloc[:6000]
+    parts = _split(frame, tmp_path / "parts", [0, 2500, 6000])
+    here = incrowd.publish(frame, _risk_spec())
+    incrowd.publish(parts, _risk_spec(), scheduler=client, output=tmp_path / "release")
+    assert_same_release(here, tmp_path / "release", tmp_path)

@@ -152,13 +152,14 @@ def search(spec: ReleaseSpec, whole: Whole, bottoms: list, *, max_nodes: int | N
     prep = prepare(empty, spec, whole)
     prep.rows = whole.rows
     bottom, maps = _gtm.combine_bottoms(prep, bottoms)
+    judge = None
     if spec.risk_targets:
         # the search's judge is the in-process one (it is looked up on the bottom classes), fed
         # with the file's weights, which no part holds alone
         judge = bottom.__dict__["risk_judge"] = _risk_targets.combined_judge(prep, bottom, risks or [], maps)
-        # the rows' weights, as the models' judge sums them per bottom class (whose rows, here, are
-        # the bottom classes themselves)
-        prep.weights = judge.weight if judge is not None else prep.weights
+    # the rows' weights as the models' judge sums them per bottom class (whose rows, here, are the
+    # bottom classes themselves); the prepared file has no rows, so no weights without targets
+    prep.weights = None if judge is None else judge.weight
     _gtm.check_spec_nodes(spec, max_nodes)
     choice = _gtm.choose(prep, max_nodes=max_nodes, max_memory=max_memory, bottom=bottom)
     return choice, maps, prep
