@@ -379,3 +379,28 @@ def test_a_weight_column_without_risk_targets_publishes_the_in_process_release(c
     here = incrowd.publish(frame, _risk_spec())
     incrowd.publish(parts, _risk_spec(), scheduler=client, output=tmp_path / "release")
     assert_same_release(here, tmp_path / "release", tmp_path)
+
+
+def test_risk_targets_with_missing_key_cells_publish_the_in_process_release(client, weighted, tmp_path):
+    # a missing race matches every race, in every partition: its fk and Fk count rows of other
+    # partitions, in the search and in the whole release's check
+    frame = weighted.copy()
+    frame.loc[frame["id"] % 71 == 0, "race"] = np.nan
+    hierarchy = tmp_path / "race.csv"
+    hierarchy.write_text((data_dir() / "adult_arx" / "adult_hierarchy_race.csv").read_text().rstrip("\n") + "\nNA;*\n")
+    parts = _split(frame, tmp_path / "parts", [0, 9000, 21000, len(frame)])
+
+    def spec(**privacy):
+        out = _risk_spec(**privacy)
+        out["columns"]["race"]["hierarchy"] = str(hierarchy)
+        return out
+
+    here = incrowd.publish(frame, spec(max_individual_risk=0.01))
+    assert here.summary()["levels"]["race"] == 0  # published missing: the cells match any value
+    assert here.summary()["suppressed"] > incrowd.publish(frame, spec()).summary()["suppressed"]
+    there = incrowd.publish(parts, spec(max_individual_risk=0.01), scheduler=client, output=tmp_path / "release")
+    for key in ("levels", "rows_out", "suppressed", "classes"):
+        assert there.summary()[key] == here.summary()[key], key
+    assert there.summary()["risk_targets"]["max_individual_risk"]["achieved"] == \
+        pytest.approx(here.summary()["risk_targets"]["max_individual_risk"]["achieved"], rel=1e-9)
+    assert_same_release(here, tmp_path / "release", tmp_path)
