@@ -404,3 +404,20 @@ def test_risk_targets_with_missing_key_cells_publish_the_in_process_release(clie
     assert there.summary()["risk_targets"]["max_individual_risk"]["achieved"] == \
         pytest.approx(here.summary()["risk_targets"]["max_individual_risk"]["achieved"], rel=1e-9)
     assert_same_release(here, tmp_path / "release", tmp_path)
+
+
+def test_cli_says_each_risk_target_reached_on_partitions(client, weighted, tmp_path):
+    from incrowd.publishing import spec_to_toml
+
+    frame = weighted.iloc[:5000]
+    parts = _split(frame, tmp_path / "parts", [0, 2000, 5000])
+    (tmp_path / "release.toml").write_text(spec_to_toml(_risk_spec(max_individual_risk=0.02)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(incrowd.__file__).parents[1]),
+                                                         os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "incrowd.cli", "publish", str(parts), "--spec",
+                           str(tmp_path / "release.toml"), "--scheduler", client.scheduler.address, "-o",
+                           str(tmp_path / "release")], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    want = incrowd.publish(frame, _risk_spec(max_individual_risk=0.02)).summary()["risk_targets"]
+    line = next(x for x in done.stdout.splitlines() if x.startswith("risk targets"))
+    assert line.split(None, 2)[2] == f"max_individual_risk {want['max_individual_risk']['achieved']:.4g} (at most 0.02)"
