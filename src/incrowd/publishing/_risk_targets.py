@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -356,11 +356,17 @@ def check_written_risk(targets: Mapping[str, float], weight: str, parts: list[pd
     rows = table["rows"].to_numpy(np.float64)
     fk, Fk = sample_risk.frequencies(codes, table["weight"].to_numpy(np.float64), counts=rows)
     risk = sample_risk.individual_risk(fk, Fk) if rows.size else np.zeros(0)
-    got = figures(risk, rows)
+    return _verified(targets, weight, figures(risk, rows), "the written release")
+
+
+def _verified(targets: Mapping[str, float], weight: str, got: Mapping[str, float], what: str,
+              where: Callable[[str], str] = lambda key: "") -> dict[str, Any]:
+    """The record of a release whose measures are ``got``, or a :class:`VerificationError`
+    naming the first target missed (``where``: the row that reaches it, if known)."""
     for key, ok in _met(targets, got, RELATIVE_SLACK).items():
         if not ok:
-            raise VerificationError(f"the written release does not meet {key}={targets[key]:g}: it reaches "
-                                    f"{got[key]:.6g}; nothing was written")
+            raise VerificationError(f"{what} does not meet {key}={targets[key]:g}: it reaches "
+                                    f"{got[key]:.6g}{where(key)}; nothing was written")
     return {"ok": True, "weight": weight,
             "targets": {key: {"target": limit, "achieved": got[key], "measure": _MEASURE[key]}
                         for key, limit in targets.items()}}
@@ -566,18 +572,8 @@ def verifier(targets: Mapping[str, float], weight: str, household: str | None = 
             households = pd.factorize(table[household])[0] if household in table.columns else ids
         got = measured(table, quasi_identifiers, weight, households)
         risk = got.pop("_risk")
-        met = _met(targets, got, RELATIVE_SLACK)
-        for key, ok in met.items():
-            if not ok:
-                where = ""
-                if key == "max_individual_risk":
-                    row = int(np.argmax(risk))
-                    where = f" (data row {row + 1})"
-                raise VerificationError(f"{what} does not meet {key}={targets[key]:g}: it reaches "
-                                        f"{got[key]:.6g}{where}; nothing was written")
-        return {"ok": True, "weight": weight,
-                "targets": {key: {"target": limit, "achieved": got[key], "measure": _MEASURE[key]}
-                            for key, limit in targets.items()}}
+        return _verified(targets, weight, got, what,
+                         lambda key: f" (data row {int(np.argmax(risk)) + 1})" if key == "max_individual_risk" else "")
 
     return check
 
