@@ -423,3 +423,14 @@ def test_cli_says_each_risk_target_reached_on_partitions(client, weighted, tmp_p
     want = incrowd.publish(frame, _risk_spec(max_individual_risk=0.02)).summary()["risk_targets"]
     line = next(x for x in done.stdout.splitlines() if x.startswith("risk targets"))
     assert line.split(None, 2)[2] == f"max_individual_risk {want['max_individual_risk']['achieved']:.4g} (at most 0.02)"
+
+
+def test_a_weight_below_one_in_a_partition_is_one_line_naming_it(client, weighted, tmp_path):
+    frame = weighted.iloc[:4000].copy()
+    frame.loc[2500, "weight"] = 0.5
+    parts = _split(frame, tmp_path / "parts", [0, 2000, 4000])
+    with pytest.raises(DataError) as raised:
+        incrowd.publish(parts, _risk_spec(max_individual_risk=0.1), scheduler=client, output=tmp_path / "release")
+    text = str(raised.value)
+    assert "\n" not in text and "part-1.parquet" in text and "row 501" in text and "'weight'" in text and "np." not in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["parts"]
