@@ -206,7 +206,8 @@ def test_ctrl_c_while_writing_leaves_no_partial_release(client, adult, tmp_path)
 
 def test_what_it_does_not_do_yet_is_refused_in_one_line_before_any_work(client, adult, tmp_path):
     parts = _split(adult.iloc[:2000], tmp_path / "parts", [0, 1000, 2000])
-    with pytest.raises(ParameterError, match=r"^a partitioned file is published with k, l, t and rows suppression .*; "
+    with pytest.raises(ParameterError, match=r"^a partitioned file is published with k, l, t, risk targets and rows "
+                                             r"suppression .*; "
                                              r"not with cell suppression: publish it in one process$"):
         incrowd.publish(parts, _spec(l=None, suppression="cells"), scheduler=client, output=tmp_path / "out")
     (tmp_path / "taken").mkdir()
@@ -286,3 +287,151 @@ def test_a_split_file_standardizes_to_the_bit_as_the_whole_file():
         assert math.fsum([x for p in parts for x in p]) == whole
         # adding the parts' rounded sums is not the same in general: that is why partials travel
     assert sum_partials(np.array([1e308, 1e308])) is None  # an overflowing sum is refused, not rounded
+
+
+@pytest.fixture(scope="module")
+def weighted(adult) -> pd.DataFrame:
+    """Adult with a sampling weight per row (deterministic, 20 to 116) and no numeric QI."""
+    frame = adult.drop(columns=["hours"])
+    frame["weight"] = 20.0 + (frame["id"] * 7919 % 97)
+    return frame
+
+
+def _risk_spec(**privacy) -> dict:
+    spec = _spec(k=3, l=privacy.pop("l", None), **privacy)
+    spec["columns"].update({"age": "other", "weight": "weight"})
+    del spec["columns"]["hours"]
+    return spec
+
+
+@pytest.mark.parametrize("target", [{"max_individual_risk": 0.01}, {"max_global_risk": 0.00015},
+                                    {"max_expected_reidentifications": 4},
+                                    {"l": 2, "max_individual_risk": 0.005, "max_expected_reidentifications": 4}])
+def test_risk_targets_partitions_publish_the_in_process_release(client, weighted, tmp_path, target):
+    # the weights of a class come from several partitions: the search judges the summed ones
+    n = len(weighted)
+    parts = _split(weighted, tmp_path / "parts", [0, 7000, 7000, 19000, n])
+    here = incrowd.publish(weighted, _risk_spec(**target))
+    there = incrowd.publish(parts, _risk_spec(**target), scheduler=client, output=tmp_path / "release")
+    a, b = here.summary(), there.summary()
+    # each target binds: without it the release is another
+    plain = incrowd.publish(weighted, _risk_spec(**{k: v for k, v in target.items() if k == "l"})).summary()
+    assert (plain["levels"], plain["suppressed"]) != (a["levels"], a["suppressed"])
+    for key in ("levels", "rows_out", "suppressed", "classes", "min_class_size", "nodes_evaluated"):
+        assert b[key] == a[key], key
+    assert set(b["risk_targets"]) == set(a["risk_targets"]) == set(target) - {"l"}
+    for key, want in a["risk_targets"].items():
+        assert b["risk_targets"][key]["achieved"] == pytest.approx(want["achieved"], rel=1e-9)
+        assert b["risk_targets"][key]["target"] == want["target"] and want["achieved"] <= want["target"]
+    assert_same_release(here, tmp_path / "release", tmp_path)
+
+
+def test_a_risk_target_no_node_meets_is_refused_as_in_process(client, weighted, tmp_path):
+    parts = _split(weighted.iloc[:8000], tmp_path / "parts", [0, 3000, 8000])
+    spec = _risk_spec(max_global_risk=1e-9)
+    with pytest.raises(ParameterError) as here:
+        incrowd.publish(weighted.iloc[:8000], spec)
+    with pytest.raises(ParameterError) as there:
+        incrowd.publish(parts, spec, scheduler=client, output=tmp_path / "release")
+    assert str(there.value) == str(here.value) and "\n" not in str(there.value)
+    assert str(there.value).startswith("no generalization meets max_global_risk=1e-09")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["parts"]
+
+
+def test_the_whole_releases_risk_is_verified_from_the_written_partitions_keys():
+    # a key may span partitions, and a missing cell matches any value in every partition: the
+    # risk of the union is the risk incrowd.risk measures on the whole written file
+    from incrowd.exceptions import VerificationError
+    from incrowd.publishing import check_written_risk, written_keys
+    from incrowd.publishing._risk_targets import measured
+
+    one = pd.DataFrame({"a": ["x", "x", "y", None], "b": [1.0, 1.0, 2.0, 2.0], "w": [10.0, 30.0, 20.0, 5.0]})
+    two = pd.DataFrame({"a": ["x ", "y", "y"], "b": [1, 2, 2], "w": [40.0, 10.0, 10.0]})
+    whole = pd.concat([one, two], ignore_index=True)
+    want = measured(whole, ["a", "b"], "w")
+    targets = {"max_individual_risk": 1.0, "max_global_risk": 1.0, "max_expected_reidentifications": 10.0}
+    parts = [written_keys(one, ["a", "b"], "w"), written_keys(two, ["a", "b"], "w")]
+    got = check_written_risk(targets, "w", parts, ["a", "b"])["targets"]
+    for key in targets:
+        assert got[key]["achieved"] == pytest.approx(want[key], rel=1e-12), key
+    # the first partition alone is riskier than the union: a missing partition is not verified
+    alone = check_written_risk(targets, "w", parts[:1], ["a", "b"])["targets"]["max_individual_risk"]["achieved"]
+    assert alone > want["max_individual_risk"]
+    limit = (alone + want["max_individual_risk"]) / 2
+    check_written_risk({"max_individual_risk": limit}, "w", parts, ["a", "b"])
+    with pytest.raises(VerificationError, match=rf"^the written release does not meet max_individual_risk={limit:g}: "
+                                                r"it reaches .*; nothing was written$"):
+        check_written_risk({"max_individual_risk": limit}, "w", parts[:1], ["a", "b"])
+    with pytest.raises(VerificationError, match=r"^the written release does not meet max_global_risk=0.01"):
+        check_written_risk({"max_global_risk": 0.01}, "w", parts, ["a", "b"])
+
+
+def test_risk_targets_beside_numeric_quasi_identifiers_are_refused_on_partitions(client, adult, tmp_path):
+    parts = _split(adult.iloc[:2000].assign(weight=50.0), tmp_path / "parts", [0, 1000, 2000])
+    spec = _spec(max_individual_risk=0.1)
+    spec["columns"]["weight"] = "weight"
+    with pytest.raises(ParameterError, match=r"^a partitioned file is published with .*; not with risk targets beside "
+                                             r"numeric quasi-identifiers \(age, hours\): publish it in one process$"):
+        incrowd.publish(parts, spec, scheduler=client, output=tmp_path / "out")
+
+
+def test_a_weight_column_without_risk_targets_publishes_the_in_process_release(client, weighted, tmp_path):
+    # the weight is a column like any other then: the search reads no weight
+    frame = weighted.iloc[:6000]
+    parts = _split(frame, tmp_path / "parts", [0, 2500, 6000])
+    here = incrowd.publish(frame, _risk_spec())
+    incrowd.publish(parts, _risk_spec(), scheduler=client, output=tmp_path / "release")
+    assert_same_release(here, tmp_path / "release", tmp_path)
+
+
+def test_risk_targets_with_missing_key_cells_publish_the_in_process_release(client, weighted, tmp_path):
+    # a missing race matches every race, in every partition: its fk and Fk count rows of other
+    # partitions, in the search and in the whole release's check
+    frame = weighted.copy()
+    frame.loc[frame["id"] % 71 == 0, "race"] = np.nan
+    hierarchy = tmp_path / "race.csv"
+    hierarchy.write_text((data_dir() / "adult_arx" / "adult_hierarchy_race.csv").read_text().rstrip("\n") + "\nNA;*\n")
+    parts = _split(frame, tmp_path / "parts", [0, 9000, 21000, len(frame)])
+
+    def spec(**privacy):
+        out = _risk_spec(**privacy)
+        out["columns"]["race"]["hierarchy"] = str(hierarchy)
+        return out
+
+    here = incrowd.publish(frame, spec(max_individual_risk=0.01))
+    assert here.summary()["levels"]["race"] == 0  # published missing: the cells match any value
+    assert here.summary()["suppressed"] > incrowd.publish(frame, spec()).summary()["suppressed"]
+    there = incrowd.publish(parts, spec(max_individual_risk=0.01), scheduler=client, output=tmp_path / "release")
+    for key in ("levels", "rows_out", "suppressed", "classes"):
+        assert there.summary()[key] == here.summary()[key], key
+    assert there.summary()["risk_targets"]["max_individual_risk"]["achieved"] == \
+        pytest.approx(here.summary()["risk_targets"]["max_individual_risk"]["achieved"], rel=1e-9)
+    assert_same_release(here, tmp_path / "release", tmp_path)
+
+
+def test_cli_says_each_risk_target_reached_on_partitions(client, weighted, tmp_path):
+    from incrowd.publishing import spec_to_toml
+
+    frame = weighted.iloc[:5000]
+    parts = _split(frame, tmp_path / "parts", [0, 2000, 5000])
+    (tmp_path / "release.toml").write_text(spec_to_toml(_risk_spec(max_individual_risk=0.02)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(incrowd.__file__).parents[1]),
+                                                         os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "incrowd.cli", "publish", str(parts), "--spec",
+                           str(tmp_path / "release.toml"), "--scheduler", client.scheduler.address, "-o",
+                           str(tmp_path / "release")], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    want = incrowd.publish(frame, _risk_spec(max_individual_risk=0.02)).summary()["risk_targets"]
+    line = next(x for x in done.stdout.splitlines() if x.startswith("risk targets"))
+    assert line.split(None, 2)[2] == f"max_individual_risk {want['max_individual_risk']['achieved']:.4g} (at most 0.02)"
+
+
+def test_a_weight_below_one_in_a_partition_is_one_line_naming_it(client, weighted, tmp_path):
+    frame = weighted.iloc[:4000].copy()
+    frame.loc[2500, "weight"] = 0.5
+    parts = _split(frame, tmp_path / "parts", [0, 2000, 4000])
+    with pytest.raises(DataError) as raised:
+        incrowd.publish(parts, _risk_spec(max_individual_risk=0.1), scheduler=client, output=tmp_path / "release")
+    text = str(raised.value)
+    assert "\n" not in text and "part-1.parquet" in text and "row 501" in text and "'weight'" in text and "np." not in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["parts"]

@@ -11,7 +11,7 @@ import typer
 from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError
 from ..io import is_stdout, suffix
-from ..publishing import summary_lines
+from ..publishing import risk_targets_text, summary_lines
 from ._console import cancellable_run, check_output_path, print_json, print_lines, stages, user_errors
 from ._dask_options import SchedulerOption, SchedulerTimeoutOption, check_scheduler
 from ._generalization import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption, lattice_limits
@@ -159,6 +159,7 @@ def _publish_on_dask(data_path: Path, spec_path, output, report_path, example_sp
 
 def _dask_lines(info: dict) -> list[tuple[str, str]]:
     """The summary of a release written on Dask (its measures of loss are the report's, not made here)."""
+    risk = [("risk targets", risk_targets_text(info["risk_targets"]))] if info.get("risk_targets") else []
     return [
         ("input", info["input"]),
         ("strategy", f"{info['strategy']} (method {info['method']})"),
@@ -169,7 +170,9 @@ def _dask_lines(info: dict) -> list[tuple[str, str]]:
         ("classes", f"{info['classes']}, smallest {info['min_class_size']} rows"),
         ("partitions", f"{info['partitions']} read, {info['output_partitions']} written"),
         ("seconds", f"{info['seconds']:.3f}"),
-        ("verified", "each partition as written, then k (and l) over the whole release from their class counts"),
+        ("verified", "each partition as written, then k (and l) over the whole release from their class counts"
+                     + (", the risk targets from their keys' weights" if risk else "")),
+        *risk,
         ("written", info["output"]),
     ]
 

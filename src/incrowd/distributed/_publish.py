@@ -40,6 +40,7 @@ from ..publishing import (
     PublishResult,
     check_spec_nodes,
     check_written_classes,
+    check_written_risk,
     load_spec,
     part_bottom,
     part_facts,
@@ -50,6 +51,7 @@ from ..publishing import (
     scaled_whole,
     whole_of,
     written_classes,
+    written_keys,
     written_summary,
 )
 from ._blocks import compiled_threads
@@ -75,7 +77,9 @@ def _bottom(source, name: str, spec, whole):
 
 
 def _summary(bottom):
-    return bottom if isinstance(bottom, IncrowdError) else bottom[:3]
+    # the rows' bottom classes and prepared values (items 3 and 4) stay; the risk targets'
+    # weights (item 5) go with the counts
+    return bottom if isinstance(bottom, IncrowdError) else (*bottom[:3], bottom[5])
 
 
 def _split(source, name: str, bottom, whole, number: np.ndarray, choice, where: np.ndarray, n_out: int):
@@ -106,7 +110,10 @@ def _release(pieces: list, name: str, spec, whole, levels: dict[str, int], path:
         write_table(table, path)
         back = read_table(path)
         verify_frame(back, promise, what=f"output partition {Path(path).name}")
-        return written_classes(back, qis, {s: whole.sensitive[s] for s in sensitive})
+        counts = written_classes(back, qis, {s: whole.sensitive[s] for s in sensitive})
+        if spec.risk_targets:  # the keys' rows and weights, for the whole release's risk
+            return (*counts, written_keys(back, qis, spec.weight))
+        return counts
 
     return _task(release, name)
 
@@ -220,7 +227,8 @@ class _Run:
         whole = scaled_whole(whole, pieces)
         self.say(f"searching the lattice on {whole.rows} rows' classes")
         choice, maps, prep = partitioned_search(spec, whole, [p[0] for p in pieces], max_nodes=max_nodes,
-                                                max_memory=max_memory)
+                                                max_memory=max_memory,
+                                                risks=[p[3] for p in pieces] if spec.risk_targets else None)
         # at least two output partitions per worker, so that every worker microaggregates
         workers = len(self.client.scheduler_info().get("workers", {}))
         n_out = max(1, len(sources), 2 * workers)
@@ -251,13 +259,17 @@ class _Run:
         counts = [c for c in self.gather(writes, "writing the release") if c is not None]
         classes, smallest = check_written_classes(spec, [c[0] for c in counts], [c[1] for c in counts], qis,
                                                   whole.rows, whole.sensitive)
+        more = {}
+        if spec.risk_targets:
+            more["risk_targets"] = check_written_risk(spec.risk_targets, spec.weight, [c[2] for c in counts],
+                                                      qis)["targets"]
         files = sorted(self.staging.iterdir())
         self.columns = pd.read_parquet(files[0]).head(0) if files else pd.DataFrame()
         os.replace(self.staging, target)
         self.staging = None
         kept = int(sum(int(c[0]["rows"].sum()) for c in counts))
         self.summary = written_summary(spec, prep, choice, kept, classes, smallest, partitions=len(sources),
-                                       output_partitions=len(files), output=str(target))
+                                       output_partitions=len(files), output=str(target), **more)
 
     def cancel(self) -> None:
         if self.client is not None:

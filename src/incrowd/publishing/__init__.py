@@ -51,8 +51,9 @@ _INTERNAL = {
     "whole_of": "._partitioned",
     "part_bottom": "._partitioned", "scaled_whole": "._partitioned:scaled", "partitioned_search": "._partitioned:search",
     "part_classes": "._partitioned", "part_pieces": "._partitioned", "release_classes": "._partitioned",
+    "written_keys": "._risk_targets", "check_written_risk": "._risk_targets",
     # the summary lines the command line and the web both show
-    "summary_lines": "._summary_lines",
+    "summary_lines": "._summary_lines", "risk_targets_text": "._summary_lines",
     # the web's Publish page: the spec's vocabularies, its check of the lattice size, the
     # example spec's notes and proposed limits
     "MISSING_NUMERIC": "._spec", "ROLES": "._spec", "check_spec_nodes": "._gtm",

@@ -29,7 +29,7 @@ import pandas as pd
 from ..exceptions import DataError, ParameterError
 from ..generalization import match_mode, qi_labels
 from ..values import sensitive_codes
-from . import _gtm
+from . import _gtm, _risk_targets
 from ._prepare import (
     Prepared,
     Whole,
@@ -113,8 +113,9 @@ def whole_of(spec: ReleaseSpec, facts: list[dict[str, Any]]) -> Whole:
 def part_bottom(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole):
     """The part's bottom classes, its sensitive values' rows, the exact sums of its squared
     deviations from the whole file's means, each row's bottom class (its number in the part's
-    bottom classes) and the prepared rows without the frame: what :func:`part_pieces` reads,
-    so that the part is prepared once on its way to the release."""
+    bottom classes), the prepared rows without the frame (both what :func:`part_pieces` reads,
+    so that the part is prepared once on its way to the release), and with risk targets its
+    bottom classes' weights and missing cells (:func:`_risk_targets.bottom_risk`; else None)."""
     prep = prepare(frame, spec, whole)
     deviations = [sum_partials(squared_deviations(prep.X[~np.isnan(prep.X[:, j]), j], whole.mean[j]))
                   for j in range(prep.X.shape[1])]
@@ -123,9 +124,10 @@ def part_bottom(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole):
     # with the part, a billion-row file's 2,000 partitions would send the client 8 GB of it;
     # the frame is read again where the rows are split, cheaper to read than to hold
     bottom = _gtm.bottom_counts(prep)
+    risk = _risk_targets.bottom_risk(prep, bottom) if spec.risk_targets else None
     # (the standardized values wait for the whole file's scale: :func:`with_whole` makes them)
     return (dataclasses.replace(bottom, of_row=np.zeros(0, np.int64)), deviations, counts, bottom.of_row,
-            dataclasses.replace(prep, frame=frame.iloc[:0], Z=prep.Z[:0]))
+            dataclasses.replace(prep, frame=frame.iloc[:0], Z=prep.Z[:0]), risk)
 
 
 def scaled(whole: Whole, pieces: list) -> Whole:
@@ -146,14 +148,24 @@ def scaled(whole: Whole, pieces: list) -> Whole:
 
 
 def search(spec: ReleaseSpec, whole: Whole, bottoms: list, *, max_nodes: int | None,
-           max_memory: int | None) -> tuple[_gtm.GtmChoice, list[np.ndarray], Prepared]:
+           max_memory: int | None, risks: list | None = None) -> tuple[_gtm.GtmChoice, list[np.ndarray], Prepared]:
     """Publish's search on the combined bottom classes: the node, per part the file's number of
-    each of its bottom classes, and the prepared file without rows (what the summary reads)."""
+    each of its bottom classes, and the prepared file without rows (what the summary reads).
+    ``risks``: with risk targets, each part's :func:`part_bottom` weights and missing cells, which
+    judge the nodes as one process does."""
     names = list(spec.columns)
     empty = pd.DataFrame({c: pd.Series([], dtype=object) for c in names})
     prep = prepare(empty, spec, whole)
     prep.rows = whole.rows
     bottom, maps = _gtm.combine_bottoms(prep, bottoms)
+    judge = None
+    if spec.risk_targets:
+        # the search's judge is the in-process one (it is looked up on the bottom classes), fed
+        # with the file's weights, which no part holds alone
+        judge = bottom.__dict__["risk_judge"] = _risk_targets.combined_judge(prep, bottom, risks or [], maps)
+    # the rows' weights as the models' judge sums them per bottom class (whose rows, here, are the
+    # bottom classes themselves); the prepared file has no rows, so no weights without targets
+    prep.weights = None if judge is None else judge.weight
     _gtm.check_spec_nodes(spec, max_nodes)
     choice = _gtm.choose(prep, max_nodes=max_nodes, max_memory=max_memory, bottom=bottom)
     return choice, maps, prep

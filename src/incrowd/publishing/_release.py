@@ -252,7 +252,10 @@ def _promise(prep: Prepared, table: pd.DataFrame, keep: np.ndarray | None = None
     return Promise(
         quasi_identifiers=tuple(c for c in table.columns if prep.roles.get(c) in ("numeric", "categorical")),
         check=check, finite=tuple(prep.numeric),
-        risk_targets=dict(spec.risk_targets), risk_check=_risk_check(prep, keep),
+        # a part's keys are not the file's: its risk is verified over the whole release
+        # (check_written_risk), as t is
+        risk_targets=dict(spec.risk_targets) if whole_file else {},
+        risk_check=_risk_check(prep, keep) if whole_file else None,
         household_check=_household_check(prep, keep))
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -277,23 +277,99 @@ def node_judge(prep, bottom) -> NodeJudge | None:
     targets = dict(getattr(spec, "risk_targets", None) or {})
     if not targets:
         return None
+    weight, missing0 = bottom_risk(prep, bottom)
+    households = household_codes(prep) if "max_household_risk" in targets else None
+    return _judge_of(prep, bottom, weight, missing0, households)
 
-    weight = spec.weight
+
+def bottom_risk(prep, bottom) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """What the judge reads of ``bottom``'s rows: per bottom class its weight (the sum of its
+    rows' sampling weights) and, per categorical QI, whether its level-0 cell is missing as the
+    written file's verifier reads a cell (the NA vocabulary, system missing)."""
+    weight = prep.spec.weight
     w = sample_risk.sampling_weights(prep.frame[weight].reset_index(drop=True), weight)
     n_bottom = int(bottom.counts.size)
-
     first = np.zeros(n_bottom, np.int64)
     first[bottom.of_row[::-1]] = np.arange(bottom.of_row.size - 1, -1, -1)
-    # missing as the written file's verifier reads a cell (the NA vocabulary, system missing)
     level0 = sample_risk.key_codes(prep.frame.iloc[first].reset_index(drop=True), list(prep.categorical))
-    missing0 = {a: level0[:, j] < 0 for j, a in enumerate(prep.categorical)}
+    return (np.bincount(bottom.of_row, weights=w, minlength=n_bottom),
+            {a: level0[:, j] < 0 for j, a in enumerate(prep.categorical)})
+
+
+def combined_judge(prep, bottom, parts: list, maps: list[np.ndarray]) -> NodeJudge | None:
+    """The judge of a search over a partitioned file's bottom classes (:func:`_gtm.combine_bottoms`):
+    ``parts``: each part's :func:`bottom_risk`, ``maps``: each part's bottom classes' numbers in
+    the file. The weights add up as the rows do; a bottom class's cells are its level-0 codes,
+    so any part holding it tells whether they are missing."""
+    targets = dict(getattr(prep.spec, "risk_targets", None) or {})
+    if not targets:
+        return None
+    n_bottom = int(bottom.counts.size)
+    weight = np.bincount(np.concatenate([np.asarray(m, np.int64) for m in maps] or [np.zeros(0, np.int64)]),
+                         weights=np.concatenate([p[0] for p in parts] or [np.zeros(0)]), minlength=n_bottom)
+    missing0 = {a: np.zeros(n_bottom, bool) for a in prep.categorical}
+    for (_, missing), number in zip(parts, maps):
+        for a in prep.categorical:
+            missing0[a][number] = missing[a]
+    return _judge_of(prep, bottom, weight, missing0, None)
+
+
+def _judge_of(prep, bottom, weight: np.ndarray, missing0: dict[str, np.ndarray],
+              households: np.ndarray | None) -> NodeJudge:
+    n_bottom = int(bottom.counts.size)
     masks = np.asarray([prep.pattern_masks[int(p)] for p in bottom.pattern], dtype=bool).reshape(n_bottom, -1) \
         if prep.numeric else np.zeros((n_bottom, 0), bool)
-    households = household_codes(prep) if "max_household_risk" in targets else None
-    return NodeJudge(targets, [*prep.numeric, *prep.categorical], np.bincount(bottom.of_row, weights=w,
-                                                                             minlength=n_bottom),
-                     missing0, ~masks[:, :len(prep.numeric)], households=households,
+    return NodeJudge(dict(prep.spec.risk_targets), [*prep.numeric, *prep.categorical], weight, missing0,
+                     ~masks[:, :len(prep.numeric)], households=households,
                      of_row=None if households is None else bottom.of_row)
+
+
+def written_keys(table: pd.DataFrame, quasi_identifiers: list[str], weight: str) -> pd.DataFrame:
+    """A written part's published keys as :func:`incrowd.risk` compares them (a number as a
+    number, text without trailing blanks, None where the cell is missing), with ``rows`` and
+    ``weight`` (the sum of their sampling weights): what :func:`check_written_risk` adds up."""
+    qis = list(quasi_identifiers)
+    w = sample_risk.sampling_weights(table[weight].reset_index(drop=True), weight)
+    keys = pd.DataFrame(index=pd.RangeIndex(table.shape[0]))
+    for q in qis:
+        codes, values = sample_risk.column_keys(table[q].reset_index(drop=True))
+        keys[q] = pd.Series(np.where(codes >= 0, values[np.maximum(codes, 0)] if values.size else None, None),
+                            dtype=object)
+    keys["rows"], keys["weight"] = 1, w
+    if not qis:
+        return keys[["rows", "weight"]].sum().to_frame().T
+    return keys.groupby(qis, dropna=False, sort=False)[["rows", "weight"]].sum().reset_index()
+
+
+def check_written_risk(targets: Mapping[str, float], weight: str, parts: list[pd.DataFrame],
+                       quasi_identifiers: list[str]) -> dict[str, Any]:
+    """The risk targets over a release written in parts, from each part's :func:`written_keys`
+    (a key may span parts: its rows and weights add up, and a missing cell matches any value
+    across parts, as :func:`incrowd.risk` measures the whole file): the record
+    :func:`verifier` gives, or a :class:`VerificationError` naming the target missed."""
+    qis = list(quasi_identifiers)
+    table = pd.concat(parts, ignore_index=True)
+    if qis and table.shape[0]:
+        table = table.groupby(qis, dropna=False, sort=False)[["rows", "weight"]].sum().reset_index()
+    codes = np.column_stack([pd.factorize(table[q], use_na_sentinel=True)[0] for q in qis]).astype(np.int64) \
+        if qis else np.zeros((table.shape[0], 0), np.int64)
+    rows = table["rows"].to_numpy(np.float64)
+    fk, Fk = sample_risk.frequencies(codes, table["weight"].to_numpy(np.float64), counts=rows)
+    risk = sample_risk.individual_risk(fk, Fk) if rows.size else np.zeros(0)
+    return _verified(targets, weight, figures(risk, rows), "the written release")
+
+
+def _verified(targets: Mapping[str, float], weight: str, got: Mapping[str, float], what: str,
+              where: Callable[[str], str] = lambda key: "") -> dict[str, Any]:
+    """The record of a release whose measures are ``got``, or a :class:`VerificationError`
+    naming the first target missed (``where``: the row that reaches it, if known)."""
+    for key, ok in _met(targets, got, RELATIVE_SLACK).items():
+        if not ok:
+            raise VerificationError(f"{what} does not meet {key}={targets[key]:g}: it reaches "
+                                    f"{got[key]:.6g}{where(key)}; nothing was written")
+    return {"ok": True, "weight": weight,
+            "targets": {key: {"target": limit, "achieved": got[key], "measure": _MEASURE[key]}
+                        for key, limit in targets.items()}}
 
 
 def suppress_groups(prep, groups: np.ndarray, levels_per_row: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -496,18 +572,8 @@ def verifier(targets: Mapping[str, float], weight: str, household: str | None = 
             households = pd.factorize(table[household])[0] if household in table.columns else ids
         got = measured(table, quasi_identifiers, weight, households)
         risk = got.pop("_risk")
-        met = _met(targets, got, RELATIVE_SLACK)
-        for key, ok in met.items():
-            if not ok:
-                where = ""
-                if key == "max_individual_risk":
-                    row = int(np.argmax(risk))
-                    where = f" (data row {row + 1})"
-                raise VerificationError(f"{what} does not meet {key}={targets[key]:g}: it reaches "
-                                        f"{got[key]:.6g}{where}; nothing was written")
-        return {"ok": True, "weight": weight,
-                "targets": {key: {"target": limit, "achieved": got[key], "measure": _MEASURE[key]}
-                            for key, limit in targets.items()}}
+        return _verified(targets, weight, got, what,
+                         lambda key: f" (data row {int(np.argmax(risk)) + 1})" if key == "max_individual_risk" else "")
 
     return check
 

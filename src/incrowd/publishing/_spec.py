@@ -804,8 +804,11 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
         said.append("cell suppression")
     if spec.models:
         said.append("[privacy] models")
-    if spec.risk_targets:
-        said.append("risk targets")
+    numeric = [name for name, c in spec.columns.items() if c.role == "numeric"]
+    if spec.risk_targets and numeric:
+        # one process suppresses the microaggregation groups above a target (suppress_groups),
+        # which needs every group's published means at once
+        said.append(f"risk targets beside numeric quasi-identifiers ({', '.join(numeric)})")
     if spec.household is not None:
         said.append("a household column")
     if spec.perturb:
@@ -815,5 +818,5 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
         said.append(f"categorical quasi-identifiers without a hierarchy file ({', '.join(flat)})")
     if not said:
         return None
-    return ("a partitioned file is published with k, l, t and rows suppression over categorical quasi-identifiers "
-            f"with hierarchy files; not with {', '.join(said)}: publish it in one process")
+    return ("a partitioned file is published with k, l, t, risk targets and rows suppression over categorical "
+            f"quasi-identifiers with hierarchy files; not with {', '.join(said)}: publish it in one process")

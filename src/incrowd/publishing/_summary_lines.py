@@ -47,9 +47,8 @@ def summary_lines(info: dict) -> list[tuple[str, str]]:
     ]
     for i, step in enumerate(info.get("perturbation") or (), 1):
         lines.append((f"perturb {i}", step["line"]))
-    if info.get("risk_targets"):  # each target beside the value the release reaches
-        lines.append(("risk targets", "; ".join(f"{key} {got['achieved']:.4g} (at most {got['target']:g})"
-                                                for key, got in info["risk_targets"].items())))
+    if info.get("risk_targets"):
+        lines.append(("risk targets", risk_targets_text(info["risk_targets"])))
     if info.get("household"):
         lines.append(("households", _households_line(info)))
     if info.get("output"):
@@ -72,3 +71,8 @@ def _households_line(info: dict) -> str:
     level = ", ".join(info.get("household_level") or []) or "none"
     return (f"id {info['household']} {shown}; household-level: {level} (each household shows one value: "
             "no blank can be filled in from a housemate)")
+
+
+def risk_targets_text(targets: dict) -> str:
+    """The summary's ``risk_targets``: each target beside the value the release reaches."""
+    return "; ".join(f"{key} {got['achieved']:.4g} (at most {got['target']:g})" for key, got in targets.items())
