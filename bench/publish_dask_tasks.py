@@ -28,8 +28,7 @@ from publish_dask import spec as benchmark_spec  # noqa: E402
 from publish_dask import warm_kernels  # noqa: E402
 
 import incrowd  # noqa: E402
-from incrowd.distributed import _publish as tasks  # noqa: E402
-from incrowd.distributed._risk import _read  # noqa: E402
+from incrowd.cli import _bench_entry as tasks  # noqa: E402
 from incrowd.publishing import load_spec, partitioned_search, scaled_whole, whole_of  # noqa: E402
 
 
@@ -48,17 +47,17 @@ def main() -> None:
         seconds[name] = time.perf_counter() - t
         return out
 
-    timed("read", lambda: [_read(s) for s in sources])
-    facts = timed("facts", lambda: [tasks._facts(s, "p", spec) for s in sources])
+    timed("read", lambda: [tasks.read_partition(s) for s in sources])
+    facts = timed("facts", lambda: [tasks.publish_facts_task(s, "p", spec) for s in sources])
     whole = whole_of(spec, facts)
-    bottoms = timed("bottom classes", lambda: [tasks._bottom(s, "p", spec, whole) for s in sources])
+    bottoms = timed("bottom classes", lambda: [tasks.publish_bottom_task(s, "p", spec, whole) for s in sources])
     whole = scaled_whole(whole, [b[:3] for b in bottoms])
     choice, maps, prep = timed("search", lambda: partitioned_search(spec, whole, [b[0] for b in bottoms],
                                                                     max_nodes=None, max_memory=None))
     sizes = tasks.class_sizes(choice, [b[0] for b in bottoms], maps)
     where = tasks.spread_classes(sizes, n_out)
     loads = np.bincount(where, weights=sizes, minlength=n_out).astype(int)
-    splits = timed("split", lambda: [tasks._split(s, "p", b, whole, m, choice, where, n_out)
+    splits = timed("split", lambda: [tasks.publish_split_task(s, "p", b, whole, m, choice, where, n_out)
                                      for s, b, m in zip(sources, bottoms, maps)])
     qis = [*prep.numeric, *prep.categorical]
     sensitive = [s.name for s in prep.sensitive]
@@ -71,7 +70,7 @@ def main() -> None:
             t = time.perf_counter()
             if b == largest:
                 profile.enable()
-            done = tasks._release([s[b] for s in splits], "p", spec, whole, choice.levels,
+            done = tasks.publish_release_task([s[b] for s in splits], "p", spec, whole, choice.levels,
                                   str(out / f"part-{b}.parquet"), qis, sensitive, 1)
             if b == largest:
                 profile.disable()

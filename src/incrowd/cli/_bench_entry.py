@@ -78,6 +78,14 @@ _SOURCES: dict[str, str] = {
     # (household_release_vs_sdcmicro.py)
     "household_verifier": "incrowd.publishing._households",
     "benchmark_estimates": "incrowd.reporting._benchmarks",
+    # publish on Dask's tasks, each run in one process without Dask (publish_dask_tasks.py)
+    "read_partition": "incrowd.distributed._risk:_read",
+    "publish_facts_task": "incrowd.distributed._publish:_facts",
+    "publish_bottom_task": "incrowd.distributed._publish:_bottom",
+    "publish_split_task": "incrowd.distributed._publish:_split",
+    "publish_release_task": "incrowd.distributed._publish:_release",
+    "class_sizes": "incrowd.distributed._publish",
+    "spread_classes": "incrowd.distributed._publish",
 }
 
 __all__ = sorted(_SOURCES)
