@@ -176,9 +176,9 @@ def align(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers, sens
     orig = original.drop(columns=[c for c in ids if c in original.columns]).reset_index(drop=True)
     rel = release.drop(columns=[c for c in ids if c in release.columns]).reset_index(drop=True)
     if ids:
-        assumptions.append(f"identifier column(s) {ids} are left out on both sides")
+        assumptions.append(f"identifier column(s) {', '.join(ids)} are left out on both sides")
     if perturbed:  # changed on purpose by the release's perturbation steps: no proof of alignment
-        assumptions.append(f"perturbed column(s) {list(perturbed)} are not compared row by row to align the files")
+        assumptions.append(f"perturbed column(s) {', '.join(perturbed)} are not compared row by row to align the files")
     kept = _kept(orig, rel, [*qis, *perturbed], sens, kept_rows, assumptions)
     forced = _names(numeric, "numeric")
     parsed: dict[tuple[str, str], np.ndarray] = {}
