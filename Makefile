@@ -16,9 +16,10 @@ $(BIN)/python:
 # anonymeter (the report's attacks) pins numpy<1.27 but runs on ours; its other needs (pandas,
 # scikit-learn, numba, joblib, scipy) are ours already, so it comes without its pins too;
 # 1.1 needs polars besides, so it stays below 1.1.
-# The install ends by compiling the kernels into numba's cache beside the sources (incrowd warmup),
-# so that no command compiles on its first run.
-$(STAMP): $(BIN)/python pyproject.toml
+# The install builds the compiled extension (setup.py: a C compiler is needed, as for any source
+# install; a changed C source installs again) and ends by compiling the numba kernels into numba's
+# cache beside the sources (incrowd warmup), so that no command compiles on its first run.
+$(STAMP): $(BIN)/python pyproject.toml setup.py $(wildcard src/incrowd/_native/*.c)
 	$(BIN)/python -m pip install --quiet -e ".[test,web,dask,bench]"
 	$(BIN)/python -m pip install --quiet --no-deps "pycanon>=1.3.6"
 	$(BIN)/python -m pip install --quiet --no-deps "anonymeter>=1.0,<1.1"

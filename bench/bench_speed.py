@@ -3,8 +3,8 @@
 Run from the repository root: ``.venv/bin/python bench/bench_speed.py``. Writes the section
 ``speed`` of ``docs/performance.md`` and the figure ``docs/figures/mdav_scaling.png``.
 
-(a) MDAV on 50,000 x 15 standard Gaussian rows (seed 0), k = 10: the numba scan kernel, the
-    public ``incrowd.microaggregate`` call (which runs the fast exact kernel of ``_mdav_fast``,
+(a) MDAV on 50,000 x 15 standard Gaussian rows (seed 0), k = 10: the scan kernel (the compiled
+    extension), the public ``incrowd.microaggregate`` call (which runs the fast exact kernel of ``_mdav_fast``,
     see docs/studies.md, "Exact fast MDAV against the plain scan kernel"), and the plain numpy reference of ``tests/reference.py``.
 (b) MDAV* on Adult (48,842 x 3), k = 2, against Thaeter & Reischuk (2021), Table 6.
 (c) Every method on Census, k = 5.
@@ -93,7 +93,7 @@ def part_a(ref) -> tuple[list[str], dict]:
     il = 100 * information_loss(Z, lab_fast, standardized=True)
     m_ref = median(t_ref)
     rows = [
-        ["numba scan kernel `mdav_labels(Z, 10)`", f"median of {REPEATS}", fmt_s(median(t_fast)),
+        ["scan kernel `mdav_labels(Z, 10)` (the compiled extension)", f"median of {REPEATS}", fmt_s(median(t_fast)),
          fmt_range(t_fast), f"{m_ref / median(t_fast):.0f}x",
          "yes" if identical else "**NO**"],
         ["`incrowd.microaggregate(X, 10, 'mdav')` (standardize + fast exact kernel + centroids + "

@@ -34,7 +34,7 @@ from architecture_scan import module_name as _module_name  # noqa: E402
 #: layer number -> the units (``incrowd.X``: a top-level module or subpackage) in it; the order
 #: and the wording are those of docs/architecture.md
 LAYERS: dict[int, tuple[str, ...]] = {
-    0: ("incrowd", "incrowd.exceptions", "incrowd._runtime"),
+    0: ("incrowd", "incrowd.exceptions", "incrowd._runtime", "incrowd._native"),
     1: ("incrowd.io", "incrowd.values", "incrowd.datasets"),
     2: ("incrowd.privacy",),
     3: ("incrowd.microaggregation", "incrowd.generalization", "incrowd.perturbation"),

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from incrowd.exceptions import ParameterError
-from incrowd.generalization._kernels import node_classes, sensitive_counts
+from incrowd.generalization._kernels import sensitive_counts
+from incrowd.generalization._node_classes import node_classes
 from incrowd.privacy import emd as _emd
 from incrowd.publishing import _gtm, load_spec
 from incrowd.publishing._prepare import prepare

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from incrowd._runtime import small as _small
+from incrowd._native import mdav_labels as native_mdav_labels
 from incrowd.values import standardize
 from incrowd.exceptions import DataError, ParameterError
 from incrowd.generalization._hierarchy import hierarchy_from_rows
@@ -158,9 +158,9 @@ def test_numeric_only_seeding_is_mdav(seed, n, p, k):
         raw[0] += 1.0  # a constant column has no standardized form
     k = min(k, n)
     Z, _ = standardize(raw)
-    # MDAV's groups by its plain numpy twin, equal to MDAV's kernels id for id
-    # (tests/test_small_twins.py): the same answer without compiling MDAV's kernels here
-    assert np.array_equal(joint_labels(Z, [], k), _small.mdav_labels(Z, k))
+    # MDAV's groups by the compiled extension's scan, equal to MDAV's numba kernels id for id
+    # (tests/test_native.py)
+    assert np.array_equal(joint_labels(Z, [], k), native_mdav_labels(Z, k))
 
 
 

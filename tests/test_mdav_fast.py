@@ -49,16 +49,19 @@ def test_random_small_data_equal_the_scan(n, m, k, levels, seed):
 
 
 def test_estimator_uses_an_exact_kernel(monkeypatch):
-    from incrowd.microaggregation.mdav import mdav
+    from incrowd.microaggregation.mdav import _mdav_large, mdav
     from incrowd.microaggregation.mdav._screen import PARALLEL_LOCK
 
     for m in (3, 8):
         X = np.random.default_rng(m).standard_normal((2000, m))
         plain = mdav_labels(standardize(X)[0], 5)
+        np.testing.assert_array_equal(MDAV(5).fit(X).labels_, plain)  # the scan
+        monkeypatch.setattr(mdav, "SCAN_BELOW", 0)  # the fast kernel, whether numba has started or not
+        monkeypatch.setattr(mdav, "SCAN_WORK", 0)
         np.testing.assert_array_equal(MDAV(5).fit(X).labels_, plain)
-        monkeypatch.setattr(mdav, "PARALLEL_FROM", 1000)  # the threaded passes, then the serial
+        monkeypatch.setattr(_mdav_large, "PARALLEL_FROM", 1000)  # the threaded passes, then the serial
         np.testing.assert_array_equal(MDAV(5).fit(X).labels_, plain)
-        monkeypatch.setattr(mdav, "NARROW_FROM", 1000)  # int8 codes
+        monkeypatch.setattr(_mdav_large, "NARROW_FROM", 1000)  # int8 codes
         np.testing.assert_array_equal(MDAV(5).fit(X).labels_, plain)
         with PARALLEL_LOCK:  # another thread holds the threads: this fit runs serially
             np.testing.assert_array_equal(MDAV(5).fit(X).labels_, plain)

@@ -411,3 +411,27 @@ def test_publish_with_mdav_loads_no_other_microaggregation_family(tmp_path):
     result = incrowd.publish(incrowd.read_table(data), spec)
     result.write(tmp_path / "api.csv")
     assert (tmp_path / "cli.csv").read_bytes() == (tmp_path / "api.csv").read_bytes()
+
+
+def test_a_publish_of_adult_imports_no_numba(tmp_path):
+    """``incrowd publish`` of ARX's Adult (k = 5 within 1 %, age numeric, seven categorical
+    quasi-identifiers on ARX's hierarchies, salary-class sensitive) runs only kernels of the
+    compiled extension (a node's classes, MDAV's scan, the group sums): the process never imports
+    numba, and its release is the API's, byte for byte."""
+    from benchdata import data_dir
+
+    arx = data_dir() / "adult_arx"
+    if not (arx / "adult.csv").exists():
+        pytest.skip(f"{arx} is absent (set INCROWD_DATA)")
+    lines = ["[privacy]", "k = 5", 'max_suppression = "1%"', "allow_full_suppression = true", "", "[columns]",
+             'age = "numeric"']
+    for q in ["sex", "race", "marital-status", "education", "native-country", "workclass", "occupation"]:
+        lines.append(f'"{q}" = {{ role = "categorical", hierarchy = "{arx / f"adult_hierarchy_{q}.csv"}" }}')
+    lines.append('"salary-class" = "sensitive"')
+    spec = tmp_path / "release.toml"
+    spec.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    argv = ["publish", str(arx / "adult.csv"), "--spec", str(spec), "-o", str(tmp_path / "cli.csv"), "--json"]
+    report, out = _cli(*argv, program=True)
+    assert report["code"] == 0, out
+    assert "numba" not in report["loaded"]
+    assert json.loads(out)["k"] == 5

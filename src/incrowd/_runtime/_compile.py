@@ -18,12 +18,16 @@ implementations of numpy functions (``np.empty``, ``np.zeros``, ...) are shared 
 differ only in their entry points (``nogil``, or none for Python), instead of compiled per kernel.
 
 Listeners are process-wide in numba, so each clock counts only the events of its own thread (a
-web server's other requests compile in other threads) and nested lock events once. Numba is
-imported only when a clock starts, i.e. by code that is about to call a kernel anyway.
+web server's other requests compile in other threads) and nested lock events once. A clock
+never imports numba: many commands run only the compiled extension's kernels and no numba at
+all, so the listeners are installed the moment numba's import completes (or at once when it is
+loaded already), before any kernel can compile or load.
 """
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import os
 import sys
 import threading
@@ -199,10 +203,53 @@ def _share_overloads_across_entry_points() -> None:
     template._get_impl = _get_impl  # type: ignore[union-attr]
 
 
+class _InstallOnNumbaImport(importlib.abc.MetaPathFinder):
+    """Runs ``_install`` right after numba's own import, whoever imports it."""
+
+    def find_spec(self, name, path, target=None):  # type: ignore[no-untyped-def]
+        if name != "numba":
+            return None
+        _uninstall_hook()
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run_module = loader.exec_module
+
+        def exec_module(module):  # type: ignore[no-untyped-def]
+            run_module(module)
+            _install()
+
+        loader.exec_module = exec_module
+        return spec
+
+
+_hook = _InstallOnNumbaImport()
+
+
+def _uninstall_hook() -> None:
+    try:
+        sys.meta_path.remove(_hook)
+    except ValueError:
+        pass
+
+
+def _install_when_numba_loads() -> None:
+    if _installed:
+        return
+    if "numba" in sys.modules:
+        _install()
+    elif _hook not in sys.meta_path:
+        sys.meta_path.insert(0, _hook)
+        if "numba" in sys.modules:  # imported by another thread meanwhile
+            _uninstall_hook()
+            _install()
+
+
 @contextmanager
 def compile_clock() -> Iterator[CompileClock]:
     """Measure numba's compiler time on this thread for the body (clocks may nest)."""
-    _install()
+    _install_when_numba_loads()
     clock = CompileClock()
     clocks = _active()
     clocks.append(clock)

@@ -2,13 +2,14 @@
 
 The first numba kernel a process calls, even one loaded from the on-disk cache, makes numba load
 its whole runtime (its typing and lowering registries, and through them scipy.linalg): about
-0.3 s, far more than MDAV on a file of a few thousand rows costs in plain numpy. So a one-shot
-process (a CLI command, see ``_process``) computes a small file here; everything else,
-including every long-lived process (a notebook, the web server, a benchmark, a loop over k),
-runs on the kernels, whose start-up it pays once. The perturbation methods' twins (rank
-swapping's loop, shuffling's normal quantiles, MDAV for a microaggregation step) are called
-through the API, where no process says it is one-shot: they run while numba is not loaded and
-until they have cost about its start-up (``prefer_plain``).
+0.3 s, far more than SUDA2 or a sum of squares on a file of a few thousand rows costs in plain
+numpy. So a one-shot process (a CLI command, see ``_process``) computes a small file here;
+everything else, including every long-lived process (a notebook, the web server, a benchmark, a
+loop over k), runs on the kernels, whose start-up it pays once. The perturbation methods' twins
+(rank swapping's loop, shuffling's normal quantiles) are called through the API, where no process
+says it is one-shot: they run while numba is not loaded and until they have cost about its
+start-up (``prefer_plain``). MDAV's scan and the group sums have no twin: they are kernels of the
+compiled extension (``incrowd._native``), which costs no start-up at all.
 
 Each twin performs the same floating-point operations in the same order as its kernel (the
 exactness contract of ``microaggregation._kernels``: distances summed over columns in column
@@ -29,10 +30,6 @@ from . import _process
 
 # Rows x columns up to which a one-pass twin (a sum, a mean) costs less than numba's start-up.
 SMALL_CELLS = 65_000
-# MDAV in numpy is quadratic: about n * n / k * (m + 8) * 3.3 ns here (1,080 x 13 at k = 2: 0.05 s;
-# 2,000 x 13 at k = 2: 0.14 s; 5,000 x 13 at k = 2: 0.8 s). Up to this much work it stays well
-# under numba's start-up.
-MDAV_WORK = 45e6
 # SUDA2 in numpy groups the records once per set of keys (a sort of n codes): about 0.1 us per
 # record and set here (sdcMicro's testdata, 4,580 rows and 7 keys, 127 sets: 0.05 s). Up to this
 # many records x sets it stays well under numba's start-up, and its memory (a few bytes per
@@ -58,11 +55,6 @@ def prefer_numpy(n_rows: int, n_columns: int) -> bool:
     return _process.one_shot and n_rows * max(n_columns, 1) <= SMALL_CELLS and not jit_runtime_loaded()
 
 
-def prefer_numpy_mdav(n_rows: int, n_columns: int, k: int) -> bool:
-    """Whether MDAV on this input is cheaper in plain numpy than paying numba's start-up."""
-    return _process.one_shot and mdav_work(n_rows, n_columns, k) <= MDAV_WORK and not jit_runtime_loaded()
-
-
 def prefer_numpy_suda2(n_rows: int, n_keys: int, max_size: int) -> bool:
     """Whether SUDA2's search of every set of up to ``max_size`` of ``n_keys`` keys is cheaper
     in plain numpy than paying numba's start-up."""
@@ -78,13 +70,12 @@ def prefer_plain(work: float, limit: float = SMALL_CELLS) -> bool:
 
 
 def mdav_work(n_rows: int, n_columns: int, k: int) -> float:
-    """MDAV's work in ``MDAV_WORK``'s unit: the twin's time is about 2.6 ns times this (sdcMicro's
-    testdata, 4,580 rows x 3 amounts at k = 3: 77e6, 0.2 s at load average 10 on 2 cores)."""
+    """MDAV's work, in units of about 0.4 ns of the compiled scan (``incrowd._native``) here."""
     return n_rows * n_rows / max(k, 1) * (n_columns + 8)
 
 
-# Up to this much MDAV work a perturbation step's twin stays under numba's start-up (about
-# 0.26 s); above MDAV_WORK, as a one-shot command keeps that margin for its other kernels
+# Up to this much MDAV work a perturbation step runs the compiled scan (``incrowd._native``,
+# no numba), counted against numba's start-up as the twins are: about 0.04 s of it
 PLAIN_MDAV_WORK = 100e6
 
 
@@ -95,79 +86,6 @@ def timed_plain(twin: Callable[..., Any], *args: Any) -> Any:
         return twin(*args)
     finally:
         _plain_seconds[0] += time.perf_counter() - t0
-
-
-def _sq_dist(cols: np.ndarray, point: np.ndarray) -> np.ndarray:
-    """Squared distance of every column of ``cols`` (m x r) to ``point``, summed in j order."""
-    d = np.zeros(cols.shape[1])
-    for j in range(cols.shape[0]):
-        diff = cols[j] - point[j]
-        d += diff * diff
-    return d
-
-
-def _k_nearest(d: np.ndarray, count: int) -> np.ndarray:
-    """Positions of the ``count`` smallest d, ascending by (d, position). A partition, not a sort
-    of all d: a round of MDAV costs linear time, as the kernel's does."""
-    if count <= 0:
-        return np.zeros(0, np.int64)
-    if count >= d.size:
-        return np.argsort(d, kind="stable")[:count]
-    if count <= 8:  # the usual k: a few passes of argmin (its first minimum: the lowest position)
-        left = d.copy()
-        picked = np.empty(count, np.int64)
-        for i in range(count):
-            picked[i] = at = int(np.argmin(left))
-            left[at] = np.inf
-        return picked
-    last = np.partition(d, count - 1)[count - 1]
-    below = np.flatnonzero(d < last)
-    chosen = np.concatenate((below, np.flatnonzero(d == last)[: count - below.size]))
-    return chosen[np.lexsort((chosen, d[chosen]))]
-
-
-def mdav_labels(X: np.ndarray, k: int) -> np.ndarray:
-    """MDAV's groups, as ``_mdav_kernel.mdav_labels`` forms them (same ids, same ties)."""
-    n = X.shape[0]
-    labels = np.full(n, -1, np.int64)
-    if n < 2 * k:
-        labels[:] = 0
-        return labels
-    remaining = np.arange(n)
-    Xt = np.ascontiguousarray(np.asarray(X, dtype=np.float64).T)
-    group = 0
-    while remaining.size >= 2 * k:
-        cols = Xt[:, remaining]
-        centroid = np.cumsum(cols, axis=1)[:, -1] / remaining.size
-        p = int(np.argmax(_sq_dist(cols, centroid)))
-        d = _sq_dist(cols, cols[:, p])
-        d_p = d.copy()
-        d_p[p] = np.inf
-        taken = np.concatenate(([p], _k_nearest(d_p, k - 1)))
-        labels[remaining[taken]] = group
-        # Q is the farthest row from P among those left, read off P's distances
-        d_q = d.copy()
-        d_q[taken] = -1.0
-        q = int(np.argmax(d_q))
-        d = _sq_dist(cols, cols[:, q])
-        d[taken] = np.inf
-        d[q] = np.inf
-        second = np.concatenate(([q], _k_nearest(d, k - 1)))
-        labels[remaining[second]] = group + 1
-        group += 2
-        keep = np.ones(remaining.size, np.bool_)
-        keep[taken] = False
-        keep[second] = False
-        remaining = remaining[keep]
-    labels[remaining] = group if remaining.size >= k else group - 1
-    return labels
-
-
-def group_sums(X: np.ndarray, labels: np.ndarray, g: int) -> np.ndarray:
-    """``data._group_sums``: per-group column sums, sequential in row order."""
-    sums = np.zeros((g, X.shape[1]))
-    np.add.at(sums, labels, X)
-    return sums
 
 
 def neumaier_add(total: float, comp: float, x: float) -> tuple[float, float]:

@@ -26,9 +26,10 @@ _SOURCES: dict[str, str] = {
     "standardize": "incrowd.values._standardize",
     # numba's compile clock (reproduce_refine.py, scale_out.py)
     "compile_clock": "incrowd._runtime._compile",
-    # exact MDAV: the plain scan kernel and the fast exact kernel (bench_speed.py, bench_memory.py,
-    # bench_ablation.py)
-    "mdav_labels": "incrowd.microaggregation.mdav._mdav_kernel",
+    # exact MDAV: the plain scan kernel (the compiled extension's; numba's copy beside it for
+    # aot_vs_numba.py) and the fast exact kernel (bench_speed.py, bench_memory.py, bench_ablation.py)
+    "mdav_labels": "incrowd._native",
+    "mdav_labels_jit": "incrowd.microaggregation.mdav._mdav_kernel:mdav_labels",
     "mdav_fast_labels": "incrowd.microaggregation.mdav._mdav_fast",
     # the building blocks the F-MDAV variants share with the scan kernel (bench/_fmdav_variants.py)
     "nearest_alive": "incrowd.microaggregation._kernels",

@@ -6,9 +6,10 @@ node's table comes from a finer node's by mapping one column to the next level a
 again, so no step after the first ever touches the raw rows.
 
 ``publish``'s node search (:mod:`incrowd.publishing._gtm`) reads two more: a node's classes
-straight from the bottom classes (:func:`node_classes`) and, in one pass over the (bottom class,
-sensitive value) pairs, each class's distinct values and distance (:func:`sensitive_counts`), which
-the privacy models judge.
+straight from the bottom classes (:func:`._node_classes.node_classes`, on the compiled extension:
+a search without l or t runs no numba at all) and, in one pass over the (bottom class, sensitive
+value) pairs, each class's distinct values and distance (:func:`sensitive_counts`), which the
+privacy models judge.
 """
 
 from __future__ import annotations
@@ -168,57 +169,6 @@ def node_histograms(codes, counts, n_qi, with_sensitive, missing=-1):
         l_classes = np.zeros(0, np.int64)
         l_rows = np.zeros(0, np.int64)
     return n_classes, k_size, k_classes, l_distinct, l_classes, l_rows
-
-
-@njit(cache=True)
-def _node_groups(codes0, first_key, maps, map_rows, widths):
-    """Group the bottom classes by their key at a node (hashing, linear in the bottom classes):
-    (group of each bottom class, numbered by first appearance; each group's key; its first
-    bottom class)."""
-    n = codes0.shape[0]
-    m = codes0.shape[1]
-    table, mask = _open_table(n)
-    group_key = np.empty(n, np.int64)
-    group_first = np.empty(n, np.int64)
-    gid = np.empty(n, np.int64)
-    g = 0
-    for r in range(n):
-        key = first_key[r]
-        for j in range(m):
-            key = key * widths[j] + maps[map_rows[j], codes0[r, j]]
-        h = np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)
-        pos = (h ^ (h >> np.uint64(29))) & mask
-        while True:
-            e = table[pos]
-            if e == _EMPTY:
-                table[pos] = g
-                group_key[g] = key
-                group_first[g] = r
-                gid[r] = g
-                g += 1
-                break
-            if group_key[e] == key:
-                gid[r] = e
-                break
-            pos = (pos + np.uint64(1)) & mask
-    return gid, group_key[:g], group_first[:g]
-
-
-def node_classes(codes0, first_key, maps, map_rows, widths):
-    """One node's classes from the bottom classes, numbered as ``np.unique`` numbers their keys.
-
-    Bottom class r's key is the radix number (``first_key[r]``, then column j's code
-    ``maps[map_rows[j], codes0[r, j]]`` as a digit of base ``widths[j]``); the caller makes
-    sure it fits an int64. The keys are grouped by hashing, then only the distinct keys are
-    sorted (numpy's sort: numba's would add its compile to the first use), so ids follow the key
-    order and the first member of each class is its first bottom class. Returns (class of each
-    bottom class, first bottom class of each class, class count).
-    """
-    gid, keys, first = _node_groups(codes0, first_key, maps, map_rows, widths)
-    order = np.argsort(keys)
-    rank = np.empty(order.size, np.int64)
-    rank[order] = np.arange(order.size)
-    return rank[gid], first[order], int(order.size)
 
 
 @njit(cache=True)

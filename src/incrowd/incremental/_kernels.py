@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..microaggregation import heap_sort_range, mdav_labels
+from ..microaggregation import heap_sort_range, mdav_labels_jit
 
 #: split modes of :func:`adjoin`
 NO_SPLIT, SPLIT_MID, SPLIT_END = 0, 1, 2
@@ -125,7 +125,7 @@ def _split_group(P_old, P_new, first_new, q, k, n_groups, head, nxt, labels, sum
         else:
             for j in range(m):
                 block[slot, j] = P_new[r - first_new, j]
-    sub = mdav_labels(block, k)
+    sub = mdav_labels_jit(block, k)
     n_parts = sub.max() + 1
     ids = np.empty(n_parts, np.int64)
     ids[0] = q

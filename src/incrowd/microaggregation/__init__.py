@@ -12,7 +12,8 @@ The internal API (not public, not in ``__all__``; the ``name as name`` imports):
 microaggregate, the incremental state, the Dask backend and compiling ahead take from here, so
 that no other package names a private module of this one: the parameter checks and
 ``as_quasi_identifier_matrix`` of ``_base``, ``heap_sort_range``, the MDAV, Mondrian and ONA*
-kernels they run (``mdav_labels``, ``directions`` and its rules, ``ona_star_fast_labels``, and
+kernels they run (``mdav_labels``, the compiled extension's, and ``mdav_labels_jit``, numba's
+copy for kernels that call it; ``directions`` and its rules, ``ona_star_fast_labels``, and
 ``mdav_fast_labels``, whose every variant compiling ahead calls), and
 ``lower_bound`` (public as ``incrowd.lower_bound``); and, loaded on first use (they need the I/O
 and the verifiers), the one-call :func:`microaggregate` (public as ``incrowd.microaggregate``),
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
+from .._native import mdav_labels as mdav_labels
 from .._runtime import METHOD_CLASSES
 from .._runtime import lazy as _lazy
 from ._base import MAX_ROUNDS as MAX_ROUNDS
@@ -32,14 +34,12 @@ from ._base import as_quasi_identifier_matrix as as_quasi_identifier_matrix
 from ._base import check_int as check_int
 from ._base import check_k as check_k
 from ._base import check_real as check_real
-from ._bound import lower_bound as lower_bound
-from ._kernels import heap_sort_range as heap_sort_range
 from ._measures import GroupSizeStats, group_size_stats, group_sizes, information_loss, sse, sst
 from .mdav import MDAV
-from .mdav._mdav_fast import mdav_fast_labels as mdav_fast_labels
-from .mdav._mdav_kernel import mdav_labels as mdav_labels
 
 if _TYPE_CHECKING:
+    from ._bound import lower_bound as lower_bound
+    from ._kernels import heap_sort_range as heap_sort_range
     from ._microaggregate import MicroaggregationResult as MicroaggregationResult
     from ._microaggregate import check_distributed_method as check_distributed_method
     from ._microaggregate import make_estimator as make_estimator
@@ -48,6 +48,8 @@ if _TYPE_CHECKING:
     from .greedy import VMDAV, MDAVPlus, MDAVStar
     from .joint._joint import group_lca as group_lca
     from .joint._joint import joint_labels as joint_labels
+    from .mdav._mdav_fast import mdav_fast_labels as mdav_fast_labels
+    from .mdav._mdav_kernel import mdav_labels as mdav_labels_jit  # noqa: F401
     from .mondrian import MONA, MONA2D, Mondrian, MondrianV, MondrianV2D
     from .mondrian._mondrian_kernel import RULE_V2D as RULE_V2D
     from .mondrian._mondrian_kernel import RULE_VARIANCE as RULE_VARIANCE
@@ -61,6 +63,12 @@ if _TYPE_CHECKING:
 #: ``microaggregate`` run; the other families and the table of every method load when one of
 #: them is named, so a command that runs MDAV does not wait for the others' modules and kernels
 _INTERNAL = {
+    # MDAV's plain scan is the compiled extension's (``mdav_labels``, loaded with the package);
+    # numba's copy stays for the kernels that call it from compiled code (the incremental
+    # state's split of a grown group), and with the other numba kernels it loads on first use,
+    # so that a command running only the extension's kernels never imports numba
+    "mdav_labels_jit": ".mdav._mdav_kernel:mdav_labels",
+    "heap_sort_range": "._kernels", "lower_bound": "._bound", "mdav_fast_labels": ".mdav._mdav_fast",
     **dict.fromkeys(["VMDAV", "MDAVPlus", "MDAVStar"], ".greedy"),
     **dict.fromkeys(["MONA", "MONA2D", "Mondrian", "MondrianV", "MondrianV2D"], ".mondrian"),
     **dict.fromkeys(["RULE_V2D", "RULE_VARIANCE", "directions"], ".mondrian._mondrian_kernel"),

@@ -11,12 +11,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numba import njit
 
+from .._runtime import lazy as _lazy
 from .._runtime import small as _small
 from ..exceptions import ParameterError
 from ..values import group_means, standardize
-from ._kernels import neumaier_add
+
+# numba's, loaded on the first call that is too large for the twin: the measures of a small
+# release (a one-shot command's) start no numba
+_squared_deviations = _lazy.function("incrowd.microaggregation._kernels", "squared_deviations")
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -82,22 +85,6 @@ def _deviations(X, group, centers) -> float:
     if _small.prefer_numpy(*X.shape):
         return float(_small.squared_deviations(X, group, centers))
     return float(_squared_deviations(X, group, centers))
-
-
-@njit(cache=True)
-def _squared_deviations(X, group, centers):
-    """Sum over rows of ||x - centers[group[x]]||^2, streamed (no n x m temporaries: SSE of a
-    large file would otherwise need three copies of it), compensated (Neumaier) over rows."""
-    total = 0.0
-    comp = 0.0
-    for i in range(X.shape[0]):
-        row = 0.0
-        c = group[i]
-        for j in range(X.shape[1]):
-            d = X[i, j] - centers[c, j]
-            row += d * d
-        total, comp = neumaier_add(total, comp, row)
-    return total + comp
 
 
 def information_loss(X: ArrayLike, labels: ArrayLike, *, standardized: bool = False) -> float:

@@ -7,15 +7,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._native import mdav_labels
 from .._runtime import METHOD_NAMES
 from .._runtime import lazy as _lazy
 from .._runtime import small as _small
 from ..values import Standardizer
 from ._base import Method, Outcome, Param, is_bool, is_integer, numbers, one_of
 
-# the microaggregation package (numba's kernels) is loaded by the first step that groups rows
-# with them, not by every spec or call that only names the perturbation methods; a small MDAV
-# in a process that has not started numba runs the twin (``_plain_mdav_labels``)
+# the microaggregation package is loaded by the first step that groups rows with it, not by
+# every spec or call that only names the perturbation methods; a small MDAV in a process that
+# has not started numba runs the compiled scan alone (``_plain_mdav_labels``), without the
+# estimator's measures (numba's kernels on a large file)
 make_estimator = _lazy.function("incrowd.microaggregation", "make_estimator")
 
 
@@ -64,20 +66,15 @@ class Microaggregation(Method):
 
 
 def _labels(values: np.ndarray, method: str, k: int, seed: int) -> np.ndarray:
-    """The groups ``make_estimator(method, k).fit(values)`` forms, by MDAV's twin where that is
-    cheaper than starting numba."""
+    """The groups ``make_estimator(method, k).fit(values)`` forms, by MDAV's scan alone where the
+    estimator could start numba."""
     n, m = values.shape
     if method == "mdav" and _small.prefer_plain(_small.mdav_work(n, m, k), _small.PLAIN_MDAV_WORK):
-        labels = _small.timed_plain(_plain_mdav_labels, values, k)
-        if labels is not None:
-            return labels
+        return _small.timed_plain(_plain_mdav_labels, values, k)
     return make_estimator(method, k, random_state=seed).fit(values).labels_
 
 
-def _plain_mdav_labels(values: np.ndarray, k: int) -> np.ndarray | None:
-    """MDAV's groups as its estimator forms them (the same scaling, then the kernel's groups, tie
-    for tie), or None where the estimator would take its kernel's guarded path."""
-    Z = Standardizer.fit(values).transform(values)
-    if Z.size and not np.abs(Z).max() < 1e15:
-        return None
-    return _small.mdav_labels(Z, k)
+def _plain_mdav_labels(values: np.ndarray, k: int) -> np.ndarray:
+    """MDAV's groups as its estimator forms them: the same scaling, then the scan's groups (which
+    every exact kernel of the estimator forms too)."""
+    return mdav_labels(Standardizer.fit(values).transform(values), k)

@@ -12,8 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .._runtime import lazy as _lazy
-from .._runtime import small as _small
+from .._native import group_sums, group_sums_in_units
 from ..exceptions import DataWarning
 
 #: A column whose spread lies outside [2**-_SAFE_EXPONENT, 2**_SAFE_EXPONENT] is fitted again
@@ -22,11 +21,6 @@ from ..exceptions import DataWarning
 #: so ordinary data costs nothing extra and gets exactly the plain formulas' numbers.
 _SAFE_EXPONENT = 480
 _LARGEST = np.finfo(np.float64).max
-
-# the group sums are compiled by numba, loaded on their first call: scaling alone (a small
-# microaggregation's twin) starts no numba
-_group_sums = _lazy.function("incrowd.values._sums_kernels", "group_sums")
-_group_sums_in_units = _lazy.function("incrowd.values._sums_kernels", "group_sums_in_units")
 
 
 def _power_of_two_units(magnitude: np.ndarray) -> np.ndarray:
@@ -127,7 +121,7 @@ def group_means(X: np.ndarray, labels: np.ndarray, n_groups: int | None = None) 
     g = int(labels.max()) + 1 if n_groups is None else n_groups
     counts = np.bincount(labels, minlength=g).astype(np.float64)
     lab = labels.astype(np.int64, copy=False)
-    sums = _small.group_sums(X, lab, g) if _small.prefer_numpy(*X.shape) else _group_sums(X, lab, g)
+    sums = group_sums(X, lab, g)
     redo = ~np.isfinite(sums).all(axis=0)
     if not redo.any():
         return sums / counts[:, None]
@@ -136,7 +130,7 @@ def group_means(X: np.ndarray, labels: np.ndarray, n_groups: int | None = None) 
     low, high = part.min(axis=0), part.max(axis=0)
     units = _power_of_two_units(np.maximum(np.abs(low), np.abs(high)))
     means = sums / counts[:, None]
-    scaled = _group_sums_in_units(part, lab, g, 1.0 / units) / counts[:, None] * units
+    scaled = group_sums_in_units(part, lab, g, 1.0 / units) / counts[:, None] * units
     means[:, columns] = np.clip(scaled, low, high)  # a mean lies in its column's range; rounding may not
     return means
 

@@ -41,13 +41,13 @@ _FAST_MIN_ROWS = 2_000  # below this the index costs more than the scans
 # The screened kernel beats the scan from about 1,000 rows; below, its index costs more than it
 # saves.
 _SCREEN_MIN_ROWS = 1_000
-# int8 codes from here (as ``mdav.NARROW_FROM``, for MDAV*'s many more passes): they halve the
+# int8 codes from here (as ``mdav._mdav_large.NARROW_FROM``, for MDAV*'s many more passes): they halve the
 # bytes a pass streams, which pays once the codes leave the cache; a batched pass reads the
 # codes once for all its queries, which narrows the gain. Kept from 64,000 rows until a batched
 # comparison at a million rows says otherwise.
 NARROW_FROM = 64_000
 NARROW_MAX_RANGE = 16.0
-# one per process, used under PARALLEL_LOCK (as ``mdav._TUNER``): whether the threads pay on this
+# one per process, used under PARALLEL_LOCK (as ``mdav._mdav_large._TUNER``): whether the threads pay on this
 # machine now carries over from one fit to the next
 _TUNER = new_tuner()
 _ROWS_PER_CELL = 4

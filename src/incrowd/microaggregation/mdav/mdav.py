@@ -2,55 +2,41 @@
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from ..._native import mdav_labels
+from ..._runtime import lazy as _lazy
 from ..._runtime import small as _small
 from ...exceptions import ParameterError
-from .._adaptive import new_tuner, next_fit
 from .._base import MicroaggregationEstimator
-from ._mdav_fast import PARALLEL_FROM, mdav_fast_labels
-from ._mdav_kernel import mdav_labels
-from ._screen import PARALLEL_LOCK
 
-# one per process, used under PARALLEL_LOCK: what one fit learnt about the machine serves the next
-_TUNER = new_tuner()
+# numba's fast exact kernel and its thread tuner, loaded by the first file too large for the scan
+_fast_labels = _lazy.function("incrowd.microaggregation.mdav._mdav_large", "fast_exact_labels")
 
 
 def mdav_exact_labels(Z, k):
-    """The groups of the plain scan kernel (``_mdav_kernel.mdav_labels``), exactly, faster
-    (``_mdav_fast``; a k-d tree was tried too, and lost to it at 3 columns and to the scan at 6
-    and 15: its box bounds prune little beyond a few dimensions)."""
+    """The groups of the plain scan (the compiled extension's ``mdav_labels``), exactly: by the
+    scan itself on a small file, or where numba has not started and the scan costs less than its
+    start-up; else by the faster exact kernel ``_mdav_fast`` (a k-d tree was tried too, and lost
+    to it at 3 columns and to the scan at 6 and 15: its box bounds prune little beyond a few
+    dimensions)."""
     if Z.size and not np.abs(Z).max() < 1e15:
         return mdav_labels(Z, k)  # the fast kernel's error bounds assume this range
-    if _small.prefer_numpy_mdav(Z.shape[0], Z.shape[1], k):
-        return _small.mdav_labels(Z, k)
-    if Z.shape[0] < SCAN_BELOW:
+    if Z.shape[0] < SCAN_BELOW or (not _small.jit_runtime_loaded()
+                                   and _small.mdav_work(Z.shape[0], Z.shape[1], k) <= SCAN_WORK):
         return mdav_labels(Z, k)
-    narrow = Z.shape[0] >= NARROW_FROM and bool(np.ptp(Z, axis=0).max() <= NARROW_MAX_RANGE)
-    if (Z.shape[0] < PARALLEL_FROM or numba.get_num_threads() < 2
-            or not PARALLEL_LOCK.acquire(blocking=False)):
-        # small, one thread, or another thread holds the threads: the serial variant
-        return mdav_fast_labels(Z, k, -1, 1, narrow)[0]
-    try:
-        return mdav_fast_labels(Z, k, PARALLEL_FROM, numba.get_num_threads(), narrow, next_fit(_TUNER))[0]
-    finally:
-        PARALLEL_LOCK.release()
+    return _fast_labels(Z, k)
 
 
 # below this many rows the plain scan costs at most a few milliseconds more than the screened
 # kernel (k = 5, 1 to 8 columns: even at 1,000 rows, 2x at 2,000, 2-3.5x at 5,000: 10-15 ms
-# against 4 ms) and compiles in a fraction of its time (about 2 s against 8). Publish
-# microaggregates each generalization class apart, and classes are mostly this small (Adult's
-# largest of 2,598 has 3,350 rows): a first release then waits about 5 s less for the compiler,
-# for about 10 ms more work
+# against 4 ms) and needs no numba. Publish microaggregates each generalization class apart, and
+# classes are mostly this small (Adult's largest of 2,598 has 3,350 rows)
 SCAN_BELOW = 4096
-
-# int8 codes halve the bytes a pass streams, which pays once the codes no longer fit in the
-# cache (below, the two are even). Their step is 1/127 of the half range, so a standardized column with a wide
-# range (heavy tails: more rows inside the bars, each decided in float64) keeps int16 codes.
-NARROW_FROM = 500_000
-NARROW_MAX_RANGE = 16.0
+# Up to this much work (``mdav_work``'s unit, about 0.4 ns each for the scan here: 50,000 x 15 at
+# k = 10 is 5.8e9, about 2.2 s) the scan costs less than starting numba (0.6 s) for the fast
+# kernel, so a process that has not started numba scans
+SCAN_WORK = 1.5e9
 
 
 class MDAV(MicroaggregationEstimator):
