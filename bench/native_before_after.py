@@ -63,6 +63,12 @@ def _one(argv: list[str], env: dict[str, str], cwd: Path) -> dict:
     return {"wall": wall, "cpu": cpu, "seconds": seconds, "numba": flag.strip() == "True"}
 
 
+def _save(res: dict) -> None:
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(res, indent=1) + "\n")
+    update_section(DOCS / "performance.md", "native", render(res), title="Performance")
+
+
 def measure(before: Path, repeats: int) -> dict:
     sources = {"before": before.resolve(), "after": REPO / "src"}
     with tempfile.TemporaryDirectory(prefix="incrowd-native-") as tmp:
@@ -81,12 +87,13 @@ def measure(before: Path, repeats: int) -> dict:
             for command, argv in commands.items():
                 for name in sources:
                     runs[command][name].append(_one(argv, envs[name], work / name))
-        warmup = {}
+        res = {"when": now_utc(), "machine": machine_line(), "repeats": repeats, "runs": runs, "warmup": {}}
+        _save(res)  # the commands' table first: the warm-ups take minutes
         for name in sources:
             env = dict(envs[name], NUMBA_CACHE_DIR=str(work / name / "empty-cache"))
             wall, cpu, _ = _run([sys.executable, "-c", _CONSOLE, "warmup", "--quiet"], env, work / name)
-            warmup[name] = {"wall": wall, "cpu": cpu}
-    return {"when": now_utc(), "machine": machine_line(), "repeats": repeats, "runs": runs, "warmup": warmup}
+            res["warmup"][name] = {"wall": wall, "cpu": cpu}
+    return res
 
 
 LABELS = {"publish": "`incrowd publish` of Adult (k = 5, 1 %, salary-class sensitive)",
@@ -104,6 +111,10 @@ def render(res: dict) -> str:
                          f"{median([r['wall'] for r in runs]):.2f}", f"{median([r['cpu'] for r in runs]):.2f}",
                          f"{median(secs):.3f}" if secs else "-", "yes" if any(r["numba"] for r in runs) else "no"])
     warm = res["warmup"]
+    warmup_line = (f"`incrowd warmup` on an empty numba cache (what an install compiles), once each: CPU "
+                   f"{warm['before']['cpu']:.0f} s before, {warm['after']['cpu']:.0f} s after (wall "
+                   f"{warm['before']['wall']:.0f} s and {warm['after']['wall']:.0f} s)."
+                   if {"before", "after"} <= set(warm) else "`incrowd warmup`: not measured in this run.")
     return "\n".join([
         "### The kernels of a one-shot command, compiled ahead of time: before and after",
         "",
@@ -115,9 +126,7 @@ def render(res: dict) -> str:
         "",
         md_table(["command", "sources", "wall", "CPU", "release", "numba imported"], rows),
         "",
-        f"`incrowd warmup` on an empty numba cache (what an install compiles), once each: CPU "
-        f"{warm['before']['cpu']:.0f} s before, {warm['after']['cpu']:.0f} s after (wall {warm['before']['wall']:.0f} s "
-        f"and {warm['after']['wall']:.0f} s).",
+        warmup_line,
     ])
 
 
@@ -133,9 +142,7 @@ def main() -> None:
         if args.before is None:
             parser.error("--before is required unless --render")
         res = measure(args.before, args.repeats)
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(res, indent=1) + "\n")
-    update_section(DOCS / "performance.md", "native", render(res), title="Performance")
+    _save(res)
     print(f"wrote the native section of {DOCS / 'performance.md'}")
 
 

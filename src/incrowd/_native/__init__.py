@@ -15,7 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels
+try:
+    from . import _kernels
+except ImportError as exc:  # a source checkout used without an install: say how to build it
+    raise ImportError("incrowd's compiled extension (incrowd._native._kernels) is not built: install the package "
+                      "(pip install -e . needs a C compiler) or build it in place with "
+                      "'python setup.py build_ext --inplace'") from exc
 
 
 def _int64(a: np.ndarray) -> np.ndarray:

@@ -206,7 +206,7 @@ def _share_overloads_across_entry_points() -> None:
 class _InstallOnNumbaImport(importlib.abc.MetaPathFinder):
     """Runs ``_install`` right after numba's own import, whoever imports it."""
 
-    def find_spec(self, name, path, target=None):  # type: ignore[no-untyped-def]
+    def find_spec(self, name, path, target=None):
         if name != "numba":
             return None
         _uninstall_hook()
@@ -216,7 +216,7 @@ class _InstallOnNumbaImport(importlib.abc.MetaPathFinder):
             return spec
         run_module = loader.exec_module
 
-        def exec_module(module):  # type: ignore[no-untyped-def]
+        def exec_module(module):
             run_module(module)
             _install()
 
