@@ -11,7 +11,7 @@ runs). Medians of ``--repeats`` rounds: wall and CPU (user + system) seconds, th
 ``seconds`` from its JSON, and whether the process imported numba. Then ``incrowd warmup``'s CPU
 on an empty numba cache, once per source (what an install compiles).
 
-    .venv/bin/python bench/native_before_after.py --before /tmp/old/src [--repeats 5] [--render]
+    .venv/bin/python bench/native_before_after.py --before /tmp/old/src [--repeats 5] [--no-warmup] [--work DIR] [--render]
 
 Writes the section ``native`` of docs/performance.md and bench/results/native_before_after.json.
 """
@@ -33,10 +33,11 @@ from startup import _CONSOLE, _env, _run  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "native_before_after.json"
 CENSUS = REPO / "src" / "incrowd" / "datasets" / "census.csv"
-# the console script (as ``_CONSOLE``), then a line saying whether numba was imported
-_PROBE = ("import sys, incrowd.cli as c\nsys.argv[0] = 'incrowd'\ntry:\n    code = c.run()\n"
-          "except SystemExit as exc:\n    code = exc.code\nprint('\\n@@numba=' + str('numba' in sys.modules))\n"
-          "sys.exit(code)")
+# the console script (as ``_CONSOLE``), and at exit a line saying whether numba was imported (an
+# exit handler: the command's quick exit runs those, then skips the interpreter's teardown)
+_PROBE = ("import atexit, sys, incrowd.cli as c\n"
+          "atexit.register(lambda: print('\\n@@numba=' + str('numba' in sys.modules), flush=True))\n"
+          "sys.argv[0] = 'incrowd'\nsys.exit(c.run())")
 
 
 def _commands(work: Path) -> dict[str, list[str]]:
@@ -69,13 +70,13 @@ def _save(res: dict) -> None:
     update_section(DOCS / "performance.md", "native", render(res), title="Performance")
 
 
-def measure(before: Path, repeats: int) -> dict:
+def measure(before: Path, repeats: int, warmup: bool, work_dir: Path | None) -> dict:
     sources = {"before": before.resolve(), "after": REPO / "src"}
     with tempfile.TemporaryDirectory(prefix="incrowd-native-") as tmp:
-        work = Path(tmp)
+        work = work_dir or Path(tmp)
         envs = {}
         for name, src in sources.items():
-            (work / name).mkdir()
+            (work / name).mkdir(parents=True, exist_ok=True)
             envs[name] = _env(src, work / name / "cache")
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], check=True, env=envs[name])
         commands = _commands(work)
@@ -89,7 +90,7 @@ def measure(before: Path, repeats: int) -> dict:
                     runs[command][name].append(_one(argv, envs[name], work / name))
         res = {"when": now_utc(), "machine": machine_line(), "repeats": repeats, "runs": runs, "warmup": {}}
         _save(res)  # the commands' table first: the warm-ups take minutes
-        for name in sources:
+        for name in sources if warmup else ():
             env = dict(envs[name], NUMBA_CACHE_DIR=str(work / name / "empty-cache"))
             wall, cpu, _ = _run([sys.executable, "-c", _CONSOLE, "warmup", "--quiet"], env, work / name)
             res["warmup"][name] = {"wall": wall, "cpu": cpu}
@@ -134,6 +135,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", type=Path, help="the sources (a src folder) without the extension")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--no-warmup", action="store_true", help="leave incrowd warmup's timing out")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="a folder kept between runs (its numba caches stay warm); default a temporary one")
     parser.add_argument("--render", action="store_true", help="redraw the docs from the JSON, measure nothing")
     args = parser.parse_args()
     if args.render:
@@ -141,7 +145,7 @@ def main() -> None:
     else:
         if args.before is None:
             parser.error("--before is required unless --render")
-        res = measure(args.before, args.repeats)
+        res = measure(args.before, args.repeats, not args.no_warmup, args.work)
     _save(res)
     print(f"wrote the native section of {DOCS / 'performance.md'}")
 
