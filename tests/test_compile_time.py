@@ -444,3 +444,29 @@ def test_warmup_compiles_the_lower_bound_that_the_demo_runs(monkeypatch):
     for rows, cols in _warmup.steps("refine"):
         _warmup._run("refine", rows, cols)
     assert asked == [True] + [None] * (len(_warmup.steps("refine")) - 1)
+
+
+def test_a_clock_started_before_numba_is_imported_counts_its_compile():
+    """A clock never imports numba (a publish that runs only the compiled extension's kernels must
+    not start it); where numba is imported while a clock runs, the clock still counts the
+    compiles that follow, and calls between kernels are typed by plain types as before."""
+    code = textwrap.dedent("""
+        import json, sys
+        from incrowd._runtime import compile_clock
+        with compile_clock() as clock:
+            loaded_by_clock = "numba" in sys.modules
+            import numba
+
+            @numba.njit(cache=False)
+            def twice(x):
+                return 2 * x
+
+            twice(3)
+        print(json.dumps({"loaded_by_clock": loaded_by_clock, "compiles": clock.compiles,
+                          "seconds": clock.seconds}))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["loaded_by_clock"] is False
+    assert report["compiles"] >= 1 and report["seconds"] > 0
