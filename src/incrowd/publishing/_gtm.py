@@ -28,10 +28,13 @@ A node's classes and its l and t come from compiled kernels
 (:mod:`incrowd.generalization._kernels`) that give the numpy lines' ids, flags and distances.
 
 A node that suppresses every row publishes nothing, so it is never the answer, whatever
-``max_suppression`` allows. The lattice is held to the size limits of a lattice build
-(``max_nodes``, ``max_memory``: :mod:`incrowd.generalization._limits`), checked before any node
-is evaluated; the nodes are generated one at a time, never all held, and the search stops at
-the next node once its job is cancelled (:mod:`incrowd._runtime._cancel`).
+``max_suppression`` allows. Where the release publishes finer keys than the classes (numeric
+quasi-identifiers with risk targets: their groups' means), the release judges a node that would
+be the answer so far as it will publish it (``fits``), and a node it refuses is passed over.
+The lattice is held to the size limits of a lattice build (``max_nodes``, ``max_memory``:
+:mod:`incrowd.generalization._limits`), checked before any node is evaluated; the nodes are
+generated one at a time, never all held, and the search stops at the next node once its job
+is cancelled (:mod:`incrowd._runtime._cancel`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,10 @@ until none is left above, since with missing key values one row's removal can ra
 risk); the node is feasible when the suppression stays within the limit and the rows left meet
 ``max_global_risk`` (the mean of their individual risks) and ``max_expected_reidentifications``
 (their sum). The global figures are those of the published file: a suppressed row is not in it,
-and no row is suppressed for their sake alone (generalizing meets them). With
+and no row is suppressed for their sake alone (generalizing meets them). With numeric
+quasi-identifiers the published keys are the microaggregation groups' means, finer than the
+classes: a node that passes on its classes is judged again on its groups
+(:func:`group_suppression`, through the release's own steps) before the search takes it. With
 ``suppression = "cells"`` the node is chosen for k alone, and more cells are blanked until the
 targets hold (:func:`blank_for_targets`). The written file is verified the same way
 (:func:`verifier`) before it is put in place.
