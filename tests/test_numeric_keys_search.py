@@ -135,6 +135,7 @@ def small_file(n: int, seed: int) -> pd.DataFrame:
 SMALL_KEYS = {"sex": 1, "race": 1, "education": 1}
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(40, 120), target=st.sampled_from([0.05, 0.1, 0.2]),
        limit=st.sampled_from(["5%", "15%", "30%"]))
