@@ -114,7 +114,8 @@ def render(res: dict) -> str:
     warm = res["warmup"]
     warmup_line = (f"`incrowd warmup` on an empty numba cache (what an install compiles), once each: CPU "
                    f"{warm['before']['cpu']:.0f} s before, {warm['after']['cpu']:.0f} s after (wall "
-                   f"{warm['before']['wall']:.0f} s and {warm['after']['wall']:.0f} s)."
+                   f"{warm['before']['wall']:.0f} s and {warm['after']['wall']:.0f} s)"
+                   + (f"; {warm['note']}." if warm.get("note") else ".")
                    if {"before", "after"} <= set(warm) else "`incrowd warmup`: not measured in this run.")
     return "\n".join([
         "### The kernels of a one-shot command, compiled ahead of time: before and after",
