@@ -203,12 +203,18 @@ def release_classes(pieces: list[tuple[dict[str, Any], np.ndarray]], spec: Relea
     of each of their classes, in file order): grouped inside each class by the spec's method, l
     enforced inside each class (a group below l merges with its class's nearest, as in one
     process), generalized to ``levels``; and the promise the written rows are verified against.
-    The rows come prepared: only the columns are (the hierarchies, the whole file's facts)."""
-    prep = joined(prepare(pieces[0][0]["frame"].iloc[:0], spec, whole), [p for p, _ in pieces])
-    class_of = np.concatenate([c for _, c in pieces])
+    The rows come prepared: only the columns are (the hierarchies, the whole file's facts).
+    A cell release's pieces carry a third item, their rows' blanked cells
+    (:func:`_partitioned_cells.part_cell_pieces`)."""
+    prep = joined(prepare(pieces[0][0]["frame"].iloc[:0], spec, whole), [p[0] for p in pieces])
+    class_of = np.concatenate([p[1] for p in pieces])
     choice = _gtm.GtmChoice(dict(levels), class_of, np.ones(prep.n, bool), 0, 0)
     groups = _enforce_sensitive(prep, _gtm.microaggregate_classes(prep, choice), class_of)
     keep = groups >= 0
     levels_per_row = {a: np.full(prep.n, levels[a], np.int64) for a in prep.categorical}
-    table = _table(prep, groups, levels_per_row, keep)
+    cells = None
+    if spec.suppression == "cells":
+        blank = np.concatenate([p[2] for p in pieces])
+        cells = {a: blank[:, j] for j, a in enumerate(prep.categorical)}
+    table = _table(prep, groups, levels_per_row, keep, cells=cells)
     return table, _promise(prep, table, keep, whole_file=False)
