@@ -542,8 +542,9 @@ def check_written_classes(spec: ReleaseSpec, sizes: list[pd.DataFrame], values: 
     (:func:`written_classes`): a class of equal published values may span parts. Also the
     suppression limit over the whole release (l's and t's merging inside a class may suppress
     rows the search did not). ``sensitive``: the whole file's sensitive values (their order and
-    rows per value: the distribution t compares each class with). The classes and the smallest;
-    a failure raises and nothing is moved into place."""
+    rows per value: the distribution t compares each class with). The classes and the smallest
+    (with ``missing_matches = "any"``: the fewest rows a published key matches, a blank matching
+    any value in every part); a failure raises and nothing is moved into place."""
     qis = list(quasi_identifiers)
     table = pd.concat(sizes, ignore_index=True)
     classes = table.groupby(qis, dropna=False, sort=False)["rows"].sum() if qis else table["rows"]
@@ -574,7 +575,7 @@ def check_written_classes(spec: ReleaseSpec, sizes: list[pd.DataFrame], values: 
                         if distances is not None and failing.size else f"a class holds {fewest} distinct values")
                 raise VerificationError(f"the written release does not meet {model.describe()} in {name!r} "
                                         f"({said}); nothing was written")
-    return int(classes.size), int(classes.min())
+    return int(classes.size), fewest
 
 
 def _written_stats(pairs: pd.DataFrame, qis: list[str], name: str, whole) -> Any:
