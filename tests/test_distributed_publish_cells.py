@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("distributed")
-from _dask_tests import client  # noqa: E402,F401
+from _dask_tests import client  # noqa: E402,F401,F811
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from test_distributed_publish import CATEGORICAL, _spec, _split, adult, assert_same_release  # noqa: E402,F401
+from test_distributed_publish import CATEGORICAL, _spec, _split, adult, assert_same_release  # noqa: E402,F401,F811
 
 import incrowd  # noqa: E402
 from incrowd.exceptions import ParameterError, VerificationError  # noqa: E402

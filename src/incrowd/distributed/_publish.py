@@ -23,6 +23,7 @@ Every task is a pure function of its inputs, so a lost worker's tasks are recomp
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import operator
 import os
@@ -248,8 +249,10 @@ class _Run:
             else None
         where = spread_classes(class_sizes(choice, [p[0] for p in pieces], maps) if plan is None else plan.sizes,
                                n_out)
+        # every partition reads the plan, each its own row of offsets alone
+        shared = None if plan is None else dataclasses.replace(plan, offsets=[])
         splits = [self.submit(_split, s, n, b, whole, w, choice, where, n_out,
-                              None if plan is None else (plan, plan.offsets[i]))
+                              None if plan is None else (shared, plan.offsets[i]))
                   for i, (s, n, b, w) in enumerate(zip(sources, names, bottoms, maps))]
         threads = task_threads(self.client)
         _wait(splits, "grouping the rows by class", self.say)

@@ -197,7 +197,7 @@ def part_pieces(frame: pd.DataFrame, bottom, whole: Whole, number: np.ndarray, c
     return pieces
 
 
-def release_classes(pieces: list[tuple[dict[str, Any], np.ndarray]], spec: ReleaseSpec, whole: Whole,
+def release_classes(pieces: list[tuple[Any, ...]], spec: ReleaseSpec, whole: Whole,
                     levels: dict[str, int]):
     """The published rows of whole classes (``pieces``: :func:`part_pieces`'s, holding every row
     of each of their classes, in file order): grouped inside each class by the spec's method, l
