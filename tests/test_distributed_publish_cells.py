@@ -19,6 +19,7 @@ from test_distributed_publish import CATEGORICAL, _spec, _split, adult, assert_s
 
 import incrowd  # noqa: E402
 from incrowd.exceptions import ParameterError, VerificationError  # noqa: E402
+from incrowd.io import read_table  # noqa: E402
 from incrowd.publishing import load_spec  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
@@ -138,6 +139,12 @@ def test_cells_with_risk_targets_are_refused_on_partitions_in_one_line(client, a
         incrowd.publish(parts, spec, scheduler=client, output=tmp_path / "out")
 
 
+def _read_back(parts: Path) -> pd.DataFrame:
+    """The partitions as one table, with the types a partition is read with."""
+    return pd.concat([read_table(f) for f in sorted(parts.iterdir()) if len(pd.read_parquet(f))],
+                     ignore_index=True)
+
+
 def _hierarchy(folder: Path, name: str, values: int) -> str:
     path = folder / f"{name}.csv"
     path.write_text("".join(f"{name}{v};{name}-{v // 2};*\n" for v in range(values)) + f"NA;{name}-na;*\n")
@@ -155,7 +162,8 @@ def _tables(draw):
         seed = draw(st.integers(0, 2**16))
         rng = np.random.default_rng(seed)
         drawn = np.where(rng.random(n) < common, 0, rng.integers(1, values, n))
-        cells = pd.Series([f"{name}{v}" for v in drawn], dtype=object)
+        # text, also in a part where every cell is missing
+        cells = pd.Series([f"{name}{v}" for v in drawn], dtype="str")
         if j == 0 and draw(st.booleans()):
             cells[rng.random(n) < 0.1] = None
         columns[name] = (cells, values)
@@ -177,6 +185,7 @@ def test_small_partitioned_tables_publish_the_in_process_cells(client, tmp_path_
     parts.mkdir()
     for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
         frame.iloc[a:b].to_parquet(parts / f"part-{i}.parquet", index=False)
+    frame = _read_back(parts)
     try:
         here = incrowd.publish(frame, spec)
     except ParameterError as exc:
@@ -187,3 +196,22 @@ def test_small_partitioned_tables_publish_the_in_process_cells(client, tmp_path_
     there = incrowd.publish(parts, spec, scheduler=client, output=tmp / "release")
     _same_summary(here, there)
     assert_same_release(here, tmp / "release", tmp)
+
+
+def test_the_class_missing_everywhere_takes_its_rows_from_the_largest_class_as_in_process(client, tmp_path):
+    # k = 8: the two rows of a2 are blanked and need six rows more; local suppression takes the
+    # last six rows of the largest class, a0, which the client holds cut short
+    rng = np.random.default_rng(3)
+    cells = np.array(["a0"] * 40 + ["a1"] * 30 + ["a2"] * 2, dtype=object)
+    rng.shuffle(cells)
+    frame = pd.DataFrame({"id": np.arange(cells.size), "a": cells})
+    spec = {"privacy": {"k": 8, "max_suppression": "100%", "suppression": "cells"}, "levels": {"a": 0},
+            "columns": {"a": {"role": "categorical", "hierarchy": _hierarchy(tmp_path, "a", 3)}, "id": "other"}}
+    parts = _split(frame, tmp_path / "parts", [0, 30, 50, len(frame)])
+    frame = _read_back(parts)
+    here = incrowd.publish(frame, spec)
+    blank = here.table["a"].isna()
+    assert int(blank.sum()) == 8 and set(frame.loc[blank, "a"]) == {"a0", "a2"}
+    there = incrowd.publish(parts, spec, scheduler=client, output=tmp_path / "release")
+    _same_summary(here, there)
+    assert_same_release(here, tmp_path / "release", tmp_path)

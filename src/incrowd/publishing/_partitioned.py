@@ -217,4 +217,9 @@ def release_classes(pieces: list[tuple[Any, ...]], spec: ReleaseSpec, whole: Who
         blank = np.concatenate([p[2] for p in pieces])
         cells = {a: blank[:, j] for j, a in enumerate(prep.categorical)}
     table = _table(prep, groups, levels_per_row, keep, cells=cells)
+    for name in cells or ():
+        if table[name].dtype == object and table[name].isna().all():
+            # a part whose column is all blank keeps the column's type: written as objects that
+            # are all missing, Parquet would store it untyped, a type the other parts do not have
+            table[name] = table[name].astype(prep.frame[name].dtype)
     return table, _promise(prep, table, keep, whole_file=False)

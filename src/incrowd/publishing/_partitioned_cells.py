@@ -6,15 +6,15 @@ place in the file, and where it picks one row of a combination it takes the last
 So the client runs :func:`._cells.pattern_blanks` itself on a stand-in of each pattern: every
 combination with the rows it has, a large one cut to its last ``cap`` rows, where
 
-    cap = k + 1 + (rows of the combinations below k) x (categorical quasi-identifiers).
+    cap = 2k + (rows of the combinations below k) x (categorical quasi-identifiers).
 
 Only rows of combinations below k are ever blanked (a combination of k rows or more matches k
 rows however the others move), and blanks are at most those rows' cells, so a combination's
 count, or its matches, compared with k during the search and the restoring pass, is on the same
 side of k whether it holds its rows or ``cap``. One step reads a large combination's exact size:
 when the combination missing everywhere is below k (``missing_matches = "itself"``), rows of
-the largest combination join it; the stand-in gives that combination one row more than ``cap``,
-so it is the largest there too. The stand-in holds at most ``cap`` rows per combination, and
+the largest combination join it (fewer than k, all from the largest: it keeps k); the stand-in
+gives that combination one row more than ``cap``, so it is the largest there too. The stand-in holds at most ``cap`` rows per combination, and
 its blanks go back to the parts as (combination, place in it) pairs: a part finds its rows'
 places from the rows of each combination in the parts before it.
 """
@@ -67,8 +67,7 @@ def plan_cells(prep: Prepared, bottoms: list, maps: list[np.ndarray], choice: _g
     """The cells blanked for ``choice`` over the parts' bottom classes (``bottoms``, each with
     ``maps``' numbers in the file; ``prep``: the file without rows, as the search made it;
     ``missing``: the parts' :func:`part_missing`, with ``missing_matches = "any"``). ``cap``:
-    the stand-in's rows per combination (module docstring; smaller only in tests, which show
-    the answer does not depend on it)."""
+    the stand-in's rows per combination (module docstring; a larger one gives the same answer)."""
     spec = prep.spec
     names = list(prep.categorical)
     k, m = int(spec.k), len(names)
@@ -98,7 +97,7 @@ def plan_cells(prep: Prepared, bottoms: list, maps: list[np.ndarray], choice: _g
             suppressed[mine] = True
             continue
         size = counts[mine]
-        limit = cap if cap is not None else k + 1 + m * int(size[size < k].sum())
+        limit = cap if cap is not None else 2 * k + m * int(size[size < k].sum())
         held = np.minimum(size, limit)
         if (size > limit).any():  # the largest (the first of equals) stays the largest
             held[np.argmax(size)] += 1
