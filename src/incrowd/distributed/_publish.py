@@ -8,6 +8,9 @@ of :mod:`incrowd.publishing`'s partitioned steps:
 2. each partition's bottom classes (rows per level-0 combination) and squared deviations: the
    client sums them and runs publish's own search on them, so the node is the in-process node;
    each row's bottom class and prepared values stay on the worker until pass 3 has read them;
+   with ``suppression = "cells"`` the client then runs publish's own local suppression on the
+   node's combinations and their rows (:func:`plan_cells`), and each partition reads its rows'
+   blanks and classes from that plan in pass 3;
 3. each partition gives its rows' classes at that node, from those bottom classes (the
    partition is prepared once, in pass 2), and splits its published rows, prepared, by class
    into one piece per output partition (a shuffle: every row of a class lands in one piece set);
