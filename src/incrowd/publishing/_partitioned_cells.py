@@ -8,15 +8,16 @@ combination with the rows it has, a large one cut to its last ``cap`` rows, wher
 
     cap = 2k + (rows of the combinations below k) x (categorical quasi-identifiers).
 
-Only rows of combinations below k are ever blanked (a combination of k rows or more matches k
+But for the step below, only rows of combinations below k are blanked (a combination of k rows or more matches k
 rows however the others move), and blanks are at most those rows' cells, so a combination's
 count, or its matches, compared with k during the search and the restoring pass, is on the same
 side of k whether it holds its rows or ``cap``. One step reads a large combination's exact size:
 when the combination missing everywhere is below k (``missing_matches = "itself"``), rows of
 the largest combination join it (fewer than k, all from the largest: it keeps k); the stand-in
-gives that combination one row more than ``cap``, so it is the largest there too. The stand-in holds at most ``cap`` rows per combination, and
-its blanks go back to the parts as (combination, place in it) pairs: a part finds its rows'
-places from the rows of each combination in the parts before it.
+gives that combination one row more than ``cap``, so it is the largest there too. The stand-in
+holds at most ``cap`` rows per combination, and its blanks go back to the parts as
+(combination, place in it) pairs: a part finds its rows' places from the rows of each
+combination in the parts before it.
 """
 
 from __future__ import annotations
