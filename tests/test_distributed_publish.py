@@ -207,9 +207,9 @@ def test_ctrl_c_while_writing_leaves_no_partial_release(client, adult, tmp_path)
 def test_what_it_does_not_do_yet_is_refused_in_one_line_before_any_work(client, adult, tmp_path):
     parts = _split(adult.iloc[:2000], tmp_path / "parts", [0, 1000, 2000])
     with pytest.raises(ParameterError, match=r"^a partitioned file is published with k, l, t, risk targets and rows "
-                                             r"suppression .*; "
-                                             r"not with cell suppression: publish it in one process$"):
-        incrowd.publish(parts, _spec(l=None, suppression="cells"), scheduler=client, output=tmp_path / "out")
+                                             r"or cell suppression .*; "
+                                             r"not with strategy 'joint': publish it in one process$"):
+        incrowd.publish(parts, _spec(l=None, strategy="joint"), scheduler=client, output=tmp_path / "out")
     (tmp_path / "taken").mkdir()
     with pytest.raises(DataError, match="already exists; a folder is never overwritten"):
         incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "taken")

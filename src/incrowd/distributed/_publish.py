@@ -8,6 +8,9 @@ of :mod:`incrowd.publishing`'s partitioned steps:
 2. each partition's bottom classes (rows per level-0 combination) and squared deviations: the
    client sums them and runs publish's own search on them, so the node is the in-process node;
    each row's bottom class and prepared values stay on the worker until pass 3 has read them;
+   with ``suppression = "cells"`` the client then runs publish's own local suppression on the
+   node's combinations and their rows (:func:`plan_cells`), and each partition reads its rows'
+   blanks and classes from that plan in pass 3;
 3. each partition gives its rows' classes at that node, from those bottom classes (the
    partition is prepared once, in pass 2), and splits its published rows, prepared, by class
    into one piece per output partition (a shuffle: every row of a class lands in one piece set);
@@ -23,6 +26,7 @@ Every task is a pure function of its inputs, so a lost worker's tasks are recomp
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import operator
 import os
@@ -43,10 +47,13 @@ from ..publishing import (
     check_written_risk,
     load_spec,
     part_bottom,
+    part_cell_pieces,
     part_facts,
+    part_missing,
     part_pieces,
     partitioned_refusal,
     partitioned_search,
+    plan_cells,
     release_classes,
     scaled_whole,
     whole_of,
@@ -82,14 +89,23 @@ def _summary(bottom):
     return bottom if isinstance(bottom, IncrowdError) else (*bottom[:3], bottom[5])
 
 
-def _split(source, name: str, bottom, whole, number: np.ndarray, choice, where: np.ndarray, n_out: int):
+def _missing(bottom):
+    return bottom if isinstance(bottom, IncrowdError) else part_missing(bottom)
+
+
+def _split(source, name: str, bottom, whole, number: np.ndarray, choice, where: np.ndarray, n_out: int,
+           cells=None):
     """The partition's published rows, prepared, one piece per output partition (``where``: each
     class's); ``bottom``: the partition's :func:`_bottom`, whose rows' bottom classes and prepared
-    values stayed on the worker."""
+    values stayed on the worker; ``cells``: a cell release's plan and the partition's offsets in
+    it (the rows then carry their blanks)."""
     if isinstance(bottom, IncrowdError):
         return bottom
     def split():
-        return part_pieces(_read(source).reset_index(drop=True), bottom, whole, number, choice, where, n_out)
+        frame = _read(source).reset_index(drop=True)
+        if cells is not None:
+            return part_cell_pieces(frame, bottom, whole, number, *cells, where, n_out)
+        return part_pieces(frame, bottom, whole, number, choice, where, n_out)
 
     return _task(split, name)
 
@@ -101,7 +117,7 @@ def _release(pieces: list, name: str, spec, whole, levels: dict[str, int], path:
     for piece in pieces:
         if isinstance(piece, IncrowdError):
             return piece
-    if not any(classes.size for _, classes in pieces):
+    if not any(piece[1].size for piece in pieces):
         return None
 
     def release():
@@ -232,9 +248,15 @@ class _Run:
         # at least two output partitions per worker, so that every worker microaggregates
         workers = len(self.client.scheduler_info().get("workers", {}))
         n_out = max(1, len(sources), 2 * workers)
-        where = spread_classes(class_sizes(choice, [p[0] for p in pieces], maps), n_out)
-        splits = [self.submit(_split, s, n, b, whole, w, choice, where, n_out)
-                  for s, n, b, w in zip(sources, names, bottoms, maps)]
+        plan = self.cells(bottoms, [p[0] for p in pieces], maps, choice, prep) if spec.suppression == "cells" \
+            else None
+        where = spread_classes(class_sizes(choice, [p[0] for p in pieces], maps) if plan is None else plan.sizes,
+                               n_out)
+        # every partition reads the plan, each its own row of offsets alone
+        shared = None if plan is None else dataclasses.replace(plan, offsets=[])
+        splits = [self.submit(_split, s, n, b, whole, w, choice, where, n_out,
+                              None if plan is None else (shared, plan.offsets[i]))
+                  for i, (s, n, b, w) in enumerate(zip(sources, names, bottoms, maps))]
         threads = task_threads(self.client)
         _wait(splits, "grouping the rows by class", self.say)
         # the splits have read the rows' bottom classes: the workers may drop them (a lost
@@ -267,9 +289,23 @@ class _Run:
         self.columns = pd.read_parquet(files[0]).head(0) if files else pd.DataFrame()
         os.replace(self.staging, target)
         self.staging = None
+        if plan is not None:
+            more.update(suppression="cells", missing_matches=spec.missing_matches, suppressed_cells=plan.cells)
         kept = int(sum(int(c[0]["rows"].sum()) for c in counts))
         self.summary = written_summary(spec, prep, choice, kept, classes, smallest, partitions=len(sources),
                                        output_partitions=len(files), output=str(target), **more)
+
+    def cells(self, bottoms: list, counts: list, maps: list[np.ndarray], choice, prep):
+        """The cells blanked at the chosen node (:func:`plan_cells`), decided here from the
+        partitions' bottom classes: the node's classes as local suppression sees them."""
+        missing = None
+        if self.spec.missing_matches == "any":
+            missing = self.gather([self.submit(_missing, b) for b in bottoms], "finding the missing cells")
+        self.say("blanking cells of the classes below k")
+        plan = plan_cells(prep, counts, maps, choice, missing)
+        # the search's metrics are the rows suppression's; a cell release's are not computed here
+        choice.metrics = None
+        return plan
 
     def cancel(self) -> None:
         if self.client is not None:

@@ -197,18 +197,29 @@ def part_pieces(frame: pd.DataFrame, bottom, whole: Whole, number: np.ndarray, c
     return pieces
 
 
-def release_classes(pieces: list[tuple[dict[str, Any], np.ndarray]], spec: ReleaseSpec, whole: Whole,
+def release_classes(pieces: list[tuple[Any, ...]], spec: ReleaseSpec, whole: Whole,
                     levels: dict[str, int]):
     """The published rows of whole classes (``pieces``: :func:`part_pieces`'s, holding every row
     of each of their classes, in file order): grouped inside each class by the spec's method, l
     enforced inside each class (a group below l merges with its class's nearest, as in one
     process), generalized to ``levels``; and the promise the written rows are verified against.
-    The rows come prepared: only the columns are (the hierarchies, the whole file's facts)."""
-    prep = joined(prepare(pieces[0][0]["frame"].iloc[:0], spec, whole), [p for p, _ in pieces])
-    class_of = np.concatenate([c for _, c in pieces])
+    The rows come prepared: only the columns are (the hierarchies, the whole file's facts).
+    A cell release's pieces carry a third item, their rows' blanked cells
+    (:func:`_partitioned_cells.part_cell_pieces`)."""
+    prep = joined(prepare(pieces[0][0]["frame"].iloc[:0], spec, whole), [p[0] for p in pieces])
+    class_of = np.concatenate([p[1] for p in pieces])
     choice = _gtm.GtmChoice(dict(levels), class_of, np.ones(prep.n, bool), 0, 0)
     groups = _enforce_sensitive(prep, _gtm.microaggregate_classes(prep, choice), class_of)
     keep = groups >= 0
     levels_per_row = {a: np.full(prep.n, levels[a], np.int64) for a in prep.categorical}
-    table = _table(prep, groups, levels_per_row, keep)
+    cells = None
+    if spec.suppression == "cells":
+        blank = np.concatenate([p[2] for p in pieces])
+        cells = {a: blank[:, j] for j, a in enumerate(prep.categorical)}
+    table = _table(prep, groups, levels_per_row, keep, cells=cells)
+    for name in cells or ():
+        if table[name].dtype == object and table[name].isna().all():
+            # a part whose column is all blank keeps the column's type: written as objects that
+            # are all missing, Parquet would store it untyped, a type the other parts do not have
+            table[name] = table[name].astype(prep.frame[name].dtype)
     return table, _promise(prep, table, keep, whole_file=False)

@@ -800,8 +800,9 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
     said = []
     if spec.strategy != "generalize-then-microaggregate":
         said.append(f"strategy {spec.strategy!r}")
-    if spec.suppression != "rows":
-        said.append("cell suppression")
+    if spec.suppression == "cells" and spec.risk_targets:
+        # one process blanks more cells for the targets (blank_for_targets) from every row's weight
+        said.append("risk targets met by cell suppression")
     if spec.models:
         said.append("[privacy] models")
     numeric = [name for name, c in spec.columns.items() if c.role == "numeric"]
@@ -818,5 +819,5 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
         said.append(f"categorical quasi-identifiers without a hierarchy file ({', '.join(flat)})")
     if not said:
         return None
-    return ("a partitioned file is published with k, l, t, risk targets and rows suppression over categorical "
+    return ("a partitioned file is published with k, l, t, risk targets and rows or cell suppression over categorical "
             f"quasi-identifiers with hierarchy files; not with {', '.join(said)}: publish it in one process")
