@@ -591,3 +591,21 @@ def test_the_plain_form_knows_every_option_but_the_dask_ones_with_typer_s_defaul
     assert spelled - typer_only == set(plain.PLAIN_OPTIONS) | set(plain.PLAIN_FLAGS)
     signature = inspect.signature(publish_command if command == "publish" else risk_command)
     assert plain.DEFAULTS == {name: p.default for name, p in signature.parameters.items() if name != "data_path"}
+
+
+def test_the_models_registry_loads_a_model_s_module_only_when_its_class_is_looked_up():
+    """``MODELS`` answers its keys (``in``, the spec's checks, a verdict's order) without loading
+    a model; ``models_from_spec`` loads the models a ``[privacy]`` table asks for and no other."""
+    done = _fresh("import json, sys\nfrom incrowd.privacy import MODELS, models_from_spec\n"
+                  "keys = list(MODELS)\nknown = 'k_map' in MODELS and 'nope' not in MODELS\n"
+                  "before = sorted(m for m in sys.modules if m.startswith('incrowd.privacy.') and '._' not in m)\n"
+                  "models = models_from_spec({'k': 5, 'l': 2, 'max_suppression': '1%'})\n"
+                  "after = sorted(m for m in sys.modules if m.startswith('incrowd.privacy.') and '._' not in m)\n"
+                  "print(json.dumps([keys, known, before, [m.key for m in models], after]))")
+    keys, known, before, models, after = json.loads(done.stdout)
+    assert keys[:3] == ["k", "alpha", "l"] and len(keys) == 13 and known
+    assert before == [] and models == ["k", "l"]
+    assert after == ["incrowd.privacy.distinct_l", "incrowd.privacy.k_anonymity"]
+    from incrowd.privacy import MODELS
+
+    assert all(MODELS[key].key == key for key in MODELS)  # each key names its class
