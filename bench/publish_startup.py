@@ -9,10 +9,10 @@ cache (one untimed run of each source first) with the sources' bytecode compiled
 leaves it. The sources take turns within each round; the medians of the rounds are printed with
 the load average, and the releases of the two sources are compared byte for byte.
 
-Then ``python -X importtime`` of one run of each (``importlib.import_module`` routed through
-the import statement, so that the modules the package loads on first use are timed too): the
-total of every module's own import time, the number of modules, and what one loads that the
-other does not, largest first.
+Then ``python -X importtime`` of as many runs of each, taking turns (``importlib.import_module``
+routed through the import statement, so that the modules the package loads on first use are
+timed too): the total of every module's median own import time, the number of modules, and the
+packages whose imports the 'after' sources no longer pay, largest first.
 """
 
 from __future__ import annotations
@@ -50,6 +50,11 @@ def _imports(argv: list[str], env: dict[str, str], cwd: Path) -> dict[str, float
     if done.returncode != 0:
         raise SystemExit(f"the importtime run failed:\n{done.stderr[-2000:]}")
     return {m[2]: int(m[1]) / 1000 for m in map(_ROW.match, done.stderr.splitlines()) if m}
+
+
+def _median_imports(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Each module's median own import time over runs (the same modules load in each)."""
+    return {name: median([run.get(name, 0.0) for run in runs]) for name in runs[0]}
 
 
 def _by_package(modules: dict[str, float]) -> dict[str, float]:
@@ -91,7 +96,11 @@ def main() -> None:
                 figures[name]["release"].append(_release_seconds(out) or float("nan"))
         loads.append(os.getloadavg()[0])
         same = (work / "before.csv").read_bytes() == (work / "after.csv").read_bytes()
-        imports = {name: _imports(argv(name), envs[name], work) for name in srcs}
+        runs: dict[str, list[dict[str, float]]] = {name: [] for name in srcs}
+        for _ in range(args.rounds):
+            for name in srcs:
+                runs[name].append(_imports(argv(name), envs[name], work))
+        imports = {name: _median_imports(got) for name, got in runs.items()}
     print(f"incrowd publish of ARX's Adult, {args.rounds} rounds taking turns, medians; "
           f"load average {loads[0]:.2f} before, {loads[1]:.2f} after; releases the same byte for byte: {same}")
     print("| sources | wall s | CPU s | release s | whole process - release s | importtime total ms | modules |")

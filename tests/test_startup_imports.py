@@ -325,15 +325,14 @@ def test_a_plain_risk_command_line_with_a_mistake_gives_typer_s_error_line(testd
     assert (code, out, err) == _typer(*argv)
 
 
-def _captured(monkeypatch, call) -> dict:
-    from incrowd.cli import _risk
-
+def _captured(monkeypatch, call, module: str = "incrowd.cli._risk", function: str = "measure") -> dict:
+    """The arguments ``call`` passes on to the command's work (``module.function``)."""
     seen: dict = {}
 
     def capture(data_path, **kwargs):
         seen.update(kwargs, data_path=data_path)
 
-    monkeypatch.setattr(_risk, "measure", capture)
+    monkeypatch.setattr(importlib.import_module(module), function, capture)
     call()
     return seen
 
@@ -537,16 +536,7 @@ PUBLISH_NOT_PLAIN = [[], ["--help"], ["d.csv", "--help"], ["d.csv", "--example-s
 
 
 def _captured_publish(monkeypatch, call) -> dict:
-    from incrowd.cli import _publish_file
-
-    seen: dict = {}
-
-    def capture(data_path, **kwargs):
-        seen.update(kwargs, data_path=data_path)
-
-    monkeypatch.setattr(_publish_file, "publish_here", capture)
-    call()
-    return seen
+    return _captured(monkeypatch, call, "incrowd.cli._publish_file", "publish_here")
 
 
 @pytest.mark.parametrize("argv", PUBLISH_PLAIN)
