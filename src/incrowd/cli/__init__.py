@@ -6,8 +6,9 @@ quick exit); ``main`` runs the command line and raises ``SystemExit`` like any t
 :class:`incrowd.IncrowdError`, and files that cannot be read or written) print one line
 ``error: <message>`` on stderr and exit with code 2; nothing is written then.
 
-``app`` and ``main`` load on first use: ``incrowd --version`` is answered here, before typer,
-rich and every command's options load (they cost more than the rest of the process).
+``app`` and ``main`` load on first use: ``incrowd --version`` is answered here, and ``risk`` and
+``publish`` on a plain command line run, before typer, rich and every command's options load
+(they cost more than the rest of a one-shot process).
 """
 
 from __future__ import annotations

@@ -21,9 +21,6 @@ from .._runtime import enable_notice
 from .._runtime import process as _process
 from ._console import echo_err, exit_now
 
-#: how an option's value is read: "list" (repeatable text), "text", "path", "number" (a float),
-#: "whole" (an int)
-KINDS = ("list", "text", "path", "number", "whole")
 # numbers every parser reads alike (typer's goes through pydantic; Python's float and int round
 # the same decimal to the same double)
 _NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]{1,3})?")
@@ -35,10 +32,10 @@ def read(args: list[str], options: Mapping[str, tuple[str, str]], flags: Mapping
     """A command's arguments from ``args`` (the words after the command's name) in their plain
     form, as typer would pass them; None where typer must read the command line.
 
-    ``options`` maps an option's spelling to (parameter, how its value is read: one of
-    :data:`KINDS`), ``flags`` a flag's spelling to (parameter, value); ``defaults`` holds every
-    parameter's default (a test holds each command's to typer's). The one positional argument,
-    the file, is ``data_path``."""
+    ``options`` maps an option's spelling to (parameter, how its value is read: "list" for
+    repeatable text, "text", "path", "number" for a float, "whole" for an int), ``flags`` a
+    flag's spelling to (parameter, value); ``defaults`` holds every parameter's default (a test
+    holds each command's to typer's). The one positional argument, the file, is ``data_path``."""
     arguments: dict[str, Any] = {"data_path": None, **defaults}
     given: set[str] = set()
     files: list[str] = []
