@@ -28,10 +28,13 @@ A node's classes and its l and t come from compiled kernels
 (:mod:`incrowd.generalization._kernels`) that give the numpy lines' ids, flags and distances.
 
 A node that suppresses every row publishes nothing, so it is never the answer, whatever
-``max_suppression`` allows. The lattice is held to the size limits of a lattice build
-(``max_nodes``, ``max_memory``: :mod:`incrowd.generalization._limits`), checked before any node
-is evaluated; the nodes are generated one at a time, never all held, and the search stops at
-the next node once its job is cancelled (:mod:`incrowd._runtime._cancel`).
+``max_suppression`` allows. Where the release publishes finer keys than the classes (numeric
+quasi-identifiers with risk targets: their groups' means), the release judges a node that would
+be the answer so far as it will publish it (``fits``), and a node it refuses is passed over.
+The lattice is held to the size limits of a lattice build (``max_nodes``, ``max_memory``:
+:mod:`incrowd.generalization._limits`), checked before any node is evaluated; the nodes are
+generated one at a time, never all held, and the search stops at the next node once its job
+is cancelled (:mod:`incrowd._runtime._cancel`).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from __future__ import annotations
 import heapq
 import secrets
 from dataclasses import dataclass
-from typing import Collection, Iterator, Sequence
+from typing import Callable, Collection, Iterator, Sequence
 
 import numpy as np
 
@@ -70,6 +73,16 @@ class GtmChoice:
     differential_privacy: dict | None = None
     #: k-map's and delta-presence's population table, as the search read it
     population: Population | None = None
+    #: (n,) the microaggregation groups inside the classes, where the search made them to judge
+    #: the node as released (:data:`Fits`); None: not made yet
+    groups: np.ndarray | None = None
+
+
+#: The release's judgement of a node that passes on its classes, made as the release will
+#: publish it (with numeric keys and risk targets: its microaggregation groups' means as keys,
+#: whole groups suppressed while a target is missed): None where it is published within the
+#: limit, else the refusal the release would give.
+Fits = Callable[[GtmChoice], "ParameterError | None"]
 
 
 @dataclass
@@ -441,9 +454,13 @@ def _check_limits(prep: Prepared, n_bottom: int, max_nodes: int | None, max_memo
 
 
 def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | None = None,
-           bottom: _Bottom | None = None) -> GtmChoice:
+           bottom: _Bottom | None = None, fits: Fits | None = None) -> GtmChoice:
     """The node (module docstring); ``bottom``: the bottom classes of a partitioned file, summed
-    over its partitions (:func:`combine_bottoms`), where ``prep`` holds no rows."""
+    over its partitions (:func:`combine_bottoms`), where ``prep`` holds no rows. ``fits``: the
+    release's judgement of a node that passes on its classes (:data:`Fits`), asked only of a
+    node that would be the answer so far, in the order the search visits them; a node it
+    refuses is passed over, and where it refuses every such node its first refusal (the
+    least-loss node's) is raised."""
     dp = next((m for m in prep.spec.models if m.key == "differential_privacy"), None)
     if dp is not None:
         return _differentially_private(prep, dp, max_nodes, max_memory)
@@ -455,7 +472,8 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
     _check_limits(prep, int(bottom.counts.size), max_nodes, max_memory)
     tables = _metric_tables(prep, bottom)
     by_height = prep.spec.metric == "height"
-    best = None if by_height else _choose_by_metric(prep, bottom, tables, within)
+    refusals: list[ParameterError] = []
+    best = None if by_height else _choose_by_metric(prep, bottom, tables, within, fits, refusals)
     evaluated = 0 if best is None else best.nodes_evaluated
     height_found = None
     for vector in nodes(prep) if by_height else ():
@@ -471,9 +489,12 @@ def choose(prep: Prepared, *, max_nodes: int | None = None, max_memory: int | No
         suppressed = int(sizes[bad].sum())
         if suppressed <= within and (best is None or suppressed < best.suppressed):
             rows_class = class_of[bottom.of_row]
-            best = GtmChoice(levels, rows_class, ~bad[rows_class], suppressed, 0)
-            height_found = height
+            candidate = GtmChoice(levels, rows_class, ~bad[rows_class], suppressed, 0)
+            if _released(candidate, fits, refusals):
+                best, height_found = candidate, height
     if best is None:
+        if refusals:  # nodes passed on their classes, and the release refused each
+            raise refusals[0]
         _risk_targets.refuse(prep, bottom, limit)
         top = ", ".join(f"{a}={hi}" for a, (_, hi) in zip(prep.categorical, _ranges(prep))) or "no categorical column"
         capped = [a for a, (_, hi) in zip(prep.categorical, _ranges(prep)) if hi < prep.hierarchies[a].max_level
@@ -658,8 +679,23 @@ def cell_metrics(prep: Prepared, choice: GtmChoice, blank: np.ndarray) -> dict:
     return out
 
 
-def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int) -> GtmChoice | None:
-    """The least-metric node within the limit: best first by a lower bound (see the module)."""
+def _released(choice: GtmChoice, fits: Fits | None, refusals: list[ParameterError]) -> bool:
+    """Whether the release publishes ``choice`` (always, without ``fits``); the first refusal is
+    kept in ``refusals`` for when no node is published."""
+    if fits is None:
+        return True
+    refusal = fits(choice)
+    if refusal is None:
+        return True
+    if not refusals:
+        refusals.append(refusal)
+    return False
+
+
+def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int, fits: Fits | None = None,
+                      refusals: list[ParameterError] | None = None) -> GtmChoice | None:
+    """The least-metric node within the limit that the release publishes (``fits``): best
+    first by a lower bound (see the module)."""
     metric = prep.spec.metric
     if metric == "classification" and not prep.sensitive:
         raise ParameterError("metric \"classification\" needs a column with role \"sensitive\" (its target)")
@@ -722,7 +758,9 @@ def _choose_by_metric(prep: Prepared, bottom: _Bottom, tables, within: int) -> G
         key = (value, int(heights[v]), suppressed, int(v))
         if best_key is None or key < best_key:
             rows_class = class_of[bottom.of_row]
-            best, best_key = GtmChoice(chosen, rows_class, ~bad[rows_class], suppressed, 0, metric), key
+            candidate = GtmChoice(chosen, rows_class, ~bad[rows_class], suppressed, 0, metric)
+            if _released(candidate, fits, refusals if refusals is not None else []):
+                best, best_key = candidate, key
     if best is not None:
         best.nodes_evaluated = evaluated
     return best

@@ -290,7 +290,7 @@ def _risk_check(prep: Prepared, keep: np.ndarray | None):
 def _gtm_groups(prep: Prepared, max_nodes: int | None = None, max_memory: int | None = None):
     from . import _gtm
 
-    choice = _gtm.choose(prep, max_nodes=max_nodes, max_memory=max_memory)
+    choice = _gtm.choose(prep, max_nodes=max_nodes, max_memory=max_memory, fits=_released_fit(prep))
     if choice.population is not None:
         prep.population = choice.population.labelled(prep, choice.levels)
     cells = None
@@ -299,8 +299,8 @@ def _gtm_groups(prep: Prepared, max_nodes: int | None = None, max_memory: int | 
 
         cells = suppress_cells(prep, choice)
         choice.metrics = _gtm.cell_metrics(prep, choice, np.column_stack([cells[a] for a in prep.categorical]))
-    groups = _gtm.microaggregate_classes(prep, choice)
-    levels_per_row = {a: np.full(prep.n, choice.levels[a], np.int64) for a in prep.categorical}
+    groups = choice.groups if choice.groups is not None else _gtm.microaggregate_classes(prep, choice)
+    levels_per_row = _levels_per_row(prep, choice.levels)
     extra = {"levels": dict(choice.levels), "nodes_evaluated": choice.nodes_evaluated,
              "metric": choice.metric, "metrics": choice.metrics, "blocks": choice.class_of}
     if choice.differential_privacy is not None:
@@ -309,6 +309,36 @@ def _gtm_groups(prep: Prepared, max_nodes: int | None = None, max_memory: int | 
         extra.update(cells=cells, suppression="cells", missing_matches=prep.spec.missing_matches,
                      suppressed_cells={a: int(b.sum()) for a, b in cells.items()})
     return groups, levels_per_row, extra
+
+
+def _levels_per_row(prep: Prepared, levels: Mapping[str, int]) -> dict[str, np.ndarray]:
+    return {a: np.full(prep.n, levels[a], np.int64) for a in prep.categorical}
+
+
+def _released_fit(prep: Prepared):
+    """With risk targets and numeric quasi-identifiers, the search's judgement of a node that
+    passes on its classes (:data:`_gtm.Fits`), made by the release's own steps: the numeric
+    keys microaggregated within the node's classes, l and t enforced, the groups above a target
+    suppressed (:func:`_risk_targets.group_suppression`) and the limit checked. The release
+    measures risk over the groups' means, finer keys than the classes, so a node that passes
+    on its classes may still be refused; the search then moves on to the next node. None
+    without both (the classes are then the published keys)."""
+    spec = prep.spec
+    if not spec.risk_targets or not prep.numeric or spec.suppression != "rows":
+        return None
+    from . import _gtm, _risk_targets
+
+    def fits(choice) -> ParameterError | None:
+        groups = _gtm.microaggregate_classes(prep, choice)
+        released, refusal = _risk_targets.group_suppression(prep, _enforce_sensitive(prep, groups, choice.class_of),
+                                              _levels_per_row(prep, choice.levels))
+        if refusal is None:
+            refusal = _suppression_refusal(prep, released)
+        if refusal is None:
+            choice.groups = groups  # the release microaggregates this node once
+        return refusal
+
+    return fits
 
 
 def _enforce_sensitive(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | None) -> np.ndarray:
@@ -348,16 +378,23 @@ def _enforce_merging(prep: Prepared, groups: np.ndarray, blocks: np.ndarray | No
 
 def _check_suppression(prep: Prepared, groups: np.ndarray) -> None:
     """The limit holds for the release as published, whatever step removed a row."""
+    refusal = _suppression_refusal(prep, groups)
+    if refusal is not None:
+        raise refusal
+
+
+def _suppression_refusal(prep: Prepared, groups: np.ndarray) -> ParameterError | None:
     limit = max_suppression_count(prep.spec.max_suppression, prep.n)
     if any(m.key == "differential_privacy" for m in prep.spec.models):
         limit = prep.n  # SafePub withholds the rows it does not draw: no limit applies
     suppressed = int((groups < 0).sum())
     if suppressed == prep.n:  # an empty release is never an answer, whatever the limit allows
-        raise ParameterError(f"the release would suppress all {prep.n} rows, so nothing would be published; "
-                             "lower k or l, raise t, or give more rows")
+        return ParameterError(f"the release would suppress all {prep.n} rows, so nothing would be published; "
+                              "lower k or l, raise t, or give more rows")
     if suppressed > limit:
-        raise ParameterError(f"the release would suppress {suppressed} rows, more than max_suppression="
-                             f"{prep.spec.max_suppression!r} ({limit} rows); nothing is published")
+        return ParameterError(f"the release would suppress {suppressed} rows, more than max_suppression="
+                              f"{prep.spec.max_suppression!r} ({limit} rows); nothing is published")
+    return None
 
 
 def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndarray],

@@ -10,7 +10,10 @@ until none is left above, since with missing key values one row's removal can ra
 risk); the node is feasible when the suppression stays within the limit and the rows left meet
 ``max_global_risk`` (the mean of their individual risks) and ``max_expected_reidentifications``
 (their sum). The global figures are those of the published file: a suppressed row is not in it,
-and no row is suppressed for their sake alone (generalizing meets them). With
+and no row is suppressed for their sake alone (generalizing meets them). With numeric
+quasi-identifiers the published keys are the microaggregation groups' means, finer than the
+classes: a node that passes on its classes is judged again on its groups
+(:func:`group_suppression`, through the release's own steps) before the search takes it. With
 ``suppression = "cells"`` the node is chosen for k alone, and more cells are blanked until the
 targets hold (:func:`blank_for_targets`). The written file is verified the same way
 (:func:`verifier`) before it is put in place.
@@ -373,6 +376,15 @@ def _verified(targets: Mapping[str, float], weight: str, got: Mapping[str, float
 
 
 def suppress_groups(prep, groups: np.ndarray, levels_per_row: Mapping[str, np.ndarray]) -> np.ndarray:
+    """:func:`group_suppression`'s groups, or its refusal raised."""
+    groups, refusal = group_suppression(prep, groups, levels_per_row)
+    if refusal is not None:
+        raise refusal
+    return groups
+
+
+def group_suppression(prep, groups: np.ndarray,
+                      levels_per_row: Mapping[str, np.ndarray]) -> tuple[np.ndarray, ParameterError | None]:
     """With numeric quasi-identifiers a published key is a microaggregation group (its means),
     a part of the node's class, so the risk of the released keys is higher than the class's
     that the search weighed: the groups whose rows are above ``max_individual_risk`` are
@@ -381,12 +393,14 @@ def suppress_groups(prep, groups: np.ndarray, levels_per_row: Mapping[str, np.nd
     (``max_global_risk``, ``max_expected_reidentifications``) the groups miss is refused in one
     line naming the levers: as with categorical keys, no row goes for it alone (suppressing the
     riskiest rows barely moves a mean of like risks; a larger k or coarser keys do).
-    ``groups``: the group of each row, -1 for a suppressed row."""
+    ``groups``: the group of each row, -1 for a suppressed row. Returns the groups and None, or
+    the refusal (a target missed, or the groups' suppression past ``max_suppression``): the
+    search (:func:`_gtm.choose`) judges its nodes by it, the release raises it."""
     targets = prep.spec.risk_targets
     limit = targets.get("max_individual_risk")
     household_limit = targets.get("max_household_risk")
     if not targets or not prep.numeric or not (groups >= 0).any():
-        return groups
+        return groups, None
     from ..values import wildcard_counts
 
     weight = prep.spec.weight
@@ -422,7 +436,9 @@ def suppress_groups(prep, groups: np.ndarray, levels_per_row: Mapping[str, np.nd
             above = _riskiest_of_households_above(risk, households[keep], targets["max_household_risk"])
             reason = "max_household_risk"
         if not above.any():
-            _check_global(prep, targets, risk)
+            refusal = _global_refusal(prep, targets, risk)
+            if refusal is not None:
+                return groups, refusal
             break
         if reason not in missed:
             missed.append(reason)
@@ -433,26 +449,27 @@ def suppress_groups(prep, groups: np.ndarray, levels_per_row: Mapping[str, np.nd
     suppressed = int((groups < 0).sum())
     if suppressed > allowed and suppressed > before:
         named = " and ".join(f"{key}={targets[key]:g}" for key in missed)
-        raise ParameterError(
+        return groups, ParameterError(
             f"the groups of the numeric quasi-identifiers ({', '.join(prep.numeric)}) above {named} "
             f"hold {suppressed - before} rows more, {suppressed} suppressed in all, more than "
             f"max_suppression={prep.spec.max_suppression!r} ({allowed} rows); raise {' or '.join(missed)} or k, "
             "or allow more suppression; nothing is published")
-    return groups
+    return groups, None
 
 
-def _check_global(prep, targets: Mapping[str, float], risk: np.ndarray) -> None:
+def _global_refusal(prep, targets: Mapping[str, float], risk: np.ndarray) -> ParameterError | None:
     """The global targets over the rows left (``risk``: their individual risks with the numeric
     keys' groups as released): one error naming the first one missed and the levers."""
     got = figures(risk, np.ones(risk.size))
     for key in ("max_global_risk", "max_expected_reidentifications"):
         if key in targets and got[key] > targets[key] * (1.0 + RELATIVE_SLACK):
-            raise ParameterError(
+            return ParameterError(
                 f"the numeric quasi-identifiers ({', '.join(prep.numeric)}) are published as their "
-                f"microaggregation groups' means, finer keys than the classes the search weighed, and "
+                f"microaggregation groups' means, finer keys than the node's classes, and "
                 f"with them the release reaches {key}={got[key]:.6g}, above {targets[key]:g}; raise k (larger "
                 f"groups) or {key}, or give {'them' if len(prep.numeric) > 1 else 'it'} a hierarchy and the "
                 "role categorical; nothing is published")
+    return None
 
 
 def _riskiest_of_households_above(risk: np.ndarray, households: np.ndarray, limit: float) -> np.ndarray:
