@@ -19,15 +19,20 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, cast
 
+from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError, name_list
 from ..generalization import check_importance
-from ..privacy import MODELS, DistinctL, PrivacyModel, TCloseness, models_from_spec
+from ..privacy import MODELS, PrivacyModel, models_from_spec
 from ._benchmarks import parse_benchmarks
 from ._households import column_household_level, parse_households
 from ._models import population_file
 from ._perturb_steps import parse_perturb, steps_to_dicts
 from ._spec_keys import RISK_TARGET_KEYS, choices, keys, report_thresholds
 from ._spec_keys import SECTIONS as _SECTIONS
+
+# a model's module loads where a spec asks for it (a release of k alone loads neither)
+distinct_l = _lazy.function("incrowd.privacy", "DistinctL")
+t_closeness = _lazy.function("incrowd.privacy", "TCloseness")
 
 # the names and choices the parser checks are those of the key table, which the reference page
 # (docs/gen_spec.py) and the web's Publish page read too
@@ -206,8 +211,8 @@ class ReleaseSpec:
         its compiled per-class counts."""
         if not self.names("sensitive"):
             return ()
-        return ((DistinctL(self.l),) if self.l is not None else ()) + (
-            (TCloseness(self.t),) if self.t is not None else ())
+        return ((distinct_l(self.l),) if self.l is not None else ()) + (
+            (t_closeness(self.t),) if self.t is not None else ())
 
     def for_increment(self) -> ReleaseSpec:
         """The spec an increment's own rows are checked with (their mistakes named by their own
