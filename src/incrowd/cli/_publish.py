@@ -17,6 +17,7 @@ from ._dask_options import SchedulerOption, SchedulerTimeoutOption, check_schedu
 from ._generalization import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption, lattice_limits
 from ._library import load_spec, read_table, table_format
 from ._options import INPUT_FORMATS, OUTPUT_FORMATS, JsonOption, QuietOption
+from ._report import check_report_path, write_release_report
 
 publish = _lazy.function("incrowd.publishing._release", "publish")
 example_toml = _lazy.function("incrowd.publishing._example", "example_toml")
@@ -95,10 +96,7 @@ def _publish_here(data_path: Path, spec_path, output, report_path, example_spec,
         check_spec_nodes(spec, node_limit)  # from the hierarchies alone, before the data are read
         hierarchy_files = tuple(c.hierarchy for c in spec.columns.values() if c.hierarchy is not None)
         check_output_path(output, (data_path, spec_path, *hierarchy_files))
-        if report_path is not None:
-            from ._report import check_report_path
-
-            check_report_path(report_path, (data_path, spec_path, output, *hierarchy_files))
+        check_report_path(report_path, (data_path, spec_path, output, *hierarchy_files))
         with stages(4 + (report_path is not None), quiet=quiet or json_output) as progress:
             progress.stage(f"reading {data_path.name}")
             numeric = [c.name for c in spec.columns.values() if c.role == "numeric"]
@@ -113,8 +111,6 @@ def _publish_here(data_path: Path, spec_path, output, report_path, example_spec,
                 # succeed together or neither is written
                 if report_path is not None:
                     progress.stage(f"writing the report {report_path.name}")
-                    from ._report import write_release_report
-
                     write_release_report(report_path, data, result.table,
                                          inputs=(data_path, spec_path, output), **result.report_options())
 
@@ -134,14 +130,14 @@ def _publish_on_dask(data_path: Path, spec_path, output, report_path, example_sp
     from ..distributed import connect
 
     with user_errors(), cancellable_run("the release was not published"):
-        if example_spec or report_path is not None:
-            raise ParameterError(f"{'--example-spec' if example_spec else '--report'} reads the file in one process; "
-                                 "leave it out with --scheduler")
+        if example_spec:
+            raise ParameterError("--example-spec reads the file in one process; leave it out with --scheduler")
         if spec_path is None or output is None:
             raise ParameterError(f"{'--spec' if spec_path is None else '--output/-o'} is required: "
                                  + ("the release specification" if spec_path is None else
                                     "the folder to write the release into (a Parquet dataset)"))
         check_scheduler(scheduler, scheduler_timeout)
+        check_report_path(report_path, (data_path, spec_path, output))
         spec = load_spec(spec_path)
         node_limit, memory = lattice_limits(max_nodes, max_memory)
         with stages(2, quiet=quiet or json_output) as progress:
@@ -149,8 +145,9 @@ def _publish_on_dask(data_path: Path, spec_path, output, report_path, example_sp
             with connect(scheduler, memory_limit=memory_limit, timeout=scheduler_timeout) as client:
                 progress.stage(f"publishing {data_path.name} ({spec.strategy}, k={spec.k})")
                 result = publish(str(data_path), spec, max_nodes=node_limit, max_memory=memory, scheduler=client,
-                                 output=output, progress=progress.describe)
-    info = {**result.summary(), "input": str(data_path)}
+                                 output=output, progress=progress.describe, report=report_path)
+    info = {**result.summary(), "input": str(data_path),
+            **({"report": str(report_path)} if report_path is not None else {})}
     if json_output:
         print_json(info)
         return
@@ -174,6 +171,7 @@ def _dask_lines(info: dict) -> list[tuple[str, str]]:
                      + (", the risk targets from their keys' weights" if risk else "")),
         *risk,
         ("written", info["output"]),
+        *([("report", info["report"])] if info.get("report") else []),
     ]
 
 

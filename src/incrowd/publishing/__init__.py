@@ -51,6 +51,7 @@ _INTERNAL = {
     "whole_of": "._partitioned",
     "part_bottom": "._partitioned", "scaled_whole": "._partitioned:scaled", "partitioned_search": "._partitioned:search",
     "part_classes": "._partitioned", "part_pieces": "._partitioned", "release_classes": "._partitioned",
+    "in_file_order": "._partitioned",
     "written_keys": "._risk_targets", "check_written_risk": "._risk_targets",
     # the summary lines the command line and the web both show
     "summary_lines": "._summary_lines", "risk_targets_text": "._summary_lines",
