@@ -296,16 +296,16 @@ class _Run:
         _wait(splits, "grouping the rows by class", self.say)
         # the splits have read the rows' bottom classes: the workers may drop them (a lost
         # split is recomputed from the graph, its bottom first)
-        read = {b.key for b in bottoms}
-        self.futures = [f for f in self.futures if f.key not in read]
+        self.let_go(bottoms)
         del bottoms
         sweep_stale(target)
         self.staging = temp_path(target)
         self.staging.mkdir()
         qis = [*prep.numeric, *prep.categorical]
-        classes = []
+        classes, shuffled = [], []
         for c in range(n_out):
             parts = [self.submit(operator.getitem, f, c) for f in splits]
+            shuffled += parts
             classes.append(self.submit(_classes, parts, f"class task {c + 1} of {n_out}", spec, whole, choice.levels,
                                        threads))
         # said now: a phase ends where the next one is first named, and the classes' release may
@@ -313,16 +313,27 @@ class _Run:
         # on its worker until the partitions gather them)
         self.say(f"microaggregating the classes: 0/{n_out} partitions")
         _wait([self.submit(_failed, c) for c in classes], "microaggregating the classes", self.say)
+        self.let_go(splits + shuffled)
+        del splits, shuffled, parts
         sensitive = {s.name: whole.sensitive[s.name] for s in prep.sensitive}
         weight = spec.weight if spec.risk_targets else None
-        writes, backs = [], []
+        writes, backs, kept_rows = [], [], []
         for i in range(len(sources)):
-            backs.append([self.submit(_piece, c, i) for c in classes])
+            back = [self.submit(_piece, c, i) for c in classes]
+            backs += back
             path = str(self.staging / f"part-{i:05d}{suffix('parquet')}")
-            writes.append(self.submit(_write, backs[-1], f"{Path(path).name} of the release", path, qis,
+            writes.append(self.submit(_write, back, f"{Path(path).name} of the release", path, qis,
                                       list(prep.numeric), sensitive, weight))
+            if report is not None:
+                # the positions of the partition's published rows in it: the report pairs them
+                # without guessing from the columns that pass through
+                kept_rows.append(self.submit(_kept_rows, back))
         self.say(f"writing the release: 0/{len(sources)} partitions")
         counts = [c for c in self.gather(writes, "writing the release") if c is not None]
+        # the published rows are written: the workers may drop them (the graph still holds them
+        # for a lost write or report task)
+        self.let_go(classes + backs)
+        del classes, backs, back
         classes_out, smallest = check_written_classes(spec, [c[0] for c in counts], [c[1] for c in counts], qis,
                                                       whole.rows, whole.sensitive)
         more = {}
@@ -334,18 +345,28 @@ class _Run:
         kept = int(sum(int(c[0]["rows"].sum()) for c in counts))
         self.summary = written_summary(spec, prep, choice, kept, classes_out, smallest, partitions=len(sources),
                                        output_partitions=len(files), output=str(target), **more)
-        if report is not None:
-            self._report(report, sources, names, [str(f) for f in files], backs, prep)
-        os.replace(self.staging, target)
+        if report is None:
+            os.replace(self.staging, target)
+        else:
+            self._report(report, sources, names, [str(f) for f in files], kept_rows, prep)
+            try:
+                os.replace(self.staging, target)
+            except OSError:
+                report.unlink(missing_ok=True)  # the release and its report together, or neither
+                raise
         self.staging = None
 
-    def _report(self, path: Path, sources: list, names: list[str], files: list[str], backs: list, prep) -> None:
+    def let_go(self, futures: list) -> None:
+        """Stop holding ``futures`` (read by the tasks after them) so that their workers may drop
+        their data; a lost task that needs them again is recomputed from the graph."""
+        keys = {f.key for f in futures}
+        self.futures = [f for f in self.futures if f.key not in keys]
+
+    def _report(self, path: Path, sources: list, names: list[str], files: list[str], kept: list, prep) -> None:
         """The release's report, from per-partition partial results (the report of a
-        partitioned release), written beside it before the release is moved into place."""
+        partitioned release; ``kept``: each partition's :func:`_kept_rows`), written beside it
+        before the release is moved into place."""
         self.say("reporting on the release")
-        # each partition's published rows are those at these positions of its input partition:
-        # the report pairs them without guessing from the columns that pass through
-        kept = [self.submit(_kept_rows, b) for b in backs]
         spec = self.spec
         report = report_on(self.client, self.submit, sources, files, names, [*prep.numeric, *prep.categorical],
                            [s.name for s in prep.sensitive], list(prep.identifiers), k=spec.k,
