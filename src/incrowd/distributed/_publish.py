@@ -286,7 +286,7 @@ class _Run:
         choice, maps, prep = partitioned_search(spec, whole, [p[0] for p in pieces], max_nodes=max_nodes,
                                                 max_memory=max_memory,
                                                 risks=[p[3] for p in pieces] if spec.risk_targets else None)
-        # at least two output partitions per worker, so that every worker microaggregates
+        # at least two class tasks per worker, so that every worker microaggregates
         workers = len(self.client.scheduler_info().get("workers", {}))
         n_out = max(1, len(sources), 2 * workers)
         where = spread_classes(class_sizes(choice, [p[0] for p in pieces], maps), n_out)
@@ -302,38 +302,10 @@ class _Run:
         self.staging = temp_path(target)
         self.staging.mkdir()
         qis = [*prep.numeric, *prep.categorical]
-        classes, shuffled = [], []
-        for c in range(n_out):
-            parts = [self.submit(operator.getitem, f, c) for f in splits]
-            shuffled += parts
-            classes.append(self.submit(_classes, parts, f"class task {c + 1} of {n_out}", spec, whole, choice.levels,
-                                       threads))
-        # said now: a phase ends where the next one is first named, and the classes' release may
-        # finish long after the shuffle did; each task says only whether it failed (its rows stay
-        # on its worker until the partitions gather them)
-        self.say(f"microaggregating the classes: 0/{n_out} partitions")
-        _wait([self.submit(_failed, c) for c in classes], "microaggregating the classes", self.say)
-        self.let_go(splits + shuffled)
-        del splits, shuffled, parts
-        sensitive = {s.name: whole.sensitive[s.name] for s in prep.sensitive}
-        weight = spec.weight if spec.risk_targets else None
-        writes, backs, kept_rows = [], [], []
-        for i in range(len(sources)):
-            back = [self.submit(_piece, c, i) for c in classes]
-            backs += back
-            path = str(self.staging / f"part-{i:05d}{suffix('parquet')}")
-            writes.append(self.submit(_write, back, f"{Path(path).name} of the release", path, qis,
-                                      list(prep.numeric), sensitive, weight))
-            if report is not None:
-                # the positions of the partition's published rows in it: the report pairs them
-                # without guessing from the columns that pass through
-                kept_rows.append(self.submit(_kept_rows, back))
-        self.say(f"writing the release: 0/{len(sources)} partitions")
-        counts = [c for c in self.gather(writes, "writing the release") if c is not None]
-        # the published rows are written: the workers may drop them (the graph still holds them
-        # for a lost write or report task)
-        self.let_go(classes + backs)
-        del classes, backs, back
+        classes = self.microaggregate(splits, n_out, whole, choice.levels, threads)
+        del splits
+        counts, kept_rows = self.write_back(classes, len(sources), self.staging, qis, prep, whole, report is not None)
+        del classes
         classes_out, smallest = check_written_classes(spec, [c[0] for c in counts], [c[1] for c in counts], qis,
                                                       whole.rows, whole.sensitive)
         more = {}
@@ -355,6 +327,48 @@ class _Run:
                 report.unlink(missing_ok=True)  # the release and its report together, or neither
                 raise
         self.staging = None
+
+    def microaggregate(self, splits: list, n_out: int, whole, levels: dict[str, int], threads) -> list:
+        """Pass 4: the class tasks (futures of :func:`_classes`), each known not to have failed."""
+        classes, shuffled = [], []
+        for c in range(n_out):
+            parts = [self.submit(operator.getitem, f, c) for f in splits]
+            shuffled += parts
+            classes.append(self.submit(_classes, parts, f"class task {c + 1} of {n_out}", self.spec, whole, levels,
+                                       threads))
+        # said now: a phase ends where the next one is first named, and the classes' release may
+        # finish long after the shuffle did; each task says only whether it failed (its rows stay
+        # on its worker until the partitions gather them)
+        self.say(f"microaggregating the classes: 0/{n_out} partitions")
+        _wait([self.submit(_failed, c) for c in classes], "microaggregating the classes", self.say)
+        self.let_go(splits + shuffled)
+        return classes
+
+    def write_back(self, classes: list, n_in: int, staging: Path, qis: list[str], prep, whole,
+                   report: bool) -> tuple[list, list]:
+        """Pass 5: each input partition's published rows gathered back in its order and written
+        into ``staging``; the written partitions' counts, and with ``report`` each partition's
+        :func:`_kept_rows` (futures)."""
+        spec = self.spec
+        sensitive = {s.name: whole.sensitive[s.name] for s in prep.sensitive}
+        weight = spec.weight if spec.risk_targets else None
+        writes, backs, kept_rows = [], [], []
+        for i in range(n_in):
+            back = [self.submit(_piece, c, i) for c in classes]
+            backs += back
+            path = str(staging / f"part-{i:05d}{suffix('parquet')}")
+            writes.append(self.submit(_write, back, f"{Path(path).name} of the release", path, qis,
+                                      list(prep.numeric), sensitive, weight))
+            if report:
+                # the positions of the partition's published rows in it: the report pairs them
+                # without guessing from the columns that pass through
+                kept_rows.append(self.submit(_kept_rows, back))
+        self.say(f"writing the release: 0/{n_in} partitions")
+        counts = [c for c in self.gather(writes, "writing the release") if c is not None]
+        # the published rows are written: the workers may drop them (the graph still holds them
+        # for a lost write or report task)
+        self.let_go(classes + backs)
+        return counts, kept_rows
 
     def let_go(self, futures: list) -> None:
         """Stop holding ``futures`` (read by the tasks after them) so that their workers may drop
