@@ -54,7 +54,7 @@ def test_cells_on_partitions_publish_the_in_process_release(client, adult, tmp_p
     there = incrowd.publish(parts, _cells(**privacy), scheduler=client, output=tmp_path / "release")
     _same_summary(here, there)
     assert sum(here.summary()["suppressed_cells"].values()) > 0
-    assert_same_release(here, tmp_path / "release", tmp_path)
+    assert_same_release(here, tmp_path / "release", tmp_path, parts)
     written = pd.concat([pd.read_parquet(f) for f in sorted((tmp_path / "release").iterdir())])
     assert int(written[list(here.summary()["suppressed_cells"])].isna().sum().sum()) >= \
         sum(here.summary()["suppressed_cells"].values())
@@ -70,7 +70,7 @@ def test_a_blank_matching_any_value_is_counted_across_output_partitions(client, 
     there = incrowd.publish(parts, spec, scheduler=client, output=tmp_path / "release")
     files = sorted((tmp_path / "release").iterdir())
     assert len(files) > 1
-    assert_same_release(here, tmp_path / "release", tmp_path)
+    assert_same_release(here, tmp_path / "release", tmp_path, parts)
     from incrowd.values import match_counts
 
     whole = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
@@ -195,7 +195,7 @@ def test_small_partitioned_tables_publish_the_in_process_cells(client, tmp_path_
         return
     there = incrowd.publish(parts, spec, scheduler=client, output=tmp / "release")
     _same_summary(here, there)
-    assert_same_release(here, tmp / "release", tmp)
+    assert_same_release(here, tmp / "release", tmp, parts)
 
 
 def test_the_class_missing_everywhere_takes_its_rows_from_the_largest_class_as_in_process(client, tmp_path):
@@ -214,4 +214,4 @@ def test_the_class_missing_everywhere_takes_its_rows_from_the_largest_class_as_i
     assert int(blank.sum()) == 8 and set(frame.loc[blank, "a"]) == {"a0", "a2"}
     there = incrowd.publish(parts, spec, scheduler=client, output=tmp_path / "release")
     _same_summary(here, there)
-    assert_same_release(here, tmp_path / "release", tmp_path)
+    assert_same_release(here, tmp_path / "release", tmp_path, parts)

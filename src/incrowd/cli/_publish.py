@@ -19,6 +19,7 @@ from ._generalization import MaxMemoryOption, MaxNodesOption
 from ._library import load_spec, read_table
 from ._limits import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, lattice_limits
 from ._options import INPUT_FORMATS, OUTPUT_FORMATS, JsonOption, QuietOption
+from ._release_report import check_report_path
 
 example_toml = _lazy.function("incrowd.publishing._example", "example_toml")
 hierarchy_files_in = _lazy.function("incrowd.publishing._example", "hierarchy_files_in")
@@ -96,23 +97,25 @@ def _publish_on_dask(data_path: Path, spec_path, output, report_path, example_sp
     from ..distributed import connect
 
     with user_errors(), cancellable_run("the release was not published"):
-        if example_spec or report_path is not None:
-            raise ParameterError(f"{'--example-spec' if example_spec else '--report'} reads the file in one process; "
-                                 "leave it out with --scheduler")
+        if example_spec:
+            raise ParameterError("--example-spec reads the file in one process; leave it out with --scheduler")
         if spec_path is None or output is None:
             raise ParameterError(f"{'--spec' if spec_path is None else '--output/-o'} is required: "
                                  + ("the release specification" if spec_path is None else
                                     "the folder to write the release into (a Parquet dataset)"))
         check_scheduler(scheduler, scheduler_timeout)
+        check_report_path(report_path, (data_path, spec_path, output))
         spec = load_spec(spec_path)
         node_limit, memory = lattice_limits(max_nodes, max_memory)
         with stages(2, quiet=quiet or json_output) as progress:
             progress.stage(f"connecting to {scheduler}")
             with connect(scheduler, memory_limit=memory_limit, timeout=scheduler_timeout) as client:
                 progress.stage(f"publishing {data_path.name} ({spec.strategy}, k={spec.k})")
-                result = _publish_file.publish(str(data_path), spec, max_nodes=node_limit, max_memory=memory, scheduler=client,
-                                 output=output, progress=progress.describe)
-    info = {**result.summary(), "input": str(data_path)}
+                result = _publish_file.publish(str(data_path), spec, max_nodes=node_limit, max_memory=memory,
+                                               scheduler=client, output=output, progress=progress.describe,
+                                               report=report_path)
+    info = {**result.summary(), "input": str(data_path),
+            **({"report": str(report_path)} if report_path is not None else {})}
     if json_output:
         print_json(info)
         return
@@ -136,6 +139,7 @@ def _dask_lines(info: dict) -> list[tuple[str, str]]:
                      + (", the risk targets from their keys' weights" if risk else "")),
         *risk,
         ("written", info["output"]),
+        *([("report", info["report"])] if info.get("report") else []),
     ]
 
 

@@ -138,10 +138,11 @@ def plan_cells(prep: Prepared, bottoms: list, maps: list[np.ndarray], choice: _g
 
 
 def part_cell_pieces(frame, bottom, whole, number: np.ndarray, plan: CellPlan, offsets: np.ndarray,
-                     where: np.ndarray, n_out: int) -> list[tuple[dict[str, Any], np.ndarray, np.ndarray]]:
-    """The part's published rows, prepared, with their classes and blanked cells (rows x
-    categorical quasi-identifiers), one piece per output partition (``where``: each class's),
-    as :func:`._partitioned.part_pieces` splits them; ``offsets``: the part's row of the plan's."""
+                     where: np.ndarray, n_out: int) -> list[tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray]]:
+    """The part's published rows, prepared, with their classes, their positions in the part and
+    their blanked cells (rows x categorical quasi-identifiers), one piece per output partition
+    (``where``: each class's), as :func:`._partitioned.part_pieces` splits them; ``offsets``:
+    the part's row of the plan's."""
     prep = with_whole(bottom[4], whole, frame)
     combo = plan.combo_of[number[bottom[3]]]
     order = np.argsort(combo, kind="stable")
@@ -161,5 +162,5 @@ def part_cell_pieces(frame, bottom, whole, number: np.ndarray, plan: CellPlan, o
     pieces = []
     for b in range(n_out):
         rows = kept[out == b]
-        pieces.append((prep.rows_of(rows), classes[rows], blank[rows]))
+        pieces.append((prep.rows_of(rows), classes[rows], rows, blank[rows]))
     return pieces

@@ -123,7 +123,7 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
             base_dir: str | os.PathLike | None = None, max_nodes: int | None = DEFAULT_MAX_NODES,
             max_memory: int | str | None = DEFAULT_MAX_MEMORY, scheduler=None,
             output: str | os.PathLike | None = None, memory_limit: str | None = None,
-            progress: Callable[[str], None] | None = None) -> PublishResult:
+            progress: Callable[[str], None] | None = None, report: str | os.PathLike | None = None) -> PublishResult:
     """Publish ``data`` (a DataFrame or a file path) as ``spec`` says (a TOML file, TOML text, a
     dict of the same structure, or a :class:`ReleaseSpec`).
 
@@ -161,6 +161,12 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
         With ``scheduler="local:N"``: each worker's memory (e.g. ``"2GiB"``).
     progress : callable, optional
         With ``scheduler``: called with a line saying what runs (the command line's progress).
+    report : str or os.PathLike, optional
+        With ``scheduler``: a ``.json`` or ``.html`` file that receives the release's report,
+        made from per-partition partial results as :func:`incrowd.report` makes it on Dask
+        (``about["left_out"]`` names the measures that need the whole file), written before the
+        release is moved into place: both are written or neither. In process, report on the
+        returned release with ``incrowd.report(data, result.table, **result.report_options())``.
 
     Returns
     -------
@@ -171,10 +177,12 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
     if scheduler is not None:
         return backends.get("dask").publish(  # registered by incrowd.distributed
             data, spec, scheduler=scheduler, output=output, base_dir=base_dir, max_nodes=max_nodes,
-            max_memory=max_memory, memory_limit=memory_limit, progress=progress)
-    if output is not None or memory_limit is not None:
-        raise ParameterError(f"{'output' if output is not None else 'memory_limit'}= is for a partitioned dataset "
-                             "on Dask (scheduler=); an in-process release is written with its write method")
+            max_memory=max_memory, memory_limit=memory_limit, progress=progress, report=report)
+    given = [name for name, value in (("output", output), ("memory_limit", memory_limit), ("report", report))
+             if value is not None]
+    if given:
+        raise ParameterError(f"{given[0]}= is for a partitioned dataset on Dask (scheduler=); an in-process release "
+                             "is written with its write method, and reported on with incrowd.report")
     return _publish(data, load_spec(spec, base_dir), max_nodes, max_memory)
 
 
