@@ -1,7 +1,9 @@
 """The publish of ``bench/publish_dask.py``, in process and on Dask, with two versions of incrowd, interleaved.
 
 Run from the repository root: ``.venv/bin/python bench/publish_dask_before_after.py OLD_SRC [rows]
-[--rounds R]`` (default 1,000,000 rows, 1 round). ``OLD_SRC`` is the ``src`` folder of the
+[--rounds R] [--after-first] [--dask-only] [--out NAME]`` (default 1,000,000 rows, 1 round; the
+new version first in odd rounds with ``--after-first``; no in-process runs with ``--dask-only``;
+``--out`` names the results file in ``bench/results``). ``OLD_SRC`` is the ``src`` folder of the
 version to compare with (a ``git worktree`` of the older commit); this tree's ``src`` is the
 other. Each round runs the old version and then this one (the next round the other way round),
 each version in process and then on a fresh ``local:4`` cluster with 2 GiB per worker, each run
@@ -33,11 +35,18 @@ SCRIPT = str(ROOT / "bench" / "publish_dask.py")
 
 def main() -> None:
     args = sys.argv[1:]
-    rounds = 1
+    rounds, out_name = 1, "publish_dask_before_after.json"
     if "--rounds" in args:
         at = args.index("--rounds")
         rounds = int(args[at + 1])
         del args[at:at + 2]
+    if "--out" in args:
+        at = args.index("--out")
+        out_name = args[at + 1]
+        del args[at:at + 2]
+    after_first = "--after-first" in args
+    kinds = ("dask",) if "--dask-only" in args else ("in-process", "dask")
+    args = [a for a in args if a not in ("--after-first", "--dask-only")]
     old = Path(args[0]).resolve()
     rows = int(args[1]) if len(args) > 1 else 1_000_000
     work = Path(tempfile.mkdtemp(prefix="incrowd-before-after-"))
@@ -47,8 +56,8 @@ def main() -> None:
         generate(rows, folder, known=CATEGORICAL)
         for r in range(rounds):
             order = [("before", old), ("after", ROOT / "src")]
-            for name, src in order if r % 2 == 0 else order[::-1]:
-                for kind in ("in-process", "dask"):
+            for name, src in order if (r % 2 == 0) != after_first else order[::-1]:
+                for kind in kinds:
                     result = child(kind, folder, SCRIPT, src=src)
                     cores = 1 if kind == "in-process" else min(WORKERS, len(os.sched_getaffinity(0)))
                     result["rows_per_s_per_core"] = rows / result["seconds"] / cores
@@ -67,7 +76,7 @@ def main() -> None:
         print(ratio, flush=True)
     out = {"written": now_utc(), "machine": machine_line(), "rows": rows, "old_src": str(old),
            "same_release": same, "ratios": ratios, "runs": runs}
-    path = ROOT / "bench" / "results" / "publish_dask_before_after.json"
+    path = ROOT / "bench" / "results" / out_name
     path.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     print(f"same release in every run: {same}; written {path.relative_to(ROOT)}")
 

@@ -1,8 +1,9 @@
 """The Dask publish's tasks run one after another in one process: each pass's seconds, the
-release's seconds per output partition, and a profile of the release task of the largest class.
+release's seconds per class task, a profile of the class task of the largest class, and the
+writing of the release in file order (the published rows gathered back to their partitions).
 
-Run from the repository root: ``.venv/bin/python bench/publish_dask_tasks.py FOLDER [OUTPUT_PARTITIONS]``
-(default 8 output partitions, as ``local:4`` makes them) on a Parquet dataset that
+Run from the repository root: ``.venv/bin/python bench/publish_dask_tasks.py FOLDER [CLASS_TASKS]``
+(default 8 class tasks, as ``local:4`` makes them) on a Parquet dataset that
 ``bench/publish_dask.py`` generates (``risk_dask.generate(rows, folder, known=CATEGORICAL)``).
 The spec is ``bench/publish_dask.py``'s. Tasks are the functions the cluster runs
 (``incrowd.distributed._publish``), called here without Dask, so what they cost is not mixed
@@ -60,29 +61,39 @@ def main() -> None:
     splits = timed("split", lambda: [tasks.publish_split_task(s, "p", b, whole, m, choice, where, n_out)
                                      for s, b, m in zip(sources, bottoms, maps)])
     qis = [*prep.numeric, *prep.categorical]
-    sensitive = [s.name for s in prep.sensitive]
+    sensitive = {s.name: whole.sensitive[s.name] for s in prep.sensitive}
     out = Path(tempfile.mkdtemp(prefix="incrowd-tasks-"))
     largest = int(np.argmax(loads))
     profile = cProfile.Profile()
-    per_part = []
+    per_part, classes = [], []
     try:
         for b in range(n_out):
             t = time.perf_counter()
             if b == largest:
                 profile.enable()
-            done = tasks.publish_release_task([s[b] for s in splits], "p", spec, whole, choice.levels,
-                                  str(out / f"part-{b}.parquet"), qis, sensitive, 1)
+            done = tasks.publish_classes_task([s[b] for s in splits], "p", spec, whole, choice.levels, 1)
             if b == largest:
                 profile.disable()
             if isinstance(done, Exception):
                 raise SystemExit(str(done))
+            classes.append(done)
             per_part.append(time.perf_counter() - t)
+        seconds["release"] = sum(per_part)
+
+        def back_to_file_order():
+            for i in range(len(sources)):
+                done = tasks.publish_write_task([tasks.publish_piece(c, i) for c in classes], "p",
+                                                str(out / f"part-{i}.parquet"), qis, list(prep.numeric), sensitive,
+                                                None)
+                if isinstance(done, Exception):
+                    raise SystemExit(str(done))
+
+        timed("back to file order", back_to_file_order)
     finally:
         shutil.rmtree(out, ignore_errors=True)
-    seconds["release"] = sum(per_part)
-    print(f"largest class {int(sizes.max()):,} rows; rows per output partition {loads.tolist()}")
+    print(f"largest class {int(sizes.max()):,} rows; rows per class task {loads.tolist()}")
     print("seconds per pass:", {k: round(v, 2) for k, v in seconds.items()})
-    print("release seconds per output partition:", [round(x, 2) for x in per_part])
+    print("release seconds per class task:", [round(x, 2) for x in per_part])
     pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
 
 

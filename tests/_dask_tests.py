@@ -1,5 +1,6 @@
 """What the Dask tests share: a two-worker local cluster per test module, a command run as a
-whole process, and losing a worker mid-run (the tests that show a lost worker changes nothing)."""
+whole process, losing a worker mid-run (the tests that show a lost worker changes nothing), and
+the comparison of a report made on Dask with the in-process one."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import json
 import warnings
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import pytest
 
 import incrowd
 from incrowd.distributed import connect
+from incrowd.reporting import Report
 
 
 @pytest.fixture(scope="module")
@@ -53,3 +56,42 @@ class WorkerKiller:
             return False
         self.client.wait_for_workers(2, timeout=60)
         return self.killed[0] not in self.client.run(os.getpid).values()
+
+
+#: what the in-process report has and the one on Dask leaves out (no hierarchy: no height or NCP)
+LEFT_OUT_UTILITY = {"height", "mean_height", "ncp", "mean_ncp", "mean_ncp_columns", "ncp_undefined",
+                    "mean_ncp_all_rows"}
+
+
+def _close(here, there, where: str) -> None:
+    if isinstance(here, dict):
+        assert set(here) == set(there), where
+        for key in here:
+            _close(here[key], there[key], f"{where}.{key}")
+    elif isinstance(here, list):
+        assert len(here) == len(there), where
+        for i, (a, b) in enumerate(zip(here, there)):
+            _close(a, b, f"{where}[{i}]")
+    elif isinstance(here, float) and isinstance(there, float):
+        assert there == pytest.approx(here, rel=1e-9, abs=1e-12, nan_ok=True), where
+    else:
+        assert here == there, where
+
+
+def assert_same_report(here: Report | dict, there: Report | dict) -> None:
+    """``there`` (on Dask) has ``here``'s figures, but those it says it left out; each a
+    :class:`Report` or a report's JSON file as read (both compared as the JSON holds them)."""
+    here, there = (json.loads(x.to_json()) if isinstance(x, Report) else x for x in (here, there))
+    _close(here["risk"]["classes"], there["risk"]["classes"], "risk.classes")
+    assert set(here["utility"]) == set(there["utility"])
+    if "numeric" in here["utility"]:
+        _close(here["utility"]["numeric"], there["utility"]["numeric"], "utility.numeric")
+    if "categorical" in here["utility"]:
+        mine = {k: v for k, v in here["utility"]["categorical"].items() if k not in LEFT_OUT_UTILITY}
+        _close(mine, there["utility"]["categorical"], "utility.categorical")
+    for key in ("rows_original", "rows_release", "suppressed", "quasi_identifiers", "numeric", "categorical", "k",
+                "threshold"):
+        assert there["about"][key] == here["about"][key], key
+    left_out = there["about"]["left_out"]
+    assert "verdict" in left_out and there["verdict"] == []
+    assert ("drisk, drisk_rmd, record_linkage" in left_out) == ("drisk" in here["risk"])

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 pytest.importorskip("distributed")
-from _dask_tests import WorkerKiller, client  # noqa: E402,F401
+from _dask_tests import WorkerKiller, assert_same_report, cli, client  # noqa: E402,F401
 from benchdata import data_dir  # noqa: E402
 
 import incrowd  # noqa: E402
@@ -62,22 +63,31 @@ def _split(frame: pd.DataFrame, folder: Path, bounds) -> Path:
     return folder
 
 
-def _written(folder: Path) -> pd.DataFrame:
-    files = sorted(folder.iterdir())
-    return pd.concat([read_table(f) for f in files], ignore_index=True).sort_values("id").reset_index(drop=True)
+def _read_part(path: Path) -> pd.DataFrame:
+    """A written partition, as incrowd reads it; one whose rows were all suppressed (or whose
+    input partition is empty) holds the columns alone, which incrowd's reader refuses."""
+    return read_table(path) if pq.ParquetFile(path).metadata.num_rows else pd.read_parquet(path)
 
 
-def assert_same_release(here, folder: Path, tmp_path: Path) -> None:
-    """The written dataset holds the in-process release's rows and values (compared by id)."""
+def assert_same_release(here, folder: Path, tmp_path: Path, parts: Path) -> None:
+    """The written dataset is the in-process release row by row, in file order: release
+    partition i holds the published rows of original partition i (``parts``), in their order."""
     path = tmp_path / "here.parquet"
     here.write(path)
-    want = read_table(path).sort_values("id").reset_index(drop=True)
-    got = _written(folder)
+    want = read_table(path)
+    originals = sorted(parts.iterdir())
+    files = sorted(folder.iterdir())
+    assert [f.name for f in files] == [f"part-{i:05d}.parquet" for i in range(len(originals))]
+    written = [_read_part(f) for f in files]
+    got = pd.concat([w for w in written if len(w)], ignore_index=True)
     assert list(got.columns) == list(want.columns)
     assert len(got) == len(want)
     for column in want.columns:
         assert np.array_equal(got[column].to_numpy(), want[column].to_numpy()) or \
             got[column].equals(want[column]), column
+    published = set(want["id"])
+    for original, release in zip(originals, written):
+        assert release["id"].tolist() == [i for i in _read_part(original)["id"] if i in published], original.name
 
 
 def test_adult_partitions_publish_the_in_process_release(client, adult, tmp_path):
@@ -91,7 +101,7 @@ def test_adult_partitions_publish_the_in_process_release(client, adult, tmp_path
         assert b[key] == a[key], key
     assert a["numeric"] == ["age", "hours"] and 0 < a["suppressed"]
     assert b["metrics"] == pytest.approx(a["metrics"], rel=1e-12)
-    assert_same_release(here, tmp_path / "release", tmp_path)
+    assert_same_release(here, tmp_path / "release", tmp_path, parts)
     assert any(line.startswith("writing the release: 5/5 partitions") for line in lines)
     # the release's phase starts as its tasks start, not when the first one is done
     assert lines.index("writing the release: 0/5 partitions") < lines.index("writing the release: 1/5 partitions")
@@ -109,29 +119,31 @@ def test_t_closeness_partitions_publish_the_in_process_release(client, adult, tm
         for key in ("levels", "rows_out", "suppressed", "classes", "min_class_size"):
             assert b[key] == a[key], key
         assert f"{t:g}-close in every sensitive column" in b["models"]
-        assert_same_release(here, tmp_path / f"release-{t}", tmp_path)
+        assert_same_release(here, tmp_path / f"release-{t}", tmp_path, parts)
     # t binds: without it the node is another
     assert incrowd.publish(frame, _spec()).summary()["levels"] != a["levels"]
 
 
-def test_the_largest_classes_go_to_the_least_filled_output_partitions(client, adult, tmp_path):
-    # a class is microaggregated whole on one worker: two large classes in one output partition
-    # would keep that worker busy while the others wait
+def test_the_largest_classes_go_to_the_least_filled_class_tasks(client, adult, tmp_path):
+    # a class is microaggregated whole on one worker: two large classes in one task would keep
+    # that worker busy while the others wait; the rows then go back to their partitions
+    from incrowd.distributed._publish import spread_classes
+
+    sizes = np.array([5, 40, 7, 40, 3, 12, 1])
+    where = spread_classes(sizes, 3)
+    assert where[1] != where[3]  # the two largest apart
+    loads = [0, 0, 0]
+    for size in sorted(sizes.tolist(), reverse=True):  # the largest first, to the least filled
+        loads[loads.index(min(loads))] += size
+    assert sorted(np.bincount(where, weights=sizes, minlength=3).astype(int).tolist()) == sorted(loads)
     n = len(adult)
     parts = _split(adult, tmp_path / "parts", [0, 5000, 5000, 14000, 22000, n])
     incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "release")
     files = sorted((tmp_path / "release").iterdir())
-    written = [read_table(f) for f in files]
-    rows = pd.concat(written, ignore_index=True)
-    # a class: its generalized categorical values and its numeric QIs' missing pattern
-    key = rows[CATEGORICAL].astype(str).agg("|".join, axis=1) + rows["age"].isna().astype(str) + \
-        rows["hours"].isna().astype(str)
-    sizes = sorted(key.value_counts().tolist(), reverse=True)
-    assert len(set(sizes)) > 1 and len(files) >= 4
-    loads = [0] * len(files)
-    for size in sizes:  # the largest class first, to the output partition with the fewest rows
-        loads[loads.index(min(loads))] += size
-    assert sorted(len(w) for w in written) == sorted(loads)
+    written = [len(_read_part(f)) for f in files]
+    # one output partition per input partition, the empty one too, each holding its own rows
+    assert len(written) == 5 and written[1] == 0 and all(0 < w <= b - a for w, (a, b) in
+                                                         zip(written[2:], [(5000, 14000), (14000, 22000), (22000, n)]))
 
 
 def test_each_row_is_prepared_once(adult, tmp_path):
@@ -186,7 +198,7 @@ def test_a_worker_killed_mid_run_changes_nothing(client, adult, tmp_path, when):
 
     incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "release", progress=kill_one)
     assert kill_one.replaced()  # the nanny started a fresh process
-    assert_same_release(incrowd.publish(frame, _spec()), tmp_path / "release", tmp_path)
+    assert_same_release(incrowd.publish(frame, _spec()), tmp_path / "release", tmp_path, parts)
 
 
 def test_ctrl_c_while_writing_leaves_no_partial_release(client, adult, tmp_path):
@@ -207,9 +219,9 @@ def test_ctrl_c_while_writing_leaves_no_partial_release(client, adult, tmp_path)
 def test_what_it_does_not_do_yet_is_refused_in_one_line_before_any_work(client, adult, tmp_path):
     parts = _split(adult.iloc[:2000], tmp_path / "parts", [0, 1000, 2000])
     with pytest.raises(ParameterError, match=r"^a partitioned file is published with k, l, t, risk targets and rows "
-                                             r"suppression .*; "
-                                             r"not with cell suppression: publish it in one process$"):
-        incrowd.publish(parts, _spec(l=None, suppression="cells"), scheduler=client, output=tmp_path / "out")
+                                             r"or cell suppression .*; "
+                                             r"not with strategy 'joint': publish it in one process$"):
+        incrowd.publish(parts, _spec(l=None, strategy="joint"), scheduler=client, output=tmp_path / "out")
     (tmp_path / "taken").mkdir()
     with pytest.raises(DataError, match="already exists; a folder is never overwritten"):
         incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "taken")
@@ -234,7 +246,7 @@ def test_cli_publishes_a_partitioned_dataset_on_a_scheduler(client, adult, tmp_p
     got = json.loads(done.stdout)
     here = incrowd.publish(frame, _spec())
     assert got["rows_out"] == here.summary()["rows_out"] and got["levels"] == here.summary()["levels"]
-    assert_same_release(here, tmp_path / "release", tmp_path)
+    assert_same_release(here, tmp_path / "release", tmp_path, parts)
     bad = subprocess.run([sys.executable, "-m", "incrowd.cli", "publish", str(parts), "--spec",
                           str(tmp_path / "release.toml"), "--scheduler", client.scheduler.address, "-o",
                           str(tmp_path / "release")], capture_output=True, text=True, env=env, timeout=300)
@@ -323,7 +335,7 @@ def test_risk_targets_partitions_publish_the_in_process_release(client, weighted
     for key, want in a["risk_targets"].items():
         assert b["risk_targets"][key]["achieved"] == pytest.approx(want["achieved"], rel=1e-9)
         assert b["risk_targets"][key]["target"] == want["target"] and want["achieved"] <= want["target"]
-    assert_same_release(here, tmp_path / "release", tmp_path)
+    assert_same_release(here, tmp_path / "release", tmp_path, parts)
 
 
 def test_a_risk_target_no_node_meets_is_refused_as_in_process(client, weighted, tmp_path):
@@ -381,7 +393,7 @@ def test_a_weight_column_without_risk_targets_publishes_the_in_process_release(c
     parts = _split(frame, tmp_path / "parts", [0, 2500, 6000])
     here = incrowd.publish(frame, _risk_spec())
     incrowd.publish(parts, _risk_spec(), scheduler=client, output=tmp_path / "release")
-    assert_same_release(here, tmp_path / "release", tmp_path)
+    assert_same_release(here, tmp_path / "release", tmp_path, parts)
 
 
 def test_risk_targets_with_missing_key_cells_publish_the_in_process_release(client, weighted, tmp_path):
@@ -406,7 +418,7 @@ def test_risk_targets_with_missing_key_cells_publish_the_in_process_release(clie
         assert there.summary()[key] == here.summary()[key], key
     assert there.summary()["risk_targets"]["max_individual_risk"]["achieved"] == \
         pytest.approx(here.summary()["risk_targets"]["max_individual_risk"]["achieved"], rel=1e-9)
-    assert_same_release(here, tmp_path / "release", tmp_path)
+    assert_same_release(here, tmp_path / "release", tmp_path, parts)
 
 
 def test_cli_says_each_risk_target_reached_on_partitions(client, weighted, tmp_path):
@@ -435,3 +447,51 @@ def test_a_weight_below_one_in_a_partition_is_one_line_naming_it(client, weighte
     text = str(raised.value)
     assert "\n" not in text and "part-1.parquet" in text and "row 501" in text and "'weight'" in text and "np." not in text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["parts"]
+
+
+def _in_process_report(frame: pd.DataFrame, here):
+    return incrowd.report(frame, here.table, **here.report_options(), figures=False)
+
+
+def test_cli_publish_with_report_on_partitions_writes_the_in_process_reports_figures(client, adult, tmp_path):
+    from incrowd.publishing import spec_to_toml
+
+    frame = adult.iloc[:9000]
+    parts = _split(frame, tmp_path / "parts", [0, 3000, 3000, 9000])  # one empty
+    (tmp_path / "release.toml").write_text(spec_to_toml(_spec()))
+    done = cli("publish", str(parts), "--spec", str(tmp_path / "release.toml"), "--scheduler",
+               client.scheduler.address, "-o", str(tmp_path / "release"), "--report", str(tmp_path / "report.json"),
+               timeout=300)
+    assert done.returncode == 0, done.stderr
+    here = incrowd.publish(frame, _spec())
+    assert 0 < here.summary()["suppressed"]  # rows suppressed: the pairs align by the kept rows
+    got = json.loads((tmp_path / "report.json").read_text())
+    want = _in_process_report(frame, here)
+    assert_same_report(want, got)
+    assert got["about"]["partitions"] == 3 and got["about"]["k"] == 5
+    assert "attribute_disclosure" in want.risk and "attribute_disclosure" in got["about"]["left_out"]
+    assert got["utility"]["numeric"]["il1s"] > 0
+    assert "written" in done.stdout and "report" in done.stdout
+
+
+def test_publish_with_report_on_partitions_writes_nothing_when_the_release_fails(client, adult, tmp_path):
+    # the release and its report are written together or not at all
+    parts = _split(adult.iloc[:3000], tmp_path / "parts", [0, 1000, 3000])
+    with pytest.raises(ParameterError, match="max_suppression"):
+        incrowd.publish(parts, _spec(k=200, max_suppression=0), scheduler=client, output=tmp_path / "release",
+                        report=tmp_path / "report.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["parts"]
+    with pytest.raises(ParameterError, match=r"^report= is for a partitioned dataset on Dask"):
+        incrowd.publish(adult.iloc[:3000], _spec(), report=tmp_path / "report.json")
+
+
+def test_report_of_a_dask_published_release_equals_the_in_process_releases(client, adult, tmp_path):
+    frame = adult.iloc[:12000]
+    parts = _split(frame, tmp_path / "parts", [0, 4000, 4000, 7500, 12000])
+    incrowd.publish(parts, _spec(), scheduler=client, output=tmp_path / "release")
+    here = incrowd.publish(frame, _spec())
+    options = here.report_options()
+    there = incrowd.report(parts, tmp_path / "release", options["quasi_identifiers"], options["sensitive"],
+                           k=5, numeric=options["numeric"], scheduler=client)
+    assert_same_report(_in_process_report(frame, here), there)
+    assert there.about["partitions"] == 4 and there.about["suppressed"] == here.summary()["suppressed"] > 0

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("distributed")
-from _dask_tests import WorkerKiller, cli, client  # noqa: E402,F401
+from _dask_tests import WorkerKiller, _close, assert_same_report, cli, client  # noqa: E402,F401
 from benchdata import data_dir  # noqa: E402
 
 import incrowd  # noqa: E402
@@ -28,9 +28,6 @@ pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.m
 ADULT_QIS = ["age", "hours-per-week", "education-num", "race", "sex", "workclass"]
 #: sdcMicro's testdata keys (as in its vignette) and its age
 TESTDATA_QIS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex", "age"]
-#: what the in-process report has and the one on Dask leaves out (no hierarchy: no height or NCP)
-LEFT_OUT_UTILITY = {"height", "mean_height", "ncp", "mean_ncp", "mean_ncp_columns", "ncp_undefined",
-                    "mean_ncp_all_rows"}
 
 
 def _file(name: str) -> Path:
@@ -79,38 +76,6 @@ def _split(original: pd.DataFrame, release: pd.DataFrame, folder: Path, kind: st
                 part.to_parquet(where / f"part-{i}.parquet", index=False)
         out.append(where)
     return out[0], out[1]
-
-
-def _close(here, there, where: str) -> None:
-    if isinstance(here, dict):
-        assert set(here) == set(there), where
-        for key in here:
-            _close(here[key], there[key], f"{where}.{key}")
-    elif isinstance(here, list):
-        assert len(here) == len(there), where
-        for i, (a, b) in enumerate(zip(here, there)):
-            _close(a, b, f"{where}[{i}]")
-    elif isinstance(here, float) and isinstance(there, float):
-        assert there == pytest.approx(here, rel=1e-9, abs=1e-12, nan_ok=True), where
-    else:
-        assert here == there, where
-
-
-def assert_same_report(here, there) -> None:
-    """``there`` (on Dask) has ``here``'s figures, but those it says it left out."""
-    _close(here.risk["classes"], there.risk["classes"], "risk.classes")
-    assert set(here.utility) == set(there.utility)
-    if "numeric" in here.utility:
-        _close(here.utility["numeric"], there.utility["numeric"], "utility.numeric")
-    if "categorical" in here.utility:
-        mine = {k: v for k, v in here.utility["categorical"].items() if k not in LEFT_OUT_UTILITY}
-        _close(mine, there.utility["categorical"], "utility.categorical")
-    for key in ("rows_original", "rows_release", "suppressed", "quasi_identifiers", "numeric", "categorical", "k",
-                "threshold"):
-        assert there.about[key] == here.about[key], key
-    left_out = there.about["left_out"]
-    assert "verdict" in left_out and there.verdict == []
-    assert ("drisk, drisk_rmd, record_linkage" in left_out) == ("drisk" in here.risk)
 
 
 def test_adult_in_five_parquet_partitions_equals_in_process(client, tmp_path):

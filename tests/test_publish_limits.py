@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import incrowd
-import incrowd.cli._publish as cli_publish
+import incrowd.cli._publish_file as cli_publish
 from incrowd.cli import app
 from incrowd.exceptions import ParameterError
 from incrowd.generalization import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES

@@ -5,6 +5,7 @@ by timing; the names stay importable exactly as before.
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -172,9 +173,9 @@ def test_version_is_answered_before_the_command_line_loads():
 
 
 def _without_times(value):
-    """A risk report's figures, the seconds each measure took left out."""
+    """A report's figures, the seconds each step took left out."""
     if isinstance(value, dict):
-        return {k: _without_times(v) for k, v in value.items() if k != "seconds"}
+        return {k: _without_times(v) for k, v in value.items() if "seconds" not in k}
     if isinstance(value, list):
         return [_without_times(v) for v in value]
     return value
@@ -324,15 +325,14 @@ def test_a_plain_risk_command_line_with_a_mistake_gives_typer_s_error_line(testd
     assert (code, out, err) == _typer(*argv)
 
 
-def _captured(monkeypatch, call) -> dict:
-    from incrowd.cli import _risk
-
+def _captured(monkeypatch, call, module: str = "incrowd.cli._risk", function: str = "measure") -> dict:
+    """The arguments ``call`` passes on to the command's work (``module.function``)."""
     seen: dict = {}
 
     def capture(data_path, **kwargs):
         seen.update(kwargs, data_path=data_path)
 
-    monkeypatch.setattr(_risk, "measure", capture)
+    monkeypatch.setattr(importlib.import_module(module), function, capture)
     call()
     return seen
 
@@ -374,18 +374,6 @@ def test_anything_but_a_plain_command_line_goes_to_typer(argv):
     assert plain_arguments(argv) is None
 
 
-def test_the_plain_form_knows_every_option_of_risk_but_the_dask_ones():
-    import typer.main
-
-    from incrowd.cli import app
-    from incrowd.cli._risk import PLAIN_FLAGS, PLAIN_OPTIONS
-
-    command = typer.main.get_command(app).commands["risk"]
-    spelled = {o for p in command.params for o in [*p.opts, *getattr(p, "secondary_opts", [])]
-               if o.startswith("-") and o != "--help"}
-    assert spelled - {"--scheduler", "--scheduler-timeout", "--memory-limit"} == set(PLAIN_OPTIONS) | set(PLAIN_FLAGS)
-
-
 #: the microaggregation families besides MDAV's
 OTHER_FAMILIES = ["incrowd.microaggregation.greedy", "incrowd.microaggregation.ona",
                   "incrowd.microaggregation.mondrian", "incrowd.microaggregation.refine"]
@@ -413,11 +401,16 @@ def test_publish_with_mdav_loads_no_other_microaggregation_family(tmp_path):
     assert (tmp_path / "cli.csv").read_bytes() == (tmp_path / "api.csv").read_bytes()
 
 
-def test_a_publish_of_adult_imports_no_numba(tmp_path):
-    """``incrowd publish`` of ARX's Adult (k = 5 within 1 %, age numeric, seven categorical
-    quasi-identifiers on ARX's hierarchies, salary-class sensitive) runs only kernels of the
-    compiled extension (a node's classes, MDAV's scan, the group sums): the process never imports
-    numba, and its release is the API's, byte for byte."""
+# ---------------------------------------------------------------------------------------------
+# ``incrowd publish`` on a plain command line: ARX's Adult as bench/bench_first_use.py publishes it
+
+ARX_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
+
+
+@pytest.fixture(scope="module")
+def adult(tmp_path_factory):
+    """ARX's Adult and the release spec of the start-up benchmark: k = 5 within 1 %, ``age``
+    numeric, the other seven keys categorical with ARX's hierarchies, salary-class sensitive."""
     from benchdata import data_dir
 
     arx = data_dir() / "adult_arx"
@@ -425,13 +418,199 @@ def test_a_publish_of_adult_imports_no_numba(tmp_path):
         pytest.skip(f"{arx} is absent (set INCROWD_DATA)")
     lines = ["[privacy]", "k = 5", 'max_suppression = "1%"', "allow_full_suppression = true", "", "[columns]",
              'age = "numeric"']
-    for q in ["sex", "race", "marital-status", "education", "native-country", "workclass", "occupation"]:
-        lines.append(f'"{q}" = {{ role = "categorical", hierarchy = "{arx / f"adult_hierarchy_{q}.csv"}" }}')
+    lines += [f'"{q}" = {{ role = "categorical", hierarchy = "{arx / f"adult_hierarchy_{q}.csv"}" }}'
+              for q in ARX_QIS if q != "age"]
     lines.append('"salary-class" = "sensitive"')
-    spec = tmp_path / "release.toml"
+    spec = tmp_path_factory.mktemp("adult") / "release.toml"
     spec.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    argv = ["publish", str(arx / "adult.csv"), "--spec", str(spec), "-o", str(tmp_path / "cli.csv"), "--json"]
-    report, out = _cli(*argv, program=True)
-    assert report["code"] == 0, out
-    assert "numba" not in report["loaded"]
+    return arx / "adult.csv", spec
+
+
+#: what a plain ``incrowd publish`` of Adult never loads: the command line (typer, rich, click,
+#: pydantic, the other commands), what no release of a CSV file runs (scikit-learn, DuckDB, Dask,
+#: the web, Parquet, SciPy's special functions, optimizers and trees, the report, the
+#: perturbation methods, the incremental state) and the privacy models its spec does not ask for
+#: (it asks for k alone)
+NOT_FOR_PUBLISH = [
+    "typer", "rich", "click", "pydantic", "incrowd.cli._app", "incrowd.cli._publish", "incrowd.cli._generalization",
+    "incrowd.cli._report", "incrowd.cli._options", "sklearn", "duckdb", "dask", "distributed", "fastapi", "uvicorn",
+    "pyarrow.parquet", "pyarrow.dataset", "scipy.special", "scipy.optimize", "scipy.spatial", "incrowd.reporting",
+    "incrowd.perturbation", "incrowd.incremental", "incrowd.web",
+    *(f"incrowd.privacy.{model}" for model in ("alpha_k", "average_risk", "beta_likeness", "delta_disclosure",
+                                               "delta_presence", "differential_privacy", "distinct_l", "entropy_l",
+                                               "k_map", "population_uniqueness", "recursive_l", "t_closeness")),
+]
+
+
+def _loaded_by(argv: list[str], modules: list[str]) -> tuple[int, str, str, list[str]]:
+    done = subprocess.run([sys.executable, "-c", PROGRAM, json.dumps(argv), json.dumps(modules)],
+                          capture_output=True, text=True, timeout=300)
+    out, _, tail = done.stdout.rpartition("\n@@")
+    return done.returncode, out, done.stderr, json.loads(tail)
+
+
+@pytest.mark.parametrize("extra", [["--json"], ["-q"]])
+def test_a_plain_publish_of_adult_imports_only_what_it_runs(adult, tmp_path, extra):
+    data, spec = adult
+    code, out, err, loaded = _loaded_by(["publish", str(data), "--spec", str(spec), "-o", str(tmp_path / "r.csv"),
+                                         *extra], NOT_FOR_PUBLISH + ["incrowd.privacy.k_anonymity"])
+    assert (code, err) == (0, "")
+    assert loaded == ["incrowd.privacy.k_anonymity"]  # the one model asked for, and nothing of the rest
+    assert (tmp_path / "r.csv").exists() and (json.loads(out)["k"] == 5 if "--json" in extra else out.strip())
+
+
+def _without_seconds_lines(text: str) -> str:
+    """A publish's output, its timings left out (JSON members or summary lines naming seconds)."""
+    return "\n".join(line for line in text.splitlines() if "seconds" not in line)
+
+
+@pytest.mark.parametrize("extra", [["--json"], [], ["--report", "report.json", "-q"]])
+def test_a_plain_publish_command_line_answers_as_typer_byte_for_byte(adult, tmp_path, extra):
+    """The release, the report and the summary of a plain ``incrowd publish`` are typer's, byte for
+    byte (but the seconds it took), with the same exit status and stderr."""
+    data, spec = adult
+    plain, by_typer = tmp_path / "plain", tmp_path / "typer"
+    outputs = []
+    for folder in (plain, by_typer):
+        folder.mkdir()
+        argv = ["publish", str(data), "--spec", str(spec), "-o", str(folder / "release.csv"),
+                *[str(folder / word) if word.endswith(".json") else word for word in extra]]
+        if folder is plain:
+            code, out, err, loaded = _program(*argv)
+            assert not set(COMMAND_LINE) & set(loaded)
+        else:
+            code, out, err = _typer(*argv)
+        outputs.append((code, _without_seconds_lines(out.replace(str(folder), "FOLDER")), err))
+    assert outputs[0] == outputs[1] and outputs[0][0] == 0
+    assert (plain / "release.csv").read_bytes() == (by_typer / "release.csv").read_bytes()
+    if extra[:1] == ["--report"]:
+        def figures(path):
+            return _without_times(json.loads(path.read_text().replace(str(path.parent), "FOLDER")))
+
+        assert figures(plain / "report.json") == figures(by_typer / "report.json")
+
+
+@pytest.mark.parametrize("tail", [["--spec", "SPEC", "-o", "OUT", "--max-nodes", "many"],
+                                  ["--spec", "SPEC", "-o", "OUT", "--max-memory", "lots"],
+                                  ["--spec", "SPEC", "-o", "OUT", "--max-nodes", "10"],
+                                  ["--spec", "SPEC", "-o", "OUT", "--report", "r.txt"],
+                                  ["--spec", "SPEC", "-o", "OUT", "--memory-limit", "2GiB"],
+                                  ["--spec", "SPEC"], ["-o", "OUT"], ["--spec", "SPEC", "-o", "DATA"]])
+def test_a_plain_publish_command_line_with_a_mistake_gives_typer_s_error_line(adult, tmp_path, tail):
+    data, spec = adult
+    given = {"SPEC": str(spec), "OUT": str(tmp_path / "r.csv"), "DATA": str(data)}
+    argv = ["publish", str(data), *[given.get(word, word) for word in tail], "-q"]
+    code, out, err, loaded = _program(*argv)
+    assert code == 2 and err.startswith("error: ") and len(err.splitlines()) == 1
+    assert ("incrowd.cli._app" in loaded) == ("--memory-limit" in tail)  # only a run on Dask's option needs typer
+    assert (code, out, err) == _typer(*argv)
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_a_plain_publish_with_a_bad_spec_gives_typer_s_error_line(adult, tmp_path):
+    data, _ = adult
+    spec = tmp_path / "bad.toml"
+    spec.write_text('[privacy]\nk = 1\n\n[columns]\nage = "numeric"\n', encoding="utf-8")
+    for given in (spec, tmp_path / "absent.toml"):
+        argv = ["publish", str(data), "--spec", str(given), "-o", str(tmp_path / "r.csv")]
+        code, out, err, loaded = _program(*argv)
+        assert code == 2 and err.startswith("error: ") and len(err.splitlines()) == 1 and out == ""
+        assert "incrowd.cli._app" not in loaded  # read plainly, the error line is still typer's
+        assert (code, out, err) == _typer(*argv)
+
+
+PUBLISH_PLAIN = [["d.csv", "--spec", "s.toml", "-o", "r.csv"], ["--spec", "s.toml", "d.sav", "--output", "r.sav"],
+                 ["d.csv", "-o", "r.parquet", "--spec", "dir/s.toml", "--json", "-q"],
+                 ["d.csv", "--spec", "s.toml", "-o", "r.csv", "--report", "r.html", "--quiet"],
+                 ["d.csv", "--spec", "s.toml", "-o", "r.dta", "--max-nodes", "none", "--max-memory", "512M"],
+                 ["d.csv", "--max-nodes", "1000", "--spec", "s.toml", "-o", "r.csv"], ["d.csv"],
+                 ["some dir/d.csv", "-o", "out dir/r.csv"]]
+PUBLISH_NOT_PLAIN = [[], ["--help"], ["d.csv", "--help"], ["d.csv", "--example-spec"],
+                     ["d.csv", "--spec=s.toml", "-o", "r.csv"], ["d.csv", "--spec"], ["d.csv", "--spec", "-x"],
+                     ["d.csv", "e.csv", "--spec", "s.toml"], ["d.csv", "--spec", "s.toml", "--spec", "t.toml"],
+                     ["d.csv", "--spec", "s.toml", "-o", "-"], ["d.csv", "--spec", "s.toml", "--scheduler", "local:2"],
+                     ["d.csv", "--spec", "s.toml", "--scheduler-timeout", "5"],
+                     ["d.csv", "--spec", "s.toml", "--memory-limit", "2GiB"], ["d.csv", "--json", "--json"],
+                     ["d.csv", "--spec", "s.toml", "--", "x"], ["d.csv", "-qo", "r.csv"], ["d.csv", "--nope"],
+                     ["", "--spec", "s.toml"], ["d.csv", "--max-nodes", ""]]
+
+
+def _captured_publish(monkeypatch, call) -> dict:
+    return _captured(monkeypatch, call, "incrowd.cli._publish_file", "publish_here")
+
+
+@pytest.mark.parametrize("argv", PUBLISH_PLAIN)
+def test_a_plain_command_line_gives_publish_command_typer_s_arguments(monkeypatch, argv):
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+    from incrowd.cli._publish import publish_command
+    from incrowd.cli._publish_file import plain_arguments
+
+    arguments = plain_arguments(argv)
+    assert arguments is not None
+    by_typer = _captured_publish(monkeypatch, lambda: CliRunner().invoke(app, ["publish", *argv],
+                                                                          catch_exceptions=False))
+    assert _captured_publish(monkeypatch, lambda: publish_command(**arguments)) == by_typer
+    assert by_typer  # typer reached the release
+
+
+@pytest.mark.parametrize("argv", PUBLISH_NOT_PLAIN)
+def test_anything_but_a_plain_publish_command_line_goes_to_typer(argv):
+    from incrowd.cli._publish_file import plain_arguments
+
+    assert plain_arguments(argv) is None
+
+
+@pytest.mark.parametrize("command", ["risk", "publish"])
+def test_the_plain_form_knows_every_option_but_the_dask_ones_with_typer_s_defaults(command):
+    import inspect
+
+    import typer.main
+
+    from incrowd.cli import PLAIN_COMMANDS, app
+    from incrowd.cli._publish import publish_command
+    from incrowd.cli._risk_command import risk_command
+
+    plain = importlib.import_module(PLAIN_COMMANDS[command], "incrowd.cli")
+    clicked = typer.main.get_command(app).commands[command]
+    spelled = {o for p in clicked.params for o in [*p.opts, *getattr(p, "secondary_opts", [])]
+               if o.startswith("-") and o != "--help"}
+    typer_only = {"--scheduler", "--scheduler-timeout", "--memory-limit"} | ({"--example-spec"} if command == "publish"
+                                                                          else set())
+    assert spelled - typer_only == set(plain.PLAIN_OPTIONS) | set(plain.PLAIN_FLAGS)
+    signature = inspect.signature(publish_command if command == "publish" else risk_command)
+    assert plain.DEFAULTS == {name: p.default for name, p in signature.parameters.items() if name != "data_path"}
+
+
+def test_the_models_registry_loads_a_model_s_module_only_when_its_class_is_looked_up():
+    """``MODELS`` answers its keys (``in``, the spec's checks, a verdict's order) without loading
+    a model; ``models_from_spec`` loads the models a ``[privacy]`` table asks for and no other."""
+    done = _fresh("import json, sys\nfrom incrowd.privacy import MODELS, models_from_spec\n"
+                  "keys = list(MODELS)\nknown = 'k_map' in MODELS and 'nope' not in MODELS\n"
+                  "before = sorted(m for m in sys.modules if m.startswith('incrowd.privacy.') and '._' not in m)\n"
+                  "models = models_from_spec({'k': 5, 'l': 2, 'max_suppression': '1%'})\n"
+                  "after = sorted(m for m in sys.modules if m.startswith('incrowd.privacy.') and '._' not in m)\n"
+                  "print(json.dumps([keys, known, before, [m.key for m in models], after]))")
+    keys, known, before, models, after = json.loads(done.stdout)
+    assert keys[:3] == ["k", "alpha", "l"] and len(keys) == 13 and known
+    assert before == [] and models == ["k", "l"]
+    assert after == ["incrowd.privacy.distinct_l", "incrowd.privacy.k_anonymity"]
+    from incrowd.privacy import MODELS
+
+    assert all(MODELS[key].key == key for key in MODELS)  # each key names its class
+
+
+def test_a_publish_of_adult_imports_no_numba(adult, tmp_path):
+    """``incrowd publish`` of ARX's Adult (k = 5 within 1 %) runs only kernels of the compiled
+    extension (a node's classes, MDAV's scan, the group sums): the process never imports numba,
+    on the plain command line and through typer alike."""
+    data, spec = adult
+    argv = ["publish", str(data), "--spec", str(spec), "-o", str(tmp_path / "plain.csv"), "--json"]
+    code, out, err, loaded = _loaded_by(argv, ["numba"])
+    assert (code, err, loaded) == (0, "", [])
     assert json.loads(out)["k"] == 5
+    report, out = _cli("publish", str(data), "--spec", str(spec), "-o", str(tmp_path / "typer.csv"), "--json",
+                       program=True)
+    assert report["code"] == 0 and "numba" not in report["loaded"]
+    assert (tmp_path / "plain.csv").read_bytes() == (tmp_path / "typer.csv").read_bytes()

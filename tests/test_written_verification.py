@@ -301,7 +301,7 @@ def test_publish_report_with_numeric_codes_in_a_categorical_qi(tmp_path, runner,
 
 
 def test_a_report_that_fails_leaves_neither_file(tmp_path, runner, monkeypatch):
-    from incrowd.cli import _report
+    from incrowd.cli import _publish_file
     from incrowd.exceptions import DataError
 
     data = _coded(tmp_path, ".sav")
@@ -313,7 +313,7 @@ def test_a_report_that_fails_leaves_neither_file(tmp_path, runner, monkeypatch):
     def failing(*args, **kwargs):
         raise DataError("the report cannot be made")
 
-    monkeypatch.setattr(_report, "write_release_report", failing)
+    monkeypatch.setattr(_publish_file, "write_release_report", failing)
     done = runner.invoke(app, ["publish", str(data), "--spec", str(spec), "-o", str(out), "--report", str(report)])
     assert done.exit_code == 2 and "the report cannot be made" in done.output
     assert out.read_bytes() == b"earlier release\n" and not report.exists() and leftovers(tmp_path) == []

@@ -46,7 +46,8 @@ from ._options import (
     parse_qis,
 )
 from ._publish import PUBLISH_HELP, publish_command
-from ._report import ReportOption, check_report_path, report_command, write_release_report
+from ._release_report import check_report_path, write_release_report
+from ._report import ReportOption, report_command
 from ._risk_command import risk_command
 from ._serve import serve_command
 from ._usage import OneLineUsageErrors

@@ -84,7 +84,9 @@ _SOURCES: dict[str, str] = {
     "publish_facts_task": "incrowd.distributed._publish:_facts",
     "publish_bottom_task": "incrowd.distributed._publish:_bottom",
     "publish_split_task": "incrowd.distributed._publish:_split",
-    "publish_release_task": "incrowd.distributed._publish:_release",
+    "publish_classes_task": "incrowd.distributed._publish:_classes",
+    "publish_piece": "incrowd.distributed._publish:_piece",
+    "publish_write_task": "incrowd.distributed._publish:_write",
     "class_sizes": "incrowd.distributed._publish",
     "spread_classes": "incrowd.distributed._publish",
 }

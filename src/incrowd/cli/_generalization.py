@@ -10,15 +10,17 @@ from rich.table import Table
 
 from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
-from ..generalization import DEFAULT_MAX_NODES, hierarchy_file_names, parse_max_nodes, parse_size, precheck_nodes
+from ..generalization import hierarchy_file_names, precheck_nodes
 from ..generalization import partial_fraction as _fraction
 from ..io import is_stdout
 from ._console import check_output_path, print_json, print_lines, stages, stdout_console, user_errors
 from ._dask_options import SchedulerOption, SchedulerTimeoutOption, check_scheduler
 from ._library import read_table, table_format
+from ._limits import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, lattice_limits
 from ._names import names
 from ._options import INPUT_FORMATS, OUTPUT_FORMATS, IdOption, JsonOption, QiOption, QuietOption
-from ._report import ReportOption, check_report_path, write_release_report
+from ._release_report import check_report_path, write_release_report
+from ._report import ReportOption
 
 if TYPE_CHECKING:
     from ..generalization import Negotiation
@@ -76,14 +78,6 @@ MaxMemoryOption = Annotated[
     typer.Option("--max-memory", metavar="SIZE", help="Refuse a build whose estimated memory (nodes and bottom "
                  "classes) exceeds this, e.g. 8G or 512M ('none' lifts the limit)."),
 ]
-DEFAULT_MAX_NODES_TEXT = f"{DEFAULT_MAX_NODES}"
-DEFAULT_MAX_MEMORY_TEXT = "8G"
-
-
-def lattice_limits(max_nodes: str, max_memory: str) -> tuple[int | None, int | None]:
-    """(node limit, byte limit) from the CLI's text; 'none' lifts either."""
-    memory = None if max_memory.strip().lower() == "none" else parse_size(max_memory, "--max-memory")
-    return parse_max_nodes(max_nodes, "--max-nodes"), memory
 
 
 OptionalK = Annotated[Optional[int], typer.Option("--k", help="k-anonymity: minimum class size (>= 2).",

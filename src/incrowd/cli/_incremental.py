@@ -33,7 +33,8 @@ from ._options import (
     method_params,
     parse_qis,
 )
-from ._report import ReportOption, check_report_path, write_release_report
+from ._release_report import check_report_path, write_release_report
+from ._report import ReportOption
 from ._usage import bounded
 
 # pandas, DuckDB and numba load when a command runs, not for --help or --version

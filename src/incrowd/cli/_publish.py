@@ -10,18 +10,19 @@ import typer
 
 from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError
-from ..io import is_stdout, suffix
+from ..io import suffix
 from ..publishing import risk_targets_text, summary_lines
-from ._console import cancellable_run, check_output_path, print_json, print_lines, stages, user_errors
+from . import _publish_file
+from ._console import cancellable_run, print_json, print_lines, stages, user_errors
 from ._dask_options import SchedulerOption, SchedulerTimeoutOption, check_scheduler
-from ._generalization import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, MaxMemoryOption, MaxNodesOption, lattice_limits
-from ._library import load_spec, read_table, table_format
+from ._generalization import MaxMemoryOption, MaxNodesOption
+from ._library import load_spec, read_table
+from ._limits import DEFAULT_MAX_MEMORY_TEXT, DEFAULT_MAX_NODES_TEXT, lattice_limits
 from ._options import INPUT_FORMATS, OUTPUT_FORMATS, JsonOption, QuietOption
+from ._release_report import check_report_path
 
-publish = _lazy.function("incrowd.publishing._release", "publish")
 example_toml = _lazy.function("incrowd.publishing._example", "example_toml")
 hierarchy_files_in = _lazy.function("incrowd.publishing._example", "hierarchy_files_in")
-check_spec_nodes = _lazy.function("incrowd.publishing._gtm", "check_spec_nodes")
 
 
 #: the help of ``incrowd publish`` (the release's example name takes the CSV suffix of the
@@ -77,54 +78,16 @@ def publish_command(
 
 def _publish_here(data_path: Path, spec_path, output, report_path, example_spec, max_nodes, max_memory, memory_limit,
                   json_output, quiet) -> None:
-    """One file published in this process."""
-    with user_errors():
-        if memory_limit is not None:
-            raise ParameterError("--memory-limit bounds the workers of --scheduler local:N; give --scheduler too")
-        if example_spec:
+    """One file published in this process, or its starting spec printed."""
+    if example_spec and memory_limit is None:
+        with user_errors():
             data = read_table(data_path)
             folder = data_path.resolve().parent
             typer.echo(example_toml(data, data_path.name, hierarchy_files_in(folder), folder), nl=False)
-            return
-        if spec_path is None:
-            raise ParameterError("--spec is required (or --example-spec to print a starting one)")
-        if output is None:
-            raise ParameterError("--output/-o is required: where to write the release")
-        spec = load_spec(spec_path)
-        node_limit, memory_limit = lattice_limits(max_nodes, max_memory)
-        check_spec_nodes(spec, node_limit)  # from the hierarchies alone, before the data are read
-        hierarchy_files = tuple(c.hierarchy for c in spec.columns.values() if c.hierarchy is not None)
-        check_output_path(output, (data_path, spec_path, *hierarchy_files))
-        if report_path is not None:
-            from ._report import check_report_path
-
-            check_report_path(report_path, (data_path, spec_path, output, *hierarchy_files))
-        with stages(4 + (report_path is not None), quiet=quiet or json_output) as progress:
-            progress.stage(f"reading {data_path.name}")
-            numeric = [c.name for c in spec.columns.values() if c.role == "numeric"]
-            data = read_table(data_path, parse=numeric or None)
-            progress.stage(f"publishing {data.shape[0]} rows ({spec.strategy}, k={spec.k})")
-            result = publish(data, spec, max_nodes=node_limit, max_memory=memory_limit)
-            progress.stage(f"writing {output.name} and verifying it as written")
-            sep = data.attrs.get("csv_sep") if table_format(output) == "csv" else None
-
-            def write_report() -> None:
-                # after the file's verification, before it is put in place: release and report
-                # succeed together or neither is written
-                if report_path is not None:
-                    progress.stage(f"writing the report {report_path.name}")
-                    from ._report import write_release_report
-
-                    write_release_report(report_path, data, result.table,
-                                         inputs=(data_path, spec_path, output), **result.report_options())
-
-            result.write(output, sep=sep, inputs=(data_path, spec_path, *hierarchy_files), then=write_report)
-    info = {**result.summary(), "input": str(data_path), "output": str(output)}
-    to_stderr = is_stdout(output)
-    if json_output:
-        print_json(info, err=to_stderr)
         return
-    print_lines(summary_lines(info), err=to_stderr)
+    _publish_file.publish_here(data_path, spec_path=spec_path, output=output, report_path=report_path,
+                               max_nodes=max_nodes, max_memory=max_memory, memory_limit=memory_limit,
+                               json_output=json_output, quiet=quiet)
 
 
 def _publish_on_dask(data_path: Path, spec_path, output, report_path, example_spec, max_nodes, max_memory,
@@ -134,23 +97,25 @@ def _publish_on_dask(data_path: Path, spec_path, output, report_path, example_sp
     from ..distributed import connect
 
     with user_errors(), cancellable_run("the release was not published"):
-        if example_spec or report_path is not None:
-            raise ParameterError(f"{'--example-spec' if example_spec else '--report'} reads the file in one process; "
-                                 "leave it out with --scheduler")
+        if example_spec:
+            raise ParameterError("--example-spec reads the file in one process; leave it out with --scheduler")
         if spec_path is None or output is None:
             raise ParameterError(f"{'--spec' if spec_path is None else '--output/-o'} is required: "
                                  + ("the release specification" if spec_path is None else
                                     "the folder to write the release into (a Parquet dataset)"))
         check_scheduler(scheduler, scheduler_timeout)
+        check_report_path(report_path, (data_path, spec_path, output))
         spec = load_spec(spec_path)
         node_limit, memory = lattice_limits(max_nodes, max_memory)
         with stages(2, quiet=quiet or json_output) as progress:
             progress.stage(f"connecting to {scheduler}")
             with connect(scheduler, memory_limit=memory_limit, timeout=scheduler_timeout) as client:
                 progress.stage(f"publishing {data_path.name} ({spec.strategy}, k={spec.k})")
-                result = publish(str(data_path), spec, max_nodes=node_limit, max_memory=memory, scheduler=client,
-                                 output=output, progress=progress.describe)
-    info = {**result.summary(), "input": str(data_path)}
+                result = _publish_file.publish(str(data_path), spec, max_nodes=node_limit, max_memory=memory,
+                                               scheduler=client, output=output, progress=progress.describe,
+                                               report=report_path)
+    info = {**result.summary(), "input": str(data_path),
+            **({"report": str(report_path)} if report_path is not None else {})}
     if json_output:
         print_json(info)
         return
@@ -174,6 +139,7 @@ def _dask_lines(info: dict) -> list[tuple[str, str]]:
                      + (", the risk targets from their keys' weights" if risk else "")),
         *risk,
         ("written", info["output"]),
+        *([("report", info["report"])] if info.get("report") else []),
     ]
 
 

@@ -7,41 +7,20 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError
 from ..generalization import hierarchy_file_names
-from ._console import cancellable_run, check_output_path, print_json, print_lines, stages, user_errors
+from ._console import cancellable_run, print_json, print_lines, stages, user_errors
 from ._dask_options import MemoryLimitOption, SchedulerOption, SchedulerTimeoutOption, check_scheduler
 from ._library import read_table
 from ._names import names
 from ._options import IdOption, JsonOption, QuietOption
-
-make_report = _lazy.function("incrowd.reporting._report", "report")
+from ._release_report import check_report_path, make_report
 
 ReportOption = Annotated[
     Optional[Path],
     typer.Option("--report", help="Also write the disclosure-risk and utility report of the release: "
                  ".html (one self-contained page with figures) or .json.", show_default=False),
 ]
-
-_SUFFIXES = (".html", ".htm", ".json")
-
-
-def check_report_path(path: Path | None, inputs: tuple = ()) -> None:
-    """Fail before any work when the report cannot be written where asked."""
-    if path is None:
-        return
-    if path.suffix.lower() not in _SUFFIXES:
-        raise ParameterError(f"--report {path}: give a file ending in .html or .json")
-    check_output_path(path, inputs, what="report", stdout_ok=False)
-
-
-def write_release_report(path: Path | None, original, release, *, inputs: tuple = (), **options: Any) -> None:
-    """The report of a release just written, beside it (atomically, after the release)."""
-    if path is None:
-        return
-    make_report(original, release, **options).write(path, inputs=inputs)
-
 
 def read_kept_rows(path: Path, n_original: int, n_release: int) -> list[int]:
     """``--kept-rows FILE``: one original data row number (the first row after the header is 1)

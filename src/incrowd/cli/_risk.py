@@ -3,17 +3,15 @@ command line read without typer (the typer command itself is in ``_risk_command`
 
 from __future__ import annotations
 
-import re
-import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .._runtime import enable_notice
 from .._runtime import lazy as _lazy
 from .._runtime import process as _process
 from ..exceptions import ParameterError
 from ..reporting import risk_lines
-from ._console import check_output_path, echo_err, exit_now, print_json, print_lines, stages, user_errors
+from . import _plain
+from ._console import check_output_path, print_json, print_lines, stages, user_errors
 from ._library import read_table
 from ._names import names
 
@@ -80,15 +78,7 @@ def show(result, output: Path | None, json_output: bool) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The plain command line, without typer's parsing
-#
-# Building the typer application (every command's options, typer's pydantic checks of each
-# value) costs a one-shot ``incrowd risk`` about a fifth of a second, more than the risk of a
-# survey-sized file. A command line in its plain form (each option once, spelled in full or as
-# -o/-q, its value the next word; one file) is read here into the very arguments typer would
-# give risk_command; anything else (--help, --scheduler, --opt=value, a repeated option, a
-# value that is not a plain number, a mistake) goes to typer, so help and every error line
-# stay typer's.
+# The plain command line, without typer's parsing (read by ``_plain``, which says why)
 
 #: option -> (parameter, how its value is read)
 PLAIN_OPTIONS = {"--qi": ("qi", "list"), "--weight": ("weight", "text"), "--household": ("household", "text"),
@@ -98,12 +88,6 @@ PLAIN_OPTIONS = {"--qi": ("qi", "list"), "--weight": ("weight", "text"), "--hous
 #: flag -> (parameter, value)
 PLAIN_FLAGS = {"--suda": ("suda", True), "--no-suda": ("suda", False), "--json": ("json_output", True),
                "--quiet": ("quiet", True), "-q": ("quiet", True)}
-# numbers every parser reads alike (typer's goes through pydantic; Python's float and int round
-# the same decimal to the same double)
-_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]{1,3})?")
-_WHOLE = re.compile(r"0|[1-9][0-9]{0,17}")
-
-
 #: risk_command's defaults (a test holds them to typer's), for a command line read without typer
 DEFAULTS: dict[str, Any] = {"qi": None, "weight": None, "household": None, "population": None, "threshold": 0.2,
                             "suda_scores": "original", "suda": True, "suda_max_size": None, "model_risk": "default",
@@ -116,63 +100,9 @@ _DASK = ("scheduler", "scheduler_timeout")
 def plain_arguments(args: list[str]) -> dict[str, Any] | None:
     """risk_command's arguments from ``args`` (after ``risk``) in their plain form, as typer
     would pass them; None where typer must read the command line."""
-    arguments: dict[str, Any] = {"data_path": None, **DEFAULTS}
-    given: set[str] = set()
-    files: list[str] = []
-    words = iter(args)
-    for word in words:
-        if word in PLAIN_FLAGS:
-            name, flag = PLAIN_FLAGS[word]
-            if name in given:
-                return None
-            given.add(name)
-            arguments[name] = flag
-        elif word in PLAIN_OPTIONS:
-            name, kind = PLAIN_OPTIONS[word]
-            value = next(words, None)
-            if value is None or value == "" or value.startswith("-") or (name in given and kind != "list"):
-                return None
-            given.add(name)
-            if kind == "list":
-                arguments[name] = [*(arguments[name] or []), value]
-            elif kind == "number" and _NUMBER.fullmatch(value):
-                arguments[name] = float(value)
-            elif kind == "whole" and _WHOLE.fullmatch(value):
-                arguments[name] = int(value)
-            elif kind in ("text", "path"):
-                arguments[name] = Path(value) if kind == "path" else value
-            else:
-                return None
-        elif word.startswith("-") or word == "":
-            return None
-        else:
-            files.append(word)
-    if len(files) != 1 or arguments["scheduler"] is not None:
-        return None
-    arguments["data_path"] = Path(files[0])
-    return arguments
+    return _plain.read(args, PLAIN_OPTIONS, PLAIN_FLAGS, DEFAULTS)
 
 
 def run_plain(arguments: dict[str, Any]) -> NoReturn:
-    """The ``incrowd risk`` program on a plain command line: as typer runs risk_command (the
-    compile notice unless quiet, an error line and status 2 for a user's error, Ctrl-C as
-    "error: aborted" and status 1), then the program's quick exit."""
-    _process.program = True
-    if not arguments["quiet"]:
-        enable_notice()
-    code: Any = 0
-    try:
-        measure(**{name: value for name, value in arguments.items() if name not in _DASK})
-    except Exception as stop:
-        # a user's error ends in typer's Exit, which exists only once typer was loaded to raise it
-        typer = sys.modules.get("typer")
-        if typer is None or not isinstance(stop, typer.Exit):
-            raise
-        code = stop.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("\n")
-        echo_err("error", "aborted")
-        code = 1
-    except BrokenPipeError:  # the reader of stdout went away: status 1, as click ends it
-        code = 1
-    exit_now(code)
+    """The ``incrowd risk`` program on a plain command line (:func:`incrowd.cli._plain.run`)."""
+    _plain.run(measure, arguments, left_out=_DASK)

@@ -8,21 +8,33 @@ of :mod:`incrowd.publishing`'s partitioned steps:
 2. each partition's bottom classes (rows per level-0 combination) and squared deviations: the
    client sums them and runs publish's own search on them, so the node is the in-process node;
    each row's bottom class and prepared values stay on the worker until pass 3 has read them;
+   with ``suppression = "cells"`` the client then runs publish's own local suppression on the
+   node's combinations and their rows (:func:`plan_cells`), and each partition reads its rows'
+   blanks and classes from that plan in pass 3;
 3. each partition gives its rows' classes at that node, from those bottom classes (the
    partition is prepared once, in pass 2), and splits its published rows, prepared, by class
    into one piece per output partition (a shuffle: every row of a class lands in one piece set);
-4. each output partition gathers its pieces (whole classes, in file order), microaggregates and
-   generalizes them as one process does (not preparing them again), writes them into a staging
-   folder, reads the written file back and verifies it, and gives its published classes' sizes
-   and sensitive values.
+4. each class task gathers its pieces (whole classes, in file order), microaggregates and
+   generalizes them as one process does (not preparing them again), verifies them in memory (k
+   and l inside each whole class), and splits its published rows by the partition they came
+   from, each with its position there;
+5. each output partition i gathers the published rows of input partition i from every class
+   task (a second shuffle) and puts them in the partition's order, so that the release keeps
+   the file's order as the in-process release does (release partition i holds the published
+   rows of original partition i, in their order, which is what the report pairs); it writes them
+   into a staging folder, reads the written file back and verifies it, and gives its published
+   classes' sizes and sensitive values.
 
-The client then verifies k and l over the whole release from those counts (a class of equal
-published values may span output partitions) and only then moves the folder into place.
+The client then verifies k, l, t and the risk targets over the whole release from those counts
+(a class of equal published values spans output partitions) and only then moves the folder into
+place; with ``report`` it first writes the release's report beside it, from per-partition partial
+results (:func:`incrowd.distributed._report.report_on`), so that both are written or neither.
 Every task is a pure function of its inputs, so a lost worker's tasks are recomputed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import operator
 import os
@@ -34,19 +46,23 @@ import numpy as np
 import pandas as pd
 
 from .._runtime import work_clock
-from ..exceptions import DataError, IncrowdError, ParameterError
-from ..io import read_table, suffix, sweep_stale, temp_path, verify_frame, write_table
+from ..exceptions import DataError, IncrowdError, ParameterError, VerificationError
+from ..io import Promise, suffix, sweep_stale, temp_path, verify_frame, write_table
 from ..publishing import (
     PublishResult,
     check_spec_nodes,
     check_written_classes,
     check_written_risk,
+    in_file_order,
     load_spec,
     part_bottom,
+    part_cell_pieces,
     part_facts,
+    part_missing,
     part_pieces,
     partitioned_refusal,
     partitioned_search,
+    plan_cells,
     release_classes,
     scaled_whole,
     whole_of,
@@ -56,6 +72,7 @@ from ..publishing import (
 )
 from ._blocks import compiled_threads
 from ._mona import task_threads
+from ._report import report_on
 from ._risk import _client_for, _in_partition, _read, _sources, _wait
 from ._scheduler import DEFAULT_TIMEOUT
 
@@ -82,40 +99,89 @@ def _summary(bottom):
     return bottom if isinstance(bottom, IncrowdError) else (*bottom[:3], bottom[5])
 
 
-def _split(source, name: str, bottom, whole, number: np.ndarray, choice, where: np.ndarray, n_out: int):
+def _missing(bottom):
+    return bottom if isinstance(bottom, IncrowdError) else part_missing(bottom)
+
+
+def _split(source, name: str, bottom, whole, number: np.ndarray, choice, where: np.ndarray, n_out: int,
+           cells=None):
     """The partition's published rows, prepared, one piece per output partition (``where``: each
     class's); ``bottom``: the partition's :func:`_bottom`, whose rows' bottom classes and prepared
-    values stayed on the worker."""
+    values stayed on the worker; ``cells``: a cell release's plan and the partition's offsets in
+    it (the rows then carry their blanks)."""
     if isinstance(bottom, IncrowdError):
         return bottom
     def split():
-        return part_pieces(_read(source).reset_index(drop=True), bottom, whole, number, choice, where, n_out)
+        frame = _read(source).reset_index(drop=True)
+        if cells is not None:
+            return part_cell_pieces(frame, bottom, whole, number, *cells, where, n_out)
+        return part_pieces(frame, bottom, whole, number, choice, where, n_out)
 
     return _task(split, name)
 
 
-def _release(pieces: list, name: str, spec, whole, levels: dict[str, int], path: str, qis: list[str],
-             sensitive: list[str], threads=None):
-    """Write one output partition, verified as read back; its classes' sizes and sensitive values.
-    ``threads``: numba's threads for its microaggregation (:func:`compiled_threads`)."""
+def _classes(pieces: list, name: str, spec, whole, levels: dict[str, int], threads=None):
+    """Microaggregate and generalize whole classes, verified in memory (k and l hold inside each
+    class, and every row of its classes is here); their published rows split by the partition
+    they came from (:func:`incrowd.publishing.in_file_order` gathers them back). ``threads``:
+    numba's threads for the microaggregation (:func:`compiled_threads`)."""
     for piece in pieces:
         if isinstance(piece, IncrowdError):
             return piece
-    if not any(classes.size for _, classes in pieces):
+    if not any(piece[1].size for piece in pieces):
         return None
 
     def release():
         with compiled_threads(threads):
-            table, promise = release_classes(pieces, spec, whole, levels)
-        write_table(table, path)
-        back = read_table(path)
-        verify_frame(back, promise, what=f"output partition {Path(path).name}")
-        counts = written_classes(back, qis, {s: whole.sensitive[s] for s in sensitive})
-        if spec.risk_targets:  # the keys' rows and weights, for the whole release's risk
-            return (*counts, written_keys(back, qis, spec.weight))
-        return counts
+            table, promise, back = release_classes(pieces, spec, whole, levels)
+        verify_frame(table, promise, what=name)
+        return back
 
     return _task(release, name)
+
+
+def _write(backs: list, name: str, path: str, qis: list[str], numeric: list[str], sensitive: dict,
+           weight: str | None):
+    """Write one output partition: the published rows of its input partition, in their order,
+    from every class task's (``backs``); read back and verified as written (its rows and
+    columns, finite published means); its classes' sizes and sensitive values (and with
+    ``weight``, for the risk targets, its keys' rows and weights) for the whole release's check."""
+    for back in backs:
+        if isinstance(back, IncrowdError):
+            return back
+    backs = [b for b in backs if b is not None]
+    if not backs:
+        return None  # nothing published anywhere: the whole release's check refuses it
+
+    def write():
+        table = in_file_order(backs)
+        write_table(table, path)
+        back = _read(path)  # a partition whose rows were all suppressed reads back as its columns
+        if list(back.columns) != list(table.columns) or back.shape[0] != table.shape[0]:
+            raise VerificationError(f"{name} reads back as {back.shape[0]} rows of {back.shape[1]} columns, not the "
+                                    f"{table.shape[0]} rows of {table.shape[1]} written; nothing was written")
+        verify_frame(back, Promise(quasi_identifiers=tuple(qis), finite=tuple(numeric)), what=name)
+        counts = written_classes(back, qis, sensitive)
+        if weight is not None:
+            counts = (*counts, written_keys(back, qis, weight))
+        return counts
+
+    return _task(write, name)
+
+
+def _failed(back):
+    return back if isinstance(back, IncrowdError) else None
+
+
+def _piece(back, i: int):
+    """A class task's published rows of input partition ``i`` (None where it published none)."""
+    return back if back is None or isinstance(back, IncrowdError) else back[i]
+
+
+def _kept_rows(backs: list) -> np.ndarray:
+    """The positions of a partition's published rows in it (every class task's, in order)."""
+    got = [b[1] for b in backs if b is not None and not isinstance(b, IncrowdError)]
+    return np.sort(np.concatenate(got)) if got else np.zeros(0, np.int64)
 
 
 def class_sizes(choice, bottoms: list, maps: list[np.ndarray]) -> np.ndarray:
@@ -145,19 +211,25 @@ def spread_classes(sizes: np.ndarray, n_out: int) -> np.ndarray:
     return where
 
 
-def publish_dataset(data, spec, *, scheduler, output: str | os.PathLike, base_dir=None,
+def publish_dataset(data, spec, *, scheduler, output: str | os.PathLike, report: str | os.PathLike | None = None,
+                    base_dir=None,
                     max_nodes: int | None = None, max_memory: int | None = None, memory_limit: str | None = None,
                     timeout: float = DEFAULT_TIMEOUT, progress: Callable[[str], None] | None = None):
     """:func:`incrowd.publish` of a partitioned dataset on Dask (``publish(..., scheduler=, output=)``).
 
     ``data``: a folder or glob of CSV or Parquet files (one partition per file, in the order of
     their paths) or a list of pandas frames; ``output``: the release's folder, a Parquet dataset
-    written partition by partition and moved into place once the whole release is verified."""
+    written partition by partition and moved into place once the whole release is verified;
+    ``report``: a .json or .html file that receives the release's report (from per-partition
+    partial results, as :func:`report_dataset` makes it), written before the release is moved
+    into place, so that both are written or neither."""
     t0 = work_clock()
     spec = load_spec(spec, base_dir)
     refused = partitioned_refusal(spec)
     if refused is not None:
         raise ParameterError(refused)
+    if report is not None and Path(report).suffix.lower() not in (".json", ".html", ".htm"):
+        raise ParameterError(f"report={os.fspath(report)!r}: give a file ending in .html or .json")
     check_spec_nodes(spec, max_nodes)
     sources, names = _sources(data)
     target = _output_target(output, data)
@@ -166,7 +238,7 @@ def publish_dataset(data, spec, *, scheduler, output: str | os.PathLike, base_di
         with _client_for(scheduler, memory_limit, timeout) as client:
             run.client = client
             try:
-                run.publish(sources, names, target, max_nodes, max_memory)
+                run.publish(sources, names, target, max_nodes, max_memory, None if report is None else Path(report))
             except BaseException:
                 run.cancel()
                 raise
@@ -214,7 +286,8 @@ class _Run:
         _wait(futures, what, self.say)
         return self.client.gather(futures)
 
-    def publish(self, sources: list, names: list[str], target: Path, max_nodes, max_memory) -> None:
+    def publish(self, sources: list, names: list[str], target: Path, max_nodes, max_memory,
+                report: Path | None = None) -> None:
         spec = self.spec
         self.say(f"reading the partitions' facts: 0/{len(sources)} partitions")
         facts = self.gather([self.submit(_facts, s, n, spec, pure=False) for s, n in zip(sources, names)],
@@ -229,47 +302,126 @@ class _Run:
         choice, maps, prep = partitioned_search(spec, whole, [p[0] for p in pieces], max_nodes=max_nodes,
                                                 max_memory=max_memory,
                                                 risks=[p[3] for p in pieces] if spec.risk_targets else None)
-        # at least two output partitions per worker, so that every worker microaggregates
+        # at least two class tasks per worker, so that every worker microaggregates
         workers = len(self.client.scheduler_info().get("workers", {}))
         n_out = max(1, len(sources), 2 * workers)
-        where = spread_classes(class_sizes(choice, [p[0] for p in pieces], maps), n_out)
-        splits = [self.submit(_split, s, n, b, whole, w, choice, where, n_out)
-                  for s, n, b, w in zip(sources, names, bottoms, maps)]
+        plan = self.cells(bottoms, [p[0] for p in pieces], maps, choice, prep) if spec.suppression == "cells" \
+            else None
+        where = spread_classes(class_sizes(choice, [p[0] for p in pieces], maps) if plan is None else plan.sizes,
+                               n_out)
+        # every partition reads the plan, each its own row of offsets alone
+        shared = None if plan is None else dataclasses.replace(plan, offsets=[])
+        splits = [self.submit(_split, s, n, b, whole, w, choice, where, n_out,
+                              None if plan is None else (shared, plan.offsets[i]))
+                  for i, (s, n, b, w) in enumerate(zip(sources, names, bottoms, maps))]
         threads = task_threads(self.client)
         _wait(splits, "grouping the rows by class", self.say)
         # the splits have read the rows' bottom classes: the workers may drop them (a lost
         # split is recomputed from the graph, its bottom first)
-        read = {b.key for b in bottoms}
-        self.futures = [f for f in self.futures if f.key not in read]
+        self.let_go(bottoms)
         del bottoms
         sweep_stale(target)
         self.staging = temp_path(target)
         self.staging.mkdir()
         qis = [*prep.numeric, *prep.categorical]
-        sensitive = [s.name for s in prep.sensitive]
-        writes = []
-        for b in range(n_out):
-            parts = [self.submit(operator.getitem, f, b) for f in splits]
-            path = str(self.staging / f"part-{b:05d}{suffix('parquet')}")
-            writes.append(self.submit(_release, parts, f"{Path(path).name} of the release", spec, whole, choice.levels,
-                                      path, qis, sensitive, threads))
-        # said now: a phase ends where the next one is first named, and the release's first
-        # partition may finish long after the shuffle did
-        self.say(f"writing the release: 0/{n_out} partitions")
-        counts = [c for c in self.gather(writes, "writing the release") if c is not None]
-        classes, smallest = check_written_classes(spec, [c[0] for c in counts], [c[1] for c in counts], qis,
-                                                  whole.rows, whole.sensitive)
+        classes = self.microaggregate(splits, n_out, whole, choice.levels, threads)
+        del splits
+        counts, kept_rows = self.write_back(classes, len(sources), self.staging, qis, prep, whole, report is not None)
+        del classes
+        classes_out, smallest = check_written_classes(spec, [c[0] for c in counts], [c[1] for c in counts], qis,
+                                                      whole.rows, whole.sensitive)
         more = {}
         if spec.risk_targets:
             more["risk_targets"] = check_written_risk(spec.risk_targets, spec.weight, [c[2] for c in counts],
                                                       qis)["targets"]
         files = sorted(self.staging.iterdir())
         self.columns = pd.read_parquet(files[0]).head(0) if files else pd.DataFrame()
-        os.replace(self.staging, target)
-        self.staging = None
+        if plan is not None:
+            more.update(suppression="cells", missing_matches=spec.missing_matches, suppressed_cells=plan.cells)
         kept = int(sum(int(c[0]["rows"].sum()) for c in counts))
-        self.summary = written_summary(spec, prep, choice, kept, classes, smallest, partitions=len(sources),
+        self.summary = written_summary(spec, prep, choice, kept, classes_out, smallest, partitions=len(sources),
                                        output_partitions=len(files), output=str(target), **more)
+        if report is None:
+            os.replace(self.staging, target)
+        else:
+            self._report(report, sources, names, [str(f) for f in files], kept_rows, prep)
+            try:
+                os.replace(self.staging, target)
+            except OSError:
+                report.unlink(missing_ok=True)  # the release and its report together, or neither
+                raise
+        self.staging = None
+
+    def microaggregate(self, splits: list, n_out: int, whole, levels: dict[str, int], threads) -> list:
+        """Pass 4: the class tasks (futures of :func:`_classes`), each known not to have failed."""
+        classes, shuffled = [], []
+        for c in range(n_out):
+            parts = [self.submit(operator.getitem, f, c) for f in splits]
+            shuffled += parts
+            classes.append(self.submit(_classes, parts, f"class task {c + 1} of {n_out}", self.spec, whole, levels,
+                                       threads))
+        # said now: a phase ends where the next one is first named, and the classes' release may
+        # finish long after the shuffle did; each task says only whether it failed (its rows stay
+        # on its worker until the partitions gather them)
+        self.say(f"microaggregating the classes: 0/{n_out} partitions")
+        _wait([self.submit(_failed, c) for c in classes], "microaggregating the classes", self.say)
+        self.let_go(splits + shuffled)
+        return classes
+
+    def write_back(self, classes: list, n_in: int, staging: Path, qis: list[str], prep, whole,
+                   report: bool) -> tuple[list, list]:
+        """Pass 5: each input partition's published rows gathered back in its order and written
+        into ``staging``; the written partitions' counts, and with ``report`` each partition's
+        :func:`_kept_rows` (futures)."""
+        spec = self.spec
+        sensitive = {s.name: whole.sensitive[s.name] for s in prep.sensitive}
+        weight = spec.weight if spec.risk_targets else None
+        writes, backs, kept_rows = [], [], []
+        for i in range(n_in):
+            back = [self.submit(_piece, c, i) for c in classes]
+            backs += back
+            path = str(staging / f"part-{i:05d}{suffix('parquet')}")
+            writes.append(self.submit(_write, back, f"{Path(path).name} of the release", path, qis,
+                                      list(prep.numeric), sensitive, weight))
+            if report:
+                # the positions of the partition's published rows in it: the report pairs them
+                # without guessing from the columns that pass through
+                kept_rows.append(self.submit(_kept_rows, back))
+        self.say(f"writing the release: 0/{n_in} partitions")
+        counts = [c for c in self.gather(writes, "writing the release") if c is not None]
+        # the published rows are written: the workers may drop them (the graph still holds them
+        # for a lost write or report task)
+        self.let_go(classes + backs)
+        return counts, kept_rows
+
+    def let_go(self, futures: list) -> None:
+        """Stop holding ``futures`` (read by the tasks after them) so that their workers may drop
+        their data; a lost task that needs them again is recomputed from the graph."""
+        keys = {f.key for f in futures}
+        self.futures = [f for f in self.futures if f.key not in keys]
+
+    def _report(self, path: Path, sources: list, names: list[str], files: list[str], kept: list, prep) -> None:
+        """The release's report, from per-partition partial results (the report of a
+        partitioned release; ``kept``: each partition's :func:`_kept_rows`), written beside it
+        before the release is moved into place."""
+        self.say("reporting on the release")
+        spec = self.spec
+        report = report_on(self.client, self.submit, sources, files, names, [*prep.numeric, *prep.categorical],
+                           [s.name for s in prep.sensitive], list(prep.identifiers), k=spec.k,
+                           numeric=list(prep.numeric), suppression=spec.suppression, say=self.say, kept_rows=kept)
+        report.write(path)
+
+    def cells(self, bottoms: list, counts: list, maps: list[np.ndarray], choice, prep):
+        """The cells blanked at the chosen node (:func:`plan_cells`), decided here from the
+        partitions' bottom classes: the node's classes as local suppression sees them."""
+        missing = None
+        if self.spec.missing_matches == "any":
+            missing = self.gather([self.submit(_missing, b) for b in bottoms], "finding the missing cells")
+        self.say("blanking cells of the classes below k")
+        plan = plan_cells(prep, counts, maps, choice, missing)
+        # the search's metrics are the rows suppression's; a cell release's are not computed here
+        choice.metrics = None
+        return plan
 
     def cancel(self) -> None:
         if self.client is not None:

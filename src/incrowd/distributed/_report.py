@@ -30,13 +30,14 @@ from ._scheduler import DEFAULT_TIMEOUT
 
 
 def _pair(original, release, name: str, qis: list[str], sensitive: list[str] | None, identifiers: list[str] | None,
-          numeric: list[str] | None, suppression: str):
+          numeric: list[str] | None, suppression: str, kept_rows=None):
     # a user's error comes back as a value: raised on a worker, Dask would log it with a traceback
     def measure():
         before, after = _read(original), _read(release)
         if before.shape[0] == 0 and after.shape[0] == 0:
             return None  # an empty partition pair (Spark and Dask write them) adds nothing
-        return report_partial(before, after, qis, sensitive, identifiers, numeric=numeric, suppression=suppression)
+        return report_partial(before, after, qis, sensitive, identifiers, numeric=numeric, suppression=suppression,
+                              kept_rows=kept_rows)
 
     try:
         return _in_partition(name, measure, rows=True)
@@ -74,9 +75,6 @@ def report_dataset(original, release, quasi_identifiers: Sequence[str], sensitiv
                         "pairs release partition i with original partition i (in the order of their paths), so "
                         "give the release one partition per original partition")
     names = [o if o == r else f"{o} / {r}" for o, r in zip(o_names, r_names)]
-    partitions = len(o_sources)
-    say = progress or (lambda text: None)
-    forced = None if numeric is None else list(numeric)
     futures: list = []
     with _client_for(scheduler, memory_limit, timeout) as client:
         def submit(*args, **kwargs):
@@ -85,36 +83,53 @@ def report_dataset(original, release, quasi_identifiers: Sequence[str], sensitiv
             return future
 
         try:
-            parts = [submit(_pair, o, r, name, qis, sens, ids, forced, suppression, pure=False)
-                     for o, r, name in zip(o_sources, r_sources, names)]
-            _wait(parts, "measuring the partitions", say)
-            found = client.gather([submit(_numeric_of, p) for p in parts])
-            parts = [p for p, f in zip(parts, found) if f is not None]
-            o_sources, r_sources, names, found = ([x for x, f in zip(seq, found) if f is not None]
-                                                  for seq in (o_sources, r_sources, names, found))
-            if not parts:
-                raise DataError("the original has no rows; there is nothing to report")
-            if forced is None and any(f != found[0] for f in found):
-                # a column that holds numbers in every partition is measured as numbers everywhere
-                common = [q for q in qis if all(q in f for f in found)]
-                parts = [p if f == common else submit(_pair, o, r, name, qis, sens, ids, common, suppression,
-                                                      pure=False)
-                         for p, f, o, r, name in zip(parts, found, o_sources, r_sources, names)]
-                _wait(parts, "measuring the partitions again with the numeric columns they share", say)
-            say("combining the partitions' sums")
-            risk, utility, about = submit(report_of_partials, parts, qis, k=k, threshold=threshold).result()
-            assumptions = client.gather([submit(_assumptions_of, p) for p in parts])
+            report = report_on(client, submit, o_sources, r_sources, names, qis, sens, ids, k=k,
+                               numeric=None if numeric is None else list(numeric), threshold=threshold,
+                               suppression=suppression, say=progress or (lambda text: None))
         except BaseException:
             client.cancel(futures)  # Ctrl-C or a failed partition: nothing left running on the cluster
             raise
+    report.about["seconds"] = {"total": work_clock() - t0}
+    return report
+
+
+def report_on(client, submit: Callable, o_sources: list, r_sources: list, names: list[str], qis: list[str],
+              sens: list[str] | None, ids: list[str] | None, *, k: int | None, numeric: list[str] | None,
+              suppression: str, say: Callable[[str], None], threshold: float = 0.2,
+              kept_rows: list | None = None) -> Report:
+    """The report of the partition pairs (``o_sources[i]`` and ``r_sources[i]``) on ``client``,
+    each task made by ``submit`` (whose caller cancels them if this stops). ``kept_rows``: per
+    pair, the positions of the release's rows in the original (futures; None: the columns that
+    pass through tell them, as one process aligns two files)."""
+    partitions = len(o_sources)
+    forced = numeric
+    kept = kept_rows or [None] * partitions
+    parts = [submit(_pair, o, r, name, qis, sens, ids, forced, suppression, rows, pure=False)
+             for o, r, name, rows in zip(o_sources, r_sources, names, kept)]
+    _wait(parts, "measuring the partitions", say)
+    found = client.gather([submit(_numeric_of, p) for p in parts])
+    parts = [p for p, f in zip(parts, found) if f is not None]
+    o_sources, r_sources, names, kept, found = ([x for x, f in zip(seq, found) if f is not None]
+                                                for seq in (o_sources, r_sources, names, kept, found))
+    if not parts:
+        raise DataError("the original has no rows; there is nothing to report")
+    if forced is None and any(f != found[0] for f in found):
+        # a column that holds numbers in every partition is measured as numbers everywhere
+        common = [q for q in qis if all(q in f for f in found)]
+        parts = [p if f == common else submit(_pair, o, r, name, qis, sens, ids, common, suppression, rows,
+                                              pure=False)
+                 for p, f, o, r, name, rows in zip(parts, found, o_sources, r_sources, names, kept)]
+        _wait(parts, "measuring the partitions again with the numeric columns they share", say)
+    say("combining the partitions' sums")
+    risk, utility, about = submit(report_of_partials, parts, qis, k=k, threshold=threshold).result()
+    assumptions = client.gather([submit(_assumptions_of, p) for p in parts])
     lines = ["release partition i holds the published rows of original partition i (partitions in the order of "
              "their paths)"]
     lines += list(dict.fromkeys(line for part in assumptions for line in part))
     left_out = _left_out(about, sens)
     lines.append("measured on Dask from the partitions' sums; left out: " + ", ".join(left_out)
                  + " (about.left_out says why)")
-    about.update(sensitive=sens or [], partitions=partitions, left_out=left_out,
-                 seconds={"total": work_clock() - t0})
+    about.update(sensitive=sens or [], partitions=partitions, left_out=left_out)
     return Report(risk=risk, utility=utility, assumptions=lines, about=about)
 
 

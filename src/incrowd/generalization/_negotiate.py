@@ -43,8 +43,9 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 
 from .._runtime import compiled_so_far
+from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError
-from ..privacy import CodedColumn, DistinctL, Judge, PrivacyModel
+from ..privacy import CodedColumn, Judge, PrivacyModel
 from ..privacy import emd as _emd
 from ._histograms import Histograms, check_criterion, criterion_histograms
 from ._search_plain import FIELDS, search_kernel
@@ -52,6 +53,9 @@ from ._utility_metrics import DEFAULT_METRIC, MAX_EVALUATIONS, MetricTables, bes
 
 if TYPE_CHECKING:
     from ._table import LatticeTable
+
+# l's model loads where a request asks for l
+distinct_l = _lazy.function("incrowd.privacy", "DistinctL")
 
 RELAXATIONS = ("max_suppression", "height", "k")
 """The three ways a negotiation relaxes a request it cannot meet: more suppression, a greater
@@ -736,7 +740,7 @@ def _thresholds(models: Sequence[PrivacyModel]) -> tuple[int | None, float | Non
 
 def _criterion(lattice: LatticeTable, k: int | None, l: int | None) -> tuple[str, int]:
     """:func:`check_criterion` of k alone or of distinct l alone."""
-    return check_criterion(lattice, k, [] if l is None else [DistinctL(l)])
+    return check_criterion(lattice, k, [] if l is None else [distinct_l(l)])
 
 
 def suppressed_at_every_node(lattice: LatticeTable, k: int | None, models: Sequence[PrivacyModel]) -> np.ndarray:

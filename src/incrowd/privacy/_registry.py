@@ -2,31 +2,67 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 from ..exceptions import ParameterError
 from ._model import PrivacyModel
-from .alpha_k import AlphaK
-from .average_risk import AverageRisk
-from .beta_likeness import BetaLikeness
-from .delta_disclosure import DeltaDisclosure
-from .delta_presence import DeltaPresence
-from .differential_privacy import DifferentialPrivacy
-from .distinct_l import DistinctL
-from .entropy_l import EntropyL
-from .k_anonymity import KAnonymity
-from .k_map import KMap
-from .population_uniqueness import PopulationUniqueness
-from .recursive_l import RecursiveL
-from .t_closeness import TCloseness
+
+#: spec key -> (module of this package, class) of every built-in model, in the order a verdict
+#: lists them
+_BUILT_IN_CLASSES = {
+    "k": (".k_anonymity", "KAnonymity"), "alpha": (".alpha_k", "AlphaK"), "l": (".distinct_l", "DistinctL"),
+    "entropy_l": (".entropy_l", "EntropyL"), "recursive_l": (".recursive_l", "RecursiveL"),
+    "t": (".t_closeness", "TCloseness"), "beta": (".beta_likeness", "BetaLikeness"),
+    "delta_disclosure": (".delta_disclosure", "DeltaDisclosure"), "k_map": (".k_map", "KMap"),
+    "delta_presence": (".delta_presence", "DeltaPresence"), "max_average_risk": (".average_risk", "AverageRisk"),
+    "max_population_uniqueness": (".population_uniqueness", "PopulationUniqueness"),
+    "differential_privacy": (".differential_privacy", "DifferentialPrivacy"),
+}
+
+
+class _Models(MutableMapping[str, type[PrivacyModel]]):
+    """Spec key -> model class. A built-in model's module loads when its class is first looked
+    up: a release that asks for k alone loads neither t's distances nor the population models'
+    estimators (the keys alone answer ``in`` and the spec's checks)."""
+
+    def __init__(self, built_in: Mapping[str, tuple[str, str]]):
+        self._where = dict(built_in)
+        self._classes: dict[str, type[PrivacyModel]] = {}
+        self._keys = dict.fromkeys(built_in)  # the order a verdict lists them in, registered ones last
+
+    def __getitem__(self, key: str) -> type[PrivacyModel]:
+        model = self._classes.get(key)
+        if model is None:
+            module, name = self._where[key]
+            model = self._classes[key] = getattr(importlib.import_module(module, __package__), name)
+        return model
+
+    def __setitem__(self, key: str, model: type[PrivacyModel]) -> None:
+        self._classes[key] = model
+        self._keys[key] = None
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        self._classes.pop(key, None)
+        self._where.pop(key, None)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._keys))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __repr__(self) -> str:
+        return f"MODELS({', '.join(self._keys)})"
+
 
 #: spec key -> model class, in the order a verdict lists them
-MODELS: dict[str, type[PrivacyModel]] = {
-    model.key: model
-    for model in (KAnonymity, AlphaK, DistinctL, EntropyL, RecursiveL, TCloseness, BetaLikeness, DeltaDisclosure,
-                  KMap, DeltaPresence, AverageRisk, PopulationUniqueness, DifferentialPrivacy)
-}
+MODELS: MutableMapping[str, type[PrivacyModel]] = _Models(_BUILT_IN_CLASSES)
 
 
 def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
@@ -52,7 +88,7 @@ def models_from_spec(privacy: Mapping[str, Any]) -> list[PrivacyModel]:
     -------
     list of PrivacyModel
     """
-    return [model.from_spec(privacy[key], privacy=privacy) for key, model in MODELS.items() if key in privacy]
+    return [MODELS[key].from_spec(privacy[key], privacy=privacy) for key in MODELS if key in privacy]
 
 
 def models_from_summary(summary: Mapping[str, Any]) -> list[PrivacyModel]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -19,11 +19,24 @@ import pandas as pd
 from ..exceptions import IncrowdError, VerificationError
 from ..values import class_ids, match_counts, sensitive_keys
 from ._model import PrivacyModel
+from ._registry import MODELS
 from ._stats import Failure, _columns_of, check_table
 from ._verify import verify_k_anonymity, verify_l_diversity, verify_t_closeness
-from .distinct_l import DistinctL
 from .k_anonymity import KAnonymity
-from .t_closeness import TCloseness
+
+if TYPE_CHECKING:
+    from .distinct_l import DistinctL
+    from .t_closeness import TCloseness
+
+
+# l's and t's classes are looked up only for a model of their key: a release that promises
+# neither loads neither module
+def _is_l(model: PrivacyModel) -> TypeGuard[DistinctL]:
+    return model.key == "l" and isinstance(model, MODELS["l"])
+
+
+def _is_t(model: PrivacyModel) -> TypeGuard[TCloseness]:
+    return model.key == "t" and isinstance(model, MODELS["t"])
 
 
 @dataclass(frozen=True)
@@ -91,11 +104,11 @@ class ReleaseCheck:
     def to_dict(self) -> dict[str, Any]:
         """What was promised, as a verification record states it: ``k``, ``l``, ``t`` (None where
         not asked), ``sensitive`` and every model in one line (``models``)."""
-        first = {type(m): m for m in reversed(self.models)}
-        k, l, t = first.get(KAnonymity), first.get(DistinctL), first.get(TCloseness)
-        out: dict[str, Any] = {"k": k.k if isinstance(k, KAnonymity) else None,
-                               "l": l.l if isinstance(l, DistinctL) else None,
-                               "t": t.t if isinstance(t, TCloseness) else None,
+        k = next((m for m in self.models if isinstance(m, KAnonymity)), None)
+        l = next((m for m in self.models if _is_l(m)), None)
+        t = next((m for m in self.models if _is_t(m)), None)
+        out: dict[str, Any] = {"k": k.k if k is not None else None, "l": l.l if l is not None else None,
+                               "t": t.t if t is not None else None,
                                "sensitive": list(self.sensitive), "models": [m.describe() for m in self.resolved()]}
         if self.missing_matches != "itself":
             out["missing_matches"] = self.missing_matches  # a blank matched any value when k was counted
@@ -162,10 +175,10 @@ class ReleaseCheck:
             if isinstance(model, KAnonymity):
                 out["k_anonymity"] = verify_k_anonymity(table, qis, model.k,
                                                         missing_matches=self.missing_matches).to_dict()
-            elif isinstance(model, DistinctL) and model.column is not None:
+            elif _is_l(model) and model.column is not None:
                 out.setdefault("l_diversity", {})[model.column] = verify_l_diversity(
                     table, qis, model.column, model.l).to_dict()
-            elif isinstance(model, TCloseness) and model.hierarchy is None and model.column is not None:
+            elif _is_t(model) and model.hierarchy is None and model.column is not None:
                 out.setdefault("t_closeness", {})[model.column] = verify_t_closeness(
                     table, qis, model.column, model.t, ordered=orders[model.column],
                     reference=refs[model.column]).to_dict()
@@ -196,7 +209,7 @@ class ReleaseCheck:
                     f"holds {int(sizes.min())} row(s) ({got['n_rows_in_small_classes']} rows in classes below k); "
                     "nothing was written")
         name = model.column
-        if isinstance(model, DistinctL) and name is not None:
+        if _is_l(model) and name is not None:
             # the poorest class as the models count values (a missing one never counts)
             classes = class_ids(table[qis]) if qis else np.zeros(table.shape[0], dtype=np.int64)
             keys, _ = sensitive_keys(table[name])
@@ -206,7 +219,7 @@ class ReleaseCheck:
             shown = _describe(pd.unique(table.loc[rows, name])[:5])
             return (f"{what} is not {model.l}-diverse in {name!r}: the class {_describe(values)} holds "
                     f"{int(distinct.min())} distinct value(s) {shown}; nothing was written")
-        if isinstance(model, TCloseness) and model.hierarchy is None and name is not None:
+        if _is_t(model) and model.hierarchy is None and name is not None:
             far = _farthest(table, qis, name, model.t, orders[name], refs[name])
             distance = records["t_closeness"][name]["max_distance"]
             return (f"{what} is not {model.t}-close in {name!r}: the class {_describe(far)} lies at distance "
@@ -218,9 +231,9 @@ def _record_ok(records: Mapping[str, Any], model: PrivacyModel) -> bool:
     """Whether the verifier's record of ``model`` says it held (True where it has none)."""
     if isinstance(model, KAnonymity):
         got = records.get("k_anonymity") or {}
-    elif isinstance(model, DistinctL):
+    elif _is_l(model):
         got = (records.get("l_diversity") or {}).get(model.column) or {}
-    elif isinstance(model, TCloseness) and model.hierarchy is None:
+    elif _is_t(model) and model.hierarchy is None:
         got = (records.get("t_closeness") or {}).get(model.column) or {}
     else:
         return True

@@ -51,7 +51,10 @@ _INTERNAL = {
     "whole_of": "._partitioned",
     "part_bottom": "._partitioned", "scaled_whole": "._partitioned:scaled", "partitioned_search": "._partitioned:search",
     "part_classes": "._partitioned", "part_pieces": "._partitioned", "release_classes": "._partitioned",
+    "in_file_order": "._partitioned",
     "written_keys": "._risk_targets", "check_written_risk": "._risk_targets",
+    "plan_cells": "._partitioned_cells", "part_cell_pieces": "._partitioned_cells",
+    "part_missing": "._partitioned_cells",
     # the summary lines the command line and the web both show
     "summary_lines": "._summary_lines", "risk_targets_text": "._summary_lines",
     # the web's Publish page: the spec's vocabularies, its check of the lattice size, the

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ParameterError
+from ..generalization import local_suppression, max_suppression_count
 from ._households import household_codes, widen
 from ._risk_targets import blank_for_targets
 
@@ -24,8 +25,6 @@ def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
     """Blank cells for ``choice`` (a :class:`~incrowd.publishing._gtm.GtmChoice`, updated in
     place: every row kept but those of too small patterns, classes with the blanks); returns the
     blanked cells per categorical column (booleans per row)."""
-    from ..generalization import local_suppression, max_suppression_count
-
     spec = prep.spec
     names = list(prep.categorical)
     n, k = prep.n, spec.k
@@ -50,10 +49,8 @@ def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
             if rows.size < k:
                 keep[rows] = False
                 continue
-            got = local_suppression(pd.DataFrame(given[rows], columns=names).replace(-1, np.nan), names, k,
-                                    importance=importance, missing_matches=spec.missing_matches)
-            blank[rows] |= got.mask
-            used = [got.importance[a] for a in names]
+            mask, used = pattern_blanks(given[rows], names, k, importance, spec.missing_matches)
+            blank[rows] |= mask
         if spec.risk_targets:
             # the spec refuses risk targets with numeric quasi-identifiers here: one pattern, all rows kept
             blank = blank_for_targets(prep, choice.levels, codes, blank, np.asarray(used))
@@ -70,25 +67,40 @@ def suppress_cells(prep, choice) -> dict[str, np.ndarray]:
             if np.array_equal(wider, blank):
                 break
             blank = suppressed(wider)
-    if spec.max_suppressed_cells is not None:
-        total = n * len(names)
-        try:
-            limit = max_suppression_count(spec.max_suppressed_cells, total)
-        except ParameterError:
-            raise ParameterError(f"max_suppressed_cells must be a whole cell count in [0, {total}] (rows times "
-                                 "categorical quasi-identifiers), a fraction in [0, 1] with a decimal point or a "
-                                 f"percentage; got {spec.max_suppressed_cells!r}") from None
-        if int(blank.sum()) > limit:
-            aims = f"k={k}" + "".join(f", {key}={value:g}" for key, value in spec.risk_targets.items())
-            raise ParameterError(f"local suppression needs {int(blank.sum())} cells for {aims}, more than "
-                                 f"max_suppressed_cells={spec.max_suppressed_cells!r} ({limit} cells); nothing is "
-                                 "published")
+    check_cell_limit(spec, int(blank.sum()), n * len(names))
     codes[blank] = -1
     key = np.column_stack([prep.pattern.astype(np.int64), codes])
     choice.class_of = np.unique(key, axis=0, return_inverse=True)[1].ravel().astype(np.int64)
     choice.keep = keep
     choice.suppressed = int((~keep).sum())
     return {a: blank[:, j] for j, a in enumerate(names)}
+
+
+def pattern_blanks(codes: np.ndarray, names: list[str], k: int, importance, missing_matches: str
+                   ) -> tuple[np.ndarray, list[int]]:
+    """Local suppression of one missing pattern's rows (``codes``: their categorical codes at
+    the chosen levels, -1 missing): the blanked cells, and the importance it used per column."""
+    got = local_suppression(pd.DataFrame(codes, columns=names).replace(-1, np.nan), names, k,
+                            importance=importance, missing_matches=missing_matches)
+    return got.mask, [got.importance[a] for a in names]
+
+
+def check_cell_limit(spec, blanked: int, total: int) -> None:
+    """``max_suppressed_cells`` against ``blanked`` cells of ``total`` (rows times categorical
+    quasi-identifiers): one line, nothing published, when the release needs more."""
+    if spec.max_suppressed_cells is None:
+        return
+    try:
+        limit = max_suppression_count(spec.max_suppressed_cells, total)
+    except ParameterError:
+        raise ParameterError(f"max_suppressed_cells must be a whole cell count in [0, {total}] (rows times "
+                             "categorical quasi-identifiers), a fraction in [0, 1] with a decimal point or a "
+                             f"percentage; got {spec.max_suppressed_cells!r}") from None
+    if blanked > limit:
+        aims = f"k={spec.k}" + "".join(f", {key}={value:g}" for key, value in spec.risk_targets.items())
+        raise ParameterError(f"local suppression needs {blanked} cells for {aims}, more than "
+                             f"max_suppressed_cells={spec.max_suppressed_cells!r} ({limit} cells); nothing is "
+                             "published")
 
 
 def blank_cells(table: pd.DataFrame, cells: dict[str, np.ndarray]) -> None:

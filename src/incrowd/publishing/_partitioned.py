@@ -9,9 +9,13 @@
    them, with :func:`scaled` giving the whole file's scale;
 3. :func:`part_pieces`: each row's class at the chosen node (-1: suppressed, :func:`part_classes`),
    from the rows' bottom classes that :func:`part_bottom` left with the part, and its published
-   rows split by class, prepared (as :func:`part_bottom` prepared them);
+   rows split by class, prepared (as :func:`part_bottom` prepared them), each with its position
+   in the part;
 4. :func:`release_classes`: whole classes (rows of each class together, in file order)
-   microaggregated and generalized as :func:`publish` does them, not prepared again.
+   microaggregated and generalized as :func:`publish` does them, not prepared again, and their
+   published rows split by the part they came from (:func:`by_part`);
+5. :func:`in_file_order`: a part's published rows gathered back from every class's release, in
+   the part's order, so that the release keeps the file's order as :func:`publish` does.
 
 Only what the rows of a class need travels with them, so a part is prepared with the whole
 file's standardization (exactly rounded sums: :func:`_prepare.sum_partials`), pattern ids,
@@ -181,9 +185,10 @@ def part_classes(of_row: np.ndarray, number: np.ndarray, choice: _gtm.GtmChoice)
 
 
 def part_pieces(frame: pd.DataFrame, bottom, whole: Whole, number: np.ndarray, choice: _gtm.GtmChoice,
-                where: np.ndarray, n_out: int) -> list[tuple[dict[str, Any], np.ndarray]]:
-    """The part's published rows, prepared (:meth:`Prepared.rows_of`), with their classes, one
-    piece per output partition (``where``: each class's); ``frame``: the part as read,
+                where: np.ndarray, n_out: int) -> list[tuple[dict[str, Any], np.ndarray, np.ndarray]]:
+    """The part's published rows, prepared (:meth:`Prepared.rows_of`), with their classes and
+    their positions in the part, one piece per output partition (``where``: each class's);
+    ``frame``: the part as read,
     ``bottom``: its :func:`part_bottom`, ``whole``: the whole file's facts with its scale
     (:func:`scaled`)."""
     prep = with_whole(bottom[4], whole, frame)
@@ -193,22 +198,58 @@ def part_pieces(frame: pd.DataFrame, bottom, whole: Whole, number: np.ndarray, c
     pieces = []
     for b in range(n_out):
         rows = kept[out == b]
-        pieces.append((prep.rows_of(rows), classes[rows]))
+        pieces.append((prep.rows_of(rows), classes[rows], rows))
     return pieces
 
 
-def release_classes(pieces: list[tuple[dict[str, Any], np.ndarray]], spec: ReleaseSpec, whole: Whole,
+def release_classes(pieces: list[tuple[Any, ...]], spec: ReleaseSpec, whole: Whole,
                     levels: dict[str, int]):
-    """The published rows of whole classes (``pieces``: :func:`part_pieces`'s, holding every row
-    of each of their classes, in file order): grouped inside each class by the spec's method, l
-    enforced inside each class (a group below l merges with its class's nearest, as in one
-    process), generalized to ``levels``; and the promise the written rows are verified against.
-    The rows come prepared: only the columns are (the hierarchies, the whole file's facts)."""
-    prep = joined(prepare(pieces[0][0]["frame"].iloc[:0], spec, whole), [p for p, _ in pieces])
-    class_of = np.concatenate([c for _, c in pieces])
+    """The published rows of whole classes (``pieces``: :func:`part_pieces`'s, one per part,
+    holding every row of each of their classes, in file order): grouped inside each class by the
+    spec's method, l enforced inside each class (a group below l merges with its class's
+    nearest, as in one process), generalized to ``levels``; the promise they are verified
+    against (in memory: the whole classes are here, their parts' files hold pieces of them); and
+    per part its published rows with their positions in it (:func:`by_part`). The rows come
+    prepared: only the columns are (the hierarchies, the whole file's facts). A cell release's
+    pieces carry a fourth item, their rows' blanked cells
+    (:func:`_partitioned_cells.part_cell_pieces`)."""
+    prep = joined(prepare(pieces[0][0]["frame"].iloc[:0], spec, whole), [p[0] for p in pieces])
+    class_of = np.concatenate([p[1] for p in pieces])
     choice = _gtm.GtmChoice(dict(levels), class_of, np.ones(prep.n, bool), 0, 0)
     groups = _enforce_sensitive(prep, _gtm.microaggregate_classes(prep, choice), class_of)
     keep = groups >= 0
     levels_per_row = {a: np.full(prep.n, levels[a], np.int64) for a in prep.categorical}
-    table = _table(prep, groups, levels_per_row, keep)
-    return table, _promise(prep, table, keep, whole_file=False)
+    cells = None
+    if spec.suppression == "cells":
+        blank = np.concatenate([p[3] for p in pieces])
+        cells = {a: blank[:, j] for j, a in enumerate(prep.categorical)}
+    table = _table(prep, groups, levels_per_row, keep, cells=cells)
+    for name in cells or ():
+        if table[name].dtype == object and table[name].isna().all():
+            # a part whose column is all blank keeps the column's type: written as objects that
+            # are all missing, Parquet would store it untyped, a type the other parts do not have
+            table[name] = table[name].astype(prep.frame[name].dtype)
+    return table, _promise(prep, table, keep, whole_file=False), by_part(table, pieces, keep)
+
+
+def by_part(table: pd.DataFrame, pieces: list, keep: np.ndarray) -> list[tuple[pd.DataFrame, np.ndarray]]:
+    """``table``'s rows (the published ones, ``keep``, of the rows of ``pieces`` one after the
+    other) split by the part each came from: per piece its rows and their positions in the part."""
+    part = np.repeat(np.arange(len(pieces)), [p[2].size for p in pieces])[keep]
+    position = np.concatenate([p[2] for p in pieces])[keep]
+    order = np.argsort(part, kind="stable")
+    bounds = np.searchsorted(part[order], np.arange(len(pieces) + 1))
+    return [(table.iloc[order[a:b]].reset_index(drop=True), position[order[a:b]])
+            for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def in_file_order(back: list[tuple[pd.DataFrame, np.ndarray]]) -> pd.DataFrame:
+    """A part's published rows in its order, from the pieces every class's release sent back
+    (:func:`by_part`): the release keeps the file's order, as one process's does."""
+    frames = [frame for frame, _ in back]
+    table = pd.concat(frames, ignore_index=True)
+    table = table.iloc[np.argsort(np.concatenate([p for _, p in back]), kind="stable")].reset_index(drop=True)
+    # every class's release notes the same recodes and changed columns, unless it published no
+    # row (then no column reads as changed): the notes of one that published rows
+    table.attrs = dict(next((f for f in frames if f.shape[0]), frames[0]).attrs)
+    return table

@@ -4,12 +4,18 @@ release after its keys are protected, and written back."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import pandas as pd
 
+from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError, name_list
-from ..perturbation import Step, check_steps
+
+if TYPE_CHECKING:
+    from ..perturbation import Step
+
+# the perturbation methods load where a spec has [[perturb]] steps
+check_steps = _lazy.function("incrowd.perturbation", "check_steps")
 
 
 def parse_perturb(raw: Any, columns: Mapping[str, Any], root: Path, source: str) -> tuple[Step, ...]:

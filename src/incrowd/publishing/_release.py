@@ -26,6 +26,7 @@ from . import _measures, _models
 from ._households import household_codes, household_verifier, publish_id
 from ._perturb_steps import apply_steps
 from ._prepare import Prepared, _sensitive_of, prepare
+from ._risk_targets import written_matches
 from ._spec import ReleaseSpec, load_spec
 
 
@@ -122,7 +123,7 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
             base_dir: str | os.PathLike | None = None, max_nodes: int | None = DEFAULT_MAX_NODES,
             max_memory: int | str | None = DEFAULT_MAX_MEMORY, scheduler=None,
             output: str | os.PathLike | None = None, memory_limit: str | None = None,
-            progress: Callable[[str], None] | None = None) -> PublishResult:
+            progress: Callable[[str], None] | None = None, report: str | os.PathLike | None = None) -> PublishResult:
     """Publish ``data`` (a DataFrame or a file path) as ``spec`` says (a TOML file, TOML text, a
     dict of the same structure, or a :class:`ReleaseSpec`).
 
@@ -160,6 +161,12 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
         With ``scheduler="local:N"``: each worker's memory (e.g. ``"2GiB"``).
     progress : callable, optional
         With ``scheduler``: called with a line saying what runs (the command line's progress).
+    report : str or os.PathLike, optional
+        With ``scheduler``: a ``.json`` or ``.html`` file that receives the release's report,
+        made from per-partition partial results as :func:`incrowd.report` makes it on Dask
+        (``about["left_out"]`` names the measures that need the whole file), written before the
+        release is moved into place: both are written or neither. In process, report on the
+        returned release with ``incrowd.report(data, result.table, **result.report_options())``.
 
     Returns
     -------
@@ -170,10 +177,12 @@ def publish(data: pd.DataFrame | str | os.PathLike, spec: str | os.PathLike | Ma
     if scheduler is not None:
         return backends.get("dask").publish(  # registered by incrowd.distributed
             data, spec, scheduler=scheduler, output=output, base_dir=base_dir, max_nodes=max_nodes,
-            max_memory=max_memory, memory_limit=memory_limit, progress=progress)
-    if output is not None or memory_limit is not None:
-        raise ParameterError(f"{'output' if output is not None else 'memory_limit'}= is for a partitioned dataset "
-                             "on Dask (scheduler=); an in-process release is written with its write method")
+            max_memory=max_memory, memory_limit=memory_limit, progress=progress, report=report)
+    given = [name for name, value in (("output", output), ("memory_limit", memory_limit), ("report", report))
+             if value is not None]
+    if given:
+        raise ParameterError(f"{given[0]}= is for a partitioned dataset on Dask (scheduler=); an in-process release "
+                             "is written with its write method, and reported on with incrowd.report")
     return _publish(data, load_spec(spec, base_dir), max_nodes, max_memory)
 
 
@@ -242,7 +251,9 @@ def _promise(prep: Prepared, table: pd.DataFrame, keep: np.ndarray | None = None
 
     spec = prep.spec
     names = [s.name for s in prep.sensitive]
-    models = ((KAnonymity(spec.k),) if spec.k is not None else ()) + tuple(
+    # a blank matching any value matches rows of other parts too: such k is the whole release's
+    counted = spec.k is not None and (whole_file or spec.missing_matches == "itself")
+    models = ((KAnonymity(spec.k),) if counted else ()) + tuple(
         m for m in spec.privacy_models if whole_file or not m.reads_distribution)
     compares = any(m.reads_distribution for m in models)
     check = ReleaseCheck(models, sensitive=tuple(names),
@@ -576,8 +587,9 @@ def check_written_classes(spec: ReleaseSpec, sizes: list[pd.DataFrame], values: 
     (:func:`written_classes`): a class of equal published values may span parts. Also the
     suppression limit over the whole release (l's and t's merging inside a class may suppress
     rows the search did not). ``sensitive``: the whole file's sensitive values (their order and
-    rows per value: the distribution t compares each class with). The classes and the smallest;
-    a failure raises and nothing is moved into place."""
+    rows per value: the distribution t compares each class with). The classes and the smallest
+    (with ``missing_matches = "any"``: the fewest rows a published key matches, a blank matching
+    any value in every part); a failure raises and nothing is moved into place."""
     qis = list(quasi_identifiers)
     table = pd.concat(sizes, ignore_index=True)
     classes = table.groupby(qis, dropna=False, sort=False)["rows"].sum() if qis else table["rows"]
@@ -586,9 +598,13 @@ def check_written_classes(spec: ReleaseSpec, sizes: list[pd.DataFrame], values: 
     if suppressed > limit:
         raise ParameterError(f"the release would suppress {suppressed} rows, more than max_suppression="
                              f"{spec.max_suppression!r} ({limit} rows); nothing is published")
-    if classes.size == 0 or int(classes.min()) < spec.k:
-        raise VerificationError(f"the written release is not {spec.k}-anonymous (smallest class "
-                                f"{int(classes.min()) if classes.size else 0}); nothing was written")
+    fewest = int(classes.min()) if classes.size else 0
+    if spec.missing_matches == "any" and classes.size:  # a blank matches every value, in every part
+        fewest = int(written_matches(sizes, qis).min())
+    if classes.size == 0 or fewest < spec.k:
+        said = "fewest matches" if spec.missing_matches == "any" else "smallest class"
+        raise VerificationError(f"the written release is not {spec.k}-anonymous ({said} {fewest}); nothing was "
+                                "written")
     # the merging models (distinct l, t), each by its own check of the classes' counts as written
     for model in spec.merging_models:
         for name in (values[0] if values else {}):
@@ -604,7 +620,7 @@ def check_written_classes(spec: ReleaseSpec, sizes: list[pd.DataFrame], values: 
                         if distances is not None and failing.size else f"a class holds {fewest} distinct values")
                 raise VerificationError(f"the written release does not meet {model.describe()} in {name!r} "
                                         f"({said}); nothing was written")
-    return int(classes.size), int(classes.min())
+    return int(classes.size), fewest
 
 
 def _written_stats(pairs: pd.DataFrame, qis: list[str], name: str, whole) -> Any:

@@ -350,16 +350,33 @@ def check_written_risk(targets: Mapping[str, float], weight: str, parts: list[pd
     (a key may span parts: its rows and weights add up, and a missing cell matches any value
     across parts, as :func:`incrowd.risk` measures the whole file): the record
     :func:`verifier` gives, or a :class:`VerificationError` naming the target missed."""
-    qis = list(quasi_identifiers)
-    table = pd.concat(parts, ignore_index=True)
-    if qis and table.shape[0]:
-        table = table.groupby(qis, dropna=False, sort=False)[["rows", "weight"]].sum().reset_index()
-    codes = np.column_stack([pd.factorize(table[q], use_na_sentinel=True)[0] for q in qis]).astype(np.int64) \
-        if qis else np.zeros((table.shape[0], 0), np.int64)
+    table, codes = _union_keys(parts, quasi_identifiers, ["rows", "weight"])
     rows = table["rows"].to_numpy(np.float64)
     fk, Fk = sample_risk.frequencies(codes, table["weight"].to_numpy(np.float64), counts=rows)
     risk = sample_risk.individual_risk(fk, Fk) if rows.size else np.zeros(0)
     return _verified(targets, weight, figures(risk, rows), "the written release")
+
+
+def written_matches(parts: list[pd.DataFrame], quasi_identifiers: list[str]) -> np.ndarray:
+    """The rows each published key of a release written in parts matches where a missing cell
+    matches any value (``missing_matches = "any"``), as :func:`check_written_risk` counts fk:
+    ``parts``, the parts' keys with their ``rows`` (:func:`._release.written_classes`)."""
+    table, codes = _union_keys(parts, quasi_identifiers, ["rows"])
+    fk, _ = sample_risk.frequencies(codes, counts=table["rows"].to_numpy(np.float64))
+    return fk
+
+
+def _union_keys(parts: list[pd.DataFrame], quasi_identifiers: list[str], sums: list[str]
+                ) -> tuple[pd.DataFrame, np.ndarray]:
+    """The parts' keys added up (a key may span parts; ``sums``: the columns added) and their
+    codes, -1 where a cell is missing."""
+    qis = list(quasi_identifiers)
+    table = pd.concat(parts, ignore_index=True)
+    if qis and table.shape[0]:
+        table = table.groupby(qis, dropna=False, sort=False)[sums].sum().reset_index()
+    codes = np.column_stack([pd.factorize(table[q], use_na_sentinel=True)[0] for q in qis]).astype(np.int64) \
+        if qis else np.zeros((table.shape[0], 0), np.int64)
+    return table, codes
 
 
 def _verified(targets: Mapping[str, float], weight: str, got: Mapping[str, float], what: str,

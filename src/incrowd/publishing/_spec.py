@@ -19,15 +19,20 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, cast
 
+from .._runtime import lazy as _lazy
 from ..exceptions import DataError, ParameterError, name_list
 from ..generalization import check_importance
-from ..privacy import MODELS, DistinctL, PrivacyModel, TCloseness, models_from_spec
+from ..privacy import MODELS, PrivacyModel, models_from_spec
 from ._benchmarks import parse_benchmarks
 from ._households import column_household_level, parse_households
 from ._models import population_file
 from ._perturb_steps import parse_perturb, steps_to_dicts
 from ._spec_keys import RISK_TARGET_KEYS, choices, keys, report_thresholds
 from ._spec_keys import SECTIONS as _SECTIONS
+
+# a model's module loads where a spec asks for it (a release of k alone loads neither)
+distinct_l = _lazy.function("incrowd.privacy", "DistinctL")
+t_closeness = _lazy.function("incrowd.privacy", "TCloseness")
 
 # the names and choices the parser checks are those of the key table, which the reference page
 # (docs/gen_spec.py) and the web's Publish page read too
@@ -206,8 +211,8 @@ class ReleaseSpec:
         its compiled per-class counts."""
         if not self.names("sensitive"):
             return ()
-        return ((DistinctL(self.l),) if self.l is not None else ()) + (
-            (TCloseness(self.t),) if self.t is not None else ())
+        return ((distinct_l(self.l),) if self.l is not None else ()) + (
+            (t_closeness(self.t),) if self.t is not None else ())
 
     def for_increment(self) -> ReleaseSpec:
         """The spec an increment's own rows are checked with (their mistakes named by their own
@@ -800,8 +805,9 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
     said = []
     if spec.strategy != "generalize-then-microaggregate":
         said.append(f"strategy {spec.strategy!r}")
-    if spec.suppression != "rows":
-        said.append("cell suppression")
+    if spec.suppression == "cells" and spec.risk_targets:
+        # one process blanks more cells for the targets (blank_for_targets) from every row's weight
+        said.append("risk targets met by cell suppression")
     if spec.models:
         said.append("[privacy] models")
     numeric = [name for name, c in spec.columns.items() if c.role == "numeric"]
@@ -818,5 +824,5 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
         said.append(f"categorical quasi-identifiers without a hierarchy file ({', '.join(flat)})")
     if not said:
         return None
-    return ("a partitioned file is published with k, l, t, risk targets and rows suppression over categorical "
+    return ("a partitioned file is published with k, l, t, risk targets and rows or cell suppression over categorical "
             f"quasi-identifiers with hierarchy files; not with {', '.join(said)}: publish it in one process")

@@ -151,12 +151,14 @@ _ROWS = "__rows__"
 
 def report_partial(original: pd.DataFrame, release: pd.DataFrame, quasi_identifiers: Sequence[str],
                    sensitive: Sequence[str] | None = None, identifiers: Sequence[str] | None = None, *,
-                   numeric: Sequence[str] | None = None, suppression: str = "rows") -> ReportPartial:
-    """One part's sums; its rows aligned by :func:`incrowd.reporting._align.align` (the same
-    rows, or the columns that pass through tell which were suppressed), a DataError where they
-    cannot be. ``numeric``: the quasi-identifiers measured as numbers (all others categorical);
-    None: those that hold numbers on both sides of this part."""
-    a = align(original, release, quasi_identifiers, sensitive, identifiers, numeric=numeric or None,
+                   numeric: Sequence[str] | None = None, suppression: str = "rows",
+                   kept_rows: Sequence[int] | np.ndarray | None = None) -> ReportPartial:
+    """One part's sums; its rows aligned by :func:`incrowd.reporting._align.align` (``kept_rows``:
+    the part's row of each release row, as publish knows them; without it the same rows, or the
+    columns that pass through tell which were suppressed), a DataError where they cannot be.
+    ``numeric``: the quasi-identifiers measured as numbers (all others categorical); None: those
+    that hold numbers on both sides of this part."""
+    a = align(original, release, quasi_identifiers, sensitive, identifiers, kept_rows=kept_rows, numeric=numeric or None,
               categorical=() if numeric is None else [q for q in quasi_identifiers if q not in set(numeric)])
     codes = a.release_classes
     m = int(codes.max()) + 1 if codes.size else 0
