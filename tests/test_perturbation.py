@@ -319,6 +319,27 @@ def test_a_bad_step_is_one_clear_error(step, message):
         perturb(pd.DataFrame({"x": [1.0, 2.0, 3.0]}), [step])
 
 
+def test_a_step_repeated_in_a_loop_is_checked_once_and_a_refused_value_stays_refused(monkeypatch):
+    """A loop of table calls with the same top coding checks the step once; a value of another
+    type, equal to one checked before (``True == 1``), or another value, is checked again."""
+    from dataclasses import replace
+
+    from incrowd.perturbation.top_code import TopCode
+
+    checked = []
+    param = TopCode.params["value"]
+    monkeypatch.setitem(TopCode.params, "value", replace(param, check=lambda v: checked.append(v) or param.check(v)))
+    frame = pd.DataFrame({"loop_x": [1.0, 7.0, 3.0]})
+    for _ in range(3):
+        out = perturb(frame, [{"columns": ["loop_x"], "method": "top_code", "value": 1}]).table
+        assert out["loop_x"].tolist() == [1.0, 1.0, 1.0]
+    assert checked == [1]
+    with pytest.raises(ParameterError, match=r"value must be a number; got True"):
+        perturb(frame, [{"columns": ["loop_x"], "method": "top_code", "value": True}])
+    perturb(frame, [{"columns": ["loop_x"], "method": "top_code", "value": 2}])
+    assert checked == [1, True, 2]
+
+
 def test_text_in_a_numeric_step_names_the_column_and_row():
     frame = pd.DataFrame({"x": ["1", "2", "lots"]})
     with pytest.raises(DataError, match=r"column 'x' is not numeric: row 3 holds 'lots'"):

@@ -84,8 +84,46 @@ def check_steps(steps: Sequence[Mapping[str, Any] | Step], where: str = "perturb
         raise ParameterError(f"{where}: steps must be a list of steps, each a table with columns and method")
     out = []
     for i, raw in enumerate(steps, 1):
-        out.append(raw if isinstance(raw, Step) else _step(raw, f"{where} step {i}"))
+        out.append(raw if isinstance(raw, Step) else _checked(raw, f"{where} step {i}"))
     return out
+
+
+def _checked(raw: Any, where: str) -> Step:
+    """``_step(raw, where)``, remembered for a step whose method keeps nothing of a run (top and
+    bottom coding, rounding): a loop that calls ``perturb`` with the same step checks it once.
+    A step is the same only if every key holds a value of the same type and equal (``1`` is not
+    ``True``), so a value a check refuses is never let through by an equal one checked before."""
+    key = _frozen(raw)
+    if key is not None:
+        hit = _CHECKED.get(key)
+        if hit is not None:
+            return hit
+    step = _step(raw, where)
+    if key is not None and step.method.by_column and not step.method.draws:
+        if len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.clear()
+        _CHECKED[key] = step
+    return step
+
+
+def _frozen(raw: Any) -> tuple | None:
+    """A step as a key: each (name, type, value), a list of names as a tuple; None where a value
+    cannot be a key (a table, a set, ...)."""
+    if type(raw) is not dict:
+        return None
+    key = []
+    for name, value in raw.items():
+        if type(value) is list and all(type(v) is str for v in value):
+            value = tuple(value)
+        elif type(value) not in (str, int, float, bool, type(None)):
+            return None
+        key.append((name, type(value), value))
+    return tuple(key)
+
+
+#: checked steps of the stateless methods, by their ``_frozen`` key (a few: a loop repeats one)
+_CHECKED: dict[tuple, Step] = {}
+_CHECKED_MAX = 64
 
 
 def _aliases() -> dict[str, tuple[type[Method], dict[str, Any]]]:
@@ -155,14 +193,14 @@ def perturb(frame: pd.DataFrame, steps: Sequence[Mapping[str, Any] | Step], *,
     strata_columns = [strata] if isinstance(strata, str) else list(strata or [])
     _check_columns(frame, checked, strata_columns)
     out = frame.copy(deep=not _COPY_ON_WRITE)
-    parts = _strata(frame, strata_columns)
+    parts = _strata(frame, strata_columns) if strata_columns else None
     reports = []
     for i, step in enumerate(checked, 1):
         seed = step.random_state if step.random_state is not None else (
             None if random_state is None else [random_state, i])
         # a seeded generator costs more than a whole top coding of a survey: made only for a step that draws
         rng = np.random.default_rng(seed) if step.method.draws else _NO_DRAWS
-        reports.append(_run(out, step, parts if step.strata else [np.arange(len(frame))], rng, i))
+        reports.append(_run(out, step, parts if step.strata else None, rng, i))
     return PerturbResult(table=out, steps=reports)
 
 
@@ -210,7 +248,9 @@ _COUNTS = ("swaps", "households_swapped", "households", "risky_households", "ris
            "top_coded", "bottom_coded", "groups")
 
 
-def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray], rng: np.random.Generator, index: int) -> StepReport:
+def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray] | None, rng: np.random.Generator,
+         index: int) -> StepReport:
+    """One step over the rows of each of ``parts`` (None: the whole table, in order)."""
     method = step.method
     changed = method.changed_columns()
     t0 = time.perf_counter()
@@ -219,7 +259,7 @@ def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray], rng: np.random.
     columns = {name: out[name] for name in changed}
     before = {name: column.to_numpy() for name, column in columns.items()}
     per_stratum: list[dict[str, Any]] = []
-    if len(parts) == 1 and parts[0].size == len(out):
+    if parts is None or (len(parts) == 1 and parts[0].size == len(out)):
         # the whole table in order: the method's new columns are the step's, no copy of the input
         # columns nor of the frame
         if method.by_column and all(isinstance(c.dtype, np.dtype) and c.dtype.kind in "fiu" for c in columns.values()):
@@ -391,10 +431,12 @@ def _as_text(values: np.ndarray, old: np.ndarray, parsed: np.ndarray) -> np.ndar
 def _changed(old: np.ndarray, new: np.ndarray) -> int:
     """How many cells differ (a missing cell differs from a present one, not from another)."""
     if old.dtype.kind in "fiub" and new.dtype.kind in "fiub":
-        with np.errstate(invalid="ignore"):
-            differs = old != new
+        # NaN differs from itself: the cells missing on both sides are looked for among the few
+        # that differ, not over the whole column (== and != on NaN raise no warning)
+        differs = old != new
         if old.dtype.kind == "f" and new.dtype.kind == "f":
-            differs &= ~(np.isnan(old) & np.isnan(new))
+            at = np.flatnonzero(differs)
+            return int(at.size - np.count_nonzero(np.isnan(old[at]) & np.isnan(new[at])))
         return int(np.count_nonzero(differs))
     a, b = pd.isna(old), pd.isna(new)
     same = np.array([x == y for x, y in zip(old, new)], dtype=bool) if old.dtype == object or new.dtype == object \
