@@ -5,6 +5,9 @@ place; what one process refuses is refused in the same line."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -215,3 +218,24 @@ def test_the_class_missing_everywhere_takes_its_rows_from_the_largest_class_as_i
     there = incrowd.publish(parts, spec, scheduler=client, output=tmp_path / "release")
     _same_summary(here, there)
     assert_same_release(here, tmp_path / "release", tmp_path, parts)
+
+
+def test_cli_says_the_blanked_cells_on_partitions_as_in_process(client, adult, tmp_path):
+    from incrowd.publishing import spec_to_toml
+
+    frame = adult.iloc[:9000]
+    parts = _split(frame, tmp_path / "parts", [0, 4000, 9000])
+    spec = _cells(missing_matches="any", keys_only=True)
+    (tmp_path / "release.toml").write_text(spec_to_toml(spec))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(incrowd.__file__).parents[1]),
+                                                         os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "incrowd.cli", "publish", str(parts), "--spec",
+                           str(tmp_path / "release.toml"), "--scheduler", client.scheduler.address, "-o",
+                           str(tmp_path / "release")], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    here = dict(incrowd.publishing.summary_lines(incrowd.publish(frame, spec).summary()))
+    there = dict(line.split(None, 1) if not line.startswith(("suppressed cells", "risk targets")) else
+                 (line[:16], line[16:].strip()) for line in done.stdout.splitlines() if line.strip())
+    assert there["suppressed cells"] == here["suppressed cells"]
+    assert there["classes"] == here["classes"]
+    assert "a missing value matching any value" in there["verified"]

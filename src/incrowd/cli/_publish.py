@@ -11,7 +11,7 @@ import typer
 from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError
 from ..io import suffix
-from ..publishing import risk_targets_text, summary_lines
+from ..publishing import cells_line, risk_targets_text, summary_lines
 from . import _publish_file
 from ._console import cancellable_run, print_json, print_lines, stages, user_errors
 from ._dask_options import SchedulerOption, SchedulerTimeoutOption, check_scheduler
@@ -125,6 +125,8 @@ def _publish_on_dask(data_path: Path, spec_path, output, report_path, example_sp
 def _dask_lines(info: dict) -> list[tuple[str, str]]:
     """The summary of a release written on Dask (its measures of loss are the report's, not made here)."""
     risk = [("risk targets", risk_targets_text(info["risk_targets"]))] if info.get("risk_targets") else []
+    cells = [("suppressed cells", cells_line(info))] if info.get("suppression") == "cells" else []
+    wildcard = info.get("missing_matches") == "any"
     return [
         ("input", info["input"]),
         ("strategy", f"{info['strategy']} (method {info['method']})"),
@@ -132,10 +134,13 @@ def _dask_lines(info: dict) -> list[tuple[str, str]]:
         ("levels", ", ".join(f"{a}={v}" for a, v in info["levels"].items()) or "-"),
         ("rows", f"{info['rows_in']} in, {info['rows_out']} out"),
         ("suppressed", f"{info['suppressed']} rows ({100 * info['suppressed_fraction']:.3f} %)"),
-        ("classes", f"{info['classes']}, smallest {info['min_class_size']} rows"),
+        *cells,
+        ("classes", f"{info['classes']} distinct keys, every row matching at least {info['min_class_size']} rows"
+                    if wildcard else f"{info['classes']}, smallest {info['min_class_size']} rows"),
         ("partitions", f"{info['partitions']} read, {info['output_partitions']} written"),
         ("seconds", f"{info['seconds']:.3f}"),
         ("verified", "each partition as written, then k (and l) over the whole release from their class counts"
+                     + (" (a missing value matching any value)" if wildcard else "")
                      + (", the risk targets from their keys' weights" if risk else "")),
         *risk,
         ("written", info["output"]),

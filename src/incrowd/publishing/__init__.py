@@ -19,7 +19,7 @@ name, type, default, meaning, choices), ``spec_key(section, name)``, ``SPEC_SECT
 spec as TOML text that :func:`load_spec` reads back (the report's risk map and the web show it);
 ``BenchmarkEstimate``, one estimate of the ``[benchmarks]`` section (the report computes it);
 ``summary_lines(info)``, a release summary's lines as ``incrowd publish`` prints them and the web
-shows them.
+shows them, and ``cells_line(info)``, its line of blanked cells (a release on partitions prints it too).
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
@@ -56,7 +56,7 @@ _INTERNAL = {
     "plan_cells": "._partitioned_cells", "part_cell_pieces": "._partitioned_cells",
     "part_missing": "._partitioned_cells",
     # the summary lines the command line and the web both show
-    "summary_lines": "._summary_lines", "risk_targets_text": "._summary_lines",
+    "summary_lines": "._summary_lines", "risk_targets_text": "._summary_lines", "cells_line": "._summary_lines",
     # the web's Publish page: the spec's vocabularies, its check of the lattice size, the
     # example spec's notes and proposed limits
     "MISSING_NUMERIC": "._spec", "ROLES": "._spec", "check_spec_nodes": "._gtm",

@@ -28,7 +28,7 @@ def summary_lines(info: dict) -> list[tuple[str, str]]:
         ("suppressed", f"{info['suppressed']} rows ({100 * info['suppressed_fraction']:.3f} %)"),
     ]
     if info.get("suppression") == "cells":
-        lines.append(("suppressed cells", _cells_line(info)))
+        lines.append(("suppressed cells", cells_line(info)))
     lines += [
         ("classes", f"{info['classes']} distinct keys, every row matching at least {info['min_class_size']} rows"
                     if wildcard else f"{info['classes']}, smallest {info['min_class_size']} rows"),
@@ -56,7 +56,7 @@ def summary_lines(info: dict) -> list[tuple[str, str]]:
     return lines
 
 
-def _cells_line(info: dict) -> str:
+def cells_line(info: dict) -> str:
     """The blanks of a cell release, in all and per column."""
     per_column = info.get("suppressed_cells") or {}
     total = int(sum(per_column.values()))
