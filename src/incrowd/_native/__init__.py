@@ -78,29 +78,35 @@ def _sums(X: np.ndarray, labels: np.ndarray, g: int, inverse_units: np.ndarray |
     return sums
 
 
+def _codes(a: np.ndarray) -> np.ndarray:
+    """int32 codes as they are (a lattice's), any other integers as int64."""
+    return np.ascontiguousarray(a, dtype=np.int32 if a.dtype == np.int32 else np.int64)
+
+
 def group_rows(codes: np.ndarray, counts: np.ndarray, n_key: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Group the rows of ``codes`` (n x m) by their first ``n_key`` columns (open-addressing hash
     on the code tuple). Returns (first row of each group, summed counts, group id of every row,
     number of groups); groups are numbered in order of first appearance."""
-    codes = _int64(codes)
+    codes = _codes(np.asarray(codes))
     if codes.ndim != 2:
         raise ValueError("codes must be two-dimensional")
     n, m = codes.shape
     first = np.empty(n, np.int64)
     sums = np.empty(n, np.int64)
     inverse = np.empty(n, np.int64)
-    g = _kernels.group_rows(codes, m, int(n_key), _int64(counts), first, sums, inverse)
+    g = _kernels.group_rows(codes, codes.itemsize, m, int(n_key), _int64(counts), first, sums, inverse)
     return first[:g], sums[:g], inverse, g
 
 
 def map_columns(codes: np.ndarray, maps: np.ndarray, map_rows: np.ndarray) -> np.ndarray:
     """``codes`` (n x m) with column j mapped through row ``map_rows[j]`` of ``maps`` (a code c
-    becomes ``maps[map_rows[j], c]``), or kept where ``map_rows[j]`` is -1; int64."""
-    codes, maps = _int64(codes), _int64(maps)
+    becomes ``maps[map_rows[j], c]``), or kept where ``map_rows[j]`` is -1; int32 for int32 codes,
+    int64 for any other integers."""
+    codes, maps = _codes(np.asarray(codes)), _int64(maps)
     if codes.ndim != 2 or maps.ndim != 2:
         raise ValueError("codes and maps must be two-dimensional")
-    mapped = np.empty(codes.shape, np.int64)
-    _kernels.map_columns(codes, codes.shape[1], maps, maps.shape[1], _int64(map_rows), mapped)
+    mapped = np.empty(codes.shape, codes.dtype)
+    _kernels.map_columns(codes, codes.itemsize, codes.shape[1], maps, maps.shape[1], _int64(map_rows), mapped)
     return mapped
 
 
