@@ -3,7 +3,7 @@ replaced, side by side in one process.
 
 ``incrowd generalize`` and ``incrowd lattice build`` map a table's codes to a node's levels, merge
 equal rows and count the class sizes (``incrowd.generalization``'s ``generalize_table``,
-``rollup``, ``node_histograms``, all on the extension's ``group_rows``, ``map_columns`` and
+``rollup``, ``node_histograms``, all on the extension's ``group_rows``, ``merge_rows`` and
 ``count_by_value``). Their numba versions are kept, loop for loop, in ``tests/test_native.py`` as
 the reference; this script imports them from there. The table: ARX's Adult resampled to
 1,000,000 rows (drawn with replacement, seed 0, as ``bench/startup.py`` draws it), its 8 QIs

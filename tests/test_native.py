@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from numba import njit
 
-from incrowd._native import count_by_value, group_rows, group_sums, group_sums_in_units, map_columns, mdav_labels, node_groups
+from incrowd._native import count_by_value, group_rows, group_sums, group_sums_in_units, mdav_labels, merge_rows, node_groups
 from incrowd.generalization._node_tables import generalize_table, node_histograms, rollup
 from incrowd.microaggregation import mdav_labels_jit
 
@@ -406,7 +406,7 @@ def test_node_groups_refuse_a_code_outside_the_maps():
 
 
 # ------------------------------------------------------------------------------------------------
-# A node's working table: group_rows, map_columns, count_by_value and what generalization builds
+# A node's working table: group_rows, merge_rows, count_by_value and what generalization builds
 # of them (generalize_table, rollup, node_histograms)
 
 
@@ -551,9 +551,9 @@ def test_count_by_value_equals_the_definition(values, seed):
 
 def test_the_table_kernels_refuse_bad_input():
     with pytest.raises(ValueError, match="codes row 1 column 0 holds a code outside maps' columns"):
-        map_columns(np.array([[0], [4]]), np.zeros((1, 3), np.int64), np.zeros(1, np.int64))
+        merge_rows(np.array([[0], [4]]), np.ones(2, np.int64), np.zeros((1, 3), np.int64), np.zeros(1, np.int64))
     with pytest.raises(ValueError, match="map_rows\\[0\\] = 2 is not a row of maps"):
-        map_columns(np.array([[0]]), np.zeros((1, 3), np.int64), np.array([2]))
+        merge_rows(np.array([[0]]), np.ones(1, np.int64), np.zeros((1, 3), np.int64), np.array([2]))
     with pytest.raises(ValueError, match="values\\[1\\] = -1 is negative"):
         count_by_value(np.array([0, -1]), np.ones(2, np.int64))
     with pytest.raises(ValueError, match="n_key = 3 must lie in"):

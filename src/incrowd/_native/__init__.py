@@ -5,7 +5,7 @@ and its runtime, loaded by the first cached kernel: about 0.6 s). So the kernels
 runs are a C extension (``_kernels.c``) built with the package: a node's classes for the node
 search (:func:`node_groups`), MDAV's plain scan (:func:`mdav_labels`) and the group sums of the
 centroids (:func:`group_sums`), and a node's working table for ``incrowd generalize`` and
-``incrowd lattice build`` (:func:`group_rows`, :func:`map_columns`, :func:`count_by_value`).
+``incrowd lattice build`` (:func:`group_rows`, :func:`merge_rows`, :func:`count_by_value`).
 Each is the numba kernel it replaced, loop for loop and operation for operation, built without
 floating-point contraction: the results are numba's bit for bit.
 
@@ -98,16 +98,21 @@ def group_rows(codes: np.ndarray, counts: np.ndarray, n_key: int) -> tuple[np.nd
     return first[:g], sums[:g], inverse, g
 
 
-def map_columns(codes: np.ndarray, maps: np.ndarray, map_rows: np.ndarray) -> np.ndarray:
+def merge_rows(codes: np.ndarray, counts: np.ndarray, maps: np.ndarray,
+               map_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``codes`` (n x m) with column j mapped through row ``map_rows[j]`` of ``maps`` (a code c
-    becomes ``maps[map_rows[j], c]``), or kept where ``map_rows[j]`` is -1; int32 for int32 codes,
-    int64 for any other integers."""
+    becomes ``maps[map_rows[j], c]``; -1 keeps the column), then equal rows merged: (each group's
+    mapped row, its summed counts), groups in order of first appearance (as :func:`group_rows`
+    numbers them); the rows int32 for int32 codes, int64 for any other integers."""
     codes, maps = _codes(np.asarray(codes)), _int64(maps)
     if codes.ndim != 2 or maps.ndim != 2:
         raise ValueError("codes and maps must be two-dimensional")
-    mapped = np.empty(codes.shape, codes.dtype)
-    _kernels.map_columns(codes, codes.itemsize, codes.shape[1], maps, maps.shape[1], _int64(map_rows), mapped)
-    return mapped
+    merged = np.empty(codes.shape, codes.dtype)
+    sums = np.empty(codes.shape[0], np.int64)
+    g = _kernels.merge_rows(codes, codes.itemsize, codes.shape[1], maps, maps.shape[1], _int64(map_rows),
+                            _int64(counts), merged, sums)
+    # a copy when groups merged: the tables a lattice build keeps on its stack hold only their rows
+    return (merged, sums) if g == codes.shape[0] else (merged[:g].copy(), sums[:g].copy())
 
 
 def count_by_value(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -122,5 +127,5 @@ def count_by_value(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray,
     return keys[:k], items[:k], totals[:k]
 
 
-__all__ = ["node_groups", "mdav_labels", "group_sums", "group_sums_in_units", "group_rows", "map_columns",
+__all__ = ["node_groups", "mdav_labels", "group_sums", "group_sums_in_units", "group_rows", "merge_rows",
            "count_by_value"]

@@ -463,20 +463,26 @@ done:
     return result;
 }
 
-/* map_columns(codes, itemsize, n_cols, maps, maps_columns, map_rows, mapped): codes, mapped:
- * n x n_cols, int32 (itemsize 4) or int64 (8); maps: rows x maps_columns int64; map_rows: n_cols
- * int64, a row of maps or -1 (the column copied). */
-static PyObject *map_columns(PyObject *self, PyObject *args) {
-    Py_buffer cb, mb, rb, ob;
+/* merge_rows(codes, itemsize, n_cols, maps, maps_columns, map_rows, counts, merged, sums) ->
+ * number of groups: codes mapped (map_rows[j]: a row of maps, or -1: the column kept) into a scratch table, group its rows by every column (group_rows), then
+ * merged[g] = the mapped row of group g's first row, sums[g] its summed counts. One call per
+ * node: a lattice build merges thousands of small tables, where three calls and numpy's gather
+ * cost more than the work. codes, merged: n x n_cols of the codes' type; counts, sums: n int64. */
+static PyObject *merge_rows(PyObject *self, PyObject *args) {
+    Py_buffer cb, mb, rb, nb, ob, sb;
     Py_ssize_t itemsize, n_cols, maps_columns;
-    if (!PyArg_ParseTuple(args, "y*nny*ny*w*", &cb, &itemsize, &n_cols, &mb, &maps_columns, &rb, &ob)) return NULL;
+    if (!PyArg_ParseTuple(args, "y*nny*ny*y*w*w*", &cb, &itemsize, &n_cols, &mb, &maps_columns, &rb, &nb, &ob, &sb))
+        return NULL;
     PyObject *result = NULL;
-    if (check_itemsize(itemsize)) goto done;
-    Py_ssize_t n = n_cols > 0 ? cb.len / itemsize / n_cols : 0;
+    char *mapped = NULL;
+    int64_t *table = NULL, *first = NULL, *inverse = NULL;
+    Py_ssize_t n = nb.len / (Py_ssize_t)sizeof(int64_t);
     Py_ssize_t maps_rows = maps_columns > 0 ? mb.len / (Py_ssize_t)sizeof(int64_t) / maps_columns : 0;
+    if (check_itemsize(itemsize)) goto done;
     if (n_cols < 0 || maps_columns < 0 || check_size(&cb, n * n_cols, itemsize, "codes") ||
         check_size(&mb, maps_rows * maps_columns, sizeof(int64_t), "maps") ||
-        check_size(&rb, n_cols, sizeof(int64_t), "map_rows") || check_size(&ob, n * n_cols, itemsize, "mapped"))
+        check_size(&rb, n_cols, sizeof(int64_t), "map_rows") || check_size(&ob, n * n_cols, itemsize, "merged") ||
+        check_size(&sb, n, sizeof(int64_t), "sums"))
         goto done;
     const int64_t *map_rows = rb.buf;
     for (Py_ssize_t j = 0; j < n_cols; j++)
@@ -484,19 +490,40 @@ static PyObject *map_columns(PyObject *self, PyObject *args) {
             PyErr_Format(PyExc_ValueError, "map_rows[%zd] = %lld is not a row of maps", j, (long long)map_rows[j]);
             goto done;
         }
-    Py_ssize_t bad_row, bad_col = -1;
+    Py_ssize_t cap = 16;
+    while (cap < 2 * n) cap <<= 1;
+    size_t row_bytes = (size_t)(n_cols * itemsize);
+    mapped = malloc(row_bytes * (size_t)n + 1);
+    table = malloc(sizeof(int64_t) * (size_t)cap);
+    first = malloc(sizeof(int64_t) * (size_t)n + 1);
+    inverse = malloc(sizeof(int64_t) * (size_t)n + 1);
+    if (!mapped || !table || !first || !inverse) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t g = 0, bad_row, bad_col = -1;
     Py_BEGIN_ALLOW_THREADS
-    bad_row = itemsize == 4 ? map_int32_t(cb.buf, n, n_cols, mb.buf, maps_columns, map_rows, ob.buf, &bad_col)
-                            : map_int64_t(cb.buf, n, n_cols, mb.buf, maps_columns, map_rows, ob.buf, &bad_col);
+    if (itemsize == 4) {
+        bad_row = map_int32_t(cb.buf, n, n_cols, mb.buf, maps_columns, map_rows, (int32_t *)mapped, &bad_col);
+        if (bad_row < 0)
+            g = group_int32_t((int32_t *)mapped, n, n_cols, n_cols, nb.buf, first, sb.buf, inverse, table, cap);
+    } else {
+        bad_row = map_int64_t(cb.buf, n, n_cols, mb.buf, maps_columns, map_rows, (int64_t *)mapped, &bad_col);
+        if (bad_row < 0)
+            g = group_int64_t((int64_t *)mapped, n, n_cols, n_cols, nb.buf, first, sb.buf, inverse, table, cap);
+    }
+    for (Py_ssize_t e = 0; e < g; e++)
+        memcpy((char *)ob.buf + (size_t)e * row_bytes, mapped + (size_t)first[e] * row_bytes, row_bytes);
     Py_END_ALLOW_THREADS
     if (bad_row >= 0) {
         PyErr_Format(PyExc_ValueError, "codes row %zd column %zd holds a code outside maps' columns", bad_row, bad_col);
         goto done;
     }
-    result = Py_None;
-    Py_INCREF(result);
+    result = PyLong_FromSsize_t(g);
 done:
-    PyBuffer_Release(&cb); PyBuffer_Release(&mb); PyBuffer_Release(&rb); PyBuffer_Release(&ob);
+    free(mapped); free(table); free(first); free(inverse);
+    PyBuffer_Release(&cb); PyBuffer_Release(&mb); PyBuffer_Release(&rb); PyBuffer_Release(&nb);
+    PyBuffer_Release(&ob); PyBuffer_Release(&sb);
     return result;
 }
 
@@ -557,7 +584,8 @@ static PyMethodDef methods[] = {
     {"mdav_labels", mdav_labels, METH_VARARGS, "mdav_labels(X, m, k, labels) -> None"},
     {"group_sums", group_sums, METH_VARARGS, "group_sums(X, m, labels, g, inverse_units, sums) -> None"},
     {"group_rows", group_rows, METH_VARARGS, "group_rows(codes, itemsize, n_cols, n_key, counts, first, sums, inverse) -> int"},
-    {"map_columns", map_columns, METH_VARARGS, "map_columns(codes, itemsize, n_cols, maps, maps_columns, map_rows, mapped) -> None"},
+    {"merge_rows", merge_rows, METH_VARARGS,
+     "merge_rows(codes, itemsize, n_cols, maps, maps_columns, map_rows, counts, merged, sums) -> int"},
     {"count_by_value", count_by_value, METH_VARARGS, "count_by_value(values, weights, keys, items, totals) -> int"},
     {NULL, NULL, 0, NULL},
 };

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._native import count_by_value, group_rows, map_columns
+from .._native import count_by_value, group_rows, merge_rows
 
 
-def _merge_equal_rows(mapped: np.ndarray, counts: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
-    first, sums, _, _ = group_rows(mapped, counts, mapped.shape[1])
-    return mapped[first].astype(dtype, copy=False), sums
+def _merge_mapped(codes: np.ndarray, counts: np.ndarray, maps: np.ndarray, map_rows: np.ndarray):
+    merged, sums = merge_rows(codes, counts, maps, map_rows)
+    return merged.astype(codes.dtype, copy=False), sums
 
 
 def rollup(codes: np.ndarray, counts: np.ndarray, column: int, mapping: np.ndarray):
@@ -27,7 +27,7 @@ def rollup(codes: np.ndarray, counts: np.ndarray, column: int, mapping: np.ndarr
     equal rows (in order of first appearance; counts summed)."""
     map_rows = np.full(codes.shape[1], -1, np.int64)
     map_rows[column] = 0
-    return _merge_equal_rows(map_columns(codes, np.asarray(mapping).reshape(1, -1), map_rows), counts, codes.dtype)
+    return _merge_mapped(codes, counts, np.asarray(mapping).reshape(1, -1), map_rows)
 
 
 def generalize_table(codes: np.ndarray, counts: np.ndarray, maps: np.ndarray, offsets: np.ndarray,
@@ -37,7 +37,7 @@ def generalize_table(codes: np.ndarray, counts: np.ndarray, maps: np.ndarray, of
     level map), then merge equal rows."""
     map_rows = np.full(codes.shape[1], -1, np.int64)
     map_rows[:n_qi] = np.asarray(offsets[:n_qi], np.int64) + np.asarray(levels[:n_qi], np.int64)
-    return _merge_equal_rows(map_columns(codes, maps, map_rows), counts, codes.dtype)
+    return _merge_mapped(codes, counts, maps, map_rows)
 
 
 def node_histograms(codes: np.ndarray, counts: np.ndarray, n_qi: int, with_sensitive: bool, missing: int = -1):
