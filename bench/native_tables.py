@@ -96,7 +96,8 @@ def measure(repeats: int) -> dict:
 def render(res: dict) -> str:
     body = [[r["kernel"], f"{r['native_s'] * 1000:.1f}", f"{r['numba_s'] * 1000:.1f}",
              f"{r['native_s'] / r['numba_s']:.2f}", "yes" if r["identical"] else "**no**"] for r in res["kernels"]]
-    return (f"A node's working table on ARX's Adult resampled to {res['rows']:,} rows (int32 codes, "
+    return ("## A node's working table: the extension against numba on a million rows\n\n"
+            f"A node's working table on ARX's Adult resampled to {res['rows']:,} rows (int32 codes, "
             f"8 QIs and salary-class), the compiled extension against the numba kernels it replaced, "
             f"side by side in one process, best of {res['repeats']} calls each "
             f"(`bench/native_tables.py`, {res['when']}; {res['machine']}).\n\n"
