@@ -39,8 +39,8 @@ def _table():
     import numpy as np
     import pandas as pd
 
+    from incrowd.cli._bench_entry import code_map_table
     from incrowd.generalization import resolve_hierarchies
-    from incrowd.generalization._table import code_map_table
 
     folder = data_dir() / "adult_arx"
     adult = pd.read_csv(folder / "adult.csv", sep=";", dtype=str)
@@ -64,8 +64,7 @@ def _same(a, b) -> bool:
 def measure(repeats: int) -> dict:
     import test_native as old
 
-    from incrowd._native import group_rows
-    from incrowd.generalization._node_tables import generalize_table, node_histograms, rollup
+    from incrowd.cli._bench_entry import generalize_table, group_rows, node_histograms, rollup
 
     codes, counts, maps, offsets, levels, age_parents, m = _table()
     pairs = {
