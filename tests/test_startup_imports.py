@@ -614,3 +614,38 @@ def test_a_publish_of_adult_imports_no_numba(adult, tmp_path):
                        program=True)
     assert report["code"] == 0 and "numba" not in report["loaded"]
     assert (tmp_path / "plain.csv").read_bytes() == (tmp_path / "typer.csv").read_bytes()
+
+
+@pytest.mark.parametrize("command", ["generalize", "lattice"])
+def test_generalize_and_lattice_build_of_adult_import_no_numba(adult, tmp_path, command):
+    """``incrowd generalize`` of Adult (8 QIs, k = 5 within 1 %, least loss) and ``incrowd lattice
+    build`` of the same QIs run a node's table on the compiled extension and the node search as
+    plain Python: neither process imports numba, and each answers as the API does in this process
+    (where the search is numba's)."""
+    from incrowd import read_table
+    from incrowd.generalization import Lattice, generalize
+
+    data, _ = adult
+    arx, qis = data.parent, ",".join(ARX_QIS)
+    if command == "generalize":
+        argv = ["generalize", str(data), "--hierarchies", str(arx), "--qi", qis, "--k", "5", "--max-suppression", "1%",
+                "--json", "-o", str(tmp_path / "gen.csv")]
+    else:
+        argv = ["lattice", "build", str(data), "--hierarchies", str(arx), "--qi", qis, "-o",
+                str(tmp_path / "adult8.lattice"), "--quiet"]
+    code, out, err, loaded = _loaded_by(argv, ["numba"])
+    assert (code, err, loaded) == (0, "", [])
+    frame = read_table(data)  # as the command reads it
+    if command == "generalize":
+        expected = generalize(frame, k=5, hierarchies=str(arx), quasi_identifiers=list(ARX_QIS), max_suppression="1%")
+        got = json.loads(out)
+        assert (got["levels"], got["suppressed"], got["classes"]) == (expected.levels, expected.suppressed,
+                                                                        expected.classes)
+        assert got["suppressed"] == 273  # ARX's Adult at k = 5 within 1 %: the node of least loss
+    else:
+        built = Lattice.open(tmp_path / "adult8.lattice")
+        expected = Lattice.build(frame, list(ARX_QIS), hierarchies=str(arx))
+        assert built.n_nodes == expected.n_nodes == 6480
+        for node in (0, 1234, built.n_nodes - 1):
+            for a, b in zip(built.node_histograms(node)[1], expected.node_histograms(node)[1]):
+                np.testing.assert_array_equal(a, b)

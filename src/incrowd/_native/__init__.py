@@ -4,8 +4,10 @@ A command on a survey-sized file spends less on its work than numba spends start
 and its runtime, loaded by the first cached kernel: about 0.6 s). So the kernels such a command
 runs are a C extension (``_kernels.c``) built with the package: a node's classes for the node
 search (:func:`node_groups`), MDAV's plain scan (:func:`mdav_labels`) and the group sums of the
-centroids (:func:`group_sums`). Each is the numba kernel it replaced, loop for loop and operation
-for operation, built without floating-point contraction: the results are numba's bit for bit.
+centroids (:func:`group_sums`), and a node's working table for ``incrowd generalize`` and
+``incrowd lattice build`` (:func:`group_rows`, :func:`merge_rows`, :func:`count_by_value`).
+Each is the numba kernel it replaced, loop for loop and operation for operation, built without
+floating-point contraction: the results are numba's bit for bit.
 
 These wrappers take numpy arrays of any layout and integer or float type as numba did, hand the
 extension C-contiguous int64 and float64 buffers, and allocate the outputs.
@@ -76,4 +78,54 @@ def _sums(X: np.ndarray, labels: np.ndarray, g: int, inverse_units: np.ndarray |
     return sums
 
 
-__all__ = ["node_groups", "mdav_labels", "group_sums", "group_sums_in_units"]
+def _codes(a: np.ndarray) -> np.ndarray:
+    """int32 codes as they are (a lattice's), any other integers as int64."""
+    return np.ascontiguousarray(a, dtype=np.int32 if a.dtype == np.int32 else np.int64)
+
+
+def group_rows(codes: np.ndarray, counts: np.ndarray, n_key: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Group the rows of ``codes`` (n x m) by their first ``n_key`` columns (open-addressing hash
+    on the code tuple). Returns (first row of each group, summed counts, group id of every row,
+    number of groups); groups are numbered in order of first appearance."""
+    codes = _codes(np.asarray(codes))
+    if codes.ndim != 2:
+        raise ValueError("codes must be two-dimensional")
+    n, m = codes.shape
+    first = np.empty(n, np.int64)
+    sums = np.empty(n, np.int64)
+    inverse = np.empty(n, np.int64)
+    g = _kernels.group_rows(codes, codes.itemsize, m, int(n_key), _int64(counts), first, sums, inverse)
+    return first[:g], sums[:g], inverse, g
+
+
+def merge_rows(codes: np.ndarray, counts: np.ndarray, maps: np.ndarray,
+               map_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``codes`` (n x m) with column j mapped through row ``map_rows[j]`` of ``maps`` (a code c
+    becomes ``maps[map_rows[j], c]``; -1 keeps the column), then equal rows merged: (each group's
+    mapped row, its summed counts), groups in order of first appearance (as :func:`group_rows`
+    numbers them); the rows int32 for int32 codes, int64 for any other integers."""
+    codes, maps = _codes(np.asarray(codes)), _int64(maps)
+    if codes.ndim != 2 or maps.ndim != 2:
+        raise ValueError("codes and maps must be two-dimensional")
+    merged = np.empty(codes.shape, codes.dtype)
+    sums = np.empty(codes.shape[0], np.int64)
+    g = _kernels.merge_rows(codes, codes.itemsize, codes.shape[1], maps, maps.shape[1], _int64(map_rows),
+                            _int64(counts), merged, sums)
+    # a copy when groups merged: the tables a lattice build keeps on its stack hold only their rows
+    return (merged, sums) if g == codes.shape[0] else (merged[:g].copy(), sums[:g].copy())
+
+
+def count_by_value(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct values (non-negative integers) ascending, how many items hold each, and their
+    summed weights (int64)."""
+    values = _int64(values)
+    n = values.size
+    keys = np.empty(n, np.int64)
+    items = np.empty(n, np.int64)
+    totals = np.empty(n, np.int64)
+    k = _kernels.count_by_value(values, _int64(weights), keys, items, totals)
+    return keys[:k], items[:k], totals[:k]
+
+
+__all__ = ["node_groups", "mdav_labels", "group_sums", "group_sums_in_units", "group_rows", "merge_rows",
+           "count_by_value"]

@@ -330,11 +330,263 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * A node's working table (incrowd.generalization: generalize_table, rollup, node_histograms):
+ * rows of level codes mapped to a node's levels, equal rows merged by open addressing on a hash
+ * of the code tuple, and histograms of the class sizes. */
+
+/* The codes come as int32 (a lattice's bottom classes) or int64, each loop compiled for both:
+ * numba compiled one kernel per type too, and a copy to int64 would cost as much as the work. */
+#define ROW_HASH(T)                                                                                 \
+    static uint64_t row_hash_##T(const T *row, Py_ssize_t n_key) {                                  \
+        uint64_t h = UINT64_C(14695981039346656037);                                                \
+        for (Py_ssize_t c = 0; c < n_key; c++)                                                      \
+            h ^= (uint64_t)(int64_t)row[c] + UINT64_C(0x9E3779B97F4A7C15) + (h << 6) + (h >> 2);    \
+        h ^= h >> 33;                                                                               \
+        h *= UINT64_C(0xFF51AFD7ED558CCD);                                                          \
+        h ^= h >> 33;                                                                               \
+        return h;                                                                                   \
+    }
+
+/* Groups numbered by first appearance: first[g] is group g's first row, sums[g] its summed
+ * counts, inverse[r] row r's group; table: cap slots (a power of two at least 2n), filled here. */
+#define GROUP(T)                                                                                    \
+    static Py_ssize_t group_##T(const T *codes, Py_ssize_t n, Py_ssize_t n_cols, Py_ssize_t n_key,  \
+                                const int64_t *counts, int64_t *first, int64_t *sums, int64_t *inverse, \
+                                int64_t *table, Py_ssize_t cap) {                                   \
+        Py_ssize_t g = 0;                                                                           \
+        for (Py_ssize_t i = 0; i < cap; i++) table[i] = EMPTY;                                      \
+        const uint64_t mask = (uint64_t)(cap - 1);                                                  \
+        for (Py_ssize_t r = 0; r < n; r++) {                                                        \
+            const T *row = codes + r * n_cols;                                                      \
+            uint64_t pos = row_hash_##T(row, n_key) & mask;                                         \
+            for (;;) {                                                                              \
+                int64_t gid = table[pos];                                                           \
+                if (gid == EMPTY) {                                                                 \
+                    table[pos] = g;                                                                 \
+                    first[g] = r;                                                                   \
+                    sums[g] = counts[r];                                                            \
+                    inverse[r] = g;                                                                 \
+                    g++;                                                                            \
+                    break;                                                                          \
+                }                                                                                   \
+                const T *f = codes + first[gid] * n_cols;                                           \
+                int same = 1;                                                                       \
+                for (Py_ssize_t c = 0; c < n_key; c++)                                              \
+                    if (f[c] != row[c]) {                                                           \
+                        same = 0;                                                                   \
+                        break;                                                                      \
+                    }                                                                               \
+                if (same) {                                                                         \
+                    sums[gid] += counts[r];                                                         \
+                    inverse[r] = gid;                                                               \
+                    break;                                                                          \
+                }                                                                                   \
+                pos = (pos + 1) & mask;                                                             \
+            }                                                                                       \
+        }                                                                                           \
+        return g;                                                                                   \
+    }
+
+/* mapped[r, j] = maps[map_rows[j], codes[r, j]] where map_rows[j] >= 0, codes[r, j] where it is
+ * -1 (a map's value stored in the codes' type, as numba's assignment into a copy of the codes
+ * did). Returns the first row holding a code outside maps' columns (its column in *bad_col), or -1. */
+#define MAP(T)                                                                                      \
+    static Py_ssize_t map_##T(const T *codes, Py_ssize_t n, Py_ssize_t n_cols, const int64_t *maps, \
+                              Py_ssize_t maps_columns, const int64_t *map_rows, T *mapped,          \
+                              Py_ssize_t *bad_col) {                                                \
+        for (Py_ssize_t r = 0; r < n; r++)                                                          \
+            for (Py_ssize_t j = 0; j < n_cols; j++) {                                               \
+                int64_t code = codes[r * n_cols + j];                                               \
+                if (map_rows[j] < 0) {                                                              \
+                    mapped[r * n_cols + j] = (T)code;                                               \
+                } else if (code < 0 || code >= maps_columns) {                                      \
+                    *bad_col = j;                                                                   \
+                    return r;                                                                       \
+                } else {                                                                            \
+                    mapped[r * n_cols + j] = (T)maps[map_rows[j] * maps_columns + code];            \
+                }                                                                                   \
+            }                                                                                       \
+        return -1;                                                                                  \
+    }
+
+ROW_HASH(int32_t)
+ROW_HASH(int64_t)
+GROUP(int32_t)
+GROUP(int64_t)
+MAP(int32_t)
+MAP(int64_t)
+
+static int check_itemsize(Py_ssize_t itemsize) {
+    if (itemsize != 4 && itemsize != 8) {
+        PyErr_Format(PyExc_ValueError, "codes must be int32 or int64; got items of %zd bytes", itemsize);
+        return -1;
+    }
+    return 0;
+}
+
+/* group_rows(codes, itemsize, n_cols, n_key, counts, first, sums, inverse) -> number of groups.
+ * codes: n x n_cols int32 (itemsize 4) or int64 (8), grouped by its first n_key columns; counts,
+ * first, sums, inverse: n int64. */
+static PyObject *group_rows(PyObject *self, PyObject *args) {
+    Py_buffer cb, nb, fb, sb, ib;
+    Py_ssize_t itemsize, n_cols, n_key;
+    if (!PyArg_ParseTuple(args, "y*nnny*w*w*w*", &cb, &itemsize, &n_cols, &n_key, &nb, &fb, &sb, &ib)) return NULL;
+    PyObject *result = NULL;
+    int64_t *table = NULL;
+    Py_ssize_t n = nb.len / (Py_ssize_t)sizeof(int64_t);
+    if (check_itemsize(itemsize)) goto done;
+    if (n_cols < 0 || n_key < 0 || n_key > n_cols) {
+        PyErr_Format(PyExc_ValueError, "n_key = %zd must lie in [0, n_cols = %zd]", n_key, n_cols);
+        goto done;
+    }
+    if (check_size(&cb, n * n_cols, itemsize, "codes") || check_size(&fb, n, sizeof(int64_t), "first") ||
+        check_size(&sb, n, sizeof(int64_t), "sums") || check_size(&ib, n, sizeof(int64_t), "inverse"))
+        goto done;
+    Py_ssize_t cap = 16;
+    while (cap < 2 * n) cap <<= 1;
+    table = malloc(sizeof(int64_t) * (size_t)cap);
+    if (table == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t g;
+    Py_BEGIN_ALLOW_THREADS
+    g = itemsize == 4 ? group_int32_t(cb.buf, n, n_cols, n_key, nb.buf, fb.buf, sb.buf, ib.buf, table, cap)
+                      : group_int64_t(cb.buf, n, n_cols, n_key, nb.buf, fb.buf, sb.buf, ib.buf, table, cap);
+    Py_END_ALLOW_THREADS
+    result = PyLong_FromSsize_t(g);
+done:
+    free(table);
+    PyBuffer_Release(&cb); PyBuffer_Release(&nb); PyBuffer_Release(&fb); PyBuffer_Release(&sb);
+    PyBuffer_Release(&ib);
+    return result;
+}
+
+/* merge_rows(codes, itemsize, n_cols, maps, maps_columns, map_rows, counts, merged, sums) ->
+ * number of groups: codes mapped (map_rows[j]: a row of maps, or -1: the column kept) into a scratch table, group its rows by every column (group_rows), then
+ * merged[g] = the mapped row of group g's first row, sums[g] its summed counts. One call per
+ * node: a lattice build merges thousands of small tables, where three calls and numpy's gather
+ * cost more than the work. codes, merged: n x n_cols of the codes' type; counts, sums: n int64. */
+static PyObject *merge_rows(PyObject *self, PyObject *args) {
+    Py_buffer cb, mb, rb, nb, ob, sb;
+    Py_ssize_t itemsize, n_cols, maps_columns;
+    if (!PyArg_ParseTuple(args, "y*nny*ny*y*w*w*", &cb, &itemsize, &n_cols, &mb, &maps_columns, &rb, &nb, &ob, &sb))
+        return NULL;
+    PyObject *result = NULL;
+    char *mapped = NULL;
+    int64_t *table = NULL, *first = NULL, *inverse = NULL;
+    Py_ssize_t n = nb.len / (Py_ssize_t)sizeof(int64_t);
+    Py_ssize_t maps_rows = maps_columns > 0 ? mb.len / (Py_ssize_t)sizeof(int64_t) / maps_columns : 0;
+    if (check_itemsize(itemsize)) goto done;
+    if (n_cols < 0 || maps_columns < 0 || check_size(&cb, n * n_cols, itemsize, "codes") ||
+        check_size(&mb, maps_rows * maps_columns, sizeof(int64_t), "maps") ||
+        check_size(&rb, n_cols, sizeof(int64_t), "map_rows") || check_size(&ob, n * n_cols, itemsize, "merged") ||
+        check_size(&sb, n, sizeof(int64_t), "sums"))
+        goto done;
+    const int64_t *map_rows = rb.buf;
+    for (Py_ssize_t j = 0; j < n_cols; j++)
+        if (map_rows[j] < -1 || map_rows[j] >= maps_rows) {
+            PyErr_Format(PyExc_ValueError, "map_rows[%zd] = %lld is not a row of maps", j, (long long)map_rows[j]);
+            goto done;
+        }
+    Py_ssize_t cap = 16;
+    while (cap < 2 * n) cap <<= 1;
+    size_t row_bytes = (size_t)(n_cols * itemsize);
+    mapped = malloc(row_bytes * (size_t)n + 1);
+    table = malloc(sizeof(int64_t) * (size_t)cap);
+    first = malloc(sizeof(int64_t) * (size_t)n + 1);
+    inverse = malloc(sizeof(int64_t) * (size_t)n + 1);
+    if (!mapped || !table || !first || !inverse) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t g = 0, bad_row, bad_col = -1;
+    Py_BEGIN_ALLOW_THREADS
+    if (itemsize == 4) {
+        bad_row = map_int32_t(cb.buf, n, n_cols, mb.buf, maps_columns, map_rows, (int32_t *)mapped, &bad_col);
+        if (bad_row < 0)
+            g = group_int32_t((int32_t *)mapped, n, n_cols, n_cols, nb.buf, first, sb.buf, inverse, table, cap);
+    } else {
+        bad_row = map_int64_t(cb.buf, n, n_cols, mb.buf, maps_columns, map_rows, (int64_t *)mapped, &bad_col);
+        if (bad_row < 0)
+            g = group_int64_t((int64_t *)mapped, n, n_cols, n_cols, nb.buf, first, sb.buf, inverse, table, cap);
+    }
+    for (Py_ssize_t e = 0; e < g; e++)
+        memcpy((char *)ob.buf + (size_t)e * row_bytes, mapped + (size_t)first[e] * row_bytes, row_bytes);
+    Py_END_ALLOW_THREADS
+    if (bad_row >= 0) {
+        PyErr_Format(PyExc_ValueError, "codes row %zd column %zd holds a code outside maps' columns", bad_row, bad_col);
+        goto done;
+    }
+    result = PyLong_FromSsize_t(g);
+done:
+    free(mapped); free(table); free(first); free(inverse);
+    PyBuffer_Release(&cb); PyBuffer_Release(&mb); PyBuffer_Release(&rb); PyBuffer_Release(&nb);
+    PyBuffer_Release(&ob); PyBuffer_Release(&sb);
+    return result;
+}
+
+/* count_by_value(values, weights, keys, items, totals) -> number of distinct values. values,
+ * weights, keys, items, totals: n int64, values >= 0. The distinct values ascending (keys), how
+ * many items hold each, and their summed weights. */
+static PyObject *count_by_value(PyObject *self, PyObject *args) {
+    Py_buffer vb, wb, kb, ib, tb;
+    if (!PyArg_ParseTuple(args, "y*y*w*w*w*", &vb, &wb, &kb, &ib, &tb)) return NULL;
+    PyObject *result = NULL;
+    int64_t *items = NULL, *total = NULL;
+    Py_ssize_t n = vb.len / (Py_ssize_t)sizeof(int64_t);
+    if (check_size(&wb, n, sizeof(int64_t), "weights") || check_size(&kb, n, sizeof(int64_t), "keys") ||
+        check_size(&ib, n, sizeof(int64_t), "items") || check_size(&tb, n, sizeof(int64_t), "totals"))
+        goto done;
+    const int64_t *values = vb.buf, *weights = wb.buf;
+    int64_t *keys = kb.buf, *out_items = ib.buf, *out_total = tb.buf;
+    int64_t top = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (values[i] < 0) {
+            PyErr_Format(PyExc_ValueError, "values[%zd] = %lld is negative", i, (long long)values[i]);
+            goto done;
+        }
+        if (values[i] > top) top = values[i];
+    }
+    items = calloc((size_t)top + 1, sizeof(int64_t));
+    total = calloc((size_t)top + 1, sizeof(int64_t));
+    if (items == NULL || total == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t k = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        items[values[i]] += 1;
+        total[values[i]] += weights[i];
+    }
+    for (int64_t v = 0; v <= top; v++)
+        if (items[v] > 0) {
+            keys[k] = v;
+            out_items[k] = items[v];
+            out_total[k] = total[v];
+            k++;
+        }
+    Py_END_ALLOW_THREADS
+    result = PyLong_FromSsize_t(k);
+done:
+    free(items);
+    free(total);
+    PyBuffer_Release(&vb); PyBuffer_Release(&wb); PyBuffer_Release(&kb); PyBuffer_Release(&ib);
+    PyBuffer_Release(&tb);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"node_groups", node_groups, METH_VARARGS,
      "node_groups(codes0, m, first_key, maps, maps_columns, map_rows, widths, gid, group_key, group_first) -> int"},
     {"mdav_labels", mdav_labels, METH_VARARGS, "mdav_labels(X, m, k, labels) -> None"},
     {"group_sums", group_sums, METH_VARARGS, "group_sums(X, m, labels, g, inverse_units, sums) -> None"},
+    {"group_rows", group_rows, METH_VARARGS, "group_rows(codes, itemsize, n_cols, n_key, counts, first, sums, inverse) -> int"},
+    {"merge_rows", merge_rows, METH_VARARGS,
+     "merge_rows(codes, itemsize, n_cols, maps, maps_columns, map_rows, counts, merged, sums) -> int"},
+    {"count_by_value", count_by_value, METH_VARARGS, "count_by_value(values, weights, keys, items, totals) -> int"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -56,6 +56,12 @@ _SOURCES: dict[str, str] = {
     # startup.py)
     "count_bottom_classes": "incrowd.generalization._limits",
     "one_request": "incrowd.generalization._search_plain",
+    # a node's working table, the extension's kernels against numba's (native_tables.py)
+    "group_rows": "incrowd._native",
+    "generalize_table": "incrowd.generalization._node_tables",
+    "rollup": "incrowd.generalization._node_tables",
+    "node_histograms": "incrowd.generalization._node_tables",
+    "code_map_table": "incrowd.generalization._table",
     # mixed releases (bench_publish.py, bench_joint.py)
     "numeric_information_loss": "incrowd.publishing._measures",
     "standardize_columns": "incrowd.publishing._prepare:_standardize",

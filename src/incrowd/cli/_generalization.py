@@ -448,7 +448,11 @@ def generalize_command(
 ) -> None:
     """Generalize DATA to the given levels (or to the node with the least --metric), remove the
     rows of classes below k (or l), verify, and write the table atomically."""
-    with user_errors():
+    from ..generalization import one_request
+
+    # one table per process: the node search runs as plain Python (milliseconds on a lattice of
+    # thousands of nodes) rather than loading numba and the compiled search (half a second)
+    with user_errors(), one_request():
         check_output_path(output, (data_path, hierarchies))
         check_report_path(report_path, (data_path, hierarchies, output))
         level_map = _levels(levels, "--levels")

@@ -41,12 +41,9 @@ from ._limits import (
     count_bottom_classes,
     parse_size,
 )
+from ._node_tables import generalize_table, rollup
 from ._table import LatticeTable, _as_level, _histogram_parts, code_map_table, node_levels  # noqa: F401
 
-# numba loads when a lattice is built or a node generalized, not when a lattice file is opened
-generalize_table = _lazy.function("incrowd.generalization._kernels", "generalize_table")
-node_histograms = _lazy.function("incrowd.generalization._kernels", "node_histograms")
-rollup = _lazy.function("incrowd.generalization._kernels", "rollup")
 if TYPE_CHECKING:
     import pandas as pd
 else:

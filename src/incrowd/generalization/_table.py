@@ -15,10 +15,8 @@ from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError, name_list
 from ._hierarchy import Hierarchy
 from ._histograms import ColumnsFrame, Histograms
+from ._node_tables import generalize_table, node_histograms
 
-# numba loads when a node is generalized, not when a lattice file is opened
-generalize_table = _lazy.function("incrowd.generalization._kernels", "generalize_table")
-node_histograms = _lazy.function("incrowd.generalization._kernels", "node_histograms")
 if TYPE_CHECKING:
     import pandas as pd
 else:
