@@ -72,6 +72,66 @@ def _update_sum(x, sign, s_hi, s_lo, abs_sum):
 
 
 
+@njit(cache=True, inline="always")
+def centroid_and_error(s_hi, s_lo, abs_sum, abs_total, n_live, updates, c):
+    """The double-double centroid of the live rows into ``c``; returns ``delta``, the bound on its
+    distance to the scan's float centroid (a sequential sum in row order)."""
+    delta2 = 0.0
+    for j in range(c.shape[0]):
+        c[j] = (s_hi[j] + s_lo[j]) / n_live
+        dj = (1.01 * (n_live + 4) * _U * abs_sum[j] + 4.0 * updates * _U * _U * abs_total[j]) / n_live
+        dj += 2.0 * _U * abs(c[j]) + 1e-300
+        delta2 += dj * dj
+    return math.sqrt(delta2)
+
+
+@njit(cache=True, inline="always")
+def p_threshold(best_d, delta, gamma):
+    """Every row that can be the scan's P is at least this far (squared) from the double-double
+    centroid, whose farthest live row is ``best_d`` away."""
+    rr = math.sqrt(best_d) * (1.0 + gamma)
+    err = delta * (2.0 * rr + delta) + 2.0 * gamma * (rr + delta) ** 2
+    return max(best_d - 2.02 * err, 0.0)
+
+
+@njit(cache=True)
+def choose_p(X, p_cand, n_cand, alive, n_live, exact_c):
+    """The scan's P among the candidates: copies of one row give its lowest row; otherwise the
+    scan's own centroid decides. Returns (P, 1 if that centroid was needed else 0)."""
+    n, m = X.shape
+    fell_back = 0
+    same = True
+    for u in range(1, n_cand):
+        for j in range(m):
+            if X[p_cand[u], j] != X[p_cand[0], j]:
+                same = False
+                break
+        if not same:
+            break
+    p = p_cand[0]
+    if same:
+        for u in range(1, n_cand):
+            if p_cand[u] < p:
+                p = p_cand[u]
+    else:
+        fell_back = 1
+        for j in range(m):
+            exact_c[j] = 0.0
+        for i in range(n):  # the scan's centroid: live rows in row order
+            if alive[i]:
+                for j in range(m):
+                    exact_c[j] += X[i, j]
+        for j in range(m):
+            exact_c[j] /= n_live
+        best = -1.0
+        for u in range(n_cand):
+            du = row_sq_dist(X, p_cand[u], exact_c)
+            if du > best or (du == best and p_cand[u] < p):
+                best = du
+                p = p_cand[u]
+    return p, fell_back
+
+
 @njit(cache=True)
 def _walk(X, c, order, radius, head, n_order, alive, shift, gamma, threshold, out):
     """Walk the live rows down the radius order while |x - c| <= radius + shift can still reach
@@ -210,53 +270,19 @@ def _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares, tuner):
     walked_since = 0
     while n_live >= 2 * k:
         # -- P (see the module docstring)
-        delta2 = 0.0
+        delta = centroid_and_error(s_hi, s_lo, abs_sum, abs_total, n_live, updates, c)
         shift2 = 0.0
         for j in range(m):
-            c[j] = (s_hi[j] + s_lo[j]) / n_live
-            dj = (1.01 * (n_live + 4) * _U * abs_sum[j] + 4.0 * updates * _U * _U * abs_total[j]) / n_live
-            dj += 2.0 * _U * abs(c[j]) + 1e-300
-            delta2 += dj * dj
             sh = c[j] - c0[j]
             shift2 += sh * sh
-        delta = math.sqrt(delta2)
         shift = math.sqrt(shift2) * (1.0 + 2.0 * gamma)
         while not alive[order[head]]:
             head += 1
         best_d, walked, _ = _walk(X, c, order, radius, head, n_order, alive, shift, gamma, -1.0, p_cand)
-        rr = math.sqrt(best_d) * (1.0 + gamma)
-        err = delta * (2.0 * rr + delta) + 2.0 * gamma * (rr + delta) ** 2
-        threshold = max(best_d - 2.02 * err, 0.0)
+        threshold = p_threshold(best_d, delta, gamma)
         _, _, n_cand = _walk(X, c, order, radius, head, n_order, alive, shift, gamma, threshold, p_cand)
-        same = True
-        for u in range(1, n_cand):
-            for j in range(m):
-                if X[p_cand[u], j] != X[p_cand[0], j]:
-                    same = False
-                    break
-            if not same:
-                break
-        p = p_cand[0]
-        if same:
-            for u in range(1, n_cand):
-                if p_cand[u] < p:
-                    p = p_cand[u]
-        else:
-            fallbacks += 1
-            for j in range(m):
-                exact_c[j] = 0.0
-            for i in range(n):  # the scan's centroid: live rows in row order
-                if alive[i]:
-                    for j in range(m):
-                        exact_c[j] += X[i, j]
-            for j in range(m):
-                exact_c[j] /= n_live
-            best = -1.0
-            for u in range(n_cand):
-                du = row_sq_dist(X, p_cand[u], exact_c)
-                if du > best or (du == best and p_cand[u] < p):
-                    best = du
-                    p = p_cand[u]
+        p, fell_back = choose_p(X, p_cand, n_cand, alive, n_live, exact_c)
+        fallbacks += fell_back
         walked_since += walked
         if walked > _REBUILD_MIN and walked_since > n_live:
             # the walks since the last ordering cost as much as a new one: order the live rows
