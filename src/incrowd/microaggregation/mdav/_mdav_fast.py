@@ -172,6 +172,61 @@ def _radius_order(X, alive_rows, n_alive, c0, order, radius):
     return n_alive
 
 
+# the radius walk's state between rounds, kept in one int64 array
+_HEAD, _N_ORDER, _WALKED_SINCE, _REBUILDS, _FALLBACKS, _WALK_STATE = 0, 1, 2, 3, 4, 5
+
+
+@njit(cache=True)
+def new_walk(X, s_hi, s_lo, c0, order, radius):
+    """The radius walk's state over all rows of X, ordered around c0, set here to their mean (from
+    their double-double sum)."""
+    for j in range(X.shape[1]):
+        c0[j] = (s_hi[j] + s_lo[j]) / X.shape[0]
+    walk = np.zeros(_WALK_STATE, np.int64)
+    walk[_N_ORDER] = _radius_order(X, np.arange(X.shape[0]), X.shape[0], c0, order, radius)
+    return walk
+
+
+@njit(cache=True)
+def find_p(X, s_hi, s_lo, abs_sum, abs_total, n_live, updates, alive, c, c0, exact_c, order, radius, p_cand,
+           walk, gamma):
+    """The scan's P: the live row farthest from the scan's centroid, lowest row on ties."""
+    m = X.shape[1]
+    delta = centroid_and_error(s_hi, s_lo, abs_sum, abs_total, n_live, updates, c)
+    shift2 = 0.0
+    for j in range(m):
+        sh = c[j] - c0[j]
+        shift2 += sh * sh
+    shift = math.sqrt(shift2) * (1.0 + 2.0 * gamma)
+    head = walk[_HEAD]
+    while not alive[order[head]]:
+        head += 1
+    walk[_HEAD] = head
+    n_order = walk[_N_ORDER]
+    best_d, walked, _ = _walk(X, c, order, radius, head, n_order, alive, shift, gamma, -1.0, p_cand)
+    threshold = p_threshold(best_d, delta, gamma)
+    _, _, n_cand = _walk(X, c, order, radius, head, n_order, alive, shift, gamma, threshold, p_cand)
+    p, fell_back = choose_p(X, p_cand, n_cand, alive, n_live, exact_c)
+    walk[_FALLBACKS] += fell_back
+    walk[_WALKED_SINCE] += walked
+    if walked > _REBUILD_MIN and walk[_WALKED_SINCE] > n_live:
+        # the walks since the last ordering cost as much as a new one: order the live rows
+        # around the current centroid (so walking never costs more than ordering, amortized)
+        for j in range(m):
+            c0[j] = c[j]
+        live_rows = np.empty(n_live, np.int64)
+        w = 0
+        for i in range(X.shape[0]):  # in row order, as the slots keep them
+            if alive[i]:
+                live_rows[w] = i
+                w += 1
+        walk[_N_ORDER] = _radius_order(X, live_rows, n_live, c0, order, radius)
+        walk[_HEAD] = 0
+        walk[_REBUILDS] += 1
+        walk[_WALKED_SINCE] = 0
+    return p
+
+
 @njit(cache=True)
 def _screen(X, data, norms, npairs, gap, ids, n_slots, alive_slot, row, seed_slot, n_near, n_far, point,
             qwords, sel, far, cand, cand_d, parallel_from, shares, tuner):
@@ -257,48 +312,15 @@ def _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares, tuner):
     radius = np.empty(n)
     p_cand = np.empty(n, np.int64)
     gamma = (m + 3) * _U
-    for j in range(m):
-        c0[j] = (s_hi[j] + s_lo[j]) / n
-    n_order = _radius_order(X, ids, n, c0, order, radius)
-    head = 0
+    walk = new_walk(X, s_hi, s_lo, c0, order, radius)
     n_slots = n
     n_live = n
     updates = n
     group = 0
-    fallbacks = 0
-    rebuilds = 0
-    walked_since = 0
     while n_live >= 2 * k:
         # -- P (see the module docstring)
-        delta = centroid_and_error(s_hi, s_lo, abs_sum, abs_total, n_live, updates, c)
-        shift2 = 0.0
-        for j in range(m):
-            sh = c[j] - c0[j]
-            shift2 += sh * sh
-        shift = math.sqrt(shift2) * (1.0 + 2.0 * gamma)
-        while not alive[order[head]]:
-            head += 1
-        best_d, walked, _ = _walk(X, c, order, radius, head, n_order, alive, shift, gamma, -1.0, p_cand)
-        threshold = p_threshold(best_d, delta, gamma)
-        _, _, n_cand = _walk(X, c, order, radius, head, n_order, alive, shift, gamma, threshold, p_cand)
-        p, fell_back = choose_p(X, p_cand, n_cand, alive, n_live, exact_c)
-        fallbacks += fell_back
-        walked_since += walked
-        if walked > _REBUILD_MIN and walked_since > n_live:
-            # the walks since the last ordering cost as much as a new one: order the live rows
-            # around the current centroid (so walking never costs more than ordering, amortized)
-            for j in range(m):
-                c0[j] = c[j]
-            live_rows = np.empty(n_live, np.int64)
-            w = 0
-            for i in range(n_slots):
-                if alive_slot[i]:
-                    live_rows[w] = ids[i]
-                    w += 1
-            n_order = _radius_order(X, live_rows, n_live, c0, order, radius)
-            head = 0
-            rebuilds += 1
-            walked_since = 0
+        p = find_p(X, s_hi, s_lo, abs_sum, abs_total, n_live, updates, alive, c, c0, exact_c, order, radius,
+                   p_cand, walk, gamma)
         # -- P's group and the candidates for Q from one pass; Q's group from a second
         seed_slot = slot_of[p]
         _screen(X, data, norms, npairs, gap, ids, n_slots, alive_slot, p, seed_slot, k - 1, k + 1, point,
@@ -321,4 +343,4 @@ def _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares, tuner):
     for i in range(n_slots):
         if alive_slot[i]:
             labels[ids[i]] = rest
-    return labels, fallbacks, rebuilds
+    return labels, walk[_FALLBACKS], walk[_REBUILDS]

@@ -11,9 +11,9 @@ to P, to Q) from a few leaves, so a fit grows about as n log n:
   computed distance from below and above exactly. A node is skipped only when its bound is
   strictly worse than the current k-th best, so rows at an equal distance are still seen and the
   scan's tie-break (the lowest row first) decides among them.
-* **P** is found as ``_mdav_fast`` finds it (a double-double sum of the live rows, every row
-  within its error of the farthest a candidate; copies of one row or the scan's own centroid
-  decide), with the tree in place of the radius walk.
+* **P** is found by ``_mdav_fast``'s own search (``find_p``: the radius walk from a double-double
+  centroid): near the end of a fit the live rows are a ball whose surface is nearly all at the
+  same distance from the centroid, so a box bound would visit most of the surface's leaves.
 
 Used for files with few columns (the boxes prune little beyond a few dimensions: see
 ``TREE_MAX_COLUMNS`` in ``mdav``).
@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from .._kernels import row_sq_dist
-from ._mdav_fast import _U, _update_sum, centroid_and_error, choose_p, p_threshold
+from ._mdav_fast import _FALLBACKS, _U, _update_sum, find_p, new_walk
 
 _LEAF = 16
 
@@ -211,31 +211,6 @@ def _query(X, tree, alive, q, exclude, size, nearest, buf_d, buf_r, stack):
 
 
 @njit(cache=True)
-def _at_least(X, tree, alive, q, threshold, out, stack):
-    """The live rows at computed distance >= threshold from q, into ``out``; returns their number."""
-    perm, _, lo, hi, left, right, _, count, bmin, bmax = tree
-    n_out = 0
-    top = 1
-    stack[0] = 0
-    while top > 0:
-        top -= 1
-        v = stack[top]
-        if count[v] == 0 or _far_bound(bmin, bmax, v, q) < threshold:
-            continue
-        if left[v] < 0:
-            for t in range(lo[v], hi[v]):
-                r = perm[t]
-                if alive[r] and row_sq_dist(X, r, q) >= threshold:
-                    out[n_out] = r
-                    n_out += 1
-            continue
-        stack[top] = left[v]
-        stack[top + 1] = right[v]
-        top += 2
-    return n_out
-
-
-@njit(cache=True)
 def _remove(X, tree, alive, r, labels, group, s_hi, s_lo, abs_sum):
     """Row r joins ``group`` and leaves the tree: the live counts and boxes up its path."""
     perm, leaf_of, lo, hi, left, right, parent, count, bmin, bmax = tree
@@ -274,6 +249,8 @@ def mdav_tree_labels(X, k):
     buf_d = np.empty(max(k, 1))
     buf_r = np.empty(max(k, 1), np.int64)
     p_cand = np.empty(n, np.int64)
+    order = np.empty(n, np.int64)
+    radius = np.empty(n)
     s_hi = np.zeros(m)
     s_lo = np.zeros(m)
     abs_sum = np.zeros(m)
@@ -281,20 +258,17 @@ def mdav_tree_labels(X, k):
         _update_sum(X[i], 1.0, s_hi, s_lo, abs_sum)
     abs_total = abs_sum.copy()
     c = np.empty(m)
+    c0 = np.empty(m)
     exact_c = np.empty(m)
     point = np.empty(m)
     gamma = (m + 3) * _U
+    walk = new_walk(X, s_hi, s_lo, c0, order, radius)
     n_live = n
     updates = n
     group = 0
-    fallbacks = 0
     while n_live >= 2 * k:
-        delta = centroid_and_error(s_hi, s_lo, abs_sum, abs_total, n_live, updates, c)
-        _query(X, tree, alive, c, -1, 1, False, buf_d, buf_r, stack)
-        threshold = p_threshold(buf_d[0], delta, gamma)
-        n_cand = _at_least(X, tree, alive, c, threshold, p_cand, stack)
-        p, fell_back = choose_p(X, p_cand, n_cand, alive, n_live, exact_c)
-        fallbacks += fell_back
+        p = find_p(X, s_hi, s_lo, abs_sum, abs_total, n_live, updates, alive, c, c0, exact_c, order, radius,
+                   p_cand, walk, gamma)
         _take(X, tree, alive, p, k, labels, group, s_hi, s_lo, abs_sum, buf_d, buf_r, stack, point)
         group += 1
         # Q: the live row farthest from P (``point`` still holds P's row)
@@ -307,4 +281,4 @@ def mdav_tree_labels(X, k):
     for i in range(n):
         if alive[i]:
             labels[i] = rest
-    return labels, fallbacks
+    return labels, walk[_FALLBACKS]
