@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from incrowd import MDAV
 from incrowd._native import mdav_labels
 from incrowd.microaggregation.mdav._mdav_tree import mdav_tree_labels
-
 from incrowd.values import standardize
+
 
 @pytest.mark.filterwarnings("ignore::incrowd.exceptions.DataWarning")
 @pytest.mark.parametrize("kind", ["gauss", "ints", "copies", "cauchy"])
