@@ -12,7 +12,7 @@ from .._base import MicroaggregationEstimator
 
 # numba's fast exact kernel and its thread tuner, loaded by the first file too large for the scan
 _fast_labels = _lazy.function("incrowd.microaggregation.mdav._mdav_large", "fast_exact_labels")
-# the k-d tree kernel for files with few columns, where it grows about as n log n
+# the k-d tree kernel for files with few columns, where a round reads a few leaves, not every row
 _tree_labels = _lazy.function("incrowd.microaggregation.mdav._mdav_tree", "tree_exact_labels")
 
 
