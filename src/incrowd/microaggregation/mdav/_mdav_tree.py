@@ -4,7 +4,7 @@ The scan (and ``_mdav_fast``, which screens it) makes passes over every live row
 n / 2k rounds, so the work grows as n^2 / k whatever the data. On a few columns a tree answers
 each of a round's other questions (the farthest live row from P; the k - 1 nearest
 to P, to Q) from a few leaves: a few hundred rows read a round at any size (the time a round
-still grows with the file, as those reads miss the cache; see the perturbation guide):
+still grows with the file, most likely as those reads miss the cache; see the perturbation guide):
 
 * **Bounds without slack.** A node keeps the bounding box of its live rows (refreshed up the path
   when a row leaves). Rounding is monotone, so the box's nearest and farthest corners, put
