@@ -72,6 +72,66 @@ def _update_sum(x, sign, s_hi, s_lo, abs_sum):
 
 
 
+@njit(cache=True, inline="always")
+def centroid_and_error(s_hi, s_lo, abs_sum, abs_total, n_live, updates, c):
+    """The double-double centroid of the live rows into ``c``; returns ``delta``, the bound on its
+    distance to the scan's float centroid (a sequential sum in row order)."""
+    delta2 = 0.0
+    for j in range(c.shape[0]):
+        c[j] = (s_hi[j] + s_lo[j]) / n_live
+        dj = (1.01 * (n_live + 4) * _U * abs_sum[j] + 4.0 * updates * _U * _U * abs_total[j]) / n_live
+        dj += 2.0 * _U * abs(c[j]) + 1e-300
+        delta2 += dj * dj
+    return math.sqrt(delta2)
+
+
+@njit(cache=True, inline="always")
+def p_threshold(best_d, delta, gamma):
+    """Every row that can be the scan's P is at least this far (squared) from the double-double
+    centroid, whose farthest live row is ``best_d`` away."""
+    rr = math.sqrt(best_d) * (1.0 + gamma)
+    err = delta * (2.0 * rr + delta) + 2.0 * gamma * (rr + delta) ** 2
+    return max(best_d - 2.02 * err, 0.0)
+
+
+@njit(cache=True)
+def choose_p(X, p_cand, n_cand, alive, n_live, exact_c):
+    """The scan's P among the candidates: copies of one row give its lowest row; otherwise the
+    scan's own centroid decides. Returns (P, 1 if that centroid was needed else 0)."""
+    n, m = X.shape
+    fell_back = 0
+    same = True
+    for u in range(1, n_cand):
+        for j in range(m):
+            if X[p_cand[u], j] != X[p_cand[0], j]:
+                same = False
+                break
+        if not same:
+            break
+    p = p_cand[0]
+    if same:
+        for u in range(1, n_cand):
+            if p_cand[u] < p:
+                p = p_cand[u]
+    else:
+        fell_back = 1
+        for j in range(m):
+            exact_c[j] = 0.0
+        for i in range(n):  # the scan's centroid: live rows in row order
+            if alive[i]:
+                for j in range(m):
+                    exact_c[j] += X[i, j]
+        for j in range(m):
+            exact_c[j] /= n_live
+        best = -1.0
+        for u in range(n_cand):
+            du = row_sq_dist(X, p_cand[u], exact_c)
+            if du > best or (du == best and p_cand[u] < p):
+                best = du
+                p = p_cand[u]
+    return p, fell_back
+
+
 @njit(cache=True)
 def _walk(X, c, order, radius, head, n_order, alive, shift, gamma, threshold, out):
     """Walk the live rows down the radius order while |x - c| <= radius + shift can still reach
@@ -110,6 +170,61 @@ def _radius_order(X, alive_rows, n_alive, c0, order, radius):
         order[t] = alive_rows[idx[t]]
         radius[t] = e[idx[t]]
     return n_alive
+
+
+# the radius walk's state between rounds, kept in one int64 array
+_HEAD, _N_ORDER, _WALKED_SINCE, _REBUILDS, _FALLBACKS, _WALK_STATE = 0, 1, 2, 3, 4, 5
+
+
+@njit(cache=True)
+def new_walk(X, s_hi, s_lo, c0, order, radius):
+    """The radius walk's state over all rows of X, ordered around c0, set here to their mean (from
+    their double-double sum)."""
+    for j in range(X.shape[1]):
+        c0[j] = (s_hi[j] + s_lo[j]) / X.shape[0]
+    walk = np.zeros(_WALK_STATE, np.int64)
+    walk[_N_ORDER] = _radius_order(X, np.arange(X.shape[0]), X.shape[0], c0, order, radius)
+    return walk
+
+
+@njit(cache=True)
+def find_p(X, s_hi, s_lo, abs_sum, abs_total, n_live, updates, alive, c, c0, exact_c, order, radius, p_cand,
+           walk, gamma):
+    """The scan's P: the live row farthest from the scan's centroid, lowest row on ties."""
+    m = X.shape[1]
+    delta = centroid_and_error(s_hi, s_lo, abs_sum, abs_total, n_live, updates, c)
+    shift2 = 0.0
+    for j in range(m):
+        sh = c[j] - c0[j]
+        shift2 += sh * sh
+    shift = math.sqrt(shift2) * (1.0 + 2.0 * gamma)
+    head = walk[_HEAD]
+    while not alive[order[head]]:
+        head += 1
+    walk[_HEAD] = head
+    n_order = walk[_N_ORDER]
+    best_d, walked, _ = _walk(X, c, order, radius, head, n_order, alive, shift, gamma, -1.0, p_cand)
+    threshold = p_threshold(best_d, delta, gamma)
+    _, _, n_cand = _walk(X, c, order, radius, head, n_order, alive, shift, gamma, threshold, p_cand)
+    p, fell_back = choose_p(X, p_cand, n_cand, alive, n_live, exact_c)
+    walk[_FALLBACKS] += fell_back
+    walk[_WALKED_SINCE] += walked
+    if walked > _REBUILD_MIN and walk[_WALKED_SINCE] > n_live:
+        # the walks since the last ordering cost as much as a new one: order the live rows
+        # around the current centroid (so walking never costs more than ordering, amortized)
+        for j in range(m):
+            c0[j] = c[j]
+        live_rows = np.empty(n_live, np.int64)
+        w = 0
+        for i in range(X.shape[0]):  # in row order, as the slots keep them
+            if alive[i]:
+                live_rows[w] = i
+                w += 1
+        walk[_N_ORDER] = _radius_order(X, live_rows, n_live, c0, order, radius)
+        walk[_HEAD] = 0
+        walk[_REBUILDS] += 1
+        walk[_WALKED_SINCE] = 0
+    return p
 
 
 @njit(cache=True)
@@ -197,82 +312,15 @@ def _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares, tuner):
     radius = np.empty(n)
     p_cand = np.empty(n, np.int64)
     gamma = (m + 3) * _U
-    for j in range(m):
-        c0[j] = (s_hi[j] + s_lo[j]) / n
-    n_order = _radius_order(X, ids, n, c0, order, radius)
-    head = 0
+    walk = new_walk(X, s_hi, s_lo, c0, order, radius)
     n_slots = n
     n_live = n
     updates = n
     group = 0
-    fallbacks = 0
-    rebuilds = 0
-    walked_since = 0
     while n_live >= 2 * k:
         # -- P (see the module docstring)
-        delta2 = 0.0
-        shift2 = 0.0
-        for j in range(m):
-            c[j] = (s_hi[j] + s_lo[j]) / n_live
-            dj = (1.01 * (n_live + 4) * _U * abs_sum[j] + 4.0 * updates * _U * _U * abs_total[j]) / n_live
-            dj += 2.0 * _U * abs(c[j]) + 1e-300
-            delta2 += dj * dj
-            sh = c[j] - c0[j]
-            shift2 += sh * sh
-        delta = math.sqrt(delta2)
-        shift = math.sqrt(shift2) * (1.0 + 2.0 * gamma)
-        while not alive[order[head]]:
-            head += 1
-        best_d, walked, _ = _walk(X, c, order, radius, head, n_order, alive, shift, gamma, -1.0, p_cand)
-        rr = math.sqrt(best_d) * (1.0 + gamma)
-        err = delta * (2.0 * rr + delta) + 2.0 * gamma * (rr + delta) ** 2
-        threshold = max(best_d - 2.02 * err, 0.0)
-        _, _, n_cand = _walk(X, c, order, radius, head, n_order, alive, shift, gamma, threshold, p_cand)
-        same = True
-        for u in range(1, n_cand):
-            for j in range(m):
-                if X[p_cand[u], j] != X[p_cand[0], j]:
-                    same = False
-                    break
-            if not same:
-                break
-        p = p_cand[0]
-        if same:
-            for u in range(1, n_cand):
-                if p_cand[u] < p:
-                    p = p_cand[u]
-        else:
-            fallbacks += 1
-            for j in range(m):
-                exact_c[j] = 0.0
-            for i in range(n):  # the scan's centroid: live rows in row order
-                if alive[i]:
-                    for j in range(m):
-                        exact_c[j] += X[i, j]
-            for j in range(m):
-                exact_c[j] /= n_live
-            best = -1.0
-            for u in range(n_cand):
-                du = row_sq_dist(X, p_cand[u], exact_c)
-                if du > best or (du == best and p_cand[u] < p):
-                    best = du
-                    p = p_cand[u]
-        walked_since += walked
-        if walked > _REBUILD_MIN and walked_since > n_live:
-            # the walks since the last ordering cost as much as a new one: order the live rows
-            # around the current centroid (so walking never costs more than ordering, amortized)
-            for j in range(m):
-                c0[j] = c[j]
-            live_rows = np.empty(n_live, np.int64)
-            w = 0
-            for i in range(n_slots):
-                if alive_slot[i]:
-                    live_rows[w] = ids[i]
-                    w += 1
-            n_order = _radius_order(X, live_rows, n_live, c0, order, radius)
-            head = 0
-            rebuilds += 1
-            walked_since = 0
+        p = find_p(X, s_hi, s_lo, abs_sum, abs_total, n_live, updates, alive, c, c0, exact_c, order, radius,
+                   p_cand, walk, gamma)
         # -- P's group and the candidates for Q from one pass; Q's group from a second
         seed_slot = slot_of[p]
         _screen(X, data, norms, npairs, gap, ids, n_slots, alive_slot, p, seed_slot, k - 1, k + 1, point,
@@ -295,4 +343,4 @@ def _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares, tuner):
     for i in range(n_slots):
         if alive_slot[i]:
             labels[ids[i]] = rest
-    return labels, fallbacks, rebuilds
+    return labels, walk[_FALLBACKS], walk[_REBUILDS]

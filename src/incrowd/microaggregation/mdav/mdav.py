@@ -12,19 +12,23 @@ from .._base import MicroaggregationEstimator
 
 # numba's fast exact kernel and its thread tuner, loaded by the first file too large for the scan
 _fast_labels = _lazy.function("incrowd.microaggregation.mdav._mdav_large", "fast_exact_labels")
+# the k-d tree kernel for files with few columns, where a round reads a few leaves, not every row
+_tree_labels = _lazy.function("incrowd.microaggregation.mdav._mdav_tree", "tree_exact_labels")
 
 
 def mdav_exact_labels(Z, k):
     """The groups of the plain scan (the compiled extension's ``mdav_labels``), exactly: by the
     scan itself on a small file, or where numba has not started and the scan costs less than its
-    start-up; else by the faster exact kernel ``_mdav_fast`` (a k-d tree was tried too, and lost
-    to it at 3 columns and to the scan at 6 and 15: its box bounds prune little beyond a few
-    dimensions)."""
+    start-up; else by a faster exact kernel: the k-d tree of ``_mdav_tree`` on up to
+    ``TREE_MAX_COLUMNS`` columns, ``_mdav_fast`` (screened passes) on more, where box bounds
+    prune little."""
     if Z.size and not np.abs(Z).max() < 1e15:
         return mdav_labels(Z, k)  # the fast kernel's error bounds assume this range
     if Z.shape[0] < SCAN_BELOW or (not _small.jit_runtime_loaded()
                                    and _small.mdav_work(Z.shape[0], Z.shape[1], k) <= SCAN_WORK):
         return mdav_labels(Z, k)
+    if Z.shape[1] <= TREE_MAX_COLUMNS:
+        return _tree_labels(Z, k)
     return _fast_labels(Z, k)
 
 
@@ -37,6 +41,10 @@ SCAN_BELOW = 4096
 # k = 10 is 5.8e9, about 2.2 s) the scan costs less than starting numba (0.6 s) for the fast
 # kernel, so a process that has not started numba scans
 SCAN_WORK = 1.5e9
+# Up to this many columns the tree kernel beats the screened one (k = 3, 100,000 rows: 0.2 to 0.5
+# against 0.6 to 0.9 s at 1 to 3 columns, Gaussian or rows in copies; even at 4, 2 to 12 times
+# slower from 5 on) and grows more slowly: its rounds read a few leaves, not every live row
+TREE_MAX_COLUMNS = 3
 
 
 class MDAV(MicroaggregationEstimator):
