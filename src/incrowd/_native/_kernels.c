@@ -28,6 +28,17 @@ static int check_size(const Py_buffer *b, Py_ssize_t count, Py_ssize_t item, con
 
 #define EMPTY (-1)
 
+/* A hash table of at least twice n slots (a power of two, at least 16), not yet emptied; NULL
+   with MemoryError set when it cannot be had. */
+static int64_t *open_table(Py_ssize_t n, Py_ssize_t *cap_out) {
+    Py_ssize_t cap = 16;
+    while (cap < 2 * n) cap <<= 1;
+    *cap_out = cap;
+    int64_t *table = malloc(sizeof(int64_t) * (size_t)cap);
+    if (table == NULL) PyErr_NoMemory();
+    return table;
+}
+
 /* node_groups(codes0, m, first_key, maps, maps_columns, map_rows, widths, gid, group_key,
  * group_first) -> number of groups. codes0: n x m int64; first_key, gid, group_key, group_first:
  * n int64; maps: rows x maps_columns int64; map_rows, widths: m int64. */
@@ -54,13 +65,9 @@ static PyObject *node_groups(PyObject *self, PyObject *args) {
             PyErr_Format(PyExc_ValueError, "map_rows[%zd] = %lld is not a row of maps", j, (long long)map_rows[j]);
             goto done;
         }
-    Py_ssize_t cap = 16;
-    while (cap < 2 * n) cap <<= 1;
-    table = malloc(sizeof(int64_t) * (size_t)cap);
-    if (table == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
+    Py_ssize_t cap;
+    table = open_table(n, &cap);
+    if (table == NULL) goto done;
     Py_ssize_t g = 0, bad_row = -1;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < cap; i++) table[i] = EMPTY;
@@ -443,13 +450,9 @@ static PyObject *group_rows(PyObject *self, PyObject *args) {
     if (check_size(&cb, n * n_cols, itemsize, "codes") || check_size(&fb, n, sizeof(int64_t), "first") ||
         check_size(&sb, n, sizeof(int64_t), "sums") || check_size(&ib, n, sizeof(int64_t), "inverse"))
         goto done;
-    Py_ssize_t cap = 16;
-    while (cap < 2 * n) cap <<= 1;
-    table = malloc(sizeof(int64_t) * (size_t)cap);
-    if (table == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
+    Py_ssize_t cap;
+    table = open_table(n, &cap);
+    if (table == NULL) goto done;
     Py_ssize_t g;
     Py_BEGIN_ALLOW_THREADS
     g = itemsize == 4 ? group_int32_t(cb.buf, n, n_cols, n_key, nb.buf, fb.buf, sb.buf, ib.buf, table, cap)

@@ -188,6 +188,29 @@ def new_walk(X, s_hi, s_lo, c0, order, radius):
 
 
 @njit(cache=True)
+def p_search_state(X):
+    """What every round's search for P (:func:`find_p`) starts from: the rows' double-double column
+    sums with their absolute sums (the error bound), the centroid buffers, the radius walk's
+    order, radii and state around the mean, the candidates' buffer and the rounding factor."""
+    n, m = X.shape
+    s_hi = np.zeros(m)
+    s_lo = np.zeros(m)
+    abs_sum = np.zeros(m)
+    for i in range(n):
+        _update_sum(X[i], 1.0, s_hi, s_lo, abs_sum)
+    abs_total = abs_sum.copy()
+    c = np.empty(m)
+    c0 = np.empty(m)
+    exact_c = np.empty(m)
+    order = np.empty(n, np.int64)
+    radius = np.empty(n)
+    p_cand = np.empty(n, np.int64)
+    gamma = (m + 3) * _U
+    walk = new_walk(X, s_hi, s_lo, c0, order, radius)
+    return s_hi, s_lo, abs_sum, abs_total, c, c0, exact_c, order, radius, p_cand, gamma, walk
+
+
+@njit(cache=True)
 def find_p(X, s_hi, s_lo, abs_sum, abs_total, n_live, updates, alive, c, c0, exact_c, order, radius, p_cand,
            walk, gamma):
     """The scan's P: the live row farthest from the scan's centroid, lowest row on ties."""
@@ -299,20 +322,7 @@ def _mdav_rounds(X, k, data, norms, npairs, gap, parallel_from, shares, tuner):
     point = np.empty(m)
     sel = np.empty(max(k - 1, 1), np.int64)
     far = np.empty(k + 1, np.int64)
-    s_hi = np.zeros(m)
-    s_lo = np.zeros(m)
-    abs_sum = np.zeros(m)
-    for i in range(n):
-        _update_sum(X[i], 1.0, s_hi, s_lo, abs_sum)
-    abs_total = abs_sum.copy()
-    c = np.empty(m)
-    c0 = np.empty(m)
-    exact_c = np.empty(m)
-    order = np.empty(n, np.int64)
-    radius = np.empty(n)
-    p_cand = np.empty(n, np.int64)
-    gamma = (m + 3) * _U
-    walk = new_walk(X, s_hi, s_lo, c0, order, radius)
+    s_hi, s_lo, abs_sum, abs_total, c, c0, exact_c, order, radius, p_cand, gamma, walk = p_search_state(X)
     n_slots = n
     n_live = n
     updates = n

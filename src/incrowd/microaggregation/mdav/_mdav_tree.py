@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from .._kernels import row_sq_dist
-from ._mdav_fast import _FALLBACKS, _U, _update_sum, find_p, new_walk
+from ._mdav_fast import _FALLBACKS, _update_sum, find_p, p_search_state
 
 _LEAF = 16
 
@@ -250,21 +250,8 @@ def mdav_tree_labels(X, k):
     alive = np.ones(n, np.bool_)
     buf_d = np.empty(max(k, 1))
     buf_r = np.empty(max(k, 1), np.int64)
-    p_cand = np.empty(n, np.int64)
-    order = np.empty(n, np.int64)
-    radius = np.empty(n)
-    s_hi = np.zeros(m)
-    s_lo = np.zeros(m)
-    abs_sum = np.zeros(m)
-    for i in range(n):
-        _update_sum(X[i], 1.0, s_hi, s_lo, abs_sum)
-    abs_total = abs_sum.copy()
-    c = np.empty(m)
-    c0 = np.empty(m)
-    exact_c = np.empty(m)
     point = np.empty(m)
-    gamma = (m + 3) * _U
-    walk = new_walk(X, s_hi, s_lo, c0, order, radius)
+    s_hi, s_lo, abs_sum, abs_total, c, c0, exact_c, order, radius, p_cand, gamma, walk = p_search_state(X)
     n_live = n
     updates = n
     group = 0
