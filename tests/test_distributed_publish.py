@@ -427,11 +427,8 @@ def test_cli_says_each_risk_target_reached_on_partitions(client, weighted, tmp_p
     frame = weighted.iloc[:5000]
     parts = _split(frame, tmp_path / "parts", [0, 2000, 5000])
     (tmp_path / "release.toml").write_text(spec_to_toml(_risk_spec(max_individual_risk=0.02)))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(incrowd.__file__).parents[1]),
-                                                         os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-m", "incrowd.cli", "publish", str(parts), "--spec",
-                           str(tmp_path / "release.toml"), "--scheduler", client.scheduler.address, "-o",
-                           str(tmp_path / "release")], capture_output=True, text=True, env=env, timeout=300)
+    done = cli("publish", str(parts), "--spec", str(tmp_path / "release.toml"), "--scheduler",
+               client.scheduler.address, "-o", str(tmp_path / "release"), timeout=300)
     assert done.returncode == 0, done.stderr
     want = incrowd.publish(frame, _risk_spec(max_individual_risk=0.02)).summary()["risk_targets"]
     line = next(x for x in done.stdout.splitlines() if x.startswith("risk targets"))

@@ -5,9 +5,6 @@ place; what one process refuses is refused in the same line."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +12,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("distributed")
-from _dask_tests import client  # noqa: E402,F401,F811
+from _dask_tests import cli, client  # noqa: E402,F401,F811
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from test_distributed_publish import CATEGORICAL, _spec, _split, adult, assert_same_release  # noqa: E402,F401,F811
@@ -227,11 +224,8 @@ def test_cli_says_the_blanked_cells_on_partitions_as_in_process(client, adult, t
     parts = _split(frame, tmp_path / "parts", [0, 4000, 9000])
     spec = _cells(missing_matches="any", keys_only=True)
     (tmp_path / "release.toml").write_text(spec_to_toml(spec))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(incrowd.__file__).parents[1]),
-                                                         os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-m", "incrowd.cli", "publish", str(parts), "--spec",
-                           str(tmp_path / "release.toml"), "--scheduler", client.scheduler.address, "-o",
-                           str(tmp_path / "release")], capture_output=True, text=True, env=env, timeout=300)
+    done = cli("publish", str(parts), "--spec", str(tmp_path / "release.toml"), "--scheduler",
+               client.scheduler.address, "-o", str(tmp_path / "release"), timeout=300)
     assert done.returncode == 0, done.stderr
     here = dict(incrowd.publishing.summary_lines(incrowd.publish(frame, spec).summary()))
     there = dict(line.split(None, 1) if not line.startswith(("suppressed cells", "risk targets")) else
