@@ -19,7 +19,7 @@ $(BIN)/python:
 # The install builds the compiled extension (setup.py: a C compiler is needed, as for any source
 # install; a changed C source installs again) and ends by compiling the numba kernels into numba's
 # cache beside the sources (incrowd warmup), so that no command compiles on its first run.
-$(STAMP): $(BIN)/python pyproject.toml setup.py $(wildcard src/incrowd/_native/*.c)
+$(STAMP): $(BIN)/python pyproject.toml setup.py $(wildcard src/incrowd/_native/*.c src/incrowd/_native/*.h)
 	$(BIN)/python -m pip install --quiet -e ".[test,web,dask,bench]"
 	$(BIN)/python -m pip install --quiet --no-deps "pycanon>=1.3.6"
 	$(BIN)/python -m pip install --quiet --no-deps "anonymeter>=1.0,<1.1"

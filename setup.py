@@ -1,4 +1,5 @@
-"""The compiled extension (incrowd._native._kernels); everything else is in pyproject.toml.
+"""The compiled extension modules (incrowd._native._NAME, one for each src/incrowd/_native/_NAME.c,
+which include _common.h); everything else is in pyproject.toml.
 
 Portable flags only: no CPU-specific instructions (a wheel runs on every machine of its platform)
 and no floating-point contraction, so a fused multiply-add never rounds differently from the
@@ -7,6 +8,8 @@ numba kernels these replaced (numba compiles without fastmath). Python's own fla
 of its time): the kernels never overflow a signed integer (the keys wrap as unsigned), so they
 turn it off.
 """
+
+from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -22,7 +25,10 @@ class BuildExt(build_ext):
         super().build_extensions()
 
 
+NATIVE = Path("src/incrowd/_native")
+
 setup(
-    ext_modules=[Extension("incrowd._native._kernels", sources=["src/incrowd/_native/_kernels.c"])],
+    ext_modules=[Extension(f"incrowd._native.{c.stem}", sources=[c.as_posix()], depends=[(NATIVE / "_common.h").as_posix()])
+                 for c in sorted(NATIVE.glob("_*.c"))],
     cmdclass={"build_ext": BuildExt},
 )

@@ -8,36 +8,11 @@
  * numba's bit for bit on every machine. A plain CPython extension without numpy's C API: the
  * arrays come in through the buffer protocol, C-contiguous, their shapes checked in
  * incrowd/_native/__init__.py and their sizes again here. The work runs without the GIL. */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-static int check_size(const Py_buffer *b, Py_ssize_t count, Py_ssize_t item, const char *name) {
-    if (b->len != count * item) {
-        PyErr_Format(PyExc_ValueError, "%s holds %zd bytes; expected %zd", name, b->len, count * item);
-        return -1;
-    }
-    return 0;
-}
+#include "_common.h"
 
 /* ---------------------------------------------------------------------------------------------
  * A node's classes from the bottom classes (incrowd.generalization.node_classes): group the
  * bottom classes by their radix key at the node, by open addressing on the key's hash. */
-
-#define EMPTY (-1)
-
-/* A hash table of at least twice n slots (a power of two, at least 16), not yet emptied; NULL
-   with MemoryError set when it cannot be had. */
-static int64_t *open_table(Py_ssize_t n, Py_ssize_t *cap_out) {
-    Py_ssize_t cap = 16;
-    while (cap < 2 * n) cap <<= 1;
-    *cap_out = cap;
-    int64_t *table = malloc(sizeof(int64_t) * (size_t)cap);
-    if (table == NULL) PyErr_NoMemory();
-    return table;
-}
 
 /* node_groups(codes0, m, first_key, maps, maps_columns, map_rows, widths, gid, group_key,
  * group_first) -> number of groups. codes0: n x m int64; first_key, gid, group_key, group_first:
