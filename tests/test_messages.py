@@ -330,3 +330,33 @@ def test_a_spec_seed_outside_the_clis_range_is_refused_by_name(runner, tmp_path,
     one_error_line(runner.invoke(app, ["publish", str(people), "--spec", str(spec), "-o", str(tmp_path / "out.csv")]),
                    "random_state", str(2**32 - 1))
     assert not (tmp_path / "out.csv").exists()
+
+
+def _commands(group, path=()):
+    from typer.main import get_command
+
+    command = get_command(group) if not path else group
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _commands(sub, (*path, name)) if getattr(sub, "commands", None) else [(*path, name)]
+
+
+def test_every_command_s_help_wraps_each_paragraph_as_one(runner):
+    """A paragraph of a command's description fills its lines: the program's help once kept the
+    docstring's line breaks in every paragraph after the first, and the terminal's wrapping then
+    left lines of a word or two ("order (a CSV")."""
+    for command in _commands(app):
+        out = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "80"})
+        assert out.exit_code == 0, out.output
+        lines = out.stdout.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.strip().startswith("Usage:")) + 1
+        end = next(i for i, line in enumerate(lines) if line.lstrip().startswith("╭"))
+        paragraphs = [[]]
+        for line in lines[start:end]:
+            if line.strip():
+                paragraphs[-1].append(line.rstrip())
+            elif paragraphs[-1]:
+                paragraphs.append([])
+        for paragraph in paragraphs:
+            for line, following in zip(paragraph, paragraph[1:]):
+                # rich breaks a line only where the next word would pass the width
+                assert len(line) + 1 + len(following.split()[0]) > 78, (command, line, following)

@@ -467,3 +467,18 @@ def demo_command(
     console.print(Text(
         f"Your own data: incrowd microaggregate INPUT{suffix('csv')} -o OUTPUT{suffix('csv')} --k {best.k} "
         "--method mdav-star --qi col1,col2"), soft_wrap=True)
+
+
+def _one_line_per_paragraph(text: str) -> str:
+    """``text`` with each paragraph's lines joined: typer keeps the line breaks of a help text's
+    later paragraphs and rich then wraps them again at the terminal's width, which leaves ragged
+    half-empty lines. A paragraph starting with a backspace (click's "keep as written") stays."""
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(p if p.startswith("\b") else " ".join(p.split("\n")) for p in paragraphs)
+
+
+for _group in (app, lattice_app, incremental_app):
+    for _command in _group.registered_commands:
+        _text = _command.help or inspect.getdoc(_command.callback)
+        if _text:
+            _command.help = _one_line_per_paragraph(_text)
