@@ -815,8 +815,10 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
         # one process suppresses the microaggregation groups above a target (suppress_groups),
         # which needs every group's published means at once
         said.append(f"risk targets beside numeric quasi-identifiers ({', '.join(numeric)})")
-    if spec.household is not None:
-        said.append("a household column")
+    if spec.household is not None and spec.suppression == "cells":
+        # a household-level blank is spread to every housemate and k met again around it, which
+        # needs each household's rows in the client's plan of the blanks
+        said.append("a household column with cell suppression")
     if spec.perturb:
         said.append("[[perturb]] steps")
     flat = [name for name, c in spec.columns.items() if c.role == "categorical" and c.hierarchy is None]
