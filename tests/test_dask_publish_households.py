@@ -180,3 +180,52 @@ def test_cli_publishes_a_household_survey_on_partitions(client, survey, tmp_path
                client.scheduler.address, "-o", str(tmp_path / "again"), timeout=300)
     assert done.returncode == 2
     assert done.stderr.startswith("error: household ") and done.stderr.count("\n") == 1, done.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# [[perturb]] steps on partitions: those that change a cell from itself alone
+
+
+ROW_BY_ROW_STEPS = [{"columns": ["income"], "method": "top_code", "value": 90_000_000},
+                    {"columns": ["savings"], "method": "bottom_code", "value": 500_000, "replacement": 0},
+                    {"columns": ["expend", "income"], "method": "round", "base": 1_000_000}]
+
+
+def _perturb_spec(folder: Path, steps: list[dict]) -> dict:
+    spec = _spec(folder)
+    changed = {c for step in steps for c in step["columns"]}
+    spec["columns"].update({c: "perturb" for c in changed})
+    spec["perturb"] = steps
+    return spec
+
+
+def test_top_and_bottom_coding_and_rounding_on_partitions_are_the_in_process_release(client, survey, tmp_path):
+    frame, folder = survey
+    parts = _by_household(frame, tmp_path / "parts", 3)
+    spec = _perturb_spec(folder, ROW_BY_ROW_STEPS)
+    here = incrowd.publish(frame, spec)
+    there = incrowd.publish(parts, spec, scheduler=client, output=tmp_path / "release")
+    assert_same_release(here, tmp_path / "release", tmp_path, parts)
+
+    def steps(summary):
+        return [{k: v for k, v in s.items() if k != "seconds"} for s in summary["perturbation"]]
+
+    assert steps(there.summary()) == steps(here.summary())
+    assert [s["method"] for s in there.summary()["perturbation"]] == ["top_code", "bottom_code", "round"]
+    assert there.summary()["perturbation"][0]["top_coded"] > 0
+    written = pd.concat([_read_part(f) for f in sorted((tmp_path / "release").iterdir())], ignore_index=True)
+    assert written["income"].max() == 90_000_000 and (written["expend"] % 1_000_000 == 0).all()
+
+
+def test_perturb_steps_that_read_the_whole_column_are_refused_on_partitions_in_one_line(survey, tmp_path):
+    frame, folder = survey
+    parts = _by_household(frame, tmp_path / "parts", 2)
+    steps = [ROW_BY_ROW_STEPS[0], {"columns": ["savings"], "method": "rank_swap", "p": 5},
+             {"columns": ["expend"], "method": "noise", "amount": 10}]
+    with pytest.raises(ParameterError, match=r"^a partitioned file is published with .*; not with \[\[perturb\]\] "
+                                             r"steps rank_swap, noise \(each reads the whole column: ranks, a "
+                                             r"regression, groups or one random stream over all rows, while "
+                                             r"top_code, bottom_code and round run partition by partition\): "
+                                             r"publish it in one process$"):
+        incrowd.publish(parts, _perturb_spec(folder, steps), scheduler="local:1", output=tmp_path / "release")
+    assert not (tmp_path / "release").exists()

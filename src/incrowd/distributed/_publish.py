@@ -50,9 +50,11 @@ from ..exceptions import DataError, IncrowdError, ParameterError, VerificationEr
 from ..io import Promise, suffix, sweep_stale, temp_path, verify_frame, write_table
 from ..publishing import (
     PublishResult,
+    apply_perturb_steps,
     check_spec_nodes,
     check_written_classes,
     check_written_risk,
+    combined_perturb_steps,
     in_file_order,
     load_spec,
     part_bottom,
@@ -145,12 +147,14 @@ def _classes(pieces: list, name: str, spec, whole, levels: dict[str, int], threa
 
 
 def _write(backs: list, name: str, path: str, qis: list[str], numeric: list[str], sensitive: dict,
-           weight: str | None, households=None):
+           weight: str | None, households=None, perturb=None):
     """Write one output partition: the published rows of its input partition, in their order,
     from every class task's (``backs``); read back and verified as written (its rows and
     columns, finite published means); its classes' sizes and sensitive values (and with
     ``weight``, for the risk targets, its keys' rows and weights) for the whole release's check.
-    ``households``: with a household column, :func:`_household_write`'s arguments."""
+    ``households``: with a household column, :func:`_household_write`'s arguments; ``perturb``:
+    with ``[[perturb]]`` steps, the steps, the strata and the random state (the steps' summaries
+    come last)."""
     for back in backs:
         if isinstance(back, IncrowdError):
             return back
@@ -163,6 +167,11 @@ def _write(backs: list, name: str, path: str, qis: list[str], numeric: list[str]
         check = None
         if households is not None:
             table, check, codes = _household_write(table, *households)
+        steps = None
+        if perturb is not None:
+            # top and bottom coding and rounding change each cell from itself alone: the
+            # partition's cells as one process changes them
+            table, steps = apply_perturb_steps(table, *perturb)
         write_table(table, path)
         back = _read(path)  # a partition whose rows were all suppressed reads back as its columns
         if list(back.columns) != list(table.columns) or back.shape[0] != table.shape[0]:
@@ -177,7 +186,7 @@ def _write(backs: list, name: str, path: str, qis: list[str], numeric: list[str]
             rows = written_row_keys(back, qis, weight)
             rows["household"] = codes
             counts = (*counts, rows)
-        return counts
+        return counts if steps is None else (*counts, steps)
 
     return _task(write, name)
 
@@ -388,6 +397,8 @@ class _Run:
                                                       qis, _release_households(counts, spec))["targets"]
         files = sorted(self.staging.iterdir())
         self.columns = pd.read_parquet(files[0]).head(0) if files else pd.DataFrame()
+        if spec.perturb:
+            more["perturbation"] = combined_perturb_steps([c[-1] for c in counts])
         if plan is not None:
             more.update(suppression="cells", missing_matches=spec.missing_matches, suppressed_cells=plan.cells)
         kept = int(sum(int(c[0]["rows"].sum()) for c in counts))
@@ -436,7 +447,9 @@ class _Run:
             path = str(staging / f"part-{i:05d}{suffix('parquet')}")
             writes.append(self.submit(_write, back, f"{Path(path).name} of the release", path, qis,
                                       list(prep.numeric), sensitive, weight,
-                                      None if offsets is None else (spec, whole, offsets[i])))
+                                      None if offsets is None else (spec, whole, offsets[i]),
+                                      (spec.perturb, spec.names("strata"), spec.random_state) if spec.perturb
+                                      else None))
             if report:
                 # the positions of the partition's published rows in it: the report pairs them
                 # without guessing from the columns that pass through
