@@ -50,24 +50,30 @@ from ..exceptions import DataError, IncrowdError, ParameterError, VerificationEr
 from ..io import Promise, suffix, sweep_stale, temp_path, verify_frame, write_table
 from ..publishing import (
     PublishResult,
+    apply_perturb_steps,
     check_spec_nodes,
     check_written_classes,
     check_written_risk,
+    combined_perturb_steps,
     in_file_order,
     load_spec,
     part_bottom,
     part_cell_pieces,
     part_facts,
+    part_household_check,
     part_missing,
     part_pieces,
     partitioned_refusal,
     partitioned_search,
     plan_cells,
+    publish_households,
     release_classes,
     scaled_whole,
+    split_household,
     whole_of,
     written_classes,
     written_keys,
+    written_row_keys,
     written_summary,
 )
 from ._blocks import compiled_threads
@@ -141,11 +147,14 @@ def _classes(pieces: list, name: str, spec, whole, levels: dict[str, int], threa
 
 
 def _write(backs: list, name: str, path: str, qis: list[str], numeric: list[str], sensitive: dict,
-           weight: str | None):
+           weight: str | None, households=None, perturb=None):
     """Write one output partition: the published rows of its input partition, in their order,
     from every class task's (``backs``); read back and verified as written (its rows and
     columns, finite published means); its classes' sizes and sensitive values (and with
-    ``weight``, for the risk targets, its keys' rows and weights) for the whole release's check."""
+    ``weight``, for the risk targets, its keys' rows and weights) for the whole release's check.
+    ``households``: with a household column, :func:`_household_write`'s arguments; ``perturb``:
+    with ``[[perturb]]`` steps, the steps, the strata and the random state (the steps' summaries
+    come last)."""
     for back in backs:
         if isinstance(back, IncrowdError):
             return back
@@ -155,18 +164,52 @@ def _write(backs: list, name: str, path: str, qis: list[str], numeric: list[str]
 
     def write():
         table = in_file_order(backs)
+        check = None
+        if households is not None:
+            table, check, codes = _household_write(table, *households)
+        steps = None
+        if perturb is not None:
+            # top and bottom coding and rounding change each cell from itself alone: the
+            # partition's cells as one process changes them
+            table, steps = apply_perturb_steps(table, *perturb)
         write_table(table, path)
         back = _read(path)  # a partition whose rows were all suppressed reads back as its columns
         if list(back.columns) != list(table.columns) or back.shape[0] != table.shape[0]:
             raise VerificationError(f"{name} reads back as {back.shape[0]} rows of {back.shape[1]} columns, not the "
                                     f"{table.shape[0]} rows of {table.shape[1]} written; nothing was written")
-        verify_frame(back, Promise(quasi_identifiers=tuple(qis), finite=tuple(numeric)), what=name)
+        verify_frame(back, Promise(quasi_identifiers=tuple(qis), finite=tuple(numeric), household_check=check),
+                     what=name)
         counts = written_classes(back, qis, sensitive)
         if weight is not None:
             counts = (*counts, written_keys(back, qis, weight))
-        return counts
+        if check is not None and "max_household_risk" in households[0].risk_targets:
+            rows = written_row_keys(back, qis, weight)
+            rows["household"] = codes
+            counts = (*counts, rows)
+        return counts if steps is None else (*counts, steps)
 
     return _task(write, name)
+
+
+def _household_write(table: pd.DataFrame, spec, whole, offset: int):
+    """A written partition's household column as the spec publishes it (renumbered from
+    ``offset`` + 1, or dropped), the household check of the partition as read back (a household
+    lies in one partition, so each blank's housemates are all in it) and its rows' households."""
+    codes = publish_households(table, spec, offset)
+    return table, part_household_check(spec, whole, codes), codes
+
+
+def _households_published(backs: list, column: str) -> int:
+    """How many households a partition publishes (from every class task's rows of it)."""
+    got = [b[0][column] for b in backs if b is not None and not isinstance(b, IncrowdError)]
+    return int(pd.concat(got, ignore_index=True).nunique()) if got else 0
+
+
+def _release_spec(spec):
+    """The spec a class task releases its rows with: the household column as it is, which the
+    written partition renumbers or drops (a renumbering runs on over the partitions, and the
+    household check reads the ids)."""
+    return spec if spec.household is None else dataclasses.replace(spec, household_id="keep")
 
 
 def _failed(back):
@@ -250,6 +293,20 @@ def publish_dataset(data, spec, *, scheduler, output: str | os.PathLike, report:
                          kept_rows=np.zeros(0, np.int64), spec=spec, _summary=run.summary)
 
 
+def _release_households(counts: list, spec) -> list[pd.DataFrame] | None:
+    """With ``max_household_risk``, the written partitions' rows with their households numbered
+    on over the partitions (each partition's were its own 0, 1, ...; a household lies in one)."""
+    if spec.household is None or "max_household_risk" not in spec.risk_targets:
+        return None
+    out, offset = [], 0
+    for c in counts:
+        rows = c[3].copy()
+        rows["household"] += offset
+        offset += int(rows["household"].to_numpy().max(initial=-1)) + 1
+        out.append(rows)
+    return out
+
+
 def _output_target(output, data) -> Path:
     if output is None:
         raise ParameterError("a partitioned dataset's release is a folder: give output= (-o)")
@@ -292,6 +349,10 @@ class _Run:
         self.say(f"reading the partitions' facts: 0/{len(sources)} partitions")
         facts = self.gather([self.submit(_facts, s, n, spec, pure=False) for s, n in zip(sources, names)],
                             "reading the partitions' facts")
+        if spec.household is not None:
+            split = split_household(facts, names, spec.household)
+            if split is not None:
+                raise DataError(split)
         whole = whole_of(spec, facts)
         bottoms = [self.submit(_bottom, s, n, spec, whole) for s, n in zip(sources, names)]
         # the client takes each bottom without its rows' classes and prepared values: those
@@ -333,9 +394,11 @@ class _Run:
         more = {}
         if spec.risk_targets:
             more["risk_targets"] = check_written_risk(spec.risk_targets, spec.weight, [c[2] for c in counts],
-                                                      qis)["targets"]
+                                                      qis, _release_households(counts, spec))["targets"]
         files = sorted(self.staging.iterdir())
         self.columns = pd.read_parquet(files[0]).head(0) if files else pd.DataFrame()
+        if spec.perturb:
+            more["perturbation"] = combined_perturb_steps([c[-1] for c in counts])
         if plan is not None:
             more.update(suppression="cells", missing_matches=spec.missing_matches, suppressed_cells=plan.cells)
         kept = int(sum(int(c[0]["rows"].sum()) for c in counts))
@@ -358,8 +421,8 @@ class _Run:
         for c in range(n_out):
             parts = [self.submit(operator.getitem, f, c) for f in splits]
             shuffled += parts
-            classes.append(self.submit(_classes, parts, f"class task {c + 1} of {n_out}", self.spec, whole, levels,
-                                       threads))
+            classes.append(self.submit(_classes, parts, f"class task {c + 1} of {n_out}", _release_spec(self.spec),
+                                       whole, levels, threads))
         # said now: a phase ends where the next one is first named, and the classes' release may
         # finish long after the shuffle did; each task says only whether it failed (its rows stay
         # on its worker until the partitions gather them)
@@ -378,11 +441,15 @@ class _Run:
         weight = spec.weight if spec.risk_targets else None
         writes, backs, kept_rows = [], [], []
         for i in range(n_in):
-            back = [self.submit(_piece, c, i) for c in classes]
-            backs += back
+            backs.append([self.submit(_piece, c, i) for c in classes])
+        offsets = self.household_offsets(backs)
+        for i, back in enumerate(backs):
             path = str(staging / f"part-{i:05d}{suffix('parquet')}")
             writes.append(self.submit(_write, back, f"{Path(path).name} of the release", path, qis,
-                                      list(prep.numeric), sensitive, weight))
+                                      list(prep.numeric), sensitive, weight,
+                                      None if offsets is None else (spec, whole, offsets[i]),
+                                      (spec.perturb, spec.names("strata"), spec.random_state) if spec.perturb
+                                      else None))
             if report:
                 # the positions of the partition's published rows in it: the report pairs them
                 # without guessing from the columns that pass through
@@ -391,8 +458,20 @@ class _Run:
         counts = [c for c in self.gather(writes, "writing the release") if c is not None]
         # the published rows are written: the workers may drop them (the graph still holds them
         # for a lost write or report task)
-        self.let_go(classes + backs)
+        self.let_go(classes + [b for back in backs for b in back])
         return counts, kept_rows
+
+    def household_offsets(self, backs: list) -> list[int] | None:
+        """Per partition, the households the partitions before it publish (a renumbered
+        household id runs on from there); zeros where the id is kept or dropped; None without
+        a household column."""
+        if self.spec.household is None:
+            return None
+        if self.spec.household_id != "renumber":
+            return [0] * len(backs)
+        counts = self.gather([self.submit(_households_published, b, self.spec.household) for b in backs],
+                             "counting the published households")
+        return [int(x) for x in np.cumsum([0, *counts[:-1]])]
 
     def let_go(self, futures: list) -> None:
         """Stop holding ``futures`` (read by the tasks after them) so that their workers may drop

@@ -55,6 +55,9 @@ _INTERNAL = {
     "written_keys": "._risk_targets", "check_written_risk": "._risk_targets",
     "plan_cells": "._partitioned_cells", "part_cell_pieces": "._partitioned_cells",
     "part_missing": "._partitioned_cells",
+    "split_household": "._partitioned", "publish_households": "._partitioned",
+    "part_household_check": "._partitioned", "written_row_keys": "._risk_targets",
+    "apply_perturb_steps": "._perturb_steps:apply_steps", "combined_perturb_steps": "._perturb_steps:combined_steps",
     # the summary lines the command line and the web both show
     "summary_lines": "._summary_lines", "risk_targets_text": "._summary_lines", "cells_line": "._summary_lines",
     # the web's Publish page: the spec's vocabularies, its check of the lattice size, the

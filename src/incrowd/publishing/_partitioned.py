@@ -30,10 +30,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DataError, ParameterError
+from ..exceptions import DataError, ParameterError, cell_text
 from ..generalization import match_mode, qi_labels
+from ..privacy import sample_risk
 from ..values import sensitive_codes
 from . import _gtm, _risk_targets
+from ._households import household_codes, household_level_columns, household_verifier, publish_id
 from ._prepare import (
     Prepared,
     Whole,
@@ -72,9 +74,39 @@ def part_facts(frame: pd.DataFrame, spec: ReleaseSpec) -> dict[str, Any]:
     values = {c: frame[c].drop_duplicates() for c, r in roles.items() if r == "sensitive"}
     for c, v in values.items():
         v.attrs = dict(frame[c].attrs)
+    households = None
+    level: list[str] = []
+    if spec.household is not None:
+        households = sample_risk.household_ids(frame[spec.household], spec.household).drop_duplicates()
+        level = household_level_columns(frame, spec, [c for c, r in roles.items() if r == "categorical"])
     return {"rows": int(frame.shape[0]), "numeric": numeric, "sums": sums,
             "patterns": np.unique(pattern_keys(X)).tolist() if X.shape[1] else [], "match": match,
-            "sensitive": values}
+            "sensitive": values, "households": households, "household_level": level}
+
+
+def split_household(facts: list[dict[str, Any]], names: list[str], column: str) -> str | None:
+    """The line refusing a household whose rows lie in two parts (``names``: the parts'), or None.
+    A household is published, checked and measured as one: its members' risks multiply, and a
+    blank in a household-level column is judged against the housemates' rows."""
+    ids = [f["households"] for f in facts]
+    if not ids or all(i is None for i in ids):
+        return None
+    both = pd.concat([pd.Series(i) for i in ids], ignore_index=True)
+    part = np.repeat(np.arange(len(ids)), [len(i) for i in ids])
+    if pd.api.types.is_numeric_dtype(both.dtype):
+        # a census's numbered households: sorted, an id met twice stands beside itself (half
+        # the CPU of hashing them, and the usual answer is that none is)
+        values = np.sort(both.to_numpy())
+        if not (values[1:] == values[:-1]).any():
+            return None
+    twice = both.duplicated(keep="first").to_numpy()
+    if not twice.any():
+        return None
+    first = int(np.flatnonzero(twice)[0])
+    where = [names[p] for p in part[(both == both.iloc[first]).to_numpy()]]
+    return (f"household {cell_text(both.iloc[first])} (column {column!r}) has rows in {where[0]} and {where[1]}; "
+            "each household must lie in one partition: write the partitions by the household column (all of a "
+            "household's rows in one file), or publish the file in one process")
 
 
 def whole_of(spec: ReleaseSpec, facts: list[dict[str, Any]]) -> Whole:
@@ -111,7 +143,10 @@ def whole_of(spec: ReleaseSpec, facts: list[dict[str, Any]]) -> Whole:
         _, order, ordered, _, missing = sensitive_codes(distinct.drop_duplicates(), spec.columns[name].ordered)
         check_distinct(spec, name, len(order))
         sensitive[name] = (order, ordered, np.zeros(len(order) + int(missing), np.int64), missing)
-    return Whole(rows, mean, np.ones(len(numeric)), tuple(present), tuple(patterns), match, sensitive)
+    # a column is household-level in the file where it is in every part (a flagged one that is
+    # not was refused by its part)
+    level = [c for c in (facts[0]["household_level"] if facts else []) if all(c in f["household_level"] for f in facts)]
+    return Whole(rows, mean, np.ones(len(numeric)), tuple(present), tuple(patterns), match, sensitive, tuple(level))
 
 
 def part_bottom(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole):
@@ -128,7 +163,11 @@ def part_bottom(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole):
     # with the part, a billion-row file's 2,000 partitions would send the client 8 GB of it;
     # the frame is read again where the rows are split, cheaper to read than to hold
     bottom = _gtm.bottom_counts(prep)
-    risk = _risk_targets.bottom_risk(prep, bottom) if spec.risk_targets else None
+    risk: tuple | None = _risk_targets.bottom_risk(prep, bottom) if spec.risk_targets else None
+    if risk is not None and "max_household_risk" in spec.risk_targets:
+        # a household's risk multiplies its members': the judge reads each row's household and
+        # bottom class (16 bytes a row to the client, with this target only)
+        risk = (*risk, household_codes(prep), bottom.of_row)
     # (the standardized values wait for the whole file's scale: :func:`with_whole` makes them)
     return (dataclasses.replace(bottom, of_row=np.zeros(0, np.int64)), deviations, counts, bottom.of_row,
             dataclasses.replace(prep, frame=frame.iloc[:0], Z=prep.Z[:0]), risk)
@@ -253,3 +292,22 @@ def in_file_order(back: list[tuple[pd.DataFrame, np.ndarray]]) -> pd.DataFrame:
     # row (then no column reads as changed): the notes of one that published rows
     table.attrs = dict(next((f for f in frames if f.shape[0]), frames[0]).attrs)
     return table
+
+
+def publish_households(table: pd.DataFrame, spec: ReleaseSpec, offset: int = 0) -> np.ndarray:
+    """A part's published rows' households (codes 0, 1, ... in order of first appearance), the
+    household column then published as the spec says, in place: renumbered from ``offset`` + 1
+    (the households the parts before it published: a household lies in one part, so the
+    numbers run on as one process gives them), or dropped."""
+    name = str(spec.household)
+    codes = pd.factorize(table[name].reset_index(drop=True))[0].astype(np.int64)
+    publish_id(table, name, spec.household_id)
+    if spec.household_id == "renumber":
+        table[name] += offset
+    return codes
+
+
+def part_household_check(spec: ReleaseSpec, whole: Whole, codes: np.ndarray):
+    """The household check of a written part (:func:`._households.household_verifier`): a
+    household lies in one part, so its housemates are all there."""
+    return household_verifier(str(spec.household), list(whole.household_level), codes, spec.k, spec.missing_matches)

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 # the perturbation methods load where a spec has [[perturb]] steps
 check_steps = _lazy.function("incrowd.perturbation", "check_steps")
+step_report = _lazy.function("incrowd.perturbation", "StepReport")
 
 
 def parse_perturb(raw: Any, columns: Mapping[str, Any], root: Path, source: str) -> tuple[Step, ...]:
@@ -78,3 +79,27 @@ def apply_steps(table: pd.DataFrame, steps: tuple[Step, ...], strata: list[str],
     out = result.table
     out.attrs = table.attrs
     return out, result.summary()
+
+
+#: the steps whose every cell is a function of that cell alone: a partitioned file runs them
+#: partition by partition with the in-process result
+ROW_BY_ROW = ("top_code", "bottom_code", "round")
+
+
+def whole_column_steps(steps: tuple[Step, ...]) -> list[str]:
+    """The methods of ``steps`` that read more than the cell they change (ranks, a regression,
+    groups or a random stream over all rows), once each in order."""
+    return list(dict.fromkeys(step.key for step in steps if step.key not in ROW_BY_ROW))
+
+
+def combined_steps(parts: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The steps' summaries of a release perturbed part by part (each part's
+    :func:`apply_steps` summaries, one list per part): cells, coded values and seconds added up."""
+    out = []
+    for reports in zip(*parts):
+        first = reports[0]
+        details = {key: sum(r[key] for r in reports) for key in ("top_coded", "bottom_coded") if key in first}
+        step = step_report(first["method"], list(first["columns"]), sum(r["cells_changed"] for r in reports), details,
+                          sum(r["seconds"] for r in reports))
+        out.append(step.to_dict())
+    return out

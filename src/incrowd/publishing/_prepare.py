@@ -153,6 +153,9 @@ class Whole:
     patterns: tuple[int, ...]
     match: dict[str, str]
     sensitive: dict[str, tuple[list, bool, np.ndarray, bool]]
+    #: the household-level columns of the whole file (a part alone may hold a column the same
+    #: for every member of its households that another part does not)
+    household_level: tuple[str, ...] = ()
 
 
 def prepare(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole | None = None) -> Prepared:
@@ -205,7 +208,8 @@ def prepare(frame: pd.DataFrame, spec: ReleaseSpec, whole: Whole | None = None) 
                     sensitive=sensitive, identifiers=[c for c in columns if roles[c] == "identifier"],
                     X=X, Z=Z, pattern=pattern, pattern_masks=masks, hierarchies=hierarchies, codes0=codes0,
                     match=match, data_hierarchies=data_hierarchies, weight=weight, missing0=missing0,
-                    weights=weights, household_level=household_level_columns(frame, spec, categorical))
+                    weights=weights, household_level=household_level_columns(frame, spec, categorical) if whole is None
+                    else list(whole.household_level))
 
 
 def _numeric(frame: pd.DataFrame, names: list[str], missing: str, whole: bool = True) -> np.ndarray:

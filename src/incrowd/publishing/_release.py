@@ -487,13 +487,19 @@ def _report(prep: Prepared, groups, levels_per_row, keep, verification, extra, s
         "seconds": seconds, "compile_seconds": compile_seconds,
         "verification": verification,
     }
-    if spec.household is not None:
-        out.update(household=spec.household, household_id=spec.household_id,
-                   household_level=list(prep.household_level))
+    out.update(_households_summary(spec, prep))
     if "risk_targets" in verification:  # each target with the value the release reaches
         out["risk_targets"] = verification["risk_targets"]["targets"]
     out.update({key: value for key, value in extra.items() if key != "blocks"})
     return out
+
+
+def _households_summary(spec: ReleaseSpec, prep: Prepared) -> dict[str, Any]:
+    """The summary's household id and household-level columns (none without a household column)."""
+    if spec.household is None:
+        return {}
+    return {"household": spec.household, "household_id": spec.household_id,
+            "household_level": list(prep.household_level)}
 
 
 def written_summary(spec: ReleaseSpec, prep: Prepared, choice, rows_out: int, classes: int, smallest: int,
@@ -508,7 +514,7 @@ def written_summary(spec: ReleaseSpec, prep: Prepared, choice, rows_out: int, cl
             "metrics": choice.metrics,
             # the models as the release's check names them, verified on the written partitions
             "models": [f"{spec.k}-anonymous"] + [m.describe() for m in spec.merging_models],
-            **more}
+            **_households_summary(spec, prep), **more}
 
 
 def written_classes(table: pd.DataFrame, quasi_identifiers: list[str],

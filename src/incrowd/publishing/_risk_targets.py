@@ -311,10 +311,18 @@ def combined_judge(prep, bottom, parts: list, maps: list[np.ndarray]) -> NodeJud
     weight = np.bincount(np.concatenate([np.asarray(m, np.int64) for m in maps] or [np.zeros(0, np.int64)]),
                          weights=np.concatenate([p[0] for p in parts] or [np.zeros(0)]), minlength=n_bottom)
     missing0 = {a: np.zeros(n_bottom, bool) for a in prep.categorical}
-    for (_, missing), number in zip(parts, maps):
+    for part, number in zip(parts, maps):
         for a in prep.categorical:
-            missing0[a][number] = missing[a]
-    return _judge_of(prep, bottom, weight, missing0, None)
+            missing0[a][number] = part[1][a]
+    judge = _judge_of(prep, bottom, weight, missing0, None)
+    if "max_household_risk" in targets:
+        # each part's households numbered after the parts' before it (a household lies in one
+        # part), each row's bottom class as the file numbers it
+        offsets = np.cumsum([0] + [int(p[2].max(initial=-1)) + 1 for p in parts])
+        judge.households = np.concatenate([p[2] + o for p, o in zip(parts, offsets)] or [np.zeros(0, np.int64)])
+        judge.of_row = np.concatenate([np.asarray(m, np.int64)[p[3]] for p, m in zip(parts, maps)]
+                                      or [np.zeros(0, np.int64)])
+    return judge
 
 
 def _judge_of(prep, bottom, weight: np.ndarray, missing0: dict[str, np.ndarray],
@@ -332,6 +340,16 @@ def written_keys(table: pd.DataFrame, quasi_identifiers: list[str], weight: str)
     number, text without trailing blanks, None where the cell is missing), with ``rows`` and
     ``weight`` (the sum of their sampling weights): what :func:`check_written_risk` adds up."""
     qis = list(quasi_identifiers)
+    keys = written_row_keys(table, qis, weight)
+    if not qis:
+        return keys[["rows", "weight"]].sum().to_frame().T
+    return keys.groupby(qis, dropna=False, sort=False)[["rows", "weight"]].sum().reset_index()
+
+
+def written_row_keys(table: pd.DataFrame, quasi_identifiers: list[str], weight: str) -> pd.DataFrame:
+    """:func:`written_keys` row by row (``rows`` 1 and the row's weight): with
+    ``max_household_risk``, each row's risk is multiplied with its housemates'."""
+    qis = list(quasi_identifiers)
     w = sample_risk.sampling_weights(table[weight].reset_index(drop=True), weight)
     keys = pd.DataFrame(index=pd.RangeIndex(table.shape[0]))
     for q in qis:
@@ -339,22 +357,33 @@ def written_keys(table: pd.DataFrame, quasi_identifiers: list[str], weight: str)
         keys[q] = pd.Series(np.where(codes >= 0, values[np.maximum(codes, 0)] if values.size else None, None),
                             dtype=object)
     keys["rows"], keys["weight"] = 1, w
-    if not qis:
-        return keys[["rows", "weight"]].sum().to_frame().T
-    return keys.groupby(qis, dropna=False, sort=False)[["rows", "weight"]].sum().reset_index()
+    return keys
 
 
 def check_written_risk(targets: Mapping[str, float], weight: str, parts: list[pd.DataFrame],
-                       quasi_identifiers: list[str]) -> dict[str, Any]:
+                       quasi_identifiers: list[str], households: list[pd.DataFrame] | None = None) -> dict[str, Any]:
     """The risk targets over a release written in parts, from each part's :func:`written_keys`
     (a key may span parts: its rows and weights add up, and a missing cell matches any value
     across parts, as :func:`incrowd.risk` measures the whole file): the record
     :func:`verifier` gives, or a :class:`VerificationError` naming the target missed."""
+    household_rows = None
+    if households is not None:
+        # the rows themselves (:func:`written_row_keys`, with each row's ``household``): a
+        # household's risk multiplies its members' as :func:`incrowd.risk` does
+        household_rows = pd.concat(households, ignore_index=True)
+        parts = [household_rows]
     table, codes = _union_keys(parts, quasi_identifiers, ["rows", "weight"])
     rows = table["rows"].to_numpy(np.float64)
     fk, Fk = sample_risk.frequencies(codes, table["weight"].to_numpy(np.float64), counts=rows)
     risk = sample_risk.individual_risk(fk, Fk) if rows.size else np.zeros(0)
-    return _verified(targets, weight, figures(risk, rows), "the written release")
+    got = figures(risk, rows)
+    if household_rows is not None:
+        qis = list(quasi_identifiers)
+        key = household_rows.groupby(qis, dropna=False, sort=False).ngroup().to_numpy() if qis \
+            else np.zeros(household_rows.shape[0], np.int64)
+        household = sample_risk.household_risk(risk[key], household_rows["household"].to_numpy())
+        got["max_household_risk"] = float(household.max()) if household.size else 0.0
+    return _verified(targets, weight, got, "the written release")
 
 
 def written_matches(parts: list[pd.DataFrame], quasi_identifiers: list[str]) -> np.ndarray:

@@ -26,7 +26,7 @@ from ..privacy import MODELS, PrivacyModel, models_from_spec
 from ._benchmarks import parse_benchmarks
 from ._households import column_household_level, parse_households
 from ._models import population_file
-from ._perturb_steps import parse_perturb, steps_to_dicts
+from ._perturb_steps import parse_perturb, steps_to_dicts, whole_column_steps
 from ._spec_keys import RISK_TARGET_KEYS, choices, keys, report_thresholds
 from ._spec_keys import SECTIONS as _SECTIONS
 
@@ -815,10 +815,15 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
         # one process suppresses the microaggregation groups above a target (suppress_groups),
         # which needs every group's published means at once
         said.append(f"risk targets beside numeric quasi-identifiers ({', '.join(numeric)})")
-    if spec.household is not None:
-        said.append("a household column")
-    if spec.perturb:
-        said.append("[[perturb]] steps")
+    if spec.household is not None and spec.suppression == "cells":
+        # a household-level blank is spread to every housemate and k met again around it, which
+        # needs each household's rows in the client's plan of the blanks
+        said.append("a household column with cell suppression")
+    whole_column = whole_column_steps(spec.perturb)
+    if whole_column:
+        said.append(f"[[perturb]] steps {', '.join(whole_column)} (each reads the whole column: ranks, a regression, "
+                    "groups or one random stream over all rows, while top_code, bottom_code and round run "
+                    "partition by partition)")
     flat = [name for name, c in spec.columns.items() if c.role == "categorical" and c.hierarchy is None]
     if flat:
         said.append(f"categorical quasi-identifiers without a hierarchy file ({', '.join(flat)})")
