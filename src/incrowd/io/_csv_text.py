@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from typing import Callable, Sequence, Union
+from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 import pandas as pd
@@ -186,8 +186,9 @@ def _cells_as_text(column: pd.Series):
     return None
 
 
-def _plain_bytes(frame: pd.DataFrame, sep: str, newline: str, encoding: str) -> bytes | None:
-    """The CSV file of ``frame``, byte for byte as pandas' writer (minimal quoting) writes it,
+def _plain_bytes(frame: pd.DataFrame, sep: str, newline: str, encoding: str) -> tuple[bytes, Any] | None:
+    """The CSV file of ``frame`` as (its BOM and header, its records in an Arrow buffer, which
+    is written without a copy), byte for byte as pandas' writer (minimal quoting) writes it,
     where no cell and no name needs quoting and every column is one :func:`_cells_as_text`
     formats; else None.
 
@@ -218,7 +219,7 @@ def _plain_bytes(frame: pd.DataFrame, sep: str, newline: str, encoding: str) -> 
         start = (_BOM if encoding == "utf-8-sig" else b"") + header.encode("utf-8")
     except (pa.ArrowException, UnicodeError):
         return None  # a cell that needs quoting: pandas' writer quotes it
-    return start + body.getvalue().to_pybytes()
+    return start, body.getvalue()
 
 
 def render(frame: pd.DataFrame, *, sep: str) -> bytes:
@@ -227,7 +228,7 @@ def render(frame: pd.DataFrame, *, sep: str) -> bytes:
     encoding = "utf-8-sig" if frame.attrs.get("csv_bom") else "utf-8"
     plain = _plain_bytes(frame, sep, newline, encoding)
     if plain is not None:
-        return plain
+        return plain[0] + plain[1].to_pybytes()
     if newline == "\n" and _has_bare_cr(frame):
         # Python's csv writer quotes only the line terminator's characters, so a field holding
         # a carriage return would go out unquoted and split the record for every reader: write
@@ -247,7 +248,8 @@ def write(frame: pd.DataFrame, target, *, sep: str, compression: dict | None) ->
     plain = _plain_bytes(frame, sep, newline, encoding) if compression is None else None
     if plain is not None:
         with open(target, "wb") as fh:
-            fh.write(plain)
+            fh.write(plain[0])
+            fh.write(plain[1])
         return
     if newline == "\n" and _has_bare_cr(frame):
         with _compression.open_for_writing(target, None if compression is None else compression["method"]) as fh:
