@@ -7,7 +7,8 @@ numeric, seven categorical keys with ARX's hierarchies, salary-class sensitive; 
 release.csv --json``), started as the ``incrowd`` console script starts it, on a warm numba
 cache (one untimed run of each source first) with the sources' bytecode compiled, as an install
 leaves it. The sources take turns within each round; the medians of the rounds are printed with
-the load average, and the releases of the two sources are compared byte for byte.
+the load average and, beside them, ``python -c "import pandas"`` (the floor of any process that
+holds a DataFrame), and the releases of the two sources are compared byte for byte.
 
 Then ``python -X importtime`` of as many runs of each, taking turns (``importlib.import_module``
 routed through the import statement, so that the modules the package loads on first use are
@@ -88,12 +89,17 @@ def main() -> None:
             _run([sys.executable, "-c", _CONSOLE, *argv(name)], envs[name], work)
         loads = [os.getloadavg()[0]]
         figures: dict[str, dict[str, list[float]]] = {name: {"wall": [], "cpu": [], "release": []} for name in srcs}
+        floor: dict[str, list[float]] = {"wall": [], "cpu": []}
         for _ in range(args.rounds):
             for name in srcs:
                 wall, cpu, out = _run([sys.executable, "-c", _CONSOLE, *argv(name)], envs[name], work)
                 figures[name]["wall"].append(wall)
                 figures[name]["cpu"].append(cpu)
                 figures[name]["release"].append(_release_seconds(out) or float("nan"))
+            # the floor of any process that holds a DataFrame: the interpreter and pandas alone
+            wall, cpu, _ = _run([sys.executable, "-c", "import pandas"], envs["after"], work)
+            floor["wall"].append(wall)
+            floor["cpu"].append(cpu)
         loads.append(os.getloadavg()[0])
         same = (work / "before.csv").read_bytes() == (work / "after.csv").read_bytes()
         runs: dict[str, list[dict[str, float]]] = {name: [] for name in srcs}
@@ -109,12 +115,14 @@ def main() -> None:
         wall, cpu, release = (median(got[k]) for k in ("wall", "cpu", "release"))
         print(f"| {name} ({srcs[name]}) | {wall:.3f} | {cpu:.3f} | {release:.3f} | {wall - release:.3f} | "
               f"{sum(imports[name].values()):.0f} | {len(imports[name])} |")
+    print(f"| python -c 'import pandas' (the floor) | {median(floor['wall']):.3f} | {median(floor['cpu']):.3f} "
+          "| | | | |")
     before, after = (_by_package(imports[name]) for name in ("before", "after"))
     gone = sorted(((before[p] - after.get(p, 0.0), p) for p in before if before[p] - after.get(p, 0.0) >= 3),
                   reverse=True)
     print("imports no longer paid (ms, by package; incrowd by subpackage): "
           + ", ".join(f"{p} {ms:.0f}" for ms, p in gone))
-    print(json.dumps({"figures": figures, "loads": loads, "same_release": same}))
+    print(json.dumps({"figures": figures, "floor": floor, "loads": loads, "same_release": same}))
 
 
 if __name__ == "__main__":

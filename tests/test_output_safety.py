@@ -22,6 +22,7 @@ from incrowd import DataError, IncrowdError, write_table
 from incrowd.cli import app
 from incrowd.generalization import Lattice
 from incrowd.incremental import IncrementalMicroaggregation
+from incrowd.io import _csv_text
 
 GEN = ["--qi", "a,b", "--intervals", "a=10,20", "--intervals", "b=3"]
 CLI = [sys.executable, "-m", "incrowd.cli"]
@@ -270,13 +271,13 @@ def test_cli_linked_state_file_stays_linked(runner, state, tmp_path):
 
 def test_api_target_that_changes_kind_during_the_write_is_not_replaced(tmp_path, monkeypatch):
     out = tmp_path / "out.csv"
-    real_to_csv = pd.DataFrame.to_csv
+    real_write = _csv_text.write
 
-    def to_csv_then_swap(self, path, *args, **kwargs):
-        real_to_csv(self, path, *args, **kwargs)
+    def write_then_swap(frame, path, **kwargs):
+        real_write(frame, path, **kwargs)
         os.mkfifo(out)  # something else takes the name meanwhile
 
-    monkeypatch.setattr(pd.DataFrame, "to_csv", to_csv_then_swap)
+    monkeypatch.setattr(_csv_text, "write", write_then_swap)
     with pytest.raises(DataError, match="FIFO"):
         write_table(table(), out)
     assert stat.S_ISFIFO(_lstat_mode(out))
@@ -320,11 +321,11 @@ def test_cli_full_disk_leaves_nothing_and_names_the_path(runner, tmp_path, full_
 
 
 def test_api_full_disk_is_an_output_write_error_naming_the_path(tmp_path, monkeypatch):
-    def no_space(self, path, *args, **kwargs):
+    def no_space(frame, path, **kwargs):
         Path(path).write_text("partial")
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    monkeypatch.setattr(pd.DataFrame, "to_csv", no_space)
+    monkeypatch.setattr(_csv_text, "write", no_space)
     out = tmp_path / "out.csv"
     with pytest.raises(incrowd.OutputWriteError) as info:
         write_table(table(), out)
@@ -373,15 +374,15 @@ def test_no_permission_for_the_temporary_names_the_path(runner, data, tmp_path, 
 
 SLOW_CSV = r"""
 import sys, time
-import pandas as pd
-real = pd.DataFrame.to_csv
-def slow(self, path=None, *args, **kwargs):
-    out = real(self, path, *args, **kwargs)
+import incrowd.io._csv_text as c
+real = c.write
+def slow(frame, path, **kwargs):
+    out = real(frame, path, **kwargs)
     if isinstance(path, str) and path.endswith(".tmp"):
         sys.stderr.write("WRITING\n"); sys.stderr.flush()
         time.sleep(120)
     return out
-pd.DataFrame.to_csv = slow
+c.write = slow
 from incrowd.cli import main
 sys.argv = ["incrowd", *sys.argv[1:]]
 main()

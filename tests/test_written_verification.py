@@ -207,6 +207,22 @@ def test_an_infinite_value_the_input_did_not_have_is_refused(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+
+@settings(max_examples=200, deadline=None)
+@given(cells=st.lists(st.sampled_from(["inf", "-inf", "Infinity", "-Infinity", "1e400", "NA", "", "x", "1", "-0",
+                                       "2.5", "1e308", None]), max_size=12),
+       dtype=st.sampled_from(["str", "object"]))
+def test_infinite_cells_are_those_the_whole_column_parses_as_infinite(cells, dtype):
+    """Each distinct cell is parsed once; the cells found infinite are those that parsing the
+    whole column at once finds."""
+    from incrowd.io._written import _infinite
+
+    column = pd.Series(cells, dtype=dtype)
+    whole = pd.to_numeric(column.where(~column.isna()), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    np.testing.assert_array_equal(_infinite(column), np.isinf(whole))
+    numbers = pd.Series([float("nan") if c in (None, "", "NA", "x") else float(c) for c in cells], dtype=np.float64)
+    np.testing.assert_array_equal(_infinite(numbers), np.isinf(numbers.to_numpy()))
+
 def _tampering_csv_writer(monkeypatch):
     """A CSV writer that changes the first cell of the first row, as a lossy format would."""
     real_write, real_render = _csv_text.write, _csv_text.render

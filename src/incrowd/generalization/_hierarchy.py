@@ -206,7 +206,8 @@ def hierarchy_from_rows(attribute: str, rows: Sequence[Sequence[str]], source: s
                 )
         parents.append(mapping)
     hierarchy = Hierarchy(attribute, tuple(labels), tuple(parents), source)
-    first_rows = pd.Series(np.arange(len(numbers))).groupby(codes_by_level[0]).first().to_numpy()
+    # each value's first row (factorize numbers the values 0.. in order, every one present)
+    _, first_rows = np.unique(codes_by_level[0], return_index=True)
     check_labels(hierarchy, [numbers[r] for r in first_rows])
     return hierarchy
 
@@ -223,7 +224,8 @@ def check_labels(hierarchy: Hierarchy, row_numbers: Sequence[int] | None = None)
     for level in range(1, hierarchy.depth):
         mapping = hierarchy.code_map(level)
         labels = hierarchy.labels[level]
-        others = pd.Series(labels, dtype=object).map(originals).fillna(-1).to_numpy(np.int64)
+        # a plain lookup: a hierarchy's few labels cost pandas' Series.map more to set up than to map
+        others = np.array([originals.get(label, -1) for label in labels.tolist()], dtype=np.int64)
         used = np.zeros(labels.size, dtype=bool)
         used[mapping] = True  # a label no value reaches is never published
         reused = np.flatnonzero(used & (others >= 0) & (mapping[np.maximum(others, 0)] != np.arange(labels.size)))

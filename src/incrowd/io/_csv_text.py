@@ -12,8 +12,9 @@ from __future__ import annotations
 import csv
 import io
 import re
-from typing import Callable, Sequence, Union
+from typing import Any, Callable, Sequence, Union
 
+import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError
@@ -159,10 +160,75 @@ def _has_bare_cr(frame: pd.DataFrame) -> bool:
     return False
 
 
+
+def _cells_as_text(column: pd.Series):
+    """A column's cells as an Arrow string array of the text pandas' CSV writer gives them
+    (float64 and int64 as numpy's ``str``, text as it is, a missing cell empty), or None where
+    that writer would format it some other way (dates, booleans, objects that are not text)."""
+    import pyarrow as pa
+
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "fi" and dtype.itemsize == 8:
+        values = column.to_numpy()
+        # each distinct value formatted once; told apart by its bits, so -0.0 stays "-0.0"
+        bits, where = np.unique(values.view(np.int64), return_inverse=True)
+        distinct = bits.view(dtype)
+        text = distinct.astype(str).astype(object)
+        if dtype.kind == "f":
+            text[np.isnan(distinct)] = ""
+        return pa.array(text, type=pa.string()).take(pa.array(where.ravel()))
+    if isinstance(dtype, pd.StringDtype) or (pd.api.types.is_object_dtype(dtype)
+                                             and pd.api.types.infer_dtype(column, skipna=True) in ("string", "empty")):
+        try:
+            return pa.array(column, type=pa.string(), from_pandas=True).fill_null("")
+        except (pa.ArrowException, TypeError, ValueError, UnicodeError):
+            return None  # text UTF-8 cannot spell
+    return None
+
+
+def _plain_bytes(frame: pd.DataFrame, sep: str, newline: str, encoding: str) -> tuple[bytes, Any] | None:
+    """The CSV file of ``frame`` as (its BOM and header, its records in an Arrow buffer, which
+    is written without a copy), byte for byte as pandas' writer (minimal quoting) writes it,
+    where no cell and no name needs quoting and every column is one :func:`_cells_as_text`
+    formats; else None.
+
+    pandas writes row by row through Python's csv module; where nothing needs quoting a record
+    is its cells joined by the delimiter, which Arrow's CSV writer joins a column at a time
+    without quoting (and refuses where a cell holds a delimiter, a quote or a line end)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    names = list(frame.columns)
+    if len(names) < 2 or not all(type(n) is str for n in names) or len(set(names)) < len(names):
+        return None  # a record of one empty cell is quoted; names that are not text are formatted
+    header = sep.join(names) + newline
+    if header.count(sep) != len(names) - 1 or '"' in header or header.count("\n") != 1 or (
+            header.count("\r") != newline.count("\r")):
+        return None
+    columns = []
+    for name in names:
+        cells = _cells_as_text(frame[name])
+        if cells is None:
+            return None
+        columns.append(cells)
+    body = pa.BufferOutputStream()
+    try:
+        table = pa.Table.from_arrays(columns, names=[str(i) for i in range(len(columns))])
+        pacsv.write_csv(table, body, pacsv.WriteOptions(include_header=False, delimiter=sep, quoting_style="none",
+                                                        eol=newline))
+        start = (_BOM if encoding == "utf-8-sig" else b"") + header.encode("utf-8")
+    except (pa.ArrowException, UnicodeError):
+        return None  # a cell that needs quoting: pandas' writer quotes it
+    return start, body.getvalue()
+
+
 def render(frame: pd.DataFrame, *, sep: str) -> bytes:
     """The CSV bytes :func:`write` would write uncompressed (for standard output)."""
     newline = frame.attrs.get("csv_lineterminator", "\n")
     encoding = "utf-8-sig" if frame.attrs.get("csv_bom") else "utf-8"
+    plain = _plain_bytes(frame, sep, newline, encoding)
+    if plain is not None:
+        return plain[0] + plain[1].to_pybytes()
     if newline == "\n" and _has_bare_cr(frame):
         # Python's csv writer quotes only the line terminator's characters, so a field holding
         # a carriage return would go out unquoted and split the record for every reader: write
@@ -174,9 +240,17 @@ def render(frame: pd.DataFrame, *, sep: str) -> bytes:
 
 
 def write(frame: pd.DataFrame, target, *, sep: str, compression: dict | None) -> None:
-    """Minimal quoting in the layout the frame was read with (``frame.attrs``)."""
+    """Minimal quoting in the layout the frame was read with (``frame.attrs``). Where nothing
+    needs quoting, an uncompressed file is written by Arrow (:func:`_plain_bytes`),
+    byte for byte what pandas' writer gives, several times faster."""
     newline = frame.attrs.get("csv_lineterminator", "\n")
     encoding = "utf-8-sig" if frame.attrs.get("csv_bom") else "utf-8"
+    plain = _plain_bytes(frame, sep, newline, encoding) if compression is None else None
+    if plain is not None:
+        with open(target, "wb") as fh:
+            fh.write(plain[0])
+            fh.write(plain[1])
+        return
     if newline == "\n" and _has_bare_cr(frame):
         with _compression.open_for_writing(target, None if compression is None else compression["method"]) as fh:
             fh.write(render(frame, sep=sep))

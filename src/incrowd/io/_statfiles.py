@@ -49,7 +49,9 @@ _TAG_MASK = 0xFFFF_FFFF_FFFF_0000
 _INDEX_MASK = 0xFFFF
 _MAX_CODES = _INDEX_MASK + 1
 
-_SPSS_NAME = re.compile(r"^[A-Za-z@#$\u0080-\uffff][\w.@#$\u0080-\uffff]*$")
+# compiled by re's cache on the first SPSS file written: its Unicode ranges take milliseconds
+# to compile, which every command that imports this module would pay
+_SPSS_NAME = r"^[A-Za-z@#$\u0080-\uffff][\w.@#$\u0080-\uffff]*$"
 _STATA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -406,7 +408,7 @@ def _check_names(frame, fmt: str, shown: str) -> None:
             raise DataError(f"column {text!r} cannot be a Stata variable name (letters, digits and _, "
                             f"at most 32 characters, not starting with a digit); rename it before "
                             f"writing {shown!r}")
-        if fmt == "spss" and (not _SPSS_NAME.match(text) or len(text.encode("utf-8")) > 64):
+        if fmt == "spss" and (not re.match(_SPSS_NAME, text) or len(text.encode("utf-8")) > 64):
             raise DataError(f"column {text!r} cannot be an SPSS variable name (letters, digits and "
                             f"_ . @ # $, starting with a letter, at most 64 bytes); rename it before "
                             f"writing {shown!r}")
