@@ -21,9 +21,35 @@ class Round(Method):
 
     by_column = True
 
+    def _rounded(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        # one array (``out``, float64) for the division, the rounding and the product; an
+        # integer ``x`` is read as float64 by the division itself, not copied first
+        base = float(self.base)
+        np.divide(x, base, out=out)
+        np.round(out, out=out)
+        np.multiply(base, out, out=out)
+        return out
+
     def apply_column(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
-        # in place: one array for the division, the rounding and the product
-        np.divide(x, self.base, out=x)
-        np.round(x, out=x)
-        np.multiply(self.base, x, out=x)
-        return x, {}
+        return self._rounded(x, x), {}
+
+    def code_column(self, old: np.ndarray) -> tuple[np.ndarray | None, int, dict[str, Any]] | None:
+        if old.dtype == np.float64:
+            new = self._rounded(old, np.empty_like(old))
+            gone = np.isnan(old)
+            missing = int(np.count_nonzero(gone))
+            if missing:
+                new[gone] = old[gone]  # a missing cell keeps its own NaN (a user-missing code's bits)
+            # NaN differs from itself: the missing cells, missing on both sides, are taken off
+            changed = int(np.count_nonzero(old != new)) - missing
+        elif old.dtype.kind in "iu" and float(self.base).is_integer() and old.size:
+            values = self._rounded(old, np.empty(old.shape, np.float64))
+            # a whole base makes every value a whole number: only the type's range can keep it float
+            info = np.iinfo(old.dtype)
+            if not (values.min() >= info.min and values.max() <= info.max):
+                return None
+            new = values.astype(old.dtype)
+            changed = int(np.count_nonzero(old != new))
+        else:
+            return None
+        return (new if changed else None), changed, {}
