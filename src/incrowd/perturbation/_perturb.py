@@ -433,8 +433,10 @@ def _details(method: Method, per_stratum: list[dict[str, Any]]) -> dict[str, Any
 
 def _as_input_type(values: np.ndarray, dtype: Any) -> np.ndarray:
     """Floats back in an integer column's type where every value is still a whole number."""
-    if not isinstance(dtype, np.dtype) or dtype.kind not in "iu" or values.size == 0:
+    if not isinstance(dtype, np.dtype) or dtype.kind not in "iu":
         return values
+    if values.size == 0:  # no value to need a fraction: an empty column keeps its type
+        return values.astype(dtype)
     info = np.iinfo(dtype)
     lo, hi = values.min(), values.max()  # NaN where a value is missing: never in range
     if lo >= info.min and hi <= info.max:

@@ -42,11 +42,11 @@ class Round(Method):
                 new[gone] = old[gone]  # a missing cell keeps its own NaN (a user-missing code's bits)
             # NaN differs from itself: the missing cells, missing on both sides, are taken off
             changed = int(np.count_nonzero(old != new)) - missing
-        elif old.dtype.kind in "iu" and float(self.base).is_integer() and old.size:
+        elif old.dtype.kind in "iu" and float(self.base).is_integer():
             values = self._rounded(old, np.empty(old.shape, np.float64))
             # a whole base makes every value a whole number: only the type's range can keep it float
             info = np.iinfo(old.dtype)
-            if not (values.min() >= info.min and values.max() <= info.max):
+            if old.size and not (values.min() >= info.min and values.max() <= info.max):
                 return None
             new = values.astype(old.dtype)
             changed = int(np.count_nonzero(old != new))
