@@ -139,3 +139,25 @@ def test_a_column_no_cell_of_which_changes_is_not_copied():
     assert np.shares_memory(out.table["y"].to_numpy(), frame["y"].to_numpy())
     out.table.loc[0, "x"] = -1.0
     assert frame.loc[0, "x"] == 0.0
+
+
+def test_rounding_equals_numpys_arithmetic_bit_for_bit_at_the_edges():
+    # halves to the even multiple, signed zeros, 2**52 and past it, infinities and a NaN's payload:
+    # the one-pass kernel against numpy's division, rint and product, cell for cell
+    rng = np.random.default_rng(7)
+    edges = [-0.3, -0.0, 0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 2.0**52, 2.0**52 - 0.5, -(2.0**52) + 0.5, 2.0**53 + 2,
+             4503599627370495.5, 1e300, -1e300, np.inf, -np.inf, PAYLOAD_NAN, 5e-324]
+    x = np.concatenate([edges, rng.normal(0, 1e6, 20_000), rng.integers(-10**6, 10**6, 20_000) + 0.5,
+                        rng.integers(-10**5, 10**5, 20_000) * 1000.0 + 500.0])
+    for base in [1, 1000, 0.25, 7.3, 3, 1e-3]:
+        got = perturb_values(x, "round", base=base)
+        want = np.multiply(float(base), np.round(np.divide(x, float(base))))
+        want[np.isnan(x)] = x[np.isnan(x)]
+        assert got.tobytes() == want.tobytes(), base
+        whole = np.concatenate([[0, 1, -1, 2**62, -(2**63), 2**63 - 1, 499, 500, 1500, -500], rng.integers(-10**9, 10**9, 5_000)])
+        ints = perturb_values(whole, "round", base=base)
+        floats = np.multiply(float(base), np.round(np.divide(whole.astype(np.float64), float(base))))
+        if float(base).is_integer() and floats.min() >= -(2**63) and floats.max() < 2**63:
+            assert ints.dtype == np.int64 and ints.tolist() == floats.astype(np.int64).tolist(), base
+        else:
+            assert ints.dtype == np.float64 and ints.tobytes() == floats.tobytes(), base

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._native import CODING_TYPES, round_values
 from ._base import Method, Param, is_number
 
 
@@ -34,15 +35,13 @@ class Round(Method):
         return self._rounded(x, x), {}
 
     def code_column(self, old: np.ndarray) -> tuple[np.ndarray | None, int, dict[str, Any]] | None:
-        if old.dtype == np.float64:
-            new = self._rounded(old, np.empty_like(old))
-            gone = np.isnan(old)
-            missing = int(np.count_nonzero(gone))
-            if missing:
-                new[gone] = old[gone]  # a missing cell keeps its own NaN (a user-missing code's bits)
-            # NaN differs from itself: the missing cells, missing on both sides, are taken off
-            changed = int(np.count_nonzero(old != new)) - missing
+        if old.dtype in CODING_TYPES and (old.dtype.kind == "f" or float(self.base).is_integer()):
+            new, changed = round_values(old, self.base)
+            if new is None:
+                return None  # past int64's range: the column becomes float64
         elif old.dtype.kind in "iu" and float(self.base).is_integer():
+            # int32, uint8, ...: numpy's passes (int64, the type a CSV's whole numbers are read as, has
+            # the kernel's one)
             values = self._rounded(old, np.empty(old.shape, np.float64))
             # a whole base makes every value a whole number: only the type's range can keep it float
             info = np.iinfo(old.dtype)

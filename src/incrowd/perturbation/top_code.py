@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._native import CODING_TYPES, code_values
 from ._base import REQUIRED, Method, Param, is_number
 
 
@@ -42,25 +43,28 @@ class TopCode(Method):
     def code_column(self, old: np.ndarray) -> tuple[np.ndarray | None, int, dict[str, Any]] | None:
         limit, fill = self.values["value"], self._fill()
         if old.dtype == np.float64:
-            limit, fill = float(limit), float(fill)
-        elif old.dtype.kind in "iu":
-            info = np.iinfo(old.dtype)
-            if not float(fill).is_integer() or not info.min <= fill <= info.max:
-                return None  # a fraction or a number the type cannot hold: the column becomes float64
-            # a whole number is beyond the limit exactly when it is beyond the limit's whole part
-            # on the near side, compared in integers: exact past 2**53, where a float is not
-            limit = math.floor(limit) if self.side > 0 else math.ceil(limit)
-            fill = int(fill)
-        else:
+            new, count, changed = code_values(old, limit, fill, self.side)
+            return (new if count else None), changed, {self.coded: count}
+        if old.dtype.kind not in "iu":
             return None
+        info = np.iinfo(old.dtype)
+        if not float(fill).is_integer() or not info.min <= fill <= info.max:
+            return None  # a fraction or a number the type cannot hold: the column becomes float64
+        # a whole number is beyond the limit exactly when it is beyond the limit's whole part on
+        # the near side, compared in integers: exact past 2**53, where a float is not
+        limit = math.floor(limit) if self.side > 0 else math.ceil(limit)
+        fill = int(fill)
+        if old.dtype in CODING_TYPES and info.min <= limit <= info.max:
+            new, count, changed = code_values(old, limit, fill, self.side)
+            return (new if count else None), changed, {self.coded: count}
+        # int32, uint8, ... (or a limit past int64's range): numpy's passes
         beyond = self._beyond(old, limit)
         count = int(np.count_nonzero(beyond))
-        figures = {self.coded: count}
         if not count:
-            return None, 0, figures
+            return None, 0, {self.coded: count}
         new = old.copy()
         new[beyond] = fill
         # a cell beyond the limit that already held the replacement is not changed; only a
         # replacement itself beyond the limit can be such a cell
         same = int(np.count_nonzero(old[beyond] == fill)) if self._beyond(np.array(fill), limit) else 0
-        return new, count - same, figures
+        return new, count - same, {self.coded: count}
