@@ -366,7 +366,7 @@ def perturb_values(values: pd.Series | np.ndarray, method: str, *, random_state:
                              f"dimensions: give perturb a table")
     name = series.name if series is not None and isinstance(series.name, str) and series.name else "values"
     where = f"perturb_values ({method})"
-    step = _step({"columns": [name], "method": method, **params}, "perturb_values")
+    step = _checked({"columns": [name], "method": method, **params}, "perturb_values")
     other = step.method.other_columns()
     if other:
         raise ParameterError(f"{where}: the method reads other columns ({', '.join(map(repr, other))}): give perturb a table")
@@ -396,10 +396,16 @@ def _replace(out: pd.DataFrame, name: str, values: np.ndarray) -> None:
         return
     where = out.columns.get_loc(name)
     if isinstance(where, int):
-        # a Series on the frame's own index goes in as it is: an array would be copied first
-        out.isetitem(where, pd.Series(values, index=out.index, name=name, copy=False))
+        # a Series on the frame's own index goes in as it is, where an array is copied first; on
+        # a short column the copy costs less than making the Series
+        out.isetitem(where, values if len(values) < _WRAP_ROWS else
+                     pd.Series(values, index=out.index, name=name, copy=False))
     else:
         out[name] = values
+
+
+#: the rows from which a new column is set through a Series rather than copied (about 10 us each)
+_WRAP_ROWS = 16_384
 
 
 def _fresh(values: np.ndarray, old: np.ndarray) -> np.ndarray:
