@@ -264,15 +264,15 @@ def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray] | None, rng: np.
     if whole_table and method.by_column and all(_numeric(c.dtype) for c in columns.values()):
         # each column on its own, straight from its numbers: no frame read again, and a column
         # in which no cell changed is left as it is (the copy shares it with the input)
-        cells = 0
+        cells, by_column = 0, []
         for name in changed:
             values, count, figures = _coded(method, before[name], columns[name].dtype)
             cells += count
-            per_stratum.append(figures)
+            by_column.append(figures)
             if values is not None:
                 _replace(out, name, values)
         return StepReport(method=method.key, columns=changed, cells_changed=cells,
-                          details=added(per_stratum), seconds=time.perf_counter() - t0)
+                          details=added(by_column), seconds=time.perf_counter() - t0)
     if whole_table:
         # the whole table in order: the method's new columns are the step's, no copy of the input
         # columns nor of the frame
@@ -282,7 +282,7 @@ def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray] | None, rng: np.
     else:
         new = {name: np.array(before[name], dtype=object if before[name].dtype == object else None, copy=True)
                for name in changed}
-        for rows in parts:
+        for rows in parts or []:
             if rows.size == 0:
                 continue
             outcome = method.apply(out.iloc[rows], rng)
