@@ -129,3 +129,41 @@ def count_by_value(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray,
 
 __all__ = ["node_groups", "mdav_labels", "group_sums", "group_sums_in_units", "group_rows", "merge_rows",
            "count_by_value"]
+
+
+# --- top and bottom coding and rounding of one column in one pass (_coding.c) -------------------
+
+from . import _coding  # noqa: E402  (its own module and block, so that kernels added apart merge apart)
+
+#: the column types the one-pass kernels take
+CODING_TYPES = (np.dtype(np.float64), np.dtype(np.int64))
+
+
+def code_values(x: np.ndarray, limit: float | int, fill: float | int, side: int) -> tuple[np.ndarray, int, int]:
+    """Top coding (``side`` > 0) or bottom coding of a float64 or int64 column: (the new
+    column, the cells beyond ``limit``, the cells changed). A cell beyond the limit becomes
+    ``fill``; a NaN is beyond no limit and keeps its bits. On int64, ``limit`` and ``fill`` are
+    whole numbers int64 holds."""
+    x = np.ascontiguousarray(x)
+    out = np.empty_like(x)
+    if x.dtype == np.int64:
+        beyond, changed = _coding.code_i64(x, out, int(limit), int(fill), side)
+    else:
+        beyond, changed = _coding.code_f64(np.ascontiguousarray(x, dtype=np.float64), out, float(limit),
+                                           float(fill), side)
+    return out, beyond, changed
+
+
+def round_values(x: np.ndarray, base: float) -> tuple[np.ndarray | None, int]:
+    """Each value of a float64 or int64 column to ``base * rint(x / base)`` in doubles, as numpy
+    computes it: (the new column in the input's type, the cells changed); a NaN keeps its bits.
+    (None, -1) where an int64 column's rounded value is past int64's range."""
+    x = np.ascontiguousarray(x)
+    out = np.empty_like(x)
+    if x.dtype == np.int64:
+        changed = _coding.round_i64(x, out, float(base))
+        return (None, -1) if changed < 0 else (out, changed)
+    return out, _coding.round_f64(np.ascontiguousarray(x, dtype=np.float64), out, float(base))
+
+
+__all__ += ["CODING_TYPES", "code_values", "round_values"]

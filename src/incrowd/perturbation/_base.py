@@ -184,15 +184,31 @@ class Method:
         it may write into), and its figures (counts)."""
         raise NotImplementedError
 
+    def code_column(self, old: np.ndarray) -> tuple[np.ndarray | None, int, dict[str, Any]] | None:
+        """A ``by_column`` method's whole work on one column kept in its own type (``old``: the
+        input's numbers, never written into), in as few passes over it as the method allows:
+        the new column as the step writes it (None where no cell changed), how many cells
+        changed and its figures. None where the method has no such path for this type: then
+        :meth:`apply_column` works on float64 and the step converts back."""
+        return None
+
     def apply_columns(self, columns: Mapping[str, np.ndarray]) -> Outcome:
         """A ``by_column`` method on each of ``columns`` (float64 copies), its counts added up."""
         values: dict[str, np.ndarray] = {}
-        details: dict[str, Any] = {}
+        figures: list[dict[str, Any]] = []
         for name, x in columns.items():
-            values[name], figures = self.apply_column(x)
-            for key, count in figures.items():
-                details[key] = details.get(key, 0) + count
-        return Outcome(values, details)
+            values[name], one = self.apply_column(x)
+            figures.append(one)
+        return Outcome(values, added(figures))
+
+
+def added(figures: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several columns' figures of one step, each count added up."""
+    out: dict[str, Any] = {}
+    for one in figures:
+        for key, count in one.items():
+            out[key] = out.get(key, 0) + count
+    return out
 
 
 def _given(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError, name_list
-from ._base import STEP_KEYS, Method, check_params, is_names, methods, numbers
+from ._base import STEP_KEYS, Method, added, check_params, is_names, methods, numbers
 
 
 @dataclass(frozen=True)
@@ -259,20 +259,30 @@ def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray] | None, rng: np.
     columns = {name: out[name] for name in changed}
     before = {name: column.to_numpy() for name, column in columns.items()}
     per_stratum: list[dict[str, Any]] = []
-    if parts is None or (len(parts) == 1 and parts[0].size == len(out)):
+    where = f"perturb step {index} ({method.key})"
+    whole_table = parts is None or (len(parts) == 1 and parts[0].size == len(out))
+    if whole_table and method.by_column and all(_numeric(c.dtype) for c in columns.values()):
+        # each column on its own, straight from its numbers: no frame read again, and a column
+        # in which no cell changed is left as it is (the copy shares it with the input)
+        cells, by_column = 0, []
+        for name in changed:
+            values, count, figures = _coded(method, before[name], columns[name].dtype)
+            cells += count
+            by_column.append(figures)
+            if values is not None:
+                _replace(out, name, values)
+        return StepReport(method=method.key, columns=changed, cells_changed=cells,
+                          details=added(by_column), seconds=time.perf_counter() - t0)
+    if whole_table:
         # the whole table in order: the method's new columns are the step's, no copy of the input
         # columns nor of the frame
-        if method.by_column and all(isinstance(c.dtype, np.dtype) and c.dtype.kind in "fiu" for c in columns.values()):
-            # numeric columns straight to the method, not read from the frame again
-            outcome = method.apply_columns({name: np.array(old, dtype=np.float64) for name, old in before.items()})
-        else:
-            outcome = method.apply(out, rng)
+        outcome = method.apply(out, rng)
         new = {name: _fresh(outcome.values[name], before[name]) for name in changed}
         per_stratum.append(outcome.details)
     else:
         new = {name: np.array(before[name], dtype=object if before[name].dtype == object else None, copy=True)
                for name in changed}
-        for rows in parts:
+        for rows in parts or []:
             if rows.size == 0:
                 continue
             outcome = method.apply(out.iloc[rows], rng)
@@ -283,7 +293,6 @@ def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray] | None, rng: np.
             per_stratum.append(outcome.details)
     details = _details(method, per_stratum)
     cells = 0
-    where = f"perturb step {index} ({method.key})"
     for name in changed:
         old = before[name]
         values = _as_written(new[name], old, columns[name].dtype, partial(numbers, out, name, where))
@@ -291,6 +300,22 @@ def _run(out: pd.DataFrame, step: Step, parts: list[np.ndarray] | None, rng: np.
         _replace(out, name, values)
     return StepReport(method=method.key, columns=changed, cells_changed=cells, details=details,
                       seconds=time.perf_counter() - t0)
+
+
+def _numeric(dtype: Any) -> bool:
+    return isinstance(dtype, np.dtype) and dtype.kind in "fiu"
+
+
+def _coded(method: Method, old: np.ndarray, dtype: Any) -> tuple[np.ndarray | None, int, dict[str, Any]]:
+    """A ``by_column`` method on one numeric column (``old``, never written into): its new values
+    as the step writes them (None where no cell changed), how many cells changed, its figures.
+    The method's own path in the column's type where it has one, else float64 converted back."""
+    fast = method.code_column(old)
+    if fast is not None:
+        return fast
+    values, figures = method.apply_column(np.array(old, dtype=np.float64))
+    values = _as_written(_fresh(values, old), old, dtype, lambda: old)
+    return values, _changed(old, values), figures
 
 
 def _as_written(values: np.ndarray, old: np.ndarray, dtype: Any, parsed: Callable[[], np.ndarray]) -> np.ndarray:
@@ -341,7 +366,7 @@ def perturb_values(values: pd.Series | np.ndarray, method: str, *, random_state:
                              f"dimensions: give perturb a table")
     name = series.name if series is not None and isinstance(series.name, str) and series.name else "values"
     where = f"perturb_values ({method})"
-    step = _step({"columns": [name], "method": method, **params}, "perturb_values")
+    step = _checked({"columns": [name], "method": method, **params}, "perturb_values")
     other = step.method.other_columns()
     if other:
         raise ParameterError(f"{where}: the method reads other columns ({', '.join(map(repr, other))}): give perturb a table")
@@ -350,15 +375,16 @@ def perturb_values(values: pd.Series | np.ndarray, method: str, *, random_state:
     def table() -> pd.DataFrame:
         return pd.DataFrame({name: series if series is not None else old}, copy=False)
 
-    if step.method.by_column and isinstance(dtype, np.dtype) and dtype.kind in "fiu":
-        new = step.method.apply_columns({name: np.array(old, dtype=np.float64)}).values[name]
+    if step.method.by_column and _numeric(dtype):
+        coded = _coded(step.method, old, dtype)[0]
+        out = old.copy() if coded is None else coded
     else:
         frame = table()
         step.method.check(frame, where)
         rng = np.random.default_rng([random_state, 1] if random_state is not None else None) \
             if step.method.draws else _NO_DRAWS
         new = step.method.apply(frame, rng).values[name]
-    out = _as_written(_fresh(new, old), old, dtype, lambda: numbers(table(), name, where))
+        out = _as_written(_fresh(new, old), old, dtype, lambda: numbers(table(), name, where))
     return pd.Series(out, index=series.index, name=series.name, copy=False) if series is not None else out
 
 
@@ -370,9 +396,16 @@ def _replace(out: pd.DataFrame, name: str, values: np.ndarray) -> None:
         return
     where = out.columns.get_loc(name)
     if isinstance(where, int):
-        out.isetitem(where, values)
+        # a Series on the frame's own index goes in as it is, where an array is copied first; on
+        # a short column the copy costs less than making the Series
+        out.isetitem(where, values if len(values) < _WRAP_ROWS else
+                     pd.Series(values, index=out.index, name=name, copy=False))
     else:
         out[name] = values
+
+
+#: the rows from which a new column is set through a Series rather than copied (about 10 us each)
+_WRAP_ROWS = 16_384
 
 
 def _fresh(values: np.ndarray, old: np.ndarray) -> np.ndarray:
@@ -406,8 +439,10 @@ def _details(method: Method, per_stratum: list[dict[str, Any]]) -> dict[str, Any
 
 def _as_input_type(values: np.ndarray, dtype: Any) -> np.ndarray:
     """Floats back in an integer column's type where every value is still a whole number."""
-    if not isinstance(dtype, np.dtype) or dtype.kind not in "iu" or values.size == 0:
+    if not isinstance(dtype, np.dtype) or dtype.kind not in "iu":
         return values
+    if values.size == 0:  # no value to need a fraction: an empty column keeps its type
+        return values.astype(dtype)
     info = np.iinfo(dtype)
     lo, hi = values.min(), values.max()  # NaN where a value is missing: never in range
     if lo >= info.min and hi <= info.max:

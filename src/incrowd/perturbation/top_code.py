@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from .._native import CODING_TYPES, code_values
 from ._base import REQUIRED, Method, Param, is_number
 
 
@@ -25,9 +27,44 @@ class TopCode(Method):
 
     by_column = True
 
-    def apply_column(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
-        limit, replacement = self.values["value"], self.values["replacement"]
+    def _fill(self) -> Any:
+        replacement = self.values["replacement"]
+        return self.values["value"] if replacement is None else replacement
+
+    def _beyond(self, x: np.ndarray, limit: Any) -> np.ndarray:
         # a missing cell (NaN) is beyond no limit: numpy compares it without a warning
-        beyond = np.greater(x, limit) if self.side > 0 else np.less(x, limit)
-        x[beyond] = limit if replacement is None else replacement
+        return np.greater(x, limit) if self.side > 0 else np.less(x, limit)
+
+    def apply_column(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        beyond = self._beyond(x, self.values["value"])
+        x[beyond] = self._fill()
         return x, {self.coded: int(np.count_nonzero(beyond))}
+
+    def code_column(self, old: np.ndarray) -> tuple[np.ndarray | None, int, dict[str, Any]] | None:
+        limit, fill = self.values["value"], self._fill()
+        if old.dtype == np.float64:
+            new, count, changed = code_values(old, limit, fill, self.side)
+            return (new if count else None), changed, {self.coded: count}
+        if old.dtype.kind not in "iu":
+            return None
+        info = np.iinfo(old.dtype)
+        if not float(fill).is_integer() or not info.min <= fill <= info.max:
+            return None  # a fraction or a number the type cannot hold: the column becomes float64
+        # a whole number is beyond the limit exactly when it is beyond the limit's whole part on
+        # the near side, compared in integers: exact past 2**53, where a float is not
+        limit = math.floor(limit) if self.side > 0 else math.ceil(limit)
+        fill = int(fill)
+        if old.dtype in CODING_TYPES and info.min <= limit <= info.max:
+            new, count, changed = code_values(old, limit, fill, self.side)
+            return (new if count else None), changed, {self.coded: count}
+        # int32, uint8, ... (or a limit past int64's range): numpy's passes
+        beyond = self._beyond(old, limit)
+        count = int(np.count_nonzero(beyond))
+        if not count:
+            return None, 0, {self.coded: count}
+        new = old.copy()
+        new[beyond] = fill
+        # a cell beyond the limit that already held the replacement is not changed; only a
+        # replacement itself beyond the limit can be such a cell
+        same = int(np.count_nonzero(old[beyond] == fill)) if self._beyond(np.array(fill), limit) else 0
+        return new, count - same, {self.coded: count}
