@@ -58,11 +58,13 @@ from ..publishing import (
     part_bottom,
     part_cell_pieces,
     part_facts,
+    part_kinds,
     part_missing,
     part_pieces,
     partitioned_refusal,
     partitioned_search,
     plan_cells,
+    plan_targets,
     release_classes,
     scaled_whole,
     whole_of,
@@ -101,6 +103,14 @@ def _summary(bottom):
 
 def _missing(bottom):
     return bottom if isinstance(bottom, IncrowdError) else part_missing(bottom)
+
+
+def _kinds(source, name: str, bottom, number: np.ndarray, plan, offsets: np.ndarray, weight: str):
+    """The partition's kinds of rows at a cell plan's blanks for k (:func:`part_kinds`)."""
+    if isinstance(bottom, IncrowdError):
+        return bottom
+    return _task(lambda: part_kinds(_read(source).reset_index(drop=True), bottom, number, plan, offsets, weight),
+                 name)
 
 
 def _split(source, name: str, bottom, whole, number: np.ndarray, choice, where: np.ndarray, n_out: int,
@@ -305,8 +315,8 @@ class _Run:
         # at least two class tasks per worker, so that every worker microaggregates
         workers = len(self.client.scheduler_info().get("workers", {}))
         n_out = max(1, len(sources), 2 * workers)
-        plan = self.cells(bottoms, [p[0] for p in pieces], maps, choice, prep) if spec.suppression == "cells" \
-            else None
+        plan = self.cells(bottoms, [p[0] for p in pieces], maps, choice, prep, sources, names) \
+            if spec.suppression == "cells" else None
         where = spread_classes(class_sizes(choice, [p[0] for p in pieces], maps) if plan is None else plan.sizes,
                                n_out)
         # every partition reads the plan, each its own row of offsets alone
@@ -411,17 +421,36 @@ class _Run:
                            numeric=list(prep.numeric), suppression=spec.suppression, say=self.say, kept_rows=kept)
         report.write(path)
 
-    def cells(self, bottoms: list, counts: list, maps: list[np.ndarray], choice, prep):
+    def cells(self, bottoms: list, counts: list, maps: list[np.ndarray], choice, prep, sources: list,
+              names: list[str]):
         """The cells blanked at the chosen node (:func:`plan_cells`), decided here from the
-        partitions' bottom classes: the node's classes as local suppression sees them."""
+        partitions' bottom classes: the node's classes as local suppression sees them; with
+        risk targets, more cells blanked for them (:meth:`targets`)."""
         missing = None
-        if self.spec.missing_matches == "any":
+        if self.spec.missing_matches == "any" or self.spec.risk_targets:
             missing = self.gather([self.submit(_missing, b) for b in bottoms], "finding the missing cells")
         self.say("blanking cells of the classes below k")
-        plan = plan_cells(prep, counts, maps, choice, missing)
+        plan = plan_cells(prep, counts, maps, choice, missing if self.spec.missing_matches == "any" else None)
+        if self.spec.risk_targets:
+            plan = self.targets(plan, bottoms, counts, maps, choice, prep, sources, names, missing or [])
         # the search's metrics are the rows suppression's; a cell release's are not computed here
         choice.metrics = None
         return plan
+
+    def targets(self, plan, bottoms: list, counts: list, maps: list[np.ndarray], choice, prep, sources: list,
+                names: list[str], missing: list):
+        """``plan`` with the cells blanked for the risk targets (:func:`plan_targets`), decided
+        here from each partition's kinds of rows (their rows and weights at the blanks for k),
+        as one process blanks them from every row's weight."""
+        shared = dataclasses.replace(plan, offsets=[])
+        kinds = self.gather([self.submit(_kinds, s, n, b, w, shared, plan.offsets[i], self.spec.weight)
+                             for i, (s, n, b, w) in enumerate(zip(sources, names, bottoms, maps))],
+                            "weighing the partitions' keys")
+        for got in kinds:
+            if isinstance(got, IncrowdError):
+                raise got
+        self.say("blanking cells for the risk targets")
+        return plan_targets(prep, counts, maps, choice, plan, kinds, missing)
 
     def cancel(self) -> None:
         if self.client is not None:

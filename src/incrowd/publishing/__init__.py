@@ -54,7 +54,7 @@ _INTERNAL = {
     "in_file_order": "._partitioned",
     "written_keys": "._risk_targets", "check_written_risk": "._risk_targets",
     "plan_cells": "._partitioned_cells", "part_cell_pieces": "._partitioned_cells",
-    "part_missing": "._partitioned_cells",
+    "part_missing": "._partitioned_cells", "part_kinds": "._partitioned_cells", "plan_targets": "._partitioned_cells",
     # the summary lines the command line and the web both show
     "summary_lines": "._summary_lines", "risk_targets_text": "._summary_lines", "cells_line": "._summary_lines",
     # the web's Publish page: the spec's vocabularies, its check of the lattice size, the

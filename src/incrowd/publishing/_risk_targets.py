@@ -514,28 +514,57 @@ def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank:
     blank, in every row holding it (a whole class moves, so k holds with either meaning of a
     blank): in the column whose blank makes the key match the most weight, the least important
     column among equals."""
-    targets = prep.spec.risk_targets
     weight = prep.spec.weight
-    w = np.asarray(prep.weights, dtype=np.float64)
     names = list(prep.categorical)
     base = codes.copy()
     for j, a in enumerate(names):
         if levels[a] == 0:  # missing as published; a user-missing code is a value
             base[prep.missing0[a], j] = -1
-    blank = blank.copy()
-    m = len(names)
-    order = np.argsort(-np.asarray(importance), kind="stable")  # the least important first among equals
-    limit = targets.get("max_individual_risk")
     households = None
-    if "max_household_risk" in targets:
+    if "max_household_risk" in prep.spec.risk_targets:
         households = household_codes(prep)
-    while True:
-        shown = np.where(blank, -1, base)
+
+    def measure(shown: np.ndarray) -> tuple[dict[str, Any], np.ndarray]:
         # measured as the written file is: the keys' codes (a blank missing) and the weight
         frame = pd.DataFrame(np.where(shown < 0, np.nan, shown), columns=names)
         frame[weight] = prep.frame[weight].to_numpy()
         got = measured(frame, names, weight, households)
-        risk = got.pop("_risk")
+        return got, got.pop("_risk")
+
+    return _more_blanks(prep.spec.risk_targets, base, blank, np.asarray(prep.weights, dtype=np.float64),
+                        importance, measure, households)
+
+
+def blank_kinds_for_targets(targets: Mapping[str, float], base: np.ndarray, blank: np.ndarray, rows: np.ndarray,
+                            weight: np.ndarray, importance: np.ndarray) -> np.ndarray:
+    """:func:`blank_for_targets` on a file given as its kinds of rows: ``base`` (kinds x
+    categorical QIs: the codes at the node, -1 where published missing), ``blank`` (the cells
+    blanked for k), ``rows`` and ``weight`` (each kind's rows and the sum of their sampling
+    weights). Rows of one kind show one key whatever is blanked, so they are blanked together:
+    the blanks of each kind, as one process gives them to each of its rows. A partitioned file's
+    client decides the blanks so, from the parts' counts (no process holds the rows)."""
+    rows = np.asarray(rows, dtype=np.float64)
+
+    def measure(shown: np.ndarray) -> tuple[dict[str, Any], np.ndarray]:
+        fk, Fk = sample_risk.frequencies(shown, weight, counts=rows)
+        risk = sample_risk.individual_risk(fk, Fk) if rows.size else np.zeros(0)
+        return figures(risk, rows), risk
+
+    return _more_blanks(targets, base, blank, weight, importance, measure, None, rows)
+
+
+def _more_blanks(targets: Mapping[str, float], base: np.ndarray, blank: np.ndarray, w: np.ndarray,
+                 importance: np.ndarray, measure: Callable[[np.ndarray], tuple[dict[str, Any], np.ndarray]],
+                 households: np.ndarray | None, rows: np.ndarray | None = None) -> np.ndarray:
+    """:func:`blank_for_targets`' steps over rows (``rows`` None) or kinds of rows (``rows``:
+    each one's rows): ``measure`` gives the figures and each one's risk of what is shown."""
+    blank = blank.copy()
+    m = base.shape[1]
+    order = np.argsort(-np.asarray(importance), kind="stable")  # the least important first among equals
+    limit = targets.get("max_individual_risk")
+    while True:
+        shown = np.where(blank, -1, base)
+        got, risk = measure(shown)
         missed = [key for key, ok in _met(targets, got).items() if not ok]
         if not missed:
             return blank
@@ -548,7 +577,8 @@ def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank:
             riskiest = pd.Series(risk).groupby(households).transform("max").to_numpy()
             work = above & (risk >= riskiest)
         else:  # a global target: the riskiest rows that can still be blanked, a hundredth at a time
-            cut = np.quantile(risk[open_rows], 0.99) if open_rows.any() else np.inf
+            cut = (np.quantile(risk[open_rows], 0.99) if rows is None else
+                   counted_quantile(risk[open_rows], rows[open_rows], 0.99)) if open_rows.any() else np.inf
             work = risk >= cut
         work &= open_rows
         if not work.any():
@@ -571,6 +601,27 @@ def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank:
                 if matched > best_weight:
                     best, best_weight = int(c), matched
             blank[key_of == u, best] = True
+
+
+def counted_quantile(values: np.ndarray, counts: np.ndarray, q: float) -> float:
+    """``np.quantile(np.repeat(values, counts), q)`` (its default, linear method), without
+    making the repeated array: numpy's virtual index and interpolation, on the two values
+    around it."""
+    counts = np.asarray(counts, dtype=np.int64)
+    order = np.argsort(values, kind="stable")
+    values, ends = np.asarray(values, dtype=np.float64)[order], np.cumsum(counts[order])
+    n = int(ends[-1])
+    # numpy's linear method: alpha = beta = 1
+    virtual = n * q + (1 + q * (1 - 1 - 1)) - 1
+    below = math.floor(virtual)
+    gamma = virtual - below
+    lo, hi = min(max(below, 0), n - 1), min(max(below + 1, 0), n - 1)
+    a = values[np.searchsorted(ends, lo, side="right")]
+    b = values[np.searchsorted(ends, hi, side="right")]
+    diff = b - a
+    if a == b:
+        return float(a)
+    return float(b - diff * (1 - gamma)) if gamma >= 0.5 else float(a + diff * gamma)
 
 
 def measured(table: pd.DataFrame, quasi_identifiers, weight: str,

@@ -805,9 +805,6 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
     said = []
     if spec.strategy != "generalize-then-microaggregate":
         said.append(f"strategy {spec.strategy!r}")
-    if spec.suppression == "cells" and spec.risk_targets:
-        # one process blanks more cells for the targets (blank_for_targets) from every row's weight
-        said.append("risk targets met by cell suppression")
     if spec.models:
         said.append("[privacy] models")
     numeric = [name for name, c in spec.columns.items() if c.role == "numeric"]
