@@ -97,3 +97,44 @@ def test_counted_quantile_is_numpys_quantile_of_the_repeated_values():
         counts = rng.integers(1, 40, n)
         q = float(rng.choice([0.99, 0.5, 0.0, 1.0, 0.37]))
         assert counted_quantile(values, counts, q) == np.quantile(np.repeat(values, counts), q)
+
+
+@pytest.fixture(scope="module")
+def numeric(adult) -> pd.DataFrame:
+    """3,000 rows of Adult with age a numeric quasi-identifier and a sampling weight (1 to 5)."""
+    frame = adult.iloc[:3000].reset_index(drop=True)
+    frame["weight"] = 1.0 + (frame["id"] * 7919 % 5)
+    return frame
+
+
+def _numeric_targets(**privacy) -> dict:
+    spec = _spec(l=privacy.pop("l", None), **privacy)
+    spec["columns"].update({"weight": "weight", "hours": "other"})
+    return spec
+
+
+@pytest.mark.parametrize("target", [{"max_individual_risk": 0.15}, {"max_global_risk": 0.05}])
+def test_risk_targets_beside_numeric_quasi_identifiers_on_partitions_publish_the_in_process_release(
+        client, numeric, tmp_path, target):
+    # a class's rows come from several partitions and are microaggregated on one worker; the
+    # groups above a target, and the nodes the search passes over for them, are decided from
+    # every group's key, rows and weight, as one process decides them
+    parts = _split(numeric, tmp_path / "parts", [0, 800, 800, 2100, len(numeric)])  # one empty
+    here = incrowd.publish(numeric, _numeric_targets(**target))
+    plain = incrowd.publish(numeric, _numeric_targets()).summary()
+    assert (plain["levels"], plain["suppressed"]) != (here.summary()["levels"], here.summary()["suppressed"])
+    there = incrowd.publish(parts, _numeric_targets(**target), scheduler=client, output=tmp_path / "release")
+    _same(here, there, keys=("levels", "rows_out", "suppressed", "classes", "min_class_size", "nodes_evaluated"))
+    assert_same_release(here, tmp_path / "release", tmp_path, parts)
+
+
+def test_groups_that_miss_a_global_target_are_refused_on_partitions_as_in_process(client, numeric, tmp_path):
+    parts = _split(numeric, tmp_path / "parts", [0, 1200, 3000])
+    spec = _numeric_targets(max_global_risk=0.01)
+    with pytest.raises(ParameterError) as here:
+        incrowd.publish(numeric, spec)
+    with pytest.raises(ParameterError) as there:
+        incrowd.publish(parts, spec, scheduler=client, output=tmp_path / "release")
+    assert str(there.value) == str(here.value) and "\n" not in str(there.value)
+    assert str(there.value).startswith("the numeric quasi-identifiers (age) are published as their microaggregation")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["parts"]

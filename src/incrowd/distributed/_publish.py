@@ -53,6 +53,8 @@ from ..publishing import (
     check_spec_nodes,
     check_written_classes,
     check_written_risk,
+    class_groups,
+    group_keys,
     in_file_order,
     load_spec,
     part_bottom,
@@ -67,6 +69,7 @@ from ..publishing import (
     plan_targets,
     release_classes,
     scaled_whole,
+    suppress_group_keys,
     whole_of,
     written_classes,
     written_keys,
@@ -144,6 +147,45 @@ def _classes(pieces: list, name: str, spec, whole, levels: dict[str, int], threa
     def release():
         with compiled_threads(threads):
             table, promise, back = release_classes(pieces, spec, whole, levels)
+        verify_frame(table, promise, what=name)
+        return back
+
+    return _task(release, name)
+
+
+def _groups(pieces: list, name: str, spec, whole, levels: dict[str, int], threads=None):
+    """Whole classes' rows and their groups (:func:`class_groups`), kept on the worker while the
+    client decides which groups a risk target suppresses; None where the task holds no row."""
+    for piece in pieces:
+        if isinstance(piece, IncrowdError):
+            return piece
+    if not any(piece[1].size for piece in pieces):
+        return None
+
+    def grouped():
+        with compiled_threads(threads):
+            return class_groups(pieces, spec, whole, levels)
+
+    return _task(grouped, name)
+
+
+def _group_keys(grouped, name: str, levels: dict[str, int]):
+    """A class task's groups' keys, rows and weights (:func:`group_keys`)."""
+    if grouped is None or isinstance(grouped, IncrowdError):
+        return grouped
+    return _task(lambda: group_keys(*grouped, levels), name)
+
+
+def _grouped_classes(pieces: list, grouped, out: np.ndarray, name: str, spec, whole, levels: dict[str, int]):
+    """:func:`_classes` of a class task whose groups are made (``grouped``), with the groups
+    ``out`` (their numbers in it) suppressed for the risk targets."""
+    if grouped is None or isinstance(grouped, IncrowdError):
+        return grouped
+
+    def release():
+        prep, groups = grouped
+        table, promise, back = release_classes(pieces, spec, whole, levels,
+                                               (prep, np.where(np.isin(groups, out), -1, groups)))
         verify_frame(table, promise, what=name)
         return back
 
@@ -286,6 +328,10 @@ class _Run:
         self.staging: Path | None = None
         self.summary: dict[str, Any] = {}
         self.columns = pd.DataFrame()
+        #: the node the search took with its groups judged (:meth:`judge`): its futures and the
+        #: groups the risk targets suppress
+        self.judged: dict[str, Any] | None = None
+        self.judged_classes: list = []
 
     def submit(self, *args, **kwargs):
         future = self.client.submit(*args, **kwargs)
@@ -309,12 +355,23 @@ class _Run:
         pieces = self.gather([self.submit(_summary, b) for b in bottoms], "counting the partitions' classes")
         whole = scaled_whole(whole, pieces)
         self.say(f"searching the lattice on {whole.rows} rows' classes")
-        choice, maps, prep = partitioned_search(spec, whole, [p[0] for p in pieces], max_nodes=max_nodes,
-                                                max_memory=max_memory,
-                                                risks=[p[3] for p in pieces] if spec.risk_targets else None)
         # at least two class tasks per worker, so that every worker microaggregates
         workers = len(self.client.scheduler_info().get("workers", {}))
         n_out = max(1, len(sources), 2 * workers)
+        threads = task_threads(self.client)
+        fits = None
+        if spec.risk_targets and any(c.role == "numeric" for c in spec.columns.values()):
+            def fits(node, maps):
+                return self.judge(node, sources, names, bottoms, maps, [p[0] for p in pieces], whole, n_out,
+                                  threads)
+        choice, maps, prep = partitioned_search(spec, whole, [p[0] for p in pieces], max_nodes=max_nodes,
+                                                max_memory=max_memory,
+                                                risks=[p[3] for p in pieces] if spec.risk_targets else None,
+                                                fits=fits)
+        if self.judged is not None:
+            self.release_judged(choice, bottoms, whole, target)
+            self.finish(sources, names, target, prep, choice, whole, None, report)
+            return
         plan = self.cells(bottoms, [p[0] for p in pieces], maps, choice, prep, sources, names) \
             if spec.suppression == "cells" else None
         where = spread_classes(class_sizes(choice, [p[0] for p in pieces], maps) if plan is None else plan.sizes,
@@ -324,7 +381,6 @@ class _Run:
         splits = [self.submit(_split, s, n, b, whole, w, choice, where, n_out,
                               None if plan is None else (shared, plan.offsets[i]))
                   for i, (s, n, b, w) in enumerate(zip(sources, names, bottoms, maps))]
-        threads = task_threads(self.client)
         _wait(splits, "grouping the rows by class", self.say)
         # the splits have read the rows' bottom classes: the workers may drop them (a lost
         # split is recomputed from the graph, its bottom first)
@@ -333,11 +389,21 @@ class _Run:
         sweep_stale(target)
         self.staging = temp_path(target)
         self.staging.mkdir()
-        qis = [*prep.numeric, *prep.categorical]
         classes = self.microaggregate(splits, n_out, whole, choice.levels, threads)
         del splits
+        self.finish(sources, names, target, prep, choice, whole, plan, report, classes)
+
+    def finish(self, sources: list, names: list[str], target: Path, prep, choice, whole, plan,
+               report: Path | None, classes: list | None = None) -> None:
+        """Passes 5 and after: the class tasks' published rows (``classes``; else the judged
+        node's, :meth:`release_judged`) written back, verified and moved into place."""
+        spec = self.spec
+        qis = [*prep.numeric, *prep.categorical]
+        if classes is None:
+            classes = self.judged_classes
         counts, kept_rows = self.write_back(classes, len(sources), self.staging, qis, prep, whole, report is not None)
         del classes
+        self.judged_classes = []
         classes_out, smallest = check_written_classes(spec, [c[0] for c in counts], [c[1] for c in counts], qis,
                                                       whole.rows, whole.sensitive)
         more = {}
@@ -436,6 +502,60 @@ class _Run:
         # the search's metrics are the rows suppression's; a cell release's are not computed here
         choice.metrics = None
         return plan
+
+    def judge(self, choice, sources: list, names: list[str], bottoms: list, maps: list[np.ndarray], counts: list,
+              whole, n_out: int, threads) -> IncrowdError | None:
+        """The search's judgement of a node that passes on its classes, with risk targets beside
+        numeric quasi-identifiers (the release's ``fits`` in one process): the node's classes
+        split and microaggregated on the workers (passes 3 and 4, kept there), each group's key,
+        rows and weight gathered, and the groups above a target decided here as one process
+        decides them (:func:`suppress_group_keys`). None where the release goes ahead (what it
+        made is kept for it), else the refusal."""
+        spec = self.spec
+        self.say(f"judging the node {', '.join(f'{a}={v}' for a, v in choice.levels.items())} by its groups")
+        where = spread_classes(class_sizes(choice, counts, maps), n_out)
+        splits = [self.submit(_split, s, n, b, whole, w, choice, where, n_out)
+                  for s, n, b, w in zip(sources, names, bottoms, maps)]
+        shuffled, grouped = [], []
+        for c in range(n_out):
+            parts = [self.submit(operator.getitem, f, c) for f in splits]
+            shuffled.append(parts)
+            grouped.append(self.submit(_groups, parts, f"class task {c + 1} of {n_out}", spec, whole, choice.levels,
+                                       threads))
+        keys = self.gather([self.submit(_group_keys, g, f"class task {c + 1} of {n_out}", choice.levels)
+                            for c, g in enumerate(grouped)], "microaggregating the classes")
+        for got in keys:
+            if isinstance(got, IncrowdError):
+                raise got
+        numeric = [name for name, c in spec.columns.items() if c.role == "numeric"]
+        out, suppressed, refusal = suppress_group_keys(spec, numeric, whole.rows, keys)
+        made = splits + [f for parts in shuffled for f in parts] + grouped
+        if refusal is not None:
+            self.let_go(made)
+            return refusal
+        if self.judged is not None:  # a node the search took before this one: never the answer now
+            self.let_go(self.judged["made"])
+        self.judged = {"choice": choice, "shuffled": shuffled, "grouped": grouped, "out": out, "made": made,
+                       "suppressed": suppressed}
+        return None
+
+    def release_judged(self, choice, bottoms: list, whole, target: Path) -> None:
+        """Pass 4's release of the node the search took (:meth:`judge` made its groups): the
+        groups above a target suppressed, each class task verified in memory."""
+        judged = self.judged
+        assert judged is not None and judged["choice"] is choice
+        choice.suppressed = judged["suppressed"]
+        self.let_go(bottoms)
+        sweep_stale(target)
+        self.staging = temp_path(target)
+        self.staging.mkdir()
+        n_out = len(judged["grouped"])
+        classes = [self.submit(_grouped_classes, parts, g, out, f"class task {c + 1} of {n_out}", self.spec, whole,
+                               choice.levels)
+                   for c, (parts, g, out) in enumerate(zip(judged["shuffled"], judged["grouped"], judged["out"]))]
+        _wait([self.submit(_failed, c) for c in classes], "microaggregating the classes", self.say)
+        self.let_go(judged["made"])
+        self.judged_classes = classes
 
     def targets(self, plan, bottoms: list, counts: list, maps: list[np.ndarray], choice, prep, sources: list,
                 names: list[str], missing: list):

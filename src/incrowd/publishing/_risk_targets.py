@@ -414,14 +414,25 @@ def group_suppression(prep, groups: np.ndarray,
     the refusal (a target missed, or the groups' suppression past ``max_suppression``): the
     search (:func:`_gtm.choose`) judges its nodes by it, the release raises it."""
     targets = prep.spec.risk_targets
-    limit = targets.get("max_individual_risk")
-    household_limit = targets.get("max_household_risk")
     if not targets or not prep.numeric or not (groups >= 0).any():
         return groups, None
-    from ..values import wildcard_counts
-
     weight = prep.spec.weight
     w = sample_risk.sampling_weights(prep.frame[weight].reset_index(drop=True), weight)
+    cols = categorical_keys(prep, levels_per_row)
+    # a numeric key as the file shows it: its group's mean (groups of equal means are one key)
+    released = prep.released_numbers(groups, groups >= 0)
+    for j in range(len(prep.numeric)):
+        cols.append(pd.factorize(released[:, j], use_na_sentinel=True)[0].astype(np.int64))
+    households = household_codes(prep) if "max_household_risk" in targets else None
+    from ..generalization import max_suppression_count
+
+    return suppress_keys(targets, np.column_stack(cols), w, groups, list(prep.numeric), prep.spec.max_suppression,
+                         max_suppression_count(prep.spec.max_suppression, prep.n), households)
+
+
+def categorical_keys(prep, levels_per_row: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """Per categorical QI, each row's published code (-1 where published missing), as
+    :func:`group_suppression` compares keys."""
     n = prep.n
     missing0 = sample_risk.key_codes(prep.frame.reset_index(drop=True), list(prep.categorical)) < 0
     cols = []
@@ -432,20 +443,28 @@ def group_suppression(prep, groups: np.ndarray,
             if L <= prep.hierarchies[a].max_level:  # above: one label ("*") in every row
                 code[rows] = prep.hierarchies[a].code_map(int(L))[prep.codes0[a][rows]]
         cols.append(np.where((level == 0) & missing0[:, j], -1, code))
-    # a numeric key as the file shows it: its group's mean (groups of equal means are one key)
-    released = prep.released_numbers(groups, groups >= 0)
-    for j in range(len(prep.numeric)):
-        cols.append(pd.factorize(released[:, j], use_na_sentinel=True)[0].astype(np.int64))
-    codes = np.column_stack(cols)
-    households = household_codes(prep) if household_limit is not None else None
-    before = int((groups < 0).sum())
+    return cols
+
+
+def suppress_keys(targets: Mapping[str, float], codes: np.ndarray, w: np.ndarray, groups: np.ndarray,
+                  numeric: list[str], max_suppression, allowed: int, households: np.ndarray | None = None,
+                  rows: np.ndarray | None = None) -> tuple[np.ndarray, ParameterError | None]:
+    """:func:`group_suppression`'s steps over units of the file: its rows (``rows`` None), or
+    with ``rows`` units of that many rows each whose rows show one key (a partitioned file's
+    microaggregation groups, ``w`` then their weight sums). ``codes``: each unit's published key
+    (-1 missing), ``groups``: its group (-1 suppressed), ``allowed``: ``max_suppression`` in rows."""
+    limit = targets.get("max_individual_risk")
+    from ..values import wildcard_counts
+
+    size = np.ones(groups.size) if rows is None else np.asarray(rows, dtype=np.float64)
+    before = int(size[groups < 0].sum())
     groups = groups.copy()
     missed: list[str] = []
     while True:
         keep = np.flatnonzero(groups >= 0)
         if keep.size == 0:
             break
-        both = wildcard_counts(codes[keep], np.column_stack([np.ones(keep.size), w[keep]]))
+        both = wildcard_counts(codes[keep], np.column_stack([size[keep], w[keep]]))
         risk = sample_risk.individual_risk(both[:, 0], both[:, 1])
         above, reason = (risk > limit if limit is not None else np.zeros(keep.size, bool)), "max_individual_risk"
         if not above.any() and households is not None:
@@ -453,38 +472,37 @@ def group_suppression(prep, groups: np.ndarray,
             above = _riskiest_of_households_above(risk, households[keep], targets["max_household_risk"])
             reason = "max_household_risk"
         if not above.any():
-            refusal = _global_refusal(prep, targets, risk)
+            refusal = _global_refusal(numeric, targets, risk, size[keep])
             if refusal is not None:
                 return groups, refusal
             break
         if reason not in missed:
             missed.append(reason)
         groups[np.isin(groups, np.unique(groups[keep[above]]))] = -1
-    from ..generalization import max_suppression_count
-
-    allowed = max_suppression_count(prep.spec.max_suppression, n)
-    suppressed = int((groups < 0).sum())
+    suppressed = int(size[groups < 0].sum())
     if suppressed > allowed and suppressed > before:
         named = " and ".join(f"{key}={targets[key]:g}" for key in missed)
         return groups, ParameterError(
-            f"the groups of the numeric quasi-identifiers ({', '.join(prep.numeric)}) above {named} "
+            f"the groups of the numeric quasi-identifiers ({', '.join(numeric)}) above {named} "
             f"hold {suppressed - before} rows more, {suppressed} suppressed in all, more than "
-            f"max_suppression={prep.spec.max_suppression!r} ({allowed} rows); raise {' or '.join(missed)} or k, "
+            f"max_suppression={max_suppression!r} ({allowed} rows); raise {' or '.join(missed)} or k, "
             "or allow more suppression; nothing is published")
     return groups, None
 
 
-def _global_refusal(prep, targets: Mapping[str, float], risk: np.ndarray) -> ParameterError | None:
+def _global_refusal(numeric: list[str], targets: Mapping[str, float], risk: np.ndarray,
+                    rows: np.ndarray) -> ParameterError | None:
     """The global targets over the rows left (``risk``: their individual risks with the numeric
-    keys' groups as released): one error naming the first one missed and the levers."""
-    got = figures(risk, np.ones(risk.size))
+    keys' groups as released, ``rows``: the rows of each): one error naming the first one missed
+    and the levers."""
+    got = figures(risk, rows)
     for key in ("max_global_risk", "max_expected_reidentifications"):
         if key in targets and got[key] > targets[key] * (1.0 + RELATIVE_SLACK):
             return ParameterError(
-                f"the numeric quasi-identifiers ({', '.join(prep.numeric)}) are published as their "
+                f"the numeric quasi-identifiers ({', '.join(numeric)}) are published as their "
                 f"microaggregation groups' means, finer keys than the node's classes, and "
                 f"with them the release reaches {key}={got[key]:.6g}, above {targets[key]:g}; raise k (larger "
-                f"groups) or {key}, or give {'them' if len(prep.numeric) > 1 else 'it'} a hierarchy and the "
+                f"groups) or {key}, or give {'them' if len(numeric) > 1 else 'it'} a hierarchy and the "
                 "role categorical; nothing is published")
     return None
 

@@ -807,11 +807,6 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
         said.append(f"strategy {spec.strategy!r}")
     if spec.models:
         said.append("[privacy] models")
-    numeric = [name for name, c in spec.columns.items() if c.role == "numeric"]
-    if spec.risk_targets and numeric:
-        # one process suppresses the microaggregation groups above a target (suppress_groups),
-        # which needs every group's published means at once
-        said.append(f"risk targets beside numeric quasi-identifiers ({', '.join(numeric)})")
     if spec.household is not None:
         said.append("a household column")
     if spec.perturb:
