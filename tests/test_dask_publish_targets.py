@@ -113,7 +113,7 @@ def _numeric_targets(**privacy) -> dict:
     return spec
 
 
-@pytest.mark.parametrize("target", [{"max_individual_risk": 0.15}, {"max_global_risk": 0.05}])
+@pytest.mark.parametrize("target", [{"max_individual_risk": 0.13}, {"max_global_risk": 0.05}])
 def test_risk_targets_beside_numeric_quasi_identifiers_on_partitions_publish_the_in_process_release(
         client, numeric, tmp_path, target):
     # a class's rows come from several partitions and are microaggregated on one worker; the
@@ -131,6 +131,9 @@ def test_risk_targets_beside_numeric_quasi_identifiers_on_partitions_publish_the
 def test_groups_that_miss_a_global_target_are_refused_on_partitions_as_in_process(client, numeric, tmp_path):
     parts = _split(numeric, tmp_path / "parts", [0, 1200, 3000])
     spec = _numeric_targets(max_global_risk=0.01)
+    # the search judges by its groups every node that passes on its classes: a lattice of a few
+    # nodes keeps the test short (each node judged is a pass over the partitions)
+    spec["levels"] = {"sex": 0, "race": 1, "marital-status": 1, "education": 2, "native-country": 2}
     with pytest.raises(ParameterError) as here:
         incrowd.publish(numeric, spec)
     with pytest.raises(ParameterError) as there:
