@@ -141,3 +141,34 @@ def test_groups_that_miss_a_global_target_are_refused_on_partitions_as_in_proces
     assert str(there.value) == str(here.value) and "\n" not in str(there.value)
     assert str(there.value).startswith("the numeric quasi-identifiers (age) are published as their microaggregation")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["parts"]
+
+
+def test_a_partitioned_release_takes_risk_targets_with_cells_and_beside_numeric_keys():
+    from incrowd.publishing import load_spec, partitioned_refusal
+
+    cells = load_spec(_cell_targets(max_individual_risk=0.1))
+    beside = load_spec(_numeric_targets(max_individual_risk=0.1))
+    assert cells.suppression == "cells" and cells.risk_targets and partitioned_refusal(cells) is None
+    assert beside.risk_targets and partitioned_refusal(beside) is None
+    # what a partitioned release still does not take is refused in one line, and names only that
+    perturbed = _numeric_targets(max_individual_risk=0.1)
+    perturbed["columns"]["hours"] = "perturb"
+    perturbed = load_spec({**perturbed, "perturb": [{"columns": ["hours"], "method": "microaggregation", "k": 3}]})
+    said = partitioned_refusal(perturbed)
+    assert said is not None and "\n" not in said and "[[perturb]] steps" in said and "risk targets" not in said.split(
+        "not with ")[1]
+
+
+def test_cli_publishes_cells_for_risk_targets_on_partitions(client, weighted, tmp_path):
+    from incrowd.publishing import spec_to_toml
+
+    parts = _split(weighted, tmp_path / "parts", [0, 1300, 3000])
+    (tmp_path / "release.toml").write_text(spec_to_toml(_cell_targets(max_individual_risk=0.02)))
+    done = cli("publish", str(parts), "--spec", str(tmp_path / "release.toml"), "--scheduler", "local:2",
+               "-o", str(tmp_path / "release"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    here = incrowd.publish(weighted, _cell_targets(max_individual_risk=0.02))
+    line = next(x for x in done.stdout.splitlines() if x.startswith("risk targets"))
+    want = here.summary()["risk_targets"]["max_individual_risk"]["achieved"]
+    assert line.split(None, 2)[2] == f"max_individual_risk {want:.4g} (at most 0.02)"
+    assert_same_release(here, tmp_path / "release", tmp_path, parts)

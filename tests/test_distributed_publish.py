@@ -378,15 +378,6 @@ def test_the_whole_releases_risk_is_verified_from_the_written_partitions_keys():
         check_written_risk({"max_global_risk": 0.01}, "w", parts, ["a", "b"])
 
 
-def test_risk_targets_beside_numeric_quasi_identifiers_are_refused_on_partitions(client, adult, tmp_path):
-    parts = _split(adult.iloc[:2000].assign(weight=50.0), tmp_path / "parts", [0, 1000, 2000])
-    spec = _spec(max_individual_risk=0.1)
-    spec["columns"]["weight"] = "weight"
-    with pytest.raises(ParameterError, match=r"^a partitioned file is published with .*; not with risk targets beside "
-                                             r"numeric quasi-identifiers \(age, hours\): publish it in one process$"):
-        incrowd.publish(parts, spec, scheduler=client, output=tmp_path / "out")
-
-
 def test_a_weight_column_without_risk_targets_publishes_the_in_process_release(client, weighted, tmp_path):
     # the weight is a column like any other then: the search reads no weight
     frame = weighted.iloc[:6000]
