@@ -25,6 +25,14 @@ of :mod:`incrowd.publishing`'s partitioned steps:
    into a staging folder, reads the written file back and verifies it, and gives its published
    classes' sizes and sensitive values.
 
+With risk targets and ``suppression = "cells"``, each partition also counts its rows and weights
+per kind of row at the blanks for k (:func:`part_kinds`) and the client blanks more cells for the
+targets from them (:func:`plan_targets`) before pass 3. With risk targets beside numeric
+quasi-identifiers the search judges each node it would take by its groups (:meth:`_Run.judge`:
+passes 3 and 4 for that node, the groups kept on the workers, their keys, rows and weights
+gathered, the groups above a target decided in the client by :func:`suppress_group_keys`); the
+node taken is then published from the groups its judgement made.
+
 The client then verifies k, l, t and the risk targets over the whole release from those counts
 (a class of equal published values spans output partitions) and only then moves the folder into
 place; with ``report`` it first writes the release's report beside it, from per-partition partial
