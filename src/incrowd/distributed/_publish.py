@@ -369,9 +369,8 @@ class _Run:
         threads = task_threads(self.client)
         fits = None
         if spec.risk_targets and any(c.role == "numeric" for c in spec.columns.values()):
-            def fits(node, maps):
-                return self.judge(node, sources, names, bottoms, maps, [p[0] for p in pieces], whole, n_out,
-                                  threads)
+            def fits(node, maps, held=bottoms):
+                return self.judge(node, sources, names, held, maps, [p[0] for p in pieces], whole, n_out, threads)
         choice, maps, prep = partitioned_search(spec, whole, [p[0] for p in pieces], max_nodes=max_nodes,
                                                 max_memory=max_memory,
                                                 risks=[p[3] for p in pieces] if spec.risk_targets else None,
@@ -406,10 +405,12 @@ class _Run:
         """Passes 5 and after: the class tasks' published rows (``classes``; else the judged
         node's, :meth:`release_judged`) written back, verified and moved into place."""
         spec = self.spec
+        staging = self.staging
+        assert staging is not None
         qis = [*prep.numeric, *prep.categorical]
         if classes is None:
             classes = self.judged_classes
-        counts, kept_rows = self.write_back(classes, len(sources), self.staging, qis, prep, whole, report is not None)
+        counts, kept_rows = self.write_back(classes, len(sources), staging, qis, prep, whole, report is not None)
         del classes
         self.judged_classes = []
         classes_out, smallest = check_written_classes(spec, [c[0] for c in counts], [c[1] for c in counts], qis,
@@ -418,7 +419,7 @@ class _Run:
         if spec.risk_targets:
             more["risk_targets"] = check_written_risk(spec.risk_targets, spec.weight, [c[2] for c in counts],
                                                       qis)["targets"]
-        files = sorted(self.staging.iterdir())
+        files = sorted(staging.iterdir())
         self.columns = pd.read_parquet(files[0]).head(0) if files else pd.DataFrame()
         if plan is not None:
             more.update(suppression="cells", missing_matches=spec.missing_matches, suppressed_cells=plan.cells)
@@ -426,11 +427,11 @@ class _Run:
         self.summary = written_summary(spec, prep, choice, kept, classes_out, smallest, partitions=len(sources),
                                        output_partitions=len(files), output=str(target), **more)
         if report is None:
-            os.replace(self.staging, target)
+            os.replace(staging, target)
         else:
             self._report(report, sources, names, [str(f) for f in files], kept_rows, prep)
             try:
-                os.replace(self.staging, target)
+                os.replace(staging, target)
             except OSError:
                 report.unlink(missing_ok=True)  # the release and its report together, or neither
                 raise

@@ -32,8 +32,8 @@ import pandas as pd
 
 from ..exceptions import DataError, ParameterError
 from ..generalization import match_mode, qi_labels
-from ..values import sensitive_codes
 from ..privacy import sample_risk
+from ..values import sensitive_codes
 from . import _gtm, _risk_targets
 from ._prepare import (
     Prepared,
@@ -253,6 +253,7 @@ def group_keys(prep: Prepared, groups: np.ndarray, levels: dict[str, int]) -> di
     ids, first, group_of = np.unique(groups, return_index=True, return_inverse=True)
     group_of = group_of.ravel()
     weight = prep.spec.weight
+    assert weight is not None  # the spec refuses risk targets without a weight column
     w = sample_risk.sampling_weights(prep.frame[weight].reset_index(drop=True), weight)
     codes = np.column_stack(_risk_targets.categorical_keys(
         prep, {a: np.full(prep.n, levels[a], np.int64) for a in prep.categorical}))

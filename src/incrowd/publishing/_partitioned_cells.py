@@ -167,7 +167,7 @@ def _planned(bottom, number: np.ndarray, plan: CellPlan, offsets: np.ndarray) ->
     hit = plan.changed[at] == combo * plan.stride + place if plan.changed.size else np.zeros(combo.size, bool)
     classes[hit] = plan.changed_class[at[hit]]
     blank[hit] = plan.changed_blank[at[hit]]
-    if plan.kind_key is not None:
+    if plan.kind_key is not None and plan.kind_class is not None and plan.kind_blank is not None:
         kind = np.searchsorted(plan.kind_key, kind_keys(number[bottom[3]], blank))
         classes, blank = plan.kind_class[kind], plan.kind_blank[kind]
     return classes, blank
