@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError
-from ..generalization import match_mode, qi_labels
+from ..generalization import match_mode, max_suppression_count, qi_labels
 from ..privacy import sample_risk
 from ..values import sensitive_codes
 from . import _gtm, _risk_targets
@@ -272,8 +272,6 @@ def suppress_group_keys(spec: ReleaseSpec, numeric: list[str], rows: int, tasks:
     numbers of its groups suppressed, the rows suppressed in all, and the refusal (None where
     the release goes ahead), as one process's :func:`_risk_targets.group_suppression` and its
     check of ``max_suppression`` give them."""
-    from ..generalization import max_suppression_count
-
     got = [t for t in tasks if t is not None]
     held = sum(int(t["rows"].sum()) for t in got)
     m = sum(1 for c in spec.columns.values() if c.role == "categorical")
