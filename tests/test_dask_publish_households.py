@@ -163,6 +163,26 @@ def test_cells_beside_a_household_column_are_refused_on_partitions(survey, tmp_p
         incrowd.publish(parts, _spec(folder, "cells"), scheduler="local:1", output=tmp_path / "release")
 
 
+def test_a_household_column_beside_risk_targets_and_numeric_keys_is_refused_on_partitions(survey):
+    """One process suppresses the group of a household's riskiest member for max_household_risk;
+    the partitions' decision over groups has no households, so that release is refused there."""
+    from incrowd.publishing import load_spec, partitioned_refusal
+
+    frame, folder = survey
+    spec = _spec(folder, max_household_risk=0.2)
+    spec["columns"]["age"] = "numeric"
+    said = partitioned_refusal(load_spec(spec))
+    assert said is not None and "\n" not in said
+    assert said.endswith("not with a household column beside risk targets and numeric quasi-identifiers (age): "
+                         "publish it in one process"), said
+    del spec["columns"][household.HOUSEHOLD_ID]
+    spec["privacy"] = {**spec["privacy"], "max_individual_risk": 0.2}
+    del spec["privacy"]["max_household_risk"]
+    for c in HOUSEHOLD_LEVEL:
+        del spec["columns"][c]["household_level"]
+    assert partitioned_refusal(load_spec(spec)) is None  # without the household column it is taken
+
+
 def test_cli_publishes_a_household_survey_on_partitions(client, survey, tmp_path):
     from incrowd.publishing import spec_to_toml
 

@@ -218,8 +218,8 @@ def test_ctrl_c_while_writing_leaves_no_partial_release(client, adult, tmp_path)
 
 def test_what_it_does_not_do_yet_is_refused_in_one_line_before_any_work(client, adult, tmp_path):
     parts = _split(adult.iloc[:2000], tmp_path / "parts", [0, 1000, 2000])
-    with pytest.raises(ParameterError, match=r"^a partitioned file is published with k, l, t, risk targets and rows "
-                                             r"or cell suppression .*; "
+    with pytest.raises(ParameterError, match=r"^a partitioned file is published with k, l, t, risk targets, a household "
+                                             r"column, .* and rows or cell suppression, .*; "
                                              r"not with strategy 'joint': publish it in one process$"):
         incrowd.publish(parts, _spec(l=None, strategy="joint"), scheduler=client, output=tmp_path / "out")
     (tmp_path / "taken").mkdir()
@@ -376,15 +376,6 @@ def test_the_whole_releases_risk_is_verified_from_the_written_partitions_keys():
         check_written_risk({"max_individual_risk": limit}, "w", parts[:1], ["a", "b"])
     with pytest.raises(VerificationError, match=r"^the written release does not meet max_global_risk=0.01"):
         check_written_risk({"max_global_risk": 0.01}, "w", parts, ["a", "b"])
-
-
-def test_risk_targets_beside_numeric_quasi_identifiers_are_refused_on_partitions(client, adult, tmp_path):
-    parts = _split(adult.iloc[:2000].assign(weight=50.0), tmp_path / "parts", [0, 1000, 2000])
-    spec = _spec(max_individual_risk=0.1)
-    spec["columns"]["weight"] = "weight"
-    with pytest.raises(ParameterError, match=r"^a partitioned file is published with .*; not with risk targets beside "
-                                             r"numeric quasi-identifiers \(age, hours\): publish it in one process$"):
-        incrowd.publish(parts, spec, scheduler=client, output=tmp_path / "out")
 
 
 def test_a_weight_column_without_risk_targets_publishes_the_in_process_release(client, weighted, tmp_path):

@@ -130,15 +130,6 @@ def test_the_whole_cell_release_is_verified_from_the_written_partitions_counts()
         check_written_classes(spec("any"), sizes[:1], [], ["a", "b"], 4)
 
 
-def test_cells_with_risk_targets_are_refused_on_partitions_in_one_line(client, adult, tmp_path):
-    parts = _split(adult.iloc[:2000].assign(weight=50.0), tmp_path / "parts", [0, 1000, 2000])
-    spec = _cells(keys_only=True, max_individual_risk=0.2)
-    spec["columns"]["weight"] = "weight"
-    with pytest.raises(ParameterError, match=r"^a partitioned file is published with .*; not with risk targets met by "
-                                             r"cell suppression: publish it in one process$"):
-        incrowd.publish(parts, spec, scheduler=client, output=tmp_path / "out")
-
-
 def _read_back(parts: Path) -> pd.DataFrame:
     """The partitions as one table, with the types a partition is read with."""
     return pd.concat([read_table(f) for f in sorted(parts.iterdir()) if len(pd.read_parquet(f))],

@@ -25,6 +25,14 @@ of :mod:`incrowd.publishing`'s partitioned steps:
    into a staging folder, reads the written file back and verifies it, and gives its published
    classes' sizes and sensitive values.
 
+With risk targets and ``suppression = "cells"``, each partition also counts its rows and weights
+per kind of row at the blanks for k (:func:`part_kinds`) and the client blanks more cells for the
+targets from them (:func:`plan_targets`) before pass 3. With risk targets beside numeric
+quasi-identifiers the search judges each node it would take by its groups (:meth:`_Run.judge`:
+passes 3 and 4 for that node, the groups kept on the workers, their keys, rows and weights
+gathered, the groups above a target decided in the client by :func:`suppress_group_keys`); the
+node taken is then published from the groups its judgement made.
+
 The client then verifies k, l, t and the risk targets over the whole release from those counts
 (a class of equal published values spans output partitions) and only then moves the folder into
 place; with ``report`` it first writes the release's report beside it, from per-partition partial
@@ -54,22 +62,27 @@ from ..publishing import (
     check_spec_nodes,
     check_written_classes,
     check_written_risk,
+    class_groups,
     combined_perturb_steps,
+    group_keys,
     in_file_order,
     load_spec,
     part_bottom,
     part_cell_pieces,
     part_facts,
     part_household_check,
+    part_kinds,
     part_missing,
     part_pieces,
     partitioned_refusal,
     partitioned_search,
     plan_cells,
+    plan_targets,
     publish_households,
     release_classes,
     scaled_whole,
     split_household,
+    suppress_group_keys,
     whole_of,
     written_classes,
     written_keys,
@@ -109,6 +122,14 @@ def _missing(bottom):
     return bottom if isinstance(bottom, IncrowdError) else part_missing(bottom)
 
 
+def _kinds(source, name: str, bottom, number: np.ndarray, plan, offsets: np.ndarray, weight: str):
+    """The partition's kinds of rows at a cell plan's blanks for k (:func:`part_kinds`)."""
+    if isinstance(bottom, IncrowdError):
+        return bottom
+    return _task(lambda: part_kinds(_read(source).reset_index(drop=True), bottom, number, plan, offsets, weight),
+                 name)
+
+
 def _split(source, name: str, bottom, whole, number: np.ndarray, choice, where: np.ndarray, n_out: int,
            cells=None):
     """The partition's published rows, prepared, one piece per output partition (``where``: each
@@ -140,6 +161,45 @@ def _classes(pieces: list, name: str, spec, whole, levels: dict[str, int], threa
     def release():
         with compiled_threads(threads):
             table, promise, back = release_classes(pieces, spec, whole, levels)
+        verify_frame(table, promise, what=name)
+        return back
+
+    return _task(release, name)
+
+
+def _groups(pieces: list, name: str, spec, whole, levels: dict[str, int], threads=None):
+    """Whole classes' rows and their groups (:func:`class_groups`), kept on the worker while the
+    client decides which groups a risk target suppresses; None where the task holds no row."""
+    for piece in pieces:
+        if isinstance(piece, IncrowdError):
+            return piece
+    if not any(piece[1].size for piece in pieces):
+        return None
+
+    def grouped():
+        with compiled_threads(threads):
+            return class_groups(pieces, spec, whole, levels)
+
+    return _task(grouped, name)
+
+
+def _group_keys(grouped, name: str, levels: dict[str, int]):
+    """A class task's groups' keys, rows and weights (:func:`group_keys`)."""
+    if grouped is None or isinstance(grouped, IncrowdError):
+        return grouped
+    return _task(lambda: group_keys(*grouped, levels), name)
+
+
+def _grouped_classes(pieces: list, grouped, out: np.ndarray, name: str, spec, whole, levels: dict[str, int]):
+    """:func:`_classes` of a class task whose groups are made (``grouped``), with the groups
+    ``out`` (their numbers in it) suppressed for the risk targets."""
+    if grouped is None or isinstance(grouped, IncrowdError):
+        return grouped
+
+    def release():
+        prep, groups = grouped
+        table, promise, back = release_classes(pieces, spec, whole, levels,
+                                               (prep, np.where(np.isin(groups, out), -1, groups)))
         verify_frame(table, promise, what=name)
         return back
 
@@ -333,6 +393,10 @@ class _Run:
         self.staging: Path | None = None
         self.summary: dict[str, Any] = {}
         self.columns = pd.DataFrame()
+        #: the node the search took with its groups judged (:meth:`judge`): its futures and the
+        #: groups the risk targets suppress
+        self.judged: dict[str, Any] | None = None
+        self.judged_classes: list = []
 
     def submit(self, *args, **kwargs):
         future = self.client.submit(*args, **kwargs)
@@ -360,14 +424,24 @@ class _Run:
         pieces = self.gather([self.submit(_summary, b) for b in bottoms], "counting the partitions' classes")
         whole = scaled_whole(whole, pieces)
         self.say(f"searching the lattice on {whole.rows} rows' classes")
-        choice, maps, prep = partitioned_search(spec, whole, [p[0] for p in pieces], max_nodes=max_nodes,
-                                                max_memory=max_memory,
-                                                risks=[p[3] for p in pieces] if spec.risk_targets else None)
         # at least two class tasks per worker, so that every worker microaggregates
         workers = len(self.client.scheduler_info().get("workers", {}))
         n_out = max(1, len(sources), 2 * workers)
-        plan = self.cells(bottoms, [p[0] for p in pieces], maps, choice, prep) if spec.suppression == "cells" \
-            else None
+        threads = task_threads(self.client)
+        fits = None
+        if spec.risk_targets and any(c.role == "numeric" for c in spec.columns.values()):
+            def fits(node, maps, held=bottoms):
+                return self.judge(node, sources, names, held, maps, [p[0] for p in pieces], whole, n_out, threads)
+        choice, maps, prep = partitioned_search(spec, whole, [p[0] for p in pieces], max_nodes=max_nodes,
+                                                max_memory=max_memory,
+                                                risks=[p[3] for p in pieces] if spec.risk_targets else None,
+                                                fits=fits)
+        if self.judged is not None:
+            self.release_judged(choice, bottoms, whole, target)
+            self.finish(sources, names, target, prep, choice, whole, None, report)
+            return
+        plan = self.cells(bottoms, [p[0] for p in pieces], maps, choice, prep, sources, names) \
+            if spec.suppression == "cells" else None
         where = spread_classes(class_sizes(choice, [p[0] for p in pieces], maps) if plan is None else plan.sizes,
                                n_out)
         # every partition reads the plan, each its own row of offsets alone
@@ -375,7 +449,6 @@ class _Run:
         splits = [self.submit(_split, s, n, b, whole, w, choice, where, n_out,
                               None if plan is None else (shared, plan.offsets[i]))
                   for i, (s, n, b, w) in enumerate(zip(sources, names, bottoms, maps))]
-        threads = task_threads(self.client)
         _wait(splits, "grouping the rows by class", self.say)
         # the splits have read the rows' bottom classes: the workers may drop them (a lost
         # split is recomputed from the graph, its bottom first)
@@ -384,18 +457,30 @@ class _Run:
         sweep_stale(target)
         self.staging = temp_path(target)
         self.staging.mkdir()
-        qis = [*prep.numeric, *prep.categorical]
         classes = self.microaggregate(splits, n_out, whole, choice.levels, threads)
         del splits
-        counts, kept_rows = self.write_back(classes, len(sources), self.staging, qis, prep, whole, report is not None)
+        self.finish(sources, names, target, prep, choice, whole, plan, report, classes)
+
+    def finish(self, sources: list, names: list[str], target: Path, prep, choice, whole, plan,
+               report: Path | None, classes: list | None = None) -> None:
+        """Passes 5 and after: the class tasks' published rows (``classes``; else the judged
+        node's, :meth:`release_judged`) written back, verified and moved into place."""
+        spec = self.spec
+        staging = self.staging
+        assert staging is not None
+        qis = [*prep.numeric, *prep.categorical]
+        if classes is None:
+            classes = self.judged_classes
+        counts, kept_rows = self.write_back(classes, len(sources), staging, qis, prep, whole, report is not None)
         del classes
+        self.judged_classes = []
         classes_out, smallest = check_written_classes(spec, [c[0] for c in counts], [c[1] for c in counts], qis,
                                                       whole.rows, whole.sensitive)
         more = {}
         if spec.risk_targets:
             more["risk_targets"] = check_written_risk(spec.risk_targets, spec.weight, [c[2] for c in counts],
                                                       qis, _release_households(counts, spec))["targets"]
-        files = sorted(self.staging.iterdir())
+        files = sorted(staging.iterdir())
         self.columns = pd.read_parquet(files[0]).head(0) if files else pd.DataFrame()
         if spec.perturb:
             more["perturbation"] = combined_perturb_steps([c[-1] for c in counts])
@@ -405,11 +490,11 @@ class _Run:
         self.summary = written_summary(spec, prep, choice, kept, classes_out, smallest, partitions=len(sources),
                                        output_partitions=len(files), output=str(target), **more)
         if report is None:
-            os.replace(self.staging, target)
+            os.replace(staging, target)
         else:
             self._report(report, sources, names, [str(f) for f in files], kept_rows, prep)
             try:
-                os.replace(self.staging, target)
+                os.replace(staging, target)
             except OSError:
                 report.unlink(missing_ok=True)  # the release and its report together, or neither
                 raise
@@ -490,17 +575,90 @@ class _Run:
                            numeric=list(prep.numeric), suppression=spec.suppression, say=self.say, kept_rows=kept)
         report.write(path)
 
-    def cells(self, bottoms: list, counts: list, maps: list[np.ndarray], choice, prep):
+    def cells(self, bottoms: list, counts: list, maps: list[np.ndarray], choice, prep, sources: list,
+              names: list[str]):
         """The cells blanked at the chosen node (:func:`plan_cells`), decided here from the
-        partitions' bottom classes: the node's classes as local suppression sees them."""
+        partitions' bottom classes: the node's classes as local suppression sees them; with
+        risk targets, more cells blanked for them (:meth:`targets`)."""
         missing = None
-        if self.spec.missing_matches == "any":
+        if self.spec.missing_matches == "any" or self.spec.risk_targets:
             missing = self.gather([self.submit(_missing, b) for b in bottoms], "finding the missing cells")
         self.say("blanking cells of the classes below k")
-        plan = plan_cells(prep, counts, maps, choice, missing)
+        plan = plan_cells(prep, counts, maps, choice, missing if self.spec.missing_matches == "any" else None)
+        if self.spec.risk_targets:
+            plan = self.targets(plan, bottoms, counts, maps, choice, prep, sources, names, missing or [])
         # the search's metrics are the rows suppression's; a cell release's are not computed here
         choice.metrics = None
         return plan
+
+    def judge(self, choice, sources: list, names: list[str], bottoms: list, maps: list[np.ndarray], counts: list,
+              whole, n_out: int, threads) -> IncrowdError | None:
+        """The search's judgement of a node that passes on its classes, with risk targets beside
+        numeric quasi-identifiers (the release's ``fits`` in one process): the node's classes
+        split and microaggregated on the workers (passes 3 and 4, kept there), each group's key,
+        rows and weight gathered, and the groups above a target decided here as one process
+        decides them (:func:`suppress_group_keys`). None where the release goes ahead (what it
+        made is kept for it), else the refusal."""
+        spec = self.spec
+        self.say(f"judging the node {', '.join(f'{a}={v}' for a, v in choice.levels.items())} by its groups")
+        where = spread_classes(class_sizes(choice, counts, maps), n_out)
+        splits = [self.submit(_split, s, n, b, whole, w, choice, where, n_out)
+                  for s, n, b, w in zip(sources, names, bottoms, maps)]
+        shuffled, grouped = [], []
+        for c in range(n_out):
+            parts = [self.submit(operator.getitem, f, c) for f in splits]
+            shuffled.append(parts)
+            grouped.append(self.submit(_groups, parts, f"class task {c + 1} of {n_out}", spec, whole, choice.levels,
+                                       threads))
+        keys = self.gather([self.submit(_group_keys, g, f"class task {c + 1} of {n_out}", choice.levels)
+                            for c, g in enumerate(grouped)], "microaggregating the classes")
+        for got in keys:
+            if isinstance(got, IncrowdError):
+                raise got
+        numeric = [name for name, c in spec.columns.items() if c.role == "numeric"]
+        out, suppressed, refusal = suppress_group_keys(spec, numeric, whole.rows, keys)
+        made = splits + [f for parts in shuffled for f in parts] + grouped
+        if refusal is not None:
+            self.let_go(made)
+            return refusal
+        if self.judged is not None:  # a node the search took before this one: never the answer now
+            self.let_go(self.judged["made"])
+        self.judged = {"choice": choice, "shuffled": shuffled, "grouped": grouped, "out": out, "made": made,
+                       "suppressed": suppressed}
+        return None
+
+    def release_judged(self, choice, bottoms: list, whole, target: Path) -> None:
+        """Pass 4's release of the node the search took (:meth:`judge` made its groups): the
+        groups above a target suppressed, each class task verified in memory."""
+        judged = self.judged
+        assert judged is not None and judged["choice"] is choice
+        choice.suppressed = judged["suppressed"]
+        self.let_go(bottoms)
+        sweep_stale(target)
+        self.staging = temp_path(target)
+        self.staging.mkdir()
+        n_out = len(judged["grouped"])
+        classes = [self.submit(_grouped_classes, parts, g, out, f"class task {c + 1} of {n_out}", self.spec, whole,
+                               choice.levels)
+                   for c, (parts, g, out) in enumerate(zip(judged["shuffled"], judged["grouped"], judged["out"]))]
+        _wait([self.submit(_failed, c) for c in classes], "microaggregating the classes", self.say)
+        self.let_go(judged["made"])
+        self.judged_classes = classes
+
+    def targets(self, plan, bottoms: list, counts: list, maps: list[np.ndarray], choice, prep, sources: list,
+                names: list[str], missing: list):
+        """``plan`` with the cells blanked for the risk targets (:func:`plan_targets`), decided
+        here from each partition's kinds of rows (their rows and weights at the blanks for k),
+        as one process blanks them from every row's weight."""
+        shared = dataclasses.replace(plan, offsets=[])
+        kinds = self.gather([self.submit(_kinds, s, n, b, w, shared, plan.offsets[i], self.spec.weight)
+                             for i, (s, n, b, w) in enumerate(zip(sources, names, bottoms, maps))],
+                            "weighing the partitions' keys")
+        for got in kinds:
+            if isinstance(got, IncrowdError):
+                raise got
+        self.say("blanking cells for the risk targets")
+        return plan_targets(prep, counts, maps, choice, plan, kinds, missing)
 
     def cancel(self) -> None:
         if self.client is not None:

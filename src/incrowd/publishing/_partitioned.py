@@ -25,13 +25,13 @@ matches and sensitive codes (:class:`_prepare.Whole`).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, ParameterError, cell_text
-from ..generalization import match_mode, qi_labels
+from ..generalization import match_mode, max_suppression_count, qi_labels
 from ..privacy import sample_risk
 from ..values import sensitive_codes
 from . import _gtm, _risk_targets
@@ -52,7 +52,7 @@ from ._prepare import (
     sum_partials,
     with_whole,
 )
-from ._release import _enforce_sensitive, _promise, _table
+from ._release import _enforce_sensitive, _promise, _table, suppression_refusal
 from ._spec import ReleaseSpec, check_columns
 
 
@@ -191,11 +191,14 @@ def scaled(whole: Whole, pieces: list) -> Whole:
 
 
 def search(spec: ReleaseSpec, whole: Whole, bottoms: list, *, max_nodes: int | None,
-           max_memory: int | None, risks: list | None = None) -> tuple[_gtm.GtmChoice, list[np.ndarray], Prepared]:
+           max_memory: int | None, risks: list | None = None,
+           fits: Callable[[_gtm.GtmChoice, list[np.ndarray]], ParameterError | None] | None = None
+           ) -> tuple[_gtm.GtmChoice, list[np.ndarray], Prepared]:
     """Publish's search on the combined bottom classes: the node, per part the file's number of
     each of its bottom classes, and the prepared file without rows (what the summary reads).
     ``risks``: with risk targets, each part's :func:`part_bottom` weights and missing cells, which
-    judge the nodes as one process does."""
+    judge the nodes as one process does. ``fits``: the release's judgement of a node that passes
+    on its classes (as :func:`_gtm.choose` asks it), given the node and the parts' numbers."""
     names = list(spec.columns)
     empty = pd.DataFrame({c: pd.Series([], dtype=object) for c in names})
     prep = prepare(empty, spec, whole)
@@ -210,7 +213,8 @@ def search(spec: ReleaseSpec, whole: Whole, bottoms: list, *, max_nodes: int | N
     # bottom classes themselves); the prepared file has no rows, so no weights without targets
     prep.weights = None if judge is None else judge.weight
     _gtm.check_spec_nodes(spec, max_nodes)
-    choice = _gtm.choose(prep, max_nodes=max_nodes, max_memory=max_memory, bottom=bottom)
+    choice = _gtm.choose(prep, max_nodes=max_nodes, max_memory=max_memory, bottom=bottom,
+                         fits=None if fits is None else (lambda node: fits(node, maps)))
     return choice, maps, prep
 
 
@@ -241,21 +245,28 @@ def part_pieces(frame: pd.DataFrame, bottom, whole: Whole, number: np.ndarray, c
     return pieces
 
 
-def release_classes(pieces: list[tuple[Any, ...]], spec: ReleaseSpec, whole: Whole,
-                    levels: dict[str, int]):
-    """The published rows of whole classes (``pieces``: :func:`part_pieces`'s, one per part,
-    holding every row of each of their classes, in file order): grouped inside each class by the
-    spec's method, l enforced inside each class (a group below l merges with its class's
-    nearest, as in one process), generalized to ``levels``; the promise they are verified
-    against (in memory: the whole classes are here, their parts' files hold pieces of them); and
-    per part its published rows with their positions in it (:func:`by_part`). The rows come
-    prepared: only the columns are (the hierarchies, the whole file's facts). A cell release's
-    pieces carry a fourth item, their rows' blanked cells
-    (:func:`_partitioned_cells.part_cell_pieces`)."""
+def class_groups(pieces: list[tuple[Any, ...]], spec: ReleaseSpec, whole: Whole, levels: dict[str, int]):
+    """Whole classes' rows (``pieces``: :func:`part_pieces`'s, one per part, holding every row of
+    each of their classes, in file order), prepared as one process prepares them, and their
+    groups: by the spec's method inside each class, l and t enforced inside each class (a group
+    below l merges with its class's nearest, as in one process; -1 where none is left)."""
     prep = joined(prepare(pieces[0][0]["frame"].iloc[:0], spec, whole), [p[0] for p in pieces])
     class_of = np.concatenate([p[1] for p in pieces])
     choice = _gtm.GtmChoice(dict(levels), class_of, np.ones(prep.n, bool), 0, 0)
-    groups = _enforce_sensitive(prep, _gtm.microaggregate_classes(prep, choice), class_of)
+    return prep, _enforce_sensitive(prep, _gtm.microaggregate_classes(prep, choice), class_of)
+
+
+def release_classes(pieces: list[tuple[Any, ...]], spec: ReleaseSpec, whole: Whole,
+                    levels: dict[str, int], grouped=None):
+    """The published rows of whole classes (:func:`class_groups`), generalized to ``levels``;
+    the promise they are verified against (in memory: the whole classes are here, their parts'
+    files hold pieces of them); and per part its published rows with their positions in it
+    (:func:`by_part`). The rows come prepared: only the columns are (the hierarchies, the whole
+    file's facts). A cell release's pieces carry a fourth item, their rows' blanked cells
+    (:func:`_partitioned_cells.part_cell_pieces`). ``grouped``: the prepared rows and their
+    groups, where :func:`class_groups` made them already (the groups above a risk target then
+    set -1)."""
+    prep, groups = grouped if grouped is not None else class_groups(pieces, spec, whole, levels)
     keep = groups >= 0
     levels_per_row = {a: np.full(prep.n, levels[a], np.int64) for a in prep.categorical}
     cells = None
@@ -269,6 +280,69 @@ def release_classes(pieces: list[tuple[Any, ...]], spec: ReleaseSpec, whole: Who
             # are all missing, Parquet would store it untyped, a type the other parts do not have
             table[name] = table[name].astype(prep.frame[name].dtype)
     return table, _promise(prep, table, keep, whole_file=False), by_part(table, pieces, keep)
+
+
+def group_keys(prep: Prepared, groups: np.ndarray, levels: dict[str, int]) -> dict[str, Any]:
+    """What the groups above a risk target are decided from (:func:`suppress_group_keys`), of
+    one class task's groups (``prep`` and ``groups``: its :func:`class_groups`): per group its
+    number there, its categorical codes (-1 where published missing), its published means, its
+    rows and the sum of their sampling weights; and the rows that are in no group. A group's
+    rows lie in one class, so they show one key."""
+    ids, first, group_of = np.unique(groups, return_index=True, return_inverse=True)
+    group_of = group_of.ravel()
+    weight = prep.spec.weight
+    assert weight is not None  # the spec refuses risk targets without a weight column
+    w = sample_risk.sampling_weights(prep.frame[weight].reset_index(drop=True), weight)
+    codes = np.column_stack(_risk_targets.categorical_keys(
+        prep, {a: np.full(prep.n, levels[a], np.int64) for a in prep.categorical}))
+    numbers = prep.released_numbers(groups, groups >= 0)
+    mine = ids >= 0
+    return {"group": ids[mine], "codes": codes[first[mine]], "numbers": numbers[first[mine]],
+            "rows": np.bincount(group_of, minlength=ids.size)[mine],
+            "weight": np.bincount(group_of, weights=w, minlength=ids.size)[mine], "out": int((groups < 0).sum())}
+
+
+def suppress_group_keys(spec: ReleaseSpec, numeric: list[str], rows: int, tasks: list[dict[str, Any] | None]
+                        ) -> tuple[list[np.ndarray], int, ParameterError | None]:
+    """The groups above a risk target over a partitioned file's class tasks (``tasks``: their
+    :func:`group_keys`, None where one published nothing; ``rows``: the file's), decided by the
+    in-process steps (:func:`_risk_targets.suppress_keys`, a group a unit): per task the
+    numbers of its groups suppressed, the rows suppressed in all, and the refusal (None where
+    the release goes ahead), as one process's :func:`_risk_targets.group_suppression` and its
+    check of ``max_suppression`` give them."""
+    got = [t for t in tasks if t is not None]
+    held = sum(int(t["rows"].sum()) for t in got)
+    m = sum(1 for c in spec.columns.values() if c.role == "categorical")
+    codes = np.concatenate([t["codes"] for t in got] or [np.zeros((0, m), np.int64)])
+    numbers = np.concatenate([t["numbers"] for t in got] or [np.zeros((0, len(numeric)))])
+    keys = np.column_stack([codes, *[pd.factorize(numbers[:, j], use_na_sentinel=True)[0].astype(np.int64)
+                                     for j in range(len(numeric))]]) if got else np.zeros((0, 0), np.int64)
+    size = np.concatenate([t["rows"] for t in got] or [np.zeros(0)]).astype(np.float64)
+    w = np.concatenate([t["weight"] for t in got] or [np.zeros(0)])
+    task = np.repeat(np.arange(len(got)), [t["group"].size for t in got])
+    number = np.arange(size.size, dtype=np.int64)
+    # the rows of suppressed classes and of groups l or t left out: one unit, suppressed already
+    keys = np.vstack([keys, np.full((1, keys.shape[1]), -1, np.int64)])
+    size, w = np.append(size, rows - held), np.append(w, 0.0)
+    groups = np.append(number, -1)
+    limit = max_suppression_count(spec.max_suppression, rows)
+    if (groups >= 0).any():
+        groups, refusal = _risk_targets.suppress_keys(spec.risk_targets, keys, w, groups, numeric,
+                                                      spec.max_suppression, limit, rows=size)
+    else:
+        refusal = None
+    out = groups[:-1] < 0
+    suppressed = int(size[:-1][out].sum()) + rows - held
+    if refusal is None:
+        refusal = suppression_refusal(spec, suppressed, rows)
+    local, i = [], 0
+    for t in tasks:
+        if t is None:
+            local.append(np.zeros(0, np.int64))
+            continue
+        local.append(t["group"][out[task == i]])
+        i += 1
+    return local, suppressed, refusal
 
 
 def by_part(table: pd.DataFrame, pieces: list, keep: np.ndarray) -> list[tuple[pd.DataFrame, np.ndarray]]:

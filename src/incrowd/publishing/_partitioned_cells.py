@@ -22,13 +22,14 @@ combination in the parts before it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ..exceptions import DataError
-from . import _gtm
+from ..privacy import sample_risk
+from . import _gtm, _risk_targets
 from ._cells import check_cell_limit, pattern_blanks
 from ._prepare import Prepared, with_whole
 
@@ -53,6 +54,16 @@ class CellPlan:
     sizes: np.ndarray
     #: blanked cells per categorical quasi-identifier
     cells: dict[str, int]
+    #: per combination: its pattern and codes at the node (-1 missing where a missing cell
+    #: matches any value)
+    combos: np.ndarray | None = None
+    #: the importance local suppression used per column (what more blanks for risk targets follow)
+    importance: np.ndarray | None = None
+    #: with risk targets (:func:`plan_targets`): each kind of row's key (:func:`kind_keys`,
+    #: sorted), its class and its blanks; a row takes its kind's in place of the above
+    kind_key: np.ndarray | None = None
+    kind_class: np.ndarray | None = None
+    kind_blank: np.ndarray | None = None
 
 
 def part_missing(bottom) -> dict[str, np.ndarray]:
@@ -89,6 +100,7 @@ def plan_cells(prep: Prepared, bottoms: list, maps: list[np.ndarray], choice: _g
                 for b, w in zip(bottoms, maps)]
     offsets = list(np.cumsum([np.zeros(n_combos, np.int64), *per_part[:-1]], axis=0)) if per_part else []
     importance = None if not spec.importance else [spec.importance[a] for a in names]
+    used = importance
     keys, owner, place, blanks = [combos[:, 1:]], [np.arange(n_combos)], [np.full(n_combos, -1)], \
         [np.zeros((n_combos, m), bool)]
     suppressed = np.zeros(n_combos, bool)
@@ -105,7 +117,7 @@ def plan_cells(prep: Prepared, bottoms: list, maps: list[np.ndarray], choice: _g
         rows = np.repeat(np.arange(mine.size), held)
         first = np.repeat(size - held, held)
         within = np.arange(rows.size) - np.repeat(np.cumsum(held) - held, held)
-        mask, _ = pattern_blanks(combos[mine][rows, 1:], names, k, importance, spec.missing_matches)
+        mask, used = pattern_blanks(combos[mine][rows, 1:], names, k, importance, spec.missing_matches)
         hit = mask.any(axis=1)
         keys.append(np.where(mask[hit], -1, combos[mine][rows[hit], 1:]))
         owner.append(mine[rows[hit]])
@@ -132,18 +144,16 @@ def plan_cells(prep: Prepared, bottoms: list, maps: list[np.ndarray], choice: _g
     sizes = np.bincount(default[kept], weights=untouched[kept], minlength=n_classes).astype(np.int64)
     sizes += np.bincount(classes[changed][classes[changed] >= 0], minlength=n_classes)
     total = all_blank[changed].sum(axis=0)
-    check_cell_limit(spec, int(total.sum()), int(counts.sum()) * m)
+    if not spec.risk_targets:  # else the blanks for the targets come first (:func:`plan_targets`)
+        check_cell_limit(spec, int(total.sum()), int(counts.sum()) * m)
     return CellPlan(combo_of, offsets, default, changed_key[order], classes[changed], all_blank[changed], stride,
-                    sizes, {a: int(total[j]) for j, a in enumerate(names)})
+                    sizes, {a: int(total[j]) for j, a in enumerate(names)}, combos,
+                    None if used is None else np.asarray(used))
 
 
-def part_cell_pieces(frame, bottom, whole, number: np.ndarray, plan: CellPlan, offsets: np.ndarray,
-                     where: np.ndarray, n_out: int) -> list[tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray]]:
-    """The part's published rows, prepared, with their classes, their positions in the part and
-    their blanked cells (rows x categorical quasi-identifiers), one piece per output partition
-    (``where``: each class's), as :func:`._partitioned.part_pieces` splits them; ``offsets``:
-    the part's row of the plan's."""
-    prep = with_whole(bottom[4], whole, frame)
+def _planned(bottom, number: np.ndarray, plan: CellPlan, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's class (-1: suppressed) and blanked cells in the part (``bottom``: its
+    :func:`._partitioned.part_bottom`), as ``plan`` gives them."""
     combo = plan.combo_of[number[bottom[3]]]
     order = np.argsort(combo, kind="stable")
     runs = np.bincount(combo, minlength=plan.class_of.size)
@@ -157,6 +167,20 @@ def part_cell_pieces(frame, bottom, whole, number: np.ndarray, plan: CellPlan, o
     hit = plan.changed[at] == combo * plan.stride + place if plan.changed.size else np.zeros(combo.size, bool)
     classes[hit] = plan.changed_class[at[hit]]
     blank[hit] = plan.changed_blank[at[hit]]
+    if plan.kind_key is not None and plan.kind_class is not None and plan.kind_blank is not None:
+        kind = np.searchsorted(plan.kind_key, kind_keys(number[bottom[3]], blank))
+        classes, blank = plan.kind_class[kind], plan.kind_blank[kind]
+    return classes, blank
+
+
+def part_cell_pieces(frame, bottom, whole, number: np.ndarray, plan: CellPlan, offsets: np.ndarray,
+                     where: np.ndarray, n_out: int) -> list[tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray]]:
+    """The part's published rows, prepared, with their classes, their positions in the part and
+    their blanked cells (rows x categorical quasi-identifiers), one piece per output partition
+    (``where``: each class's), as :func:`._partitioned.part_pieces` splits them; ``offsets``:
+    the part's row of the plan's."""
+    prep = with_whole(bottom[4], whole, frame)
+    classes, blank = _planned(bottom, number, plan, offsets)
     kept = np.flatnonzero(classes >= 0)
     out = where[classes[kept]]
     pieces = []
@@ -164,3 +188,66 @@ def part_cell_pieces(frame, bottom, whole, number: np.ndarray, plan: CellPlan, o
         rows = kept[out == b]
         pieces.append((prep.rows_of(rows), classes[rows], rows, blank[rows]))
     return pieces
+
+
+def kind_keys(number: np.ndarray, blank: np.ndarray) -> np.ndarray:
+    """A row's kind for the risk targets: its bottom class (``number``: in the file) and the
+    cells blanked for k (a bit per column). Rows of one kind show one key, whatever more is
+    blanked for the targets, so they get the same blanks (:func:`plan_targets`)."""
+    bits = (blank.astype(np.int64) << np.arange(blank.shape[1], dtype=np.int64)).sum(axis=1) \
+        if blank.size else np.zeros(number.size, np.int64)
+    return (np.asarray(number, np.int64) << blank.shape[1]) + bits
+
+
+def part_kinds(frame, bottom, number: np.ndarray, plan: CellPlan, offsets: np.ndarray,
+               weight: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The part's kinds of rows (:func:`kind_keys`, sorted), each one's rows and the sum of their
+    sampling weights (``weight``: the weight column), at ``plan``'s blanks for k."""
+    _, blank = _planned(bottom, number, plan, offsets)
+    keys, kind = np.unique(kind_keys(number[bottom[3]], blank), return_inverse=True)
+    w = sample_risk.sampling_weights(frame[weight].reset_index(drop=True), weight)
+    return keys, np.bincount(kind.ravel(), minlength=keys.size), np.bincount(kind.ravel(), weights=w,
+                                                                             minlength=keys.size)
+
+
+def plan_targets(prep: Prepared, bottoms: list, maps: list[np.ndarray], choice: _gtm.GtmChoice, plan: CellPlan,
+                 kinds: list, missing: list[dict[str, np.ndarray]]) -> CellPlan:
+    """``plan`` with more cells blanked until the risk targets hold, as one process blanks them
+    (:func:`._risk_targets.blank_kinds_for_targets`, the steps of ``blank_for_targets``),
+    decided over the parts' kinds of rows (``kinds``: their :func:`part_kinds`; ``missing``:
+    their :func:`part_missing`), and its cells checked against ``max_suppressed_cells``."""
+    spec = prep.spec
+    names = list(prep.categorical)
+    m = len(names)
+    bottom, _ = _gtm.combine_bottoms(prep, bottoms)
+    if (int(bottom.counts.size) << m) >= 2**62:
+        raise DataError("the file has too many classes and quasi-identifiers to meet risk targets by blanking cells "
+                        "on partitions; publish it with suppression = \"rows\"")
+    keys = np.concatenate([k[0] for k in kinds] or [np.zeros(0, np.int64)])
+    kind_key, kind = np.unique(keys, return_inverse=True)
+    kind = kind.ravel()
+    rows = np.bincount(kind, weights=np.concatenate([k[1] for k in kinds] or [np.zeros(0)]),
+                       minlength=kind_key.size).astype(np.int64)
+    weight = np.bincount(kind, weights=np.concatenate([k[2] for k in kinds] or [np.zeros(0)]),
+                         minlength=kind_key.size)
+    number = kind_key >> m
+    blank = ((kind_key[:, None] >> np.arange(m, dtype=np.int64)) & 1).astype(bool)
+    assert plan.combos is not None
+    combo = plan.combo_of[number]
+    codes = plan.combos[combo, 1:]
+    base = codes.copy()
+    for j, a in enumerate(names):
+        if choice.levels[a] == 0:  # missing as published; a user-missing code is a value
+            absent = np.unique(np.concatenate([p[a] for p in missing] or [np.zeros(0, np.int64)]))
+            base[np.isin(bottom.codes[a][number], absent), j] = -1
+    importance = plan.importance if plan.importance is not None else np.ones(m, np.int64)
+    blank = _risk_targets.blank_kinds_for_targets(spec.risk_targets, base, blank, rows, weight, importance)
+    key = np.column_stack([plan.combos[combo, 0], np.where(blank, -1, codes)])
+    classes = np.unique(key, axis=0, return_inverse=True)[1].ravel().astype(np.int64)
+    classes[plan.class_of[combo] < 0] = -1
+    kept = classes >= 0
+    total = (blank * rows[:, None]).sum(axis=0)
+    check_cell_limit(spec, int(total.sum()), int(rows.sum()) * m)
+    sizes = np.bincount(classes[kept], weights=rows[kept], minlength=int(classes.max(initial=-1)) + 1)
+    return replace(plan, sizes=sizes.astype(np.int64), cells={a: int(total[j]) for j, a in enumerate(names)},
+                   kind_key=kind_key, kind_class=classes, kind_blank=blank)

@@ -395,16 +395,20 @@ def _check_suppression(prep: Prepared, groups: np.ndarray) -> None:
 
 
 def _suppression_refusal(prep: Prepared, groups: np.ndarray) -> ParameterError | None:
-    limit = max_suppression_count(prep.spec.max_suppression, prep.n)
-    if any(m.key == "differential_privacy" for m in prep.spec.models):
-        limit = prep.n  # SafePub withholds the rows it does not draw: no limit applies
-    suppressed = int((groups < 0).sum())
-    if suppressed == prep.n:  # an empty release is never an answer, whatever the limit allows
-        return ParameterError(f"the release would suppress all {prep.n} rows, so nothing would be published; "
+    return suppression_refusal(prep.spec, int((groups < 0).sum()), prep.n)
+
+
+def suppression_refusal(spec: ReleaseSpec, suppressed: int, n: int) -> ParameterError | None:
+    """The refusal of a release of ``n`` rows that suppresses ``suppressed`` (None within the limit)."""
+    limit = max_suppression_count(spec.max_suppression, n)
+    if any(m.key == "differential_privacy" for m in spec.models):
+        limit = n  # SafePub withholds the rows it does not draw: no limit applies
+    if suppressed == n:  # an empty release is never an answer, whatever the limit allows
+        return ParameterError(f"the release would suppress all {n} rows, so nothing would be published; "
                               "lower k or l, raise t, or give more rows")
     if suppressed > limit:
         return ParameterError(f"the release would suppress {suppressed} rows, more than max_suppression="
-                              f"{prep.spec.max_suppression!r} ({limit} rows); nothing is published")
+                              f"{spec.max_suppression!r} ({limit} rows); nothing is published")
     return None
 
 

@@ -443,14 +443,25 @@ def group_suppression(prep, groups: np.ndarray,
     the refusal (a target missed, or the groups' suppression past ``max_suppression``): the
     search (:func:`_gtm.choose`) judges its nodes by it, the release raises it."""
     targets = prep.spec.risk_targets
-    limit = targets.get("max_individual_risk")
-    household_limit = targets.get("max_household_risk")
     if not targets or not prep.numeric or not (groups >= 0).any():
         return groups, None
-    from ..values import wildcard_counts
-
     weight = prep.spec.weight
     w = sample_risk.sampling_weights(prep.frame[weight].reset_index(drop=True), weight)
+    cols = categorical_keys(prep, levels_per_row)
+    # a numeric key as the file shows it: its group's mean (groups of equal means are one key)
+    released = prep.released_numbers(groups, groups >= 0)
+    for j in range(len(prep.numeric)):
+        cols.append(pd.factorize(released[:, j], use_na_sentinel=True)[0].astype(np.int64))
+    households = household_codes(prep) if "max_household_risk" in targets else None
+    from ..generalization import max_suppression_count
+
+    return suppress_keys(targets, np.column_stack(cols), w, groups, list(prep.numeric), prep.spec.max_suppression,
+                         max_suppression_count(prep.spec.max_suppression, prep.n), households)
+
+
+def categorical_keys(prep, levels_per_row: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """Per categorical QI, each row's published code (-1 where published missing), as
+    :func:`group_suppression` compares keys."""
     n = prep.n
     missing0 = sample_risk.key_codes(prep.frame.reset_index(drop=True), list(prep.categorical)) < 0
     cols = []
@@ -461,20 +472,28 @@ def group_suppression(prep, groups: np.ndarray,
             if L <= prep.hierarchies[a].max_level:  # above: one label ("*") in every row
                 code[rows] = prep.hierarchies[a].code_map(int(L))[prep.codes0[a][rows]]
         cols.append(np.where((level == 0) & missing0[:, j], -1, code))
-    # a numeric key as the file shows it: its group's mean (groups of equal means are one key)
-    released = prep.released_numbers(groups, groups >= 0)
-    for j in range(len(prep.numeric)):
-        cols.append(pd.factorize(released[:, j], use_na_sentinel=True)[0].astype(np.int64))
-    codes = np.column_stack(cols)
-    households = household_codes(prep) if household_limit is not None else None
-    before = int((groups < 0).sum())
+    return cols
+
+
+def suppress_keys(targets: Mapping[str, float], codes: np.ndarray, w: np.ndarray, groups: np.ndarray,
+                  numeric: list[str], max_suppression, allowed: int, households: np.ndarray | None = None,
+                  rows: np.ndarray | None = None) -> tuple[np.ndarray, ParameterError | None]:
+    """:func:`group_suppression`'s steps over units of the file: its rows (``rows`` None), or
+    with ``rows`` units of that many rows each whose rows show one key (a partitioned file's
+    microaggregation groups, ``w`` then their weight sums). ``codes``: each unit's published key
+    (-1 missing), ``groups``: its group (-1 suppressed), ``allowed``: ``max_suppression`` in rows."""
+    limit = targets.get("max_individual_risk")
+    from ..values import wildcard_counts
+
+    size = np.ones(groups.size) if rows is None else np.asarray(rows, dtype=np.float64)
+    before = int(size[groups < 0].sum())
     groups = groups.copy()
     missed: list[str] = []
     while True:
         keep = np.flatnonzero(groups >= 0)
         if keep.size == 0:
             break
-        both = wildcard_counts(codes[keep], np.column_stack([np.ones(keep.size), w[keep]]))
+        both = wildcard_counts(codes[keep], np.column_stack([size[keep], w[keep]]))
         risk = sample_risk.individual_risk(both[:, 0], both[:, 1])
         above, reason = (risk > limit if limit is not None else np.zeros(keep.size, bool)), "max_individual_risk"
         if not above.any() and households is not None:
@@ -482,38 +501,37 @@ def group_suppression(prep, groups: np.ndarray,
             above = _riskiest_of_households_above(risk, households[keep], targets["max_household_risk"])
             reason = "max_household_risk"
         if not above.any():
-            refusal = _global_refusal(prep, targets, risk)
+            refusal = _global_refusal(numeric, targets, risk, size[keep])
             if refusal is not None:
                 return groups, refusal
             break
         if reason not in missed:
             missed.append(reason)
         groups[np.isin(groups, np.unique(groups[keep[above]]))] = -1
-    from ..generalization import max_suppression_count
-
-    allowed = max_suppression_count(prep.spec.max_suppression, n)
-    suppressed = int((groups < 0).sum())
+    suppressed = int(size[groups < 0].sum())
     if suppressed > allowed and suppressed > before:
         named = " and ".join(f"{key}={targets[key]:g}" for key in missed)
         return groups, ParameterError(
-            f"the groups of the numeric quasi-identifiers ({', '.join(prep.numeric)}) above {named} "
+            f"the groups of the numeric quasi-identifiers ({', '.join(numeric)}) above {named} "
             f"hold {suppressed - before} rows more, {suppressed} suppressed in all, more than "
-            f"max_suppression={prep.spec.max_suppression!r} ({allowed} rows); raise {' or '.join(missed)} or k, "
+            f"max_suppression={max_suppression!r} ({allowed} rows); raise {' or '.join(missed)} or k, "
             "or allow more suppression; nothing is published")
     return groups, None
 
 
-def _global_refusal(prep, targets: Mapping[str, float], risk: np.ndarray) -> ParameterError | None:
+def _global_refusal(numeric: list[str], targets: Mapping[str, float], risk: np.ndarray,
+                    rows: np.ndarray) -> ParameterError | None:
     """The global targets over the rows left (``risk``: their individual risks with the numeric
-    keys' groups as released): one error naming the first one missed and the levers."""
-    got = figures(risk, np.ones(risk.size))
+    keys' groups as released, ``rows``: the rows of each): one error naming the first one missed
+    and the levers."""
+    got = figures(risk, rows)
     for key in ("max_global_risk", "max_expected_reidentifications"):
         if key in targets and got[key] > targets[key] * (1.0 + RELATIVE_SLACK):
             return ParameterError(
-                f"the numeric quasi-identifiers ({', '.join(prep.numeric)}) are published as their "
+                f"the numeric quasi-identifiers ({', '.join(numeric)}) are published as their "
                 f"microaggregation groups' means, finer keys than the node's classes, and "
                 f"with them the release reaches {key}={got[key]:.6g}, above {targets[key]:g}; raise k (larger "
-                f"groups) or {key}, or give {'them' if len(prep.numeric) > 1 else 'it'} a hierarchy and the "
+                f"groups) or {key}, or give {'them' if len(numeric) > 1 else 'it'} a hierarchy and the "
                 "role categorical; nothing is published")
     return None
 
@@ -543,28 +561,57 @@ def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank:
     blank, in every row holding it (a whole class moves, so k holds with either meaning of a
     blank): in the column whose blank makes the key match the most weight, the least important
     column among equals."""
-    targets = prep.spec.risk_targets
     weight = prep.spec.weight
-    w = np.asarray(prep.weights, dtype=np.float64)
     names = list(prep.categorical)
     base = codes.copy()
     for j, a in enumerate(names):
         if levels[a] == 0:  # missing as published; a user-missing code is a value
             base[prep.missing0[a], j] = -1
-    blank = blank.copy()
-    m = len(names)
-    order = np.argsort(-np.asarray(importance), kind="stable")  # the least important first among equals
-    limit = targets.get("max_individual_risk")
     households = None
-    if "max_household_risk" in targets:
+    if "max_household_risk" in prep.spec.risk_targets:
         households = household_codes(prep)
-    while True:
-        shown = np.where(blank, -1, base)
+
+    def measure(shown: np.ndarray) -> tuple[dict[str, Any], np.ndarray]:
         # measured as the written file is: the keys' codes (a blank missing) and the weight
         frame = pd.DataFrame(np.where(shown < 0, np.nan, shown), columns=names)
         frame[weight] = prep.frame[weight].to_numpy()
         got = measured(frame, names, weight, households)
-        risk = got.pop("_risk")
+        return got, got.pop("_risk")
+
+    return _more_blanks(prep.spec.risk_targets, base, blank, np.asarray(prep.weights, dtype=np.float64),
+                        importance, measure, households)
+
+
+def blank_kinds_for_targets(targets: Mapping[str, float], base: np.ndarray, blank: np.ndarray, rows: np.ndarray,
+                            weight: np.ndarray, importance: np.ndarray) -> np.ndarray:
+    """:func:`blank_for_targets` on a file given as its kinds of rows: ``base`` (kinds x
+    categorical QIs: the codes at the node, -1 where published missing), ``blank`` (the cells
+    blanked for k), ``rows`` and ``weight`` (each kind's rows and the sum of their sampling
+    weights). Rows of one kind show one key whatever is blanked, so they are blanked together:
+    the blanks of each kind, as one process gives them to each of its rows. A partitioned file's
+    client decides the blanks so, from the parts' counts (no process holds the rows)."""
+    rows = np.asarray(rows, dtype=np.float64)
+
+    def measure(shown: np.ndarray) -> tuple[dict[str, Any], np.ndarray]:
+        fk, Fk = sample_risk.frequencies(shown, weight, counts=rows)
+        risk = sample_risk.individual_risk(fk, Fk) if rows.size else np.zeros(0)
+        return figures(risk, rows), risk
+
+    return _more_blanks(targets, base, blank, weight, importance, measure, None, rows)
+
+
+def _more_blanks(targets: Mapping[str, float], base: np.ndarray, blank: np.ndarray, w: np.ndarray,
+                 importance: np.ndarray, measure: Callable[[np.ndarray], tuple[dict[str, Any], np.ndarray]],
+                 households: np.ndarray | None, rows: np.ndarray | None = None) -> np.ndarray:
+    """:func:`blank_for_targets`' steps over rows (``rows`` None) or kinds of rows (``rows``:
+    each one's rows): ``measure`` gives the figures and each one's risk of what is shown."""
+    blank = blank.copy()
+    m = base.shape[1]
+    order = np.argsort(-np.asarray(importance), kind="stable")  # the least important first among equals
+    limit = targets.get("max_individual_risk")
+    while True:
+        shown = np.where(blank, -1, base)
+        got, risk = measure(shown)
         missed = [key for key, ok in _met(targets, got).items() if not ok]
         if not missed:
             return blank
@@ -577,7 +624,8 @@ def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank:
             riskiest = pd.Series(risk).groupby(households).transform("max").to_numpy()
             work = above & (risk >= riskiest)
         else:  # a global target: the riskiest rows that can still be blanked, a hundredth at a time
-            cut = np.quantile(risk[open_rows], 0.99) if open_rows.any() else np.inf
+            cut = (np.quantile(risk[open_rows], 0.99) if rows is None else
+                   counted_quantile(risk[open_rows], rows[open_rows], 0.99)) if open_rows.any() else np.inf
             work = risk >= cut
         work &= open_rows
         if not work.any():
@@ -600,6 +648,27 @@ def blank_for_targets(prep, levels: Mapping[str, int], codes: np.ndarray, blank:
                 if matched > best_weight:
                     best, best_weight = int(c), matched
             blank[key_of == u, best] = True
+
+
+def counted_quantile(values: np.ndarray, counts: np.ndarray, q: float) -> float:
+    """``np.quantile(np.repeat(values, counts), q)`` (its default, linear method), without
+    making the repeated array: numpy's virtual index and interpolation, on the two values
+    around it."""
+    counts = np.asarray(counts, dtype=np.int64)
+    order = np.argsort(values, kind="stable")
+    values, ends = np.asarray(values, dtype=np.float64)[order], np.cumsum(counts[order])
+    n = int(ends[-1])
+    # numpy's linear method: alpha = beta = 1
+    virtual = n * q + (1 + q * (1 - 1 - 1)) - 1
+    below = math.floor(virtual)
+    gamma = virtual - below
+    lo, hi = min(max(below, 0), n - 1), min(max(below + 1, 0), n - 1)
+    a = values[np.searchsorted(ends, lo, side="right")]
+    b = values[np.searchsorted(ends, hi, side="right")]
+    diff = b - a
+    if a == b:
+        return float(a)
+    return float(b - diff * (1 - gamma)) if gamma >= 0.5 else float(a + diff * gamma)
 
 
 def measured(table: pd.DataFrame, quasi_identifiers, weight: str,

@@ -805,20 +805,17 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
     said = []
     if spec.strategy != "generalize-then-microaggregate":
         said.append(f"strategy {spec.strategy!r}")
-    if spec.suppression == "cells" and spec.risk_targets:
-        # one process blanks more cells for the targets (blank_for_targets) from every row's weight
-        said.append("risk targets met by cell suppression")
     if spec.models:
         said.append("[privacy] models")
-    numeric = [name for name, c in spec.columns.items() if c.role == "numeric"]
-    if spec.risk_targets and numeric:
-        # one process suppresses the microaggregation groups above a target (suppress_groups),
-        # which needs every group's published means at once
-        said.append(f"risk targets beside numeric quasi-identifiers ({', '.join(numeric)})")
     if spec.household is not None and spec.suppression == "cells":
         # a household-level blank is spread to every housemate and k met again around it, which
         # needs each household's rows in the client's plan of the blanks
         said.append("a household column with cell suppression")
+    numeric = [name for name, c in spec.columns.items() if c.role == "numeric"]
+    if spec.household is not None and spec.risk_targets and numeric:
+        # the partitions' suppression of groups above a target (suppress_group_keys) weighs
+        # groups alone; one process also weighs each household's riskiest member's group
+        said.append(f"a household column beside risk targets and numeric quasi-identifiers ({', '.join(numeric)})")
     whole_column = whole_column_steps(spec.perturb)
     if whole_column:
         said.append(f"[[perturb]] steps {', '.join(whole_column)} (each reads the whole column: ranks, a regression, "
@@ -829,5 +826,6 @@ def partitioned_refusal(spec: ReleaseSpec) -> str | None:
         said.append(f"categorical quasi-identifiers without a hierarchy file ({', '.join(flat)})")
     if not said:
         return None
-    return ("a partitioned file is published with k, l, t, risk targets and rows or cell suppression over categorical "
-            f"quasi-identifiers with hierarchy files; not with {', '.join(said)}: publish it in one process")
+    return ("a partitioned file is published with k, l, t, risk targets, a household column, top and bottom coding "
+            "and rounding, and rows or cell suppression, its categorical quasi-identifiers with hierarchy files; "
+            f"not with {', '.join(said)}: publish it in one process")
