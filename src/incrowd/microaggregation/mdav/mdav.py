@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._native import mdav_labels
+from ..._native import mdav_labels, mdav_tree_labels
 from ..._runtime import lazy as _lazy
 from ..._runtime import small as _small
 from ...exceptions import ParameterError
@@ -12,23 +12,21 @@ from .._base import MicroaggregationEstimator
 
 # numba's fast exact kernel and its thread tuner, loaded by the first file too large for the scan
 _fast_labels = _lazy.function("incrowd.microaggregation.mdav._mdav_large", "fast_exact_labels")
-# the k-d tree kernel for files with few columns, where a round reads a few leaves, not every row
-_tree_labels = _lazy.function("incrowd.microaggregation.mdav._mdav_tree", "tree_exact_labels")
 
 
 def mdav_exact_labels(Z, k):
-    """The groups of the plain scan (the compiled extension's ``mdav_labels``), exactly: by the
-    scan itself on a small file, or where numba has not started and the scan costs less than its
-    start-up; else by a faster exact kernel: the k-d tree of ``_mdav_tree`` on up to
-    ``TREE_MAX_COLUMNS`` columns, ``_mdav_fast`` (screened passes) on more, where box bounds
-    prune little."""
+    """The groups of the plain scan (the compiled extension's ``mdav_labels``), exactly: on up to
+    ``TREE_MAX_COLUMNS`` columns by the extension's k-d tree (``mdav_tree_labels``) from
+    ``TREE_FROM`` rows, by the scan below; on more columns, where box bounds prune little, by the
+    scan on a small file or where numba has not started and the scan costs less than its
+    start-up, else by numba's ``_mdav_fast`` (screened passes)."""
     if Z.size and not np.abs(Z).max() < 1e15:
-        return mdav_labels(Z, k)  # the fast kernel's error bounds assume this range
+        return mdav_labels(Z, k)  # the fast kernels' error bounds assume this range
+    if 1 <= Z.shape[1] <= TREE_MAX_COLUMNS:
+        return mdav_tree_labels(Z, k)[0] if Z.shape[0] >= TREE_FROM else mdav_labels(Z, k)
     if Z.shape[0] < SCAN_BELOW or (not _small.jit_runtime_loaded()
                                    and _small.mdav_work(Z.shape[0], Z.shape[1], k) <= SCAN_WORK):
         return mdav_labels(Z, k)
-    if Z.shape[1] <= TREE_MAX_COLUMNS:
-        return _tree_labels(Z, k)
     return _fast_labels(Z, k)
 
 
@@ -45,6 +43,9 @@ SCAN_WORK = 1.5e9
 # against 0.6 to 0.9 s at 1 to 3 columns, Gaussian or rows in copies; even at 4, 2 to 12 times
 # slower from 5 on) and grows more slowly: its rounds read a few leaves, not every live row
 TREE_MAX_COLUMNS = 3
+# From this many rows the tree (compiled, no numba to start) beats the scan on 1 to 3 columns
+# (k = 5, Gaussian: even at 1,000 rows, 1.7 to 2.5 times faster at 2,000, 3 to 7 at 4,096)
+TREE_FROM = 1024
 
 
 class MDAV(MicroaggregationEstimator):
