@@ -26,6 +26,11 @@
 #define REBUILD_FACTOR 1
 #endif
 
+/* what a query reads of a node, together (siblings share a cache line) */
+typedef struct {
+    int64_t lo, hi, left, count;
+} Node;
+
 typedef struct {
     Py_ssize_t n, m, n_nodes;
     const double *X;  /* n x m, row order */
@@ -34,7 +39,8 @@ typedef struct {
     int64_t *pos_of;  /* row -> leaf position */
     uint8_t *alive_p; /* by leaf position */
     uint8_t *alive;   /* by row */
-    int64_t *lo, *hi, *left, *parent, *count, *leaf_of; /* right child = left + 1 */
+    Node *nd;         /* right child = left + 1 */
+    int64_t *parent, *leaf_of;
     double *box;      /* node v: min at v * 2m, max at v * 2m + m */
     /* queries */
     int64_t *stack;
@@ -46,9 +52,9 @@ typedef struct {
     int64_t *order, *p_cand, *live_rows;
     double *radius, *Xo; /* Xo: the rows in walk order */
     struct Radius *pairs, *pairs2;
-    size_t *hist;
+    size_t *hist, *top_hist;
     double gamma;
-    Py_ssize_t head, n_order, walked_since, rebuilds, fallbacks;
+    Py_ssize_t head, n_order, n_sorted, walked_since, rebuilds, fallbacks;
 } Tree;
 
 static inline double row_sq_dist(const double *x, const double *q, Py_ssize_t m) {
@@ -105,8 +111,8 @@ static int refresh(Tree *T, Py_ssize_t v) {
         mn[j] = INFINITY;
         mx[j] = -INFINITY;
     }
-    if (T->left[v] < 0) {
-        for (Py_ssize_t t = T->lo[v]; t < T->hi[v]; t++)
+    if (T->nd[v].left < 0) {
+        for (Py_ssize_t t = T->nd[v].lo; t < T->nd[v].hi; t++)
             if (T->alive_p[t]) {
                 const double *x = T->Xp + t * m;
                 for (Py_ssize_t j = 0; j < m; j++) {
@@ -115,8 +121,8 @@ static int refresh(Tree *T, Py_ssize_t v) {
                 }
             }
     } else {
-        for (Py_ssize_t u = T->left[v]; u <= T->left[v] + 1; u++)
-            if (T->count[u] > 0) {
+        for (Py_ssize_t u = T->nd[v].left; u <= T->nd[v].left + 1; u++)
+            if (T->nd[u].count > 0) {
                 const double *bu = T->box + u * 2 * m;
                 for (Py_ssize_t j = 0; j < m; j++) {
                     if (bu[j] < mn[j]) mn[j] = bu[j];
@@ -140,25 +146,22 @@ static int build(Tree *T, Py_ssize_t leaf) {
     Py_ssize_t cap = 4 * (n / leaf + 2) + 1; /* leaves hold more than leaf / 2 rows each */
     int64_t *perm = T->rowid;
     for (Py_ssize_t i = 0; i < n; i++) perm[i] = i;
-    T->lo = malloc(sizeof(int64_t) * (size_t)cap);
-    T->hi = malloc(sizeof(int64_t) * (size_t)cap);
-    T->left = malloc(sizeof(int64_t) * (size_t)cap);
+    T->nd = malloc(sizeof(Node) * (size_t)cap);
     T->parent = malloc(sizeof(int64_t) * (size_t)cap);
-    T->count = malloc(sizeof(int64_t) * (size_t)cap);
     T->box = malloc(sizeof(double) * (size_t)(cap * 2 * m));
     T->stack = malloc(sizeof(int64_t) * (size_t)(cap + 64));
     T->stack_b = malloc(sizeof(double) * (size_t)(cap + 64));
-    if (!T->lo || !T->hi || !T->left || !T->parent || !T->count || !T->box || !T->stack || !T->stack_b) return -1;
+    if (!T->nd || !T->parent || !T->box || !T->stack || !T->stack_b) return -1;
     int64_t *stack = T->stack;
-    T->lo[0] = 0;
-    T->hi[0] = n;
+    T->nd[0].lo = 0;
+    T->nd[0].hi = n;
     T->parent[0] = -1;
     Py_ssize_t n_nodes = 1, top = 1;
     stack[0] = 0;
     while (top > 0) {
         Py_ssize_t v = stack[--top];
-        Py_ssize_t a = T->lo[v], b = T->hi[v];
-        T->left[v] = -1;
+        Py_ssize_t a = T->nd[v].lo, b = T->nd[v].hi;
+        T->nd[v].left = -1;
         if (b - a <= leaf || m == 0) continue;
         double widest = -1.0;
         Py_ssize_t dim = 0;
@@ -178,11 +181,11 @@ static int build(Tree *T, Py_ssize_t leaf) {
         select_mid(X, m, dim, perm, a, b, mid);
         Py_ssize_t u = n_nodes;
         n_nodes += 2;
-        T->left[v] = u;
-        T->lo[u] = a;
-        T->hi[u] = mid;
-        T->lo[u + 1] = mid;
-        T->hi[u + 1] = b;
+        T->nd[v].left = u;
+        T->nd[u].lo = a;
+        T->nd[u].hi = mid;
+        T->nd[u + 1].lo = mid;
+        T->nd[u + 1].hi = b;
         T->parent[u] = T->parent[u + 1] = v;
         stack[top++] = u;
         stack[top++] = u + 1;
@@ -194,9 +197,9 @@ static int build(Tree *T, Py_ssize_t leaf) {
         memcpy(T->Xp + t * m, X + perm[t] * m, sizeof(double) * (size_t)m);
     }
     for (Py_ssize_t v = n_nodes - 1; v >= 0; v--) { /* children come after their parent */
-        T->count[v] = T->hi[v] - T->lo[v];
-        if (T->left[v] < 0)
-            for (Py_ssize_t t = T->lo[v]; t < T->hi[v]; t++) T->leaf_of[T->rowid[t]] = v;
+        T->nd[v].count = T->nd[v].hi - T->nd[v].lo;
+        if (T->nd[v].left < 0)
+            for (Py_ssize_t t = T->nd[v].lo; t < T->nd[v].hi; t++) T->leaf_of[T->rowid[t]] = v;
         refresh(T, v);
     }
     return 0;
@@ -268,11 +271,11 @@ static Py_ssize_t query(Tree *T, const double *q, int64_t exclude, Py_ssize_t si
         top--;
         Py_ssize_t v = stack[top];
         double bound = sb[top];
-        if (T->count[v] == 0) continue;
+        if (T->nd[v].count == 0) continue;
         if (filled == size && (nearest ? bound > buf_d[size - 1] : bound < buf_d[size - 1])) continue;
-        Py_ssize_t a = T->left[v];
+        Py_ssize_t a = T->nd[v].left;
         if (a < 0) {
-            for (Py_ssize_t t = T->lo[v]; t < T->hi[v]; t++) {
+            for (Py_ssize_t t = T->nd[v].lo; t < T->nd[v].hi; t++) {
                 if (!T->alive_p[t]) continue;
                 int64_t r = T->rowid[t];
                 if (r == exclude) continue;
@@ -289,12 +292,12 @@ static Py_ssize_t query(Tree *T, const double *q, int64_t exclude, Py_ssize_t si
         double ba, bb;
         int first_a;
         if (nearest) {
-            ba = T->count[a] ? near_bound(T, a, q) : INFINITY;
-            bb = T->count[b] ? near_bound(T, b, q) : INFINITY;
+            ba = T->nd[a].count ? near_bound(T, a, q) : INFINITY;
+            bb = T->nd[b].count ? near_bound(T, b, q) : INFINITY;
             first_a = ba <= bb;
         } else {
-            ba = T->count[a] ? far_bound(T, a, q) : -INFINITY;
-            bb = T->count[b] ? far_bound(T, b, q) : -INFINITY;
+            ba = T->nd[a].count ? far_bound(T, a, q) : -INFINITY;
+            bb = T->nd[b].count ? far_bound(T, b, q) : -INFINITY;
             first_a = ba >= bb;
         }
         /* the more promising child is popped first */
@@ -392,8 +395,15 @@ static Radius *radix_sort(Radius *a, Radius *tmp, Py_ssize_t n, size_t *hist) {
     return a;
 }
 
-/* the rows live_rows[:n_alive] by decreasing distance from c0, lowest row first on ties, into
-   order / radius / Xo */
+/* The walk for P reads the top of the radius order only: from PARTIAL_FROM live rows an ordering
+   sorts about the farthest PARTIAL_SHARE-th of them (whole buckets of the radius's top 16 bits, so
+   every sorted radius is above every other) and leaves the rest in row order after them. */
+#define PARTIAL_FROM 65536
+#define PARTIAL_SHARE 8
+#define TOP_BITS 16
+
+/* the rows live_rows[:n_alive] (ascending) by decreasing distance from c0, lowest row first on
+   ties, into order / radius (Xo: the rows of the sorted part); the sorted part's length */
 static Py_ssize_t radius_order(Tree *T, const int64_t *live_rows, Py_ssize_t n_alive) {
     Py_ssize_t m = T->m;
     Radius *pairs = T->pairs;
@@ -401,32 +411,72 @@ static Py_ssize_t radius_order(Tree *T, const int64_t *live_rows, Py_ssize_t n_a
         pairs[t].e = sqrt(row_sq_dist(T->X + live_rows[t] * m, T->c0, m));
         pairs[t].row = live_rows[t];
     }
-    pairs = radix_sort(pairs, T->pairs2, n_alive, T->hist);
-    for (Py_ssize_t t = 0; t < n_alive; t++) {
-        T->order[t] = pairs[t].row;
-        T->radius[t] = pairs[t].e;
-        const double *x = T->X + pairs[t].row * m;
+    Py_ssize_t n_sorted = n_alive;
+    Radius *sorted = pairs, *spare = T->pairs2;
+    if (n_alive >= PARTIAL_FROM) {
+        size_t *h = T->top_hist;
+        memset(h, 0, sizeof(size_t) << TOP_BITS);
+        for (Py_ssize_t t = 0; t < n_alive; t++) h[radius_key(pairs[t].e) >> (64 - TOP_BITS)]++;
+        size_t want = (size_t)(n_alive / PARTIAL_SHARE), have = 0;
+        uint64_t last = 0;
+        while (have < want) have += h[last++];
+        /* buckets below `last` hold the farthest rows: to the sorted part, the others after it in
+           row order */
+        Py_ssize_t s = 0, u = (Py_ssize_t)have;
+        for (Py_ssize_t t = 0; t < n_alive; t++) {
+            if ((radius_key(pairs[t].e) >> (64 - TOP_BITS)) < last) {
+                spare[s++] = pairs[t];
+            } else {
+                T->order[u] = pairs[t].row;
+                T->radius[u++] = pairs[t].e;
+            }
+        }
+        n_sorted = s;
+        sorted = spare;
+        spare = pairs;
+    }
+    sorted = radix_sort(sorted, spare, n_sorted, T->hist);
+    for (Py_ssize_t t = 0; t < n_sorted; t++) {
+        T->order[t] = sorted[t].row;
+        T->radius[t] = sorted[t].e;
+        const double *x = T->X + sorted[t].row * m;
         double *xo = T->Xo + t * m;
         for (Py_ssize_t j = 0; j < m; j++) xo[j] = x[j];
     }
-    return n_alive;
+    T->n_order = n_alive;
+    return n_sorted;
 }
 
 /* walk the live rows down the radius order while |x - c| <= radius + shift can reach the bar;
    threshold < 0: returns the largest distance to c; else the rows at distance >= threshold into
-   p_cand (*n_out of them) */
+   p_cand (*n_out of them). Past the sorted part each row is checked on its own radius, and counts
+   as walked (so that a walk there asks for a new ordering). */
 static double walk(Tree *T, double shift, double threshold, Py_ssize_t *walked, Py_ssize_t *n_out) {
     Py_ssize_t m = T->m;
     double best_d = -1.0, g = 1.0 + 2.0 * T->gamma;
     *walked = 0;
     *n_out = 0;
-    for (Py_ssize_t t = T->head; t < T->n_order; t++) {
+    Py_ssize_t t = T->head;
+    for (; t < T->n_sorted; t++) {
         int64_t r = T->order[t];
         if (!T->alive[r]) continue;
         double bound = (T->radius[t] + shift) * g;
-        if (bound * bound < (threshold < 0.0 ? best_d : threshold)) break;
+        if (bound * bound < (threshold < 0.0 ? best_d : threshold)) return best_d;
         (*walked)++;
         double dr = row_sq_dist(T->Xo + t * m, T->c, m);
+        if (threshold < 0.0) {
+            if (dr > best_d) best_d = dr;
+        } else if (dr >= threshold) {
+            T->p_cand[(*n_out)++] = r;
+        }
+    }
+    for (; t < T->n_order; t++) {
+        int64_t r = T->order[t];
+        if (!T->alive[r]) continue;
+        (*walked)++;
+        double bound = (T->radius[t] + shift) * g;
+        if (bound * bound < (threshold < 0.0 ? best_d : threshold)) continue;
+        double dr = row_sq_dist(T->X + r * m, T->c, m);
         if (threshold < 0.0) {
             if (dr > best_d) best_d = dr;
         } else if (dr >= threshold) {
@@ -494,7 +544,7 @@ static int64_t find_p(Tree *T, Py_ssize_t n_live, Py_ssize_t updates) {
         Py_ssize_t w = 0;
         for (Py_ssize_t i = 0; i < T->n; i++)
             if (T->alive[i]) T->live_rows[w++] = i;
-        T->n_order = radius_order(T, T->live_rows, n_live);
+        T->n_sorted = radius_order(T, T->live_rows, n_live);
         T->head = 0;
         T->rebuilds++;
 #ifdef MDAV_TREE_TRACE
@@ -514,7 +564,7 @@ static void remove_row(Tree *T, int64_t r, int64_t *labels, int64_t group) {
     T->alive_p[T->pos_of[r]] = 0;
     int changed = 1;
     for (Py_ssize_t v = T->leaf_of[r]; v >= 0; v = T->parent[v]) {
-        T->count[v]--;
+        T->nd[v].count--;
         if (changed) changed = refresh(T, v);
     }
 }
@@ -528,11 +578,11 @@ static void take(Tree *T, int64_t seed, Py_ssize_t k, int64_t *labels, int64_t g
 }
 
 static void free_tree(Tree *T) {
-    free(T->Xp); free(T->rowid); free(T->pos_of); free(T->alive_p); free(T->alive); free(T->lo); free(T->hi);
-    free(T->left); free(T->parent); free(T->count); free(T->leaf_of); free(T->box); free(T->stack);
+    free(T->Xp); free(T->rowid); free(T->pos_of); free(T->alive_p); free(T->alive); free(T->nd);
+    free(T->parent); free(T->leaf_of); free(T->box); free(T->stack);
     free(T->stack_b); free(T->buf_d); free(T->buf_r); free(T->s_hi); free(T->s_lo); free(T->abs_sum);
     free(T->abs_total); free(T->c); free(T->c0); free(T->exact_c); free(T->order); free(T->p_cand);
-    free(T->live_rows); free(T->radius); free(T->Xo); free(T->pairs); free(T->pairs2); free(T->hist);
+    free(T->live_rows); free(T->radius); free(T->Xo); free(T->pairs); free(T->pairs2); free(T->hist); free(T->top_hist);
 }
 
 /* the rounds; -1 when memory ran out (nothing set), else 0 */
@@ -541,7 +591,7 @@ static int run(Tree *T, Py_ssize_t k, Py_ssize_t leaf, int64_t *labels) {
     size_t nd = sizeof(double) * (size_t)n, ni = sizeof(int64_t) * (size_t)n, md = sizeof(double) * (size_t)mm;
     T->Xp = malloc(nd * (size_t)mm); T->Xo = malloc(nd * (size_t)mm); T->radius = malloc(nd);
     T->pairs = malloc(sizeof(Radius) * (size_t)n); T->pairs2 = malloc(sizeof(Radius) * (size_t)n);
-    T->hist = malloc(sizeof(size_t) * RADIX_PASSES * RADIX_SIZE);
+    T->hist = malloc(sizeof(size_t) * RADIX_PASSES * RADIX_SIZE); T->top_hist = malloc(sizeof(size_t) << TOP_BITS);
     T->rowid = malloc(ni); T->pos_of = malloc(ni); T->leaf_of = malloc(ni); T->order = malloc(ni);
     T->p_cand = malloc(ni); T->live_rows = malloc(ni); T->alive_p = malloc((size_t)n); T->alive = malloc((size_t)n);
     T->buf_d = malloc(sizeof(double) * (size_t)kk); T->buf_r = malloc(sizeof(int64_t) * (size_t)kk);
@@ -549,7 +599,7 @@ static int run(Tree *T, Py_ssize_t k, Py_ssize_t leaf, int64_t *labels) {
     T->abs_sum = calloc((size_t)mm, sizeof(double)); T->abs_total = malloc(md); T->c = malloc(md);
     T->c0 = malloc(md); T->exact_c = malloc(md);
     double *point = malloc(md);
-    if (!T->Xp || !T->Xo || !T->pairs || !T->pairs2 || !T->hist || !T->radius || !T->rowid || !T->pos_of || !T->leaf_of || !T->order || !T->p_cand
+    if (!T->Xp || !T->Xo || !T->pairs || !T->pairs2 || !T->hist || !T->top_hist || !T->radius || !T->rowid || !T->pos_of || !T->leaf_of || !T->order || !T->p_cand
         || !T->live_rows || !T->alive_p || !T->alive || !T->buf_d || !T->buf_r || !T->s_hi || !T->s_lo
         || !T->abs_sum || !T->abs_total || !T->c || !T->c0 || !T->exact_c || !point || build(T, leaf) < 0) {
         free(point);
@@ -563,7 +613,7 @@ static int run(Tree *T, Py_ssize_t k, Py_ssize_t leaf, int64_t *labels) {
     T->gamma = (double)(m + 3) * U53;
     for (Py_ssize_t j = 0; j < m; j++) T->c0[j] = (T->s_hi[j] + T->s_lo[j]) / (double)n;
     for (Py_ssize_t i = 0; i < n; i++) T->live_rows[i] = i;
-    T->n_order = radius_order(T, T->live_rows, n);
+    T->n_sorted = radius_order(T, T->live_rows, n);
 #ifdef MDAV_TREE_TRACE
     fprintf(stderr, "start\n");
 #endif
