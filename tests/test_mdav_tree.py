@@ -71,8 +71,9 @@ def test_many_copies_give_the_scans_groups(n, m, k, distinct, levels, standardiz
         X = np.ascontiguousarray(standardize(X)[0])
     np.testing.assert_array_equal(mdav_tree_labels(X, k)[0], mdav_labels(X, k))
 
-def test_estimator_takes_the_tree_on_few_columns(monkeypatch):
-    # the screened kernel's passes read every live row in every round (quadratic); on up to three
+@pytest.mark.parametrize("columns", [1, 3, 4])
+def test_estimator_takes_the_tree_on_few_columns(monkeypatch, columns):
+    # the screened kernel's passes read every live row in every round (quadratic); on up to four
     # columns the estimator's exact path must not take it
     from incrowd.microaggregation.mdav import mdav
 
@@ -83,6 +84,15 @@ def test_estimator_takes_the_tree_on_few_columns(monkeypatch):
     monkeypatch.setattr(mdav, "SCAN_WORK", 0)
     monkeypatch.setattr(mdav, "_fast_labels", screened)
     rng = np.random.default_rng(7)
-    X = np.repeat(rng.integers(0, 50, (400, 3)).astype(float), 6, axis=0)[rng.permutation(2400)]
+    X = np.repeat(rng.integers(0, 50, (400, columns)).astype(float), 6, axis=0)[rng.permutation(2400)]
     fitted = MDAV(3).fit(X)
     np.testing.assert_array_equal(fitted.labels_, mdav_labels(standardize(X)[0], 3))
+
+
+@pytest.mark.filterwarnings("ignore::incrowd.exceptions.DataWarning")
+@pytest.mark.parametrize("kind", ["copies", "cauchy"])
+def test_a_large_file_whose_radius_order_is_sorted_in_part_gives_the_scans_groups(kind):
+    # from 65,536 live rows the search for P sorts only the farthest eighth of the rows by their
+    # distance from the centroid and walks the rest in row order when it must
+    Z = kernel_data(kind, 70_000, 2, 3)
+    np.testing.assert_array_equal(mdav_tree_labels(Z, 25)[0], mdav_labels(Z, 25))

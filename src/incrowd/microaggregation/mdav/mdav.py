@@ -39,13 +39,14 @@ SCAN_BELOW = 4096
 # k = 10 is 5.8e9, about 2.2 s) the scan costs less than starting numba (0.6 s) for the fast
 # kernel, so a process that has not started numba scans
 SCAN_WORK = 1.5e9
-# Up to this many columns the tree kernel beats the screened one (k = 3, 100,000 rows: 0.2 to 0.5
-# against 0.6 to 0.9 s at 1 to 3 columns, Gaussian or rows in copies; even at 4, 2 to 12 times
-# slower from 5 on) and grows more slowly: its rounds read a few leaves, not every live row
-TREE_MAX_COLUMNS = 3
-# From this many rows the tree (compiled, no numba to start) beats the scan on 1 to 3 columns
-# (k = 5, Gaussian: even at 1,000 rows, 1.7 to 2.5 times faster at 2,000, 3 to 7 at 4,096)
-TREE_FROM = 1024
+# Up to this many columns the compiled tree beats the screened kernel (k = 3, 100,000 rows, CPU
+# seconds: 0.2 against 0.8 at 3 columns, 0.4 against 0.6 to 0.8 at 4; at 5 it is even, 0.8 to 0.9
+# against 0.7 to 1.0, from 6 on 1.5 to 6 times slower, Gaussian or Adult's numeric columns) and
+# grows more slowly: its rounds read a few leaves, not every live row
+TREE_MAX_COLUMNS = 4
+# From this many rows the tree (compiled, no numba to start) beats the scan (k = 5, Gaussian:
+# at 2,000 rows 1.5 against 2.6 ms on 3 columns, even on 4; at 4,096 rows 2.5 to 7 times faster)
+TREE_FROM = 2048
 
 
 class MDAV(MicroaggregationEstimator):
