@@ -22,9 +22,6 @@
 
 #define U53 (1.0 / 9007199254740992.0) /* 2**-53 */
 #define REBUILD_MIN 256
-#ifndef REBUILD_FACTOR
-#define REBUILD_FACTOR 1
-#endif
 
 /* what a query reads of a node, together (siblings share a cache line) */
 typedef struct {
@@ -537,7 +534,7 @@ static int64_t find_p(Tree *T, Py_ssize_t n_live, Py_ssize_t updates) {
     walk(T, shift, threshold, &walked2, &n_cand);
     int64_t p = choose_p(T, n_cand, n_live);
     T->walked_since += walked;
-    if (walked > REBUILD_MIN && T->walked_since > REBUILD_FACTOR * n_live) {
+    if (walked > REBUILD_MIN && T->walked_since > n_live) {
         /* the walks since the last ordering cost as much as a new one: order the live rows around
            the current centroid (so walking never costs more than ordering, amortized) */
         memcpy(T->c0, T->c, sizeof(double) * (size_t)m);
@@ -547,9 +544,6 @@ static int64_t find_p(Tree *T, Py_ssize_t n_live, Py_ssize_t updates) {
         T->n_sorted = radius_order(T, T->live_rows, n_live);
         T->head = 0;
         T->rebuilds++;
-#ifdef MDAV_TREE_TRACE
-        fprintf(stderr, "rebuild n_live %zd walked %zd\n", n_live, walked);
-#endif
         T->walked_since = 0;
     }
     return p;
@@ -614,9 +608,6 @@ static int run(Tree *T, Py_ssize_t k, Py_ssize_t leaf, int64_t *labels) {
     for (Py_ssize_t j = 0; j < m; j++) T->c0[j] = (T->s_hi[j] + T->s_lo[j]) / (double)n;
     for (Py_ssize_t i = 0; i < n; i++) T->live_rows[i] = i;
     T->n_sorted = radius_order(T, T->live_rows, n);
-#ifdef MDAV_TREE_TRACE
-    fprintf(stderr, "start\n");
-#endif
     Py_ssize_t n_live = n, updates = n;
     int64_t group = 0;
     while (n_live >= 2 * k) {
