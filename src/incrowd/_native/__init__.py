@@ -133,7 +133,11 @@ __all__ = ["node_groups", "mdav_labels", "group_sums", "group_sums_in_units", "g
 
 # ---- exact MDAV from a k-d tree (_mdav_tree.c) ----
 
-from . import _mdav_tree  # noqa: E402
+try:
+    from . import _mdav_tree
+except ImportError as exc:  # a source checkout built before this module existed
+    raise ImportError("incrowd's compiled extension (incrowd._native._mdav_tree) is not built: install the package "
+                      "or build it in place with 'python setup.py build_ext --inplace'") from exc
 
 #: rows a leaf of the tree holds at most
 MDAV_TREE_LEAF = 16
