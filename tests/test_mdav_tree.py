@@ -59,7 +59,7 @@ def test_the_wrapper_refuses_a_table_that_is_not_two_dimensional():
 
 @pytest.mark.filterwarnings("ignore::incrowd.exceptions.DataWarning")
 @settings(max_examples=80, deadline=None)
-@given(n=st.integers(0, 400), m=st.integers(1, 4), k=st.integers(1, 6), distinct=st.integers(1, 40),
+@given(n=st.integers(0, 400), m=st.integers(1, 5), k=st.integers(1, 6), distinct=st.integers(1, 40),
        levels=st.integers(2, 20), standardized=st.booleans(), seed=st.integers(0, 2**32 - 1))
 def test_many_copies_give_the_scans_groups(n, m, k, distinct, levels, standardized, seed):
     # a few distinct rows, each repeated many times, on a coarse grid: exact copies and rows at
@@ -71,10 +71,11 @@ def test_many_copies_give_the_scans_groups(n, m, k, distinct, levels, standardiz
         X = np.ascontiguousarray(standardize(X)[0])
     np.testing.assert_array_equal(mdav_tree_labels(X, k)[0], mdav_labels(X, k))
 
-@pytest.mark.parametrize("columns", [1, 3, 4])
+@pytest.mark.parametrize("columns", [1, 3, 4, 5])
 def test_estimator_takes_the_tree_on_few_columns(monkeypatch, columns):
     # the screened kernel's passes read every live row in every round (quadratic); on up to four
-    # columns the estimator's exact path must not take it
+    # columns the estimator's exact path must not take it, nor on five in a large file (here the
+    # bar of a large file is lowered to this one)
     from incrowd.microaggregation.mdav import mdav
 
     def screened(Z, k):
@@ -83,10 +84,23 @@ def test_estimator_takes_the_tree_on_few_columns(monkeypatch, columns):
     monkeypatch.setattr(mdav, "SCAN_BELOW", 0)
     monkeypatch.setattr(mdav, "SCAN_WORK", 0)
     monkeypatch.setattr(mdav, "_fast_labels", screened)
+    monkeypatch.setattr(mdav, "TREE_FIVE_COLUMNS_FROM", 2000)
     rng = np.random.default_rng(7)
     X = np.repeat(rng.integers(0, 50, (400, columns)).astype(float), 6, axis=0)[rng.permutation(2400)]
     fitted = MDAV(3).fit(X)
     np.testing.assert_array_equal(fitted.labels_, mdav_labels(standardize(X)[0], 3))
+
+
+def test_five_columns_in_a_small_file_keep_the_screened_kernel(monkeypatch):
+    from incrowd.microaggregation.mdav import mdav
+
+    taken = []
+    monkeypatch.setattr(mdav, "SCAN_BELOW", 0)
+    monkeypatch.setattr(mdav, "SCAN_WORK", 0)
+    monkeypatch.setattr(mdav, "_fast_labels", lambda Z, k: taken.append(Z.shape) or mdav_labels(Z, k))
+    X = np.random.default_rng(8).normal(size=(2400, 5))
+    MDAV(3).fit(X)
+    assert taken == [(2400, 5)]
 
 
 @pytest.mark.filterwarnings("ignore::incrowd.exceptions.DataWarning")

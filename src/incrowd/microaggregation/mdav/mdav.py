@@ -17,13 +17,16 @@ _fast_labels = _lazy.function("incrowd.microaggregation.mdav._mdav_large", "fast
 def mdav_exact_labels(Z, k):
     """The groups of the plain scan (the compiled extension's ``mdav_labels``), exactly: on up to
     ``TREE_MAX_COLUMNS`` columns by the extension's k-d tree (``mdav_tree_labels``) from
-    ``TREE_FROM`` rows, by the scan below; on more columns, where box bounds prune little, by the
+    ``TREE_FROM`` rows, by the scan below, and on one column more by the tree from
+    ``TREE_FIVE_COLUMNS_FROM`` rows; otherwise, where box bounds prune little, by the
     scan on a small file or where numba has not started and the scan costs less than its
     start-up, else by numba's ``_mdav_fast`` (screened passes)."""
     if Z.size and not np.abs(Z).max() < 1e15:
         return mdav_labels(Z, k)  # the fast kernels' error bounds assume this range
     if 1 <= Z.shape[1] <= TREE_MAX_COLUMNS:
         return mdav_tree_labels(Z, k)[0] if Z.shape[0] >= TREE_FROM else mdav_labels(Z, k)
+    if Z.shape[1] == TREE_MAX_COLUMNS + 1 and Z.shape[0] >= TREE_FIVE_COLUMNS_FROM:
+        return mdav_tree_labels(Z, k)[0]
     if Z.shape[0] < SCAN_BELOW or (not _small.jit_runtime_loaded()
                                    and _small.mdav_work(Z.shape[0], Z.shape[1], k) <= SCAN_WORK):
         return mdav_labels(Z, k)
@@ -44,6 +47,10 @@ SCAN_WORK = 1.5e9
 # against 0.7 to 1.0, from 6 on 1.5 to 6 times slower, Gaussian or Adult's numeric columns) and
 # grows more slowly: its rounds read a few leaves, not every live row
 TREE_MAX_COLUMNS = 4
+# On five columns the tree grows more slowly than the screened kernel and overtakes it on larger
+# files (CPU seconds, k = 3: even at 100,000 rows, above; at 250,000 rows 4.1 against 4.7 s on
+# Gaussian columns, 2.9 against 5.8 s on Adult's numeric columns)
+TREE_FIVE_COLUMNS_FROM = 250_000
 # From this many rows the tree (compiled, no numba to start) beats the scan (k = 5, Gaussian:
 # at 2,000 rows 1.5 against 2.6 ms on 3 columns, even on 4; at 4,096 rows 2.5 to 7 times faster)
 TREE_FROM = 2048
