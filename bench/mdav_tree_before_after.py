@@ -34,14 +34,16 @@ from incrowd.perturbation import perturb
 d = pd.read_parquet({data!r})
 step = json.loads({step!r})
 perturb(d.head(20000), [step])  # numba's kernels loaded, as a session's second call finds them
-t0 = time.perf_counter(); r = perturb(d, [step]); t = time.perf_counter() - t0
+t0, c0 = time.perf_counter(), time.process_time(); r = perturb(d, [step])
+t, c = time.perf_counter() - t0, time.process_time() - c0
 r.table[step["columns"]].to_parquet({out!r})
-open({info!r}, "w").write(str(t))
+open({info!r}, "w").write(f"{{t}} {{c}}")
 """
 
 
-def one(src: str, data: Path, out: Path, timeout: float) -> float | None:
-    """The call's seconds in a fresh process on ``src``, or None past the timeout."""
+def one(src: str, data: Path, out: Path, timeout: float) -> tuple[float, float] | None:
+    """The call's seconds in a fresh process on ``src``, wall and CPU (on a machine shared with
+    other work the CPU seconds move less with its load), or None past the timeout."""
     info = out.with_suffix(".txt")
     code = CALL.format(data=str(data), step=__import__("json").dumps(STEP), out=str(out), info=str(info))
     env = {**os.environ, "PYTHONPATH": src}
@@ -49,7 +51,24 @@ def one(src: str, data: Path, out: Path, timeout: float) -> float | None:
         subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None
-    return float(info.read_text())
+    wall, cpu = info.read_text().split()
+    return float(wall), float(cpu)
+
+
+Times = dict[str, list[tuple[float, float] | None]]
+
+
+def medians(times: Times, side: str) -> tuple[float, float] | None:
+    """The median wall and CPU seconds of a side, or None where a call ran past the timeout."""
+    done = [t for t in times.get(side, []) if t is not None]
+    if not done or len(done) < len(times[side]):
+        return None
+    return float(np.median([t[0] for t in done])), float(np.median([t[1] for t in done]))
+
+
+def shown(times: Times, side: str, timeout: float) -> str:
+    got = medians(times, side)
+    return "not run" if side not in times else f"past {timeout:.0f}" if got is None else f"{got[0]:.2f} / {got[1]:.2f}"
 
 
 def main() -> int:
@@ -68,7 +87,7 @@ def main() -> int:
         for n in args.rows:
             data = Path(tmp) / f"adult{n}.parquet"
             adult(n)[COLUMNS].to_parquet(data)
-            times: dict[str, list[float | None]] = {s: [] for s in sides}
+            times: Times = {s: [] for s in sides}
             for r in range(args.rounds):
                 for side, src in (sides.items() if r % 2 == 0 else reversed(sides.items())):
                     times[side].append(one(src, data, Path(tmp) / f"{side}{n}.parquet", args.timeout))
@@ -78,15 +97,13 @@ def main() -> int:
             same = ("" if before is None or after is None
                     else f"{int((before.to_numpy() == after.to_numpy()).sum()):,} of {before.size:,}")
 
-            def shown(ts: list[float | None]) -> str:
-                done = [t for t in ts if t is not None]
-                return f"{np.median(done):.2f}" if len(done) == len(ts) else f"past {args.timeout:.0f}"
-
-            b, a = (shown(times[s]) if s in times else "not run" for s in ("before", "after"))
-            ratio = (f"{float(b) / float(a):.1f}" if b[0].isdigit() and a[0].isdigit()
-                     else f"above {args.timeout / float(a):.0f}" if b.startswith("past") and a[0].isdigit() else "")
-            rows_out.append([f"{n:,}", b, a, ratio, same, f"{os.getloadavg()[0]:.1f}"])
-    print(md_table(["rows", "before (s)", "after (s)", "before / after", "cells equal", "load average"], rows_out))
+            b, a = medians(times, "before"), medians(times, "after")
+            ratio = (f"{b[0] / a[0]:.1f} / {b[1] / a[1]:.1f}" if b and a
+                     else f"above {args.timeout / a[0]:.0f}" if a and "before" in times else "")
+            rows_out.append([f"{n:,}", shown(times, "before", args.timeout), shown(times, "after", args.timeout), ratio,
+                             same, f"{os.getloadavg()[0]:.1f}"])
+    print(md_table(["rows", "before: wall / CPU (s)", "after: wall / CPU (s)", "before / after", "cells equal",
+                    "load average"], rows_out))
     return 0
 
 

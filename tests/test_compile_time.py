@@ -470,18 +470,3 @@ def test_a_clock_started_before_numba_is_imported_counts_its_compile():
     report = json.loads(done.stdout.splitlines()[-1])
     assert report["loaded_by_clock"] is False
     assert report["compiles"] >= 1 and report["seconds"] > 0
-
-
-def test_warmup_compiles_mdavs_tree_kernel(monkeypatch):
-    """A large MDAV fit on up to three columns takes the k-d tree kernel: the warm-up of ``mdav``
-    compiles it beside the screened kernel's variants."""
-    from incrowd import microaggregation
-    from incrowd.cli import _compile_ahead as _warmup
-
-    asked = []
-    monkeypatch.setattr(microaggregation, "mdav_tree_labels", lambda X, k: asked.append(X.shape))
-    monkeypatch.setattr(microaggregation, "mdav_fast_labels", lambda *a: None)
-    monkeypatch.setattr(microaggregation, "microaggregate", lambda *a, **kw: None)
-    for rows, cols in _warmup.steps("mdav"):
-        _warmup._run("mdav", rows, cols)
-    assert len(asked) == 1

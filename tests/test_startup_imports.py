@@ -649,3 +649,21 @@ def test_generalize_and_lattice_build_of_adult_import_no_numba(adult, tmp_path, 
         for node in (0, 1234, built.n_nodes - 1):
             for a, b in zip(built.node_histograms(node)[1], expected.node_histograms(node)[1]):
                 np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("rows", [6_000, 40_000])
+def test_a_publish_whose_class_takes_mdavs_tree_imports_no_numba(tmp_path, rows):
+    """``incrowd publish`` with two numeric keys and no categorical one microaggregates the whole
+    file as one class on two columns: exact MDAV's k-d tree (the compiled extension's), past the
+    size where the scan would cost more than starting numba (40,000 rows). The process never
+    imports numba, and writes what the API writes in this process."""
+    rng = np.random.default_rng(11)
+    frame = pd.DataFrame({"age": rng.integers(18, 90, rows), "income": rng.normal(3000, 800, rows).round(0)})
+    data, spec = tmp_path / "survey.csv", tmp_path / "spec.toml"
+    frame.to_csv(data, index=False)
+    spec.write_text('[privacy]\nk = 3\n\n[columns]\nage = "numeric"\nincome = "numeric"\n', encoding="utf-8")
+    code, _, err, loaded = _loaded_by(["publish", str(data), "--spec", str(spec), "-o", str(tmp_path / "cli.csv"),
+                                       "--quiet"], ["numba"])
+    assert (code, err, loaded) == (0, "", [])
+    incrowd.publish(incrowd.read_table(data), spec).write(tmp_path / "api.csv")
+    assert (tmp_path / "cli.csv").read_bytes() == (tmp_path / "api.csv").read_bytes()

@@ -6,6 +6,8 @@ runs are a C extension (``_kernels.c``) built with the package: a node's classes
 search (:func:`node_groups`), MDAV's plain scan (:func:`mdav_labels`) and the group sums of the
 centroids (:func:`group_sums`), and a node's working table for ``incrowd generalize`` and
 ``incrowd lattice build`` (:func:`group_rows`, :func:`merge_rows`, :func:`count_by_value`).
+Modules of their own (one per C file): top and bottom coding and rounding of a column in one
+pass (``_coding.c``) and exact MDAV from a k-d tree of the live rows (``_mdav_tree.c``).
 Each is the numba kernel it replaced, loop for loop and operation for operation, built without
 floating-point contraction: the results are numba's bit for bit.
 
@@ -18,10 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 try:
-    from . import _kernels
+    # one module per C file, each its own block below (kernels added apart merge apart)
+    from . import _coding, _kernels, _mdav_tree
 except ImportError as exc:  # a source checkout used without an install: say how to build it
-    raise ImportError("incrowd's compiled extension (incrowd._native._kernels) is not built: install the package "
-                      "(pip install -e . needs a C compiler) or build it in place with "
+    raise ImportError(f"incrowd's compiled extension ({exc.name or 'incrowd._native'}) is not built: install the "
+                      "package (pip install -e . needs a C compiler) or build it in place with "
                       "'python setup.py build_ext --inplace'") from exc
 
 
@@ -133,8 +136,6 @@ __all__ = ["node_groups", "mdav_labels", "group_sums", "group_sums_in_units", "g
 
 # --- top and bottom coding and rounding of one column in one pass (_coding.c) -------------------
 
-from . import _coding  # noqa: E402  (its own module and block, so that kernels added apart merge apart)
-
 #: the column types the one-pass kernels take
 CODING_TYPES = (np.dtype(np.float64), np.dtype(np.int64))
 
@@ -167,3 +168,24 @@ def round_values(x: np.ndarray, base: float) -> tuple[np.ndarray | None, int]:
 
 
 __all__ += ["CODING_TYPES", "code_values", "round_values"]
+
+
+# ---- exact MDAV from a k-d tree (_mdav_tree.c) ----
+
+#: rows a leaf of the tree holds at most
+MDAV_TREE_LEAF = 16
+
+
+def mdav_tree_labels(X: np.ndarray, k: int, leaf: int = MDAV_TREE_LEAF) -> tuple[np.ndarray, int]:
+    """MDAV's groups as :func:`mdav_labels` gives them, row for row, from a k-d tree of the live
+    rows (for a few columns, within +-1e15): (a group id per row, the rounds where the scan's own
+    centroid had to decide P)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError("X must be two-dimensional")
+    labels = np.empty(X.shape[0], np.int64)
+    fallbacks = _mdav_tree.mdav_tree_labels(X, X.shape[1], int(k), int(leaf), labels)
+    return labels, fallbacks
+
+
+__all__ += ["mdav_tree_labels", "MDAV_TREE_LEAF"]

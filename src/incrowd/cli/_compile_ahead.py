@@ -133,14 +133,13 @@ def _compile_mdav_variants(data) -> None:
     file of 4,096 to 16,383 rows takes (a survey file's numeric columns, a large class of
     ``publish``, ``incremental plan``'s timing) and any size while another thread holds the
     threads; threaded; and both on int8 codes, which files from 500,000 rows take. The shapes
-    reach only the plain scan (fewer rows) and the threaded int16 variant. And the k-d tree
-    kernel, which files of up to three columns take from 4,096 rows."""
+    reach only the plain scan (fewer rows) and the threaded int16 variant. (Files of up to three
+    columns take the k-d tree, compiled ahead with the package: nothing to compile here.)"""
     import numpy as np
 
-    from ..microaggregation import mdav_fast_labels, mdav_tree_labels
+    from ..microaggregation import mdav_fast_labels
 
     X = np.ascontiguousarray(data.to_numpy(dtype=np.float64))
-    mdav_tree_labels(X, 5)
     for narrow in (False, True):
         mdav_fast_labels(X, 5, -1, 1, narrow)
         mdav_fast_labels(X, 5, 0, 2, narrow)

@@ -14,7 +14,7 @@ that no other package names a private module of this one: the parameter checks a
 ``as_quasi_identifier_matrix`` of ``_base``, ``heap_sort_range``, the MDAV, Mondrian and ONA*
 kernels they run (``mdav_labels``, the compiled extension's, and ``mdav_labels_jit``, numba's
 copy for kernels that call it; ``directions`` and its rules, ``ona_star_fast_labels``, and
-``mdav_fast_labels``, whose every variant compiling ahead calls, and ``mdav_tree_labels``), and
+``mdav_fast_labels``, whose every variant compiling ahead calls), and
 ``lower_bound`` (public as ``incrowd.lower_bound``); and, loaded on first use (they need the I/O
 and the verifiers), the one-call :func:`microaggregate` (public as ``incrowd.microaggregate``),
 :class:`MicroaggregationResult`, ``make_estimator``, ``check_distributed_method`` and
@@ -50,7 +50,6 @@ if _TYPE_CHECKING:
     from .joint._joint import joint_labels as joint_labels
     from .mdav._mdav_fast import mdav_fast_labels as mdav_fast_labels
     from .mdav._mdav_kernel import mdav_labels as mdav_labels_jit  # noqa: F401
-    from .mdav._mdav_tree import mdav_tree_labels as mdav_tree_labels
     from .mondrian import MONA, MONA2D, Mondrian, MondrianV, MondrianV2D
     from .mondrian._mondrian_kernel import RULE_V2D as RULE_V2D
     from .mondrian._mondrian_kernel import RULE_VARIANCE as RULE_VARIANCE
@@ -70,7 +69,6 @@ _INTERNAL = {
     # so that a command running only the extension's kernels never imports numba
     "mdav_labels_jit": ".mdav._mdav_kernel:mdav_labels",
     "heap_sort_range": "._kernels", "lower_bound": "._bound", "mdav_fast_labels": ".mdav._mdav_fast",
-    "mdav_tree_labels": ".mdav._mdav_tree",
     **dict.fromkeys(["VMDAV", "MDAVPlus", "MDAVStar"], ".greedy"),
     **dict.fromkeys(["MONA", "MONA2D", "Mondrian", "MondrianV", "MondrianV2D"], ".mondrian"),
     **dict.fromkeys(["RULE_V2D", "RULE_VARIANCE", "directions"], ".mondrian._mondrian_kernel"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._native import mdav_labels
+from ..._native import mdav_labels, mdav_tree_labels
 from ..._runtime import lazy as _lazy
 from ..._runtime import small as _small
 from ...exceptions import ParameterError
@@ -12,23 +12,24 @@ from .._base import MicroaggregationEstimator
 
 # numba's fast exact kernel and its thread tuner, loaded by the first file too large for the scan
 _fast_labels = _lazy.function("incrowd.microaggregation.mdav._mdav_large", "fast_exact_labels")
-# the k-d tree kernel for files with few columns, where a round reads a few leaves, not every row
-_tree_labels = _lazy.function("incrowd.microaggregation.mdav._mdav_tree", "tree_exact_labels")
 
 
 def mdav_exact_labels(Z, k):
-    """The groups of the plain scan (the compiled extension's ``mdav_labels``), exactly: by the
-    scan itself on a small file, or where numba has not started and the scan costs less than its
-    start-up; else by a faster exact kernel: the k-d tree of ``_mdav_tree`` on up to
-    ``TREE_MAX_COLUMNS`` columns, ``_mdav_fast`` (screened passes) on more, where box bounds
-    prune little."""
+    """The groups of the plain scan (the compiled extension's ``mdav_labels``), exactly: on up to
+    ``TREE_MAX_COLUMNS`` columns by the extension's k-d tree (``mdav_tree_labels``) from
+    ``TREE_FROM`` rows, by the scan below, and on one column more by the tree from
+    ``TREE_FIVE_COLUMNS_FROM`` rows; otherwise, where box bounds prune little, by the
+    scan on a small file or where numba has not started and the scan costs less than its
+    start-up, else by numba's ``_mdav_fast`` (screened passes)."""
     if Z.size and not np.abs(Z).max() < 1e15:
-        return mdav_labels(Z, k)  # the fast kernel's error bounds assume this range
+        return mdav_labels(Z, k)  # the fast kernels' error bounds assume this range
+    if 1 <= Z.shape[1] <= TREE_MAX_COLUMNS:
+        return mdav_tree_labels(Z, k)[0] if Z.shape[0] >= TREE_FROM else mdav_labels(Z, k)
+    if Z.shape[1] == TREE_MAX_COLUMNS + 1 and Z.shape[0] >= TREE_FIVE_COLUMNS_FROM:
+        return mdav_tree_labels(Z, k)[0]
     if Z.shape[0] < SCAN_BELOW or (not _small.jit_runtime_loaded()
                                    and _small.mdav_work(Z.shape[0], Z.shape[1], k) <= SCAN_WORK):
         return mdav_labels(Z, k)
-    if Z.shape[1] <= TREE_MAX_COLUMNS:
-        return _tree_labels(Z, k)
     return _fast_labels(Z, k)
 
 
@@ -41,10 +42,18 @@ SCAN_BELOW = 4096
 # k = 10 is 5.8e9, about 2.2 s) the scan costs less than starting numba (0.6 s) for the fast
 # kernel, so a process that has not started numba scans
 SCAN_WORK = 1.5e9
-# Up to this many columns the tree kernel beats the screened one (k = 3, 100,000 rows: 0.2 to 0.5
-# against 0.6 to 0.9 s at 1 to 3 columns, Gaussian or rows in copies; even at 4, 2 to 12 times
-# slower from 5 on) and grows more slowly: its rounds read a few leaves, not every live row
-TREE_MAX_COLUMNS = 3
+# Up to this many columns the compiled tree beats the screened kernel (k = 3, 100,000 rows, CPU
+# seconds: 0.2 against 0.8 at 3 columns, 0.4 against 0.6 to 0.8 at 4; at 5 it is even, 0.8 to 0.9
+# against 0.7 to 1.0, from 6 on 1.5 to 6 times slower, Gaussian or Adult's numeric columns) and
+# grows more slowly: its rounds read a few leaves, not every live row
+TREE_MAX_COLUMNS = 4
+# On five columns the tree grows more slowly than the screened kernel and overtakes it on larger
+# files (CPU seconds, k = 3: even at 100,000 rows, above; at 250,000 rows 4.1 against 4.7 s on
+# Gaussian columns, 2.9 against 5.8 s on Adult's numeric columns)
+TREE_FIVE_COLUMNS_FROM = 250_000
+# From this many rows the tree (compiled, no numba to start) beats the scan (k = 5, Gaussian:
+# at 2,000 rows 1.5 against 2.6 ms on 3 columns, even on 4; at 4,096 rows 2.5 to 7 times faster)
+TREE_FROM = 2048
 
 
 class MDAV(MicroaggregationEstimator):
