@@ -111,6 +111,8 @@ def _table(out: dict) -> str:
         name = "in process" if r["run"] == "in-process" else f"Dask local:{out['workers']}, {out['memory_limit']} per worker"
         if "timed_out" in r or "failed" in r:
             why = f"over {r['timed_out']:.0f}" if "timed_out" in r else f"failed: {r['failed']}"
+            if "last_said" in r:
+                why += f" (then in: {r['last_said']})"
             lines.append([r["phase"], f"{r['rows']:,}", name, why, "", "", ""])
             continue
         per_core = r["rows"] / r["seconds"] / r["cores"]

@@ -114,6 +114,8 @@ def one_dask(folder: str) -> dict:
             phase = line.split(":")[0]
             if not phases or phases[-1][0] != phase:
                 phases.append((phase, time.perf_counter()))
+                # on stderr as it starts: a long run shows where it is (the parent passes it on)
+                print(f"{phases[-1][1] - t:8.1f} s  {phase}", file=sys.stderr, flush=True)
 
         result = incrowd.publish(folder, spec(), scheduler=client, output=out / "release", progress=progress)
         seconds = time.perf_counter() - t

@@ -120,17 +120,20 @@ def child(kind: str, folder: Path, script: str = __file__, src: Path = ROOT / "s
           timeout: float | None = None) -> dict:
     """One run in a fresh process (``src``: the incrowd it imports). Past ``timeout`` seconds the
     run and its cluster's processes are killed and the answer is ``{"timed_out": timeout}``."""
-    with subprocess.Popen([sys.executable, script, "--one", kind, str(folder)], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, start_new_session=True,
-                          env={**os.environ, "PYTHONPATH": str(src)}) as run:
+    with tempfile.TemporaryFile("w+") as err, subprocess.Popen(
+            [sys.executable, script, "--one", kind, str(folder)], stdout=subprocess.PIPE, stderr=err, text=True,
+            start_new_session=True, env={**os.environ, "PYTHONPATH": str(src)}) as run:
         try:
-            out, err = run.communicate(timeout=timeout)
+            out, _ = run.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(run.pid, signal.SIGKILL)  # the child leads its own session: its workers go too
             run.communicate()
-            return {"timed_out": timeout}
-    if run.returncode != 0:
-        raise SystemExit(err[-3000:])
+            err.seek(0)
+            said = [line for line in err.read().splitlines() if line.strip()]
+            return {"timed_out": timeout, **({"last_said": said[-1].strip()} if said else {})}
+        err.seek(0)
+        if run.returncode != 0:
+            raise SystemExit(err.read()[-3000:])
     return json.loads(out.strip().splitlines()[-1])
 
 
