@@ -649,3 +649,57 @@ def test_generalize_and_lattice_build_of_adult_import_no_numba(adult, tmp_path, 
         for node in (0, 1234, built.n_nodes - 1):
             for a, b in zip(built.node_histograms(node)[1], expected.node_histograms(node)[1]):
                 np.testing.assert_array_equal(a, b)
+
+
+# ---------------------------------------------------------------------------------------------
+# l, t and local suppression on the compiled extension: ARX's Adult with every key categorical
+# (no numeric key, so no MDAV), salary-class sensitive
+
+
+@pytest.mark.parametrize("model", ["l = 2", "t = 0.2"])
+def test_a_publish_of_adult_with_l_or_t_imports_no_numba(adult, tmp_path, model):
+    """``incrowd publish`` of Adult with l = 2 or t = 0.2 judges the node search's classes
+    (each class's distinct values and distance) and merges them (a group's partner and status) on
+    the compiled extension: the process never imports numba, and writes what the API writes."""
+    from incrowd import read_table
+    from incrowd.publishing import load_spec, publish
+
+    data, _ = adult
+    arx = data.parent
+    lines = ["[privacy]", "k = 5", model, 'max_suppression = "1%"', "allow_full_suppression = true", "", "[columns]"]
+    lines += [f'"{q}" = {{ role = "categorical", hierarchy = "{arx / f"adult_hierarchy_{q}.csv"}" }}'
+              for q in ARX_QIS]
+    lines.append('"salary-class" = "sensitive"')
+    spec = tmp_path / "release.toml"
+    spec.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    argv = ["publish", str(data), "--spec", str(spec), "-o", str(tmp_path / "cli.csv"), "--json"]
+    code, out, err, loaded = _loaded_by(argv, ["numba"])
+    assert (code, err, loaded) == (0, "", [])
+    key = model.split(" = ")[0]
+    assert json.loads(out)[key] == float(model.split(" = ")[1])
+    publish(read_table(data), load_spec(spec)).write(tmp_path / "api.csv")
+    assert (tmp_path / "cli.csv").read_bytes() == (tmp_path / "api.csv").read_bytes()
+
+
+def test_local_suppression_of_testdata_imports_no_numba():
+    """``local_suppression`` of sdcMicro's testdata (7 keys, k = 3, as the start-up benchmark
+    runs it) matches records on the compiled extension: no numba in the process, and the cells it
+    blanks are the ones the same call blanks here."""
+    from benchdata import data_dir
+
+    from incrowd import read_table
+    from incrowd.generalization import local_suppression
+
+    testdata = data_dir() / "testdata.csv"
+    if not testdata.exists():
+        pytest.skip(f"{testdata} is absent (set INCROWD_DATA)")
+    keys = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
+    done = _fresh("import json, sys\n"
+                  "from incrowd import read_table\n"
+                  "from incrowd.generalization import local_suppression\n"
+                  "result = local_suppression(read_table(sys.argv[1]), sys.argv[2].split(','), 3)\n"
+                  "print(json.dumps([result.suppressed, 'numba' in sys.modules]))", str(testdata), ",".join(keys))
+    suppressed, numba_loaded = json.loads(done.stdout)
+    assert numba_loaded is False
+    assert suppressed == local_suppression(read_table(testdata), keys, 3).suppressed
+    assert sum(suppressed.values()) > 0

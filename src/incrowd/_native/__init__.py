@@ -129,3 +129,101 @@ def count_by_value(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray,
 
 __all__ = ["node_groups", "mdav_labels", "group_sums", "group_sums_in_units", "group_rows", "merge_rows",
            "count_by_value"]
+
+
+# ------------------------------------------------------------------------------------------------
+# l-diversity's and t-closeness's figures (_sensitive.c), local suppression's matches
+# (_suppression.c) and the within-group sum of squares (_measures.c): the rest of what a publish
+# with l or t, a release with cell suppression and ``incrowd local-suppression`` run, so that they
+# start no numba either.
+
+try:
+    from . import _measures, _sensitive, _suppression
+except ImportError as exc:  # built before these modules were added: build again
+    raise ImportError("incrowd's compiled extension is built without its newer modules (_sensitive, _suppression, "
+                      "_measures): build it again ('python setup.py build_ext --inplace' or pip install -e .)") from exc
+
+
+def _out_array(a: np.ndarray, dtype: type, name: str) -> np.ndarray:
+    """``a`` itself, for a kernel to write into: it must already be C-contiguous of ``dtype``."""
+    if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.flags.c_contiguous and a.flags.writeable):
+        raise ValueError(f"{name} must be a writable C-contiguous {np.dtype(dtype).name} array")
+    return a
+
+
+def sensitive_counts(class_of: np.ndarray, n_classes: int, pair_b: np.ndarray, pair_val: np.ndarray,
+                     pair_cnt: np.ndarray, reference: np.ndarray, ordered: bool, missing: bool, with_t: bool,
+                     distinct_out: np.ndarray, distance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One sensitive column's figures per class, from the bottom classes' (bottom class
+    ``pair_b``, value ``pair_val``, rows ``pair_cnt``) pairs and each bottom class's class
+    ``class_of``: ``distinct_out[c]`` the distinct values of class c (with ``missing`` the last
+    code is never a distinct value), and with ``with_t`` ``distance[c]`` its earth mover's distance
+    to ``reference`` (:func:`incrowd.privacy.emd` ``emd_pairs``'s integer numerator over the same
+    denominator, one float division; the caller makes sure it fits an int64). Both outputs
+    (int64 and float64, one per class) are written in place and returned."""
+    _sensitive.sensitive_counts(_int64(class_of), int(n_classes), _int64(pair_b), _int64(pair_val), _int64(pair_cnt),
+                                _int64(reference), bool(ordered), bool(missing), bool(with_t),
+                                _out_array(distinct_out, np.int64, "distinct_out"),
+                                _out_array(distance, np.float64, "distance"))
+    return distinct_out, distance
+
+
+def dense_status(counts: np.ndarray, reference: np.ndarray, ordered: bool,
+                 missing: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct values, earth mover's distance) of each row of ``counts`` (groups x m) against
+    ``reference`` (m positive counts), with integer numerators (the caller checks they are exact,
+    ``incrowd.privacy.emd``'s ``exact_counts``); the last value not counted as distinct when it is
+    the ``missing`` one."""
+    counts = _int64(counts)
+    if counts.ndim != 2:
+        raise ValueError("counts must be two-dimensional")
+    reference = _int64(reference)
+    if reference.size != counts.shape[1]:
+        raise ValueError(f"reference holds {reference.size} values; counts has {counts.shape[1]} columns")
+    distinct = np.zeros(counts.shape[0], np.int64)
+    distance = np.zeros(counts.shape[0], np.float64)
+    _sensitive.dense_status(counts, reference, bool(ordered), bool(missing), distinct, distance)
+    return distinct, distance
+
+
+def nearest_slots(cent: np.ndarray, lo: int, n: int, own: int) -> np.ndarray:
+    """The offsets (from ``lo``) of the live groups nearest to the group at offset ``own`` among
+    the ``n`` slots from ``lo`` of ``cent`` (features x slots), itself left out, ascending;
+    squared Euclidean distance summed feature by feature."""
+    cent = np.ascontiguousarray(cent, dtype=np.float64)
+    if cent.ndim != 2:
+        raise ValueError("cent must be two-dimensional")
+    out = np.empty(max(int(n), 0), np.int64)
+    found = _sensitive.nearest_slots(cent, cent.shape[1], int(lo), int(n), int(own), out)
+    return out[:found]
+
+
+def match_combinations(U: np.ndarray, row: np.ndarray, c: int, value: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``U`` (value combinations, -1 missing, a missing value matching any): does it
+    match a record with values ``row``, and one with column ``c`` set to ``value`` (-1: blanked)
+    instead?"""
+    U = _int64(U)
+    if U.ndim != 2:
+        raise ValueError("U must be two-dimensional")
+    row = _int64(row)
+    if row.size != U.shape[1]:
+        raise ValueError(f"row holds {row.size} values; U has {U.shape[1]} columns")
+    match_src = np.empty(U.shape[0], np.bool_)
+    match_dest = np.empty(U.shape[0], np.bool_)
+    _suppression.match_combinations(U, row, int(c), int(value), match_src, match_dest)
+    return match_src, match_dest
+
+
+def squared_deviations(X: np.ndarray, group: np.ndarray, centers: np.ndarray) -> float:
+    """Sum over rows of ||x - centers[group[x]]||^2: each row's squares summed over columns in
+    column order, the rows in row order with Neumaier's compensation."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    centers = np.ascontiguousarray(centers, dtype=np.float64)
+    if X.ndim != 2 or centers.ndim != 2:
+        raise ValueError("X and centers must be two-dimensional")
+    if centers.shape[1] != X.shape[1]:
+        raise ValueError(f"centers has {centers.shape[1]} columns; X has {X.shape[1]}")
+    return float(_measures.squared_deviations(X, X.shape[1], _int64(group), centers))
+
+
+__all__ += ["sensitive_counts", "dense_status", "nearest_slots", "match_combinations", "squared_deviations"]

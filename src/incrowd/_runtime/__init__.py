@@ -19,7 +19,7 @@ its modules; each name is loaded on first use, so importing one loads only its m
   user numbers ``MAX_RUNS``, ``MAX_ROUNDS``, ``MAX_SEED``;
 - modules whose state is shared, given whole: ``lazy`` (``attach``, ``function``, ``module``),
   ``process`` (``program``, ``one_shot``), ``backends`` (``register``, ``get``), ``small`` (the
-  numpy twins: ``prefer_numpy``, ``squared_deviations``, ``msu_counts``, ...).
+  numpy twins: ``prefer_numpy_suda2``, ``msu_counts``, ...).
 
 Compiling ahead calls the algorithms, so it is not here: it is the command line's
 (``incrowd warmup``, ``cli/_compile_ahead.py``).

@@ -1,15 +1,15 @@
 """Plain numpy twins of a few kernels, for small inputs in a process that has not run numba yet.
 
 The first numba kernel a process calls, even one loaded from the on-disk cache, makes numba load
-its whole runtime (its typing and lowering registries, and through them scipy.linalg): about
-0.3 s, far more than SUDA2 or a sum of squares on a file of a few thousand rows costs in plain
-numpy. So a one-shot process (a CLI command, see ``_process``) computes a small file here;
-everything else, including every long-lived process (a notebook, the web server, a benchmark, a
-loop over k), runs on the kernels, whose start-up it pays once. The perturbation methods' twins
-(rank swapping's loop, shuffling's normal quantiles) are called through the API, where no process
-says it is one-shot: they run while numba is not loaded and until they have cost about its
-start-up (``prefer_plain``). MDAV's scan and the group sums have no twin: they are kernels of the
-compiled extension (``incrowd._native``), which costs no start-up at all.
+its whole runtime (its typing and lowering registries, and through them scipy.linalg): about 0.3 s,
+far more than SUDA2 on a file of a few thousand rows costs in plain numpy. So a one-shot process (a
+CLI command, see ``_process``) computes a small file here; everything else, including every
+long-lived process (a notebook, the web server, a benchmark, a loop over k), runs on the kernels,
+whose start-up it pays once. The perturbation methods' twins (rank swapping's loop, shuffling's
+normal quantiles) are called through the API, where no process says it is one-shot: they run while
+numba is not loaded and until they have cost about its start-up (``prefer_plain``). MDAV's scan,
+the group sums and the sum of squared deviations have no twin: they are kernels of the compiled
+extension (``incrowd._native``), which costs no start-up at all.
 
 Each twin performs the same floating-point operations in the same order as its kernel (the
 exactness contract of ``microaggregation._kernels``: distances summed over columns in column
@@ -28,7 +28,7 @@ import numpy as np
 
 from . import _process
 
-# Rows x columns up to which a one-pass twin (a sum, a mean) costs less than numba's start-up.
+# Values up to which a one-pass twin (a perturbation's) costs less than numba's start-up.
 SMALL_CELLS = 65_000
 # SUDA2 in numpy groups the records once per set of keys (a sort of n codes): about 0.1 us per
 # record and set here (sdcMicro's testdata, 4,580 rows and 7 keys, 127 sets: 0.05 s). Up to this
@@ -48,11 +48,6 @@ def jit_runtime_loaded() -> bool:
     """True once numba's CPU runtime is loaded in this process (its last step imports
     ``numba.np.npyimpl``): kernels then cost only their own time."""
     return "numba.np.npyimpl" in sys.modules
-
-
-def prefer_numpy(n_rows: int, n_columns: int) -> bool:
-    """Whether a one-pass computation is cheaper in plain numpy than paying numba's start-up."""
-    return _process.one_shot and n_rows * max(n_columns, 1) <= SMALL_CELLS and not jit_runtime_loaded()
 
 
 def prefer_numpy_suda2(n_rows: int, n_keys: int, max_size: int) -> bool:
@@ -98,20 +93,6 @@ def neumaier_add(total: float, comp: float, x: float) -> tuple[float, float]:
     else:
         comp += (x - t) + total
     return t, comp
-
-
-def squared_deviations(X: np.ndarray, group: np.ndarray, centers: np.ndarray) -> float:
-    """``metrics._squared_deviations``: rows' squared distances (column order), Neumaier-summed
-    over rows in row order."""
-    diff = X - centers[group]
-    rows = np.zeros(X.shape[0])
-    for j in range(X.shape[1]):
-        rows += diff[:, j] * diff[:, j]
-    total = 0.0
-    comp = 0.0
-    for row in rows.tolist():
-        total, comp = neumaier_add(total, comp, row)
-    return total + comp
 
 
 def msu_counts(codes: np.ndarray, max_size: int) -> np.ndarray:

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._native import dense_status, nearest_slots
 from .._runtime import check_cancelled
 from ..exceptions import ParameterError
 from ..privacy import PrivacyModel
 from ..privacy import emd as _emd
-from ._merge_kernels import dense_status, nearest_slots
 
 
 @dataclass(frozen=True)
