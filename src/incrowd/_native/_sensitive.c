@@ -141,21 +141,23 @@ static PyObject *dense_status(PyObject *self, PyObject *args) {
     if (check_size(&rb, m, sizeof(int64_t), "reference") || check_size(&db, g, sizeof(int64_t), "distinct") ||
         check_size(&cb, g * m, sizeof(int64_t), "counts") || check_size(&tb, g, sizeof(double), "distance"))
         goto done;
-    const int64_t *counts = cb.buf, *reference = rb.buf;
-    int64_t *distinct = db.buf;
-    double *distance = tb.buf;
+    /* restrict: the outputs are int64 as the counts, which the compiler would otherwise reload */
+    const int64_t *restrict counts = cb.buf, *restrict reference = rb.buf;
+    int64_t *restrict distinct = db.buf;
+    double *restrict distance = tb.buf;
     Py_BEGIN_ALLOW_THREADS
     int64_t n_ref = 0;
     for (Py_ssize_t v = 0; v < m; v++) n_ref += reference[v];
     Py_ssize_t counted = missing ? m - 1 : m;
     for (Py_ssize_t r = 0; r < g; r++) {
-        const int64_t *row = counts + r * m;
-        int64_t size = 0;
+        const int64_t *restrict row = counts + r * m;
+        int64_t size = 0, held = 0;
         for (Py_ssize_t v = 0; v < m; v++) {
             int64_t c = row[v];
             size += c;
-            if (v < counted && c > 0) distinct[r] += 1;
+            held += (v < counted) & (c > 0);
         }
+        distinct[r] += held;
         if (m == 1 || size == 0) continue;
         int64_t num = 0;
         if (ordered) {
