@@ -22,10 +22,20 @@ Each kernel is called once (numba's load), then the two take turns, ``--repeats`
 the table gives each one's best wall time, and whether the results are identical. None of the
 numba kernels ran in parallel, so the extension has no threshold to hand over at.
 
-    .venv/bin/python bench/native_sensitive.py [--repeats 5] [--render]
+With ``--before SRC`` (the sources without these kernels, e.g. a worktree of the commit before)
+it measures whole processes instead: ``incrowd publish`` of Adult with l = 2 (bench_first_use.py's
+spec, ``age`` numeric, plus ``l = 2``; and the same with every key categorical, so no MDAV runs),
+and ``local_suppression`` of sdcMicro's testdata (7 keys, k = 3, as ``bench/startup.py`` runs it),
+each started as a user starts it, before and after taking turns within each round, warm numba
+caches (one per source, filled by an untimed run), bytecode compiled (``PYTHONDONTWRITEBYTECODE``
+unset). Medians of ``--repeats`` rounds: wall and CPU (user + system) seconds, and whether the
+process imported numba.
 
-Writes the section ``native-sensitive`` of docs/performance.md and
-bench/results/native_sensitive.json.
+    .venv/bin/python bench/native_sensitive.py [--repeats 5] [--render]
+    .venv/bin/python bench/native_sensitive.py --before /tmp/old/src [--repeats 5] [--render]
+
+Writes the section ``native-sensitive`` (or ``native-sensitive-processes``) of
+docs/performance.md and bench/results/native_sensitive.json (or native_sensitive_processes.json).
 """
 
 from __future__ import annotations
@@ -42,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from _common import DOCS, REPO, data_dir, machine_line, md_table, now_utc, update_section  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "native_sensitive.json"
+PROCESS_RESULTS = REPO / "bench" / "results" / "native_sensitive_processes.json"
 ARX_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
 ROWS = 1_000_000
 
@@ -148,18 +159,113 @@ def render(res: dict) -> str:
             + md_table(["kernel", "extension ms", "numba ms", "ratio", "identical"], body, "lrrrc"))
 
 
+# at exit, a line saying whether the process imported numba (an exit handler: a command's quick
+# exit runs those, then skips the interpreter's teardown)
+_NUMBA_FLAG = ("import atexit, sys\n"
+               "atexit.register(lambda: print('\\n@@numba=' + str('numba' in sys.modules), flush=True))\n")
+
+
+def _process_commands(work: Path) -> dict[str, list[str]]:
+    from bench_first_use import _spec
+    from startup import LOCAL_SUPPRESSION, TESTDATA_KEYS
+
+    adult = data_dir() / "adult_arx"
+    spec = _spec(work, adult)
+    text = spec.read_text().replace("[privacy]\n", "[privacy]\nl = 2\n")
+    numeric_age = work / "release-l.toml"
+    numeric_age.write_text(text)
+    categorical = work / "release-l-categorical.toml"
+    categorical.write_text(text.replace('age = "numeric"', 'age = { role = "categorical", hierarchy = "'
+                                        + str(adult / "adult_hierarchy_age.csv") + '" }'))
+    cli = [sys.executable, "-c", _NUMBA_FLAG + "import incrowd.cli as c\nsys.argv[0] = 'incrowd'\nsys.exit(c.run())"]
+    return {
+        "publish-l": [*cli, "publish", str(adult / "adult.csv"), "--spec", str(numeric_age),
+                      "-o", str(work / "release-l.csv"), "--json"],
+        "publish-l-categorical": [*cli, "publish", str(adult / "adult.csv"), "--spec", str(categorical),
+                                  "-o", str(work / "release-lc.csv"), "--json"],
+        "local-suppression": [sys.executable, "-c", _NUMBA_FLAG + LOCAL_SUPPRESSION, str(data_dir() / "testdata.csv"),
+                              ",".join(TESTDATA_KEYS)],
+    }
+
+
+def processes(before: Path, repeats: int) -> dict:
+    import subprocess
+    import tempfile
+
+    from startup import _env, _run
+
+    sources = {"before": before.resolve(), "after": REPO / "src"}
+    with tempfile.TemporaryDirectory(prefix="incrowd-native-sensitive-") as tmp:
+        work = Path(tmp)
+        envs = {}
+        for name, src in sources.items():
+            (work / name).mkdir()
+            envs[name] = _env(src, work / name / "cache")
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], check=True, env=envs[name])
+        commands = _process_commands(work)
+
+        def one(argv: list[str], name: str) -> dict:
+            wall, cpu, out = _run(argv, envs[name], work / name)
+            return {"wall": wall, "cpu": cpu, "numba": out.rpartition("\n@@numba=")[2].strip() == "True"}
+
+        for name in sources:  # fill each source's numba cache
+            for argv in commands.values():
+                one(argv, name)
+        runs: dict[str, dict[str, list[dict]]] = {c: {s: [] for s in sources} for c in commands}
+        for _ in range(repeats):
+            for command, argv in commands.items():
+                for name in sources:
+                    runs[command][name].append(one(argv, name))
+                    print(command, name, runs[command][name][-1], flush=True)
+    return {"when": now_utc(), "machine": machine_line(), "repeats": repeats, "runs": runs}
+
+
+PROCESS_LABELS = {
+    "publish-l": "`incrowd publish` of Adult, k = 5, l = 2, 1 % (`age` numeric: MDAV)",
+    "publish-l-categorical": "`incrowd publish` of Adult, k = 5, l = 2, 1 % (every key categorical)",
+    "local-suppression": "`local_suppression` of testdata (7 keys, k = 3), a `python -c` process",
+}
+
+
+def render_processes(res: dict) -> str:
+    from _common import median
+
+    rows = []
+    for command, by_source in res["runs"].items():
+        for name in ("before", "after"):
+            runs = by_source[name]
+            rows.append([PROCESS_LABELS[command] if name == "before" else "", name,
+                         f"{median([r['wall'] for r in runs]):.2f}", f"{median([r['cpu'] for r in runs]):.2f}",
+                         "yes" if any(r["numba"] for r in runs) else "no"])
+    return "\n".join([
+        "### l, t and local suppression on the compiled extension: whole processes before and after",
+        "",
+        f"Generated by `bench/native_sensitive.py --before` on {res['when']}. Machine: {res['machine']}; shared "
+        "with other developers' jobs, so the CPU column is the steadier. Whole processes, warm numba caches, "
+        "bytecode compiled; *before* the sources whose l/t, local suppression and sum-of-squares kernels were "
+        "numba's, *after* with them in the compiled extension, taking turns; medians of "
+        f"{res['repeats']} rounds (seconds). With `age` numeric, publish still runs MDAV's numba tree kernel.",
+        "",
+        md_table(["command", "sources", "wall", "CPU", "numba imported"], rows, "llrrc"),
+    ])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--before", type=Path, default=None,
+                        help="the sources (a src folder) without these kernels: measure whole processes")
     parser.add_argument("--render", action="store_true", help="only re-render the saved figures")
     args = parser.parse_args()
+    results, section, draw = ((PROCESS_RESULTS, "native-sensitive-processes", render_processes) if args.before
+                              else (RESULTS, "native-sensitive", render))
     if args.render:
-        res = json.loads(RESULTS.read_text())
+        res = json.loads(results.read_text())
     else:
-        res = measure(args.repeats)
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(res, indent=1) + "\n")
-    update_section(DOCS / "performance.md", "native-sensitive", render(res), title="Performance")
+        res = processes(args.before, args.repeats) if args.before else measure(args.repeats)
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text(json.dumps(res, indent=1) + "\n")
+    update_section(DOCS / "performance.md", section, draw(res), title="Performance")
 
 
 if __name__ == "__main__":
