@@ -129,23 +129,10 @@ done:
     return result;
 }
 
-/* dense_status(counts, m, reference, ordered, missing, distinct, distance) -> None. counts:
- * g x m int64; reference: m int64; distinct: g int64 and distance: g float64, zeroed by the caller. */
-static PyObject *dense_status(PyObject *self, PyObject *args) {
-    Py_buffer cb, rb, db, tb;
-    int ordered, missing;
-    if (!PyArg_ParseTuple(args, "y*y*ppw*w*", &cb, &rb, &ordered, &missing, &db, &tb)) return NULL;
-    PyObject *result = NULL;
-    Py_ssize_t m = rb.len / (Py_ssize_t)sizeof(int64_t);
-    Py_ssize_t g = db.len / (Py_ssize_t)sizeof(int64_t);
-    if (check_size(&rb, m, sizeof(int64_t), "reference") || check_size(&db, g, sizeof(int64_t), "distinct") ||
-        check_size(&cb, g * m, sizeof(int64_t), "counts") || check_size(&tb, g, sizeof(double), "distance"))
-        goto done;
-    /* restrict: the outputs are int64 as the counts, which the compiler would otherwise reload */
-    const int64_t *restrict counts = cb.buf, *restrict reference = rb.buf;
-    int64_t *restrict distinct = db.buf;
-    double *restrict distance = tb.buf;
-    Py_BEGIN_ALLOW_THREADS
+/* restrict: the outputs are int64 as the counts, which the compiler would otherwise reload */
+INTEGER_CLONES static void dense_rows(const int64_t *restrict counts, Py_ssize_t g, Py_ssize_t m,
+                                      const int64_t *restrict reference, int ordered, int missing,
+                                      int64_t *restrict distinct, double *restrict distance) {
     int64_t n_ref = 0;
     for (Py_ssize_t v = 0; v < m; v++) n_ref += reference[v];
     Py_ssize_t counted = missing ? m - 1 : m;
@@ -173,6 +160,22 @@ static PyObject *dense_status(PyObject *self, PyObject *args) {
             distance[r] = (double)num / (double)(2 * size * n_ref);
         }
     }
+}
+
+/* dense_status(counts, m, reference, ordered, missing, distinct, distance) -> None. counts:
+ * g x m int64; reference: m int64; distinct: g int64 and distance: g float64, zeroed by the caller. */
+static PyObject *dense_status(PyObject *self, PyObject *args) {
+    Py_buffer cb, rb, db, tb;
+    int ordered, missing;
+    if (!PyArg_ParseTuple(args, "y*y*ppw*w*", &cb, &rb, &ordered, &missing, &db, &tb)) return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t m = rb.len / (Py_ssize_t)sizeof(int64_t);
+    Py_ssize_t g = db.len / (Py_ssize_t)sizeof(int64_t);
+    if (check_size(&rb, m, sizeof(int64_t), "reference") || check_size(&db, g, sizeof(int64_t), "distinct") ||
+        check_size(&cb, g * m, sizeof(int64_t), "counts") || check_size(&tb, g, sizeof(double), "distance"))
+        goto done;
+    Py_BEGIN_ALLOW_THREADS
+    dense_rows(cb.buf, g, m, rb.buf, ordered, missing, db.buf, tb.buf);
     Py_END_ALLOW_THREADS
     result = Py_None;
     Py_INCREF(result);

@@ -6,18 +6,10 @@
  * incrowd/_native/__init__.py), their sizes checked here; the work runs without the GIL. */
 #include "_common.h"
 
-/* With AVX2 where the CPU has it (chosen when the module loads; the rest runs on any x86-64):
-   SSE2 has no 64-bit compare, and the scan runs at half numba's speed without one. Integer
-   compares only, so every path gives the same bytes. */
-#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)
-#define CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define CLONES
-#endif
-
 /* restrict: the byte outputs could otherwise alias the codes, and every store reload them */
-CLONES static void match_rows(const int64_t *restrict U, Py_ssize_t size, Py_ssize_t m, const int64_t *restrict row,
-                              Py_ssize_t c, int64_t value, uint8_t *restrict match_src, uint8_t *restrict match_dest) {
+INTEGER_CLONES static void match_rows(const int64_t *restrict U, Py_ssize_t size, Py_ssize_t m,
+                                      const int64_t *restrict row, Py_ssize_t c, int64_t value,
+                                      uint8_t *restrict match_src, uint8_t *restrict match_dest) {
     const int64_t row_c = row[c];
     for (Py_ssize_t i = 0; i < size; i++) {
         const int64_t *restrict u_row = U + i * m;
