@@ -703,3 +703,35 @@ def test_local_suppression_of_testdata_imports_no_numba():
     assert numba_loaded is False
     assert suppressed == local_suppression(read_table(testdata), keys, 3).suppressed
     assert sum(suppressed.values()) > 0
+
+
+def test_the_household_release_with_cell_suppression_imports_no_numba(tmp_path):
+    """The curator's household release (docs/guide/household-survey.md, section 7: the labelled
+    .sav, cells blanked with a blank matching any value, household risk, a perturbation step)
+    matches the combinations and reports its information loss on the compiled extension: the
+    process never imports numba, and writes the table the command writes in this process."""
+    import pyreadstat
+    from _household import write_hierarchies, write_household
+    from benchdata import data_dir
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+
+    if not (data_dir() / "testdata.csv").is_file():
+        pytest.skip("benchmark data not found")
+    page = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "household-survey.md").read_text("utf-8")
+    section = page[page.index("## 7. The whole release"):]
+    spec = section[section.index("```toml\n") + 8:section.index("```", section.index("```toml\n") + 8)]
+    write_household(data_dir(), tmp_path / "household.sav")
+    write_hierarchies(tmp_path / "hierarchies")
+    (tmp_path / "release.toml").write_text(spec, encoding="utf-8")
+    argv = ["publish", str(tmp_path / "household.sav"), "--spec", str(tmp_path / "release.toml"), "--json"]
+    code, out, err, loaded = _loaded_by([*argv, "-o", str(tmp_path / "cli.sav")], ["numba"])
+    assert (code, loaded) == (0, []), err
+    assert json.loads(out)["k"] == 3
+    done = CliRunner().invoke(app, [*argv, "-o", str(tmp_path / "here.sav")])
+    assert done.exit_code == 0, done.output
+    cli, _ = pyreadstat.read_sav(str(tmp_path / "cli.sav"), user_missing=True)
+    here, _ = pyreadstat.read_sav(str(tmp_path / "here.sav"), user_missing=True)
+    pd.testing.assert_frame_equal(cli, here)
+    assert cli[["urbrur", "water", "sex", "age", "relat", "hhcivil"]].isna().to_numpy().any()  # cells blanked
