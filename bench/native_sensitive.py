@@ -244,7 +244,7 @@ def render_processes(res: dict) -> str:
         "with other developers' jobs, so the CPU column is the steadier. Whole processes, warm numba caches, "
         "bytecode compiled; *before* the sources whose l/t, local suppression and sum-of-squares kernels were "
         "numba's, *after* with them in the compiled extension, taking turns; medians of "
-        f"{res['repeats']} rounds (seconds). With `age` numeric, publish still runs MDAV's numba tree kernel.",
+        f"{res['repeats']} rounds (seconds). *numba imported*: whether the process imported numba at all.",
         "",
         md_table(["command", "sources", "wall", "CPU", "numba imported"], rows, "llrrc"),
     ])
