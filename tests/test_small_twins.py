@@ -13,8 +13,6 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 import incrowd
-from incrowd._runtime import _process
-from incrowd._runtime import small as _small
 from incrowd.cli import app
 
 
@@ -43,9 +41,3 @@ def test_small_file_in_the_program_skips_numba_and_writes_the_same_release(tmp_p
     assert twin_report["information_loss"] == kernel_report["information_loss"]
     assert twin_report["compile_seconds"] == 0.0
 
-
-def test_library_calls_keep_the_kernels():
-    """Outside the program (a notebook, the web server, a benchmark) small inputs still run on
-    the kernels: their start-up is paid once there, and numpy would be slower every call."""
-    assert _process.program is False
-    assert not _small.prefer_numpy_suda2(100, 3, 3)

@@ -735,3 +735,23 @@ def test_the_household_release_with_cell_suppression_imports_no_numba(tmp_path):
     here, _ = pyreadstat.read_sav(str(tmp_path / "here.sav"), user_missing=True)
     pd.testing.assert_frame_equal(cli, here)
     assert cli[["urbrur", "water", "sex", "age", "relat", "hhcivil"]].isna().to_numpy().any()  # cells blanked
+
+
+def test_risk_of_adult_with_suda2_imports_no_numba(adult):
+    """``incrowd risk`` of ARX's Adult (30,162 rows, its 8 QIs) with SUDA2 searches the minimal
+    sample uniques and scores them on the compiled extension: the process never imports numba,
+    and its figures are those the command gives in this process."""
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+
+    data, _ = adult
+    argv = ["risk", str(data), "--qi", ",".join(ARX_QIS), "--json"]
+    code, out, err, loaded = _loaded_by(argv, ["numba"])
+    assert (code, err, loaded) == (0, "", [])
+    got = json.loads(out)
+    done = CliRunner().invoke(app, argv)
+    assert done.exit_code == 0, done.output
+    here = json.loads(done.stdout)
+    assert got["summary"] == here["summary"] and got["summary"]["suda_records_with_msu"] > 0
+    assert [r["suda_dis_score"] for r in got["riskiest"]] == [r["suda_dis_score"] for r in here["riskiest"]]

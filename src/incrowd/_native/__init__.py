@@ -227,3 +227,64 @@ def squared_deviations(X: np.ndarray, group: np.ndarray, centers: np.ndarray) ->
 
 
 __all__ += ["sensitive_counts", "dense_status", "nearest_slots", "match_combinations", "squared_deviations"]
+
+
+# ------------------------------------------------------------------------------------------------
+# SUDA2 (_suda2.c): the records in class order, sdcMicro's record hash, the DIS scores and the
+# search of the minimal sample uniques, so that ``incrowd risk`` starts no numba either.
+
+try:
+    from . import _suda2
+except ImportError as exc:  # built before this module was added: build again
+    raise ImportError("incrowd's compiled extension is built without its module _suda2: build it again "
+                      "('python setup.py build_ext --inplace' or pip install -e .)") from exc
+
+
+def counting_order(classes: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The records ordered by class number (a counting sort, stable); ``sizes[c]`` the records of
+    class c."""
+    classes = _int64(classes)
+    rows = np.empty(classes.size, np.int64)
+    _suda2.counting_order(classes, _int64(sizes), rows)
+    return rows
+
+
+def record_hashes(raw: np.ndarray) -> np.ndarray:
+    """sdcMicro's 16-bit rotate-and-add hash of each record's values (``raw[variable, record]``)."""
+    raw = _int64(raw)
+    if raw.ndim != 2:
+        raise ValueError("raw must be two-dimensional")
+    out = np.empty(raw.shape[1], np.int64)
+    _suda2.record_hashes(raw, raw.shape[0], out)
+    return out
+
+
+def dis_scores(score: np.ndarray, q: float, odds: float) -> np.ndarray:
+    """The DIS scores of SUDA2's scores: ``1 / (1 + odds / (score**q * sum of 1 / score**q))`` for
+    a record with a score, the sum in record order (sdcMicro's), 0 for a record without."""
+    score = np.ascontiguousarray(score, dtype=np.float64)
+    out = np.zeros(score.size)
+    _suda2.dis_scores(score, float(q), float(odds), out)
+    return out
+
+
+def msu_search(codes: np.ndarray, cards: np.ndarray, suffix: np.ndarray, max_size: int, stop: np.ndarray,
+               budget: int) -> tuple[np.ndarray, int, int]:
+    """SUDA2's minimal sample uniques of each size per record (``out[r, s - 1]``: MSUs of s
+    variables), from ``codes[variable, record]`` (-1 missing, else below ``cards[variable]``) and
+    ``suffix[v, record]`` (class numbers on variables v..); sets over ``max_size`` variables not
+    searched. ``stop[0]`` is read as the search runs (a cancel: status 1) and ``budget`` steps
+    bound it (0: none; status 2); returns (counts, status, steps taken)."""
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    suffix = np.ascontiguousarray(suffix, dtype=np.int32)
+    if codes.ndim != 2 or suffix.ndim != 2 or suffix.shape != (codes.shape[0] + 1, codes.shape[1]):
+        raise ValueError("codes must be m x n and suffix (m + 1) x n")
+    if not (isinstance(stop, np.ndarray) and stop.dtype == np.uint8 and stop.flags.c_contiguous):
+        raise ValueError("stop must be a C-contiguous uint8 array (read while the search runs)")
+    m, n = codes.shape
+    out = np.zeros((n, m), np.int64)
+    status, work = _suda2.msu_search(codes, m, _int64(cards), suffix, int(max_size), stop, int(budget), out)
+    return out, status, work
+
+
+__all__ += ["counting_order", "record_hashes", "dis_scores", "msu_search"]
