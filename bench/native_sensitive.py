@@ -16,7 +16,10 @@ data: ARX's Adult resampled to 1,000,000 rows (drawn with replacement, seed 0, a
   the centroid (3 features), the nearest to the first;
 - ``match_combinations``: the rows' 8 codes, one cell in 20 missing, against the first row with
   its age blanked;
-- ``squared_deviations``: the 3 features against their class means at the node above.
+- ``squared_deviations``: the 3 features against their class means at the node above;
+- SUDA2's ``msu_search`` on Adult itself (30,162 records, 8 keys: what ``incrowd risk`` searches;
+  on a million it would search for minutes), ``record_hashes`` of the million rows' 8 codes and
+  ``dis_scores`` of a million scores.
 
 Each kernel is called once (numba's load), then the two take turns, ``--repeats`` calls each;
 the table gives each one's best wall time, and whether the results are identical. None of the
@@ -25,7 +28,8 @@ numba kernels ran in parallel, so the extension has no threshold to hand over at
 With ``--before SRC`` (the sources without these kernels, e.g. a worktree of the commit before)
 it measures whole processes instead: ``incrowd publish`` of Adult with l = 2 (bench_first_use.py's
 spec, ``age`` numeric, plus ``l = 2``; and the same with every key categorical, so no MDAV runs),
-and ``local_suppression`` of sdcMicro's testdata (7 keys, k = 3, as ``bench/startup.py`` runs it),
+``local_suppression`` of sdcMicro's testdata (7 keys, k = 3, as ``bench/startup.py`` runs it) and
+``incrowd risk`` of Adult (8 QIs, SUDA2 included),
 each started as a user starts it, before and after taking turns within each round, warm numba
 caches (one per source, filled by an untimed run), bytecode compiled (``PYTHONDONTWRITEBYTECODE``
 unset). Medians of ``--repeats`` rounds: wall and CPU (user + system) seconds, and whether the
@@ -134,6 +138,7 @@ def measure(repeats: int) -> dict:
             lambda: squared_deviations(x["features"], x["class_of"], x["centers"]),
             lambda: old._old_squared_deviations(x["features"], x["class_of"], x["centers"])),
     }
+    pairs.update(_suda2_pairs(x))
     rows = []
     for name, (native, numba) in pairs.items():
         same = _same(native(), numba())  # numba's first call loads the kernel: not timed
@@ -148,12 +153,44 @@ def measure(repeats: int) -> dict:
     return {"when": now_utc(), "machine": machine_line(), "rows": ROWS, "repeats": repeats, "kernels": rows}
 
 
+def _suda2_pairs(x: dict) -> dict:
+    """SUDA2's kernels: the search on Adult itself (30,162 records, 8 keys, as ``incrowd risk``
+    searches them: a million would search for minutes), the hash and the DIS scores on the
+    million rows."""
+    import numpy as np
+    import pandas as pd
+    import test_native_suda2 as old
+
+    from incrowd._native import dis_scores, msu_search, record_hashes
+    from incrowd.reporting._suda2 import _suffix_classes
+
+    adult = pd.read_csv(data_dir() / "adult_arx" / "adult.csv", sep=";", dtype=str)
+    codes = np.array([pd.factorize(adult[q])[0] for q in ARX_QIS], dtype=np.int32)
+    cards = codes.max(axis=1).astype(np.int64) + 1
+    order = np.argsort(-cards, kind="stable")
+    codes, cards = np.ascontiguousarray(codes[order]), cards[order]
+    suffix = _suffix_classes(codes)
+    rows = np.argsort(suffix[0], kind="stable")
+    codes, suffix = np.ascontiguousarray(codes[:, rows]), np.ascontiguousarray(suffix[:, rows])
+    search = (codes, cards, suffix, len(ARX_QIS), np.zeros(1, np.uint8), 0)
+    raw = np.ascontiguousarray(x["U"].T + 1)
+    score = np.where(np.arange(ROWS) % 7 == 0, (np.arange(ROWS) % 40320).astype(float), 0.0)
+    return {
+        "msu_search (SUDA2's search: Adult, 30,162 x 8 keys)": (lambda: msu_search(*search),
+                                                                 lambda: old._old_msu_kernel(*search)),
+        "record_hashes (1,000,000 x 8 codes)": (lambda: record_hashes(raw), lambda: old._old_hashes(raw)),
+        "dis_scores (1,000,000 scores)": (lambda: dis_scores(score, 1.0, 3.5),
+                                          lambda: old._old_dis_kernel(score, 1.0, 3.5)),
+    }
+
+
 def render(res: dict) -> str:
     body = [[r["kernel"], f"{r['native_s'] * 1000:.1f}", f"{r['numba_s'] * 1000:.1f}",
              f"{r['native_s'] / r['numba_s']:.2f}", "yes" if r["identical"] else "**no**"] for r in res["kernels"]]
     return ("## l, t and local suppression: the extension against numba on a million rows\n\n"
-            f"The kernels of l and t, local suppression and the sum of squared deviations on ARX's Adult "
-            f"resampled to {res['rows']:,} rows, the compiled extension against the numba kernels it replaced "
+            f"The kernels of l and t, local suppression, the sum of squared deviations and SUDA2 on ARX's Adult "
+            f"resampled to {res['rows']:,} rows (SUDA2's search on Adult itself), the compiled extension against "
+            f"the numba kernels it replaced "
             f"(none of them parallel), side by side in one process, best of {res['repeats']} calls each "
             f"(`bench/native_sensitive.py`, {res['when']}; {res['machine']}).\n\n"
             + md_table(["kernel", "extension ms", "numba ms", "ratio", "identical"], body, "lrrrc"))
@@ -185,6 +222,7 @@ def _process_commands(work: Path) -> dict[str, list[str]]:
                                   "-o", str(work / "release-lc.csv"), "--json"],
         "local-suppression": [sys.executable, "-c", _NUMBA_FLAG + LOCAL_SUPPRESSION, str(data_dir() / "testdata.csv"),
                               ",".join(TESTDATA_KEYS)],
+        "risk": [*cli, "risk", str(adult / "adult.csv"), "--qi", ",".join(ARX_QIS), "--quiet"],
     }
 
 
@@ -224,6 +262,7 @@ PROCESS_LABELS = {
     "publish-l": "`incrowd publish` of Adult, k = 5, l = 2, 1 % (`age` numeric: MDAV)",
     "publish-l-categorical": "`incrowd publish` of Adult, k = 5, l = 2, 1 % (every key categorical)",
     "local-suppression": "`local_suppression` of testdata (7 keys, k = 3), a `python -c` process",
+    "risk": "`incrowd risk` of Adult (8 QIs, SUDA2 included)",
 }
 
 
@@ -238,12 +277,12 @@ def render_processes(res: dict) -> str:
                          f"{median([r['wall'] for r in runs]):.2f}", f"{median([r['cpu'] for r in runs]):.2f}",
                          "yes" if any(r["numba"] for r in runs) else "no"])
     return "\n".join([
-        "### l, t and local suppression on the compiled extension: whole processes before and after",
+        "### l, t, local suppression and SUDA2 on the compiled extension: whole processes before and after",
         "",
         f"Generated by `bench/native_sensitive.py --before` on {res['when']}. Machine: {res['machine']}; shared "
         "with other developers' jobs, so the CPU column is the steadier. Whole processes, warm numba caches, "
-        "bytecode compiled; *before* the sources whose l/t, local suppression and sum-of-squares kernels were "
-        "numba's, *after* with them in the compiled extension, taking turns; medians of "
+        "bytecode compiled; *before* the sources whose l/t, local suppression, sum-of-squares and SUDA2 "
+        "kernels were numba's, *after* with them in the compiled extension, taking turns; medians of "
         f"{res['repeats']} rounds (seconds). *numba imported*: whether the process imported numba at all.",
         "",
         md_table(["command", "sources", "wall", "CPU", "numba imported"], rows, "llrrc"),
