@@ -182,9 +182,9 @@ def _without_times(value):
 
 
 def test_risk_of_a_survey_file_loads_no_numba_and_answers_like_the_kernels(tmp_path):
-    """A one-shot ``incrowd risk`` on sdcMicro's testdata (4,580 rows, 7 keys) computes SUDA2 with
-    the numpy twins and never starts numba, nor scipy.optimize (the population-uniqueness fits reach
-    MINPACK alone); every figure and record is the compiled kernels'."""
+    """A one-shot ``incrowd risk`` on sdcMicro's testdata (4,580 rows, 7 keys) computes SUDA2 on the
+    compiled extension and never starts numba, nor scipy.optimize (the population-uniqueness fits
+    reach MINPACK alone); every figure and record is the API's."""
     from benchdata import data_dir
 
     from incrowd.reporting import risk
@@ -202,7 +202,6 @@ def test_risk_of_a_survey_file_loads_no_numba_and_answers_like_the_kernels(tmp_p
     assert json.loads(out)["summary"]["population_uniqueness"]["snb_alpha"] > 0  # both fits ran
     report, _ = _cli(*argv, "-o", str(records), "--quiet", program=True)
     assert report["code"] == 0
-    # this test process is no one-shot program: the API runs the compiled kernels
     expected = risk(str(testdata), keys, weight="sampling_weight", household="ori_hid")
     assert _without_times(json.loads(out)) == _without_times(json.loads(expected.to_json()))
     written = pd.read_csv(records).drop(columns="row")
