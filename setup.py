@@ -1,8 +1,9 @@
 """The compiled extension modules (incrowd._native._NAME, one for each src/incrowd/_native/_NAME.c,
 which include _common.h); everything else is in pyproject.toml.
 
-Portable flags only: no CPU-specific instructions (a wheel runs on every machine of its platform)
-and no floating-point contraction, so a fused multiply-add never rounds differently from the
+Portable flags only: no CPU-specific instructions (a wheel runs on every machine of its platform;
+two integer loops carry an AVX2 clone the loader picks where the CPU has it, _common.h's
+INTEGER_CLONES) and no floating-point contraction, so a fused multiply-add never rounds differently from the
 numba kernels these replaced (numba compiles without fastmath). Python's own flags carry
 -fwrapv, which keeps the compiler from vectorizing MDAV's loops as well as numba does (about 10 %
 of its time): the kernels never overflow a signed integer (the keys wrap as unsigned), so they

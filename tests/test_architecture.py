@@ -392,7 +392,7 @@ CEILINGS: dict[str, int] = {
     # search with its k, l and t relaxations
     "files outside privacy/ that handle l or t": 4,
     "DeprecationWarning sites": 0,
-    "functions over 80 lines": 28,  # below the target of 30; numba kernels and publish's search are the rest
+    "functions over 80 lines": 27,  # below the target of 30; numba kernels and publish's search are the rest
 }
 
 #: where the scan lists what makes up each figure

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from incrowd._native import sensitive_counts
 from incrowd.exceptions import ParameterError
-from incrowd.generalization._kernels import sensitive_counts
 from incrowd.generalization._node_classes import node_classes
 from incrowd.privacy import emd as _emd
 from incrowd.publishing import _gtm, load_spec

@@ -15,10 +15,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from incrowd._native import dense_status, nearest_slots
 from incrowd.privacy import DistinctL, TCloseness
 from incrowd.privacy import emd as _emd
 from incrowd.publishing import _sensitive as sensitive_module
-from incrowd.publishing._merge_kernels import dense_status, nearest_slots
 from incrowd.publishing._sensitive import SensitiveColumn, enforce_sensitive
 
 

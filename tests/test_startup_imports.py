@@ -182,9 +182,9 @@ def _without_times(value):
 
 
 def test_risk_of_a_survey_file_loads_no_numba_and_answers_like_the_kernels(tmp_path):
-    """A one-shot ``incrowd risk`` on sdcMicro's testdata (4,580 rows, 7 keys) computes SUDA2 with
-    the numpy twins and never starts numba, nor scipy.optimize (the population-uniqueness fits reach
-    MINPACK alone); every figure and record is the compiled kernels'."""
+    """A one-shot ``incrowd risk`` on sdcMicro's testdata (4,580 rows, 7 keys) computes SUDA2 on the
+    compiled extension and never starts numba, nor scipy.optimize (the population-uniqueness fits
+    reach MINPACK alone); every figure and record is the API's."""
     from benchdata import data_dir
 
     from incrowd.reporting import risk
@@ -202,7 +202,6 @@ def test_risk_of_a_survey_file_loads_no_numba_and_answers_like_the_kernels(tmp_p
     assert json.loads(out)["summary"]["population_uniqueness"]["snb_alpha"] > 0  # both fits ran
     report, _ = _cli(*argv, "-o", str(records), "--quiet", program=True)
     assert report["code"] == 0
-    # this test process is no one-shot program: the API runs the compiled kernels
     expected = risk(str(testdata), keys, weight="sampling_weight", household="ori_hid")
     assert _without_times(json.loads(out)) == _without_times(json.loads(expected.to_json()))
     written = pd.read_csv(records).drop(columns="row")
@@ -667,3 +666,109 @@ def test_a_publish_whose_class_takes_mdavs_tree_imports_no_numba(tmp_path, rows)
     assert (code, err, loaded) == (0, "", [])
     incrowd.publish(incrowd.read_table(data), spec).write(tmp_path / "api.csv")
     assert (tmp_path / "cli.csv").read_bytes() == (tmp_path / "api.csv").read_bytes()
+
+
+# ---------------------------------------------------------------------------------------------
+# l, t and local suppression on the compiled extension: ARX's Adult with every key categorical
+# (no numeric key, so no MDAV), salary-class sensitive
+
+
+@pytest.mark.parametrize("model", ["l = 2", "t = 0.2"])
+def test_a_publish_of_adult_with_l_or_t_imports_no_numba(adult, tmp_path, model):
+    """``incrowd publish`` of Adult with l = 2 or t = 0.2 judges the node search's classes
+    (each class's distinct values and distance) and merges them (a group's partner and status) on
+    the compiled extension: the process never imports numba, and writes what the API writes."""
+    from incrowd import read_table
+    from incrowd.publishing import load_spec, publish
+
+    data, _ = adult
+    arx = data.parent
+    lines = ["[privacy]", "k = 5", model, 'max_suppression = "1%"', "allow_full_suppression = true", "", "[columns]"]
+    lines += [f'"{q}" = {{ role = "categorical", hierarchy = "{arx / f"adult_hierarchy_{q}.csv"}" }}'
+              for q in ARX_QIS]
+    lines.append('"salary-class" = "sensitive"')
+    spec = tmp_path / "release.toml"
+    spec.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    argv = ["publish", str(data), "--spec", str(spec), "-o", str(tmp_path / "cli.csv"), "--json"]
+    code, out, err, loaded = _loaded_by(argv, ["numba"])
+    assert (code, err, loaded) == (0, "", [])
+    key = model.split(" = ")[0]
+    assert json.loads(out)[key] == float(model.split(" = ")[1])
+    publish(read_table(data), load_spec(spec)).write(tmp_path / "api.csv")
+    assert (tmp_path / "cli.csv").read_bytes() == (tmp_path / "api.csv").read_bytes()
+
+
+def test_local_suppression_of_testdata_imports_no_numba():
+    """``local_suppression`` of sdcMicro's testdata (7 keys, k = 3, as the start-up benchmark
+    runs it) matches records on the compiled extension: no numba in the process, and the cells it
+    blanks are the ones the same call blanks here."""
+    from benchdata import data_dir
+
+    from incrowd import read_table
+    from incrowd.generalization import local_suppression
+
+    testdata = data_dir() / "testdata.csv"
+    if not testdata.exists():
+        pytest.skip(f"{testdata} is absent (set INCROWD_DATA)")
+    keys = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
+    done = _fresh("import json, sys\n"
+                  "from incrowd import read_table\n"
+                  "from incrowd.generalization import local_suppression\n"
+                  "result = local_suppression(read_table(sys.argv[1]), sys.argv[2].split(','), 3)\n"
+                  "print(json.dumps([result.suppressed, 'numba' in sys.modules]))", str(testdata), ",".join(keys))
+    suppressed, numba_loaded = json.loads(done.stdout)
+    assert numba_loaded is False
+    assert suppressed == local_suppression(read_table(testdata), keys, 3).suppressed
+    assert sum(suppressed.values()) > 0
+
+
+def test_the_household_release_with_cell_suppression_imports_no_numba(tmp_path):
+    """The curator's household release (docs/guide/household-survey.md, section 7: the labelled
+    .sav, cells blanked with a blank matching any value, household risk, a perturbation step)
+    matches the combinations and reports its information loss on the compiled extension: the
+    process never imports numba, and writes the table the command writes in this process."""
+    import pyreadstat
+    from _household import write_hierarchies, write_household
+    from benchdata import data_dir
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+
+    if not (data_dir() / "testdata.csv").is_file():
+        pytest.skip("benchmark data not found")
+    page = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "household-survey.md").read_text("utf-8")
+    section = page[page.index("## 7. The whole release"):]
+    spec = section[section.index("```toml\n") + 8:section.index("```", section.index("```toml\n") + 8)]
+    write_household(data_dir(), tmp_path / "household.sav")
+    write_hierarchies(tmp_path / "hierarchies")
+    (tmp_path / "release.toml").write_text(spec, encoding="utf-8")
+    argv = ["publish", str(tmp_path / "household.sav"), "--spec", str(tmp_path / "release.toml"), "--json"]
+    code, out, err, loaded = _loaded_by([*argv, "-o", str(tmp_path / "cli.sav")], ["numba"])
+    assert (code, loaded) == (0, []), err
+    assert json.loads(out)["k"] == 3
+    done = CliRunner().invoke(app, [*argv, "-o", str(tmp_path / "here.sav")])
+    assert done.exit_code == 0, done.output
+    cli, _ = pyreadstat.read_sav(str(tmp_path / "cli.sav"), user_missing=True)
+    here, _ = pyreadstat.read_sav(str(tmp_path / "here.sav"), user_missing=True)
+    pd.testing.assert_frame_equal(cli, here)
+    assert cli[["urbrur", "water", "sex", "age", "relat", "hhcivil"]].isna().to_numpy().any()  # cells blanked
+
+
+def test_risk_of_adult_with_suda2_imports_no_numba(adult):
+    """``incrowd risk`` of ARX's Adult (30,162 rows, its 8 QIs) with SUDA2 searches the minimal
+    sample uniques and scores them on the compiled extension: the process never imports numba,
+    and its figures are those the command gives in this process."""
+    from typer.testing import CliRunner
+
+    from incrowd.cli import app
+
+    data, _ = adult
+    argv = ["risk", str(data), "--qi", ",".join(ARX_QIS), "--json"]
+    code, out, err, loaded = _loaded_by(argv, ["numba"])
+    assert (code, err, loaded) == (0, "", [])
+    got = json.loads(out)
+    done = CliRunner().invoke(app, argv)
+    assert done.exit_code == 0, done.output
+    here = json.loads(done.stdout)
+    assert got["summary"] == here["summary"] and got["summary"]["suda_records_with_msu"] > 0
+    assert [r["suda_dis_score"] for r in got["riskiest"]] == [r["suda_dis_score"] for r in here["riskiest"]]

@@ -7,7 +7,9 @@ search (:func:`node_groups`), MDAV's plain scan (:func:`mdav_labels`) and the gr
 centroids (:func:`group_sums`), and a node's working table for ``incrowd generalize`` and
 ``incrowd lattice build`` (:func:`group_rows`, :func:`merge_rows`, :func:`count_by_value`).
 Modules of their own (one per C file): top and bottom coding and rounding of a column in one
-pass (``_coding.c``) and exact MDAV from a k-d tree of the live rows (``_mdav_tree.c``).
+pass (``_coding.c``), exact MDAV from a k-d tree of the live rows (``_mdav_tree.c``), l's and t's
+figures (``_sensitive.c``), local suppression's matches (``_suppression.c``), the within-group sum
+of squares (``_measures.c``) and SUDA2 (``_suda2.c``).
 Each is the numba kernel it replaced, loop for loop and operation for operation, built without
 floating-point contraction: the results are numba's bit for bit.
 
@@ -21,7 +23,7 @@ import numpy as np
 
 try:
     # one module per C file, each its own block below (kernels added apart merge apart)
-    from . import _coding, _kernels, _mdav_tree
+    from . import _coding, _kernels, _mdav_tree, _measures, _sensitive, _suda2, _suppression
 except ImportError as exc:  # a source checkout used without an install: say how to build it
     raise ImportError(f"incrowd's compiled extension ({exc.name or 'incrowd._native'}) is not built: install the "
                       "package (pip install -e . needs a C compiler) or build it in place with "
@@ -189,3 +191,148 @@ def mdav_tree_labels(X: np.ndarray, k: int, leaf: int = MDAV_TREE_LEAF) -> tuple
 
 
 __all__ += ["mdav_tree_labels", "MDAV_TREE_LEAF"]
+
+
+# ------------------------------------------------------------------------------------------------
+# l-diversity's and t-closeness's figures (_sensitive.c), local suppression's matches
+# (_suppression.c) and the within-group sum of squares (_measures.c): the rest of what a publish
+# with l or t, a release with cell suppression and ``incrowd local-suppression`` run, so that they
+# start no numba either.
+
+def _out_array(a: np.ndarray, dtype: type, name: str) -> np.ndarray:
+    """``a`` itself, for a kernel to write into: it must already be C-contiguous of ``dtype``."""
+    if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.flags.c_contiguous and a.flags.writeable):
+        raise ValueError(f"{name} must be a writable C-contiguous {np.dtype(dtype).name} array")
+    return a
+
+
+def sensitive_counts(class_of: np.ndarray, n_classes: int, pair_b: np.ndarray, pair_val: np.ndarray,
+                     pair_cnt: np.ndarray, reference: np.ndarray, ordered: bool, missing: bool, with_t: bool,
+                     distinct_out: np.ndarray, distance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One sensitive column's figures per class, from the bottom classes' (bottom class
+    ``pair_b``, value ``pair_val``, rows ``pair_cnt``) pairs and each bottom class's class
+    ``class_of``: ``distinct_out[c]`` the distinct values of class c (with ``missing`` the last
+    code is never a distinct value), and with ``with_t`` ``distance[c]`` its earth mover's distance
+    to ``reference`` (:func:`incrowd.privacy.emd` ``emd_pairs``'s integer numerator over the same
+    denominator, one float division; the caller makes sure it fits an int64). Both outputs
+    (int64 and float64, one per class) are written in place and returned."""
+    _sensitive.sensitive_counts(_int64(class_of), int(n_classes), _int64(pair_b), _int64(pair_val), _int64(pair_cnt),
+                                _int64(reference), bool(ordered), bool(missing), bool(with_t),
+                                _out_array(distinct_out, np.int64, "distinct_out"),
+                                _out_array(distance, np.float64, "distance"))
+    return distinct_out, distance
+
+
+def dense_status(counts: np.ndarray, reference: np.ndarray, ordered: bool,
+                 missing: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct values, earth mover's distance) of each row of ``counts`` (groups x m) against
+    ``reference`` (m positive counts), with integer numerators (the caller checks they are exact,
+    ``incrowd.privacy.emd``'s ``exact_counts``); the last value not counted as distinct when it is
+    the ``missing`` one."""
+    counts = _int64(counts)
+    if counts.ndim != 2:
+        raise ValueError("counts must be two-dimensional")
+    reference = _int64(reference)
+    if reference.size != counts.shape[1]:
+        raise ValueError(f"reference holds {reference.size} values; counts has {counts.shape[1]} columns")
+    distinct = np.zeros(counts.shape[0], np.int64)
+    distance = np.zeros(counts.shape[0], np.float64)
+    _sensitive.dense_status(counts, reference, bool(ordered), bool(missing), distinct, distance)
+    return distinct, distance
+
+
+def nearest_slots(cent: np.ndarray, lo: int, n: int, own: int) -> np.ndarray:
+    """The offsets (from ``lo``) of the live groups nearest to the group at offset ``own`` among
+    the ``n`` slots from ``lo`` of ``cent`` (features x slots), itself left out, ascending;
+    squared Euclidean distance summed feature by feature."""
+    cent = np.ascontiguousarray(cent, dtype=np.float64)
+    if cent.ndim != 2:
+        raise ValueError("cent must be two-dimensional")
+    out = np.empty(max(int(n), 0), np.int64)
+    found = _sensitive.nearest_slots(cent, cent.shape[1], int(lo), int(n), int(own), out)
+    return out[:found]
+
+
+def match_combinations(U: np.ndarray, row: np.ndarray, c: int, value: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``U`` (value combinations, -1 missing, a missing value matching any): does it
+    match a record with values ``row``, and one with column ``c`` set to ``value`` (-1: blanked)
+    instead?"""
+    U = _int64(U)
+    if U.ndim != 2:
+        raise ValueError("U must be two-dimensional")
+    row = _int64(row)
+    if row.size != U.shape[1]:
+        raise ValueError(f"row holds {row.size} values; U has {U.shape[1]} columns")
+    match_src = np.empty(U.shape[0], np.bool_)
+    match_dest = np.empty(U.shape[0], np.bool_)
+    _suppression.match_combinations(U, row, int(c), int(value), match_src, match_dest)
+    return match_src, match_dest
+
+
+def squared_deviations(X: np.ndarray, group: np.ndarray, centers: np.ndarray) -> float:
+    """Sum over rows of ||x - centers[group[x]]||^2: each row's squares summed over columns in
+    column order, the rows in row order with Neumaier's compensation."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    centers = np.ascontiguousarray(centers, dtype=np.float64)
+    if X.ndim != 2 or centers.ndim != 2:
+        raise ValueError("X and centers must be two-dimensional")
+    if centers.shape[1] != X.shape[1]:
+        raise ValueError(f"centers has {centers.shape[1]} columns; X has {X.shape[1]}")
+    return float(_measures.squared_deviations(X, X.shape[1], _int64(group), centers))
+
+
+__all__ += ["sensitive_counts", "dense_status", "nearest_slots", "match_combinations", "squared_deviations"]
+
+
+# ------------------------------------------------------------------------------------------------
+# SUDA2 (_suda2.c): the records in class order, sdcMicro's record hash, the DIS scores and the
+# search of the minimal sample uniques, so that ``incrowd risk`` starts no numba either.
+
+def counting_order(classes: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The records ordered by class number (a counting sort, stable); ``sizes[c]`` the records of
+    class c."""
+    classes = _int64(classes)
+    rows = np.empty(classes.size, np.int64)
+    _suda2.counting_order(classes, _int64(sizes), rows)
+    return rows
+
+
+def record_hashes(raw: np.ndarray) -> np.ndarray:
+    """sdcMicro's 16-bit rotate-and-add hash of each record's values (``raw[variable, record]``)."""
+    raw = _int64(raw)
+    if raw.ndim != 2:
+        raise ValueError("raw must be two-dimensional")
+    out = np.empty(raw.shape[1], np.int64)
+    _suda2.record_hashes(raw, raw.shape[0], out)
+    return out
+
+
+def dis_scores(score: np.ndarray, q: float, odds: float) -> np.ndarray:
+    """The DIS scores of SUDA2's scores: ``1 / (1 + odds / (score**q * sum of 1 / score**q))`` for
+    a record with a score, the sum in record order (sdcMicro's), 0 for a record without."""
+    score = np.ascontiguousarray(score, dtype=np.float64)
+    out = np.zeros(score.size)
+    _suda2.dis_scores(score, float(q), float(odds), out)
+    return out
+
+
+def msu_search(codes: np.ndarray, cards: np.ndarray, suffix: np.ndarray, max_size: int, stop: np.ndarray,
+               budget: int) -> tuple[np.ndarray, int, int]:
+    """SUDA2's minimal sample uniques of each size per record (``out[r, s - 1]``: MSUs of s
+    variables), from ``codes[variable, record]`` (-1 missing, else below ``cards[variable]``) and
+    ``suffix[v, record]`` (class numbers on variables v..); sets over ``max_size`` variables not
+    searched. ``stop[0]`` is read as the search runs (a cancel: status 1) and ``budget`` steps
+    bound it (0: none; status 2); returns (counts, status, steps taken)."""
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    suffix = np.ascontiguousarray(suffix, dtype=np.int32)
+    if codes.ndim != 2 or suffix.ndim != 2 or suffix.shape != (codes.shape[0] + 1, codes.shape[1]):
+        raise ValueError("codes must be m x n and suffix (m + 1) x n")
+    if not (isinstance(stop, np.ndarray) and stop.dtype == np.uint8 and stop.flags.c_contiguous):
+        raise ValueError("stop must be a C-contiguous uint8 array (read while the search runs)")
+    m, n = codes.shape
+    out = np.zeros((n, m), np.int64)
+    status, work = _suda2.msu_search(codes, m, _int64(cards), suffix, int(max_size), stop, int(budget), out)
+    return out, status, work
+
+
+__all__ += ["counting_order", "record_hashes", "dis_scores", "msu_search"]

@@ -32,4 +32,14 @@ static inline int64_t *open_table(Py_ssize_t n, Py_ssize_t *cap_out) {
     return table;
 }
 
+/* A function built twice on Linux x86-64, for AVX2 and for the baseline, the loader picking the
+   one the CPU runs (the rest of a wheel runs on any x86-64): for integer loops only (a float
+   division at most: no multiply-add to fuse), whose every path gives the same bytes. The baseline (SSE2) has no 64-bit compare, and such a loop runs at
+   about half numba's speed (numba compiles for the host CPU) without one. */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)  /* ifunc: glibc, not musl */
+#define INTEGER_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define INTEGER_CLONES
+#endif
+
 #endif

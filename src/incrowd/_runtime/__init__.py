@@ -3,8 +3,8 @@ first use (``_lazy``), cancellation (``_cancel``), compiled calls
 spread over threads (``_task_threads``), process facts (``_process``), the registry of execution
 backends (``_backends``), the version (``_version``), the one table of microaggregation method
 names (``_methods``: read before anything heavy loads, so that ``incrowd --help`` lists them
-without loading a kernel) and the plain numpy twins of a few kernels for a one-shot process
-(``_small``).
+without loading a kernel) and the plain numpy twins of a few kernels for a process that has not
+started numba (``_small``).
 
 ``_runtime`` is private as a whole. Other packages import what they need from here, never from
 its modules; each name is loaded on first use, so importing one loads only its module:
@@ -19,7 +19,7 @@ its modules; each name is loaded on first use, so importing one loads only its m
   user numbers ``MAX_RUNS``, ``MAX_ROUNDS``, ``MAX_SEED``;
 - modules whose state is shared, given whole: ``lazy`` (``attach``, ``function``, ``module``),
   ``process`` (``program``, ``one_shot``), ``backends`` (``register``, ``get``), ``small`` (the
-  numpy twins: ``prefer_numpy``, ``squared_deviations``, ``msu_counts``, ...).
+  numpy twins: ``prefer_plain``, ``rank_swap``, ...).
 
 Compiling ahead calls the algorithms, so it is not here: it is the command line's
 (``incrowd warmup``, ``cli/_compile_ahead.py``).

@@ -1,15 +1,12 @@
 """Plain numpy twins of a few kernels, for small inputs in a process that has not run numba yet.
 
 The first numba kernel a process calls, even one loaded from the on-disk cache, makes numba load
-its whole runtime (its typing and lowering registries, and through them scipy.linalg): about
-0.3 s, far more than SUDA2 or a sum of squares on a file of a few thousand rows costs in plain
-numpy. So a one-shot process (a CLI command, see ``_process``) computes a small file here;
-everything else, including every long-lived process (a notebook, the web server, a benchmark, a
-loop over k), runs on the kernels, whose start-up it pays once. The perturbation methods' twins
-(rank swapping's loop, shuffling's normal quantiles) are called through the API, where no process
-says it is one-shot: they run while numba is not loaded and until they have cost about its
-start-up (``prefer_plain``). MDAV's scan and the group sums have no twin: they are kernels of the
-compiled extension (``incrowd._native``), which costs no start-up at all.
+its whole runtime (its typing and lowering registries, and through them scipy.linalg): about 0.3 s.
+The perturbation methods' twins (rank swapping's loop, shuffling's normal quantiles) are called
+through the API, where no process says it is one-shot: they run while numba is not loaded and
+until they have cost about its start-up (``prefer_plain``). MDAV's scan, the group sums, the sum
+of squared deviations and SUDA2 have no twin: they are kernels of the compiled extension
+(``incrowd._native``), which costs no start-up at all.
 
 Each twin performs the same floating-point operations in the same order as its kernel (the
 exactness contract of ``microaggregation._kernels``: distances summed over columns in column
@@ -26,15 +23,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _process
-
-# Rows x columns up to which a one-pass twin (a sum, a mean) costs less than numba's start-up.
+# Values up to which a one-pass twin (a perturbation's) costs less than numba's start-up.
 SMALL_CELLS = 65_000
-# SUDA2 in numpy groups the records once per set of keys (a sort of n codes): about 0.1 us per
-# record and set here (sdcMicro's testdata, 4,580 rows and 7 keys, 127 sets: 0.05 s). Up to this
-# many records x sets it stays well under numba's start-up, and its memory (a few bytes per
-# record and set) small.
-SUDA2_WORK = 2_000_000
 # What starting numba costs a process (its import, then its runtime on the first kernel call):
 # 0.3 to 0.6 s here. A call through the API (a script, a notebook) is not known to be the
 # process's only one, so its twins run only until they have cost this much in all: a loop of
@@ -48,18 +38,6 @@ def jit_runtime_loaded() -> bool:
     """True once numba's CPU runtime is loaded in this process (its last step imports
     ``numba.np.npyimpl``): kernels then cost only their own time."""
     return "numba.np.npyimpl" in sys.modules
-
-
-def prefer_numpy(n_rows: int, n_columns: int) -> bool:
-    """Whether a one-pass computation is cheaper in plain numpy than paying numba's start-up."""
-    return _process.one_shot and n_rows * max(n_columns, 1) <= SMALL_CELLS and not jit_runtime_loaded()
-
-
-def prefer_numpy_suda2(n_rows: int, n_keys: int, max_size: int) -> bool:
-    """Whether SUDA2's search of every set of up to ``max_size`` of ``n_keys`` keys is cheaper
-    in plain numpy than paying numba's start-up."""
-    sets = sum(math.comb(n_keys, s) for s in range(1, min(n_keys, max_size) + 1))
-    return _process.one_shot and n_rows * sets <= SUDA2_WORK and not jit_runtime_loaded()
 
 
 def prefer_plain(work: float, limit: float = SMALL_CELLS) -> bool:
@@ -98,84 +76,6 @@ def neumaier_add(total: float, comp: float, x: float) -> tuple[float, float]:
     else:
         comp += (x - t) + total
     return t, comp
-
-
-def squared_deviations(X: np.ndarray, group: np.ndarray, centers: np.ndarray) -> float:
-    """``metrics._squared_deviations``: rows' squared distances (column order), Neumaier-summed
-    over rows in row order."""
-    diff = X - centers[group]
-    rows = np.zeros(X.shape[0])
-    for j in range(X.shape[1]):
-        rows += diff[:, j] * diff[:, j]
-    total = 0.0
-    comp = 0.0
-    for row in rows.tolist():
-        total, comp = neumaier_add(total, comp, row)
-    return total + comp
-
-
-def msu_counts(codes: np.ndarray, max_size: int) -> np.ndarray:
-    """SUDA2's minimal sample uniques of each size per record, as ``_suda2_kernels._msu_kernel``
-    counts them (``out[r, s - 1]``: MSUs of s keys), from their definition: a record is unique on
-    a set S of keys when it has a value on each and no other record with values on all of S
-    carries its values; S is an MSU when the record is unique on S and on no S minus one key
-    (uniqueness only grows with S). ``codes[variable, record]`` are dense codes, -1 missing;
-    sets of more than ``max_size`` keys are not searched. Counts are integers: equal to the
-    kernel's, whatever the order."""
-    m, n = codes.shape
-    out = np.zeros((n, m), dtype=np.int64)
-    if n < 2:  # a lone record is unique on the empty set: it has no MSU
-        return out
-    columns = [np.asarray(codes[v], dtype=np.int64) for v in range(m)]
-    # per set (a bit mask of keys): the records' class ids on it, who has every value, who is unique
-    ids = {0: np.zeros(n, dtype=np.int64)}
-    present = {0: np.ones(n, dtype=np.bool_)}
-    unique = {0: np.zeros(n, dtype=np.bool_)}
-    for mask in range(1, 1 << m):
-        size = bin(mask).count("1")
-        if size > max_size:
-            continue
-        v = mask.bit_length() - 1
-        rest = mask & ~(1 << v)
-        here = present[rest] & (columns[v] >= 0)
-        key = np.where(here, ids[rest] * (int(columns[v].max()) + 2) + columns[v] + 1, -1)
-        _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-        ids[mask], present[mask] = inverse.reshape(-1), here
-        unique[mask] = found = here & (counts[inverse.reshape(-1)] == 1)
-        minimal = found.copy()
-        x = mask
-        while x:
-            bit = x & -x
-            minimal &= ~unique[mask & ~bit]
-            x &= x - 1
-        out[minimal, size - 1] += 1
-    return out
-
-
-def record_hashes(raw: np.ndarray) -> np.ndarray:
-    """``_suda2_kernels._hashes``: sdcMicro's 16-bit rotate-and-add hash of each record's values
-    (``raw[variable, record]``), the same integer steps for all records at once."""
-    h = np.zeros(raw.shape[1], dtype=np.int64)
-    for j in range(raw.shape[0]):
-        carry = (h & 0x8000) != 0
-        h = ((h << 1) + raw[j].astype(np.int64)) & 0xFFFF
-        h = np.where(carry, (h + 1) & 0xFFFF, h)
-    return h
-
-
-def dis_scores(score: np.ndarray, q: float, odds: float) -> np.ndarray:
-    """``_suda2_kernels._dis_kernel``: the DIS scores, summed in record order with the C
-    library's ``pow`` per record, as the kernel computes them (numpy's vectorized power may
-    round differently); only records with a score take a step, few in a file that needs it."""
-    hit = np.flatnonzero(score != 0.0).tolist()
-    values = score.tolist()
-    adj = 0.0
-    for i in hit:
-        adj += 1.0 / values[i] ** q
-    out = np.zeros(score.shape[0])
-    for i in hit:
-        out[i] = 1.0 / (1.0 + odds / (values[i] ** q * adj))
-    return out
 
 
 def rank_swap(values: np.ndarray, done: np.ndarray, window: int, draws: np.ndarray) -> int:

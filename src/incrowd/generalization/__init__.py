@@ -60,7 +60,7 @@ _INTERNAL = {
     "check_importance": "._importance",
     "generalization_promise": "._apply", "verified_as_written": "._apply",
     **dict.fromkeys(["majority", "ColumnTables", "check_weights"], "._utility_metrics"),
-    "node_classes": "._node_classes", "sensitive_counts": "._kernels",
+    "node_classes": "._node_classes",
     **dict.fromkeys(["PrivacyBudget", "SafePubResult", "exponential_mechanism", "node_score", "safepub"],
                     "._safepub"),
     **dict.fromkeys(["check_fraction", "resolve_hierarchies", "sensitive_codes"], "._lattice"),

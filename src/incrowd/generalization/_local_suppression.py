@@ -28,8 +28,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from numba import njit
 
+from .._native import match_combinations
 from ..exceptions import DataError, ParameterError, VerificationError, name_list
 from ..values import MISSING_MATCHES, class_ids, quasi_identifier_codes, wildcard_counts
 from ._importance import check_importance
@@ -288,33 +288,10 @@ def _counts(codes: np.ndarray, missing_matches: str) -> np.ndarray:
 # missing matches any value (sdcMicro's wildcard)
 
 
-@njit(cache=True)
-def _match_kernel(U, row, c, value, match_src, match_dest):  # pragma: no cover - numba
-    # one pass over the combinations: the fused form of the comparisons in _matches
-    for i in range(U.shape[0]):
-        mism = 0
-        at_c = False
-        for j in range(U.shape[1]):
-            u = U[i, j]
-            if u >= 0 and row[j] >= 0 and u != row[j]:
-                mism += 1
-                if j == c:
-                    at_c = True
-        match_src[i] = mism == 0
-        if value < 0:
-            match_dest[i] = mism == 0 or (mism == 1 and at_c)
-        else:
-            match_dest[i] = mism == 0 and (U[i, c] < 0 or U[i, c] == value)
-
-
 def _matches(C: _Combos, src_row: np.ndarray, c: int, value: int) -> tuple[np.ndarray, np.ndarray]:
     """Per combination: does it match a record with values ``src_row``, and one with column
     ``c`` set to ``value`` (-1: blanked) instead? One comparison of every combination."""
-    size = C.size
-    match_src = np.empty(size, dtype=np.bool_)
-    match_dest = np.empty(size, dtype=np.bool_)
-    _match_kernel(C.U[:size], src_row, int(c), int(value), match_src, match_dest)
-    return match_src, match_dest
+    return match_combinations(C.U[:C.size], src_row, c, value)
 
 
 def _delta(C: _Combos, match_src: np.ndarray, match_dest: np.ndarray, src_every: bool,

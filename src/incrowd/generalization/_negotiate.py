@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
+from .._native import sensitive_counts
 from .._runtime import compiled_so_far
 from .._runtime import lazy as _lazy
 from ..exceptions import ParameterError
@@ -870,7 +871,7 @@ def suppressed_with_t(lattice: LatticeTable, k: int | None, l: int | None, t: fl
 
 def _compiled_rows(tabs: MetricTables, threshold: tuple):
     """Rows failing (k, l, t) at a level vector, by publish's compiled node kernels
-    (:func:`~._node_classes.node_classes`, :func:`~._kernels.sensitive_counts`: the same flags and
+    (:func:`~._node_classes.node_classes`, :func:`incrowd._native.sensitive_counts`: the same flags and
     distances as the numpy lines, tested equal), for every node at once (the web's view); None
     where a key or the distance's numerator could pass int64, or an ordered column has over
     1024 values (the numpy lines judge those, as in publish)."""
@@ -886,7 +887,6 @@ def _compiled_rows(tabs: MetricTables, threshold: tuple):
         bound *= max(per_level)
     if bound >= 2**62:
         return None
-    from ._kernels import sensitive_counts
     from ._node_classes import node_classes
 
     maps = [c.maps[level] for c in tabs.columns for level in range(len(c.maps))]

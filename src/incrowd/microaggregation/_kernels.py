@@ -143,22 +143,6 @@ def maybe_compact(Xt, ids, slot_of, alive, n_slots, n_live):
 
 
 @njit(cache=True)
-def squared_deviations(X, group, centers):
-    """Sum over rows of ||x - centers[group[x]]||^2, streamed (no n x m temporaries: SSE of a
-    large file would otherwise need three copies of it), compensated (Neumaier) over rows."""
-    total = 0.0
-    comp = 0.0
-    for i in range(X.shape[0]):
-        row = 0.0
-        c = group[i]
-        for j in range(X.shape[1]):
-            d = X[i, j] - centers[c, j]
-            row += d * d
-        total, comp = neumaier_add(total, comp, row)
-    return total + comp
-
-
-@njit(cache=True)
 def centroid_alive(Xt, alive, n_slots, n_live, out):
     """Mean of the alive slots: sequential sum in slot (= row) order, then one division."""
     m = Xt.shape[0]

@@ -12,14 +12,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._runtime import lazy as _lazy
-from .._runtime import small as _small
+from .._native import squared_deviations
 from ..exceptions import ParameterError
 from ..values import group_means, standardize
-
-# numba's, loaded on the first call that is too large for the twin: the measures of a small
-# release (a one-shot command's) start no numba
-_squared_deviations = _lazy.function("incrowd.microaggregation._kernels", "squared_deviations")
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -61,7 +56,7 @@ def sse(X: ArrayLike, labels: ArrayLike) -> float:
     counts = np.bincount(lab)
     dense = lab if counts.all() else np.unique(lab, return_inverse=True)[1]  # ids 0..g-1 already: no sort
     centroids = group_means(Xa, dense)
-    return _deviations(Xa, dense, centroids)
+    return squared_deviations(Xa, dense, centroids)
 
 
 def sst(X: ArrayLike) -> float:
@@ -78,13 +73,7 @@ def sst(X: ArrayLike) -> float:
         The total sum of squares.
     """
     Xa = _as_2d(X)
-    return _deviations(Xa, np.zeros(Xa.shape[0], np.int64), Xa.mean(axis=0)[None, :])
-
-
-def _deviations(X, group, centers) -> float:
-    if _small.prefer_numpy(*X.shape):
-        return float(_small.squared_deviations(X, group, centers))
-    return float(_squared_deviations(X, group, centers))
+    return squared_deviations(Xa, np.zeros(Xa.shape[0], np.int64), Xa.mean(axis=0)[None, :])
 
 
 def information_loss(X: ArrayLike, labels: ArrayLike, *, standardized: bool = False) -> float:

@@ -24,8 +24,8 @@ that fails t in any split of it (the distance is convex: :func:`_t_floor`). Best
 the nodes below the first that passes one by one, so a node over the limit is followed up a
 chain to a node high above it whose floor still passes the limit (:func:`_climb`), ruling out
 its whole down-set at once. Only nodes that cannot pass are skipped, so the answer is the same.
-A node's classes and its l and t come from compiled kernels
-(:mod:`incrowd.generalization._kernels`) that give the numpy lines' ids, flags and distances.
+A node's classes and its l and t come from kernels of the compiled extension
+(:mod:`incrowd._native`) that give the numpy lines' ids, flags and distances.
 
 A node that suppresses every row publishes nothing, so it is never the answer, whatever
 ``max_suppression`` allows. Where the release publishes finer keys than the classes (numeric
@@ -46,6 +46,7 @@ from typing import Callable, Collection, Iterator, Sequence
 
 import numpy as np
 
+from .._native import sensitive_counts
 from .._runtime import check_cancelled
 from ..exceptions import DataError, ParameterError
 from ..generalization import check_memory, check_nodes, max_suppression_count
@@ -267,8 +268,6 @@ def _fails(prep: Prepared, bottom: _Bottom, class_of: np.ndarray, n_classes: int
         distinct = np.zeros(n_classes, np.int64)
         distance = np.zeros(n_classes)
         if fast is not None and fast.references[i] is not None:
-            from ..generalization import sensitive_counts
-
             # the numpy lines below in one pass over the pairs: the same counts and distances
             sensitive_counts(class_of, n_classes, b, value, count, fast.references[i], bool(s.ordered),
                              bool(s.missing), with_distance, distinct, distance)

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._native import dense_status, nearest_slots
 from .._runtime import check_cancelled
 from ..exceptions import ParameterError
 from ..privacy import PrivacyModel
 from ..privacy import emd as _emd
-from ._merge_kernels import dense_status, nearest_slots
 
 
 @dataclass(frozen=True)
@@ -324,7 +324,7 @@ def _partner(g: int, live: _LiveGroups, columns, models: Sequence[PrivacyModel])
         raise AssertionError("a failing group has no group to merge with in its block")
     own = live.slot[g] - lo
     if live.cent.shape[0]:
-        ties = ids[nearest_slots(live.cent, lo, ids.size, own)]
+        ties = ids[nearest_slots(live.cent, int(lo), ids.size, int(own))]
     else:
         ties = np.delete(ids, own)
     if ties.size == 1:

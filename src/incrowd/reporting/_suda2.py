@@ -40,9 +40,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from .._native import counting_order, dis_scores, msu_search, record_hashes
 from .._runtime import cancel as _cancel
-from .._runtime import lazy as _lazy
-from .._runtime import small as _small
 from ..exceptions import BuildCancelled, ParameterError, WorkBudgetExceeded
 
 __all__ = ["suda2"]
@@ -54,8 +53,6 @@ _MAX_KEYS = 62
 #: steps (records visited, MSUs compared) a search may take; the search is exponential in the
 #: keys; this many take seconds to a minute on one core, as busy as it is. 0 lifts the bound
 WORK_BUDGET = 200_000_000
-#: the compiled search, loaded when a call runs it (a small file in a one-shot process does not)
-_kernels = _lazy.module(__name__ + "_kernels")
 
 
 def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01,
@@ -103,7 +100,7 @@ def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01,
         The search would take, or took, more than ``work_budget`` steps.
     BuildCancelled
         Run under a cancel token (a web job) that was cancelled: the search stops within
-        ``_suda2_kernels._CHECK_EVERY`` steps.
+        65,536 steps.
     """
     largest, budget = _checked_options(keys, dis_fraction, original_scores, max_size, work_budget)
     n, keys_given = keys.shape
@@ -121,16 +118,15 @@ def suda2(keys: pd.DataFrame, *, missing=None, dis_fraction: float = 0.01,
     weights = msu_weights(m, bool(original_scores))
     score = np.zeros(n)
     candidates = int(np.count_nonzero(sizes == 1))
-    plain = _small.prefer_numpy_suda2(n, m, min(largest, m))
     if candidates:  # no record is unique on a subset unless unique on all keys
         estimate = candidates * key_sets(keys_given, largest)
         if budget and estimate > budget:
             raise WorkBudgetExceeded(_over_budget(keys_given, largest, candidates, budget, estimate))
-        rows, counts = _msu_search(codes, cards[order], suffix, full, sizes, min(largest, m), budget, plain)
+        rows, counts = _msu_search(codes, cards[order], suffix, full, sizes, min(largest, m), budget)
         if counts is None:
             raise WorkBudgetExceeded(_over_budget(keys_given, largest, candidates, budget))
         score[rows] = counts.astype(np.float64) @ weights
-    return score, _dis_scores(score, raw, full, sizes, m, float(dis_fraction), plain)
+    return score, _dis_scores(score, raw, full, sizes, m, float(dis_fraction))
 
 
 def _three_keys_at_least(codes: np.ndarray, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -266,16 +262,13 @@ def _is_number(x) -> bool:
 
 
 def _msu_search(codes: np.ndarray, cards: np.ndarray, suffix: np.ndarray, full: np.ndarray, sizes: np.ndarray,
-                largest: int, budget: int, plain: bool) -> tuple[np.ndarray, np.ndarray | None]:
-    """(the records in lexicographic order, their MSU counts per size), by the numpy twin
-    (``plain``) or the compiled search; counts None where the search reached ``budget``."""
-    if plain:
-        rows = np.argsort(full, kind="stable")  # the kernel's counting sort, as numpy's stable sort
-        return rows, _small.msu_counts(codes, largest)[rows]
+                largest: int, budget: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """(the records in lexicographic order, their MSU counts per size); counts None where the
+    search reached ``budget``."""
     # records in lexicographic order: a group's records lie near each other in memory
-    rows = _kernels._counting_order(full, sizes)
+    rows = counting_order(full, sizes)
     flag = _cancel.stop_flag()
-    counts, status, _work = _kernels._msu_kernel(
+    counts, status, _work = msu_search(
         np.take(codes, rows, axis=1), np.maximum(cards, 1), np.take(suffix, rows, axis=1), largest,
         np.zeros(1, np.uint8) if flag is None else flag, budget)
     if status == 1:
@@ -284,10 +277,9 @@ def _msu_search(codes: np.ndarray, cards: np.ndarray, suffix: np.ndarray, full: 
 
 
 def _dis_scores(score: np.ndarray, raw: np.ndarray, full: np.ndarray, sizes: np.ndarray, m: int,
-                dis_fraction: float, plain: bool = False) -> np.ndarray:
-    """DIS-SUDA scores, with sdcMicro's counts and single-precision steps (``plain``: by the
-    numpy twins of the kernels, for a small file in a one-shot process)."""
-    buckets = _small.record_hashes(raw) if plain else _kernels._hashes(raw)
+                dis_fraction: float) -> np.ndarray:
+    """DIS-SUDA scores, with sdcMicro's counts and single-precision steps."""
+    buckets = record_hashes(raw)
     alone = np.bincount(buckets, minlength=1 << 16)[buckets] == 1
     uniques = int(np.count_nonzero((sizes[full] == 1) & alone))
     pairs = 2 * int(np.count_nonzero(sizes == 2))
@@ -298,7 +290,7 @@ def _dis_scores(score: np.ndarray, raw: np.ndarray, full: np.ndarray, sizes: np.
         dis = (u * f) / (u * f + f32(pairs) * (f32(1.0) - f))
         q = float(f32(1.0) + (f32(8.0) - f32(m)) / f32(20.0))
         odds = float(u / dis - u)
-    return _small.dis_scores(score, q, odds) if plain else _kernels._dis_kernel(score, q, odds)
+    return dis_scores(score, q, odds)
 
 
 def msu_counts(codes: np.ndarray) -> np.ndarray:
@@ -309,7 +301,7 @@ def msu_counts(codes: np.ndarray) -> np.ndarray:
     codes = np.ascontiguousarray(np.asarray(codes, dtype=np.int32).T)
     m, n = codes.shape
     cards = np.maximum(codes.max(axis=1).astype(np.int64) + 1, 1) if n else np.ones(m, dtype=np.int64)
-    return _kernels._msu_kernel(codes, cards, _suffix_classes(codes), m, np.zeros(1, np.uint8), 0)[0]
+    return msu_search(codes, cards, _suffix_classes(codes), m, np.zeros(1, np.uint8), 0)[0]
 
 
 def _suffix_classes(codes: np.ndarray) -> np.ndarray:

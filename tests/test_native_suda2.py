@@ -1,13 +1,25 @@
-"""SUDA2's compiled kernels (see ``_suda2`` for the algorithm and what it computes).
-
-They live apart so that a process which computes a small file with the numpy twins
-(``_runtime.small``: a one-shot ``incrowd risk``) never imports numba.
-"""
+"""SUDA2's kernels in the compiled extension (``_suda2.c``): each against a brute force of its
+definition and against the numba kernel it replaced (kept here, loop for loop, as the reference),
+bit for bit: random tables with missing values and ties, no record and one record, a cancel, a
+work budget, and the errors of a bad call."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numba import njit
+from test_suda2 import brute_msus
+
+from incrowd._native import counting_order, dis_scores, msu_search, record_hashes
+from incrowd.reporting._suda2 import _suffix_classes
+
+# ------------------------------------------------------------------------------------------------
+# The numba kernels as they were before the extension took them over
 
 #: groups of up to this many records are checked for a record that can still have an MSU below
 _SMALL = 8
@@ -16,7 +28,7 @@ _CHECK_EVERY = 1 << 16
 
 
 @njit(cache=True)
-def _counting_order(classes, sizes):
+def _old_counting_order(classes, sizes):
     """Records ordered by class number (a counting sort, stable)."""
     start = np.empty(sizes.shape[0], dtype=np.int64)
     total = 0
@@ -32,7 +44,7 @@ def _counting_order(classes, sizes):
 
 
 @njit(cache=True)
-def _hashes(raw):
+def _old_hashes(raw):
     """sdcMicro's 16-bit rotate-and-add hash of each record's values (``raw[variable, record]``)."""
     m, n = raw.shape
     out = np.empty(n, dtype=np.int64)
@@ -48,7 +60,7 @@ def _hashes(raw):
 
 
 @njit(cache=True)
-def _dis_kernel(score, q, odds):
+def _old_dis_kernel(score, q, odds):
     n = score.shape[0]
     adj = 0.0
     for i in range(n):  # in record order, as sdcMicro sums
@@ -62,7 +74,7 @@ def _dis_kernel(score, q, odds):
 
 
 @njit(cache=True, nogil=True)
-def _msu_kernel(codes, cards, suffix, max_size, stop, budget):
+def _old_msu_kernel(codes, cards, suffix, max_size, stop, budget):
     """Depth-first over the prefix tree of variable sets, a node's children (one more, larger
     variable) in decreasing order of that variable: then every proper subset of a set comes
     before the set, so a record found unique on a set is an MSU exactly when none of its MSUs
@@ -177,12 +189,12 @@ def _msu_kernel(codes, cards, suffix, max_size, stop, budget):
                 count[c] = 0
                 if q - p == 1:
                     r = recs[d1, p]
-                    inside, steps = _msu_inside(head, nxt, msk, r, child_mask)
+                    inside, steps = _old_msu_inside(head, nxt, msk, r, child_mask)
                     work += steps
                     if not inside:
                         if nfound == nxt.shape[0]:
-                            nxt = _grow(nxt)
-                            msk = _grow(msk)
+                            nxt = _old_grow(nxt)
+                            msk = _old_grow(msk)
                         msk[nfound] = child_mask
                         nxt[nfound] = head[r]
                         head[r] = nfound
@@ -203,7 +215,7 @@ def _msu_kernel(codes, cards, suffix, max_size, stop, budget):
                                 alone = False
                                 break
                         if alone:
-                            inside, steps = _msu_inside(head, nxt, msk, r, child_mask)
+                            inside, steps = _old_msu_inside(head, nxt, msk, r, child_mask)
                             work += steps
                             live = not inside
                         u += 1
@@ -226,7 +238,7 @@ def _msu_kernel(codes, cards, suffix, max_size, stop, budget):
 
 
 @njit(cache=True, nogil=True)
-def _msu_inside(head, nxt, msk, r, child_mask):
+def _old_msu_inside(head, nxt, msk, r, child_mask):
     """Whether one of record r's MSUs found so far lies inside the variables of ``child_mask``
     (then r's unique set there is not minimal), and the list entries read (the work counted)."""
     steps = 0
@@ -240,7 +252,116 @@ def _msu_inside(head, nxt, msk, r, child_mask):
 
 
 @njit(cache=True, nogil=True)
-def _grow(a):
+def _old_grow(a):
     b = np.empty(a.shape[0] * 2, dtype=a.dtype)
     b[: a.shape[0]] = a
     return b
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+@st.composite
+def _codes(draw):
+    """codes[variable, record]: dense codes per variable (-1 missing), and the rows as tuples."""
+    m = draw(st.integers(1, 5))
+    n = draw(st.integers(0, 40))
+    rows = [tuple(draw(st.sampled_from([None, 0, 1, 2])) for _ in range(m)) for _ in range(n)]
+    frame = pd.DataFrame(rows, columns=[f"v{j}" for j in range(m)], dtype=object)
+    codes = np.array([pd.factorize(frame[c])[0] for c in frame.columns], dtype=np.int32).reshape(m, n)
+    return codes, rows
+
+
+def _search(codes: np.ndarray, max_size: int, stop=None, budget: int = 0):
+    m, n = codes.shape
+    cards = np.maximum(codes.max(axis=1).astype(np.int64) + 1, 1) if n else np.ones(m, np.int64)
+    flag = np.zeros(1, np.uint8) if stop is None else stop
+    args = (codes, cards, _suffix_classes(codes), max_size, flag, budget)
+    return msu_search(*args), _old_msu_kernel(*args)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_codes(), st.integers(1, 5))
+def test_msu_search_equals_the_definition_and_numba_s_kernel(case, max_size):
+    codes, rows = case
+    (got, status, work), (old, old_status, old_work) = _search(codes, max_size)
+    np.testing.assert_array_equal(got, old)
+    assert (status, work) == (old_status, old_work) and status == 0
+    expected = np.zeros_like(got)
+    for r, sizes in enumerate(brute_msus(rows) if rows else []):
+        for k in sizes:
+            if k <= max_size:
+                expected[r, k - 1] += 1
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_msu_search_stops_on_its_flag_and_its_budget():
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 4, (8, 3000)).astype(np.int32)
+    (full, status, work), _ = _search(codes, 8)
+    assert status == 0 and work > 1 << 17 and full.sum() > 0
+    (got, status, steps), (old, old_status, old_steps) = _search(codes, 8, budget=work // 2)
+    assert (status, steps) == (old_status, old_steps) and status == 2 and work // 2 < steps < work
+    np.testing.assert_array_equal(got, old)
+    (got, status, steps), (old, old_status, old_steps) = _search(codes, 8, stop=np.ones(1, np.uint8))
+    assert (status, steps, got.sum()) == (old_status, old_steps, old.sum()) == (1, 0, 0)
+
+
+def test_msu_search_checks_its_call():
+    codes = np.zeros((2, 3), np.int32)
+    suffix = _suffix_classes(codes)
+    flag = np.zeros(1, np.uint8)
+    with pytest.raises(ValueError, match=r"codes\[1, 2\] = 5 is not -1 or a code below cards\[1\] = 1"):
+        bad = codes.copy()
+        bad[1, 2] = 5
+        msu_search(bad, np.ones(2, np.int64), suffix, 2, flag, 0)
+    with pytest.raises(ValueError, match="codes must be m x n and suffix"):
+        msu_search(codes, np.ones(2, np.int64), suffix[:2], 2, flag, 0)
+    with pytest.raises(ValueError, match="stop must be a C-contiguous uint8 array"):
+        msu_search(codes, np.ones(2, np.int64), suffix, 2, np.zeros(1, np.int64), 0)
+    with pytest.raises(ValueError, match="cards holds 8 bytes; expected 16"):
+        msu_search(codes, np.ones(1, np.int64), suffix, 2, flag, 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 6), st.integers(0, 50))
+def test_record_hashes_equal_the_definition_and_numba_s_kernel(seed, m, n):
+    raw = np.random.default_rng(seed).integers(0, 70_000, (m, n)).astype(np.int64)
+    got = record_hashes(raw)
+    np.testing.assert_array_equal(got, _old_hashes(raw))
+    for i in range(n):  # the 16 bits rotated left by one, the value added, 16 bits kept
+        h = 0
+        for j in range(m):
+            h = (((h << 1) | (h >> 15)) + int(raw[j, i])) & 0xFFFF
+        assert got[i] == h
+    assert got.shape == (n,) and ((got >= 0) & (got < 1 << 16)).all()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 40), st.floats(0.5, 1.5), st.floats(0.0, 1e3))
+def test_dis_scores_equal_the_definition_and_numba_s_kernel(seed, n, q, odds):
+    rng = np.random.default_rng(seed)
+    score = np.round(rng.random(n) * 20) * (rng.random(n) < 0.5)  # zeros and ties
+    got = dis_scores(score, q, odds)
+    assert got.tobytes() == _old_dis_kernel(score, q, odds).tobytes()
+    adj = 0.0
+    for s in score.tolist():
+        if s != 0.0:
+            adj += 1.0 / math.pow(s, q)
+    want = [1.0 / (1.0 + odds / (math.pow(s, q) * adj)) if s != 0.0 else 0.0 for s in score.tolist()]
+    assert got.tolist() == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 60), st.integers(1, 8))
+def test_counting_order_equals_a_stable_sort_and_numba_s_kernel(seed, n, g):
+    classes = np.random.default_rng(seed).integers(0, g, n).astype(np.int64)
+    sizes = np.bincount(classes, minlength=g).astype(np.int64)
+    got = counting_order(classes, sizes)
+    np.testing.assert_array_equal(got, _old_counting_order(classes, sizes))
+    np.testing.assert_array_equal(got, np.argsort(classes, kind="stable"))
+    if n:
+        with pytest.raises(ValueError, match="is not a class"):
+            counting_order(classes + g, sizes)
+    with pytest.raises(ValueError, match=r"sizes sum to \d+; classes holds"):
+        counting_order(classes, sizes + 1)
