@@ -223,18 +223,24 @@ def sensitive_counts(class_of: np.ndarray, n_classes: int, pair_b: np.ndarray, p
     return distinct_out, distance
 
 
+def _table_and_row(table: np.ndarray, row: np.ndarray, table_name: str,
+                   row_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``table`` (two-dimensional) and ``row`` (one value per column of it) as int64 buffers."""
+    table, row = _int64(table), _int64(row)
+    if table.ndim != 2:
+        raise ValueError(f"{table_name} must be two-dimensional")
+    if row.size != table.shape[1]:
+        raise ValueError(f"{row_name} holds {row.size} values; {table_name} has {table.shape[1]} columns")
+    return table, row
+
+
 def dense_status(counts: np.ndarray, reference: np.ndarray, ordered: bool,
                  missing: bool) -> tuple[np.ndarray, np.ndarray]:
     """(distinct values, earth mover's distance) of each row of ``counts`` (groups x m) against
     ``reference`` (m positive counts), with integer numerators (the caller checks they are exact,
     ``incrowd.privacy.emd``'s ``exact_counts``); the last value not counted as distinct when it is
     the ``missing`` one."""
-    counts = _int64(counts)
-    if counts.ndim != 2:
-        raise ValueError("counts must be two-dimensional")
-    reference = _int64(reference)
-    if reference.size != counts.shape[1]:
-        raise ValueError(f"reference holds {reference.size} values; counts has {counts.shape[1]} columns")
+    counts, reference = _table_and_row(counts, reference, "counts", "reference")
     distinct = np.zeros(counts.shape[0], np.int64)
     distance = np.zeros(counts.shape[0], np.float64)
     _sensitive.dense_status(counts, reference, bool(ordered), bool(missing), distinct, distance)
@@ -257,12 +263,7 @@ def match_combinations(U: np.ndarray, row: np.ndarray, c: int, value: int) -> tu
     """Per row of ``U`` (value combinations, -1 missing, a missing value matching any): does it
     match a record with values ``row``, and one with column ``c`` set to ``value`` (-1: blanked)
     instead?"""
-    U = _int64(U)
-    if U.ndim != 2:
-        raise ValueError("U must be two-dimensional")
-    row = _int64(row)
-    if row.size != U.shape[1]:
-        raise ValueError(f"row holds {row.size} values; U has {U.shape[1]} columns")
+    U, row = _table_and_row(U, row, "U", "row")
     match_src = np.empty(U.shape[0], np.bool_)
     match_dest = np.empty(U.shape[0], np.bool_)
     _suppression.match_combinations(U, row, int(c), int(value), match_src, match_dest)
