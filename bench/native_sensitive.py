@@ -106,7 +106,8 @@ def measure(repeats: int) -> dict:
     import numpy as np
     import test_native_sensitive as old
 
-    from incrowd._native import dense_status, match_combinations, nearest_slots, sensitive_counts, squared_deviations
+    from incrowd.cli._bench_entry import (dense_status, match_combinations, nearest_slots, sensitive_counts,
+                                          squared_deviations)
 
     x = _inputs()
     n = ROWS
@@ -161,8 +162,8 @@ def _suda2_pairs(x: dict) -> dict:
     import pandas as pd
     import test_native_suda2 as old
 
-    from incrowd._native import dis_scores, msu_search, record_hashes
-    from incrowd.reporting._suda2 import _suffix_classes
+    from incrowd.cli._bench_entry import dis_scores, msu_search, record_hashes
+    from incrowd.cli._bench_entry import suda2_suffix_classes as _suffix_classes
 
     adult = pd.read_csv(data_dir() / "adult_arx" / "adult.csv", sep=";", dtype=str)
     codes = np.array([pd.factorize(adult[q])[0] for q in ARX_QIS], dtype=np.int32)

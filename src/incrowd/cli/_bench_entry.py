@@ -95,6 +95,17 @@ _SOURCES: dict[str, str] = {
     "publish_write_task": "incrowd.distributed._publish:_write",
     "class_sizes": "incrowd.distributed._publish",
     "spread_classes": "incrowd.distributed._publish",
+    # l's and t's kernels, local suppression's, the sum of squares and SUDA2's, the extension's
+    # against their old numba code (native_sensitive.py)
+    "sensitive_counts": "incrowd._native",
+    "dense_status": "incrowd._native",
+    "nearest_slots": "incrowd._native",
+    "match_combinations": "incrowd._native",
+    "squared_deviations": "incrowd._native",
+    "dis_scores": "incrowd._native",
+    "msu_search": "incrowd._native",
+    "record_hashes": "incrowd._native",
+    "suda2_suffix_classes": "incrowd.reporting._suda2:_suffix_classes",
 }
 
 __all__ = sorted(_SOURCES)
