@@ -492,18 +492,18 @@ def render(saved: dict) -> str:
         md_table(["process", "sources", "imports ms", "costliest top-level imports (ms)"], imports),
         "",
         f"Where a command's time goes, in a fresh Python process on the warm cache (seconds, median of "
-        f"{after['repeats']}): importing, reading the input, the first call (which loads the compiled kernels "
-        "from numba's cache) and a second call in the same process; their difference is the kernels' "
-        "loading. Most of it is numba's own start, paid once per process by the first compiled function "
+        f"{after['repeats']}): importing, reading the input, the first call (which loads the compiled kernels) "
+        "and a second call in the same process; their difference is the kernels' loading. Where a kernel "
+        "is numba's, most of it is numba's own start, paid once per process by the first compiled function "
         "of any kind (the last row: numba sets up its code generator and imports its implementations, "
-        "scipy's BLAS bindings among them); a kernel then loads in a few hundredths of a second, so fewer "
-        "or larger cached kernels would change little. That start is why the `incrowd microaggregate` "
-        "program computes a small file (MDAV up to about 0.15 s of numpy work, e.g. 2,000 x 13 at k = 2) "
-        "and a one-shot `incrowd risk` computes SUDA2 on a survey-sized file with numpy twins of their "
-        "kernels, which do the same arithmetic in the same order and so give the same results bit for bit, "
-        "and why `incrowd negotiate`, one request per process, runs its search as plain Python (the "
-        "kernel's own source): none of them starts numba (the API, the web UI and larger files keep the "
-        "compiled kernels).",
+        "scipy's BLAS bindings among them); a cached kernel then loads in a few hundredths of a second, so "
+        "fewer or larger cached kernels would change little. That start is why the kernels a one-shot "
+        "command runs on a survey-sized file (risk with SUDA2, publish with k, l, t and cell suppression, "
+        "generalize, local suppression, MDAV) are a C extension compiled at install (`incrowd._native`, "
+        "each the numba kernel it replaced, bit for bit), and why `incrowd negotiate`, one request per "
+        "process, runs its search as plain Python (the kernel's own source): none of them starts numba. "
+        "The other microaggregation families, the incremental state and the perturbation kernels stay on "
+        "numba, compiled by `incrowd warmup` at install.",
         "",
         md_table(["work", "sources", "import", "read", "first call", "later call", "kernel loading"], split_rows),
     ]
