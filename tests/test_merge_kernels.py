@@ -4,7 +4,9 @@
 ``dense_status`` (each group's distinct values and distance from its value counts) replace
 numpy forms that ran once per merge; a release must not change by a single merge, so each is
 held equal to its numpy form on random data, and ``enforce_sensitive`` as a whole to the run
-with the numpy forms patched back in.
+with the numpy forms patched back in. A large block searches a k-d tree of its centroids
+(``centroid_nearest``) instead of scanning them: the tree's answer is held equal to the scan's
+(every tie included), and the merges made on the tree to those made by the scan.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from __future__ import annotations
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from incrowd._native import dense_status, nearest_slots
+from incrowd._native import centroid_nearest, centroid_tree, dense_status, nearest_slots
+from incrowd._native import _sensitive as sensitive_module_native
 from incrowd.privacy import DistinctL, TCloseness
 from incrowd.privacy import emd as _emd
 from incrowd.publishing import _sensitive as sensitive_module
@@ -103,3 +107,62 @@ def test_the_merges_equal_those_of_the_numpy_steps(case):
         numpy_form = enforce_sensitive(labels, points, columns, models, blocks=blocks)
     np.testing.assert_array_equal(compiled[0], numpy_form[0])
     np.testing.assert_array_equal(compiled[1], numpy_form[1])
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), m=st.integers(1, 60), p=st.integers(1, 3), leaf=st.integers(1, 4),
+       n_extra=st.integers(0, 5))
+def test_the_tree_finds_the_nearest_points_and_every_tie(data, m, p, leaf, n_extra):
+    # integer coordinates make ties at every distance; the scan over the live points is the definition
+    points = np.array(data.draw(st.lists(_coordinate, min_size=m * p, max_size=m * p))).reshape(m, p)
+    extra = np.array(data.draw(st.lists(_coordinate, min_size=n_extra * p, max_size=n_extra * p))).reshape(n_extra, p)
+    q = np.array(data.draw(st.lists(_coordinate, min_size=p, max_size=p)))
+    perm, lo, hi = centroid_tree(points, leaf)
+    assert sorted(perm.tolist()) == list(range(m))
+    alive = np.array(data.draw(st.lists(st.booleans(), min_size=m, max_size=m)), np.int8)
+    exclude = data.draw(st.integers(-1, m - 1))
+    got = centroid_nearest(points, leaf, perm, lo, hi, alive, q, exclude, extra)
+    candidates = [("tree", i) for i in range(m) if alive[i] and i != exclude] + [("extra", j) for j in range(n_extra)]
+
+    def distance(kind, i):
+        x = points[perm[i]] if kind == "tree" else extra[i]
+        d = 0.0
+        for j in range(p):
+            d += (x[j] - q[j]) * (x[j] - q[j])
+        return d
+
+    want = set()
+    if candidates:
+        best = min(distance(*c) for c in candidates)
+        want = {i if kind == "tree" else -1 - i for kind, i in candidates if distance(kind, i) == best}
+    assert len(got) == len(set(got.tolist()))
+    assert set(got.tolist()) == want
+
+
+def test_the_tree_refuses_what_it_cannot_hold():
+    points = np.array([[0.0], [1.0], [2.0]])
+    perm, lo, hi = centroid_tree(points, 1)
+    alive = np.ones(3, np.int8)
+    with pytest.raises(ValueError, match="exclude"):
+        centroid_nearest(points, 1, perm, lo, hi, alive, np.array([0.0]), 3, np.zeros((0, 1)))
+    with pytest.raises(ValueError, match="at least one point"):
+        centroid_tree(np.zeros((0, 1)), 1)
+    with pytest.raises(ValueError, match="lo and hi hold"):
+        sensitive_module_native.centroid_tree(points, 3, 1, perm, lo[:1], hi[:1])
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=_merge_case(), with_infinity=st.booleans())
+def test_the_merges_on_the_tree_equal_those_of_the_scan(case, with_infinity):
+    # every block on the tree (rebuilt as its merged centroids pile up) against the numpy scan
+    labels, points, columns, models, blocks = case
+    if with_infinity:
+        points = points.copy()
+        points[0, 0] = np.inf  # its block's centroids are not all finite: that block scans
+    with mock.patch.object(sensitive_module, "_INDEXED", 1):
+        on_tree = enforce_sensitive(labels, points, columns, models, blocks=blocks)
+    patches = _numpy_partner_steps()
+    with patches[0], patches[1], mock.patch.object(sensitive_module, "_INDEXED", 10**9):
+        scanned = enforce_sensitive(labels, points, columns, models, blocks=blocks)
+    np.testing.assert_array_equal(on_tree[0], scanned[0])
+    np.testing.assert_array_equal(on_tree[1], scanned[1])

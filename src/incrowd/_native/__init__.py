@@ -259,6 +259,36 @@ def nearest_slots(cent: np.ndarray, lo: int, n: int, own: int) -> np.ndarray:
     return out[:found]
 
 
+def centroid_tree(points: np.ndarray, leaf: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A k-d tree of ``points`` (m x p, finite, m and p at least 1): (perm, lo, hi), each node's
+    box in lo and hi (nodes x p); see ``_sensitive.c``."""
+    points = np.ascontiguousarray(points, dtype=np.float64)
+    m, p = points.shape
+    size, depth = m, 0
+    while size > leaf:  # a node splits its positions in halves, the larger ceil(size / 2)
+        size, depth = -(-size // 2), depth + 1
+    nodes = 2 ** (depth + 1) - 1
+    perm = np.empty(m, np.int64)
+    lo = np.empty((nodes, p), np.float64)
+    hi = np.empty((nodes, p), np.float64)
+    _sensitive.centroid_tree(points, m, int(leaf), perm, lo, hi)
+    return perm, lo, hi
+
+
+def centroid_nearest(points: np.ndarray, leaf: int, perm: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                     alive: np.ndarray, q: np.ndarray, exclude: int, extra: np.ndarray) -> np.ndarray:
+    """The points nearest to ``q`` among the live ones of a :func:`centroid_tree` (``alive``: int8
+    by tree position; ``exclude``: a position left out, -1 for none) and the rows of ``extra``
+    (n x p): each as its tree position, or as -1 - j for extra's row j; squared Euclidean
+    distance summed feature by feature, as :func:`nearest_slots` sums it."""
+    extra = np.ascontiguousarray(extra, dtype=np.float64)
+    out = np.empty(points.shape[0] + extra.shape[0], np.int64)
+    found = _sensitive.centroid_nearest(points, points.shape[0], int(leaf), perm, lo, hi, alive,
+                                        np.ascontiguousarray(q, dtype=np.float64), int(exclude), extra,
+                                        extra.shape[0], out)
+    return out[:found]
+
+
 def match_combinations(U: np.ndarray, row: np.ndarray, c: int, value: int) -> tuple[np.ndarray, np.ndarray]:
     """Per row of ``U`` (value combinations, -1 missing, a missing value matching any): does it
     match a record with values ``row``, and one with column ``c`` set to ``value`` (-1: blanked)
@@ -282,7 +312,8 @@ def squared_deviations(X: np.ndarray, group: np.ndarray, centers: np.ndarray) ->
     return float(_measures.squared_deviations(X, X.shape[1], _int64(group), centers))
 
 
-__all__ += ["sensitive_counts", "dense_status", "nearest_slots", "match_combinations", "squared_deviations"]
+__all__ += ["sensitive_counts", "dense_status", "nearest_slots", "centroid_tree", "centroid_nearest", "match_combinations",
+            "squared_deviations"]
 
 
 # ------------------------------------------------------------------------------------------------

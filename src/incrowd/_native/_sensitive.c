@@ -1,7 +1,8 @@
 /* The sensitive attributes' kernels of l-diversity and t-closeness, compiled ahead of time (at
  * install) so that a publish with l or t starts no numba: each class's distinct values and earth
  * mover's distance from the bottom classes' (class, value, rows) pairs (the node search), the same
- * figures from dense value counts per group, and the nearest live groups of a block (the merge).
+ * figures from dense value counts per group, and the nearest live groups of a block (the merge: a
+ * scan of a small block's centroids, a k-d tree of a large one's).
  *
  * Each is the numba kernel it replaced, loop for loop, with the same integer numerators and the
  * same one float division (both operands converted to double, as numba divides two integers),
@@ -229,12 +230,215 @@ done:
     return result;
 }
 
+/* ---- the nearest live groups of a large block: a k-d tree of their centroids ----
+ *
+ * A block of many groups (a large class) merges thousands of its groups, each with its nearest:
+ * scanning every live centroid for each is quadratic. The tree is built over the block's
+ * centroids at one moment (points, m x p row-major); a group merged since is marked dead in it
+ * and a moved centroid (a merged group's) is passed beside it as an extra point, scanned. A node
+ * v covers the positions [a, b) of perm; it is a leaf where b - a <= leaf, else its children 2v+1
+ * and 2v+2 cover [a, mid) and [mid, b), mid = (a + b) / 2. Its box (lo, hi: nodes x p) bounds its
+ * points. The distance is nearest_slots' (each feature's difference, point minus query, squared
+ * and summed in feature order), and a box's bound sums the same differences taken to the box's
+ * nearer face: rounding is monotone, so the bound is never above the distance of a point inside,
+ * and a node is skipped only when its bound exceeds the best distance: every tie is found. */
+
+static inline int coord_less(const double *X, Py_ssize_t p, Py_ssize_t dim, int64_t a, int64_t b) {
+    double xa = X[a * p + dim], xb = X[b * p + dim];
+    return xa < xb || (xa == xb && a < b);
+}
+
+/* perm[a:b] partitioned about its element of rank mid - a by (coordinate dim, row) */
+static void select_rank(const double *X, Py_ssize_t p, Py_ssize_t dim, int64_t *perm, Py_ssize_t a, Py_ssize_t b,
+                        Py_ssize_t mid) {
+    Py_ssize_t l = a, r = b - 1;
+    while (r > l) {
+        Py_ssize_t c = l + (r - l) / 2;
+        if (coord_less(X, p, dim, perm[c], perm[l])) { int64_t t = perm[c]; perm[c] = perm[l]; perm[l] = t; }
+        if (coord_less(X, p, dim, perm[r], perm[l])) { int64_t t = perm[r]; perm[r] = perm[l]; perm[l] = t; }
+        if (coord_less(X, p, dim, perm[r], perm[c])) { int64_t t = perm[r]; perm[r] = perm[c]; perm[c] = t; }
+        int64_t t = perm[c]; perm[c] = perm[l]; perm[l] = t;
+        int64_t pivot = perm[l];
+        Py_ssize_t i = l + 1, j = r;
+        for (;;) {
+            while (i <= j && coord_less(X, p, dim, perm[i], pivot)) i++;
+            while (i <= j && coord_less(X, p, dim, pivot, perm[j])) j--;
+            if (i >= j) break;
+            t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+            i++;
+            j--;
+        }
+        t = perm[l]; perm[l] = perm[j]; perm[j] = t;
+        if (j == mid) return;
+        if (j < mid) l = j + 1;
+        else r = j - 1;
+    }
+}
+
+typedef struct {
+    const double *X;
+    Py_ssize_t p, leaf, nodes;
+    int64_t *perm;
+    double *lo, *hi;
+} CentroidTree;
+
+static int build_node(CentroidTree *T, Py_ssize_t v, Py_ssize_t a, Py_ssize_t b) {
+    if (v >= T->nodes) {
+        PyErr_Format(PyExc_ValueError, "lo and hi hold %zd nodes; the tree needs more", T->nodes);
+        return -1;
+    }
+    Py_ssize_t p = T->p;
+    double *lo = T->lo + v * p, *hi = T->hi + v * p;
+    for (Py_ssize_t j = 0; j < p; j++) {
+        lo[j] = INFINITY;
+        hi[j] = -INFINITY;
+    }
+    for (Py_ssize_t i = a; i < b; i++) {
+        const double *x = T->X + T->perm[i] * p;
+        for (Py_ssize_t j = 0; j < p; j++) {
+            if (x[j] < lo[j]) lo[j] = x[j];
+            if (x[j] > hi[j]) hi[j] = x[j];
+        }
+    }
+    if (b - a <= T->leaf) return 0;
+    Py_ssize_t dim = 0;
+    for (Py_ssize_t j = 1; j < p; j++)
+        if (hi[j] - lo[j] > hi[dim] - lo[dim]) dim = j;
+    Py_ssize_t mid = a + (b - a) / 2;
+    select_rank(T->X, p, dim, T->perm, a, b, mid);
+    if (build_node(T, 2 * v + 1, a, mid)) return -1;
+    return build_node(T, 2 * v + 2, mid, b);
+}
+
+/* centroid_tree(points, m, leaf, perm, lo, hi) -> None. points: m x p float64, finite; perm: m
+ * int64 (out); lo, hi: nodes x p float64 (out). */
+static PyObject *centroid_tree(PyObject *self, PyObject *args) {
+    Py_buffer xb, pb, lb, hb;
+    Py_ssize_t m, leaf;
+    if (!PyArg_ParseTuple(args, "y*nnw*w*w*", &xb, &m, &leaf, &pb, &lb, &hb)) return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t p = m > 0 ? xb.len / (Py_ssize_t)sizeof(double) / m : 0;
+    if (m <= 0 || leaf < 1 || p < 1) {
+        PyErr_SetString(PyExc_ValueError, "the tree needs at least one point of at least one feature and leaf >= 1");
+        goto done;
+    }
+    Py_ssize_t nodes = lb.len / (Py_ssize_t)sizeof(double) / p;
+    if (check_size(&xb, m * p, sizeof(double), "points") || check_size(&pb, m, sizeof(int64_t), "perm") ||
+        check_size(&lb, nodes * p, sizeof(double), "lo") || check_size(&hb, nodes * p, sizeof(double), "hi"))
+        goto done;
+    CentroidTree T = {xb.buf, p, leaf, nodes, pb.buf, lb.buf, hb.buf};
+    for (Py_ssize_t i = 0; i < m; i++) T.perm[i] = i;
+    if (build_node(&T, 0, 0, m)) goto done;
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&xb); PyBuffer_Release(&pb); PyBuffer_Release(&lb); PyBuffer_Release(&hb);
+    return result;
+}
+
+typedef struct {
+    const CentroidTree *T;
+    const int8_t *alive;
+    const double *q;
+    Py_ssize_t exclude;
+    double best;
+    int64_t *out;
+    Py_ssize_t found;
+} Search;
+
+static inline double point_distance(const double *x, const double *q, Py_ssize_t p) {
+    double d = 0.0;
+    for (Py_ssize_t j = 0; j < p; j++) {
+        double t = x[j] - q[j];
+        d += t * t;
+    }
+    return d;
+}
+
+static inline double box_bound(const CentroidTree *T, Py_ssize_t v, const double *q) {
+    const double *lo = T->lo + v * T->p, *hi = T->hi + v * T->p;
+    double d = 0.0;
+    for (Py_ssize_t j = 0; j < T->p; j++) {
+        double t = q[j] < lo[j] ? lo[j] - q[j] : (q[j] > hi[j] ? hi[j] - q[j] : 0.0);
+        d += t * t;
+    }
+    return d;
+}
+
+static inline void offer(Search *S, double d, int64_t code) {
+    if (d < S->best) {
+        S->best = d;
+        S->out[0] = code;
+        S->found = 1;
+    } else if (d == S->best) {
+        S->out[S->found++] = code;
+    }
+}
+
+static void search_node(Search *S, Py_ssize_t v, Py_ssize_t a, Py_ssize_t b) {
+    const CentroidTree *T = S->T;
+    if (b - a <= T->leaf) {
+        for (Py_ssize_t i = a; i < b; i++)
+            if (S->alive[i] && i != S->exclude) offer(S, point_distance(T->X + T->perm[i] * T->p, S->q, T->p), i);
+        return;
+    }
+    Py_ssize_t mid = a + (b - a) / 2;
+    double dl = box_bound(T, 2 * v + 1, S->q), dr = box_bound(T, 2 * v + 2, S->q);
+    if (dl <= dr) {
+        if (dl <= S->best) search_node(S, 2 * v + 1, a, mid);
+        if (dr <= S->best) search_node(S, 2 * v + 2, mid, b);
+    } else {
+        if (dr <= S->best) search_node(S, 2 * v + 2, mid, b);
+        if (dl <= S->best) search_node(S, 2 * v + 1, a, mid);
+    }
+}
+
+/* centroid_nearest(points, m, leaf, perm, lo, hi, alive, q, exclude, extra, n_extra, out) -> found.
+ * The tree of centroid_tree (alive: m int8, by position in perm); q: p float64; exclude: a
+ * position left out (-1: none); extra: n_extra x p float64 points beside the tree; out: m +
+ * n_extra int64. The nearest points to q, each as its tree position i (perm[i] its row of points)
+ * or as -1 - j for extra's row j. */
+static PyObject *centroid_nearest(PyObject *self, PyObject *args) {
+    Py_buffer xb, pb, lb, hb, ab, qb, eb, ob;
+    Py_ssize_t m, leaf, exclude, n_extra;
+    if (!PyArg_ParseTuple(args, "y*nny*y*y*y*y*ny*nw*", &xb, &m, &leaf, &pb, &lb, &hb, &ab, &qb, &exclude, &eb,
+                          &n_extra, &ob))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t p = qb.len / (Py_ssize_t)sizeof(double);
+    Py_ssize_t nodes = p > 0 ? lb.len / (Py_ssize_t)sizeof(double) / p : 0;
+    if (m <= 0 || leaf < 1 || p < 1 || n_extra < 0 || exclude < -1 || exclude >= m) {
+        PyErr_SetString(PyExc_ValueError, "a tree of at least one point, leaf >= 1, exclude among its positions");
+        goto done;
+    }
+    if (check_size(&xb, m * p, sizeof(double), "points") || check_size(&pb, m, sizeof(int64_t), "perm") ||
+        check_size(&lb, nodes * p, sizeof(double), "lo") || check_size(&hb, nodes * p, sizeof(double), "hi") ||
+        check_size(&ab, m, sizeof(int8_t), "alive") || check_size(&eb, n_extra * p, sizeof(double), "extra") ||
+        check_size(&ob, m + n_extra, sizeof(int64_t), "out"))
+        goto done;
+    CentroidTree T = {xb.buf, p, leaf, nodes, pb.buf, lb.buf, hb.buf};
+    Search S = {&T, ab.buf, qb.buf, exclude, INFINITY, ob.buf, 0};
+    Py_BEGIN_ALLOW_THREADS
+    const double *extra = eb.buf;
+    for (Py_ssize_t j = 0; j < n_extra; j++) offer(&S, point_distance(extra + j * p, S.q, p), -1 - j);
+    search_node(&S, 0, 0, m);
+    Py_END_ALLOW_THREADS
+    result = PyLong_FromSsize_t(S.found);
+done:
+    PyBuffer_Release(&xb); PyBuffer_Release(&pb); PyBuffer_Release(&lb); PyBuffer_Release(&hb);
+    PyBuffer_Release(&ab); PyBuffer_Release(&qb); PyBuffer_Release(&eb); PyBuffer_Release(&ob);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"sensitive_counts", sensitive_counts, METH_VARARGS,
      "sensitive_counts(class_of, n_classes, pair_b, pair_val, pair_cnt, reference, ordered, missing, with_t, "
      "distinct_out, distance) -> None"},
     {"dense_status", dense_status, METH_VARARGS, "dense_status(counts, reference, ordered, missing, distinct, distance) -> None"},
     {"nearest_slots", nearest_slots, METH_VARARGS, "nearest_slots(cent, slots, lo, n, own, out) -> int"},
+    {"centroid_tree", centroid_tree, METH_VARARGS, "centroid_tree(points, m, leaf, perm, lo, hi) -> None"},
+    {"centroid_nearest", centroid_nearest, METH_VARARGS,
+     "centroid_nearest(points, m, leaf, perm, lo, hi, alive, q, exclude, extra, n_extra, out) -> int"},
     {NULL, NULL, 0, NULL},
 };
 

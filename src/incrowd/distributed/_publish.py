@@ -14,16 +14,17 @@ of :mod:`incrowd.publishing`'s partitioned steps:
 3. each partition gives its rows' classes at that node, from those bottom classes (the
    partition is prepared once, in pass 2), and splits its published rows, prepared, by class
    into one piece per output partition (a shuffle: every row of a class lands in one piece set);
-4. each class task gathers its pieces (whole classes, in file order), microaggregates and
-   generalizes them as one process does (not preparing them again), verifies them in memory (k
-   and l inside each whole class), and splits its published rows by the partition they came
-   from, each with its position there;
-5. each output partition i gathers the published rows of input partition i from every class
-   task (a second shuffle) and puts them in the partition's order, so that the release keeps
-   the file's order as the in-process release does (release partition i holds the published
-   rows of original partition i, in their order, which is what the report pairs); it writes them
-   into a staging folder, reads the written file back and verifies it, and gives its published
-   classes' sizes and sensitive values.
+4. each class task gathers its pieces (whole classes, in file order; numbers only, no text),
+   microaggregates them as one process does (not preparing them again), enforces l and t
+   inside each class, and splits its published rows by the partition they came from: each
+   one's position there and its numeric QIs as published;
+5. each output partition i gathers what every class task published of input partition i (a
+   second shuffle), reads partition i again and makes its published table in the partition's
+   order (the categorical QIs generalized row by row, the numbers placed), so that the release
+   keeps the file's order as the in-process release does (release partition i holds the
+   published rows of original partition i, in their order, which is what the report pairs); it
+   writes it into a staging folder, reads the written file back and verifies it, and gives its
+   published classes' sizes and sensitive values.
 
 With risk targets and ``suppression = "cells"``, each partition also counts its rows and weights
 per kind of row at the blanks for k (:func:`part_kinds`) and the client blanks more cells for the
@@ -65,15 +66,16 @@ from ..publishing import (
     class_groups,
     combined_perturb_steps,
     group_keys,
-    in_file_order,
     load_spec,
     part_bottom,
     part_cell_pieces,
+    part_codes,
     part_facts,
     part_household_check,
     part_kinds,
     part_missing,
     part_pieces,
+    part_release,
     partitioned_refusal,
     partitioned_search,
     plan_cells,
@@ -148,10 +150,11 @@ def _split(source, name: str, bottom, whole, number: np.ndarray, choice, where: 
 
 
 def _classes(pieces: list, name: str, spec, whole, levels: dict[str, int], threads=None):
-    """Microaggregate and generalize whole classes, verified in memory (k and l hold inside each
-    class, and every row of its classes is here); their published rows split by the partition
-    they came from (:func:`incrowd.publishing.in_file_order` gathers them back). ``threads``:
-    numba's threads for the microaggregation (:func:`compiled_threads`)."""
+    """Microaggregate whole classes, l and t enforced inside each; their published rows split
+    by the partition they came from (:func:`incrowd.publishing.release_classes`; each written
+    partition makes its table from them and is verified as written, the whole release from the
+    written partitions' classes). ``threads``: numba's threads for the microaggregation
+    (:func:`compiled_threads`)."""
     for piece in pieces:
         if isinstance(piece, IncrowdError):
             return piece
@@ -160,9 +163,7 @@ def _classes(pieces: list, name: str, spec, whole, levels: dict[str, int], threa
 
     def release():
         with compiled_threads(threads):
-            table, promise, back = release_classes(pieces, spec, whole, levels)
-        verify_frame(table, promise, what=name)
-        return back
+            return release_classes(pieces, spec, whole, levels)
 
     return _task(release, name)
 
@@ -198,24 +199,27 @@ def _grouped_classes(pieces: list, grouped, out: np.ndarray, name: str, spec, wh
 
     def release():
         prep, groups = grouped
-        table, promise, back = release_classes(pieces, spec, whole, levels,
-                                               (prep, np.where(np.isin(groups, out), -1, groups)))
-        verify_frame(table, promise, what=name)
-        return back
+        return release_classes(pieces, spec, whole, levels, (prep, np.where(np.isin(groups, out), -1, groups)))
 
     return _task(release, name)
 
 
-def _write(backs: list, name: str, path: str, qis: list[str], numeric: list[str], sensitive: dict,
-           weight: str | None, households=None, perturb=None):
-    """Write one output partition: the published rows of its input partition, in their order,
-    from every class task's (``backs``); read back and verified as written (its rows and
-    columns, finite published means); its classes' sizes and sensitive values (and with
-    ``weight``, for the risk targets, its keys' rows and weights) for the whole release's check.
-    ``households``: with a household column, :func:`_household_write`'s arguments; ``perturb``:
-    with ``[[perturb]]`` steps, the steps, the strata and the random state (the steps' summaries
-    come last)."""
-    for back in backs:
+def _codes(bottom):
+    return bottom if isinstance(bottom, IncrowdError) else part_codes(bottom)
+
+
+def _write(source, coded, backs: list, name: str, path: str, release: tuple, qis: list[str], numeric: list[str],
+           sensitive: dict, weight: str | None, households=None, perturb=None):
+    """Write one output partition: the published rows of its input partition (``source``), in
+    their order, from what every class task published of it (``backs``) and the partition read
+    again with its categorical codes (``coded``: :func:`incrowd.publishing.part_codes`) as
+    :func:`incrowd.publishing.part_release` makes them (``release``: the spec and the levels);
+    read back and verified as written (its rows and columns, finite published means);
+    its classes' sizes and sensitive values (and with ``weight``, for the risk targets, its
+    keys' rows and weights) for the whole release's check. ``households``: with a household
+    column, :func:`_household_write`'s arguments; ``perturb``: with ``[[perturb]]`` steps, the
+    steps, the strata and the random state (the steps' summaries come last)."""
+    for back in [coded, *backs]:
         if isinstance(back, IncrowdError):
             return back
     backs = [b for b in backs if b is not None]
@@ -223,7 +227,7 @@ def _write(backs: list, name: str, path: str, qis: list[str], numeric: list[str]
         return None  # nothing published anywhere: the whole release's check refuses it
 
     def write():
-        table = in_file_order(backs)
+        table = part_release(_read(source).reset_index(drop=True), coded, *release, backs)
         check = None
         if households is not None:
             table, check, codes = _household_write(table, *households)
@@ -259,10 +263,11 @@ def _household_write(table: pd.DataFrame, spec, whole, offset: int):
     return table, part_household_check(spec, whole, codes), codes
 
 
-def _households_published(backs: list, column: str) -> int:
-    """How many households a partition publishes (from every class task's rows of it)."""
-    got = [b[0][column] for b in backs if b is not None and not isinstance(b, IncrowdError)]
-    return int(pd.concat(got, ignore_index=True).nunique()) if got else 0
+def _households_published(source, backs: list, column: str) -> int:
+    """How many households a partition (``source``) publishes: those of the rows every class task
+    published of it."""
+    got = _kept_rows(backs)
+    return int(_read(source)[column].reset_index(drop=True).iloc[got].nunique()) if got.size else 0
 
 
 def _release_spec(spec):
@@ -283,7 +288,7 @@ def _piece(back, i: int):
 
 def _kept_rows(backs: list) -> np.ndarray:
     """The positions of a partition's published rows in it (every class task's, in order)."""
-    got = [b[1] for b in backs if b is not None and not isinstance(b, IncrowdError)]
+    got = [b[0] for b in backs if b is not None and not isinstance(b, IncrowdError)]
     return np.sort(np.concatenate(got)) if got else np.zeros(0, np.int64)
 
 
@@ -397,6 +402,7 @@ class _Run:
         #: groups the risk targets suppress
         self.judged: dict[str, Any] | None = None
         self.judged_classes: list = []
+        self.codes: list = []
 
     def submit(self, *args, **kwargs):
         future = self.client.submit(*args, **kwargs)
@@ -419,6 +425,8 @@ class _Run:
                 raise DataError(split)
         whole = whole_of(spec, facts)
         bottoms = [self.submit(_bottom, s, n, spec, whole) for s, n in zip(sources, names)]
+        # each partition's categorical codes stay on the workers until its release is written
+        self.codes = [self.submit(_codes, b) for b in bottoms]
         # the client takes each bottom without its rows' classes and prepared values: those
         # stay for the split
         pieces = self.gather([self.submit(_summary, b) for b in bottoms], "counting the partitions' classes")
@@ -471,7 +479,8 @@ class _Run:
         qis = [*prep.numeric, *prep.categorical]
         if classes is None:
             classes = self.judged_classes
-        counts, kept_rows = self.write_back(classes, len(sources), staging, qis, prep, whole, report is not None)
+        counts, kept_rows = self.write_back(classes, sources, staging, qis, prep, whole, choice.levels,
+                                            report is not None)
         del classes
         self.judged_classes = []
         classes_out, smallest = check_written_classes(spec, [c[0] for c in counts], [c[1] for c in counts], qis,
@@ -516,8 +525,8 @@ class _Run:
         self.let_go(splits + shuffled)
         return classes
 
-    def write_back(self, classes: list, n_in: int, staging: Path, qis: list[str], prep, whole,
-                   report: bool) -> tuple[list, list]:
+    def write_back(self, classes: list, sources: list, staging: Path, qis: list[str], prep, whole,
+                   levels: dict[str, int], report: bool) -> tuple[list, list]:
         """Pass 5: each input partition's published rows gathered back in its order and written
         into ``staging``; the written partitions' counts, and with ``report`` each partition's
         :func:`_kept_rows` (futures)."""
@@ -525,13 +534,16 @@ class _Run:
         sensitive = {s.name: whole.sensitive[s.name] for s in prep.sensitive}
         weight = spec.weight if spec.risk_targets else None
         writes, backs, kept_rows = [], [], []
+        n_in = len(sources)
         for i in range(n_in):
             backs.append([self.submit(_piece, c, i) for c in classes])
-        offsets = self.household_offsets(backs)
+        offsets = self.household_offsets(sources, backs)
+        release = (_release_spec(spec), levels)
         for i, back in enumerate(backs):
             path = str(staging / f"part-{i:05d}{suffix('parquet')}")
-            writes.append(self.submit(_write, back, f"{Path(path).name} of the release", path, qis,
-                                      list(prep.numeric), sensitive, weight,
+            writes.append(self.submit(_write, sources[i], self.codes[i], back, f"{Path(path).name} of the release",
+                                      path, release,
+                                      qis, list(prep.numeric), sensitive, weight,
                                       None if offsets is None else (spec, whole, offsets[i]),
                                       (spec.perturb, spec.names("strata"), spec.random_state) if spec.perturb
                                       else None))
@@ -543,10 +555,11 @@ class _Run:
         counts = [c for c in self.gather(writes, "writing the release") if c is not None]
         # the published rows are written: the workers may drop them (the graph still holds them
         # for a lost write or report task)
-        self.let_go(classes + [b for back in backs for b in back])
+        self.let_go(classes + [b for back in backs for b in back] + self.codes)
+        self.codes = []
         return counts, kept_rows
 
-    def household_offsets(self, backs: list) -> list[int] | None:
+    def household_offsets(self, sources: list, backs: list) -> list[int] | None:
         """Per partition, the households the partitions before it publish (a renumbered
         household id runs on from there); zeros where the id is kept or dropped; None without
         a household column."""
@@ -554,7 +567,8 @@ class _Run:
             return None
         if self.spec.household_id != "renumber":
             return [0] * len(backs)
-        counts = self.gather([self.submit(_households_published, b, self.spec.household) for b in backs],
+        counts = self.gather([self.submit(_households_published, s, b, self.spec.household)
+                              for s, b in zip(sources, backs)],
                              "counting the published households")
         return [int(x) for x in np.cumsum([0, *counts[:-1]])]
 

@@ -8,18 +8,20 @@
    :func:`search` combines the bottoms and runs publish's own search (:func:`_gtm.choose`) on
    them, with :func:`scaled` giving the whole file's scale;
 3. :func:`part_pieces`: each row's class at the chosen node (-1: suppressed, :func:`part_classes`),
-   from the rows' bottom classes that :func:`part_bottom` left with the part, and its published
-   rows split by class, prepared (as :func:`part_bottom` prepared them), each with its position
-   in the part;
+   from the rows' bottom classes that :func:`part_bottom` left with the part, and its rows to
+   publish split by class, prepared (as :func:`part_bottom` prepared them), each with its
+   position in the part;
 4. :func:`release_classes`: whole classes (rows of each class together, in file order)
-   microaggregated and generalized as :func:`publish` does them, not prepared again, and their
-   published rows split by the part they came from (:func:`by_part`);
-5. :func:`in_file_order`: a part's published rows gathered back from every class's release, in
-   the part's order, so that the release keeps the file's order as :func:`publish` does.
+   microaggregated as :func:`publish` does them, not prepared again, l and t enforced inside
+   each class; per part, its published rows' positions and numbers (the groups' means);
+5. :func:`part_release`: a part's published table, in the part's order (the release keeps the
+   file's order as :func:`publish` does), from the part itself and what every class's release
+   gave it: the categorical QIs generalized row by row, the numbers placed.
 
-Only what the rows of a class need travels with them, so a part is prepared with the whole
-file's standardization (exactly rounded sums: :func:`_prepare.sum_partials`), pattern ids,
-matches and sensitive codes (:class:`_prepare.Whole`).
+Only numbers travel with the rows of a class (no text: a class may hold a quarter of a file),
+so a part is prepared with the whole file's standardization (exactly rounded sums:
+:func:`_prepare.sum_partials`), pattern ids, matches and sensitive codes
+(:class:`_prepare.Whole`), and the part's text is read again where its release is written.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from ._prepare import (
     sum_partials,
     with_whole,
 )
-from ._release import _enforce_sensitive, _promise, _table, suppression_refusal
+from ._release import _enforce_sensitive, _table, suppression_refusal
 from ._spec import ReleaseSpec, check_columns
 
 
@@ -241,8 +243,24 @@ def part_pieces(frame: pd.DataFrame, bottom, whole: Whole, number: np.ndarray, c
     pieces = []
     for b in range(n_out):
         rows = kept[out == b]
-        pieces.append((prep.rows_of(rows), classes[rows], rows))
+        pieces.append((prep.rows_of(rows, carried_columns(prep.spec)), classes[rows], rows))
     return pieces
+
+
+def carried_columns(spec: ReleaseSpec) -> list[str]:
+    """The columns a class's rows carry to their grouping: where the risk targets judge the
+    groups (:func:`group_keys`), the sampling weight and the categorical QIs (whose missing
+    cells the keys read as the risk measures read them); none else, the rest is read again by
+    :func:`part_release`."""
+    if not spec.risk_targets or spec.weight is None:
+        return []
+    return [spec.weight, *(c for c, column in spec.columns.items() if column.role == "categorical")]
+
+
+def _template(spec: ReleaseSpec, whole: Whole) -> Prepared:
+    """The file's columns prepared without rows, with the whole file's facts (what
+    :func:`joined` fills with a class task's rows)."""
+    return prepare(pd.DataFrame({c: pd.Series([], dtype=object) for c in spec.columns}), spec, whole)
 
 
 def class_groups(pieces: list[tuple[Any, ...]], spec: ReleaseSpec, whole: Whole, levels: dict[str, int]):
@@ -250,36 +268,70 @@ def class_groups(pieces: list[tuple[Any, ...]], spec: ReleaseSpec, whole: Whole,
     each of their classes, in file order), prepared as one process prepares them, and their
     groups: by the spec's method inside each class, l and t enforced inside each class (a group
     below l merges with its class's nearest, as in one process; -1 where none is left)."""
-    prep = joined(prepare(pieces[0][0]["frame"].iloc[:0], spec, whole), [p[0] for p in pieces])
+    prep = joined(_template(spec, whole), [p[0] for p in pieces])
     class_of = np.concatenate([p[1] for p in pieces])
     choice = _gtm.GtmChoice(dict(levels), class_of, np.ones(prep.n, bool), 0, 0)
     return prep, _enforce_sensitive(prep, _gtm.microaggregate_classes(prep, choice), class_of)
 
 
 def release_classes(pieces: list[tuple[Any, ...]], spec: ReleaseSpec, whole: Whole,
-                    levels: dict[str, int], grouped=None):
-    """The published rows of whole classes (:func:`class_groups`), generalized to ``levels``;
-    the promise they are verified against (in memory: the whole classes are here, their parts'
-    files hold pieces of them); and per part its published rows with their positions in it
-    (:func:`by_part`). The rows come prepared: only the columns are (the hierarchies, the whole
-    file's facts). A cell release's pieces carry a fourth item, their rows' blanked cells
-    (:func:`_partitioned_cells.part_cell_pieces`). ``grouped``: the prepared rows and their
+                    levels: dict[str, int], grouped=None) -> list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+    """Whole classes' rows (:func:`class_groups`) as published, per part they came from: the
+    positions in the part of its published rows, their numeric QIs as published (the groups'
+    means; rows x numeric QIs) and, in a cell release, their blanked cells (rows x categorical
+    QIs: a cell release's pieces carry them as a fourth item,
+    :func:`_partitioned_cells.part_cell_pieces`). ``grouped``: the prepared rows and their
     groups, where :func:`class_groups` made them already (the groups above a risk target then
-    set -1)."""
+    set -1). :func:`part_release` makes each part's published table from them."""
     prep, groups = grouped if grouped is not None else class_groups(pieces, spec, whole, levels)
     keep = groups >= 0
-    levels_per_row = {a: np.full(prep.n, levels[a], np.int64) for a in prep.categorical}
-    cells = None
-    if spec.suppression == "cells":
-        blank = np.concatenate([p[3] for p in pieces])
-        cells = {a: blank[:, j] for j, a in enumerate(prep.categorical)}
-    table = _table(prep, groups, levels_per_row, keep, cells=cells)
-    for name in cells or ():
+    numbers = prep.released_numbers(groups, keep)
+    blank = np.concatenate([p[3] for p in pieces]) if spec.suppression == "cells" else None
+    part = np.repeat(np.arange(len(pieces)), [p[2].size for p in pieces])[keep]
+    position = np.concatenate([p[2] for p in pieces])[keep]
+    order = np.argsort(part, kind="stable")
+    bounds = np.searchsorted(part[order], np.arange(len(pieces) + 1))
+    rows = np.flatnonzero(keep)[order]
+    return [(position[order[a:b]], numbers[rows[a:b]], None if blank is None else blank[rows[a:b]])
+            for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def part_codes(bottom) -> Prepared:
+    """What a part's release reads of its prepared rows (``bottom``: its :func:`part_bottom`):
+    the categorical QIs' codes, kept with the part until its release is written (its text is
+    read again there: a class task carries numbers only)."""
+    prep = bottom[4]
+    return dataclasses.replace(prep, X=prep.X[:0], Z=prep.Z[:0], pattern=prep.pattern[:0], missing0={},
+                               weights=None, sensitive=[])
+
+
+def part_release(frame: pd.DataFrame, codes: Prepared, spec: ReleaseSpec, levels: dict[str, int],
+                 back: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]) -> pd.DataFrame:
+    """A part's published table in the part's order (``frame``: the part as read; ``codes``: its
+    :func:`part_codes`), from every class task's published rows of it (``back``:
+    :func:`release_classes`'s item for the part, from each class task that published some):
+    its rows at those positions, the numeric QIs those numbers, the categorical QIs generalized
+    to ``levels`` (a row's generalized value depends on the row alone), the cells blanked; the
+    other columns as read. ``spec``: the spec the table is published with."""
+    prep = dataclasses.replace(codes, frame=frame, spec=spec)
+    n = prep.n
+    keep = np.zeros(n, bool)
+    numbers = np.full((n, len(prep.numeric)), np.nan)
+    blank = np.zeros((n, len(prep.categorical)), bool) if spec.suppression == "cells" else None
+    for position, published, cells in back:
+        keep[position] = True
+        numbers[position] = published
+        if blank is not None and cells is not None:
+            blank[position] = cells
+    levels_per_row = {a: np.full(n, levels[a], np.int64) for a in prep.categorical}
+    cells_of = None if blank is None else {a: blank[:, j] for j, a in enumerate(prep.categorical)}
+    table = _table(prep, None, levels_per_row, keep, cells=cells_of, numbers=numbers)
+    for name in cells_of or ():
         if table[name].dtype == object and table[name].isna().all():
             # a part whose column is all blank keeps the column's type: written as objects that
             # are all missing, Parquet would store it untyped, a type the other parts do not have
-            table[name] = table[name].astype(prep.frame[name].dtype)
-    return table, _promise(prep, table, keep, whole_file=False), by_part(table, pieces, keep)
+            table[name] = table[name].astype(frame[name].dtype)
+    return table
 
 
 def group_keys(prep: Prepared, groups: np.ndarray, levels: dict[str, int]) -> dict[str, Any]:
@@ -343,29 +395,6 @@ def suppress_group_keys(spec: ReleaseSpec, numeric: list[str], rows: int, tasks:
         local.append(t["group"][out[task == i]])
         i += 1
     return local, suppressed, refusal
-
-
-def by_part(table: pd.DataFrame, pieces: list, keep: np.ndarray) -> list[tuple[pd.DataFrame, np.ndarray]]:
-    """``table``'s rows (the published ones, ``keep``, of the rows of ``pieces`` one after the
-    other) split by the part each came from: per piece its rows and their positions in the part."""
-    part = np.repeat(np.arange(len(pieces)), [p[2].size for p in pieces])[keep]
-    position = np.concatenate([p[2] for p in pieces])[keep]
-    order = np.argsort(part, kind="stable")
-    bounds = np.searchsorted(part[order], np.arange(len(pieces) + 1))
-    return [(table.iloc[order[a:b]].reset_index(drop=True), position[order[a:b]])
-            for a, b in zip(bounds[:-1], bounds[1:])]
-
-
-def in_file_order(back: list[tuple[pd.DataFrame, np.ndarray]]) -> pd.DataFrame:
-    """A part's published rows in its order, from the pieces every class's release sent back
-    (:func:`by_part`): the release keeps the file's order, as one process's does."""
-    frames = [frame for frame, _ in back]
-    table = pd.concat(frames, ignore_index=True)
-    table = table.iloc[np.argsort(np.concatenate([p for _, p in back]), kind="stable")].reset_index(drop=True)
-    # every class's release notes the same recodes and changed columns, unless it published no
-    # row (then no column reads as changed): the notes of one that published rows
-    table.attrs = dict(next((f for f in frames if f.shape[0]), frames[0]).attrs)
-    return table
 
 
 def publish_households(table: pd.DataFrame, spec: ReleaseSpec, offset: int = 0) -> np.ndarray:

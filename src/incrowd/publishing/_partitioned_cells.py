@@ -31,6 +31,7 @@ from ..exceptions import DataError
 from ..privacy import sample_risk
 from . import _gtm, _risk_targets
 from ._cells import check_cell_limit, pattern_blanks
+from ._partitioned import carried_columns
 from ._prepare import Prepared, with_whole
 
 
@@ -175,7 +176,7 @@ def _planned(bottom, number: np.ndarray, plan: CellPlan, offsets: np.ndarray) ->
 
 def part_cell_pieces(frame, bottom, whole, number: np.ndarray, plan: CellPlan, offsets: np.ndarray,
                      where: np.ndarray, n_out: int) -> list[tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray]]:
-    """The part's published rows, prepared, with their classes, their positions in the part and
+    """The part's rows to publish, prepared, with their classes, their positions in the part and
     their blanked cells (rows x categorical quasi-identifiers), one piece per output partition
     (``where``: each class's), as :func:`._partitioned.part_pieces` splits them; ``offsets``:
     the part's row of the plan's."""
@@ -186,7 +187,7 @@ def part_cell_pieces(frame, bottom, whole, number: np.ndarray, plan: CellPlan, o
     pieces = []
     for b in range(n_out):
         rows = kept[out == b]
-        pieces.append((prep.rows_of(rows), classes[rows], rows, blank[rows]))
+        pieces.append((prep.rows_of(rows, carried_columns(prep.spec)), classes[rows], rows, blank[rows]))
     return pieces
 
 

@@ -104,11 +104,12 @@ class Prepared:
         out[keep] = np.where(present, means[g], np.nan)
         return out
 
-    def rows_of(self, rows: np.ndarray) -> dict[str, Any]:
+    def rows_of(self, rows: np.ndarray, columns: list[str]) -> dict[str, Any]:
         """The prepared values of the rows ``rows`` (positions) without what all rows share (the
-        spec, the hierarchies, the whole file's facts): what a row carries from the split to its
-        release (:func:`joined`), so that the release does not prepare it again."""
-        return {"frame": self.frame.iloc[rows].reset_index(drop=True), "X": self.X[rows], "Z": self.Z[rows],
+        spec, the hierarchies, the whole file's facts), with the frame's ``columns`` alone: what
+        a row carries from the split to its grouping (:func:`joined`), so that the grouping does
+        not prepare it again and holds no text."""
+        return {"frame": self.frame[columns].iloc[rows].reset_index(drop=True), "X": self.X[rows], "Z": self.Z[rows],
                 "pattern": self.pattern[rows], "codes0": {c: v[rows] for c, v in self.codes0.items()},
                 "missing0": {c: v[rows] for c, v in self.missing0.items()},
                 "weights": None if self.weights is None else self.weights[rows],

@@ -412,12 +412,20 @@ def suppression_refusal(spec: ReleaseSpec, suppressed: int, n: int) -> Parameter
     return None
 
 
-def _table(prep: Prepared, groups: np.ndarray, levels_per_row: dict[str, np.ndarray],
-           keep: np.ndarray, cells: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
+def _table(prep: Prepared, groups: np.ndarray | None, levels_per_row: dict[str, np.ndarray],
+           keep: np.ndarray, cells: dict[str, np.ndarray] | None = None,
+           numbers: np.ndarray | None = None) -> pd.DataFrame:
+    """The published table: ``prep``'s rows ``keep``, the numeric QIs their groups' means (or
+    ``numbers``, each row's as its groups' rows elsewhere made them), each categorical QI at its
+    row's level, ``cells`` blanked."""
     frame = prep.frame
     out = frame.drop(columns=prep.identifiers).copy()
     if prep.numeric and keep.any():
-        published = prep.released_numbers(groups, keep)
+        if numbers is not None:
+            published = numbers
+        else:
+            assert groups is not None  # the rows' groups or their published numbers
+            published = prep.released_numbers(groups, keep)
         for j, name in enumerate(prep.numeric):
             out[name] = published[:, j]
     for name in prep.categorical:

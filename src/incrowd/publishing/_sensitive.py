@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._native import dense_status, nearest_slots
+from .._native import centroid_nearest, centroid_tree, dense_status, nearest_slots
 from .._runtime import check_cancelled
 from ..exceptions import ParameterError
 from ..privacy import PrivacyModel
@@ -281,10 +281,35 @@ def _fails(gaps: list[np.ndarray]) -> np.ndarray:
     return np.logical_or.reduce([gap > _emd.TOLERANCE for gap in gaps])
 
 
+#: a block of more live groups than this finds its groups' partners on a k-d tree of their
+#: centroids (a scan of each live centroid per merge is quadratic in a large class)
+_INDEXED = 2048
+_LEAF = 16
+
+
+class _CentroidIndex:
+    """A block's live centroids on a k-d tree (:func:`centroid_tree`) built at one moment: a group
+    merged since is dead in it, and a merged group's new centroid is scanned beside it (moved)
+    until the tree is built again."""
+
+    def __init__(self, gids: np.ndarray, points: np.ndarray):
+        self.points = points
+        self.perm, self.lo, self.hi = centroid_tree(points, _LEAF)
+        self.gid = gids[self.perm]
+        self.alive = np.ones(gids.size, np.int8)
+        self.n_alive = gids.size
+        self.moved: list[int] = []
+
+    def stale(self) -> bool:
+        # a rebuild costs about one scan of the tree's points; moved centroids cost one each per query
+        return len(self.moved) * len(self.moved) > self.gid.size or 2 * self.n_alive < self.gid.size
+
+
 class _LiveGroups:
     """The live groups of each block in one contiguous run of slots, with their centroids
     stored feature by feature, so a nearest-group search reads one slice (no gather); a merged
-    group's slot is refilled by the block's last live group."""
+    group's slot is refilled by the block's last live group. A block of more than ``_INDEXED``
+    live groups searches a :class:`_CentroidIndex` instead; both find the same nearest groups."""
 
     def __init__(self, block_of_group: np.ndarray, n_blocks: int, centroids: np.ndarray):
         order = np.argsort(block_of_group, kind="stable")
@@ -296,6 +321,9 @@ class _LiveGroups:
         self.slot = np.empty_like(self.gid)
         self.slot[order] = np.arange(order.size)
         self.cent = np.ascontiguousarray(centroids[order].T)  # (p, slots)
+        self.index: dict[int, _CentroidIndex | None] = {}
+        self.position = np.full(order.size, -1, np.int64)  # a group's live, unmoved point in its block's tree
+        self.moved = np.zeros(order.size, bool)
 
     def centroid(self, g: int) -> np.ndarray:
         return self.cent[:, self.slot[g]]
@@ -305,6 +333,40 @@ class _LiveGroups:
         b = self.block[g]
         lo = self.start[b]
         return lo, self.gid[lo:lo + self.count[b]]
+
+    def nearest(self, g: int) -> np.ndarray:
+        """The ids of the live groups of g's block nearest to g (squared Euclidean distance of
+        the centroids), g left out; every one of them where p is 0."""
+        lo, ids = self.others(g)
+        own = int(self.slot[g] - lo)
+        if not self.cent.shape[0]:
+            return np.delete(ids, own)
+        b = int(self.block[g])
+        index = self._index(b) if ids.size > _INDEXED else None
+        if index is None:
+            return ids[nearest_slots(self.cent, int(lo), ids.size, own)]
+        moved = np.array([h for h in index.moved if h != g], np.int64)
+        found = centroid_nearest(index.points, _LEAF, index.perm, index.lo, index.hi, index.alive, self.centroid(g),
+                                 int(self.position[g]), self.cent[:, self.slot[moved]].T)
+        return np.concatenate([index.gid[found[found >= 0]], moved[-1 - found[found < 0]]])
+
+    def _index(self, b: int) -> _CentroidIndex | None:
+        """Block b's index, built (again) where it has none or its own is stale; None where its
+        centroids are not all finite (the scan then decides)."""
+        if b in self.index:
+            index = self.index[b]
+            if index is None or not index.stale():
+                return index
+            self.moved[index.moved] = False
+        lo, count = self.start[b], self.count[b]
+        gids = self.gid[lo:lo + count]
+        points = np.ascontiguousarray(self.cent[:, lo:lo + count].T)
+        if not np.isfinite(points).all():
+            self.index[b] = None
+            return None
+        made = self.index[b] = _CentroidIndex(gids, points)
+        self.position[made.gid] = np.arange(made.gid.size)
+        return made
 
     def merge(self, keep: int, gone: int, centroid: np.ndarray) -> None:
         self.cent[:, self.slot[keep]] = centroid
@@ -316,17 +378,25 @@ class _LiveGroups:
         self.cent[:, hole] = self.cent[:, last]
         self.slot[moved] = hole
         self.count[b] -= 1
+        index = self.index.get(int(b))
+        if index:
+            for h in (keep, gone):
+                if self.position[h] >= 0:
+                    index.alive[self.position[h]] = 0
+                    index.n_alive -= 1
+                    self.position[h] = -1
+            if self.moved[gone]:
+                index.moved.remove(gone)
+                self.moved[gone] = False
+            if not self.moved[keep]:
+                index.moved.append(keep)
+                self.moved[keep] = True
 
 
 def _partner(g: int, live: _LiveGroups, columns, models: Sequence[PrivacyModel]) -> int:
-    lo, ids = live.others(g)
-    if ids.size < 2:  # cannot happen: the block passes as a whole, so g is not all of it
+    if live.others(g)[1].size < 2:  # cannot happen: the block passes as a whole, so g is not all of it
         raise AssertionError("a failing group has no group to merge with in its block")
-    own = live.slot[g] - lo
-    if live.cent.shape[0]:
-        ties = ids[nearest_slots(live.cent, int(lo), ids.size, int(own))]
-    else:
-        ties = np.delete(ids, own)
+    ties = live.nearest(g)
     if ties.size == 1:
         return int(ties[0])
     gaps = [np.where(gap > _emd.TOLERANCE, gap, 0) for gap in _gaps([c.union_status(g, ties) for c in columns], models)]
