@@ -146,6 +146,24 @@ def test_the_largest_classes_go_to_the_least_filled_class_tasks(client, adult, t
                                                          zip(written[2:], [(5000, 14000), (14000, 22000), (22000, n)]))
 
 
+def test_class_tasks_are_dealt_to_the_workers_the_largest_first_and_start_before_the_rest(client):
+    # left to the scheduler, a class task went where most of its pieces lay, and the pieces for
+    # another worker's task waited behind a long task: a worker idled while others ran three each
+    from incrowd.distributed._publish import _FIRST, _Run
+
+    run = _Run(None, lambda text: None)
+    run.client = client
+    workers = sorted(client.scheduler_info()["workers"])
+    rows = np.array([10, 900, 30, 700, 20, 600])
+    placed = run.placed(rows)
+    assert all(p["allow_other_workers"] for p in placed)  # a lost worker's tasks run elsewhere
+    assert [p["priority"] for p in placed] == rows.tolist() and _FIRST > rows.max()  # largest first, pieces before
+    at = [workers.index(p["workers"][0]) for p in placed]
+    loads = np.bincount(at, weights=rows, minlength=len(workers))
+    assert len({at[1], at[3], at[5]}) == min(3, len(workers))  # the three largest apart
+    assert loads.max() - loads.min() <= rows.max()
+
+
 def test_each_row_is_prepared_once(adult, tmp_path):
     # preparing a partition (codes, standardization, bottom classes) was its costliest step: the
     # split, and then the release, prepared its rows again; now each row's bottom class and

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from incrowd._native import centroid_nearest, centroid_tree, dense_status, nearest_slots
 from incrowd._native import _sensitive as sensitive_module_native
+from incrowd._native import centroid_nearest, centroid_tree, dense_status, nearest_slots
 from incrowd.privacy import DistinctL, TCloseness
 from incrowd.privacy import emd as _emd
 from incrowd.publishing import _sensitive as sensitive_module
@@ -121,8 +121,12 @@ def test_the_tree_finds_the_nearest_points_and_every_tie(data, m, p, leaf, n_ext
     assert sorted(perm.tolist()) == list(range(m))
     alive = np.array(data.draw(st.lists(st.booleans(), min_size=m, max_size=m)), np.int8)
     exclude = data.draw(st.integers(-1, m - 1))
-    got = centroid_nearest(points, leaf, perm, lo, hi, alive, q, exclude, extra)
-    candidates = [("tree", i) for i in range(m) if alive[i] and i != exclude] + [("extra", j) for j in range(n_extra)]
+    exclude_extra = data.draw(st.integers(-1, n_extra - 1))
+    # the buffer of extra points may hold more rows than are live: those past n_extra are not read
+    room = np.vstack([extra, np.full((2, p), q)])
+    got = centroid_nearest(points, leaf, perm, lo, hi, alive, q, exclude, room, n_extra, exclude_extra)
+    candidates = [("tree", i) for i in range(m) if alive[i] and i != exclude] + \
+        [("extra", j) for j in range(n_extra) if j != exclude_extra]
 
     def distance(kind, i):
         x = points[perm[i]] if kind == "tree" else extra[i]

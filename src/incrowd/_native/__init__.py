@@ -276,16 +276,19 @@ def centroid_tree(points: np.ndarray, leaf: int) -> tuple[np.ndarray, np.ndarray
 
 
 def centroid_nearest(points: np.ndarray, leaf: int, perm: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                     alive: np.ndarray, q: np.ndarray, exclude: int, extra: np.ndarray) -> np.ndarray:
+                     alive: np.ndarray, q: np.ndarray, exclude: int, extra: np.ndarray, n_extra: int | None = None,
+                     exclude_extra: int = -1, out: np.ndarray | None = None) -> np.ndarray:
     """The points nearest to ``q`` among the live ones of a :func:`centroid_tree` (``alive``: int8
-    by tree position; ``exclude``: a position left out, -1 for none) and the rows of ``extra``
-    (n x p): each as its tree position, or as -1 - j for extra's row j; squared Euclidean
-    distance summed feature by feature, as :func:`nearest_slots` sums it."""
-    extra = np.ascontiguousarray(extra, dtype=np.float64)
-    out = np.empty(points.shape[0] + extra.shape[0], np.int64)
+    by tree position; ``exclude``: a position left out, -1 for none) and the first ``n_extra``
+    rows of ``extra`` (all by default; ``exclude_extra``: one of them left out): each as its tree
+    position, or as -1 - j for extra's row j; squared Euclidean distance summed feature by
+    feature, as :func:`nearest_slots` sums it. ``out``: a buffer of at least m + n_extra."""
+    n_extra = extra.shape[0] if n_extra is None else n_extra
+    if out is None:
+        out = np.empty(points.shape[0] + n_extra, np.int64)
     found = _sensitive.centroid_nearest(points, points.shape[0], int(leaf), perm, lo, hi, alive,
-                                        np.ascontiguousarray(q, dtype=np.float64), int(exclude), extra,
-                                        extra.shape[0], out)
+                                        np.ascontiguousarray(q, dtype=np.float64), int(exclude), extra, int(n_extra),
+                                        int(exclude_extra), out)
     return out[:found]
 
 

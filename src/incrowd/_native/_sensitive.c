@@ -393,34 +393,38 @@ static void search_node(Search *S, Py_ssize_t v, Py_ssize_t a, Py_ssize_t b) {
     }
 }
 
-/* centroid_nearest(points, m, leaf, perm, lo, hi, alive, q, exclude, extra, n_extra, out) -> found.
- * The tree of centroid_tree (alive: m int8, by position in perm); q: p float64; exclude: a
- * position left out (-1: none); extra: n_extra x p float64 points beside the tree; out: m +
+/* centroid_nearest(points, m, leaf, perm, lo, hi, alive, q, exclude, extra, n_extra, exclude_extra,
+ * out) -> found. The tree of centroid_tree (alive: m int8, by position in perm); q: p float64;
+ * exclude: a position left out (-1: none); extra: n_extra x p float64 points beside the tree (the
+ * buffer may hold more rows), exclude_extra: a row of them left out (-1: none); out: at least m +
  * n_extra int64. The nearest points to q, each as its tree position i (perm[i] its row of points)
  * or as -1 - j for extra's row j. */
 static PyObject *centroid_nearest(PyObject *self, PyObject *args) {
     Py_buffer xb, pb, lb, hb, ab, qb, eb, ob;
-    Py_ssize_t m, leaf, exclude, n_extra;
-    if (!PyArg_ParseTuple(args, "y*nny*y*y*y*y*ny*nw*", &xb, &m, &leaf, &pb, &lb, &hb, &ab, &qb, &exclude, &eb,
-                          &n_extra, &ob))
+    Py_ssize_t m, leaf, exclude, n_extra, exclude_extra;
+    if (!PyArg_ParseTuple(args, "y*nny*y*y*y*y*ny*nnw*", &xb, &m, &leaf, &pb, &lb, &hb, &ab, &qb, &exclude, &eb,
+                          &n_extra, &exclude_extra, &ob))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t p = qb.len / (Py_ssize_t)sizeof(double);
     Py_ssize_t nodes = p > 0 ? lb.len / (Py_ssize_t)sizeof(double) / p : 0;
-    if (m <= 0 || leaf < 1 || p < 1 || n_extra < 0 || exclude < -1 || exclude >= m) {
-        PyErr_SetString(PyExc_ValueError, "a tree of at least one point, leaf >= 1, exclude among its positions");
+    if (m <= 0 || leaf < 1 || p < 1 || n_extra < 0 || exclude < -1 || exclude >= m || exclude_extra < -1 ||
+        exclude_extra >= n_extra || eb.len < n_extra * p * (Py_ssize_t)sizeof(double) ||
+        ob.len < (m + n_extra) * (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "a tree of at least one point, leaf >= 1, exclude among its positions, "
+                        "exclude_extra among extra's n_extra rows, out of at least m + n_extra");
         goto done;
     }
     if (check_size(&xb, m * p, sizeof(double), "points") || check_size(&pb, m, sizeof(int64_t), "perm") ||
         check_size(&lb, nodes * p, sizeof(double), "lo") || check_size(&hb, nodes * p, sizeof(double), "hi") ||
-        check_size(&ab, m, sizeof(int8_t), "alive") || check_size(&eb, n_extra * p, sizeof(double), "extra") ||
-        check_size(&ob, m + n_extra, sizeof(int64_t), "out"))
+        check_size(&ab, m, sizeof(int8_t), "alive"))
         goto done;
     CentroidTree T = {xb.buf, p, leaf, nodes, pb.buf, lb.buf, hb.buf};
     Search S = {&T, ab.buf, qb.buf, exclude, INFINITY, ob.buf, 0};
     Py_BEGIN_ALLOW_THREADS
     const double *extra = eb.buf;
-    for (Py_ssize_t j = 0; j < n_extra; j++) offer(&S, point_distance(extra + j * p, S.q, p), -1 - j);
+    for (Py_ssize_t j = 0; j < n_extra; j++)
+        if (j != exclude_extra) offer(&S, point_distance(extra + j * p, S.q, p), -1 - j);
     search_node(&S, 0, 0, m);
     Py_END_ALLOW_THREADS
     result = PyLong_FromSsize_t(S.found);
@@ -438,7 +442,7 @@ static PyMethodDef methods[] = {
     {"nearest_slots", nearest_slots, METH_VARARGS, "nearest_slots(cent, slots, lo, n, own, out) -> int"},
     {"centroid_tree", centroid_tree, METH_VARARGS, "centroid_tree(points, m, leaf, perm, lo, hi) -> None"},
     {"centroid_nearest", centroid_nearest, METH_VARARGS,
-     "centroid_nearest(points, m, leaf, perm, lo, hi, alive, q, exclude, extra, n_extra, out) -> int"},
+     "centroid_nearest(points, m, leaf, perm, lo, hi, alive, q, exclude, extra, n_extra, exclude_extra, out) -> int"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -17,6 +17,7 @@ rows of such blocks are returned as failed (the caller suppresses them), their g
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -289,8 +290,8 @@ _LEAF = 16
 
 class _CentroidIndex:
     """A block's live centroids on a k-d tree (:func:`centroid_tree`) built at one moment: a group
-    merged since is dead in it, and a merged group's new centroid is scanned beside it (moved)
-    until the tree is built again."""
+    merged since is dead in it, and a merged group's new centroid is scanned beside it (moved:
+    ``moved_ids[:n_moved]`` and their centroids ``moved_points``) until the tree is built again."""
 
     def __init__(self, gids: np.ndarray, points: np.ndarray):
         self.points = points
@@ -298,11 +299,16 @@ class _CentroidIndex:
         self.gid = gids[self.perm]
         self.alive = np.ones(gids.size, np.int8)
         self.n_alive = gids.size
-        self.moved: list[int] = []
+        # stale() rebuilds past sqrt(m) moved; a merge adds one after the query that checked it
+        room = math.isqrt(gids.size) + 4
+        self.moved_ids = np.empty(room, np.int64)
+        self.moved_points = np.empty((room, points.shape[1]))
+        self.n_moved = 0
+        self.out = np.empty(gids.size + room, np.int64)
 
     def stale(self) -> bool:
         # a rebuild costs about one scan of the tree's points; moved centroids cost one each per query
-        return len(self.moved) * len(self.moved) > self.gid.size or 2 * self.n_alive < self.gid.size
+        return self.n_moved * self.n_moved > self.gid.size or 2 * self.n_alive < self.gid.size
 
 
 class _LiveGroups:
@@ -323,7 +329,7 @@ class _LiveGroups:
         self.cent = np.ascontiguousarray(centroids[order].T)  # (p, slots)
         self.index: dict[int, _CentroidIndex | None] = {}
         self.position = np.full(order.size, -1, np.int64)  # a group's live, unmoved point in its block's tree
-        self.moved = np.zeros(order.size, bool)
+        self.moved_at = np.full(order.size, -1, np.int64)  # a group's row among its block's moved centroids
 
     def centroid(self, g: int) -> np.ndarray:
         return self.cent[:, self.slot[g]]
@@ -345,10 +351,10 @@ class _LiveGroups:
         index = self._index(b) if ids.size > _INDEXED else None
         if index is None:
             return ids[nearest_slots(self.cent, int(lo), ids.size, own)]
-        moved = np.array([h for h in index.moved if h != g], np.int64)
         found = centroid_nearest(index.points, _LEAF, index.perm, index.lo, index.hi, index.alive, self.centroid(g),
-                                 int(self.position[g]), self.cent[:, self.slot[moved]].T)
-        return np.concatenate([index.gid[found[found >= 0]], moved[-1 - found[found < 0]]])
+                                 int(self.position[g]), index.moved_points, index.n_moved, int(self.moved_at[g]),
+                                 index.out)
+        return np.where(found >= 0, index.gid[np.maximum(found, 0)], index.moved_ids[np.maximum(-1 - found, 0)])
 
     def _index(self, b: int) -> _CentroidIndex | None:
         """Block b's index, built (again) where it has none or its own is stale; None where its
@@ -357,7 +363,7 @@ class _LiveGroups:
             index = self.index[b]
             if index is None or not index.stale():
                 return index
-            self.moved[index.moved] = False
+            self.moved_at[index.moved_ids[:index.n_moved]] = -1
         lo, count = self.start[b], self.count[b]
         gids = self.gid[lo:lo + count]
         points = np.ascontiguousarray(self.cent[:, lo:lo + count].T)
@@ -385,12 +391,19 @@ class _LiveGroups:
                     index.alive[self.position[h]] = 0
                     index.n_alive -= 1
                     self.position[h] = -1
-            if self.moved[gone]:
-                index.moved.remove(gone)
-                self.moved[gone] = False
-            if not self.moved[keep]:
-                index.moved.append(keep)
-                self.moved[keep] = True
+            j = self.moved_at[gone]
+            if j >= 0:  # the last moved centroid fills its row
+                last = index.n_moved - 1
+                index.moved_ids[j], index.moved_points[j] = index.moved_ids[last], index.moved_points[last]
+                self.moved_at[index.moved_ids[j]] = j
+                index.n_moved = last
+                self.moved_at[gone] = -1
+            j = self.moved_at[keep]
+            if j < 0:
+                j = self.moved_at[keep] = index.n_moved
+                index.moved_ids[j] = keep
+                index.n_moved += 1
+            index.moved_points[j] = centroid
 
 
 def _partner(g: int, live: _LiveGroups, columns, models: Sequence[PrivacyModel]) -> int:
