@@ -156,17 +156,39 @@ def test_the_tree_refuses_what_it_cannot_hold():
 
 
 @settings(max_examples=150, deadline=None)
-@given(case=_merge_case(), with_infinity=st.booleans())
-def test_the_merges_on_the_tree_equal_those_of_the_scan(case, with_infinity):
-    # every block on the tree (rebuilt as its merged centroids pile up) against the numpy scan
+@given(case=_merge_case(), with_infinity=st.booleans(), indexed=st.sampled_from([1, 4, 8]))
+def test_the_merges_on_the_tree_equal_those_of_the_scan(case, with_infinity, indexed):
+    # every block above `indexed` groups on the tree (rebuilt as its merged centroids pile up,
+    # dropped when they fill its room after the block fell to a scan) against the numpy scan
     labels, points, columns, models, blocks = case
     if with_infinity:
         points = points.copy()
         points[0, 0] = np.inf  # its block's centroids are not all finite: that block scans
-    with mock.patch.object(sensitive_module, "_INDEXED", 1):
+    with mock.patch.object(sensitive_module, "_INDEXED", indexed):
         on_tree = enforce_sensitive(labels, points, columns, models, blocks=blocks)
     patches = _numpy_partner_steps()
     with patches[0], patches[1], mock.patch.object(sensitive_module, "_INDEXED", 10**9):
         scanned = enforce_sensitive(labels, points, columns, models, blocks=blocks)
     np.testing.assert_array_equal(on_tree[0], scanned[0])
     np.testing.assert_array_equal(on_tree[1], scanned[1])
+
+
+def test_a_block_that_falls_to_a_scan_after_its_tree_was_built_merges_as_the_scan():
+    # 150 pairs of one-row groups, each pair at one point with the two sensitive values: every
+    # group fails l = 2 and merges with its pair, 150 merges each moving a new centroid; past
+    # `indexed` groups the block searches the tree, below it scans while the tree's room for
+    # moved centroids fills
+    rng = np.random.default_rng(5)
+    n = 300
+    labels = np.arange(n)
+    points = np.repeat(rng.permutation(n // 2) * 10.0, 2)[:, None] * np.array([[1.0, 0.5]])
+    codes = np.tile([0, 1], n // 2)
+    columns = [SensitiveColumn("s", codes, 2, False, np.bincount(codes, minlength=2))]
+    models = [DistinctL(2)]
+    with mock.patch.object(sensitive_module, "_INDEXED", 200):
+        on_tree = enforce_sensitive(labels, points, columns, models)
+    patches = _numpy_partner_steps()
+    with patches[0], patches[1], mock.patch.object(sensitive_module, "_INDEXED", 10**9):
+        scanned = enforce_sensitive(labels, points, columns, models)
+    np.testing.assert_array_equal(on_tree[0], scanned[0])
+    assert np.unique(on_tree[0]).size == n // 2  # every pair merged

@@ -400,6 +400,13 @@ class _LiveGroups:
                 self.moved_at[gone] = -1
             j = self.moved_at[keep]
             if j < 0:
+                if index.n_moved == index.moved_ids.size:
+                    # a block scanned since it fell to _INDEXED groups checks no staleness: its
+                    # tree goes, and is built again if it is searched so
+                    self.moved_at[index.moved_ids] = -1
+                    self.position[index.gid] = -1
+                    del self.index[int(b)]
+                    return
                 j = self.moved_at[keep] = index.n_moved
                 index.moved_ids[j] = keep
                 index.n_moved += 1
