@@ -1,5 +1,6 @@
 /* What every kernel module of incrowd._native shares: the size check of a buffer that came in
- * through the buffer protocol and the open-addressing hash table's allocation. A new kernel module
+ * through the buffer protocol, the open-addressing hash table's allocation, and the k-d trees'
+ * distance and split (MDAV's tree and l's merge sum a distance in one order). A new kernel module
  * is one file, src/incrowd/_native/_NAME.c, that includes this header; setup.py builds every such
  * file as the extension module incrowd._native._NAME. */
 #ifndef INCROWD_NATIVE_COMMON_H
@@ -41,5 +42,53 @@ static inline int64_t *open_table(Py_ssize_t n, Py_ssize_t *cap_out) {
 #else
 #define INTEGER_CLONES
 #endif
+
+/* ---- the k-d trees (_mdav_tree.c, _sensitive.c): the distance and the split ---- */
+
+/* The squared Euclidean distance of x from q (m values each), summed feature by feature (each
+   difference point minus query): the order every scan and tree of the package sums it in. */
+static inline double squared_distance(const double *x, const double *q, Py_ssize_t m) {
+    double acc = 0.0;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        double diff = x[j] - q[j];
+        acc += diff * diff;
+    }
+    return acc;
+}
+
+/* Whether row a's value in column dim of X (rows of m values) comes before row b's, ties by row. */
+static inline int rank_less(const double *X, Py_ssize_t m, Py_ssize_t dim, int64_t a, int64_t b) {
+    double xa = X[a * m + dim], xb = X[b * m + dim];
+    return xa < xb || (xa == xb && a < b);
+}
+
+/* perm[a:b] partitioned so that perm[mid] holds the (value, row) of rank mid - a, smaller before
+   it and larger after (quickselect; (value, row) keys are distinct, so copies do not degrade it) */
+static inline void select_rank(const double *X, Py_ssize_t m, Py_ssize_t dim, int64_t *perm, Py_ssize_t a,
+                               Py_ssize_t b, Py_ssize_t mid) {
+    Py_ssize_t l = a, r = b - 1;
+    while (r > l) {
+        Py_ssize_t c = l + (r - l) / 2;
+        /* median of three to the front as the pivot */
+        if (rank_less(X, m, dim, perm[c], perm[l])) { int64_t t = perm[c]; perm[c] = perm[l]; perm[l] = t; }
+        if (rank_less(X, m, dim, perm[r], perm[l])) { int64_t t = perm[r]; perm[r] = perm[l]; perm[l] = t; }
+        if (rank_less(X, m, dim, perm[r], perm[c])) { int64_t t = perm[r]; perm[r] = perm[c]; perm[c] = t; }
+        int64_t t = perm[c]; perm[c] = perm[l]; perm[l] = t;
+        int64_t pivot = perm[l];
+        Py_ssize_t i = l + 1, j = r;
+        for (;;) {
+            while (i <= j && rank_less(X, m, dim, perm[i], pivot)) i++;
+            while (i <= j && rank_less(X, m, dim, pivot, perm[j])) j--;
+            if (i >= j) break;
+            t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+            i++;
+            j--;
+        }
+        t = perm[l]; perm[l] = perm[j]; perm[j] = t;
+        if (j == mid) return;
+        if (j < mid) l = j + 1;
+        else r = j - 1;
+    }
+}
 
 #endif

@@ -54,50 +54,8 @@ typedef struct {
     Py_ssize_t head, n_order, n_sorted, walked_since, rebuilds, fallbacks;
 } Tree;
 
-static inline double row_sq_dist(const double *x, const double *q, Py_ssize_t m) {
-    double acc = 0.0;
-    for (Py_ssize_t j = 0; j < m; j++) {
-        double diff = x[j] - q[j];
-        acc += diff * diff;
-    }
-    return acc;
-}
 
 /* ---- building ---- */
-
-static inline int key_less(const double *X, Py_ssize_t m, Py_ssize_t dim, int64_t a, int64_t b) {
-    double xa = X[a * m + dim], xb = X[b * m + dim];
-    return xa < xb || (xa == xb && a < b);
-}
-
-/* perm[a:b] partitioned so that perm[mid] holds the (value, row) of rank mid - a, smaller before
-   it and larger after (quickselect; (value, row) keys are distinct, so copies do not degrade it) */
-static void select_mid(const double *X, Py_ssize_t m, Py_ssize_t dim, int64_t *perm, Py_ssize_t a, Py_ssize_t b,
-                       Py_ssize_t mid) {
-    Py_ssize_t l = a, r = b - 1;
-    while (r > l) {
-        Py_ssize_t c = l + (r - l) / 2;
-        /* median of three to the front as the pivot */
-        if (key_less(X, m, dim, perm[c], perm[l])) { int64_t t = perm[c]; perm[c] = perm[l]; perm[l] = t; }
-        if (key_less(X, m, dim, perm[r], perm[l])) { int64_t t = perm[r]; perm[r] = perm[l]; perm[l] = t; }
-        if (key_less(X, m, dim, perm[r], perm[c])) { int64_t t = perm[r]; perm[r] = perm[c]; perm[c] = t; }
-        int64_t t = perm[c]; perm[c] = perm[l]; perm[l] = t;
-        int64_t pivot = perm[l];
-        Py_ssize_t i = l + 1, j = r;
-        for (;;) {
-            while (i <= j && key_less(X, m, dim, perm[i], pivot)) i++;
-            while (i <= j && key_less(X, m, dim, pivot, perm[j])) j--;
-            if (i >= j) break;
-            t = perm[i]; perm[i] = perm[j]; perm[j] = t;
-            i++;
-            j--;
-        }
-        t = perm[l]; perm[l] = perm[j]; perm[j] = t;
-        if (j == mid) return;
-        if (j < mid) l = j + 1;
-        else r = j - 1;
-    }
-}
 
 /* node v's box from its live rows (a leaf) or its children; returns whether it changed */
 static int refresh(Tree *T, Py_ssize_t v) {
@@ -175,7 +133,7 @@ static int build(Tree *T, Py_ssize_t leaf) {
             }
         }
         Py_ssize_t mid = (a + b) / 2;
-        select_mid(X, m, dim, perm, a, b, mid);
+        select_rank(X, m, dim, perm, a, b, mid);
         Py_ssize_t u = n_nodes;
         n_nodes += 2;
         T->nd[v].left = u;
@@ -276,7 +234,7 @@ static Py_ssize_t query(Tree *T, const double *q, int64_t exclude, Py_ssize_t si
                 if (!T->alive_p[t]) continue;
                 int64_t r = T->rowid[t];
                 if (r == exclude) continue;
-                double d = row_sq_dist(T->Xp + t * m, q, m);
+                double d = squared_distance(T->Xp + t * m, q, m);
                 if (filled == size) {
                     double wd = buf_d[size - 1];
                     if ((nearest ? d > wd : d < wd) || (d == wd && r > buf_r[size - 1])) continue;
@@ -405,7 +363,7 @@ static Py_ssize_t radius_order(Tree *T, const int64_t *live_rows, Py_ssize_t n_a
     Py_ssize_t m = T->m;
     Radius *pairs = T->pairs;
     for (Py_ssize_t t = 0; t < n_alive; t++) {
-        pairs[t].e = sqrt(row_sq_dist(T->X + live_rows[t] * m, T->c0, m));
+        pairs[t].e = sqrt(squared_distance(T->X + live_rows[t] * m, T->c0, m));
         pairs[t].row = live_rows[t];
     }
     Py_ssize_t n_sorted = n_alive;
@@ -460,7 +418,7 @@ static double walk(Tree *T, double shift, double threshold, Py_ssize_t *walked, 
         double bound = (T->radius[t] + shift) * g;
         if (bound * bound < (threshold < 0.0 ? best_d : threshold)) return best_d;
         (*walked)++;
-        double dr = row_sq_dist(T->Xo + t * m, T->c, m);
+        double dr = squared_distance(T->Xo + t * m, T->c, m);
         if (threshold < 0.0) {
             if (dr > best_d) best_d = dr;
         } else if (dr >= threshold) {
@@ -473,7 +431,7 @@ static double walk(Tree *T, double shift, double threshold, Py_ssize_t *walked, 
         (*walked)++;
         double bound = (T->radius[t] + shift) * g;
         if (bound * bound < (threshold < 0.0 ? best_d : threshold)) continue;
-        double dr = row_sq_dist(T->X + r * m, T->c, m);
+        double dr = squared_distance(T->X + r * m, T->c, m);
         if (threshold < 0.0) {
             if (dr > best_d) best_d = dr;
         } else if (dr >= threshold) {
@@ -508,7 +466,7 @@ static int64_t choose_p(Tree *T, Py_ssize_t n_cand, Py_ssize_t n_live) {
     for (Py_ssize_t j = 0; j < m; j++) T->exact_c[j] /= (double)n_live;
     double best = -1.0;
     for (Py_ssize_t u = 0; u < n_cand; u++) {
-        double du = row_sq_dist(X + cand[u] * m, T->exact_c, m);
+        double du = squared_distance(X + cand[u] * m, T->exact_c, m);
         if (du > best || (du == best && cand[u] < p)) {
             best = du;
             p = cand[u];

@@ -243,38 +243,6 @@ done:
  * nearer face: rounding is monotone, so the bound is never above the distance of a point inside,
  * and a node is skipped only when its bound exceeds the best distance: every tie is found. */
 
-static inline int coord_less(const double *X, Py_ssize_t p, Py_ssize_t dim, int64_t a, int64_t b) {
-    double xa = X[a * p + dim], xb = X[b * p + dim];
-    return xa < xb || (xa == xb && a < b);
-}
-
-/* perm[a:b] partitioned about its element of rank mid - a by (coordinate dim, row) */
-static void select_rank(const double *X, Py_ssize_t p, Py_ssize_t dim, int64_t *perm, Py_ssize_t a, Py_ssize_t b,
-                        Py_ssize_t mid) {
-    Py_ssize_t l = a, r = b - 1;
-    while (r > l) {
-        Py_ssize_t c = l + (r - l) / 2;
-        if (coord_less(X, p, dim, perm[c], perm[l])) { int64_t t = perm[c]; perm[c] = perm[l]; perm[l] = t; }
-        if (coord_less(X, p, dim, perm[r], perm[l])) { int64_t t = perm[r]; perm[r] = perm[l]; perm[l] = t; }
-        if (coord_less(X, p, dim, perm[r], perm[c])) { int64_t t = perm[r]; perm[r] = perm[c]; perm[c] = t; }
-        int64_t t = perm[c]; perm[c] = perm[l]; perm[l] = t;
-        int64_t pivot = perm[l];
-        Py_ssize_t i = l + 1, j = r;
-        for (;;) {
-            while (i <= j && coord_less(X, p, dim, perm[i], pivot)) i++;
-            while (i <= j && coord_less(X, p, dim, pivot, perm[j])) j--;
-            if (i >= j) break;
-            t = perm[i]; perm[i] = perm[j]; perm[j] = t;
-            i++;
-            j--;
-        }
-        t = perm[l]; perm[l] = perm[j]; perm[j] = t;
-        if (j == mid) return;
-        if (j < mid) l = j + 1;
-        else r = j - 1;
-    }
-}
-
 typedef struct {
     const double *X;
     Py_ssize_t p, leaf, nodes;
@@ -346,15 +314,6 @@ typedef struct {
     Py_ssize_t found;
 } Search;
 
-static inline double point_distance(const double *x, const double *q, Py_ssize_t p) {
-    double d = 0.0;
-    for (Py_ssize_t j = 0; j < p; j++) {
-        double t = x[j] - q[j];
-        d += t * t;
-    }
-    return d;
-}
-
 static inline double box_bound(const CentroidTree *T, Py_ssize_t v, const double *q) {
     const double *lo = T->lo + v * T->p, *hi = T->hi + v * T->p;
     double d = 0.0;
@@ -379,7 +338,7 @@ static void search_node(Search *S, Py_ssize_t v, Py_ssize_t a, Py_ssize_t b) {
     const CentroidTree *T = S->T;
     if (b - a <= T->leaf) {
         for (Py_ssize_t i = a; i < b; i++)
-            if (S->alive[i] && i != S->exclude) offer(S, point_distance(T->X + T->perm[i] * T->p, S->q, T->p), i);
+            if (S->alive[i] && i != S->exclude) offer(S, squared_distance(T->X + T->perm[i] * T->p, S->q, T->p), i);
         return;
     }
     Py_ssize_t mid = a + (b - a) / 2;
@@ -424,7 +383,7 @@ static PyObject *centroid_nearest(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     const double *extra = eb.buf;
     for (Py_ssize_t j = 0; j < n_extra; j++)
-        if (j != exclude_extra) offer(&S, point_distance(extra + j * p, S.q, p), -1 - j);
+        if (j != exclude_extra) offer(&S, squared_distance(extra + j * p, S.q, p), -1 - j);
     search_node(&S, 0, 0, m);
     Py_END_ALLOW_THREADS
     result = PyLong_FromSsize_t(S.found);
