@@ -246,7 +246,7 @@ def _il1s(x: Moments, cov_x: np.ndarray, abs_diff: np.ndarray) -> float:
     if x.n < 2:
         return 0.0
     sd = np.sqrt(np.diag(cov_x))
-    spread = (x.high > x.low) & np.isfinite(sd)
+    spread = (x.high > x.low) & np.isfinite(sd) & (sd > 0)  # as _utility.il1s: an underflowing spread is left out
     return float(np.sum(abs_diff[spread] / (sd[spread] * np.sqrt(2.0))))
 
 

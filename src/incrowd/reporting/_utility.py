@@ -148,13 +148,15 @@ def il1s(original: np.ndarray, masked: np.ndarray) -> float:
     (n - 1) of the original column, missing values are left out, and the sum is not divided by
     the number of cells (see :func:`numeric_utility`'s ``il1s_mean`` for that). A constant
     original column gives 0/0 or x/0 there; here such a column is left out (its cells carry no
-    spread to scale by) rather than turning the figure into NaN or infinity.
+    spread to scale by) rather than turning the figure into NaN or infinity, and so is one whose
+    spread underflows (values near 1e-200 apart: a standard deviation of 0).
     """
     X = np.asarray(original, dtype=np.float64)
     Y = np.asarray(masked, dtype=np.float64)
     if X.shape[0] > 1 and not (np.isnan(X).any() or np.isnan(Y).any()):
         sd = X.std(axis=0, ddof=1)
-        spread = (X.max(axis=0) > X.min(axis=0)) & np.isfinite(sd)
+        # a spread too small for its square to be a double (sd 0 although max > min) scales nothing
+        spread = (X.max(axis=0) > X.min(axis=0)) & np.isfinite(sd) & (sd > 0)
         A = np.abs(X[:, spread] - Y[:, spread])
         return float(np.sum(A.sum(axis=0) / (sd[spread] * np.sqrt(2.0))))
     total = 0.0
