@@ -236,3 +236,6 @@ def test_the_brute_force_classes_are_the_privacy_package_classes(adult, brute):
         assert np.array_equal(theirs.table_counts, ours.table_counts)
         rows = lambda s: sorted(map(tuple, np.column_stack([s.sizes, s.counts]).tolist()))  # noqa: E731
         assert rows(theirs) == rows(ours), node
+
+# seconds in all: the full suite (make test) runs them, the quick tier leaves them out
+pytestmark = pytest.mark.slow

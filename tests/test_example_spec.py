@@ -307,3 +307,6 @@ def test_the_example_spec_shows_every_registered_model_as_a_setting_it_reads():
         setting = tomllib.loads(shown[key])
         models = models_from_spec({"k": 5, **setting})
         assert [m.key for m in models if m.key != "k"] == [key]
+
+# seconds in all: the full suite (make test) runs them, the quick tier leaves them out
+pytestmark = pytest.mark.slow

@@ -150,3 +150,6 @@ def test_state_without_a_checksum_is_refused(state, tmp_path):
         assert out.exit_code == 2 and "no content checksum" in out.stderr, out.output
         assert "warning" not in out.stderr
     assert digest(state) == edited != before
+
+# seconds in all: the full suite (make test) runs them, the quick tier leaves them out
+pytestmark = pytest.mark.slow

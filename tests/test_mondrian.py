@@ -336,3 +336,6 @@ def test_table_6_needs_the_paper_conventions():
     il = lambda labels: round(100 * information_loss(Z, labels, standardized=True), 2)  # noqa: E731
     assert il(kernel(Z, 2, "v2d", "unit")) != 15.81  # unit-vector diagonal scores: 17.84
     assert il(kernel(Z, 2, "variance", split_2k=True)) != 24.05  # splitting parts of 2k rows
+
+# seconds in all: the full suite (make test) runs them, the quick tier leaves them out
+pytestmark = [pytestmark, pytest.mark.slow]

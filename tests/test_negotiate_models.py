@@ -202,3 +202,6 @@ def test_differential_privacy_is_publishs_not_a_lattices():
         negotiate(lattice, k=2, models=[model])
     with pytest.raises(ParameterError, match="met by publish"):
         generalize(frame, {"a": 1}, k=2, intervals={"a": [2]}, models=[model])
+
+# seconds in all: the full suite (make test) runs them, the quick tier leaves them out
+pytestmark = pytest.mark.slow

@@ -286,3 +286,6 @@ def test_runs_on_python_threads_equal_the_parallel_kernel(data, runs, seed):
             assert got[4] == expected[4]
     finally:
         numba.set_num_threads(before)
+
+# seconds in all: the full suite (make test) runs them, the quick tier leaves them out
+pytestmark = [pytestmark, pytest.mark.slow]

@@ -556,3 +556,6 @@ def test_dash_writes_every_row_of_a_table_larger_than_a_pipe(tmp_path, unbuffere
                           capture_output=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout == big.read_bytes()
+
+# seconds in all: the full suite (make test) runs them, the quick tier leaves them out
+pytestmark = pytest.mark.slow

@@ -596,3 +596,6 @@ def test_a_split_floor_counts_the_rows_a_too_common_value_forces_out():
     stats = ClassStats(sizes=np.array([10]), counts=np.array([[9, 1, 0]]), table_counts=np.array([10, 10, 10]))
     assert AlphaK(alpha=0.5, k=2).split_floor(stats)[0] in (7, 8)
     assert AlphaK(alpha=0.95, k=2).split_floor(stats)[0] == 0
+
+# seconds in all: the full suite (make test) runs them, the quick tier leaves them out
+pytestmark = pytest.mark.slow

@@ -398,3 +398,6 @@ def test_on_the_household_sav_the_population_models_agree_with_the_risk_report(h
     for estimator in ("poisson", "zero_truncated_poisson"):
         floor = min(5, _arx_k(5, fraction, 0.01, estimator), len(back))
         assert _verdict(KMap(k=5, estimator=estimator), back, keys, weight=weight) == bool(sizes.min() >= floor)
+
+# seconds in all: the full suite (make test) runs them, the quick tier leaves them out
+pytestmark = pytest.mark.slow

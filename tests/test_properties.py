@@ -81,3 +81,6 @@ def test_row_order_and_passthrough_columns_are_preserved(method, census_frame):
     for g in np.unique(result.labels):
         rows = result.labels == g
         np.testing.assert_allclose(out.loc[rows, qis].to_numpy(), np.tile(frame.loc[rows, qis].mean().to_numpy(), (rows.sum(), 1)))
+
+# seconds in all: the full suite (make test) runs them, the quick tier leaves them out
+pytestmark = [pytestmark, pytest.mark.slow]

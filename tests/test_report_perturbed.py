@@ -260,3 +260,6 @@ def test_the_report_command_takes_the_perturbed_columns_without_a_spec(tmp_path)
     x, xm = frame[["x"]].to_numpy(float), changed[["x"]].to_numpy(float)
     assert measured["utility"]["perturbed"]["il1s"] == pytest.approx(il1s_by_definition(x, xm), rel=1e-9)
     assert measured["risk"]["perturbed"]["drisk"] == pytest.approx(drisk_by_definition(x, xm))
+
+# seconds in all: the full suite (make test) runs them, the quick tier leaves them out
+pytestmark = [pytestmark, pytest.mark.slow]

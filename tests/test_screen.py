@@ -237,3 +237,6 @@ def test_compaction_keeps_codes_with_their_rows(quant):
     np.testing.assert_array_equal(_codes(data, npairs, 5, n_slots), before[kept])
     np.testing.assert_array_equal(norms[:n_slots], (before[kept] ** 2).sum(axis=1))
     assert alive[:n_slots].all() and not alive[n_slots:].any()
+
+# seconds in all: the full suite (make test) runs them, the quick tier leaves them out
+pytestmark = pytest.mark.slow

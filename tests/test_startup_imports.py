@@ -772,3 +772,6 @@ def test_risk_of_adult_with_suda2_imports_no_numba(adult):
     here = json.loads(done.stdout)
     assert got["summary"] == here["summary"] and got["summary"]["suda_records_with_msu"] > 0
     assert [r["suda_dis_score"] for r in got["riskiest"]] == [r["suda_dis_score"] for r in here["riskiest"]]
+
+# seconds in all: the full suite (make test) runs them, the quick tier leaves them out
+pytestmark = pytest.mark.slow
